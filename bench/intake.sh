@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Intake benchmark: signed ~10 KB deliveries with unique delivery ids posted
+# to a running `taskgate serve` over loopback with wrk, then checks that
+# every 2xx delivery is in the database. Prints throughput, ack latency,
+# server CPU per delivery and RSS.
+#
+#   bash bench/intake.sh [connections=32] [seconds=20] [threads=2]
+#
+# Needs wrk (Debian package `wrk`; installed if missing) and a release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+CONNS=${1:-32}
+SECS=${2:-20}
+THREADS=${3:-2}
+PORT=${PORT:-3999}
+SECRET=bench-secret
+WORK=$(mktemp -d)
+trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
+cargo build --release --locked --quiet
+
+# A real `issues.opened` example, installation added and body padded to ~10 KB.
+python3 - "$WORK/payload.json" <<'PY'
+import json, sys
+p = json.load(open("fixtures/webhooks/issues/opened.json"))
+p["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+raw = json.dumps(p, separators=(",", ":"))
+p["issue"]["body"] = (p["issue"].get("body") or "") + "x" * max(0, 10240 - len(raw))
+open(sys.argv[1], "w").write(json.dumps(p, separators=(",", ":")))
+PY
+SIG="sha256=$(openssl dgst -sha256 -hmac "$SECRET" -r < "$WORK/payload.json" | cut -d' ' -f1)"
+SIZE=$(stat -c %s "$WORK/payload.json")
+
+cat > "$WORK/post.lua" <<LUA
+local f = io.open("$WORK/payload.json", "rb"); local body = f:read("*a"); f:close()
+local counter = 0
+local tid = 0
+local threads = {}
+function setup(thread) tid = tid + 1; thread:set("tid", tid) end
+function request()
+  counter = counter + 1
+  local headers = {
+    ["Content-Type"] = "application/json",
+    ["X-GitHub-Event"] = "issues",
+    ["X-GitHub-Delivery"] = string.format("bench-%d-%d", tid, counter),
+    ["X-Hub-Signature-256"] = "$SIG",
+  }
+  return wrk.format("POST", "/webhook", headers, body)
+end
+LUA
+
+# An unreachable API: the deliveries need no GitHub calls.
+APP_ID=1 PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
+  GITHUB_API_URL=http://127.0.0.1:9 HOST=127.0.0.1 PORT=$PORT \
+  DATABASE_URL="sqlite://$WORK/bench.db" RUST_LOG=error \
+  target/release/taskgate serve &
+SERVER=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
+sleep 1
+IDLE_RSS=$(awk '/VmRSS/ {print $2}' /proc/$SERVER/status)
+ticks() { awk '{print $14 + $15}' /proc/$SERVER/stat; }
+T0=$(ticks)
+wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PORT/webhook" | tee "$WORK/wrk.txt"
+T1=$(ticks)
+PEAK_RSS=$(awk '/VmHWM/ {print $2}' /proc/$SERVER/status)
+sleep 2
+STORED=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from deliveries').fetchone()[0])" "$WORK/bench.db")
+REQS=$(awk '/requests in/ {print $1}' "$WORK/wrk.txt")
+NON2XX=$(awk '/Non-2xx/ {print $NF}' "$WORK/wrk.txt"); NON2XX=${NON2XX:-0}
+HZ=$(getconf CLK_TCK)
+python3 - <<PY
+reqs, non2xx, stored = $REQS, $NON2XX, $STORED
+ok = reqs - non2xx
+cpu_s = ($T1 - $T0) / $HZ
+print(f"payload {$SIZE} bytes, {$CONNS} connections, {$SECS} s")
+print(f"deliveries acknowledged: {ok}, stored: {stored}, lost: {max(0, ok - stored)}")
+print(f"throughput: {ok / $SECS:.0f} deliveries/s")
+print(f"server CPU per delivery (intake + processing): {cpu_s / max(ok,1) * 1e6:.1f} us")
+print(f"RSS idle: {$IDLE_RSS / 1024:.1f} MiB, peak: {$PEAK_RSS / 1024:.1f} MiB")
+PY

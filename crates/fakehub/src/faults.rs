@@ -1,0 +1,130 @@
+//! Injected failures and GitHub's secondary rate limit.
+//!
+//! Faults queue per route key (`"POST /repos/{owner}/{repo}/issues"`, the
+//! OpenAPI template); each matching request consumes one (a `Status` fault
+//! with `times: n` answers n requests). The secondary limit counts
+//! content-creating requests per installation over a sliding minute.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::routes::Reply;
+use crate::state::State;
+
+/// A failure to inject on the next request(s) to one route.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// Answer `status` (GitHub-shaped error body) to the next `times` requests.
+    Status { status: u16, times: u32 },
+    /// 403 "You have exceeded a secondary rate limit" with `retry-after`.
+    SecondaryRateLimit { retry_after_secs: u64 },
+    /// 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset: now + n`.
+    PrimaryRateLimit { reset_in_secs: u64 },
+    /// 401 "Bad credentials" once.
+    Unauthorized,
+    /// 422 "Validation Failed" without applying the change.
+    ValidationFailed,
+    /// Wait this long, then handle the request normally.
+    Latency(Duration),
+    /// Apply the change, then wait this long before answering.
+    LatencyAfterApply(Duration),
+    /// Close the connection without answering (the change is not applied).
+    DropConnection,
+}
+
+/// What the pipeline should do with a consumed fault.
+pub(crate) enum FaultAction {
+    Answer(Reply),
+    Delay(Duration),
+    DelayAfter(Duration),
+    Drop,
+}
+
+pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
+    let queue = st.faults.get_mut(route_key)?;
+    let fault = match queue.front_mut()? {
+        Fault::Status { status, times } if *times > 1 => {
+            *times -= 1;
+            Fault::Status {
+                status: *status,
+                times: 1,
+            }
+        }
+        _ => queue.pop_front()?,
+    };
+    Some(match fault {
+        Fault::Status { status, .. } => {
+            FaultAction::Answer(Reply::error(status, status_message(status)))
+        }
+        Fault::SecondaryRateLimit { retry_after_secs } => {
+            FaultAction::Answer(secondary_reply(retry_after_secs))
+        }
+        Fault::PrimaryRateLimit { reset_in_secs } => {
+            let reset = chrono::Utc::now().timestamp() + reset_in_secs as i64;
+            let mut r = Reply::error(
+                403,
+                "API rate limit exceeded for installation. If you reach out to GitHub Support for help, please include the request ID.",
+            );
+            r.headers.push(("x-ratelimit-remaining".into(), "0".into()));
+            r.headers
+                .push(("x-ratelimit-reset".into(), reset.to_string()));
+            FaultAction::Answer(r)
+        }
+        Fault::Unauthorized => FaultAction::Answer(Reply::error(401, "Bad credentials")),
+        Fault::ValidationFailed => FaultAction::Answer(Reply::json(
+            422,
+            json!({"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "custom", "message": "injected by fakehub"}],
+                   "documentation_url": crate::routes::DOCS_URL, "status": "422"}),
+        )),
+        Fault::Latency(d) => FaultAction::Delay(d),
+        Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),
+        Fault::DropConnection => FaultAction::Drop,
+    })
+}
+
+fn status_message(status: u16) -> &'static str {
+    match status {
+        400 => "Bad Request",
+        401 => "Bad credentials",
+        403 => "Forbidden",
+        404 => "Not Found",
+        409 => "Conflict",
+        422 => "Validation Failed",
+        500 => "Internal Server Error",
+        502 => "Server Error",
+        503 => "Service Unavailable",
+        _ => "Error",
+    }
+}
+
+pub(crate) fn secondary_reply(retry_after_secs: u64) -> Reply {
+    let mut r = Reply::error(
+        403,
+        "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
+    );
+    r.headers
+        .push(("retry-after".into(), retry_after_secs.to_string()));
+    r
+}
+
+/// Counts one content-creating request; `Some(reply)` when over the limit.
+pub(crate) fn secondary_limit(st: &mut State, installation: u64) -> Option<Reply> {
+    if st.secondary_limit == 0 {
+        return None;
+    }
+    let now = Instant::now();
+    let limit = st.secondary_limit as usize;
+    let times = st.write_times.entry(installation).or_default();
+    while times
+        .front()
+        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+    {
+        times.pop_front();
+    }
+    if times.len() >= limit {
+        return Some(secondary_reply(60));
+    }
+    times.push_back(now);
+    None
+}

@@ -1,0 +1,270 @@
+//! fakehub: a stateful fake of GitHub's REST API, for taskgate's tests and
+//! `taskgate demo`.
+//!
+//! It owns *emulating GitHub's REST contract*: App authentication (RS256 JWT,
+//! installation tokens and their expiry), the objects taskgate touches (issues,
+//! comments, reactions, labels, sub-issues, dependencies, refs, pulls, check
+//! runs, contents, workflow dispatches and artifacts, permissions), GitHub's
+//! error shapes and limits, rate-limit headers, injected faults, and webhook
+//! delivery. It must not depend on taskgate: it describes GitHub, not the bot.
+//!
+//! Two ideas carry it. First, every request is checked against GitHub's own
+//! OpenAPI description (`fixtures/openapi/github-subset.json`): a body that
+//! GitHub would reject is answered 422 *and* recorded in
+//! [`FakeGitHub::contract_violations`], and a route outside the subset is 404
+//! plus a violation, so the bot cannot silently rely on an unlisted endpoint.
+//! Second, tests observe state, not mocks: [`FakeGitHub::requests`],
+//! [`FakeGitHub::writes`] and the [`RepoHandle`] accessors read what GitHub
+//! would now hold.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let gh = fakehub::FakeGitHub::start().await;
+//! let repo = gh.install(7, "acme/widgets");
+//! repo.with_file("main", ".github/taskgate.yml", "roles: {}\n");
+//! let n = repo.create_issue("Story", "body", "alice");
+//! gh.inject("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", fakehub::Fault::Status { status: 502, times: 2 });
+//! # let _ = n; }
+//! ```
+
+#![recursion_limit = "256"]
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State as AxState;
+use axum::http::{HeaderMap, Method, Uri};
+use serde_json::Value;
+
+mod auth;
+mod faults;
+mod openapi;
+pub mod payloads;
+mod render;
+mod repo_handle;
+mod routes;
+mod state;
+mod webhooks;
+
+pub use faults::Fault;
+pub use repo_handle::RepoHandle;
+pub use state::{
+    Artifact, CheckRun, Comment, Issue, Label, Pull, Reaction, User, WorkflowDispatch, WorkflowRun,
+};
+pub use webhooks::signature;
+
+/// One request as the fake saw it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordedRequest {
+    pub method: String,
+    /// The concrete path, without the query string.
+    pub path: String,
+    /// The OpenAPI template it matched, e.g. `/repos/{owner}/{repo}/issues`.
+    pub route: Option<String>,
+    /// 0 when the connection was dropped by an injected fault.
+    pub status: u16,
+    /// The JSON body, or `Null`.
+    pub body: Value,
+    /// The installation whose token was used, if any.
+    pub installation: Option<u64>,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<state::State>,
+    base_url: String,
+    openapi: openapi::OpenApi,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, state::State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A running fake GitHub. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct FakeGitHub {
+    inner: Arc<Shared>,
+}
+
+async fn handle(
+    AxState(shared): AxState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    routes::serve(shared, method, uri, headers, body).await
+}
+
+impl FakeGitHub {
+    /// Binds 127.0.0.1 on a random port and serves on the current runtime.
+    pub async fn start() -> FakeGitHub {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Arc::new(Shared {
+            state: Mutex::new(state::State::new()),
+            base_url: format!("http://{addr}"),
+            openapi: openapi::OpenApi::load(),
+        });
+        let app = axum::Router::new()
+            .fallback(handle)
+            .with_state(shared.clone());
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!("fakehub server stopped: {e}");
+            }
+        });
+        FakeGitHub { inner: shared }
+    }
+
+    /// The API base URL, e.g. `http://127.0.0.1:41234` (no trailing slash).
+    pub fn url(&self) -> String {
+        self.inner.base_url.clone()
+    }
+
+    pub fn app_id(&self) -> u64 {
+        self.inner.lock().app_id
+    }
+
+    /// The app's private key (PKCS#1 PEM), for the client under test.
+    pub fn private_key_pem() -> &'static str {
+        include_str!("../../../fixtures/keys/test-app.pem")
+    }
+
+    /// The app's slug; its bot user is `<slug>[bot]`.
+    pub fn app_slug(&self) -> &str {
+        "taskgate-test"
+    }
+
+    /// Installs the app on a repository (created with a `main` branch and
+    /// one commit if needed) under `installation_id`.
+    pub fn install(&self, installation_id: u64, repo_full_name: &str) -> RepoHandle {
+        let mut st = self.inner.lock();
+        let key = st.ensure_repo(repo_full_name);
+        let owner = repo_full_name
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        st.installations
+            .entry(installation_id)
+            .or_insert_with(|| state::Installation {
+                id: installation_id,
+                account: owner,
+                repos: Default::default(),
+            })
+            .repos
+            .insert(key.clone());
+        RepoHandle::new(self.inner.clone(), key)
+    }
+
+    /// A repository (created if needed, not installed).
+    pub fn repo(&self, full_name: &str) -> RepoHandle {
+        let key = self.inner.lock().ensure_repo(full_name);
+        RepoHandle::new(self.inner.clone(), key)
+    }
+
+    /// Adds a user with a permission (admin|maintain|write|triage|read|none)
+    /// on every repository of the fake (owners are always admin).
+    pub fn add_user(&self, login: &str, id: u64, permission: &str) {
+        let mut st = self.inner.lock();
+        st.users.insert(
+            login.to_lowercase(),
+            User {
+                login: login.into(),
+                id,
+                kind: "User".into(),
+            },
+        );
+        st.permissions
+            .insert(login.to_lowercase(), permission.into());
+    }
+
+    /// Every installation token issued so far now answers 401 Bad credentials.
+    pub fn expire_tokens(&self) {
+        let past = chrono::Utc::now() - chrono::Duration::seconds(1);
+        for t in self.inner.lock().tokens.values_mut() {
+            t.expires_at = past;
+        }
+    }
+
+    /// Lifetime of tokens issued from now on (default one hour).
+    pub fn set_token_ttl(&self, ttl: Duration) {
+        self.inner.lock().token_ttl = ttl;
+    }
+
+    /// Queues a fault on a route, e.g. `"POST /repos/{owner}/{repo}/issues"`.
+    pub fn inject(&self, route: &str, fault: Fault) {
+        let key = normalise_route(route);
+        self.inner
+            .lock()
+            .faults
+            .entry(key)
+            .or_default()
+            .push_back(fault);
+    }
+
+    /// Drops every fault not yet consumed.
+    pub fn clear_faults(&self) {
+        self.inner.lock().faults.clear();
+    }
+
+    /// Content-creating requests allowed per installation per sliding minute
+    /// (default 80, GitHub's documented figure); 0 disables the limit.
+    pub fn set_secondary_limit(&self, writes_per_minute: u32) {
+        let mut st = self.inner.lock();
+        st.secondary_limit = writes_per_minute;
+        st.write_times.clear();
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.inner.lock().requests.clone()
+    }
+
+    /// Non-GET requests answered 2xx: what changed GitHub.
+    pub fn writes(&self) -> Vec<RecordedRequest> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method != "GET" && (200..300).contains(&r.status))
+            .collect()
+    }
+
+    /// Requests GitHub's contract would reject (each was answered 422), and
+    /// routes outside the contract subset (answered 404).
+    pub fn contract_violations(&self) -> Vec<String> {
+        self.inner.lock().violations.clone()
+    }
+
+    /// Delivers a signed webhook to `target_url`; returns status and body.
+    pub async fn deliver(
+        &self,
+        target_url: &str,
+        secret: &str,
+        event: &str,
+        delivery_id: &str,
+        payload: &Value,
+    ) -> (u16, String) {
+        webhooks::deliver(
+            self.app_id(),
+            target_url,
+            secret,
+            event,
+            delivery_id,
+            payload,
+        )
+        .await
+    }
+}
+
+/// `post  /repos/x` → `POST /repos/x`.
+fn normalise_route(route: &str) -> String {
+    let (method, path) = route
+        .trim()
+        .split_once(char::is_whitespace)
+        .unwrap_or(("GET", route));
+    format!("{} {}", method.to_uppercase(), path.trim())
+}

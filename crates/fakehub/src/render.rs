@@ -1,0 +1,311 @@
+//! GitHub's JSON shapes for the fake's objects, shared by the REST routes and
+//! the webhook payload builders. Fields follow GitHub's REST responses
+//! (compared with fixtures/webhooks and octocrab's models): API `url`s point
+//! at the fake, `html_url`s at github.com.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{json, Value};
+
+use crate::state::{CheckRun, Comment, Issue, Label, Pull, Reaction, Repo, State, User};
+
+pub const HTML: &str = "https://github.com";
+
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn opt_ts(t: Option<DateTime<Utc>>) -> Value {
+    t.map(|t| Value::String(ts(t))).unwrap_or(Value::Null)
+}
+
+fn node_id(prefix: &str, id: u64) -> String {
+    use base64::Engine;
+    format!(
+        "{prefix}_{}",
+        base64::engine::general_purpose::STANDARD_NO_PAD.encode(format!("fake{id}"))
+    )
+}
+
+pub fn user(base: &str, u: &User) -> Value {
+    let l = &u.login;
+    let api = format!("{base}/users/{l}");
+    json!({
+        "login": l, "id": u.id, "node_id": node_id(if u.kind == "Bot" { "BOT" } else { "U" }, u.id),
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{}?v=4", u.id), "gravatar_id": "",
+        "url": api, "html_url": format!("{HTML}/{}", l.trim_end_matches("[bot]")),
+        "followers_url": format!("{api}/followers"), "following_url": format!("{api}/following{{/other_user}}"),
+        "gists_url": format!("{api}/gists{{/gist_id}}"), "starred_url": format!("{api}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{api}/subscriptions"), "organizations_url": format!("{api}/orgs"),
+        "repos_url": format!("{api}/repos"), "events_url": format!("{api}/events{{/privacy}}"),
+        "received_events_url": format!("{api}/received_events"), "type": u.kind, "user_view_type": "public",
+        "site_admin": false,
+    })
+}
+
+pub fn user_by_login(st: &State, base: &str, login: &str) -> Value {
+    let u = st.known_user(login).unwrap_or_else(|| User {
+        login: login.into(),
+        id: 0,
+        kind: "User".into(),
+    });
+    user(base, &u)
+}
+
+pub fn repo_api(base: &str, r: &Repo) -> String {
+    format!("{base}/repos/{}", r.full_name())
+}
+
+pub fn repository(st: &State, base: &str, r: &Repo) -> Value {
+    let api = repo_api(base, r);
+    let html = format!("{HTML}/{}", r.full_name());
+    let owner = user_by_login(st, base, &r.owner);
+    let open = r.issues.values().filter(|i| i.state == "open").count();
+    let mut v = json!({
+        "id": r.id, "node_id": node_id("R", r.id), "name": r.name, "full_name": r.full_name(), "private": false,
+        "owner": owner, "html_url": html, "description": null, "fork": false, "url": api,
+        "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z", "pushed_at": "2024-01-01T00:00:00Z",
+        "git_url": format!("git://github.com/{}.git", r.full_name()), "ssh_url": format!("git@github.com:{}.git", r.full_name()),
+        "clone_url": format!("{html}.git"), "svn_url": html, "homepage": null, "size": 1,
+        "stargazers_count": 0, "watchers_count": 0, "language": null, "has_issues": true, "has_projects": true,
+        "has_downloads": true, "has_wiki": true, "has_pages": false, "has_discussions": false, "forks_count": 0,
+        "mirror_url": null, "archived": false, "disabled": false, "open_issues_count": open, "license": null,
+        "allow_forking": true, "is_template": false, "web_commit_signoff_required": false, "topics": [],
+        "visibility": "public", "forks": 0, "open_issues": open, "watchers": 0, "default_branch": r.default_branch,
+        "custom_properties": {},
+    });
+    let urls = [
+        ("forks_url", "/forks"),
+        ("keys_url", "/keys{/key_id}"),
+        ("collaborators_url", "/collaborators{/collaborator}"),
+        ("teams_url", "/teams"),
+        ("hooks_url", "/hooks"),
+        ("issue_events_url", "/issues/events{/number}"),
+        ("events_url", "/events"),
+        ("assignees_url", "/assignees{/user}"),
+        ("branches_url", "/branches{/branch}"),
+        ("tags_url", "/tags"),
+        ("blobs_url", "/git/blobs{/sha}"),
+        ("git_tags_url", "/git/tags{/sha}"),
+        ("git_refs_url", "/git/refs{/sha}"),
+        ("trees_url", "/git/trees{/sha}"),
+        ("statuses_url", "/statuses/{sha}"),
+        ("languages_url", "/languages"),
+        ("stargazers_url", "/stargazers"),
+        ("contributors_url", "/contributors"),
+        ("subscribers_url", "/subscribers"),
+        ("subscription_url", "/subscription"),
+        ("commits_url", "/commits{/sha}"),
+        ("git_commits_url", "/git/commits{/sha}"),
+        ("comments_url", "/comments{/number}"),
+        ("issue_comment_url", "/issues/comments{/number}"),
+        ("contents_url", "/contents/{+path}"),
+        ("compare_url", "/compare/{base}...{head}"),
+        ("merges_url", "/merges"),
+        ("archive_url", "/{archive_format}{/ref}"),
+        ("downloads_url", "/downloads"),
+        ("issues_url", "/issues{/number}"),
+        ("pulls_url", "/pulls{/number}"),
+        ("milestones_url", "/milestones{/number}"),
+        (
+            "notifications_url",
+            "/notifications{?since,all,participating}",
+        ),
+        ("labels_url", "/labels{/name}"),
+        ("releases_url", "/releases{/id}"),
+        ("deployments_url", "/deployments"),
+    ];
+    for (k, suffix) in urls {
+        v[k] = Value::String(format!("{api}{suffix}"));
+    }
+    v
+}
+
+pub fn label(base: &str, r: &Repo, l: &Label) -> Value {
+    json!({
+        "id": l.id, "node_id": node_id("LA", l.id), "url": format!("{}/labels/{}", repo_api(base, r), l.name),
+        "name": l.name, "color": l.color, "default": false, "description": l.description,
+    })
+}
+
+pub fn reactions_summary(url: String, reactions: &[Reaction]) -> Value {
+    let count = |c: &str| reactions.iter().filter(|r| r.content == c).count();
+    json!({
+        "url": url, "total_count": reactions.len(), "+1": count("+1"), "-1": count("-1"), "laugh": count("laugh"),
+        "hooray": count("hooray"), "confused": count("confused"), "heart": count("heart"), "rocket": count("rocket"),
+        "eyes": count("eyes"),
+    })
+}
+
+pub fn reaction(st: &State, base: &str, r: &Reaction) -> Value {
+    json!({
+        "id": r.id, "node_id": node_id("REA", r.id), "user": user_by_login(st, base, &r.user),
+        "content": r.content, "created_at": ts(r.created_at),
+    })
+}
+
+pub fn author_association(st: &State, r: &Repo, login: &str) -> &'static str {
+    if login.eq_ignore_ascii_case(&r.owner) {
+        return "OWNER";
+    }
+    match st
+        .permissions
+        .get(&login.to_lowercase())
+        .map(String::as_str)
+    {
+        Some("admin" | "maintain" | "write" | "triage") => "COLLABORATOR",
+        _ => "NONE",
+    }
+}
+
+pub fn issue(st: &State, base: &str, r: &Repo, i: &Issue) -> Value {
+    let api = format!("{}/issues/{}", repo_api(base, r), i.number);
+    let labels: Vec<Value> = i
+        .labels
+        .iter()
+        .filter_map(|n| r.label(n))
+        .map(|l| label(base, r, l))
+        .collect();
+    let assignees: Vec<Value> = i
+        .assignees
+        .iter()
+        .map(|a| user_by_login(st, base, a))
+        .collect();
+    let comments = r
+        .comments
+        .iter()
+        .filter(|c| c.issue_number == i.number)
+        .count();
+    let done = i
+        .sub_issues
+        .iter()
+        .filter(|id| r.issue_by_id(**id).is_some_and(|s| s.state == "closed"))
+        .count();
+    let total = i.sub_issues.len();
+    let mut v = json!({
+        "url": api, "repository_url": repo_api(base, r), "labels_url": format!("{api}/labels{{/name}}"),
+        "comments_url": format!("{api}/comments"), "events_url": format!("{api}/events"),
+        "html_url": format!("{HTML}/{}/{}/{}", r.full_name(), if i.is_pull_request { "pull" } else { "issues" }, i.number),
+        "id": i.id, "node_id": node_id("I", i.id), "number": i.number, "title": i.title,
+        "user": user_by_login(st, base, &i.author), "labels": labels, "state": i.state, "locked": false,
+        "assignee": assignees.first().cloned().unwrap_or(Value::Null), "assignees": assignees, "milestone": null,
+        "comments": comments, "created_at": ts(i.created_at), "updated_at": ts(i.updated_at), "closed_at": opt_ts(i.closed_at),
+        "author_association": author_association(st, r, &i.author), "active_lock_reason": null, "body": i.body,
+        "closed_by": null, "reactions": reactions_summary(format!("{api}/reactions"), &i.reactions),
+        "timeline_url": format!("{api}/timeline"), "performed_via_github_app": null, "state_reason": i.state_reason,
+        "sub_issues_summary": {"total": total, "completed": done, "percent_completed": (done * 100).checked_div(total).unwrap_or(0)},
+    });
+    if i.is_pull_request {
+        let pr = format!("{}/pulls/{}", repo_api(base, r), i.number);
+        let html = format!("{HTML}/{}/pull/{}", r.full_name(), i.number);
+        v["pull_request"] = json!({"url": pr, "html_url": html, "diff_url": format!("{html}.diff"),
+            "patch_url": format!("{html}.patch"), "merged_at": null});
+    }
+    v
+}
+
+pub fn comment(st: &State, base: &str, r: &Repo, c: &Comment) -> Value {
+    let api = format!("{}/issues/comments/{}", repo_api(base, r), c.id);
+    json!({
+        "url": api, "html_url": format!("{HTML}/{}/issues/{}#issuecomment-{}", r.full_name(), c.issue_number, c.id),
+        "issue_url": format!("{}/issues/{}", repo_api(base, r), c.issue_number), "id": c.id, "node_id": node_id("IC", c.id),
+        "user": user_by_login(st, base, &c.author), "created_at": ts(c.created_at), "updated_at": ts(c.updated_at),
+        "author_association": author_association(st, r, &c.author), "body": c.body,
+        "reactions": reactions_summary(format!("{api}/reactions"), &c.reactions), "performed_via_github_app": null,
+    })
+}
+
+fn branch_end(st: &State, base: &str, r: &Repo, branch: &str, sha: &str) -> Value {
+    json!({
+        "label": format!("{}:{branch}", r.owner), "ref": branch, "sha": sha,
+        "user": user_by_login(st, base, &r.owner), "repo": repository(st, base, r),
+    })
+}
+
+pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
+    let api = format!("{}/pulls/{}", repo_api(base, r), p.number);
+    let html = format!("{HTML}/{}/pull/{}", r.full_name(), p.number);
+    let head_sha = r.branches.get(&p.head).cloned().unwrap_or_default();
+    let base_sha = r.branches.get(&p.base).cloned().unwrap_or_default();
+    let issue = r.issues.get(&p.number);
+    let labels: Vec<Value> = issue
+        .map(|i| {
+            i.labels
+                .iter()
+                .filter_map(|n| r.label(n))
+                .map(|l| label(base, r, l))
+                .collect()
+        })
+        .unwrap_or_default();
+    json!({
+        "url": api, "id": p.id, "node_id": node_id("PR", p.id), "html_url": html, "diff_url": format!("{html}.diff"),
+        "patch_url": format!("{html}.patch"), "issue_url": format!("{}/issues/{}", repo_api(base, r), p.number),
+        "commits_url": format!("{api}/commits"), "review_comments_url": format!("{api}/comments"),
+        "review_comment_url": format!("{}/pulls/comments{{/number}}", repo_api(base, r)),
+        "comments_url": format!("{}/issues/{}/comments", repo_api(base, r), p.number),
+        "statuses_url": format!("{}/statuses/{head_sha}", repo_api(base, r)),
+        "number": p.number, "state": p.state, "locked": false, "title": p.title, "user": user_by_login(st, base, &p.author),
+        "body": p.body, "labels": labels, "milestone": null, "active_lock_reason": null,
+        "created_at": ts(p.created_at), "updated_at": ts(p.updated_at), "closed_at": opt_ts(p.closed_at),
+        "merged_at": opt_ts(p.merged_at), "merge_commit_sha": p.merge_commit_sha, "assignee": null, "assignees": [],
+        "requested_reviewers": [], "requested_teams": [], "head": branch_end(st, base, r, &p.head, &head_sha),
+        "base": branch_end(st, base, r, &p.base, &base_sha), "author_association": author_association(st, r, &p.author),
+        "auto_merge": null, "draft": p.draft, "merged": p.merged, "mergeable": if p.state == "open" { json!(p.mergeable) } else { Value::Null },
+        "rebaseable": p.mergeable, "mergeable_state": if p.mergeable { "clean" } else { "dirty" }, "merged_by": null,
+        "comments": 0, "review_comments": 0, "maintainer_can_modify": false, "commits": 1, "additions": 1, "deletions": 0,
+        "changed_files": 1,
+        "_links": {"self": {"href": api}, "html": {"href": html}},
+    })
+}
+
+pub fn app(st: &State, base: &str) -> Value {
+    let owner = user_by_login(st, base, "taskgate-org");
+    json!({
+        "id": st.app_id, "slug": st.slug, "node_id": node_id("A", st.app_id), "client_id": "Iv1.fakehub",
+        "owner": owner, "name": "taskgate (test)", "description": "taskgate under test",
+        "external_url": "https://example.com/taskgate", "html_url": format!("{HTML}/apps/{}", st.slug),
+        "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+        "permissions": permissions(), "events": ["check_run", "issue_comment", "issues", "pull_request", "push", "workflow_run"],
+        "installations_count": st.installations.len(),
+    })
+}
+
+pub fn permissions() -> Value {
+    json!({"actions": "write", "checks": "write", "contents": "write", "issues": "write", "metadata": "read",
+           "pull_requests": "write"})
+}
+
+pub fn installation(st: &State, base: &str, id: u64) -> Value {
+    let account = st
+        .installations
+        .get(&id)
+        .map(|i| i.account.clone())
+        .unwrap_or_default();
+    let acc = st.known_user(&account).unwrap_or_else(|| User {
+        login: account,
+        id: 0,
+        kind: "User".into(),
+    });
+    json!({
+        "id": id, "account": user(base, &acc), "repository_selection": "selected",
+        "access_tokens_url": format!("{base}/app/installations/{id}/access_tokens"),
+        "repositories_url": format!("{base}/installation/repositories"),
+        "html_url": format!("{HTML}/settings/installations/{id}"), "app_id": st.app_id, "app_slug": st.slug,
+        "target_id": acc.id, "target_type": acc.kind, "permissions": permissions(),
+        "events": ["check_run", "issue_comment", "issues", "pull_request", "push", "workflow_run"],
+        "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z", "single_file_name": null,
+        "has_multiple_single_files": false, "single_file_paths": [], "suspended_by": null, "suspended_at": null,
+    })
+}
+
+pub fn check_run(st: &State, base: &str, r: &Repo, c: &CheckRun) -> Value {
+    let api = format!("{}/check-runs/{}", repo_api(base, r), c.id);
+    let app = app(st, base);
+    json!({
+        "id": c.id, "head_sha": c.head_sha, "node_id": node_id("CR", c.id), "external_id": c.external_id.clone().unwrap_or_default(),
+        "url": api, "html_url": format!("{HTML}/{}/runs/{}", r.full_name(), c.id), "details_url": c.details_url,
+        "status": c.status, "conclusion": c.conclusion, "started_at": opt_ts(c.started_at), "completed_at": opt_ts(c.completed_at),
+        "output": {"title": c.title, "summary": c.summary, "text": c.text, "annotations_count": c.annotations.len(),
+                   "annotations_url": format!("{api}/annotations")},
+        "name": c.name, "check_suite": {"id": c.id + 1}, "app": app, "pull_requests": [],
+    })
+}

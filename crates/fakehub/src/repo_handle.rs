@@ -1,0 +1,204 @@
+//! `RepoHandle`: what a test does to and reads from one repository, bypassing
+//! HTTP — acting as a human (opening issues, commenting, pushing) or as
+//! GitHub Actions (workflow runs, artifacts).
+
+use std::sync::{Arc, MutexGuard};
+
+use crate::routes::{actions, issues};
+use crate::state::{self, Artifact, CheckRun, Comment, Issue, Label, Pull, Repo, WorkflowDispatch};
+use crate::Shared;
+
+/// A handle on one repository of a [`crate::FakeGitHub`]. Cheap to clone.
+#[derive(Clone)]
+pub struct RepoHandle {
+    inner: Arc<Shared>,
+    key: String,
+}
+
+impl RepoHandle {
+    pub(crate) fn new(inner: Arc<Shared>, key: String) -> RepoHandle {
+        RepoHandle { inner, key }
+    }
+
+    fn state(&self) -> MutexGuard<'_, state::State> {
+        self.inner.lock()
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Repo) -> T) -> T {
+        f(&self.state().repos[&self.key])
+    }
+
+    fn write<T>(&self, f: impl FnOnce(&mut Repo, &mut state::IdGen) -> T) -> T {
+        let mut st = self.state();
+        let (repo, ids) = st.repo_ids(&self.key).expect("repository exists");
+        f(repo, ids)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner
+    }
+
+    pub(crate) fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// Commits one file on `branch` (created from the default branch if new).
+    pub fn with_file(&self, branch: &str, path: &str, content: &str) -> &Self {
+        self.write(|r, _| r.commit_file(branch, path, content, &format!("Update {path}")));
+        self
+    }
+
+    /// Opens an issue as `author_login` (created as a user if unknown).
+    pub fn create_issue(&self, title: &str, body: &str, author_login: &str) -> u64 {
+        self.state().user(author_login);
+        self.write(|r, ids| {
+            issues::open_issue(r, ids, title, Some(body.to_string()), author_login, &[])
+        })
+    }
+
+    /// Opens a pull request as `author_login`; returns its number.
+    pub fn create_pull(&self, head: &str, base: &str, title: &str, author_login: &str) -> u64 {
+        self.state().user(author_login);
+        self.write(|r, ids| {
+            let number = issues::open_issue(r, ids, title, None, author_login, &[]);
+            let issue = r.issues.get_mut(&number).expect("just opened");
+            issue.is_pull_request = true;
+            let now = chrono::Utc::now();
+            r.pulls.insert(
+                number,
+                Pull {
+                    id: ids.next(),
+                    number,
+                    title: title.into(),
+                    body: None,
+                    head: head.into(),
+                    base: base.into(),
+                    state: "open".into(),
+                    draft: false,
+                    merged: false,
+                    mergeable: true,
+                    merge_commit_sha: None,
+                    author: author_login.into(),
+                    created_at: now,
+                    updated_at: now,
+                    closed_at: None,
+                    merged_at: None,
+                },
+            );
+            number
+        })
+    }
+
+    /// An issue (pull requests' issues included) by number.
+    pub fn issue(&self, number: u64) -> Option<Issue> {
+        self.read(|r| r.issues.get(&number).cloned())
+    }
+
+    /// Issues that are not pull requests, by number.
+    pub fn issues(&self) -> Vec<Issue> {
+        self.read(|r| {
+            r.issues
+                .values()
+                .filter(|i| !i.is_pull_request)
+                .cloned()
+                .collect()
+        })
+    }
+
+    pub fn comments(&self, number: u64) -> Vec<Comment> {
+        self.read(|r| {
+            r.comments
+                .iter()
+                .filter(|c| c.issue_number == number)
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Comments as a user would (the author is created if unknown).
+    pub fn add_comment(&self, number: u64, body: &str, author_login: &str) -> Comment {
+        self.state().user(author_login);
+        self.write(|r, ids| issues::add_comment(r, ids, number, body, author_login))
+    }
+
+    pub fn check_runs(&self) -> Vec<CheckRun> {
+        self.read(|r| r.check_runs.clone())
+    }
+
+    pub fn pulls(&self) -> Vec<Pull> {
+        self.read(|r| r.pulls.values().cloned().collect())
+    }
+
+    /// Makes a pull request (un)mergeable: merging an unmergeable one is 405.
+    pub fn set_mergeable(&self, number: u64, mergeable: bool) {
+        self.write(|r, _| {
+            if let Some(p) = r.pulls.get_mut(&number) {
+                p.mergeable = mergeable;
+            }
+        });
+    }
+
+    pub fn branch_sha(&self, branch: &str) -> Option<String> {
+        self.read(|r| r.branches.get(branch).cloned())
+    }
+
+    /// Contents of a file at a branch or sha.
+    pub fn file(&self, git_ref: &str, path: &str) -> Option<String> {
+        self.read(|r| r.resolve(git_ref).and_then(|c| c.files.get(path).cloned()))
+    }
+
+    pub fn labels(&self) -> Vec<Label> {
+        self.read(|r| r.labels.clone())
+    }
+
+    pub fn dispatches(&self) -> Vec<WorkflowDispatch> {
+        self.read(|r| r.dispatches.clone())
+    }
+
+    /// Registers a workflow file (e.g. `deploy.yml`) so it can be dispatched.
+    pub fn add_workflow(&self, file: &str) -> u64 {
+        self.write(|r, ids| {
+            *r.workflows
+                .entry(file.to_string())
+                .or_insert_with(|| ids.next())
+        })
+    }
+
+    /// Records a workflow run on `branch`'s head; `conclusion` None = in progress.
+    pub fn add_workflow_run(&self, workflow: &str, branch: &str, conclusion: Option<&str>) -> u64 {
+        self.add_workflow(workflow);
+        actions::new_run(&mut self.state(), &self.key, workflow, branch, conclusion)
+    }
+
+    /// Attaches an artifact (the bytes of its zip) to a workflow run.
+    pub fn add_artifact(&self, run_id: u64, name: &str, bytes: &[u8]) -> u64 {
+        self.write(|r, ids| {
+            let id = ids.next();
+            r.artifacts.push(Artifact {
+                id,
+                run_id,
+                name: name.into(),
+                bytes: bytes.to_vec(),
+                created_at: chrono::Utc::now(),
+            });
+            id
+        })
+    }
+
+    pub fn id(&self) -> u64 {
+        self.read(|r| r.id)
+    }
+
+    pub fn full_name(&self) -> String {
+        self.read(|r| r.full_name())
+    }
+
+    /// The installation that has this repository, if any.
+    pub fn installation_id(&self) -> Option<u64> {
+        self.state()
+            .installations
+            .values()
+            .find(|i| i.repos.contains(&self.key))
+            .map(|i| i.id)
+    }
+}

@@ -1,0 +1,201 @@
+//! GitHub Actions: workflow dispatch (only for workflows registered with
+//! `RepoHandle::add_workflow`), workflow runs and their artifacts. Downloading
+//! an artifact answers 302 to a blob URL on the fake, as GitHub redirects to
+//! storage.
+
+use chrono::{Duration, Utc};
+use serde_json::{json, Value};
+
+use super::issues::{repo, repo_mut};
+use super::{inst, AuthKind, HResult, Reply, Req, Route};
+use crate::render::{self, HTML};
+use crate::state::{Artifact, Repo, State, WorkflowDispatch, WorkflowRun};
+
+pub const ROUTES: &[Route] = &[
+    inst(
+        "POST",
+        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+        dispatch,
+    ),
+    inst(
+        "GET",
+        "/repos/{owner}/{repo}/actions/runs/{run_id}",
+        get_run,
+    ),
+    inst(
+        "GET",
+        "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts",
+        list_artifacts,
+    ),
+    inst(
+        "GET",
+        "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}",
+        download_artifact,
+    ),
+    Route {
+        method: "GET",
+        template: "/_fakehub/blobs/{artifact_id}",
+        auth: AuthKind::Public,
+        handler: blob,
+    },
+];
+
+fn dispatch(st: &mut State, req: &Req) -> HResult {
+    let (repo, _) = repo_mut(st, req)?;
+    let wf = req.param("workflow_id");
+    let known = repo
+        .workflows
+        .iter()
+        .any(|(file, id)| file == wf || id.to_string() == wf);
+    if !known {
+        return Err(Reply::not_found());
+    }
+    let git_ref = req.str_field("ref").unwrap_or_default().to_string();
+    if repo.resolve(&git_ref).is_none() {
+        return Err(Reply::unprocessable(&format!(
+            "No ref found for: {git_ref}"
+        )));
+    }
+    let inputs = req.body.get("inputs").cloned().unwrap_or(json!({}));
+    repo.dispatches.push(WorkflowDispatch {
+        workflow: wf.into(),
+        git_ref,
+        inputs,
+    });
+    Ok(Reply::no_content())
+}
+
+fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
+    let api = format!("{}/actions/runs/{}", render::repo_api(base, repo), r.id);
+    let wf_id = repo.workflows.get(&r.workflow).copied().unwrap_or(0);
+    let repository = render::repository(st, base, repo);
+    let who =
+        json!({"name": repo.owner, "email": format!("{}@users.noreply.github.com", repo.owner)});
+    json!({
+        "id": r.id, "name": r.workflow, "node_id": format!("WFR_{}", r.id), "head_branch": r.head_branch,
+        "head_sha": r.head_sha, "path": format!(".github/workflows/{}", r.workflow), "display_title": r.workflow,
+        "run_number": r.run_number, "run_attempt": 1, "event": r.event, "status": r.status, "conclusion": r.conclusion,
+        "workflow_id": wf_id, "check_suite_id": r.id + 1, "url": api,
+        "html_url": format!("{HTML}/{}/actions/runs/{}", repo.full_name(), r.id), "pull_requests": [],
+        "created_at": render::ts(r.created_at), "updated_at": render::ts(r.created_at), "run_started_at": render::ts(r.created_at),
+        "actor": render::user_by_login(st, base, &st.bot_login()), "triggering_actor": render::user_by_login(st, base, &st.bot_login()),
+        "jobs_url": format!("{api}/jobs"), "logs_url": format!("{api}/logs"),
+        "check_suite_url": format!("{}/check-suites/{}", render::repo_api(base, repo), r.id + 1),
+        "artifacts_url": format!("{api}/artifacts"), "cancel_url": format!("{api}/cancel"), "rerun_url": format!("{api}/rerun"),
+        "workflow_url": format!("{}/actions/workflows/{wf_id}", render::repo_api(base, repo)),
+        "head_commit": {"id": r.head_sha, "tree_id": r.head_sha, "message": "commit", "timestamp": render::ts(r.created_at),
+                        "author": who, "committer": who},
+        "repository": repository.clone(), "head_repository": repository,
+    })
+}
+
+fn get_run(st: &mut State, req: &Req) -> HResult {
+    let id = req.num("run_id")?;
+    let repo = repo(st, req)?;
+    let run = repo
+        .runs
+        .iter()
+        .find(|r| r.id == id)
+        .ok_or_else(Reply::not_found)?;
+    Ok(Reply::ok(run_json(st, &req.base, repo, run)))
+}
+
+fn artifact_json(base: &str, repo: &Repo, a: &Artifact) -> Value {
+    let api = format!(
+        "{}/actions/artifacts/{}",
+        render::repo_api(base, repo),
+        a.id
+    );
+    let run = repo.runs.iter().find(|r| r.id == a.run_id);
+    json!({
+        "id": a.id, "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id), "name": a.name, "size_in_bytes": a.bytes.len(),
+        "url": api, "archive_download_url": format!("{api}/zip"), "expired": false, "digest": null,
+        "created_at": render::ts(a.created_at), "updated_at": render::ts(a.created_at),
+        "expires_at": render::ts(a.created_at + Duration::days(90)),
+        "workflow_run": {"id": a.run_id, "repository_id": repo.id, "head_repository_id": repo.id,
+                         "head_branch": run.map(|r| r.head_branch.clone()), "head_sha": run.map(|r| r.head_sha.clone())},
+    })
+}
+
+fn list_artifacts(st: &mut State, req: &Req) -> HResult {
+    let id = req.num("run_id")?;
+    let repo = repo(st, req)?;
+    if !repo.runs.iter().any(|r| r.id == id) {
+        return Err(Reply::not_found());
+    }
+    let name = req.query.get("name");
+    let items: Vec<Value> = repo
+        .artifacts
+        .iter()
+        .filter(|a| a.run_id == id && name.is_none_or(|n| a.name == *n))
+        .map(|a| artifact_json(&req.base, repo, a))
+        .collect();
+    Ok(Reply::ok(
+        json!({"total_count": items.len(), "artifacts": items}),
+    ))
+}
+
+fn download_artifact(st: &mut State, req: &Req) -> HResult {
+    let id = req.num("artifact_id")?;
+    let repo = repo(st, req)?;
+    if req.param("archive_format") != "zip" || !repo.artifacts.iter().any(|a| a.id == id) {
+        return Err(Reply::not_found());
+    }
+    let mut r = Reply {
+        status: 302,
+        body: None,
+        raw: None,
+        headers: Vec::new(),
+    };
+    r.headers.push((
+        "location".into(),
+        format!("{}/_fakehub/blobs/{id}", req.base),
+    ));
+    Ok(r)
+}
+
+fn blob(st: &mut State, req: &Req) -> HResult {
+    let id = req.num("artifact_id")?;
+    let a = st
+        .repos
+        .values()
+        .flat_map(|r| r.artifacts.iter())
+        .find(|a| a.id == id)
+        .ok_or_else(Reply::not_found)?;
+    Ok(Reply {
+        status: 200,
+        body: None,
+        raw: Some((a.bytes.clone(), "application/zip")),
+        headers: Vec::new(),
+    })
+}
+
+pub(crate) fn new_run(
+    st: &mut State,
+    key: &str,
+    workflow: &str,
+    branch: &str,
+    conclusion: Option<&str>,
+) -> u64 {
+    let id = st.next_id();
+    let repo = st.repos.get_mut(key).expect("repository exists");
+    let head_sha = repo.branches.get(branch).cloned().unwrap_or_default();
+    let run_number = repo.runs.iter().filter(|r| r.workflow == workflow).count() as u64 + 1;
+    repo.runs.push(WorkflowRun {
+        id,
+        workflow: workflow.into(),
+        head_branch: branch.into(),
+        head_sha,
+        status: if conclusion.is_some() {
+            "completed"
+        } else {
+            "in_progress"
+        }
+        .into(),
+        conclusion: conclusion.map(str::to_string),
+        event: "workflow_dispatch".into(),
+        run_number,
+        created_at: Utc::now(),
+    });
+    id
+}

@@ -1,0 +1,158 @@
+//! Git refs, branches and commits. Branches are a name → sha map; a commit
+//! keeps its whole tree, so history is a chain of snapshots.
+
+use serde_json::{json, Value};
+
+use super::issues::{repo, repo_mut};
+use super::{inst, HResult, Reply, Req, Route};
+use crate::render::{self, HTML};
+use crate::state::{Commit, Repo, State};
+
+pub const ROUTES: &[Route] = &[
+    inst("GET", "/repos/{owner}/{repo}/git/ref/{ref}", get_ref),
+    inst("POST", "/repos/{owner}/{repo}/git/refs", create_ref),
+    inst("PATCH", "/repos/{owner}/{repo}/git/refs/{ref}", update_ref),
+    inst("DELETE", "/repos/{owner}/{repo}/git/refs/{ref}", delete_ref),
+    inst("GET", "/repos/{owner}/{repo}/branches/{branch}", get_branch),
+    inst("GET", "/repos/{owner}/{repo}/commits/{ref}", get_commit),
+];
+
+/// `heads/x` or `refs/heads/x` → branch name `x`; tags and others are unsupported.
+fn branch_name(r: &str) -> Option<&str> {
+    r.trim_start_matches("refs/").strip_prefix("heads/")
+}
+
+fn ref_json(base: &str, repo: &Repo, branch: &str, sha: &str) -> Value {
+    let api = render::repo_api(base, repo);
+    json!({
+        "ref": format!("refs/heads/{branch}"), "node_id": format!("REF_{branch}"),
+        "url": format!("{api}/git/refs/heads/{branch}"),
+        "object": {"sha": sha, "type": "commit", "url": format!("{api}/git/commits/{sha}")},
+    })
+}
+
+fn get_ref(st: &mut State, req: &Req) -> HResult {
+    let repo = repo(st, req)?;
+    let branch = branch_name(req.param("ref")).ok_or_else(Reply::not_found)?;
+    let sha = repo.branches.get(branch).ok_or_else(Reply::not_found)?;
+    Ok(Reply::ok(ref_json(&req.base, repo, branch, sha)))
+}
+
+fn create_ref(st: &mut State, req: &Req) -> HResult {
+    let (repo, _) = repo_mut(st, req)?;
+    let full = req.str_field("ref").unwrap_or_default();
+    let sha = req.str_field("sha").unwrap_or_default();
+    let Some(branch) = full
+        .strip_prefix("refs/")
+        .and_then(|_| branch_name(full))
+        .filter(|b| !b.is_empty())
+    else {
+        return Err(Reply::unprocessable(
+            "Reference name must start with 'refs/' and have at least two slashes.",
+        ));
+    };
+    if !repo.commits.contains_key(sha) {
+        return Err(Reply::unprocessable("Object does not exist"));
+    }
+    if repo.branches.contains_key(branch) {
+        return Err(Reply::unprocessable("Reference already exists"));
+    }
+    repo.branches.insert(branch.into(), sha.into());
+    Ok(Reply::created(ref_json(&req.base, repo, branch, sha)))
+}
+
+fn is_ancestor(repo: &Repo, ancestor: &str, of: &str) -> bool {
+    let mut stack = vec![of.to_string()];
+    while let Some(sha) = stack.pop() {
+        if sha == ancestor {
+            return true;
+        }
+        if let Some(c) = repo.commits.get(&sha) {
+            stack.extend(c.parents.iter().cloned());
+        }
+    }
+    false
+}
+
+fn update_ref(st: &mut State, req: &Req) -> HResult {
+    let (repo, _) = repo_mut(st, req)?;
+    let branch = branch_name(req.param("ref"))
+        .ok_or_else(Reply::not_found)?
+        .to_string();
+    let sha = req.str_field("sha").unwrap_or_default().to_string();
+    let force = req
+        .body
+        .get("force")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let old = repo
+        .branches
+        .get(&branch)
+        .cloned()
+        .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
+    if !repo.commits.contains_key(&sha) {
+        return Err(Reply::unprocessable("Object does not exist"));
+    }
+    if !force && !is_ancestor(repo, &old, &sha) {
+        return Err(Reply::unprocessable("Update is not a fast forward"));
+    }
+    repo.branches.insert(branch.clone(), sha.clone());
+    Ok(Reply::ok(ref_json(&req.base, repo, &branch, &sha)))
+}
+
+fn delete_ref(st: &mut State, req: &Req) -> HResult {
+    let (repo, _) = repo_mut(st, req)?;
+    let branch = branch_name(req.param("ref"))
+        .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
+    repo.branches
+        .remove(branch)
+        .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
+    Ok(Reply::no_content())
+}
+
+pub(crate) fn commit_json(st: &State, base: &str, repo: &Repo, c: &Commit) -> Value {
+    let api = render::repo_api(base, repo);
+    let who = json!({"name": repo.owner, "email": format!("{}@users.noreply.github.com", repo.owner), "date": render::ts(c.date)});
+    let owner = render::user_by_login(st, base, &repo.owner);
+    json!({
+        "sha": c.sha, "node_id": format!("C_{}", &c.sha[..12]), "url": format!("{api}/commits/{}", c.sha),
+        "html_url": format!("{HTML}/{}/commit/{}", repo.full_name(), c.sha), "comments_url": format!("{api}/commits/{}/comments", c.sha),
+        "commit": {
+            "url": format!("{api}/git/commits/{}", c.sha), "author": who, "committer": who, "message": c.message,
+            "tree": {"sha": c.sha, "url": format!("{api}/git/trees/{}", c.sha)}, "comment_count": 0,
+            "verification": {"verified": false, "reason": "unsigned", "signature": null, "payload": null, "verified_at": null},
+        },
+        "author": owner, "committer": owner,
+        "parents": c.parents.iter().map(|p| json!({"sha": p, "url": format!("{api}/commits/{p}"),
+            "html_url": format!("{HTML}/{}/commit/{p}", repo.full_name())})).collect::<Vec<_>>(),
+    })
+}
+
+fn get_branch(st: &mut State, req: &Req) -> HResult {
+    let repo = repo(st, req)?;
+    let name = req.param("branch");
+    let sha = repo
+        .branches
+        .get(name)
+        .ok_or_else(|| Reply::error(404, "Branch not found"))?;
+    let commit = commit_json(st, &req.base, repo, &repo.commits[sha]);
+    let api = render::repo_api(&req.base, repo);
+    Ok(Reply::ok(json!({
+        "name": name, "commit": commit, "protected": false,
+        "_links": {"self": format!("{api}/branches/{name}"), "html": format!("{HTML}/{}/tree/{name}", repo.full_name())},
+        "protection": {"enabled": false, "required_status_checks": {"enforcement_level": "off", "contexts": [], "checks": []}},
+        "protection_url": format!("{api}/branches/{name}/protection"),
+    })))
+}
+
+fn get_commit(st: &mut State, req: &Req) -> HResult {
+    let repo = repo(st, req)?;
+    let r = req.param("ref");
+    let c = repo
+        .resolve(r)
+        .ok_or_else(|| Reply::unprocessable(&format!("No commit found for SHA: {r}")))?;
+    let mut v = commit_json(st, &req.base, repo, c);
+    v["stats"] = json!({"total": 0, "additions": 0, "deletions": 0});
+    v["files"] = json!([]);
+    Ok(Reply::ok(v))
+}

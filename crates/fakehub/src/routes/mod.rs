@@ -1,0 +1,578 @@
+//! The request pipeline and the route table.
+//!
+//! Every request goes through one function, in GitHub's order as far as it
+//! matters to a client: match a route template → check the template is in the
+//! OpenAPI contract subset → consume an injected fault → authenticate (and
+//! scope to the installation's repositories) → validate the body against the
+//! contract → count it against the secondary rate limit → run the handler →
+//! record it. Handlers are plain functions over `&mut State`; one file per
+//! area of the API.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
+use serde_json::{json, Value};
+
+use crate::auth::{self, Caller};
+use crate::faults::{self, FaultAction};
+use crate::state::State;
+use crate::{RecordedRequest, Shared};
+
+pub mod actions;
+pub mod apps;
+pub mod checks;
+pub mod collaborators;
+pub mod contents;
+pub mod git;
+pub mod issues;
+pub mod labels;
+pub mod pulls;
+pub mod sub_issues;
+
+pub const DOCS_URL: &str = "https://docs.github.com/rest";
+
+/// An answer: status, JSON (or raw bytes) and extra headers.
+#[derive(Clone, Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub body: Option<Value>,
+    pub raw: Option<(Vec<u8>, &'static str)>,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Reply {
+    pub fn json(status: u16, body: Value) -> Reply {
+        Reply {
+            status,
+            body: Some(body),
+            raw: None,
+            headers: Vec::new(),
+        }
+    }
+    pub fn ok(body: Value) -> Reply {
+        Reply::json(200, body)
+    }
+    pub fn created(body: Value) -> Reply {
+        Reply::json(201, body)
+    }
+    pub fn no_content() -> Reply {
+        Reply {
+            status: 204,
+            body: None,
+            raw: None,
+            headers: Vec::new(),
+        }
+    }
+    /// GitHub's error shape: `{message, documentation_url, status}`.
+    pub fn error(status: u16, message: &str) -> Reply {
+        Reply::json(
+            status,
+            json!({"message": message, "documentation_url": DOCS_URL, "status": status.to_string()}),
+        )
+    }
+    pub fn not_found() -> Reply {
+        Reply::error(404, "Not Found")
+    }
+    /// 422 "Validation Failed" with one `errors` entry.
+    pub fn invalid(error: Value) -> Reply {
+        Reply::json(
+            422,
+            json!({"message": "Validation Failed", "errors": [error], "documentation_url": DOCS_URL, "status": "422"}),
+        )
+    }
+    /// 422 with a top-level message (GitHub uses this for business rules).
+    pub fn unprocessable(message: &str) -> Reply {
+        Reply::error(422, message)
+    }
+}
+
+pub type HResult = Result<Reply, Reply>;
+pub type Handler = fn(&mut State, &Req) -> HResult;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AuthKind {
+    Jwt,
+    Installation,
+    /// Fake-internal URLs (artifact blobs); not part of the contract.
+    Public,
+}
+
+pub struct Route {
+    pub method: &'static str,
+    pub template: &'static str,
+    pub auth: AuthKind,
+    pub handler: Handler,
+}
+
+pub const fn inst(method: &'static str, template: &'static str, handler: Handler) -> Route {
+    Route {
+        method,
+        template,
+        auth: AuthKind::Installation,
+        handler,
+    }
+}
+
+/// A parsed request as handlers see it.
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub query: BTreeMap<String, String>,
+    pub params: HashMap<String, String>,
+    pub body: Value,
+    pub caller: Option<Caller>,
+    /// The fake's base URL, for `url` fields.
+    pub base: String,
+}
+
+impl Req {
+    pub fn param(&self, name: &str) -> &str {
+        self.params.get(name).map(String::as_str).unwrap_or("")
+    }
+    pub fn num(&self, name: &str) -> Result<u64, Reply> {
+        self.param(name).parse().map_err(|_| Reply::not_found())
+    }
+    pub fn repo_key(&self) -> String {
+        format!("{}/{}", self.param("owner"), self.param("repo")).to_lowercase()
+    }
+    /// Login of the acting user: the app's bot for installation tokens.
+    pub fn actor(&self, st: &State) -> String {
+        st.bot_login()
+    }
+    pub fn str_field(&self, name: &str) -> Option<&str> {
+        self.body.get(name).and_then(Value::as_str)
+    }
+}
+
+fn all_routes() -> impl Iterator<Item = &'static Route> {
+    [
+        apps::ROUTES,
+        issues::ROUTES,
+        labels::ROUTES,
+        sub_issues::ROUTES,
+        git::ROUTES,
+        pulls::ROUTES,
+        checks::ROUTES,
+        contents::ROUTES,
+        actions::ROUTES,
+        collaborators::ROUTES,
+    ]
+    .into_iter()
+    .flatten()
+}
+
+/// Parameters that may span several path segments (`heads/feature/x`, `a/b.yml`).
+fn is_greedy(name: &str) -> bool {
+    matches!(name, "ref" | "path" | "branch")
+}
+
+/// Matches `path` against an OpenAPI template; returns the parameters and
+/// the number of literal segments (more literals = more specific).
+pub fn match_template(template: &str, path: &str) -> Option<(HashMap<String, String>, usize)> {
+    let t: Vec<&str> = template.trim_matches('/').split('/').collect();
+    let p: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let param = |s: &str| {
+        s.strip_prefix('{')
+            .and_then(|s| s.strip_suffix('}'))
+            .map(str::to_string)
+    };
+    let greedy = t
+        .iter()
+        .position(|s| param(s).is_some_and(|n| is_greedy(&n)));
+    let mut params = HashMap::new();
+    let mut literals = 0;
+    let mut seg = |ts: &str, ps: &str, params: &mut HashMap<String, String>| -> bool {
+        match param(ts) {
+            Some(name) if !ps.is_empty() => {
+                params.insert(name, percent_decode(ps, false));
+                true
+            }
+            Some(_) => false,
+            None => {
+                literals += 1;
+                ts == ps
+            }
+        }
+    };
+    match greedy {
+        None => {
+            if t.len() != p.len() || !t.iter().zip(&p).all(|(ts, ps)| seg(ts, ps, &mut params)) {
+                return None;
+            }
+        }
+        Some(g) => {
+            let suffix = t.len() - g - 1;
+            if p.len() < t.len() {
+                return None;
+            }
+            let head_ok = t[..g]
+                .iter()
+                .zip(&p[..g])
+                .all(|(ts, ps)| seg(ts, ps, &mut params));
+            let tail_ok = t[g + 1..]
+                .iter()
+                .zip(&p[p.len() - suffix..])
+                .all(|(ts, ps)| seg(ts, ps, &mut params));
+            if !head_ok || !tail_ok {
+                return None;
+            }
+            let name = param(t[g]).unwrap();
+            params.insert(
+                name,
+                percent_decode(&p[g..p.len() - suffix].join("/"), false),
+            );
+        }
+    }
+    Some((params, literals))
+}
+
+fn find_route(method: &str, path: &str) -> Option<(&'static Route, HashMap<String, String>)> {
+    all_routes()
+        .filter(|r| r.method == method)
+        .filter_map(|r| match_template(r.template, path).map(|(p, lits)| (r, p, lits)))
+        .max_by_key(|(_, _, lits)| *lits)
+        .map(|(r, p, _)| (r, p))
+}
+
+pub fn percent_decode(s: &str, plus_is_space: bool) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                Ok(v) => {
+                    out.push(v);
+                    i += 3;
+                    continue;
+                }
+                Err(_) => out.push(b'%'),
+            },
+            b'+' if plus_is_space => out.push(b' '),
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
+    q.unwrap_or("")
+        .split('&')
+        .filter(|kv| !kv.is_empty())
+        .map(|kv| {
+            let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+            (percent_decode(k, true), percent_decode(v, true))
+        })
+        .collect()
+}
+
+/// Pages a list the way GitHub does (`per_page` ≤ 100, default 30, `page`
+/// from 1) with a `Link` header.
+pub fn paginate(req: &Req, items: Vec<Value>) -> Reply {
+    let per_page = req
+        .query
+        .get("per_page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30usize)
+        .clamp(1, 100);
+    let page = req
+        .query
+        .get("page")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1usize)
+        .max(1);
+    let last = items.len().div_ceil(per_page).max(1);
+    let body: Vec<Value> = items
+        .into_iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .collect();
+    let mut reply = Reply::ok(Value::Array(body));
+    let link = |n: usize, rel: &str| {
+        let mut qs: Vec<String> = req
+            .query
+            .iter()
+            .filter(|(k, _)| *k != "page" && *k != "per_page")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        qs.push(format!("per_page={per_page}"));
+        qs.push(format!("page={n}"));
+        format!("<{}{}?{}>; rel=\"{rel}\"", req.base, req.path, qs.join("&"))
+    };
+    let mut links = Vec::new();
+    if page > 1 {
+        links.push(link(page - 1, "prev"));
+    }
+    if page < last {
+        links.push(link(page + 1, "next"));
+        links.push(link(last, "last"));
+    }
+    if page > 1 {
+        links.push(link(1, "first"));
+    }
+    if !links.is_empty() {
+        reply.headers.push(("link".into(), links.join(", ")));
+    }
+    reply
+}
+
+/// Runs one request through the pipeline (see the module header).
+pub(crate) async fn serve(
+    shared: Arc<Shared>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<axum::body::Body> {
+    let method = method.as_str().to_string();
+    let path = uri.path().to_string();
+    let body_json: Value = if body.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    };
+    let parse_error = !body.is_empty() && body_json.is_null();
+    let authz = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let token = auth::credential(authz.as_deref()).map(str::to_string);
+    let mut req = Req {
+        method: method.clone(),
+        path: path.clone(),
+        query: parse_query(uri.query()),
+        params: HashMap::new(),
+        body: body_json,
+        caller: None,
+        base: shared.base_url.clone(),
+    };
+    let installation = {
+        shared
+            .lock()
+            .tokens
+            .get(token.as_deref().unwrap_or(""))
+            .map(|t| t.installation)
+    };
+    let record = |st: &mut State, route: Option<&str>, status: u16, req: &Req| {
+        st.requests.push(RecordedRequest {
+            method: req.method.clone(),
+            path: req.path.clone(),
+            route: route.map(str::to_string),
+            status,
+            body: req.body.clone(),
+            installation,
+        });
+    };
+
+    let Some((route, params)) = find_route(&method, &path) else {
+        let mut st = shared.lock();
+        let msg = match shared.openapi.find_template(&method, &path) {
+            Some(t) => format!("route not implemented by fakehub: {method} {t}"),
+            None => format!("route not in the contract subset: {method} {path}"),
+        };
+        tracing::warn!("{msg}");
+        st.violations.push(msg);
+        record(&mut st, None, 404, &req);
+        return respond(&shared, &mut st, Reply::not_found(), installation);
+    };
+    req.params = params;
+    let template = route.template;
+    if route.auth != AuthKind::Public && !shared.openapi.has(&method, template) {
+        let mut st = shared.lock();
+        st.violations.push(format!(
+            "route not in the contract subset: {method} {path} ({template})"
+        ));
+        record(&mut st, Some(template), 404, &req);
+        return respond(&shared, &mut st, Reply::not_found(), installation);
+    }
+
+    let route_key = format!("{method} {template}");
+    let fault = faults::take(&mut shared.lock(), &route_key);
+    let mut delay_after = None;
+    match fault {
+        Some(FaultAction::Answer(reply)) => {
+            let mut st = shared.lock();
+            record(&mut st, Some(template), reply.status, &req);
+            return respond(&shared, &mut st, reply, installation);
+        }
+        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+        Some(FaultAction::DelayAfter(d)) => delay_after = Some(d),
+        Some(FaultAction::Drop) => {
+            record(&mut shared.lock(), Some(template), 0, &req);
+            // Unwinding out of the connection task closes the socket unanswered.
+            std::panic::resume_unwind(Box::new("fakehub: injected DropConnection"));
+        }
+        None => {}
+    }
+
+    let response = {
+        let mut st = shared.lock();
+        let reply = run(
+            &shared,
+            &mut st,
+            route,
+            &mut req,
+            token.as_deref(),
+            parse_error,
+        );
+        let reply = reply.unwrap_or_else(|e| e);
+        record(&mut st, Some(template), reply.status, &req);
+        respond(&shared, &mut st, reply, installation)
+    };
+    if let Some(d) = delay_after {
+        tokio::time::sleep(d).await;
+    }
+    response
+}
+
+fn run(
+    shared: &Shared,
+    st: &mut State,
+    route: &Route,
+    req: &mut Req,
+    token: Option<&str>,
+    parse_error: bool,
+) -> HResult {
+    match route.auth {
+        AuthKind::Public => {}
+        AuthKind::Jwt => {
+            let Some(jwt) = token else {
+                return Err(Reply::error(401, "A JSON web token could not be decoded"));
+            };
+            auth::verify_jwt(st.app_id, jwt)?;
+            req.caller = Some(Caller::App);
+        }
+        AuthKind::Installation => {
+            let inst = auth::installation_for_token(st, token)?;
+            if req.params.contains_key("owner") {
+                let key = req.repo_key();
+                let allowed = st
+                    .installations
+                    .get(&inst)
+                    .is_some_and(|i| i.repos.contains(&key));
+                if !allowed || !st.repos.contains_key(&key) {
+                    return Err(Reply::not_found());
+                }
+            }
+            req.caller = Some(Caller::Installation(inst));
+        }
+    }
+    if parse_error {
+        return Err(Reply::error(400, "Problems parsing JSON"));
+    }
+    if route.auth != AuthKind::Public {
+        if let Err(errors) = shared
+            .openapi
+            .validate_body(&req.method, route.template, &req.body)
+        {
+            let msg = format!("{} {}: {}", req.method, route.template, errors.join("; "));
+            tracing::warn!("contract violation: {msg}");
+            st.violations.push(msg);
+            return Err(Reply::invalid(validation_error(route.template, &errors[0])));
+        }
+    }
+    if let (Some(Caller::Installation(inst)), false) = (&req.caller, req.method == "GET") {
+        if let Some(reply) = faults::secondary_limit(st, *inst) {
+            return Err(reply);
+        }
+    }
+    (route.handler)(st, req)
+}
+
+/// GitHub's `errors[]` entry for the first schema problem: `missing_field`
+/// for an absent required top-level field, `invalid` otherwise.
+fn validation_error(template: &str, error: &str) -> Value {
+    let resource = [
+        ("/reactions", "Reaction"),
+        ("/comments", "IssueComment"),
+        ("/labels", "Label"),
+        ("/sub_issue", "SubIssue"),
+        ("/blocked_by", "IssueDependency"),
+        ("/pulls", "PullRequest"),
+        ("/check-runs", "CheckRun"),
+        ("/git/refs", "Reference"),
+        ("/dispatches", "WorkflowDispatch"),
+        ("/issues", "Issue"),
+    ]
+    .iter()
+    .find(|(part, _)| template.contains(part))
+    .map_or("Request", |(_, r)| r);
+    let (path, problem) = error.split_once(": ").unwrap_or(("body", error));
+    let field = path
+        .strip_prefix("body.")
+        .unwrap_or("")
+        .split(['.', '['])
+        .next()
+        .unwrap_or("");
+    if problem == "required property is missing"
+        && !field.is_empty()
+        && !path[5..].contains(['.', '['])
+    {
+        json!({"resource": resource, "code": "missing_field", "field": field})
+    } else {
+        json!({"resource": resource, "code": "invalid", "field": field, "message": error})
+    }
+}
+
+fn respond(
+    shared: &Shared,
+    st: &mut State,
+    reply: Reply,
+    installation: Option<u64>,
+) -> Response<axum::body::Body> {
+    let _ = shared;
+    let now = chrono::Utc::now().timestamp();
+    if st.rate_reset <= now {
+        st.rate_reset = now + 3600;
+        st.rate_used.clear();
+    }
+    let bucket = installation
+        .map(|i| i.to_string())
+        .unwrap_or_else(|| "app".into());
+    let used = st.rate_used.entry(bucket).or_insert(0);
+    *used += 1;
+    let mut headers: Vec<(String, String)> = vec![
+        ("x-ratelimit-limit".into(), "5000".into()),
+        (
+            "x-ratelimit-remaining".into(),
+            5000u64.saturating_sub(*used).to_string(),
+        ),
+        ("x-ratelimit-reset".into(), st.rate_reset.to_string()),
+        ("x-ratelimit-used".into(), used.to_string()),
+        ("x-ratelimit-resource".into(), "core".into()),
+        (
+            "x-github-request-id".into(),
+            format!(
+                "{:04X}:{:06X}:{:08X}",
+                fastrand::u16(..),
+                fastrand::u32(..0xFFFFFF),
+                fastrand::u32(..)
+            ),
+        ),
+        ("x-github-api-version-selected".into(), "2022-11-28".into()),
+    ];
+    for (k, v) in reply.headers {
+        headers.retain(|(h, _)| *h != k);
+        headers.push((k, v));
+    }
+    let mut b = Response::builder()
+        .status(StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR));
+    for (k, v) in &headers {
+        b = b.header(k.as_str(), v.as_str());
+    }
+    let body = match (reply.raw, reply.body) {
+        (Some((bytes, ct)), _) => {
+            b = b.header("content-type", ct);
+            axum::body::Body::from(bytes)
+        }
+        (None, Some(v)) => {
+            b = b.header("content-type", "application/json; charset=utf-8");
+            axum::body::Body::from(serde_json::to_vec(&v).unwrap())
+        }
+        (None, None) => axum::body::Body::empty(),
+    };
+    b.body(body).expect("valid response")
+}

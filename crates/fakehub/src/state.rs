@@ -1,0 +1,399 @@
+//! The in-memory GitHub: installations, tokens, repositories and everything in
+//! them. Plain data and small helpers only; HTTP lives in `routes`, rendering
+//! to GitHub's JSON shapes in `render`.
+//!
+//! Ids (issues, comments, labels, check runs, ...) come from one global counter,
+//! as GitHub's database ids are unique per kind; issue and pull-request numbers
+//! share one counter per repository, as on GitHub.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::faults::Fault;
+
+/// A GitHub account known to the fake.
+#[derive(Clone, Debug, PartialEq)]
+pub struct User {
+    pub login: String,
+    pub id: u64,
+    /// "User", "Bot" or "Organization".
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reaction {
+    pub id: u64,
+    pub content: String,
+    pub user: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// An issue; pull requests have one too (same number), as on GitHub.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Issue {
+    /// Database id: what the sub-issue and dependency APIs want.
+    pub id: u64,
+    pub number: u64,
+    pub title: String,
+    pub body: Option<String>,
+    /// "open" or "closed".
+    pub state: String,
+    pub state_reason: Option<String>,
+    pub labels: Vec<String>,
+    pub assignees: Vec<String>,
+    pub author: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub is_pull_request: bool,
+    /// Database ids of the sub-issues, in order.
+    pub sub_issues: Vec<u64>,
+    /// Database id of the parent issue.
+    pub parent: Option<u64>,
+    /// Database ids of the issues blocking this one.
+    pub blocked_by: Vec<u64>,
+    pub reactions: Vec<Reaction>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comment {
+    pub id: u64,
+    pub issue_number: u64,
+    pub body: String,
+    pub author: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub reactions: Vec<Reaction>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Label {
+    pub id: u64,
+    pub name: String,
+    pub color: String,
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pull {
+    pub id: u64,
+    pub number: u64,
+    pub title: String,
+    pub body: Option<String>,
+    /// Head branch name (same-repository pull requests only).
+    pub head: String,
+    pub base: String,
+    /// "open" or "closed".
+    pub state: String,
+    pub draft: bool,
+    pub merged: bool,
+    pub mergeable: bool,
+    pub merge_commit_sha: Option<String>,
+    pub author: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub closed_at: Option<DateTime<Utc>>,
+    pub merged_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    /// "queued", "in_progress", "completed", ...
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub details_url: Option<String>,
+    pub external_id: Option<String>,
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub text: Option<String>,
+    /// Accumulated over create and updates, as GitHub does.
+    pub annotations: Vec<Value>,
+    pub actions: Vec<Value>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub completed_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkflowDispatch {
+    /// The workflow file name (or id as text) used in the URL.
+    pub workflow: String,
+    pub git_ref: String,
+    pub inputs: Value,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkflowRun {
+    pub id: u64,
+    pub workflow: String,
+    pub head_branch: String,
+    pub head_sha: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub event: String,
+    pub run_number: u64,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Artifact {
+    pub id: u64,
+    pub run_id: u64,
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A commit: its full tree is kept as a path → content map.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Commit {
+    pub sha: String,
+    pub parents: Vec<String>,
+    pub message: String,
+    pub files: BTreeMap<String, String>,
+    pub date: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Repo {
+    pub id: u64,
+    pub owner: String,
+    pub name: String,
+    pub default_branch: String,
+    pub branches: BTreeMap<String, String>,
+    pub commits: HashMap<String, Commit>,
+    pub next_number: u64,
+    pub issues: BTreeMap<u64, Issue>,
+    pub comments: Vec<Comment>,
+    pub labels: Vec<Label>,
+    pub pulls: BTreeMap<u64, Pull>,
+    pub check_runs: Vec<CheckRun>,
+    pub workflows: BTreeMap<String, u64>,
+    pub dispatches: Vec<WorkflowDispatch>,
+    pub runs: Vec<WorkflowRun>,
+    pub artifacts: Vec<Artifact>,
+}
+
+impl Repo {
+    pub fn full_name(&self) -> String {
+        format!("{}/{}", self.owner, self.name)
+    }
+    pub fn issue_by_id(&self, id: u64) -> Option<&Issue> {
+        self.issues.values().find(|i| i.id == id)
+    }
+    pub fn label(&self, name: &str) -> Option<&Label> {
+        self.labels
+            .iter()
+            .find(|l| l.name.eq_ignore_ascii_case(name))
+    }
+    pub fn comment_mut(&mut self, id: u64) -> Option<&mut Comment> {
+        self.comments.iter_mut().find(|c| c.id == id)
+    }
+    /// Adds a commit on `branch` (created from the default branch if absent).
+    pub fn commit_file(
+        &mut self,
+        branch: &str,
+        path: &str,
+        content: &str,
+        message: &str,
+    ) -> String {
+        let parent = self
+            .branches
+            .get(branch)
+            .or_else(|| self.branches.get(&self.default_branch))
+            .cloned();
+        let mut files = parent
+            .as_ref()
+            .and_then(|p| self.commits.get(p))
+            .map(|c| c.files.clone())
+            .unwrap_or_default();
+        files.insert(
+            path.trim_start_matches('/').to_string(),
+            content.to_string(),
+        );
+        let sha = new_sha();
+        self.commits.insert(
+            sha.clone(),
+            Commit {
+                sha: sha.clone(),
+                parents: parent.into_iter().collect(),
+                message: message.into(),
+                files,
+                date: Utc::now(),
+            },
+        );
+        self.branches.insert(branch.to_string(), sha.clone());
+        sha
+    }
+    /// Resolves a branch name, `heads/x`, `refs/heads/x` or a commit sha.
+    pub fn resolve(&self, r: &str) -> Option<&Commit> {
+        let name = r.trim_start_matches("refs/").trim_start_matches("heads/");
+        match self.branches.get(name) {
+            Some(sha) => self.commits.get(sha),
+            None => self.commits.get(r).or_else(|| {
+                (r.len() >= 7)
+                    .then(|| self.commits.values().find(|c| c.sha.starts_with(r)))
+                    .flatten()
+            }),
+        }
+    }
+}
+
+pub struct TokenInfo {
+    pub installation: u64,
+    pub expires_at: DateTime<Utc>,
+}
+
+pub struct Installation {
+    pub id: u64,
+    pub account: String,
+    /// Lower-cased full names of the repositories it may touch.
+    pub repos: BTreeSet<String>,
+}
+
+/// Everything the fake knows. Held behind one mutex, never across an await.
+pub struct State {
+    pub app_id: u64,
+    pub slug: String,
+    pub ids: IdGen,
+    pub users: HashMap<String, User>,
+    /// Repository permission per login (applies to every repository).
+    pub permissions: HashMap<String, String>,
+    pub installations: BTreeMap<u64, Installation>,
+    pub tokens: HashMap<String, TokenInfo>,
+    pub token_ttl: Duration,
+    pub repos: BTreeMap<String, Repo>,
+    pub faults: HashMap<String, VecDeque<Fault>>,
+    pub secondary_limit: u32,
+    pub write_times: HashMap<u64, VecDeque<Instant>>,
+    pub rate_used: HashMap<String, u64>,
+    pub rate_reset: i64,
+    pub requests: Vec<crate::RecordedRequest>,
+    pub violations: Vec<String>,
+}
+
+pub const BOT_USER_ID: u64 = 41_898_282_000;
+
+impl State {
+    pub fn new() -> State {
+        let mut st = State {
+            app_id: 4242,
+            slug: "taskgate-test".into(),
+            ids: IdGen(1000),
+            users: HashMap::new(),
+            permissions: HashMap::new(),
+            installations: BTreeMap::new(),
+            tokens: HashMap::new(),
+            token_ttl: Duration::from_secs(3600),
+            repos: BTreeMap::new(),
+            faults: HashMap::new(),
+            secondary_limit: 80,
+            write_times: HashMap::new(),
+            rate_used: HashMap::new(),
+            rate_reset: Utc::now().timestamp() + 3600,
+            requests: Vec::new(),
+            violations: Vec::new(),
+        };
+        let bot = st.bot_login();
+        st.users.insert(
+            bot.to_lowercase(),
+            User {
+                login: bot,
+                id: BOT_USER_ID,
+                kind: "Bot".into(),
+            },
+        );
+        st
+    }
+
+    pub fn next_id(&mut self) -> u64 {
+        self.ids.next()
+    }
+
+    /// A repository and the id generator, borrowed together.
+    pub fn repo_ids(&mut self, key: &str) -> Option<(&mut Repo, &mut IdGen)> {
+        let repo = self.repos.get_mut(key)?;
+        Some((repo, &mut self.ids))
+    }
+
+    pub fn bot_login(&self) -> String {
+        format!("{}[bot]", self.slug)
+    }
+
+    /// The user with this login, created (kind "User") if unknown.
+    pub fn user(&mut self, login: &str) -> User {
+        if let Some(u) = self.users.get(&login.to_lowercase()) {
+            return u.clone();
+        }
+        let u = User {
+            login: login.into(),
+            id: self.next_id(),
+            kind: "User".into(),
+        };
+        self.users.insert(login.to_lowercase(), u.clone());
+        u
+    }
+
+    pub fn known_user(&self, login: &str) -> Option<User> {
+        self.users.get(&login.to_lowercase()).cloned()
+    }
+
+    /// Permission of `login` on a repository: the owner is admin, the bot
+    /// writes, added users have what `add_user` gave them, others read.
+    pub fn permission(&self, repo: &Repo, login: &str) -> String {
+        if login.eq_ignore_ascii_case(&repo.owner) {
+            return "admin".into();
+        }
+        if let Some(p) = self.permissions.get(&login.to_lowercase()) {
+            return p.clone();
+        }
+        "read".into()
+    }
+
+    pub fn ensure_repo(&mut self, full_name: &str) -> String {
+        let key = full_name.to_lowercase();
+        if !self.repos.contains_key(&key) {
+            let (owner, name) = full_name
+                .split_once('/')
+                .expect("repository names look like owner/name");
+            self.user(owner);
+            let mut repo = Repo {
+                id: self.next_id(),
+                owner: owner.into(),
+                name: name.into(),
+                default_branch: "main".into(),
+                next_number: 1,
+                ..Repo::default()
+            };
+            repo.commit_file(
+                "main",
+                "README.md",
+                &format!("# {name}\n"),
+                "Initial commit",
+            );
+            self.repos.insert(key.clone(), repo);
+        }
+        key
+    }
+}
+
+/// Database ids: one counter for every kind of object, unique per fake.
+pub struct IdGen(pub u64);
+
+impl IdGen {
+    pub fn next(&mut self) -> u64 {
+        self.0 += 1;
+        self.0
+    }
+}
+
+pub fn new_sha() -> String {
+    (0..40)
+        .map(|_| char::from_digit(fastrand::u32(0..16), 16).unwrap())
+        .collect()
+}

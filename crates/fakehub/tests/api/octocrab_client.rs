@@ -1,0 +1,157 @@
+//! The real client: octocrab authenticates as the app, then as the
+//! installation, and deserialises every answer into its models.
+
+use fakehub::{payloads, FakeGitHub};
+use octocrab::models::webhook_events::WebhookEvent;
+use serde_json::json;
+
+fn octocrab_for(gh: &FakeGitHub, installation: u64) -> octocrab::Octocrab {
+    let key =
+        jsonwebtoken::EncodingKey::from_rsa_pem(FakeGitHub::private_key_pem().as_bytes()).unwrap();
+    let app = octocrab::Octocrab::builder()
+        .base_uri(gh.url())
+        .unwrap()
+        .app(gh.app_id().into(), key)
+        .build()
+        .unwrap();
+    app.installation(installation.into()).unwrap()
+}
+
+#[tokio::test]
+async fn octocrab_reads_and_writes_through_the_fake() {
+    let gh = FakeGitHub::start().await;
+    let repo = gh.install(7, "acme/widgets");
+    repo.with_file("feature", "a.txt", "a");
+    let oc = octocrab_for(&gh, 7);
+    let issues = oc.issues("acme", "widgets");
+    let issue = issues
+        .create("Story")
+        .body("b")
+        .labels(vec!["taskgate:story".to_string()])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(issue.user.r#type, "Bot");
+    let comment = issues.create_comment(issue.number, "hello").await.unwrap();
+    assert_eq!(comment.body.as_deref(), Some("hello"));
+    issues
+        .add_labels(issue.number, &["state:ready".to_string()])
+        .await
+        .unwrap();
+    let page = issues
+        .list_comments(issue.number)
+        .per_page(1)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.items.len(), 1);
+    let fetched = issues.get(issue.number).await.unwrap();
+    assert_eq!(fetched.labels.len(), 2);
+    let sha = repo.branch_sha("feature").unwrap();
+    let run = oc
+        .checks("acme", "widgets")
+        .create_check_run("taskgate/unit", sha.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(run.name, "taskgate/unit");
+    let payload = payloads::check_run("created", &repo, run.id.0);
+    WebhookEvent::try_from_header_and_body("check_run", &serde_json::to_vec(&payload).unwrap())
+        .unwrap();
+    let pr = oc
+        .pulls("acme", "widgets")
+        .create("Feature", "feature", "main")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pr.head.sha, sha);
+    let content = oc
+        .repos("acme", "widgets")
+        .get_content()
+        .path("README.md")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        content.items[0].decoded_content().as_deref(),
+        Some("# widgets\n")
+    );
+    let perm = oc
+        .repos("acme", "widgets")
+        .get_contributor_permission("acme")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(perm.permission).unwrap(),
+        json!("admin")
+    );
+    assert!(
+        gh.contract_violations().is_empty(),
+        "{:?}",
+        gh.contract_violations()
+    );
+}
+
+#[tokio::test]
+async fn payloads_parse_as_octocrab_webhook_events_and_deliver_signed() {
+    let gh = FakeGitHub::start().await;
+    let repo = gh.install(7, "acme/widgets");
+    let n = repo.create_issue("Story", "body", "alice");
+    let comment = repo.add_comment(n, "/taskgate plan", "alice");
+    repo.with_file("feature", "a.txt", "a");
+    let pr = repo.create_pull("feature", "main", "Feature", "alice");
+    let events = [
+        (
+            "issue_comment",
+            payloads::issue_comment_created(&repo, n, &comment),
+        ),
+        ("issues", payloads::issues_opened(&repo, n)),
+        ("push", payloads::push(&repo, "feature", None, "alice")),
+        ("pull_request", payloads::pull_request("opened", &repo, pr)),
+    ];
+    for (event, payload) in &events {
+        assert_eq!(payload["installation"]["id"], 7, "{event}");
+        let body = serde_json::to_vec(payload).unwrap();
+        WebhookEvent::try_from_header_and_body(event, &body)
+            .unwrap_or_else(|e| panic!("{event}: {e}"));
+    }
+
+    // A receiver that checks the signature and echoes the headers it saw.
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let app = axum::Router::new().route(
+        "/webhook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let tx = tx.clone();
+                async move {
+                    tx.send((headers, body.to_vec())).unwrap();
+                    "ok"
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let (status, body) = gh
+        .deliver(
+            &format!("http://{addr}/webhook"),
+            "s3cret",
+            "issue_comment",
+            "d-1",
+            &events[0].1,
+        )
+        .await;
+    assert_eq!((status, body.as_str()), (200, "ok"));
+    let (headers, raw) = rx.recv().await.unwrap();
+    assert_eq!(
+        headers["x-hub-signature-256"].to_str().unwrap(),
+        fakehub::signature("s3cret", &raw)
+    );
+    assert_eq!(headers["x-github-event"], "issue_comment");
+    assert_eq!(headers["x-github-delivery"], "d-1");
+    assert_eq!(headers["x-github-hook-installation-target-id"], "4242");
+    assert_eq!(headers["user-agent"], "GitHub-Hookshot/fake");
+    let _ = json!(null);
+}

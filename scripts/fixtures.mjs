@@ -1,0 +1,383 @@
+#!/usr/bin/env node
+// Regenerates taskgate's third-party data fixtures.
+//
+// Usage (from the repository root, Node 20+, `npm` and `tar` on PATH):
+//
+//   node scripts/fixtures.mjs [--webhooks <npm-spec>] [--openapi <npm-spec>]
+//
+//   --webhooks  npm spec of the webhook examples package
+//               (default: @octokit/webhooks-examples@7.6.1)
+//   --openapi   npm spec of the OpenAPI description package
+//               (default: @octokit/openapi@23.0.2)
+//
+// It runs `npm pack` for both packages in a temporary directory, unpacks
+// only the files it needs with `tar`, and (re)writes:
+//
+//   fixtures/webhooks/<event>/<action>[.<n>].json  one file per example
+//   fixtures/webhooks/README.md
+//   fixtures/openapi/github-subset.json             REST operations subset
+//   fixtures/openapi/README.md
+//
+// The output is deterministic: the versions are pinned by default, key order
+// is the source's, and files are pretty-printed with two spaces plus a final
+// newline. The per-event webhook directories are emptied before writing, so
+// examples removed upstream disappear. To move to newer packages, pass
+// explicit specs (e.g. `--openapi @octokit/openapi@latest`), review the diff,
+// and then update the defaults below.
+//
+// No dependencies beyond the two packages it unpacks.
+
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const DEFAULT_WEBHOOKS = "@octokit/webhooks-examples@7.6.1";
+const DEFAULT_OPENAPI = "@octokit/openapi@23.0.2";
+
+const WEBHOOK_EVENTS = [
+  "ping",
+  "installation",
+  "installation_repositories",
+  "issues",
+  "issue_comment",
+  "pull_request",
+  "push",
+  "check_run",
+  "check_suite",
+  "workflow_run",
+];
+
+// [method, path template] exactly as GitHub's description spells them.
+const OPERATIONS = [
+  ["get", "/app"],
+  ["get", "/app/installations/{installation_id}"],
+  ["post", "/app/installations/{installation_id}/access_tokens"],
+  ["get", "/repos/{owner}/{repo}/installation"],
+  ["get", "/repos/{owner}/{repo}"],
+  ["get", "/repos/{owner}/{repo}/issues"],
+  ["post", "/repos/{owner}/{repo}/issues"],
+  ["get", "/repos/{owner}/{repo}/issues/{issue_number}"],
+  ["patch", "/repos/{owner}/{repo}/issues/{issue_number}"],
+  ["get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"],
+  ["post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"],
+  ["get", "/repos/{owner}/{repo}/issues/comments/{comment_id}"],
+  ["patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"],
+  ["post", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions"],
+  ["post", "/repos/{owner}/{repo}/issues/{issue_number}/reactions"],
+  ["get", "/repos/{owner}/{repo}/issues/{issue_number}/labels"],
+  ["post", "/repos/{owner}/{repo}/issues/{issue_number}/labels"],
+  ["put", "/repos/{owner}/{repo}/issues/{issue_number}/labels"],
+  ["delete", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}"],
+  ["get", "/repos/{owner}/{repo}/labels"],
+  ["post", "/repos/{owner}/{repo}/labels"],
+  ["patch", "/repos/{owner}/{repo}/labels/{name}"],
+  ["get", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"],
+  ["post", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issues"],
+  ["delete", "/repos/{owner}/{repo}/issues/{issue_number}/sub_issue"],
+  ["get", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"],
+  ["post", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by"],
+  ["delete", "/repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by/{issue_id}"],
+  ["post", "/repos/{owner}/{repo}/git/refs"],
+  ["get", "/repos/{owner}/{repo}/git/ref/{ref}"],
+  ["patch", "/repos/{owner}/{repo}/git/refs/{ref}"],
+  ["delete", "/repos/{owner}/{repo}/git/refs/{ref}"],
+  ["get", "/repos/{owner}/{repo}/branches/{branch}"],
+  ["get", "/repos/{owner}/{repo}/pulls"],
+  ["post", "/repos/{owner}/{repo}/pulls"],
+  ["get", "/repos/{owner}/{repo}/pulls/{pull_number}"],
+  ["patch", "/repos/{owner}/{repo}/pulls/{pull_number}"],
+  ["put", "/repos/{owner}/{repo}/pulls/{pull_number}/merge"],
+  ["post", "/repos/{owner}/{repo}/check-runs"],
+  ["get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"],
+  ["patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"],
+  ["get", "/repos/{owner}/{repo}/commits/{ref}/check-runs"],
+  ["get", "/repos/{owner}/{repo}/contents/{path}"],
+  ["get", "/repos/{owner}/{repo}/commits/{ref}"],
+  ["post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"],
+  ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}"],
+  ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"],
+  ["get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"],
+  ["get", "/repos/{owner}/{repo}/collaborators/{username}/permission"],
+];
+
+// Depth at which $ref resolution (only needed when no dereferenced variant
+// exists) gives up; a $ref that refers back to one being resolved is cut too.
+const MAX_REF_DEPTH = 32;
+
+const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
+
+// ---------------------------------------------------------------- plumbing
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+function parseArgs(argv) {
+  const opts = { webhooks: DEFAULT_WEBHOOKS, openapi: DEFAULT_OPENAPI };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === "-h" || a === "--help") {
+      const src = fs.readFileSync(fileURLToPath(import.meta.url), "utf8");
+      process.stdout.write(src.split("\n\nimport ")[0].replace(/^\/\/ ?/gm, "") + "\n");
+      process.exit(0);
+    } else if (a === "--webhooks" || a === "--openapi") {
+      if (!argv[i + 1]) throw new Error(`${a} needs a value`);
+      opts[a.slice(2)] = argv[++i];
+    } else {
+      throw new Error(`unknown argument: ${a} (try --help)`);
+    }
+  }
+  return opts;
+}
+
+function run(cmd, args, cwd) {
+  return execFileSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "inherit"],
+    shell: process.platform === "win32",
+  });
+}
+
+// npm pack <spec> into tmp; returns { name, version, tarball }.
+function npmPack(spec, tmp) {
+  const out = JSON.parse(run("npm", ["pack", spec, "--json", "--silent"], tmp));
+  const info = Array.isArray(out) ? out[0] : out;
+  return { name: info.name, version: info.version, tarball: path.join(tmp, info.filename) };
+}
+
+function tarList(tarball) {
+  return run("tar", ["-tzf", tarball]).split(/\r?\n/).filter(Boolean);
+}
+
+function tarExtract(tarball, member, dest) {
+  fs.mkdirSync(dest, { recursive: true });
+  run("tar", ["-xzf", tarball, "-C", dest, member]);
+  return path.join(dest, member);
+}
+
+const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
+const pretty = (value) => JSON.stringify(value, null, 2) + "\n";
+
+function writeFile(rel, text) {
+  const file = path.join(ROOT, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+// ---------------------------------------------------------------- webhooks
+
+function webhooks(pkg, tmp) {
+  const member = "package/api.github.com/index.json";
+  const defs = readJson(tarExtract(pkg.tarball, member, path.join(tmp, "webhooks")));
+  const counts = {};
+  const noInstallation = {};
+  for (const event of WEBHOOK_EVENTS) {
+    const def = defs.find((d) => d.name === event);
+    if (!def) throw new Error(`${pkg.name}: no definition for event ${event}`);
+    const dir = path.join(ROOT, "fixtures/webhooks", event);
+    fs.rmSync(dir, { recursive: true, force: true });
+    const key = (ex) => (typeof ex.action === "string" && ex.action ? ex.action : "default");
+    const total = {};
+    for (const ex of def.examples) total[key(ex)] = (total[key(ex)] || 0) + 1;
+    const seen = {};
+    noInstallation[event] = [];
+    for (const ex of def.examples) {
+      const k = key(ex);
+      seen[k] = (seen[k] || 0) + 1;
+      const file = total[k] === 1 ? `${k}.json` : `${k}.${seen[k]}.json`;
+      writeFile(path.join("fixtures/webhooks", event, file), pretty(ex));
+      if (!("installation" in ex)) noInstallation[event].push(file.replace(/\.json$/, ""));
+    }
+    counts[event] = total;
+  }
+
+  const lines = [
+    "# Webhook payload fixtures",
+    "",
+    `Source: npm package \`${pkg.name}@${pkg.version}\`, file \`${member.replace(/^package\//, "")}\``,
+    "(GitHub's example payloads for api.github.com, as collected by Octokit).",
+    "",
+    "Generated — do not edit by hand. Regenerate with `node scripts/fixtures.mjs`",
+    "(see the usage at the top of that script).",
+    "",
+    "Layout: `<event>/<action>.json`, or `<action>.<n>.json` (n from 1, in the",
+    "package's order) when the package has several examples for one action.",
+    "Events without an action (`ping`, `push`) use `default[.<n>].json`.",
+    "The file content is the example exactly as in the package (same key order),",
+    "pretty-printed with two spaces. These are payload bodies only: the",
+    "`X-GitHub-Event` header is the directory name.",
+    "",
+    "Caution: many examples were captured from repository/organization webhooks,",
+    "not GitHub App deliveries, so they have no `installation` object (listed in",
+    "the last column). A GitHub App always receives `installation`; tests that",
+    "need it must add `{\"id\": ..., \"node_id\": ...}` themselves.",
+    "",
+    "| event | examples (action × count) | without `installation` |",
+    "|---|---|---|",
+  ];
+  for (const event of WEBHOOK_EVENTS) {
+    const parts = Object.entries(counts[event]).map(([a, n]) => (n === 1 ? a : `${a} ×${n}`));
+    const none = noInstallation[event];
+    lines.push(`| ${event} | ${parts.join(", ")} | ${none.length ? none.join(", ") : "—"} |`);
+  }
+  writeFile("fixtures/webhooks/README.md", lines.join("\n") + "\n");
+  return counts;
+}
+
+// ---------------------------------------------------------------- openapi
+
+// Resolve local "#/..." $refs, cutting cycles and excessive depth to {}.
+function makeResolver(doc) {
+  const lookup = (ref) => {
+    if (!ref.startsWith("#/")) throw new Error(`external $ref not supported: ${ref}`);
+    let node = doc;
+    for (const raw of ref.slice(2).split("/")) {
+      const part = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+      node = node?.[part];
+    }
+    if (node === undefined) throw new Error(`dangling $ref: ${ref}`);
+    return node;
+  };
+  const resolve = (node, stack = [], depth = 0) => {
+    if (Array.isArray(node)) return node.map((n) => resolve(n, stack, depth + 1));
+    if (node === null || typeof node !== "object") return node;
+    if (typeof node.$ref === "string") {
+      if (stack.includes(node.$ref) || depth >= MAX_REF_DEPTH) return {};
+      return resolve(lookup(node.$ref), [...stack, node.$ref], depth + 1);
+    }
+    const out = {};
+    for (const [k, v] of Object.entries(node)) out[k] = resolve(v, stack, depth + 1);
+    return out;
+  };
+  return resolve;
+}
+
+function openapi(pkg, tmp) {
+  const members = tarList(pkg.tarball);
+  const deref = "package/generated/api.github.com.deref.json";
+  const plain = "package/generated/api.github.com.json";
+  const member = members.includes(deref) ? deref : plain;
+  if (!members.includes(member)) throw new Error(`${pkg.name}: neither ${deref} nor ${plain}`);
+  const doc = readJson(tarExtract(pkg.tarball, member, path.join(tmp, "openapi")));
+  if (!/^3\.0\./.test(doc.openapi)) throw new Error(`expected OpenAPI 3.0.x, got ${doc.openapi}`);
+  const resolve = makeResolver(doc);
+
+  const wanted = new Set(OPERATIONS.map(([m, p]) => `${m} ${p}`));
+  const found = new Set();
+  const paths = {};
+  // Source order for paths and methods.
+  for (const [tmpl, rawItem] of Object.entries(doc.paths)) {
+    const item = resolve(rawItem);
+    for (const method of Object.keys(item)) {
+      if (!HTTP_METHODS.includes(method) || !wanted.has(`${method} ${tmpl}`)) continue;
+      found.add(`${method} ${tmpl}`);
+      const op = item[method];
+      const params = [...(item.parameters || []), ...(op.parameters || [])];
+      const byKey = new Map(); // operation-level parameters override path-level ones
+      for (const p of params) byKey.set(`${p.in} ${p.name}`, p);
+      const out = { operationId: op.operationId };
+      out.parameters = [...byKey.values()]
+        .filter((p) => p.in === "path" || p.in === "query")
+        .map((p) => ({ name: p.name, in: p.in, required: p.required === true, schema: p.schema ?? {} }));
+      const json = op.requestBody?.content?.["application/json"];
+      if (op.requestBody && !json) {
+        throw new Error(`${method} ${tmpl}: request body without application/json`);
+      }
+      if (json) out.requestBody = { content: { "application/json": { schema: json.schema ?? {} } } };
+      out.responses = {};
+      for (const [status, resp] of Object.entries(op.responses || {})) {
+        out.responses[status] = { description: resp.description ?? "" };
+      }
+      (paths[tmpl] ||= {})[method] = out;
+    }
+  }
+  const missing = OPERATIONS.filter(([m, p]) => !found.has(`${m} ${p}`));
+
+  const subset = {
+    openapi: doc.openapi,
+    info: {
+      title: doc.info.title,
+      version: doc.info.version,
+      "x-source": `${pkg.name}@${pkg.version} ${member.replace(/^package\//, "")}`,
+    },
+    paths,
+  };
+  const text = pretty(subset);
+  if (text.includes('"$ref"')) throw new Error("subset still contains $ref");
+  writeFile("fixtures/openapi/github-subset.json", text);
+
+  const lines = [
+    "# GitHub REST API subset (OpenAPI 3.0)",
+    "",
+    `Source: npm package \`${pkg.name}@${pkg.version}\`, file`,
+    `\`${member.replace(/^package\//, "")}\` (GitHub's official description of the`,
+    "api.github.com REST API, OpenAPI 3.0, with Octokit's `x-octokit` extension).",
+    "",
+    "Generated — do not edit by hand. Regenerate with `node scripts/fixtures.mjs`",
+    "(see the usage at the top of that script). `github-subset.json` is used by",
+    "`crates/fakehub` to validate the requests taskgate sends.",
+    "",
+    "## Shape",
+    "",
+    "```",
+    '{ "openapi", "info": { "title", "version", "x-source": "<package>@<version> <file>" },',
+    '  "paths": { "<template>": { "<method>": {',
+    '    "operationId",',
+    '    "parameters": [ { "name", "in": "path"|"query", "required", "schema" } ],',
+    '    "requestBody": { "content": { "application/json": { "schema" } } },   // only when the operation has a body',
+    '    "responses": { "<status>": { "description" } } } } } }',
+    "```",
+    "",
+    "- Paths and methods are in the source's order; keys inside schemas too.",
+    "- Header and cookie parameters are dropped; `required` is always present",
+    "  (`false` when the source omits it).",
+    "- Request-body schemas are kept whole. Response schemas, headers and",
+    "  examples are stripped: only each status's `description` remains.",
+    "- The file contains no `$ref`. The source variant used is the dereferenced",
+    "  one when the package ships it; otherwise the script resolves every local",
+    `  \`$ref\` itself and cuts a recursive reference (one that refers back to a`,
+    `  \`$ref\` being resolved, or nesting deeper than ${MAX_REF_DEPTH}) to \`{}\` (accept anything).`,
+    "- OpenAPI 3.0 `nullable: true` is kept as-is (not rewritten to a",
+    '  `type: [..., "null"]` union); the validator in `crates/fakehub` understands it.',
+    "",
+    "## Operations",
+    "",
+    "| method | path | operationId |",
+    "|---|---|---|",
+  ];
+  for (const [m, p] of OPERATIONS) {
+    const id = paths[p]?.[m]?.operationId ?? "**missing**";
+    lines.push(`| ${m.toUpperCase()} | \`${p}\` | ${id} |`);
+  }
+  lines.push("", "## Missing from the source", "");
+  if (missing.length === 0) lines.push("None: every operation above exists in the source.");
+  else for (const [m, p] of missing) lines.push(`- ${m.toUpperCase()} \`${p}\``);
+  writeFile("fixtures/openapi/README.md", lines.join("\n") + "\n");
+
+  return { missing, bytes: Buffer.byteLength(text), subset };
+}
+
+// ---------------------------------------------------------------- main
+
+function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "taskgate-fixtures-"));
+  try {
+    const wh = npmPack(opts.webhooks, tmp);
+    const oa = npmPack(opts.openapi, tmp);
+    const counts = webhooks(wh, tmp);
+    for (const event of WEBHOOK_EVENTS) {
+      const n = Object.values(counts[event]).reduce((a, b) => a + b, 0);
+      console.log(`webhooks ${event}: ${n}`);
+    }
+    const { missing, bytes } = openapi(oa, tmp);
+    console.log(`openapi subset: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations, ${bytes} bytes`);
+    for (const [m, p] of missing) console.log(`  missing: ${m.toUpperCase()} ${p}`);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main();

@@ -1,0 +1,172 @@
+//! Wiring: builds the store, the GitHub app client, the intake, the
+//! processor and the executor from a [`ServeConfig`] and runs them.
+//!
+//! Owns: the process's long-running tasks and their startup order.
+//! Must not: hold behaviour of its own; each part lives in its module.
+
+mod processor;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+use tracing::{info, warn};
+
+use crate::commands::Syntax;
+use crate::core::Context;
+use crate::github::{AppCredentials, Backoff, Executor, GitHubApp, GitHubError};
+use crate::intake::IntakeState;
+use crate::store::{Store, StoreError};
+use crate::web::{self, metrics::Metrics};
+pub use processor::Processor;
+
+/// Everything `taskgate serve` needs (SPEC §9: env vars, flags, `.env`).
+#[derive(Clone)]
+pub struct ServeConfig {
+    pub app_id: u64,
+    pub private_key_pem: String,
+    pub webhook_secret: String,
+    pub github_api_url: String,
+    pub host: String,
+    pub port: u16,
+    pub database_url: String,
+    pub api_token: Option<String>,
+    pub backoff: Backoff,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: String,
+        source: std::io::Error,
+    },
+    #[error("WEBHOOK_SECRET must not be empty: without it anyone could post webhooks")]
+    NoSecret,
+}
+
+/// A started server: its address and its tasks.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub store: Store,
+    tasks: Vec<JoinHandle<()>>,
+    server: JoinHandle<()>,
+}
+
+impl Running {
+    /// Waits for the HTTP server to stop.
+    pub async fn wait(self) {
+        let _ = self.server.await;
+        for task in self.tasks {
+            task.abort();
+        }
+    }
+
+    /// Stops everything at once (tests use this to simulate a crash of the
+    /// in-process server; a real crash is tested with a child process).
+    pub fn abort(self) {
+        self.server.abort();
+        for task in self.tasks {
+            task.abort();
+        }
+    }
+}
+
+pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
+    if config.webhook_secret.is_empty() {
+        return Err(StartError::NoSecret);
+    }
+    let store = Store::open_url(&config.database_url)?;
+    let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
+    let github = Arc::new(GitHubApp::new(&config.github_api_url, creds));
+    let metrics = Arc::new(Metrics::new());
+    let recorded = Arc::new(Notify::new());
+    let effects_stored = Arc::new(Notify::new());
+
+    let bot_login = match tokio::time::timeout(Duration::from_secs(10), github.app_info()).await {
+        Ok(Ok(app)) => {
+            info!(slug = %app.slug, "authenticated as the GitHub App");
+            Some(format!("{}[bot]", app.slug))
+        }
+        Ok(Err(e)) => {
+            warn!(error = %e, "GET /app failed; own comments are recognised by app id and marker only");
+            None
+        }
+        Err(_) => {
+            warn!("GET /app timed out; own comments are recognised by app id and marker only");
+            None
+        }
+    };
+
+    let processor = Processor {
+        store: store.clone(),
+        metrics: metrics.clone(),
+        context: Context {
+            app_id: config.app_id,
+            bot_login,
+            syntax: Syntax::default(),
+        },
+        recorded: recorded.clone(),
+        effects_stored: effects_stored.clone(),
+    };
+    let executor = Executor {
+        store: store.clone(),
+        github,
+        metrics: metrics.clone(),
+        backoff: config.backoff,
+        wake: effects_stored,
+    };
+    let intake = Arc::new(IntakeState {
+        secret: config.webhook_secret.into_bytes(),
+        store: store.clone(),
+        metrics,
+        recorded,
+    });
+
+    let addr = format!("{}:{}", config.host, config.port);
+    let listener = TcpListener::bind(&addr)
+        .await
+        .map_err(|source| StartError::Bind {
+            addr: addr.clone(),
+            source,
+        })?;
+    let local = listener
+        .local_addr()
+        .map_err(|source| StartError::Bind { addr, source })?;
+    let router = web::router(intake);
+    let server = tokio::spawn(async move {
+        let shutdown = async {
+            let ctrl_c = tokio::signal::ctrl_c();
+            #[cfg(unix)]
+            {
+                let mut term =
+                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                        .expect("install the SIGTERM handler");
+                tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+            }
+            #[cfg(not(unix))]
+            let _ = ctrl_c.await;
+            info!("shutting down");
+        };
+        if let Err(e) = axum::serve(listener, router)
+            .with_graceful_shutdown(shutdown)
+            .await
+        {
+            warn!(error = %e, "the HTTP server stopped");
+        }
+    });
+    info!(%local, "listening");
+    Ok(Running {
+        addr: local,
+        store,
+        tasks: vec![tokio::spawn(processor.run()), tokio::spawn(executor.run())],
+        server,
+    })
+}

@@ -1,0 +1,102 @@
+//! The processor: recorded deliveries → core decisions → stored effects.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tracing::{info, info_span, warn, Instrument};
+
+use crate::core::{self, Context};
+use crate::intake::{event, translate};
+use crate::store::{unix_now_ms, PendingDelivery, Store};
+use crate::web::metrics::Metrics;
+
+pub struct Processor {
+    pub store: Store,
+    pub metrics: Arc<Metrics>,
+    pub context: Context,
+    /// Woken by the intake when a delivery is recorded.
+    pub recorded: Arc<Notify>,
+    /// Wakes the executor when effects were stored.
+    pub effects_stored: Arc<Notify>,
+}
+
+impl Processor {
+    /// Runs until the task is dropped. Picks up anything a previous run left
+    /// unprocessed first, since deliveries are read from the store.
+    pub async fn run(self) {
+        loop {
+            match self.store.pending_deliveries(128).await {
+                Ok(batch) if batch.is_empty() => {
+                    let _ = tokio::time::timeout(Duration::from_secs(5), self.recorded.notified())
+                        .await;
+                }
+                Ok(batch) => {
+                    for delivery in batch {
+                        let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
+                        self.process(delivery).instrument(span).await;
+                    }
+                }
+                Err(e) => {
+                    warn!(error = %e, "reading the inbox failed");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
+        }
+    }
+
+    async fn process(&self, delivery: PendingDelivery) {
+        let decided = event::parse(&delivery.event, &delivery.payload)
+            .map_err(|e| e.to_string())
+            .and_then(|parsed| {
+                translate::to_event(&delivery.event, &parsed).map_err(|e| e.to_string())
+            })
+            .map(|event| core::on_event(&event, &self.context));
+        let stored = match decided {
+            Ok(mut decision) => {
+                if delivery.installation.is_none() && !decision.effects.is_empty() {
+                    // Only an installation can act on GitHub; a hook set up
+                    // outside the app (no `installation` in the payload)
+                    // gets its decision recorded but nothing performed.
+                    decision.outcome = format!(
+                        "{}; {} effect(s) dropped: the delivery names no installation",
+                        decision.outcome,
+                        decision.effects.len()
+                    );
+                    decision.effects.clear();
+                }
+                let effects = decision.effects.len();
+                let result = self
+                    .store
+                    .complete_delivery(
+                        delivery.seq,
+                        "processed",
+                        decision.outcome.clone(),
+                        delivery.installation,
+                        decision.changes,
+                        decision.effects,
+                    )
+                    .await;
+                if effects > 0 {
+                    self.effects_stored.notify_one();
+                }
+                info!(outcome = %decision.outcome, effects, "processed");
+                result
+            }
+            Err(why) => {
+                // The intake checked the shape already; this is a payload an
+                // older or newer taskgate recorded. Keep it, marked failed.
+                warn!(error = %why, "delivery could not be processed");
+                self.store
+                    .complete_delivery(delivery.seq, "failed", why, None, vec![], vec![])
+                    .await
+            }
+        };
+        match stored {
+            Ok(_) => self
+                .metrics
+                .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0),
+            Err(e) => warn!(error = %e, "could not store the decision; will retry"),
+        }
+    }
+}

@@ -1,0 +1,351 @@
+//! Failure classification: turns one failed gate command (command line, exit
+//! status, captured output) into a [`FailureKind`], a 1–3 line summary a
+//! person understands, and `file:line` [`Finding`]s for check-run annotations.
+//!
+//! Owns: the kinds, the per-tool parsers (one module per tool family) and the
+//! text hygiene of what they produce (ANSI stripped, mentions neutralised).
+//! Must not: do IO, await, read the clock or the environment, or panic on any
+//! bytes. It is a pure function of [`Outcome`]; the shell captures the output,
+//! the core decides routing. `flaky_test` is never produced here: it needs a
+//! re-run, so the caller upgrades a `test_failure` whose re-run passed.
+//!
+//! Two ideas a reader needs:
+//! - Output is read as lines, once, from a bounded head and tail of the log
+//!   (see [`text::Log`]); every parser is a linear scan with bounded look-ahead,
+//!   so the cost is linear in the output size and capped for huge logs.
+//! - Parsers are tried in order: the tool family named in the command first,
+//!   then the others, then the generic shell/make rules, then `unknown`. The
+//!   first parser that recognises the output wins.
+
+mod go;
+mod make;
+mod node;
+mod python;
+mod python_lint;
+mod rust;
+mod shell;
+mod text;
+
+#[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
+mod robustness_tests;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+pub use text::neutralize_mentions;
+
+/// Why a gate failed. Serialised and displayed in `snake_case`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    TestFailure,
+    BuildFailure,
+    LintFailure,
+    RuntimeError,
+    MissingDependency,
+    Timeout,
+    SpecMismatch,
+    ToolingError,
+    FlakyTest,
+    Unknown,
+}
+
+impl FailureKind {
+    pub const ALL: [FailureKind; 10] = [
+        FailureKind::TestFailure,
+        FailureKind::BuildFailure,
+        FailureKind::LintFailure,
+        FailureKind::RuntimeError,
+        FailureKind::MissingDependency,
+        FailureKind::Timeout,
+        FailureKind::SpecMismatch,
+        FailureKind::ToolingError,
+        FailureKind::FlakyTest,
+        FailureKind::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::TestFailure => "test_failure",
+            FailureKind::BuildFailure => "build_failure",
+            FailureKind::LintFailure => "lint_failure",
+            FailureKind::RuntimeError => "runtime_error",
+            FailureKind::MissingDependency => "missing_dependency",
+            FailureKind::Timeout => "timeout",
+            FailureKind::SpecMismatch => "spec_mismatch",
+            FailureKind::ToolingError => "tooling_error",
+            FailureKind::FlakyTest => "flaky_test",
+            FailureKind::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for FailureKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A string that names no [`FailureKind`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown failure kind `{0}` (expected one of: test_failure, build_failure, lint_failure, runtime_error, missing_dependency, timeout, spec_mismatch, tooling_error, flaky_test, unknown)")]
+pub struct UnknownFailureKind(pub String);
+
+impl FromStr for FailureKind {
+    type Err = UnknownFailureKind;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        FailureKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| UnknownFailureKind(s.to_string()))
+    }
+}
+
+/// One `file:line` location worth an annotation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub path: String,
+    pub line: u32,
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+/// The verdict on one failed command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Classification {
+    pub kind: FailureKind,
+    /// 1–3 lines of plain text, mentions neutralised.
+    pub summary: String,
+    pub findings: Vec<Finding>,
+}
+
+/// What the runner observed. `exit_code: None` means killed by a signal.
+#[derive(Debug, Clone, Copy)]
+pub struct Outcome<'a> {
+    pub command: &'a str,
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    pub timeout_seconds: Option<u64>,
+    pub output: &'a [u8],
+}
+
+/// Most findings kept; the check-run API takes 50 annotations per request.
+const MAX_FINDINGS: usize = 50;
+/// Longest summary line kept, in characters.
+const MAX_SUMMARY_LINE: usize = 200;
+
+/// Classifies one failed command. Pure, linear in the output, never panics.
+/// The text `taskgate classify` prints: the kind, the summary, then the
+/// findings as `path:line[:column]: message`.
+pub fn render_report(c: &Classification) -> String {
+    let mut out = format!("kind: {}\n", c.kind.as_str());
+    for line in c.summary.lines() {
+        out.push_str(&format!("summary: {line}\n"));
+    }
+    for f in &c.findings {
+        match f.column {
+            Some(col) => out.push_str(&format!("{}:{}:{}: {}\n", f.path, f.line, col, f.message)),
+            None => out.push_str(&format!("{}:{}: {}\n", f.path, f.line, f.message)),
+        }
+    }
+    out
+}
+
+pub fn classify(outcome: &Outcome) -> Classification {
+    let log = text::Log::from_bytes(outcome.output);
+    let raw = if outcome.timed_out {
+        timeout(outcome, &log)
+    } else {
+        detect(outcome, &log)
+    };
+    finish(raw)
+}
+
+fn timeout(outcome: &Outcome, log: &text::Log) -> Classification {
+    let head = match outcome.timeout_seconds {
+        Some(n) => format!("timed out after {n} s"),
+        None => "timed out".to_string(),
+    };
+    let mut lines = vec![format!("{head}: {}", outcome.command.trim())];
+    if let Some(last) = log.last_meaningful() {
+        lines.push(format!("last output: {last}"));
+    }
+    Classification {
+        kind: FailureKind::Timeout,
+        summary: lines.join("\n"),
+        findings: Vec::new(),
+    }
+}
+
+/// A tool-family parser: recognises its tools' output or declines.
+type Parser = fn(&Ctx) -> Option<Classification>;
+
+/// What every parser sees.
+pub(crate) struct Ctx<'a> {
+    pub command: &'a str,
+    pub exit_code: Option<i32>,
+    pub log: &'a text::Log,
+}
+
+impl Ctx<'_> {
+    /// True if any whitespace-separated word of the command, or its file name,
+    /// is one of `names` (`/usr/bin/cargo` and `cargo` both count).
+    pub fn command_has(&self, names: &[&str]) -> bool {
+        self.command
+            .split(|c: char| c.is_whitespace() || c == ';' || c == '&' || c == '|')
+            .any(|w| {
+                let base = w.rsplit('/').next().unwrap_or(w);
+                names.contains(&w) || names.contains(&base)
+            })
+    }
+}
+
+fn detect(outcome: &Outcome, log: &text::Log) -> Classification {
+    let ctx = Ctx {
+        command: outcome.command,
+        exit_code: outcome.exit_code,
+        log,
+    };
+    if let Some(c) = shell::launch_failure(&ctx) {
+        return c;
+    }
+    let families: [(&[&str], Parser); 4] = [
+        (rust::COMMANDS, rust::detect),
+        (python::COMMANDS, python::detect),
+        (node::COMMANDS, node::detect),
+        (go::COMMANDS, go::detect),
+    ];
+    // The family named in the command goes first; the others still get a
+    // turn because `make test` or a shell script can run any of them.
+    let named = families.iter().filter(|(cmds, _)| ctx.command_has(cmds));
+    let rest = families.iter().filter(|(cmds, _)| !ctx.command_has(cmds));
+    for (_, parser) in named.chain(rest) {
+        if let Some(c) = parser(&ctx) {
+            return c;
+        }
+    }
+    make::detect(&ctx)
+        .or_else(|| shell::detect(&ctx))
+        .unwrap_or_else(|| shell::fallback(&ctx))
+}
+
+/// Enforces the output contract whatever a parser produced: 1–3 short lines,
+/// mentions neutralised, bounded findings.
+fn finish(mut c: Classification) -> Classification {
+    let lines: Vec<String> = c
+        .summary
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .map(|l| neutralize_mentions(&text::clip(l, MAX_SUMMARY_LINE)))
+        .collect();
+    c.summary = if lines.is_empty() {
+        format!("{} (no details)", c.kind)
+    } else {
+        lines.join("\n")
+    };
+    c.findings.truncate(MAX_FINDINGS);
+    for f in &mut c.findings {
+        f.message = neutralize_mentions(&text::clip(f.message.trim(), 300));
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(command: &str, exit_code: Option<i32>, output: &[u8]) -> Classification {
+        classify(&Outcome {
+            command,
+            exit_code,
+            timed_out: false,
+            timeout_seconds: None,
+            output,
+        })
+    }
+
+    #[test]
+    fn kinds_round_trip_through_display_from_str_and_serde() {
+        for kind in FailureKind::ALL {
+            assert_eq!(kind.to_string().parse::<FailureKind>(), Ok(kind));
+            let json = serde_json::to_string(&kind).unwrap();
+            assert_eq!(json, format!("\"{kind}\""));
+            assert_eq!(serde_json::from_str::<FailureKind>(&json).unwrap(), kind);
+        }
+        let err = "flaky".parse::<FailureKind>().unwrap_err();
+        assert!(err.to_string().contains("unknown failure kind `flaky`"));
+    }
+
+    #[test]
+    fn timeout_reports_seconds_and_last_meaningful_line() {
+        let c = classify(&Outcome {
+            command: "cargo test",
+            exit_code: None,
+            timed_out: true,
+            timeout_seconds: Some(30),
+            output: b"running 2 tests\ntest a ... ok\nwaiting for lock\n\n=====\n",
+        });
+        assert_eq!(c.kind, FailureKind::Timeout);
+        insta::assert_snapshot!(c.summary, @r"
+        timed out after 30 s: cargo test
+        last output: waiting for lock
+        ");
+    }
+
+    #[test]
+    fn empty_output_with_exit_one_is_unknown_and_says_so() {
+        let c = run("./check.sh", Some(1), b"");
+        assert_eq!(c.kind, FailureKind::Unknown);
+        insta::assert_snapshot!(c.summary, @"`./check.sh` exited with code 1 and printed nothing");
+    }
+
+    #[test]
+    fn signal_kill_without_output_is_tooling_error() {
+        let c = run("cargo test", None, b"");
+        assert_eq!(c.kind, FailureKind::ToolingError);
+        insta::assert_snapshot!(c.summary, @"`cargo test` was killed by a signal and printed nothing");
+    }
+
+    #[test]
+    fn summary_never_pings_or_links() {
+        let c = run("./x.sh", Some(3), b"ping @octocat about #123\n");
+        assert!(!c.summary.contains("@octocat"));
+        assert!(!c.summary.contains("#123"));
+        assert!(c.summary.contains("octocat"));
+    }
+
+    #[test]
+    fn summary_is_clipped_to_three_short_lines() {
+        let c = finish(Classification {
+            kind: FailureKind::Unknown,
+            summary: format!("a\n\nb\nc\nd\n{}", "x".repeat(1000)),
+            findings: Vec::new(),
+        });
+        assert_eq!(c.summary, "a\nb\nc");
+        let long = finish(Classification {
+            kind: FailureKind::Unknown,
+            summary: "é".repeat(1000),
+            findings: Vec::new(),
+        });
+        assert!(long.summary.chars().count() <= MAX_SUMMARY_LINE);
+    }
+
+    #[test]
+    fn command_has_matches_words_and_paths() {
+        let log = text::Log::from_bytes(b"");
+        let ctx = Ctx {
+            command: "cd app && /usr/bin/cargo test",
+            exit_code: Some(1),
+            log: &log,
+        };
+        assert!(ctx.command_has(&["cargo"]));
+        assert!(!ctx.command_has(&["go"]));
+    }
+}

@@ -1,0 +1,126 @@
+//! Robustness without cargo-fuzz (the `fuzz/` target covers that): random
+//! bytes and huge logs must never panic, must keep the summary contract and
+//! must stay linear in the output size.
+
+use std::time::Instant;
+
+use super::{classify, FailureKind, Outcome, MAX_FINDINGS};
+
+/// Robustness without cargo-fuzz: random bytes, invalid UTF-8, ANSI
+/// fragments and tool-looking lines must never panic and must keep the
+/// summary contract.
+#[test]
+fn random_buffers_never_panic_and_keep_summary_short() {
+    let fragments: [&[u8]; 16] = [
+        b"\x1b[",
+        b"\x1b]8;;",
+        b"\x1b(B",
+        b"\x1b[1;31m",
+        b"\xff\xfe",
+        b"\xe2\x82",
+        b"\n",
+        b"\r",
+        b"error[E0432]: ",
+        b" --> ",
+        b"Traceback (most recent call last):\n",
+        b"--- FAIL: ",
+        b"not ok 1 - ",
+        b"panicked at ",
+        b"  File \"",
+        b":99999999999:",
+    ];
+    let commands = [
+        "cargo test",
+        "pytest",
+        "npx jest",
+        "go test ./...",
+        "make",
+        "sh -c x",
+        "",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..2_000 {
+        let len = (next() % 4096) as usize;
+        let mut buf = Vec::with_capacity(len + 64);
+        while buf.len() < len {
+            let r = next();
+            if r % 4 == 0 {
+                buf.extend_from_slice(fragments[(r >> 8) as usize % fragments.len()]);
+            } else {
+                buf.push((r >> 16) as u8);
+            }
+        }
+        let c = classify(&Outcome {
+            command: commands[i % commands.len()],
+            exit_code: match next() % 5 {
+                0 => None,
+                1 => Some(126),
+                2 => Some(127),
+                n => Some(n as i32),
+            },
+            timed_out: next() % 10 == 0,
+            timeout_seconds: Some(next() % 100),
+            output: &buf,
+        });
+        let lines = c.summary.lines().count();
+        assert!(
+            (1..=3).contains(&lines),
+            "case {i}: {lines} summary lines: {:?}",
+            c.summary
+        );
+        assert!(c.findings.len() <= MAX_FINDINGS);
+    }
+}
+
+#[test]
+fn huge_log_is_read_from_head_and_tail_in_bounded_time() {
+    // 20 MiB: a compiler error at the top, noise, a test recap at the bottom.
+    let mut out = b"error[E0308]: mismatched types\n --> src/main.rs:6:21\n".to_vec();
+    while out.len() < 20 << 20 {
+        out.extend_from_slice(b"   Compiling noise v0.1.0 \x1b[1m(\xff)\x1b[0m\r\n");
+    }
+    out.extend_from_slice(
+        b"error: could not compile `app` (bin \"app\") due to 1 previous error\n",
+    );
+    let started = Instant::now();
+    let c = classify(&Outcome {
+        command: "cargo build",
+        exit_code: Some(101),
+        timed_out: false,
+        timeout_seconds: None,
+        output: &out,
+    });
+    assert_eq!(c.kind, FailureKind::BuildFailure);
+    assert!(c.summary.contains("src/main.rs:6:21"), "{}", c.summary);
+    assert!(
+        c.summary.contains("could not compile `app`"),
+        "{}",
+        c.summary
+    );
+    // Generous even for an unoptimised debug build on a slow machine.
+    assert!(
+        started.elapsed().as_secs() < 10,
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn one_enormous_line_without_newlines_is_fine() {
+    let out = vec![b'a'; 3 << 20];
+    let c = classify(&Outcome {
+        command: "./run",
+        exit_code: Some(2),
+        timed_out: false,
+        timeout_seconds: None,
+        output: &out,
+    });
+    assert_eq!(c.kind, FailureKind::Unknown);
+    assert_eq!(c.summary.lines().count(), 2);
+}

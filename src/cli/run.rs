@@ -1,0 +1,201 @@
+//! `taskgate run`: a task's acceptance tests in the current directory, with
+//! the runner the bot uses, printing the same classified report. No git is
+//! needed. In the `actions` runner this is the job's step, and `--json` is
+//! the artifact taskgate reads back.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use taskgate::core::config::{load_config, CONFIG_PATH};
+use taskgate::core::plan::{
+    check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
+};
+use taskgate::core::report::render_terminal_report;
+use taskgate::runner::{cancel_pair, run_gates, RunOptions};
+
+use super::DirFiles;
+
+/// Where plans live in a repository.
+const STORIES_DIR: &str = ".taskgate/stories";
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The plan file; defaults to the only file in .taskgate/stories/.
+    #[arg(long)]
+    pub plan: Option<PathBuf>,
+    /// The task to run; may be omitted when exactly one task requires testing.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// Also write the report as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// The commit being tested, recorded in the report.
+    #[arg(long, env = "GITHUB_SHA")]
+    pub sha: Option<String>,
+}
+
+/// Runs the task; the exit code is 0 only when every gate passed.
+pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let root = std::env::current_dir().context("reading the current directory")?;
+    let plan_path = match args.plan {
+        Some(p) => p,
+        None => only_plan(&root)?,
+    };
+    let src = std::fs::read_to_string(&plan_path)
+        .with_context(|| format!("reading {}", plan_path.display()))?;
+    let config_src = match std::fs::read_to_string(root.join(CONFIG_PATH)) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {CONFIG_PATH}")),
+    };
+    let config = match load_config(config_src.as_deref()) {
+        Ok(c) => c,
+        Err(problems) => bail!("{}", render_problems(CONFIG_PATH, &problems)),
+    };
+    let files = DirFiles(root.clone());
+    let report = check_plan(&plan_path.display().to_string(), &src, &config, &files);
+    let Some(plan) = &report.plan else {
+        bail!(
+            "the plan is not valid:\n{}",
+            render_validation_report(std::slice::from_ref(&report))
+        );
+    };
+    let task = pick_task(plan, args.task.as_deref())?;
+
+    let (cancel, token) = cancel_pair();
+    // Commands run in their own process groups, so a terminal's Ctrl-C does
+    // not reach them: pass it on.
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("taskgate run: interrupted, stopping the running command");
+            cancel.cancel();
+        }
+    });
+    let options = RunOptions {
+        cancel: token,
+        sha: args.sha.filter(|s| !s.is_empty()),
+        ..RunOptions::default()
+    };
+    let report = run_gates(&root, task, &files, options).await;
+    print!("{}", render_terminal_report(&report));
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// The single plan under `.taskgate/stories/`, or an error listing them.
+fn only_plan(root: &Path) -> anyhow::Result<PathBuf> {
+    let dir = root.join(STORIES_DIR);
+    let mut plans: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yml" || x == "yaml"))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    plans.sort();
+    match plans.len() {
+        1 => Ok(plans.remove(0)),
+        0 => bail!("no plan found in {STORIES_DIR}/; pass one with --plan FILE"),
+        _ => {
+            let names: Vec<String> = plans
+                .iter()
+                .map(|p| p.strip_prefix(root).unwrap_or(p).display().to_string())
+                .collect();
+            bail!(
+                "{} plans in {STORIES_DIR}/; pick one with --plan: {}",
+                plans.len(),
+                names.join(", ")
+            )
+        }
+    }
+}
+
+/// The task named by `--task`, or the only leaf that requires testing.
+fn pick_task<'p>(plan: &'p Plan, id: Option<&str>) -> anyhow::Result<&'p Task> {
+    let testable: Vec<&Task> = plan
+        .leaves()
+        .into_iter()
+        .filter(|t| t.requires_testing)
+        .collect();
+    let choices = || {
+        testable
+            .iter()
+            .map(|t| t.id.value.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match id {
+        Some(id) => match plan.task(&TaskId::new(id)) {
+            Some(t) if !t.is_parent() => Ok(t),
+            Some(_) => bail!(
+                "task `{id}` is a parent task: its children are tested; pick one of: {}",
+                choices()
+            ),
+            None => bail!(
+                "no task `{id}` in the plan; tasks that require testing: {}",
+                choices()
+            ),
+        },
+        None if testable.len() == 1 => Ok(testable[0]),
+        None if testable.is_empty() => bail!("no task in the plan requires testing"),
+        None => bail!(
+            "the plan has {} tasks that require testing; pick one with --task: {}",
+            testable.len(),
+            choices()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskgate::core::config::RepoConfig;
+    use taskgate::core::plan::NoFiles;
+
+    fn plan(src: &str) -> Plan {
+        check_plan("p.yml", src, &RepoConfig::default(), &NoFiles)
+            .plan
+            .expect("valid plan")
+    }
+
+    #[test]
+    fn the_only_testable_leaf_is_picked_and_choices_are_listed() {
+        let one = plan("story: s\ntasks:\n  - { id: a, acceptance: { tests: [x] } }\n  - { id: d, requires_testing: false }\n");
+        assert_eq!(pick_task(&one, None).unwrap().id.value.as_str(), "a");
+        let two = plan("story: s\ntasks:\n  - id: p\n    tasks:\n      - { id: a, acceptance: { tests: [x] } }\n      - { id: b, acceptance: { tests: [y] } }\n");
+        let err = pick_task(&two, None).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "the plan has 2 tasks that require testing; pick one with --task: a, b"
+        );
+        let err = pick_task(&two, Some("p")).unwrap_err().to_string();
+        assert!(err.contains("`p` is a parent task"), "{err}");
+        assert!(pick_task(&two, Some("zz"))
+            .unwrap_err()
+            .to_string()
+            .contains("no task `zz`"));
+    }
+
+    #[test]
+    fn the_only_plan_file_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(only_plan(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("no plan found"));
+        let stories = dir.path().join(STORIES_DIR);
+        std::fs::create_dir_all(&stories).unwrap();
+        std::fs::write(stories.join("a.yml"), "").unwrap();
+        assert_eq!(only_plan(dir.path()).unwrap(), stories.join("a.yml"));
+        std::fs::write(stories.join("b.yml"), "").unwrap();
+        let err = only_plan(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("pick one with --plan: .taskgate/stories/a.yml, .taskgate/stories/b.yml"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,291 @@
+//! One command line → one [`Command`].
+
+use super::Syntax;
+
+/// The command names of SPEC §5, in the order `help` lists them.
+pub const COMMAND_NAMES: &[&str] = &[
+    "plan",
+    "retry",
+    "approve",
+    "approve-branch",
+    "revise",
+    "reject",
+    "pause",
+    "resume",
+    "ship",
+    "status",
+    "explain",
+    "help",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    Plan,
+    Retry { gate: Option<String> },
+    Approve { override_reason: Option<String> },
+    ApproveBranch,
+    Revise { feedback: String },
+    Reject { reason: String },
+    Pause,
+    Resume,
+    Ship,
+    Status,
+    Explain,
+    Help,
+}
+
+impl Command {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Plan => "plan",
+            Command::Retry { .. } => "retry",
+            Command::Approve { .. } => "approve",
+            Command::ApproveBranch => "approve-branch",
+            Command::Revise { .. } => "revise",
+            Command::Reject { .. } => "reject",
+            Command::Pause => "pause",
+            Command::Resume => "resume",
+            Command::Ship => "ship",
+            Command::Status => "status",
+            Command::Explain => "explain",
+            Command::Help => "help",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CommandError {
+    #[error("unknown command `{name}`")]
+    Unknown {
+        name: String,
+        /// The nearest known command by edit distance; always named, as
+        /// SPEC §5 asks, so a typo is one click from the right command.
+        closest: &'static str,
+    },
+    #[error("`{command}`: {problem}")]
+    BadArguments {
+        command: &'static str,
+        problem: String,
+    },
+}
+
+/// Parses one line; `None` when the line is not addressed to taskgate.
+pub fn parse_line(line: &str, syntax: &Syntax) -> Option<Result<Command, CommandError>> {
+    let rest = line.strip_prefix('/')?;
+    let (head, tail) = split_word(rest);
+    if head == syntax.prefix {
+        let (name, args) = split_word(tail);
+        if name.is_empty() {
+            return Some(Ok(Command::Help));
+        }
+        return Some(parse_named(name, args));
+    }
+    if syntax.short_form && COMMAND_NAMES.contains(&head) {
+        return Some(parse_named(head, tail));
+    }
+    None
+}
+
+fn split_word(s: &str) -> (&str, &str) {
+    let s = s.trim_start();
+    match s.find(char::is_whitespace) {
+        Some(i) => (&s[..i], s[i..].trim()),
+        None => (s, ""),
+    }
+}
+
+fn parse_named(name: &str, args: &str) -> Result<Command, CommandError> {
+    let command = match name.to_ascii_lowercase().as_str() {
+        "plan" => no_args("plan", args, Command::Plan)?,
+        "retry" => {
+            let words = words(args);
+            match words.as_slice() {
+                [] => Command::Retry { gate: None },
+                [gate] => Command::Retry {
+                    gate: Some(gate.clone()),
+                },
+                _ => return Err(bad("retry", "takes at most one gate name")),
+            }
+        }
+        "approve" => parse_approve(args)?,
+        "approve-branch" => no_args("approve-branch", args, Command::ApproveBranch)?,
+        "revise" => Command::Revise {
+            feedback: required_text("revise", "feedback", args)?,
+        },
+        "reject" => Command::Reject {
+            reason: required_text("reject", "a reason", args)?,
+        },
+        "pause" => no_args("pause", args, Command::Pause)?,
+        "resume" => no_args("resume", args, Command::Resume)?,
+        "ship" => no_args("ship", args, Command::Ship)?,
+        "status" => no_args("status", args, Command::Status)?,
+        "explain" => no_args("explain", args, Command::Explain)?,
+        "help" => Command::Help,
+        _ => {
+            return Err(CommandError::Unknown {
+                name: name.to_owned(),
+                closest: closest(name),
+            })
+        }
+    };
+    Ok(command)
+}
+
+fn parse_approve(args: &str) -> Result<Command, CommandError> {
+    if args.is_empty() {
+        return Ok(Command::Approve {
+            override_reason: None,
+        });
+    }
+    let (flag, reason) = split_word(args);
+    if flag != "--override" {
+        return Err(bad(
+            "approve",
+            &format!("unknown argument `{flag}` (use `--override <reason>`)"),
+        ));
+    }
+    Ok(Command::Approve {
+        override_reason: Some(required_text("approve --override", "a reason", reason)?),
+    })
+}
+
+fn no_args(name: &'static str, args: &str, command: Command) -> Result<Command, CommandError> {
+    if args.is_empty() {
+        Ok(command)
+    } else {
+        Err(bad(name, &format!("takes no arguments, got `{args}`")))
+    }
+}
+
+fn required_text(name: &'static str, what: &str, args: &str) -> Result<String, CommandError> {
+    let text = unquote(args.trim());
+    if text.is_empty() {
+        Err(bad(name, &format!("needs {what}")))
+    } else {
+        Ok(text.to_owned())
+    }
+}
+
+fn bad(command: &'static str, problem: &str) -> CommandError {
+    CommandError::BadArguments {
+        command,
+        problem: problem.to_owned(),
+    }
+}
+
+/// Whitespace-separated words; a word may be quoted with `"` or `'`.
+fn words(args: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = args.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        if c == '"' || c == '\'' {
+            chars.next();
+            for ch in chars.by_ref() {
+                if ch == c {
+                    break;
+                }
+                word.push(ch);
+            }
+        } else {
+            while let Some(&ch) = chars.peek() {
+                if ch.is_whitespace() {
+                    break;
+                }
+                word.push(ch);
+                chars.next();
+            }
+        }
+        out.push(word);
+    }
+    out
+}
+
+fn unquote(s: &str) -> &str {
+    for q in ['"', '\''] {
+        if s.len() >= 2 && s.starts_with(q) && s.ends_with(q) {
+            return &s[1..s.len() - 1];
+        }
+    }
+    s
+}
+
+/// The known command nearest to `name` (the first on a tie).
+fn closest(name: &str) -> &'static str {
+    let name = name.to_ascii_lowercase();
+    COMMAND_NAMES
+        .iter()
+        .min_by_key(|c| strsim::damerau_levenshtein(&name, c))
+        .copied()
+        .unwrap_or("help")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(line: &str) -> Result<Command, CommandError> {
+        parse_line(line, &Syntax::default()).expect("addressed to taskgate")
+    }
+
+    #[test]
+    fn arguments_are_parsed() {
+        assert_eq!(
+            one("/taskgate retry unit"),
+            Ok(Command::Retry {
+                gate: Some("unit".into())
+            })
+        );
+        assert_eq!(
+            one("/taskgate retry \"unit\""),
+            Ok(Command::Retry {
+                gate: Some("unit".into())
+            })
+        );
+        assert_eq!(
+            one("/approve --override \"flaky upstream\""),
+            Ok(Command::Approve {
+                override_reason: Some("flaky upstream".into())
+            })
+        );
+        assert_eq!(
+            one("/taskgate revise please handle empty frames"),
+            Ok(Command::Revise {
+                feedback: "please handle empty frames".into()
+            })
+        );
+        assert_eq!(one("/taskgate"), Ok(Command::Help));
+    }
+
+    #[test]
+    fn bad_arguments_are_explained() {
+        assert_eq!(
+            one("/taskgate ship now").unwrap_err().to_string(),
+            "`ship`: takes no arguments, got `now`"
+        );
+        assert_eq!(
+            one("/taskgate reject").unwrap_err().to_string(),
+            "`reject`: needs a reason"
+        );
+        assert_eq!(
+            one("/approve --force").unwrap_err().to_string(),
+            "`approve`: unknown argument `--force` (use `--override <reason>`)"
+        );
+        assert_eq!(
+            one("/taskgate approve --override").unwrap_err().to_string(),
+            "`approve --override`: needs a reason"
+        );
+    }
+
+    #[test]
+    fn the_closest_command_is_found_by_edit_distance() {
+        assert_eq!(closest("hlep"), "help");
+        assert_eq!(closest("aprove"), "approve");
+        assert_eq!(closest("approve-brnch"), "approve-branch");
+        assert_eq!(closest("STAUTS"), "status");
+    }
+}

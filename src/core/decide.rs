@@ -1,0 +1,224 @@
+//! `on_event`: the one entry point from an event to a decision.
+
+use super::effect::Effect;
+use super::event::{Actor, Change, Event};
+use super::render;
+use crate::commands::{self, Command, CommandError, Syntax};
+use crate::ids::{CommentId, IssueNumber, RepoName};
+
+/// What the core needs to know about the world beyond the event.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// This app's id: comments made through it are taskgate's own.
+    pub app_id: u64,
+    /// `<slug>[bot]`, when known.
+    pub bot_login: Option<String>,
+    pub syntax: Syntax,
+}
+
+/// What to do about an event: state changes and effects, stored together.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Decision {
+    pub changes: Vec<Change>,
+    pub effects: Vec<Effect>,
+    /// One line for the delivery's record ("replied to 1 command", …).
+    pub outcome: String,
+}
+
+impl Decision {
+    fn nothing(why: impl Into<String>) -> Decision {
+        Decision {
+            outcome: why.into(),
+            ..Decision::default()
+        }
+    }
+}
+
+pub fn on_event(event: &Event, ctx: &Context) -> Decision {
+    match event {
+        Event::Ping => Decision::nothing("pong"),
+        Event::InstallationChanged {
+            installation,
+            account,
+            added,
+            removed,
+        } => Decision {
+            changes: vec![Change::InstallationUpdated {
+                installation: *installation,
+                account: account.clone(),
+                added: added.clone(),
+                removed: removed.clone(),
+            }],
+            effects: vec![],
+            outcome: format!(
+                "installation {installation}: {} repositories added, {} removed",
+                added.len(),
+                removed.len()
+            ),
+        },
+        Event::InstallationDeleted { installation } => Decision {
+            changes: vec![Change::InstallationRemoved {
+                installation: *installation,
+            }],
+            effects: vec![],
+            outcome: format!("installation {installation} removed"),
+        },
+        Event::CommentCreated {
+            repo,
+            issue,
+            comment,
+            author,
+            body,
+            ..
+        } => handle_comment(repo, *issue, *comment, author, body, ctx),
+        Event::Unused { event, action } => Decision::nothing(match action {
+            Some(action) => format!("nothing to do for {event}.{action}"),
+            None => format!("nothing to do for {event}"),
+        }),
+    }
+}
+
+fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
+    author.via_app == Some(ctx.app_id)
+        || ctx.bot_login.as_deref() == Some(author.login.as_str())
+        // Every comment taskgate writes carries a marker; a human's does not.
+        || (author.is_bot && body.contains("<!-- taskgate:"))
+}
+
+fn handle_comment(
+    repo: &RepoName,
+    issue: IssueNumber,
+    comment: CommentId,
+    author: &Actor,
+    body: &str,
+    ctx: &Context,
+) -> Decision {
+    if is_own(author, body, ctx) {
+        return Decision::nothing("own comment");
+    }
+    let parsed = commands::parse_comment(body, &ctx.syntax);
+    if parsed.is_empty() {
+        return Decision::nothing("no commands");
+    }
+    let answers: Vec<String> = parsed
+        .iter()
+        .map(|command| answer(command, &ctx.syntax))
+        .collect();
+    // All answers to one comment go into one reply, marked by the comment
+    // they answer: one comment in, at most one reply out.
+    Decision {
+        changes: vec![],
+        effects: vec![Effect::PostComment {
+            repo: repo.clone(),
+            issue,
+            body: render::reply(&author.login, &answers),
+            marker: format!("reply-to={comment}"),
+        }],
+        outcome: format!("answered {} command(s)", parsed.len()),
+    }
+}
+
+fn answer(command: &Result<Command, CommandError>, syntax: &Syntax) -> String {
+    match command {
+        Ok(Command::Help) => render::help(syntax),
+        Ok(other) => render::not_yet_available(other.name(), syntax),
+        Err(CommandError::Unknown { name, closest }) => {
+            render::unknown_command(name, closest, syntax)
+        }
+        Err(err @ CommandError::BadArguments { .. }) => render::bad_arguments(err, syntax),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::UserId;
+
+    fn ctx() -> Context {
+        Context {
+            app_id: 7,
+            bot_login: Some("taskgate[bot]".into()),
+            syntax: Syntax::default(),
+        }
+    }
+
+    fn human() -> Actor {
+        Actor {
+            id: UserId(1),
+            login: "octocat".into(),
+            is_bot: false,
+            via_app: None,
+        }
+    }
+
+    fn comment(author: Actor, body: &str) -> Event {
+        Event::CommentCreated {
+            repo: RepoName::parse("o/r").unwrap(),
+            issue: IssueNumber(3),
+            is_pull_request: false,
+            comment: CommentId(99),
+            author,
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn help_gets_exactly_one_reply_marked_by_the_comment() {
+        let d = on_event(&comment(human(), "/taskgate help\n/help"), &ctx());
+        assert_eq!(d.effects.len(), 1);
+        let Effect::PostComment { marker, issue, .. } = &d.effects[0] else {
+            panic!("expected a comment")
+        };
+        assert_eq!(marker, "reply-to=99");
+        assert_eq!(*issue, IssueNumber(3));
+    }
+
+    #[test]
+    fn own_comments_are_ignored_by_app_login_or_marker() {
+        let via_app = Actor {
+            via_app: Some(7),
+            ..human()
+        };
+        let by_login = Actor {
+            login: "taskgate[bot]".into(),
+            is_bot: true,
+            ..human()
+        };
+        let marked = Actor {
+            login: "other[bot]".into(),
+            is_bot: true,
+            ..human()
+        };
+        for author in [via_app, by_login] {
+            assert!(on_event(&comment(author, "/taskgate help"), &ctx())
+                .effects
+                .is_empty());
+        }
+        let body = "/taskgate help\n<!-- taskgate:reply-to=1 -->";
+        assert!(on_event(&comment(marked, body), &ctx()).effects.is_empty());
+    }
+
+    #[test]
+    fn other_bots_may_run_commands() {
+        let agent = Actor {
+            login: "coder-agent[bot]".into(),
+            is_bot: true,
+            ..human()
+        };
+        assert_eq!(
+            on_event(&comment(agent, "/taskgate help"), &ctx())
+                .effects
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn comments_without_commands_change_nothing() {
+        let d = on_event(
+            &comment(human(), "LGTM, `/taskgate ship` when ready"),
+            &ctx(),
+        );
+        assert_eq!(d, Decision::nothing("no commands"));
+    }
+}

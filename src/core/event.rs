@@ -1,0 +1,60 @@
+//! Domain events: what happened on GitHub, in taskgate's terms. The intake
+//! translates webhook payloads into these; nothing here knows JSON.
+
+use crate::ids::{CommentId, InstallationId, IssueNumber, RepoName, UserId};
+
+/// Who did something. Users are identified by id; the login is for display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    pub id: UserId,
+    pub login: String,
+    /// GitHub's `type: "Bot"`.
+    pub is_bot: bool,
+    /// The GitHub App a comment was made through, if any.
+    pub via_app: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// GitHub checking the hook; nothing to do.
+    Ping,
+    /// The app was installed, or repositories were added to or removed
+    /// from an installation.
+    InstallationChanged {
+        installation: InstallationId,
+        account: Option<String>,
+        added: Vec<RepoName>,
+        removed: Vec<RepoName>,
+    },
+    /// The app was uninstalled.
+    InstallationDeleted { installation: InstallationId },
+    /// A new comment on an issue or pull request.
+    CommentCreated {
+        repo: RepoName,
+        issue: IssueNumber,
+        is_pull_request: bool,
+        comment: CommentId,
+        author: Actor,
+        body: String,
+    },
+    /// An event taskgate receives but has nothing to do for yet.
+    Unused {
+        event: String,
+        action: Option<String>,
+    },
+}
+
+/// A change to taskgate's own state that follows from an event; stored in
+/// the same transaction as the effects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    InstallationUpdated {
+        installation: InstallationId,
+        account: Option<String>,
+        added: Vec<RepoName>,
+        removed: Vec<RepoName>,
+    },
+    InstallationRemoved {
+        installation: InstallationId,
+    },
+}

@@ -1,0 +1,19 @@
+//! The pure core: what taskgate decides, given what happened.
+//!
+//! Owns: domain events, effects (the GitHub calls a decision implies, as
+//! data), state changes, and the texts people read.
+//! Must not: do IO, await, read the clock or the environment, or import any
+//! shell module (intake, store, github, web). Time and configuration come in
+//! as arguments, so every decision is a plain function that tests can call.
+
+pub mod config;
+mod decide;
+mod effect;
+mod event;
+pub mod plan;
+pub mod render;
+pub mod story;
+
+pub use decide::{on_event, Context, Decision};
+pub use effect::{hidden_marker, Effect, Reaction};
+pub use event::{Actor, Change, Event};

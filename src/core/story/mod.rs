@@ -1,0 +1,32 @@
+//! What makes a plan visible on GitHub: the hidden markers that tie an issue
+//! to its story and task, the label catalogue, branch names, and the issue
+//! bodies of stories and tasks (SPEC §1, §3).
+//!
+//! Owns: [`markers`] (`<!-- taskgate:story=… task=… -->`, written and read
+//! back), [`labels`] (every label taskgate uses, with colour and
+//! description), [`branches`] (`taskgate/story-<n>`, `taskgate/task-<n>-<slug>`)
+//! and [`body`] (`render_story_body`, `render_task_body`, with the Mermaid
+//! dependency graph drawn by `graph`).
+//!
+//! Must not: do IO, await, read the clock, or import any shell module. Every
+//! function is a plain function of its arguments.
+//!
+//! Two ideas a reader needs:
+//! - A body is a pure, deterministic function of the plan and the task
+//!   states: an unchanged plan renders byte-identical text, which is how the
+//!   sync knows it has nothing to write.
+//! - Everything taskgate creates carries a [`Marker`] so that a lost
+//!   database can be rebuilt from GitHub and nothing is created twice. Text
+//!   that users wrote (titles, descriptions) is escaped so it can neither
+//!   forge a marker nor ping anyone.
+
+pub mod body;
+pub mod branches;
+mod graph;
+pub mod labels;
+pub mod markers;
+
+pub use body::{render_story_body, render_task_body, TaskView, MAX_BODY_CHARS};
+pub use branches::{story_branch, task_branch};
+pub use labels::{catalogue, spec, LabelSpec};
+pub use markers::{story_key_for_file, story_key_for_issue, Marker};

@@ -1,0 +1,195 @@
+//! GitHub App authentication: an RS256 JWT as the app, exchanged for an
+//! installation token per installation, cached until shortly before expiry.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use octocrab::Octocrab;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Mutex;
+use tracing::debug;
+
+use super::client::{self, GitHubError};
+use crate::ids::InstallationId;
+
+/// A token is renewed when less than this is left, so a call never starts
+/// with a token about to lapse.
+const RENEW_BEFORE: chrono::Duration = chrono::Duration::minutes(5);
+
+#[derive(Clone)]
+pub struct AppCredentials {
+    pub app_id: u64,
+    pub key: EncodingKey,
+}
+
+impl AppCredentials {
+    /// Accepts a PEM (PKCS#1 or PKCS#8). `\n` written as two characters, as
+    /// in a one-line environment variable, is understood too.
+    pub fn from_pem(app_id: u64, pem: &str) -> Result<AppCredentials, GitHubError> {
+        let pem = pem.replace("\\n", "\n");
+        let key = EncodingKey::from_rsa_pem(pem.as_bytes()).map_err(|e| {
+            GitHubError::Config(format!(
+                "PRIVATE_KEY is not an RSA private key in PEM form: {e}"
+            ))
+        })?;
+        Ok(AppCredentials { app_id, key })
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Claims {
+    pub iat: i64,
+    pub exp: i64,
+    pub iss: String,
+}
+
+/// The app's JWT at `now` (Unix seconds): issued 60 s in the past to allow
+/// for clock drift, as GitHub recommends, and valid for 9 minutes after
+/// `now`, inside GitHub's 10-minute maximum.
+pub fn app_jwt(creds: &AppCredentials, now: i64) -> Result<String, GitHubError> {
+    let claims = Claims {
+        iat: now - 60,
+        exp: now + 9 * 60,
+        iss: creds.app_id.to_string(),
+    };
+    jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &creds.key)
+        .map_err(|e| GitHubError::Config(format!("could not sign the app JWT: {e}")))
+}
+
+struct CachedToken {
+    expires_at: DateTime<Utc>,
+    client: Octocrab,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct AppInfo {
+    pub id: u64,
+    pub slug: String,
+}
+
+/// The app as a GitHub client: hands out per-installation octocrab clients.
+pub struct GitHubApp {
+    base_url: String,
+    creds: AppCredentials,
+    tokens: Mutex<HashMap<InstallationId, CachedToken>>,
+}
+
+#[derive(Deserialize)]
+struct AccessToken {
+    token: String,
+    expires_at: DateTime<Utc>,
+}
+
+impl GitHubApp {
+    pub fn new(base_url: &str, creds: AppCredentials) -> GitHubApp {
+        GitHubApp {
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            creds,
+            tokens: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn app_id(&self) -> u64 {
+        self.creds.app_id
+    }
+
+    fn client_with_bearer(&self, token: String) -> Result<Octocrab, GitHubError> {
+        Octocrab::builder()
+            .base_uri(self.base_url.as_str())
+            .map_err(|e| {
+                GitHubError::Config(format!(
+                    "GITHUB_API_URL `{}` is not a URL: {e}",
+                    self.base_url
+                ))
+            })?
+            .personal_token(token)
+            .set_connect_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .build()
+            .map_err(|e| GitHubError::Config(format!("could not build the GitHub client: {e}")))
+    }
+
+    /// A client authenticated as the app itself (for `/app` endpoints).
+    pub fn app_client(&self) -> Result<Octocrab, GitHubError> {
+        self.client_with_bearer(app_jwt(&self.creds, Utc::now().timestamp())?)
+    }
+
+    /// `GET /app`: the app's id and slug (its bot is `<slug>[bot]`).
+    pub async fn app_info(&self) -> Result<AppInfo, GitHubError> {
+        let response = client::send(&self.app_client()?, http::Method::GET, "/app", None).await?;
+        response.json()
+    }
+
+    /// A client for `installation`, reusing a cached token while it has
+    /// more than five minutes left.
+    pub async fn installation_client(
+        &self,
+        installation: InstallationId,
+    ) -> Result<Octocrab, GitHubError> {
+        let mut tokens = self.tokens.lock().await;
+        if let Some(cached) = tokens.get(&installation) {
+            if cached.expires_at - Utc::now() > RENEW_BEFORE {
+                return Ok(cached.client.clone());
+            }
+        }
+        let path = format!("/app/installations/{installation}/access_tokens");
+        let response = client::send(&self.app_client()?, http::Method::POST, &path, None).await?;
+        let token: AccessToken = response.json()?;
+        debug!(%installation, expires_at = %token.expires_at, "new installation token");
+        let client = self.client_with_bearer(token.token)?;
+        tokens.insert(
+            installation,
+            CachedToken {
+                expires_at: token.expires_at,
+                client: client.clone(),
+            },
+        );
+        Ok(client)
+    }
+
+    /// Forgets a token GitHub refused (401), so the next call gets a new one.
+    pub async fn invalidate(&self, installation: InstallationId) {
+        self.tokens.lock().await.remove(&installation);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{DecodingKey, Validation};
+
+    const KEY: &str = include_str!("../../fixtures/keys/test-app.pem");
+    const PUBLIC: &str = include_str!("../../fixtures/keys/test-app.pub.pem");
+
+    #[test]
+    fn the_jwt_follows_githubs_rules() {
+        let creds = AppCredentials::from_pem(4242, KEY).unwrap();
+        let jwt = app_jwt(&creds, 1_700_000_000).unwrap();
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.validate_exp = false;
+        validation.set_required_spec_claims(&["iat", "exp", "iss"]);
+        let claims = jsonwebtoken::decode::<Claims>(
+            &jwt,
+            &DecodingKey::from_rsa_pem(PUBLIC.as_bytes()).unwrap(),
+            &validation,
+        )
+        .unwrap()
+        .claims;
+        assert_eq!(claims.iss, "4242");
+        assert_eq!(claims.iat, 1_700_000_000 - 60);
+        assert!(
+            claims.exp - claims.iat <= 600,
+            "GitHub refuses JWTs valid for over 10 minutes"
+        );
+        assert!(claims.exp > 1_700_000_000);
+    }
+
+    #[test]
+    fn escaped_newlines_in_the_key_are_accepted_and_garbage_is_refused() {
+        assert!(AppCredentials::from_pem(1, &KEY.replace('\n', "\\n")).is_ok());
+        let err = AppCredentials::from_pem(1, "not a key").err().unwrap();
+        assert!(err.to_string().contains("PRIVATE_KEY"), "{err}");
+    }
+}

@@ -1,0 +1,154 @@
+//! One request to GitHub through octocrab's raw interface, answered as
+//! status + headers + body so the executor can read rate-limit headers and
+//! GitHub's error messages itself.
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    /// GitHub answered with an error status.
+    #[error("GitHub answered {status}: {message}")]
+    Http {
+        status: u16,
+        message: String,
+        headers: Box<HeaderMap>,
+    },
+    /// No answer: connection refused or dropped, timeout.
+    #[error("no answer from GitHub: {0}")]
+    Transport(String),
+    /// GitHub answered 2xx with a body taskgate could not read.
+    #[error("unexpected answer from GitHub: {0}")]
+    Unexpected(String),
+    #[error("{0}")]
+    Config(String),
+}
+
+impl GitHubError {
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            GitHubError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ApiResponse {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl ApiResponse {
+    pub fn json<T: DeserializeOwned>(&self) -> Result<T, GitHubError> {
+        serde_json::from_slice(&self.body).map_err(|e| {
+            GitHubError::Unexpected(format!(
+                "{e} in {}",
+                String::from_utf8_lossy(&self.body[..self.body.len().min(200)])
+            ))
+        })
+    }
+
+    /// The `rel="next"` URL of a paginated answer.
+    pub fn next_page(&self) -> Option<String> {
+        let link = self.headers.get("link")?.to_str().ok()?;
+        link.split(',').find_map(|part| {
+            let (url, rel) = part.split_once(';')?;
+            rel.contains("rel=\"next\"").then(|| {
+                url.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_owned()
+            })
+        })
+    }
+}
+
+/// Sends one request. 2xx → `Ok`; any other status → `GitHubError::Http`
+/// carrying GitHub's `message` (and validation `errors`) and the headers.
+pub async fn send(
+    client: &Octocrab,
+    method: Method,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> Result<ApiResponse, GitHubError> {
+    let result = match method {
+        Method::GET => client._get(path).await,
+        Method::POST => client._post(path, body).await,
+        Method::PATCH => client._patch(path, body).await,
+        Method::PUT => client._put(path, body).await,
+        Method::DELETE => client._delete(path, body).await,
+        other => return Err(GitHubError::Config(format!("method {other} is not used"))),
+    };
+    let response = result.map_err(|e| GitHubError::Transport(transport_message(&e)))?;
+    let (parts, body) = response.into_parts();
+    let body = body
+        .collect()
+        .await
+        .map_err(|e| GitHubError::Transport(format!("reading the answer: {e}")))?
+        .to_bytes();
+    if parts.status.is_success() {
+        return Ok(ApiResponse {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        });
+    }
+    Err(GitHubError::Http {
+        status: parts.status.as_u16(),
+        message: error_message(&body),
+        headers: Box::new(parts.headers),
+    })
+}
+
+fn transport_message(e: &octocrab::Error) -> String {
+    // octocrab's Display for hyper errors is terse; the source chain says why.
+    let mut msg = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        msg.push_str(": ");
+        msg.push_str(&s.to_string());
+        source = s.source();
+    }
+    msg
+}
+
+/// GitHub's `{"message": ..., "errors": [...]}` as one line.
+fn error_message(body: &[u8]) -> String {
+    #[derive(serde::Deserialize)]
+    struct ErrorBody {
+        message: Option<String>,
+        #[serde(default)]
+        errors: Vec<serde_json::Value>,
+    }
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            message: Some(message),
+            errors,
+        }) if errors.is_empty() => message,
+        Ok(ErrorBody {
+            message: Some(message),
+            errors,
+        }) => format!("{message} ({})", serde_json::Value::Array(errors)),
+        _ => String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_messages_keep_validation_details() {
+        assert_eq!(error_message(br#"{"message":"Not Found"}"#), "Not Found");
+        assert_eq!(
+            error_message(br#"{"message":"Validation Failed","errors":[{"code":"missing_field","field":"title"}]}"#),
+            r#"Validation Failed ([{"code":"missing_field","field":"title"}])"#
+        );
+        assert_eq!(error_message(b"<html>oops"), "<html>oops");
+    }
+}

@@ -1,0 +1,398 @@
+//! The effect executor: takes due effects from the outbox and performs them
+//! on GitHub, one at a time.
+//!
+//! Serial on purpose: GitHub asks integrations to make content-creating
+//! requests serially, and its secondary rate limits punish bursts. Failures
+//! are sorted the way GitHub documents them:
+//! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
+//!   else a minute, and pause the whole installation meanwhile;
+//! - 5xx and no answer back off exponentially, up to `max_attempts`;
+//! - 401 forgets the installation token and tries once more at once;
+//! - any other 4xx fails the effect with GitHub's message, not retried.
+//!
+//! Creating effects are idempotent across crashes: every attempt is recorded
+//! before it is made, and an effect on its second or later attempt first
+//! looks for its hidden marker on GitHub, so an object GitHub accepted just
+//! before a crash is found, not created again.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderMap, Method};
+use octocrab::Octocrab;
+use serde_json::json;
+use tokio::sync::Notify;
+use tracing::{info, info_span, warn, Instrument};
+
+use super::auth::GitHubApp;
+use super::client::{send, ApiResponse, GitHubError};
+use crate::core::{hidden_marker, Effect};
+use crate::ids::InstallationId;
+use crate::store::{unix_now_ms, EffectRow, Store};
+use crate::web::metrics::Metrics;
+
+/// Exponential backoff for 5xx and lost connections.
+#[derive(Debug, Clone, Copy)]
+pub struct Backoff {
+    pub base: Duration,
+    pub max: Duration,
+    /// Attempts before an effect is given up as failed.
+    pub max_attempts: u32,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff {
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(600),
+            max_attempts: 8,
+        }
+    }
+}
+
+impl Backoff {
+    /// Delay after the `attempt`-th failure (1-based), with ±20 % jitter so
+    /// many effects failing together do not retry together.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let exp = self
+            .base
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(20));
+        let capped = exp.min(self.max);
+        capped.mul_f64(0.8 + fastrand::f64() * 0.4)
+    }
+}
+
+pub struct Executor {
+    pub store: Store,
+    pub github: Arc<GitHubApp>,
+    pub metrics: Arc<Metrics>,
+    pub backoff: Backoff,
+    /// Woken when new effects are stored.
+    pub wake: Arc<Notify>,
+}
+
+/// What became of one attempt.
+enum Outcome {
+    Done(Option<String>),
+    RetryAt { due_ms: i64, why: String },
+    Failed(String),
+}
+
+impl Executor {
+    /// Runs until the task is dropped.
+    pub async fn run(self) {
+        let mut paused: HashMap<InstallationId, i64> = HashMap::new();
+        loop {
+            let now = unix_now_ms();
+            paused.retain(|_, until| *until > now);
+            let due = match self.store.due_effects(now, 64).await {
+                Ok(due) => due,
+                Err(e) => {
+                    warn!(error = %e, "reading the outbox failed");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            };
+            let runnable: Vec<EffectRow> = due
+                .into_iter()
+                .filter(|row| !paused.contains_key(&row.installation))
+                .collect();
+            if runnable.is_empty() {
+                self.idle(&paused).await;
+                continue;
+            }
+            for row in runnable {
+                if paused.contains_key(&row.installation) {
+                    continue;
+                }
+                let span = info_span!("effect", id = %row.id, kind = row.effect.name(), installation = %row.installation);
+                if let Some(until) = self.perform(row).instrument(span).await {
+                    paused.insert(until.0, until.1);
+                }
+            }
+        }
+    }
+
+    /// Sleeps until woken, the next effect is due, or a pause ends.
+    async fn idle(&self, paused: &HashMap<InstallationId, i64>) {
+        let next_due = self.store.next_effect_due_ms().await.ok().flatten();
+        let next_pause_end = paused.values().min().copied();
+        let wait_ms = [next_due, next_pause_end]
+            .into_iter()
+            .flatten()
+            .map(|t| (t - unix_now_ms()).max(5))
+            .min()
+            .unwrap_or(30_000)
+            .min(30_000);
+        let _ =
+            tokio::time::timeout(Duration::from_millis(wait_ms as u64), self.wake.notified()).await;
+    }
+
+    /// Performs one effect; returns an installation pause when rate limited.
+    async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
+        let attempt = match self.store.begin_attempt(row.id).await {
+            Ok(n) => n,
+            Err(e) => {
+                warn!(error = %e, "could not record the attempt; not calling GitHub");
+                return None;
+            }
+        };
+        let outcome = self.attempt(&row, attempt).await;
+        let mut pause = None;
+        let stored = match outcome {
+            Outcome::Done(result) => {
+                info!(attempt, "effect done");
+                self.store.effect_done(row.id, result).await
+            }
+            Outcome::Failed(why) => {
+                warn!(attempt, error = %why, "effect failed");
+                self.store.effect_failed(row.id, why).await
+            }
+            Outcome::RetryAt { due_ms, why } => {
+                info!(attempt, retry_in_ms = due_ms - unix_now_ms(), reason = %why, "effect will be retried");
+                if why.contains("rate limit") {
+                    pause = Some((row.installation, due_ms));
+                }
+                self.store.effect_retry_at(row.id, due_ms, why).await
+            }
+        };
+        if let Err(e) = stored {
+            warn!(error = %e, "could not store the effect's outcome");
+        }
+        pause
+    }
+
+    async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {
+        let mut refreshed = false;
+        loop {
+            let result = self.call(row, attempt).await;
+            let err = match result {
+                Ok(result) => return Outcome::Done(result),
+                Err(err) => err,
+            };
+            match &err {
+                GitHubError::Http { status: 401, .. } if !refreshed => {
+                    // The token may have been revoked or expired early.
+                    refreshed = true;
+                    self.github.invalidate(row.installation).await;
+                    continue;
+                }
+                GitHubError::Http {
+                    status,
+                    headers,
+                    message,
+                } if is_rate_limited(*status, headers, message) => {
+                    return Outcome::RetryAt {
+                        due_ms: unix_now_ms()
+                            + rate_limit_wait(headers, unix_now_ms()).as_millis() as i64,
+                        why: format!("rate limit ({status}): {message}"),
+                    };
+                }
+                GitHubError::Http { status, .. } if *status >= 500 => {}
+                GitHubError::Transport(_) => {}
+                GitHubError::Http { .. } | GitHubError::Unexpected(_) | GitHubError::Config(_) => {
+                    return Outcome::Failed(err.to_string());
+                }
+            }
+            if attempt >= self.backoff.max_attempts {
+                return Outcome::Failed(format!("gave up after {attempt} attempts: {err}"));
+            }
+            return Outcome::RetryAt {
+                due_ms: unix_now_ms() + self.backoff.delay(attempt).as_millis() as i64,
+                why: err.to_string(),
+            };
+        }
+    }
+
+    async fn call(&self, row: &EffectRow, attempt: u32) -> Result<Option<String>, GitHubError> {
+        let client = self.github.installation_client(row.installation).await?;
+        let result = self.call_with(&client, row, attempt).await;
+        let status = match &result {
+            Ok(_) => 200,
+            Err(e) => e.status().unwrap_or(0),
+        };
+        self.metrics.github_call(row.effect.name(), status);
+        result
+    }
+
+    async fn call_with(
+        &self,
+        client: &Octocrab,
+        row: &EffectRow,
+        attempt: u32,
+    ) -> Result<Option<String>, GitHubError> {
+        match &row.effect {
+            Effect::PostComment {
+                repo,
+                issue,
+                body,
+                marker,
+            } => {
+                let marker = hidden_marker(marker);
+                let comments = format!("/repos/{repo}/issues/{issue}/comments");
+                if attempt > 1 {
+                    if let Some(found) =
+                        find_comment(client, &comments, &marker, row.created_at_ms).await?
+                    {
+                        info!("found the comment a previous attempt created");
+                        return Ok(Some(found));
+                    }
+                }
+                let body = json!({ "body": format!("{body}\n\n{marker}") });
+                let response = send(client, Method::POST, &comments, Some(&body)).await?;
+                Ok(Some(created_ref(&response)?))
+            }
+            Effect::ReactToComment {
+                repo,
+                comment,
+                reaction,
+            } => {
+                let path = format!("/repos/{repo}/issues/comments/{comment}/reactions");
+                let body = json!({ "content": reaction });
+                send(client, Method::POST, &path, Some(&body)).await?;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// `{"id":…,"html_url":…}` of a created object, kept as the effect's result.
+fn created_ref(response: &ApiResponse) -> Result<String, GitHubError> {
+    #[derive(serde::Deserialize, serde::Serialize)]
+    struct Created {
+        id: u64,
+        #[serde(default)]
+        html_url: Option<String>,
+    }
+    let created: Created = response.json()?;
+    Ok(serde_json::to_string(&created).expect("serialises"))
+}
+
+/// Looks through the issue's comments made since the effect was queued for
+/// one carrying `marker`.
+async fn find_comment(
+    client: &Octocrab,
+    comments_path: &str,
+    marker: &str,
+    since_ms: i64,
+) -> Result<Option<String>, GitHubError> {
+    #[derive(serde::Deserialize)]
+    struct Comment {
+        id: u64,
+        #[serde(default)]
+        body: Option<String>,
+        #[serde(default)]
+        html_url: Option<String>,
+    }
+    // A minute's margin for clock skew between taskgate and GitHub.
+    let since = chrono::DateTime::from_timestamp_millis(since_ms - 60_000)
+        .unwrap_or_default()
+        .format("%Y-%m-%dT%H:%M:%SZ");
+    let mut url = format!("{comments_path}?per_page=100&since={since}");
+    for _ in 0..20 {
+        let response = send(client, Method::GET, &url, None).await?;
+        let page: Vec<Comment> = response.json()?;
+        if let Some(c) = page
+            .iter()
+            .find(|c| c.body.as_deref().is_some_and(|b| b.contains(marker)))
+        {
+            return Ok(Some(
+                json!({ "id": c.id, "html_url": c.html_url }).to_string(),
+            ));
+        }
+        match response.next_page() {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    Ok(None)
+}
+
+fn is_rate_limited(status: u16, headers: &HeaderMap, message: &str) -> bool {
+    status == 429
+        || (status == 403
+            && (headers.contains_key("retry-after")
+                || header_str(headers, "x-ratelimit-remaining") == Some("0")
+                || message.to_ascii_lowercase().contains("rate limit")))
+}
+
+fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// How long GitHub asks us to wait: `retry-after` seconds, else until
+/// `x-ratelimit-reset` when no requests remain, else one minute.
+pub fn rate_limit_wait(headers: &HeaderMap, now_ms: i64) -> Duration {
+    if let Some(secs) =
+        header_str(headers, "retry-after").and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return Duration::from_secs(secs);
+    }
+    if header_str(headers, "x-ratelimit-remaining") == Some("0") {
+        if let Some(reset) =
+            header_str(headers, "x-ratelimit-reset").and_then(|v| v.trim().parse::<i64>().ok())
+        {
+            let wait_ms = (reset * 1000 - now_ms).max(0) as u64;
+            // One extra second: the reset time is rounded down to a second.
+            return Duration::from_millis(wait_ms + 1000);
+        }
+    }
+    Duration::from_secs(60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn rate_limit_waits_follow_githubs_documented_order() {
+        let now = 1_700_000_000_000;
+        assert_eq!(
+            rate_limit_wait(&headers(&[("retry-after", "7")]), now),
+            Duration::from_secs(7)
+        );
+        let reset = headers(&[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "1700000030"),
+        ]);
+        assert_eq!(rate_limit_wait(&reset, now), Duration::from_secs(31));
+        assert_eq!(rate_limit_wait(&headers(&[]), now), Duration::from_secs(60));
+    }
+
+    #[test]
+    fn only_rate_limit_403s_are_rate_limits() {
+        assert!(is_rate_limited(429, &headers(&[]), ""));
+        assert!(is_rate_limited(403, &headers(&[("retry-after", "1")]), ""));
+        assert!(is_rate_limited(
+            403,
+            &headers(&[]),
+            "You have exceeded a secondary rate limit"
+        ));
+        assert!(!is_rate_limited(
+            403,
+            &headers(&[]),
+            "Resource not accessible by integration"
+        ));
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let b = Backoff {
+            base: Duration::from_millis(100),
+            max: Duration::from_millis(1000),
+            max_attempts: 5,
+        };
+        assert!(b.delay(1) <= Duration::from_millis(120));
+        assert!(b.delay(3) >= Duration::from_millis(320));
+        assert!(b.delay(30) <= Duration::from_millis(1200));
+    }
+}

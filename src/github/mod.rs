@@ -1,0 +1,14 @@
+//! GitHub: App authentication, the HTTP client, and the effect executor.
+//!
+//! Owns: JWTs, installation tokens, every request taskgate sends to GitHub,
+//! retries, backoff and rate-limit pacing.
+//! Must not: decide what to do (the core decides; this module only performs
+//! the effects it is handed) or touch SQL directly (it goes through `Store`).
+
+pub mod auth;
+pub mod client;
+pub mod executor;
+
+pub use auth::{app_jwt, AppCredentials, GitHubApp};
+pub use client::{ApiResponse, GitHubError};
+pub use executor::{Backoff, Executor};

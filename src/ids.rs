@@ -1,0 +1,128 @@
+//! Newtypes for the identities taskgate passes around.
+//!
+//! GitHub has several integers and strings that look alike (an issue's
+//! number vs its database id, a delivery id vs a request id). Giving each its
+//! own type lets the compiler stop the classic mix-ups, e.g. passing an issue
+//! number where the sub-issue API wants the issue's database id.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+macro_rules! int_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u64);
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}", self.0)
+            }
+        }
+    };
+}
+
+macro_rules! str_id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+    };
+}
+
+int_id!(
+    /// The number shown in an issue's or pull request's URL (`#12`).
+    IssueNumber
+);
+int_id!(
+    /// An issue's database id: what the sub-issue and dependency APIs want.
+    IssueId
+);
+int_id!(
+    /// An issue comment's database id.
+    CommentId
+);
+int_id!(
+    /// A GitHub App installation.
+    InstallationId
+);
+int_id!(
+    /// A GitHub user's database id; users are identified by id, not login.
+    UserId
+);
+int_id!(
+    /// A row of the outbox.
+    EffectId
+);
+
+str_id!(
+    /// `X-GitHub-Delivery`: unique per delivery, repeated on redelivery.
+    DeliveryId
+);
+str_id!(
+    /// A full 40-hex commit sha.
+    CommitSha
+);
+
+/// `owner/name`, normalised to lower case: GitHub treats repository names
+/// case-insensitively, so two spellings must not become two repositories.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RepoName(String);
+
+impl RepoName {
+    /// Accepts `owner/name`; rejects anything else with a reason.
+    pub fn parse(full_name: &str) -> Result<Self, String> {
+        let mut parts = full_name.split('/');
+        match (parts.next(), parts.next(), parts.next()) {
+            (Some(owner), Some(name), None) if !owner.is_empty() && !name.is_empty() => {
+                Ok(RepoName(full_name.to_ascii_lowercase()))
+            }
+            _ => Err(format!("`{full_name}` is not of the form owner/name")),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for RepoName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_names_are_case_insensitive() {
+        assert_eq!(
+            RepoName::parse("Octo/Hello").unwrap(),
+            RepoName::parse("octo/hello").unwrap()
+        );
+    }
+
+    #[test]
+    fn malformed_repo_names_are_refused() {
+        for bad in ["", "octo", "octo/", "/x", "a/b/c"] {
+            assert!(RepoName::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! `POST /webhook`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Notify;
+use tracing::{info, warn};
+
+use super::{event, signature};
+use crate::ids::DeliveryId;
+use crate::store::{NewDelivery, Recorded, Store};
+use crate::web::metrics::Metrics;
+
+/// GitHub caps webhook payloads at 25 MiB; anything larger is not GitHub.
+pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
+
+pub struct IntakeState {
+    pub secret: Vec<u8>,
+    pub store: Store,
+    pub metrics: Arc<Metrics>,
+    /// Wakes the processor when a new delivery is recorded.
+    pub recorded: Arc<Notify>,
+}
+
+fn reply(status: StatusCode, message: impl Into<String>) -> Response {
+    (
+        status,
+        [("content-type", "text/plain; charset=utf-8")],
+        message.into() + "\n",
+    )
+        .into_response()
+}
+
+fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+pub async fn webhook(
+    State(state): State<Arc<IntakeState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let signature = header(&headers, "x-hub-signature-256");
+    if let Err(e) = signature::verify(&state.secret, &body, signature) {
+        state.metrics.delivery("unverified", "rejected");
+        warn!(error = %e, "webhook refused");
+        return reply(StatusCode::UNAUTHORIZED, e.to_string());
+    }
+    let (Some(event_name), Some(delivery)) = (
+        header(&headers, "x-github-event"),
+        header(&headers, "x-github-delivery"),
+    ) else {
+        state.metrics.delivery("unknown", "rejected");
+        return reply(
+            StatusCode::BAD_REQUEST,
+            "missing X-GitHub-Event or X-GitHub-Delivery header",
+        );
+    };
+    if delivery.is_empty() || delivery.len() > 128 {
+        state.metrics.delivery("unknown", "rejected");
+        return reply(
+            StatusCode::BAD_REQUEST,
+            "X-GitHub-Delivery must be 1 to 128 characters",
+        );
+    }
+    let handled = event::is_handled(event_name);
+    let metric_event = if handled { event_name } else { "other" };
+    let span = tracing::info_span!("delivery", id = %delivery, event = %event_name);
+    let _enter = span.enter();
+
+    // Shape is checked here, before anything is stored, so a sender learns at
+    // once that a payload is unusable; unused events only need to be JSON.
+    let (action, installation) = if handled {
+        match event::parse(event_name, &body) {
+            Ok(parsed) => (parsed.action, parsed.envelope.installation.map(|i| i.id)),
+            Err(e) => {
+                state.metrics.delivery(metric_event, "rejected");
+                warn!(error = %e, "payload refused");
+                return reply(StatusCode::BAD_REQUEST, e.to_string());
+            }
+        }
+    } else {
+        if let Err(e) = event::check_json(&body) {
+            state.metrics.delivery(metric_event, "rejected");
+            return reply(StatusCode::BAD_REQUEST, e.to_string());
+        }
+        (None, None)
+    };
+
+    let recorded = state
+        .store
+        .record_delivery(NewDelivery {
+            delivery_id: DeliveryId(delivery.to_owned()),
+            event: event_name.to_owned(),
+            action,
+            installation,
+            payload: body,
+            ignored: !handled,
+        })
+        .await;
+    match recorded {
+        Ok(Recorded::New { .. }) if handled => {
+            state.metrics.delivery(metric_event, "accepted");
+            state.recorded.notify_one();
+            info!("recorded");
+            reply(StatusCode::ACCEPTED, "accepted")
+        }
+        Ok(Recorded::New { .. }) => {
+            state.metrics.delivery(metric_event, "ignored");
+            reply(
+                StatusCode::ACCEPTED,
+                format!("event `{event_name}` is not used by taskgate; recorded as ignored"),
+            )
+        }
+        Ok(Recorded::Duplicate) => {
+            state.metrics.delivery(metric_event, "duplicate");
+            info!("duplicate delivery");
+            reply(StatusCode::OK, "duplicate delivery; already recorded")
+        }
+        Err(e) => {
+            state.metrics.delivery(metric_event, "error");
+            warn!(error = %e, "could not record delivery");
+            reply(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "could not record the delivery; please redeliver",
+            )
+        }
+    }
+}

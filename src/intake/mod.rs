@@ -1,0 +1,16 @@
+//! Webhook intake: the HTTP endpoint GitHub posts to.
+//!
+//! Owns: signature verification, the body limit, header and payload checks,
+//! recording the delivery, and translating payloads into core events.
+//! Must not: do the work a delivery implies on the request path. A delivery
+//! is answered as soon as it is durably recorded; the processor
+//! (`crate::app::processor`) picks it up from the store afterwards, so a
+//! restart resumes where the last run stopped.
+
+pub mod event;
+mod handler;
+pub mod payload;
+pub mod signature;
+pub mod translate;
+
+pub use handler::{webhook, IntakeState, MAX_BODY_BYTES};

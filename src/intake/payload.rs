@@ -1,0 +1,290 @@
+//! Typed webhook payloads: only the fields taskgate reads, so that a new
+//! field on GitHub's side never breaks parsing, while a payload missing a
+//! field taskgate needs is refused with the field's path.
+
+use serde::Deserialize;
+
+use crate::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct InstallationRef {
+    pub id: InstallationId,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Account {
+    pub login: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Installation {
+    pub id: InstallationId,
+    pub account: Option<Account>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Repository {
+    pub id: u64,
+    pub full_name: String,
+    #[serde(default)]
+    pub default_branch: Option<String>,
+    #[serde(default)]
+    pub fork: bool,
+}
+
+/// A repository as listed in installation payloads (no default branch).
+#[derive(Debug, Clone, Deserialize)]
+pub struct RepositoryRef {
+    pub id: u64,
+    pub full_name: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    pub id: UserId,
+    pub login: String,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Label {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Issue {
+    pub id: IssueId,
+    pub number: IssueNumber,
+    pub title: String,
+    #[serde(default)]
+    pub body: Option<String>,
+    pub state: Option<String>,
+    #[serde(default)]
+    pub labels: Vec<Label>,
+    pub user: User,
+    /// Present when the issue is a pull request.
+    #[serde(default)]
+    pub pull_request: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct AppRef {
+    pub id: u64,
+    #[serde(default)]
+    pub slug: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Comment {
+    pub id: CommentId,
+    #[serde(default)]
+    pub body: Option<String>,
+    pub user: User,
+    #[serde(default)]
+    pub performed_via_github_app: Option<AppRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BodyChange {
+    pub from: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommentChanges {
+    #[serde(default)]
+    pub body: Option<BodyChange>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GitRef {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub sha: CommitSha,
+    #[serde(default)]
+    pub repo: Option<RepositoryRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullRequest {
+    pub id: u64,
+    pub number: IssueNumber,
+    pub state: String,
+    pub title: String,
+    #[serde(default)]
+    pub body: Option<String>,
+    pub head: GitRef,
+    pub base: GitRef,
+    #[serde(default)]
+    pub draft: Option<bool>,
+    #[serde(default)]
+    pub merged: Option<bool>,
+    pub user: User,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PushCommit {
+    pub id: CommitSha,
+    #[serde(default)]
+    pub added: Vec<String>,
+    #[serde(default)]
+    pub modified: Vec<String>,
+    #[serde(default)]
+    pub removed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckSuiteRef {
+    pub id: u64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: CommitSha,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub app: Option<AppRef>,
+    #[serde(default)]
+    pub check_suite: Option<CheckSuiteRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RequestedAction {
+    pub identifier: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckSuite {
+    pub id: u64,
+    pub head_sha: CommitSha,
+    #[serde(default)]
+    pub head_branch: Option<String>,
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub app: Option<AppRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct WorkflowRun {
+    pub id: u64,
+    #[serde(default)]
+    pub name: Option<String>,
+    pub head_sha: CommitSha,
+    #[serde(default)]
+    pub head_branch: Option<String>,
+    pub status: Option<String>,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub path: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+/// Fields every event carries where GitHub sends them.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Envelope {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
+    #[serde(default)]
+    pub repository: Option<Repository>,
+    #[serde(default)]
+    pub sender: Option<User>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PingPayload {
+    pub zen: String,
+    #[serde(default)]
+    pub hook_id: Option<u64>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct InstallationPayload {
+    pub action: String,
+    pub installation: Installation,
+    #[serde(default)]
+    pub repositories: Option<Vec<RepositoryRef>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct InstallationRepositoriesPayload {
+    pub action: String,
+    pub installation: Installation,
+    #[serde(default)]
+    pub repositories_added: Vec<RepositoryRef>,
+    #[serde(default)]
+    pub repositories_removed: Vec<RepositoryRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct IssuesPayload {
+    pub action: String,
+    pub issue: Issue,
+    pub repository: Repository,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct IssueCommentPayload {
+    pub action: String,
+    pub issue: Issue,
+    pub comment: Comment,
+    pub repository: Repository,
+    #[serde(default)]
+    pub changes: Option<CommentChanges>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullRequestPayload {
+    pub action: String,
+    pub number: IssueNumber,
+    pub pull_request: PullRequest,
+    pub repository: Repository,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct PushPayload {
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    pub before: CommitSha,
+    pub after: CommitSha,
+    pub repository: Repository,
+    #[serde(default)]
+    pub commits: Vec<PushCommit>,
+    #[serde(default)]
+    pub forced: bool,
+    #[serde(default)]
+    pub deleted: bool,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckRunPayload {
+    pub action: String,
+    pub check_run: CheckRun,
+    pub repository: Repository,
+    #[serde(default)]
+    pub requested_action: Option<RequestedAction>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckSuitePayload {
+    pub action: String,
+    pub check_suite: CheckSuite,
+    pub repository: Repository,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct WorkflowRunPayload {
+    pub action: String,
+    pub workflow_run: WorkflowRun,
+    pub repository: Repository,
+}

@@ -1,0 +1,68 @@
+//! Typed webhook → core [`Event`]. The only place that knows both.
+
+use super::event::{Parsed, Webhook};
+use super::payload::{RepositoryRef, User};
+use crate::core::{Actor, Event};
+use crate::ids::RepoName;
+
+/// Why a parsed payload could not become an event.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TranslateError(String);
+
+pub fn to_event(event_name: &str, parsed: &Parsed) -> Result<Event, TranslateError> {
+    let unused = || Event::Unused {
+        event: event_name.to_owned(),
+        action: parsed.action.clone(),
+    };
+    Ok(match &parsed.webhook {
+        Webhook::Ping(_) => Event::Ping,
+        Webhook::Installation(p) => match p.action.as_str() {
+            "deleted" => Event::InstallationDeleted {
+                installation: p.installation.id,
+            },
+            "created" | "new_permissions_accepted" | "unsuspend" => Event::InstallationChanged {
+                installation: p.installation.id,
+                account: p.installation.account.as_ref().map(|a| a.login.clone()),
+                added: repo_names(p.repositories.as_deref().unwrap_or_default())?,
+                removed: vec![],
+            },
+            _ => unused(),
+        },
+        Webhook::InstallationRepositories(p) => Event::InstallationChanged {
+            installation: p.installation.id,
+            account: p.installation.account.as_ref().map(|a| a.login.clone()),
+            added: repo_names(&p.repositories_added)?,
+            removed: repo_names(&p.repositories_removed)?,
+        },
+        Webhook::IssueComment(p) if p.action == "created" => Event::CommentCreated {
+            repo: repo_name(&p.repository.full_name)?,
+            issue: p.issue.number,
+            is_pull_request: p.issue.pull_request.is_some(),
+            comment: p.comment.id,
+            author: actor(
+                &p.comment.user,
+                p.comment.performed_via_github_app.as_ref().map(|a| a.id),
+            ),
+            body: p.comment.body.clone().unwrap_or_default(),
+        },
+        _ => unused(),
+    })
+}
+
+fn actor(user: &User, via_app: Option<u64>) -> Actor {
+    Actor {
+        id: user.id,
+        login: user.login.clone(),
+        is_bot: user.kind.as_deref() == Some("Bot"),
+        via_app,
+    }
+}
+
+fn repo_name(full_name: &str) -> Result<RepoName, TranslateError> {
+    RepoName::parse(full_name).map_err(TranslateError)
+}
+
+fn repo_names(repos: &[RepositoryRef]) -> Result<Vec<RepoName>, TranslateError> {
+    repos.iter().map(|r| repo_name(&r.full_name)).collect()
+}

@@ -1,0 +1,22 @@
+//! taskgate: a GitHub App that runs a verification loop for planned work.
+//!
+//! The crate is a functional core with an imperative shell (see
+//! `docs/architecture.md`):
+//! - pure: [`core`] (decisions, effects, texts), [`commands`] (the comment
+//!   grammar), [`classify`] (failure kinds and summaries from test output);
+//! - shell: [`intake`] (webhooks), [`store`] (SQLite inbox, state, outbox),
+//!   [`github`] (App auth, client, effect executor), [`web`] (health,
+//!   metrics), [`app`] (wiring).
+//!
+//! Arrows point inward: the shell uses the core; the core imports nothing
+//! from the shell.
+
+pub mod app;
+pub mod classify;
+pub mod commands;
+pub mod core;
+pub mod github;
+pub mod ids;
+pub mod intake;
+pub mod store;
+pub mod web;

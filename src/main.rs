@@ -1,0 +1,162 @@
+//! The `taskgate` command line. `anyhow` lives here and nowhere else.
+
+mod cli;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use clap::{Args, Parser, Subcommand};
+use taskgate::app::{self, ServeConfig};
+use taskgate::github::Backoff;
+
+#[derive(Parser)]
+#[command(
+    name = "taskgate",
+    version,
+    about = "A GitHub App that proves planned work before it ships"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the GitHub App: webhook intake, processing and the GitHub executor.
+    Serve(ServeArgs),
+    /// Validate or show plans.
+    #[command(subcommand)]
+    Plan(cli::plan::PlanCommand),
+    /// Classify a failed command's log (on stdin): prints its kind and summary.
+    Classify(ClassifyArgs),
+}
+
+#[derive(Args)]
+struct ClassifyArgs {
+    /// The command that produced the log (helps pick the tool's parser).
+    #[arg(long, default_value = "")]
+    cmd: String,
+    /// The command's exit code.
+    #[arg(long = "exit", default_value_t = 1, allow_negative_numbers = true)]
+    exit_code: i32,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
+    use std::io::Read;
+    let mut log = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut log)
+        .context("reading the log from stdin")?;
+    let result = taskgate::classify::classify(&taskgate::classify::Outcome {
+        command: &args.cmd,
+        exit_code: Some(args.exit_code),
+        timed_out: false,
+        timeout_seconds: None,
+        output: &log,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", taskgate::classify::render_report(&result));
+    }
+    Ok(())
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// The GitHub App's id.
+    #[arg(long, env = "APP_ID")]
+    app_id: u64,
+    /// The App's private key (PEM); `\n` escapes are accepted.
+    #[arg(
+        long,
+        env = "PRIVATE_KEY",
+        hide_env_values = true,
+        conflicts_with = "private_key_path"
+    )]
+    private_key: Option<String>,
+    /// A file holding the App's private key (PEM).
+    #[arg(long, env = "PRIVATE_KEY_PATH")]
+    private_key_path: Option<PathBuf>,
+    /// The secret GitHub signs webhook deliveries with.
+    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: String,
+    /// GitHub's REST API base (GitHub Enterprise: https://HOST/api/v3).
+    #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
+    github_api_url: String,
+    /// Address to listen on.
+    #[arg(long, env = "HOST", default_value = "0.0.0.0")]
+    host: String,
+    /// Port to listen on.
+    #[arg(long, env = "PORT", default_value_t = 3000)]
+    port: u16,
+    /// Where state lives: sqlite://PATH.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
+    database_url: String,
+    /// Bearer token for the HTTP API.
+    #[arg(long, env = "TASKGATE_API_TOKEN", hide_env_values = true)]
+    api_token: Option<String>,
+    /// First retry delay for GitHub 5xx answers and lost connections, in ms.
+    #[arg(long, env = "TASKGATE_RETRY_BASE_MS", default_value_t = 1000)]
+    retry_base_ms: u64,
+}
+
+impl ServeArgs {
+    fn into_config(self) -> anyhow::Result<ServeConfig> {
+        let private_key_pem = match (self.private_key, self.private_key_path) {
+            (Some(pem), _) => pem,
+            (None, Some(path)) => std::fs::read_to_string(&path)
+                .with_context(|| format!("reading PRIVATE_KEY_PATH {}", path.display()))?,
+            (None, None) => {
+                bail!("set PRIVATE_KEY or PRIVATE_KEY_PATH (or --private-key / --private-key-path)")
+            }
+        };
+        Ok(ServeConfig {
+            app_id: self.app_id,
+            private_key_pem,
+            webhook_secret: self.webhook_secret,
+            github_api_url: self.github_api_url,
+            host: self.host,
+            port: self.port,
+            database_url: self.database_url,
+            api_token: self.api_token,
+            backoff: Backoff {
+                base: Duration::from_millis(self.retry_base_ms),
+                ..Backoff::default()
+            },
+        })
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    // A missing .env is normal; a malformed one is worth stopping for.
+    match dotenvy::dotenv() {
+        Ok(_) => {}
+        Err(e) if e.not_found() => {}
+        Err(e) => return Err(e).context("reading .env"),
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => {
+            let running = app::start(args.into_config()?).await?;
+            running.wait().await;
+        }
+        Command::Classify(args) => classify(args)?,
+        Command::Plan(command) => {
+            let code = cli::plan::run(command)?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
+    }
+    Ok(())
+}

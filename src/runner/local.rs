@@ -1,0 +1,550 @@
+//! The gate loop: a task's acceptance tests, run in a directory, become a
+//! [`RunReport`]. Used by the `local` runner (in a [`Workspace`]) and by
+//! `taskgate run` (in the current directory).
+//!
+//! Commands come only from the [`Task`] passed in — the plan as read from
+//! the default branch — never from files of the commit under test; the
+//! [`RepoFiles`] is only consulted for test-command discovery and should be
+//! the default branch's view too.
+//!
+//! Per gate (tests grouped by `gate`, in plan order): each command runs once
+//! and, if it failed (not timed out, not cancelled), once more at once. A
+//! fail-then-pass is `flaky`: the gate passes with a warning. Failures are
+//! classified by [`classify`]. The task's `expected_artifacts` and `metrics`
+//! are checked after every command has run, on the `test` gate if the task
+//! has one, else on its last gate; a missing artifact or metric, or a metric
+//! out of bounds, fails that gate as `spec_mismatch`.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::mirror::{GitError, Mirror};
+use super::process::{run_command, CommandSpec, ProcessOutput, DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
+use super::workspace::Workspace;
+use super::CancelToken;
+use crate::classify::{classify, Classification, FailureKind, Outcome};
+use crate::core::plan::{
+    effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
+};
+use crate::core::report::{relative_path, CommandResult, GateResult, RunReport, REPORT_VERSION};
+
+/// A command's timeout when the plan gives none.
+pub const DEFAULT_TIMEOUT_SECONDS: u64 = 600;
+/// The file a test may write its metrics to, at the workspace root.
+pub const METRICS_FILE: &str = "taskgate-metrics.json";
+const METRIC_PREFIX: &str = "::taskgate-metric ";
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub default_timeout: Duration,
+    pub grace: Duration,
+    pub max_output_bytes: usize,
+    /// Re-run a failed command once to tell flaky from failing.
+    pub rerun_failures: bool,
+    pub cancel: CancelToken,
+    /// Recorded in the report.
+    pub sha: Option<String>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            default_timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECONDS),
+            grace: DEFAULT_GRACE,
+            max_output_bytes: DEFAULT_MAX_OUTPUT,
+            rerun_failures: true,
+            cancel: CancelToken::never(),
+            sha: None,
+        }
+    }
+}
+
+/// One gate, resolved from the plan before anything runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateSpec {
+    pub gate: String,
+    pub tests: Vec<TestSpec>,
+    pub expected_artifacts: Vec<String>,
+    pub metrics: Vec<Metric>,
+    /// Said in the report whatever happens (a discovered command).
+    pub notes: Vec<String>,
+    /// Fails the gate as `spec_mismatch` (nothing to run).
+    pub problem: Option<String>,
+}
+
+impl GateSpec {
+    fn new(gate: &str) -> GateSpec {
+        GateSpec {
+            gate: gate.to_string(),
+            tests: Vec::new(),
+            expected_artifacts: Vec::new(),
+            metrics: Vec::new(),
+            notes: Vec::new(),
+            problem: None,
+        }
+    }
+}
+
+/// The gates of a task, in plan order; empty when it needs no testing.
+pub fn plan_gates(task: &Task, repo: &dyn RepoFiles) -> Vec<GateSpec> {
+    let mut gates: Vec<GateSpec> = Vec::new();
+    match effective_tests(task, repo) {
+        EffectiveTests::NotRequired => return gates,
+        EffectiveTests::Declared(tests) => {
+            for t in tests {
+                match gates.iter_mut().find(|g| g.gate == t.gate) {
+                    Some(g) => g.tests.push(t.clone()),
+                    None => gates.push(GateSpec {
+                        tests: vec![t.clone()],
+                        ..GateSpec::new(&t.gate)
+                    }),
+                }
+            }
+        }
+        EffectiveTests::Discovered(d) => gates.push(GateSpec {
+            tests: vec![d.as_test()],
+            notes: vec![format!(
+                "the plan lists no tests; ran `{}` because {}",
+                d.cmd, d.reason
+            )],
+            ..GateSpec::new(DEFAULT_GATE)
+        }),
+        EffectiveTests::Missing => gates.push(GateSpec {
+            problem: Some(format!(
+                "task `{}` has no tests in the plan and no test command could be discovered",
+                task.id.value
+            )),
+            ..GateSpec::new(DEFAULT_GATE)
+        }),
+    }
+    let checks = gates
+        .iter()
+        .position(|g| g.gate == DEFAULT_GATE)
+        .unwrap_or(gates.len() - 1);
+    gates[checks].expected_artifacts = task.acceptance.expected_artifacts.clone();
+    gates[checks].metrics = task.acceptance.metrics.clone();
+    gates
+}
+
+/// Runs every gate of `task` in `workdir`. The plan is read before the
+/// returned future starts, so the future is `Send` and holds no borrow.
+pub fn run_gates(
+    workdir: &Path,
+    task: &Task,
+    repo: &dyn RepoFiles,
+    options: RunOptions,
+) -> impl Future<Output = RunReport> + Send + 'static {
+    let gates = plan_gates(task, repo);
+    let (workdir, task) = (workdir.to_owned(), task.id.value.to_string());
+    async move { run_gate_specs(&workdir, task, gates, options).await }
+}
+
+/// Runs resolved gates in `workdir`.
+pub async fn run_gate_specs(
+    workdir: &Path,
+    task: String,
+    gates: Vec<GateSpec>,
+    options: RunOptions,
+) -> RunReport {
+    let start = Instant::now();
+    let mut ran: Vec<Vec<CommandResult>> = Vec::new();
+    let mut cancelled = false;
+    for gate in &gates {
+        let mut results = Vec::new();
+        for test in &gate.tests {
+            if options.cancel.is_cancelled() {
+                cancelled = true;
+                break;
+            }
+            let result = run_test(workdir, test, &options).await;
+            results.push(result);
+        }
+        ran.push(results);
+    }
+    cancelled |= options.cancel.is_cancelled();
+    let outputs: Vec<&str> = ran.iter().flatten().map(|c| c.output.as_str()).collect();
+    let (metrics, metric_warnings) = read_metrics(workdir, &outputs);
+    let gates = gates
+        .into_iter()
+        .zip(&ran)
+        .map(|(spec, commands)| {
+            let mut warnings = spec.notes.clone();
+            let mut missing_artifacts = Vec::new();
+            let mut metric_failures = Vec::new();
+            if !spec.metrics.is_empty() {
+                warnings.extend(metric_warnings.iter().cloned());
+                metric_failures = check_metrics(&spec.metrics, &metrics);
+            }
+            for a in &spec.expected_artifacts {
+                match relative_path(a, "") {
+                    Some(p) if workdir.join(&p).exists() => {}
+                    Some(_) => missing_artifacts.push(a.clone()),
+                    None => missing_artifacts.push(format!("{a} (outside the repository)")),
+                }
+            }
+            gate_result(
+                spec,
+                commands.clone(),
+                missing_artifacts,
+                metric_failures,
+                warnings,
+                cancelled,
+            )
+        })
+        .collect();
+    RunReport {
+        version: REPORT_VERSION,
+        task,
+        sha: options.sha.clone(),
+        gates,
+        duration_ms: start.elapsed().as_millis() as u64,
+        cancelled,
+    }
+}
+
+fn gate_result(
+    spec: GateSpec,
+    commands: Vec<CommandResult>,
+    missing_artifacts: Vec<String>,
+    metric_failures: Vec<String>,
+    mut warnings: Vec<String>,
+    run_cancelled: bool,
+) -> GateResult {
+    for c in commands.iter().filter(|c| c.flaky) {
+        let first = c
+            .classification
+            .as_ref()
+            .and_then(|k| k.summary.lines().next())
+            .unwrap_or("");
+        warnings.push(format!(
+            "`{}` failed, then passed on an immediate re-run (flaky): {first}",
+            c.cmd
+        ));
+    }
+    let cancelled = run_cancelled
+        && (commands.len() < spec.tests.len() || commands.iter().any(|c| !c.passed()));
+    let failing = commands.iter().find(|c| !c.passed());
+    let checks: Vec<String> = spec
+        .problem
+        .iter()
+        .cloned()
+        .chain(
+            missing_artifacts
+                .iter()
+                .map(|a| format!("missing artifact: {a}")),
+        )
+        .chain(metric_failures.iter().map(|m| format!("metric {m}")))
+        .collect();
+    let (kind, summary) = match (failing, checks.is_empty()) {
+        _ if cancelled => (
+            None,
+            Some("cancelled: superseded by a newer run".to_string()),
+        ),
+        (Some(c), _) => (
+            Some(
+                c.classification
+                    .as_ref()
+                    .map_or(FailureKind::Unknown, |k| k.kind),
+            ),
+            c.classification.as_ref().map(|k| k.summary.clone()),
+        ),
+        (None, false) => (
+            Some(FailureKind::SpecMismatch),
+            Some(checks[..checks.len().min(3)].join("\n")),
+        ),
+        (None, true) => (None, None),
+    };
+    GateResult {
+        gate: spec.gate,
+        passed: !cancelled && failing.is_none() && checks.is_empty(),
+        kind,
+        summary,
+        commands,
+        missing_artifacts,
+        metric_failures,
+        warnings,
+        cancelled,
+    }
+}
+
+/// One command, re-run once at once if it failed.
+async fn run_test(workdir: &Path, test: &TestSpec, options: &RunOptions) -> CommandResult {
+    let timeout = test
+        .timeout_seconds
+        .map_or(options.default_timeout, Duration::from_secs);
+    let spec = CommandSpec {
+        cmd: test.cmd.clone(),
+        workdir: workdir.to_owned(),
+        timeout,
+        grace: options.grace,
+        max_output_bytes: options.max_output_bytes,
+    };
+    let first = run_once(&spec, test, options, workdir).await;
+    let rerun = options.rerun_failures
+        && !first.passed()
+        && !first.timed_out
+        && !options.cancel.is_cancelled();
+    if !rerun {
+        return first;
+    }
+    let second = run_once(&spec, test, options, workdir).await;
+    if !second.passed() {
+        return second;
+    }
+    let classification = first.classification.map(|mut k| {
+        if k.kind == FailureKind::TestFailure {
+            k.kind = FailureKind::FlakyTest;
+        }
+        k
+    });
+    CommandResult {
+        exit_code: second.exit_code,
+        signal: second.signal,
+        duration_ms: first.duration_ms + second.duration_ms,
+        flaky: true,
+        classification,
+        ..first
+    }
+}
+
+async fn run_once(
+    spec: &CommandSpec,
+    test: &TestSpec,
+    options: &RunOptions,
+    workdir: &Path,
+) -> CommandResult {
+    let timeout_seconds = spec.timeout.as_secs();
+    let out = match run_command(spec, &options.cancel).await {
+        Ok(out) => out,
+        Err(e) => {
+            let message = format!(
+                "taskgate could not start `{}` in {}: {e}",
+                test.cmd,
+                workdir.display()
+            );
+            return CommandResult {
+                cmd: test.cmd.clone(),
+                gate: test.gate.clone(),
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                timeout_seconds,
+                duration_ms: 0,
+                output_bytes: message.len() as u64,
+                output: message.clone(),
+                truncated: false,
+                flaky: false,
+                classification: Some(Classification {
+                    kind: FailureKind::ToolingError,
+                    summary: message,
+                    findings: Vec::new(),
+                }),
+            };
+        }
+    };
+    let classification = (!out.success() && !out.cancelled)
+        .then(|| classified(&out, test, timeout_seconds, workdir));
+    let ProcessOutput {
+        exit_code,
+        signal,
+        timed_out,
+        duration,
+        output,
+        output_bytes,
+        truncated,
+        ..
+    } = out;
+    CommandResult {
+        cmd: test.cmd.clone(),
+        gate: test.gate.clone(),
+        exit_code,
+        signal,
+        timed_out,
+        timeout_seconds,
+        duration_ms: duration.as_millis() as u64,
+        output: String::from_utf8_lossy(&output).into_owned(),
+        output_bytes,
+        truncated,
+        flaky: false,
+        classification,
+    }
+}
+
+fn classified(
+    out: &ProcessOutput,
+    test: &TestSpec,
+    timeout_seconds: u64,
+    workdir: &Path,
+) -> Classification {
+    let mut c = classify(&Outcome {
+        command: &test.cmd,
+        exit_code: out.exit_code,
+        timed_out: out.timed_out,
+        timeout_seconds: Some(timeout_seconds),
+        output: &out.output,
+    });
+    // Findings name files relative to the repository, whatever the tool printed.
+    let roots: Vec<String> = [Some(workdir.to_owned()), workdir.canonicalize().ok()]
+        .into_iter()
+        .flatten()
+        .map(|p| p.display().to_string())
+        .collect();
+    for f in &mut c.findings {
+        if let Some(rel) = roots
+            .iter()
+            .find_map(|r| relative_path(&f.path, r).filter(|_| f.path.starts_with(r.as_str())))
+        {
+            f.path = rel;
+        }
+    }
+    c
+}
+
+/// Metrics from `::taskgate-metric name=value` lines, then from
+/// `taskgate-metrics.json` (which wins), with warnings for what is unreadable.
+fn read_metrics(workdir: &Path, outputs: &[&str]) -> (Vec<(String, f64)>, Vec<String>) {
+    let mut found: Vec<(String, f64)> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut set = |name: &str, value: f64| match found.iter_mut().find(|(n, _)| n == name) {
+        Some(slot) => slot.1 = value,
+        None => found.push((name.to_string(), value)),
+    };
+    for line in outputs.iter().flat_map(|o| o.lines()) {
+        let Some(rest) = line.trim().strip_prefix(METRIC_PREFIX) else {
+            continue;
+        };
+        for pair in rest.split_whitespace() {
+            match pair.split_once('=').map(|(n, v)| (n, v.parse::<f64>())) {
+                Some((name, Ok(value))) if !name.is_empty() && value.is_finite() => {
+                    set(name, value)
+                }
+                _ => warnings.push(format!("unreadable metric `{pair}` (expected name=number)")),
+            }
+        }
+    }
+    let path = workdir.join(METRICS_FILE);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text) {
+            Ok(map) => {
+                for (name, value) in map {
+                    match value.as_f64() {
+                        Some(v) => set(&name, v),
+                        None => warnings.push(format!("{METRICS_FILE}: `{name}` is not a number")),
+                    }
+                }
+            }
+            Err(e) => warnings.push(format!(
+                "{METRICS_FILE} is not a JSON object of numbers: {e}"
+            )),
+        }
+    }
+    (found, warnings)
+}
+
+fn check_metrics(expected: &[Metric], found: &[(String, f64)]) -> Vec<String> {
+    expected
+        .iter()
+        .filter_map(|m| match found.iter().find(|(n, _)| *n == m.name) {
+            None => Some(format!(
+                "`{}` was not reported (print `{METRIC_PREFIX}{}=<value>` or write it to {METRICS_FILE})",
+                m.name, m.name
+            )),
+            Some((_, v)) if !m.operator.holds(*v, m.value) => {
+                Some(format!("`{}` = {v}, expected {} {}", m.name, m.operator.symbol(), m.value))
+            }
+            Some(_) => None,
+        })
+        .collect()
+}
+
+/// Bounds how many runs go at once; later ones wait in FIFO order.
+#[derive(Debug, Clone)]
+pub struct LocalRunner {
+    permits: Arc<Semaphore>,
+    waiting: Arc<AtomicUsize>,
+    running: Arc<AtomicUsize>,
+}
+
+/// A place among the running; the next waiter goes when it is dropped.
+#[derive(Debug)]
+pub struct RunSlot {
+    _permit: OwnedSemaphorePermit,
+    running: Arc<AtomicUsize>,
+}
+
+impl Drop for RunSlot {
+    fn drop(&mut self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl LocalRunner {
+    pub fn new(max_concurrent_runs: usize) -> Self {
+        LocalRunner {
+            permits: Arc::new(Semaphore::new(max_concurrent_runs.max(1))),
+            waiting: Arc::default(),
+            running: Arc::default(),
+        }
+    }
+
+    /// Waits for a slot. If it must wait, `on_queued(n)` is called first
+    /// with the number of runs ahead (running and waiting): "queued behind n runs".
+    pub async fn slot(&self, on_queued: impl FnOnce(usize)) -> RunSlot {
+        let permit = match self.permits.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => {
+                let ahead = self.running.load(Ordering::SeqCst)
+                    + self.waiting.fetch_add(1, Ordering::SeqCst);
+                on_queued(ahead);
+                let permit = self
+                    .permits
+                    .clone()
+                    .acquire_owned()
+                    .await
+                    .expect("the semaphore is never closed");
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                permit
+            }
+        };
+        self.running.fetch_add(1, Ordering::SeqCst);
+        RunSlot {
+            _permit: permit,
+            running: self.running.clone(),
+        }
+    }
+
+    /// The whole local run of one task at one commit: wait for a slot, fetch
+    /// the commit into the mirror, check it out, run the gates, clean up.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run_commit(
+        &self,
+        mirror: &Mirror,
+        url: String,
+        token: Option<String>,
+        workspaces: PathBuf,
+        task: String,
+        gates: Vec<GateSpec>,
+        options: RunOptions,
+        on_queued: impl FnOnce(usize),
+    ) -> Result<RunReport, GitError> {
+        let _slot = self.slot(on_queued).await;
+        let sha = options
+            .sha
+            .clone()
+            .ok_or_else(|| GitError::InvalidSha("(none given)".into()))?;
+        mirror.fetch_commit_async(url, token, sha.clone()).await?;
+        let ws = Workspace::checkout_async(mirror.clone(), sha, workspaces).await?;
+        let report = run_gate_specs(ws.path(), task, gates, options).await;
+        let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+#[path = "local_tests.rs"]
+mod tests;

@@ -1,0 +1,75 @@
+//! Running acceptance tests (SPEC §6): the `local` runner's pieces, also used
+//! by `taskgate run` in CI and on a laptop, so every runner produces the same
+//! [`RunReport`](crate::core::report::RunReport).
+//!
+//! Owns: processes ([`process`]: one command in its own process group, with a
+//! timeout, a scrubbed environment and capped output), git ([`mirror`]: one
+//! bare mirror per repository; [`workspace`]: a throwaway checkout of one
+//! exact commit) and the gate loop ([`local`]: re-run once, classify, check
+//! artifacts and metrics, bound concurrent runs, cancel).
+//!
+//! Must not: talk to GitHub, decide task states, or take a command from the
+//! commit under test. Commands come only from the [`Plan`](crate::core::plan::Plan)
+//! the caller passes in, read from the default branch; the checkout is only
+//! where they run. The scrubbed environment keeps tokens and taskgate's
+//! secrets away from that code, but it runs as taskgate's user: the isolation
+//! is not a sandbox, which is why forks are never run.
+//!
+//! One idea to keep in mind: a command is a process *group*. Timeouts,
+//! cancellation and the end of the leader all kill the whole group, so a test
+//! that forks a server cannot outlive its run.
+
+pub mod local;
+pub mod mirror;
+pub mod process;
+pub mod workspace;
+
+use tokio::sync::watch;
+
+pub use local::{plan_gates, run_gates, GateSpec, LocalRunner, RunOptions};
+pub use mirror::{GitError, Mirror, MirrorStore};
+pub use process::{run_command, CommandSpec, ProcessOutput};
+pub use workspace::Workspace;
+
+/// Stops a running attempt when a newer push supersedes it. Dropping every
+/// handle does not cancel.
+#[derive(Debug, Clone)]
+pub struct CancelHandle(watch::Sender<bool>);
+
+/// Observes a [`CancelHandle`]; cheap to clone into each command.
+#[derive(Debug, Clone)]
+pub struct CancelToken(watch::Receiver<bool>);
+
+/// A handle and the token it cancels.
+pub fn cancel_pair() -> (CancelHandle, CancelToken) {
+    let (tx, rx) = watch::channel(false);
+    (CancelHandle(tx), CancelToken(rx))
+}
+
+impl CancelHandle {
+    pub fn cancel(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+impl CancelToken {
+    /// A token nobody can cancel.
+    pub fn never() -> Self {
+        // With the sender gone, `cancelled` pends forever.
+        let (_, rx) = watch::channel(false);
+        CancelToken(rx)
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Resolves once cancelled; never resolves if every handle was dropped
+    /// without cancelling.
+    pub async fn cancelled(&self) {
+        let mut rx = self.0.clone();
+        if rx.wait_for(|c| *c).await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}

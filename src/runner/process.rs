@@ -1,0 +1,455 @@
+//! One command, run the way every gate command runs: `sh -c CMD` in its own
+//! process group, stdin from `/dev/null`, a scrubbed environment, stdout and
+//! stderr merged into one capped capture, and a timeout.
+//!
+//! The group is the unit: on timeout or cancellation it gets SIGTERM, then
+//! SIGKILL after a grace period; after a normal exit of the leader it gets
+//! SIGKILL at once, so background children (a forked server, a stray
+//! `sleep &`) never outlive their command. A process that calls `setsid`
+//! leaves the group and escapes this; its pipe is then abandoned after the
+//! grace period rather than waited for.
+//!
+//! The capture keeps the first and the last half of `max_output_bytes`, counts
+//! every byte and keeps reading to the end, so a command printing gigabytes
+//! neither blocks on a full pipe nor grows memory.
+
+use std::ffi::OsString;
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::net::unix::pipe;
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+
+use super::CancelToken;
+
+/// Output kept per command unless configured: 4 MiB.
+pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
+/// Between SIGTERM and SIGKILL unless configured.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+
+/// Variables passed through from taskgate's environment when set. Nothing
+/// else is: tokens (`GITHUB_TOKEN`), taskgate's secrets (private key, webhook
+/// secret, API token, database URL) and everything unknown stay out.
+pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SHELL"];
+/// Variables always set, whatever taskgate's environment says.
+pub const ENV_FIXED: &[(&str, &str)] = &[
+    ("TERM", "dumb"),
+    ("NO_COLOR", "1"),
+    ("CI", "true"),
+    ("TASKGATE", "1"),
+];
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// What to run and within which bounds.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    pub cmd: String,
+    pub workdir: PathBuf,
+    pub timeout: Duration,
+    pub grace: Duration,
+    pub max_output_bytes: usize,
+}
+
+impl CommandSpec {
+    pub fn new(cmd: impl Into<String>, workdir: impl Into<PathBuf>, timeout: Duration) -> Self {
+        CommandSpec {
+            cmd: cmd.into(),
+            workdir: workdir.into(),
+            timeout,
+            grace: DEFAULT_GRACE,
+            max_output_bytes: DEFAULT_MAX_OUTPUT,
+        }
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Clone)]
+pub struct ProcessOutput {
+    /// `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    pub duration: Duration,
+    /// Head and tail of the merged output, with a line marking the cut.
+    pub output: Vec<u8>,
+    /// Every byte printed, kept or not.
+    pub output_bytes: u64,
+    pub truncated: bool,
+}
+
+impl ProcessOutput {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled
+    }
+}
+
+/// The environment a command gets, from taskgate's own.
+pub fn scrubbed_env(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = parent
+        .into_iter()
+        .filter(|(k, _)| ENV_ALLOWLIST.iter().any(|a| k == a))
+        .collect();
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), DEFAULT_PATH.into()));
+    }
+    env.extend(ENV_FIXED.iter().map(|(k, v)| (k.into(), v.into())));
+    env
+}
+
+/// Runs one command to completion, timeout or cancellation. Errors only when
+/// it cannot start (no such directory, no `/bin/sh`).
+pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result<ProcessOutput> {
+    let (read_end, write_end) = pipe_pair()?;
+    let start = Instant::now();
+    let mut child = {
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(&spec.cmd)
+            .current_dir(&spec.workdir)
+            .env_clear()
+            .envs(scrubbed_env(std::env::vars_os()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(write_end.try_clone()?))
+            .stderr(Stdio::from(write_end))
+            .process_group(0)
+            .kill_on_drop(true);
+        cmd.spawn()?
+        // `cmd` drops here, closing our copies of the write end: the pipe
+        // reaches end-of-file when the last process of the group lets go.
+    };
+    let mut group = Group(child.id().map(|pid| pid as i32));
+    let reader = pipe::Receiver::from_owned_fd(read_end)?;
+    let (stop_tx, stop_rx) = oneshot::channel();
+    let mut drain = tokio::spawn(drain(reader, spec.max_output_bytes, stop_rx));
+
+    let (status, timed_out, cancelled) = tokio::select! {
+        status = child.wait() => {
+            group.signal(libc::SIGKILL);
+            (status?, false, false)
+        }
+        _ = tokio::time::sleep(spec.timeout) => (group.terminate(&mut child, spec.grace).await?, true, false),
+        _ = cancel.cancelled() => (group.terminate(&mut child, spec.grace).await?, false, true),
+    };
+    let duration = start.elapsed();
+    let capture = match tokio::time::timeout(spec.grace, &mut drain).await {
+        Ok(capture) => capture,
+        Err(_) => {
+            // Someone outside the group still holds the pipe: stop reading.
+            let _ = stop_tx.send(());
+            drain.await
+        }
+    }
+    .map_err(io::Error::other)??;
+    group.0 = None;
+    let output_bytes = capture.total;
+    let (output, truncated) = capture.finish();
+    Ok(ProcessOutput {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        cancelled,
+        duration,
+        output,
+        output_bytes,
+        truncated,
+    })
+}
+
+/// The process group of one command. Dropping it while armed (the run was
+/// abandoned mid-way) kills the group.
+struct Group(Option<i32>);
+
+impl Group {
+    fn signal(&self, sig: libc::c_int) {
+        if let Some(pgid) = self.0 {
+            // SAFETY: kill(2) has no memory-safety preconditions.
+            unsafe { libc::kill(-pgid, sig) };
+        }
+    }
+
+    fn alive(&self) -> bool {
+        // SAFETY: as above; signal 0 only checks for existence.
+        self.0
+            .is_some_and(|pgid| unsafe { libc::kill(-pgid, 0) } == 0)
+    }
+
+    /// SIGTERM to the group, SIGKILL to whatever is left after `grace`.
+    async fn terminate(&self, child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
+        self.signal(libc::SIGTERM);
+        let deadline = tokio::time::Instant::now() + grace;
+        let status = match tokio::time::timeout_at(deadline, child.wait()).await {
+            Ok(status) => Some(status?),
+            Err(_) => None,
+        };
+        // The leader may be gone while children that ignore SIGTERM live on.
+        while self.alive() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.signal(libc::SIGKILL);
+        match status {
+            Some(status) => Ok(status),
+            None => child.wait().await,
+        }
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.signal(libc::SIGKILL);
+    }
+}
+
+/// A pipe whose ends are closed on exec (the child gets dup2'd copies).
+fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both are fresh descriptors we now own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+async fn drain(
+    mut reader: pipe::Receiver,
+    max: usize,
+    mut stop: oneshot::Receiver<()>,
+) -> io::Result<Capture> {
+    let mut capture = Capture::new(max);
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        tokio::select! {
+            n = reader.read(&mut buf) => match n? {
+                0 => break,
+                n => capture.push(&buf[..n]),
+            },
+            _ = &mut stop => break,
+        }
+    }
+    Ok(capture)
+}
+
+/// The first half of the budget, the last half, and a count of everything.
+#[derive(Debug)]
+struct Capture {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    head_max: usize,
+    tail_max: usize,
+    total: u64,
+}
+
+impl Capture {
+    fn new(max: usize) -> Self {
+        Capture {
+            head: Vec::new(),
+            tail: Vec::new(),
+            head_max: max / 2,
+            tail_max: max - max / 2,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, mut chunk: &[u8]) {
+        self.total += chunk.len() as u64;
+        let room = self.head_max - self.head.len();
+        if room > 0 {
+            let take = room.min(chunk.len());
+            self.head.extend_from_slice(&chunk[..take]);
+            chunk = &chunk[take..];
+        }
+        if chunk.len() >= self.tail_max {
+            self.tail.clear();
+            self.tail
+                .extend_from_slice(&chunk[chunk.len() - self.tail_max..]);
+        } else {
+            self.tail.extend_from_slice(chunk);
+            // Compact rarely (at twice the size) to keep pushes amortised O(n).
+            if self.tail.len() >= 2 * self.tail_max {
+                self.keep_last_tail();
+            }
+        }
+    }
+
+    fn keep_last_tail(&mut self) {
+        let excess = self.tail.len().saturating_sub(self.tail_max);
+        self.tail.copy_within(excess.., 0);
+        self.tail.truncate(self.tail_max);
+    }
+
+    fn finish(&self) -> (Vec<u8>, bool) {
+        let tail = &self.tail[self.tail.len().saturating_sub(self.tail_max)..];
+        let kept = (self.head.len() + tail.len()) as u64;
+        let mut out = self.head.clone();
+        let truncated = self.total > kept;
+        if truncated {
+            let cut = self.total - kept;
+            out.extend_from_slice(
+                format!("\n[taskgate: {cut} bytes of output cut here]\n").as_bytes(),
+            );
+        }
+        out.extend_from_slice(tail);
+        (out, truncated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(cmd: &str, timeout_ms: u64) -> CommandSpec {
+        let mut s = CommandSpec::new(cmd, std::env::temp_dir(), Duration::from_millis(timeout_ms));
+        s.grace = Duration::from_millis(500);
+        s
+    }
+
+    async fn run(cmd: &str, timeout_ms: u64) -> ProcessOutput {
+        run_command(&spec(cmd, timeout_ms), &CancelToken::never())
+            .await
+            .unwrap()
+    }
+
+    fn pgrep(pattern: &str) -> bool {
+        std::process::Command::new("pgrep")
+            .args(["-f", pattern])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    #[tokio::test]
+    async fn exit_codes_and_merged_output() {
+        let out = run("echo out; echo err >&2; exit 3", 5_000).await;
+        assert_eq!(
+            (out.exit_code, out.signal, out.timed_out),
+            (Some(3), None, false)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.output), "out\nerr\n");
+        assert_eq!(out.output_bytes, 8);
+        assert!(run("true", 5_000).await.success());
+    }
+
+    #[tokio::test]
+    async fn command_not_found_is_127() {
+        let out = run("no-such-command-taskgate", 5_000).await;
+        assert_eq!(out.exit_code, Some(127));
+        assert!(String::from_utf8_lossy(&out.output).contains("not found"));
+    }
+
+    #[tokio::test]
+    async fn a_command_that_never_ends_times_out() {
+        let t = Instant::now();
+        let out = run("sleep 1000", 300).await;
+        assert!(out.timed_out && out.exit_code.is_none());
+        assert_eq!(out.signal, Some(libc::SIGTERM));
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    }
+
+    #[tokio::test]
+    async fn children_ignoring_sigterm_are_killed_after_the_grace_period() {
+        let marker = "sleep 1001";
+        let cmd = format!("sh -c 'trap \"\" TERM; {marker}' & wait");
+        let t = Instant::now();
+        let out = run(&cmd, 300).await;
+        assert!(out.timed_out);
+        assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+        assert!(!pgrep(marker), "the TERM-ignoring child survived");
+    }
+
+    #[tokio::test]
+    async fn background_children_die_with_the_leader() {
+        let marker = "sleep 1002";
+        let t = Instant::now();
+        let out = run(&format!("{marker} & echo started"), 5_000).await;
+        assert_eq!(out.exit_code, Some(0));
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert!(!pgrep(marker), "the background child survived");
+    }
+
+    #[tokio::test]
+    async fn a_gigabyte_of_output_is_capped_and_drained() {
+        let t = Instant::now();
+        let mut s = spec(
+            "head -c 1000000000 /dev/zero | tr '\\0' x; echo; echo the-end",
+            30_000,
+        );
+        s.max_output_bytes = 1 << 16;
+        let out = run_command(&s, &CancelToken::never()).await.unwrap();
+        assert_eq!(out.exit_code, Some(0));
+        assert_eq!(out.output_bytes, 1_000_000_009);
+        assert!(out.truncated);
+        assert!(out.output.len() < (1 << 16) + 100, "{}", out.output.len());
+        let text = String::from_utf8_lossy(&out.output);
+        assert!(text.starts_with("xxxx") && text.ends_with("\nthe-end\n"));
+        assert!(
+            text.contains("[taskgate: 999934473 bytes of output cut here]"),
+            "{}",
+            &text[32_700..32_800]
+        );
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    }
+
+    #[tokio::test]
+    async fn non_utf8_output_is_kept_as_bytes() {
+        let out = run("printf '\\377\\376ok'", 5_000).await;
+        assert_eq!(out.output, b"\xff\xfeok");
+    }
+
+    #[tokio::test]
+    async fn the_environment_is_scrubbed() {
+        std::env::set_var("GITHUB_TOKEN", "ghs_secret");
+        std::env::set_var("TASKGATE_WEBHOOK_SECRET", "whsec");
+        let out = run("env", 5_000).await;
+        let env = String::from_utf8_lossy(&out.output);
+        assert!(
+            !env.contains("ghs_secret") && !env.contains("whsec"),
+            "{env}"
+        );
+        for line in ["CI=true", "TASKGATE=1", "TERM=dumb"] {
+            assert!(env.lines().any(|l| l == line), "{line} missing in {env}");
+        }
+        assert!(env.lines().any(|l| l.starts_with("PATH=")));
+    }
+
+    #[tokio::test]
+    async fn cancellation_kills_the_group() {
+        let (handle, token) = super::super::cancel_pair();
+        let t = Instant::now();
+        let task =
+            tokio::spawn(async move { run_command(&spec("sleep 1003", 60_000), &token).await });
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        handle.cancel();
+        let out = task.await.unwrap().unwrap();
+        assert!(out.cancelled && !out.timed_out);
+        assert!(t.elapsed() < Duration::from_secs(3));
+        assert!(!pgrep("sleep 1003"));
+    }
+
+    #[tokio::test]
+    async fn a_missing_workdir_is_an_error() {
+        let s = CommandSpec::new("true", "/nonexistent/taskgate", Duration::from_secs(1));
+        assert!(run_command(&s, &CancelToken::never()).await.is_err());
+    }
+
+    #[test]
+    fn capture_keeps_head_and_tail() {
+        let mut c = Capture::new(8);
+        for chunk in [&b"abc"[..], b"defgh", b"ijklmnopq", b"rs"] {
+            c.push(chunk);
+        }
+        let (out, truncated) = c.finish();
+        assert!(truncated);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "abcd\n[taskgate: 11 bytes of output cut here]\npqrs"
+        );
+    }
+}

@@ -1,0 +1,151 @@
+//! A fresh checkout of one exact commit, deleted when dropped (also when the
+//! run fails or is abandoned half-way).
+//!
+//! The workspace is a real git repository (tools that call `git describe` or
+//! `git diff` work) whose objects are borrowed from the mirror through
+//! `.git/objects/info/alternates`, so nothing is copied but the files
+//! themselves. Its HEAD is detached at the commit; submodules and LFS are not
+//! fetched.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use git2::build::CheckoutBuilder;
+use git2::Repository;
+
+use super::mirror::{parse_sha, GitError, Mirror};
+
+static NEXT: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug)]
+pub struct Workspace {
+    dir: PathBuf,
+    sha: String,
+}
+
+impl Workspace {
+    /// Checks `sha` out of `mirror` into a new directory under `parent`.
+    /// The commit must already be in the mirror (see
+    /// [`Mirror::fetch_commit`]); otherwise [`GitError::CommitNotFound`].
+    pub fn checkout(mirror: &Mirror, sha: &str, parent: &Path) -> Result<Workspace, GitError> {
+        let oid = parse_sha(sha)?;
+        let source = mirror.repo()?;
+        if source.find_commit(oid).is_err() {
+            return Err(GitError::CommitNotFound(sha.to_string()));
+        }
+        std::fs::create_dir_all(parent)
+            .map_err(GitError::io(format!("creating {}", parent.display())))?;
+        let dir = loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = parent.join(format!("{}-{}-{n}", &sha[..12], std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break dir,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(GitError::io(format!("creating {}", dir.display()))(e)),
+            }
+        };
+        // From here on, dropping `ws` removes the directory.
+        let ws = Workspace {
+            dir,
+            sha: sha.to_string(),
+        };
+        Repository::init(&ws.dir)?;
+        let objects = mirror
+            .path()
+            .canonicalize()
+            .map_err(GitError::io(format!(
+                "resolving {}",
+                mirror.path().display()
+            )))?
+            .join("objects");
+        let alternates = ws.dir.join(".git/objects/info/alternates");
+        std::fs::write(&alternates, format!("{}\n", objects.display()))
+            .map_err(GitError::io(format!("writing {}", alternates.display())))?;
+        let repo = Repository::open(&ws.dir)?;
+        repo.set_head_detached(oid)?;
+        repo.checkout_head(Some(CheckoutBuilder::new().force()))?;
+        Ok(ws)
+    }
+
+    /// [`Workspace::checkout`] on the blocking pool.
+    pub async fn checkout_async(
+        mirror: Mirror,
+        sha: String,
+        parent: PathBuf,
+    ) -> Result<Workspace, GitError> {
+        tokio::task::spawn_blocking(move || Workspace::checkout(&mirror, &sha, &parent))
+            .await
+            .map_err(|e| GitError::Join(e.to_string()))?
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn sha(&self) -> &str {
+        &self.sha
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove a workspace");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::mirror::tests::Origin;
+    use crate::runner::MirrorStore;
+
+    #[test]
+    fn checks_out_the_exact_commit_and_cleans_up() {
+        let origin = Origin::new();
+        let first = origin.commit(&[("src/a.txt", "one"), ("run.sh", "echo hi")], "first");
+        origin.commit(&[("src/a.txt", "two")], "second");
+        let tmp = tempfile::tempdir().unwrap();
+        let mirror = MirrorStore::new(tmp.path().join("mirrors"))
+            .mirror("o/r")
+            .unwrap();
+        mirror.fetch_commit(&origin.url(), None, &first).unwrap();
+        let ws = Workspace::checkout(&mirror, &first, &tmp.path().join("ws")).unwrap();
+        let dir = ws.path().to_owned();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("src/a.txt")).unwrap(),
+            "one"
+        );
+        // A real repository: git sees the commit through the alternates.
+        let head = std::process::Command::new("git")
+            .args(["log", "-1", "--format=%H %s"])
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&head.stdout).trim(),
+            format!("{first} first")
+        );
+        let other = Workspace::checkout(&mirror, &first, &tmp.path().join("ws")).unwrap();
+        assert_ne!(other.path(), ws.path());
+        drop(ws);
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_commit_missing_from_the_mirror_is_commit_not_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mirror = Mirror::open(tmp.path().join("m.git")).unwrap();
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        let err = Workspace::checkout(&mirror, sha, &tmp.path().join("ws")).unwrap_err();
+        assert!(matches!(err, GitError::CommitNotFound(s) if s == sha));
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            1,
+            "no workspace left behind"
+        );
+    }
+}

@@ -1,0 +1,129 @@
+//! The store: one SQLite file holding taskgate's state, the inbox of
+//! webhook deliveries and the outbox of effects.
+//!
+//! Owns: the schema, every SQL statement, and the single writer thread.
+//! Must not: call GitHub, decide anything (the core decides), or block an
+//! async task (all SQLite work happens on the writer thread or in
+//! `spawn_blocking`).
+//!
+//! Two ideas a reader needs:
+//! - **Group commit.** All writes go through one thread that takes every job
+//!   waiting in its queue, runs each in its own savepoint, and commits them
+//!   together with one fsync. A job's caller hears back only after that
+//!   commit, so "recorded" always means "on disk", and throughput grows with
+//!   load instead of being capped by the disk's fsync rate.
+//! - **Outbox.** A decision's state changes and the GitHub calls it implies
+//!   are written in the same transaction, so a crash can lose neither alone.
+
+mod inbox;
+mod outbox;
+mod schema;
+mod writer;
+
+pub use inbox::{DeliveryRecord, NewDelivery, PendingDelivery, Recorded};
+pub use outbox::{EffectRow, EffectStatus};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use writer::{Job, TypedJob};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("the database writer has stopped")]
+    WriterGone,
+    #[error("commit failed: {0}")]
+    Commit(String),
+    #[error("`{0}` is not a supported DATABASE_URL (use sqlite://PATH)")]
+    UnsupportedUrl(String),
+    #[error("stored data is corrupt: {0}")]
+    Corrupt(String),
+}
+
+/// A handle to the store; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    path: PathBuf,
+    writer: mpsc::UnboundedSender<Box<dyn Job>>,
+    reader: Arc<Mutex<Connection>>,
+}
+
+impl Store {
+    /// Opens (creating and migrating if needed) the database named by a
+    /// `DATABASE_URL` such as `sqlite://taskgate.db` or `sqlite::memory:`-free
+    /// file paths; PostgreSQL is not supported yet.
+    pub fn open_url(url: &str) -> Result<Store, StoreError> {
+        let path = url
+            .strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .filter(|p| !p.is_empty() && !p.starts_with(":memory:"))
+            .ok_or_else(|| StoreError::UnsupportedUrl(url.to_owned()))?;
+        Store::open(Path::new(path))
+    }
+
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = schema::connect(path)?;
+        schema::migrate(&conn)?;
+        let reader = schema::connect(path)?;
+        let writer = writer::spawn(conn);
+        Ok(Store {
+            path: path.to_owned(),
+            writer,
+            reader: Arc::new(Mutex::new(reader)),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` inside the next group commit and returns its result once
+    /// that commit is durable. An `Err` from `f` rolls back only `f`'s work.
+    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        let job: Box<dyn Job> = Box::new(TypedJob::new(f, reply));
+        self.writer.send(job).map_err(|_| StoreError::WriterGone)?;
+        answer.await.map_err(|_| StoreError::WriterGone)?
+    }
+
+    /// Runs a read on the reader connection, off the async threads.
+    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let reader = self.reader.clone();
+        tokio::task::spawn_blocking(move || {
+            let conn = reader.lock().unwrap_or_else(|poison| poison.into_inner());
+            f(&conn)
+        })
+        .await
+        .map_err(|e| StoreError::Commit(format!("read task failed: {e}")))?
+    }
+
+    /// `SELECT 1` through the reader: what `/healthz` asks.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        self.read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
+            .await
+            .map(|_| ())
+    }
+}
+
+/// Seconds since the Unix epoch; the store keeps all times in this form.
+pub fn unix_now() -> i64 {
+    chrono::Utc::now().timestamp()
+}
+
+/// Milliseconds since the Unix epoch, for latencies and backoff.
+pub fn unix_now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}

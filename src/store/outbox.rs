@@ -1,0 +1,250 @@
+//! The outbox: effects waiting to be performed on GitHub, with their
+//! attempts, next due time and result.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{unix_now_ms, Store, StoreError};
+use crate::core::Effect;
+use crate::ids::{EffectId, InstallationId};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EffectStatus {
+    Pending,
+    Done,
+    Failed,
+}
+
+impl EffectStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            EffectStatus::Pending => "pending",
+            EffectStatus::Done => "done",
+            EffectStatus::Failed => "failed",
+        }
+    }
+
+    fn parse(s: &str) -> Result<Self, StoreError> {
+        match s {
+            "pending" => Ok(EffectStatus::Pending),
+            "done" => Ok(EffectStatus::Done),
+            "failed" => Ok(EffectStatus::Failed),
+            other => Err(StoreError::Corrupt(format!(
+                "unknown effect status `{other}`"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EffectRow {
+    pub id: EffectId,
+    pub installation: InstallationId,
+    pub effect: Effect,
+    pub status: EffectStatus,
+    /// Attempts started so far, counting the one about to run once
+    /// [`Store::begin_attempt`] has returned.
+    pub attempts: u32,
+    pub last_error: Option<String>,
+    pub result: Option<String>,
+    pub created_at_ms: i64,
+}
+
+pub(super) fn insert(
+    conn: &Connection,
+    delivery_seq: Option<i64>,
+    installation: InstallationId,
+    effects: &[Effect],
+) -> Result<(), StoreError> {
+    let now = unix_now_ms();
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
+    )?;
+    for effect in effects {
+        let json = serde_json::to_string(effect)
+            .map_err(|e| StoreError::Corrupt(format!("effect does not serialise: {e}")))?;
+        stmt.execute(params![delivery_seq, installation.0 as i64, json, now])?;
+    }
+    Ok(())
+}
+
+fn row_to_effect(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EffectRowRaw, String)> {
+    Ok((
+        EffectRowRaw {
+            id: r.get(0)?,
+            installation: r.get(1)?,
+            status: r.get(3)?,
+            attempts: r.get(4)?,
+            last_error: r.get(5)?,
+            result: r.get(6)?,
+            created_at_ms: r.get(7)?,
+        },
+        r.get(2)?,
+    ))
+}
+
+struct EffectRowRaw {
+    id: i64,
+    installation: i64,
+    status: String,
+    attempts: i64,
+    last_error: Option<String>,
+    result: Option<String>,
+    created_at_ms: i64,
+}
+
+fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> {
+    Ok(EffectRow {
+        id: EffectId(raw.id as u64),
+        installation: InstallationId(raw.installation as u64),
+        effect: serde_json::from_str(&json)
+            .map_err(|e| StoreError::Corrupt(format!("effect {} does not parse: {e}", raw.id)))?,
+        status: EffectStatus::parse(&raw.status)?,
+        attempts: raw.attempts as u32,
+        last_error: raw.last_error,
+        result: raw.result,
+        created_at_ms: raw.created_at_ms,
+    })
+}
+
+const COLUMNS: &str =
+    "id, installation_id, effect, status, attempts, last_error, result, created_at_ms";
+
+impl Store {
+    /// Queues effects that do not come from a delivery (API calls, timers).
+    pub async fn enqueue_effects(
+        &self,
+        installation: InstallationId,
+        effects: Vec<Effect>,
+    ) -> Result<(), StoreError> {
+        self.write(move |conn| insert(conn, None, installation, &effects))
+            .await
+    }
+
+    /// Pending effects whose time has come, oldest first.
+    pub async fn due_effects(
+        &self,
+        now_ms: i64,
+        limit: usize,
+    ) -> Result<Vec<EffectRow>, StoreError> {
+        self.read(move |conn| {
+            let mut stmt = conn.prepare_cached(&format!(
+                "SELECT {COLUMNS} FROM effects
+                 WHERE status = 'pending' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2"
+            ))?;
+            let rows = stmt.query_map(params![now_ms, limit as i64], row_to_effect)?;
+            rows.map(|r| decode(r?)).collect()
+        })
+        .await
+    }
+
+    /// When the next pending effect falls due, if any.
+    pub async fn next_effect_due_ms(&self) -> Result<Option<i64>, StoreError> {
+        self.read(|conn| {
+            Ok(conn.query_row(
+                "SELECT MIN(next_attempt_ms) FROM effects WHERE status = 'pending'",
+                [],
+                |r| r.get::<_, Option<i64>>(0),
+            )?)
+        })
+        .await
+    }
+
+    /// Records, durably, that an attempt is about to be made. A restart that
+    /// finds `attempts > 0` on a pending effect therefore knows GitHub may
+    /// already have accepted it, and looks before creating again.
+    pub async fn begin_attempt(&self, id: EffectId) -> Result<u32, StoreError> {
+        self.write(move |conn| {
+            Ok(conn.query_row(
+                "UPDATE effects SET attempts = attempts + 1 WHERE id = ?1 RETURNING attempts",
+                [id.0 as i64],
+                |r| r.get::<_, i64>(0),
+            )? as u32)
+        })
+        .await
+    }
+
+    pub async fn effect_done(
+        &self,
+        id: EffectId,
+        result: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.finish_effect(id, EffectStatus::Done, result, None)
+            .await
+    }
+
+    pub async fn effect_failed(&self, id: EffectId, error: String) -> Result<(), StoreError> {
+        self.finish_effect(id, EffectStatus::Failed, None, Some(error))
+            .await
+    }
+
+    async fn finish_effect(
+        &self,
+        id: EffectId,
+        status: EffectStatus,
+        result: Option<String>,
+        error: Option<String>,
+    ) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            conn.execute(
+                "UPDATE effects SET status = ?2, result = ?3, last_error = COALESCE(?4, last_error), done_at_ms = ?5
+                 WHERE id = ?1",
+                params![id.0 as i64, status.as_str(), result, error, unix_now_ms()],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Leaves the effect pending, due again at `due_ms`, noting why.
+    pub async fn effect_retry_at(
+        &self,
+        id: EffectId,
+        due_ms: i64,
+        error: String,
+    ) -> Result<(), StoreError> {
+        self.write(move |conn| {
+            conn.execute(
+                "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3 WHERE id = ?1",
+                params![id.0 as i64, due_ms, error],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn effect(&self, id: EffectId) -> Result<Option<EffectRow>, StoreError> {
+        self.read(move |conn| {
+            conn.query_row(
+                &format!("SELECT {COLUMNS} FROM effects WHERE id = ?1"),
+                [id.0 as i64],
+                row_to_effect,
+            )
+            .optional()?
+            .map(decode)
+            .transpose()
+        })
+        .await
+    }
+
+    pub async fn effects(&self) -> Result<Vec<EffectRow>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM effects ORDER BY id"))?;
+            let rows = stmt.query_map([], row_to_effect)?;
+            rows.map(|r| decode(r?)).collect()
+        })
+        .await
+    }
+
+    /// Effects not yet done or failed: the `outbox_depth` gauge.
+    pub async fn outbox_depth(&self) -> Result<i64, StoreError> {
+        self.read(|c| {
+            Ok(c.query_row(
+                "SELECT COUNT(*) FROM effects WHERE status = 'pending'",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .await
+    }
+}

@@ -1,0 +1,80 @@
+//! Connection settings and migrations (`PRAGMA user_version`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::Connection;
+
+use super::StoreError;
+
+/// Each entry moves the schema one version up; never edit a shipped one.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE deliveries (
+    seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_id     TEXT NOT NULL UNIQUE,
+    event           TEXT NOT NULL,
+    action          TEXT,
+    installation_id INTEGER,
+    received_at_ms  INTEGER NOT NULL,
+    payload         BLOB NOT NULL,
+    status          TEXT NOT NULL,          -- received | processed | ignored | failed
+    outcome         TEXT,
+    processed_at_ms INTEGER
+);
+CREATE INDEX deliveries_pending ON deliveries(status, seq) WHERE status = 'received';
+
+CREATE TABLE effects (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    delivery_seq    INTEGER,
+    installation_id INTEGER NOT NULL,
+    effect          TEXT NOT NULL,          -- JSON of core::Effect
+    status          TEXT NOT NULL,          -- pending | done | failed
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_ms INTEGER NOT NULL,
+    last_error      TEXT,
+    result          TEXT,
+    created_at_ms   INTEGER NOT NULL,
+    done_at_ms      INTEGER
+);
+CREATE INDEX effects_due ON effects(status, next_attempt_ms) WHERE status = 'pending';
+
+CREATE TABLE installations (
+    id          INTEGER PRIMARY KEY,
+    account     TEXT,
+    updated_ms  INTEGER NOT NULL
+);
+
+CREATE TABLE installation_repos (
+    installation_id INTEGER NOT NULL,
+    repo            TEXT NOT NULL,
+    PRIMARY KEY (installation_id, repo)
+);
+"#];
+
+pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // WAL lets the reader run beside the writer; synchronous=FULL makes
+    // every commit durable before anyone is told it happened.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if current > MIGRATIONS.len() {
+        return Err(StoreError::Corrupt(format!(
+            "the database is at schema version {current}, newer than this taskgate ({})",
+            MIGRATIONS.len()
+        )));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+        conn.execute_batch(&format!(
+            "BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;",
+            i + 1
+        ))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,105 @@
+//! The single writer thread and its group commit.
+
+use rusqlite::Connection;
+use tokio::sync::{mpsc, oneshot};
+
+use super::StoreError;
+
+/// Most jobs folded into one commit; bounds the latency of the first one.
+const MAX_BATCH: usize = 512;
+
+/// A unit of work for the writer: run inside a savepoint, then told how the
+/// enclosing commit went.
+pub(super) trait Job: Send {
+    /// Returns false when the job failed and its savepoint must be undone.
+    fn run(&mut self, conn: &Connection) -> bool;
+    fn finish(self: Box<Self>, committed: Result<(), String>);
+}
+
+pub(super) struct TypedJob<T, F> {
+    work: Option<F>,
+    result: Option<Result<T, StoreError>>,
+    reply: oneshot::Sender<Result<T, StoreError>>,
+}
+
+impl<T, F> TypedJob<T, F> {
+    pub(super) fn new(work: F, reply: oneshot::Sender<Result<T, StoreError>>) -> Self {
+        TypedJob {
+            work: Some(work),
+            result: None,
+            reply,
+        }
+    }
+}
+
+impl<T, F> Job for TypedJob<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+{
+    fn run(&mut self, conn: &Connection) -> bool {
+        let work = self.work.take().expect("a job runs once");
+        let result = work(conn);
+        let ok = result.is_ok();
+        self.result = Some(result);
+        ok
+    }
+
+    fn finish(self: Box<Self>, committed: Result<(), String>) {
+        let result = match committed {
+            Ok(()) => self.result.expect("finish follows run"),
+            Err(e) => Err(StoreError::Commit(e)),
+        };
+        // The caller may have gone away (e.g. a client hung up); that is fine.
+        let _ = self.reply.send(result);
+    }
+}
+
+pub(super) fn spawn(conn: Connection) -> mpsc::UnboundedSender<Box<dyn Job>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::Builder::new()
+        .name("taskgate-store-writer".into())
+        .spawn(move || run(conn, rx))
+        .expect("spawn the store writer thread");
+    tx
+}
+
+fn run(conn: Connection, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
+    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
+    while let Some(first) = rx.blocking_recv() {
+        batch.push(first);
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        let committed = commit_batch(&conn, &mut batch);
+        for job in batch.drain(..) {
+            job.finish(committed.clone());
+        }
+    }
+}
+
+fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
+    conn.execute_batch("BEGIN IMMEDIATE")
+        .map_err(|e| e.to_string())?;
+    for job in batch.iter_mut() {
+        let step = (|| -> rusqlite::Result<()> {
+            conn.execute_batch("SAVEPOINT job")?;
+            if job.run(conn) {
+                conn.execute_batch("RELEASE job")
+            } else {
+                conn.execute_batch("ROLLBACK TO job; RELEASE job")
+            }
+        })();
+        if let Err(e) = step {
+            let _ = conn.execute_batch("ROLLBACK");
+            return Err(e.to_string());
+        }
+    }
+    conn.execute_batch("COMMIT").map_err(|e| {
+        let _ = conn.execute_batch("ROLLBACK");
+        e.to_string()
+    })
+}

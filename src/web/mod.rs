@@ -1,0 +1,61 @@
+//! HTTP surfaces besides the webhook: health and metrics (the API and the
+//! dashboard come with later features).
+//!
+//! Owns: routes and their rendering. Must not: decide anything or call GitHub.
+
+pub mod metrics;
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::intake::{self, IntakeState, MAX_BODY_BYTES};
+use crate::store::Store;
+use metrics::Metrics;
+
+#[derive(Clone)]
+struct WebState {
+    store: Store,
+    metrics: Arc<Metrics>,
+}
+
+pub fn router(intake: Arc<IntakeState>) -> Router {
+    let web = WebState {
+        store: intake.store.clone(),
+        metrics: intake.metrics.clone(),
+    };
+    let webhook = Router::new()
+        .route("/webhook", post(intake::webhook))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(intake);
+    let other = Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics_text))
+        .with_state(web);
+    webhook.merge(other)
+}
+
+async fn healthz(State(web): State<WebState>) -> impl IntoResponse {
+    match web.store.ping().await {
+        Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("store unreachable: {e}\n"),
+        ),
+    }
+}
+
+async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
+    let depth = web.store.outbox_depth().await.unwrap_or(-1);
+    (
+        [(
+            "content-type",
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        web.metrics.render(depth),
+    )
+}

@@ -1,0 +1,79 @@
+//! The first behaviour through the whole spine: `/taskgate help`.
+
+use crate::support::{TestApp, REPO};
+
+#[tokio::test]
+async fn help_gets_exactly_one_reply_listing_every_command() {
+    let app = TestApp::start().await;
+    let issue = app
+        .fake
+        .repo(REPO)
+        .create_issue("Plan the strategy", "", "octocat");
+    let (status, _) = app
+        .comment(issue, "octocat", "Could someone explain?\n\n/taskgate help")
+        .await;
+    assert_eq!(status, 202);
+    app.settle().await;
+
+    let replies = app.bot_comments(issue);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    for command in taskgate::commands::COMMAND_NAMES {
+        assert!(
+            replies[0].contains(&format!("/taskgate {command}")),
+            "{command} missing"
+        );
+    }
+    insta::assert_snapshot!("help_reply", replies[0]);
+    assert!(
+        app.fake.contract_violations().is_empty(),
+        "{:?}",
+        app.fake.contract_violations()
+    );
+}
+
+#[tokio::test]
+async fn the_short_form_works_and_nonsense_gets_the_closest_command() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Story", "", "octocat");
+    app.comment(issue, "octocat", "/help").await;
+    app.comment(issue, "octocat", "/taskgate stauts").await;
+    app.settle().await;
+
+    let replies = app.bot_comments(issue);
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(replies[0].contains("/taskgate help"));
+    insta::assert_snapshot!(replies[1], @r"
+    @octocat `/taskgate stauts` is not a taskgate command. Did you mean `/taskgate status`? `/taskgate help` lists them all.
+
+    <!-- taskgate:reply-to=1006 -->
+    ");
+}
+
+#[tokio::test]
+async fn the_bot_ignores_its_own_comments_and_commands_in_code_or_quotes() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Story", "", "octocat");
+    app.comment(
+        issue,
+        "octocat",
+        "```\n/taskgate help\n```\n\n> /taskgate help\n\n`/taskgate help`",
+    )
+    .await;
+    app.settle().await;
+    assert!(app.bot_comments(issue).is_empty());
+
+    // The bot's own reply, delivered back to it as GitHub would, is ignored.
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+    let own = repo
+        .comments(issue)
+        .into_iter()
+        .find(|c| c.author.ends_with("[bot]"))
+        .unwrap();
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &own);
+    assert_eq!(app.deliver("issue_comment", &payload).await.0, 202);
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1);
+}

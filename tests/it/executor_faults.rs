@@ -1,0 +1,134 @@
+//! The executor against GitHub's failure modes, as the fake serves them.
+
+use std::time::{Duration, Instant};
+
+use fakehub::Fault;
+use taskgate::store::EffectStatus;
+
+use crate::support::{TestApp, INSTALLATION, REPO};
+
+const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
+const ACCESS_TOKEN: &str = "POST /app/installations/{installation_id}/access_tokens";
+
+fn calls(app: &TestApp, route: &str) -> Vec<u16> {
+    app.fake
+        .requests()
+        .into_iter()
+        .filter(|r| {
+            r.route
+                .as_deref()
+                .map(|t| format!("{} {t}", r.method))
+                .as_deref()
+                == Some(route)
+        })
+        .map(|r| r.status)
+        .collect()
+}
+
+async fn only_effect(app: &TestApp) -> taskgate::store::EffectRow {
+    let effects = app.store().effects().await.unwrap();
+    assert_eq!(effects.len(), 1, "{effects:?}");
+    effects.into_iter().next().unwrap()
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_with_backoff_until_github_accepts() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.fake.inject(
+        CREATE_COMMENT,
+        Fault::Status {
+            status: 500,
+            times: 3,
+        },
+    );
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+
+    assert_eq!(calls(&app, CREATE_COMMENT), vec![500, 500, 500, 201]);
+    assert_eq!(app.bot_comments(issue).len(), 1);
+    let effect = only_effect(&app).await;
+    assert_eq!((effect.status, effect.attempts), (EffectStatus::Done, 4));
+}
+
+#[tokio::test]
+async fn a_secondary_rate_limit_waits_for_retry_after() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.fake.inject(
+        CREATE_COMMENT,
+        Fault::SecondaryRateLimit {
+            retry_after_secs: 1,
+        },
+    );
+    let started = Instant::now();
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "retried before retry-after"
+    );
+    assert_eq!(calls(&app, CREATE_COMMENT), vec![403, 201]);
+    let effect = only_effect(&app).await;
+    assert_eq!(effect.status, EffectStatus::Done);
+    assert!(effect.last_error.unwrap().contains("rate limit"));
+}
+
+#[tokio::test]
+async fn an_expired_token_is_renewed_once() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.comment(issue, "octocat", "/help").await;
+    app.settle().await;
+    app.fake.expire_tokens();
+    app.comment(issue, "octocat", "/help").await;
+    app.settle().await;
+
+    assert_eq!(app.bot_comments(issue).len(), 2);
+    assert_eq!(calls(&app, ACCESS_TOKEN), vec![201, 201]);
+    assert_eq!(calls(&app, CREATE_COMMENT), vec![201, 401, 201]);
+}
+
+#[tokio::test]
+async fn validation_failures_are_recorded_and_not_retried() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.fake.inject(CREATE_COMMENT, Fault::ValidationFailed);
+    app.comment(issue, "octocat", "/help").await;
+    app.settle().await;
+
+    assert_eq!(calls(&app, CREATE_COMMENT), vec![422]);
+    let effect = only_effect(&app).await;
+    assert_eq!((effect.status, effect.attempts), (EffectStatus::Failed, 1));
+    assert!(effect
+        .last_error
+        .unwrap()
+        .contains("422: Validation Failed"));
+    assert!(app.bot_comments(issue).is_empty());
+}
+
+#[tokio::test]
+async fn a_delivery_for_an_unknown_installation_fails_its_effects_cleanly() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Story", "", "octocat");
+    let comment = repo.add_comment(issue, "/help", "octocat");
+    let mut payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+    payload["installation"]["id"] = serde_json::json!(INSTALLATION + 1000);
+    assert_eq!(app.deliver("issue_comment", &payload).await.0, 202);
+    app.settle().await;
+
+    let effect = only_effect(&app).await;
+    assert_eq!(effect.status, EffectStatus::Failed);
+    assert!(effect.last_error.unwrap().contains("404"));
+    assert!(app.bot_comments(issue).is_empty());
+    assert!(
+        app.fake
+            .writes()
+            .iter()
+            .all(|w| w.path.starts_with("/app/")),
+        "{:?}",
+        app.fake.writes()
+    );
+}

@@ -1,0 +1,192 @@
+//! `POST /webhook`: every bad input gets a clear answer and stores nothing.
+
+use serde_json::json;
+use taskgate::intake::signature::sign;
+
+use crate::support::{fixture, TestApp, SECRET};
+
+async fn post(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String) {
+    let mut req = reqwest::Client::new()
+        .post(format!("{}/webhook", app.url))
+        .body(body);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let res = req.send().await.expect("the server answers");
+    (res.status().as_u16(), res.text().await.unwrap())
+}
+
+async fn signed(app: &TestApp, event: &str, delivery: &str, body: &[u8]) -> (u16, String) {
+    let sig = sign(SECRET.as_bytes(), body);
+    post(
+        app,
+        &[
+            ("x-github-event", event),
+            ("x-github-delivery", delivery),
+            ("x-hub-signature-256", &sig),
+            ("content-type", "application/json"),
+        ],
+        body.to_vec(),
+    )
+    .await
+}
+
+async fn stored(app: &TestApp) -> i64 {
+    app.store().delivery_count().await.unwrap()
+}
+
+#[tokio::test]
+async fn unsigned_or_wrongly_signed_deliveries_are_refused_and_not_stored() {
+    let app = TestApp::start().await;
+    let body = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let base = [("x-github-event", "ping"), ("x-github-delivery", "d-1")];
+
+    let (status, text) = post(&app, &base, body.clone()).await;
+    assert_eq!(
+        (status, text.trim()),
+        (401, "missing X-Hub-Signature-256 header")
+    );
+
+    let wrong_secret = sign(b"not the secret", &body);
+    let (status, _) = post(
+        &app,
+        &[base[0], base[1], ("x-hub-signature-256", &wrong_secret)],
+        body.clone(),
+    )
+    .await;
+    assert_eq!(status, 401);
+
+    let other_body = sign(SECRET.as_bytes(), b"{\"zen\":\"other\"}");
+    let (status, _) = post(
+        &app,
+        &[base[0], base[1], ("x-hub-signature-256", &other_body)],
+        body.clone(),
+    )
+    .await;
+    assert_eq!(status, 401);
+
+    // A body cut short in transit no longer matches the signature of the whole.
+    let full_sig = sign(SECRET.as_bytes(), &body);
+    let truncated = body[..body.len() / 2].to_vec();
+    let (status, text) = post(
+        &app,
+        &[base[0], base[1], ("x-hub-signature-256", &full_sig)],
+        truncated,
+    )
+    .await;
+    assert_eq!(status, 401, "{text}");
+
+    assert_eq!(stored(&app).await, 0);
+}
+
+#[tokio::test]
+async fn bodies_over_githubs_25_mib_cap_get_413() {
+    let app = TestApp::start().await;
+    let body = vec![b' '; 26 * 1024 * 1024];
+    let (status, _) = signed(&app, "ping", "big", &body).await;
+    assert_eq!(status, 413);
+    assert_eq!(stored(&app).await, 0);
+}
+
+#[tokio::test]
+async fn malformed_deliveries_get_400_with_a_reason() {
+    let app = TestApp::start().await;
+    let sig = sign(SECRET.as_bytes(), b"{}");
+    let (status, text) = post(&app, &[("x-hub-signature-256", &sig)], b"{}".to_vec()).await;
+    assert_eq!(
+        (status, text.trim()),
+        (400, "missing X-GitHub-Event or X-GitHub-Delivery header")
+    );
+
+    let (status, text) = signed(&app, "issues", "bad-json", b"{\"action\": ").await;
+    assert_eq!(status, 400);
+    assert!(text.starts_with("body is not valid JSON"), "{text}");
+
+    let wrong_shape =
+        serde_json::to_vec(&json!({"action": "created", "issue": {"number": "three"}})).unwrap();
+    let (status, text) = signed(&app, "issue_comment", "bad-shape", &wrong_shape).await;
+    assert_eq!(status, 400);
+    assert!(
+        text.contains("`issue_comment` payload does not have the expected shape"),
+        "{text}"
+    );
+    assert!(text.contains("issue"), "names the field: {text}");
+
+    let (status, _) = signed(&app, "star", "bad-json-2", b"not json").await;
+    assert_eq!(status, 400);
+    assert_eq!(stored(&app).await, 0);
+}
+
+#[tokio::test]
+async fn unknown_events_are_recorded_as_ignored() {
+    let app = TestApp::start().await;
+    let (status, text) = signed(&app, "star", "star-1", b"{\"action\":\"created\"}").await;
+    assert_eq!(status, 202, "{text}");
+    let record = app.store().delivery("star-1").await.unwrap().unwrap();
+    assert_eq!(record.status, "ignored");
+}
+
+#[tokio::test]
+async fn a_delivery_seen_before_is_answered_200_and_processed_once() {
+    let app = TestApp::start().await;
+    let issue = app
+        .fake
+        .repo(crate::support::REPO)
+        .create_issue("Hello", "", "octocat");
+    let repo = app.fake.repo(crate::support::REPO);
+    let comment = repo.add_comment(issue, "/taskgate help", "octocat");
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+
+    let (first, _) = app.deliver_as("issue_comment", "same-id", &payload).await;
+    let (second, text) = app.deliver_as("issue_comment", "same-id", &payload).await;
+    assert_eq!((first, second), (202, 200), "{text}");
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1);
+}
+
+#[tokio::test]
+async fn concurrent_copies_of_one_delivery_are_recorded_once() {
+    let app = TestApp::start().await;
+    let issue = app
+        .fake
+        .repo(crate::support::REPO)
+        .create_issue("Hello", "", "octocat");
+    let repo = app.fake.repo(crate::support::REPO);
+    let comment = repo.add_comment(issue, "/taskgate help", "octocat");
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+
+    let sends = (0..8).map(|_| app.deliver_as("issue_comment", "racing-id", &payload));
+    let mut statuses: Vec<u16> = futures::future::join_all(sends)
+        .await
+        .into_iter()
+        .map(|(s, _)| s)
+        .collect();
+    statuses.sort();
+    assert_eq!(statuses, vec![200, 200, 200, 200, 200, 200, 200, 202]);
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1);
+    assert_eq!(stored(&app).await, 1);
+}
+
+#[tokio::test]
+async fn healthz_and_metrics_answer() {
+    let app = TestApp::start().await;
+    app.deliver("ping", &fixture("ping/default.1.json")).await;
+    let health = reqwest::get(format!("{}/healthz", app.url)).await.unwrap();
+    assert_eq!(health.status().as_u16(), 200);
+    let metrics = reqwest::get(format!("{}/metrics", app.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("taskgate_deliveries_total{event=\"ping\",outcome=\"accepted\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("taskgate_outbox_depth"), "{metrics}");
+    assert!(
+        metrics.contains("taskgate_delivery_processing_seconds"),
+        "{metrics}"
+    );
+}

@@ -1,0 +1,10 @@
+//! taskgate's integration tests: one binary, so the crate links once.
+//! Each module proves one part of the product against the fake GitHub.
+
+mod support;
+
+mod commands_e2e;
+mod crash;
+mod executor_faults;
+mod fixtures;
+mod intake;

@@ -1,0 +1,158 @@
+//! The test harness: a fake GitHub, a taskgate server wired to it, and
+//! helpers to deliver webhooks and wait for observable state.
+
+use std::future::Future;
+use std::time::Duration;
+
+use fakehub::FakeGitHub;
+use serde_json::Value;
+use taskgate::app::{self, Running, ServeConfig};
+use taskgate::github::Backoff;
+use tempfile::TempDir;
+
+pub const SECRET: &str = "it's a secret to everybody";
+pub const INSTALLATION: u64 = 31;
+pub const REPO: &str = "octo-org/hello-world";
+
+pub struct TestApp {
+    pub fake: FakeGitHub,
+    pub running: Option<Running>,
+    /// Keeps the database directory alive as long as the app.
+    _dir: TempDir,
+    pub url: String,
+}
+
+pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
+    ServeConfig {
+        app_id: fake.app_id(),
+        private_key_pem: FakeGitHub::private_key_pem().to_owned(),
+        webhook_secret: SECRET.to_owned(),
+        github_api_url: fake.url(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        database_url: format!("sqlite://{}", dir.path().join("taskgate.db").display()),
+        api_token: Some("api-token".into()),
+        backoff: Backoff {
+            base: Duration::from_millis(20),
+            max: Duration::from_millis(200),
+            max_attempts: 5,
+        },
+    }
+}
+
+impl TestApp {
+    pub async fn start() -> TestApp {
+        init_logs();
+        let fake = FakeGitHub::start().await;
+        fake.install(INSTALLATION, REPO);
+        let dir = tempfile::tempdir().unwrap();
+        let running = app::start(config(&fake, &dir))
+            .await
+            .expect("taskgate starts");
+        let url = format!("http://{}", running.addr);
+        TestApp {
+            fake,
+            running: Some(running),
+            _dir: dir,
+            url,
+        }
+    }
+
+    pub fn store(&self) -> &taskgate::store::Store {
+        &self.running.as_ref().unwrap().store
+    }
+
+    /// Posts a signed delivery with a fresh delivery id.
+    pub async fn deliver(&self, event: &str, payload: &Value) -> (u16, String) {
+        let id = format!("{:032x}", fastrand::u128(..));
+        self.deliver_as(event, &id, payload).await
+    }
+
+    pub async fn deliver_as(
+        &self,
+        event: &str,
+        delivery_id: &str,
+        payload: &Value,
+    ) -> (u16, String) {
+        self.fake
+            .deliver(
+                &format!("{}/webhook", self.url),
+                SECRET,
+                event,
+                delivery_id,
+                payload,
+            )
+            .await
+    }
+
+    /// A user's comment on issue `number`, delivered as GitHub would.
+    pub async fn comment(&self, number: u64, author: &str, body: &str) -> (u16, String) {
+        let repo = self.fake.repo(REPO);
+        let comment = repo.add_comment(number, body, author);
+        let payload = fakehub::payloads::issue_comment_created(&repo, number, &comment);
+        let (status, text) = self.deliver("issue_comment", &payload).await;
+        assert_eq!(status, 202, "delivering the comment: {text}");
+        (status, text)
+    }
+
+    /// Comments on `number` written by the bot (not by the test).
+    pub fn bot_comments(&self, number: u64) -> Vec<String> {
+        self.fake
+            .repo(REPO)
+            .comments(number)
+            .into_iter()
+            .filter(|c| c.author.ends_with("[bot]"))
+            .map(|c| c.body)
+            .collect()
+    }
+
+    /// Waits until every recorded delivery is processed and the outbox is
+    /// empty of due work.
+    pub async fn settle(&self) {
+        let store = self.store().clone();
+        eventually("deliveries processed and outbox drained", || {
+            let store = store.clone();
+            async move {
+                let effects = store.effects().await.unwrap();
+                let pending = store.pending_deliveries(1).await.unwrap();
+                pending.is_empty()
+                    && effects
+                        .iter()
+                        .all(|e| e.status != taskgate::store::EffectStatus::Pending)
+            }
+        })
+        .await;
+    }
+}
+
+/// Polls `check` until it holds, for at most 10 s.
+pub async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        if check().await {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("timed out waiting for: {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+pub fn fixture(path: &str) -> Value {
+    let full = format!("{}/fixtures/webhooks/{path}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{full}: {e}")))
+        .unwrap()
+}
+
+/// `RUST_LOG=debug cargo test` shows the app's logs for a failing test.
+pub fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .try_init();
+}
