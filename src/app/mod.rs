@@ -5,6 +5,7 @@
 //! Must not: hold behaviour of its own; each part lives in its module.
 
 mod processor;
+pub mod sync;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -115,6 +116,10 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         },
         recorded: recorded.clone(),
         effects_stored: effects_stored.clone(),
+        syncer: sync::Syncer {
+            github: github.clone(),
+            store: store.clone(),
+        },
     };
     let executor = Executor {
         store: store.clone(),
@@ -122,6 +127,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         metrics: metrics.clone(),
         backoff: config.backoff,
         wake: effects_stored,
+        deliveries: recorded.clone(),
     };
     let intake = Arc::new(IntakeState {
         secret: config.webhook_secret.into_bytes(),

@@ -6,7 +6,9 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use crate::core::{self, Context};
+use super::sync::{SyncError, Syncer};
+use crate::core::{self, Context, Decision};
+use crate::intake::event::{Webhook, RECONCILE_EVENT};
 use crate::intake::{event, translate};
 use crate::store::{unix_now_ms, PendingDelivery, Store};
 use crate::web::metrics::Metrics;
@@ -19,7 +21,11 @@ pub struct Processor {
     pub recorded: Arc<Notify>,
     /// Wakes the executor when effects were stored.
     pub effects_stored: Arc<Notify>,
+    pub syncer: Syncer,
 }
+
+/// Attempts at reading from GitHub before a delivery is given up.
+const READ_ATTEMPTS: u32 = 5;
 
 impl Processor {
     /// Runs until the task is dropped. Picks up anything a previous run left
@@ -45,13 +51,41 @@ impl Processor {
         }
     }
 
+    /// Decides what a delivery implies. Most events need only the core;
+    /// plan sync first reads from GitHub, retried with backoff since a
+    /// GitHub hiccup must not lose a plan.
+    async fn decide(&self, delivery: &PendingDelivery) -> Result<Decision, String> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.decide_once(delivery).await {
+                Err(DecideError::Transient(why)) if attempt < READ_ATTEMPTS => {
+                    warn!(attempt, error = %why, "reading from GitHub failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
+                }
+                Err(DecideError::Transient(why) | DecideError::Permanent(why)) => return Err(why),
+                Ok(decision) => return Ok(decision),
+            }
+        }
+    }
+
+    async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
+        if delivery.event == RECONCILE_EVENT {
+            return Ok(self.syncer.on_reconcile(&delivery.payload).await?);
+        }
+        let parsed = event::parse(&delivery.event, &delivery.payload)
+            .map_err(|e| DecideError::Permanent(e.to_string()))?;
+        if let (Webhook::Push(push), Some(installation)) = (&parsed.webhook, delivery.installation)
+        {
+            return Ok(self.syncer.on_push(installation, push).await?);
+        }
+        let event = translate::to_event(&delivery.event, &parsed)
+            .map_err(|e| DecideError::Permanent(e.to_string()))?;
+        Ok(core::on_event(&event, &self.context))
+    }
+
     async fn process(&self, delivery: PendingDelivery) {
-        let decided = event::parse(&delivery.event, &delivery.payload)
-            .map_err(|e| e.to_string())
-            .and_then(|parsed| {
-                translate::to_event(&delivery.event, &parsed).map_err(|e| e.to_string())
-            })
-            .map(|event| core::on_event(&event, &self.context));
+        let decided = self.decide(&delivery).await;
         let stored = match decided {
             Ok(mut decision) => {
                 if delivery.installation.is_none() && !decision.effects.is_empty() {
@@ -97,6 +131,34 @@ impl Processor {
                 .metrics
                 .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0),
             Err(e) => warn!(error = %e, "could not store the decision; will retry"),
+        }
+    }
+}
+
+enum DecideError {
+    /// Worth another try: GitHub answered 5xx, rate-limited us, or did not answer.
+    Transient(String),
+    Permanent(String),
+}
+
+impl From<SyncError> for DecideError {
+    fn from(e: SyncError) -> Self {
+        let transient = match &e {
+            SyncError::GitHub(g) => {
+                matches!(g.status(), None | Some(403) | Some(429) | Some(500..=599))
+                    && !matches!(
+                        g,
+                        crate::github::GitHubError::Config(_)
+                            | crate::github::GitHubError::Unexpected(_)
+                    )
+            }
+            SyncError::Store(_) => true,
+            SyncError::Payload(_) => false,
+        };
+        if transient {
+            DecideError::Transient(e.to_string())
+        } else {
+            DecideError::Permanent(e.to_string())
         }
     }
 }

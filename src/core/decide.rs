@@ -26,7 +26,7 @@ pub struct Decision {
 }
 
 impl Decision {
-    fn nothing(why: impl Into<String>) -> Decision {
+    pub fn nothing(why: impl Into<String>) -> Decision {
         Decision {
             outcome: why.into(),
             ..Decision::default()

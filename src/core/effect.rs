@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CommentId, IssueNumber, RepoName};
+use crate::ids::{CommentId, CommitSha, IssueNumber, RepoName};
 
 /// GitHub's reaction contents (the REST API's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,6 +20,34 @@ pub enum Reaction {
     Hooray,
     Rocket,
     Eyes,
+}
+
+/// Open, or closed with GitHub's `state_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IssueState {
+    Open,
+    ClosedCompleted,
+    ClosedNotPlanned,
+}
+
+/// A check run created already completed (e.g. `taskgate/plan`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckRunSpec {
+    pub name: String,
+    pub head_sha: CommitSha,
+    /// GitHub's conclusion: success, failure, neutral, …
+    pub conclusion: String,
+    pub title: String,
+    pub summary: String,
+    pub annotations: Vec<CheckAnnotation>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckAnnotation {
+    pub path: String,
+    pub line: u32,
+    pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -40,13 +68,96 @@ pub enum Effect {
         comment: CommentId,
         reaction: Reaction,
     },
+    /// A repository label; an existing one is left as it is.
+    EnsureLabel {
+        repo: RepoName,
+        name: String,
+        color: String,
+        description: String,
+    },
+    /// A new issue carrying the hidden `marker`; recorded under it.
+    CreateIssue {
+        repo: RepoName,
+        marker: String,
+        title: String,
+        body: String,
+        labels: Vec<String>,
+    },
+    /// Changes to the issue recorded under `marker`; `None` leaves a field.
+    UpdateIssue {
+        repo: RepoName,
+        marker: String,
+        title: Option<String>,
+        body: Option<String>,
+        /// The whole label set.
+        labels: Option<Vec<String>>,
+        state: Option<IssueState>,
+    },
+    /// Makes `child` a sub-issue of `parent` (both marker keys).
+    LinkSubIssue {
+        repo: RepoName,
+        parent: String,
+        child: String,
+        replace_parent: bool,
+    },
+    /// `marker`'s issue is blocked by `blocker`'s (issue dependencies).
+    AddBlockedBy {
+        repo: RepoName,
+        marker: String,
+        blocker: String,
+    },
+    RemoveBlockedBy {
+        repo: RepoName,
+        marker: String,
+        blocker: String,
+    },
+    /// A branch at `sha`; an existing branch is left as it is.
+    CreateBranch {
+        repo: RepoName,
+        name: String,
+        sha: CommitSha,
+    },
+    CreateCheckRun {
+        repo: RepoName,
+        check: CheckRunSpec,
+    },
+    /// Runs the next reconciliation pass of `story` once everything queued
+    /// before it is done.
+    Reconcile {
+        repo: RepoName,
+        story: String,
+    },
 }
 
 impl Effect {
     pub fn repo(&self) -> &RepoName {
         match self {
-            Effect::PostComment { repo, .. } | Effect::ReactToComment { repo, .. } => repo,
+            Effect::PostComment { repo, .. }
+            | Effect::ReactToComment { repo, .. }
+            | Effect::EnsureLabel { repo, .. }
+            | Effect::CreateIssue { repo, .. }
+            | Effect::UpdateIssue { repo, .. }
+            | Effect::LinkSubIssue { repo, .. }
+            | Effect::AddBlockedBy { repo, .. }
+            | Effect::RemoveBlockedBy { repo, .. }
+            | Effect::CreateBranch { repo, .. }
+            | Effect::CreateCheckRun { repo, .. }
+            | Effect::Reconcile { repo, .. } => repo,
         }
+    }
+
+    /// An update that changes nothing.
+    pub fn is_noop(&self) -> bool {
+        matches!(
+            self,
+            Effect::UpdateIssue {
+                title: None,
+                body: None,
+                labels: None,
+                state: None,
+                ..
+            }
+        )
     }
 
     /// A short name for logs and metrics.
@@ -54,6 +165,15 @@ impl Effect {
         match self {
             Effect::PostComment { .. } => "post_comment",
             Effect::ReactToComment { .. } => "react_to_comment",
+            Effect::EnsureLabel { .. } => "ensure_label",
+            Effect::CreateIssue { .. } => "create_issue",
+            Effect::UpdateIssue { .. } => "update_issue",
+            Effect::LinkSubIssue { .. } => "link_sub_issue",
+            Effect::AddBlockedBy { .. } => "add_blocked_by",
+            Effect::RemoveBlockedBy { .. } => "remove_blocked_by",
+            Effect::CreateBranch { .. } => "create_branch",
+            Effect::CreateCheckRun { .. } => "create_check_run",
+            Effect::Reconcile { .. } => "reconcile",
         }
     }
 }

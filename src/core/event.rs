@@ -57,4 +57,6 @@ pub enum Change {
     InstallationRemoved {
         installation: InstallationId,
     },
+    /// A story's plan was read and found valid.
+    StoryPlanned(crate::core::sync::StoryPlan),
 }

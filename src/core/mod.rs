@@ -13,7 +13,8 @@ mod event;
 pub mod plan;
 pub mod render;
 pub mod story;
+pub mod sync;
 
 pub use decide::{on_event, Context, Decision};
-pub use effect::{hidden_marker, Effect, Reaction};
+pub use effect::{hidden_marker, CheckAnnotation, CheckRunSpec, Effect, IssueState, Reaction};
 pub use event::{Actor, Change, Event};

@@ -397,8 +397,13 @@ pub fn render_terminal_report(report: &RunReport) -> String {
                 continue;
             }
             if let Some(class) = &c.classification {
-                for line in class.summary.lines() {
-                    let _ = writeln!(out, "      {} {line}", class.kind);
+                for (i, line) in class.summary.lines().enumerate() {
+                    let label = if i == 0 {
+                        format!("{}:", class.kind)
+                    } else {
+                        String::new()
+                    };
+                    let _ = writeln!(out, "      {label:<14} {line}");
                 }
             }
             if !c.passed() {
@@ -794,7 +799,7 @@ mod tests {
               passed    ruff check .  [1.2 s, exit 0]
               passed    true  [1.2 s, exit 0]
               failed    pytest -q | tee log  [1.2 s, exit 1]
-                  test_failure 1 failed: tests/test_a.py::test_x - assert 1 == 2
+                  test_failure:  1 failed: tests/test_a.py::test_x - assert 1 == 2
                   | F.
                   | FAILED tests/test_a.py::test_x - assert 1 == 2 (cc @octocat, #12)
                   | ```

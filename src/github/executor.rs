@@ -19,15 +19,14 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderMap, Method};
+use http::HeaderMap;
 use octocrab::Octocrab;
-use serde_json::json;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
 use super::auth::GitHubApp;
-use super::client::{send, ApiResponse, GitHubError};
-use crate::core::{hidden_marker, Effect};
+use super::client::GitHubError;
+use super::perform;
 use crate::ids::InstallationId;
 use crate::store::{unix_now_ms, EffectRow, Store};
 use crate::web::metrics::Metrics;
@@ -70,6 +69,9 @@ pub struct Executor {
     pub backoff: Backoff,
     /// Woken when new effects are stored.
     pub wake: Arc<Notify>,
+    /// Wakes the processor when an effect queued a delivery of its own
+    /// (the next reconciliation pass).
+    pub deliveries: Arc<Notify>,
 }
 
 /// What became of one attempt.
@@ -143,6 +145,9 @@ impl Executor {
         let stored = match outcome {
             Outcome::Done(result) => {
                 info!(attempt, "effect done");
+                if matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+                    self.deliveries.notify_one();
+                }
                 self.store.effect_done(row.id, result).await
             }
             Outcome::Failed(why) => {
@@ -222,91 +227,14 @@ impl Executor {
         row: &EffectRow,
         attempt: u32,
     ) -> Result<Option<String>, GitHubError> {
-        match &row.effect {
-            Effect::PostComment {
-                repo,
-                issue,
-                body,
-                marker,
-            } => {
-                let marker = hidden_marker(marker);
-                let comments = format!("/repos/{repo}/issues/{issue}/comments");
-                if attempt > 1 {
-                    if let Some(found) =
-                        find_comment(client, &comments, &marker, row.created_at_ms).await?
-                    {
-                        info!("found the comment a previous attempt created");
-                        return Ok(Some(found));
-                    }
-                }
-                let body = json!({ "body": format!("{body}\n\n{marker}") });
-                let response = send(client, Method::POST, &comments, Some(&body)).await?;
-                Ok(Some(created_ref(&response)?))
-            }
-            Effect::ReactToComment {
-                repo,
-                comment,
-                reaction,
-            } => {
-                let path = format!("/repos/{repo}/issues/comments/{comment}/reactions");
-                let body = json!({ "content": reaction });
-                send(client, Method::POST, &path, Some(&body)).await?;
-                Ok(None)
-            }
-        }
+        let ctx = perform::Ctx {
+            client,
+            store: &self.store,
+            row,
+            attempt,
+        };
+        perform::perform(&ctx).await
     }
-}
-
-/// `{"id":…,"html_url":…}` of a created object, kept as the effect's result.
-fn created_ref(response: &ApiResponse) -> Result<String, GitHubError> {
-    #[derive(serde::Deserialize, serde::Serialize)]
-    struct Created {
-        id: u64,
-        #[serde(default)]
-        html_url: Option<String>,
-    }
-    let created: Created = response.json()?;
-    Ok(serde_json::to_string(&created).expect("serialises"))
-}
-
-/// Looks through the issue's comments made since the effect was queued for
-/// one carrying `marker`.
-async fn find_comment(
-    client: &Octocrab,
-    comments_path: &str,
-    marker: &str,
-    since_ms: i64,
-) -> Result<Option<String>, GitHubError> {
-    #[derive(serde::Deserialize)]
-    struct Comment {
-        id: u64,
-        #[serde(default)]
-        body: Option<String>,
-        #[serde(default)]
-        html_url: Option<String>,
-    }
-    // A minute's margin for clock skew between taskgate and GitHub.
-    let since = chrono::DateTime::from_timestamp_millis(since_ms - 60_000)
-        .unwrap_or_default()
-        .format("%Y-%m-%dT%H:%M:%SZ");
-    let mut url = format!("{comments_path}?per_page=100&since={since}");
-    for _ in 0..20 {
-        let response = send(client, Method::GET, &url, None).await?;
-        let page: Vec<Comment> = response.json()?;
-        if let Some(c) = page
-            .iter()
-            .find(|c| c.body.as_deref().is_some_and(|b| b.contains(marker)))
-        {
-            return Ok(Some(
-                json!({ "id": c.id, "html_url": c.html_url }).to_string(),
-            ));
-        }
-        match response.next_page() {
-            Some(next) => url = next,
-            None => break,
-        }
-    }
-    Ok(None)
 }
 
 fn is_rate_limited(status: u16, headers: &HeaderMap, message: &str) -> bool {

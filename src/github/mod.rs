@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod client;
 pub mod executor;
+mod perform;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
 pub use client::{ApiResponse, GitHubError};

@@ -8,6 +8,10 @@ use serde::de::DeserializeOwned;
 
 use super::payload::*;
 
+/// taskgate's own event: the next reconciliation pass of a story, queued
+/// through the inbox by the executor (never accepted from outside).
+pub const RECONCILE_EVENT: &str = "taskgate.reconcile";
+
 /// The events taskgate subscribes to (see `app-manifest.yml`).
 pub const HANDLED_EVENTS: &[&str] = &[
     "ping",

@@ -214,6 +214,7 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
                 )?;
             }
         }
+        Change::StoryPlanned(plan) => super::objects::save_story(conn, plan)?,
         Change::InstallationRemoved { installation } => {
             conn.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",

@@ -236,6 +236,21 @@ impl Store {
         .await
     }
 
+    /// Deliveries not yet processed plus effects not yet performed, counted
+    /// in one snapshot (one statement), so a delivery queued by an effect
+    /// is never missed between two reads.
+    pub async fn unfinished_work(&self) -> Result<i64, StoreError> {
+        self.read(|c| {
+            Ok(c.query_row(
+                "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'received')
+                      + (SELECT COUNT(*) FROM effects WHERE status = 'pending')",
+                [],
+                |r| r.get(0),
+            )?)
+        })
+        .await
+    }
+
     /// Effects not yet done or failed: the `outbox_depth` gauge.
     pub async fn outbox_depth(&self) -> Result<i64, StoreError> {
         self.read(|c| {

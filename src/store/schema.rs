@@ -8,7 +8,8 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Each entry moves the schema one version up; never edit a shipped one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE deliveries (
     seq             INTEGER PRIMARY KEY AUTOINCREMENT,
     delivery_id     TEXT NOT NULL UNIQUE,
@@ -49,7 +50,40 @@ CREATE TABLE installation_repos (
     repo            TEXT NOT NULL,
     PRIMARY KEY (installation_id, repo)
 );
-"#];
+"#,
+    r#"
+-- What taskgate last wrote to (or read back from) each issue it owns,
+-- by hidden marker. The reconciler compares the plan with this.
+CREATE TABLE issues (
+    repo        TEXT NOT NULL,
+    marker      TEXT NOT NULL,
+    number      INTEGER NOT NULL,
+    issue_id    INTEGER NOT NULL,
+    title       TEXT NOT NULL,
+    body        TEXT NOT NULL,
+    labels      TEXT NOT NULL,          -- JSON array
+    open        INTEGER NOT NULL,
+    parent      TEXT,                   -- marker of the parent issue
+    blocked_by  TEXT NOT NULL,          -- JSON array of markers
+    PRIMARY KEY (repo, marker)
+);
+CREATE TABLE branches (repo TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (repo, name));
+CREATE TABLE labels (repo TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (repo, name));
+-- The last valid plan of each story, with what discovery saw.
+CREATE TABLE stories (
+    repo            TEXT NOT NULL,
+    story           TEXT NOT NULL,
+    installation_id INTEGER NOT NULL,
+    source          TEXT NOT NULL,
+    plan            TEXT NOT NULL,
+    config          TEXT,
+    files           TEXT NOT NULL,      -- JSON object path -> contents
+    sha             TEXT NOT NULL,
+    updated_ms      INTEGER NOT NULL,
+    PRIMARY KEY (repo, story)
+);
+"#,
+];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;

@@ -8,3 +8,4 @@ mod crash;
 mod executor_faults;
 mod fixtures;
 mod intake;
+mod plan_sync;

@@ -76,13 +76,15 @@ pub fn parent_state(children: &[TaskState]) -> TaskState {
         Completed
     } else if children.contains(&Blocked) {
         Blocked
-    } else if children.iter().any(|s| {
-        matches!(
-            s,
-            Ready | InProgress | Testing | TestFailed | Review | Completed
-        )
-    }) {
+    } else if children
+        .iter()
+        .any(|s| matches!(s, InProgress | Testing | TestFailed | Review | Completed))
+    {
+        // Work has started under this parent.
         InProgress
+    } else if children.contains(&Ready) {
+        // Nothing started yet, but something can be.
+        Ready
     } else if !children.is_empty() && children.iter().all(|s| *s == Paused) {
         Paused
     } else {
@@ -502,5 +504,6 @@ mod tests {
         assert_eq!(parent_state(&[Completed, Pending]), InProgress);
         assert_eq!(parent_state(&[Blocked, Testing]), Blocked);
         assert_eq!(parent_state(&[Pending, Pending]), Pending);
+        assert_eq!(parent_state(&[Pending, Ready]), Ready);
     }
 }

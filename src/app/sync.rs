@@ -1,0 +1,215 @@
+//! Reading plans from GitHub for the reconciler: the IO half of plan sync.
+//!
+//! A push to the default branch that touches `.taskgate/stories/*.yml` is
+//! answered by reading, at the pushed commit, each changed plan, the repo
+//! config and the few files test-command discovery looks at; the pure
+//! `core::sync` then decides. Reads only: every write is an effect.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use base64::Engine;
+use http::Method;
+use octocrab::Octocrab;
+
+use crate::core::config::CONFIG_PATH;
+use crate::core::story::{story_key_for_file, Marker};
+use crate::core::sync::{decide_plan, decide_reconcile, IssueRecord, Known, StoryPlan};
+use crate::core::Decision;
+use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::ids::{CommitSha, InstallationId, RepoName};
+use crate::intake::payload::PushPayload;
+use crate::store::{Store, StoreError};
+
+/// Where story plans live on the default branch.
+pub const STORIES_DIR: &str = ".taskgate/stories/";
+
+/// The files test-command discovery reads (`core::plan::discover`).
+const DISCOVERY_FILES: &[&str] = &[
+    "Makefile",
+    "makefile",
+    "GNUmakefile",
+    "Cargo.toml",
+    "pyproject.toml",
+    "pytest.ini",
+    "setup.py",
+    "setup.cfg",
+    "tox.ini",
+    "package.json",
+    "go.mod",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Payload(String),
+}
+
+pub struct Syncer {
+    pub github: Arc<GitHubApp>,
+    pub store: Store,
+}
+
+fn is_plan_file(path: &str) -> bool {
+    path.strip_prefix(STORIES_DIR).is_some_and(|name| {
+        !name.contains('/') && (name.ends_with(".yml") || name.ends_with(".yaml"))
+    })
+}
+
+impl Syncer {
+    pub async fn on_push(
+        &self,
+        installation: InstallationId,
+        push: &PushPayload,
+    ) -> Result<Decision, SyncError> {
+        let Some(default_branch) = push.repository.default_branch.as_deref() else {
+            return Ok(Decision::nothing("push without a default branch"));
+        };
+        if push.git_ref != format!("refs/heads/{default_branch}") || push.deleted {
+            return Ok(Decision::nothing("push to another branch"));
+        }
+        let changed: BTreeSet<&str> = push
+            .commits
+            .iter()
+            .flat_map(|c| c.added.iter().chain(&c.modified))
+            .map(String::as_str)
+            .filter(|p| is_plan_file(p))
+            .collect();
+        if changed.is_empty() {
+            return Ok(Decision::nothing("no plan files changed"));
+        }
+        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
+        let client = self.github.installation_client(installation).await?;
+        let sha = &push.after;
+        let config = read_file(&client, &repo, CONFIG_PATH, sha).await?;
+        let mut files = BTreeMap::new();
+        for path in DISCOVERY_FILES {
+            if let Some(text) = read_file(&client, &repo, path, sha).await? {
+                files.insert((*path).to_owned(), text);
+            }
+        }
+        let mut decision = Decision::nothing("");
+        let mut outcomes = Vec::new();
+        for path in changed {
+            let Some(text) = read_file(&client, &repo, path, sha).await? else {
+                continue;
+            };
+            let story = story_key_for_file(path);
+            let plan = StoryPlan {
+                repo: repo.clone(),
+                story: story.clone(),
+                installation,
+                source: path.to_owned(),
+                plan: text,
+                config: config.clone(),
+                files: files.clone(),
+                sha: sha.clone(),
+            };
+            let known = self.known(&repo, &story).await?;
+            let d = decide_plan(plan, &known.as_known());
+            outcomes.push(d.outcome);
+            decision.changes.extend(d.changes);
+            decision.effects.extend(d.effects);
+        }
+        decision.outcome = outcomes.join("; ");
+        Ok(decision)
+    }
+
+    pub async fn on_reconcile(&self, body: &[u8]) -> Result<Decision, SyncError> {
+        #[derive(serde::Deserialize)]
+        struct Reconcile {
+            repo: RepoName,
+            story: String,
+        }
+        let r: Reconcile =
+            serde_json::from_slice(body).map_err(|e| SyncError::Payload(e.to_string()))?;
+        let Some(plan) = self.store.story(&r.repo, &r.story).await? else {
+            return Ok(Decision::nothing(format!("story {} is not known", r.story)));
+        };
+        let known = self.known(&r.repo, &r.story).await?;
+        Ok(decide_reconcile(&plan, &known.as_known()))
+    }
+
+    async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {
+        let story_key = Marker::Story {
+            story: story.to_owned(),
+        }
+        .key();
+        let mut issues = self.store.issue_records(repo, &story_key).await?;
+        // `story=a` is a prefix of `story=ab`: keep this story's markers only.
+        issues.retain(|k, _| k == &story_key || k.starts_with(&format!("{story_key} ")));
+        Ok(OwnedKnown {
+            issues,
+            branches: self.store.branches(repo).await?,
+            labels: self.store.labels(repo).await?,
+        })
+    }
+}
+
+struct OwnedKnown {
+    issues: BTreeMap<String, IssueRecord>,
+    branches: BTreeSet<String>,
+    labels: BTreeSet<String>,
+}
+
+impl OwnedKnown {
+    fn as_known(&self) -> Known<'_> {
+        Known {
+            issues: &self.issues,
+            branches: &self.branches,
+            labels: &self.labels,
+        }
+    }
+}
+
+/// A file's text at `sha`, or `None` when it does not exist there.
+async fn read_file(
+    client: &Octocrab,
+    repo: &RepoName,
+    path: &str,
+    sha: &CommitSha,
+) -> Result<Option<String>, GitHubError> {
+    #[derive(serde::Deserialize)]
+    struct Contents {
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default)]
+        encoding: Option<String>,
+    }
+    let url = format!("/repos/{repo}/contents/{path}?ref={sha}");
+    let response = match send(client, Method::GET, &url, None).await {
+        Ok(r) => r,
+        Err(GitHubError::Http { status: 404, .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // A directory answers with an array: not a file.
+    let Ok(contents) = response.json::<Contents>() else {
+        return Ok(None);
+    };
+    let (Some(content), Some("base64")) = (contents.content, contents.encoding.as_deref()) else {
+        return Ok(None);
+    };
+    let cleaned: String = content.chars().filter(|c| !c.is_whitespace()).collect();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(cleaned)
+        .map_err(|e| GitHubError::Unexpected(format!("{path}: content is not base64: {e}")))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_plan_file;
+
+    #[test]
+    fn only_yaml_files_directly_under_the_stories_folder_are_plans() {
+        assert!(is_plan_file(".taskgate/stories/momentum.yml"));
+        assert!(is_plan_file(".taskgate/stories/a.yaml"));
+        assert!(!is_plan_file(".taskgate/stories/nested/a.yml"));
+        assert!(!is_plan_file(".taskgate/stories/readme.md"));
+        assert!(!is_plan_file("src/.taskgate/stories/a.yml"));
+    }
+}

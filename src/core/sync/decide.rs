@@ -1,0 +1,128 @@
+//! A plan read from the default branch (or a comment) → a decision: a
+//! failing `taskgate/plan` check run listing every problem, or the story's
+//! plan saved and the first reconciliation pass queued.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{reconcile, IssueRecord, RepoView, StoryPlan};
+use crate::core::config::{load_config, CONFIG_PATH};
+use crate::core::decide::Decision;
+use crate::core::event::Change;
+use crate::core::plan::{
+    check_plan, render_problems, render_validation_report, MemFiles, Plan, Problem,
+};
+use crate::core::{CheckAnnotation, CheckRunSpec, Effect};
+
+/// The check run that reports plan problems.
+pub const PLAN_CHECK: &str = "taskgate/plan";
+
+/// What taskgate knows of the repository besides the plan.
+pub struct Known<'a> {
+    pub issues: &'a BTreeMap<String, IssueRecord>,
+    pub branches: &'a BTreeSet<String>,
+    pub labels: &'a BTreeSet<String>,
+}
+
+/// Decides what a freshly read plan implies.
+pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
+    let config = match load_config(plan.config.as_deref()) {
+        Ok(config) => config,
+        Err(problems) => {
+            let report = render_problems(CONFIG_PATH, &problems);
+            return bad_plan(&plan, CONFIG_PATH, &problems, report);
+        }
+    };
+    let files = MemFiles(plan.files.clone());
+    let report = check_plan(&plan.source, &plan.plan, &config, &files);
+    let Some(parsed) = report.plan.as_ref() else {
+        let text = render_validation_report(std::slice::from_ref(&report));
+        return bad_plan(&plan, &plan.source, &report.problems, text);
+    };
+    let effects = pass(&plan, parsed, &files, known);
+    Decision {
+        outcome: format!(
+            "plan {} is valid: {} effect(s) queued",
+            plan.source,
+            effects.len()
+        ),
+        changes: vec![Change::StoryPlanned(plan)],
+        effects,
+    }
+}
+
+/// The next reconciliation pass of a saved plan.
+pub fn decide_reconcile(plan: &StoryPlan, known: &Known) -> Decision {
+    let config = load_config(plan.config.as_deref()).unwrap_or_default();
+    let files = MemFiles(plan.files.clone());
+    let report = check_plan(&plan.source, &plan.plan, &config, &files);
+    match report.plan.as_ref() {
+        Some(parsed) => {
+            let effects = pass(plan, parsed, &files, known);
+            Decision {
+                outcome: format!(
+                    "reconciled {}: {} effect(s) queued",
+                    plan.story,
+                    effects.len()
+                ),
+                changes: vec![],
+                effects,
+            }
+        }
+        // A saved plan was valid when saved; a newer taskgate may judge it
+        // differently. Do nothing rather than half-apply it.
+        None => Decision {
+            outcome: format!(
+                "saved plan {} no longer validates; nothing done",
+                plan.story
+            ),
+            ..Decision::default()
+        },
+    }
+}
+
+fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec<Effect> {
+    reconcile(
+        &plan.story,
+        parsed,
+        files,
+        &RepoView {
+            repo: &plan.repo,
+            base_sha: &plan.sha,
+            issues: known.issues,
+            branches: known.branches,
+            labels: known.labels,
+        },
+    )
+}
+
+fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) -> Decision {
+    let errors = problems.iter().filter(|p| p.is_error()).count();
+    let annotations = problems
+        .iter()
+        .filter_map(|p| {
+            p.pos.map(|pos| CheckAnnotation {
+                path: file.to_owned(),
+                line: pos.line as u32,
+                message: p.message.clone(),
+            })
+        })
+        .collect();
+    Decision {
+        outcome: format!("plan {} has {errors} error(s); nothing changed", plan.source),
+        changes: vec![],
+        effects: vec![Effect::CreateCheckRun {
+            repo: plan.repo.clone(),
+            check: CheckRunSpec {
+                name: PLAN_CHECK.to_owned(),
+                head_sha: plan.sha.clone(),
+                conclusion: "failure".to_owned(),
+                title: format!("{errors} problem(s) in {file}; nothing was created or changed"),
+                summary: format!(
+                    "taskgate read `{file}` and found problems. Fix them and push again; until then the story stays as it was.\n\n```text\n{}\n```",
+                    report.trim_end().replace("```", "'''")
+                ),
+                annotations,
+            },
+        }],
+    }
+}

@@ -1,0 +1,300 @@
+//! One reconciliation pass.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::core::effect::{Effect, IssueState};
+use crate::core::plan::{parent_state, Plan, RepoFiles, Task, TaskId, TaskState};
+use crate::core::story::{
+    labels, render_story_body, render_task_body, story_branch, task_branch, Marker, TaskView,
+};
+use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+
+/// What taskgate last wrote to (or read back from) one issue on GitHub.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueRecord {
+    pub number: IssueNumber,
+    pub id: IssueId,
+    pub title: String,
+    pub body: String,
+    pub labels: BTreeSet<String>,
+    pub open: bool,
+    /// Marker key of the parent issue (sub-issue link), if linked.
+    pub parent: Option<String>,
+    /// Marker keys of the issues this one is blocked by.
+    pub blocked_by: BTreeSet<String>,
+}
+
+/// The repository as taskgate knows it.
+pub struct RepoView<'a> {
+    pub repo: &'a RepoName,
+    /// Head of the default branch at the plan's commit: branches start here.
+    pub base_sha: &'a CommitSha,
+    /// Issues by marker key.
+    pub issues: &'a BTreeMap<String, IssueRecord>,
+    pub branches: &'a BTreeSet<String>,
+    pub labels: &'a BTreeSet<String>,
+}
+
+struct Desired<'p> {
+    key: String,
+    task: Option<&'p Task>,
+    parent_key: Option<String>,
+}
+
+/// One pass: the effects that bring GitHub closer to the plan.
+pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoView) -> Vec<Effect> {
+    let story_key = Marker::Story {
+        story: story.to_owned(),
+    }
+    .key();
+    let task_key = |id: &TaskId| {
+        Marker::Task {
+            story: story.to_owned(),
+            task: id.clone(),
+        }
+        .key()
+    };
+    let mut wanted = vec![Desired {
+        key: story_key.clone(),
+        task: None,
+        parent_key: None,
+    }];
+    for r in plan.walk() {
+        wanted.push(Desired {
+            key: task_key(&r.task.id.value),
+            task: Some(r.task),
+            parent_key: Some(r.parent.map(&task_key).unwrap_or_else(|| story_key.clone())),
+        });
+    }
+
+    let states = task_states(plan, view, &task_key);
+    let views: BTreeMap<TaskId, TaskView> = plan
+        .walk()
+        .iter()
+        .map(|r| {
+            let id = r.task.id.value.clone();
+            let issue = view.issues.get(&task_key(&id)).map(|i| i.number.0);
+            let state = states[&id];
+            (id, TaskView { issue, state })
+        })
+        .collect();
+
+    let mut effects = Vec::new();
+    let needed_labels = needed_labels(&states);
+    for name in &needed_labels {
+        if !view.labels.contains(name) {
+            if let Some(spec) = labels::spec(name) {
+                effects.push(Effect::EnsureLabel {
+                    repo: view.repo.clone(),
+                    name: spec.name,
+                    color: spec.color,
+                    description: spec.description,
+                });
+            }
+        }
+    }
+
+    let desired_issue = |d: &Desired| -> (String, String, BTreeSet<String>) {
+        match d.task {
+            None => (
+                plan.story.clone(),
+                render_story_body(story, plan, &views, files),
+                BTreeSet::from([labels::STORY.to_owned()]),
+            ),
+            Some(task) => (
+                task.title.clone(),
+                render_task_body(story, plan, task, &views, files),
+                BTreeSet::from([labels::TASK.to_owned(), states[&task.id.value].label()]),
+            ),
+        }
+    };
+
+    // Pass 1: create what is missing; everything else waits for numbers.
+    let missing: Vec<&Desired> = wanted
+        .iter()
+        .filter(|d| !view.issues.contains_key(&d.key))
+        .collect();
+    if !missing.is_empty() {
+        for d in missing {
+            let (title, body, labels) = desired_issue(d);
+            effects.push(Effect::CreateIssue {
+                repo: view.repo.clone(),
+                marker: d.key.clone(),
+                title,
+                body,
+                labels: labels.into_iter().collect(),
+            });
+        }
+        effects.push(Effect::Reconcile {
+            repo: view.repo.clone(),
+            story: story.to_owned(),
+        });
+        return effects;
+    }
+
+    // Pass 2: every issue exists; bring each in line.
+    for d in &wanted {
+        let record = &view.issues[&d.key];
+        let (title, body, type_labels) = desired_issue(d);
+        let labels: BTreeSet<String> = record
+            .labels
+            .iter()
+            .filter(|l| !l.starts_with("state:"))
+            .cloned()
+            .chain(type_labels)
+            .collect();
+        let change = Effect::UpdateIssue {
+            repo: view.repo.clone(),
+            marker: d.key.clone(),
+            title: (record.title != title).then_some(title),
+            body: (record.body != body).then_some(body),
+            labels: (record.labels != labels).then(|| labels.into_iter().collect()),
+            state: (!record.open).then_some(IssueState::Open),
+        };
+        if !change.is_noop() {
+            effects.push(change);
+        }
+        if let Some(parent) = &d.parent_key {
+            if record.parent.as_ref() != Some(parent) {
+                effects.push(Effect::LinkSubIssue {
+                    repo: view.repo.clone(),
+                    parent: parent.clone(),
+                    child: d.key.clone(),
+                    replace_parent: record.parent.is_some(),
+                });
+            }
+        }
+        if let Some(task) = d.task {
+            let blockers: BTreeSet<String> = task
+                .depends_on
+                .iter()
+                .map(|dep| task_key(&dep.value))
+                .collect();
+            for add in blockers.difference(&record.blocked_by) {
+                effects.push(Effect::AddBlockedBy {
+                    repo: view.repo.clone(),
+                    marker: d.key.clone(),
+                    blocker: add.clone(),
+                });
+            }
+            for remove in record.blocked_by.difference(&blockers) {
+                effects.push(Effect::RemoveBlockedBy {
+                    repo: view.repo.clone(),
+                    marker: d.key.clone(),
+                    blocker: remove.clone(),
+                });
+            }
+        }
+    }
+
+    // Tasks no longer in the plan: closed as not planned, with a comment.
+    let wanted_keys: BTreeSet<&str> = wanted.iter().map(|d| d.key.as_str()).collect();
+    let task_prefix = format!("{story_key} task=");
+    for (key, record) in view.issues.range(task_prefix.clone()..) {
+        if !key.starts_with(&task_prefix) {
+            break;
+        }
+        if record.open && !wanted_keys.contains(key.as_str()) {
+            effects.push(Effect::PostComment {
+                repo: view.repo.clone(),
+                issue: record.number,
+                body: "This task was removed from the plan, so taskgate closes it as not planned."
+                    .into(),
+                marker: format!("removed {key}"),
+            });
+            effects.push(Effect::UpdateIssue {
+                repo: view.repo.clone(),
+                marker: key.clone(),
+                title: None,
+                body: None,
+                labels: None,
+                state: Some(IssueState::ClosedNotPlanned),
+            });
+        }
+    }
+
+    // Branches: the story's from the default branch, one per leaf task
+    // from the story branch (both start at the same commit). The slug comes
+    // from the task id, which never changes, not from its title.
+    let story_number = view.issues[&story_key].number.0;
+    let mut branches = vec![story_branch(story_number)];
+    for r in plan.walk() {
+        if !r.task.is_parent() {
+            let number = view.issues[&task_key(&r.task.id.value)].number.0;
+            branches.push(task_branch(number, r.task.id.value.as_str()));
+        }
+    }
+    for name in branches {
+        if !view.branches.contains(&name) {
+            effects.push(Effect::CreateBranch {
+                repo: view.repo.clone(),
+                name,
+                sha: view.base_sha.clone(),
+            });
+        }
+    }
+    effects
+}
+
+/// Labels this story uses now.
+fn needed_labels(states: &BTreeMap<TaskId, TaskState>) -> BTreeSet<String> {
+    let mut needed = BTreeSet::from([labels::STORY.to_owned(), labels::TASK.to_owned()]);
+    needed.extend(states.values().map(|s| s.label()));
+    needed
+}
+
+/// Each task's state: what its issue's `state:*` label says once work has
+/// begun; before that, `pending` while a dependency is incomplete and
+/// `ready` otherwise. Parents aggregate their children.
+fn task_states(
+    plan: &Plan,
+    view: &RepoView,
+    task_key: &dyn Fn(&TaskId) -> String,
+) -> BTreeMap<TaskId, TaskState> {
+    let recorded = |id: &TaskId| {
+        view.issues
+            .get(&task_key(id))
+            .and_then(|r| r.labels.iter().find_map(|l| TaskState::from_label(l)))
+    };
+    let mut states = BTreeMap::new();
+    // Completed first, since readiness depends on it.
+    let completed: BTreeSet<TaskId> = plan
+        .leaves()
+        .iter()
+        .filter(|t| recorded(&t.id.value) == Some(TaskState::Completed))
+        .map(|t| t.id.value.clone())
+        .collect();
+    let done = |id: &TaskId| -> bool {
+        match plan.task(id) {
+            Some(t) if t.is_parent() => {
+                leaves_of(t).iter().all(|l| completed.contains(&l.id.value))
+            }
+            Some(_) => completed.contains(id),
+            None => true,
+        }
+    };
+    for leaf in plan.leaves() {
+        let id = leaf.id.value.clone();
+        let state = match recorded(&id) {
+            Some(s) if s != TaskState::Pending && s != TaskState::Ready => s,
+            _ if leaf.depends_on.iter().all(|d| done(&d.value)) => TaskState::Ready,
+            _ => TaskState::Pending,
+        };
+        states.insert(id, state);
+    }
+    // Parents, deepest first, so a parent of parents sees its children.
+    let walk = plan.walk();
+    for r in walk.iter().rev().filter(|r| r.task.is_parent()) {
+        let children: Vec<TaskState> = r.task.tasks.iter().map(|c| states[&c.id.value]).collect();
+        states.insert(r.task.id.value.clone(), parent_state(&children));
+    }
+    states
+}
+
+fn leaves_of(task: &Task) -> Vec<&Task> {
+    if task.is_parent() {
+        task.tasks.iter().flat_map(leaves_of).collect()
+    } else {
+        vec![task]
+    }
+}

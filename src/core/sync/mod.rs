@@ -1,0 +1,41 @@
+//! Plan → GitHub: the reconciler that makes a story's issues, links, labels
+//! and branches match its plan (SPEC §1–3, issue 3).
+//!
+//! Owns: deciding which GitHub objects to create or change, given the plan
+//! and what taskgate last wrote to GitHub ([`RepoView`]).
+//! Must not: do IO, await, or read the clock; it only returns effects.
+//!
+//! The one idea a reader needs: **reconciliation converges**. A pass first
+//! creates whatever issues are missing (their numbers and ids are not known
+//! until GitHub answers) and ends with [`Effect::Reconcile`], which runs the
+//! next pass once the creates are recorded. A pass that finds every issue
+//! compares each desired title, body, label set, sub-issue parent and
+//! blocked-by set with the recorded one and emits only the differences, so
+//! an unchanged plan costs zero write calls.
+
+mod decide;
+mod desired;
+
+use std::collections::BTreeMap;
+
+pub use decide::{decide_plan, decide_reconcile, Known, PLAN_CHECK};
+pub use desired::{reconcile, IssueRecord, RepoView};
+
+use crate::ids::{CommitSha, InstallationId, RepoName};
+
+/// A story's last valid plan and the repository files discovery saw, kept
+/// so that later passes render exactly what the first one did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoryPlan {
+    pub repo: RepoName,
+    /// The story key (`file:momentum`, `issue:12`).
+    pub story: String,
+    pub installation: InstallationId,
+    /// Where the plan came from: a file path or `issue #n`.
+    pub source: String,
+    pub plan: String,
+    pub config: Option<String>,
+    pub files: BTreeMap<String, String>,
+    /// The default branch's head when the plan was read; branches start here.
+    pub sha: CommitSha,
+}

@@ -1,0 +1,437 @@
+//! Effect → GitHub calls, and recording what was written.
+//!
+//! Every function here is one effect: it resolves markers to issue numbers
+//! and ids through the store, makes the call, and records the result so the
+//! reconciler sees what GitHub now holds. Creating effects on a retry look
+//! for their marker first (see `executor`).
+
+use std::collections::BTreeSet;
+
+use http::Method;
+use octocrab::Octocrab;
+use serde_json::{json, Value};
+
+use super::client::{send, ApiResponse, GitHubError};
+use crate::core::sync::IssueRecord;
+use crate::core::{hidden_marker, CheckRunSpec, Effect, IssueState};
+use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
+use crate::store::{EffectRow, NewDelivery, Store};
+
+/// GitHub allows at most 50 annotations per check-run request.
+const MAX_ANNOTATIONS: usize = 50;
+
+pub(super) struct Ctx<'a> {
+    pub client: &'a Octocrab,
+    pub store: &'a Store,
+    pub row: &'a EffectRow,
+    pub attempt: u32,
+}
+
+fn store_err(e: crate::store::StoreError) -> GitHubError {
+    GitHubError::Config(format!("store: {e}"))
+}
+
+async fn record(ctx: &Ctx<'_>, repo: &RepoName, marker: &str) -> Result<IssueRecord, GitHubError> {
+    ctx.store
+        .issue_record(repo, marker)
+        .await
+        .map_err(store_err)?
+        .ok_or_else(|| GitHubError::Config(format!("no issue is recorded for marker `{marker}`")))
+}
+
+/// `{"id":…,"html_url":…}` of a created object, kept as the effect's result.
+pub(super) fn created_ref(response: &ApiResponse) -> Result<String, GitHubError> {
+    #[derive(serde::Deserialize, serde::Serialize)]
+    struct Created {
+        id: u64,
+        #[serde(default)]
+        html_url: Option<String>,
+    }
+    let created: Created = response.json()?;
+    Ok(serde_json::to_string(&created).expect("serialises"))
+}
+
+pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
+    match &ctx.row.effect {
+        Effect::PostComment {
+            repo,
+            issue,
+            body,
+            marker,
+        } => post_comment(ctx, repo, *issue, body, marker).await,
+        Effect::ReactToComment {
+            repo,
+            comment,
+            reaction,
+        } => {
+            let path = format!("/repos/{repo}/issues/comments/{comment}/reactions");
+            send(
+                ctx.client,
+                Method::POST,
+                &path,
+                Some(&json!({ "content": reaction })),
+            )
+            .await?;
+            Ok(None)
+        }
+        Effect::EnsureLabel {
+            repo,
+            name,
+            color,
+            description,
+        } => {
+            let body = json!({ "name": name, "color": color, "description": description });
+            match send(
+                ctx.client,
+                Method::POST,
+                &format!("/repos/{repo}/labels"),
+                Some(&body),
+            )
+            .await
+            {
+                Ok(_) => {}
+                // "already_exists": someone (or a lost run) made it; keep theirs.
+                Err(GitHubError::Http {
+                    status: 422,
+                    message,
+                    ..
+                }) if message.contains("already_exists") => {}
+                Err(e) => return Err(e),
+            }
+            ctx.store.add_label(repo, name).await.map_err(store_err)?;
+            Ok(None)
+        }
+        Effect::CreateIssue {
+            repo,
+            marker,
+            title,
+            body,
+            labels,
+        } => create_issue(ctx, repo, marker, title, body, labels).await,
+        Effect::UpdateIssue {
+            repo,
+            marker,
+            title,
+            body,
+            labels,
+            state,
+        } => {
+            update_issue(
+                ctx,
+                repo,
+                marker,
+                title.as_deref(),
+                body.as_deref(),
+                labels.as_deref(),
+                *state,
+            )
+            .await
+        }
+        Effect::LinkSubIssue {
+            repo,
+            parent,
+            child,
+            replace_parent,
+        } => {
+            let (p, mut c) = (
+                record(ctx, repo, parent).await?,
+                record(ctx, repo, child).await?,
+            );
+            let path = format!("/repos/{repo}/issues/{}/sub_issues", p.number);
+            let body = json!({ "sub_issue_id": c.id.0, "replace_parent": replace_parent });
+            send(ctx.client, Method::POST, &path, Some(&body)).await?;
+            c.parent = Some(parent.clone());
+            ctx.store
+                .put_issue_record(repo, child, c)
+                .await
+                .map_err(store_err)?;
+            Ok(None)
+        }
+        Effect::AddBlockedBy {
+            repo,
+            marker,
+            blocker,
+        } => {
+            let (mut r, b) = (
+                record(ctx, repo, marker).await?,
+                record(ctx, repo, blocker).await?,
+            );
+            let path = format!("/repos/{repo}/issues/{}/dependencies/blocked_by", r.number);
+            send(
+                ctx.client,
+                Method::POST,
+                &path,
+                Some(&json!({ "issue_id": b.id.0 })),
+            )
+            .await?;
+            r.blocked_by.insert(blocker.clone());
+            ctx.store
+                .put_issue_record(repo, marker, r)
+                .await
+                .map_err(store_err)?;
+            Ok(None)
+        }
+        Effect::RemoveBlockedBy {
+            repo,
+            marker,
+            blocker,
+        } => {
+            let (mut r, b) = (
+                record(ctx, repo, marker).await?,
+                record(ctx, repo, blocker).await?,
+            );
+            let path = format!(
+                "/repos/{repo}/issues/{}/dependencies/blocked_by/{}",
+                r.number, b.id
+            );
+            match send(ctx.client, Method::DELETE, &path, None).await {
+                Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
+                Err(e) => return Err(e),
+            }
+            r.blocked_by.remove(blocker);
+            ctx.store
+                .put_issue_record(repo, marker, r)
+                .await
+                .map_err(store_err)?;
+            Ok(None)
+        }
+        Effect::CreateBranch { repo, name, sha } => {
+            let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
+            match send(
+                ctx.client,
+                Method::POST,
+                &format!("/repos/{repo}/git/refs"),
+                Some(&body),
+            )
+            .await
+            {
+                Ok(_) => {}
+                Err(GitHubError::Http {
+                    status: 422,
+                    message,
+                    ..
+                }) if message.contains("already exists") => {}
+                Err(e) => return Err(e),
+            }
+            ctx.store.add_branch(repo, name).await.map_err(store_err)?;
+            Ok(None)
+        }
+        Effect::CreateCheckRun { repo, check } => create_check_run(ctx, repo, check).await,
+        Effect::Reconcile { repo, story } => {
+            // The next pass goes through the inbox like any delivery, so it
+            // survives a crash; its id makes a repeated enqueue a no-op.
+            let payload =
+                json!({ "repo": repo, "story": story, "installation": ctx.row.installation });
+            ctx.store
+                .record_delivery(NewDelivery {
+                    delivery_id: DeliveryId(format!("taskgate-reconcile-{}", ctx.row.id)),
+                    event: crate::intake::event::RECONCILE_EVENT.to_owned(),
+                    action: None,
+                    installation: Some(ctx.row.installation),
+                    payload: serde_json::to_vec(&payload).expect("serialises").into(),
+                    ignored: false,
+                })
+                .await
+                .map_err(store_err)?;
+            Ok(None)
+        }
+    }
+}
+
+async fn post_comment(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    issue: IssueNumber,
+    body: &str,
+    marker: &str,
+) -> Result<Option<String>, GitHubError> {
+    let marker = hidden_marker(marker);
+    let comments = format!("/repos/{repo}/issues/{issue}/comments");
+    if ctx.attempt > 1 {
+        if let Some(found) =
+            find_by_marker(ctx.client, &comments, &marker, Some(ctx.row.created_at_ms)).await?
+        {
+            return Ok(Some(found.to_string()));
+        }
+    }
+    let body = json!({ "body": format!("{body}\n\n{marker}") });
+    let response = send(ctx.client, Method::POST, &comments, Some(&body)).await?;
+    Ok(Some(created_ref(&response)?))
+}
+
+async fn create_issue(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    marker: &str,
+    title: &str,
+    body: &str,
+    labels: &[String],
+) -> Result<Option<String>, GitHubError> {
+    let hidden = hidden_marker(marker);
+    let body = if body.contains(&hidden) {
+        body.to_owned()
+    } else {
+        format!("{body}\n\n{hidden}")
+    };
+    let mut found = None;
+    if ctx.attempt > 1 {
+        let label = labels.first().map(String::as_str).unwrap_or_default();
+        let list = format!("/repos/{repo}/issues?state=all&labels={label}");
+        found = find_by_marker(ctx.client, &list, &hidden, None).await?;
+    }
+    let created = match found {
+        Some(issue) => issue,
+        None => {
+            let payload = json!({ "title": title, "body": body, "labels": labels });
+            send(
+                ctx.client,
+                Method::POST,
+                &format!("/repos/{repo}/issues"),
+                Some(&payload),
+            )
+            .await?
+            .json::<Value>()?
+        }
+    };
+    let number = created["number"]
+        .as_u64()
+        .ok_or_else(|| GitHubError::Unexpected("issue without a number".into()))?;
+    let id = created["id"]
+        .as_u64()
+        .ok_or_else(|| GitHubError::Unexpected("issue without an id".into()))?;
+    let record = IssueRecord {
+        number: IssueNumber(number),
+        id: IssueId(id),
+        title: title.to_owned(),
+        body,
+        labels: labels.iter().cloned().collect(),
+        open: true,
+        parent: None,
+        blocked_by: BTreeSet::new(),
+    };
+    ctx.store
+        .put_issue_record(repo, marker, record)
+        .await
+        .map_err(store_err)?;
+    Ok(Some(json!({ "number": number, "id": id }).to_string()))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn update_issue(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    marker: &str,
+    title: Option<&str>,
+    body: Option<&str>,
+    labels: Option<&[String]>,
+    state: Option<IssueState>,
+) -> Result<Option<String>, GitHubError> {
+    let mut record = record(ctx, repo, marker).await?;
+    let mut patch = serde_json::Map::new();
+    if let Some(title) = title {
+        patch.insert("title".into(), json!(title));
+        record.title = title.to_owned();
+    }
+    if let Some(body) = body {
+        patch.insert("body".into(), json!(body));
+        record.body = body.to_owned();
+    }
+    if let Some(labels) = labels {
+        patch.insert("labels".into(), json!(labels));
+        record.labels = labels.iter().cloned().collect();
+    }
+    match state {
+        Some(IssueState::Open) => {
+            patch.insert("state".into(), json!("open"));
+            record.open = true;
+        }
+        Some(IssueState::ClosedCompleted) => {
+            patch.insert("state".into(), json!("closed"));
+            patch.insert("state_reason".into(), json!("completed"));
+            record.open = false;
+        }
+        Some(IssueState::ClosedNotPlanned) => {
+            patch.insert("state".into(), json!("closed"));
+            patch.insert("state_reason".into(), json!("not_planned"));
+            record.open = false;
+        }
+        None => {}
+    }
+    let path = format!("/repos/{repo}/issues/{}", record.number);
+    send(
+        ctx.client,
+        Method::PATCH,
+        &path,
+        Some(&Value::Object(patch)),
+    )
+    .await?;
+    ctx.store
+        .put_issue_record(repo, marker, record)
+        .await
+        .map_err(store_err)?;
+    Ok(None)
+}
+
+async fn create_check_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    check: &CheckRunSpec,
+) -> Result<Option<String>, GitHubError> {
+    let annotations: Vec<Value> = check
+        .annotations
+        .iter()
+        .take(MAX_ANNOTATIONS)
+        .map(|a| {
+            json!({
+                "path": a.path, "start_line": a.line, "end_line": a.line,
+                "annotation_level": "failure", "message": a.message,
+            })
+        })
+        .collect();
+    let body = json!({
+        "name": check.name,
+        "head_sha": check.head_sha,
+        "status": "completed",
+        "conclusion": check.conclusion,
+        "output": { "title": check.title, "summary": check.summary, "annotations": annotations },
+    });
+    let response = send(
+        ctx.client,
+        Method::POST,
+        &format!("/repos/{repo}/check-runs"),
+        Some(&body),
+    )
+    .await?;
+    Ok(Some(created_ref(&response)?))
+}
+
+/// Pages through a list endpoint for an item whose body holds `marker`.
+async fn find_by_marker(
+    client: &Octocrab,
+    list_path: &str,
+    marker: &str,
+    since_ms: Option<i64>,
+) -> Result<Option<Value>, GitHubError> {
+    let sep = if list_path.contains('?') { '&' } else { '?' };
+    let mut url = format!("{list_path}{sep}per_page=100");
+    if let Some(ms) = since_ms {
+        // A minute's margin for clock skew between taskgate and GitHub.
+        let since = chrono::DateTime::from_timestamp_millis(ms - 60_000).unwrap_or_default();
+        url.push_str(&format!("&since={}", since.format("%Y-%m-%dT%H:%M:%SZ")));
+    }
+    for _ in 0..50 {
+        let response = send(client, Method::GET, &url, None).await?;
+        let page: Vec<Value> = response.json()?;
+        if let Some(item) = page
+            .into_iter()
+            .find(|i| i["body"].as_str().is_some_and(|b| b.contains(marker)))
+        {
+            return Ok(Some(item));
+        }
+        match response.next_page() {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    Ok(None)
+}

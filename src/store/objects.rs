@@ -1,0 +1,252 @@
+//! What taskgate owns on GitHub: issues by marker, branches, labels, and
+//! the stories' last valid plans.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{unix_now_ms, Store, StoreError};
+use crate::core::sync::{IssueRecord, StoryPlan};
+use crate::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).expect("plain data serialises")
+}
+
+fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
+    serde_json::from_str(s).map_err(|e| StoreError::Corrupt(e.to_string()))
+}
+
+fn read_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, IssueRecordRaw)> {
+    Ok((
+        r.get(0)?,
+        IssueRecordRaw {
+            number: r.get(1)?,
+            id: r.get(2)?,
+            title: r.get(3)?,
+            body: r.get(4)?,
+            labels: r.get(5)?,
+            open: r.get(6)?,
+            parent: r.get(7)?,
+            blocked_by: r.get(8)?,
+        },
+    ))
+}
+
+struct IssueRecordRaw {
+    number: i64,
+    id: i64,
+    title: String,
+    body: String,
+    labels: String,
+    open: bool,
+    parent: Option<String>,
+    blocked_by: String,
+}
+
+impl IssueRecordRaw {
+    fn decode(self) -> Result<IssueRecord, StoreError> {
+        Ok(IssueRecord {
+            number: IssueNumber(self.number as u64),
+            id: IssueId(self.id as u64),
+            title: self.title,
+            body: self.body,
+            labels: from_json(&self.labels)?,
+            open: self.open,
+            parent: self.parent,
+            blocked_by: from_json(&self.blocked_by)?,
+        })
+    }
+}
+
+const RECORD_COLUMNS: &str =
+    "marker, number, issue_id, title, body, labels, open, parent, blocked_by";
+
+pub(super) fn put_record(
+    conn: &Connection,
+    repo: &RepoName,
+    marker: &str,
+    r: &IssueRecord,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO issues (repo, marker, number, issue_id, title, body, labels, open, parent, blocked_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+         ON CONFLICT(repo, marker) DO UPDATE SET number = ?3, issue_id = ?4, title = ?5, body = ?6,
+             labels = ?7, open = ?8, parent = ?9, blocked_by = ?10",
+        params![
+            repo.as_str(),
+            marker,
+            r.number.0 as i64,
+            r.id.0 as i64,
+            r.title,
+            r.body,
+            json(&r.labels),
+            r.open,
+            r.parent,
+            json(&r.blocked_by)
+        ],
+    )?;
+    Ok(())
+}
+
+impl Store {
+    /// Issues whose marker starts with `prefix` (e.g. `story=file:x`).
+    pub async fn issue_records(
+        &self,
+        repo: &RepoName,
+        prefix: &str,
+    ) -> Result<BTreeMap<String, IssueRecord>, StoreError> {
+        let (repo, prefix) = (repo.clone(), prefix.to_owned());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {RECORD_COLUMNS} FROM issues WHERE repo = ?1 AND substr(marker, 1, length(?2)) = ?2"
+            ))?;
+            let rows = stmt.query_map(params![repo.as_str(), prefix], read_record)?;
+            rows.map(|r| {
+                let (marker, raw) = r?;
+                Ok((marker, raw.decode()?))
+            })
+            .collect()
+        })
+        .await
+    }
+
+    pub async fn issue_record(
+        &self,
+        repo: &RepoName,
+        marker: &str,
+    ) -> Result<Option<IssueRecord>, StoreError> {
+        let (repo, marker) = (repo.clone(), marker.to_owned());
+        self.read(move |conn| {
+            conn.query_row(
+                &format!("SELECT {RECORD_COLUMNS} FROM issues WHERE repo = ?1 AND marker = ?2"),
+                params![repo.as_str(), marker],
+                read_record,
+            )
+            .optional()?
+            .map(|(_, raw)| raw.decode())
+            .transpose()
+        })
+        .await
+    }
+
+    pub async fn put_issue_record(
+        &self,
+        repo: &RepoName,
+        marker: &str,
+        record: IssueRecord,
+    ) -> Result<(), StoreError> {
+        let (repo, marker) = (repo.clone(), marker.to_owned());
+        self.write(move |conn| put_record(conn, &repo, &marker, &record))
+            .await
+    }
+
+    pub async fn branches(&self, repo: &RepoName) -> Result<BTreeSet<String>, StoreError> {
+        self.names("branches", repo).await
+    }
+
+    pub async fn labels(&self, repo: &RepoName) -> Result<BTreeSet<String>, StoreError> {
+        self.names("labels", repo).await
+    }
+
+    pub async fn add_branch(&self, repo: &RepoName, name: &str) -> Result<(), StoreError> {
+        self.add_name("branches", repo, name).await
+    }
+
+    pub async fn add_label(&self, repo: &RepoName, name: &str) -> Result<(), StoreError> {
+        self.add_name("labels", repo, name).await
+    }
+
+    async fn names(
+        &self,
+        table: &'static str,
+        repo: &RepoName,
+    ) -> Result<BTreeSet<String>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(&format!("SELECT name FROM {table} WHERE repo = ?1"))?;
+            let rows = stmt.query_map([repo.as_str()], |r| r.get::<_, String>(0))?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    async fn add_name(
+        &self,
+        table: &'static str,
+        repo: &RepoName,
+        name: &str,
+    ) -> Result<(), StoreError> {
+        let (repo, name) = (repo.clone(), name.to_owned());
+        self.write(move |conn| {
+            conn.execute(
+                &format!("INSERT OR IGNORE INTO {table} (repo, name) VALUES (?1, ?2)"),
+                params![repo.as_str(), name],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn story(
+        &self,
+        repo: &RepoName,
+        story: &str,
+    ) -> Result<Option<StoryPlan>, StoreError> {
+        let (repo, story) = (repo.clone(), story.to_owned());
+        self.read(move |conn| {
+            conn.query_row(
+                "SELECT installation_id, source, plan, config, files, sha FROM stories WHERE repo = ?1 AND story = ?2",
+                params![repo.as_str(), story],
+                |r| {
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, Option<String>>(3)?,
+                        r.get::<_, String>(4)?,
+                        r.get::<_, String>(5)?,
+                    ))
+                },
+            )
+            .optional()?
+            .map(|(installation, source, plan, config, files, sha)| {
+                Ok(StoryPlan {
+                    repo: repo.clone(),
+                    story: story.clone(),
+                    installation: InstallationId(installation as u64),
+                    source,
+                    plan,
+                    config,
+                    files: from_json(&files)?,
+                    sha: CommitSha(sha),
+                })
+            })
+            .transpose()
+        })
+        .await
+    }
+}
+
+/// Saves a story's plan; called inside the transaction that queues the
+/// effects following from it.
+pub(super) fn save_story(conn: &Connection, s: &StoryPlan) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO stories (repo, story, installation_id, source, plan, config, files, sha, updated_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(repo, story) DO UPDATE SET installation_id = ?3, source = ?4, plan = ?5, config = ?6,
+             files = ?7, sha = ?8, updated_ms = ?9",
+        params![
+            s.repo.as_str(),
+            s.story,
+            s.installation.0 as i64,
+            s.source,
+            s.plan,
+            s.config,
+            json(&s.files),
+            s.sha.as_str(),
+            unix_now_ms()
+        ],
+    )?;
+    Ok(())
+}

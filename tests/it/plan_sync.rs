@@ -1,0 +1,234 @@
+//! Plans become stories on GitHub: first sync, idempotent re-sync, changes,
+//! and bad plans, against the fake GitHub.
+
+use fakehub::payloads;
+
+use crate::support::{TestApp, REPO};
+
+const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
+
+fn plan_fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/plans/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// Commits `content` to `path` on main and delivers the push.
+async fn push_file(app: &TestApp, path: &str, content: &str) {
+    let repo = app.fake.repo(REPO);
+    let before = repo.branch_sha("main").unwrap();
+    repo.with_file("main", path, content);
+    let (status, text) = app
+        .deliver(
+            "push",
+            &payloads::push(&repo, "main", Some(&before), "octocat"),
+        )
+        .await;
+    assert_eq!(status, 202, "{text}");
+    app.settle().await;
+}
+
+/// Write calls other than token exchanges.
+fn write_count(app: &TestApp) -> usize {
+    app.fake
+        .writes()
+        .iter()
+        .filter(|w| !w.path.starts_with("/app/"))
+        .count()
+}
+
+fn issue_by_title(app: &TestApp, title: &str) -> fakehub::Issue {
+    app.fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .find(|i| i.title == title)
+        .unwrap_or_else(|| panic!("no issue titled {title}"))
+}
+
+#[tokio::test]
+async fn a_pushed_plan_becomes_a_story_with_tasks_links_labels_and_branches() {
+    let app = TestApp::start().await;
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+    let repo = app.fake.repo(REPO);
+
+    let story = issue_by_title(&app, "Momentum strategy with RSI");
+    assert!(story.labels.contains(&"taskgate:story".to_owned()));
+    let data = issue_by_title(&app, "Data loading integration");
+    let signals = issue_by_title(&app, "Signals");
+    let entry = issue_by_title(&app, "Entry conditions");
+    let docs = issue_by_title(&app, "Strategy notes");
+    assert_eq!(repo.issues().len(), 5);
+
+    // Hierarchy through sub-issues, dependencies through blocked-by.
+    assert_eq!(data.parent, Some(story.id));
+    assert_eq!(signals.parent, Some(story.id));
+    assert_eq!(entry.parent, Some(signals.id));
+    assert_eq!(docs.parent, Some(signals.id));
+    assert_eq!(entry.blocked_by, vec![data.id]);
+
+    // States: `data` is ready, `entry` waits for it.
+    assert!(
+        data.labels.contains(&"state:ready".to_owned()),
+        "{:?}",
+        data.labels
+    );
+    assert!(
+        entry.labels.contains(&"state:pending".to_owned()),
+        "{:?}",
+        entry.labels
+    );
+
+    // Branches: the story's and one per leaf task.
+    let base = repo.branch_sha("main").unwrap();
+    for branch in [
+        format!("taskgate/story-{}", story.number),
+        format!("taskgate/task-{}-data", data.number),
+        format!("taskgate/task-{}-entry", entry.number),
+        format!("taskgate/task-{}-docs", docs.number),
+    ] {
+        assert_eq!(
+            repo.branch_sha(&branch).as_deref(),
+            Some(base.as_str()),
+            "{branch}"
+        );
+    }
+    assert!(repo.labels().iter().any(|l| l.name == "state:pending"));
+
+    let body = story.body.unwrap();
+    assert!(
+        body.contains(&format!("#{}", data.number)),
+        "the story links its tasks:\n{body}"
+    );
+    let entry_body = entry.body.unwrap();
+    assert!(
+        entry_body.contains(&format!("#{}", data.number)),
+        "dependencies are written in the body"
+    );
+    insta::assert_snapshot!("story_body", body);
+    insta::assert_snapshot!("task_body_entry", entry_body);
+    assert!(
+        app.fake.contract_violations().is_empty(),
+        "{:?}",
+        app.fake.contract_violations()
+    );
+}
+
+#[tokio::test]
+async fn pushing_the_same_plan_again_makes_no_write_calls() {
+    let app = TestApp::start().await;
+    let plan = plan_fixture("momentum.yml");
+    push_file(&app, PLAN_PATH, &plan).await;
+    let writes = write_count(&app);
+
+    // The same push delivered again (a new delivery id, as a redelivery
+    // from GitHub's UI would have), then a new commit with the same plan.
+    let repo = app.fake.repo(REPO);
+    let payload = payloads::push(&repo, "main", None, "octocat");
+    app.deliver("push", &payload).await;
+    app.settle().await;
+    push_file(&app, PLAN_PATH, &format!("{plan}\n")).await;
+
+    assert_eq!(
+        write_count(&app),
+        writes,
+        "{:#?}",
+        &app.fake.writes()[writes..]
+    );
+    assert_eq!(repo.issues().len(), 5);
+}
+
+#[tokio::test]
+async fn a_changed_plan_updates_only_what_changed() {
+    let app = TestApp::start().await;
+    let plan = plan_fixture("momentum.yml");
+    push_file(&app, PLAN_PATH, &plan).await;
+    let writes = write_count(&app);
+
+    let changed = plan
+        .replace("title: Data loading integration", "title: Data loading")
+        .replace("      - { id: docs, title: Strategy notes, requires_testing: false }\n", "      - { id: exits, title: Exit conditions, depends_on: [entry], acceptance: { tests: [{ cmd: \"pytest tests/test_exit.py\" }] } }\n");
+    assert_ne!(changed, plan, "the fixture changed shape; update this test");
+    push_file(&app, PLAN_PATH, &changed).await;
+
+    let repo = app.fake.repo(REPO);
+    let renamed = issue_by_title(&app, "Data loading");
+    let exits = issue_by_title(&app, "Exit conditions");
+    let entry = issue_by_title(&app, "Entry conditions");
+    assert_eq!(exits.blocked_by, vec![entry.id]);
+    let removed = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.title == "Strategy notes")
+        .unwrap();
+    assert_eq!(
+        (removed.state.as_str(), removed.state_reason.as_deref()),
+        ("closed", Some("not_planned"))
+    );
+    assert!(repo
+        .comments(removed.number)
+        .iter()
+        .any(|c| c.body.contains("removed from the plan")));
+    assert_eq!(renamed.number, 2, "edited in place, not recreated");
+    assert!(write_count(&app) > writes);
+    assert!(
+        app.fake.contract_violations().is_empty(),
+        "{:?}",
+        app.fake.contract_violations()
+    );
+}
+
+#[tokio::test]
+async fn a_bad_plan_gets_a_failing_check_run_and_changes_nothing() {
+    let app = TestApp::start().await;
+    push_file(
+        &app,
+        ".taskgate/stories/bad.yml",
+        &plan_fixture("bad-unknown-dep.yml"),
+    )
+    .await;
+
+    let repo = app.fake.repo(REPO);
+    assert!(repo.issues().is_empty());
+    let runs = repo.check_runs();
+    assert_eq!(runs.len(), 1);
+    let run = &runs[0];
+    assert_eq!(
+        (run.name.as_str(), run.conclusion.as_deref()),
+        ("taskgate/plan", Some("failure"))
+    );
+    assert_eq!(run.head_sha, repo.branch_sha("main").unwrap());
+    assert!(
+        run.summary
+            .as_deref()
+            .unwrap()
+            .contains("did you mean `indicators`"),
+        "{:?}",
+        run.summary
+    );
+    assert_eq!(run.annotations[0]["path"], ".taskgate/stories/bad.yml");
+    insta::assert_snapshot!(run.summary.as_deref().unwrap());
+    assert!(
+        app.fake.contract_violations().is_empty(),
+        "{:?}",
+        app.fake.contract_violations()
+    );
+}
+
+#[tokio::test]
+async fn pushes_elsewhere_or_without_plans_do_nothing() {
+    let app = TestApp::start().await;
+    push_file(&app, "README.md", "hello").await;
+    let repo = app.fake.repo(REPO);
+    let before = repo.branch_sha("main").unwrap();
+    repo.with_file("feature", PLAN_PATH, &plan_fixture("momentum.yml"));
+    app.deliver(
+        "push",
+        &payloads::push(&repo, "feature", Some(&before), "octocat"),
+    )
+    .await;
+    app.settle().await;
+    assert_eq!(write_count(&app), 0);
+}
