@@ -5,6 +5,7 @@
 //! - pure: [`core`] (decisions, effects, texts), [`commands`] (the comment
 //!   grammar), [`classify`] (failure kinds and summaries from test output);
 //! - shell: [`intake`] (webhooks), [`store`] (SQLite inbox, state, outbox),
+//!   [`runner`] (acceptance commands in process groups, git mirrors),
 //!   [`github`] (App auth, client, effect executor), [`web`] (health,
 //!   metrics), [`app`] (wiring).
 //!
@@ -18,5 +19,6 @@ pub mod core;
 pub mod github;
 pub mod ids;
 pub mod intake;
+pub mod runner;
 pub mod store;
 pub mod web;

@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Run the GitHub App: webhook intake, processing and the GitHub executor.
     Serve(ServeArgs),
+    /// Run a task's acceptance tests in the current checkout and print the report.
+    Run(cli::run::RunArgs),
     /// Validate or show plans.
     #[command(subcommand)]
     Plan(cli::plan::PlanCommand),
@@ -151,6 +153,12 @@ async fn main() -> anyhow::Result<()> {
             running.wait().await;
         }
         Command::Classify(args) => classify(args)?,
+        Command::Run(args) => {
+            let code = cli::run::run(args).await?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
         Command::Plan(command) => {
             let code = cli::plan::run(command)?;
             if code != 0 {

@@ -12,6 +12,7 @@ mod effect;
 mod event;
 pub mod plan;
 pub mod render;
+pub mod report;
 pub mod story;
 pub mod sync;
 
