@@ -25,6 +25,8 @@ struct Cli {
 enum Command {
     /// Run the GitHub App: webhook intake, processing and the GitHub executor.
     Serve(ServeArgs),
+    /// Rebuild taskgate's record of a repository from GitHub (after losing the database).
+    Resync(ResyncArgs),
     /// Run a task's acceptance tests in the current checkout and print the report.
     Run(cli::run::RunArgs),
     /// Validate or show plans.
@@ -68,8 +70,9 @@ fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How to reach GitHub as the App, and where state lives.
 #[derive(Args)]
-struct ServeArgs {
+struct AppArgs {
     /// The GitHub App's id.
     #[arg(long, env = "APP_ID")]
     app_id: u64,
@@ -84,21 +87,40 @@ struct ServeArgs {
     /// A file holding the App's private key (PEM).
     #[arg(long, env = "PRIVATE_KEY_PATH")]
     private_key_path: Option<PathBuf>,
-    /// The secret GitHub signs webhook deliveries with.
-    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
-    webhook_secret: String,
     /// GitHub's REST API base (GitHub Enterprise: https://HOST/api/v3).
     #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
     github_api_url: String,
+    /// Where state lives: sqlite://PATH.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
+    database_url: String,
+}
+
+impl AppArgs {
+    fn private_key_pem(&self) -> anyhow::Result<String> {
+        match (&self.private_key, &self.private_key_path) {
+            (Some(pem), _) => Ok(pem.clone()),
+            (None, Some(path)) => std::fs::read_to_string(path)
+                .with_context(|| format!("reading PRIVATE_KEY_PATH {}", path.display())),
+            (None, None) => {
+                bail!("set PRIVATE_KEY or PRIVATE_KEY_PATH (or --private-key / --private-key-path)")
+            }
+        }
+    }
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    app: AppArgs,
+    /// The secret GitHub signs webhook deliveries with.
+    #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
+    webhook_secret: String,
     /// Address to listen on.
     #[arg(long, env = "HOST", default_value = "0.0.0.0")]
     host: String,
     /// Port to listen on.
     #[arg(long, env = "PORT", default_value_t = 3000)]
     port: u16,
-    /// Where state lives: sqlite://PATH.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
-    database_url: String,
     /// Bearer token for the HTTP API.
     #[arg(long, env = "TASKGATE_API_TOKEN", hide_env_values = true)]
     api_token: Option<String>,
@@ -109,22 +131,14 @@ struct ServeArgs {
 
 impl ServeArgs {
     fn into_config(self) -> anyhow::Result<ServeConfig> {
-        let private_key_pem = match (self.private_key, self.private_key_path) {
-            (Some(pem), _) => pem,
-            (None, Some(path)) => std::fs::read_to_string(&path)
-                .with_context(|| format!("reading PRIVATE_KEY_PATH {}", path.display()))?,
-            (None, None) => {
-                bail!("set PRIVATE_KEY or PRIVATE_KEY_PATH (or --private-key / --private-key-path)")
-            }
-        };
         Ok(ServeConfig {
-            app_id: self.app_id,
-            private_key_pem,
+            app_id: self.app.app_id,
+            private_key_pem: self.app.private_key_pem()?,
             webhook_secret: self.webhook_secret,
-            github_api_url: self.github_api_url,
+            github_api_url: self.app.github_api_url,
             host: self.host,
             port: self.port,
-            database_url: self.database_url,
+            database_url: self.app.database_url,
             api_token: self.api_token,
             backoff: Backoff {
                 base: Duration::from_millis(self.retry_base_ms),
@@ -132,6 +146,29 @@ impl ServeArgs {
             },
         })
     }
+}
+
+#[derive(Args)]
+struct ResyncArgs {
+    #[command(flatten)]
+    app: AppArgs,
+    /// The repository to rebuild, as owner/name.
+    #[arg(long)]
+    repo: String,
+}
+
+async fn resync(args: ResyncArgs) -> anyhow::Result<()> {
+    let repo = taskgate::ids::RepoName::parse(&args.repo).map_err(anyhow::Error::msg)?;
+    let creds =
+        taskgate::github::AppCredentials::from_pem(args.app.app_id, &args.app.private_key_pem()?)?;
+    let github = taskgate::github::GitHubApp::new(&args.app.github_api_url, creds);
+    let store = taskgate::store::Store::open_url(&args.app.database_url)?;
+    let found = taskgate::app::resync::resync(&github, &store, &repo).await?;
+    println!(
+        "{repo}: installation {}, {} issues, {} branches, {} labels recorded from GitHub",
+        found.installation, found.issues, found.branches, found.labels
+    );
+    Ok(())
 }
 
 #[tokio::main]
@@ -153,6 +190,7 @@ async fn main() -> anyhow::Result<()> {
             running.wait().await;
         }
         Command::Classify(args) => classify(args)?,
+        Command::Resync(args) => resync(args).await?,
         Command::Run(args) => {
             let code = cli::run::run(args).await?;
             if code != 0 {

@@ -5,6 +5,7 @@
 //! Must not: hold behaviour of its own; each part lives in its module.
 
 mod processor;
+pub mod resync;
 pub mod sync;
 
 use std::net::SocketAddr;

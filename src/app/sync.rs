@@ -84,6 +84,12 @@ impl Syncer {
         }
         let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         let client = self.github.installation_client(installation).await?;
+        if self.store.issue_records(&repo, "").await?.is_empty() {
+            // Nothing recorded for this repository: a first sync, or a lost
+            // database. Read back whatever taskgate made before, so that no
+            // issue is ever created twice.
+            super::resync::rebuild(&client, &self.store, &repo, installation).await?;
+        }
         let sha = &push.after;
         let config = read_file(&client, &repo, CONFIG_PATH, sha).await?;
         let mut files = BTreeMap::new();

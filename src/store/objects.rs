@@ -141,6 +141,39 @@ impl Store {
             .await
     }
 
+    /// Replaces everything recorded for `repo` with what a resync read
+    /// from GitHub, in one transaction.
+    pub async fn replace_owned(
+        &self,
+        repo: &RepoName,
+        issues: BTreeMap<String, IssueRecord>,
+        branches: BTreeSet<String>,
+        labels: BTreeSet<String>,
+    ) -> Result<(), StoreError> {
+        let repo = repo.clone();
+        self.write(move |conn| {
+            for table in ["issues", "branches", "labels"] {
+                conn.execute(
+                    &format!("DELETE FROM {table} WHERE repo = ?1"),
+                    [repo.as_str()],
+                )?;
+            }
+            for (marker, record) in &issues {
+                put_record(conn, &repo, marker, record)?;
+            }
+            for (table, names) in [("branches", &branches), ("labels", &labels)] {
+                for name in names {
+                    conn.execute(
+                        &format!("INSERT INTO {table} (repo, name) VALUES (?1, ?2)"),
+                        params![repo.as_str(), name],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
     pub async fn branches(&self, repo: &RepoName) -> Result<BTreeSet<String>, StoreError> {
         self.names("branches", repo).await
     }

@@ -232,3 +232,43 @@ async fn pushes_elsewhere_or_without_plans_do_nothing() {
     app.settle().await;
     assert_eq!(write_count(&app), 0);
 }
+
+#[tokio::test]
+async fn after_losing_the_database_resync_rebuilds_and_the_next_push_changes_nothing() {
+    let app = TestApp::start().await;
+    let plan = plan_fixture("momentum.yml");
+    push_file(&app, PLAN_PATH, &plan).await;
+    let writes = write_count(&app);
+
+    let app = app.lose_database().await;
+    let creds = taskgate::github::AppCredentials::from_pem(
+        app.fake.app_id(),
+        fakehub::FakeGitHub::private_key_pem(),
+    )
+    .unwrap();
+    let github = taskgate::github::GitHubApp::new(&app.fake.url(), creds);
+    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let found = taskgate::app::resync::resync(&github, app.store(), &repo)
+        .await
+        .unwrap();
+    assert_eq!((found.issues, found.branches), (5, 4));
+
+    push_file(&app, PLAN_PATH, &format!("{plan}\n")).await;
+    assert_eq!(
+        write_count(&app),
+        writes,
+        "{:#?}",
+        &app.fake.writes()[writes..]
+    );
+    assert_eq!(app.fake.repo(REPO).issues().len(), 5);
+}
+
+#[tokio::test]
+async fn without_resync_a_lost_database_still_never_duplicates_issues() {
+    let app = TestApp::start().await;
+    let plan = plan_fixture("momentum.yml");
+    push_file(&app, PLAN_PATH, &plan).await;
+    let app = app.lose_database().await;
+    push_file(&app, PLAN_PATH, &format!("{plan}\n")).await;
+    assert_eq!(app.fake.repo(REPO).issues().len(), 5);
+}

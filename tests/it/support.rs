@@ -45,6 +45,11 @@ impl TestApp {
         init_logs();
         let fake = FakeGitHub::start().await;
         fake.install(INSTALLATION, REPO);
+        TestApp::with_fake(fake).await
+    }
+
+    /// A server with an empty database in front of an existing fake GitHub.
+    pub async fn with_fake(fake: FakeGitHub) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
         let running = app::start(config(&fake, &dir))
             .await
@@ -56,6 +61,13 @@ impl TestApp {
             _dir: dir,
             url,
         }
+    }
+
+    /// Stops this server and its database, keeping the fake GitHub: what
+    /// losing the machine looks like from GitHub's side.
+    pub async fn lose_database(mut self) -> TestApp {
+        self.running.take().unwrap().abort();
+        TestApp::with_fake(self.fake.clone()).await
     }
 
     pub fn store(&self) -> &taskgate::store::Store {

@@ -1,0 +1,194 @@
+//! `taskgate resync`: rebuilds taskgate's record of what it owns in a
+//! repository from GitHub itself, when the database is lost.
+//!
+//! Everything taskgate creates carries a hidden marker, so the issues, their
+//! sub-issue and blocked-by links, the branches and the labels can all be
+//! read back. Plans are not: the next push of each plan re-saves it, and
+//! since the records now match GitHub, that push changes nothing.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use http::Method;
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use super::sync::SyncError;
+use crate::core::story::{labels, story_branch, task_branch, Marker};
+use crate::core::sync::IssueRecord;
+use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::ids::{InstallationId, IssueId, IssueNumber, RepoName};
+use crate::store::Store;
+
+/// What a resync found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resynced {
+    pub installation: InstallationId,
+    pub issues: usize,
+    pub branches: usize,
+    pub labels: usize,
+}
+
+/// Every item of a paginated list.
+async fn list_all(client: &Octocrab, path: &str) -> Result<Vec<Value>, GitHubError> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut url = format!("{path}{sep}per_page=100");
+    let mut out = Vec::new();
+    loop {
+        let response = send(client, Method::GET, &url, None).await?;
+        out.extend(response.json::<Vec<Value>>()?);
+        match response.next_page() {
+            Some(next) => url = next,
+            None => return Ok(out),
+        }
+    }
+}
+
+fn ids_of(items: &[Value]) -> Vec<u64> {
+    items.iter().filter_map(|i| i["id"].as_u64()).collect()
+}
+
+pub async fn resync(
+    github: &GitHubApp,
+    store: &Store,
+    repo: &RepoName,
+) -> Result<Resynced, SyncError> {
+    let installation: Value = send(
+        &github.app_client()?,
+        Method::GET,
+        &format!("/repos/{repo}/installation"),
+        None,
+    )
+    .await?
+    .json()?;
+    let installation = InstallationId(
+        installation["id"]
+            .as_u64()
+            .ok_or_else(|| SyncError::Payload("installation without an id".into()))?,
+    );
+    let client = github.installation_client(installation).await?;
+    rebuild(&client, store, repo, installation).await
+}
+
+/// Reads back what taskgate owns in `repo` and records it, replacing what
+/// the store had.
+pub async fn rebuild(
+    client: &Octocrab,
+    store: &Store,
+    repo: &RepoName,
+    installation: InstallationId,
+) -> Result<Resynced, SyncError> {
+    let client = client.clone();
+
+    // Issues taskgate owns, by marker.
+    let mut found: BTreeMap<String, (Marker, IssueRecord)> = BTreeMap::new();
+    for label in [labels::STORY, labels::TASK] {
+        for issue in list_all(
+            &client,
+            &format!("/repos/{repo}/issues?state=all&labels={label}"),
+        )
+        .await?
+        {
+            let body = issue["body"].as_str().unwrap_or_default();
+            let Some(marker) = Marker::find_in(body) else {
+                continue;
+            };
+            let record = IssueRecord {
+                number: IssueNumber(issue["number"].as_u64().unwrap_or_default()),
+                id: IssueId(issue["id"].as_u64().unwrap_or_default()),
+                title: issue["title"].as_str().unwrap_or_default().to_owned(),
+                body: body.to_owned(),
+                labels: issue["labels"]
+                    .as_array()
+                    .map(|ls| {
+                        ls.iter()
+                            .filter_map(|l| l["name"].as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                open: issue["state"] == "open",
+                parent: None,
+                blocked_by: BTreeSet::new(),
+            };
+            found.insert(marker.key(), (marker, record));
+        }
+    }
+    let key_by_id: BTreeMap<u64, String> = found
+        .iter()
+        .map(|(k, (_, r))| (r.id.0, k.clone()))
+        .collect();
+
+    // Links: sub-issues of every issue, blocked-by of every task.
+    let mut parents = BTreeMap::new();
+    let mut blockers = BTreeMap::new();
+    for (key, (marker, record)) in &found {
+        let children = list_all(
+            &client,
+            &format!("/repos/{repo}/issues/{}/sub_issues", record.number),
+        )
+        .await?;
+        for child in ids_of(&children) {
+            if let Some(child_key) = key_by_id.get(&child) {
+                parents.insert(child_key.clone(), key.clone());
+            }
+        }
+        if matches!(marker, Marker::Task { .. }) {
+            let path = format!(
+                "/repos/{repo}/issues/{}/dependencies/blocked_by",
+                record.number
+            );
+            let by: BTreeSet<String> = ids_of(&list_all(&client, &path).await?)
+                .into_iter()
+                .filter_map(|id| key_by_id.get(&id).cloned())
+                .collect();
+            blockers.insert(key.clone(), by);
+        }
+    }
+
+    // Branches taskgate would have made for these issues.
+    let mut branches = BTreeSet::new();
+    for (marker, record) in found.values() {
+        let name = match marker {
+            Marker::Story { .. } => story_branch(record.number.0),
+            Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
+        };
+        match send(
+            &client,
+            Method::GET,
+            &format!("/repos/{repo}/git/ref/heads/{name}"),
+            None,
+        )
+        .await
+        {
+            Ok(_) => {
+                branches.insert(name);
+            }
+            Err(GitHubError::Http { status: 404, .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+
+    let repo_labels: BTreeSet<String> = list_all(&client, &format!("/repos/{repo}/labels"))
+        .await?
+        .iter()
+        .filter_map(|l| l["name"].as_str().map(str::to_owned))
+        .collect();
+
+    let issues: BTreeMap<String, IssueRecord> = found
+        .into_iter()
+        .map(|(key, (_, mut record))| {
+            record.parent = parents.get(&key).cloned();
+            record.blocked_by = blockers.remove(&key).unwrap_or_default();
+            (key, record)
+        })
+        .collect();
+    let resynced = Resynced {
+        installation,
+        issues: issues.len(),
+        branches: branches.len(),
+        labels: repo_labels.len(),
+    };
+    store
+        .replace_owned(repo, issues, branches, repo_labels)
+        .await?;
+    Ok(resynced)
+}
