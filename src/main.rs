@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use clap::{Args, Parser, Subcommand};
 use taskgate::app::{self, ServeConfig};
-use taskgate::github::Backoff;
+use taskgate::github::{Backoff, Pacing};
 
 #[derive(Parser)]
 #[command(
@@ -127,6 +127,9 @@ struct ServeArgs {
     /// First retry delay for GitHub 5xx answers and lost connections, in ms.
     #[arg(long, env = "TASKGATE_RETRY_BASE_MS", default_value_t = 1000)]
     retry_base_ms: u64,
+    /// Content-creating GitHub calls per minute and installation (0: unpaced).
+    #[arg(long, env = "TASKGATE_WRITES_PER_MINUTE", default_value_t = 60)]
+    writes_per_minute: u32,
 }
 
 impl ServeArgs {
@@ -143,6 +146,10 @@ impl ServeArgs {
             backoff: Backoff {
                 base: Duration::from_millis(self.retry_base_ms),
                 ..Backoff::default()
+            },
+            pacing: Pacing {
+                writes: self.writes_per_minute,
+                per: Duration::from_secs(60),
             },
         })
     }

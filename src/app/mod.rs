@@ -19,7 +19,7 @@ use tracing::{info, warn};
 
 use crate::commands::Syntax;
 use crate::core::Context;
-use crate::github::{AppCredentials, Backoff, Executor, GitHubApp, GitHubError};
+use crate::github::{AppCredentials, Backoff, Executor, GitHubApp, GitHubError, Pacing};
 use crate::intake::IntakeState;
 use crate::store::{Store, StoreError};
 use crate::web::{self, metrics::Metrics};
@@ -37,6 +37,7 @@ pub struct ServeConfig {
     pub database_url: String,
     pub api_token: Option<String>,
     pub backoff: Backoff,
+    pub pacing: Pacing,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +128,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         github,
         metrics: metrics.clone(),
         backoff: config.backoff,
+        pacing: config.pacing,
         wake: effects_stored,
         deliveries: recorded.clone(),
     };

@@ -62,11 +62,42 @@ impl Backoff {
     }
 }
 
+/// Spacing of content-creating calls per installation. GitHub's secondary
+/// limit allows about 80 such requests a minute and asks integrations to
+/// leave time between them; pacing keeps taskgate under it instead of
+/// bouncing off it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pacing {
+    /// Writes allowed per `per`; 0 turns pacing off.
+    pub writes: u32,
+    pub per: Duration,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing {
+            writes: 60,
+            per: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Pacing {
+    pub fn interval(&self) -> Duration {
+        if self.writes == 0 {
+            Duration::ZERO
+        } else {
+            self.per / self.writes
+        }
+    }
+}
+
 pub struct Executor {
     pub store: Store,
     pub github: Arc<GitHubApp>,
     pub metrics: Arc<Metrics>,
     pub backoff: Backoff,
+    pub pacing: Pacing,
     /// Woken when new effects are stored.
     pub wake: Arc<Notify>,
     /// Wakes the processor when an effect queued a delivery of its own
@@ -85,6 +116,7 @@ impl Executor {
     /// Runs until the task is dropped.
     pub async fn run(self) {
         let mut paused: HashMap<InstallationId, i64> = HashMap::new();
+        let mut last_write: HashMap<InstallationId, tokio::time::Instant> = HashMap::new();
         loop {
             let now = unix_now_ms();
             paused.retain(|_, until| *until > now);
@@ -109,6 +141,13 @@ impl Executor {
                     continue;
                 }
                 let span = info_span!("effect", id = %row.id, kind = row.effect.name(), installation = %row.installation);
+                let writes = !matches!(row.effect, crate::core::Effect::Reconcile { .. });
+                if writes {
+                    if let Some(last) = last_write.get(&row.installation) {
+                        tokio::time::sleep_until(*last + self.pacing.interval()).await;
+                    }
+                    last_write.insert(row.installation, tokio::time::Instant::now());
+                }
                 if let Some(until) = self.perform(row).instrument(span).await {
                     paused.insert(until.0, until.1);
                 }

@@ -12,4 +12,4 @@ mod perform;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
 pub use client::{ApiResponse, GitHubError};
-pub use executor::{Backoff, Executor};
+pub use executor::{Backoff, Executor, Pacing};

@@ -7,7 +7,7 @@ use std::time::Duration;
 use fakehub::FakeGitHub;
 use serde_json::Value;
 use taskgate::app::{self, Running, ServeConfig};
-use taskgate::github::Backoff;
+use taskgate::github::{Backoff, Pacing};
 use tempfile::TempDir;
 
 pub const SECRET: &str = "it's a secret to everybody";
@@ -37,6 +37,11 @@ pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
             max: Duration::from_millis(200),
             max_attempts: 5,
         },
+        // Tests run unpaced; the pacing test sets its own.
+        pacing: Pacing {
+            writes: 0,
+            per: Duration::from_secs(1),
+        },
     }
 }
 
@@ -50,10 +55,15 @@ impl TestApp {
 
     /// A server with an empty database in front of an existing fake GitHub.
     pub async fn with_fake(fake: FakeGitHub) -> TestApp {
+        TestApp::with_config(fake, |_| {}).await
+    }
+
+    /// Like [`TestApp::with_fake`], with the configuration adjusted first.
+    pub async fn with_config(fake: FakeGitHub, adjust: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
-        let running = app::start(config(&fake, &dir))
-            .await
-            .expect("taskgate starts");
+        let mut cfg = config(&fake, &dir);
+        adjust(&mut cfg);
+        let running = app::start(cfg).await.expect("taskgate starts");
         let url = format!("http://{}", running.addr);
         TestApp {
             fake,

@@ -115,15 +115,16 @@ pub(crate) fn secondary_limit(st: &mut State, installation: u64) -> Option<Reply
     }
     let now = Instant::now();
     let limit = st.secondary_limit as usize;
+    let window = st.secondary_window;
     let times = st.write_times.entry(installation).or_default();
     while times
         .front()
-        .is_some_and(|t| now.duration_since(*t) >= Duration::from_secs(60))
+        .is_some_and(|t| now.duration_since(*t) >= window)
     {
         times.pop_front();
     }
     if times.len() >= limit {
-        return Some(secondary_reply(60));
+        return Some(secondary_reply(window.as_secs().max(1)));
     }
     times.push_back(now);
     None

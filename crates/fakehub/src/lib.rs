@@ -208,6 +208,15 @@ impl FakeGitHub {
             .push_back(fault);
     }
 
+    /// Shrinks the secondary limit's window (one minute on GitHub) so a
+    /// test can prove pacing in seconds: `limit` writes per `window`.
+    pub fn set_secondary_window(&self, limit: u32, window: Duration) {
+        let mut st = self.inner.lock();
+        st.secondary_limit = limit;
+        st.secondary_window = window;
+        st.write_times.clear();
+    }
+
     /// Drops every fault not yet consumed.
     pub fn clear_faults(&self) {
         self.inner.lock().faults.clear();

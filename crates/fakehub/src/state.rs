@@ -270,6 +270,8 @@ pub struct State {
     pub repos: BTreeMap<String, Repo>,
     pub faults: HashMap<String, VecDeque<Fault>>,
     pub secondary_limit: u32,
+    /// The sliding window the limit counts over (GitHub: one minute).
+    pub secondary_window: std::time::Duration,
     pub write_times: HashMap<u64, VecDeque<Instant>>,
     pub rate_used: HashMap<String, u64>,
     pub rate_reset: i64,
@@ -293,6 +295,7 @@ impl State {
             repos: BTreeMap::new(),
             faults: HashMap::new(),
             secondary_limit: 80,
+            secondary_window: std::time::Duration::from_secs(60),
             write_times: HashMap::new(),
             rate_used: HashMap::new(),
             rate_reset: Utc::now().timestamp() + 3600,
