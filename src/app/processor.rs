@@ -81,7 +81,18 @@ impl Processor {
         }
         let event = translate::to_event(&delivery.event, &parsed)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
-        Ok(core::on_event(&event, &self.context))
+        let mut decision = core::on_event(&event, &self.context);
+        if let (Webhook::IssueComment(comment), Some(installation)) =
+            (&parsed.webhook, delivery.installation)
+        {
+            if core::plan_requested(&event, &self.context) {
+                let plan = self.syncer.on_plan_comment(installation, comment).await?;
+                decision.outcome = format!("{}; {}", plan.outcome, decision.outcome);
+                decision.changes.extend(plan.changes);
+                decision.effects.extend(plan.effects);
+            }
+        }
+        Ok(decision)
     }
 
     async fn process(&self, delivery: PendingDelivery) {

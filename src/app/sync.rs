@@ -13,12 +13,14 @@ use http::Method;
 use octocrab::Octocrab;
 
 use crate::core::config::CONFIG_PATH;
-use crate::core::story::{story_key_for_file, Marker};
-use crate::core::sync::{decide_plan, decide_reconcile, IssueRecord, Known, StoryPlan};
+use crate::core::story::{story_key_for_file, story_key_for_issue, Marker};
+use crate::core::sync::{
+    decide_comment_plan, decide_plan, decide_reconcile, CommentPlan, IssueRecord, Known, StoryPlan,
+};
 use crate::core::Decision;
 use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::ids::{CommitSha, InstallationId, RepoName};
-use crate::intake::payload::PushPayload;
+use crate::intake::payload::{IssueCommentPayload, PushPayload};
 use crate::store::{Store, StoreError};
 
 /// Where story plans live on the default branch.
@@ -91,13 +93,7 @@ impl Syncer {
             super::resync::rebuild(&client, &self.store, &repo, installation).await?;
         }
         let sha = &push.after;
-        let config = read_file(&client, &repo, CONFIG_PATH, sha).await?;
-        let mut files = BTreeMap::new();
-        for path in DISCOVERY_FILES {
-            if let Some(text) = read_file(&client, &repo, path, sha).await? {
-                files.insert((*path).to_owned(), text);
-            }
-        }
+        let (config, files) = self.repo_files(&client, &repo, sha).await?;
         let mut decision = Decision::nothing("");
         let mut outcomes = Vec::new();
         for path in changed {
@@ -123,6 +119,96 @@ impl Syncer {
         }
         decision.outcome = outcomes.join("; ");
         Ok(decision)
+    }
+
+    /// `/taskgate plan` with a fenced yaml block: the commented issue
+    /// becomes the story, planned against the default branch's head.
+    pub async fn on_plan_comment(
+        &self,
+        installation: InstallationId,
+        p: &IssueCommentPayload,
+    ) -> Result<Decision, SyncError> {
+        let repo = RepoName::parse(&p.repository.full_name).map_err(SyncError::Payload)?;
+        let body = p.comment.body.as_deref().unwrap_or_default();
+        let Some(yaml) = crate::commands::yaml_block(body) else {
+            return Ok(Decision {
+                outcome: "plan command without a yaml block".into(),
+                changes: vec![],
+                effects: vec![crate::core::Effect::PostComment {
+                    repo,
+                    issue: p.issue.number,
+                    body: format!(
+                        "@{} `/taskgate plan` needs the plan in the same comment, in a fenced code block marked `yaml`. Nothing was changed.",
+                        p.comment.user.login
+                    ),
+                    marker: format!("plan-problems comment={}", p.comment.id),
+                }],
+            });
+        };
+        let client = self.github.installation_client(installation).await?;
+        let branch = p.repository.default_branch.as_deref().unwrap_or("main");
+        let head: serde_json::Value = send(
+            &client,
+            Method::GET,
+            &format!("/repos/{repo}/git/ref/heads/{branch}"),
+            None,
+        )
+        .await?
+        .json()?;
+        let sha = CommitSha(
+            head["object"]["sha"]
+                .as_str()
+                .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
+                .to_owned(),
+        );
+        if self.store.issue_records(&repo, "").await?.is_empty() {
+            super::resync::rebuild(&client, &self.store, &repo, installation).await?;
+        }
+        let (config, files) = self.repo_files(&client, &repo, &sha).await?;
+        let story = story_key_for_issue(p.issue.number.0);
+        let plan = StoryPlan {
+            repo: repo.clone(),
+            story: story.clone(),
+            installation,
+            source: format!("issue #{}", p.issue.number),
+            plan: yaml,
+            config,
+            files,
+            sha,
+        };
+        let issue = IssueRecord {
+            number: p.issue.number,
+            id: p.issue.id,
+            title: p.issue.title.clone(),
+            body: p.issue.body.clone().unwrap_or_default(),
+            labels: p.issue.labels.iter().map(|l| l.name.clone()).collect(),
+            open: p.issue.state.as_deref() != Some("closed"),
+            parent: None,
+            blocked_by: BTreeSet::new(),
+        };
+        let known = self.known(&repo, &story).await?;
+        let comment = CommentPlan {
+            comment: p.comment.id,
+            issue,
+        };
+        Ok(decide_comment_plan(plan, &comment, &known.as_known()))
+    }
+
+    /// The repo config and the files discovery reads, at `sha`.
+    async fn repo_files(
+        &self,
+        client: &Octocrab,
+        repo: &RepoName,
+        sha: &CommitSha,
+    ) -> Result<(Option<String>, BTreeMap<String, String>), SyncError> {
+        let config = read_file(client, repo, CONFIG_PATH, sha).await?;
+        let mut files = BTreeMap::new();
+        for path in DISCOVERY_FILES {
+            if let Some(text) = read_file(client, repo, path, sha).await? {
+                files.insert((*path).to_owned(), text);
+            }
+        }
+        Ok((config, files))
     }
 
     pub async fn on_reconcile(&self, body: &[u8]) -> Result<Decision, SyncError> {

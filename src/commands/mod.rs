@@ -41,6 +41,25 @@ pub fn parse_comment(body: &str, syntax: &Syntax) -> Vec<Result<Command, Command
         .collect()
 }
 
+/// The first fenced code block marked `yaml` or `yml`: the plan of a
+/// `/taskgate plan` comment.
+pub fn yaml_block(body: &str) -> Option<String> {
+    let mut inside = false;
+    let mut text = String::new();
+    for event in Parser::new(body) {
+        match event {
+            Event::Start(Tag::CodeBlock(pulldown_cmark::CodeBlockKind::Fenced(info))) => {
+                let lang = info.split_whitespace().next().unwrap_or_default();
+                inside = lang.eq_ignore_ascii_case("yaml") || lang.eq_ignore_ascii_case("yml");
+            }
+            Event::Text(t) if inside => text.push_str(&t),
+            Event::End(TagEnd::CodeBlock) if inside => return Some(text),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The lines of `body` that are plain paragraph text: outside code blocks,
 /// block quotes and HTML. Inline code is replaced by a placeholder so that
 /// `` `/taskgate ship` `` cannot start a command line.
@@ -120,6 +139,13 @@ mod tests {
                 closest: "status"
             })]
         );
+    }
+
+    #[test]
+    fn the_plan_is_the_first_yaml_fence() {
+        let body = "/taskgate plan\n\n```sh\nls\n```\n\n```yaml\nstory: X\ntasks: []\n```\n";
+        assert_eq!(yaml_block(body).as_deref(), Some("story: X\ntasks: []\n"));
+        assert_eq!(yaml_block("/taskgate plan\n\n    story: X"), None);
     }
 
     #[test]

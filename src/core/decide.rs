@@ -78,6 +78,20 @@ pub fn on_event(event: &Event, ctx: &Context) -> Decision {
     }
 }
 
+/// Whether `event` is a comment asking for `/taskgate plan`: the shell
+/// then reads the repository and calls `core::sync::decide_comment_plan`.
+pub fn plan_requested(event: &Event, ctx: &Context) -> bool {
+    match event {
+        Event::CommentCreated { author, body, .. } => {
+            !is_own(author, body, ctx)
+                && commands::parse_comment(body, &ctx.syntax)
+                    .iter()
+                    .any(|c| matches!(c, Ok(Command::Plan)))
+        }
+        _ => false,
+    }
+}
+
 fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
     author.via_app == Some(ctx.app_id)
         || ctx.bot_login.as_deref() == Some(author.login.as_str())
@@ -96,7 +110,11 @@ fn handle_comment(
     if is_own(author, body, ctx) {
         return Decision::nothing("own comment");
     }
-    let parsed = commands::parse_comment(body, &ctx.syntax);
+    // `plan` is answered by the plan sync (see `plan_requested`).
+    let parsed: Vec<_> = commands::parse_comment(body, &ctx.syntax)
+        .into_iter()
+        .filter(|c| !matches!(c, Ok(Command::Plan)))
+        .collect();
     if parsed.is_empty() {
         return Decision::nothing("no commands");
     }

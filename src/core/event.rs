@@ -59,4 +59,10 @@ pub enum Change {
     },
     /// A story's plan was read and found valid.
     StoryPlanned(crate::core::sync::StoryPlan),
+    /// An existing issue becomes a story's issue (`/taskgate plan`).
+    IssueAdopted {
+        repo: RepoName,
+        marker: String,
+        record: crate::core::sync::IssueRecord,
+    },
 }

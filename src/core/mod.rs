@@ -16,6 +16,6 @@ pub mod report;
 pub mod story;
 pub mod sync;
 
-pub use decide::{on_event, Context, Decision};
+pub use decide::{on_event, plan_requested, Context, Decision};
 pub use effect::{hidden_marker, CheckAnnotation, CheckRunSpec, Effect, IssueState, Reaction};
 pub use event::{Actor, Change, Event};

@@ -215,6 +215,11 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             }
         }
         Change::StoryPlanned(plan) => super::objects::save_story(conn, plan)?,
+        Change::IssueAdopted {
+            repo,
+            marker,
+            record,
+        } => super::objects::put_record(conn, repo, marker, record)?,
         Change::InstallationRemoved { installation } => {
             conn.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",

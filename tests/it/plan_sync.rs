@@ -321,3 +321,98 @@ async fn a_sixty_task_plan_materialises_paced_under_the_secondary_limit() {
     );
     assert!(writes <= 6 * 61, "{writes} writes");
 }
+
+#[tokio::test]
+async fn a_plan_posted_in_a_comment_makes_that_issue_the_story() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Strategy work", "We want a momentum strategy.", "octocat");
+    let plan = plan_fixture("momentum.yml");
+    app.comment(
+        issue,
+        "octocat",
+        &format!("Here is the plan:\n\n/taskgate plan\n\n```yaml\n{plan}```\n"),
+    )
+    .await;
+    app.settle().await;
+
+    let story = repo.issue(issue).unwrap();
+    assert_eq!(story.title, "Momentum strategy with RSI");
+    assert!(story.labels.contains(&"taskgate:story".to_owned()));
+    assert!(story.body.unwrap().contains("<!-- taskgate:story=issue:"));
+    assert_eq!(
+        repo.issues().len(),
+        5,
+        "the story issue is reused, four tasks created"
+    );
+    assert_eq!(
+        issue_by_title(&app, "Data loading integration").parent,
+        Some(story.id)
+    );
+    let kept = repo.comments(issue);
+    assert!(
+        kept.iter()
+            .any(|c| c.body.contains("> We want a momentum strategy.")),
+        "the original description is kept"
+    );
+    assert!(
+        app.fake.contract_violations().is_empty(),
+        "{:?}",
+        app.fake.contract_violations()
+    );
+
+    let failed: Vec<_> = app
+        .store()
+        .effects()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.status != taskgate::store::EffectStatus::Done)
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    // Posting the same plan again changes nothing but the reaction.
+    let writes = app.fake.writes().len();
+    app.comment(
+        issue,
+        "octocat",
+        &format!("/taskgate plan\n\n```yaml\n{plan}```\n"),
+    )
+    .await;
+    app.settle().await;
+    let after: Vec<_> = app.fake.writes()[writes..]
+        .iter()
+        .map(|w| format!("{} {}", w.path, w.body))
+        .filter(|p| !p.starts_with("/app/"))
+        .collect();
+    assert!(after.iter().all(|p| p.contains("/reactions ")), "{after:?}");
+}
+
+#[tokio::test]
+async fn a_bad_plan_in_a_comment_gets_a_reply_and_changes_nothing() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Strategy work", "", "octocat");
+    app.comment(
+        issue,
+        "octocat",
+        &format!(
+            "/taskgate plan\n\n```yaml\n{}```\n",
+            plan_fixture("bad-cycle.yml")
+        ),
+    )
+    .await;
+    app.comment(issue, "octocat", "/taskgate plan\n\nno yaml here")
+        .await;
+    app.settle().await;
+
+    assert_eq!(repo.issues().len(), 1);
+    let replies = app.bot_comments(issue);
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert!(replies[0].contains("dependency cycle"), "{}", replies[0]);
+    assert!(
+        replies[1].contains("fenced code block marked `yaml`"),
+        "{}",
+        replies[1]
+    );
+    insta::assert_snapshot!("bad_plan_reply", replies[0]);
+}

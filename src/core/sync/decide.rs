@@ -11,7 +11,9 @@ use crate::core::event::Change;
 use crate::core::plan::{
     check_plan, render_problems, render_validation_report, MemFiles, Plan, Problem,
 };
-use crate::core::{CheckAnnotation, CheckRunSpec, Effect};
+use crate::core::story::Marker;
+use crate::core::{CheckAnnotation, CheckRunSpec, Effect, Reaction};
+use crate::ids::CommentId;
 
 /// The check run that reports plan problems.
 pub const PLAN_CHECK: &str = "taskgate/plan";
@@ -48,6 +50,105 @@ pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
         changes: vec![Change::StoryPlanned(plan)],
         effects,
     }
+}
+
+/// A plan posted with `/taskgate plan` on an existing issue.
+pub struct CommentPlan {
+    pub comment: CommentId,
+    /// The commented issue as it is now: it becomes the story's issue.
+    pub issue: IssueRecord,
+}
+
+/// Decides what a plan posted in a comment implies: problems are answered
+/// in a reply; a valid plan adopts the issue as the story (its original
+/// description is kept in a comment, since the body becomes the story tree).
+pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known) -> Decision {
+    let issue = comment.issue.number;
+    let reply = |body: String, what: &str| Effect::PostComment {
+        repo: plan.repo.clone(),
+        issue,
+        body,
+        marker: format!("{what} comment={}", comment.comment),
+    };
+    let config = match load_config(plan.config.as_deref()) {
+        Ok(config) => config,
+        Err(problems) => {
+            let report = render_problems(CONFIG_PATH, &problems);
+            return Decision {
+                outcome: format!("{CONFIG_PATH} has problems; plan not applied"),
+                changes: vec![],
+                effects: vec![reply(problem_reply(CONFIG_PATH, &report), "plan-problems")],
+            };
+        }
+    };
+    let files = MemFiles(plan.files.clone());
+    let report = check_plan(&plan.source, &plan.plan, &config, &files);
+    let Some(parsed) = report.plan.as_ref() else {
+        let text = render_validation_report(std::slice::from_ref(&report));
+        return Decision {
+            outcome: format!("plan in {} has problems; nothing changed", plan.source),
+            changes: vec![],
+            effects: vec![reply(problem_reply(&plan.source, &text), "plan-problems")],
+        };
+    };
+    let story_key = Marker::Story {
+        story: plan.story.clone(),
+    }
+    .key();
+    let mut issues = known.issues.clone();
+    let mut changes = vec![];
+    let mut effects = vec![Effect::ReactToComment {
+        repo: plan.repo.clone(),
+        comment: comment.comment,
+        reaction: Reaction::PlusOne,
+    }];
+    if let std::collections::btree_map::Entry::Vacant(slot) = issues.entry(story_key.clone()) {
+        let original = comment.issue.body.trim();
+        if !original.is_empty() {
+            effects.push(reply(
+                format!("This issue is now the story of a taskgate plan, and its description shows the task tree. The original description, kept here:\n\n{}", quote(original)),
+                "original-description",
+            ));
+        }
+        changes.push(Change::IssueAdopted {
+            repo: plan.repo.clone(),
+            marker: story_key.clone(),
+            record: comment.issue.clone(),
+        });
+        slot.insert(comment.issue.clone());
+    }
+    let adopted = Known {
+        issues: &issues,
+        branches: known.branches,
+        labels: known.labels,
+    };
+    effects.extend(pass(&plan, parsed, &files, &adopted));
+    let outcome = format!(
+        "plan in {} is valid: {} effect(s) queued",
+        plan.source,
+        effects.len()
+    );
+    changes.insert(0, Change::StoryPlanned(plan));
+    Decision {
+        outcome,
+        changes,
+        effects,
+    }
+}
+
+fn problem_reply(file: &str, report: &str) -> String {
+    format!(
+        "taskgate could not use this plan; nothing was created or changed. Fix the problems below and post `/taskgate plan` again.\n\n```text\n{}\n```",
+        report.trim_end().replace(file, "plan").replace("```", "'''")
+    )
+}
+
+/// `text` as a Markdown block quote.
+fn quote(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("> {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The next reconciliation pass of a saved plan.

@@ -18,7 +18,9 @@ mod desired;
 
 use std::collections::BTreeMap;
 
-pub use decide::{decide_plan, decide_reconcile, Known, PLAN_CHECK};
+pub use decide::{
+    decide_comment_plan, decide_plan, decide_reconcile, CommentPlan, Known, PLAN_CHECK,
+};
 pub use desired::{reconcile, IssueRecord, RepoView};
 
 use crate::ids::{CommitSha, InstallationId, RepoName};
