@@ -81,23 +81,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             description,
         } => {
             let body = json!({ "name": name, "color": color, "description": description });
-            match send(
-                ctx.client,
-                Method::POST,
+            // "already_exists": someone (or a lost run) made it; keep theirs.
+            post_unless_exists(
+                ctx,
                 &format!("/repos/{repo}/labels"),
-                Some(&body),
+                &body,
+                "already_exists",
             )
-            .await
-            {
-                Ok(_) => {}
-                // "already_exists": someone (or a lost run) made it; keep theirs.
-                Err(GitHubError::Http {
-                    status: 422,
-                    message,
-                    ..
-                }) if message.contains("already_exists") => {}
-                Err(e) => return Err(e),
-            }
+            .await?;
             ctx.store.add_label(repo, name).await.map_err(store_err)?;
             Ok(None)
         }
@@ -197,22 +188,13 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         }
         Effect::CreateBranch { repo, name, sha } => {
             let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
-            match send(
-                ctx.client,
-                Method::POST,
+            post_unless_exists(
+                ctx,
                 &format!("/repos/{repo}/git/refs"),
-                Some(&body),
+                &body,
+                "already exists",
             )
-            .await
-            {
-                Ok(_) => {}
-                Err(GitHubError::Http {
-                    status: 422,
-                    message,
-                    ..
-                }) if message.contains("already exists") => {}
-                Err(e) => return Err(e),
-            }
+            .await?;
             ctx.store.add_branch(repo, name).await.map_err(store_err)?;
             Ok(None)
         }
@@ -235,6 +217,25 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                 .map_err(store_err)?;
             Ok(None)
         }
+    }
+}
+
+/// POSTs a create; GitHub's 422 saying the object already exists counts as
+/// done (the object is what we wanted, whoever made it).
+async fn post_unless_exists(
+    ctx: &Ctx<'_>,
+    path: &str,
+    body: &Value,
+    exists: &str,
+) -> Result<(), GitHubError> {
+    match send(ctx.client, Method::POST, path, Some(body)).await {
+        Ok(_) => Ok(()),
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.contains(exists) => Ok(()),
+        Err(e) => Err(e),
     }
 }
 
