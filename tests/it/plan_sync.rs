@@ -149,6 +149,7 @@ async fn a_changed_plan_updates_only_what_changed() {
 
     let changed = plan
         .replace("title: Data loading integration", "title: Data loading")
+        .replace("description: Implement fetch_and_prepare_data(symbol, start, end)", "description: Implement load_bars(symbol, start, end)")
         .replace("      - { id: docs, title: Strategy notes, requires_testing: false }\n", "      - { id: exits, title: Exit conditions, depends_on: [entry], acceptance: { tests: [{ cmd: \"pytest tests/test_exit.py\" }] } }\n");
     assert_ne!(changed, plan, "the fixture changed shape; update this test");
     push_file(&app, PLAN_PATH, &changed).await;
@@ -172,6 +173,7 @@ async fn a_changed_plan_updates_only_what_changed() {
         .iter()
         .any(|c| c.body.contains("removed from the plan")));
     assert_eq!(renamed.number, 2, "edited in place, not recreated");
+    assert!(renamed.body.as_deref().unwrap().contains("load_bars"), "the description is edited");
     assert!(write_count(&app) > writes);
     assert!(
         app.fake.contract_violations().is_empty(),
