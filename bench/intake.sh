@@ -15,7 +15,8 @@ THREADS=${3:-2}
 PORT=${PORT:-3999}
 SECRET=bench-secret
 WORK=$(mktemp -d)
-trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+SERVER=""
+trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 cargo build --release --locked --quiet
@@ -23,7 +24,7 @@ cargo build --release --locked --quiet
 # A real `issues.opened` example, installation added and body padded to ~10 KB.
 python3 - "$WORK/payload.json" <<'PY'
 import json, sys
-p = json.load(open("fixtures/webhooks/issues/opened.json"))
+p = json.load(open("fixtures/webhooks/issues/opened.1.json"))
 p["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
 raw = json.dumps(p, separators=(",", ":"))
 p["issue"]["body"] = (p["issue"].get("body") or "") + "x" * max(0, 10240 - len(raw))
@@ -34,10 +35,12 @@ SIZE=$(stat -c %s "$WORK/payload.json")
 
 cat > "$WORK/post.lua" <<LUA
 local f = io.open("$WORK/payload.json", "rb"); local body = f:read("*a"); f:close()
-local counter = 0
-local tid = 0
-local threads = {}
-function setup(thread) tid = tid + 1; thread:set("tid", tid) end
+-- Each wrk thread has its own Lua state; setup() runs in the main one and
+-- gives every thread a distinct global tid, so delivery ids never repeat.
+counter = 0
+tid = 0
+local next_tid = 0
+function setup(thread) next_tid = next_tid + 1; thread:set("tid", next_tid) end
 function request()
   counter = counter + 1
   local headers = {

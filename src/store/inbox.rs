@@ -48,7 +48,7 @@ impl Store {
     /// a duplicate and changes nothing, however the two copies interleave:
     /// the unique index decides, inside the single writer.
     pub async fn record_delivery(&self, d: NewDelivery) -> Result<Recorded, StoreError> {
-        self.write(move |conn| {
+        self.write_one(move |conn| {
             let status = if d.ignored { "ignored" } else { "received" };
             let inserted = conn.execute(
                 "INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms, payload, status)

@@ -90,8 +90,26 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
     {
+        self.submit(false, f).await
+    }
+
+    /// Like [`Store::write`] for work of exactly one SQL statement, which
+    /// SQLite keeps atomic without a savepoint.
+    pub(crate) async fn write_one<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        self.submit(true, f).await
+    }
+
+    async fn submit<T, F>(&self, single: bool, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
-        let job: Box<dyn Job> = Box::new(TypedJob::new(f, reply));
+        let job: Box<dyn Job> = Box::new(TypedJob::new(single, f, reply));
         self.writer.send(job).map_err(|_| StoreError::WriterGone)?;
         answer.await.map_err(|_| StoreError::WriterGone)?
     }

@@ -11,20 +11,32 @@ const MAX_BATCH: usize = 512;
 /// A unit of work for the writer: run inside a savepoint, then told how the
 /// enclosing commit went.
 pub(super) trait Job: Send {
+    /// Whether the job needs its own savepoint. A job of one statement does
+    /// not: SQLite makes each statement atomic by itself, and skipping the
+    /// savepoint spares copying its pages into a sub-journal.
+    fn single_statement(&self) -> bool {
+        false
+    }
     /// Returns false when the job failed and its savepoint must be undone.
     fn run(&mut self, conn: &Connection) -> bool;
     fn finish(self: Box<Self>, committed: Result<(), String>);
 }
 
 pub(super) struct TypedJob<T, F> {
+    single: bool,
     work: Option<F>,
     result: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
 }
 
 impl<T, F> TypedJob<T, F> {
-    pub(super) fn new(work: F, reply: oneshot::Sender<Result<T, StoreError>>) -> Self {
+    pub(super) fn new(
+        single: bool,
+        work: F,
+        reply: oneshot::Sender<Result<T, StoreError>>,
+    ) -> Self {
         TypedJob {
+            single,
             work: Some(work),
             result: None,
             reply,
@@ -37,6 +49,10 @@ where
     T: Send,
     F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
 {
+    fn single_statement(&self) -> bool {
+        self.single
+    }
+
     fn run(&mut self, conn: &Connection) -> bool {
         let work = self.work.take().expect("a job runs once");
         let result = work(conn);
@@ -85,6 +101,10 @@ fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Str
     conn.execute_batch("BEGIN IMMEDIATE")
         .map_err(|e| e.to_string())?;
     for job in batch.iter_mut() {
+        if job.single_statement() {
+            job.run(conn);
+            continue;
+        }
         let step = (|| -> rusqlite::Result<()> {
             conn.execute_batch("SAVEPOINT job")?;
             if job.run(conn) {

@@ -173,7 +173,10 @@ async fn a_changed_plan_updates_only_what_changed() {
         .iter()
         .any(|c| c.body.contains("removed from the plan")));
     assert_eq!(renamed.number, 2, "edited in place, not recreated");
-    assert!(renamed.body.as_deref().unwrap().contains("load_bars"), "the description is edited");
+    assert!(
+        renamed.body.as_deref().unwrap().contains("load_bars"),
+        "the description is edited"
+    );
     assert!(write_count(&app) > writes);
     assert!(
         app.fake.contract_violations().is_empty(),

@@ -1,0 +1,429 @@
+//! `taskgate demo`: the guided walk-through a newcomer runs first.
+//!
+//! Owns: starting the fake GitHub (`fakehub`) and the real taskgate server
+//! in-process, acting as a user against them (comments, pushes), waiting for
+//! what GitHub then holds, and narrating it in plain text (no colour).
+//! Must not: reach into taskgate's internals to make things happen; every
+//! step goes through a signed webhook and is observed on the fake GitHub, as
+//! a real installation would be. Stages not built yet are named, not faked.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, ensure, Context};
+use fakehub::{payloads, FakeGitHub, Issue, RepoHandle};
+use serde_json::Value;
+use taskgate::app::{self, Running, ServeConfig};
+use taskgate::github::{Backoff, Pacing};
+
+const REPO: &str = "octo-org/strategy";
+const INSTALLATION: u64 = 42;
+const USER: &str = "octocat";
+const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
+const BAD_PATH: &str = ".taskgate/stories/bad.yml";
+const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
+const BAD_PLAN: &str = include_str!("../../fixtures/plans/bad-unknown-dep.yml");
+const POLL_EVERY: Duration = Duration::from_millis(20);
+const WAIT_AT_MOST: Duration = Duration::from_secs(30);
+
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Keep the fake GitHub and server running after the walk-through so you can curl them.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// A directory under the system temp dir, removed when dropped.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new(what: &str) -> anyhow::Result<ScratchDir> {
+        let path = std::env::temp_dir().join(format!(
+            "taskgate-demo-{what}-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+        Ok(ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Demo {
+    fake: FakeGitHub,
+    repo: RepoHandle,
+    running: Running,
+    secret: String,
+}
+
+pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let dir = ScratchDir::new("db")?;
+    let fake = FakeGitHub::start().await;
+    let secret = format!("{:032x}", fastrand::u128(..));
+    let running = app::start(ServeConfig {
+        app_id: fake.app_id(),
+        private_key_pem: FakeGitHub::private_key_pem().to_owned(),
+        webhook_secret: secret.clone(),
+        github_api_url: fake.url(),
+        host: "127.0.0.1".into(),
+        port: 0,
+        database_url: format!("sqlite://{}", dir.0.join("taskgate.db").display()),
+        api_token: None,
+        backoff: Backoff {
+            base: Duration::from_millis(20),
+            max: Duration::from_millis(200),
+            max_attempts: 5,
+        },
+        // Unpaced, so the demo is quick; its writes stay far under the fake's 80/min limit.
+        pacing: Pacing {
+            writes: 0,
+            per: Duration::from_secs(60),
+        },
+    })
+    .await
+    .context("starting the taskgate server against the fake GitHub")?;
+    println!("taskgate demo: everything below runs on this machine; nothing talks to github.com.");
+    println!("  fake GitHub:     {}", fake.url());
+    println!("  taskgate server: http://{}", running.addr);
+    println!();
+
+    println!("1. Installing taskgate on {REPO}");
+    let repo = fake.install(INSTALLATION, REPO);
+    let demo = Demo {
+        fake,
+        repo,
+        running,
+        secret,
+    };
+    demo.help().await?;
+    demo.plan().await?;
+    demo.same_plan_again().await?;
+    demo.bad_plan().await?;
+    local_run().await?;
+
+    let violations = demo.fake.contract_violations();
+    ensure!(
+        violations.is_empty(),
+        "taskgate made requests GitHub would refuse:\n{}",
+        violations.join("\n")
+    );
+    println!();
+    println!("Every request taskgate made matched GitHub's published REST contract.");
+    println!(
+        "Done in {}.",
+        taskgate::core::report::render_duration(started.elapsed().as_millis() as u64)
+    );
+    println!();
+    println!("Not built yet, so not shown: a red check on a task branch becoming a branch-todo");
+    println!("issue, the fix, the green check, and shipping the story. The demo grows with them.");
+
+    if args.keep {
+        println!();
+        println!("--keep: still running. Try:");
+        println!("  curl http://{}/healthz", demo.running.addr);
+        println!("  curl http://{}/metrics", demo.running.addr);
+        println!(
+            "  The fake GitHub at {} wants tokens, as GitHub does;",
+            demo.fake.url()
+        );
+        println!(
+            "  webhooks to http://{}/webhook are signed with {}",
+            demo.running.addr, demo.secret
+        );
+        println!("Press Ctrl-C to stop.");
+        demo.running.wait().await;
+    } else {
+        demo.running.abort();
+    }
+    drop(dir);
+    Ok(())
+}
+
+impl Demo {
+    async fn help(&self) -> anyhow::Result<()> {
+        println!();
+        let issue = self
+            .repo
+            .create_issue("Plan the momentum strategy", "", USER);
+        println!("2. @{USER} comments `/taskgate help` on issue #{issue}");
+        let comment = self.repo.add_comment(issue, "/taskgate help", USER);
+        let payload = payloads::issue_comment_created(&self.repo, issue, &comment);
+        self.deliver("issue_comment", &payload).await?;
+        let repo = &self.repo;
+        let what = format!("the bot's reply on issue #{issue}");
+        let reply = until(&what, || async move {
+            let mut comments = repo.comments(issue).into_iter();
+            Ok(comments.find(|c| c.author.ends_with("[bot]")))
+        })
+        .await?;
+        println!("   {} replied:", reply.author);
+        for line in reply.body.lines().filter(|l| !l.is_empty()).take(6) {
+            println!("   | {line}");
+        }
+        println!("   | ...");
+        Ok(())
+    }
+
+    async fn plan(&self) -> anyhow::Result<()> {
+        println!();
+        println!("3. @{USER} pushes {PLAN_PATH} to main");
+        let writes_before = self.writes().len();
+        let sha = self.push(PLAN_PATH, MOMENTUM).await?;
+        println!("   pushed commit {}", short(&sha));
+        let repo = &self.repo;
+        let story = until("the story issue labelled taskgate:story", || async move {
+            let mut issues = repo.issues().into_iter();
+            Ok(issues.find(|i| i.labels.iter().any(|l| l == "taskgate:story")))
+        })
+        .await?;
+        let branch = format!("taskgate/story-{}", story.number);
+        let what = format!("the branch {branch}");
+        until(&what, || async { Ok(repo.branch_sha(&branch)) }).await?;
+        self.settled().await?;
+        let issues: BTreeMap<u64, Issue> =
+            self.repo.issues().into_iter().map(|i| (i.id, i)).collect();
+        let name = |id: &u64| {
+            issues.get(id).map_or(format!("issue id {id}"), |i| {
+                format!("#{} {}", i.number, i.title)
+            })
+        };
+        println!("   story #{}: {}", story.number, story.title);
+        println!("   issues and their labels (the task's state):");
+        for i in issues
+            .values()
+            .filter(|i| i.id != story.id && i.parent.is_some())
+        {
+            println!(
+                "     #{:<3} {:<26} [{}]",
+                i.number,
+                i.title,
+                i.labels.join(", ")
+            );
+        }
+        println!("   sub-issue tree:");
+        tree(&issues, story.id, 0, &mut |line| println!("     {line}"));
+        println!("   blocked-by links:");
+        for i in issues.values().filter(|i| !i.blocked_by.is_empty()) {
+            let by: Vec<String> = i.blocked_by.iter().map(name).collect();
+            println!(
+                "     #{} {} is blocked by {}",
+                i.number,
+                i.title,
+                by.join(", ")
+            );
+        }
+        let main_sha = self.repo.branch_sha("main");
+        println!("   branches created:");
+        for w in &self.writes()[writes_before..] {
+            if w.route.as_deref() != Some("/repos/{owner}/{repo}/git/refs") {
+                continue;
+            }
+            let branch = w.body["ref"].as_str().unwrap_or_default();
+            let branch = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+            let from = if self.repo.branch_sha(branch) == main_sha {
+                "at main's head"
+            } else {
+                "elsewhere"
+            };
+            println!("     {branch} ({from})");
+        }
+        let writes = &self.writes()[writes_before..];
+        println!(
+            "   it took {} GitHub write calls (installation tokens not counted):",
+            writes.len()
+        );
+        let mut by_route: BTreeMap<String, usize> = BTreeMap::new();
+        for w in writes {
+            let route = w.route.as_deref().unwrap_or(&w.path);
+            *by_route.entry(format!("{} {route}", w.method)).or_default() += 1;
+        }
+        for (route, n) in by_route {
+            println!("     {n:>3}  {route}");
+        }
+        Ok(())
+    }
+
+    async fn same_plan_again(&self) -> anyhow::Result<()> {
+        println!();
+        println!(
+            "4. @{USER} pushes the same plan again (a new commit; only a trailing newline differs)"
+        );
+        let before = self.writes().len();
+        let sha = self.push(PLAN_PATH, &format!("{MOMENTUM}\n")).await?;
+        println!("   pushed commit {}", short(&sha));
+        self.settled().await?;
+        let after = self.writes().len() - before;
+        if after == 0 {
+            println!("   0 write calls — nothing changed");
+        } else {
+            println!("   {after} write calls (expected none: the plan did not change)");
+        }
+        Ok(())
+    }
+
+    async fn bad_plan(&self) -> anyhow::Result<()> {
+        println!();
+        println!("5. @{USER} pushes a broken plan to {BAD_PATH}");
+        let sha = self.push(BAD_PATH, BAD_PLAN).await?;
+        println!("   pushed commit {}", short(&sha));
+        let (repo, sha) = (&self.repo, &sha);
+        let what = "a completed taskgate/plan check run on the pushed commit";
+        let run = until(what, || async move {
+            let mut runs = repo.check_runs().into_iter();
+            Ok(runs.find(|c| {
+                c.name == "taskgate/plan" && &c.head_sha == sha && c.conclusion.is_some()
+            }))
+        })
+        .await?;
+        self.settled().await?;
+        println!(
+            "   check run taskgate/plan: {}",
+            run.conclusion.as_deref().unwrap_or("?")
+        );
+        println!("   title: {}", run.title.as_deref().unwrap_or("(none)"));
+        println!("   summary:");
+        for line in run.summary.as_deref().unwrap_or("(none)").lines() {
+            println!("   | {line}");
+        }
+        Ok(())
+    }
+
+    /// Commits `content` to `path` on main and delivers the push; the new sha.
+    async fn push(&self, path: &str, content: &str) -> anyhow::Result<String> {
+        let before = self.repo.branch_sha("main").context("main has no head")?;
+        self.repo.with_file("main", path, content);
+        let payload = payloads::push(&self.repo, "main", Some(&before), USER);
+        self.deliver("push", &payload).await?;
+        self.repo.branch_sha("main").context("main has no head")
+    }
+
+    async fn deliver(&self, event: &str, payload: &Value) -> anyhow::Result<()> {
+        let id = format!("{:032x}", fastrand::u128(..));
+        let url = format!("http://{}/webhook", self.running.addr);
+        let (status, body) = self
+            .fake
+            .deliver(&url, &self.secret, event, &id, payload)
+            .await;
+        ensure!(
+            status == 202,
+            "delivering the {event} webhook: taskgate answered {status}: {body}"
+        );
+        Ok(())
+    }
+
+    /// Write calls to GitHub other than installation-token exchanges.
+    fn writes(&self) -> Vec<fakehub::RecordedRequest> {
+        self.fake
+            .writes()
+            .into_iter()
+            .filter(|w| !w.path.starts_with("/app/"))
+            .collect()
+    }
+
+    /// Waits until every delivery is processed and no GitHub call is due.
+    async fn settled(&self) -> anyhow::Result<()> {
+        let store = &self.running.store;
+        let what = "taskgate to finish its work (no delivery or GitHub call left)";
+        until(what, || async move {
+            let left = store
+                .unfinished_work()
+                .await
+                .context("reading taskgate's store")?;
+            Ok((left == 0).then_some(()))
+        })
+        .await
+    }
+}
+
+/// Polls `check` every 20 ms until it yields a value, for at most 30 s.
+async fn until<T, F, Fut>(what: &str, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let deadline = Instant::now() + WAIT_AT_MOST;
+    loop {
+        if let Some(found) = check().await? {
+            return Ok(found);
+        }
+        if Instant::now() > deadline {
+            bail!("timed out after {WAIT_AT_MOST:?} waiting for {what}");
+        }
+        tokio::time::sleep(POLL_EVERY).await;
+    }
+}
+
+/// Prints `root`'s sub-issues as an indented tree.
+fn tree(issues: &BTreeMap<u64, Issue>, root: u64, depth: usize, out: &mut dyn FnMut(String)) {
+    let Some(issue) = issues.get(&root) else {
+        return;
+    };
+    out(format!(
+        "{}#{} {}",
+        "  ".repeat(depth),
+        issue.number,
+        issue.title
+    ));
+    for child in &issue.sub_issues {
+        tree(issues, *child, depth + 1, out);
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(7)]
+}
+
+/// Step 6: `taskgate run` on a tiny task, red then green, in a temp dir.
+async fn local_run() -> anyhow::Result<()> {
+    println!();
+    println!("6. `taskgate run` runs a task's acceptance tests locally, with the bot's runner");
+    let dir = ScratchDir::new("run")?;
+    let stories = dir.0.join(".taskgate/stories");
+    std::fs::create_dir_all(&stories).context("creating the demo checkout")?;
+    std::fs::write(
+        stories.join("hello.yml"),
+        "story: Hello\ntasks:\n  - id: greet\n    title: Greeting\n    acceptance:\n      tests:\n        - { cmd: \"grep -q hello greeting.txt\", gate: unit }\n",
+    )?;
+    println!("   a task whose test is `grep -q hello greeting.txt`, before the file exists:");
+    run_child(&dir.0).await?;
+    std::fs::write(dir.0.join("greeting.txt"), "hello\n")?;
+    println!("   after writing greeting.txt:");
+    run_child(&dir.0).await?;
+    Ok(())
+}
+
+async fn run_child(dir: &Path) -> anyhow::Result<()> {
+    let exe = std::env::current_exe().context("finding the taskgate binary")?;
+    let out = tokio::time::timeout(
+        WAIT_AT_MOST,
+        tokio::process::Command::new(&exe)
+            .arg("run")
+            .current_dir(dir)
+            .env_remove("GITHUB_SHA")
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .with_context(|| format!("timed out after {WAIT_AT_MOST:?} waiting for `taskgate run`"))?
+    .with_context(|| format!("running {} run", exe.display()))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    ensure!(
+        !stdout.trim().is_empty(),
+        "`taskgate run` printed nothing (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in stdout.lines() {
+        println!("   | {line}");
+    }
+    println!("   (exit code {})", out.status.code().unwrap_or(-1));
+    Ok(())
+}
