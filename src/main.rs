@@ -23,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Walk through what taskgate does, against a fake GitHub on this machine.
+    Demo(cli::demo::DemoArgs),
     /// Run the GitHub App: webhook intake, processing and the GitHub executor.
     Serve(ServeArgs),
     /// Rebuild taskgate's record of a repository from GitHub (after losing the database).
@@ -186,12 +188,22 @@ async fn main() -> anyhow::Result<()> {
         Err(e) if e.not_found() => {}
         Err(e) => return Err(e).context("reading .env"),
     }
+    let cli = Cli::parse();
+    // The demo narrates on stdout; its logs stay quiet unless asked for.
+    let default_filter = if matches!(cli.command, Command::Demo(_)) {
+        "warn"
+    } else {
+        "info"
+    };
     tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| default_filter.into()),
         )
         .init();
-    match Cli::parse().command {
+    match cli.command {
+        Command::Demo(args) => cli::demo::run(args).await?,
         Command::Serve(args) => {
             let running = app::start(args.into_config()?).await?;
             running.wait().await;

@@ -1,6 +1,7 @@
 //! Subcommands of the `taskgate` binary other than `serve`. This is the
 //! binary edge: files and stdin are read here, `anyhow` is allowed here.
 
+pub mod demo;
 pub mod plan;
 pub mod run;
 

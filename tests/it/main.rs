@@ -5,6 +5,7 @@ mod support;
 
 mod commands_e2e;
 mod crash;
+mod demo;
 mod executor_faults;
 mod fixtures;
 mod intake;
