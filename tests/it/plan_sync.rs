@@ -421,3 +421,26 @@ async fn a_bad_plan_in_a_comment_gets_a_reply_and_changes_nothing() {
     );
     insta::assert_snapshot!("bad_plan_reply", replies[0]);
 }
+
+#[tokio::test]
+async fn a_bad_repository_config_fails_the_plan_check_and_changes_nothing() {
+    let app = TestApp::start().await;
+    app.fake.repo(REPO).with_file(
+        "main",
+        ".github/taskgate.yml",
+        "limits:\n  max_debug_atempts: 3\n",
+    );
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+
+    let repo = app.fake.repo(REPO);
+    assert!(repo.issues().is_empty());
+    let runs = repo.check_runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
+    let summary = runs[0].summary.as_deref().unwrap();
+    assert!(summary.contains(".github/taskgate.yml"), "{summary}");
+    assert!(
+        summary.contains("max_debug_attempts"),
+        "did you mean: {summary}"
+    );
+}
