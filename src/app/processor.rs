@@ -73,6 +73,14 @@ impl Processor {
         if delivery.event == RECONCILE_EVENT {
             return Ok(self.syncer.on_reconcile(&delivery.payload).await?);
         }
+        if !translate::may_matter(&delivery.event, delivery.action.as_deref()) {
+            // Nothing acts on it yet: decide without reading the payload again.
+            let event = core::Event::Unused {
+                event: delivery.event.clone(),
+                action: delivery.action.clone(),
+            };
+            return Ok(core::on_event(&event, &self.context));
+        }
         let parsed = event::parse(&delivery.event, &delivery.payload)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
         if let (Webhook::Push(push), Some(installation)) = (&parsed.webhook, delivery.installation)

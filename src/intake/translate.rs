@@ -10,6 +10,18 @@ use crate::ids::RepoName;
 #[error("{0}")]
 pub struct TranslateError(String);
 
+/// Whether a delivery of `event`/`action` can lead to anything today. The
+/// processor skips reading the payload again for the rest, which is most of
+/// a busy repository's traffic. Keep in step with [`to_event`] and the
+/// push / plan-comment paths of the processor.
+pub fn may_matter(event: &str, action: Option<&str>) -> bool {
+    match event {
+        "ping" | "installation" | "installation_repositories" | "push" => true,
+        "issue_comment" => action == Some("created"),
+        _ => false,
+    }
+}
+
 pub fn to_event(event_name: &str, parsed: &Parsed) -> Result<Event, TranslateError> {
     let unused = || Event::Unused {
         event: event_name.to_owned(),

@@ -28,6 +28,7 @@ pub struct PendingDelivery {
     pub seq: i64,
     pub delivery_id: DeliveryId,
     pub event: String,
+    pub action: Option<String>,
     pub installation: Option<InstallationId>,
     pub received_at_ms: i64,
     pub payload: Vec<u8>,
@@ -82,7 +83,7 @@ impl Store {
     ) -> Result<Vec<PendingDelivery>, StoreError> {
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT seq, delivery_id, event, installation_id, received_at_ms, payload
+                "SELECT seq, delivery_id, event, installation_id, received_at_ms, payload, action
                  FROM deliveries WHERE status = 'received' ORDER BY seq LIMIT ?1",
             )?;
             let rows = stmt.query_map([limit as i64], |r| {
@@ -95,6 +96,7 @@ impl Store {
                         .map(|i| InstallationId(i as u64)),
                     received_at_ms: r.get(4)?,
                     payload: r.get(5)?,
+                    action: r.get(6)?,
                 })
             })?;
             Ok(rows.collect::<Result<Vec<_>, _>>()?)

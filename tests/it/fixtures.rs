@@ -72,3 +72,22 @@ async fn every_example_payload_is_accepted_and_processed() {
         app.fake.contract_violations()
     );
 }
+
+/// The processor skips re-reading payloads `may_matter` rules out; that is
+/// only sound if the core would have done nothing with them.
+#[test]
+fn events_the_processor_skips_are_ones_the_core_ignores() {
+    use taskgate::intake::{event, translate};
+    for (name, path) in webhook_fixtures() {
+        let body = std::fs::read(&path).unwrap();
+        let parsed = event::parse(&name, &body).unwrap();
+        if !translate::may_matter(&name, parsed.action.as_deref()) {
+            let ev = translate::to_event(&name, &parsed).unwrap();
+            assert!(
+                matches!(ev, taskgate::core::Event::Unused { .. }),
+                "{}: skipped but the core would act on {ev:?}",
+                path.display()
+            );
+        }
+    }
+}
