@@ -216,6 +216,8 @@ impl Syncer {
         struct Reconcile {
             repo: RepoName,
             story: String,
+            #[serde(default)]
+            round: u32,
         }
         let r: Reconcile =
             serde_json::from_slice(body).map_err(|e| SyncError::Payload(e.to_string()))?;
@@ -223,7 +225,7 @@ impl Syncer {
             return Ok(Decision::nothing(format!("story {} is not known", r.story)));
         };
         let known = self.known(&r.repo, &r.story).await?;
-        Ok(decide_reconcile(&plan, &known.as_known()))
+        Ok(decide_reconcile(&plan, &known.as_known(), r.round))
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {

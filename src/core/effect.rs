@@ -122,10 +122,13 @@ pub enum Effect {
         check: CheckRunSpec,
     },
     /// Runs the next reconciliation pass of `story` once everything queued
-    /// before it is done.
+    /// before it is done. `round` counts the passes that followed each other
+    /// without converging, so a create GitHub keeps refusing cannot loop.
     Reconcile {
         repo: RepoName,
         story: String,
+        #[serde(default)]
+        round: u32,
     },
 }
 

@@ -199,11 +199,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             Ok(None)
         }
         Effect::CreateCheckRun { repo, check } => create_check_run(ctx, repo, check).await,
-        Effect::Reconcile { repo, story } => {
+        Effect::Reconcile { repo, story, round } => {
             // The next pass goes through the inbox like any delivery, so it
             // survives a crash; its id makes a repeated enqueue a no-op.
-            let payload =
-                json!({ "repo": repo, "story": story, "installation": ctx.row.installation });
+            let payload = json!({ "repo": repo, "story": story, "round": round, "installation": ctx.row.installation });
             ctx.store
                 .record_delivery(NewDelivery {
                     delivery_id: DeliveryId(format!("taskgate-reconcile-{}", ctx.row.id)),

@@ -444,3 +444,27 @@ async fn a_bad_repository_config_fails_the_plan_check_and_changes_nothing() {
         "did you mean: {summary}"
     );
 }
+
+#[tokio::test]
+async fn creates_github_keeps_refusing_end_after_a_bounded_number_of_passes() {
+    let app = TestApp::start().await;
+    for _ in 0..40 {
+        app.fake.inject(
+            "POST /repos/{owner}/{repo}/issues",
+            fakehub::Fault::ValidationFailed,
+        );
+    }
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+
+    let attempts = app
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/issues"))
+        .count();
+    // The push's pass and MAX_RECONCILE_ROUNDS more, five issues each;
+    // then it stops.
+    let passes = 1 + taskgate::core::sync::MAX_RECONCILE_ROUNDS as usize;
+    assert_eq!(attempts, 5 * passes);
+    assert!(app.fake.repo(REPO).issues().is_empty());
+}

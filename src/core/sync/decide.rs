@@ -152,13 +152,28 @@ fn quote(text: &str) -> String {
 }
 
 /// The next reconciliation pass of a saved plan.
-pub fn decide_reconcile(plan: &StoryPlan, known: &Known) -> Decision {
+/// Follow-up passes after a plan's first one; a pass that creates nothing
+/// ends the chain, so only creates GitHub keeps refusing reach this bound.
+pub const MAX_RECONCILE_ROUNDS: u32 = 5;
+
+pub fn decide_reconcile(plan: &StoryPlan, known: &Known, round: u32) -> Decision {
+    if round >= MAX_RECONCILE_ROUNDS {
+        return Decision::nothing(format!(
+            "gave up reconciling {} after {round} passes: GitHub keeps refusing to create its issues (see the failed effects)",
+            plan.story
+        ));
+    }
     let config = load_config(plan.config.as_deref()).unwrap_or_default();
     let files = MemFiles(plan.files.clone());
     let report = check_plan(&plan.source, &plan.plan, &config, &files);
     match report.plan.as_ref() {
         Some(parsed) => {
-            let effects = pass(plan, parsed, &files, known);
+            let mut effects = pass(plan, parsed, &files, known);
+            for effect in &mut effects {
+                if let Effect::Reconcile { round: next, .. } = effect {
+                    *next = round + 1;
+                }
+            }
             Decision {
                 outcome: format!(
                     "reconciled {}: {} effect(s) queued",

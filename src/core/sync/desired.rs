@@ -128,6 +128,7 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
         effects.push(Effect::Reconcile {
             repo: view.repo.clone(),
             story: story.to_owned(),
+            round: 0,
         });
         return effects;
     }
