@@ -142,50 +142,12 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             repo,
             marker,
             blocker,
-        } => {
-            let (mut r, b) = (
-                record(ctx, repo, marker).await?,
-                record(ctx, repo, blocker).await?,
-            );
-            let path = format!("/repos/{repo}/issues/{}/dependencies/blocked_by", r.number);
-            send(
-                ctx.client,
-                Method::POST,
-                &path,
-                Some(&json!({ "issue_id": b.id.0 })),
-            )
-            .await?;
-            r.blocked_by.insert(blocker.clone());
-            ctx.store
-                .put_issue_record(repo, marker, r)
-                .await
-                .map_err(store_err)?;
-            Ok(None)
-        }
+        } => set_blocked_by(ctx, repo, marker, blocker, true).await,
         Effect::RemoveBlockedBy {
             repo,
             marker,
             blocker,
-        } => {
-            let (mut r, b) = (
-                record(ctx, repo, marker).await?,
-                record(ctx, repo, blocker).await?,
-            );
-            let path = format!(
-                "/repos/{repo}/issues/{}/dependencies/blocked_by/{}",
-                r.number, b.id
-            );
-            match send(ctx.client, Method::DELETE, &path, None).await {
-                Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
-                Err(e) => return Err(e),
-            }
-            r.blocked_by.remove(blocker);
-            ctx.store
-                .put_issue_record(repo, marker, r)
-                .await
-                .map_err(store_err)?;
-            Ok(None)
-        }
+        } => set_blocked_by(ctx, repo, marker, blocker, false).await,
         Effect::CreateBranch { repo, name, sha } => {
             let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
             post_unless_exists(
@@ -217,6 +179,50 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             Ok(None)
         }
     }
+}
+
+/// Adds or removes one blocked-by link (issue dependencies API) and records
+/// it. Removing a link GitHub no longer has (404) counts as done.
+async fn set_blocked_by(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    marker: &str,
+    blocker: &str,
+    add: bool,
+) -> Result<Option<String>, GitHubError> {
+    let (mut r, b) = (
+        record(ctx, repo, marker).await?,
+        record(ctx, repo, blocker).await?,
+    );
+    let links = format!("/repos/{repo}/issues/{}/dependencies/blocked_by", r.number);
+    if add {
+        send(
+            ctx.client,
+            Method::POST,
+            &links,
+            Some(&json!({ "issue_id": b.id.0 })),
+        )
+        .await?;
+        r.blocked_by.insert(blocker.to_owned());
+    } else {
+        match send(
+            ctx.client,
+            Method::DELETE,
+            &format!("{links}/{}", b.id),
+            None,
+        )
+        .await
+        {
+            Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
+            Err(e) => return Err(e),
+        }
+        r.blocked_by.remove(blocker);
+    }
+    ctx.store
+        .put_issue_record(repo, marker, r)
+        .await
+        .map_err(store_err)?;
+    Ok(None)
 }
 
 /// POSTs a create; GitHub's 422 saying the object already exists counts as

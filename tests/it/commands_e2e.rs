@@ -24,11 +24,7 @@ async fn help_gets_exactly_one_reply_listing_every_command() {
         );
     }
     insta::assert_snapshot!("help_reply", replies[0]);
-    assert!(
-        app.fake.contract_violations().is_empty(),
-        "{:?}",
-        app.fake.contract_violations()
-    );
+    app.assert_contract_kept();
 }
 
 #[tokio::test]

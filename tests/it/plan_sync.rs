@@ -109,11 +109,7 @@ async fn a_pushed_plan_becomes_a_story_with_tasks_links_labels_and_branches() {
     );
     insta::assert_snapshot!("story_body", body);
     insta::assert_snapshot!("task_body_entry", entry_body);
-    assert!(
-        app.fake.contract_violations().is_empty(),
-        "{:?}",
-        app.fake.contract_violations()
-    );
+    app.assert_contract_kept();
 }
 
 #[tokio::test]
@@ -178,11 +174,7 @@ async fn a_changed_plan_updates_only_what_changed() {
         "the description is edited"
     );
     assert!(write_count(&app) > writes);
-    assert!(
-        app.fake.contract_violations().is_empty(),
-        "{:?}",
-        app.fake.contract_violations()
-    );
+    app.assert_contract_kept();
 }
 
 #[tokio::test]
@@ -215,11 +207,7 @@ async fn a_bad_plan_gets_a_failing_check_run_and_changes_nothing() {
     );
     assert_eq!(run.annotations[0]["path"], ".taskgate/stories/bad.yml");
     insta::assert_snapshot!(run.summary.as_deref().unwrap());
-    assert!(
-        app.fake.contract_violations().is_empty(),
-        "{:?}",
-        app.fake.contract_violations()
-    );
+    app.assert_contract_kept();
 }
 
 #[tokio::test]
@@ -360,11 +348,7 @@ async fn a_plan_posted_in_a_comment_makes_that_issue_the_story() {
             .any(|c| c.body.contains("> We want a momentum strategy.")),
         "the original description is kept"
     );
-    assert!(
-        app.fake.contract_violations().is_empty(),
-        "{:?}",
-        app.fake.contract_violations()
-    );
+    app.assert_contract_kept();
 
     let failed: Vec<_> = app
         .store()

@@ -117,6 +117,12 @@ impl TestApp {
         (status, text)
     }
 
+    /// Every request body taskgate sent matched GitHub's OpenAPI description.
+    pub fn assert_contract_kept(&self) {
+        let violations = self.fake.contract_violations();
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
+
     /// Comments on `number` written by the bot (not by the test).
     pub fn bot_comments(&self, number: u64) -> Vec<String> {
         self.fake
