@@ -7,6 +7,7 @@
 use serde::de::DeserializeOwned;
 
 use super::payload::*;
+use crate::ids::InstallationId;
 
 /// taskgate's own event: the next reconciliation pass of a story, queued
 /// through the inbox by the executor (never accepted from outside).
@@ -40,11 +41,11 @@ pub enum Webhook {
     WorkflowRun(WorkflowRunPayload),
 }
 
-/// A parsed delivery: the typed event plus the envelope every event shares.
+/// A parsed delivery: the typed event, its action and installation.
 #[derive(Debug, Clone)]
 pub struct Parsed {
     pub webhook: Webhook,
-    pub envelope: Envelope,
+    pub installation: Option<InstallationId>,
     pub action: Option<String>,
 }
 
@@ -84,32 +85,30 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Parsed, PayloadError> {
         "workflow_run" => Webhook::WorkflowRun(typed(event, body)?),
         other => return Err(PayloadError::Unhandled(other.to_owned())),
     };
-    // The envelope is a second, cheap pass: serde skips what it does not need.
-    let header: Header = typed(event, body)?;
+    // One scan of the body: action and installation come from the typed
+    // payload itself, not from a second pass over it.
+    let (action, installation) = match &webhook {
+        Webhook::Ping(p) => (None, p.installation.as_ref()),
+        Webhook::Installation(p) => (Some(&p.action), None),
+        Webhook::InstallationRepositories(p) => (Some(&p.action), None),
+        Webhook::Issues(p) => (Some(&p.action), p.installation.as_ref()),
+        Webhook::IssueComment(p) => (Some(&p.action), p.installation.as_ref()),
+        Webhook::PullRequest(p) => (Some(&p.action), p.installation.as_ref()),
+        Webhook::Push(p) => (None, p.installation.as_ref()),
+        Webhook::CheckRun(p) => (Some(&p.action), p.installation.as_ref()),
+        Webhook::CheckSuite(p) => (Some(&p.action), p.installation.as_ref()),
+        Webhook::WorkflowRun(p) => (Some(&p.action), p.installation.as_ref()),
+    };
+    let installation = match &webhook {
+        Webhook::Installation(p) => Some(p.installation.id),
+        Webhook::InstallationRepositories(p) => Some(p.installation.id),
+        _ => installation.map(|i| i.id),
+    };
     Ok(Parsed {
+        action: action.cloned(),
+        installation,
         webhook,
-        envelope: Envelope {
-            installation: header.installation,
-            repository: header.repository,
-            sender: header.sender,
-        },
-        action: header.action,
     })
-}
-
-/// The envelope plus `action`, read in one pass. Fields are spelled out,
-/// not `#[serde(flatten)]`ed: flatten buffers the whole payload first and
-/// was the largest cost of intake in the benchmark.
-#[derive(serde::Deserialize)]
-struct Header {
-    #[serde(default)]
-    action: Option<String>,
-    #[serde(default)]
-    installation: Option<InstallationRef>,
-    #[serde(default)]
-    repository: Option<Repository>,
-    #[serde(default)]
-    sender: Option<User>,
 }
 
 /// Deserialises straight from the bytes, keeping the JSON path of a shape

@@ -75,7 +75,7 @@ pub async fn webhook(
     // once that a payload is unusable; unused events only need to be JSON.
     let (action, installation) = if handled {
         match event::parse(event_name, &body) {
-            Ok(parsed) => (parsed.action, parsed.envelope.installation.map(|i| i.id)),
+            Ok(parsed) => (parsed.action, parsed.installation),
             Err(e) => {
                 state.metrics.delivery(metric_event, "rejected");
                 warn!(error = %e, "payload refused");

@@ -190,19 +190,10 @@ pub struct WorkflowRun {
     pub html_url: Option<String>,
 }
 
-/// Fields every event carries where GitHub sends them.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Envelope {
-    #[serde(default)]
-    pub installation: Option<InstallationRef>,
-    #[serde(default)]
-    pub repository: Option<Repository>,
-    #[serde(default)]
-    pub sender: Option<User>,
-}
-
 #[derive(Debug, Clone, Deserialize)]
 pub struct PingPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub zen: String,
     #[serde(default)]
     pub hook_id: Option<u64>,
@@ -228,6 +219,8 @@ pub struct InstallationRepositoriesPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct IssuesPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub issue: Issue,
     pub repository: Repository,
@@ -235,6 +228,8 @@ pub struct IssuesPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct IssueCommentPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub issue: Issue,
     pub comment: Comment,
@@ -245,6 +240,8 @@ pub struct IssueCommentPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct PullRequestPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub number: IssueNumber,
     pub pull_request: PullRequest,
@@ -253,6 +250,8 @@ pub struct PullRequestPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct PushPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     #[serde(rename = "ref")]
     pub git_ref: String,
     pub before: CommitSha,
@@ -268,6 +267,8 @@ pub struct PushPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckRunPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub check_run: CheckRun,
     pub repository: Repository,
@@ -277,6 +278,8 @@ pub struct CheckRunPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckSuitePayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub check_suite: CheckSuite,
     pub repository: Repository,
@@ -284,6 +287,8 @@ pub struct CheckSuitePayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct WorkflowRunPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
     pub action: String,
     pub workflow_run: WorkflowRun,
     pub repository: Repository,
