@@ -252,9 +252,13 @@ impl Executor {
     async fn call(&self, row: &EffectRow, attempt: u32) -> Result<Option<String>, GitHubError> {
         let client = self.github.installation_client(row.installation).await?;
         let result = self.call_with(&client, row, attempt).await;
+        // An effect may take a lookup and a create; a success is counted
+        // as a class, a failure by GitHub's exact status.
         let status = match &result {
-            Ok(_) => 200,
-            Err(e) => e.status().unwrap_or(0),
+            Ok(_) => "2xx".to_owned(),
+            Err(e) => e
+                .status()
+                .map_or_else(|| "none".to_owned(), |s| s.to_string()),
         };
         self.metrics.github_call(row.effect.name(), status);
         result

@@ -48,7 +48,7 @@ impl Metrics {
         let github_calls = Family::<Labels, Counter>::default();
         registry.register(
             "github_calls",
-            "GitHub API calls by effect and HTTP status (0 = no answer)",
+            "GitHub API calls by effect and outcome: 2xx, the HTTP status of a failure, or none (no answer)",
             github_calls.clone(),
         );
         Metrics {
@@ -73,12 +73,9 @@ impl Metrics {
         self.processing_seconds.observe(seconds);
     }
 
-    pub fn github_call(&self, effect: &'static str, status: u16) {
+    pub fn github_call(&self, effect: &'static str, status: String) {
         self.github_calls
-            .get_or_create(&vec![
-                ("effect", effect.to_owned()),
-                ("status", status.to_string()),
-            ])
+            .get_or_create(&vec![("effect", effect.to_owned()), ("status", status)])
             .inc();
     }
 
