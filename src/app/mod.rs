@@ -40,6 +40,37 @@ pub struct ServeConfig {
     pub pacing: Pacing,
 }
 
+impl ServeConfig {
+    /// A server on 127.0.0.1 (any free port) in front of an in-process fake
+    /// GitHub, as `taskgate demo` and the tests run it: fast retries, no
+    /// pacing (the fake's rate limit is far away for their few writes).
+    pub fn against_fake(
+        fake: &fakehub::FakeGitHub,
+        webhook_secret: &str,
+        database: &std::path::Path,
+    ) -> ServeConfig {
+        ServeConfig {
+            app_id: fake.app_id(),
+            private_key_pem: fakehub::FakeGitHub::private_key_pem().to_owned(),
+            webhook_secret: webhook_secret.to_owned(),
+            github_api_url: fake.url(),
+            host: "127.0.0.1".into(),
+            port: 0,
+            database_url: format!("sqlite://{}", database.display()),
+            api_token: None,
+            backoff: Backoff {
+                base: Duration::from_millis(20),
+                max: Duration::from_millis(200),
+                max_attempts: 5,
+            },
+            pacing: Pacing {
+                writes: 0,
+                per: Duration::from_secs(60),
+            },
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     #[error(transparent)]

@@ -86,12 +86,8 @@ impl Syncer {
         }
         let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         let client = self.github.installation_client(installation).await?;
-        if self.store.issue_records(&repo, "").await?.is_empty() {
-            // Nothing recorded for this repository: a first sync, or a lost
-            // database. Read back whatever taskgate made before, so that no
-            // issue is ever created twice.
-            super::resync::rebuild(&client, &self.store, &repo, installation).await?;
-        }
+        self.read_back_if_unknown(&client, &repo, installation)
+            .await?;
         let sha = &push.after;
         let (config, files) = self.repo_files(&client, &repo, sha).await?;
         let mut decision = Decision::nothing("");
@@ -161,9 +157,8 @@ impl Syncer {
                 .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
                 .to_owned(),
         );
-        if self.store.issue_records(&repo, "").await?.is_empty() {
-            super::resync::rebuild(&client, &self.store, &repo, installation).await?;
-        }
+        self.read_back_if_unknown(&client, &repo, installation)
+            .await?;
         let (config, files) = self.repo_files(&client, &repo, &sha).await?;
         let story = story_key_for_issue(p.issue.number.0);
         let plan = StoryPlan {
@@ -192,6 +187,21 @@ impl Syncer {
             issue,
         };
         Ok(decide_comment_plan(plan, &comment, &known.as_known()))
+    }
+
+    /// With nothing recorded for `repo` (a first sync, or a lost database),
+    /// reads back whatever taskgate made there before, so that no issue is
+    /// ever created twice.
+    async fn read_back_if_unknown(
+        &self,
+        client: &Octocrab,
+        repo: &RepoName,
+        installation: InstallationId,
+    ) -> Result<(), SyncError> {
+        if self.store.issue_records(repo, "").await?.is_empty() {
+            super::resync::rebuild(client, &self.store, repo, installation).await?;
+        }
+        Ok(())
     }
 
     /// The repo config and the files discovery reads, at `sha`.

@@ -16,7 +16,6 @@ use anyhow::{bail, ensure, Context};
 use fakehub::{payloads, FakeGitHub, Issue, RepoHandle};
 use serde_json::Value;
 use taskgate::app::{self, Running, ServeConfig};
-use taskgate::github::{Backoff, Pacing};
 
 const REPO: &str = "octo-org/strategy";
 const INSTALLATION: u64 = 42;
@@ -68,26 +67,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let dir = ScratchDir::new("db")?;
     let fake = FakeGitHub::start().await;
     let secret = format!("{:032x}", fastrand::u128(..));
-    let running = app::start(ServeConfig {
-        app_id: fake.app_id(),
-        private_key_pem: FakeGitHub::private_key_pem().to_owned(),
-        webhook_secret: secret.clone(),
-        github_api_url: fake.url(),
-        host: "127.0.0.1".into(),
-        port: 0,
-        database_url: format!("sqlite://{}", dir.0.join("taskgate.db").display()),
-        api_token: None,
-        backoff: Backoff {
-            base: Duration::from_millis(20),
-            max: Duration::from_millis(200),
-            max_attempts: 5,
-        },
-        // Unpaced, so the demo is quick; its writes stay far under the fake's 80/min limit.
-        pacing: Pacing {
-            writes: 0,
-            per: Duration::from_secs(60),
-        },
-    })
+    let running = app::start(ServeConfig::against_fake(
+        &fake,
+        &secret,
+        &dir.0.join("taskgate.db"),
+    ))
     .await
     .context("starting the taskgate server against the fake GitHub")?;
     println!("taskgate demo: everything below runs on this machine; nothing talks to github.com.");

@@ -87,3 +87,28 @@ fn events_the_processor_skips_are_ones_the_core_ignores() {
         }
     }
 }
+
+#[tokio::test]
+async fn installation_events_record_and_forget_the_repositories_covered() {
+    let app = TestApp::start().await;
+    let installation = taskgate::ids::InstallationId(957387);
+    let created = crate::support::fixture("installation/created.1.json");
+    assert_eq!(app.deliver("installation", &created).await.0, 202);
+    app.settle().await;
+    let repos = app.store().installation_repos(installation).await.unwrap();
+    assert_eq!(
+        repos,
+        vec![taskgate::ids::RepoName::parse("codertocat/hello-world").unwrap()]
+    );
+
+    let mut deleted = created.clone();
+    deleted["action"] = serde_json::json!("deleted");
+    assert_eq!(app.deliver("installation", &deleted).await.0, 202);
+    app.settle().await;
+    assert!(app
+        .store()
+        .installation_repos(installation)
+        .await
+        .unwrap()
+        .is_empty());
+}

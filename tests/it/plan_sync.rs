@@ -445,3 +445,17 @@ async fn creates_github_keeps_refusing_end_after_a_bounded_number_of_passes() {
     assert_eq!(attempts, 5 * passes);
     assert!(app.fake.repo(REPO).issues().is_empty());
 }
+
+#[tokio::test]
+async fn a_github_hiccup_while_reading_the_plan_is_retried() {
+    let app = TestApp::start().await;
+    app.fake.inject(
+        "GET /repos/{owner}/{repo}/contents/{path}",
+        fakehub::Fault::Status {
+            status: 502,
+            times: 2,
+        },
+    );
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+    assert_eq!(app.fake.repo(REPO).issues().len(), 5);
+}

@@ -7,7 +7,6 @@ use std::time::Duration;
 use fakehub::FakeGitHub;
 use serde_json::Value;
 use taskgate::app::{self, Running, ServeConfig};
-use taskgate::github::{Backoff, Pacing};
 use tempfile::TempDir;
 
 pub const SECRET: &str = "it's a secret to everybody";
@@ -24,24 +23,8 @@ pub struct TestApp {
 
 pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
     ServeConfig {
-        app_id: fake.app_id(),
-        private_key_pem: FakeGitHub::private_key_pem().to_owned(),
-        webhook_secret: SECRET.to_owned(),
-        github_api_url: fake.url(),
-        host: "127.0.0.1".into(),
-        port: 0,
-        database_url: format!("sqlite://{}", dir.path().join("taskgate.db").display()),
         api_token: Some("api-token".into()),
-        backoff: Backoff {
-            base: Duration::from_millis(20),
-            max: Duration::from_millis(200),
-            max_attempts: 5,
-        },
-        // Tests run unpaced; the pacing test sets its own.
-        pacing: Pacing {
-            writes: 0,
-            per: Duration::from_secs(1),
-        },
+        ..ServeConfig::against_fake(fake, SECRET, &dir.path().join("taskgate.db"))
     }
 }
 
