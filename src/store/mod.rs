@@ -24,7 +24,7 @@ mod writer;
 pub use inbox::{DeliveryRecord, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
@@ -49,7 +49,6 @@ pub enum StoreError {
 /// A handle to the store; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    path: PathBuf,
     writer: mpsc::UnboundedSender<Box<dyn Job>>,
     reader: Arc<Mutex<Connection>>,
 }
@@ -73,14 +72,9 @@ impl Store {
         let reader = schema::connect(path)?;
         let writer = writer::spawn(conn);
         Ok(Store {
-            path: path.to_owned(),
             writer,
             reader: Arc::new(Mutex::new(reader)),
         })
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Runs `f` inside the next group commit and returns its result once

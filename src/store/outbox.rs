@@ -1,7 +1,7 @@
 //! The outbox: effects waiting to be performed on GitHub, with their
 //! attempts, next due time and result.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use super::{unix_now_ms, Store, StoreError};
 use crate::core::Effect;
@@ -111,16 +111,6 @@ const COLUMNS: &str =
     "id, installation_id, effect, status, attempts, last_error, result, created_at_ms";
 
 impl Store {
-    /// Queues effects that do not come from a delivery (API calls, timers).
-    pub async fn enqueue_effects(
-        &self,
-        installation: InstallationId,
-        effects: Vec<Effect>,
-    ) -> Result<(), StoreError> {
-        self.write(move |conn| insert(conn, None, installation, &effects))
-            .await
-    }
-
     /// Pending effects whose time has come, oldest first.
     pub async fn due_effects(
         &self,
@@ -209,20 +199,6 @@ impl Store {
                 params![id.0 as i64, due_ms, error],
             )?;
             Ok(())
-        })
-        .await
-    }
-
-    pub async fn effect(&self, id: EffectId) -> Result<Option<EffectRow>, StoreError> {
-        self.read(move |conn| {
-            conn.query_row(
-                &format!("SELECT {COLUMNS} FROM effects WHERE id = ?1"),
-                [id.0 as i64],
-                row_to_effect,
-            )
-            .optional()?
-            .map(decode)
-            .transpose()
         })
         .await
     }
