@@ -121,6 +121,20 @@ pub enum Effect {
         repo: RepoName,
         check: CheckRunSpec,
     },
+    /// Starts a `workflow_dispatch` workflow (an agent, the Actions runner,
+    /// deploy, validation). When GitHub refuses (no such workflow, no
+    /// `workflow_dispatch` trigger, unknown inputs) and `report_to` names an
+    /// issue marker, the refusal is posted there, so the people waiting on
+    /// the workflow hear why it never started.
+    DispatchWorkflow {
+        repo: RepoName,
+        /// The workflow file name (`agent-coder.yml`) or id.
+        workflow: String,
+        /// The branch or tag the workflow runs on.
+        git_ref: String,
+        inputs: std::collections::BTreeMap<String, String>,
+        report_to: Option<String>,
+    },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
     /// without converging, so a create GitHub keeps refusing cannot loop.
@@ -145,6 +159,7 @@ impl Effect {
             | Effect::RemoveBlockedBy { repo, .. }
             | Effect::CreateBranch { repo, .. }
             | Effect::CreateCheckRun { repo, .. }
+            | Effect::DispatchWorkflow { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
         }
     }
@@ -176,6 +191,7 @@ impl Effect {
             Effect::RemoveBlockedBy { .. } => "remove_blocked_by",
             Effect::CreateBranch { .. } => "create_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
+            Effect::DispatchWorkflow { .. } => "dispatch_workflow",
             Effect::Reconcile { .. } => "reconcile",
         }
     }

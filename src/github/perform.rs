@@ -161,6 +161,13 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             Ok(None)
         }
         Effect::CreateCheckRun { repo, check } => create_check_run(ctx, repo, check).await,
+        Effect::DispatchWorkflow {
+            repo,
+            workflow,
+            git_ref,
+            inputs,
+            report_to,
+        } => dispatch_workflow(ctx, repo, workflow, git_ref, inputs, report_to.as_deref()).await,
         Effect::Reconcile { repo, story, round } => {
             // The next pass goes through the inbox like any delivery, so it
             // survives a crash; its id makes a repeated enqueue a no-op.
@@ -178,6 +185,63 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                 .map_err(store_err)?;
             Ok(None)
         }
+    }
+}
+
+/// `POST …/dispatches`, asking for the run's id (`return_run_details`, which
+/// GitHub answers with 200 and the run; older hosts answer 204 without it).
+async fn dispatch_workflow(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    git_ref: &str,
+    inputs: &std::collections::BTreeMap<String, String>,
+    report_to: Option<&str>,
+) -> Result<Option<String>, GitHubError> {
+    let path = format!("/repos/{repo}/actions/workflows/{workflow}/dispatches");
+    let body = json!({ "ref": git_ref, "inputs": inputs, "return_run_details": true });
+    match send(ctx.client, Method::POST, &path, Some(&body)).await {
+        Ok(response) => Ok(response
+            .json::<Value>()
+            .ok()
+            .and_then(|v| v.get("workflow_run_id").cloned())
+            .map(|id| json!({ "workflow_run_id": id }).to_string())),
+        Err(GitHubError::Http {
+            status: status @ (404 | 422),
+            message,
+            headers,
+        }) => {
+            if let Some(marker) = report_to {
+                let issue = record(ctx, repo, marker).await?;
+                let note = format!(
+                    "Could not start workflow `{}` on `{}`: GitHub answered {status} ({}). \
+                     Check that the file exists on that ref and has a `workflow_dispatch` trigger \
+                     with these inputs: {}.",
+                    crate::core::report::plain_text(workflow),
+                    crate::core::report::plain_text(git_ref),
+                    crate::core::report::plain_text(&message),
+                    inputs
+                        .keys()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                post_comment(
+                    ctx,
+                    repo,
+                    issue.number,
+                    &note,
+                    &format!("dispatch-failed effect={}", ctx.row.id),
+                )
+                .await?;
+            }
+            Err(GitHubError::Http {
+                status,
+                message,
+                headers,
+            })
+        }
+        Err(e) => Err(e),
     }
 }
 
