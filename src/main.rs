@@ -132,6 +132,17 @@ struct ServeArgs {
     /// Content-creating GitHub calls per minute and installation (0: unpaced).
     #[arg(long, env = "TASKGATE_WRITES_PER_MINUTE", default_value_t = 60)]
     writes_per_minute: u32,
+    /// Where the local runner keeps repository mirrors and run workspaces.
+    #[arg(long, env = "TASKGATE_WORK_DIR", default_value = "taskgate-work")]
+    work_dir: PathBuf,
+    /// Acceptance runs at once on the local runner; more wait in a queue.
+    #[arg(long, env = "TASKGATE_MAX_RUNS", default_value_t = 2)]
+    max_runs: usize,
+    /// Where the runner fetches commits, `{repo}` standing for owner/name
+    /// (default: the git host of GITHUB_API_URL, over HTTPS with the
+    /// installation token). A `file://` template fetches without a token.
+    #[arg(long, env = "TASKGATE_GIT_URL")]
+    git_url: Option<String>,
 }
 
 impl ServeArgs {
@@ -153,6 +164,14 @@ impl ServeArgs {
                 writes: self.writes_per_minute,
                 per: Duration::from_secs(60),
             },
+            work_dir: self.work_dir,
+            max_concurrent_runs: self.max_runs,
+            git: self
+                .git_url
+                .map(|template| taskgate::app::run_queue::GitSource {
+                    with_token: !template.starts_with("file://"),
+                    url_template: template,
+                }),
         })
     }
 }

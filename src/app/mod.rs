@@ -6,6 +6,8 @@
 
 mod processor;
 pub mod resync;
+pub mod run_queue;
+pub mod runs;
 pub mod sync;
 
 use std::net::SocketAddr;
@@ -38,6 +40,12 @@ pub struct ServeConfig {
     pub api_token: Option<String>,
     pub backoff: Backoff,
     pub pacing: Pacing,
+    /// Mirrors and run workspaces live here (`TASKGATE_WORK_DIR`).
+    pub work_dir: std::path::PathBuf,
+    /// Acceptance runs at once on the local runner; more wait in a queue.
+    pub max_concurrent_runs: usize,
+    /// Where the runner fetches commits; derived from the API URL if unset.
+    pub git: Option<run_queue::GitSource>,
 }
 
 impl ServeConfig {
@@ -67,6 +75,12 @@ impl ServeConfig {
                 writes: 0,
                 per: Duration::from_secs(60),
             },
+            work_dir: database
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join("taskgate-work"),
+            max_concurrent_runs: 2,
+            git: None,
         }
     }
 }
@@ -84,6 +98,11 @@ pub enum StartError {
     },
     #[error("WEBHOOK_SECRET must not be empty: without it anyone could post webhooks")]
     NoSecret,
+    #[error("cannot create the work directory {path}: {source}")]
+    WorkDir {
+        path: String,
+        source: std::io::Error,
+    },
 }
 
 /// A started server: its address and its tasks.
@@ -123,6 +142,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     let metrics = Arc::new(Metrics::new());
     let recorded = Arc::new(Notify::new());
     let effects_stored = Arc::new(Notify::new());
+    let runs_changed = Arc::new(Notify::new());
 
     let bot_login = match tokio::time::timeout(Duration::from_secs(10), github.app_info()).await {
         Ok(Ok(app)) => {
@@ -153,6 +173,28 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             github: github.clone(),
             store: store.clone(),
         },
+        runs: runs::Runs {
+            store: store.clone(),
+            runs_changed: runs_changed.clone(),
+        },
+    };
+    std::fs::create_dir_all(&config.work_dir).map_err(|source| StartError::WorkDir {
+        path: config.work_dir.display().to_string(),
+        source,
+    })?;
+    let run_queue = run_queue::RunQueue {
+        store: store.clone(),
+        github: github.clone(),
+        runner: crate::runner::LocalRunner::new(config.max_concurrent_runs.max(1)),
+        mirrors: crate::runner::MirrorStore::new(config.work_dir.join("mirrors")),
+        workspaces: config.work_dir.join("workspaces"),
+        git: config
+            .git
+            .clone()
+            .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url)),
+        options: crate::runner::RunOptions::default(),
+        runs_changed,
+        recorded: recorded.clone(),
     };
     let executor = Executor {
         store: store.clone(),
@@ -206,7 +248,11 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     Ok(Running {
         addr: local,
         store,
-        tasks: vec![tokio::spawn(processor.run()), tokio::spawn(executor.run())],
+        tasks: vec![
+            tokio::spawn(processor.run()),
+            tokio::spawn(executor.run()),
+            tokio::spawn(run_queue.run()),
+        ],
         server,
     })
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
+use super::runs::{Runs, RUN_EVENT};
 use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
 use crate::intake::event::{Webhook, RECONCILE_EVENT};
@@ -22,6 +23,7 @@ pub struct Processor {
     /// Wakes the executor when effects were stored.
     pub effects_stored: Arc<Notify>,
     pub syncer: Syncer,
+    pub runs: Runs,
 }
 
 /// Attempts at reading from GitHub before a delivery is given up.
@@ -73,6 +75,13 @@ impl Processor {
         if delivery.event == RECONCILE_EVENT {
             return Ok(self.syncer.on_reconcile(&delivery.payload).await?);
         }
+        if delivery.event == RUN_EVENT {
+            return self
+                .runs
+                .on_run_event(&delivery.payload)
+                .await
+                .map_err(DecideError::Transient);
+        }
         if !translate::may_matter(&delivery.event, delivery.action.as_deref()) {
             // Nothing acts on it yet: decide without reading the payload again.
             let event = core::Event::Unused {
@@ -83,6 +92,21 @@ impl Processor {
         }
         let parsed = event::parse(&delivery.event, &delivery.payload)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
+        if delivery.installation.is_some() {
+            match &parsed.webhook {
+                Webhook::PullRequest(p) => return Ok(self.runs.on_pull_request(p).await?),
+                Webhook::CheckSuite(p) => return Ok(self.runs.on_check_suite(p).await?),
+                Webhook::CheckRun(p) => {
+                    return Ok(self.runs.on_check_run(p, self.context.app_id).await?)
+                }
+                Webhook::Push(push) => {
+                    if let Some(decision) = self.runs.on_push(push).await? {
+                        return Ok(decision);
+                    }
+                }
+                _ => {}
+            }
+        }
         if let (Webhook::Push(push), Some(installation)) = (&parsed.webhook, delivery.installation)
         {
             return Ok(self.syncer.on_push(installation, push).await?);
@@ -93,6 +117,12 @@ impl Processor {
         if let (Webhook::IssueComment(comment), Some(installation)) =
             (&parsed.webhook, delivery.installation)
         {
+            if let Some(gate) = core::retry_requested(&event, &self.context) {
+                let retry = self.retry(comment, gate).await?;
+                decision.outcome = format!("{}; {}", retry.outcome, decision.outcome);
+                decision.changes.extend(retry.changes);
+                decision.effects.extend(retry.effects);
+            }
             if core::plan_requested(&event, &self.context) {
                 let plan = self.syncer.on_plan_comment(installation, comment).await?;
                 decision.outcome = format!("{}; {}", plan.outcome, decision.outcome);
@@ -101,6 +131,48 @@ impl Processor {
             }
         }
         Ok(decision)
+    }
+
+    /// `/taskgate retry [gate]`: a +1 when a run was queued, else a reply
+    /// saying why not.
+    async fn retry(
+        &self,
+        p: &crate::intake::payload::IssueCommentPayload,
+        gate: Option<String>,
+    ) -> Result<Decision, DecideError> {
+        let repo =
+            crate::ids::RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
+        let found = self
+            .runs
+            .on_retry_command(&repo, p.issue.number, gate)
+            .await
+            .map_err(|e| DecideError::Transient(e.to_string()))?;
+        let reply = |why: String| core::Effect::PostComment {
+            repo: repo.clone(),
+            issue: p.issue.number,
+            body: format!("@{} {why}", p.comment.user.login),
+            marker: format!("retry-reply comment={}", p.comment.id),
+        };
+        Ok(match found {
+            Some((mut decision, true)) => {
+                decision.effects.push(core::Effect::ReactToComment {
+                    repo: repo.clone(),
+                    comment: p.comment.id,
+                    reaction: core::Reaction::PlusOne,
+                });
+                decision
+            }
+            Some((decision, false)) => Decision {
+                effects: vec![reply(format!("nothing was re-run: {}.", decision.outcome))],
+                ..Decision::nothing(decision.outcome)
+            },
+            None => Decision {
+                effects: vec![reply(
+                    "`retry` works on a task's issue or pull request; this is neither.".into(),
+                )],
+                ..Decision::nothing("retry outside a task")
+            },
+        })
     }
 
     async fn process(&self, delivery: PendingDelivery) {
@@ -158,6 +230,12 @@ enum DecideError {
     /// Worth another try: GitHub answered 5xx, rate-limited us, or did not answer.
     Transient(String),
     Permanent(String),
+}
+
+impl From<crate::store::StoreError> for DecideError {
+    fn from(e: crate::store::StoreError) -> Self {
+        DecideError::Transient(e.to_string())
+    }
 }
 
 impl From<SyncError> for DecideError {

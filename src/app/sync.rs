@@ -246,7 +246,17 @@ impl Syncer {
         let mut issues = self.store.issue_records(repo, &story_key).await?;
         // `story=a` is a prefix of `story=ab`: keep this story's markers only.
         issues.retain(|k, _| k == &story_key || k.starts_with(&format!("{story_key} ")));
+        let states = self
+            .store
+            .task_records(repo, story)
+            .await?
+            .into_iter()
+            .filter_map(|(task, record)| {
+                Some((crate::core::plan::TaskId::new(task), record.state?))
+            })
+            .collect();
         Ok(OwnedKnown {
+            states,
             issues,
             branches: self.store.branches(repo).await?,
             labels: self.store.labels(repo).await?,
@@ -255,6 +265,7 @@ impl Syncer {
 }
 
 struct OwnedKnown {
+    states: BTreeMap<crate::core::plan::TaskId, crate::core::plan::TaskState>,
     issues: BTreeMap<String, IssueRecord>,
     branches: BTreeSet<String>,
     labels: BTreeSet<String>,
@@ -266,6 +277,7 @@ impl OwnedKnown {
             issues: &self.issues,
             branches: &self.branches,
             labels: &self.labels,
+            states: &self.states,
         }
     }
 }

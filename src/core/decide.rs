@@ -17,7 +17,7 @@ pub struct Context {
 }
 
 /// What to do about an event: state changes and effects, stored together.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Decision {
     pub changes: Vec<Change>,
     pub effects: Vec<Effect>,
@@ -92,6 +92,22 @@ pub fn plan_requested(event: &Event, ctx: &Context) -> bool {
     }
 }
 
+/// The gate of the first `/taskgate retry [gate]` in a comment (`Some(None)`
+/// for all gates): the shell finds the task and queues the run.
+pub fn retry_requested(event: &Event, ctx: &Context) -> Option<Option<String>> {
+    match event {
+        Event::CommentCreated { author, body, .. } if !is_own(author, body, ctx) => {
+            commands::parse_comment(body, &ctx.syntax)
+                .into_iter()
+                .find_map(|c| match c {
+                    Ok(Command::Retry { gate }) => Some(gate),
+                    _ => None,
+                })
+        }
+        _ => None,
+    }
+}
+
 fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
     author.via_app == Some(ctx.app_id)
         || ctx.bot_login.as_deref() == Some(author.login.as_str())
@@ -110,10 +126,11 @@ fn handle_comment(
     if is_own(author, body, ctx) {
         return Decision::nothing("own comment");
     }
-    // `plan` is answered by the plan sync (see `plan_requested`).
+    // `plan` is answered by the plan sync (see `plan_requested`), `retry`
+    // by the runs (see `retry_requested`).
     let parsed: Vec<_> = commands::parse_comment(body, &ctx.syntax)
         .into_iter()
-        .filter(|c| !matches!(c, Ok(Command::Plan)))
+        .filter(|c| !matches!(c, Ok(Command::Plan | Command::Retry { .. })))
         .collect();
     if parsed.is_empty() {
         return Decision::nothing("no commands");

@@ -43,6 +43,39 @@ pub struct CheckRunSpec {
     pub annotations: Vec<CheckAnnotation>,
 }
 
+/// A check run's next status, with what it shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckUpdate {
+    pub status: CheckStatus,
+    /// GitHub's conclusion when `status` is completed: success, failure,
+    /// neutral, cancelled, timed_out, action_required, skipped.
+    pub conclusion: Option<String>,
+    pub output: Option<crate::core::report::CheckOutput>,
+    /// Offer the "Retry" button (`requested_action` identifier `retry`).
+    pub retry_button: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Queued,
+    InProgress,
+    Completed,
+}
+
+impl CheckStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckStatus::Queued => "queued",
+            CheckStatus::InProgress => "in_progress",
+            CheckStatus::Completed => "completed",
+        }
+    }
+}
+
+/// The identifier of the check-run "Retry" button.
+pub const RETRY_ACTION: &str = "retry";
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckAnnotation {
     pub path: String,
@@ -121,6 +154,43 @@ pub enum Effect {
         repo: RepoName,
         check: CheckRunSpec,
     },
+    /// A check run created `queued` on `head_sha`, its `external_id` set to
+    /// `key`; recorded under `key` so later updates find it, and looked up
+    /// by it when a create is retried after a crash.
+    OpenCheckRun {
+        repo: RepoName,
+        key: String,
+        name: String,
+        head_sha: CommitSha,
+        title: String,
+        summary: String,
+    },
+    /// Moves the check run recorded under `key` on.
+    UpdateCheckRun {
+        repo: RepoName,
+        key: String,
+        update: CheckUpdate,
+    },
+    /// A pull request; one that already exists for `head` counts as done.
+    CreatePullRequest {
+        repo: RepoName,
+        head: String,
+        base: String,
+        title: String,
+        body: String,
+        draft: bool,
+    },
+    /// Merges pull request `number` if its head is still `sha`. A refusal
+    /// (conflict, changed head, not mergeable) is posted on the issue under
+    /// `report_to` instead of being retried.
+    MergePullRequest {
+        repo: RepoName,
+        number: IssueNumber,
+        sha: CommitSha,
+        method: crate::core::config::MergeMethod,
+        title: String,
+        report_to: String,
+    },
     /// Starts a `workflow_dispatch` workflow (an agent, the Actions runner,
     /// deploy, validation). When GitHub refuses (no such workflow, no
     /// `workflow_dispatch` trigger, unknown inputs) and `report_to` names an
@@ -160,6 +230,10 @@ impl Effect {
             | Effect::CreateBranch { repo, .. }
             | Effect::CreateCheckRun { repo, .. }
             | Effect::DispatchWorkflow { repo, .. }
+            | Effect::OpenCheckRun { repo, .. }
+            | Effect::UpdateCheckRun { repo, .. }
+            | Effect::CreatePullRequest { repo, .. }
+            | Effect::MergePullRequest { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
         }
     }
@@ -192,6 +266,10 @@ impl Effect {
             Effect::CreateBranch { .. } => "create_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
             Effect::DispatchWorkflow { .. } => "dispatch_workflow",
+            Effect::OpenCheckRun { .. } => "open_check_run",
+            Effect::UpdateCheckRun { .. } => "update_check_run",
+            Effect::CreatePullRequest { .. } => "create_pull_request",
+            Effect::MergePullRequest { .. } => "merge_pull_request",
             Effect::Reconcile { .. } => "reconcile",
         }
     }

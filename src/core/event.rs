@@ -46,7 +46,7 @@ pub enum Event {
 
 /// A change to taskgate's own state that follows from an event; stored in
 /// the same transaction as the effects.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Change {
     InstallationUpdated {
         installation: InstallationId,
@@ -59,6 +59,24 @@ pub enum Change {
     },
     /// A story's plan was read and found valid.
     StoryPlanned(crate::core::sync::StoryPlan),
+    /// A task's runtime record changed.
+    TaskUpdated {
+        repo: RepoName,
+        story: String,
+        task: String,
+        record: crate::core::task::TaskRecord,
+    },
+    /// A run to start (stored as a queued attempt).
+    RunQueued(crate::core::task::RunJob),
+    /// An attempt moved on; `report` once it finished.
+    AttemptUpdated {
+        repo: RepoName,
+        story: String,
+        task: String,
+        attempt: u32,
+        status: crate::core::task::AttemptStatus,
+        report: Option<crate::core::report::RunReport>,
+    },
     /// An existing issue becomes a story's issue (`/taskgate plan`).
     IssueAdopted {
         repo: RepoName,

@@ -15,7 +15,11 @@ pub mod render;
 pub mod report;
 pub mod story;
 pub mod sync;
+pub mod task;
 
-pub use decide::{on_event, plan_requested, Context, Decision};
-pub use effect::{hidden_marker, CheckAnnotation, CheckRunSpec, Effect, IssueState, Reaction};
+pub use decide::{on_event, plan_requested, retry_requested, Context, Decision};
+pub use effect::{
+    hidden_marker, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect, IssueState,
+    Reaction, RETRY_ACTION,
+};
 pub use event::{Actor, Change, Event};

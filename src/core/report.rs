@@ -105,7 +105,7 @@ impl RunReport {
 }
 
 /// The `output` object of a check run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckOutput {
     pub title: String,
     pub summary: String,

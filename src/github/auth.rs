@@ -58,7 +58,9 @@ pub fn app_jwt(creds: &AppCredentials, now: i64) -> Result<String, GitHubError> 
         .map_err(|e| GitHubError::Config(format!("could not sign the app JWT: {e}")))
 }
 
+#[derive(Clone)]
 struct CachedToken {
+    token: String,
     expires_at: DateTime<Utc>,
     client: Octocrab,
 }
@@ -124,25 +126,36 @@ impl GitHubApp {
         &self,
         installation: InstallationId,
     ) -> Result<Octocrab, GitHubError> {
+        Ok(self.cached(installation).await?.client)
+    }
+
+    /// The installation token itself, for git over HTTPS (the runner's
+    /// mirror fetch); same cache as [`GitHubApp::installation_client`].
+    pub async fn installation_token(
+        &self,
+        installation: InstallationId,
+    ) -> Result<String, GitHubError> {
+        Ok(self.cached(installation).await?.token)
+    }
+
+    async fn cached(&self, installation: InstallationId) -> Result<CachedToken, GitHubError> {
         let mut tokens = self.tokens.lock().await;
         if let Some(cached) = tokens.get(&installation) {
             if cached.expires_at - Utc::now() > RENEW_BEFORE {
-                return Ok(cached.client.clone());
+                return Ok(cached.clone());
             }
         }
         let path = format!("/app/installations/{installation}/access_tokens");
         let response = client::send(&self.app_client()?, http::Method::POST, &path, None).await?;
         let token: AccessToken = response.json()?;
         debug!(%installation, expires_at = %token.expires_at, "new installation token");
-        let client = self.client_with_bearer(token.token)?;
-        tokens.insert(
-            installation,
-            CachedToken {
-                expires_at: token.expires_at,
-                client: client.clone(),
-            },
-        );
-        Ok(client)
+        let cached = CachedToken {
+            client: self.client_with_bearer(token.token.clone())?,
+            expires_at: token.expires_at,
+            token: token.token,
+        };
+        tokens.insert(installation, cached.clone());
+        Ok(cached)
     }
 
     /// Forgets a token GitHub refused (401), so the next call gets a new one.

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod client;
 pub mod executor;
 mod perform;
+mod perform_runs;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
 pub use client::{ApiResponse, GitHubError};

@@ -12,6 +12,7 @@ use octocrab::Octocrab;
 use serde_json::{json, Value};
 
 use super::client::{send, ApiResponse, GitHubError};
+use super::perform_runs as runs;
 use crate::core::sync::IssueRecord;
 use crate::core::{hidden_marker, CheckRunSpec, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
@@ -27,11 +28,15 @@ pub(super) struct Ctx<'a> {
     pub attempt: u32,
 }
 
-fn store_err(e: crate::store::StoreError) -> GitHubError {
+pub(super) fn store_err(e: crate::store::StoreError) -> GitHubError {
     GitHubError::Config(format!("store: {e}"))
 }
 
-async fn record(ctx: &Ctx<'_>, repo: &RepoName, marker: &str) -> Result<IssueRecord, GitHubError> {
+pub(super) async fn record(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    marker: &str,
+) -> Result<IssueRecord, GitHubError> {
     ctx.store
         .issue_record(repo, marker)
         .await
@@ -161,6 +166,33 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             Ok(None)
         }
         Effect::CreateCheckRun { repo, check } => create_check_run(ctx, repo, check).await,
+        Effect::OpenCheckRun {
+            repo,
+            key,
+            name,
+            head_sha,
+            title,
+            summary,
+        } => runs::open_check_run(ctx, repo, key, name, head_sha, title, summary).await,
+        Effect::UpdateCheckRun { repo, key, update } => {
+            runs::update_check_run(ctx, repo, key, update).await
+        }
+        Effect::CreatePullRequest {
+            repo,
+            head,
+            base,
+            title,
+            body,
+            draft,
+        } => runs::create_pull_request(ctx, repo, head, base, title, body, *draft).await,
+        Effect::MergePullRequest {
+            repo,
+            number,
+            sha,
+            method,
+            title,
+            report_to,
+        } => runs::merge_pull_request(ctx, repo, *number, sha, *method, title, report_to).await,
         Effect::DispatchWorkflow {
             repo,
             workflow,
@@ -308,7 +340,7 @@ async fn post_unless_exists(
     }
 }
 
-async fn post_comment(
+pub(super) async fn post_comment(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     issue: IssueNumber,

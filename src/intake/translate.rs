@@ -18,6 +18,12 @@ pub fn may_matter(event: &str, action: Option<&str>) -> bool {
     match event {
         "ping" | "installation" | "installation_repositories" | "push" => true,
         "issue_comment" => action == Some("created"),
+        "pull_request" => matches!(
+            action,
+            Some("opened" | "synchronize" | "reopened" | "ready_for_review" | "closed")
+        ),
+        "check_suite" => matches!(action, Some("requested" | "rerequested")),
+        "check_run" => matches!(action, Some("rerequested" | "requested_action")),
         _ => false,
     }
 }

@@ -26,7 +26,7 @@ pub mod workspace;
 
 use tokio::sync::watch;
 
-pub use local::{plan_gates, run_gates, GateSpec, LocalRunner, RunOptions};
+pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
 pub use workspace::Workspace;

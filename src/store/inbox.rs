@@ -7,6 +7,7 @@ use super::{outbox, unix_now_ms, Store, StoreError};
 use crate::core::{Change, Effect};
 use crate::ids::{DeliveryId, InstallationId, RepoName};
 
+#[derive(Clone)]
 pub struct NewDelivery {
     pub delivery_id: DeliveryId,
     pub event: String,
@@ -217,6 +218,29 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             }
         }
         Change::StoryPlanned(plan) => super::objects::save_story(conn, plan)?,
+        Change::TaskUpdated {
+            repo,
+            story,
+            task,
+            record,
+        } => super::runs::put_task(conn, repo, story, task, record)?,
+        Change::RunQueued(job) => super::runs::queue_attempt(conn, job)?,
+        Change::AttemptUpdated {
+            repo,
+            story,
+            task,
+            attempt,
+            status,
+            report,
+        } => super::runs::update_attempt(
+            conn,
+            repo,
+            story,
+            task,
+            *attempt,
+            *status,
+            report.as_ref(),
+        )?,
         Change::IssueAdopted {
             repo,
             marker,

@@ -18,11 +18,13 @@
 mod inbox;
 mod objects;
 mod outbox;
+mod runs;
 mod schema;
 mod writer;
 
 pub use inbox::{DeliveryRecord, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
+pub use runs::{AttemptRow, TaskLocation};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

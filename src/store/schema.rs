@@ -83,6 +83,40 @@ CREATE TABLE stories (
     PRIMARY KEY (repo, story)
 );
 "#,
+    r#"
+-- Each leaf task's runtime record (core::task::TaskRecord as JSON).
+CREATE TABLE tasks (
+    repo    TEXT NOT NULL,
+    story   TEXT NOT NULL,
+    task    TEXT NOT NULL,
+    record  TEXT NOT NULL,
+    PRIMARY KEY (repo, story, task)
+);
+-- Every acceptance run: what it ran, when, and its report.
+CREATE TABLE attempts (
+    repo            TEXT NOT NULL,
+    story           TEXT NOT NULL,
+    task            TEXT NOT NULL,
+    attempt         INTEGER NOT NULL,
+    installation_id INTEGER NOT NULL,
+    sha             TEXT NOT NULL,
+    gates           TEXT NOT NULL,      -- JSON array
+    status          TEXT NOT NULL,      -- queued | running | passed | failed | cancelled | skipped
+    queued_ms       INTEGER NOT NULL,
+    started_ms      INTEGER,
+    finished_ms     INTEGER,
+    report          TEXT,               -- JSON of core::report::RunReport
+    PRIMARY KEY (repo, story, task, attempt)
+);
+CREATE INDEX attempts_active ON attempts(status) WHERE status IN ('queued', 'running');
+-- Check runs taskgate opened, by their external_id.
+CREATE TABLE check_runs (
+    repo    TEXT NOT NULL,
+    key     TEXT NOT NULL,
+    id      INTEGER NOT NULL,
+    PRIMARY KEY (repo, key)
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -225,7 +225,7 @@ impl MetricOp {
 }
 
 /// Task states (SPEC §3), each mirrored as one `state:*` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
     Pending,

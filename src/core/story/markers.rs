@@ -146,6 +146,17 @@ fn decode(value: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Escapes one value the way marker fields are escaped (for other keys
+/// built in the same style, such as check-run ids).
+pub fn encode_value(value: &str) -> String {
+    encode(value)
+}
+
+/// Reverses [`encode_value`]; `None` for a malformed escape.
+pub fn decode_value(value: &str) -> Option<String> {
+    decode(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

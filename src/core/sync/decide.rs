@@ -23,6 +23,8 @@ pub struct Known<'a> {
     pub issues: &'a BTreeMap<String, IssueRecord>,
     pub branches: &'a BTreeSet<String>,
     pub labels: &'a BTreeSet<String>,
+    /// Task states decided by runs and reviews, by task id.
+    pub states: &'a BTreeMap<crate::core::plan::TaskId, crate::core::plan::TaskState>,
 }
 
 /// Decides what a freshly read plan implies.
@@ -121,6 +123,7 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
         issues: &issues,
         branches: known.branches,
         labels: known.labels,
+        states: known.states,
     };
     effects.extend(pass(&plan, parsed, &files, &adopted));
     let outcome = format!(
@@ -207,6 +210,7 @@ fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec
             issues: known.issues,
             branches: known.branches,
             labels: known.labels,
+            states: known.states,
         },
     )
 }

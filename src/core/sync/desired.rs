@@ -33,6 +33,10 @@ pub struct RepoView<'a> {
     pub issues: &'a BTreeMap<String, IssueRecord>,
     pub branches: &'a BTreeSet<String>,
     pub labels: &'a BTreeSet<String>,
+    /// Task states decided by runs and reviews (`core::task`); a task
+    /// missing here takes its state from its `state:*` label, else is
+    /// pending or ready by its dependencies.
+    pub states: &'a BTreeMap<TaskId, TaskState>,
 }
 
 struct Desired<'p> {
@@ -150,7 +154,14 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
             title: (record.title != title).then_some(title),
             body: (record.body != body).then_some(body),
             labels: (record.labels != labels).then(|| labels.into_iter().collect()),
-            state: (!record.open).then_some(IssueState::Open),
+            // A task is closed when it completes (closing keywords do not
+            // fire on merges into a story branch); everything else is open.
+            state: match (record.open, d.task.map(|t| states[&t.id.value])) {
+                (true, Some(TaskState::Completed)) => Some(IssueState::ClosedCompleted),
+                (true, _) => None,
+                (false, Some(TaskState::Completed)) => None,
+                (false, _) => Some(IssueState::Open),
+            },
         };
         if !change.is_noop() {
             effects.push(change);
@@ -253,9 +264,11 @@ fn task_states(
     task_key: &dyn Fn(&TaskId) -> String,
 ) -> BTreeMap<TaskId, TaskState> {
     let recorded = |id: &TaskId| {
-        view.issues
-            .get(&task_key(id))
-            .and_then(|r| r.labels.iter().find_map(|l| TaskState::from_label(l)))
+        view.states.get(id).copied().or_else(|| {
+            view.issues
+                .get(&task_key(id))
+                .and_then(|r| r.labels.iter().find_map(|l| TaskState::from_label(l)))
+        })
     };
     let mut states = BTreeMap::new();
     // Completed first, since readiness depends on it.

@@ -1,0 +1,315 @@
+//! The run queue: starts the attempts the processor queued on the local
+//! runner and reports their progress back through the inbox.
+//!
+//! Owns: which attempts are running in this process and their cancel
+//! handles. Must not: decide anything about a task — it records what
+//! happened (`waiting`, `started`, `finished`, `skipped`) as a
+//! [`RUN_EVENT`] delivery and the processor decides, one event at a time.
+//!
+//! Attempts are read from the store, so a restart picks up queued ones and
+//! re-runs those a crash interrupted. An attempt that leaves the active set
+//! (the processor cancelled it: a newer push, a merge) is stopped: its
+//! process groups get SIGTERM, then SIGKILL.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tracing::{info, info_span, warn, Instrument};
+
+use super::runs::{Progress, RunEvent, RUN_EVENT};
+use crate::core::plan::{parse_plan, MemFiles};
+use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
+use crate::github::GitHubApp;
+use crate::ids::DeliveryId;
+use crate::runner::{
+    cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
+    RunOptions, Workspace,
+};
+use crate::store::{AttemptRow, NewDelivery, Store};
+
+/// Where the runner gets a repository's commits.
+#[derive(Debug, Clone)]
+pub struct GitSource {
+    /// `https://github.com/{repo}.git`; `{repo}` is replaced by `owner/name`.
+    pub url_template: String,
+    /// Send the installation token (HTTPS); off for `file://` test remotes.
+    pub with_token: bool,
+}
+
+impl GitSource {
+    /// The git host that goes with an API URL: github.com for
+    /// api.github.com, `https://host/` for GitHub Enterprise's `/api/v3`.
+    pub fn for_api(api_url: &str) -> GitSource {
+        let api = api_url.trim_end_matches('/');
+        let base = if api == "https://api.github.com" {
+            "https://github.com".to_owned()
+        } else if let Some(host) = api.strip_suffix("/api/v3") {
+            host.to_owned()
+        } else {
+            api.to_owned()
+        };
+        GitSource {
+            url_template: format!("{base}/{{repo}}.git"),
+            with_token: true,
+        }
+    }
+
+    fn url(&self, repo: &str) -> String {
+        self.url_template.replace("{repo}", repo)
+    }
+}
+
+type AttemptKey = (String, String, String, u32);
+
+fn key(row: &AttemptRow) -> AttemptKey {
+    (
+        row.repo.as_str().to_owned(),
+        row.story.clone(),
+        row.task.clone(),
+        row.attempt,
+    )
+}
+
+pub struct RunQueue {
+    pub store: Store,
+    pub github: Arc<GitHubApp>,
+    pub runner: LocalRunner,
+    pub mirrors: MirrorStore,
+    pub workspaces: PathBuf,
+    pub git: GitSource,
+    pub options: RunOptions,
+    /// Woken by the processor when attempts were queued or cancelled.
+    pub runs_changed: Arc<Notify>,
+    /// Wakes the processor when progress was recorded.
+    pub recorded: Arc<Notify>,
+}
+
+impl RunQueue {
+    pub async fn run(self) {
+        let this = Arc::new(self);
+        let running: Arc<Mutex<HashMap<AttemptKey, CancelHandle>>> = Arc::default();
+        loop {
+            match this.store.active_attempts().await {
+                Ok(active) => {
+                    let mut map = running.lock().expect("not poisoned");
+                    let keys: Vec<AttemptKey> = active.iter().map(key).collect();
+                    // Cancelled by the processor: stop its processes.
+                    map.retain(|k, handle| {
+                        let keep = keys.contains(k);
+                        if !keep {
+                            info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
+                            handle.cancel();
+                        }
+                        keep
+                    });
+                    for row in active {
+                        let k = key(&row);
+                        if map.contains_key(&k) {
+                            continue;
+                        }
+                        let (handle, token) = cancel_pair();
+                        map.insert(k.clone(), handle);
+                        let (this, running) = (this.clone(), running.clone());
+                        let span = info_span!("run", repo = %row.repo, task = %row.task, attempt = row.attempt);
+                        tokio::spawn(
+                            async move {
+                                this.run_attempt(row, token).await;
+                                running.lock().expect("not poisoned").remove(&k);
+                            }
+                            .instrument(span),
+                        );
+                    }
+                }
+                Err(e) => warn!(error = %e, "reading queued runs failed"),
+            }
+            let _ =
+                tokio::time::timeout(Duration::from_secs(2), this.runs_changed.notified()).await;
+        }
+    }
+
+    async fn record(&self, row: &AttemptRow, progress: Progress) {
+        let name = match &progress {
+            Progress::Waiting { .. } => "waiting",
+            Progress::Started { .. } => "started",
+            Progress::Finished { .. } => "finished",
+            Progress::Skipped { .. } => "skipped",
+        };
+        let event = RunEvent {
+            repo: row.repo.clone(),
+            story: row.story.clone(),
+            task: row.task.clone(),
+            progress,
+        };
+        let delivery = NewDelivery {
+            delivery_id: DeliveryId(format!(
+                "taskgate-run {} {} {} {} {name}",
+                row.repo, row.story, row.task, row.attempt
+            )),
+            event: RUN_EVENT.to_owned(),
+            action: Some(name.to_owned()),
+            installation: Some(row.installation),
+            payload: serde_json::to_vec(&event).expect("serialises").into(),
+            ignored: false,
+        };
+        // A store failure here is retried: progress must not be lost, or
+        // the check runs would stay in progress forever.
+        for attempt in 0.. {
+            match self.store.record_delivery(delivery.clone()).await {
+                Ok(_) => break,
+                Err(e) if attempt < 20 => {
+                    warn!(error = %e, "recording run progress failed; retrying");
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => {
+                    warn!(error = %e, "recording run progress failed; giving up");
+                    return;
+                }
+            }
+        }
+        self.recorded.notify_one();
+    }
+
+    async fn run_attempt(self: Arc<Self>, row: AttemptRow, cancel: crate::runner::CancelToken) {
+        // When every runner is busy, the queued check runs say how many
+        // runs are ahead; recorded before `started`, so shown in order.
+        let (tx, rx) = tokio::sync::oneshot::channel::<usize>();
+        let notice = {
+            let (this, row) = (self.clone(), row.clone());
+            tokio::spawn(async move {
+                if let Ok(ahead) = rx.await {
+                    let attempt = row.attempt;
+                    this.record(&row, Progress::Waiting { attempt, ahead })
+                        .await;
+                }
+            })
+        };
+        let slot = self
+            .runner
+            .slot(move |ahead| {
+                let _ = tx.send(ahead);
+            })
+            .await;
+        let _ = notice.await;
+        if cancel.is_cancelled() {
+            return;
+        }
+        self.record(
+            &row,
+            Progress::Started {
+                attempt: row.attempt,
+            },
+        )
+        .await;
+        let progress = match self.execute(&row, cancel).await {
+            Ok((report, workspace)) => Progress::Finished {
+                attempt: row.attempt,
+                report,
+                workspace,
+            },
+            Err(RunError::Git(GitError::CommitNotFound(sha))) => Progress::Skipped {
+                attempt: row.attempt,
+                why: format!(
+                    "commit {sha} no longer exists on the branch's repository (force-pushed away?)"
+                ),
+            },
+            Err(e) => Progress::Finished {
+                attempt: row.attempt,
+                report: tooling_failure(&row, &e.to_string()),
+                workspace: String::new(),
+            },
+        };
+        drop(slot);
+        self.record(&row, progress).await;
+    }
+
+    async fn execute(
+        &self,
+        row: &AttemptRow,
+        cancel: crate::runner::CancelToken,
+    ) -> Result<(RunReport, String), RunError> {
+        let plan = self
+            .store
+            .story(&row.repo, &row.story)
+            .await
+            .map_err(|e| RunError::Setup(format!("store: {e}")))?
+            .ok_or_else(|| RunError::Setup(format!("story {} is not known", row.story)))?;
+        let parsed = parse_plan(&plan.plan)
+            .0
+            .ok_or_else(|| RunError::Setup("the stored plan no longer parses".into()))?;
+        let task = parsed
+            .walk()
+            .into_iter()
+            .find(|r| r.task.id.value.as_str() == row.task)
+            .map(|r| r.task.clone())
+            .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?;
+        let gates: Vec<_> = plan_gates(&task, &MemFiles(plan.files.clone()))
+            .into_iter()
+            .filter(|g| row.gates.contains(&g.gate))
+            .collect();
+        let token = if self.git.with_token {
+            Some(
+                self.github
+                    .installation_token(row.installation)
+                    .await
+                    .map_err(|e| RunError::Setup(format!("installation token: {e}")))?,
+            )
+        } else {
+            None
+        };
+        let mirror = self.mirrors.mirror(row.repo.as_str())?;
+        mirror
+            .fetch_commit_async(self.git.url(row.repo.as_str()), token, row.sha.0.clone())
+            .await?;
+        let ws =
+            Workspace::checkout_async(mirror, row.sha.0.clone(), self.workspaces.clone()).await?;
+        let workspace = ws.path().display().to_string();
+        let options = RunOptions {
+            cancel,
+            sha: Some(row.sha.0.clone()),
+            ..self.options.clone()
+        };
+        let report = run_gate_specs(ws.path(), row.task.clone(), gates, options).await;
+        // Removing a big checkout is blocking work.
+        let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
+        Ok((report, workspace))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+enum RunError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// A run that could not start (no mirror, no token, no plan) fails every
+/// gate as `tooling_error`: a fault of the runner, said as such.
+fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
+    let kind = crate::classify::FailureKind::ToolingError;
+    RunReport {
+        version: REPORT_VERSION,
+        task: row.task.clone(),
+        sha: Some(row.sha.0.clone()),
+        gates: row
+            .gates
+            .iter()
+            .map(|g| GateResult {
+                gate: g.clone(),
+                passed: false,
+                kind: Some(kind),
+                summary: Some(format!("the runner could not run this gate: {why}")),
+                commands: vec![],
+                missing_artifacts: vec![],
+                metric_failures: vec![],
+                warnings: vec![],
+                cancelled: false,
+            })
+            .collect(),
+        duration_ms: 0,
+        cancelled: false,
+    }
+}

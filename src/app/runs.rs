@@ -1,0 +1,509 @@
+//! Webhooks and runner progress → task transitions: the IO half of
+//! acceptance runs.
+//!
+//! Finds the task a pull request, push, check suite, check run or comment is
+//! about (by branch name, check-run `external_id`, or issue number), reads
+//! its plan as last synced from the default branch, and calls the pure
+//! `core::task`. Its result is one [`Decision`]: the task record, the run to
+//! queue or cancel and the effects, stored together by the processor.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+
+use crate::core::config::{load_config, RepoConfig};
+use crate::core::plan::{parse_plan, MemFiles, Task};
+use crate::core::story::{story_branch, task_branch, Marker};
+use crate::core::task::{
+    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
+    PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+};
+use crate::core::{Change, CheckRunSpec, Decision, Effect};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use crate::intake::payload::{CheckRunPayload, CheckSuitePayload, PullRequestPayload, PushPayload};
+use crate::store::{unix_now, Store, StoreError, TaskLocation};
+
+/// taskgate's own event: progress of a run, recorded by the runner through
+/// the inbox so that every decision about a task is made by the processor,
+/// one at a time (never accepted from outside).
+pub const RUN_EVENT: &str = "taskgate.run";
+
+/// The payload of a [`RUN_EVENT`] delivery.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunEvent {
+    pub repo: RepoName,
+    pub story: String,
+    pub task: String,
+    pub progress: Progress,
+}
+
+/// [`RunProgress`] as stored in the inbox.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Progress {
+    Waiting {
+        attempt: u32,
+        ahead: usize,
+    },
+    Started {
+        attempt: u32,
+    },
+    Finished {
+        attempt: u32,
+        report: crate::core::report::RunReport,
+        workspace: String,
+    },
+    Skipped {
+        attempt: u32,
+        why: String,
+    },
+}
+
+impl From<Progress> for RunProgress {
+    fn from(p: Progress) -> Self {
+        match p {
+            Progress::Waiting { attempt, ahead } => RunProgress::Waiting { attempt, ahead },
+            Progress::Started { attempt } => RunProgress::Started { attempt },
+            Progress::Finished {
+                attempt,
+                report,
+                workspace,
+            } => RunProgress::Finished {
+                attempt,
+                report,
+                workspace,
+            },
+            Progress::Skipped { attempt, why } => RunProgress::Skipped { attempt, why },
+        }
+    }
+}
+
+/// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
+pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    let rest = branch
+        .strip_prefix("refs/heads/")
+        .unwrap_or(branch)
+        .strip_prefix("taskgate/task-")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let after = &rest[digits.len()..];
+    if digits.is_empty() || !(after.is_empty() || after.starts_with('-')) {
+        return None;
+    }
+    digits.parse().ok().map(IssueNumber)
+}
+
+pub struct Runs {
+    pub store: Store,
+    /// Wakes the runner when an attempt was queued or cancelled.
+    pub runs_changed: Arc<Notify>,
+}
+
+/// A task with everything its transitions need.
+struct Located {
+    loc: TaskLocation,
+    installation: InstallationId,
+    task: Task,
+    gates: Vec<String>,
+    config: RepoConfig,
+    branch: String,
+    story_branch: String,
+    record: TaskRecord,
+}
+
+impl Located {
+    fn context<'a>(&'a self, repo: &'a RepoName) -> TaskContext<'a> {
+        TaskContext {
+            repo,
+            installation: self.installation,
+            story: &self.loc.story,
+            task: &self.loc.task,
+            title: &self.task.title,
+            task_marker: &self.loc.marker,
+            task_issue: self.loc.issue,
+            branch: &self.branch,
+            story_branch: &self.story_branch,
+            gates: &self.gates,
+            review: self.task.review.unwrap_or(self.config.review),
+            merge_method: self.config.merge_method,
+            now: unix_now(),
+        }
+    }
+}
+
+/// A task decision as a processor decision: the record, the run queued or
+/// cancelled and the attempt's new status are stored with the effects.
+fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
+    let mut changes = Vec::new();
+    if d.record != located.record {
+        if let Some(a) = &d.record.current {
+            let before = located.record.current.as_ref();
+            let moved = before.is_none_or(|b| b.number != a.number || b.status != a.status);
+            if moved && before.is_some_and(|b| b.number == a.number) {
+                changes.push(Change::AttemptUpdated {
+                    repo: repo.clone(),
+                    story: located.loc.story.clone(),
+                    task: located.loc.task.clone(),
+                    attempt: a.number,
+                    status: a.status,
+                    report: None,
+                });
+            }
+        }
+        changes.push(Change::TaskUpdated {
+            repo: repo.clone(),
+            story: located.loc.story.clone(),
+            task: located.loc.task.clone(),
+            record: d.record.clone(),
+        });
+    }
+    if let Some(n) = d.cancelled {
+        changes.push(Change::AttemptUpdated {
+            repo: repo.clone(),
+            story: located.loc.story.clone(),
+            task: located.loc.task.clone(),
+            attempt: n,
+            status: task::AttemptStatus::Cancelled,
+            report: None,
+        });
+    }
+    if let Some(job) = d.run {
+        changes.push(Change::RunQueued(job));
+    }
+    Decision {
+        changes,
+        effects: d.effects,
+        outcome: format!("task {}: {}", located.loc.task, d.outcome),
+    }
+}
+
+impl Runs {
+    async fn locate(
+        &self,
+        repo: &RepoName,
+        loc: TaskLocation,
+    ) -> Result<Option<Located>, StoreError> {
+        let Some(plan) = self.store.story(repo, &loc.story).await? else {
+            return Ok(None);
+        };
+        let (Some(parsed), _) = parse_plan(&plan.plan) else {
+            return Ok(None);
+        };
+        let Some(task) = parsed.walk().into_iter().find_map(|r| {
+            (r.task.id.value.as_str() == loc.task && !r.task.is_parent()).then(|| r.task.clone())
+        }) else {
+            return Ok(None);
+        };
+        let config = load_config(plan.config.as_deref()).unwrap_or_default();
+        let files = MemFiles(plan.files.clone());
+        let gates = crate::runner::plan_gates(&task, &files)
+            .into_iter()
+            .map(|g| g.gate)
+            .collect();
+        let story_key = Marker::Story {
+            story: loc.story.clone(),
+        }
+        .key();
+        let Some(story_issue) = self.store.issue_record(repo, &story_key).await? else {
+            return Ok(None);
+        };
+        let record = self
+            .store
+            .task_record(repo, &loc.story, &loc.task)
+            .await?
+            .unwrap_or_default();
+        Ok(Some(Located {
+            branch: task_branch(loc.issue.0, &task.title),
+            story_branch: story_branch(story_issue.number.0),
+            installation: plan.installation,
+            loc,
+            task,
+            gates,
+            config,
+            record,
+        }))
+    }
+
+    async fn locate_branch(
+        &self,
+        repo: &RepoName,
+        branch: &str,
+    ) -> Result<Option<Located>, StoreError> {
+        let Some(issue) = task_issue_of_branch(branch) else {
+            return Ok(None);
+        };
+        let Some(loc) = self.store.task_by_issue(repo, issue).await? else {
+            return Ok(None);
+        };
+        let located = self.locate(repo, loc).await?;
+        // Only the task's own branch: `taskgate/task-14-other` is not it.
+        Ok(located.filter(|l| branch.strip_prefix("refs/heads/").unwrap_or(branch) == l.branch))
+    }
+
+    fn notify_if_runs(&self, d: &Decision) {
+        if d.changes.iter().any(|c| {
+            matches!(
+                c,
+                Change::RunQueued(_)
+                    | Change::AttemptUpdated {
+                        status: task::AttemptStatus::Cancelled,
+                        ..
+                    }
+            )
+        }) {
+            self.runs_changed.notify_one();
+        }
+    }
+
+    fn finish(&self, repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
+        let decision = into_decision(repo, located, d);
+        self.notify_if_runs(&decision);
+        decision
+    }
+
+    pub async fn on_pull_request(&self, p: &PullRequestPayload) -> Result<Decision, StoreError> {
+        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let pr = &p.pull_request;
+        if !matches!(
+            p.action.as_str(),
+            "opened" | "synchronize" | "reopened" | "ready_for_review" | "closed"
+        ) {
+            return Ok(Decision::nothing(format!(
+                "pull_request.{}: nothing to do",
+                p.action
+            )));
+        }
+        let from_fork = pr
+            .head
+            .repo
+            .as_ref()
+            .is_some_and(|r| r.full_name != p.repository.full_name);
+        let aims_at_taskgate = pr.base.name.starts_with("taskgate/story-")
+            || task_issue_of_branch(&pr.head.name).is_some();
+        if from_fork && aims_at_taskgate {
+            return Ok(fork_decision(&repo, p));
+        }
+        if from_fork {
+            return Ok(Decision::nothing(
+                "pull request from a fork, not for a task",
+            ));
+        }
+        let Some(located) = self.locate_branch(&repo, &pr.head.name).await? else {
+            return Ok(Decision::nothing("not a task pull request"));
+        };
+        let ctx = located.context(&repo);
+        let pull = PullRef {
+            number: pr.number,
+            draft: pr.draft.unwrap_or(false),
+        };
+        let d = match p.action.as_str() {
+            "closed" => on_pull_closed(&located.record, pr.merged.unwrap_or(false), &ctx),
+            "ready_for_review" => on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx),
+            _ => on_trigger(
+                &located.record,
+                &Trigger::Head {
+                    sha: pr.head.sha.clone(),
+                    pr: Some(pull),
+                },
+                &ctx,
+            ),
+        };
+        Ok(self.finish(&repo, &located, d))
+    }
+
+    /// A push to a task branch (the default branch is the plan sync's).
+    pub async fn on_push(&self, p: &PushPayload) -> Result<Option<Decision>, StoreError> {
+        if task_issue_of_branch(&p.git_ref).is_none() {
+            return Ok(None);
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        if p.deleted {
+            return Ok(Some(Decision::nothing("task branch deleted")));
+        }
+        let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {
+            return Ok(Some(Decision::nothing("not a branch of a known task")));
+        };
+        let ctx = located.context(&repo);
+        let trigger = Trigger::Head {
+            sha: p.after.clone(),
+            pr: None,
+        };
+        let d = on_trigger(&located.record, &trigger, &ctx);
+        Ok(Some(self.finish(&repo, &located, d)))
+    }
+
+    pub async fn on_check_suite(&self, p: &CheckSuitePayload) -> Result<Decision, StoreError> {
+        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let Some(branch) = p.check_suite.head_branch.as_deref() else {
+            return Ok(Decision::nothing("check suite without a branch"));
+        };
+        let Some(located) = self.locate_branch(&repo, branch).await? else {
+            return Ok(Decision::nothing("not a task branch"));
+        };
+        let ctx = located.context(&repo);
+        let sha = p.check_suite.head_sha.clone();
+        let trigger = match p.action.as_str() {
+            "rerequested" => Trigger::Retry {
+                sha: Some(sha),
+                gate: None,
+            },
+            _ => Trigger::Head { sha, pr: None },
+        };
+        let d = on_trigger(&located.record, &trigger, &ctx);
+        Ok(self.finish(&repo, &located, d))
+    }
+
+    /// "Re-run" on one of taskgate's check runs, or its Retry button.
+    pub async fn on_check_run(
+        &self,
+        p: &CheckRunPayload,
+        app_id: u64,
+    ) -> Result<Decision, StoreError> {
+        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let ours = p.check_run.app.as_ref().is_none_or(|a| a.id == app_id);
+        let key = p
+            .check_run
+            .external_id
+            .as_deref()
+            .and_then(parse_check_key)
+            .filter(|_| ours);
+        let Some(key) = key else {
+            return Ok(Decision::nothing("not a taskgate gate check run"));
+        };
+        let retry = match p.action.as_str() {
+            "rerequested" => true,
+            "requested_action" => p
+                .requested_action
+                .as_ref()
+                .is_some_and(|a| a.identifier == crate::core::RETRY_ACTION),
+            _ => false,
+        };
+        if !retry {
+            return Ok(Decision::nothing(format!(
+                "check_run.{}: nothing to do",
+                p.action
+            )));
+        }
+        let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
+            return Ok(Decision::nothing("the check run's task is not known"));
+        };
+        let Some(located) = self.locate(&repo, loc).await? else {
+            return Ok(Decision::nothing("the check run's task is not in the plan"));
+        };
+        let ctx = located.context(&repo);
+        let trigger = Trigger::Retry {
+            sha: Some(p.check_run.head_sha.clone()),
+            gate: Some(key.gate),
+        };
+        let d = on_trigger(&located.record, &trigger, &ctx);
+        Ok(self.finish(&repo, &located, d))
+    }
+
+    async fn task_location(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+    ) -> Result<Option<TaskLocation>, StoreError> {
+        let marker = Marker::Task {
+            story: story.to_owned(),
+            task: crate::core::plan::TaskId::new(task),
+        }
+        .key();
+        Ok(self
+            .store
+            .issue_record(repo, &marker)
+            .await?
+            .map(|r| TaskLocation {
+                story: story.to_owned(),
+                task: task.to_owned(),
+                marker,
+                issue: r.number,
+            }))
+    }
+
+    /// `/taskgate retry [gate]` on a task issue or its pull request. `None`
+    /// when the issue is not a task's.
+    pub async fn on_retry_command(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        gate: Option<String>,
+    ) -> Result<Option<(Decision, bool)>, StoreError> {
+        let loc = match self.store.task_by_issue(repo, issue).await? {
+            Some(loc) => Some(loc),
+            None => self.store.task_by_pull(repo, issue).await?,
+        };
+        let Some(loc) = loc else {
+            return Ok(None);
+        };
+        let Some(located) = self.locate(repo, loc).await? else {
+            return Ok(None);
+        };
+        let ctx = located.context(repo);
+        let d = on_trigger(&located.record, &Trigger::Retry { sha: None, gate }, &ctx);
+        let started = d.run.is_some();
+        Ok(Some((self.finish(repo, &located, d), started)))
+    }
+
+    pub async fn on_run_event(&self, payload: &[u8]) -> Result<Decision, String> {
+        let event: RunEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+        let located = self
+            .task_location(&event.repo, &event.story, &event.task)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(loc) = located else {
+            return Ok(Decision::nothing("run of an unknown task"));
+        };
+        let Some(located) = self
+            .locate(&event.repo, loc)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(Decision::nothing("run of a task no longer in the plan"));
+        };
+        let ctx = located.context(&event.repo);
+        let progress: RunProgress = event.progress.into();
+        let report = match &progress {
+            RunProgress::Finished { report, .. } => Some(report.clone()),
+            _ => None,
+        };
+        let d = on_run_progress(&located.record, &progress, &ctx);
+        let mut decision = into_decision(&event.repo, &located, d);
+        // The report is kept with the attempt.
+        for change in &mut decision.changes {
+            if let Change::AttemptUpdated {
+                attempt, report: r, ..
+            } = change
+            {
+                if *attempt == progress.attempt() {
+                    *r = report.clone();
+                }
+            }
+        }
+        Ok(decision)
+    }
+}
+
+/// Pull requests from forks are never run (their code would run with the
+/// runner's access): a neutral check run says so.
+fn fork_decision(repo: &RepoName, p: &PullRequestPayload) -> Decision {
+    if !matches!(p.action.as_str(), "opened" | "synchronize" | "reopened") {
+        return Decision::nothing("fork pull request");
+    }
+    Decision {
+        changes: vec![],
+        effects: vec![Effect::CreateCheckRun {
+            repo: repo.clone(),
+            check: CheckRunSpec {
+                name: "taskgate/acceptance".into(),
+                head_sha: CommitSha(p.pull_request.head.sha.as_str().to_owned()),
+                conclusion: "neutral".into(),
+                title: "Not run: pull request from a fork".into(),
+                summary: task::render_fork_summary(),
+                annotations: vec![],
+            },
+        }],
+        outcome: "fork pull request: not run".into(),
+    }
+}

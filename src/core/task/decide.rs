@@ -1,0 +1,570 @@
+//! The transitions of a task's runs.
+
+use super::check::check_key;
+use super::render;
+use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
+use crate::core::config::{MergeMethod, ReviewMode};
+use crate::core::effect::{CheckStatus, CheckUpdate, Effect};
+use crate::core::plan::TaskState;
+use crate::core::report::{annotation_batches, render_check_output, CheckOutput, RunReport};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+
+/// What the transitions need to know about the task and its repository.
+#[derive(Debug, Clone)]
+pub struct TaskContext<'a> {
+    pub repo: &'a RepoName,
+    pub installation: InstallationId,
+    /// The story key (`file:momentum`).
+    pub story: &'a str,
+    pub task: &'a str,
+    pub title: &'a str,
+    /// The task issue's marker key and number.
+    pub task_marker: &'a str,
+    pub task_issue: IssueNumber,
+    pub branch: &'a str,
+    pub story_branch: &'a str,
+    /// The task's gates from the plan on the default branch; empty when it
+    /// needs no testing.
+    pub gates: &'a [String],
+    pub review: ReviewMode,
+    pub merge_method: MergeMethod,
+    pub now: i64,
+}
+
+/// Something that asks for the task to be tested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// The task branch's head is `sha` (a push, a pull request opened,
+    /// synchronised or reopened, a check suite requested). A commit already
+    /// tested or being tested is not run again.
+    Head { sha: CommitSha, pr: Option<PullRef> },
+    /// Run again at the head (or `sha`), all gates or one: check suite or
+    /// check run re-requested, the Retry button, `/taskgate retry [gate]`.
+    Retry {
+        sha: Option<CommitSha>,
+        gate: Option<String>,
+    },
+}
+
+/// What the runner reports about an attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunProgress {
+    /// Waiting for a free runner, behind `ahead` runs.
+    Waiting {
+        attempt: u32,
+        ahead: usize,
+    },
+    Started {
+        attempt: u32,
+    },
+    /// `workspace` is where the commands ran, stripped from finding paths.
+    Finished {
+        attempt: u32,
+        report: RunReport,
+        workspace: String,
+    },
+    /// Could not run at all (the commit is gone); not a verdict on the code.
+    Skipped {
+        attempt: u32,
+        why: String,
+    },
+}
+
+impl RunProgress {
+    pub fn attempt(&self) -> u32 {
+        match self {
+            RunProgress::Waiting { attempt, .. }
+            | RunProgress::Started { attempt }
+            | RunProgress::Finished { attempt, .. }
+            | RunProgress::Skipped { attempt, .. } => *attempt,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskDecision {
+    pub record: TaskRecord,
+    pub effects: Vec<Effect>,
+    /// A run to queue.
+    pub run: Option<RunJob>,
+    /// An attempt superseded while queued or running: its processes stop.
+    pub cancelled: Option<u32>,
+    /// The run finished and every gate passed at the head (`Some(true)`),
+    /// or some gate failed (`Some(false)`); the failure loop listens here.
+    pub verdict: Option<bool>,
+    pub outcome: String,
+}
+
+impl TaskDecision {
+    fn unchanged(record: &TaskRecord, outcome: impl Into<String>) -> TaskDecision {
+        TaskDecision {
+            record: record.clone(),
+            effects: vec![],
+            run: None,
+            cancelled: None,
+            verdict: None,
+            outcome: outcome.into(),
+        }
+    }
+}
+
+fn reconcile(ctx: &TaskContext) -> Effect {
+    Effect::Reconcile {
+        repo: ctx.repo.clone(),
+        story: ctx.story.to_owned(),
+        round: 0,
+    }
+}
+
+fn short(sha: &CommitSha) -> &str {
+    &sha.as_str()[..sha.as_str().len().min(7)]
+}
+
+pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
+    if matches!(
+        record.state,
+        Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
+    ) {
+        let state = record.state.map(|s| s.name()).unwrap_or_default();
+        return TaskDecision::unchanged(record, format!("task is {state}: not run"));
+    }
+    let mut next = record.clone();
+    let mut effects = Vec::new();
+    let (sha, gates) = match trigger {
+        Trigger::Head { sha, pr } => {
+            if let Some(pr) = pr {
+                next.pr = Some(*pr);
+                next.pr_requested = false;
+            } else if next.pr.is_none() && !next.pr_requested {
+                // The first commit on a task branch without a PR: open a
+                // draft (SPEC §3) so the work has a place to be reviewed.
+                next.pr_requested = true;
+                effects.push(Effect::CreatePullRequest {
+                    repo: ctx.repo.clone(),
+                    head: ctx.branch.to_owned(),
+                    base: ctx.story_branch.to_owned(),
+                    title: ctx.title.to_owned(),
+                    body: render::task_pull_body(ctx.task_issue),
+                    draft: true,
+                });
+            }
+            let already = record.current.as_ref().is_some_and(|a| {
+                a.sha == *sha
+                    && a.gates.len() == ctx.gates.len()
+                    && !matches!(a.status, AttemptStatus::Cancelled | AttemptStatus::Skipped)
+            });
+            next.head = Some(sha.clone());
+            if already {
+                return TaskDecision {
+                    record: next,
+                    effects,
+                    outcome: format!("{} is already tested or being tested", short(sha)),
+                    ..TaskDecision::unchanged(record, "")
+                };
+            }
+            (sha.clone(), ctx.gates.to_vec())
+        }
+        Trigger::Retry { sha, gate } => {
+            let Some(sha) = sha.clone().or_else(|| record.head.clone()) else {
+                return TaskDecision::unchanged(record, "nothing pushed yet: nothing to retry");
+            };
+            next.head = Some(sha.clone());
+            let gates = match gate {
+                Some(g) if ctx.gates.contains(g) => vec![g.clone()],
+                Some(g) => {
+                    return TaskDecision::unchanged(
+                        record,
+                        format!("retry: the task has no gate `{g}`"),
+                    )
+                }
+                None => ctx.gates.to_vec(),
+            };
+            (sha, gates)
+        }
+    };
+
+    if ctx.gates.is_empty() {
+        // `requires_testing: false`: complete when the PR merges.
+        next.state = Some(TaskState::InProgress);
+        effects.push(reconcile(ctx));
+        return TaskDecision {
+            record: next,
+            effects,
+            outcome: "needs no testing: waits for its pull request to merge".into(),
+            ..TaskDecision::unchanged(record, "")
+        };
+    }
+
+    let cancelled = supersede(record, &sha, ctx, &mut effects);
+    let number = record.attempts + 1;
+    for gate in &gates {
+        effects.push(Effect::OpenCheckRun {
+            repo: ctx.repo.clone(),
+            key: check_key(ctx.story, ctx.task, number, gate),
+            name: render::check_name(gate),
+            head_sha: sha.clone(),
+            title: "Queued".into(),
+            summary: render::queued_summary(ctx.task, number),
+        });
+    }
+    next.attempts = number;
+    next.current = Some(Attempt {
+        number,
+        sha: sha.clone(),
+        gates: gates.clone(),
+        status: AttemptStatus::Queued,
+        queued_at: ctx.now,
+        started_at: None,
+        finished_at: None,
+    });
+    next.state = Some(TaskState::Testing);
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        run: Some(RunJob {
+            repo: ctx.repo.clone(),
+            installation: ctx.installation,
+            story: ctx.story.to_owned(),
+            task: ctx.task.to_owned(),
+            attempt: number,
+            sha: sha.clone(),
+            gates,
+        }),
+        cancelled,
+        verdict: None,
+        outcome: format!("attempt {number} queued at {}", short(&sha)),
+    }
+}
+
+/// Completes a queued or running attempt's check runs as cancelled.
+fn supersede(
+    record: &TaskRecord,
+    by: &CommitSha,
+    ctx: &TaskContext,
+    effects: &mut Vec<Effect>,
+) -> Option<u32> {
+    let current = record.current.as_ref().filter(|a| a.status.is_active())?;
+    for gate in &current.gates {
+        effects.push(Effect::UpdateCheckRun {
+            repo: ctx.repo.clone(),
+            key: check_key(ctx.story, ctx.task, current.number, gate),
+            update: CheckUpdate {
+                status: CheckStatus::Completed,
+                conclusion: Some("cancelled".into()),
+                output: Some(render::superseded_output(current.number, short(by))),
+                retry_button: false,
+            },
+        });
+    }
+    Some(current.number)
+}
+
+pub fn on_run_progress(
+    record: &TaskRecord,
+    progress: &RunProgress,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let Some(current) = record
+        .current
+        .as_ref()
+        .filter(|a| a.number == progress.attempt() && a.status.is_active())
+    else {
+        return TaskDecision::unchanged(
+            record,
+            format!(
+                "attempt {} is not the task's active attempt: ignored",
+                progress.attempt()
+            ),
+        );
+    };
+    let keys = |gate: &str| check_key(ctx.story, ctx.task, current.number, gate);
+    let mut next = record.clone();
+    let attempt = next.current.as_mut().expect("checked above");
+    match progress {
+        RunProgress::Waiting { ahead, .. } => TaskDecision {
+            effects: current
+                .gates
+                .iter()
+                .map(|g| Effect::UpdateCheckRun {
+                    repo: ctx.repo.clone(),
+                    key: keys(g),
+                    update: CheckUpdate {
+                        status: CheckStatus::Queued,
+                        conclusion: None,
+                        output: Some(render::waiting_output(*ahead)),
+                        retry_button: false,
+                    },
+                })
+                .collect(),
+            outcome: format!("attempt {} waits behind {ahead} run(s)", current.number),
+            ..TaskDecision::unchanged(record, "")
+        },
+        RunProgress::Started { .. } => {
+            if attempt.status == AttemptStatus::Running {
+                return TaskDecision::unchanged(record, "already running");
+            }
+            attempt.status = AttemptStatus::Running;
+            attempt.started_at = Some(ctx.now);
+            TaskDecision {
+                effects: current
+                    .gates
+                    .iter()
+                    .map(|g| Effect::UpdateCheckRun {
+                        repo: ctx.repo.clone(),
+                        key: keys(g),
+                        update: CheckUpdate {
+                            status: CheckStatus::InProgress,
+                            conclusion: None,
+                            output: Some(CheckOutput {
+                                title: "Running".into(),
+                                summary: render::running_summary(current.number, &current.sha),
+                                text: String::new(),
+                                annotations: vec![],
+                            }),
+                            retry_button: false,
+                        },
+                    })
+                    .collect(),
+                outcome: format!("attempt {} started", current.number),
+                ..TaskDecision::unchanged(&next, "")
+            }
+        }
+        RunProgress::Skipped { why, .. } => {
+            attempt.status = AttemptStatus::Skipped;
+            attempt.finished_at = Some(ctx.now);
+            let effects = current
+                .gates
+                .iter()
+                .map(|g| Effect::UpdateCheckRun {
+                    repo: ctx.repo.clone(),
+                    key: keys(g),
+                    update: CheckUpdate {
+                        status: CheckStatus::Completed,
+                        conclusion: Some("cancelled".into()),
+                        output: Some(render::skipped_output(why)),
+                        retry_button: true,
+                    },
+                })
+                .collect();
+            TaskDecision {
+                effects,
+                outcome: format!("attempt {} not run: {why}", current.number),
+                ..TaskDecision::unchanged(&next, "")
+            }
+        }
+        RunProgress::Finished {
+            report, workspace, ..
+        } => finish(&next, current, report, workspace, ctx),
+    }
+}
+
+fn finish(
+    record: &TaskRecord,
+    current: &Attempt,
+    report: &RunReport,
+    workspace: &str,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let mut next = record.clone();
+    let mut effects = Vec::new();
+    for gate in &current.gates {
+        let key = check_key(ctx.story, ctx.task, current.number, gate);
+        let Some(result) = report.gates.iter().find(|g| &g.gate == gate) else {
+            // The runner said nothing about this gate: a runner fault.
+            effects.push(Effect::UpdateCheckRun {
+                repo: ctx.repo.clone(),
+                key,
+                update: CheckUpdate {
+                    status: CheckStatus::Completed,
+                    conclusion: Some("failure".into()),
+                    output: Some(render::missing_gate_output(gate)),
+                    retry_button: true,
+                },
+            });
+            next.verdicts.insert(
+                gate.clone(),
+                GateVerdict {
+                    sha: current.sha.clone(),
+                    attempt: current.number,
+                    passed: false,
+                    kind: Some(crate::classify::FailureKind::ToolingError),
+                    summary: Some("the runner reported nothing for this gate".into()),
+                },
+            );
+            continue;
+        };
+        let output = render_check_output(result, workspace);
+        let batches = annotation_batches(&output.annotations);
+        let first = CheckOutput {
+            annotations: batches.first().map(|b| b.to_vec()).unwrap_or_default(),
+            ..output.clone()
+        };
+        effects.push(Effect::UpdateCheckRun {
+            repo: ctx.repo.clone(),
+            key: key.clone(),
+            update: CheckUpdate {
+                status: CheckStatus::Completed,
+                conclusion: Some(if result.passed { "success" } else { "failure" }.into()),
+                output: Some(first),
+                retry_button: true,
+            },
+        });
+        // GitHub takes 50 annotations per request and appends the rest.
+        for batch in batches.iter().skip(1) {
+            effects.push(Effect::UpdateCheckRun {
+                repo: ctx.repo.clone(),
+                key: key.clone(),
+                update: CheckUpdate {
+                    status: CheckStatus::Completed,
+                    conclusion: None,
+                    output: Some(CheckOutput {
+                        title: output.title.clone(),
+                        summary: output.summary.clone(),
+                        text: String::new(),
+                        annotations: batch.to_vec(),
+                    }),
+                    retry_button: false,
+                },
+            });
+        }
+        next.verdicts.insert(
+            gate.clone(),
+            GateVerdict {
+                sha: current.sha.clone(),
+                attempt: current.number,
+                passed: result.passed,
+                kind: result.kind,
+                summary: result.summary.clone(),
+            },
+        );
+    }
+    let passed = ctx.gates.iter().all(|g| {
+        next.verdicts
+            .get(g)
+            .is_some_and(|v| v.passed && v.sha == current.sha)
+    });
+    let attempt = next.current.as_mut().expect("current exists");
+    attempt.status = if passed {
+        AttemptStatus::Passed
+    } else {
+        AttemptStatus::Failed
+    };
+    attempt.finished_at = Some(ctx.now);
+    next.state = Some(if passed {
+        TaskState::Review
+    } else {
+        TaskState::TestFailed
+    });
+    if passed {
+        effects.extend(merge_if_ready(&next, ctx));
+    }
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        run: None,
+        cancelled: None,
+        verdict: Some(passed),
+        outcome: format!(
+            "attempt {} {}",
+            current.number,
+            if passed { "passed" } else { "failed" }
+        ),
+    }
+}
+
+/// Every gate has passed at `sha`.
+fn proven_at(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
+    !ctx.gates.is_empty()
+        && ctx.gates.iter().all(|g| {
+            record
+                .verdicts
+                .get(g)
+                .is_some_and(|v| v.passed && v.sha == *sha)
+        })
+}
+
+/// In `auto` review a proven task whose PR is ready for review is merged
+/// into the story branch (SPEC §3); `human` review waits for `/approve`.
+fn merge_if_ready(record: &TaskRecord, ctx: &TaskContext) -> Option<Effect> {
+    let (pr, head) = (record.pr?, record.head.as_ref()?);
+    (ctx.review == ReviewMode::Auto && !pr.draft && proven_at(record, head, ctx)).then(|| {
+        Effect::MergePullRequest {
+            repo: ctx.repo.clone(),
+            number: pr.number,
+            sha: head.clone(),
+            method: ctx.merge_method,
+            title: format!("{} (#{})", ctx.title, pr.number),
+            report_to: ctx.task_marker.to_owned(),
+        }
+    })
+}
+
+/// The task PR left draft. A head already proven merges (auto review);
+/// otherwise it is tested like any new head.
+pub fn on_ready_for_review(
+    record: &TaskRecord,
+    pr: PullRef,
+    sha: &CommitSha,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let mut next = record.clone();
+    next.pr = Some(pr);
+    next.pr_requested = false;
+    if next.head.as_ref() == Some(sha) && proven_at(&next, sha, ctx) {
+        let effects: Vec<Effect> = merge_if_ready(&next, ctx).into_iter().collect();
+        let outcome = if effects.is_empty() {
+            "ready for review; already proven: waits for approval".into()
+        } else {
+            "ready for review; already proven: merging".into()
+        };
+        return TaskDecision {
+            record: next,
+            effects,
+            outcome,
+            ..TaskDecision::unchanged(record, "")
+        };
+    }
+    on_trigger(
+        &next,
+        &Trigger::Head {
+            sha: sha.clone(),
+            pr: Some(pr),
+        },
+        ctx,
+    )
+}
+
+/// The task PR was closed: merged means the task is complete (its issue is
+/// closed by taskgate, since closing keywords do not fire on merges into a
+/// non-default branch); closed unmerged forgets the PR.
+pub fn on_pull_closed(record: &TaskRecord, merged: bool, ctx: &TaskContext) -> TaskDecision {
+    let mut next = record.clone();
+    if !merged {
+        next.pr = None;
+        next.pr_requested = false;
+        return TaskDecision::unchanged(&next, "task pull request closed without merging");
+    }
+    next.state = Some(TaskState::Completed);
+    let mut effects = vec![];
+    // A run still going is moot once the work is merged.
+    let head = record.head.clone().unwrap_or(CommitSha(String::new()));
+    let cancelled = supersede(record, &head, ctx, &mut effects);
+    if cancelled.is_some() {
+        next.current.as_mut().expect("exists").status = AttemptStatus::Cancelled;
+    }
+    // The reconciler closes the completed task's issue and relabels it.
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        cancelled,
+        outcome: "task pull request merged: task completed".into(),
+        ..TaskDecision::unchanged(record, "")
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

@@ -1,0 +1,409 @@
+use super::*;
+use crate::classify::FailureKind;
+use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
+
+fn repo() -> RepoName {
+    RepoName::parse("o/r").unwrap()
+}
+
+fn sha(c: char) -> CommitSha {
+    CommitSha(std::iter::repeat_n(c, 40).collect())
+}
+
+struct Fixture {
+    repo: RepoName,
+    gates: Vec<String>,
+    review: ReviewMode,
+}
+
+impl Fixture {
+    fn new(gates: &[&str]) -> Fixture {
+        Fixture {
+            repo: repo(),
+            gates: gates.iter().map(|g| g.to_string()).collect(),
+            review: ReviewMode::Auto,
+        }
+    }
+
+    fn ctx(&self) -> TaskContext<'_> {
+        TaskContext {
+            repo: &self.repo,
+            installation: InstallationId(1),
+            story: "file:s",
+            task: "data",
+            title: "Data loading",
+            task_marker: "story=file:s task=data",
+            task_issue: IssueNumber(14),
+            branch: "taskgate/task-14-data-loading",
+            story_branch: "taskgate/story-12",
+            gates: &self.gates,
+            review: self.review,
+            merge_method: MergeMethod::Squash,
+            now: 1_000,
+        }
+    }
+}
+
+fn push(record: &TaskRecord, c: char, f: &Fixture) -> TaskDecision {
+    on_trigger(
+        record,
+        &Trigger::Head {
+            sha: sha(c),
+            pr: None,
+        },
+        &f.ctx(),
+    )
+}
+
+fn gate(name: &str, passed: bool) -> GateResult {
+    GateResult {
+        gate: name.into(),
+        passed,
+        kind: (!passed).then_some(FailureKind::TestFailure),
+        summary: (!passed).then(|| "test_fetch failed: assert 0 == 10".into()),
+        commands: vec![],
+        missing_artifacts: vec![],
+        metric_failures: vec![],
+        warnings: vec![],
+        cancelled: false,
+    }
+}
+
+fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
+    RunProgress::Finished {
+        attempt,
+        report: RunReport {
+            version: REPORT_VERSION,
+            task: "data".into(),
+            sha: Some(sha(c).0),
+            gates,
+            duration_ms: 10,
+            cancelled: false,
+        },
+        workspace: String::new(),
+    }
+}
+
+fn names(effects: &[Effect]) -> Vec<&'static str> {
+    effects.iter().map(Effect::name).collect()
+}
+
+fn conclusions(effects: &[Effect]) -> Vec<(String, Option<String>)> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::UpdateCheckRun { key, update, .. } => {
+                Some((key.clone(), update.conclusion.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn first_push_opens_a_draft_pr_and_queues_one_check_run_per_gate() {
+    let f = Fixture::new(&["unit", "lint"]);
+    let d = push(&TaskRecord::default(), 'a', &f);
+    assert_eq!(
+        names(&d.effects),
+        [
+            "create_pull_request",
+            "open_check_run",
+            "open_check_run",
+            "reconcile"
+        ]
+    );
+    let Effect::CreatePullRequest {
+        head, base, draft, ..
+    } = &d.effects[0]
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (head.as_str(), base.as_str(), *draft),
+        ("taskgate/task-14-data-loading", "taskgate/story-12", true)
+    );
+    let Effect::OpenCheckRun { name, key, .. } = &d.effects[1] else {
+        panic!()
+    };
+    assert_eq!(name, "taskgate/unit");
+    assert_eq!(key, "story=file:s task=data attempt=1 gate=unit");
+    assert_eq!(d.record.state, Some(TaskState::Testing));
+    assert!(d.record.pr_requested);
+    let job = d.run.expect("a run is queued");
+    assert_eq!((job.attempt, job.gates.len()), (1, 2));
+}
+
+#[test]
+fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
+    let f = Fixture::new(&["test"]);
+    let first = push(&TaskRecord::default(), 'a', &f);
+    // GitHub then reports the PR it opened, and a check suite, for the same head.
+    let pr = PullRef {
+        number: IssueNumber(20),
+        draft: true,
+    };
+    let again = on_trigger(
+        &first.record,
+        &Trigger::Head {
+            sha: sha('a'),
+            pr: Some(pr),
+        },
+        &f.ctx(),
+    );
+    assert!(again.effects.is_empty() && again.run.is_none());
+    assert_eq!(again.record.pr, Some(pr));
+    assert!(!again.record.pr_requested);
+    let third = push(&again.record, 'a', &f);
+    assert!(third.effects.is_empty() && third.run.is_none());
+}
+
+#[test]
+fn a_newer_push_supersedes_the_running_attempt() {
+    let f = Fixture::new(&["unit", "lint"]);
+    let first = push(&TaskRecord::default(), 'a', &f);
+    let started = on_run_progress(
+        &first.record,
+        &RunProgress::Started { attempt: 1 },
+        &f.ctx(),
+    );
+    assert_eq!(
+        names(&started.effects),
+        ["update_check_run", "update_check_run"]
+    );
+    let second = push(&started.record, 'b', &f);
+    assert_eq!(second.cancelled, Some(1));
+    assert_eq!(
+        conclusions(&second.effects),
+        [
+            (
+                "story=file:s task=data attempt=1 gate=unit".to_string(),
+                Some("cancelled".to_string())
+            ),
+            (
+                "story=file:s task=data attempt=1 gate=lint".to_string(),
+                Some("cancelled".to_string())
+            ),
+        ]
+    );
+    assert_eq!(second.run.as_ref().unwrap().attempt, 2);
+    // The superseded run's report arrives late: ignored.
+    let late = on_run_progress(
+        &second.record,
+        &finished(1, 'a', vec![gate("unit", true), gate("lint", true)]),
+        &f.ctx(),
+    );
+    assert!(late.effects.is_empty());
+    assert_eq!(late.record, second.record);
+}
+
+#[test]
+fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
+    let f = Fixture::new(&["test"]);
+    let mut record = push(&TaskRecord::default(), 'a', &f).record;
+    record.pr = Some(PullRef {
+        number: IssueNumber(20),
+        draft: false,
+    });
+    let d = on_run_progress(
+        &record,
+        &finished(1, 'a', vec![gate("test", true)]),
+        &f.ctx(),
+    );
+    assert_eq!(d.verdict, Some(true));
+    assert_eq!(d.record.state, Some(TaskState::Review));
+    assert_eq!(
+        names(&d.effects),
+        ["update_check_run", "merge_pull_request", "reconcile"]
+    );
+    let mut human = Fixture::new(&["test"]);
+    human.review = ReviewMode::Human;
+    let d = on_run_progress(
+        &record,
+        &finished(1, 'a', vec![gate("test", true)]),
+        &human.ctx(),
+    );
+    assert_eq!(names(&d.effects), ["update_check_run", "reconcile"]);
+}
+
+#[test]
+fn a_draft_pr_is_merged_once_it_is_ready_for_review_without_a_rerun() {
+    let f = Fixture::new(&["test"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let passed = on_run_progress(
+        &record,
+        &finished(1, 'a', vec![gate("test", true)]),
+        &f.ctx(),
+    );
+    assert!(!names(&passed.effects).contains(&"merge_pull_request"));
+    let pr = PullRef {
+        number: IssueNumber(20),
+        draft: false,
+    };
+    let ready = on_ready_for_review(&passed.record, pr, &sha('a'), &f.ctx());
+    assert_eq!(names(&ready.effects), ["merge_pull_request"]);
+    assert!(ready.run.is_none());
+    // Ready for review at an untested head: tested first.
+    let ready = on_ready_for_review(&passed.record, pr, &sha('b'), &f.ctx());
+    assert_eq!(ready.run.unwrap().attempt, 2);
+}
+
+#[test]
+fn a_failing_run_marks_the_task_test_failed_with_annotations_in_batches_of_fifty() {
+    let f = Fixture::new(&["test"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let mut failing = gate("test", false);
+    failing.commands.push(crate::core::report::CommandResult {
+        cmd: "pytest".into(),
+        gate: "test".into(),
+        exit_code: Some(1),
+        signal: None,
+        timed_out: false,
+        timeout_seconds: 30,
+        duration_ms: 5,
+        output: String::new(),
+        output_bytes: 0,
+        truncated: false,
+        flaky: false,
+        classification: Some(crate::classify::Classification {
+            kind: FailureKind::TestFailure,
+            summary: "failed".into(),
+            findings: (1..=120)
+                .map(|line| crate::classify::Finding {
+                    path: "tests/test_a.py".into(),
+                    line,
+                    column: None,
+                    message: format!("failure {line}"),
+                })
+                .collect(),
+        }),
+    });
+    let d = on_run_progress(&record, &finished(1, 'a', vec![failing]), &f.ctx());
+    assert_eq!(d.verdict, Some(false));
+    assert_eq!(d.record.state, Some(TaskState::TestFailed));
+    let batches: Vec<usize> = d
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::UpdateCheckRun { update, .. } => {
+                Some(update.output.as_ref().unwrap().annotations.len())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(batches, [50, 50, 20]);
+    let retry_buttons = d
+        .effects
+        .iter()
+        .filter(|e| matches!(e, Effect::UpdateCheckRun { update, .. } if update.retry_button))
+        .count();
+    assert_eq!(retry_buttons, 1);
+}
+
+#[test]
+fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() {
+    let f = Fixture::new(&["unit", "lint"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let failed = on_run_progress(
+        &record,
+        &finished(1, 'a', vec![gate("unit", true), gate("lint", false)]),
+        &f.ctx(),
+    );
+    let retry = on_trigger(
+        &failed.record,
+        &Trigger::Retry {
+            sha: None,
+            gate: Some("lint".into()),
+        },
+        &f.ctx(),
+    );
+    let job = retry.run.clone().unwrap();
+    assert_eq!((job.attempt, job.gates), (2, vec!["lint".to_string()]));
+    let passed = on_run_progress(
+        &retry.record,
+        &finished(2, 'a', vec![gate("lint", true)]),
+        &f.ctx(),
+    );
+    assert_eq!(passed.verdict, Some(true));
+    assert_eq!(passed.record.state, Some(TaskState::Review));
+
+    let unknown = on_trigger(
+        &failed.record,
+        &Trigger::Retry {
+            sha: None,
+            gate: Some("nope".into()),
+        },
+        &f.ctx(),
+    );
+    assert!(unknown.run.is_none() && unknown.effects.is_empty());
+    assert_eq!(unknown.outcome, "retry: the task has no gate `nope`");
+    let nothing = on_trigger(
+        &TaskRecord::default(),
+        &Trigger::Retry {
+            sha: None,
+            gate: None,
+        },
+        &f.ctx(),
+    );
+    assert!(nothing.run.is_none());
+}
+
+#[test]
+fn a_merged_pr_completes_the_task_and_stops_its_run() {
+    let f = Fixture::new(&["test"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let d = on_pull_closed(&record, true, &f.ctx());
+    assert_eq!(d.record.state, Some(TaskState::Completed));
+    assert_eq!(d.cancelled, Some(1));
+    let after = push(&d.record, 'b', &f);
+    assert!(after.run.is_none(), "a completed task is not run again");
+    let closed = on_pull_closed(&record, false, &f.ctx());
+    assert_eq!(closed.record.pr, None);
+    assert_eq!(closed.record.state, Some(TaskState::Testing));
+}
+
+#[test]
+fn a_task_without_tests_waits_for_its_merge() {
+    let f = Fixture::new(&[]);
+    let d = push(&TaskRecord::default(), 'a', &f);
+    assert!(d.run.is_none());
+    assert_eq!(d.record.state, Some(TaskState::InProgress));
+}
+
+#[test]
+fn a_vanished_commit_is_reported_as_not_run_and_waiting_is_shown() {
+    let f = Fixture::new(&["test"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let waiting = on_run_progress(
+        &record,
+        &RunProgress::Waiting {
+            attempt: 1,
+            ahead: 3,
+        },
+        &f.ctx(),
+    );
+    let Effect::UpdateCheckRun { update, .. } = &waiting.effects[0] else {
+        panic!()
+    };
+    assert_eq!(
+        update.output.as_ref().unwrap().title,
+        "Queued behind 3 runs"
+    );
+    let skipped = on_run_progress(
+        &record,
+        &RunProgress::Skipped {
+            attempt: 1,
+            why: "commit gone".into(),
+        },
+        &f.ctx(),
+    );
+    assert_eq!(
+        conclusions(&skipped.effects)[0].1.as_deref(),
+        Some("cancelled")
+    );
+    assert_eq!(
+        skipped.record.current.unwrap().status,
+        AttemptStatus::Skipped
+    );
+    assert!(skipped.verdict.is_none());
+}

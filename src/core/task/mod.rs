@@ -1,0 +1,129 @@
+//! A leaf task's life through its acceptance runs (SPEC §3, §6): which
+//! commit is tested, which attempt is current, what each gate last said, and
+//! the state that follows (`in-progress` → `testing` → `review` or
+//! `test-failed`, `completed` when its pull request merges).
+//!
+//! Owns: [`TaskRecord`] (stored per task, as JSON) and the transitions
+//! `on_*` that turn a trigger or a runner report into a new record, the
+//! check-run effects, and the run to queue or cancel.
+//! Must not: do IO, await or read the clock (`now` comes in), run anything,
+//! or know webhooks: the shell (`app::runs`) translates webhooks into
+//! [`Trigger`]s and runner progress into [`RunProgress`].
+//!
+//! Two ideas a reader needs:
+//! - **One current attempt.** Every trigger that tests a new commit (or a
+//!   retry) starts attempt n+1 and supersedes a queued or running one; its
+//!   check runs are completed as cancelled and the shell stops its
+//!   processes. Reports for any attempt but the current one are ignored, so
+//!   a slow, superseded run can never overwrite a newer verdict.
+//! - **Verdicts per gate.** A retry may run one gate; the task passes when
+//!   every gate of the plan has passed at the head commit.
+
+mod check;
+mod decide;
+mod render;
+
+pub use check::{check_key, parse_check_key, CheckKey};
+pub use decide::{
+    on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, RunProgress, TaskContext,
+    TaskDecision, Trigger,
+};
+pub use render::{render_fork_summary, render_merge_refused};
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::FailureKind;
+use crate::core::plan::TaskState;
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+
+/// What taskgate knows of one leaf task beyond its plan.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskRecord {
+    /// `None` until work starts: the reconciler derives pending/ready.
+    pub state: Option<TaskState>,
+    /// The task pull request (task branch → story branch), once known.
+    pub pr: Option<PullRef>,
+    /// A draft PR was asked for and its webhook has not arrived yet.
+    #[serde(default)]
+    pub pr_requested: bool,
+    /// The head commit of the task branch, as last seen.
+    pub head: Option<CommitSha>,
+    /// Attempts started so far; the next one is `attempts + 1`.
+    pub attempts: u32,
+    pub current: Option<Attempt>,
+    /// The latest verdict of each gate, by gate name.
+    #[serde(default)]
+    pub verdicts: BTreeMap<String, GateVerdict>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullRef {
+    pub number: IssueNumber,
+    pub draft: bool,
+}
+
+/// One acceptance run of some gates at one commit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub number: u32,
+    pub sha: CommitSha,
+    pub gates: Vec<String>,
+    pub status: AttemptStatus,
+    pub queued_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptStatus {
+    Queued,
+    Running,
+    Passed,
+    Failed,
+    /// Superseded by a newer commit or retry.
+    Cancelled,
+    /// Never ran: its commit no longer exists (force-pushed away).
+    Skipped,
+}
+
+impl AttemptStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptStatus::Queued => "queued",
+            AttemptStatus::Running => "running",
+            AttemptStatus::Passed => "passed",
+            AttemptStatus::Failed => "failed",
+            AttemptStatus::Cancelled => "cancelled",
+            AttemptStatus::Skipped => "skipped",
+        }
+    }
+
+    pub fn is_active(self) -> bool {
+        matches!(self, AttemptStatus::Queued | AttemptStatus::Running)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateVerdict {
+    pub sha: CommitSha,
+    pub attempt: u32,
+    pub passed: bool,
+    pub kind: Option<FailureKind>,
+    pub summary: Option<String>,
+}
+
+/// A run the shell must start: stored with the decision that queued it, so
+/// a crash between deciding and running loses nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunJob {
+    pub repo: RepoName,
+    pub installation: InstallationId,
+    pub story: String,
+    pub task: String,
+    pub attempt: u32,
+    pub sha: CommitSha,
+    pub gates: Vec<String>,
+}

@@ -1,0 +1,121 @@
+//! Texts of a task's runs that people read: check-run titles and summaries
+//! before and around a run (the verdict itself is `core::report`), and the
+//! draft pull request's body.
+
+use crate::core::report::{plain_text, CheckOutput};
+use crate::ids::{CommitSha, IssueNumber};
+
+/// `taskgate/<gate>` (SPEC §1).
+pub fn check_name(gate: &str) -> String {
+    format!("taskgate/{gate}")
+}
+
+pub fn queued_summary(task: &str, attempt: u32) -> String {
+    format!(
+        "Attempt {attempt} of task `{}` is queued and starts when a runner is free.",
+        plain_text(task)
+    )
+}
+
+pub fn running_summary(attempt: u32, sha: &CommitSha) -> String {
+    format!(
+        "Attempt {attempt} is running the acceptance tests on `{}` in a fresh checkout.",
+        sha.as_str()
+    )
+}
+
+pub fn waiting_output(ahead: usize) -> CheckOutput {
+    let runs = if ahead == 1 { "run" } else { "runs" };
+    CheckOutput {
+        title: format!("Queued behind {ahead} {runs}"),
+        summary: format!(
+            "All runners are busy: {ahead} {runs} ahead of this one. It starts by itself when one finishes."
+        ),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
+pub fn superseded_output(attempt: u32, by: &str) -> CheckOutput {
+    let why = if by.is_empty() {
+        "the task's pull request was merged".to_string()
+    } else {
+        format!("a newer run at `{by}` replaced it")
+    };
+    CheckOutput {
+        title: "Cancelled: superseded".into(),
+        summary: format!("Attempt {attempt} was stopped because {why}."),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
+pub fn skipped_output(why: &str) -> CheckOutput {
+    CheckOutput {
+        title: "Not run".into(),
+        summary: format!(
+            "Nothing was run: {}. A newer push is tested by itself; press Retry to try again.",
+            plain_text(why)
+        ),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
+pub fn missing_gate_output(gate: &str) -> CheckOutput {
+    CheckOutput {
+        title: "No result — tooling_error".into(),
+        summary: format!(
+            "The runner finished without a result for gate `{}`. This is a fault of the runner, not of the code; press Retry.",
+            plain_text(gate)
+        ),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
+/// Said on the task when GitHub refuses to merge its pull request.
+pub fn render_merge_refused(pr: IssueNumber, status: u16, message: &str) -> String {
+    let why = match status {
+        409 => "its branch moved after the run that proved it; the new head is tested by itself",
+        _ => "GitHub cannot merge it as it is (a merge conflict with the story branch, or a branch protection rule)",
+    };
+    format!(
+        "The task's pull request #{pr} passed its acceptance tests, but merging it into the story branch was refused: {why}. GitHub said: \"{}\". The story is not affected; once the conflict is resolved and pushed, the new head is tested and merged.",
+        plain_text(message)
+    )
+}
+
+pub fn render_fork_summary() -> String {
+    "taskgate does not run pull requests from forks: their code would run on taskgate's runner with the repository's access. Push the branch to this repository to have it tested.".into()
+}
+
+pub fn task_pull_body(task_issue: IssueNumber) -> String {
+    format!(
+        "Work on #{task_issue}. taskgate tests every push to this branch with the task's acceptance tests and reports them as check runs.\n\nMark this pull request ready for review when the work is done."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts() {
+        insta::assert_snapshot!(queued_summary("data", 2), @"Attempt 2 of task `data` is queued and starts when a runner is free.");
+        let w = waiting_output(1);
+        insta::assert_snapshot!(format!("{}\n{}", w.title, w.summary), @r"
+        Queued behind 1 run
+        All runners are busy: 1 run ahead of this one. It starts by itself when one finishes.
+        ");
+        let s = superseded_output(3, "abc1234");
+        insta::assert_snapshot!(s.summary, @"Attempt 3 was stopped because a newer run at `abc1234` replaced it.");
+        insta::assert_snapshot!(superseded_output(3, "").summary, @"Attempt 3 was stopped because the task's pull request was merged.");
+        insta::assert_snapshot!(skipped_output("commit 0123 no longer exists").summary, @"Nothing was run: commit 0123 no longer exists. A newer push is tested by itself; press Retry to try again.");
+        insta::assert_snapshot!(task_pull_body(IssueNumber(14)), @r"
+        Work on #14. taskgate tests every push to this branch with the task's acceptance tests and reports them as check runs.
+
+        Mark this pull request ready for review when the work is done.
+        ");
+    }
+}

@@ -1,0 +1,187 @@
+//! Effects of acceptance runs → GitHub calls: check runs opened and moved
+//! on by their `external_id` key, task pull requests created and merged.
+
+use http::Method;
+use serde_json::{json, Value};
+
+use super::client::{send, GitHubError};
+use super::perform::{created_ref, post_comment, record, store_err, Ctx};
+use crate::core::report::CheckOutput;
+use crate::core::{CheckStatus, CheckUpdate, RETRY_ACTION};
+use crate::ids::{CommitSha, IssueNumber, RepoName};
+
+fn output_json(o: &CheckOutput) -> Value {
+    let mut out = json!({ "title": o.title, "summary": o.summary });
+    if !o.text.is_empty() {
+        out["text"] = json!(o.text);
+    }
+    if !o.annotations.is_empty() {
+        out["annotations"] = json!(o.annotations);
+    }
+    out
+}
+
+/// Creates a queued check run, or on a retry finds the one GitHub already
+/// has with this `external_id`, and records its id under the key.
+pub(super) async fn open_check_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    key: &str,
+    name: &str,
+    head_sha: &CommitSha,
+    title: &str,
+    summary: &str,
+) -> Result<Option<String>, GitHubError> {
+    if ctx.attempt > 1 {
+        let path = format!(
+            "/repos/{repo}/commits/{head_sha}/check-runs?check_name={name}&filter=all&per_page=100"
+        );
+        let list: Value = send(ctx.client, Method::GET, &path, None).await?.json()?;
+        let found = list["check_runs"].as_array().and_then(|runs| {
+            runs.iter()
+                .find(|r| r["external_id"].as_str() == Some(key))
+                .and_then(|r| r["id"].as_u64())
+        });
+        if let Some(id) = found {
+            ctx.store
+                .put_check_run(repo, key, id)
+                .await
+                .map_err(store_err)?;
+            return Ok(Some(json!({ "id": id }).to_string()));
+        }
+    }
+    let body = json!({
+        "name": name,
+        "head_sha": head_sha,
+        "status": "queued",
+        "external_id": key,
+        "output": { "title": title, "summary": summary },
+    });
+    let response = send(
+        ctx.client,
+        Method::POST,
+        &format!("/repos/{repo}/check-runs"),
+        Some(&body),
+    )
+    .await?;
+    let created: Value = response.json()?;
+    let id = created["id"]
+        .as_u64()
+        .ok_or_else(|| GitHubError::Unexpected("check run without an id".into()))?;
+    ctx.store
+        .put_check_run(repo, key, id)
+        .await
+        .map_err(store_err)?;
+    Ok(Some(created_ref(&response)?))
+}
+
+pub(super) async fn update_check_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    key: &str,
+    update: &CheckUpdate,
+) -> Result<Option<String>, GitHubError> {
+    let id = ctx
+        .store
+        .check_run_id(repo, key)
+        .await
+        .map_err(store_err)?
+        .ok_or_else(|| GitHubError::Config(format!("no check run is recorded for `{key}`")))?;
+    let mut body = json!({ "status": update.status.as_str() });
+    if let Some(conclusion) = &update.conclusion {
+        body["conclusion"] = json!(conclusion);
+        body["completed_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    if update.status == CheckStatus::InProgress {
+        body["started_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    }
+    if let Some(output) = &update.output {
+        body["output"] = output_json(output);
+    }
+    if update.retry_button {
+        body["actions"] = json!([{
+            "label": "Retry",
+            "description": "Run this gate again",
+            "identifier": RETRY_ACTION,
+        }]);
+    }
+    send(
+        ctx.client,
+        Method::PATCH,
+        &format!("/repos/{repo}/check-runs/{id}"),
+        Some(&body),
+    )
+    .await?;
+    Ok(None)
+}
+
+/// Opens a pull request; GitHub's "already exists" counts as done.
+pub(super) async fn create_pull_request(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    head: &str,
+    base: &str,
+    title: &str,
+    body: &str,
+    draft: bool,
+) -> Result<Option<String>, GitHubError> {
+    let payload =
+        json!({ "title": title, "head": head, "base": base, "body": body, "draft": draft });
+    match send(
+        ctx.client,
+        Method::POST,
+        &format!("/repos/{repo}/pulls"),
+        Some(&payload),
+    )
+    .await
+    {
+        Ok(response) => Ok(Some(created_ref(&response)?)),
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.contains("already exists") => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Merges a pull request at `sha`. GitHub refusing the merge (405 not
+/// mergeable, 409 the head moved) is told on the `report_to` issue and the
+/// effect fails without retrying: a conflict needs a person or a new push.
+pub(super) async fn merge_pull_request(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    number: IssueNumber,
+    sha: &CommitSha,
+    method: crate::core::config::MergeMethod,
+    title: &str,
+    report_to: &str,
+) -> Result<Option<String>, GitHubError> {
+    let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
+    let path = format!("/repos/{repo}/pulls/{number}/merge");
+    match send(ctx.client, Method::PUT, &path, Some(&body)).await {
+        Ok(response) => Ok(Some(response.json::<Value>()?.to_string())),
+        Err(GitHubError::Http {
+            status: status @ (405 | 409),
+            message,
+            headers,
+        }) => {
+            let issue = record(ctx, repo, report_to).await?;
+            let note = crate::core::task::render_merge_refused(number, status, &message);
+            post_comment(
+                ctx,
+                repo,
+                issue.number,
+                &note,
+                &format!("merge-refused effect={}", ctx.row.id),
+            )
+            .await?;
+            Err(GitHubError::Http {
+                status,
+                message,
+                headers,
+            })
+        }
+        Err(e) => Err(e),
+    }
+}

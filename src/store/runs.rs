@@ -1,0 +1,346 @@
+//! Task records, acceptance attempts and the check runs opened for them.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{unix_now_ms, Store, StoreError};
+use crate::core::report::RunReport;
+use crate::core::story::Marker;
+use crate::core::task::{AttemptStatus, RunJob, TaskRecord};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+
+fn corrupt(e: serde_json::Error) -> StoreError {
+    StoreError::Corrupt(e.to_string())
+}
+
+pub(super) fn put_task(
+    conn: &Connection,
+    repo: &RepoName,
+    story: &str,
+    task: &str,
+    record: &TaskRecord,
+) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO tasks (repo, story, task, record) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4",
+        params![
+            repo.as_str(),
+            story,
+            task,
+            serde_json::to_string(record).expect("plain data serialises")
+        ],
+    )?;
+    Ok(())
+}
+
+pub(super) fn queue_attempt(conn: &Connection, job: &RunJob) -> Result<(), StoreError> {
+    conn.execute(
+        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8)
+         ON CONFLICT(repo, story, task, attempt) DO NOTHING",
+        params![
+            job.repo.as_str(),
+            job.story,
+            job.task,
+            job.attempt,
+            job.installation.0 as i64,
+            job.sha.as_str(),
+            serde_json::to_string(&job.gates).expect("serialises"),
+            unix_now_ms()
+        ],
+    )?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn update_attempt(
+    conn: &Connection,
+    repo: &RepoName,
+    story: &str,
+    task: &str,
+    attempt: u32,
+    status: AttemptStatus,
+    report: Option<&RunReport>,
+) -> Result<(), StoreError> {
+    let now = unix_now_ms();
+    let report = report.map(|r| serde_json::to_string(r).expect("serialises"));
+    conn.execute(
+        "UPDATE attempts SET status = ?5,
+             started_ms = CASE WHEN ?5 = 'running' THEN COALESCE(started_ms, ?6) ELSE started_ms END,
+             finished_ms = CASE WHEN ?5 IN ('queued', 'running') THEN finished_ms ELSE ?6 END,
+             report = COALESCE(?7, report)
+         WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
+        params![
+            repo.as_str(),
+            story,
+            task,
+            attempt,
+            status.as_str(),
+            now,
+            report
+        ],
+    )?;
+    Ok(())
+}
+
+/// Where a task lives: its story key, plan id and issue marker key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskLocation {
+    pub story: String,
+    pub task: String,
+    pub marker: String,
+    pub issue: IssueNumber,
+}
+
+/// An attempt as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptRow {
+    pub repo: RepoName,
+    pub story: String,
+    pub task: String,
+    pub attempt: u32,
+    pub installation: InstallationId,
+    pub sha: CommitSha,
+    pub gates: Vec<String>,
+    pub status: String,
+    pub queued_ms: i64,
+    pub started_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    pub report: Option<RunReport>,
+}
+
+const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report";
+
+fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, StoreError>> {
+    let repo: String = r.get(0)?;
+    let gates: String = r.get(6)?;
+    let report: Option<String> = r.get(11)?;
+    let row = (|| {
+        Ok(AttemptRow {
+            repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+            story: r.get(1)?,
+            task: r.get(2)?,
+            attempt: r.get(3)?,
+            installation: InstallationId(r.get::<_, i64>(4)? as u64),
+            sha: CommitSha(r.get(5)?),
+            gates: serde_json::from_str(&gates).map_err(corrupt)?,
+            status: r.get(7)?,
+            queued_ms: r.get(8)?,
+            started_ms: r.get(9)?,
+            finished_ms: r.get(10)?,
+            report: report
+                .map(|s| serde_json::from_str(&s))
+                .transpose()
+                .map_err(corrupt)?,
+        })
+    })();
+    Ok(row)
+}
+
+impl Store {
+    pub async fn task_record(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        self.read(move |conn| {
+            let json: Option<String> = conn
+                .query_row(
+                    "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
+                    params![repo.as_str(), story, task],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            json.map(|j| serde_json::from_str(&j).map_err(corrupt))
+                .transpose()
+        })
+        .await
+    }
+
+    /// Every task record of a story, by task id.
+    pub async fn task_records(
+        &self,
+        repo: &RepoName,
+        story: &str,
+    ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
+        let (repo, story) = (repo.clone(), story.to_owned());
+        self.read(move |conn| {
+            let mut stmt =
+                conn.prepare("SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2")?;
+            let rows = stmt.query_map(params![repo.as_str(), story], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?;
+            rows.map(|row| {
+                let (task, json) = row?;
+                Ok((task, serde_json::from_str(&json).map_err(corrupt)?))
+            })
+            .collect()
+        })
+        .await
+    }
+
+    /// Attempts still to run or running, oldest first.
+    pub async fn active_attempts(&self) -> Result<Vec<AttemptRow>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE status IN ('queued', 'running') ORDER BY queued_ms"
+            ))?;
+            let rows = stmt.query_map([], read_attempt)?;
+            rows.map(|r| r?).collect()
+        })
+        .await
+    }
+
+    /// A task's attempts, newest first.
+    pub async fn attempts(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+    ) -> Result<Vec<AttemptRow>, StoreError> {
+        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 ORDER BY attempt DESC"
+            ))?;
+            let rows = stmt.query_map(params![repo.as_str(), story, task], read_attempt)?;
+            rows.map(|r| r?).collect()
+        })
+        .await
+    }
+
+    pub async fn attempt_status(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Option<String>, StoreError> {
+        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        self.read(move |conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT status FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
+                    params![repo.as_str(), story, task, attempt],
+                    |r| r.get(0),
+                )
+                .optional()?)
+        })
+        .await
+    }
+
+    pub async fn put_check_run(
+        &self,
+        repo: &RepoName,
+        key: &str,
+        id: u64,
+    ) -> Result<(), StoreError> {
+        let (repo, key) = (repo.clone(), key.to_owned());
+        self.write_one(move |conn| {
+            conn.execute(
+                "INSERT INTO check_runs (repo, key, id) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(repo, key) DO UPDATE SET id = ?3",
+                params![repo.as_str(), key, id as i64],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    pub async fn check_run_id(
+        &self,
+        repo: &RepoName,
+        key: &str,
+    ) -> Result<Option<u64>, StoreError> {
+        let (repo, key) = (repo.clone(), key.to_owned());
+        self.read(move |conn| {
+            Ok(conn
+                .query_row(
+                    "SELECT id FROM check_runs WHERE repo = ?1 AND key = ?2",
+                    params![repo.as_str(), key],
+                    |r| r.get::<_, i64>(0),
+                )
+                .optional()?
+                .map(|id| id as u64))
+        })
+        .await
+    }
+
+    /// The task whose pull request is `number`.
+    pub async fn task_by_pull(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<TaskLocation>, StoreError> {
+        let repo_name = repo.clone();
+        let found = self
+            .read(move |conn| {
+                let mut stmt =
+                    conn.prepare("SELECT story, task, record FROM tasks WHERE repo = ?1")?;
+                let rows = stmt.query_map([repo_name.as_str()], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?;
+                for row in rows {
+                    let (story, task, json) = row?;
+                    let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
+                    if record.pr.is_some_and(|p| p.number == number) {
+                        return Ok(Some((story, task)));
+                    }
+                }
+                Ok(None)
+            })
+            .await?;
+        let Some((story, task)) = found else {
+            return Ok(None);
+        };
+        let marker = Marker::Task {
+            story: story.clone(),
+            task: crate::core::plan::TaskId::new(task.as_str()),
+        }
+        .key();
+        Ok(self
+            .issue_record(repo, &marker)
+            .await?
+            .map(|r| TaskLocation {
+                story,
+                task,
+                marker,
+                issue: r.number,
+            }))
+    }
+
+    /// The task whose issue is `number` in `repo`, if taskgate made it.
+    pub async fn task_by_issue(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<TaskLocation>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |conn| {
+            let mut stmt =
+                conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
+            let markers = stmt.query_map(params![repo.as_str(), number.0 as i64], |r| {
+                r.get::<_, String>(0)
+            })?;
+            for marker in markers {
+                let key = marker?;
+                let hidden = crate::core::hidden_marker(&key);
+                if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
+                    return Ok(Some(TaskLocation {
+                        story,
+                        task: task.as_str().to_owned(),
+                        marker: key,
+                        issue: number,
+                    }));
+                }
+            }
+            Ok(None)
+        })
+        .await
+    }
+}
