@@ -213,7 +213,7 @@ impl Runs {
             .await?
             .unwrap_or_default();
         Ok(Some(Located {
-            branch: task_branch(loc.issue.0, &task.title),
+            branch: task_branch(loc.issue.0, &loc.task),
             story_branch: story_branch(story_issue.number.0),
             installation: plan.installation,
             loc,

@@ -10,3 +10,4 @@ mod executor_faults;
 mod fixtures;
 mod intake;
 mod plan_sync;
+mod runs;

@@ -185,6 +185,48 @@ impl RepoHandle {
         })
     }
 
+    /// Moves `branch` to a commit made in a real git repository (the one a
+    /// runner fetches from), keeping its `sha`: the fake then serves the
+    /// same history the runner sees. `files` are changed on top of the
+    /// branch's (or the default branch's) current files.
+    pub fn record_commit(&self, branch: &str, sha: &str, message: &str, files: &[(&str, &str)]) {
+        self.write(|r, _| {
+            let parent = r
+                .branches
+                .get(branch)
+                .or_else(|| r.branches.get(&r.default_branch))
+                .cloned();
+            let mut all = parent
+                .as_ref()
+                .and_then(|p| r.commits.get(p))
+                .map(|c| c.files.clone())
+                .unwrap_or_default();
+            for (path, content) in files {
+                all.insert((*path).to_string(), (*content).to_string());
+            }
+            r.commits.insert(
+                sha.to_string(),
+                state::Commit {
+                    sha: sha.to_string(),
+                    parents: parent.into_iter().collect(),
+                    message: message.into(),
+                    files: all,
+                    date: chrono::Utc::now(),
+                },
+            );
+            r.branches.insert(branch.to_string(), sha.to_string());
+        });
+    }
+
+    /// Marks a pull request draft or ready for review, as its author would.
+    pub fn set_draft(&self, number: u64, draft: bool) {
+        self.write(|r, _| {
+            if let Some(p) = r.pulls.get_mut(&number) {
+                p.draft = draft;
+            }
+        });
+    }
+
     pub fn id(&self) -> u64 {
         self.read(|r| r.id)
     }

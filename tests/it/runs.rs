@@ -1,0 +1,432 @@
+//! Acceptance runs end to end: pushes to a task branch are fetched from a
+//! real git repository by the local runner, run under their timeouts, and
+//! reported as check runs on the fake GitHub; the task's state follows.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fakehub::payloads;
+use serde_json::json;
+use taskgate::app::run_queue::GitSource;
+
+use crate::support::{eventually, TestApp, REPO};
+
+const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
+const PLAN: &str = r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
+  - id: other
+    title: Other work
+    acceptance:
+      tests:
+        - { cmd: "sh other.sh", timeout_seconds: 20 }
+"#;
+
+/// A real bare repository the runner fetches from (`file://`), plus a work
+/// tree to commit in, mirrored into the fake GitHub with the same shas.
+struct Origin {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    work: PathBuf,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "agent")
+        .env("GIT_AUTHOR_EMAIL", "agent@example.com")
+        .env("GIT_COMMITTER_NAME", "agent")
+        .env("GIT_COMMITTER_EMAIL", "agent@example.com")
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+impl Origin {
+    fn new() -> Origin {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("remotes");
+        let bare = root.join(format!("{REPO}.git"));
+        std::fs::create_dir_all(&bare).unwrap();
+        git(&bare, &["init", "--bare", "-q"]);
+        let work = dir.path().join("work");
+        std::fs::create_dir_all(&work).unwrap();
+        git(&work, &["init", "-q", "-b", "main"]);
+        git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
+        std::fs::write(work.join("README.md"), "hello\n").unwrap();
+        git(&work, &["add", "."]);
+        git(&work, &["commit", "-q", "-m", "start"]);
+        git(&work, &["push", "-q", "origin", "main"]);
+        Origin {
+            _dir: dir,
+            root,
+            work,
+        }
+    }
+
+    fn source(&self) -> GitSource {
+        GitSource {
+            url_template: format!("file://{}/{{repo}}.git", self.root.display()),
+            with_token: false,
+        }
+    }
+
+    /// Commits `files` on `branch` and pushes it; returns the sha.
+    fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
+        git(&self.work, &["checkout", "-q", "-B", branch]);
+        for (path, content) in files {
+            std::fs::write(self.work.join(path), content).unwrap();
+        }
+        git(&self.work, &["add", "."]);
+        git(
+            &self.work,
+            &["commit", "-q", "--allow-empty", "-m", message],
+        );
+        git(&self.work, &["push", "-q", "-f", "origin", branch]);
+        git(&self.work, &["rev-parse", "HEAD"])
+    }
+}
+
+struct Story {
+    app: TestApp,
+    origin: Origin,
+    task_issue: u64,
+    branch: String,
+}
+
+async fn story_with_one_task(max_runs: usize) -> Story {
+    crate::support::init_logs();
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, REPO);
+    let origin = Origin::new();
+    let source = origin.source();
+    let app = TestApp::with_config(fake, move |c| {
+        c.git = Some(source);
+        c.max_concurrent_runs = max_runs;
+    })
+    .await;
+    let repo = app.fake.repo(REPO);
+    let before = repo.branch_sha("main").unwrap();
+    repo.with_file("main", PLAN_PATH, PLAN);
+    let push = payloads::push(&repo, "main", Some(&before), "octocat");
+    assert_eq!(app.deliver("push", &push).await.0, 202);
+    app.settle().await;
+    let task = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.title == "Make the check pass")
+        .expect("the task issue exists");
+    let branch = format!("taskgate/task-{}-check", task.number);
+    assert!(repo.branch_sha(&branch).is_some(), "task branch created");
+    Story {
+        app,
+        origin,
+        task_issue: task.number,
+        branch,
+    }
+}
+
+impl Story {
+    /// The agent pushes `files` to the task branch; GitHub tells taskgate.
+    async fn push(&self, files: &[(&str, &str)], message: &str) -> String {
+        self.push_to(&self.branch, files, message).await
+    }
+
+    async fn push_to(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
+        let repo = self.app.fake.repo(REPO);
+        let before = repo.branch_sha(branch);
+        let sha = self.origin.commit(branch, files, message);
+        repo.record_commit(branch, &sha, message, files);
+        let payload = payloads::push(&repo, branch, before.as_deref(), "agent");
+        assert_eq!(self.app.deliver("push", &payload).await.0, 202);
+        sha
+    }
+
+    fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
+        self.app
+            .fake
+            .repo(REPO)
+            .check_runs()
+            .into_iter()
+            .filter(|c| c.head_sha == sha)
+            .collect()
+    }
+
+    /// Waits until every check run on `sha` is completed.
+    async fn completed(&self, sha: &str, count: usize) -> Vec<fakehub::CheckRun> {
+        eventually("check runs completed", || async {
+            let runs = self.checks(sha);
+            runs.len() == count && runs.iter().all(|c| c.status == "completed")
+        })
+        .await;
+        self.app.settle().await;
+        self.checks(sha)
+    }
+
+    fn task_labels(&self) -> Vec<String> {
+        self.app
+            .fake
+            .repo(REPO)
+            .issue(self.task_issue)
+            .unwrap()
+            .labels
+    }
+
+    fn pull(&self) -> fakehub::Pull {
+        self.app
+            .fake
+            .repo(REPO)
+            .pulls()
+            .into_iter()
+            .find(|p| p.head == self.branch)
+            .expect("a task pull request")
+    }
+}
+
+fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
+    runs.iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.conclusion.clone())
+        .unwrap_or_else(|| panic!("no completed {name} in {runs:#?}"))
+}
+
+#[tokio::test]
+async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
+    let s = story_with_one_task(2).await;
+    let red = s
+        .push(
+            &[
+                ("check.sh", "echo 'expected 10 rows, got 0' >&2; exit 1\n"),
+                ("lint.sh", "exit 0\n"),
+            ],
+            "first try",
+        )
+        .await;
+    let runs = s.completed(&red, 2).await;
+    assert_eq!(conclusion(&runs, "taskgate/test"), "failure");
+    assert_eq!(conclusion(&runs, "taskgate/lint"), "success");
+    let test = runs.iter().find(|c| c.name == "taskgate/test").unwrap();
+    assert!(
+        test.title.as_deref().unwrap().contains("1 failed"),
+        "{test:#?}"
+    );
+    assert!(
+        test.text.as_deref().unwrap().contains("expected 10 rows"),
+        "the log is in the check run"
+    );
+    assert_eq!(test.actions.len(), 1, "a Retry button");
+    assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+    // The first push opened a draft PR into the story branch.
+    let pr = s.pull();
+    assert!(pr.draft);
+    assert!(pr.base.starts_with("taskgate/story-"), "{}", pr.base);
+
+    let green = s.push(&[("check.sh", "exit 0\n")], "fix").await;
+    // GitHub would also send pull_request.synchronize for the same head:
+    // the commit is not run twice.
+    let sync = payloads::pull_request("synchronize", &s.app.fake.repo(REPO), pr.number);
+    assert_eq!(s.app.deliver("pull_request", &sync).await.0, 202);
+    let runs = s.completed(&green, 2).await;
+    assert!(runs
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+    assert!(s.task_labels().contains(&"state:review".to_owned()));
+    assert!(!s.pull().merged, "a draft is not merged");
+
+    // Ready for review: proven already, so merged (auto review) at once.
+    let repo = s.app.fake.repo(REPO);
+    repo.set_draft(pr.number, false);
+    let ready = payloads::pull_request("ready_for_review", &repo, pr.number);
+    assert_eq!(s.app.deliver("pull_request", &ready).await.0, 202);
+    s.app.settle().await;
+    assert!(s.pull().merged);
+    assert_eq!(s.checks(&green).len(), 2, "no re-run before merging");
+    let closed = payloads::pull_request("closed", &repo, pr.number);
+    assert_eq!(s.app.deliver("pull_request", &closed).await.0, 202);
+    s.app.settle().await;
+    let issue = repo.issue(s.task_issue).unwrap();
+    assert_eq!(issue.state, "closed");
+    assert!(issue.labels.contains(&"state:completed".to_owned()));
+
+    // Every attempt is stored with its report.
+    let story = "file:checks";
+    let attempts = s
+        .app
+        .store()
+        .attempts(
+            &taskgate::ids::RepoName::parse(REPO).unwrap(),
+            story,
+            "check",
+        )
+        .await
+        .unwrap();
+    let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();
+    assert_eq!(statuses, ["passed", "failed"]);
+    assert!(attempts
+        .iter()
+        .all(|a| a.report.is_some() && a.finished_ms.is_some()));
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
+    let s = story_with_one_task(2).await;
+    let marker = s.origin.work.join("still-running");
+    let slow = format!("sleep 15; touch {}\n", marker.display());
+    let first = s
+        .push(&[("check.sh", &slow), ("lint.sh", "exit 0\n")], "slow")
+        .await;
+    eventually("the first attempt runs", || async {
+        s.checks(&first).iter().any(|c| c.status == "in_progress")
+    })
+    .await;
+    let second = s.push(&[("check.sh", "exit 0\n")], "fast").await;
+    let runs = s.completed(&first, 2).await;
+    assert!(
+        runs.iter()
+            .all(|c| c.conclusion.as_deref() == Some("cancelled")),
+        "{runs:#?}"
+    );
+    let runs = s.completed(&second, 2).await;
+    assert!(runs
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+    // The superseded process group was killed, not left to finish.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
+    let s = story_with_one_task(2).await;
+    let repo = s.app.fake.repo(REPO);
+    let before = repo.branch_sha(&s.branch);
+    // GitHub knows the commit, the git remote does not (force-pushed away).
+    let gone = "0123456789abcdef0123456789abcdef01234567";
+    repo.record_commit(&s.branch, gone, "gone", &[("check.sh", "exit 0\n")]);
+    let payload = payloads::push(&repo, &s.branch, before.as_deref(), "agent");
+    assert_eq!(s.app.deliver("push", &payload).await.0, 202);
+    let runs = s.completed(gone, 2).await;
+    for run in &runs {
+        assert_eq!(run.conclusion.as_deref(), Some("cancelled"));
+        assert_eq!(run.title.as_deref(), Some("Not run"));
+        assert!(run.summary.as_deref().unwrap().contains(gone));
+    }
+    assert!(s.task_labels().contains(&"state:testing".to_owned()));
+}
+
+#[tokio::test]
+async fn retry_by_button_by_rerun_and_by_command_runs_again() {
+    let s = story_with_one_task(2).await;
+    let sha = s
+        .push(&[("check.sh", "exit 1\n"), ("lint.sh", "exit 0\n")], "red")
+        .await;
+    let runs = s.completed(&sha, 2).await;
+    let repo = s.app.fake.repo(REPO);
+    let test = runs.iter().find(|c| c.name == "taskgate/test").unwrap();
+
+    // The Retry button: only that gate runs again.
+    let pressed = payloads::check_run_requested_action(&repo, test.id, "retry", "octocat");
+    assert_eq!(s.app.deliver("check_run", &pressed).await.0, 202);
+    let runs = s.completed(&sha, 3).await;
+    assert_eq!(runs.iter().filter(|c| c.name == "taskgate/test").count(), 2);
+
+    // "Re-run" on GitHub.
+    let rerun = payloads::check_run("rerequested", &repo, test.id);
+    assert_eq!(s.app.deliver("check_run", &rerun).await.0, 202);
+    s.completed(&sha, 4).await;
+
+    // `/taskgate retry` on the task issue: every gate, and a +1.
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate retry")
+        .await;
+    s.completed(&sha, 6).await;
+    // An unknown gate is refused with a reply, nothing runs.
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate retry nosuchgate")
+        .await;
+    s.app.settle().await;
+    assert_eq!(s.checks(&sha).len(), 6);
+    let replies = s.app.bot_comments(s.task_issue);
+    assert!(
+        replies.iter().any(|c| c.contains("no gate `nosuchgate`")),
+        "{replies:#?}"
+    );
+    // Another app's check run is not ours to re-run.
+    let mut foreign = payloads::check_run("rerequested", &repo, test.id);
+    foreign["check_run"]["app"]["id"] = json!(999_999);
+    assert_eq!(s.app.deliver("check_run", &foreign).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(s.checks(&sha).len(), 6);
+}
+
+#[tokio::test]
+async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
+    let s = story_with_one_task(1).await;
+    let other = s
+        .app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .find(|i| i.title == "Other work")
+        .unwrap();
+    let other_branch = format!("taskgate/task-{}-other", other.number);
+    // The first run holds the only runner until the test lets it go.
+    let release = s.origin.work.join("release");
+    let hold = format!(
+        "while [ ! -f {} ]; do sleep 0.05; done\n",
+        release.display()
+    );
+    let first = s
+        .push(&[("check.sh", &hold), ("lint.sh", "exit 0\n")], "held")
+        .await;
+    eventually("the first run holds the only runner", || async {
+        s.checks(&first).iter().any(|c| c.status == "in_progress")
+    })
+    .await;
+    let second = s
+        .push_to(&other_branch, &[("other.sh", "exit 0\n")], "other")
+        .await;
+    eventually("the waiting run says so", || async {
+        s.checks(&second)
+            .iter()
+            .any(|c| c.title.as_deref() == Some("Queued behind 1 run"))
+    })
+    .await;
+    assert!(s.checks(&second).iter().all(|c| c.status == "queued"));
+    std::fs::write(&release, "").unwrap();
+    s.completed(&first, 2).await;
+    let runs = s.completed(&second, 1).await;
+    assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
+}
+
+#[tokio::test]
+async fn a_pull_request_from_a_fork_is_not_run() {
+    let s = story_with_one_task(2).await;
+    let repo = s.app.fake.repo(REPO);
+    let sha = s.push(&[("check.sh", "exit 0\n")], "work").await;
+    s.completed(&sha, 2).await;
+    let number = s.pull().number;
+    let mut payload = payloads::pull_request("synchronize", &repo, number);
+    payload["pull_request"]["head"]["repo"]["full_name"] = json!("mallory/hello-world");
+    payload["pull_request"]["head"]["sha"] = json!(sha);
+    assert_eq!(s.app.deliver("pull_request", &payload).await.0, 202);
+    s.app.settle().await;
+    let neutral: Vec<_> = s
+        .checks(&sha)
+        .into_iter()
+        .filter(|c| c.name == "taskgate/acceptance")
+        .collect();
+    assert_eq!(neutral.len(), 1);
+    assert_eq!(neutral[0].conclusion.as_deref(), Some("neutral"));
+    assert!(neutral[0].summary.as_deref().unwrap().contains("forks"));
+}
