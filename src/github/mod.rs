@@ -11,5 +11,5 @@ pub mod executor;
 mod perform;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
-pub use client::{ApiResponse, GitHubError};
+pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
