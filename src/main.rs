@@ -29,6 +29,8 @@ enum Command {
     Serve(ServeArgs),
     /// Rebuild taskgate's record of a repository from GitHub (after losing the database).
     Resync(ResyncArgs),
+    /// Write the `actions` runner's workflow and a starter .github/taskgate.yml.
+    Init(cli::init::InitArgs),
     /// Run a task's acceptance tests in the current checkout and print the report.
     Run(cli::run::RunArgs),
     /// Validate or show plans.
@@ -229,6 +231,7 @@ async fn main() -> anyhow::Result<()> {
         }
         Command::Classify(args) => classify(args)?,
         Command::Resync(args) => resync(args).await?,
+        Command::Init(args) => print!("{}", cli::init::run(&args)?),
         Command::Run(args) => {
             let code = cli::run::run(args).await?;
             if code != 0 {

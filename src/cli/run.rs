@@ -1,7 +1,9 @@
 //! `taskgate run`: a task's acceptance tests in the current directory, with
 //! the runner the bot uses, printing the same classified report. No git is
 //! needed. In the `actions` runner this is the job's step, and `--json` is
-//! the artifact taskgate reads back.
+//! the artifact taskgate reads back; there `--plan-root` points at a checkout
+//! of the default branch, so the commands come from the plan as merged, not
+//! from the commit under test, and `--gates` runs only the dispatched gates.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +13,8 @@ use taskgate::core::plan::{
     check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
 };
 use taskgate::core::report::render_terminal_report;
-use taskgate::runner::{cancel_pair, run_gates, RunOptions};
+use taskgate::runner::local::run_gate_specs;
+use taskgate::runner::{cancel_pair, plan_gates, GateSpec, RunOptions};
 
 use super::DirFiles;
 
@@ -32,18 +35,30 @@ pub struct RunArgs {
     /// The commit being tested, recorded in the report.
     #[arg(long, env = "GITHUB_SHA")]
     pub sha: Option<String>,
+    /// Only these gates, comma-separated (empty: every gate of the task).
+    #[arg(long, value_name = "GATE,...")]
+    pub gates: Option<String>,
+    /// Read the plan and .github/taskgate.yml from this directory (a checkout
+    /// of the default branch) instead of the current one; commands still run
+    /// in the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub plan_root: Option<PathBuf>,
 }
 
 /// Runs the task; the exit code is 0 only when every gate passed.
 pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     let root = std::env::current_dir().context("reading the current directory")?;
+    let plan_root = match &args.plan_root {
+        Some(dir) => root.join(dir),
+        None => root.clone(),
+    };
     let plan_path = match args.plan {
         Some(p) => p,
-        None => only_plan(&root)?,
+        None => only_plan(&plan_root)?,
     };
     let src = std::fs::read_to_string(&plan_path)
         .with_context(|| format!("reading {}", plan_path.display()))?;
-    let config_src = match std::fs::read_to_string(root.join(CONFIG_PATH)) {
+    let config_src = match std::fs::read_to_string(plan_root.join(CONFIG_PATH)) {
         Ok(s) => Some(s),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {CONFIG_PATH}")),
@@ -52,7 +67,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         Ok(c) => c,
         Err(problems) => bail!("{}", render_problems(CONFIG_PATH, &problems)),
     };
-    let files = DirFiles(root.clone());
+    // Test-command discovery looks at the plan's side too.
+    let files = DirFiles(plan_root.clone());
     let report = check_plan(&plan_path.display().to_string(), &src, &config, &files);
     let Some(plan) = &report.plan else {
         bail!(
@@ -61,6 +77,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         );
     };
     let task = pick_task(plan, args.task.as_deref())?;
+    let gates = pick_gates(plan_gates(task, &files), args.gates.as_deref())?;
 
     let (cancel, token) = cancel_pair();
     // Commands run in their own process groups, so a terminal's Ctrl-C does
@@ -76,13 +93,48 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         sha: args.sha.filter(|s| !s.is_empty()),
         ..RunOptions::default()
     };
-    let report = run_gates(&root, task, &files, options).await;
+    let report = run_gate_specs(&root, task.id.value.to_string(), gates, options).await;
     print!("{}", render_terminal_report(&report));
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// The gates named in `--gates` (comma-separated), in plan order; all of
+/// them when the list is absent or empty.
+fn pick_gates(all: Vec<GateSpec>, wanted: Option<&str>) -> anyhow::Result<Vec<GateSpec>> {
+    let wanted: Vec<&str> = wanted
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .collect();
+    if wanted.is_empty() {
+        return Ok(all);
+    }
+    let unknown: Vec<&str> = wanted
+        .iter()
+        .copied()
+        .filter(|w| !all.iter().any(|g| g.gate == *w))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = all.iter().map(|g| g.gate.as_str()).collect();
+        bail!(
+            "the task has no gate {}; its gates: {}",
+            unknown
+                .iter()
+                .map(|g| format!("`{g}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            known.join(", ")
+        );
+    }
+    Ok(all
+        .into_iter()
+        .filter(|g| wanted.contains(&g.gate.as_str()))
+        .collect())
 }
 
 /// The single plan under `.taskgate/stories/`, or an error listing them.
@@ -178,6 +230,28 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no task `zz`"));
+    }
+
+    #[test]
+    fn gates_are_filtered_in_plan_order() {
+        let p = plan("story: s\ntasks:\n  - id: a\n    acceptance:\n      tests:\n        - { cmd: x, gate: test }\n        - { cmd: y, gate: lint }\n");
+        let task = pick_task(&p, None).unwrap();
+        let gates = || plan_gates(task, &NoFiles);
+        let names = |g: Vec<GateSpec>| g.into_iter().map(|g| g.gate).collect::<Vec<_>>();
+        assert_eq!(names(pick_gates(gates(), None).unwrap()), ["test", "lint"]);
+        assert_eq!(
+            names(pick_gates(gates(), Some("")).unwrap()),
+            ["test", "lint"]
+        );
+        assert_eq!(
+            names(pick_gates(gates(), Some("lint, test")).unwrap()),
+            ["test", "lint"]
+        );
+        assert_eq!(names(pick_gates(gates(), Some("lint")).unwrap()), ["lint"]);
+        let err = pick_gates(gates(), Some("lint,e2e"))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "the task has no gate `e2e`; its gates: test, lint");
     }
 
     #[test]

@@ -105,6 +105,67 @@ pub async fn send(
     })
 }
 
+/// A body read no further than a cap.
+#[derive(Debug)]
+pub enum Capped {
+    Complete(Bytes),
+    /// The answer is longer than the cap: at least `bytes` long (the
+    /// announced `Content-Length`, or what was read before stopping).
+    TooLong {
+        bytes: u64,
+    },
+}
+
+/// GETs `path` and reads at most `max_bytes` of the answer, for downloads
+/// whose size is not GitHub's to promise (artifacts). Redirects are
+/// followed by octocrab's client, whose redirect policy drops the
+/// `Authorization` header when the redirect leaves GitHub's origin, as the
+/// storage URLs GitHub signs require.
+pub async fn get_capped(
+    client: &Octocrab,
+    path: &str,
+    max_bytes: u64,
+) -> Result<Capped, GitHubError> {
+    let response = client
+        ._get(path)
+        .await
+        .map_err(|e| GitHubError::Transport(transport_message(&e)))?;
+    let (parts, mut body) = response.into_parts();
+    if !parts.status.is_success() {
+        let body = body
+            .collect()
+            .await
+            .map_err(|e| GitHubError::Transport(format!("reading the answer: {e}")))?
+            .to_bytes();
+        return Err(GitHubError::Http {
+            status: parts.status.as_u16(),
+            message: error_message(&body),
+            headers: Box::new(parts.headers),
+        });
+    }
+    let announced = parts
+        .headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if let Some(bytes) = announced.filter(|n| *n > max_bytes) {
+        return Ok(Capped::TooLong { bytes });
+    }
+    let mut out = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let frame =
+            frame.map_err(|e| GitHubError::Transport(format!("reading the answer: {e}")))?;
+        if let Ok(chunk) = frame.into_data() {
+            out.extend_from_slice(&chunk);
+            if out.len() as u64 > max_bytes {
+                return Ok(Capped::TooLong {
+                    bytes: out.len() as u64,
+                });
+            }
+        }
+    }
+    Ok(Capped::Complete(out.into()))
+}
+
 fn transport_message(e: &octocrab::Error) -> String {
     // octocrab's Display for hyper errors is terse; the source chain says why.
     let mut msg = e.to_string();

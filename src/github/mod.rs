@@ -12,5 +12,5 @@ mod perform;
 mod perform_runs;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
-pub use client::{ApiResponse, GitHubError};
+pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};

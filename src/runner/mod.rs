@@ -1,5 +1,7 @@
 //! Running acceptance tests (SPEC §6): the `local` runner's pieces, also used
-//! by `taskgate run` in CI and on a laptop, so every runner produces the same
+//! by `taskgate run` in CI and on a laptop, and the `actions` runner's
+//! ([`actions`]: dispatch a workflow that runs `taskgate run`, read its report
+//! artifact back), so every runner produces the same
 //! [`RunReport`](crate::core::report::RunReport).
 //!
 //! Owns: processes ([`process`]: one command in its own process group, with a
@@ -8,7 +10,8 @@
 //! exact commit) and the gate loop ([`local`]: re-run once, classify, check
 //! artifacts and metrics, bound concurrent runs, cancel).
 //!
-//! Must not: talk to GitHub, decide task states, or take a command from the
+//! Must not: talk to GitHub (except [`actions`], which reads artifacts),
+//! decide task states, or take a command from the
 //! commit under test. Commands come only from the [`Plan`](crate::core::plan::Plan)
 //! the caller passes in, read from the default branch; the checkout is only
 //! where they run. The scrubbed environment keeps tokens and taskgate's
@@ -19,6 +22,7 @@
 //! cancellation and the end of the leader all kill the whole group, so a test
 //! that forks a server cannot outlive its run.
 
+pub mod actions;
 pub mod local;
 pub mod mirror;
 pub mod process;
@@ -26,6 +30,10 @@ pub mod workspace;
 
 use tokio::sync::watch;
 
+pub use actions::{
+    dispatch_effect, dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact,
+    ArtifactError, ArtifactLimits,
+};
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod actions_job;
 mod commands_e2e;
 mod crash;
 mod demo;

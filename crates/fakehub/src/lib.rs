@@ -73,6 +73,9 @@ pub struct RecordedRequest {
 pub(crate) struct Shared {
     state: Mutex<state::State>,
     base_url: String,
+    /// Another origin, standing for the blob storage GitHub redirects
+    /// artifact downloads to: it refuses GitHub credentials.
+    storage_url: String,
     openapi: openapi::OpenApi,
 }
 
@@ -98,26 +101,56 @@ async fn handle(
     routes::serve(shared, method, uri, headers, body).await
 }
 
+/// The storage origin serves only the fake-internal blob URLs.
+async fn handle_storage(
+    AxState(shared): AxState<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    if !uri.path().starts_with(routes::actions::BLOB_PREFIX) {
+        return axum::response::IntoResponse::into_response(axum::http::StatusCode::NOT_FOUND);
+    }
+    routes::serve(shared, method, uri, headers, body).await
+}
+
+async fn bind_local() -> (tokio::net::TcpListener, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind 127.0.0.1:0");
+    let addr = listener.local_addr().expect("local address");
+    (listener, format!("http://{addr}"))
+}
+
+fn spawn_server(listener: tokio::net::TcpListener, app: axum::Router) {
+    tokio::spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            tracing::error!("fakehub server stopped: {e}");
+        }
+    });
+}
+
 impl FakeGitHub {
-    /// Binds 127.0.0.1 on a random port and serves on the current runtime.
+    /// Binds 127.0.0.1 on a random port and serves on the current runtime;
+    /// artifact storage gets a second port, so it is another origin.
     pub async fn start() -> FakeGitHub {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0");
-        let addr = listener.local_addr().expect("local address");
+        let (listener, base_url) = bind_local().await;
+        let (storage, storage_url) = bind_local().await;
         let shared = Arc::new(Shared {
             state: Mutex::new(state::State::new()),
-            base_url: format!("http://{addr}"),
+            base_url,
+            storage_url,
             openapi: openapi::OpenApi::load(),
         });
         let app = axum::Router::new()
             .fallback(handle)
             .with_state(shared.clone());
-        tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!("fakehub server stopped: {e}");
-            }
-        });
+        spawn_server(listener, app);
+        let storage_app = axum::Router::new()
+            .fallback(handle_storage)
+            .with_state(shared.clone());
+        spawn_server(storage, storage_app);
         FakeGitHub { inner: shared }
     }
 

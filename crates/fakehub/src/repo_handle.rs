@@ -5,7 +5,9 @@
 use std::sync::{Arc, MutexGuard};
 
 use crate::routes::{actions, issues};
-use crate::state::{self, Artifact, CheckRun, Comment, Issue, Label, Pull, Repo, WorkflowDispatch};
+use crate::state::{
+    self, Artifact, CheckRun, Comment, Issue, Label, Pull, Repo, WorkflowDispatch, WorkflowRun,
+};
 use crate::Shared;
 
 /// A handle on one repository of a [`crate::FakeGitHub`]. Cheap to clone.
@@ -179,6 +181,7 @@ impl RepoHandle {
                 run_id,
                 name: name.into(),
                 bytes: bytes.to_vec(),
+                reported_size: None,
                 created_at: chrono::Utc::now(),
             });
             id
@@ -225,6 +228,46 @@ impl RepoHandle {
                 p.draft = draft;
             }
         });
+    }
+
+    /// What GitHub Actions does at the end of a run: marks it completed
+    /// with `conclusion` and attaches the artifacts (name, zip bytes) it
+    /// uploaded. Returns the artifacts' ids, in order.
+    pub fn complete_run(
+        &self,
+        run_id: u64,
+        conclusion: &str,
+        artifacts: &[(&str, &[u8])],
+    ) -> Vec<u64> {
+        self.write(|r, _| {
+            let run = r
+                .runs
+                .iter_mut()
+                .find(|run| run.id == run_id)
+                .expect("the workflow run exists");
+            run.status = "completed".into();
+            run.conclusion = Some(conclusion.into());
+        });
+        artifacts
+            .iter()
+            .map(|(name, bytes)| self.add_artifact(run_id, name, bytes))
+            .collect()
+    }
+
+    /// Makes the artifact listing announce `size` bytes for an artifact,
+    /// whatever storage then sends.
+    pub fn set_artifact_reported_size(&self, artifact_id: u64, size: u64) {
+        self.write(|r, _| {
+            r.artifacts
+                .iter_mut()
+                .find(|a| a.id == artifact_id)
+                .expect("the artifact exists")
+                .reported_size = Some(size);
+        })
+    }
+
+    pub fn runs(&self) -> Vec<WorkflowRun> {
+        self.read(|r| r.runs.clone())
     }
 
     pub fn id(&self) -> u64 {

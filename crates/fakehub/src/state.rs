@@ -125,6 +125,8 @@ pub struct WorkflowDispatch {
     pub workflow: String,
     pub git_ref: String,
     pub inputs: Value,
+    /// The run the dispatch created.
+    pub run_id: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -146,6 +148,9 @@ pub struct Artifact {
     pub run_id: u64,
     pub name: String,
     pub bytes: Vec<u8>,
+    /// What `size_in_bytes` says when it is not `bytes.len()`: storage and
+    /// the listing can disagree, and a client must cap what it reads anyway.
+    pub reported_size: Option<u64>,
     pub created_at: DateTime<Utc>,
 }
 

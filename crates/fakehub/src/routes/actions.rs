@@ -1,7 +1,9 @@
 //! GitHub Actions: workflow dispatch (only for workflows registered with
-//! `RepoHandle::add_workflow`), workflow runs and their artifacts. Downloading
-//! an artifact answers 302 to a blob URL on the fake, as GitHub redirects to
-//! storage.
+//! `RepoHandle::add_workflow`; it creates a queued run, and answers 200 with
+//! the run's id and URLs when asked with `return_run_details`, else 204),
+//! workflow runs and their artifacts. Downloading an artifact answers 302 to
+//! a signed blob URL on the fake's storage origin, as GitHub redirects to
+//! storage; that origin refuses requests carrying GitHub credentials.
 
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
@@ -10,6 +12,9 @@ use super::issues::{repo, repo_mut};
 use super::{inst, AuthKind, HResult, Reply, Req, Route};
 use crate::render::{self, HTML};
 use crate::state::{Artifact, Repo, State, WorkflowDispatch, WorkflowRun};
+
+/// Where artifact blobs live on the storage origin.
+pub const BLOB_PREFIX: &str = "/_fakehub/blobs/";
 
 pub const ROUTES: &[Route] = &[
     inst(
@@ -43,13 +48,14 @@ pub const ROUTES: &[Route] = &[
 fn dispatch(st: &mut State, req: &Req) -> HResult {
     let (repo, _) = repo_mut(st, req)?;
     let wf = req.param("workflow_id");
-    let known = repo
+    let Some(file) = repo
         .workflows
         .iter()
-        .any(|(file, id)| file == wf || id.to_string() == wf);
-    if !known {
+        .find(|(file, id)| *file == wf || id.to_string() == wf)
+        .map(|(file, _)| file.clone())
+    else {
         return Err(Reply::not_found());
-    }
+    };
     let git_ref = req.str_field("ref").unwrap_or_default().to_string();
     if repo.resolve(&git_ref).is_none() {
         return Err(Reply::unprocessable(&format!(
@@ -57,12 +63,31 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         )));
     }
     let inputs = req.body.get("inputs").cloned().unwrap_or(json!({}));
+    let key = req.repo_key();
+    let branch = git_ref
+        .trim_start_matches("refs/")
+        .trim_start_matches("heads/")
+        .to_string();
+    let run_id = new_run(st, &key, &file, &branch, None);
+    let repo = st.repos.get_mut(&key).expect("repository exists");
+    if let Some(run) = repo.runs.iter_mut().find(|r| r.id == run_id) {
+        run.status = "queued".into();
+    }
     repo.dispatches.push(WorkflowDispatch {
         workflow: wf.into(),
         git_ref,
         inputs,
+        run_id,
     });
-    Ok(Reply::no_content())
+    if req.body.get("return_run_details") != Some(&json!(true)) {
+        return Ok(Reply::no_content());
+    }
+    let repo = &st.repos[&key];
+    Ok(Reply::ok(json!({
+        "workflow_run_id": run_id,
+        "run_url": format!("{}/actions/runs/{run_id}", render::repo_api(&req.base, repo)),
+        "html_url": format!("{HTML}/{}/actions/runs/{run_id}", repo.full_name()),
+    })))
 }
 
 fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
@@ -108,7 +133,7 @@ fn artifact_json(base: &str, repo: &Repo, a: &Artifact) -> Value {
     );
     let run = repo.runs.iter().find(|r| r.id == a.run_id);
     json!({
-        "id": a.id, "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id), "name": a.name, "size_in_bytes": a.bytes.len(),
+        "id": a.id, "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id), "name": a.name, "size_in_bytes": a.reported_size.unwrap_or(a.bytes.len() as u64),
         "url": api, "archive_download_url": format!("{api}/zip"), "expired": false, "digest": null,
         "created_at": render::ts(a.created_at), "updated_at": render::ts(a.created_at),
         "expires_at": render::ts(a.created_at + Duration::days(90)),
@@ -147,9 +172,15 @@ fn download_artifact(st: &mut State, req: &Req) -> HResult {
         raw: None,
         headers: Vec::new(),
     };
+    // Signed like a storage URL: valid on its own, for one minute.
+    let expires = (Utc::now() + Duration::minutes(1)).timestamp();
     r.headers.push((
         "location".into(),
-        format!("{}/_fakehub/blobs/{id}", req.base),
+        format!(
+            "{}{BLOB_PREFIX}{id}?se={expires}&sig={:016x}",
+            req.storage,
+            fastrand::u64(..)
+        ),
     ));
     Ok(r)
 }

@@ -125,6 +125,8 @@ pub struct Req {
     pub caller: Option<Caller>,
     /// The fake's base URL, for `url` fields.
     pub base: String,
+    /// The artifact storage origin's base URL.
+    pub storage: String,
 }
 
 impl Req {
@@ -348,6 +350,7 @@ pub(crate) async fn serve(
         body: body_json,
         caller: None,
         base: shared.base_url.clone(),
+        storage: shared.storage_url.clone(),
     };
     let installation = {
         shared
@@ -437,6 +440,18 @@ fn run(
     parse_error: bool,
 ) -> HResult {
     match route.auth {
+        // Storage behind a signed URL refuses a second credential, as S3
+        // and Azure do: a client must drop GitHub's token on the redirect.
+        AuthKind::Public if token.is_some() => {
+            st.violations.push(format!(
+                "{} {}: GitHub credentials sent to artifact storage",
+                req.method, req.path
+            ));
+            return Err(Reply::error(
+                400,
+                "Only one auth mechanism allowed; the URL is already signed",
+            ));
+        }
         AuthKind::Public => {}
         AuthKind::Jwt => {
             let Some(jwt) = token else {

@@ -158,7 +158,7 @@ async fn check_runs_enforce_githubs_limits() {
 
 #[tokio::test]
 async fn workflow_dispatch_runs_and_artifact_redirect() {
-    let (_gh, repo, c) = setup().await;
+    let (gh, repo, c) = setup().await;
     let url = "/repos/acme/widgets/actions/workflows/deploy.yml/dispatches";
     assert_eq!(c.post(url, json!({"ref": "main"})).await.status, 404);
     repo.add_workflow("deploy.yml");
@@ -168,7 +168,32 @@ async fn workflow_dispatch_runs_and_artifact_redirect() {
             .status,
         204
     );
-    assert_eq!(repo.dispatches()[0].inputs, json!({"story": "1"}));
+    let first = &repo.dispatches()[0];
+    assert_eq!(first.inputs, json!({"story": "1"}));
+    let run = repo
+        .runs()
+        .into_iter()
+        .find(|r| r.id == first.run_id)
+        .unwrap();
+    assert_eq!(
+        (run.status.as_str(), run.head_sha),
+        ("queued", repo.branch_sha("main").unwrap())
+    );
+    let r = c
+        .post(url, json!({"ref": "main", "return_run_details": true}))
+        .await;
+    assert_eq!(r.status, 200);
+    let id = repo.dispatches()[1].run_id;
+    assert_eq!(r.body["workflow_run_id"], json!(id));
+    assert!(r.body["run_url"]
+        .as_str()
+        .unwrap()
+        .ends_with(&format!("/repos/acme/widgets/actions/runs/{id}")));
+    assert_eq!(
+        r.body["html_url"],
+        json!(format!("https://github.com/acme/widgets/actions/runs/{id}"))
+    );
+
     let run = repo.add_workflow_run("test.yml", "main", Some("success"));
     let art = repo.add_artifact(run, "report", b"PK\x03\x04zip");
     let r = c
@@ -180,8 +205,22 @@ async fn workflow_dispatch_runs_and_artifact_redirect() {
         .await;
     assert_eq!(r.status, 302);
     let location = r.headers["location"].to_str().unwrap();
+    assert!(
+        !location.starts_with(&gh.url()),
+        "storage is another origin"
+    );
     let bytes = reqwest::get(location).await.unwrap().bytes().await.unwrap();
     assert_eq!(&bytes[..], b"PK\x03\x04zip");
+    assert!(gh.contract_violations().is_empty());
+    // Storage refuses GitHub's token: a client must drop it on the redirect.
+    let r = http()
+        .get(location)
+        .header("authorization", &c.auth)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400);
+    assert_eq!(gh.contract_violations().len(), 1);
 }
 
 #[tokio::test]

@@ -1,0 +1,190 @@
+//! `taskgate init`: writes the `actions` runner's workflow and a starter
+//! repository config into a checkout. Existing files are left alone unless
+//! `--force`; then nothing at all is written. The templates live in
+//! `templates/` and are compiled in.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use taskgate::core::config::CONFIG_PATH;
+
+/// Where the runner workflow goes; its name is `runner_workflow`'s default.
+pub const WORKFLOW_PATH: &str = ".github/workflows/taskgate-run.yml";
+pub const WORKFLOW_TEMPLATE: &str = include_str!("../../templates/taskgate-run.yml");
+pub const CONFIG_TEMPLATE: &str = include_str!("../../templates/taskgate.yml");
+
+#[derive(clap::Args, Debug)]
+pub struct InitArgs {
+    /// The repository checkout to write into.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+    /// Overwrite the files if they exist.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Writes both files; returns what to print.
+pub fn run(args: &InitArgs) -> anyhow::Result<String> {
+    let files = [
+        (WORKFLOW_PATH, WORKFLOW_TEMPLATE),
+        (CONFIG_PATH, CONFIG_TEMPLATE),
+    ];
+    let existing: Vec<&str> = files
+        .iter()
+        .map(|(rel, _)| *rel)
+        .filter(|rel| args.dir.join(rel).exists())
+        .collect();
+    if !existing.is_empty() && !args.force {
+        bail!(
+            "{} already exist{}; nothing was written. Pass --force to overwrite.",
+            existing.join(" and "),
+            if existing.len() == 1 { "s" } else { "" }
+        );
+    }
+    let mut out = String::new();
+    for (rel, content) in files {
+        write(&args.dir.join(rel), content)?;
+        let verb = if existing.contains(&rel) {
+            "overwrote"
+        } else {
+            "wrote"
+        };
+        out.push_str(&format!("{verb} {rel}\n"));
+    }
+    out.push_str(
+        "\nNext: commit both files to the default branch. Tests run on the taskgate \
+         server by default;\nset `runner: actions` in .github/taskgate.yml to run them \
+         with the workflow instead.\n",
+    );
+    Ok(out)
+}
+
+fn write(path: &Path, content: &str) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    std::fs::write(path, content).with_context(|| format!("writing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskgate::core::config::{load_config, parse_config, RepoConfig};
+    use taskgate::runner::actions::{REPORT_ARTIFACT, REPORT_FILE, WORKFLOW_INPUTS};
+
+    fn init(dir: &Path, force: bool) -> anyhow::Result<String> {
+        run(&InitArgs {
+            dir: dir.to_owned(),
+            force,
+        })
+    }
+
+    #[test]
+    fn init_writes_the_workflow_and_the_starter_config() {
+        let dir = tempfile::tempdir().unwrap();
+        insta::assert_snapshot!(init(dir.path(), false).unwrap(), @r"
+        wrote .github/workflows/taskgate-run.yml
+        wrote .github/taskgate.yml
+
+        Next: commit both files to the default branch. Tests run on the taskgate server by default;
+        set `runner: actions` in .github/taskgate.yml to run them with the workflow instead.
+        ");
+        let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
+        assert_eq!(read(WORKFLOW_PATH), WORKFLOW_TEMPLATE);
+        assert_eq!(read(CONFIG_PATH), CONFIG_TEMPLATE);
+    }
+
+    #[test]
+    fn init_refuses_to_overwrite_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join(CONFIG_PATH);
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, "runner: actions\n").unwrap();
+        let err = init(dir.path(), false).unwrap_err().to_string();
+        insta::assert_snapshot!(err, @".github/taskgate.yml already exists; nothing was written. Pass --force to overwrite.");
+        assert!(!dir.path().join(WORKFLOW_PATH).exists());
+        assert_eq!(
+            std::fs::read_to_string(&config).unwrap(),
+            "runner: actions\n"
+        );
+    }
+
+    #[test]
+    fn init_force_overwrites() {
+        let dir = tempfile::tempdir().unwrap();
+        init(dir.path(), false).unwrap();
+        std::fs::write(dir.path().join(WORKFLOW_PATH), "old").unwrap();
+        let err = init(dir.path(), false).unwrap_err().to_string();
+        assert!(
+            err.starts_with(
+                ".github/workflows/taskgate-run.yml and .github/taskgate.yml already exist;"
+            ),
+            "{err}"
+        );
+        insta::assert_snapshot!(init(dir.path(), true).unwrap().lines().take(2).collect::<Vec<_>>().join("\n"), @r"
+        overwrote .github/workflows/taskgate-run.yml
+        overwrote .github/taskgate.yml
+        ");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(WORKFLOW_PATH)).unwrap(),
+            WORKFLOW_TEMPLATE
+        );
+    }
+
+    #[test]
+    fn the_starter_config_loads_cleanly_and_states_the_defaults() {
+        let (config, problems) = parse_config(CONFIG_TEMPLATE);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(config, RepoConfig::default());
+        assert_eq!(load_config(Some(CONFIG_TEMPLATE)).unwrap(), config);
+        // Every top-level key is shown, the unset ones as comments.
+        for key in [
+            "runner:",
+            "runner_workflow:",
+            "roles:",
+            "routing:",
+            "limits:",
+            "review:",
+            "auto_fix:",
+            "merge_method:",
+            "ship_label:",
+            "# deploy_workflow:",
+            "# validation_workflow:",
+            "commands:",
+        ] {
+            assert!(CONFIG_TEMPLATE.lines().any(|l| l.starts_with(key)), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_workflow_matches_what_the_runner_dispatches_and_reads() {
+        use saphyr::LoadableYamlNode;
+        let doc = saphyr::Yaml::load_from_str(WORKFLOW_TEMPLATE).expect("valid YAML");
+        let root = &doc[0];
+        let inputs = &root["on"]["workflow_dispatch"]["inputs"];
+        let names: Vec<&str> = inputs
+            .as_mapping()
+            .expect("inputs")
+            .keys()
+            .filter_map(|k| k.as_str())
+            .collect();
+        assert_eq!(names, WORKFLOW_INPUTS);
+        assert!(names.len() <= 10, "older GitHub servers accept 10 inputs");
+        let upload = root["jobs"]["run"]["steps"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .find(|s| {
+                s.as_mapping_get("uses")
+                    .and_then(|u| u.as_str())
+                    .is_some_and(|u| u.starts_with("actions/upload-artifact@v4"))
+            })
+            .expect("an upload step");
+        assert_eq!(upload["with"]["name"].as_str(), Some(REPORT_ARTIFACT));
+        assert_eq!(upload["with"]["path"].as_str(), Some(REPORT_FILE));
+        assert_eq!(upload["if"].as_str(), Some("always()"));
+        let default_workflow = RepoConfig::default().runner_workflow;
+        assert!(WORKFLOW_PATH.ends_with(&default_workflow));
+    }
+}

@@ -1,0 +1,102 @@
+//! The `actions` runner's job, played on this machine with the real binary:
+//! `taskgate init` writes the workflow, the job's `taskgate run` step runs
+//! the default branch's plan against the commit under test, and the report
+//! it writes reads back as the runner expects.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use taskgate::ids::CommitSha;
+use taskgate::runner::actions::{read_report_zip, ArtifactLimits, REPORT_FILE};
+
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn taskgate(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_taskgate"))
+        .args(args)
+        .current_dir(dir)
+        .env("RUST_LOG", "warn")
+        .env_remove("GITHUB_SHA")
+        // anyhow prints a backtrace when these ask for one.
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
+        .output()
+        .expect("the taskgate binary runs")
+}
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+#[test]
+fn init_writes_the_files_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = taskgate(dir.path(), &["init"]);
+    assert!(out.status.success());
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout), @r"
+    wrote .github/workflows/taskgate-run.yml
+    wrote .github/taskgate.yml
+
+    Next: commit both files to the default branch. Tests run on the taskgate server by default;
+    set `runner: actions` in .github/taskgate.yml to run them with the workflow instead.
+    ");
+    let again = taskgate(dir.path(), &["init", "--dir", "."]);
+    assert_eq!(again.status.code(), Some(1));
+    insta::assert_snapshot!(String::from_utf8_lossy(&again.stderr), @"Error: .github/workflows/taskgate-run.yml and .github/taskgate.yml already exist; nothing was written. Pass --force to overwrite.");
+    assert!(taskgate(dir.path(), &["init", "--force"]).status.success());
+}
+
+#[test]
+fn the_job_runs_the_default_branchs_plan_and_its_report_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trusted, tested) = (dir.path().join("trusted"), dir.path().join("tested"));
+    write(
+        &trusted.join(".taskgate/stories/s.yml"),
+        "story: s\ntasks:\n  - id: t\n    acceptance:\n      tests:\n        - { cmd: 'test -f src.txt', gate: test }\n        - { cmd: 'false', gate: lint }\n",
+    );
+    // The commit under test brings its own plan: it must not be run.
+    write(
+        &tested.join(".taskgate/stories/s.yml"),
+        "story: s\ntasks:\n  - id: t\n    acceptance:\n      tests: ['touch pwned']\n",
+    );
+    write(&tested.join("src.txt"), "code under test\n");
+    let out = taskgate(
+        &tested,
+        &[
+            "run",
+            "--plan-root",
+            "../trusted",
+            "--task",
+            "t",
+            "--sha",
+            SHA,
+            "--gates",
+            "test",
+            "--json",
+            "../taskgate-report.json",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!tested.join("pwned").exists());
+
+    // What upload-artifact uploads: the report in a zip.
+    let json = std::fs::read(dir.path().join("taskgate-report.json")).unwrap();
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file(REPORT_FILE, options).unwrap();
+    zip.write_all(&json).unwrap();
+    let zip = zip.finish().unwrap().into_inner();
+    let report =
+        read_report_zip(&zip, "t", &CommitSha(SHA.into()), ArtifactLimits::default()).unwrap();
+    let gates: Vec<&str> = report.gates.iter().map(|g| g.gate.as_str()).collect();
+    assert_eq!(gates, ["test"], "only the dispatched gate ran");
+    assert!(report.passed());
+}
