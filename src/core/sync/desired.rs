@@ -123,6 +123,7 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
                 title,
                 body,
                 labels: labels.into_iter().collect(),
+                assignees: Vec::new(),
             });
         }
         effects.push(Effect::Reconcile {
