@@ -150,6 +150,8 @@ pub async fn rebuild(
         let name = match marker {
             Marker::Story { .. } => story_branch(record.number.0),
             Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
+            // A branch todo's fix lands on its task's branch: none of its own.
+            Marker::BranchTodo { .. } => continue,
         };
         match send(
             &client,

@@ -115,6 +115,27 @@ pub enum Effect {
         title: String,
         body: String,
         labels: Vec<String>,
+        /// Logins to assign (a role's `assignees`); GitHub drops the ones
+        /// that cannot be assigned.
+        #[serde(default)]
+        assignees: Vec<String>,
+    },
+    /// A new comment on the issue recorded under `marker`, for decisions
+    /// that know an issue by its marker only (a branch todo created in the
+    /// same batch). `comment_marker` plays the role of
+    /// [`Effect::PostComment`]'s `marker`.
+    CommentOnMarker {
+        repo: RepoName,
+        marker: String,
+        body: String,
+        comment_marker: String,
+    },
+    /// Adds labels to the issue recorded under `marker`, keeping the others
+    /// (`needs-human` on an escalated task).
+    AddLabels {
+        repo: RepoName,
+        marker: String,
+        labels: Vec<String>,
     },
     /// Changes to the issue recorded under `marker`; `None` leaves a field.
     UpdateIssue {
@@ -223,6 +244,8 @@ impl Effect {
             | Effect::ReactToComment { repo, .. }
             | Effect::EnsureLabel { repo, .. }
             | Effect::CreateIssue { repo, .. }
+            | Effect::CommentOnMarker { repo, .. }
+            | Effect::AddLabels { repo, .. }
             | Effect::UpdateIssue { repo, .. }
             | Effect::LinkSubIssue { repo, .. }
             | Effect::AddBlockedBy { repo, .. }
@@ -259,6 +282,8 @@ impl Effect {
             Effect::ReactToComment { .. } => "react_to_comment",
             Effect::EnsureLabel { .. } => "ensure_label",
             Effect::CreateIssue { .. } => "create_issue",
+            Effect::CommentOnMarker { .. } => "comment_on_marker",
+            Effect::AddLabels { .. } => "add_labels",
             Effect::UpdateIssue { .. } => "update_issue",
             Effect::LinkSubIssue { .. } => "link_sub_issue",
             Effect::AddBlockedBy { .. } => "add_blocked_by",

@@ -10,6 +10,7 @@ pub mod config;
 mod decide;
 mod effect;
 mod event;
+pub mod failure;
 pub mod plan;
 pub mod render;
 pub mod report;

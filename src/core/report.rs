@@ -451,8 +451,9 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// A Markdown code span that holds `s` whatever backticks it contains.
-fn code_span(s: &str) -> String {
+/// A Markdown code span that holds `s` whatever backticks it contains, on
+/// one line, mentions neutralised: for commands and other untrusted text.
+pub fn code_span(s: &str) -> String {
     let s = neutralize_mentions(&one_line(s));
     let longest = longest_backtick_run(&s);
     let ticks = "`".repeat(longest + 1);

@@ -103,7 +103,38 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             title,
             body,
             labels,
-        } => create_issue(ctx, repo, marker, title, body, labels).await,
+            assignees,
+        } => create_issue(ctx, repo, marker, title, body, labels, assignees).await,
+        Effect::CommentOnMarker {
+            repo,
+            marker,
+            body,
+            comment_marker,
+        } => {
+            let issue = record(ctx, repo, marker).await?;
+            post_comment(ctx, repo, issue.number, body, comment_marker).await
+        }
+        Effect::AddLabels {
+            repo,
+            marker,
+            labels,
+        } => {
+            let mut issue = record(ctx, repo, marker).await?;
+            let path = format!("/repos/{repo}/issues/{}/labels", issue.number);
+            send(
+                ctx.client,
+                Method::POST,
+                &path,
+                Some(&json!({ "labels": labels })),
+            )
+            .await?;
+            issue.labels.extend(labels.iter().cloned());
+            ctx.store
+                .put_issue_record(repo, marker, issue)
+                .await
+                .map_err(store_err)?;
+            Ok(None)
+        }
         Effect::UpdateIssue {
             repo,
             marker,
@@ -361,6 +392,7 @@ pub(super) async fn post_comment(
     Ok(Some(created_ref(&response)?))
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn create_issue(
     ctx: &Ctx<'_>,
     repo: &RepoName,
@@ -368,6 +400,7 @@ async fn create_issue(
     title: &str,
     body: &str,
     labels: &[String],
+    assignees: &[String],
 ) -> Result<Option<String>, GitHubError> {
     let hidden = hidden_marker(marker);
     let body = if body.contains(&hidden) {
@@ -384,7 +417,10 @@ async fn create_issue(
     let created = match found {
         Some(issue) => issue,
         None => {
-            let payload = json!({ "title": title, "body": body, "labels": labels });
+            let mut payload = json!({ "title": title, "body": body, "labels": labels });
+            if !assignees.is_empty() {
+                payload["assignees"] = json!(assignees);
+            }
             send(
                 ctx.client,
                 Method::POST,

@@ -383,7 +383,7 @@ fn code(s: &str) -> String {
 
 /// A title as inert inline Markdown: one line, Markdown and HTML syntax
 /// backslash-escaped, mentions and issue references neutralised.
-fn inline(s: &str) -> String {
+pub(crate) fn inline(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.split_whitespace().collect::<Vec<_>>().join(" ").chars() {
         if "\\`*_[]<>|~&!".contains(c) {
@@ -397,7 +397,7 @@ fn inline(s: &str) -> String {
 /// A description as Markdown: kept as written, but mentions neutralised,
 /// HTML comments defused (no hidden text, no forged marker) and an
 /// unclosed code fence closed so it cannot swallow the rest of the body.
-fn markdown_block(s: &str) -> String {
+pub(crate) fn markdown_block(s: &str) -> String {
     let mut out = neutralize_mentions(s.trim()).replace("<!--", "&lt;!--");
     let mut open: Option<String> = None;
     for line in out.lines() {

@@ -23,24 +23,60 @@ pub enum Marker {
     Story { story: String },
     /// A task issue (parent or leaf) of a story.
     Task { story: String, task: TaskId },
+    /// A branch todo of a failing task (SPEC §4): `depth` counts from 1;
+    /// `round` counts the task's failure episodes (a green run or an
+    /// escalation ends one), so a task that fails again after passing gets
+    /// new issues instead of finding the closed ones. Round 1 is not
+    /// written: `story=… task=… todo=<depth>`, later rounds add `round=<n>`.
+    BranchTodo {
+        story: String,
+        task: TaskId,
+        depth: u32,
+        round: u32,
+    },
 }
 
 impl Marker {
     /// The story key this marker belongs to.
     pub fn story(&self) -> &str {
         match self {
-            Marker::Story { story } | Marker::Task { story, .. } => story,
+            Marker::Story { story }
+            | Marker::Task { story, .. }
+            | Marker::BranchTodo { story, .. } => story,
         }
     }
 
-    /// `story=<story>` or `story=<story> task=<id>`, values escaped.
+    /// `story=<story>`, `story=<story> task=<id>` or `story=<story>
+    /// task=<id> todo=<depth>[ round=<n>]`, values escaped.
     pub fn key(&self) -> String {
         match self {
             Marker::Story { story } => format!("story={}", encode(story)),
             Marker::Task { story, task } => {
                 format!("story={} task={}", encode(story), encode(task.as_str()))
             }
+            Marker::BranchTodo {
+                story,
+                task,
+                depth,
+                round,
+            } => {
+                let mut key = format!(
+                    "story={} task={} todo={depth}",
+                    encode(story),
+                    encode(task.as_str())
+                );
+                if *round > 1 {
+                    key.push_str(&format!(" round={round}"));
+                }
+                key
+            }
         }
+    }
+
+    /// Reads back a key written by [`Marker::key`] (the store keeps issues
+    /// by key); `None` for anything else.
+    pub fn from_key(key: &str) -> Option<Marker> {
+        parse_key(key)
     }
 
     /// The hidden HTML comment: `<!-- taskgate:story=… -->`.
@@ -48,7 +84,7 @@ impl Marker {
         hidden_marker(&self.key())
     }
 
-    /// The first well-formed story or task marker in `body`. Surrounding
+    /// The first well-formed story, task or branch-todo marker in `body`. Surrounding
     /// text and whitespace inside the comment are tolerated; a marker with
     /// unknown or repeated fields, a bad escape or unsafe characters is
     /// refused (skipped), as are taskgate markers of other kinds.
@@ -81,11 +117,15 @@ pub fn story_key_for_issue(number: u64) -> String {
 fn parse_key(key: &str) -> Option<Marker> {
     let mut story = None;
     let mut task = None;
+    let mut todo = None;
+    let mut round = None;
     for field in key.split_ascii_whitespace() {
         let (name, value) = field.split_once('=')?;
         let slot = match name {
             "story" => &mut story,
             "task" => &mut task,
+            "todo" => &mut todo,
+            "round" => &mut round,
             _ => return None,
         };
         if slot.is_some() {
@@ -94,13 +134,32 @@ fn parse_key(key: &str) -> Option<Marker> {
         *slot = Some(decode(value)?);
     }
     let story = story?;
-    Some(match task {
-        None => Marker::Story { story },
-        Some(task) => Marker::Task {
+    Some(match (task, todo, round) {
+        (None, None, None) => Marker::Story { story },
+        (Some(task), None, None) => Marker::Task {
             story,
             task: TaskId(task),
         },
+        (Some(task), Some(depth), round) => {
+            let round = match round {
+                None => 1,
+                Some(r) => number(&r).filter(|r| *r > 1)?,
+            };
+            Marker::BranchTodo {
+                story,
+                task: TaskId(task),
+                depth: number(&depth)?,
+                round,
+            }
+        }
+        _ => return None,
     })
+}
+
+/// A positive decimal number written canonically (no sign, no leading zero).
+fn number(s: &str) -> Option<u32> {
+    let canonical = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && !s.starts_with('0');
+    canonical.then(|| s.parse().ok()).flatten()
 }
 
 fn is_safe(b: u8) -> bool {
@@ -230,6 +289,16 @@ mod tests {
             "<!-- taskgate:story=a",
             "<!-- taskgate:reply-to=12 -->",
             "<!-- taskgate: -->",
+            "<!-- taskgate:story=a todo=1 -->",
+            "<!-- taskgate:story=a task=b todo=0 -->",
+            "<!-- taskgate:story=a task=b todo=01 -->",
+            "<!-- taskgate:story=a task=b todo=x -->",
+            "<!-- taskgate:story=a task=b todo=-1 -->",
+            "<!-- taskgate:story=a task=b todo=99999999999 -->",
+            "<!-- taskgate:story=a task=b round=2 -->",
+            "<!-- taskgate:story=a task=b todo=1 round=1 -->",
+            "<!-- taskgate:story=a task=b todo=1 todo=2 -->",
+            "<!-- taskgate:todo-attempt=2 story=a task=b todo=1 -->",
         ] {
             assert_eq!(Marker::find_in(bad), None, "{bad}");
         }
@@ -239,6 +308,27 @@ mod tests {
             Marker::find_in(body),
             Some(Marker::Story { story: "ok".into() })
         );
+    }
+
+    #[test]
+    fn branch_todo_markers_name_task_depth_and_round() {
+        let todo = |depth, round| Marker::BranchTodo {
+            story: "file:m".into(),
+            task: TaskId::new("data"),
+            depth,
+            round,
+        };
+        assert_eq!(
+            todo(1, 1).render(),
+            "<!-- taskgate:story=file:m task=data todo=1 -->"
+        );
+        assert_eq!(todo(2, 3).key(), "story=file:m task=data todo=2 round=3");
+        for m in [todo(1, 1), todo(2, 1), todo(5, 12)] {
+            let body = format!("Diagnosis\n\n{}\n", m.render());
+            assert_eq!(Marker::find_in(&body), Some(m.clone()));
+            assert_eq!(m.story(), "file:m");
+        }
+        assert_ne!(todo(1, 1).key(), task("file:m", "data").key());
     }
 
     /// A small deterministic generator (no proptest in this crate).
@@ -269,6 +359,13 @@ mod tests {
             let story = word();
             let marker = if case % 3 == 0 {
                 Marker::Story { story }
+            } else if case % 5 == 0 {
+                Marker::BranchTodo {
+                    story,
+                    task: TaskId(word()),
+                    depth: rng.next(6) as u32 + 1,
+                    round: rng.next(4) as u32 + 1,
+                }
             } else {
                 Marker::Task {
                     story,

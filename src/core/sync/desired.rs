@@ -127,6 +127,7 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
                 title,
                 body,
                 labels: labels.into_iter().collect(),
+                assignees: Vec::new(),
             });
         }
         effects.push(Effect::Reconcile {
@@ -206,7 +207,9 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
         if !key.starts_with(&task_prefix) {
             break;
         }
-        if record.open && !wanted_keys.contains(key.as_str()) {
+        // Branch todos share the prefix; only task issues are plan items.
+        let is_task = matches!(Marker::from_key(key), Some(Marker::Task { .. }));
+        if is_task && record.open && !wanted_keys.contains(key.as_str()) {
             effects.push(Effect::PostComment {
                 repo: view.repo.clone(),
                 issue: record.number,
@@ -310,5 +313,82 @@ fn leaves_of(task: &Task) -> Vec<&Task> {
         task.tasks.iter().flat_map(leaves_of).collect()
     } else {
         vec![task]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::plan::{parse_plan, NoFiles};
+
+    fn record(number: u64, key: &str) -> IssueRecord {
+        IssueRecord {
+            number: IssueNumber(number),
+            id: IssueId(1000 + number),
+            title: String::new(),
+            body: Marker::from_key(key).unwrap().render(),
+            labels: BTreeSet::new(),
+            open: true,
+            parent: None,
+            blocked_by: BTreeSet::new(),
+        }
+    }
+
+    #[test]
+    fn tasks_removed_from_the_plan_close_but_branch_todos_stay_open() {
+        let (plan, problems) = parse_plan(
+            "story: S\ntasks:\n  - { id: a, title: A, acceptance: { tests: [{ cmd: 'true' }] } }\n",
+        );
+        let plan = plan.unwrap_or_else(|| panic!("{problems:?}"));
+        let repo = RepoName::parse("o/r").unwrap();
+        let key = |m: Marker| m.key();
+        let task = |id: &str| {
+            key(Marker::Task {
+                story: "file:s".into(),
+                task: TaskId::new(id),
+            })
+        };
+        let todo = |id: &str| {
+            key(Marker::BranchTodo {
+                story: "file:s".into(),
+                task: TaskId::new(id),
+                depth: 1,
+                round: 1,
+            })
+        };
+        let story = key(Marker::Story {
+            story: "file:s".into(),
+        });
+        let issues: BTreeMap<String, IssueRecord> = [
+            (story.clone(), 1),
+            (task("a"), 2),
+            (task("gone"), 3),
+            (todo("a"), 4),
+            (todo("gone"), 5),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.clone(), record(n, &k)))
+        .collect();
+        let sha = CommitSha("0".repeat(40));
+        let view = RepoView {
+            repo: &repo,
+            base_sha: &sha,
+            issues: &issues,
+            branches: &BTreeSet::new(),
+            labels: &BTreeSet::new(),
+        };
+        let effects = reconcile("file:s", &plan, &NoFiles, &view);
+        let closed: Vec<&str> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::UpdateIssue {
+                    marker,
+                    state: Some(IssueState::ClosedNotPlanned),
+                    ..
+                } => Some(marker.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(closed, vec![task("gone").as_str()]);
     }
 }
