@@ -376,6 +376,7 @@ mod tests {
             issues: &issues,
             branches: &BTreeSet::new(),
             labels: &BTreeSet::new(),
+            states: &BTreeMap::new(),
         };
         let effects = reconcile("file:s", &plan, &NoFiles, &view);
         let closed: Vec<&str> = effects
