@@ -195,6 +195,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         options: crate::runner::RunOptions::default(),
         runs_changed,
         recorded: recorded.clone(),
+        tick_every: Duration::from_secs(60),
     };
     let executor = Executor {
         store: store.clone(),

@@ -6,7 +6,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::runs::{Runs, RUN_EVENT};
+use super::runs::{Runs, RUN_EVENT, TICK_EVENT};
 use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
 use crate::intake::event::{Webhook, RECONCILE_EVENT};
@@ -75,6 +75,13 @@ impl Processor {
         if delivery.event == RECONCILE_EVENT {
             return Ok(self.syncer.on_reconcile(&delivery.payload).await?);
         }
+        if delivery.event == TICK_EVENT {
+            return self
+                .runs
+                .on_tick(&delivery.payload)
+                .await
+                .map_err(DecideError::Transient);
+        }
         if delivery.event == RUN_EVENT {
             return self
                 .runs
@@ -123,6 +130,12 @@ impl Processor {
                 decision.changes.extend(retry.changes);
                 decision.effects.extend(retry.effects);
             }
+            if core::approve_branch_requested(&event, &self.context) {
+                let approve = self.approve_branch(comment).await?;
+                decision.outcome = format!("{}; {}", approve.outcome, decision.outcome);
+                decision.changes.extend(approve.changes);
+                decision.effects.extend(approve.effects);
+            }
             if core::plan_requested(&event, &self.context) {
                 let plan = self.syncer.on_plan_comment(installation, comment).await?;
                 decision.outcome = format!("{}; {}", plan.outcome, decision.outcome);
@@ -145,34 +158,20 @@ impl Processor {
         let found = self
             .runs
             .on_retry_command(&repo, p.issue.number, gate)
-            .await
-            .map_err(|e| DecideError::Transient(e.to_string()))?;
-        let reply = |why: String| core::Effect::PostComment {
-            repo: repo.clone(),
-            issue: p.issue.number,
-            body: format!("@{} {why}", p.comment.user.login),
-            marker: format!("retry-reply comment={}", p.comment.id),
-        };
-        Ok(match found {
-            Some((mut decision, true)) => {
-                decision.effects.push(core::Effect::ReactToComment {
-                    repo: repo.clone(),
-                    comment: p.comment.id,
-                    reaction: core::Reaction::PlusOne,
-                });
-                decision
-            }
-            Some((decision, false)) => Decision {
-                effects: vec![reply(format!("nothing was re-run: {}.", decision.outcome))],
-                ..Decision::nothing(decision.outcome)
-            },
-            None => Decision {
-                effects: vec![reply(
-                    "`retry` works on a task's issue or pull request; this is neither.".into(),
-                )],
-                ..Decision::nothing("retry outside a task")
-            },
-        })
+            .await?;
+        Ok(answer_command(&repo, p, "retry", found))
+    }
+
+    /// `/taskgate approve-branch`: a +1 when the proposed branch todo was
+    /// opened, else a reply saying why not.
+    async fn approve_branch(
+        &self,
+        p: &crate::intake::payload::IssueCommentPayload,
+    ) -> Result<Decision, DecideError> {
+        let repo =
+            crate::ids::RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
+        let found = self.runs.on_approve_branch(&repo, p.issue.number).await?;
+        Ok(answer_command(&repo, p, "approve-branch", found))
     }
 
     async fn process(&self, delivery: PendingDelivery) {
@@ -191,6 +190,7 @@ impl Processor {
                     decision.effects.clear();
                 }
                 let effects = decision.effects.len();
+                let wakes_runs = Runs::affects_runs(&decision.changes);
                 let result = self
                     .store
                     .complete_delivery(
@@ -204,6 +204,10 @@ impl Processor {
                     .await;
                 if effects > 0 {
                     self.effects_stored.notify_one();
+                }
+                if result.is_ok() && wakes_runs {
+                    // Only once stored can the run queue see the change.
+                    self.runs.runs_changed.notify_one();
                 }
                 info!(outcome = %decision.outcome, effects, "processed");
                 result
@@ -223,6 +227,49 @@ impl Processor {
                 .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0),
             Err(e) => warn!(error = %e, "could not store the decision; will retry"),
         }
+    }
+}
+
+/// A task command's answer (SPEC §5): a +1 reaction when it did something,
+/// else a short reply saying why not.
+fn answer_command(
+    repo: &crate::ids::RepoName,
+    p: &crate::intake::payload::IssueCommentPayload,
+    command: &str,
+    found: Option<(Decision, bool)>,
+) -> Decision {
+    let reply = |why: String| core::Effect::PostComment {
+        repo: repo.clone(),
+        issue: p.issue.number,
+        body: format!("@{} {why}", p.comment.user.login),
+        marker: format!("{command}-reply comment={}", p.comment.id),
+    };
+    match found {
+        Some((mut decision, true)) => {
+            decision.effects.push(core::Effect::ReactToComment {
+                repo: repo.clone(),
+                comment: p.comment.id,
+                reaction: core::Reaction::PlusOne,
+            });
+            decision
+        }
+        Some((decision, false)) => {
+            let why = decision
+                .outcome
+                .split_once(": ")
+                .map(|(_, why)| why.to_owned())
+                .unwrap_or_else(|| decision.outcome.clone());
+            Decision {
+                effects: vec![reply(format!("`{command}` did nothing: {why}."))],
+                ..Decision::nothing(decision.outcome)
+            }
+        }
+        None => Decision {
+            effects: vec![reply(format!(
+                "`{command}` works on a task's issue or pull request; this is neither."
+            ))],
+            ..Decision::nothing(format!("{command} outside a task"))
+        },
     }
 }
 

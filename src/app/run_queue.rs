@@ -85,13 +85,20 @@ pub struct RunQueue {
     pub runs_changed: Arc<Notify>,
     /// Wakes the processor when progress was recorded.
     pub recorded: Arc<Notify>,
+    /// How often open branch todos are checked against their lifetime.
+    pub tick_every: Duration,
 }
 
 impl RunQueue {
     pub async fn run(self) {
         let this = Arc::new(self);
         let running: Arc<Mutex<HashMap<AttemptKey, CancelHandle>>> = Arc::default();
+        let mut next_tick = tokio::time::Instant::now();
         loop {
+            if tokio::time::Instant::now() >= next_tick {
+                next_tick += this.tick_every;
+                this.tick().await;
+            }
             match this.store.active_attempts().await {
                 Ok(active) => {
                     let mut map = running.lock().expect("not poisoned");
@@ -128,6 +135,44 @@ impl RunQueue {
             let _ =
                 tokio::time::timeout(Duration::from_secs(2), this.runs_changed.notified()).await;
         }
+    }
+
+    /// Records a tick for every task with an open branch todo; the
+    /// processor escalates those past `branch_timeout_seconds`. One per task
+    /// and period (the delivery id names the period), so a restart or a
+    /// slow processor never piles them up.
+    async fn tick(&self) {
+        let tasks = match self.store.tasks_with_open_todos().await {
+            Ok(tasks) => tasks,
+            Err(e) => {
+                warn!(error = %e, "reading open branch todos failed");
+                return;
+            }
+        };
+        let period = crate::store::unix_now() / self.tick_every.as_secs().max(1) as i64;
+        for (repo, story, task) in tasks {
+            let installation = match self.store.story(&repo, &story).await {
+                Ok(Some(plan)) => plan.installation,
+                _ => continue,
+            };
+            let event = super::runs::TickEvent {
+                repo: repo.clone(),
+                story: story.clone(),
+                task: task.clone(),
+            };
+            let delivery = NewDelivery {
+                delivery_id: DeliveryId(format!("taskgate-tick {repo} {story} {task} {period}")),
+                event: super::runs::TICK_EVENT.to_owned(),
+                action: None,
+                installation: Some(installation),
+                payload: serde_json::to_vec(&event).expect("serialises").into(),
+                ignored: false,
+            };
+            if let Err(e) = self.store.record_delivery(delivery).await {
+                warn!(error = %e, "recording a tick failed");
+            }
+        }
+        self.recorded.notify_one();
     }
 
     async fn record(&self, row: &AttemptRow, progress: Progress) {

@@ -17,7 +17,7 @@ use crate::core::plan::{parse_plan, MemFiles, Task};
 use crate::core::story::{story_branch, task_branch, Marker};
 use crate::core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
-    PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+    LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
 use crate::core::{Change, CheckRunSpec, Decision, Effect};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
@@ -79,6 +79,17 @@ impl From<Progress> for RunProgress {
     }
 }
 
+/// taskgate's own event: time to check one task's branch-todo lifetime,
+/// recorded by the run queue's timer (never accepted from outside).
+pub const TICK_EVENT: &str = "taskgate.tick";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TickEvent {
+    pub repo: RepoName,
+    pub story: String,
+    pub task: String,
+}
+
 /// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
 pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
     let rest = branch
@@ -102,6 +113,7 @@ pub struct Runs {
 /// A task with everything its transitions need.
 struct Located {
     loc: TaskLocation,
+    settings: crate::core::plan::Settings,
     installation: InstallationId,
     task: Task,
     gates: Vec<String>,
@@ -154,7 +166,7 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
             repo: repo.clone(),
             story: located.loc.story.clone(),
             task: located.loc.task.clone(),
-            record: d.record.clone(),
+            record: Box::new(d.record.clone()),
         });
     }
     if let Some(n) = d.cancelled {
@@ -213,6 +225,7 @@ impl Runs {
             .await?
             .unwrap_or_default();
         Ok(Some(Located {
+            settings: parsed.settings.clone(),
             branch: task_branch(loc.issue.0, &loc.task),
             story_branch: story_branch(story_issue.number.0),
             installation: plan.installation,
@@ -240,8 +253,10 @@ impl Runs {
         Ok(located.filter(|l| branch.strip_prefix("refs/heads/").unwrap_or(branch) == l.branch))
     }
 
-    fn notify_if_runs(&self, d: &Decision) {
-        if d.changes.iter().any(|c| {
+    /// Whether these changes queue or cancel a run: the run queue is woken
+    /// once they are stored.
+    pub fn affects_runs(changes: &[Change]) -> bool {
+        changes.iter().any(|c| {
             matches!(
                 c,
                 Change::RunQueued(_)
@@ -250,15 +265,11 @@ impl Runs {
                         ..
                     }
             )
-        }) {
-            self.runs_changed.notify_one();
-        }
+        })
     }
 
     fn finish(&self, repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
-        let decision = into_decision(repo, located, d);
-        self.notify_if_runs(&decision);
-        decision
+        into_decision(repo, located, d)
     }
 
     pub async fn on_pull_request(&self, p: &PullRequestPayload) -> Result<Decision, StoreError> {
@@ -446,6 +457,141 @@ impl Runs {
         Ok(Some((self.finish(repo, &located, d), started)))
     }
 
+    /// What the failure loop needs of the story: limits, manual mode, and
+    /// how many other tasks have a branch todo open.
+    async fn loop_inputs<'a>(
+        &self,
+        repo: &RepoName,
+        located: &'a Located,
+    ) -> Result<LoopInputs<'a>, StoreError> {
+        let open_todos_in_story = self
+            .store
+            .task_records(repo, &located.loc.story)
+            .await?
+            .iter()
+            .filter(|(task, r)| **task != located.loc.task && r.failure.open.is_some())
+            .count() as u32;
+        Ok(LoopInputs {
+            task: &located.task,
+            config: &located.config,
+            limits: located.config.effective_limits(&located.settings),
+            auto_fix: located.settings.auto_fix.unwrap_or(located.config.auto_fix),
+            open_todos_in_story,
+        })
+    }
+
+    async fn follow_verdict(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        d: TaskDecision,
+        report: &crate::core::report::RunReport,
+    ) -> Result<TaskDecision, StoreError> {
+        let inputs = self.loop_inputs(repo, located).await?;
+        Ok(task::follow_verdict(
+            d,
+            report,
+            &located.context(repo),
+            &inputs,
+        ))
+    }
+
+    /// `/taskgate approve-branch` (or the check run's button): opens the
+    /// branch todo that manual mode proposed. `None` outside a task.
+    pub async fn on_approve_branch(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+    ) -> Result<Option<(Decision, bool)>, StoreError> {
+        let loc = match self.store.task_by_issue(repo, issue).await? {
+            Some(loc) => Some(loc),
+            None => self.store.task_by_pull(repo, issue).await?,
+        };
+        let Some(loc) = loc else {
+            return Ok(None);
+        };
+        let Some(located) = self.locate(repo, loc).await? else {
+            return Ok(None);
+        };
+        Ok(Some(self.approve_branch(repo, &located).await?))
+    }
+
+    async fn approve_branch(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+    ) -> Result<(Decision, bool), StoreError> {
+        let inputs = self.loop_inputs(repo, located).await?;
+        let ctx = located.context(repo);
+        let lctx = task::loop_context(&ctx, &inputs, true);
+        let ld = crate::core::failure::on_approve_branch(&located.record.failure, ctx.now, &lctx);
+        let opened = ld.outcome != crate::core::failure::LoopOutcome::Nothing;
+        let mut record = located.record.clone();
+        record.failure = ld.state;
+        record.human_involved = true;
+        let d = TaskDecision {
+            record,
+            effects: ld.effects,
+            run: None,
+            cancelled: None,
+            verdict: None,
+            outcome: if opened {
+                "branch todo approved and opened".into()
+            } else {
+                "no branch todo is waiting for approval".into()
+            },
+        };
+        Ok((into_decision(repo, located, d), opened))
+    }
+
+    /// A periodic look at one task's open branch todo (its lifetime bound).
+    pub async fn on_tick(&self, payload: &[u8]) -> Result<Decision, String> {
+        let event: TickEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+        let loc = self
+            .task_location(&event.repo, &event.story, &event.task)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(loc) = loc else {
+            return Ok(Decision::nothing("tick for an unknown task"));
+        };
+        let Some(located) = self
+            .locate(&event.repo, loc)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(Decision::nothing("tick for a task no longer in the plan"));
+        };
+        let inputs = self
+            .loop_inputs(&event.repo, &located)
+            .await
+            .map_err(|e| e.to_string())?;
+        let ctx = located.context(&event.repo);
+        let lctx = task::loop_context(&ctx, &inputs, located.record.human_involved);
+        let ld = crate::core::failure::on_tick(&located.record.failure, ctx.now, &lctx);
+        let mut record = located.record.clone();
+        record.failure = ld.state;
+        let mut effects = ld.effects;
+        if crate::core::failure::is_task_blocked(&record.failure).is_some()
+            && record.state != Some(crate::core::plan::TaskState::Blocked)
+        {
+            record.state = Some(crate::core::plan::TaskState::Blocked);
+            effects.push(Effect::Reconcile {
+                repo: event.repo.clone(),
+                story: located.loc.story.clone(),
+                round: 0,
+            });
+        }
+        let d = TaskDecision {
+            record,
+            effects,
+            run: None,
+            cancelled: None,
+            verdict: None,
+            outcome: format!("tick: {:?}", ld.outcome),
+        };
+        Ok(into_decision(&event.repo, &located, d))
+    }
+
     pub async fn on_run_event(&self, payload: &[u8]) -> Result<Decision, String> {
         let event: RunEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
         let located = self
@@ -469,6 +615,13 @@ impl Runs {
             _ => None,
         };
         let d = on_run_progress(&located.record, &progress, &ctx);
+        let d = match &report {
+            Some(report) if d.verdict.is_some() => self
+                .follow_verdict(&event.repo, &located, d, report)
+                .await
+                .map_err(|e| e.to_string())?,
+            _ => d,
+        };
         let mut decision = into_decision(&event.repo, &located, d);
         // The report is kept with the attempt.
         for change in &mut decision.changes {

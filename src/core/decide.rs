@@ -108,6 +108,19 @@ pub fn retry_requested(event: &Event, ctx: &Context) -> Option<Option<String>> {
     }
 }
 
+/// Whether a comment asks for `/taskgate approve-branch` (answered by the
+/// shell, which owns the task's failure loop).
+pub fn approve_branch_requested(event: &Event, ctx: &Context) -> bool {
+    match event {
+        Event::CommentCreated { author, body, .. } if !is_own(author, body, ctx) => {
+            commands::parse_comment(body, &ctx.syntax)
+                .iter()
+                .any(|c| matches!(c, Ok(Command::ApproveBranch)))
+        }
+        _ => false,
+    }
+}
+
 fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
     author.via_app == Some(ctx.app_id)
         || ctx.bot_login.as_deref() == Some(author.login.as_str())
@@ -127,10 +140,15 @@ fn handle_comment(
         return Decision::nothing("own comment");
     }
     // `plan` is answered by the plan sync (see `plan_requested`), `retry`
-    // by the runs (see `retry_requested`).
+    // and `approve-branch` by the runs (see `retry_requested`).
     let parsed: Vec<_> = commands::parse_comment(body, &ctx.syntax)
         .into_iter()
-        .filter(|c| !matches!(c, Ok(Command::Plan | Command::Retry { .. })))
+        .filter(|c| {
+            !matches!(
+                c,
+                Ok(Command::Plan | Command::Retry { .. } | Command::ApproveBranch)
+            )
+        })
         .collect();
     if parsed.is_empty() {
         return Decision::nothing("no commands");

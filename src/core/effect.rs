@@ -53,6 +53,9 @@ pub struct CheckUpdate {
     pub output: Option<crate::core::report::CheckOutput>,
     /// Offer the "Retry" button (`requested_action` identifier `retry`).
     pub retry_button: bool,
+    /// Also offer "Approve branch todo" (`approve_branch`): manual mode.
+    #[serde(default)]
+    pub approve_button: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,6 +78,8 @@ impl CheckStatus {
 
 /// The identifier of the check-run "Retry" button.
 pub const RETRY_ACTION: &str = "retry";
+/// The identifier of the check-run "Approve branch todo" button.
+pub const APPROVE_BRANCH_ACTION: &str = "approve_branch";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckAnnotation {

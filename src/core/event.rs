@@ -64,7 +64,7 @@ pub enum Change {
         repo: RepoName,
         story: String,
         task: String,
-        record: crate::core::task::TaskRecord,
+        record: Box<crate::core::task::TaskRecord>,
     },
     /// A run to start (stored as a queued attempt).
     RunQueued(crate::core::task::RunJob),

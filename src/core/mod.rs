@@ -18,9 +18,11 @@ pub mod story;
 pub mod sync;
 pub mod task;
 
-pub use decide::{on_event, plan_requested, retry_requested, Context, Decision};
+pub use decide::{
+    approve_branch_requested, on_event, plan_requested, retry_requested, Context, Decision,
+};
 pub use effect::{
     hidden_marker, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect, IssueState,
-    Reaction, RETRY_ACTION,
+    Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
 };
 pub use event::{Actor, Change, Event};

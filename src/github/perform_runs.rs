@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::client::{send, GitHubError};
 use super::perform::{created_ref, post_comment, record, store_err, Ctx};
 use crate::core::report::CheckOutput;
-use crate::core::{CheckStatus, CheckUpdate, RETRY_ACTION};
+use crate::core::{CheckStatus, CheckUpdate, APPROVE_BRANCH_ACTION, RETRY_ACTION};
 use crate::ids::{CommitSha, IssueNumber, RepoName};
 
 fn output_json(o: &CheckOutput) -> Value {
@@ -98,12 +98,23 @@ pub(super) async fn update_check_run(
     if let Some(output) = &update.output {
         body["output"] = output_json(output);
     }
+    let mut actions = Vec::new();
     if update.retry_button {
-        body["actions"] = json!([{
+        actions.push(json!({
             "label": "Retry",
             "description": "Run this gate again",
             "identifier": RETRY_ACTION,
-        }]);
+        }));
+    }
+    if update.approve_button {
+        actions.push(json!({
+            "label": "Approve branch todo",
+            "description": "Open the proposed debug issue",
+            "identifier": APPROVE_BRANCH_ACTION,
+        }));
+    }
+    if !actions.is_empty() {
+        body["actions"] = json!(actions);
     }
     send(
         ctx.client,

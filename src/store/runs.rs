@@ -267,6 +267,27 @@ impl Store {
         .await
     }
 
+    /// Tasks whose failure loop has a branch todo open: the timer looks at
+    /// their lifetime bound.
+    pub async fn tasks_with_open_todos(
+        &self,
+    ) -> Result<Vec<(RepoName, String, String)>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare(
+                "SELECT repo, story, task FROM tasks WHERE json_extract(record, '$.failure.open') IS NOT NULL",
+            )?;
+            let rows = stmt.query_map([], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            })?;
+            rows.map(|row| {
+                let (repo, story, task) = row?;
+                Ok((RepoName::parse(&repo).map_err(StoreError::Corrupt)?, story, task))
+            })
+            .collect()
+        })
+        .await
+    }
+
     /// The task whose pull request is `number`.
     pub async fn task_by_pull(
         &self,

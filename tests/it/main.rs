@@ -8,6 +8,7 @@ mod commands_e2e;
 mod crash;
 mod demo;
 mod executor_faults;
+mod failure_loop;
 mod fixtures;
 mod intake;
 mod plan_sync;

@@ -30,7 +30,7 @@ tasks:
 
 /// A real bare repository the runner fetches from (`file://`), plus a work
 /// tree to commit in, mirrored into the fake GitHub with the same shas.
-struct Origin {
+pub struct Origin {
     _dir: tempfile::TempDir,
     root: PathBuf,
     work: PathBuf,
@@ -95,17 +95,27 @@ impl Origin {
     }
 }
 
-struct Story {
-    app: TestApp,
-    origin: Origin,
-    task_issue: u64,
-    branch: String,
+pub struct Story {
+    pub app: TestApp,
+    pub origin: Origin,
+    pub task_issue: u64,
+    pub branch: String,
 }
 
 async fn story_with_one_task(max_runs: usize) -> Story {
+    story_with_plan(PLAN, None, max_runs).await
+}
+
+/// A story from `plan` (and `config` as `.github/taskgate.yml`) synced from
+/// main; its task titled "Make the check pass" (id `check`) is the one the
+/// helpers push to.
+pub async fn story_with_plan(plan: &str, config: Option<&str>, max_runs: usize) -> Story {
     crate::support::init_logs();
     let fake = fakehub::FakeGitHub::start().await;
     fake.install(crate::support::INSTALLATION, REPO);
+    // These stories make many writes in a few seconds; the secondary limit
+    // has tests of its own.
+    fake.set_secondary_limit(100_000);
     let origin = Origin::new();
     let source = origin.source();
     let app = TestApp::with_config(fake, move |c| {
@@ -115,7 +125,10 @@ async fn story_with_one_task(max_runs: usize) -> Story {
     .await;
     let repo = app.fake.repo(REPO);
     let before = repo.branch_sha("main").unwrap();
-    repo.with_file("main", PLAN_PATH, PLAN);
+    if let Some(config) = config {
+        repo.with_file("main", ".github/taskgate.yml", config);
+    }
+    repo.with_file("main", PLAN_PATH, plan);
     let push = payloads::push(&repo, "main", Some(&before), "octocat");
     assert_eq!(app.deliver("push", &push).await.0, 202);
     app.settle().await;
@@ -136,11 +149,11 @@ async fn story_with_one_task(max_runs: usize) -> Story {
 
 impl Story {
     /// The agent pushes `files` to the task branch; GitHub tells taskgate.
-    async fn push(&self, files: &[(&str, &str)], message: &str) -> String {
+    pub async fn push(&self, files: &[(&str, &str)], message: &str) -> String {
         self.push_to(&self.branch, files, message).await
     }
 
-    async fn push_to(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
+    pub async fn push_to(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
         let repo = self.app.fake.repo(REPO);
         let before = repo.branch_sha(branch);
         let sha = self.origin.commit(branch, files, message);
@@ -150,7 +163,7 @@ impl Story {
         sha
     }
 
-    fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
+    pub fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
         self.app
             .fake
             .repo(REPO)
@@ -161,7 +174,7 @@ impl Story {
     }
 
     /// Waits until every check run on `sha` is completed.
-    async fn completed(&self, sha: &str, count: usize) -> Vec<fakehub::CheckRun> {
+    pub async fn completed(&self, sha: &str, count: usize) -> Vec<fakehub::CheckRun> {
         eventually("check runs completed", || async {
             let runs = self.checks(sha);
             runs.len() == count && runs.iter().all(|c| c.status == "completed")
@@ -171,7 +184,7 @@ impl Story {
         self.checks(sha)
     }
 
-    fn task_labels(&self) -> Vec<String> {
+    pub fn task_labels(&self) -> Vec<String> {
         self.app
             .fake
             .repo(REPO)
@@ -180,7 +193,7 @@ impl Story {
             .labels
     }
 
-    fn pull(&self) -> fakehub::Pull {
+    pub fn pull(&self) -> fakehub::Pull {
         self.app
             .fake
             .repo(REPO)

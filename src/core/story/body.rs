@@ -148,6 +148,36 @@ pub fn render_task_body(
         checklist(&task.tasks, 0, 0, &v, Some(repo), &mut rest);
     }
 
+    if v.state(task) == TaskState::Blocked {
+        let failing: Vec<String> = task
+            .depends_on
+            .iter()
+            .filter(|d| {
+                matches!(
+                    v.state_of(&d.value),
+                    TaskState::TestFailed | TaskState::Blocked
+                )
+            })
+            .map(|d| match plan.task(&d.value) {
+                Some(dep) => v.name(dep),
+                None => code(d.value.as_str()),
+            })
+            .collect();
+        if failing.is_empty() {
+            rest.push_str(
+                "\n> **Blocked:** its failure loop reached a bound and needs a person; see the escalation report in the comments.\n",
+            );
+        } else {
+            writeln!(
+                rest,
+                "\n> **Blocked** by {}: failing its acceptance tests. This task becomes ready by itself when {} pass.",
+                failing.join(", "),
+                if failing.len() == 1 { "they" } else { "all of them" }
+            )
+            .ok();
+        }
+    }
+
     if !task.depends_on.is_empty() {
         rest.push_str("\n### Depends on\n\n");
         for d in &task.depends_on {

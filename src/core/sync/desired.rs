@@ -290,14 +290,47 @@ fn task_states(
             None => true,
         }
     };
-    for leaf in plan.leaves() {
-        let id = leaf.id.value.clone();
-        let state = match recorded(&id) {
-            Some(s) if s != TaskState::Pending && s != TaskState::Ready => s,
-            _ if leaf.depends_on.iter().all(|d| done(&d.value)) => TaskState::Ready,
-            _ => TaskState::Pending,
+    // A dependency whose tests are failing (or that is itself blocked)
+    // blocks the tasks that wait for it, until it passes (SPEC §3). Passes
+    // repeat until nothing changes, so blocking reaches the whole chain.
+    let leaves = plan.leaves();
+    for _ in 0..=leaves.len() {
+        let bad = |id: &TaskId| {
+            let s = states.get(id).copied().or_else(|| recorded(id));
+            matches!(s, Some(TaskState::TestFailed | TaskState::Blocked))
         };
-        states.insert(id, state);
+        let failing = |id: &TaskId| -> bool {
+            match plan.task(id) {
+                Some(t) if t.is_parent() => leaves_of(t).iter().any(|l| bad(&l.id.value)),
+                Some(_) => bad(id),
+                None => false,
+            }
+        };
+        let mut next = BTreeMap::new();
+        for leaf in &leaves {
+            let id = leaf.id.value.clone();
+            let state = match recorded(&id) {
+                Some(s)
+                    if s != TaskState::Pending
+                        && s != TaskState::Ready
+                        && s != TaskState::Blocked =>
+                {
+                    s
+                }
+                // Blocked by its own failure loop: stays blocked.
+                Some(TaskState::Blocked) if view.states.get(&id) == Some(&TaskState::Blocked) => {
+                    TaskState::Blocked
+                }
+                _ if leaf.depends_on.iter().all(|d| done(&d.value)) => TaskState::Ready,
+                _ if leaf.depends_on.iter().any(|d| failing(&d.value)) => TaskState::Blocked,
+                _ => TaskState::Pending,
+            };
+            next.insert(id, state);
+        }
+        if next == states {
+            break;
+        }
+        states = next;
     }
     // Parents, deepest first, so a parent of parents sees its children.
     let walk = plan.walk();
@@ -391,5 +424,90 @@ mod tests {
             })
             .collect();
         assert_eq!(closed, vec![task("gone").as_str()]);
+    }
+
+    fn labels_and_bodies(states: &[(&str, TaskState)]) -> BTreeMap<String, (Vec<String>, String)> {
+        let (plan, problems) = parse_plan(
+            "story: S\ntasks:\n  - { id: a, title: A, acceptance: { tests: [{ cmd: 'true' }] } }\n  - { id: b, title: B, depends_on: [a], acceptance: { tests: [{ cmd: 'true' }] } }\n  - { id: c, title: C, depends_on: [b], acceptance: { tests: [{ cmd: 'true' }] } }\n",
+        );
+        let plan = plan.unwrap_or_else(|| panic!("{problems:?}"));
+        let repo = RepoName::parse("o/r").unwrap();
+        let story = Marker::Story {
+            story: "file:s".into(),
+        }
+        .key();
+        let task = |id: &str| {
+            Marker::Task {
+                story: "file:s".into(),
+                task: TaskId::new(id),
+            }
+            .key()
+        };
+        let issues: BTreeMap<String, IssueRecord> = [
+            (story.clone(), 1),
+            (task("a"), 2),
+            (task("b"), 3),
+            (task("c"), 4),
+        ]
+        .into_iter()
+        .map(|(k, n)| (k.clone(), record(n, &k)))
+        .collect();
+        let states: BTreeMap<TaskId, TaskState> = states
+            .iter()
+            .map(|(id, s)| (TaskId::new(*id), *s))
+            .collect();
+        let sha = CommitSha("0".repeat(40));
+        let view = RepoView {
+            repo: &repo,
+            base_sha: &sha,
+            issues: &issues,
+            branches: &BTreeSet::new(),
+            labels: &BTreeSet::new(),
+            states: &states,
+        };
+        reconcile("file:s", &plan, &NoFiles, &view)
+            .into_iter()
+            .filter_map(|e| match e {
+                Effect::UpdateIssue {
+                    marker,
+                    labels: Some(labels),
+                    body,
+                    ..
+                } => Some((marker, (labels, body.unwrap_or_default()))),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn dependents_of_a_failing_task_are_blocked_and_say_by_what_until_it_passes() {
+        let task = |id: &str| format!("story=file:s task={id}");
+        let red = labels_and_bodies(&[("a", TaskState::TestFailed)]);
+        let (b_labels, b_body) = &red[&task("b")];
+        assert!(
+            b_labels.contains(&"state:blocked".to_string()),
+            "{b_labels:?}"
+        );
+        assert!(b_body.contains("**Blocked** by"), "{b_body}");
+        // Transitively: c waits for b, which is blocked.
+        assert!(red[&task("c")].0.contains(&"state:blocked".to_string()));
+
+        let green = labels_and_bodies(&[("a", TaskState::Review)]);
+        assert!(green[&task("b")].0.contains(&"state:pending".to_string()));
+        assert!(!green[&task("b")].1.contains("Blocked"));
+        let done = labels_and_bodies(&[("a", TaskState::Completed)]);
+        assert!(done[&task("b")].0.contains(&"state:ready".to_string()));
+    }
+
+    #[test]
+    fn a_task_blocked_by_its_own_failure_loop_stays_blocked() {
+        let task = |id: &str| format!("story=file:s task={id}");
+        let escalated = labels_and_bodies(&[("a", TaskState::Blocked)]);
+        let (labels, body) = &escalated[&task("a")];
+        assert!(labels.contains(&"state:blocked".to_string()));
+        assert!(body.contains("needs a person"), "{body}");
+        assert!(escalated[&task("b")]
+            .0
+            .contains(&"state:blocked".to_string()));
     }
 }

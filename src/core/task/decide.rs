@@ -172,10 +172,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             let gates = match gate {
                 Some(g) if ctx.gates.contains(g) => vec![g.clone()],
                 Some(g) => {
-                    return TaskDecision::unchanged(
-                        record,
-                        format!("retry: the task has no gate `{g}`"),
-                    )
+                    return TaskDecision::unchanged(record, format!("the task has no gate `{g}`"))
                 }
                 None => ctx.gates.to_vec(),
             };
@@ -254,6 +251,7 @@ fn supersede(
                 conclusion: Some("cancelled".into()),
                 output: Some(render::superseded_output(current.number, short(by))),
                 retry_button: false,
+                approve_button: false,
             },
         });
     }
@@ -294,6 +292,7 @@ pub fn on_run_progress(
                         conclusion: None,
                         output: Some(render::waiting_output(*ahead)),
                         retry_button: false,
+                        approve_button: false,
                     },
                 })
                 .collect(),
@@ -323,6 +322,7 @@ pub fn on_run_progress(
                                 annotations: vec![],
                             }),
                             retry_button: false,
+                            approve_button: false,
                         },
                     })
                     .collect(),
@@ -344,6 +344,7 @@ pub fn on_run_progress(
                         conclusion: Some("cancelled".into()),
                         output: Some(render::skipped_output(why)),
                         retry_button: true,
+                        approve_button: false,
                     },
                 })
                 .collect();
@@ -380,6 +381,7 @@ fn finish(
                     conclusion: Some("failure".into()),
                     output: Some(render::missing_gate_output(gate)),
                     retry_button: true,
+                    approve_button: false,
                 },
             });
             next.verdicts.insert(
@@ -408,6 +410,7 @@ fn finish(
                 conclusion: Some(if result.passed { "success" } else { "failure" }.into()),
                 output: Some(first),
                 retry_button: true,
+                approve_button: false,
             },
         });
         // GitHub takes 50 annotations per request and appends the rest.
@@ -425,6 +428,7 @@ fn finish(
                         annotations: batch.to_vec(),
                     }),
                     retry_button: false,
+                    approve_button: false,
                 },
             });
         }

@@ -336,7 +336,7 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
         &f.ctx(),
     );
     assert!(unknown.run.is_none() && unknown.effects.is_empty());
-    assert_eq!(unknown.outcome, "retry: the task has no gate `nope`");
+    assert_eq!(unknown.outcome, "the task has no gate `nope`");
     let nothing = on_trigger(
         &TaskRecord::default(),
         &Trigger::Retry {

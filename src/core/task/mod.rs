@@ -21,6 +21,7 @@
 
 mod check;
 mod decide;
+mod loop_hook;
 mod render;
 
 pub use check::{check_key, parse_check_key, CheckKey};
@@ -28,6 +29,7 @@ pub use decide::{
     on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, RunProgress, TaskContext,
     TaskDecision, Trigger,
 };
+pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
 pub use render::{render_fork_summary, render_merge_refused};
 
 use std::collections::BTreeMap;
@@ -56,6 +58,13 @@ pub struct TaskRecord {
     /// The latest verdict of each gate, by gate name.
     #[serde(default)]
     pub verdicts: BTreeMap<String, GateVerdict>,
+    /// The failure loop: branch todos, bounds, escalation.
+    #[serde(default)]
+    pub failure: crate::core::failure::LoopState,
+    /// A person ran a command on this task since its branch todo opened
+    /// (counts against the autonomous fix rate).
+    #[serde(default)]
+    pub human_involved: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
