@@ -22,6 +22,8 @@
 mod check;
 mod decide;
 mod loop_hook;
+#[cfg(test)]
+mod props;
 mod render;
 
 pub use check::{check_key, parse_check_key, CheckKey};
