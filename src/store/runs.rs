@@ -180,6 +180,17 @@ impl Store {
         .await
     }
 
+    /// Every task record, for `/metrics`.
+    pub async fn all_task_records(&self) -> Result<Vec<TaskRecord>, StoreError> {
+        self.read(|conn| {
+            let mut stmt = conn.prepare("SELECT record FROM tasks")?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            rows.map(|json| serde_json::from_str(&json?).map_err(corrupt))
+                .collect()
+        })
+        .await
+    }
+
     /// Attempts still to run or running, oldest first.
     pub async fn active_attempts(&self) -> Result<Vec<AttemptRow>, StoreError> {
         self.read(|conn| {

@@ -15,6 +15,21 @@ pub struct Metrics {
     processing_seconds: Histogram,
     outbox_depth: Gauge,
     github_calls: Family<Labels, Counter>,
+    tasks: Family<Labels, Gauge>,
+    todos_opened: Family<Labels, Gauge>,
+    todos_fixed: Gauge,
+    fixed_seconds: Gauge,
+    autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
+    escalated: Gauge,
+}
+
+/// What the store knows, summed for a scrape.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    pub outbox_depth: i64,
+    /// Task records by their state (`blocked`, `testing`, …).
+    pub tasks_by_state: std::collections::BTreeMap<String, i64>,
+    pub loop_stats: crate::core::failure::LoopStats,
 }
 
 impl Default for Metrics {
@@ -51,12 +66,54 @@ impl Metrics {
             "GitHub API calls by effect and outcome: 2xx, the HTTP status of a failure, or none (no answer)",
             github_calls.clone(),
         );
+        let tasks = Family::<Labels, Gauge>::default();
+        registry.register(
+            "tasks",
+            "Tasks that have started work, by state (blocked tasks: state=\"blocked\")",
+            tasks.clone(),
+        );
+        let todos_opened = Family::<Labels, Gauge>::default();
+        registry.register(
+            "branch_todos_opened",
+            "Branch todos ever opened, by failure kind and role",
+            todos_opened.clone(),
+        );
+        let todos_fixed = Gauge::default();
+        registry.register(
+            "branch_todos_fixed",
+            "Branch todos closed by a green run",
+            todos_fixed.clone(),
+        );
+        let fixed_seconds = Gauge::default();
+        registry.register(
+            "branch_todo_resolution_seconds_total",
+            "Summed lifetime of fixed branch todos (divide by branch_todos_fixed for the mean)",
+            fixed_seconds.clone(),
+        );
+        let autonomous_fix_rate = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
+        registry.register(
+            "autonomous_fix_rate",
+            "Share of fixed branch todos no person touched (review below 0.5); -1 before any fix",
+            autonomous_fix_rate.clone(),
+        );
+        let escalated = Gauge::default();
+        registry.register(
+            "escalated_tasks",
+            "Tasks whose failure loop hit a bound and asked for a person",
+            escalated.clone(),
+        );
         Metrics {
             registry,
             deliveries,
             processing_seconds,
             outbox_depth,
             github_calls,
+            tasks,
+            todos_opened,
+            todos_fixed,
+            fixed_seconds,
+            autonomous_fix_rate,
+            escalated,
         }
     }
 
@@ -79,8 +136,26 @@ impl Metrics {
             .inc();
     }
 
-    pub fn render(&self, outbox_depth: i64) -> String {
-        self.outbox_depth.set(outbox_depth);
+    pub fn render(&self, snapshot: &Snapshot) -> String {
+        self.outbox_depth.set(snapshot.outbox_depth);
+        self.tasks.clear();
+        for (state, n) in &snapshot.tasks_by_state {
+            self.tasks
+                .get_or_create(&vec![("state", state.clone())])
+                .set(*n);
+        }
+        let stats = &snapshot.loop_stats;
+        self.todos_opened.clear();
+        for ((kind, role), n) in &stats.todos_opened {
+            self.todos_opened
+                .get_or_create(&vec![("kind", kind.clone()), ("role", role.clone())])
+                .set(*n as i64);
+        }
+        self.todos_fixed.set(stats.todos_fixed as i64);
+        self.fixed_seconds.set(stats.fixed_seconds_total as i64);
+        self.autonomous_fix_rate
+            .set(stats.autonomous_fix_rate().unwrap_or(-1.0));
+        self.escalated.set(stats.escalated_tasks as i64);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

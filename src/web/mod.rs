@@ -50,12 +50,26 @@ async fn healthz(State(web): State<WebState>) -> impl IntoResponse {
 }
 
 async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
-    let depth = web.store.outbox_depth().await.unwrap_or(-1);
+    let mut snapshot = metrics::Snapshot {
+        outbox_depth: web.store.outbox_depth().await.unwrap_or(-1),
+        ..metrics::Snapshot::default()
+    };
+    if let Ok(records) = web.store.all_task_records().await {
+        for r in &records {
+            if let Some(state) = r.state {
+                *snapshot
+                    .tasks_by_state
+                    .entry(state.name().to_owned())
+                    .or_default() += 1;
+            }
+            snapshot.loop_stats.add(&r.failure);
+        }
+    }
     (
         [(
             "content-type",
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        web.metrics.render(depth),
+        web.metrics.render(&snapshot),
     )
 }

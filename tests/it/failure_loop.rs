@@ -161,6 +161,23 @@ async fn a_green_run_closes_the_branch_todo_as_fixed() {
     assert!(bot_texts(&s, todos[0].number)
         .iter()
         .any(|c| c.contains("Fixed") && c.contains(&green[..7])));
+
+    // The loop's metrics, read back from the store at scrape time.
+    let metrics = reqwest::get(format!("{}/metrics", s.app.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        "taskgate_branch_todos_opened{kind=\"test_failure\",role=\"coder\"} 1",
+        "taskgate_branch_todos_fixed 1",
+        "taskgate_autonomous_fix_rate 1.0",
+        "taskgate_escalated_tasks 0",
+        "taskgate_tasks{state=\"review\"} 1",
+    ] {
+        assert!(metrics.contains(line), "{line} missing from:\n{metrics}");
+    }
 }
 
 #[tokio::test]

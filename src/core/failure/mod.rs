@@ -28,6 +28,7 @@
 
 mod render;
 mod route;
+mod stats;
 
 #[cfg(test)]
 mod props;
@@ -51,6 +52,7 @@ pub use render::{
     render_superseded_comment, render_todo_body, render_todo_title, TodoView,
 };
 pub use route::route;
+pub use stats::LoopStats;
 
 /// Failed runs kept in [`LoopState::failures`].
 pub const KEPT_FAILURES: usize = 10;
