@@ -2,8 +2,6 @@
 //! bytes and huge logs must never panic, must keep the summary contract and
 //! must stay linear in the output size.
 
-use std::time::Instant;
-
 use super::{classify, FailureKind, Outcome, MAX_FINDINGS};
 
 /// Robustness without cargo-fuzz: random bytes, invalid UTF-8, ANSI
@@ -79,16 +77,15 @@ fn random_buffers_never_panic_and_keep_summary_short() {
 }
 
 #[test]
-fn huge_log_is_read_from_head_and_tail_in_bounded_time() {
-    // 20 MiB: a compiler error at the top, noise, a test recap at the bottom.
+fn a_100_mb_log_is_read_from_head_and_tail() {
+    // 100 MiB: a compiler error at the top, noise, a test recap at the bottom.
     let mut out = b"error[E0308]: mismatched types\n --> src/main.rs:6:21\n".to_vec();
-    while out.len() < 20 << 20 {
+    while out.len() < 100 << 20 {
         out.extend_from_slice(b"   Compiling noise v0.1.0 \x1b[1m(\xff)\x1b[0m\r\n");
     }
     out.extend_from_slice(
         b"error: could not compile `app` (bin \"app\") due to 1 previous error\n",
     );
-    let started = Instant::now();
     let c = classify(&Outcome {
         command: "cargo build",
         exit_code: Some(101),
@@ -103,11 +100,27 @@ fn huge_log_is_read_from_head_and_tail_in_bounded_time() {
         "{}",
         c.summary
     );
-    // Generous even for an unoptimised debug build on a slow machine.
+    // Its cost is measured by the benchmark, not asserted here.
+}
+
+#[test]
+fn output_in_another_locale_is_still_summarised() {
+    // GNU make and gcc under LANG=de_DE: the words differ, the shapes do not.
+    let out = "gcc -c main.c\nmain.c: In Funktion »main«:\nmain.c:3:5: Fehler: »x« ist nicht deklariert (erste Benutzung in dieser Funktion)\nmake: *** [Makefile:2: main.o] Fehler 1\n";
+    let c = classify(&Outcome {
+        command: "make",
+        exit_code: Some(2),
+        timed_out: false,
+        timeout_seconds: None,
+        output: out.as_bytes(),
+    });
+    assert_ne!(c.kind, FailureKind::FlakyTest);
+    assert!(!c.summary.trim().is_empty());
+    assert!(c.summary.lines().count() <= 3, "{}", c.summary);
     assert!(
-        started.elapsed().as_secs() < 10,
-        "took {:?}",
-        started.elapsed()
+        c.summary.contains("main.c:3") || c.summary.contains("Makefile:2"),
+        "{}",
+        c.summary
     );
 }
 
