@@ -174,6 +174,8 @@ impl ServeArgs {
                     with_token: !template.starts_with("file://"),
                     url_template: template,
                 }),
+            tick_every: Duration::from_secs(60),
+            clock: taskgate::app::runs::system_clock(),
         })
     }
 }

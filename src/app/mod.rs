@@ -46,6 +46,10 @@ pub struct ServeConfig {
     pub max_concurrent_runs: usize,
     /// Where the runner fetches commits; derived from the API URL if unset.
     pub git: Option<run_queue::GitSource>,
+    /// How often open branch todos are checked against their lifetime.
+    pub tick_every: Duration,
+    /// Time for decisions (tests move it on).
+    pub clock: runs::Clock,
 }
 
 impl ServeConfig {
@@ -81,6 +85,8 @@ impl ServeConfig {
                 .join("taskgate-work"),
             max_concurrent_runs: 2,
             git: None,
+            tick_every: Duration::from_secs(60),
+            clock: runs::system_clock(),
         }
     }
 }
@@ -175,6 +181,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         },
         runs: runs::Runs {
             store: store.clone(),
+            clock: config.clock.clone(),
             runs_changed: runs_changed.clone(),
         },
     };
@@ -195,7 +202,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         options: crate::runner::RunOptions::default(),
         runs_changed,
         recorded: recorded.clone(),
-        tick_every: Duration::from_secs(60),
+        tick_every: config.tick_every,
     };
     let executor = Executor {
         store: store.clone(),

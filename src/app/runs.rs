@@ -104,8 +104,18 @@ pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
     digits.parse().ok().map(IssueNumber)
 }
 
+/// Seconds since the Unix epoch. Injected so tests can move time on (a
+/// branch todo's lifetime bound) without sleeping.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(unix_now)
+}
+
 pub struct Runs {
     pub store: Store,
+    pub clock: Clock,
     /// Wakes the runner when an attempt was queued or cancelled.
     pub runs_changed: Arc<Notify>,
 }
@@ -124,7 +134,7 @@ struct Located {
 }
 
 impl Located {
-    fn context<'a>(&'a self, repo: &'a RepoName) -> TaskContext<'a> {
+    fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
         TaskContext {
             repo,
             installation: self.installation,
@@ -138,7 +148,7 @@ impl Located {
             gates: &self.gates,
             review: self.task.review.unwrap_or(self.config.review),
             merge_method: self.config.merge_method,
-            now: unix_now(),
+            now,
         }
     }
 }
@@ -190,6 +200,10 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
 }
 
 impl Runs {
+    fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
     async fn locate(
         &self,
         repo: &RepoName,
@@ -302,7 +316,7 @@ impl Runs {
         let Some(located) = self.locate_branch(&repo, &pr.head.name).await? else {
             return Ok(Decision::nothing("not a task pull request"));
         };
-        let ctx = located.context(&repo);
+        let ctx = located.context(&repo, self.now());
         let pull = PullRef {
             number: pr.number,
             draft: pr.draft.unwrap_or(false),
@@ -334,7 +348,7 @@ impl Runs {
         let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {
             return Ok(Some(Decision::nothing("not a branch of a known task")));
         };
-        let ctx = located.context(&repo);
+        let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Head {
             sha: p.after.clone(),
             pr: None,
@@ -351,7 +365,7 @@ impl Runs {
         let Some(located) = self.locate_branch(&repo, branch).await? else {
             return Ok(Decision::nothing("not a task branch"));
         };
-        let ctx = located.context(&repo);
+        let ctx = located.context(&repo, self.now());
         let sha = p.check_suite.head_sha.clone();
         let trigger = match p.action.as_str() {
             "rerequested" => Trigger::Retry {
@@ -401,7 +415,7 @@ impl Runs {
         let Some(located) = self.locate(&repo, loc).await? else {
             return Ok(Decision::nothing("the check run's task is not in the plan"));
         };
-        let ctx = located.context(&repo);
+        let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
             sha: Some(p.check_run.head_sha.clone()),
             gate: Some(key.gate),
@@ -451,7 +465,7 @@ impl Runs {
         let Some(located) = self.locate(repo, loc).await? else {
             return Ok(None);
         };
-        let ctx = located.context(repo);
+        let ctx = located.context(repo, self.now());
         let d = on_trigger(&located.record, &Trigger::Retry { sha: None, gate }, &ctx);
         let started = d.run.is_some();
         Ok(Some((self.finish(repo, &located, d), started)))
@@ -491,7 +505,7 @@ impl Runs {
         Ok(task::follow_verdict(
             d,
             report,
-            &located.context(repo),
+            &located.context(repo, self.now()),
             &inputs,
         ))
     }
@@ -522,7 +536,7 @@ impl Runs {
         located: &Located,
     ) -> Result<(Decision, bool), StoreError> {
         let inputs = self.loop_inputs(repo, located).await?;
-        let ctx = located.context(repo);
+        let ctx = located.context(repo, self.now());
         let lctx = task::loop_context(&ctx, &inputs, true);
         let ld = crate::core::failure::on_approve_branch(&located.record.failure, ctx.now, &lctx);
         let opened = ld.outcome != crate::core::failure::LoopOutcome::Nothing;
@@ -565,7 +579,7 @@ impl Runs {
             .loop_inputs(&event.repo, &located)
             .await
             .map_err(|e| e.to_string())?;
-        let ctx = located.context(&event.repo);
+        let ctx = located.context(&event.repo, self.now());
         let lctx = task::loop_context(&ctx, &inputs, located.record.human_involved);
         let ld = crate::core::failure::on_tick(&located.record.failure, ctx.now, &lctx);
         let mut record = located.record.clone();
@@ -608,7 +622,7 @@ impl Runs {
         else {
             return Ok(Decision::nothing("run of a task no longer in the plan"));
         };
-        let ctx = located.context(&event.repo);
+        let ctx = located.context(&event.repo, self.now());
         let progress: RunProgress = event.progress.into();
         let report = match &progress {
             RunProgress::Finished { report, .. } => Some(report.clone()),

@@ -2,7 +2,12 @@
 //! retries go deeper and then escalate once, dependents are blocked until
 //! the task passes, and manual mode waits for `approve-branch`.
 
-use crate::runs::{story_with_plan, Story};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::runs::{story_with, story_with_plan, Story};
+use crate::support::eventually;
 use crate::support::REPO;
 
 const PLAN: &str = r#"
@@ -224,4 +229,34 @@ async fn manual_mode_proposes_the_branch_todo_and_opens_it_on_approve_branch() {
     assert!(bot_texts(&s, s.task_issue)
         .iter()
         .any(|c| c.contains("`approve-branch` did nothing")));
+}
+
+#[tokio::test]
+async fn a_branch_todo_that_outlives_its_timeout_escalates() {
+    let plan = PLAN.replace(
+        "settings: { max_debug_attempts: 2, max_branch_depth: 2 }",
+        "settings: { branch_timeout_seconds: 60 }",
+    );
+    let skew = Arc::new(AtomicI64::new(0));
+    let clock_skew = skew.clone();
+    let s = story_with(&plan, None, 2, move |c| {
+        c.tick_every = Duration::from_millis(200);
+        c.clock = Arc::new(move || taskgate::store::unix_now() + clock_skew.load(Ordering::SeqCst));
+    })
+    .await;
+    red_push(&s, 1).await;
+    assert_eq!(issues_titled(&s, "Debug Make the check pass").len(), 1);
+    // A minute passes with nobody fixing it.
+    skew.store(61, Ordering::SeqCst);
+    eventually("the escalation report", || async {
+        bot_texts(&s, s.task_issue)
+            .iter()
+            .any(|c| c.contains("needs a person"))
+    })
+    .await;
+    s.app.settle().await;
+    assert!(s.task_labels().contains(&"state:blocked".to_owned()));
+    assert!(s.task_labels().contains(&"needs-human".to_owned()));
+    let todo = &issues_titled(&s, "Debug Make the check pass")[0];
+    assert_eq!(todo.state, "closed");
 }

@@ -110,6 +110,16 @@ async fn story_with_one_task(max_runs: usize) -> Story {
 /// main; its task titled "Make the check pass" (id `check`) is the one the
 /// helpers push to.
 pub async fn story_with_plan(plan: &str, config: Option<&str>, max_runs: usize) -> Story {
+    story_with(plan, config, max_runs, |_| {}).await
+}
+
+/// Like [`story_with_plan`], with the server's configuration adjusted.
+pub async fn story_with(
+    plan: &str,
+    config: Option<&str>,
+    max_runs: usize,
+    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
+) -> Story {
     crate::support::init_logs();
     let fake = fakehub::FakeGitHub::start().await;
     fake.install(crate::support::INSTALLATION, REPO);
@@ -121,6 +131,7 @@ pub async fn story_with_plan(plan: &str, config: Option<&str>, max_runs: usize) 
     let app = TestApp::with_config(fake, move |c| {
         c.git = Some(source);
         c.max_concurrent_runs = max_runs;
+        adjust(c);
     })
     .await;
     let repo = app.fake.repo(REPO);
