@@ -73,6 +73,14 @@ impl CheckStatus {
     }
 }
 
+/// One acceptance attempt of a task, by its story key, task id and number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRef {
+    pub story: String,
+    pub task: String,
+    pub attempt: u32,
+}
+
 /// The identifier of the check-run "Retry" button.
 pub const RETRY_ACTION: &str = "retry";
 
@@ -225,6 +233,11 @@ pub enum Effect {
         git_ref: String,
         inputs: std::collections::BTreeMap<String, String>,
         report_to: Option<String>,
+        /// The acceptance attempt this run is for (the Actions runner): the
+        /// executor records which workflow run GitHub started for it, so
+        /// the run's `workflow_run` webhooks find their way back.
+        #[serde(default)]
+        attempt: Option<AttemptRef>,
     },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other

@@ -20,7 +20,7 @@ pub mod task;
 
 pub use decide::{on_event, plan_requested, retry_requested, Context, Decision};
 pub use effect::{
-    hidden_marker, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect, IssueState,
-    Reaction, RETRY_ACTION,
+    hidden_marker, AttemptRef, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect,
+    IssueState, Reaction, RETRY_ACTION,
 };
 pub use event::{Actor, Change, Event};

@@ -90,7 +90,7 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
     })))
 }
 
-fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
+pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
     let api = format!("{}/actions/runs/{}", render::repo_api(base, repo), r.id);
     let wf_id = repo.workflows.get(&r.workflow).copied().unwrap_or(0);
     let repository = render::repository(st, base, repo);
