@@ -4,7 +4,8 @@
 //! here as runner progress.
 //!
 //! Owns: turning a queued run into a workflow dispatch in the same decision
-//! ([`ActionsRuns::hand_over`]), finding the attempt a workflow run is for,
+//! ([`ActionsRuns::hand_over`]) and a superseded attempt into a cancel of its
+//! run, finding the attempt a workflow run is for,
 //! and reading its report artifact back (IO in the processor, like plan
 //! reads: a transient GitHub error is retried by the processor).
 //! Must not: decide a task's state — progress goes through
@@ -91,6 +92,8 @@ impl ActionsRuns {
     /// the runner workflow: each such [`Change::RunQueued`] becomes a
     /// [`Change::RunDispatched`] and a dispatch on the default branch, read
     /// from the delivery's `payload` (or asked of GitHub when it has none).
+    /// The workflow run of an Actions attempt the decision cancels is
+    /// cancelled on GitHub too.
     pub async fn hand_over(
         &self,
         mut decision: Decision,
@@ -98,6 +101,31 @@ impl ActionsRuns {
     ) -> Result<Decision, ActionsError> {
         let mut dispatched = Vec::new();
         for change in &mut decision.changes {
+            if let Change::AttemptUpdated {
+                repo,
+                story,
+                task,
+                attempt,
+                status: AttemptStatus::Cancelled,
+                ..
+            } = change
+            {
+                let cancel = crate::core::Effect::CancelWorkflowRun {
+                    repo: repo.clone(),
+                    attempt: AttemptRef {
+                        story: story.clone(),
+                        task: task.clone(),
+                        attempt: *attempt,
+                    },
+                };
+                let row = self.store.attempt(repo, story, task, *attempt).await?;
+                if row.is_some_and(|r| r.runner == RunnerKind::Actions)
+                    && !decision.effects.contains(&cancel)
+                {
+                    decision.effects.push(cancel);
+                }
+                continue;
+            }
             let Change::RunQueued(job) = change else {
                 continue;
             };

@@ -239,6 +239,12 @@ pub enum Effect {
         #[serde(default)]
         attempt: Option<AttemptRef>,
     },
+    /// Cancels the workflow run dispatched for a superseded Actions-runner
+    /// attempt, if GitHub named one; a run already completed is left be.
+    CancelWorkflowRun {
+        repo: RepoName,
+        attempt: AttemptRef,
+    },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
     /// without converging, so a create GitHub keeps refusing cannot loop.
@@ -266,6 +272,7 @@ impl Effect {
             | Effect::CreateBranch { repo, .. }
             | Effect::CreateCheckRun { repo, .. }
             | Effect::DispatchWorkflow { repo, .. }
+            | Effect::CancelWorkflowRun { repo, .. }
             | Effect::OpenCheckRun { repo, .. }
             | Effect::UpdateCheckRun { repo, .. }
             | Effect::CreatePullRequest { repo, .. }
@@ -304,6 +311,7 @@ impl Effect {
             Effect::CreateBranch { .. } => "create_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
             Effect::DispatchWorkflow { .. } => "dispatch_workflow",
+            Effect::CancelWorkflowRun { .. } => "cancel_workflow_run",
             Effect::OpenCheckRun { .. } => "open_check_run",
             Effect::UpdateCheckRun { .. } => "update_check_run",
             Effect::CreatePullRequest { .. } => "create_pull_request",

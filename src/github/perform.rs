@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::client::{send, ApiResponse, GitHubError};
 use super::perform_runs as runs;
 use crate::core::sync::IssueRecord;
-use crate::core::{hidden_marker, CheckRunSpec, Effect, IssueState};
+use crate::core::{hidden_marker, AttemptRef, CheckRunSpec, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
 use crate::store::{EffectRow, NewDelivery, Store};
 
@@ -244,6 +244,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             }
             Ok(dispatched.result)
         }
+        Effect::CancelWorkflowRun { repo, attempt } => {
+            cancel_workflow_runs(ctx, repo, attempt).await
+        }
         Effect::Reconcile { repo, story, round } => {
             // The next pass goes through the inbox like any delivery, so it
             // survives a crash; its id makes a repeated enqueue a no-op.
@@ -331,6 +334,28 @@ async fn dispatch_workflow(
         }
         Err(e) => Err(e),
     }
+}
+
+/// `POST …/cancel` for each run recorded for `attempt`. GitHub's 409 (the
+/// run is completed already) counts as done, as does a run never recorded.
+async fn cancel_workflow_runs(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    attempt: &AttemptRef,
+) -> Result<Option<String>, GitHubError> {
+    let runs = ctx
+        .store
+        .workflow_runs_of_attempt(repo, attempt)
+        .await
+        .map_err(store_err)?;
+    for run in &runs {
+        let path = format!("/repos/{repo}/actions/runs/{run}/cancel");
+        match send(ctx.client, Method::POST, &path, None).await {
+            Ok(_) | Err(GitHubError::Http { status: 409, .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(json!({ "workflow_run_ids": runs }).to_string()))
 }
 
 /// Adds or removes one blocked-by link (issue dependencies API) and records

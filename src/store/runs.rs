@@ -273,6 +273,25 @@ impl Store {
         .await
     }
 
+    /// The workflow runs recorded for an attempt, oldest first.
+    pub async fn workflow_runs_of_attempt(
+        &self,
+        repo: &RepoName,
+        attempt: &AttemptRef,
+    ) -> Result<Vec<u64>, StoreError> {
+        let (repo, a) = (repo.clone(), attempt.clone());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT run_id FROM workflow_runs WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 ORDER BY run_id",
+            )?;
+            let rows = stmt.query_map(params![repo.as_str(), a.story, a.task, a.attempt], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(rows.map(|r| r.map(|id| id as u64)).collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
     /// The attempt workflow run `run_id` was dispatched for, if taskgate
     /// dispatched it.
     pub async fn workflow_run_attempt(
