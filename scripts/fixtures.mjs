@@ -97,6 +97,7 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/commits/{ref}"],
   ["post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}"],
+  ["post", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"],
   ["get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"],
   ["get", "/repos/{owner}/{repo}/collaborators/{username}/permission"],

@@ -4,6 +4,7 @@
 //! Owns: the process's long-running tasks and their startup order.
 //! Must not: hold behaviour of its own; each part lives in its module.
 
+pub mod actions_runs;
 mod processor;
 pub mod resync;
 pub mod run_queue;
@@ -183,6 +184,11 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             store: store.clone(),
             clock: config.clock.clone(),
             runs_changed: runs_changed.clone(),
+        },
+        actions: actions_runs::ActionsRuns {
+            github: github.clone(),
+            store: store.clone(),
+            limits: crate::runner::ArtifactLimits::default(),
         },
     };
     std::fs::create_dir_all(&config.work_dir).map_err(|source| StartError::WorkDir {

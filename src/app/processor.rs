@@ -6,6 +6,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
+use super::actions_runs::{ActionsError, ActionsRuns};
 use super::runs::{Runs, RUN_EVENT, TICK_EVENT};
 use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
@@ -24,6 +25,7 @@ pub struct Processor {
     pub effects_stored: Arc<Notify>,
     pub syncer: Syncer,
     pub runs: Runs,
+    pub actions: ActionsRuns,
 }
 
 /// Attempts at reading from GitHub before a delivery is given up.
@@ -60,7 +62,7 @@ impl Processor {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.decide_once(delivery).await {
+            match self.decide_and_hand_over(delivery).await {
                 Err(DecideError::Transient(why)) if attempt < READ_ATTEMPTS => {
                     warn!(attempt, error = %why, "reading from GitHub failed; retrying");
                     tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
@@ -69,6 +71,15 @@ impl Processor {
                 Ok(decision) => return Ok(decision),
             }
         }
+    }
+
+    /// Runs queued for the `actions` runner become workflow dispatches.
+    async fn decide_and_hand_over(
+        &self,
+        delivery: &PendingDelivery,
+    ) -> Result<Decision, DecideError> {
+        let decision = self.decide_once(delivery).await?;
+        Ok(self.actions.hand_over(decision, &delivery.payload).await?)
     }
 
     async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
@@ -105,6 +116,9 @@ impl Processor {
                 Webhook::CheckSuite(p) => return Ok(self.runs.on_check_suite(p).await?),
                 Webhook::CheckRun(p) => {
                     return Ok(self.runs.on_check_run(p, self.context.app_id).await?)
+                }
+                Webhook::WorkflowRun(p) => {
+                    return Ok(self.actions.on_workflow_run(p, &self.runs).await?)
                 }
                 Webhook::Push(push) => {
                     if let Some(decision) = self.runs.on_push(push).await? {
@@ -282,6 +296,16 @@ enum DecideError {
 impl From<crate::store::StoreError> for DecideError {
     fn from(e: crate::store::StoreError) -> Self {
         DecideError::Transient(e.to_string())
+    }
+}
+
+impl From<ActionsError> for DecideError {
+    fn from(e: ActionsError) -> Self {
+        if e.is_transient() {
+            DecideError::Transient(e.to_string())
+        } else {
+            DecideError::Permanent(e.to_string())
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The run queue: starts the attempts the processor queued on the local
-//! runner and reports their progress back through the inbox.
+//! runner and reports their progress back through the inbox. Attempts
+//! handed to the Actions runner are not its business (`app::actions_runs`).
 //!
 //! Owns: which attempts are running in this process and their cancel
 //! handles. Must not: decide anything about a task — it records what
@@ -20,6 +21,7 @@ use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
 use super::runs::{Progress, RunEvent, RUN_EVENT};
+use crate::core::config::RunnerKind;
 use crate::core::plan::{parse_plan, MemFiles};
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
 use crate::github::GitHubApp;
@@ -99,7 +101,7 @@ impl RunQueue {
                 next_tick += this.tick_every;
                 this.tick().await;
             }
-            match this.store.active_attempts().await {
+            match this.store.active_attempts(RunnerKind::Local).await {
                 Ok(active) => {
                     let mut map = running.lock().expect("not poisoned");
                     let keys: Vec<AttemptKey> = active.iter().map(key).collect();

@@ -608,6 +608,13 @@ impl Runs {
 
     pub async fn on_run_event(&self, payload: &[u8]) -> Result<Decision, String> {
         let event: RunEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+        self.on_progress(event).await
+    }
+
+    /// Progress of an attempt from either runner: the local run queue's
+    /// [`RUN_EVENT`]s and the Actions runner's `workflow_run`s
+    /// (`app::actions_runs`) both end here.
+    pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, String> {
         let located = self
             .task_location(&event.repo, &event.story, &event.task)
             .await

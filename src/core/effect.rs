@@ -76,6 +76,14 @@ impl CheckStatus {
     }
 }
 
+/// One acceptance attempt of a task, by its story key, task id and number.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttemptRef {
+    pub story: String,
+    pub task: String,
+    pub attempt: u32,
+}
+
 /// The identifier of the check-run "Retry" button.
 pub const RETRY_ACTION: &str = "retry";
 /// The identifier of the check-run "Approve branch todo" button.
@@ -230,6 +238,17 @@ pub enum Effect {
         git_ref: String,
         inputs: std::collections::BTreeMap<String, String>,
         report_to: Option<String>,
+        /// The acceptance attempt this run is for (the Actions runner): the
+        /// executor records which workflow run GitHub started for it, so
+        /// the run's `workflow_run` webhooks find their way back.
+        #[serde(default)]
+        attempt: Option<AttemptRef>,
+    },
+    /// Cancels the workflow run dispatched for a superseded Actions-runner
+    /// attempt, if GitHub named one; a run already completed is left be.
+    CancelWorkflowRun {
+        repo: RepoName,
+        attempt: AttemptRef,
     },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
@@ -258,6 +277,7 @@ impl Effect {
             | Effect::CreateBranch { repo, .. }
             | Effect::CreateCheckRun { repo, .. }
             | Effect::DispatchWorkflow { repo, .. }
+            | Effect::CancelWorkflowRun { repo, .. }
             | Effect::OpenCheckRun { repo, .. }
             | Effect::UpdateCheckRun { repo, .. }
             | Effect::CreatePullRequest { repo, .. }
@@ -296,6 +316,7 @@ impl Effect {
             Effect::CreateBranch { .. } => "create_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
             Effect::DispatchWorkflow { .. } => "dispatch_workflow",
+            Effect::CancelWorkflowRun { .. } => "cancel_workflow_run",
             Effect::OpenCheckRun { .. } => "open_check_run",
             Effect::UpdateCheckRun { .. } => "update_check_run",
             Effect::CreatePullRequest { .. } => "create_pull_request",

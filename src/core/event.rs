@@ -68,6 +68,10 @@ pub enum Change {
     },
     /// A run to start (stored as a queued attempt).
     RunQueued(crate::core::task::RunJob),
+    /// A run handed to the Actions runner (a workflow dispatched in the
+    /// same decision): stored as a queued attempt the local runner leaves
+    /// alone.
+    RunDispatched(crate::core::task::RunJob),
     /// An attempt moved on; `report` once it finished.
     AttemptUpdated {
         repo: RepoName,

@@ -22,7 +22,7 @@ pub use decide::{
     approve_branch_requested, on_event, plan_requested, retry_requested, Context, Decision,
 };
 pub use effect::{
-    hidden_marker, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect, IssueState,
-    Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
+    hidden_marker, AttemptRef, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect,
+    IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
 };
 pub use event::{Actor, Change, Event};

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::client::{send, ApiResponse, GitHubError};
 use super::perform_runs as runs;
 use crate::core::sync::IssueRecord;
-use crate::core::{hidden_marker, CheckRunSpec, Effect, IssueState};
+use crate::core::{hidden_marker, AttemptRef, CheckRunSpec, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
 use crate::store::{EffectRow, NewDelivery, Store};
 
@@ -230,7 +230,23 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             git_ref,
             inputs,
             report_to,
-        } => dispatch_workflow(ctx, repo, workflow, git_ref, inputs, report_to.as_deref()).await,
+            attempt,
+        } => {
+            let dispatched =
+                dispatch_workflow(ctx, repo, workflow, git_ref, inputs, report_to.as_deref())
+                    .await?;
+            if let (Some(attempt), Some(run_id)) = (attempt, dispatched.run_id) {
+                // A lost record is not worth a second run: the run's
+                // `display_title` still names the attempt.
+                if let Err(e) = ctx.store.put_workflow_run(repo, run_id, attempt).await {
+                    tracing::warn!(error = %e, run_id, "recording the dispatched run failed");
+                }
+            }
+            Ok(dispatched.result)
+        }
+        Effect::CancelWorkflowRun { repo, attempt } => {
+            cancel_workflow_runs(ctx, repo, attempt).await
+        }
         Effect::Reconcile { repo, story, round } => {
             // The next pass goes through the inbox like any delivery, so it
             // survives a crash; its id makes a repeated enqueue a no-op.
@@ -251,6 +267,13 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     }
 }
 
+/// A started workflow: the run's id when GitHub said it, and the effect's
+/// result to keep.
+struct Dispatched {
+    run_id: Option<u64>,
+    result: Option<String>,
+}
+
 /// `POST …/dispatches`, asking for the run's id (`return_run_details`, which
 /// GitHub answers with 200 and the run; older hosts answer 204 without it).
 async fn dispatch_workflow(
@@ -260,15 +283,20 @@ async fn dispatch_workflow(
     git_ref: &str,
     inputs: &std::collections::BTreeMap<String, String>,
     report_to: Option<&str>,
-) -> Result<Option<String>, GitHubError> {
+) -> Result<Dispatched, GitHubError> {
     let path = format!("/repos/{repo}/actions/workflows/{workflow}/dispatches");
     let body = json!({ "ref": git_ref, "inputs": inputs, "return_run_details": true });
     match send(ctx.client, Method::POST, &path, Some(&body)).await {
-        Ok(response) => Ok(response
-            .json::<Value>()
-            .ok()
-            .and_then(|v| v.get("workflow_run_id").cloned())
-            .map(|id| json!({ "workflow_run_id": id }).to_string())),
+        Ok(response) => {
+            let run_id = response
+                .json::<Value>()
+                .ok()
+                .and_then(|v| v.get("workflow_run_id").and_then(Value::as_u64));
+            Ok(Dispatched {
+                run_id,
+                result: run_id.map(|id| json!({ "workflow_run_id": id }).to_string()),
+            })
+        }
         Err(GitHubError::Http {
             status: status @ (404 | 422),
             message,
@@ -306,6 +334,28 @@ async fn dispatch_workflow(
         }
         Err(e) => Err(e),
     }
+}
+
+/// `POST …/cancel` for each run recorded for `attempt`. GitHub's 409 (the
+/// run is completed already) counts as done, as does a run never recorded.
+async fn cancel_workflow_runs(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    attempt: &AttemptRef,
+) -> Result<Option<String>, GitHubError> {
+    let runs = ctx
+        .store
+        .workflow_runs_of_attempt(repo, attempt)
+        .await
+        .map_err(store_err)?;
+    for run in &runs {
+        let path = format!("/repos/{repo}/actions/runs/{run}/cancel");
+        match send(ctx.client, Method::POST, &path, None).await {
+            Ok(_) | Err(GitHubError::Http { status: 409, .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(Some(json!({ "workflow_run_ids": runs }).to_string()))
 }
 
 /// Adds or removes one blocked-by link (issue dependencies API) and records

@@ -188,6 +188,9 @@ pub struct WorkflowRun {
     pub path: Option<String>,
     #[serde(default)]
     pub html_url: Option<String>,
+    /// The run's `run-name`, as evaluated for this run.
+    #[serde(default)]
+    pub display_title: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

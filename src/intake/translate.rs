@@ -24,6 +24,7 @@ pub fn may_matter(event: &str, action: Option<&str>) -> bool {
         ),
         "check_suite" => matches!(action, Some("requested" | "rerequested")),
         "check_run" => matches!(action, Some("rerequested" | "requested_action")),
+        "workflow_run" => matches!(action, Some("in_progress" | "completed")),
         _ => false,
     }
 }

@@ -30,7 +30,8 @@ use serde::Deserialize;
 use crate::classify::FailureKind;
 use crate::core::plan::DEFAULT_GATE;
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
-use crate::core::Effect;
+use crate::core::story::markers::{decode_value, encode_value};
+use crate::core::{AttemptRef, Effect};
 use crate::github::client::{get_capped, send, Capped};
 use crate::github::GitHubError;
 use crate::ids::{CommitSha, RepoName};
@@ -122,12 +123,15 @@ pub fn dispatch_inputs(
 
 /// The dispatch of the runner workflow (`runner_workflow` in the repo
 /// config) on the default branch; the workflow checks out `inputs.sha`.
+/// `attempt` is the acceptance attempt it runs, recorded with the run id
+/// GitHub answers.
 pub fn dispatch_effect(
     repo: &RepoName,
     workflow: &str,
     default_branch: &str,
     inputs: BTreeMap<String, String>,
     report_to: Option<String>,
+    attempt: Option<AttemptRef>,
 ) -> Effect {
     Effect::DispatchWorkflow {
         repo: repo.clone(),
@@ -135,7 +139,44 @@ pub fn dispatch_effect(
         git_ref: default_branch.to_string(),
         inputs,
         report_to,
+        attempt,
     }
+}
+
+/// taskgate's id for an attempt, the `run_id` input:
+/// `story=file:x task=data attempt=3`, values escaped like markers.
+pub fn attempt_run_id(attempt: &AttemptRef) -> String {
+    format!(
+        "story={} task={} attempt={}",
+        encode_value(&attempt.story),
+        encode_value(&attempt.task),
+        attempt.attempt
+    )
+}
+
+/// The attempt named in a run's `display_title`, which the template's
+/// `run-name` ends with `(run <run_id>)`: how a run is found on hosts that
+/// do not answer a dispatch with its run id.
+pub fn attempt_of_display_title(title: &str) -> Option<AttemptRef> {
+    let (_, rest) = title.rsplit_once("(run ")?;
+    let mut fields = rest.strip_suffix(')')?.split(' ');
+    let mut next = |name: &str| {
+        fields
+            .next()
+            .and_then(|f| f.strip_prefix(name))
+            .and_then(|f| f.strip_prefix('='))
+    };
+    let story = decode_value(next("story")?)?;
+    let task = decode_value(next("task")?)?;
+    let attempt = next("attempt")?.parse().ok()?;
+    if fields.next().is_some() {
+        return None;
+    }
+    Some(AttemptRef {
+        story,
+        task,
+        attempt,
+    })
 }
 
 #[derive(Deserialize)]

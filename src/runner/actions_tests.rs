@@ -283,6 +283,7 @@ fn dispatch_inputs_are_four_strings() {
         "main",
         inputs.clone(),
         None,
+        None,
     );
     let Effect::DispatchWorkflow { git_ref, .. } = effect else {
         panic!()
@@ -342,4 +343,36 @@ fn a_missing_report_fails_every_gate_as_tooling_error() {
     let none = report_for_missing_artifact(TASK, &sha(), &[], "no run", None);
     assert_eq!(none.gates.len(), 1);
     assert!(!none.passed());
+}
+
+#[test]
+fn the_run_id_in_a_display_title_names_the_attempt() {
+    let attempt = AttemptRef {
+        story: "file:checks".into(),
+        task: "data load".into(),
+        attempt: 3,
+    };
+    let id = attempt_run_id(&attempt);
+    assert_eq!(id, "story=file:checks task=data%20load attempt=3");
+    let title = format!("taskgate: data load at {} (run {id})", sha().as_str());
+    assert_eq!(attempt_of_display_title(&title), Some(attempt));
+    for other in [
+        "taskgate run",
+        "taskgate: x (run story=a task=b)",
+        "taskgate: x (run story=a task=b attempt=c)",
+        "taskgate: x (run story=a task=b attempt=1 gate=g)",
+    ] {
+        assert_eq!(attempt_of_display_title(other), None, "{other}");
+    }
+}
+
+#[test]
+fn a_dispatch_stored_before_attempts_were_recorded_still_reads() {
+    let old = r#"{"kind":"dispatch_workflow","repo":"o/r","workflow":"agent-coder.yml",
+        "git_ref":"main","inputs":{"task":"t"},"report_to":null}"#;
+    let effect: Effect = serde_json::from_str(old).unwrap();
+    let Effect::DispatchWorkflow { attempt, .. } = effect else {
+        panic!("{effect:?}")
+    };
+    assert_eq!(attempt, None);
 }

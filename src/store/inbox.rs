@@ -4,6 +4,7 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{outbox, unix_now_ms, Store, StoreError};
+use crate::core::config::RunnerKind;
 use crate::core::{Change, Effect};
 use crate::ids::{DeliveryId, InstallationId, RepoName};
 
@@ -224,7 +225,8 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             task,
             record,
         } => super::runs::put_task(conn, repo, story, task, record)?,
-        Change::RunQueued(job) => super::runs::queue_attempt(conn, job)?,
+        Change::RunQueued(job) => super::runs::queue_attempt(conn, job, RunnerKind::Local)?,
+        Change::RunDispatched(job) => super::runs::queue_attempt(conn, job, RunnerKind::Actions)?,
         Change::AttemptUpdated {
             repo,
             story,

@@ -3,9 +3,11 @@
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{unix_now_ms, Store, StoreError};
+use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
 use crate::core::story::Marker;
 use crate::core::task::{AttemptStatus, RunJob, TaskRecord};
+use crate::core::AttemptRef;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 
 fn corrupt(e: serde_json::Error) -> StoreError {
@@ -32,10 +34,14 @@ pub(super) fn put_task(
     Ok(())
 }
 
-pub(super) fn queue_attempt(conn: &Connection, job: &RunJob) -> Result<(), StoreError> {
+pub(super) fn queue_attempt(
+    conn: &Connection,
+    job: &RunJob,
+    runner: RunnerKind,
+) -> Result<(), StoreError> {
     conn.execute(
-        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8)
+        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9)
          ON CONFLICT(repo, story, task, attempt) DO NOTHING",
         params![
             job.repo.as_str(),
@@ -45,7 +51,8 @@ pub(super) fn queue_attempt(conn: &Connection, job: &RunJob) -> Result<(), Store
             job.installation.0 as i64,
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
-            unix_now_ms()
+            unix_now_ms(),
+            runner_name(runner)
         ],
     )?;
     Ok(())
@@ -82,6 +89,13 @@ pub(super) fn update_attempt(
     Ok(())
 }
 
+fn runner_name(runner: RunnerKind) -> &'static str {
+    match runner {
+        RunnerKind::Local => "local",
+        RunnerKind::Actions => "actions",
+    }
+}
+
 /// Where a task lives: its story key, plan id and issue marker key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskLocation {
@@ -106,14 +120,16 @@ pub struct AttemptRow {
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub report: Option<RunReport>,
+    pub runner: RunnerKind,
 }
 
-const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report";
+const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report, runner";
 
 fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, StoreError>> {
     let repo: String = r.get(0)?;
     let gates: String = r.get(6)?;
     let report: Option<String> = r.get(11)?;
+    let runner: String = r.get(12)?;
     let row = (|| {
         Ok(AttemptRow {
             repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
@@ -131,6 +147,11 @@ fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, St
                 .map(|s| serde_json::from_str(&s))
                 .transpose()
                 .map_err(corrupt)?,
+            runner: match runner.as_str() {
+                "local" => RunnerKind::Local,
+                "actions" => RunnerKind::Actions,
+                other => return Err(StoreError::Corrupt(format!("unknown runner `{other}`"))),
+            },
         })
     })();
     Ok(row)
@@ -191,13 +212,13 @@ impl Store {
         .await
     }
 
-    /// Attempts still to run or running, oldest first.
-    pub async fn active_attempts(&self) -> Result<Vec<AttemptRow>, StoreError> {
-        self.read(|conn| {
+    /// Attempts of `runner` still to run or running, oldest first.
+    pub async fn active_attempts(&self, runner: RunnerKind) -> Result<Vec<AttemptRow>, StoreError> {
+        self.read(move |conn| {
             let mut stmt = conn.prepare(&format!(
-                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE status IN ('queued', 'running') ORDER BY queued_ms"
+                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE status IN ('queued', 'running') AND runner = ?1 ORDER BY queued_ms"
             ))?;
-            let rows = stmt.query_map([], read_attempt)?;
+            let rows = stmt.query_map([runner_name(runner)], read_attempt)?;
             rows.map(|r| r?).collect()
         })
         .await
@@ -219,6 +240,94 @@ impl Store {
             rows.map(|r| r?).collect()
         })
         .await
+    }
+
+    /// One attempt of a task.
+    pub async fn attempt(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+        attempt: u32,
+    ) -> Result<Option<AttemptRow>, StoreError> {
+        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        self.read(move |conn| {
+            conn.query_row(
+                &format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4"
+                ),
+                params![repo.as_str(), story, task, attempt],
+                read_attempt,
+            )
+            .optional()?
+            .transpose()
+        })
+        .await
+    }
+
+    /// Records that GitHub started workflow run `run_id` for an attempt.
+    pub async fn put_workflow_run(
+        &self,
+        repo: &RepoName,
+        run_id: u64,
+        attempt: &AttemptRef,
+    ) -> Result<(), StoreError> {
+        let (repo, a) = (repo.clone(), attempt.clone());
+        self.write_one(move |conn| {
+            conn.execute(
+                "INSERT INTO workflow_runs (repo, run_id, story, task, attempt) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, task = ?4, attempt = ?5",
+                params![repo.as_str(), run_id as i64, a.story, a.task, a.attempt],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// The workflow runs recorded for an attempt, oldest first.
+    pub async fn workflow_runs_of_attempt(
+        &self,
+        repo: &RepoName,
+        attempt: &AttemptRef,
+    ) -> Result<Vec<u64>, StoreError> {
+        let (repo, a) = (repo.clone(), attempt.clone());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT run_id FROM workflow_runs WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 ORDER BY run_id",
+            )?;
+            let rows = stmt.query_map(params![repo.as_str(), a.story, a.task, a.attempt], |r| {
+                r.get::<_, i64>(0)
+            })?;
+            Ok(rows.map(|r| r.map(|id| id as u64)).collect::<Result<_, _>>()?)
+        })
+        .await
+    }
+
+    /// The attempt workflow run `run_id` was dispatched for, if taskgate
+    /// dispatched it.
+    pub async fn workflow_run_attempt(
+        &self,
+        repo: &RepoName,
+        run_id: u64,
+    ) -> Result<Option<AttemptRow>, StoreError> {
+        let repo = repo.clone();
+        let found: Option<(String, String, u32)> = {
+            let repo = repo.clone();
+            self.read(move |conn| {
+                Ok(conn
+                    .query_row(
+                        "SELECT story, task, attempt FROM workflow_runs WHERE repo = ?1 AND run_id = ?2",
+                        params![repo.as_str(), run_id as i64],
+                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    )
+                    .optional()?)
+            })
+            .await?
+        };
+        match found {
+            Some((story, task, attempt)) => self.attempt(&repo, &story, &task, attempt).await,
+            None => Ok(None),
+        }
     }
 
     pub async fn attempt_status(

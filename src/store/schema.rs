@@ -117,6 +117,20 @@ CREATE TABLE check_runs (
     PRIMARY KEY (repo, key)
 );
 "#,
+    r#"
+-- Which runner an attempt went to: the local run queue takes only `local`
+-- ones; `actions` ones run in a dispatched workflow.
+ALTER TABLE attempts ADD COLUMN runner TEXT NOT NULL DEFAULT 'local';
+-- The workflow run GitHub started for an `actions` attempt, by run id.
+CREATE TABLE workflow_runs (
+    repo        TEXT NOT NULL,
+    run_id      INTEGER NOT NULL,
+    story       TEXT NOT NULL,
+    task        TEXT NOT NULL,
+    attempt     INTEGER NOT NULL,
+    PRIMARY KEY (repo, run_id)
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -4,6 +4,7 @@
 mod support;
 
 mod actions_job;
+mod actions_runs;
 mod commands_e2e;
 mod crash;
 mod demo;

@@ -188,3 +188,29 @@ pub fn check_run_requested_action(
         envelope(st, r, base, sender, v)
     })
 }
+
+/// `workflow_run` / `<action>` (requested, in_progress, completed) for a run
+/// of the fake (see `RepoHandle::complete_run`), sent by the bot: the app
+/// dispatched it.
+pub fn workflow_run(action: &str, repo: &RepoHandle, run_id: u64) -> Value {
+    with(repo, |st, r, base| {
+        let run = r
+            .runs
+            .iter()
+            .find(|run| run.id == run_id)
+            .expect("the workflow run exists");
+        let wf_id = r.workflows.get(&run.workflow).copied().unwrap_or(0);
+        let api = render::repo_api(base, r);
+        let path = format!(".github/workflows/{}", run.workflow);
+        let workflow = json!({
+            "id": wf_id, "node_id": format!("W_{wf_id}"), "name": run.workflow, "path": path, "state": "active",
+            "created_at": render::ts(run.created_at), "updated_at": render::ts(run.created_at),
+            "url": format!("{api}/actions/workflows/{wf_id}"),
+            "html_url": format!("{}/{}/blob/{}/{path}", render::HTML, r.full_name(), r.default_branch),
+            "badge_url": format!("{}/{}/workflows/{}/badge.svg", render::HTML, r.full_name(), run.workflow),
+        });
+        let v = json!({"action": action, "workflow": workflow,
+                       "workflow_run": crate::routes::actions::run_json(st, base, r, run)});
+        envelope(st, r, base, &st.bot_login(), v)
+    })
+}

@@ -384,6 +384,7 @@ impl<'c, 'a> Step<'c, 'a> {
             git_ref: self.ctx.task_branch.to_owned(),
             inputs,
             report_to: Some(todo.marker.clone()),
+            attempt: None,
         });
     }
 

@@ -1,7 +1,8 @@
 //! GitHub Actions: workflow dispatch (only for workflows registered with
 //! `RepoHandle::add_workflow`; it creates a queued run, and answers 200 with
 //! the run's id and URLs when asked with `return_run_details`, else 204),
-//! workflow runs and their artifacts. Downloading an artifact answers 302 to
+//! workflow runs (cancelling one that is not completed yet: 202, else 409)
+//! and their artifacts. Downloading an artifact answers 302 to
 //! a signed blob URL on the fake's storage origin, as GitHub redirects to
 //! storage; that origin refuses requests carrying GitHub credentials.
 
@@ -26,6 +27,11 @@ pub const ROUTES: &[Route] = &[
         "GET",
         "/repos/{owner}/{repo}/actions/runs/{run_id}",
         get_run,
+    ),
+    inst(
+        "POST",
+        "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel",
+        cancel_run,
     ),
     inst(
         "GET",
@@ -90,7 +96,7 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
     })))
 }
 
-fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
+pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
     let api = format!("{}/actions/runs/{}", render::repo_api(base, repo), r.id);
     let wf_id = repo.workflows.get(&r.workflow).copied().unwrap_or(0);
     let repository = render::repository(st, base, repo);
@@ -123,6 +129,25 @@ fn get_run(st: &mut State, req: &Req) -> HResult {
         .find(|r| r.id == id)
         .ok_or_else(Reply::not_found)?;
     Ok(Reply::ok(run_json(st, &req.base, repo, run)))
+}
+
+fn cancel_run(st: &mut State, req: &Req) -> HResult {
+    let id = req.num("run_id")?;
+    let (repo, _) = repo_mut(st, req)?;
+    let run = repo
+        .runs
+        .iter_mut()
+        .find(|r| r.id == id)
+        .ok_or_else(Reply::not_found)?;
+    if run.status == "completed" {
+        return Err(Reply::error(
+            409,
+            "Cannot cancel a workflow run that is completed.",
+        ));
+    }
+    run.status = "completed".into();
+    run.conclusion = Some("cancelled".into());
+    Ok(Reply::json(202, json!({})))
 }
 
 fn artifact_json(base: &str, repo: &Repo, a: &Artifact) -> Value {

@@ -1,0 +1,471 @@
+//! The `actions` runner end to end: with `runner: actions` in the repo
+//! config, a push to a task branch dispatches the runner workflow instead of
+//! running locally; the test plays GitHub Actions (completes the run,
+//! uploads the report artifact, sends `workflow_run`) and the check runs and
+//! the task's state follow, as after a local run.
+
+use std::io::Write;
+
+use fakehub::{payloads, RepoHandle};
+use serde_json::json;
+use taskgate::classify::FailureKind;
+use taskgate::core::report::{GateResult, RunReport, REPORT_VERSION};
+
+use crate::support::{eventually, TestApp, REPO};
+
+const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
+const PLAN: &str = r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
+"#;
+const CONFIG: &str = "runner: actions\n";
+const WORKFLOW: &str = "taskgate-run.yml";
+const GATES: [&str; 2] = ["test", "lint"];
+
+struct Story {
+    app: TestApp,
+    task_issue: u64,
+    branch: String,
+}
+
+/// A story with one task whose repository runs tests with the workflow;
+/// `with_workflow: false` leaves the workflow file out of the repository.
+async fn story_on_actions(with_workflow: bool) -> Story {
+    crate::support::init_logs();
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, REPO);
+    let app = TestApp::with_fake(fake).await;
+    let repo = app.fake.repo(REPO);
+    if with_workflow {
+        repo.add_workflow(WORKFLOW);
+    }
+    let before = repo.branch_sha("main").unwrap();
+    repo.with_file("main", ".github/taskgate.yml", CONFIG);
+    repo.with_file("main", PLAN_PATH, PLAN);
+    let push = payloads::push(&repo, "main", Some(&before), "octocat");
+    assert_eq!(app.deliver("push", &push).await.0, 202);
+    app.settle().await;
+    let task = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.title == "Make the check pass")
+        .expect("the task issue exists");
+    let branch = format!("taskgate/task-{}-check", task.number);
+    assert!(repo.branch_sha(&branch).is_some(), "task branch created");
+    Story {
+        app,
+        task_issue: task.number,
+        branch,
+    }
+}
+
+impl Story {
+    fn repo(&self) -> RepoHandle {
+        self.app.fake.repo(REPO)
+    }
+
+    /// The agent pushes a commit `sha` to the task branch; GitHub tells
+    /// taskgate. Nothing runs it here, so no git repository is needed.
+    async fn push(&self, sha: &str) {
+        let repo = self.repo();
+        let before = repo.branch_sha(&self.branch);
+        repo.record_commit(&self.branch, sha, "work", &[("check.sh", "exit 0\n")]);
+        let payload = payloads::push(&repo, &self.branch, before.as_deref(), "agent");
+        assert_eq!(self.app.deliver("push", &payload).await.0, 202);
+    }
+
+    /// Pushes `sha` and waits for its workflow run; returns the run's id.
+    async fn push_and_dispatch(&self, sha: &str) -> u64 {
+        self.push(sha).await;
+        eventually("the runner workflow is dispatched", || async {
+            self.dispatch_for(sha).is_some()
+        })
+        .await;
+        self.app.settle().await;
+        self.dispatch_for(sha).unwrap().run_id
+    }
+
+    fn dispatch_for(&self, sha: &str) -> Option<fakehub::WorkflowDispatch> {
+        self.repo()
+            .dispatches()
+            .into_iter()
+            .find(|d| d.inputs["sha"] == sha)
+    }
+
+    /// What GitHub sends for a run of taskgate's.
+    async fn workflow_run(&self, action: &str, run_id: u64) {
+        let payload = payloads::workflow_run(action, &self.repo(), run_id);
+        assert_eq!(self.app.deliver("workflow_run", &payload).await.0, 202);
+        self.app.settle().await;
+    }
+
+    /// GitHub Actions ends run `run_id` with these artifacts and says so.
+    async fn complete(&self, run_id: u64, conclusion: &str, artifacts: &[(&str, &[u8])]) {
+        self.repo().complete_run(run_id, conclusion, artifacts);
+        self.workflow_run("completed", run_id).await;
+    }
+
+    fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
+        self.repo()
+            .check_runs()
+            .into_iter()
+            .filter(|c| c.head_sha == sha)
+            .collect()
+    }
+
+    fn task_labels(&self) -> Vec<String> {
+        self.repo().issue(self.task_issue).unwrap().labels
+    }
+}
+
+fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
+    runs.iter()
+        .find(|c| c.name == name)
+        .and_then(|c| c.conclusion.clone())
+        .unwrap_or_else(|| panic!("no completed {name} in {runs:#?}"))
+}
+
+fn gate(name: &str, passed: bool) -> GateResult {
+    GateResult {
+        gate: name.into(),
+        passed,
+        kind: (!passed).then_some(FailureKind::TestFailure),
+        summary: (!passed).then(|| "expected 10 rows, got 0".into()),
+        commands: vec![],
+        missing_artifacts: vec![],
+        metric_failures: vec![],
+        warnings: vec![],
+        cancelled: false,
+    }
+}
+
+/// What the workflow's `taskgate run` writes for task `check` at `sha`.
+fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
+    RunReport {
+        version: REPORT_VERSION,
+        task: "check".into(),
+        sha: Some(sha.into()),
+        gates: gates.iter().map(|(g, passed)| gate(g, *passed)).collect(),
+        duration_ms: 1200,
+        cancelled: false,
+    }
+}
+
+/// What upload-artifact uploads: the report in a zip.
+fn zipped(report: &RunReport) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file("taskgate-report.json", options).unwrap();
+    zip.write_all(&serde_json::to_vec(report).unwrap()).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+const SHA1: &str = "1111111111111111111111111111111111111111";
+const SHA2: &str = "2222222222222222222222222222222222222222";
+
+#[tokio::test]
+async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_review() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+
+    let dispatch = s.dispatch_for(SHA1).unwrap();
+    assert_eq!(dispatch.workflow, WORKFLOW);
+    assert_eq!(dispatch.git_ref, "main", "on the default branch");
+    assert_eq!(
+        dispatch.inputs,
+        json!({
+            "task": "check",
+            "sha": SHA1,
+            "gates": "test,lint",
+            "run_id": "story=file:checks task=check attempt=1",
+        })
+    );
+    // The check runs wait for the workflow; the local runner left them alone.
+    let runs = s.checks(SHA1);
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|c| c.status == "queued"), "{runs:#?}");
+    let attempt = s
+        .app
+        .store()
+        .attempt(
+            &taskgate::ids::RepoName::parse(REPO).unwrap(),
+            "file:checks",
+            "check",
+            1,
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(attempt.runner, taskgate::core::config::RunnerKind::Actions);
+
+    s.workflow_run("in_progress", run_id).await;
+    assert!(s.checks(SHA1).iter().all(|c| c.status == "in_progress"));
+
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+        .await;
+    let runs = s.checks(SHA1);
+    for name in GATES {
+        assert_eq!(conclusion(&runs, &format!("taskgate/{name}")), "success");
+    }
+    assert!(s.task_labels().contains(&"state:review".to_owned()));
+    // A redelivered `completed` changes nothing.
+    s.workflow_run("completed", run_id).await;
+    assert_eq!(s.checks(SHA1).len(), 2);
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_failing_report_fails_the_gate_with_its_summary() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let zip = zipped(&report(SHA1, &[("test", false), ("lint", true)]));
+    s.complete(run_id, "failure", &[("taskgate-report", &zip)])
+        .await;
+    let runs = s.checks(SHA1);
+    assert_eq!(conclusion(&runs, "taskgate/test"), "failure");
+    assert_eq!(conclusion(&runs, "taskgate/lint"), "success");
+    let test = runs.iter().find(|c| c.name == "taskgate/test").unwrap();
+    assert!(
+        test.summary
+            .as_deref()
+            .unwrap()
+            .contains("expected 10 rows"),
+        "{test:#?}"
+    );
+    assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_run_without_a_report_fails_as_a_tooling_error_linking_the_run() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    s.complete(run_id, "failure", &[]).await;
+    let url = format!("https://github.com/{REPO}/actions/runs/{run_id}");
+    let runs = s.checks(SHA1);
+    assert_eq!(runs.len(), 2);
+    for run in &runs {
+        assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
+        assert!(run.title.as_deref().unwrap().contains("tooling_error"));
+        let summary = run.summary.as_deref().unwrap();
+        assert!(
+            summary.contains("no `taskgate-report` artifact"),
+            "{summary}"
+        );
+        assert!(summary.contains("concluded `failure`"), "{summary}");
+        assert!(summary.contains(&url), "{summary}");
+    }
+    let summary = runs[0]
+        .summary
+        .as_deref()
+        .unwrap()
+        .trim()
+        .replace(&url, "{run}");
+    insta::assert_snapshot!(summary, @r"
+    **tooling_error**
+
+    ```text
+    the workflow run ended without a report: no `taskgate-report` artifact was uploaded (did the job reach its upload step?); the run concluded `failure`
+    {run}
+    ```
+
+    **Warnings**
+
+    - workflow run: {run}
+    ");
+    assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn an_artifact_too_large_or_not_a_zip_fails_as_a_tooling_error_saying_why() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    let repo = s.repo();
+    let ids = repo.complete_run(run_id, "success", &[("taskgate-report", &zip)]);
+    repo.set_artifact_reported_size(ids[0], 1 << 40);
+    s.workflow_run("completed", run_id).await;
+    for run in s.checks(SHA1) {
+        assert_eq!(run.conclusion.as_deref(), Some("failure"));
+        let summary = run.summary.unwrap();
+        assert!(summary.contains("artifact is too large"), "{summary}");
+    }
+
+    // A retry dispatches again; this time the artifact is not a zip.
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate retry")
+        .await;
+    eventually("the retry is dispatched", || async {
+        s.repo().dispatches().len() == 2
+    })
+    .await;
+    s.app.settle().await;
+    let retry = s.repo().dispatches()[1].clone();
+    assert_eq!(
+        retry.inputs["run_id"],
+        "story=file:checks task=check attempt=2"
+    );
+    s.complete(
+        retry.run_id,
+        "success",
+        &[("taskgate-report", b"not a zip")],
+    )
+    .await;
+    let runs = s.checks(SHA1);
+    assert_eq!(runs.len(), 4);
+    for run in runs.iter().filter(|c| c.id > runs[1].id) {
+        assert_eq!(run.conclusion.as_deref(), Some("failure"));
+        let summary = run.summary.as_deref().unwrap();
+        assert!(summary.contains("not a readable zip archive"), "{summary}");
+    }
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_report_for_another_commit_is_not_taken() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let zip = zipped(&report(SHA2, &[("test", true), ("lint", true)]));
+    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+        .await;
+    for run in s.checks(SHA1) {
+        assert_eq!(run.conclusion.as_deref(), Some("failure"));
+        assert!(run.summary.unwrap().contains(&format!("at {SHA2}")));
+    }
+}
+
+#[tokio::test]
+async fn a_workflow_run_taskgate_did_not_dispatch_is_ignored() {
+    let s = story_on_actions(true).await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let repo = s.repo();
+    // Someone else's run of the same workflow, with a passing report.
+    let stranger = repo.add_workflow_run(WORKFLOW, "main", None);
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    repo.complete_run(stranger, "success", &[("taskgate-report", &zip)]);
+    let payload = payloads::workflow_run("completed", &repo, stranger);
+    let (status, _) = s
+        .app
+        .deliver_as("workflow_run", "stranger-run", &payload)
+        .await;
+    assert_eq!(status, 202);
+    // Another workflow whose title names taskgate's attempt is not believed.
+    let other = repo.add_workflow_run("ci.yml", "main", None);
+    repo.complete_run(other, "success", &[("taskgate-report", &zip)]);
+    let mut payload = payloads::workflow_run("completed", &repo, other);
+    payload["workflow_run"]["display_title"] =
+        json!("taskgate: check (run story=file:checks task=check attempt=1)");
+    assert_eq!(s.app.deliver("workflow_run", &payload).await.0, 202);
+    s.app.settle().await;
+
+    let record = s
+        .app
+        .store()
+        .delivery("stranger-run")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.status, "processed");
+    assert!(
+        record
+            .outcome
+            .as_deref()
+            .unwrap()
+            .contains("not dispatched by taskgate"),
+        "{record:?}"
+    );
+    assert!(s.checks(SHA1).iter().all(|c| c.status == "queued"));
+    // Taskgate's own run still counts.
+    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+        .await;
+    assert!(s
+        .checks(SHA1)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+}
+
+#[tokio::test]
+async fn a_run_is_found_by_the_run_id_in_its_title_when_the_dispatch_named_none() {
+    let s = story_on_actions(true).await;
+    s.push_and_dispatch(SHA1).await;
+    // A host without `return_run_details`: the run taskgate hears about is
+    // known only by its `run-name`.
+    let repo = s.repo();
+    let run = repo.add_workflow_run(WORKFLOW, "main", None);
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    repo.complete_run(run, "success", &[("taskgate-report", &zip)]);
+    let mut payload = payloads::workflow_run("completed", &repo, run);
+    payload["workflow_run"]["display_title"] = json!(format!(
+        "taskgate: check at {SHA1} (run story=file:checks task=check attempt=1)"
+    ));
+    assert_eq!(s.app.deliver("workflow_run", &payload).await.0, 202);
+    s.app.settle().await;
+    assert!(s
+        .checks(SHA1)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+}
+
+#[tokio::test]
+async fn a_newer_push_supersedes_the_dispatched_run() {
+    let s = story_on_actions(true).await;
+    let first = s.push_and_dispatch(SHA1).await;
+    let second = s.push_and_dispatch(SHA2).await;
+    assert_ne!(first, second);
+    assert!(s
+        .checks(SHA1)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("cancelled")));
+    // The superseded run is cancelled on GitHub; its end changes nothing.
+    let run = |id: u64| s.repo().runs().into_iter().find(|r| r.id == id).unwrap();
+    assert_eq!(run(first).conclusion.as_deref(), Some("cancelled"));
+    assert_eq!(run(second).status, "queued");
+    s.workflow_run("completed", first).await;
+    assert!(s
+        .checks(SHA1)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("cancelled")));
+    assert!(s.checks(SHA2).iter().all(|c| c.status == "queued"));
+    let zip = zipped(&report(SHA2, &[("test", true), ("lint", true)]));
+    s.complete(second, "success", &[("taskgate-report", &zip)])
+        .await;
+    assert!(s
+        .checks(SHA2)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+    assert!(s.task_labels().contains(&"state:review".to_owned()));
+}
+
+#[tokio::test]
+async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
+    let s = story_on_actions(false).await;
+    s.push(SHA1).await;
+    eventually("the refusal is posted on the task issue", || async {
+        !s.app.bot_comments(s.task_issue).is_empty()
+    })
+    .await;
+    s.app.settle().await;
+    let comments = s.app.bot_comments(s.task_issue);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    assert!(
+        comments[0].contains("Could not start workflow `taskgate-run.yml` on `main`"),
+        "{}",
+        comments[0]
+    );
+    assert!(
+        comments[0].contains("GitHub answered 404"),
+        "{}",
+        comments[0]
+    );
+    assert!(s.repo().dispatches().is_empty());
+    s.app.assert_contract_kept();
+}
