@@ -190,6 +190,10 @@ impl Executor {
                 self.store.effect_done(row.id, result).await
             }
             Outcome::Failed(why) => {
+                // A refused dispatch records its attempt's end in the inbox.
+                if matches!(row.effect, crate::core::Effect::DispatchWorkflow { .. }) {
+                    self.deliveries.notify_one();
+                }
                 warn!(attempt, error = %why, "effect failed");
                 self.store.effect_failed(row.id, why).await
             }

@@ -232,9 +232,35 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             report_to,
             attempt,
         } => {
-            let dispatched =
-                dispatch_workflow(ctx, repo, workflow, git_ref, inputs, report_to.as_deref())
-                    .await?;
+            let dispatched = match dispatch_workflow(
+                ctx,
+                repo,
+                workflow,
+                git_ref,
+                inputs,
+                report_to.as_deref(),
+            )
+            .await
+            {
+                Err(GitHubError::Http {
+                    status: status @ (404 | 422),
+                    message,
+                    headers,
+                }) => {
+                    if let Some(attempt) = attempt {
+                        let why = format!(
+                                "workflow `{workflow}` could not be started (GitHub answered {status}: {message})"
+                            );
+                        dispatch_refused(ctx, repo, attempt, why).await?;
+                    }
+                    return Err(GitHubError::Http {
+                        status,
+                        message,
+                        headers,
+                    });
+                }
+                other => other?,
+            };
             if let (Some(attempt), Some(run_id)) = (attempt, dispatched.run_id) {
                 // A lost record is not worth a second run: the run's
                 // `display_title` still names the attempt.
@@ -334,6 +360,37 @@ async fn dispatch_workflow(
         }
         Err(e) => Err(e),
     }
+}
+
+/// A refused dispatch ends its attempt as not run (the check runs say why
+/// and offer Retry), recorded through the inbox like any runner progress.
+async fn dispatch_refused(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    attempt: &AttemptRef,
+    why: String,
+) -> Result<(), GitHubError> {
+    let event = crate::core::task::RunEvent {
+        repo: repo.clone(),
+        story: attempt.story.clone(),
+        task: attempt.task.clone(),
+        progress: crate::core::task::Progress::Skipped {
+            attempt: attempt.attempt,
+            why,
+        },
+    };
+    ctx.store
+        .record_delivery(NewDelivery {
+            delivery_id: DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
+            event: crate::core::task::RUN_EVENT.to_owned(),
+            action: Some("skipped".into()),
+            installation: Some(ctx.row.installation),
+            payload: serde_json::to_vec(&event).expect("serialises").into(),
+            ignored: false,
+        })
+        .await
+        .map_err(store_err)?;
+    Ok(())
 }
 
 /// `POST …/cancel` for each run recorded for `attempt`. GitHub's 409 (the

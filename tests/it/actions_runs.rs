@@ -467,5 +467,18 @@ async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
         comments[0]
     );
     assert!(s.repo().dispatches().is_empty());
+    // The attempt's check runs do not hang queued: they say why nothing ran.
+    eventually("the check runs are completed", || async {
+        let runs = s.checks(SHA1);
+        !runs.is_empty() && runs.iter().all(|c| c.status == "completed")
+    })
+    .await;
+    for run in s.checks(SHA1) {
+        assert_eq!(run.conclusion.as_deref(), Some("cancelled"));
+        assert!(
+            run.summary.as_deref().unwrap().contains("taskgate-run.yml"),
+            "{run:#?}"
+        );
+    }
     s.app.assert_contract_kept();
 }

@@ -22,6 +22,7 @@
 mod check;
 mod decide;
 mod loop_hook;
+mod progress;
 #[cfg(test)]
 mod props;
 mod render;
@@ -32,6 +33,7 @@ pub use decide::{
     TaskDecision, Trigger,
 };
 pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
+pub use progress::{Progress, RunEvent, RUN_EVENT};
 pub use render::{render_fork_summary, render_merge_refused};
 
 use std::collections::BTreeMap;
