@@ -24,6 +24,8 @@ const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
 const BAD_PATH: &str = ".taskgate/stories/bad.yml";
 const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
 const BAD_PLAN: &str = include_str!("../../fixtures/plans/bad-unknown-dep.yml");
+const HELLO_PATH: &str = ".taskgate/stories/hello.yml";
+const HELLO_PLAN: &str = "story: Say hello\ntasks:\n  - id: greet\n    title: Greeting file\n    role: coder\n    acceptance:\n      tests:\n        - { cmd: \"grep -q hello greeting.txt\", gate: unit, timeout_seconds: 30 }\n";
 const POLL_EVERY: Duration = Duration::from_millis(20);
 const WAIT_AT_MOST: Duration = Duration::from_secs(30);
 
@@ -67,11 +69,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let dir = ScratchDir::new("db")?;
     let fake = FakeGitHub::start().await;
     let secret = format!("{:032x}", fastrand::u128(..));
-    let running = app::start(ServeConfig::against_fake(
-        &fake,
-        &secret,
-        &dir.0.join("taskgate.db"),
-    ))
+    // The fake GitHub serves the REST API; the commits the runner fetches
+    // live in a real bare repository next to it.
+    let remote = GitRemote::new(&dir.0.join("remotes"))?;
+    let running = app::start(ServeConfig {
+        git: Some(remote.source()),
+        ..ServeConfig::against_fake(&fake, &secret, &dir.0.join("taskgate.db"))
+    })
     .await
     .context("starting the taskgate server against the fake GitHub")?;
     println!("taskgate demo: everything below runs on this machine; nothing talks to github.com.");
@@ -92,6 +96,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.same_plan_again().await?;
     demo.bad_plan().await?;
     local_run().await?;
+    demo.task_loop(&remote).await?;
 
     let violations = demo.fake.contract_violations();
     ensure!(
@@ -106,8 +111,8 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         taskgate::core::report::render_duration(started.elapsed().as_millis() as u64)
     );
     println!();
-    println!("Not built yet, so not shown: a red check on a task branch becoming a branch-todo");
-    println!("issue, the fix, the green check, and shipping the story. The demo grows with them.");
+    println!("Not built yet, so not shown: human review commands and shipping the story.");
+    println!("The demo grows with them.");
 
     if args.keep {
         println!();
@@ -280,6 +285,150 @@ impl Demo {
         Ok(())
     }
 
+    /// Steps 7–9: a task's loop, with the bot's local runner fetching real
+    /// commits: red check → branch todo → fix → green → merged.
+    async fn task_loop(&self, remote: &GitRemote) -> anyhow::Result<()> {
+        println!();
+        println!(
+            "7. @{USER} pushes {HELLO_PATH}: one task whose test is `grep -q hello greeting.txt`"
+        );
+        self.push(HELLO_PATH, HELLO_PLAN).await?;
+        let repo = &self.repo;
+        let task = until("the task issue \"Greeting file\"", || async move {
+            Ok(repo
+                .issues()
+                .into_iter()
+                .find(|i| i.title == "Greeting file"))
+        })
+        .await?;
+        let branch = format!("taskgate/task-{}-greet", task.number);
+        let what = format!("the branch {branch}");
+        until(&what, || async { Ok(repo.branch_sha(&branch)) }).await?;
+        self.settled().await?;
+        println!("   task #{} is ready; its branch is {branch}", task.number);
+
+        println!();
+        println!("8. coder-agent pushes a first try to {branch} (greeting.txt says \"hi\")");
+        let red = self
+            .agent_push(remote, &branch, "hi\n", "First try")
+            .await?;
+        let run = self.check_run(&red).await?;
+        println!(
+            "   check run taskgate/unit on commit {}: {} — {}",
+            short(&red),
+            run.conclusion.as_deref().unwrap_or("?"),
+            run.title.as_deref().unwrap_or("")
+        );
+        let todo = until("the branch-todo issue", || async move {
+            Ok(repo
+                .issues()
+                .into_iter()
+                .find(|i| i.labels.iter().any(|l| l == "taskgate:branch-todo")))
+        })
+        .await?;
+        self.settled().await?;
+        println!("   branch todo #{}: {}", todo.number, todo.title);
+        println!("     labels: {}", todo.labels.join(", "));
+        println!("     a sub-issue of #{}; its body starts:", task.number);
+        for line in todo.body.as_deref().unwrap_or("").lines().take(3) {
+            println!("   | {line}");
+        }
+        println!(
+            "   task #{} labels: {}",
+            task.number,
+            self.labels(task.number).join(", ")
+        );
+        let pr = self
+            .repo
+            .pulls()
+            .into_iter()
+            .find(|p| p.head == branch)
+            .context("the task's draft pull request")?;
+        println!(
+            "   the first push opened draft PR #{} ({} → {})",
+            pr.number, pr.head, pr.base
+        );
+
+        println!();
+        println!(
+            "9. coder-agent pushes the fix (greeting.txt says \"hello\") and marks the PR ready"
+        );
+        let green = self
+            .agent_push(remote, &branch, "hello\n", "Say hello")
+            .await?;
+        let run = self.check_run(&green).await?;
+        println!(
+            "   check run taskgate/unit on commit {}: {} — {}",
+            short(&green),
+            run.conclusion.as_deref().unwrap_or("?"),
+            run.title.as_deref().unwrap_or("")
+        );
+        self.settled().await?;
+        let todo = self.repo.issue(todo.number).context("the branch todo")?;
+        println!("   branch todo #{}: {}", todo.number, todo.state);
+        self.repo.set_draft(pr.number, false);
+        let ready = payloads::pull_request("ready_for_review", &self.repo, pr.number);
+        self.deliver("pull_request", &ready).await?;
+        let number = pr.number;
+        until("the task PR to be merged", || async move {
+            Ok(repo
+                .pulls()
+                .into_iter()
+                .find(|p| p.number == number && p.merged))
+        })
+        .await?;
+        println!(
+            "   review mode auto: PR #{number} merged into {} (it was proven at its head)",
+            pr.base
+        );
+        let closed = payloads::pull_request("closed", &self.repo, number);
+        self.deliver("pull_request", &closed).await?;
+        self.settled().await?;
+        let task = self.repo.issue(task.number).context("the task issue")?;
+        println!(
+            "   task #{}: {} [{}]",
+            task.number,
+            task.state,
+            task.labels.join(", ")
+        );
+        Ok(())
+    }
+
+    /// coder-agent commits `greeting` on `branch` and GitHub tells taskgate.
+    async fn agent_push(
+        &self,
+        remote: &GitRemote,
+        branch: &str,
+        greeting: &str,
+        message: &str,
+    ) -> anyhow::Result<String> {
+        let before = self.repo.branch_sha(branch);
+        let files = [("greeting.txt", greeting)];
+        let sha = remote.commit(branch, &files, message)?;
+        self.repo.record_commit(branch, &sha, message, &files);
+        let payload = payloads::push(&self.repo, branch, before.as_deref(), "coder-agent");
+        self.deliver("push", &payload).await?;
+        Ok(sha)
+    }
+
+    async fn check_run(&self, sha: &str) -> anyhow::Result<fakehub::CheckRun> {
+        let repo = &self.repo;
+        until("the completed taskgate/unit check run", || async move {
+            Ok(repo
+                .check_runs()
+                .into_iter()
+                .find(|c| c.head_sha == sha && c.name == "taskgate/unit" && c.conclusion.is_some()))
+        })
+        .await
+    }
+
+    fn labels(&self, number: u64) -> Vec<String> {
+        self.repo
+            .issue(number)
+            .map(|i| i.labels)
+            .unwrap_or_default()
+    }
+
     /// Commits `content` to `path` on main and delivers the push; the new sha.
     async fn push(&self, path: &str, content: &str) -> anyhow::Result<String> {
         let before = self.repo.branch_sha("main").context("main has no head")?;
@@ -324,6 +473,57 @@ impl Demo {
             Ok((left == 0).then_some(()))
         })
         .await
+    }
+}
+
+/// A real bare git repository standing in for GitHub's git side: the agent
+/// commits here (through git2) and the runner fetches from it.
+struct GitRemote {
+    root: PathBuf,
+    repo: git2::Repository,
+}
+
+impl GitRemote {
+    fn new(root: &Path) -> anyhow::Result<GitRemote> {
+        let path = root.join(format!("{REPO}.git"));
+        std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
+        let repo = git2::Repository::init_bare(&path).context("creating the demo's git remote")?;
+        Ok(GitRemote {
+            root: root.to_owned(),
+            repo,
+        })
+    }
+
+    fn source(&self) -> taskgate::app::run_queue::GitSource {
+        taskgate::app::run_queue::GitSource {
+            url_template: format!("file://{}/{{repo}}.git", self.root.display()),
+            with_token: false,
+        }
+    }
+
+    /// Commits `files` (top-level paths) on top of `branch` and returns the sha.
+    fn commit(
+        &self,
+        branch: &str,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> anyhow::Result<String> {
+        let r = &self.repo;
+        let refname = format!("refs/heads/{branch}");
+        let parent = r
+            .find_reference(&refname)
+            .ok()
+            .and_then(|p| p.peel_to_commit().ok());
+        let base = parent.as_ref().map(|c| c.tree()).transpose()?;
+        let mut tree = r.treebuilder(base.as_ref())?;
+        for (path, content) in files {
+            tree.insert(path, r.blob(content.as_bytes())?, 0o100644)?;
+        }
+        let tree = r.find_tree(tree.write()?)?;
+        let who = git2::Signature::now("coder-agent", "agent@example.com")?;
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        let oid = r.commit(Some(&refname), &who, &who, message, &tree, &parents)?;
+        Ok(oid.to_string())
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[test]
-fn the_demo_walks_through_help_plan_sync_resync_and_a_bad_plan() {
+fn the_demo_walks_through_help_plan_sync_a_bad_plan_and_a_task_loop() {
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
         .arg("demo")
