@@ -198,6 +198,22 @@ impl Runs {
         }))
     }
 
+    /// The task whose issue, or whose pull request, is `number`.
+    async fn locate_issue_or_pull(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<Located>, StoreError> {
+        let loc = match self.store.task_by_issue(repo, number).await? {
+            Some(loc) => Some(loc),
+            None => self.store.task_by_pull(repo, number).await?,
+        };
+        match loc {
+            Some(loc) => self.locate(repo, loc).await,
+            None => Ok(None),
+        }
+    }
+
     async fn locate_branch(
         &self,
         repo: &RepoName,
@@ -402,14 +418,7 @@ impl Runs {
         issue: IssueNumber,
         gate: Option<String>,
     ) -> Result<Option<(Decision, bool)>, StoreError> {
-        let loc = match self.store.task_by_issue(repo, issue).await? {
-            Some(loc) => Some(loc),
-            None => self.store.task_by_pull(repo, issue).await?,
-        };
-        let Some(loc) = loc else {
-            return Ok(None);
-        };
-        let Some(located) = self.locate(repo, loc).await? else {
+        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
         let ctx = located.context(repo, self.now());
@@ -464,14 +473,7 @@ impl Runs {
         repo: &RepoName,
         issue: IssueNumber,
     ) -> Result<Option<(Decision, bool)>, StoreError> {
-        let loc = match self.store.task_by_issue(repo, issue).await? {
-            Some(loc) => Some(loc),
-            None => self.store.task_by_pull(repo, issue).await?,
-        };
-        let Some(loc) = loc else {
-            return Ok(None);
-        };
-        let Some(located) = self.locate(repo, loc).await? else {
+        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
         Ok(Some(self.approve_branch(repo, &located).await?))
@@ -577,7 +579,7 @@ impl Runs {
             return Ok(Decision::nothing("run of a task no longer in the plan"));
         };
         let ctx = located.context(&event.repo, self.now());
-        let progress: RunProgress = event.progress.into();
+        let progress = event.progress;
         let report = match &progress {
             RunProgress::Finished { report, .. } => Some(report.clone()),
             _ => None,

@@ -46,8 +46,9 @@ pub enum Trigger {
     },
 }
 
-/// What the runner reports about an attempt.
-#[derive(Debug, Clone, PartialEq)]
+/// What the runner reports about an attempt (stored in the inbox as JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RunProgress {
     /// Waiting for a free runner, behind `ahead` runs.
     Waiting {
@@ -113,6 +114,28 @@ fn reconcile(ctx: &TaskContext) -> Effect {
         repo: ctx.repo.clone(),
         story: ctx.story.to_owned(),
         round: 0,
+    }
+}
+
+/// Moves the check run under `key` on (see [`CheckUpdate`]).
+fn update_check(
+    ctx: &TaskContext,
+    key: String,
+    status: CheckStatus,
+    conclusion: Option<String>,
+    output: Option<CheckOutput>,
+    retry_button: bool,
+) -> Effect {
+    Effect::UpdateCheckRun {
+        repo: ctx.repo.clone(),
+        key,
+        update: CheckUpdate {
+            status,
+            conclusion,
+            output,
+            retry_button,
+            approve_button: false,
+        },
     }
 }
 
@@ -243,17 +266,14 @@ fn supersede(
 ) -> Option<u32> {
     let current = record.current.as_ref().filter(|a| a.status.is_active())?;
     for gate in &current.gates {
-        effects.push(Effect::UpdateCheckRun {
-            repo: ctx.repo.clone(),
-            key: check_key(ctx.story, ctx.task, current.number, gate),
-            update: CheckUpdate {
-                status: CheckStatus::Completed,
-                conclusion: Some("cancelled".into()),
-                output: Some(render::superseded_output(current.number, short(by))),
-                retry_button: false,
-                approve_button: false,
-            },
-        });
+        effects.push(update_check(
+            ctx,
+            check_key(ctx.story, ctx.task, current.number, gate),
+            CheckStatus::Completed,
+            Some("cancelled".into()),
+            Some(render::superseded_output(current.number, short(by))),
+            false,
+        ));
     }
     Some(current.number)
 }
@@ -284,16 +304,15 @@ pub fn on_run_progress(
             effects: current
                 .gates
                 .iter()
-                .map(|g| Effect::UpdateCheckRun {
-                    repo: ctx.repo.clone(),
-                    key: keys(g),
-                    update: CheckUpdate {
-                        status: CheckStatus::Queued,
-                        conclusion: None,
-                        output: Some(render::waiting_output(*ahead)),
-                        retry_button: false,
-                        approve_button: false,
-                    },
+                .map(|g| {
+                    update_check(
+                        ctx,
+                        keys(g),
+                        CheckStatus::Queued,
+                        None,
+                        Some(render::waiting_output(*ahead)),
+                        false,
+                    )
                 })
                 .collect(),
             outcome: format!("attempt {} waits behind {ahead} run(s)", current.number),
@@ -309,21 +328,20 @@ pub fn on_run_progress(
                 effects: current
                     .gates
                     .iter()
-                    .map(|g| Effect::UpdateCheckRun {
-                        repo: ctx.repo.clone(),
-                        key: keys(g),
-                        update: CheckUpdate {
-                            status: CheckStatus::InProgress,
-                            conclusion: None,
-                            output: Some(CheckOutput {
+                    .map(|g| {
+                        update_check(
+                            ctx,
+                            keys(g),
+                            CheckStatus::InProgress,
+                            None,
+                            Some(CheckOutput {
                                 title: "Running".into(),
                                 summary: render::running_summary(current.number, &current.sha),
                                 text: String::new(),
                                 annotations: vec![],
                             }),
-                            retry_button: false,
-                            approve_button: false,
-                        },
+                            false,
+                        )
                     })
                     .collect(),
                 outcome: format!("attempt {} started", current.number),
@@ -336,16 +354,15 @@ pub fn on_run_progress(
             let effects = current
                 .gates
                 .iter()
-                .map(|g| Effect::UpdateCheckRun {
-                    repo: ctx.repo.clone(),
-                    key: keys(g),
-                    update: CheckUpdate {
-                        status: CheckStatus::Completed,
-                        conclusion: Some("cancelled".into()),
-                        output: Some(render::skipped_output(why)),
-                        retry_button: true,
-                        approve_button: false,
-                    },
+                .map(|g| {
+                    update_check(
+                        ctx,
+                        keys(g),
+                        CheckStatus::Completed,
+                        Some("cancelled".into()),
+                        Some(render::skipped_output(why)),
+                        true,
+                    )
                 })
                 .collect();
             TaskDecision {
@@ -402,35 +419,29 @@ fn finish(
             annotations: batches.first().map(|b| b.to_vec()).unwrap_or_default(),
             ..output.clone()
         };
-        effects.push(Effect::UpdateCheckRun {
-            repo: ctx.repo.clone(),
-            key: key.clone(),
-            update: CheckUpdate {
-                status: CheckStatus::Completed,
-                conclusion: Some(if result.passed { "success" } else { "failure" }.into()),
-                output: Some(first),
-                retry_button: true,
-                approve_button: false,
-            },
-        });
+        effects.push(update_check(
+            ctx,
+            key.clone(),
+            CheckStatus::Completed,
+            Some(if result.passed { "success" } else { "failure" }.into()),
+            Some(first),
+            true,
+        ));
         // GitHub takes 50 annotations per request and appends the rest.
         for batch in batches.iter().skip(1) {
-            effects.push(Effect::UpdateCheckRun {
-                repo: ctx.repo.clone(),
-                key: key.clone(),
-                update: CheckUpdate {
-                    status: CheckStatus::Completed,
-                    conclusion: None,
-                    output: Some(CheckOutput {
-                        title: output.title.clone(),
-                        summary: output.summary.clone(),
-                        text: String::new(),
-                        annotations: batch.to_vec(),
-                    }),
-                    retry_button: false,
-                    approve_button: false,
-                },
-            });
+            effects.push(update_check(
+                ctx,
+                key.clone(),
+                CheckStatus::Completed,
+                None,
+                Some(CheckOutput {
+                    title: output.title.clone(),
+                    summary: output.summary.clone(),
+                    text: String::new(),
+                    annotations: batch.to_vec(),
+                }),
+                false,
+            ));
         }
         next.verdicts.insert(
             gate.clone(),

@@ -22,42 +22,4 @@ pub struct RunEvent {
 }
 
 /// [`RunProgress`] as stored in the inbox.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Progress {
-    Waiting {
-        attempt: u32,
-        ahead: usize,
-    },
-    Started {
-        attempt: u32,
-    },
-    Finished {
-        attempt: u32,
-        report: crate::core::report::RunReport,
-        workspace: String,
-    },
-    Skipped {
-        attempt: u32,
-        why: String,
-    },
-}
-
-impl From<Progress> for RunProgress {
-    fn from(p: Progress) -> Self {
-        match p {
-            Progress::Waiting { attempt, ahead } => RunProgress::Waiting { attempt, ahead },
-            Progress::Started { attempt } => RunProgress::Started { attempt },
-            Progress::Finished {
-                attempt,
-                report,
-                workspace,
-            } => RunProgress::Finished {
-                attempt,
-                report,
-                workspace,
-            },
-            Progress::Skipped { attempt, why } => RunProgress::Skipped { attempt, why },
-        }
-    }
-}
+pub type Progress = RunProgress;
