@@ -286,12 +286,20 @@ impl RunQueue {
         let parsed = parse_plan(&plan.plan)
             .0
             .ok_or_else(|| RunError::Setup("the stored plan no longer parses".into()))?;
-        let task = parsed
-            .walk()
-            .into_iter()
-            .find(|r| r.task.id.value.as_str() == row.task)
-            .map(|r| r.task.clone())
-            .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?;
+        // An integration milestone runs as a pseudo task (one gate).
+        let task = match crate::core::task::milestone::milestone_of(&row.task) {
+            Some(id) => parsed
+                .integration
+                .iter()
+                .find(|m| m.id.value.as_str() == id)
+                .map(crate::core::task::milestone::milestone_task),
+            None => parsed
+                .walk()
+                .into_iter()
+                .find(|r| r.task.id.value.as_str() == row.task)
+                .map(|r| r.task.clone()),
+        }
+        .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?;
         let gates: Vec<_> = plan_gates(&task, &MemFiles(plan.files.clone()))
             .into_iter()
             .filter(|g| row.gates.contains(&g.gate))

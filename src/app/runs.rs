@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::core::config::{load_config, RepoConfig};
-use crate::core::plan::{parse_plan, MemFiles, Task};
+use crate::core::plan::{parse_plan, MemFiles, Task, TaskState};
 use crate::core::story::{story_branch, task_branch, Marker};
 use crate::core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
@@ -103,16 +103,33 @@ impl Located {
 /// A task decision as a processor decision: the record, the run queued or
 /// cancelled and the attempt's new status are stored with the effects.
 fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
+    record_decision(
+        repo,
+        &located.loc.story,
+        &located.loc.task,
+        &located.record,
+        d,
+    )
+}
+
+/// [`into_decision`] for any task-like record (tasks and milestones).
+fn record_decision(
+    repo: &RepoName,
+    story: &str,
+    task: &str,
+    before_record: &TaskRecord,
+    d: TaskDecision,
+) -> Decision {
     let mut changes = Vec::new();
-    if d.record != located.record {
+    if d.record != *before_record {
         if let Some(a) = &d.record.current {
-            let before = located.record.current.as_ref();
+            let before = before_record.current.as_ref();
             let moved = before.is_none_or(|b| b.number != a.number || b.status != a.status);
             if moved && before.is_some_and(|b| b.number == a.number) {
                 changes.push(Change::AttemptUpdated {
                     repo: repo.clone(),
-                    story: located.loc.story.clone(),
-                    task: located.loc.task.clone(),
+                    story: story.to_owned(),
+                    task: task.to_owned(),
                     attempt: a.number,
                     status: a.status,
                     report: None,
@@ -121,16 +138,16 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
         }
         changes.push(Change::TaskUpdated {
             repo: repo.clone(),
-            story: located.loc.story.clone(),
-            task: located.loc.task.clone(),
+            story: story.to_owned(),
+            task: task.to_owned(),
             record: Box::new(d.record.clone()),
         });
     }
     if let Some(n) = d.cancelled {
         changes.push(Change::AttemptUpdated {
             repo: repo.clone(),
-            story: located.loc.story.clone(),
-            task: located.loc.task.clone(),
+            story: story.to_owned(),
+            task: task.to_owned(),
             attempt: n,
             status: task::AttemptStatus::Cancelled,
             report: None,
@@ -142,7 +159,7 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
     Decision {
         changes,
         effects: d.effects,
-        outcome: format!("task {}: {}", located.loc.task, d.outcome),
+        outcome: format!("task {task}: {}", d.outcome),
     }
 }
 
@@ -285,7 +302,22 @@ impl Runs {
             draft: pr.draft.unwrap_or(false),
         };
         let d = match p.action.as_str() {
-            "closed" => on_pull_closed(&located.record, pr.merged.unwrap_or(false), &ctx),
+            "closed" => {
+                let merged = pr.merged.unwrap_or(false);
+                let d = on_pull_closed(&located.record, merged, &ctx);
+                let mut decision = self.finish(&repo, &located, d);
+                // The merge may complete what an integration milestone waits for.
+                if let (true, Some(head)) = (merged, pr.merge_commit_sha.as_ref()) {
+                    let done = (located.loc.task.as_str(), TaskState::Completed);
+                    for more in self
+                        .start_ready_milestones(&repo, &located.loc.story, head, Some(done))
+                        .await?
+                    {
+                        decision = merge_decisions(decision, more);
+                    }
+                }
+                return Ok(decision);
+            }
             "ready_for_review" => on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx),
             _ => on_trigger(
                 &located.record,
@@ -299,8 +331,12 @@ impl Runs {
         Ok(self.finish(&repo, &located, d))
     }
 
-    /// A push to a task branch (the default branch is the plan sync's).
+    /// A push to a task branch, or to a story branch (its integration
+    /// milestones); the default branch is the plan sync's.
     pub async fn on_push(&self, p: &PushPayload) -> Result<Option<Decision>, StoreError> {
+        if let Some(decision) = self.on_story_push(p).await? {
+            return Ok(Some(decision));
+        }
         if task_issue_of_branch(&p.git_ref).is_none() {
             return Ok(None);
         }
@@ -564,6 +600,9 @@ impl Runs {
     /// [`RUN_EVENT`]s and the Actions runner's `workflow_run`s
     /// (`app::actions_runs`) both end here.
     pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, String> {
+        if task::milestone::milestone_of(&event.task).is_some() {
+            return self.milestone_progress(event).await;
+        }
         let located = self
             .task_location(&event.repo, &event.story, &event.task)
             .await
@@ -607,6 +646,17 @@ impl Runs {
         Ok(decision)
     }
 }
+
+/// Two decisions stored as one.
+fn merge_decisions(mut a: Decision, b: Decision) -> Decision {
+    a.changes.extend(b.changes);
+    a.effects.extend(b.effects);
+    a.outcome = format!("{}; {}", a.outcome, b.outcome);
+    a
+}
+
+#[path = "runs_milestones.rs"]
+mod milestones;
 
 /// Pull requests from forks are never run (their code would run with the
 /// runner's access): a neutral check run says so.

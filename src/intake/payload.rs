@@ -119,6 +119,9 @@ pub struct PullRequest {
     pub draft: Option<bool>,
     #[serde(default)]
     pub merged: Option<bool>,
+    /// The merge commit (the base branch's new head) once merged.
+    #[serde(default)]
+    pub merge_commit_sha: Option<CommitSha>,
     pub user: User,
 }
 

@@ -12,5 +12,6 @@ mod executor_faults;
 mod failure_loop;
 mod fixtures;
 mod intake;
+mod milestones;
 mod plan_sync;
 mod runs;

@@ -22,6 +22,7 @@
 mod check;
 mod decide;
 mod loop_hook;
+pub mod milestone;
 mod progress;
 #[cfg(test)]
 mod props;

@@ -1,0 +1,263 @@
+//! Integration milestones in the shell: when a story's tasks complete (a
+//! task PR merged) or its branch moves (a push), the milestones whose tasks
+//! are all complete run on the story branch's head; their progress goes
+//! through the same transitions and failure loop as a task's
+//! (`core::task::milestone`).
+
+use super::*;
+use crate::core::plan::Plan;
+use crate::core::task::milestone::{
+    milestone_gate, milestone_limits, milestone_of, milestone_task, milestone_task_id,
+    ready_milestones,
+};
+
+/// A story's milestone with everything its transitions need.
+struct MilestoneAt {
+    story: String,
+    id: String,
+    task: Task,
+    gates: Vec<String>,
+    installation: InstallationId,
+    story_marker: String,
+    story_issue: IssueNumber,
+    story_branch: String,
+    config: RepoConfig,
+    settings: crate::core::plan::Settings,
+    record: TaskRecord,
+}
+
+impl MilestoneAt {
+    fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
+        TaskContext {
+            repo,
+            installation: self.installation,
+            story: &self.story,
+            task: &self.id,
+            title: &self.task.title,
+            task_marker: &self.story_marker,
+            task_issue: self.story_issue,
+            branch: &self.story_branch,
+            story_branch: &self.story_branch,
+            gates: &self.gates,
+            review: crate::core::config::ReviewMode::Human,
+            merge_method: self.config.merge_method,
+            now,
+        }
+    }
+}
+
+impl Runs {
+    /// The story's plan and issue, if taskgate knows the story.
+    async fn story_plan(
+        &self,
+        repo: &RepoName,
+        story: &str,
+    ) -> Result<
+        Option<(
+            crate::core::sync::StoryPlan,
+            Plan,
+            crate::core::sync::IssueRecord,
+        )>,
+        StoreError,
+    > {
+        let Some(stored) = self.store.story(repo, story).await? else {
+            return Ok(None);
+        };
+        let (Some(plan), _) = parse_plan(&stored.plan) else {
+            return Ok(None);
+        };
+        let marker = Marker::Story {
+            story: story.to_owned(),
+        }
+        .key();
+        let Some(issue) = self.store.issue_record(repo, &marker).await? else {
+            return Ok(None);
+        };
+        Ok(Some((stored, plan, issue)))
+    }
+
+    async fn milestone_at(
+        &self,
+        repo: &RepoName,
+        stored: &crate::core::sync::StoryPlan,
+        plan: &Plan,
+        story_issue: &crate::core::sync::IssueRecord,
+        id: &str,
+    ) -> Result<Option<MilestoneAt>, StoreError> {
+        let Some(m) = plan.integration.iter().find(|m| m.id.value.as_str() == id) else {
+            return Ok(None);
+        };
+        let task = milestone_task(m);
+        let pseudo = milestone_task_id(id);
+        let record = self
+            .store
+            .task_record(repo, &stored.story, &pseudo)
+            .await?
+            .unwrap_or(TaskRecord {
+                // A milestone runs on the story branch: it never opens a PR.
+                pr_requested: true,
+                ..TaskRecord::default()
+            });
+        Ok(Some(MilestoneAt {
+            story: stored.story.clone(),
+            id: pseudo,
+            gates: vec![milestone_gate(id)],
+            task,
+            installation: stored.installation,
+            story_marker: Marker::Story {
+                story: stored.story.clone(),
+            }
+            .key(),
+            story_issue: story_issue.number,
+            story_branch: story_branch(story_issue.number.0),
+            config: load_config(stored.config.as_deref()).unwrap_or_default(),
+            settings: plan.settings.clone(),
+            record,
+        }))
+    }
+
+    /// Starts, at the story branch's `head`, every milestone whose tasks
+    /// are all complete and that has not been tested there. `just` is a
+    /// task state decided in this same delivery, not stored yet.
+    pub(super) async fn start_ready_milestones(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        head: &CommitSha,
+        just: Option<(&str, TaskState)>,
+    ) -> Result<Vec<Decision>, StoreError> {
+        let Some((stored, plan, story_issue)) = self.story_plan(repo, story).await? else {
+            return Ok(vec![]);
+        };
+        if plan.integration.is_empty() {
+            return Ok(vec![]);
+        }
+        let records = self.store.task_records(repo, story).await?;
+        let state_of = |id: &crate::core::plan::TaskId| -> Option<TaskState> {
+            match just {
+                Some((task, state)) if task == id.as_str() => Some(state),
+                _ => records.get(id.as_str()).and_then(|r| r.state),
+            }
+        };
+        let mut decisions = Vec::new();
+        for m in ready_milestones(&plan, &state_of) {
+            let id = m.id.value.as_str();
+            let Some(at) = self
+                .milestone_at(repo, &stored, &plan, &story_issue, id)
+                .await?
+            else {
+                continue;
+            };
+            let ctx = at.context(repo, self.now());
+            let trigger = Trigger::Head {
+                sha: head.clone(),
+                pr: None,
+            };
+            let d = on_trigger(&at.record, &trigger, &ctx);
+            decisions.push(record_decision(repo, &at.story, &at.id, &at.record, d));
+        }
+        Ok(decisions)
+    }
+
+    /// A push to a story branch: its ready milestones run at the new head.
+    pub(super) async fn on_story_push(
+        &self,
+        p: &PushPayload,
+    ) -> Result<Option<Decision>, StoreError> {
+        let Some(number) = p
+            .git_ref
+            .strip_prefix("refs/heads/taskgate/story-")
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
+            return Ok(None);
+        };
+        if p.deleted {
+            return Ok(Some(Decision::nothing("story branch deleted")));
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let story = crate::core::story::story_key_for_issue(number);
+        // The story key is the issue's for comment plans; file plans are
+        // found through the story issue's marker.
+        let story = match self.store.story(&repo, &story).await? {
+            Some(_) => story,
+            None => match self.story_of_issue(&repo, IssueNumber(number)).await? {
+                Some(story) => story,
+                None => return Ok(Some(Decision::nothing("not a known story's branch"))),
+            },
+        };
+        let decisions = self
+            .start_ready_milestones(&repo, &story, &p.after, None)
+            .await?;
+        let mut all = Decision::nothing("story branch moved");
+        for d in decisions {
+            all = merge_decisions(all, d);
+        }
+        Ok(Some(all))
+    }
+
+    async fn story_of_issue(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<String>, StoreError> {
+        let records = self.store.issue_records(repo, "story=").await?;
+        Ok(records.into_iter().find_map(|(key, r)| {
+            if r.number != number {
+                return None;
+            }
+            match Marker::find_in(&crate::core::hidden_marker(&key)) {
+                Some(Marker::Story { story }) => Some(story),
+                _ => None,
+            }
+        }))
+    }
+
+    /// A milestone run's progress: the task transitions, then the failure
+    /// loop with the story as the parent of its diagnostic todos.
+    pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, String> {
+        let id = milestone_of(&event.task).unwrap_or_default().to_owned();
+        let found = self
+            .story_plan(&event.repo, &event.story)
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some((stored, plan, story_issue)) = found else {
+            return Ok(Decision::nothing("milestone run of an unknown story"));
+        };
+        let Some(at) = self
+            .milestone_at(&event.repo, &stored, &plan, &story_issue, &id)
+            .await
+            .map_err(|e| e.to_string())?
+        else {
+            return Ok(Decision::nothing("milestone no longer in the plan"));
+        };
+        let ctx = at.context(&event.repo, self.now());
+        let progress = event.progress;
+        let report = match &progress {
+            RunProgress::Finished { report, .. } => Some(report.clone()),
+            _ => None,
+        };
+        let mut d = on_run_progress(&at.record, &progress, &ctx);
+        if let (Some(report), Some(_)) = (&report, d.verdict) {
+            let inputs = LoopInputs {
+                task: &at.task,
+                config: &at.config,
+                limits: milestone_limits(&at.config.effective_limits(&at.settings)),
+                auto_fix: true,
+                open_todos_in_story: 0,
+            };
+            d = task::follow_verdict(d, report, &ctx, &inputs);
+        }
+        let mut decision = record_decision(&event.repo, &at.story, &at.id, &at.record, d);
+        for change in &mut decision.changes {
+            if let Change::AttemptUpdated {
+                attempt, report: r, ..
+            } = change
+            {
+                if *attempt == progress.attempt() {
+                    *r = report.clone();
+                }
+            }
+        }
+        Ok(decision)
+    }
+}

@@ -1,0 +1,98 @@
+//! Integration milestones end to end: once the tasks a milestone names are
+//! complete, its command runs on the story branch as
+//! `taskgate/integration-<id>`; a failure opens a diagnostic todo on the
+//! story, and a second failed round asks for a person.
+
+use fakehub::payloads;
+
+use crate::runs::story_with_plan;
+use crate::support::REPO;
+
+const PLAN: &str = r#"
+story: Integrated work
+integration:
+  - { id: smoke, after: [check], cmd: "sh smoke.sh", timeout_seconds: 20 }
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+#[tokio::test]
+async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    let repo = s.app.fake.repo(REPO);
+    let story = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
+        .unwrap();
+    let story_branch = format!("taskgate/story-{}", story.number);
+
+    // The task passes and its PR merges into the story branch.
+    let green = s.push(&[("check.sh", "exit 0\n")], "work").await;
+    s.completed(&green, 1).await;
+    let pr = s.pull();
+    repo.set_draft(pr.number, false);
+    let ready = payloads::pull_request("ready_for_review", &repo, pr.number);
+    assert_eq!(s.app.deliver("pull_request", &ready).await.0, 202);
+    s.app.settle().await;
+    let closed = payloads::pull_request("closed", &repo, pr.number);
+    assert_eq!(s.app.deliver("pull_request", &closed).await.0, 202);
+    s.app.settle().await;
+    assert!(s.task_labels().contains(&"state:completed".to_owned()));
+    // The fake's merge commit is not in the git remote the runner reads:
+    // that run says "Not run"; the story branch's real push comes next.
+    let merge = repo.branch_sha(&story_branch).unwrap();
+    let runs = s.completed(&merge, 1).await;
+    assert_eq!(runs[0].name, "taskgate/integration-smoke");
+    assert_eq!(runs[0].title.as_deref(), Some("Not run"));
+
+    // A red round: a diagnostic todo on the story.
+    let red = s
+        .push_to(
+            &story_branch,
+            &[("smoke.sh", "echo smoke broke; exit 1\n")],
+            "red",
+        )
+        .await;
+    let runs = s.completed(&red, 1).await;
+    assert_eq!(runs[0].name, "taskgate/integration-smoke");
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
+    let todos: Vec<_> = repo
+        .issues()
+        .into_iter()
+        .filter(|i| i.title.starts_with("Debug Integration milestone smoke"))
+        .collect();
+    assert_eq!(todos.len(), 1, "{todos:#?}");
+    assert_eq!(todos[0].parent, Some(story.id), "a sub-issue of the story");
+
+    // A second red round: the story asks for a person, once.
+    let red2 = s
+        .push_to(
+            &story_branch,
+            &[("smoke.sh", "echo still broke; exit 1\n")],
+            "red again",
+        )
+        .await;
+    s.completed(&red2, 1).await;
+    let reports: Vec<String> = s
+        .app
+        .bot_comments(story.number)
+        .into_iter()
+        .filter(|c| c.contains("needs a person"))
+        .collect();
+    assert_eq!(reports.len(), 1);
+    let labels = repo.issue(story.number).unwrap().labels;
+    assert!(labels.contains(&"needs-human".to_owned()), "{labels:?}");
+
+    // Fixed on the story branch: green.
+    let fixed = s
+        .push_to(&story_branch, &[("smoke.sh", "exit 0\n")], "fixed")
+        .await;
+    let runs = s.completed(&fixed, 1).await;
+    assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
+    s.app.assert_contract_kept();
+}
