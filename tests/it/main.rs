@@ -13,4 +13,5 @@ mod failure_loop;
 mod fixtures;
 mod intake;
 mod plan_sync;
+mod review_commands;
 mod runs;
