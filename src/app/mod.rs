@@ -5,6 +5,7 @@
 //! Must not: hold behaviour of its own; each part lives in its module.
 
 pub mod actions_runs;
+mod commands;
 mod processor;
 pub mod resync;
 pub mod run_queue;
@@ -190,6 +191,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             store: store.clone(),
             limits: crate::runner::ArtifactLimits::default(),
         },
+        permissions: Arc::new(crate::github::Permissions::new(github.clone())),
     };
     std::fs::create_dir_all(&config.work_dir).map_err(|source| StartError::WorkDir {
         path: config.work_dir.display().to_string(),

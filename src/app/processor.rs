@@ -26,6 +26,8 @@ pub struct Processor {
     pub syncer: Syncer,
     pub runs: Runs,
     pub actions: ActionsRuns,
+    /// Who may run which command (`app::commands`).
+    pub permissions: Arc<crate::github::Permissions>,
 }
 
 /// Attempts at reading from GitHub before a delivery is given up.
@@ -132,60 +134,15 @@ impl Processor {
         {
             return Ok(self.syncer.on_push(installation, push).await?);
         }
-        let event = translate::to_event(&delivery.event, &parsed)
-            .map_err(|e| DecideError::Permanent(e.to_string()))?;
-        let mut decision = core::on_event(&event, &self.context);
         if let (Webhook::IssueComment(comment), Some(installation)) =
             (&parsed.webhook, delivery.installation)
         {
-            if let Some(gate) = core::retry_requested(&event, &self.context) {
-                let retry = self.retry(comment, gate).await?;
-                decision.outcome = format!("{}; {}", retry.outcome, decision.outcome);
-                decision.changes.extend(retry.changes);
-                decision.effects.extend(retry.effects);
-            }
-            if core::approve_branch_requested(&event, &self.context) {
-                let approve = self.approve_branch(comment).await?;
-                decision.outcome = format!("{}; {}", approve.outcome, decision.outcome);
-                decision.changes.extend(approve.changes);
-                decision.effects.extend(approve.effects);
-            }
-            if core::plan_requested(&event, &self.context) {
-                let plan = self.syncer.on_plan_comment(installation, comment).await?;
-                decision.outcome = format!("{}; {}", plan.outcome, decision.outcome);
-                decision.changes.extend(plan.changes);
-                decision.effects.extend(plan.effects);
-            }
+            // Every command of a comment, `plan` included: see `app::commands`.
+            return self.on_comment(installation, comment).await;
         }
-        Ok(decision)
-    }
-
-    /// `/taskgate retry [gate]`: a +1 when a run was queued, else a reply
-    /// saying why not.
-    async fn retry(
-        &self,
-        p: &crate::intake::payload::IssueCommentPayload,
-        gate: Option<String>,
-    ) -> Result<Decision, DecideError> {
-        let repo =
-            crate::ids::RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
-        let found = self
-            .runs
-            .on_retry_command(&repo, p.issue.number, gate)
-            .await?;
-        Ok(answer_command(&repo, p, "retry", found))
-    }
-
-    /// `/taskgate approve-branch`: a +1 when the proposed branch todo was
-    /// opened, else a reply saying why not.
-    async fn approve_branch(
-        &self,
-        p: &crate::intake::payload::IssueCommentPayload,
-    ) -> Result<Decision, DecideError> {
-        let repo =
-            crate::ids::RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
-        let found = self.runs.on_approve_branch(&repo, p.issue.number).await?;
-        Ok(answer_command(&repo, p, "approve-branch", found))
+        let event = translate::to_event(&delivery.event, &parsed)
+            .map_err(|e| DecideError::Permanent(e.to_string()))?;
+        Ok(core::on_event(&event, &self.context))
     }
 
     async fn process(&self, delivery: PendingDelivery) {
@@ -244,50 +201,7 @@ impl Processor {
     }
 }
 
-/// A task command's answer (SPEC §5): a +1 reaction when it did something,
-/// else a short reply saying why not.
-fn answer_command(
-    repo: &crate::ids::RepoName,
-    p: &crate::intake::payload::IssueCommentPayload,
-    command: &str,
-    found: Option<(Decision, bool)>,
-) -> Decision {
-    let reply = |why: String| core::Effect::PostComment {
-        repo: repo.clone(),
-        issue: p.issue.number,
-        body: format!("@{} {why}", p.comment.user.login),
-        marker: format!("{command}-reply comment={}", p.comment.id),
-    };
-    match found {
-        Some((mut decision, true)) => {
-            decision.effects.push(core::Effect::ReactToComment {
-                repo: repo.clone(),
-                comment: p.comment.id,
-                reaction: core::Reaction::PlusOne,
-            });
-            decision
-        }
-        Some((decision, false)) => {
-            let why = decision
-                .outcome
-                .split_once(": ")
-                .map(|(_, why)| why.to_owned())
-                .unwrap_or_else(|| decision.outcome.clone());
-            Decision {
-                effects: vec![reply(format!("`{command}` did nothing: {why}."))],
-                ..Decision::nothing(decision.outcome)
-            }
-        }
-        None => Decision {
-            effects: vec![reply(format!(
-                "`{command}` works on a task's issue or pull request; this is neither."
-            ))],
-            ..Decision::nothing(format!("{command} outside a task"))
-        },
-    }
-}
-
-enum DecideError {
+pub(super) enum DecideError {
     /// Worth another try: GitHub answered 5xx, rate-limited us, or did not answer.
     Transient(String),
     Permanent(String),

@@ -26,6 +26,8 @@ use crate::store::{unix_now, Store, StoreError, TaskLocation};
 
 pub use crate::core::task::{Progress, RunEvent, RUN_EVENT};
 
+mod review;
+
 /// taskgate's own event: time to check one task's branch-todo lifetime,
 /// recorded by the run queue's timer (never accepted from outside).
 pub const TICK_EVENT: &str = "taskgate.tick";

@@ -109,6 +109,17 @@ pub enum Permission {
     Admin,
 }
 
+impl Permission {
+    /// GitHub's name of the level: `read`, `triage`, `write`, `maintain`, `admin`.
+    pub fn name(self) -> &'static str {
+        PERMISSIONS
+            .iter()
+            .find(|(_, p)| *p == self)
+            .map(|(s, _)| *s)
+            .expect("every level is listed")
+    }
+}
+
 const PERMISSIONS: [(&str, Permission); 5] = [
     ("read", Permission::Read),
     ("triage", Permission::Triage),

@@ -78,50 +78,9 @@ pub fn on_event(event: &Event, ctx: &Context) -> Decision {
     }
 }
 
-/// Whether `event` is a comment asking for `/taskgate plan`: the shell
-/// then reads the repository and calls `core::sync::decide_comment_plan`.
-pub fn plan_requested(event: &Event, ctx: &Context) -> bool {
-    match event {
-        Event::CommentCreated { author, body, .. } => {
-            !is_own(author, body, ctx)
-                && commands::parse_comment(body, &ctx.syntax)
-                    .iter()
-                    .any(|c| matches!(c, Ok(Command::Plan)))
-        }
-        _ => false,
-    }
-}
-
-/// The gate of the first `/taskgate retry [gate]` in a comment (`Some(None)`
-/// for all gates): the shell finds the task and queues the run.
-pub fn retry_requested(event: &Event, ctx: &Context) -> Option<Option<String>> {
-    match event {
-        Event::CommentCreated { author, body, .. } if !is_own(author, body, ctx) => {
-            commands::parse_comment(body, &ctx.syntax)
-                .into_iter()
-                .find_map(|c| match c {
-                    Ok(Command::Retry { gate }) => Some(gate),
-                    _ => None,
-                })
-        }
-        _ => None,
-    }
-}
-
-/// Whether a comment asks for `/taskgate approve-branch` (answered by the
-/// shell, which owns the task's failure loop).
-pub fn approve_branch_requested(event: &Event, ctx: &Context) -> bool {
-    match event {
-        Event::CommentCreated { author, body, .. } if !is_own(author, body, ctx) => {
-            commands::parse_comment(body, &ctx.syntax)
-                .iter()
-                .any(|c| matches!(c, Ok(Command::ApproveBranch)))
-        }
-        _ => false,
-    }
-}
-
-fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
+/// Whether taskgate wrote this comment itself: its own comments are never
+/// commands.
+pub fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
     author.via_app == Some(ctx.app_id)
         || ctx.bot_login.as_deref() == Some(author.login.as_str())
         // Every comment taskgate writes carries a marker; a human's does not.
@@ -139,8 +98,10 @@ fn handle_comment(
     if is_own(author, body, ctx) {
         return Decision::nothing("own comment");
     }
-    // `plan` is answered by the plan sync (see `plan_requested`), `retry`
-    // and `approve-branch` by the runs (see `retry_requested`).
+    // With an installation every command goes through `app::commands`;
+    // this answers what can be answered without one (nothing is performed
+    // for such a delivery, see the processor), leaving out the commands
+    // that act on a task or a plan.
     let parsed: Vec<_> = commands::parse_comment(body, &ctx.syntax)
         .into_iter()
         .filter(|c| {

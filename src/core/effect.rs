@@ -108,6 +108,22 @@ pub enum Effect {
         body: String,
         marker: String,
     },
+    /// The one comment on `issue` carrying the hidden `marker`, edited in
+    /// place when it exists, else created: a report that is kept current
+    /// rather than repeated (the checker report on a task PR).
+    UpsertComment {
+        repo: RepoName,
+        issue: IssueNumber,
+        marker: String,
+        body: String,
+    },
+    /// Removes one label from the issue recorded under `marker`; a label
+    /// it does not carry counts as removed (`needs-human` on `/resume`).
+    RemoveLabel {
+        repo: RepoName,
+        marker: String,
+        label: String,
+    },
     /// A reaction on an issue comment; GitHub itself makes this idempotent.
     ReactToComment {
         repo: RepoName,
@@ -265,6 +281,8 @@ impl Effect {
     pub fn repo(&self) -> &RepoName {
         match self {
             Effect::PostComment { repo, .. }
+            | Effect::UpsertComment { repo, .. }
+            | Effect::RemoveLabel { repo, .. }
             | Effect::ReactToComment { repo, .. }
             | Effect::EnsureLabel { repo, .. }
             | Effect::CreateIssue { repo, .. }
@@ -304,6 +322,8 @@ impl Effect {
     pub fn name(&self) -> &'static str {
         match self {
             Effect::PostComment { .. } => "post_comment",
+            Effect::UpsertComment { .. } => "upsert_comment",
+            Effect::RemoveLabel { .. } => "remove_label",
             Effect::ReactToComment { .. } => "react_to_comment",
             Effect::EnsureLabel { .. } => "ensure_label",
             Effect::CreateIssue { .. } => "create_issue",

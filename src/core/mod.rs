@@ -18,9 +18,7 @@ pub mod story;
 pub mod sync;
 pub mod task;
 
-pub use decide::{
-    approve_branch_requested, on_event, plan_requested, retry_requested, Context, Decision,
-};
+pub use decide::{is_own, on_event, Context, Decision};
 pub use effect::{
     hidden_marker, AttemptRef, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect,
     IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,

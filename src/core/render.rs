@@ -80,6 +80,44 @@ pub fn not_yet_available(name: &str, syntax: &Syntax) -> String {
     )
 }
 
+/// A command refused for lack of permission (SPEC §5), naming who may run it.
+pub fn permission_refused(
+    command: &str,
+    needs: crate::core::config::Permission,
+    login: &str,
+    has: Option<crate::core::config::Permission>,
+    syntax: &Syntax,
+) -> String {
+    format!(
+        "`{}` needs {} permission on the repository; @{} has {}.",
+        invocation(syntax, command),
+        needs.name(),
+        sanitize(login),
+        has.map(|p| p.name()).unwrap_or("none")
+    )
+}
+
+/// GitHub could not say what the commenter may do: refused, never allowed.
+pub fn permission_unchecked(command: &str, syntax: &Syntax) -> String {
+    format!(
+        "`{}` was not run: taskgate could not check your permission on the repository (GitHub did not answer). Please try again in a minute.",
+        invocation(syntax, command)
+    )
+}
+
+/// A task command that changed nothing, and why.
+pub fn did_nothing(command: &str, why: &str, syntax: &Syntax) -> String {
+    format!("`{}` did nothing: {why}.", invocation(syntax, command))
+}
+
+/// A task command on an issue that is not a task's.
+pub fn not_on_a_task(command: &str, syntax: &Syntax) -> String {
+    format!(
+        "`{}` works on a task's issue or pull request; this is neither.",
+        invocation(syntax, command)
+    )
+}
+
 /// The reply to one comment: all its answers, addressed to its author.
 pub fn reply(author: &str, answers: &[String]) -> String {
     let mut out = format!("@{author}");

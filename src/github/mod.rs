@@ -10,7 +10,9 @@ pub mod client;
 pub mod executor;
 mod perform;
 mod perform_runs;
+pub mod permissions;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp};
 pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
+pub use permissions::Permissions;

@@ -64,6 +64,17 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             body,
             marker,
         } => post_comment(ctx, repo, *issue, body, marker).await,
+        Effect::UpsertComment {
+            repo,
+            issue,
+            marker,
+            body,
+        } => upsert_comment(ctx, repo, *issue, marker, body).await,
+        Effect::RemoveLabel {
+            repo,
+            marker,
+            label,
+        } => remove_label(ctx, repo, marker, label).await,
         Effect::ReactToComment {
             repo,
             comment,
@@ -497,6 +508,64 @@ pub(super) async fn post_comment(
     let body = json!({ "body": format!("{body}\n\n{marker}") });
     let response = send(ctx.client, Method::POST, &comments, Some(&body)).await?;
     Ok(Some(created_ref(&response)?))
+}
+
+/// The comment carrying `marker` on `issue`, edited to `body`; created
+/// when there is none yet.
+async fn upsert_comment(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    issue: IssueNumber,
+    marker: &str,
+    body: &str,
+) -> Result<Option<String>, GitHubError> {
+    let hidden = hidden_marker(marker);
+    let comments = format!("/repos/{repo}/issues/{issue}/comments");
+    let text = json!({ "body": format!("{body}\n\n{hidden}") });
+    match find_by_marker(ctx.client, &comments, &hidden, None).await? {
+        Some(found) => {
+            let id = found["id"]
+                .as_u64()
+                .ok_or_else(|| GitHubError::Unexpected("a listed comment without an id".into()))?;
+            let path = format!("/repos/{repo}/issues/comments/{id}");
+            let response = send(ctx.client, Method::PATCH, &path, Some(&text)).await?;
+            Ok(Some(created_ref(&response)?))
+        }
+        None => {
+            let response = send(ctx.client, Method::POST, &comments, Some(&text)).await?;
+            Ok(Some(created_ref(&response)?))
+        }
+    }
+}
+
+async fn remove_label(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    marker: &str,
+    label: &str,
+) -> Result<Option<String>, GitHubError> {
+    let mut issue = record(ctx, repo, marker).await?;
+    let name: String = label
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let path = format!("/repos/{repo}/issues/{}/labels/{name}", issue.number);
+    match send(ctx.client, Method::DELETE, &path, None).await {
+        // Not on the issue (any more): what was wanted.
+        Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
+        Err(e) => return Err(e),
+    }
+    issue.labels.remove(label);
+    ctx.store
+        .put_issue_record(repo, marker, issue)
+        .await
+        .map_err(store_err)?;
+    Ok(None)
 }
 
 #[allow(clippy::too_many_arguments)]

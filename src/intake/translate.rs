@@ -17,7 +17,8 @@ pub struct TranslateError(String);
 pub fn may_matter(event: &str, action: Option<&str>) -> bool {
     match event {
         "ping" | "installation" | "installation_repositories" | "push" => true,
-        "issue_comment" => action == Some("created"),
+        // An edit may add a command (`app::commands` runs only the new ones).
+        "issue_comment" => matches!(action, Some("created" | "edited")),
         "pull_request" => matches!(
             action,
             Some("opened" | "synchronize" | "reopened" | "ready_for_review" | "closed")

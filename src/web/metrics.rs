@@ -21,6 +21,7 @@ pub struct Metrics {
     fixed_seconds: Gauge,
     autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     escalated: Gauge,
+    overrides: Gauge,
 }
 
 /// What the store knows, summed for a scrape.
@@ -30,6 +31,8 @@ pub struct Snapshot {
     /// Task records by their state (`blocked`, `testing`, …).
     pub tasks_by_state: std::collections::BTreeMap<String, i64>,
     pub loop_stats: crate::core::failure::LoopStats,
+    /// Tasks approved with `/approve --override` despite their checker.
+    pub overrides: i64,
 }
 
 impl Default for Metrics {
@@ -102,6 +105,12 @@ impl Metrics {
             "Tasks whose failure loop hit a bound and asked for a person",
             escalated.clone(),
         );
+        let overrides = Gauge::default();
+        registry.register(
+            "review_overrides",
+            "Approvals that overrode a failing checker (`/approve --override`), recorded on their tasks",
+            overrides.clone(),
+        );
         Metrics {
             registry,
             deliveries,
@@ -114,6 +123,7 @@ impl Metrics {
             fixed_seconds,
             autonomous_fix_rate,
             escalated,
+            overrides,
         }
     }
 
@@ -156,6 +166,7 @@ impl Metrics {
         self.autonomous_fix_rate
             .set(stats.autonomous_fix_rate().unwrap_or(-1.0));
         self.escalated.set(stats.escalated_tasks as i64);
+        self.overrides.set(snapshot.overrides);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

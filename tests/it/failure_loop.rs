@@ -228,7 +228,7 @@ async fn manual_mode_proposes_the_branch_todo_and_opens_it_on_approve_branch() {
     assert_eq!(issues_titled(&s, "Debug Make the check pass").len(), 1);
     assert!(bot_texts(&s, s.task_issue)
         .iter()
-        .any(|c| c.contains("`approve-branch` did nothing")));
+        .any(|c| c.contains("`/taskgate approve-branch` did nothing")));
 }
 
 #[tokio::test]

@@ -14,4 +14,5 @@ mod fixtures;
 mod intake;
 mod milestones;
 mod plan_sync;
+mod review_commands;
 mod runs;

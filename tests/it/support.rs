@@ -44,6 +44,8 @@ impl TestApp {
     /// Like [`TestApp::with_fake`], with the configuration adjusted first.
     pub async fn with_config(fake: FakeGitHub, adjust: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
+        // The tests' maintainer may change state; other users read.
+        fake.set_permission("octocat", "write");
         let mut cfg = config(&fake, &dir);
         adjust(&mut cfg);
         let running = app::start(cfg).await.expect("taskgate starts");

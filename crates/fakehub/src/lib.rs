@@ -217,6 +217,16 @@ impl FakeGitHub {
             .insert(login.to_lowercase(), permission.into());
     }
 
+    /// Sets a login's permission (admin|maintain|write|triage|read|none)
+    /// without creating the user: the user appears, with the next id, when
+    /// they first act, as when they were not configured at all.
+    pub fn set_permission(&self, login: &str, permission: &str) {
+        self.inner
+            .lock()
+            .permissions
+            .insert(login.to_lowercase(), permission.into());
+    }
+
     /// Every installation token issued so far now answers 401 Bad credentials.
     pub fn expire_tokens(&self) {
         let past = chrono::Utc::now() - chrono::Duration::seconds(1);

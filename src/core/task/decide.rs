@@ -109,7 +109,7 @@ impl TaskDecision {
     }
 }
 
-fn reconcile(ctx: &TaskContext) -> Effect {
+pub(super) fn reconcile(ctx: &TaskContext) -> Effect {
     Effect::Reconcile {
         repo: ctx.repo.clone(),
         story: ctx.story.to_owned(),
@@ -139,7 +139,7 @@ fn update_check(
     }
 }
 
-fn short(sha: &CommitSha) -> &str {
+pub(super) fn short(sha: &CommitSha) -> &str {
     &sha.as_str()[..sha.as_str().len().min(7)]
 }
 
@@ -149,7 +149,13 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
         Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
     ) {
         let state = record.state.map(|s| s.name()).unwrap_or_default();
-        return TaskDecision::unchanged(record, format!("task is {state}: not run"));
+        let mut next = record.clone();
+        if let (Some(TaskState::Paused), Trigger::Head { sha, pr }) = (record.state, trigger) {
+            // Remembered, so `/resume` tests what was pushed meanwhile.
+            next.head = Some(sha.clone());
+            next.pr = pr.or(next.pr);
+        }
+        return TaskDecision::unchanged(&next, format!("task is {state}: not run"));
     }
     let mut next = record.clone();
     let mut effects = Vec::new();
@@ -258,7 +264,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
 }
 
 /// Completes a queued or running attempt's check runs as cancelled.
-fn supersede(
+pub(super) fn supersede(
     record: &TaskRecord,
     by: &CommitSha,
     ctx: &TaskContext,
@@ -474,6 +480,7 @@ fn finish(
     if passed {
         effects.extend(merge_if_ready(&next, ctx));
     }
+    effects.extend(super::review_text::checker_report(&next, current, ctx));
     effects.push(reconcile(ctx));
     TaskDecision {
         record: next,
@@ -490,7 +497,7 @@ fn finish(
 }
 
 /// Every gate has passed at `sha`.
-fn proven_at(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
+pub(super) fn proven_at(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
     !ctx.gates.is_empty()
         && ctx.gates.iter().all(|g| {
             record

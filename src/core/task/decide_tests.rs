@@ -214,7 +214,12 @@ fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
     assert_eq!(d.record.state, Some(TaskState::Review));
     assert_eq!(
         names(&d.effects),
-        ["update_check_run", "merge_pull_request", "reconcile"]
+        [
+            "update_check_run",
+            "merge_pull_request",
+            "upsert_comment",
+            "reconcile"
+        ]
     );
     let mut human = Fixture::new(&["test"]);
     human.review = ReviewMode::Human;
@@ -223,7 +228,10 @@ fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
         &finished(1, 'a', vec![gate("test", true)]),
         &human.ctx(),
     );
-    assert_eq!(names(&d.effects), ["update_check_run", "reconcile"]);
+    assert_eq!(
+        names(&d.effects),
+        ["update_check_run", "upsert_comment", "reconcile"]
+    );
 }
 
 #[test]

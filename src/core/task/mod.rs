@@ -27,6 +27,8 @@ mod progress;
 #[cfg(test)]
 mod props;
 mod render;
+mod review;
+mod review_text;
 
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
@@ -36,6 +38,8 @@ pub use decide::{
 pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
 pub use progress::{Progress, RunEvent, RUN_EVENT};
 pub use render::{render_fork_summary, render_merge_refused};
+pub use review::{on_review_command, ReviewCommand, ReviewInputs, Reviewer, MAX_REVISIONS};
+pub use review_text::{render_explain, render_status, render_story_status};
 
 use std::collections::BTreeMap;
 
@@ -70,6 +74,26 @@ pub struct TaskRecord {
     /// (counts against the autonomous fix rate).
     #[serde(default)]
     pub human_involved: bool,
+    /// `/revise` requests since the last approval or resume (SPEC §3: the
+    /// third pauses the task).
+    #[serde(default)]
+    pub revisions: u32,
+    /// `/approve --override` decisions, oldest first.
+    #[serde(default)]
+    pub overrides: Vec<Override>,
+    /// The state a `/pause` left, restored by `/resume`.
+    #[serde(default)]
+    pub paused_from: Option<TaskState>,
+}
+
+/// A person accepted the task despite its checker (`/approve --override`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Override {
+    /// Users are identified by id; the login is not recorded.
+    pub actor: crate::ids::UserId,
+    pub reason: String,
+    /// Unix seconds.
+    pub at: i64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

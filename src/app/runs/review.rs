@@ -1,0 +1,124 @@
+//! The task side of comment commands: finding the task (or story) an issue
+//! or pull request belongs to, its configuration, and running the pure
+//! review transitions and read-only views on it. The dispatcher
+//! (`app::commands`) checks permission and answers; this only acts.
+
+use super::{into_decision, Located, Runs};
+use crate::core::config::{load_config, RepoConfig};
+use crate::core::plan::parse_plan;
+use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer};
+use crate::core::Decision;
+use crate::ids::{IssueNumber, RepoName};
+use crate::store::StoreError;
+
+impl Runs {
+    /// The task whose issue or pull request is `issue`.
+    pub(super) async fn locate_issue(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+    ) -> Result<Option<Located>, StoreError> {
+        let loc = match self.store.task_by_issue(repo, issue).await? {
+            Some(loc) => Some(loc),
+            None => self.store.task_by_pull(repo, issue).await?,
+        };
+        match loc {
+            Some(loc) => self.locate(repo, loc).await,
+            None => Ok(None),
+        }
+    }
+
+    /// The configuration commands on `issue` follow: its task's or story's
+    /// (as last synced), else the defaults.
+    pub async fn command_config(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+    ) -> Result<RepoConfig, StoreError> {
+        if let Some(located) = self.locate_issue(repo, issue).await? {
+            return Ok(located.config);
+        }
+        if let Some(story) = self.store.story_by_issue(repo, issue).await? {
+            if let Some(plan) = self.store.story(repo, &story).await? {
+                return Ok(load_config(plan.config.as_deref()).unwrap_or_default());
+            }
+        }
+        Ok(RepoConfig::default())
+    }
+
+    /// `/approve`, `/revise`, `/reject`, `/pause`, `/resume` on a task's
+    /// issue or pull request: the decision and whether it did something.
+    /// `None` when `issue` is not a task's.
+    pub async fn on_review_command(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        command: &ReviewCommand,
+        by: Reviewer<'_>,
+    ) -> Result<Option<(Decision, bool)>, StoreError> {
+        let Some(located) = self.locate_issue(repo, issue).await? else {
+            return Ok(None);
+        };
+        let ctx = located.context(repo, self.now());
+        let role = located
+            .task
+            .role
+            .as_ref()
+            .map(|r| r.value.clone())
+            .unwrap_or_else(|| "coder".to_owned());
+        let configured = located.config.roles.get(&role);
+        let inputs = ReviewInputs {
+            role: &role,
+            assignees: configured.map(|r| r.assignees.as_slice()).unwrap_or(&[]),
+            agent_workflow: configured.and_then(|r| r.agent_workflow.as_deref()),
+        };
+        let (d, done) = task::on_review_command(&located.record, command, by, &ctx, &inputs);
+        Ok(Some((into_decision(repo, &located, d), done)))
+    }
+
+    /// `/status` (or `/explain` when `explain`) on a task's issue or pull
+    /// request, or `/status` on a story issue. `None` elsewhere.
+    pub async fn command_view(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        explain: bool,
+    ) -> Result<Option<String>, StoreError> {
+        if let Some(located) = self.locate_issue(repo, issue).await? {
+            let render = if explain {
+                task::render_explain
+            } else {
+                task::render_status
+            };
+            return Ok(Some(render(&located.loc.task, &located.record)));
+        }
+        if explain {
+            return Ok(None);
+        }
+        let Some(story) = self.store.story_by_issue(repo, issue).await? else {
+            return Ok(None);
+        };
+        let Some(plan) = self.store.story(repo, &story).await? else {
+            return Ok(None);
+        };
+        let (Some(parsed), _) = parse_plan(&plan.plan) else {
+            return Ok(None);
+        };
+        let records = self.store.task_records(repo, &story).await?;
+        let tasks: Vec<(String, String)> = parsed
+            .walk()
+            .into_iter()
+            .filter(|r| !r.task.is_parent())
+            .map(|r| {
+                let id = r.task.id.value.as_str().to_owned();
+                let state = records
+                    .get(&id)
+                    .and_then(|rec| rec.state)
+                    .map(|s| s.name())
+                    .unwrap_or("pending");
+                (id, state.to_owned())
+            })
+            .collect();
+        Ok(Some(task::render_story_status(&story, &tasks)))
+    }
+}

@@ -1,0 +1,339 @@
+//! A person's decisions on a task (SPEC §3): `/approve [--override]`,
+//! `/revise`, `/reject`, `/pause` and `/resume`, as pure transitions of the
+//! [`TaskRecord`].
+//!
+//! Each returns the [`TaskDecision`] and whether the command did something;
+//! when it did not, the outcome says why in words the commenter reads.
+//! Permission was checked by the shell before any of this runs. A state
+//! change always ends with a reconcile pass so the `state:*` label follows.
+
+use std::collections::BTreeMap;
+
+use super::decide::{proven_at, reconcile, supersede};
+use super::review_text as text;
+use super::{AttemptStatus, Override, TaskContext, TaskDecision, TaskRecord, Trigger};
+use crate::core::config::ReviewMode;
+use crate::core::effect::Effect;
+use crate::core::plan::TaskState;
+use crate::core::story::labels;
+use crate::ids::{CommitSha, UserId};
+
+/// Revisions without an approval after which the task is paused (seed 003).
+pub const MAX_REVISIONS: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReviewCommand {
+    Approve { override_reason: Option<String> },
+    Revise { feedback: String },
+    Reject { reason: String },
+    Pause,
+    Resume,
+}
+
+/// Who runs the command: recorded by id, shown by login.
+#[derive(Debug, Clone, Copy)]
+pub struct Reviewer<'a> {
+    pub id: UserId,
+    pub login: &'a str,
+}
+
+/// Who implements the task: the role the feedback of `/revise` goes to.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewInputs<'a> {
+    pub role: &'a str,
+    pub assignees: &'a [String],
+    pub agent_workflow: Option<&'a str>,
+}
+
+pub fn on_review_command(
+    record: &TaskRecord,
+    command: &ReviewCommand,
+    by: Reviewer,
+    ctx: &TaskContext,
+    inputs: &ReviewInputs,
+) -> (TaskDecision, bool) {
+    let refused = |why: String| (unchanged(record, why), false);
+    match (record.state, command) {
+        (Some(TaskState::Completed), _) => refused("the task is completed already".into()),
+        (Some(TaskState::Rejected), _) => {
+            refused("the task was rejected; it comes back through a change to the plan".into())
+        }
+        (Some(TaskState::Paused), ReviewCommand::Pause) => {
+            refused("the task is paused already".into())
+        }
+        (Some(TaskState::Paused), ReviewCommand::Approve { .. } | ReviewCommand::Revise { .. }) => {
+            refused("the task is paused; `resume` it first".into())
+        }
+        (_, ReviewCommand::Approve { override_reason }) => {
+            approve(record, override_reason.as_deref(), by, ctx)
+        }
+        (_, ReviewCommand::Revise { feedback }) => {
+            (revise(record, feedback, by, ctx, inputs), true)
+        }
+        (_, ReviewCommand::Reject { reason }) => (reject(record, reason, by, ctx), true),
+        (_, ReviewCommand::Pause) => (pause(record, ctx, "paused".into()), true),
+        (_, ReviewCommand::Resume) => resume(record, ctx),
+    }
+}
+
+fn unchanged(record: &TaskRecord, outcome: String) -> TaskDecision {
+    TaskDecision {
+        record: record.clone(),
+        effects: vec![],
+        run: None,
+        cancelled: None,
+        verdict: None,
+        outcome,
+    }
+}
+
+fn state_name(record: &TaskRecord) -> &'static str {
+    record.state.map(|s| s.name()).unwrap_or("pending")
+}
+
+fn approve(
+    record: &TaskRecord,
+    override_reason: Option<&str>,
+    by: Reviewer,
+    ctx: &TaskContext,
+) -> (TaskDecision, bool) {
+    let refused = |why: String| (unchanged(record, why), false);
+    let (Some(pr), Some(head)) = (record.pr, record.head.clone()) else {
+        return refused("the task has no pull request yet".into());
+    };
+    if pr.draft {
+        return refused(format!(
+            "its pull request #{} is still a draft; mark it ready for review first",
+            pr.number
+        ));
+    }
+    let proven = record.state == Some(TaskState::Review) && proven_at(record, &head, ctx);
+    if override_reason.is_none() && !proven {
+        return refused(format!(
+            "the task is {}, not in review with a passing checker at `{}`; `approve --override <reason>` accepts it anyway",
+            state_name(record),
+            super::decide::short(&head)
+        ));
+    }
+    let mut next = record.clone();
+    next.revisions = 0;
+    next.human_involved = true;
+    if let Some(reason) = override_reason {
+        next.overrides.push(Override {
+            actor: by.id,
+            reason: reason.to_owned(),
+            at: ctx.now,
+        });
+    }
+    // Auto review merges a proven task by itself (`merge_if_ready`); a
+    // human review, or an override of a red checker, merges here.
+    let merge = ctx.review == ReviewMode::Human || !proven;
+    let mut effects = vec![];
+    if merge {
+        effects.push(merge_effect(pr.number, &head, ctx));
+    }
+    let outcome = match (override_reason.is_some(), merge) {
+        (true, _) => format!("approved by override; merging #{}", pr.number),
+        (false, true) => format!("approved; merging #{}", pr.number),
+        (false, false) => "approved; auto review merges it".into(),
+    };
+    (
+        TaskDecision {
+            record: next,
+            effects,
+            outcome,
+            ..unchanged(record, String::new())
+        },
+        true,
+    )
+}
+
+fn merge_effect(number: crate::ids::IssueNumber, head: &CommitSha, ctx: &TaskContext) -> Effect {
+    Effect::MergePullRequest {
+        repo: ctx.repo.clone(),
+        number,
+        sha: head.clone(),
+        method: ctx.merge_method,
+        title: format!("{} (#{})", ctx.title, number),
+        report_to: ctx.task_marker.to_owned(),
+    }
+}
+
+fn revise(
+    record: &TaskRecord,
+    feedback: &str,
+    by: Reviewer,
+    ctx: &TaskContext,
+    inputs: &ReviewInputs,
+) -> TaskDecision {
+    let mut next = record.clone();
+    next.revisions += 1;
+    next.human_involved = true;
+    let issue = record.pr.map(|p| p.number).unwrap_or(ctx.task_issue);
+    let mut effects = vec![Effect::PostComment {
+        repo: ctx.repo.clone(),
+        issue,
+        body: text::revise_comment(by.login, feedback, inputs, next.revisions),
+        marker: format!(
+            "revise task={} n={} at={}",
+            ctx.task, next.revisions, ctx.now
+        ),
+    }];
+    if let Some(workflow) = inputs.agent_workflow {
+        effects.push(Effect::DispatchWorkflow {
+            repo: ctx.repo.clone(),
+            workflow: workflow.to_owned(),
+            git_ref: ctx.branch.to_owned(),
+            inputs: BTreeMap::from([
+                ("task".to_owned(), ctx.task.to_owned()),
+                ("branch".to_owned(), ctx.branch.to_owned()),
+                ("role".to_owned(), inputs.role.to_owned()),
+                ("feedback".to_owned(), feedback.to_owned()),
+            ]),
+            report_to: Some(ctx.task_marker.to_owned()),
+            attempt: None,
+        });
+    }
+    if next.revisions >= MAX_REVISIONS {
+        let mut paused = pause(&next, ctx, String::new());
+        effects.append(&mut paused.effects);
+        paused.effects = effects;
+        paused.outcome = format!("revision {} requested; task paused", next.revisions);
+        return paused;
+    }
+    if next.state == Some(TaskState::Review) {
+        // The work goes back to its implementor.
+        next.state = Some(TaskState::InProgress);
+        effects.push(reconcile(ctx));
+    }
+    TaskDecision {
+        outcome: format!("revision {} requested", next.revisions),
+        record: next,
+        effects,
+        ..unchanged(record, String::new())
+    }
+}
+
+fn reject(record: &TaskRecord, reason: &str, by: Reviewer, ctx: &TaskContext) -> TaskDecision {
+    let mut d = stop(record, ctx, TaskState::Rejected);
+    d.record.paused_from = None;
+    d.effects.insert(
+        0,
+        Effect::PostComment {
+            repo: ctx.repo.clone(),
+            issue: ctx.task_issue,
+            body: text::rejected_comment(by.login, reason, record.pr.map(|p| p.number)),
+            marker: format!("rejected task={} at={}", ctx.task, ctx.now),
+        },
+    );
+    d.outcome = "rejected: returned to planning".into();
+    d
+}
+
+fn pause(record: &TaskRecord, ctx: &TaskContext, outcome: String) -> TaskDecision {
+    let mut d = stop(record, ctx, TaskState::Paused);
+    d.record.paused_from = record.state;
+    d.outcome = outcome;
+    d
+}
+
+/// Moves the task to `state`, cancelling its active attempt.
+fn stop(record: &TaskRecord, ctx: &TaskContext, state: TaskState) -> TaskDecision {
+    let mut next = record.clone();
+    next.state = Some(state);
+    let mut effects = vec![];
+    let head = record.head.clone().unwrap_or(CommitSha(String::new()));
+    let cancelled = supersede(record, &head, ctx, &mut effects);
+    if cancelled.is_some() {
+        if let Some(current) = next.current.as_mut() {
+            current.status = AttemptStatus::Cancelled;
+        }
+    }
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        cancelled,
+        ..unchanged(record, String::new())
+    }
+}
+
+fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
+    let escalated = record.failure.escalation.is_some();
+    if record.state != Some(TaskState::Paused) && !escalated {
+        return (
+            unchanged(
+                record,
+                format!("the task is {}, not paused", state_name(record)),
+            ),
+            false,
+        );
+    }
+    let mut next = record.clone();
+    next.revisions = 0;
+    next.human_involved = true;
+    let mut effects = vec![];
+    if escalated {
+        next.failure = crate::core::failure::clear_escalation(&record.failure);
+        effects.push(Effect::RemoveLabel {
+            repo: ctx.repo.clone(),
+            marker: ctx.task_marker.to_owned(),
+            label: labels::NEEDS_HUMAN.to_owned(),
+        });
+    }
+    let head_failed = next
+        .head
+        .as_ref()
+        .is_some_and(|head| next.verdicts.values().any(|v| !v.passed && v.sha == *head));
+    next.state = match next.state {
+        Some(TaskState::Paused) => next.paused_from.take(),
+        other => other,
+    };
+    if next.state == Some(TaskState::Blocked)
+        || (escalated && next.state == Some(TaskState::Paused))
+    {
+        next.state = Some(if head_failed {
+            TaskState::TestFailed
+        } else {
+            TaskState::InProgress
+        });
+    }
+    // What was pushed while paused, or the attempt the pause cancelled, is
+    // tested now; a commit already tested is not run again.
+    if let Some(head) = next.head.clone() {
+        let mut d = super::on_trigger(
+            &next,
+            &Trigger::Head {
+                sha: head,
+                pr: None,
+            },
+            ctx,
+        );
+        if d.run.is_some() {
+            effects.append(&mut d.effects);
+            d.effects = effects;
+            d.outcome = format!("resumed; {}", d.outcome);
+            return (d, true);
+        }
+        next = d.record;
+        effects.append(&mut d.effects);
+    }
+    if next.state == Some(TaskState::Testing) {
+        // Testing with nothing running: the run was cancelled by the pause.
+        next.state = Some(TaskState::InProgress);
+    }
+    effects.push(reconcile(ctx));
+    (
+        TaskDecision {
+            record: next,
+            effects,
+            outcome: "resumed".into(),
+            ..unchanged(record, String::new())
+        },
+        true,
+    )
+}
+
+#[cfg(test)]
+#[path = "review_tests.rs"]
+mod tests;

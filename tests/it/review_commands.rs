@@ -1,0 +1,233 @@
+//! A person's commands on a task, end to end: review (`approve`, `revise`,
+//! `reject`), `pause`/`resume`, the read-only `status`/`explain`, and who
+//! may run what.
+
+use fakehub::payloads;
+
+use crate::runs::{story_with_plan, Story};
+use crate::support::REPO;
+
+const PLAN: &str = r#"
+story: Reviewed work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+/// The bot's replies on `issue`, first line only (the marker names ids).
+fn replies(s: &Story, issue: u64) -> Vec<String> {
+    s.app
+        .bot_comments(issue)
+        .into_iter()
+        .filter(|c| c.starts_with('@'))
+        .map(|c| c.lines().next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+fn state(s: &Story) -> String {
+    s.task_labels()
+        .into_iter()
+        .find(|l| l.starts_with("state:"))
+        .unwrap_or_default()
+}
+
+/// Pushes `check.sh` exiting with `code` and waits for the verdict.
+async fn push_check(s: &Story, code: u8, message: &str) -> String {
+    let script = format!("echo 'expected 10 rows, got 0' >&2; exit {code}\n");
+    let sha = s.push(&[("check.sh", script.as_str())], message).await;
+    s.completed(&sha, 1).await;
+    sha
+}
+
+/// GitHub's `pull_request.opened` for the draft taskgate opened.
+async fn pr_opened(s: &Story) {
+    let repo = s.app.fake.repo(REPO);
+    let opened = payloads::pull_request("opened", &repo, s.pull().number);
+    assert_eq!(s.app.deliver("pull_request", &opened).await.0, 202);
+    s.app.settle().await;
+}
+
+async fn ready_for_review(s: &Story) -> u64 {
+    let repo = s.app.fake.repo(REPO);
+    let pr = s.pull().number;
+    repo.set_draft(pr, false);
+    let ready = payloads::pull_request("ready_for_review", &repo, pr);
+    assert_eq!(s.app.deliver("pull_request", &ready).await.0, 202);
+    s.app.settle().await;
+    pr
+}
+
+#[tokio::test]
+async fn human_review_waits_for_approve_from_someone_with_write_permission() {
+    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    s.app.fake.add_user("bob", 77, "read");
+    s.app.fake.add_user("mia", 78, "maintain");
+    push_check(&s, 1, "red").await;
+    pr_opened(&s).await;
+    push_check(&s, 0, "green").await;
+    let pr = ready_for_review(&s).await;
+    assert_eq!(state(&s), "state:review");
+    assert!(!s.pull().merged, "human review waits");
+    // One checker report on the PR, updated in place after each run.
+    let reports: Vec<String> = s
+        .app
+        .bot_comments(pr)
+        .into_iter()
+        .filter(|c| c.contains("taskgate checker"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:#?}");
+    assert!(reports[0].contains("checker: passed"), "{}", reports[0]);
+
+    s.app.comment(pr, "bob", "/approve").await;
+    s.app.settle().await;
+    assert!(!s.pull().merged);
+    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@bob `/taskgate approve` needs write permission on the repository; @bob has read.");
+
+    // `--override` needs maintain: octocat writes only.
+    s.app
+        .comment(pr, "octocat", "/taskgate approve --override it is fine")
+        .await;
+    s.app.settle().await;
+    assert!(!s.pull().merged);
+    assert!(replies(&s, pr)[1].contains(
+        "`/taskgate approve --override` needs maintain permission on the repository; @octocat has write."
+    ));
+
+    s.app.comment(pr, "mia", "/taskgate approve").await;
+    s.app.settle().await;
+    assert!(s.pull().merged, "approved by a maintainer: merged");
+    assert_eq!(
+        replies(&s, pr).len(),
+        2,
+        "success is a reaction, not a reply"
+    );
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    push_check(&s, 1, "red").await;
+    pr_opened(&s).await;
+    let issue = s.task_issue;
+
+    s.app.comment(issue, "octocat", "/taskgate pause").await;
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:paused");
+    let green = s.push(&[("check.sh", "exit 0\n")], "green").await;
+    s.app.settle().await;
+    assert!(s.checks(&green).is_empty(), "paused: nothing runs");
+
+    s.app.comment(issue, "octocat", "/resume").await;
+    s.completed(&green, 1).await;
+    assert_eq!(state(&s), "state:review");
+
+    s.app.comment(issue, "octocat", "/taskgate status").await;
+    s.app.settle().await;
+    let status = s
+        .app
+        .bot_comments(issue)
+        .into_iter()
+        .find(|c| c.contains("**Task `check`**"))
+        .expect("a status reply");
+    assert!(status.contains("`review`"), "{status}");
+    assert!(status.contains("last attempt: 2"), "{status}");
+
+    for n in 1..=3 {
+        s.app
+            .comment(
+                issue,
+                "octocat",
+                &format!("/revise round {n}: handle empty files"),
+            )
+            .await;
+        s.app.settle().await;
+    }
+    assert_eq!(state(&s), "state:paused");
+    let pr = s.pull().number;
+    let revisions = s
+        .app
+        .bot_comments(pr)
+        .into_iter()
+        .filter(|c| c.contains("Revision requested"))
+        .count();
+    assert_eq!(revisions, 3, "the feedback goes to the task PR");
+
+    s.app.comment(issue, "octocat", "/resume").await;
+    s.app
+        .comment(issue, "octocat", "/reject Not needed after all.")
+        .await;
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:rejected");
+    assert!(
+        !s.pull().merged && s.pull().state == "open",
+        "the PR stays open"
+    );
+    assert!(s
+        .app
+        .bot_comments(issue)
+        .iter()
+        .any(|c| c.contains("Task rejected")));
+}
+
+#[tokio::test]
+async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    push_check(&s, 1, "red").await;
+    let issue = s.task_issue;
+    let repo = s.app.fake.repo(REPO);
+
+    s.app
+        .comment(issue, "octocat", "```\n/taskgate pause\n```\n\n> /pause")
+        .await;
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:test-failed");
+    assert!(replies(&s, issue).is_empty());
+
+    s.app.comment(issue, "octocat", "/taskgate pause now").await;
+    s.app.settle().await;
+    insta::assert_snapshot!(replies(&s, issue).join("\n"), @"@octocat Could not run 'pause': takes no arguments, got 'now'. `/taskgate help` shows how each command is used.");
+
+    s.app.comment(issue, "octocat", "/taskgate explain").await;
+    s.app.settle().await;
+    let explain = s
+        .app
+        .bot_comments(issue)
+        .into_iter()
+        .find(|c| c.contains("Why `check` fails"))
+        .expect("an explain reply");
+    assert!(
+        explain.contains("`test` (unknown): `sh check.sh` exited with code 1"),
+        "{explain}"
+    );
+
+    // An edit that adds `pause` runs only `pause`, not the status again.
+    let comment = repo.add_comment(issue, "/taskgate status", "octocat");
+    let created = payloads::issue_comment_created(&repo, issue, &comment);
+    assert_eq!(s.app.deliver("issue_comment", &created).await.0, 202);
+    s.app.settle().await;
+    let before = s.app.bot_comments(issue).len();
+    let mut edited = created.clone();
+    edited["action"] = "edited".into();
+    edited["comment"]["body"] = "/taskgate status\n/taskgate pause".into();
+    edited["changes"] = serde_json::json!({ "body": { "from": "/taskgate status" } });
+    assert_eq!(s.app.deliver("issue_comment", &edited).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.app.bot_comments(issue).len(), before, "no second status");
+
+    // The bot's own comment, delivered back, runs nothing.
+    let own = repo
+        .comments(issue)
+        .into_iter()
+        .find(|c| c.author.ends_with("[bot]"))
+        .unwrap();
+    let mut echoed = payloads::issue_comment_created(&repo, issue, &own);
+    echoed["comment"]["body"] = "/taskgate resume".into();
+    assert_eq!(s.app.deliver("issue_comment", &echoed).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:paused");
+}
