@@ -14,3 +14,4 @@ mod fixtures;
 mod intake;
 mod plan_sync;
 mod runs;
+mod ship;
