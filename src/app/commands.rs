@@ -69,10 +69,12 @@ fn added_commands(
         .collect()
 }
 
-/// `ship` is answered by the story's shipping, which lives elsewhere; until
-/// it is wired here, it says so and changes nothing.
+/// `ship` outside a story: where it works.
 pub fn command_ship(syntax: &Syntax) -> String {
-    render::not_yet_available("ship", syntax)
+    format!(
+        "`/{} ship` works on a story's issue or its pull request; this is neither.",
+        syntax.prefix
+    )
 }
 
 impl Processor {
@@ -226,7 +228,19 @@ impl Processor {
                 let d = self.syncer.on_plan_comment(installation, p).await?;
                 return Ok((Answer::Silent, d));
             }
-            Command::Ship => return reply(command_ship(syntax)),
+            Command::Ship => {
+                match self
+                    .ship
+                    .on_ship_command(repo, issue, author.id, &author.login)
+                    .await?
+                {
+                    Some(d) => {
+                        let accepted = d.outcome.starts_with("ship accepted");
+                        Some((d, accepted))
+                    }
+                    None => return reply(command_ship(syntax)),
+                }
+            }
             Command::Status | Command::Explain => {
                 let explain = matches!(command, Command::Explain);
                 return match self.runs.command_view(repo, issue, explain).await? {

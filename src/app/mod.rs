@@ -10,6 +10,7 @@ mod processor;
 pub mod resync;
 pub mod run_queue;
 pub mod runs;
+pub mod ship;
 pub mod sync;
 
 use std::net::SocketAddr;
@@ -192,6 +193,10 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             limits: crate::runner::ArtifactLimits::default(),
         },
         permissions: Arc::new(crate::github::Permissions::new(github.clone())),
+        ship: ship::Ship {
+            github: github.clone(),
+            store: store.clone(),
+        },
     };
     std::fs::create_dir_all(&config.work_dir).map_err(|source| StartError::WorkDir {
         path: config.work_dir.display().to_string(),
@@ -238,7 +243,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     let local = listener
         .local_addr()
         .map_err(|source| StartError::Bind { addr, source })?;
-    let router = web::router(intake);
+    let router = web::router(intake, config.api_token.clone());
     let server = tokio::spawn(async move {
         let shutdown = async {
             let ctrl_c = tokio::signal::ctrl_c();

@@ -8,6 +8,7 @@ use tracing::{info, info_span, warn, Instrument};
 
 use super::actions_runs::{ActionsError, ActionsRuns};
 use super::runs::{Runs, RUN_EVENT, TICK_EVENT};
+use super::ship::{Ship, ShipError};
 use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
 use crate::intake::event::{Webhook, RECONCILE_EVENT};
@@ -28,6 +29,7 @@ pub struct Processor {
     pub actions: ActionsRuns,
     /// Who may run which command (`app::commands`).
     pub permissions: Arc<crate::github::Permissions>,
+    pub ship: Ship,
 }
 
 /// Attempts at reading from GitHub before a delivery is given up.
@@ -86,7 +88,14 @@ impl Processor {
 
     async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
         if delivery.event == RECONCILE_EVENT {
-            return Ok(self.syncer.on_reconcile(&delivery.payload).await?);
+            let mut decision = self.syncer.on_reconcile(&delivery.payload).await?;
+            // The story's ship gate follows its tasks.
+            let ship = self.ship.on_reconcile(&delivery.payload).await?;
+            merge(&mut decision, ship);
+            return Ok(decision);
+        }
+        if delivery.event == crate::core::ship::SHIP_EVENT {
+            return Ok(self.ship.on_ship_event(&delivery.payload).await?);
         }
         if delivery.event == TICK_EVENT {
             return self
@@ -114,13 +123,23 @@ impl Processor {
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
         if delivery.installation.is_some() {
             match &parsed.webhook {
-                Webhook::PullRequest(p) => return Ok(self.runs.on_pull_request(p).await?),
+                Webhook::PullRequest(p) => {
+                    if let Some(decision) = self.ship.on_pull_request(p).await? {
+                        return Ok(decision);
+                    }
+                    return Ok(self.runs.on_pull_request(p).await?);
+                }
                 Webhook::CheckSuite(p) => return Ok(self.runs.on_check_suite(p).await?),
                 Webhook::CheckRun(p) => {
                     return Ok(self.runs.on_check_run(p, self.context.app_id).await?)
                 }
                 Webhook::WorkflowRun(p) => {
-                    return Ok(self.actions.on_workflow_run(p, &self.runs).await?)
+                    // A story's deploy or validation run first; any other
+                    // run may be the Actions runner's.
+                    if let Some(decision) = self.ship.on_workflow_run(p).await? {
+                        return Ok(decision);
+                    }
+                    return Ok(self.actions.on_workflow_run(p, &self.runs).await?);
                 }
                 Webhook::Push(push) => {
                     if let Some(decision) = self.runs.on_push(push).await? {
@@ -201,6 +220,15 @@ impl Processor {
     }
 }
 
+/// Adds `other`'s changes, effects and outcome to `decision`.
+fn merge(decision: &mut Decision, other: Decision) {
+    if !other.outcome.is_empty() {
+        decision.outcome = format!("{}; {}", decision.outcome, other.outcome);
+    }
+    decision.changes.extend(other.changes);
+    decision.effects.extend(other.effects);
+}
+
 pub(super) enum DecideError {
     /// Worth another try: GitHub answered 5xx, rate-limited us, or did not answer.
     Transient(String),
@@ -215,6 +243,16 @@ impl From<crate::store::StoreError> for DecideError {
 
 impl From<ActionsError> for DecideError {
     fn from(e: ActionsError) -> Self {
+        if e.is_transient() {
+            DecideError::Transient(e.to_string())
+        } else {
+            DecideError::Permanent(e.to_string())
+        }
+    }
+}
+
+impl From<ShipError> for DecideError {
+    fn from(e: ShipError) -> Self {
         if e.is_transient() {
             DecideError::Transient(e.to_string())
         } else {

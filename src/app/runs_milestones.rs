@@ -180,7 +180,11 @@ impl Runs {
         // found through the story issue's marker.
         let story = match self.store.story(&repo, &story).await? {
             Some(_) => story,
-            None => match self.story_of_issue(&repo, IssueNumber(number)).await? {
+            None => match self
+                .store
+                .story_by_issue(&repo, IssueNumber(number))
+                .await?
+            {
                 Some(story) => story,
                 None => return Ok(Some(Decision::nothing("not a known story's branch"))),
             },
@@ -193,23 +197,6 @@ impl Runs {
             all = merge_decisions(all, d);
         }
         Ok(Some(all))
-    }
-
-    async fn story_of_issue(
-        &self,
-        repo: &RepoName,
-        number: IssueNumber,
-    ) -> Result<Option<String>, StoreError> {
-        let records = self.store.issue_records(repo, "story=").await?;
-        Ok(records.into_iter().find_map(|(key, r)| {
-            if r.number != number {
-                return None;
-            }
-            match Marker::find_in(&crate::core::hidden_marker(&key)) {
-                Some(Marker::Story { story }) => Some(story),
-                _ => None,
-            }
-        }))
     }
 
     /// A milestone run's progress: the task transitions, then the failure

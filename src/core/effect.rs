@@ -259,12 +259,32 @@ pub enum Effect {
         /// the run's `workflow_run` webhooks find their way back.
         #[serde(default)]
         attempt: Option<AttemptRef>,
+        /// The story deploy or validation this run is for: the executor
+        /// records which workflow run GitHub started for it, and reports a
+        /// refusal to the story's ship gate.
+        #[serde(default)]
+        story_run: Option<crate::core::ship::StoryRunRef>,
     },
     /// Cancels the workflow run dispatched for a superseded Actions-runner
     /// attempt, if GitHub named one; a run already completed is left be.
     CancelWorkflowRun {
         repo: RepoName,
         attempt: AttemptRef,
+    },
+    /// Adds and removes labels on an issue or pull request by number (the
+    /// story PR, which has no marker); removing one it lacks counts as done.
+    LabelIssue {
+        repo: RepoName,
+        issue: IssueNumber,
+        add: Vec<String>,
+        remove: Vec<String>,
+    },
+    /// Changes a pull request's title or body; `None` leaves a field.
+    UpdatePullRequest {
+        repo: RepoName,
+        number: IssueNumber,
+        title: Option<String>,
+        body: Option<String>,
     },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
@@ -300,6 +320,8 @@ impl Effect {
             | Effect::UpdateCheckRun { repo, .. }
             | Effect::CreatePullRequest { repo, .. }
             | Effect::MergePullRequest { repo, .. }
+            | Effect::LabelIssue { repo, .. }
+            | Effect::UpdatePullRequest { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
         }
     }
@@ -341,6 +363,8 @@ impl Effect {
             Effect::UpdateCheckRun { .. } => "update_check_run",
             Effect::CreatePullRequest { .. } => "create_pull_request",
             Effect::MergePullRequest { .. } => "merge_pull_request",
+            Effect::LabelIssue { .. } => "label_issue",
+            Effect::UpdatePullRequest { .. } => "update_pull_request",
             Effect::Reconcile { .. } => "reconcile",
         }
     }

@@ -81,6 +81,12 @@ pub enum Change {
         status: crate::core::task::AttemptStatus,
         report: Option<crate::core::report::RunReport>,
     },
+    /// A story's ship-gate record changed.
+    ShipUpdated {
+        repo: RepoName,
+        story: String,
+        record: Box<crate::core::ship::StoryRecord>,
+    },
     /// An existing issue becomes a story's issue (`/taskgate plan`).
     IssueAdopted {
         repo: RepoName,

@@ -14,6 +14,7 @@ pub mod failure;
 pub mod plan;
 pub mod render;
 pub mod report;
+pub mod ship;
 pub mod story;
 pub mod sync;
 pub mod task;

@@ -242,6 +242,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             inputs,
             report_to,
             attempt,
+            story_run,
         } => {
             let dispatched = match dispatch_workflow(
                 ctx,
@@ -264,6 +265,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                             );
                         dispatch_refused(ctx, repo, attempt, why).await?;
                     }
+                    if let Some(run) = story_run {
+                        let why = format!("GitHub answered {status}: {message}");
+                        let what = crate::core::ship::ShipWhat::WorkflowRefused {
+                            workflow: run.workflow,
+                            why,
+                        };
+                        ship_event(ctx, repo, &run.story, what, "workflow-refused").await?;
+                    }
                     return Err(GitHubError::Http {
                         status,
                         message,
@@ -272,6 +281,11 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                 }
                 other => other?,
             };
+            if let (Some(run), Some(run_id)) = (story_run, dispatched.run_id) {
+                if let Err(e) = ctx.store.put_story_run(repo, run_id, run).await {
+                    tracing::warn!(error = %e, run_id, "recording the story's run failed");
+                }
+            }
             if let (Some(attempt), Some(run_id)) = (attempt, dispatched.run_id) {
                 // A lost record is not worth a second run: the run's
                 // `display_title` still names the attempt.
@@ -281,6 +295,18 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             }
             Ok(dispatched.result)
         }
+        Effect::LabelIssue {
+            repo,
+            issue,
+            add,
+            remove,
+        } => runs::label_issue(ctx, repo, *issue, add, remove).await,
+        Effect::UpdatePullRequest {
+            repo,
+            number,
+            title,
+            body,
+        } => runs::update_pull_request(ctx, repo, *number, title.as_deref(), body.as_deref()).await,
         Effect::CancelWorkflowRun { repo, attempt } => {
             cancel_workflow_runs(ctx, repo, attempt).await
         }
@@ -395,6 +421,34 @@ async fn dispatch_refused(
             delivery_id: DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
             event: crate::core::task::RUN_EVENT.to_owned(),
             action: Some("skipped".into()),
+            installation: Some(ctx.row.installation),
+            payload: serde_json::to_vec(&event).expect("serialises").into(),
+            ignored: false,
+        })
+        .await
+        .map_err(store_err)?;
+    Ok(())
+}
+
+/// Something for a story's ship gate that GitHub decided (a refused merge
+/// or dispatch), recorded through the inbox like runner progress.
+pub(super) async fn ship_event(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    story: &str,
+    what: crate::core::ship::ShipWhat,
+    name: &str,
+) -> Result<(), GitHubError> {
+    let event = crate::core::ship::ShipEvent {
+        repo: repo.clone(),
+        story: story.to_owned(),
+        what,
+    };
+    ctx.store
+        .record_delivery(NewDelivery {
+            delivery_id: DeliveryId(format!("taskgate-{name}-{}", ctx.row.id)),
+            event: crate::core::ship::SHIP_EVENT.to_owned(),
+            action: Some(name.to_owned()),
             installation: Some(ctx.row.installation),
             payload: serde_json::to_vec(&event).expect("serialises").into(),
             ignored: false,

@@ -178,7 +178,15 @@ pub(super) async fn merge_pull_request(
             headers,
         }) => {
             let issue = record(ctx, repo, report_to).await?;
-            let note = crate::core::task::render_merge_refused(number, status, &message);
+            let hidden = crate::core::hidden_marker(report_to);
+            let story = match crate::core::story::Marker::find_in(&hidden) {
+                Some(crate::core::story::Marker::Story { story }) => Some(story),
+                _ => None,
+            };
+            let note = match story {
+                Some(_) => crate::core::ship::render_merge_refused(number, status, &message),
+                None => crate::core::task::render_merge_refused(number, status, &message),
+            };
             post_comment(
                 ctx,
                 repo,
@@ -187,6 +195,13 @@ pub(super) async fn merge_pull_request(
                 &format!("merge-refused effect={}", ctx.row.id),
             )
             .await?;
+            // A story PR's refusal also reaches its ship gate.
+            if let Some(story) = story {
+                let what = crate::core::ship::ShipWhat::MergeRefused {
+                    why: format!("GitHub answered {status}: {message}"),
+                };
+                super::perform::ship_event(ctx, repo, &story, what, "merge-refused").await?;
+            }
             Err(GitHubError::Http {
                 status,
                 message,
@@ -195,4 +210,64 @@ pub(super) async fn merge_pull_request(
         }
         Err(e) => Err(e),
     }
+}
+
+/// Adds and removes labels by issue number; a label already gone is fine.
+pub(super) async fn label_issue(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    issue: IssueNumber,
+    add: &[String],
+    remove: &[String],
+) -> Result<Option<String>, GitHubError> {
+    if !add.is_empty() {
+        let path = format!("/repos/{repo}/issues/{issue}/labels");
+        send(
+            ctx.client,
+            Method::POST,
+            &path,
+            Some(&json!({ "labels": add })),
+        )
+        .await?;
+    }
+    for name in remove {
+        let path = format!("/repos/{repo}/issues/{issue}/labels/{}", path_segment(name));
+        match send(ctx.client, Method::DELETE, &path, None).await {
+            Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(None)
+}
+
+/// `PATCH /pulls/{n}` with the fields to change.
+pub(super) async fn update_pull_request(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    number: IssueNumber,
+    title: Option<&str>,
+    body: Option<&str>,
+) -> Result<Option<String>, GitHubError> {
+    let mut payload = json!({});
+    if let Some(title) = title {
+        payload["title"] = json!(title);
+    }
+    if let Some(body) = body {
+        payload["body"] = json!(body);
+    }
+    let path = format!("/repos/{repo}/pulls/{number}");
+    send(ctx.client, Method::PATCH, &path, Some(&payload)).await?;
+    Ok(None)
+}
+
+/// `name` percent-encoded for one URL path segment.
+fn path_segment(name: &str) -> String {
+    name.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

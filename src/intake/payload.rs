@@ -252,6 +252,11 @@ pub struct PullRequestPayload {
     pub number: IssueNumber,
     pub pull_request: PullRequest,
     pub repository: Repository,
+    /// The label added or removed (`labeled`, `unlabeled`).
+    #[serde(default)]
+    pub label: Option<Label>,
+    #[serde(default)]
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

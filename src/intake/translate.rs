@@ -21,7 +21,7 @@ pub fn may_matter(event: &str, action: Option<&str>) -> bool {
         "issue_comment" => matches!(action, Some("created" | "edited")),
         "pull_request" => matches!(
             action,
-            Some("opened" | "synchronize" | "reopened" | "ready_for_review" | "closed")
+            Some("opened" | "synchronize" | "reopened" | "ready_for_review" | "closed" | "labeled")
         ),
         "check_suite" => matches!(action, Some("requested" | "rerequested")),
         "check_run" => matches!(action, Some("rerequested" | "requested_action")),

@@ -140,6 +140,7 @@ pub fn dispatch_effect(
         inputs,
         report_to,
         attempt,
+        story_run: None,
     }
 }
 

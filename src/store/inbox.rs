@@ -243,6 +243,11 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             *status,
             report.as_ref(),
         )?,
+        Change::ShipUpdated {
+            repo,
+            story,
+            record,
+        } => super::ship::put_story_record(conn, repo, story, record)?,
         Change::IssueAdopted {
             repo,
             marker,

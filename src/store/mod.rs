@@ -20,11 +20,13 @@ mod objects;
 mod outbox;
 mod runs;
 mod schema;
+mod ship;
 mod writer;
 
 pub use inbox::{DeliveryRecord, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 pub use runs::{AttemptRow, TaskLocation};
+pub use ship::StoryRow;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

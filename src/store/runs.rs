@@ -455,30 +455,6 @@ impl Store {
             }))
     }
 
-    /// The story key whose story issue is `number` in `repo`.
-    pub async fn story_by_issue(
-        &self,
-        repo: &RepoName,
-        number: IssueNumber,
-    ) -> Result<Option<String>, StoreError> {
-        let repo = repo.clone();
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
-            let markers = stmt.query_map(params![repo.as_str(), number.0 as i64], |r| {
-                r.get::<_, String>(0)
-            })?;
-            for marker in markers {
-                let hidden = crate::core::hidden_marker(&marker?);
-                if let Some(Marker::Story { story }) = Marker::find_in(&hidden) {
-                    return Ok(Some(story));
-                }
-            }
-            Ok(None)
-        })
-        .await
-    }
-
     /// The task whose issue is `number` in `repo`, if taskgate made it.
     pub async fn task_by_issue(
         &self,

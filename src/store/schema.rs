@@ -131,6 +131,24 @@ CREATE TABLE workflow_runs (
     PRIMARY KEY (repo, run_id)
 );
 "#,
+    r#"
+-- Each story's way out (core::ship::StoryRecord as JSON): ship gate,
+-- story PR, who shipped it, deploy and validation.
+CREATE TABLE story_ships (
+    repo    TEXT NOT NULL,
+    story   TEXT NOT NULL,
+    record  TEXT NOT NULL,
+    PRIMARY KEY (repo, story)
+);
+-- The deploy and validation workflow runs GitHub started for a story.
+CREATE TABLE story_runs (
+    repo        TEXT NOT NULL,
+    run_id      INTEGER NOT NULL,
+    story       TEXT NOT NULL,
+    workflow    TEXT NOT NULL,      -- deploy | validation
+    PRIMARY KEY (repo, run_id)
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

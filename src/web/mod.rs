@@ -1,8 +1,9 @@
-//! HTTP surfaces besides the webhook: health and metrics (the API and the
-//! dashboard come with later features).
+//! HTTP surfaces besides the webhook: health, metrics and the API (the
+//! dashboard comes with a later feature).
 //!
 //! Owns: routes and their rendering. Must not: decide anything or call GitHub.
 
+pub mod api;
 pub mod metrics;
 
 use std::sync::Arc;
@@ -23,7 +24,13 @@ struct WebState {
     metrics: Arc<Metrics>,
 }
 
-pub fn router(intake: Arc<IntakeState>) -> Router {
+/// `api_token` is `TASKGATE_API_TOKEN`: without it the API answers 401.
+pub fn router(intake: Arc<IntakeState>, api_token: Option<String>) -> Router {
+    let api = api::routes(api::ApiState {
+        store: intake.store.clone(),
+        token: api_token.map(Arc::from),
+        recorded: intake.recorded.clone(),
+    });
     let web = WebState {
         store: intake.store.clone(),
         metrics: intake.metrics.clone(),
@@ -36,7 +43,7 @@ pub fn router(intake: Arc<IntakeState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .with_state(web);
-    webhook.merge(other)
+    webhook.merge(other).merge(api)
 }
 
 async fn healthz(State(web): State<WebState>) -> impl IntoResponse {

@@ -16,3 +16,4 @@ mod milestones;
 mod plan_sync;
 mod review_commands;
 mod runs;
+mod ship;

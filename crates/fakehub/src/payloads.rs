@@ -133,6 +133,20 @@ pub fn pull_request(action: &str, repo: &RepoHandle, number: u64) -> Value {
     })
 }
 
+/// `pull_request` / `labeled`: `sender` added `label` to pull request `number`.
+pub fn pull_request_labeled(repo: &RepoHandle, number: u64, label: &str, sender: &str) -> Value {
+    with(repo, |st, r, base| {
+        let p = r.pulls.get(&number).expect("pull request exists");
+        let label = r
+            .label(label)
+            .map(|l| render::label(base, r, l))
+            .unwrap_or_else(|| json!({"name": label}));
+        let v = json!({"action": "labeled", "number": number, "label": label,
+                       "pull_request": render::pull(st, base, r, p)});
+        envelope(st, r, base, sender, v)
+    })
+}
+
 fn check_run_json(st: &State, r: &Repo, base: &str, check_run_id: u64) -> Value {
     let c = r
         .check_runs

@@ -221,6 +221,20 @@ impl RepoHandle {
         });
     }
 
+    /// Adds labels to an issue or pull request, as a person would (an
+    /// unknown label is created, as GitHub does).
+    pub fn add_labels(&self, number: u64, labels: &[&str]) {
+        self.write(|r, ids| {
+            for name in labels {
+                let name = crate::routes::labels::ensure_label(r, ids, name);
+                let issue = r.issues.get_mut(&number).expect("the issue exists");
+                if !issue.labels.iter().any(|l| l.eq_ignore_ascii_case(&name)) {
+                    issue.labels.push(name);
+                }
+            }
+        });
+    }
+
     /// Marks a pull request draft or ready for review, as its author would.
     pub fn set_draft(&self, number: u64, draft: bool) {
         self.write(|r, _| {

@@ -385,6 +385,7 @@ impl<'c, 'a> Step<'c, 'a> {
             inputs,
             report_to: Some(todo.marker.clone()),
             attempt: None,
+            story_run: None,
         });
     }
 

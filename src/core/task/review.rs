@@ -192,6 +192,7 @@ fn revise(
             ]),
             report_to: Some(ctx.task_marker.to_owned()),
             attempt: None,
+            story_run: None,
         });
     }
     if next.revisions >= MAX_REVISIONS {

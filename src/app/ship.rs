@@ -1,0 +1,570 @@
+//! The ship gate's shell (SPEC §7): finds the story a story PR, a workflow
+//! run, a reconcile pass or a ship request is about, reads what the pure
+//! `core::ship` needs (the story branch head, the default branch) and
+//! returns its decision for the processor to store.
+//!
+//! Owns: locating a story by its PR (head `taskgate/story-<issue>`), by its
+//! issue number, or by a deploy/validation run; [`Ship::on_ship_command`]
+//! for the `/taskgate ship` dispatcher.
+//! Must not: decide (the core does) or write to GitHub (effects do).
+//!
+//! The one idea a reader needs: **only the story's own runs.** A
+//! `workflow_run` is taken as a deploy or validation run only when the
+//! executor recorded its id from the dispatch, or — on hosts that do not
+//! answer with the id — when it is the configured workflow on the default
+//! branch and a story is waiting for exactly that workflow. Everything else
+//! is left to the Actions runner (`app::actions_runs`).
+
+use std::sync::Arc;
+
+use http::Method;
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use crate::core::config::{load_config, RepoConfig};
+use crate::core::plan::{parse_plan, Plan};
+use crate::core::ship::{
+    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipState, ShipVia, ShipWhat, Shipper,
+    StoryRecord, StoryWorkflow, TaskProof,
+};
+use crate::core::story::{story_branch, Marker};
+use crate::core::{Change, Decision};
+use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::ids::{CommitSha, IssueNumber, RepoName, UserId};
+use crate::intake::payload::{PullRequestPayload, WorkflowRunPayload};
+use crate::store::{Store, StoreError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ShipError {
+    #[error(transparent)]
+    GitHub(#[from] GitHubError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Payload(String),
+}
+
+impl ShipError {
+    /// Worth another try: GitHub answered 5xx or a rate limit or did not
+    /// answer, or the store failed.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ShipError::GitHub(g) => {
+                matches!(g.status(), None | Some(403) | Some(429) | Some(500..=599))
+                    && !matches!(g, GitHubError::Config(_) | GitHubError::Unexpected(_))
+            }
+            ShipError::Store(_) => true,
+            ShipError::Payload(_) => false,
+        }
+    }
+}
+
+pub struct Ship {
+    pub github: Arc<GitHubApp>,
+    pub store: Store,
+}
+
+/// The story issue number in a story branch name: `taskgate/story-12` → 12.
+pub fn story_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    let digits = branch
+        .strip_prefix("refs/heads/")
+        .unwrap_or(branch)
+        .strip_prefix("taskgate/story-")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().map(IssueNumber)
+}
+
+/// A story with everything its transitions need.
+struct Located {
+    repo: RepoName,
+    story: String,
+    installation: crate::ids::InstallationId,
+    plan: Plan,
+    config: RepoConfig,
+    marker: String,
+    issue: IssueNumber,
+    record: StoryRecord,
+    /// The record as stored: a decision's record is compared with it.
+    stored: StoryRecord,
+    labels: std::collections::BTreeSet<String>,
+    branch: String,
+    default_branch: String,
+}
+
+impl Located {
+    fn ctx(&self) -> ShipContext<'_> {
+        ShipContext {
+            repo: &self.repo,
+            story: &self.story,
+            story_marker: &self.marker,
+            story_issue: self.issue,
+            title: &self.plan.story,
+            story_branch: &self.branch,
+            default_branch: &self.default_branch,
+            config: &self.config,
+            labels: &self.labels,
+        }
+    }
+
+    fn finish(&self, d: ShipDecision) -> Decision {
+        let mut changes = Vec::new();
+        if d.record != self.stored {
+            changes.push(Change::ShipUpdated {
+                repo: self.repo.clone(),
+                story: self.story.clone(),
+                record: Box::new(d.record),
+            });
+        }
+        Decision {
+            changes,
+            effects: d.effects,
+            outcome: format!("story {}: {}", self.story, d.outcome),
+        }
+    }
+}
+
+impl Ship {
+    async fn locate(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        default_branch: Option<&str>,
+    ) -> Result<Option<Located>, StoreError> {
+        let Some(saved) = self.store.story(repo, story).await? else {
+            return Ok(None);
+        };
+        let (Some(plan), _) = parse_plan(&saved.plan) else {
+            return Ok(None);
+        };
+        let marker = Marker::Story {
+            story: story.to_owned(),
+        }
+        .key();
+        let Some(issue) = self.store.issue_record(repo, &marker).await? else {
+            return Ok(None);
+        };
+        let record = self
+            .store
+            .story_record(repo, story)
+            .await?
+            .unwrap_or_default();
+        Ok(Some(Located {
+            repo: repo.clone(),
+            story: story.to_owned(),
+            installation: saved.installation,
+            config: load_config(saved.config.as_deref()).unwrap_or_default(),
+            plan,
+            branch: story_branch(issue.number.0),
+            issue: issue.number,
+            marker,
+            stored: record.clone(),
+            record,
+            labels: self.store.labels(repo).await?,
+            default_branch: default_branch.unwrap_or_default().to_owned(),
+        }))
+    }
+
+    async fn client(&self, located: &Located) -> Result<Octocrab, ShipError> {
+        Ok(self
+            .github
+            .installation_client(located.installation)
+            .await?)
+    }
+
+    /// The tasks as the gate sees them: each leaf's state and proof.
+    async fn proofs(&self, l: &Located) -> Result<Vec<TaskProof>, StoreError> {
+        let records = self.store.task_records(&l.repo, &l.story).await?;
+        let walk = l.plan.walk();
+        let mut tops: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for r in &walk {
+            let id = r.task.id.value.as_str().to_owned();
+            if r.depth == 1 {
+                tops.push(id.clone());
+            }
+            let top = tops.last().cloned().unwrap_or_else(|| id.clone());
+            let key = Marker::Task {
+                story: l.story.clone(),
+                task: r.task.id.value.clone(),
+            }
+            .key();
+            let issue = self
+                .store
+                .issue_record(&l.repo, &key)
+                .await?
+                .map(|i| i.number);
+            let record = records.get(&id);
+            let state = record.and_then(|r| r.state);
+            let proven = record
+                .map(|r| {
+                    r.verdicts
+                        .iter()
+                        .filter(|(_, v)| v.passed)
+                        .map(|(g, v)| (g.clone(), v.sha.clone()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            out.push(TaskProof {
+                id,
+                title: r.task.title.clone(),
+                issue,
+                top,
+                is_parent: r.task.is_parent(),
+                state,
+                proven,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Evaluates a story: first without reading GitHub; only when that
+    /// would write something (or a story PR is known, whose head carries the
+    /// gate) are the default branch and the story branch head read.
+    async fn evaluate(
+        &self,
+        mut l: Located,
+        head: Option<CommitSha>,
+    ) -> Result<Decision, ShipError> {
+        let tasks = self.proofs(&l).await?;
+        let milestones: Vec<String> = l
+            .plan
+            .integration
+            .iter()
+            .map(|m| m.id.value.as_str().to_owned())
+            .collect();
+        let mut ev = Evaluation {
+            tasks: &tasks,
+            milestones: &milestones,
+            head,
+        };
+        let quick = ship::evaluate(&l.record, &ev, &l.ctx());
+        if (quick.effects.is_empty() && l.record.pr.is_none())
+            || !matches!(l.record.state, ShipState::Building | ShipState::Shippable)
+        {
+            return Ok(l.finish(quick));
+        }
+        let client = self.client(&l).await?;
+        if l.default_branch.is_empty() {
+            l.default_branch = default_branch(&client, &l.repo).await?;
+        }
+        if ev.head.is_none() && l.record.pr.is_some() {
+            ev.head = branch_head(&client, &l.repo, &l.branch).await?;
+        }
+        let d = ship::evaluate(&l.record, &ev, &l.ctx());
+        Ok(l.finish(d))
+    }
+
+    /// After a reconcile pass of a story (its tasks may have moved on).
+    pub async fn on_reconcile(&self, payload: &[u8]) -> Result<Decision, ShipError> {
+        #[derive(serde::Deserialize)]
+        struct Reconcile {
+            repo: RepoName,
+            story: String,
+        }
+        let r: Reconcile =
+            serde_json::from_slice(payload).map_err(|e| ShipError::Payload(e.to_string()))?;
+        let Some(l) = self.locate(&r.repo, &r.story, None).await? else {
+            return Ok(Decision::nothing(""));
+        };
+        self.evaluate(l, None).await
+    }
+
+    /// A `pull_request` webhook for a story PR; `None` when it is not one.
+    pub async fn on_pull_request(
+        &self,
+        p: &PullRequestPayload,
+    ) -> Result<Option<Decision>, ShipError> {
+        let pr = &p.pull_request;
+        let Some(issue) = story_issue_of_branch(&pr.head.name) else {
+            return Ok(None);
+        };
+        let from_fork = pr
+            .head
+            .repo
+            .as_ref()
+            .is_some_and(|r| r.full_name != p.repository.full_name);
+        let default = p.repository.default_branch.as_deref();
+        if from_fork || default.is_some_and(|d| d != pr.base.name) {
+            return Ok(None);
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+            return Ok(None);
+        };
+        let Some(mut l) = self.locate(&repo, &story, default).await? else {
+            return Ok(None);
+        };
+        let number = pr.number;
+        let ours = l.record.pr.is_none_or(|known| known == number);
+        match p.action.as_str() {
+            "opened" | "reopened" | "synchronize" | "ready_for_review" => {
+                l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                let d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
+                Ok(Some(d))
+            }
+            "labeled" => {
+                let label = p.label.as_ref().map(|l| l.name.as_str());
+                if label.is_none_or(|name| !name.eq_ignore_ascii_case(&l.config.ship_label)) {
+                    return Ok(Some(Decision::nothing(
+                        "story PR labelled: not the ship label",
+                    )));
+                }
+                if l.record.pr.is_none() {
+                    l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                }
+                let by = match &p.sender {
+                    Some(s) => Shipper {
+                        user: Some(s.id),
+                        login: s.login.clone(),
+                        via: ShipVia::Label,
+                    },
+                    None => Shipper {
+                        user: None,
+                        login: "someone".into(),
+                        via: ShipVia::Label,
+                    },
+                };
+                self.request(l, by).await.map(Some)
+            }
+            "closed" if ours => {
+                let d = if pr.merged.unwrap_or(false) {
+                    if l.record.pr.is_none() {
+                        l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                    }
+                    ship::on_story_pr_merged(&l.record, &l.ctx())
+                } else {
+                    ship::on_story_pr_closed_unmerged(&l.record, &l.ctx())
+                };
+                Ok(Some(l.finish(d)))
+            }
+            other => Ok(Some(Decision::nothing(format!(
+                "story PR {other}: nothing to do"
+            )))),
+        }
+    }
+
+    /// A ship request: the record is brought up to date first (the gate may
+    /// have changed since the last pass).
+    async fn request(&self, l: Located, by: Shipper) -> Result<Decision, ShipError> {
+        let mut l = l;
+        if l.default_branch.is_empty() {
+            let client = self.client(&l).await?;
+            l.default_branch = default_branch(&client, &l.repo).await?;
+        }
+        let evaluated = self.evaluate_record(&l).await?;
+        let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
+        let mut effects = evaluated.effects;
+        effects.extend(d.effects);
+        let merged = ShipDecision { effects, ..d };
+        Ok(l.finish(merged))
+    }
+
+    /// [`ship::evaluate`] with the head as recorded (no GitHub reads).
+    async fn evaluate_record(&self, l: &Located) -> Result<ShipDecision, ShipError> {
+        let tasks = self.proofs(l).await?;
+        let milestones: Vec<String> = l
+            .plan
+            .integration
+            .iter()
+            .map(|m| m.id.value.as_str().to_owned())
+            .collect();
+        let ev = Evaluation {
+            tasks: &tasks,
+            milestones: &milestones,
+            head: l.record.head.clone(),
+        };
+        Ok(ship::evaluate(&l.record, &ev, &l.ctx()))
+    }
+
+    /// `/taskgate ship` on a story issue or its PR. The decision's outcome
+    /// starts with `ship accepted` when the merge was asked for, else it
+    /// says why not (`ship refused: …`, `ship ignored: …`); a refusal has no
+    /// effects, so the command dispatcher answers. `None` when the issue is
+    /// not a story's.
+    pub async fn on_ship_command(
+        &self,
+        repo: &RepoName,
+        issue_or_pr: IssueNumber,
+        actor_id: UserId,
+        actor_login: &str,
+    ) -> Result<Option<Decision>, ShipError> {
+        let Some(story) = self.story_of(repo, issue_or_pr).await? else {
+            return Ok(None);
+        };
+        let Some(l) = self.locate(repo, &story, None).await? else {
+            return Ok(None);
+        };
+        let by = Shipper {
+            user: Some(actor_id),
+            login: actor_login.to_owned(),
+            via: ShipVia::Command,
+        };
+        self.request(l, by).await.map(Some)
+    }
+
+    /// The story whose issue or story PR is `number`.
+    pub async fn story_of(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<String>, StoreError> {
+        if let Some(story) = self.store.story_by_issue(repo, number).await? {
+            return Ok(Some(story));
+        }
+        Ok(self
+            .store
+            .story_records(repo)
+            .await?
+            .into_iter()
+            .find(|(_, r)| r.pr == Some(number))
+            .map(|(story, _)| story))
+    }
+
+    /// A [`ship::SHIP_EVENT`] delivery: an API ship request, or GitHub
+    /// refusing a story's merge or dispatch.
+    pub async fn on_ship_event(&self, payload: &[u8]) -> Result<Decision, ShipError> {
+        let e: ShipEvent =
+            serde_json::from_slice(payload).map_err(|e| ShipError::Payload(e.to_string()))?;
+        let Some(l) = self.locate(&e.repo, &e.story, None).await? else {
+            return Ok(Decision::nothing(format!("story {} is not known", e.story)));
+        };
+        match e.what {
+            ShipWhat::Request { actor, login, via } => {
+                let by = Shipper {
+                    user: actor,
+                    login,
+                    via,
+                };
+                self.request(l, by).await
+            }
+            ShipWhat::MergeRefused { why } => Ok(l.finish(ship::on_merge_refused(&l.record, &why))),
+            ShipWhat::WorkflowRefused { workflow, why } => {
+                let mut l = l;
+                let client = self.client(&l).await?;
+                l.default_branch = default_branch(&client, &l.repo).await?;
+                let d = ship::on_workflow_refused(&l.record, workflow, &why, &l.ctx());
+                Ok(l.finish(d))
+            }
+        }
+    }
+
+    /// A `workflow_run` `completed` of a story's deploy or validation run;
+    /// `None` for any other run (the Actions runner's, or someone else's).
+    pub async fn on_workflow_run(
+        &self,
+        p: &WorkflowRunPayload,
+    ) -> Result<Option<Decision>, ShipError> {
+        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let run = &p.workflow_run;
+        let default = p.repository.default_branch.as_deref();
+        let found = match self.store.story_run(&repo, run.id).await? {
+            Some(r) => Some((r.story, r.workflow)),
+            None => self.waiting_for(&repo, run, default).await?,
+        };
+        let Some((story, which)) = found else {
+            return Ok(None);
+        };
+        if p.action != "completed" {
+            return Ok(Some(Decision::nothing(format!(
+                "story {story}'s {} run {}: {}",
+                which.name(),
+                run.id,
+                p.action
+            ))));
+        }
+        let Some(mut l) = self.locate(&repo, &story, default).await? else {
+            return Ok(None);
+        };
+        if l.default_branch.is_empty() {
+            let client = self.client(&l).await?;
+            l.default_branch = default_branch(&client, &l.repo).await?;
+        }
+        let conclusion = run.conclusion.as_deref().unwrap_or("unknown");
+        let file = run
+            .path
+            .as_deref()
+            .and_then(|p| p.rsplit('/').next())
+            .unwrap_or("the workflow");
+        let report = match &run.html_url {
+            Some(url) => format!("`{file}` run [{}]({url}) concluded `{conclusion}`", run.id),
+            None => format!("`{file}` run {} concluded `{conclusion}`", run.id),
+        };
+        let success = conclusion == "success";
+        let d = match which {
+            StoryWorkflow::Deploy => {
+                ship::on_deploy_finished(&l.record, run.id, success, &report, &l.ctx())
+            }
+            StoryWorkflow::Validation => {
+                ship::on_validation_finished(&l.record, run.id, success, &report, &l.ctx())
+            }
+        };
+        Ok(Some(l.finish(d)))
+    }
+
+    /// Without a recorded run id: the configured deploy (validation)
+    /// workflow on the default branch, when exactly one story of the
+    /// repository is `shipping` (`deployed`) and has no run of it yet.
+    async fn waiting_for(
+        &self,
+        repo: &RepoName,
+        run: &crate::intake::payload::WorkflowRun,
+        default: Option<&str>,
+    ) -> Result<Option<(String, StoryWorkflow)>, ShipError> {
+        let file = run.path.as_deref().and_then(|p| p.rsplit('/').next());
+        let (Some(file), Some(branch)) = (file, run.head_branch.as_deref()) else {
+            return Ok(None);
+        };
+        if default.is_some_and(|d| d != branch) {
+            return Ok(None);
+        }
+        let mut candidates = Vec::new();
+        for (story, record) in self.store.story_records(repo).await? {
+            let which = match record.state {
+                ShipState::Shipping if record.deploy_run.is_none() => StoryWorkflow::Deploy,
+                ShipState::Deployed if record.validation_run.is_none() => StoryWorkflow::Validation,
+                _ => continue,
+            };
+            let Some(saved) = self.store.story(repo, &story).await? else {
+                continue;
+            };
+            let config = load_config(saved.config.as_deref()).unwrap_or_default();
+            let wanted = match which {
+                StoryWorkflow::Deploy => config.deploy_workflow,
+                StoryWorkflow::Validation => config.validation_workflow,
+            };
+            if wanted.as_deref() == Some(file) {
+                candidates.push((story, which));
+            }
+        }
+        Ok((candidates.len() == 1).then(|| candidates.remove(0)))
+    }
+}
+
+/// The repository's default branch, asked of GitHub.
+async fn default_branch(client: &Octocrab, repo: &RepoName) -> Result<String, ShipError> {
+    let path = format!("/repos/{repo}");
+    let v: Value = send(client, Method::GET, &path, None).await?.json()?;
+    v["default_branch"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no default branch")).into())
+}
+
+/// A branch's head, or `None` when the branch does not exist.
+async fn branch_head(
+    client: &Octocrab,
+    repo: &RepoName,
+    branch: &str,
+) -> Result<Option<CommitSha>, ShipError> {
+    let path = format!("/repos/{repo}/git/ref/heads/{branch}");
+    match send(client, Method::GET, &path, None).await {
+        Ok(r) => {
+            let v: Value = r.json()?;
+            Ok(v["object"]["sha"].as_str().map(|s| CommitSha(s.to_owned())))
+        }
+        Err(GitHubError::Http { status: 404, .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}

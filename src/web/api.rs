@@ -1,0 +1,277 @@
+//! The HTTP API (SPEC §7, §9): stories and their ship gate.
+//!
+//! `GET /api/stories[/{id}]` lists stories with their state, story PR and
+//! tasks; `POST /api/stories/{id}/ship` asks to ship one. `{id}` is the
+//! story issue number (add `?repo=owner/name` when several repositories
+//! have that number). Every call needs `Authorization: Bearer
+//! <TASKGATE_API_TOKEN>`; with no token configured the API answers 401 to
+//! everyone.
+//!
+//! Must not: decide. A ship request is answered 202 only when the stored
+//! record says shippable, and is then recorded in the inbox as a
+//! [`SHIP_EVENT`] delivery, so the processor decides it like any other
+//! event (one at a time, with the story's latest state).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+use tokio::sync::Notify;
+
+use crate::core::plan::parse_plan;
+use crate::core::ship::{ShipEvent, ShipState, ShipVia, ShipWhat, SHIP_EVENT};
+use crate::ids::{DeliveryId, IssueNumber, RepoName};
+use crate::store::{NewDelivery, Store, StoryRow};
+
+#[derive(Clone)]
+pub struct ApiState {
+    pub store: Store,
+    /// `TASKGATE_API_TOKEN`; `None` closes the API.
+    pub token: Option<Arc<str>>,
+    /// Wakes the processor when a ship request was recorded.
+    pub recorded: Arc<Notify>,
+}
+
+pub fn routes(state: ApiState) -> Router {
+    Router::new()
+        .route("/api/stories", get(list_stories))
+        .route("/api/stories/{id}", get(get_story))
+        .route("/api/stories/{id}/ship", post(ship_story))
+        .route("/api/tasks/{id}/accept", post(not_yet))
+        .route("/api/tasks/{id}/reject", post(not_yet))
+        .with_state(state)
+}
+
+fn error(status: StatusCode, message: &str) -> Response {
+    (status, Json(json!({ "error": message }))).into_response()
+}
+
+/// Constant-time comparison of the bearer token: both sides are hashed
+/// first, so neither their contents nor their lengths leak through timing.
+fn authorized(state: &ApiState, headers: &HeaderMap) -> bool {
+    let Some(token) = state.token.as_deref().filter(|t| !t.is_empty()) else {
+        return false;
+    };
+    let Some(given) = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (
+        Sha256::digest(token.as_bytes()),
+        Sha256::digest(given.trim().as_bytes()),
+    );
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+fn unauthorized() -> Response {
+    error(
+        StatusCode::UNAUTHORIZED,
+        "a valid `Authorization: Bearer <TASKGATE_API_TOKEN>` header is required",
+    )
+}
+
+#[derive(serde::Deserialize)]
+struct RepoQuery {
+    repo: Option<String>,
+}
+
+async fn story_json(store: &Store, row: &StoryRow) -> Result<Value, crate::store::StoreError> {
+    let record = store
+        .story_record(&row.repo, &row.story)
+        .await?
+        .unwrap_or_default();
+    let records = store.task_records(&row.repo, &row.story).await?;
+    let plan = store.story(&row.repo, &row.story).await?;
+    let parsed = plan.as_ref().and_then(|p| parse_plan(&p.plan).0);
+    let tasks: Vec<Value> = parsed
+        .as_ref()
+        .map(|p| {
+            p.walk()
+                .into_iter()
+                .map(|r| {
+                    let id = r.task.id.value.as_str();
+                    let state = records.get(id).and_then(|t| t.state).map(|s| s.name());
+                    json!({
+                        "id": id,
+                        "title": r.task.title,
+                        "parent": r.parent.map(|p| p.as_str().to_owned()),
+                        "state": state,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(json!({
+        "repo": row.repo.as_str(),
+        "story": row.story,
+        "issue": row.issue.0,
+        "title": parsed.as_ref().map(|p| p.story.clone()),
+        "state": record.state.name(),
+        "pr": record.pr.map(|n| n.0),
+        "missing": record.missing,
+        "shipped_by": record.shipped_by.as_ref().map(|s| json!({
+            "user_id": s.user.map(|u| u.0),
+            "login": s.login,
+            "via": s.via.name(),
+        })),
+        "deploy_run": record.deploy_run,
+        "validation_run": record.validation_run,
+        "merged_past_gate": record.merged_past_gate,
+        "tasks": tasks,
+    }))
+}
+
+async fn list_stories(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let rows = match state.store.stories().await {
+        Ok(rows) => rows,
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let mut out = Vec::new();
+    for row in &rows {
+        match story_json(&state.store, row).await {
+            Ok(v) => out.push(v),
+            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+    Json(json!({ "stories": out })).into_response()
+}
+
+/// The story with issue `id` (in `repo`, when given). `Err` is the answer.
+async fn find(state: &ApiState, id: &str, repo: Option<&str>) -> Result<StoryRow, Response> {
+    let Ok(number) = id.parse::<u64>() else {
+        return Err(error(
+            StatusCode::NOT_FOUND,
+            "no story has this id (use the story issue number)",
+        ));
+    };
+    let repo = match repo.map(RepoName::parse).transpose() {
+        Ok(r) => r,
+        Err(e) => return Err(error(StatusCode::BAD_REQUEST, &e)),
+    };
+    let rows = state
+        .store
+        .stories()
+        .await
+        .map_err(|e| error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()))?;
+    let mut found: Vec<StoryRow> = rows
+        .into_iter()
+        .filter(|r| r.issue == IssueNumber(number) && repo.as_ref().is_none_or(|n| *n == r.repo))
+        .collect();
+    match found.len() {
+        0 => Err(error(StatusCode::NOT_FOUND, "no story has this id")),
+        1 => Ok(found.remove(0)),
+        _ => Err(error(
+            StatusCode::BAD_REQUEST,
+            "several repositories have a story with this issue number: add ?repo=owner/name",
+        )),
+    }
+}
+
+async fn get_story(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<RepoQuery>,
+) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let row = match find(&state, &id, q.repo.as_deref()).await {
+        Ok(row) => row,
+        Err(answer) => return answer,
+    };
+    match story_json(&state.store, &row).await {
+        Ok(v) => Json(v).into_response(),
+        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    }
+}
+
+async fn ship_story(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<RepoQuery>,
+) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let row = match find(&state, &id, q.repo.as_deref()).await {
+        Ok(row) => row,
+        Err(answer) => return answer,
+    };
+    let (record, plan) = match (
+        state.store.story_record(&row.repo, &row.story).await,
+        state.store.story(&row.repo, &row.story).await,
+    ) {
+        (Ok(r), Ok(Some(p))) => (r.unwrap_or_default(), p),
+        (Err(e), _) | (_, Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        (_, Ok(None)) => return error(StatusCode::NOT_FOUND, "no story has this id"),
+    };
+    let reasons: Vec<String> = match record.state {
+        ShipState::Shippable if record.pr.is_some() => vec![],
+        ShipState::Shippable => vec!["the story pull request is not open yet".into()],
+        ShipState::Building => record.missing.clone(),
+        other => vec![format!("the story is {} already", other.name())],
+    };
+    if !reasons.is_empty() {
+        return (
+            StatusCode::CONFLICT,
+            Json(json!({
+                "error": "the story is not shippable",
+                "state": record.state.name(),
+                "reasons": reasons,
+            })),
+        )
+            .into_response();
+    }
+    let event = ShipEvent {
+        repo: row.repo.clone(),
+        story: row.story.clone(),
+        what: ShipWhat::Request {
+            actor: None,
+            login: "the HTTP API".into(),
+            via: ShipVia::Api,
+        },
+    };
+    let delivery = NewDelivery {
+        delivery_id: DeliveryId(format!("taskgate-api-ship-{:032x}", fastrand::u128(..))),
+        event: SHIP_EVENT.to_owned(),
+        action: Some("request".into()),
+        installation: Some(plan.installation),
+        payload: serde_json::to_vec(&event).expect("serialises").into(),
+        ignored: false,
+    };
+    if let Err(e) = state.store.record_delivery(delivery).await {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
+    state.recorded.notify_one();
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({ "accepted": true, "story": row.story, "issue": row.issue.0 })),
+    )
+        .into_response()
+}
+
+async fn not_yet(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    error(
+        StatusCode::NOT_IMPLEMENTED,
+        "accepting or rejecting a task through the API is not built yet; use `/taskgate approve` or `/taskgate reject` on the task's pull request",
+    )
+}

@@ -1,0 +1,371 @@
+//! The ship gate end to end (SPEC §7): a one-task story whose task passes
+//! and merges becomes shippable; a person ships it by label or API; the
+//! story PR merges, deploy and validation follow. Refusals are visible.
+
+use fakehub::payloads;
+use serde_json::{json, Value};
+
+use crate::runs::{story_with_plan, Story};
+use crate::support::{eventually, REPO};
+
+const PLAN: &str = r#"
+story: Shipped work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+const CONFIG: &str = "deploy_workflow: deploy.yml\nvalidation_workflow: smoke.yml\n";
+
+struct Shipped {
+    s: Story,
+    story_issue: u64,
+    branch: String,
+}
+
+impl Shipped {
+    async fn new(config: &str) -> Shipped {
+        let s = story_with_plan(PLAN, Some(config), 1).await;
+        let repo = s.app.fake.repo(REPO);
+        let story_issue = repo
+            .issues()
+            .into_iter()
+            .find(|i| i.labels.iter().any(|l| l == "taskgate:story"))
+            .expect("the story issue")
+            .number;
+        Shipped {
+            s,
+            branch: format!("taskgate/story-{story_issue}"),
+            story_issue,
+        }
+    }
+
+    fn repo(&self) -> fakehub::RepoHandle {
+        self.s.app.fake.repo(REPO)
+    }
+
+    /// The task passes and its PR merges into the story branch.
+    async fn complete_the_task(&self) {
+        let green = self.s.push(&[("check.sh", "exit 0\n")], "works").await;
+        self.s.completed(&green, 1).await;
+        let pr = self.s.pull();
+        let repo = self.repo();
+        repo.set_draft(pr.number, false);
+        let ready = payloads::pull_request("ready_for_review", &repo, pr.number);
+        assert_eq!(self.s.app.deliver("pull_request", &ready).await.0, 202);
+        self.s.app.settle().await;
+        assert!(self.s.pull().merged, "the task PR merged");
+        let closed = payloads::pull_request("closed", &repo, pr.number);
+        assert_eq!(self.s.app.deliver("pull_request", &closed).await.0, 202);
+        self.s.app.settle().await;
+    }
+
+    fn story_pr(&self) -> Option<fakehub::Pull> {
+        self.repo()
+            .pulls()
+            .into_iter()
+            .find(|p| p.head == self.branch)
+    }
+
+    async fn pr_event(&self, action: &str) {
+        let pr = self.story_pr().expect("a story PR");
+        let payload = payloads::pull_request(action, &self.repo(), pr.number);
+        assert_eq!(self.s.app.deliver("pull_request", &payload).await.0, 202);
+        self.s.app.settle().await;
+    }
+
+    /// A shippable story whose PR taskgate opened (and heard about).
+    async fn shippable(config: &str) -> Shipped {
+        let sh = Shipped::new(config).await;
+        sh.complete_the_task().await;
+        assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
+        sh.pr_event("opened").await;
+        sh
+    }
+
+    async fn add_ship_label(&self) -> (u16, String) {
+        let pr = self.story_pr().unwrap().number;
+        let repo = self.repo();
+        repo.add_labels(pr, &["ship"]);
+        let payload = payloads::pull_request_labeled(&repo, pr, "ship", "octocat");
+        self.s.app.deliver("pull_request", &payload).await
+    }
+
+    fn gate(&self) -> fakehub::CheckRun {
+        let head = self.repo().branch_sha(&self.branch).unwrap();
+        self.repo()
+            .check_runs()
+            .into_iter()
+            .find(|c| c.name == "taskgate/ship-gate" && c.head_sha == head)
+            .expect("a ship gate on the story PR head")
+    }
+
+    fn pr_labels(&self) -> Vec<String> {
+        let number = self.story_pr().unwrap().number;
+        self.repo().issue(number).unwrap().labels
+    }
+
+    async fn api(&self, method: &str, path: &str, token: Option<&str>) -> (u16, Value) {
+        let client = reqwest::Client::new();
+        let url = format!("{}{path}", self.s.app.url);
+        let mut req = match method {
+            "POST" => client.post(url),
+            _ => client.get(url),
+        };
+        if let Some(token) = token {
+            req = req.bearer_auth(token);
+        }
+        let res = req.send().await.unwrap();
+        let status = res.status().as_u16();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn state(&self) -> String {
+        let (status, v) = self
+            .api(
+                "GET",
+                &format!("/api/stories/{}", self.story_issue),
+                Some("api-token"),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        v["state"].as_str().unwrap().to_owned()
+    }
+
+    /// Completes the workflow run dispatched for `workflow` and tells taskgate.
+    async fn finish_run(&self, workflow: &str, conclusion: &str) {
+        let repo = self.repo();
+        let run = repo
+            .dispatches()
+            .into_iter()
+            .find(|d| d.workflow == workflow)
+            .unwrap_or_else(|| panic!("{workflow} was dispatched"))
+            .run_id;
+        repo.complete_run(run, conclusion, &[]);
+        let payload = payloads::workflow_run("completed", &repo, run);
+        assert_eq!(self.s.app.deliver("workflow_run", &payload).await.0, 202);
+        self.s.app.settle().await;
+    }
+
+    /// Merge calls made for the story PR.
+    fn merges(&self) -> usize {
+        let path = format!("/pulls/{}/merge", self.story_pr().unwrap().number);
+        self.s
+            .app
+            .fake
+            .writes()
+            .iter()
+            .filter(|w| w.method == "PUT" && w.path.ends_with(&path))
+            .count()
+    }
+}
+
+#[tokio::test]
+async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates() {
+    let sh = Shipped::new(CONFIG).await;
+    let repo = sh.repo();
+    repo.add_workflow("deploy.yml");
+    repo.add_workflow("smoke.yml");
+    // A person opens the story PR early: the gate says what is missing.
+    let number = repo.create_pull(&sh.branch, "main", "Shipped work", "octocat");
+    sh.pr_event("opened").await;
+    let red = sh.gate();
+    assert_eq!(red.conclusion.as_deref(), Some("failure"));
+    assert!(
+        red.summary
+            .as_deref()
+            .unwrap()
+            .contains("task `check` (Make the check pass) is not started"),
+        "{red:#?}"
+    );
+    assert_eq!(sh.state().await, "building");
+
+    sh.complete_the_task().await;
+    let green = sh.gate();
+    assert_eq!(green.conclusion.as_deref(), Some("success"), "{green:#?}");
+    assert!(sh.pr_labels().contains(&"shippable".to_owned()));
+    let body = sh.story_pr().unwrap().body.unwrap();
+    assert!(body.contains("`test` passed at"), "{body}");
+    assert_eq!(sh.state().await, "shippable");
+
+    // The label, delivered twice at once: one merge.
+    let (a, b) = tokio::join!(sh.add_ship_label(), sh.add_ship_label());
+    assert_eq!((a.0, b.0), (202, 202));
+    sh.s.app.settle().await;
+    assert_eq!(sh.merges(), 1);
+    assert!(sh.story_pr().unwrap().merged);
+    assert_eq!(sh.story_pr().unwrap().number, number);
+    sh.pr_event("closed").await;
+    assert_eq!(repo.dispatches().len(), 1, "deploy dispatched");
+
+    sh.finish_run("deploy.yml", "success").await;
+    assert_eq!(sh.state().await, "deployed");
+    assert!(sh.pr_labels().contains(&"deployed".to_owned()));
+    sh.finish_run("smoke.yml", "success").await;
+    assert_eq!(sh.state().await, "review-ready");
+    assert!(sh.pr_labels().contains(&"review-ready".to_owned()));
+    let (_, story) = sh
+        .api(
+            "GET",
+            &format!("/api/stories/{}", sh.story_issue),
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(story["shipped_by"]["via"], "label");
+    assert_eq!(story["shipped_by"]["login"], "octocat");
+    assert_eq!(story["tasks"][0]["state"], "completed");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missing() {
+    let sh = Shipped::new(CONFIG).await;
+    let number = sh
+        .repo()
+        .create_pull(&sh.branch, "main", "Shipped work", "octocat");
+    sh.pr_event("opened").await;
+    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.s.app.settle().await;
+    assert!(
+        !sh.pr_labels().contains(&"ship".to_owned()),
+        "label removed"
+    );
+    let reply = sh.s.app.bot_comments(number);
+    assert_eq!(reply.len(), 1, "{reply:#?}");
+    assert!(
+        reply[0].contains("task `check` (Make the check pass) is not started"),
+        "{}",
+        reply[0]
+    );
+    assert_eq!(sh.merges(), 0);
+}
+
+#[tokio::test]
+async fn a_refused_merge_is_reported_and_the_story_stays_shippable() {
+    let sh = Shipped::shippable(CONFIG).await;
+    sh.repo()
+        .set_mergeable(sh.story_pr().unwrap().number, false);
+    sh.add_ship_label().await;
+    sh.s.app.settle().await;
+    eventually("the story is shippable again", || async {
+        sh.state().await == "shippable"
+    })
+    .await;
+    let notes = sh.s.app.bot_comments(sh.story_issue);
+    assert!(
+        notes.iter().any(|c| c.contains("405")),
+        "the refusal is on the story issue: {notes:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_deploy_workflow_is_reported() {
+    let sh = Shipped::shippable(CONFIG).await;
+    sh.add_ship_label().await;
+    sh.s.app.settle().await;
+    sh.pr_event("closed").await;
+    eventually("the story needs a fix", || async {
+        sh.state().await == "needs-fix"
+    })
+    .await;
+    let notes = sh.s.app.bot_comments(sh.story_issue);
+    assert!(notes.iter().any(|c| c.contains("deploy.yml")), "{notes:#?}");
+}
+
+#[tokio::test]
+async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
+    let sh = Shipped::shippable(CONFIG).await;
+    // Merged by hand, without a ship request: past the gate.
+    let repo = sh.repo();
+    let number = sh.story_pr().unwrap().number;
+    let mut merged = payloads::pull_request("closed", &repo, number);
+    merged["pull_request"]["merged"] = json!(true);
+    merged["pull_request"]["state"] = json!("closed");
+    assert_eq!(sh.s.app.deliver("pull_request", &merged).await.0, 202);
+    sh.s.app.settle().await;
+    let (_, story) = sh
+        .api(
+            "GET",
+            &format!("/api/stories/{}", sh.story_issue),
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(story["merged_past_gate"], true);
+    let notes = sh.s.app.bot_comments(sh.story_issue);
+    assert!(
+        notes
+            .iter()
+            .any(|c| c.contains("Merged past the ship gate")),
+        "{notes:#?}"
+    );
+    assert!(repo.dispatches().is_empty(), "nothing deployed");
+
+    // Another story: its PR closed without merging.
+    let other = Shipped::shippable(CONFIG).await;
+    other.pr_event("closed").await;
+    let notes = other.s.app.bot_comments(other.story_issue);
+    assert!(
+        notes.iter().any(|c| c.contains("closed without merging")),
+        "{notes:#?}"
+    );
+    let (_, story) = other
+        .api(
+            "GET",
+            &format!("/api/stories/{}", other.story_issue),
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(story["pr"], Value::Null);
+}
+
+#[tokio::test]
+async fn the_api_needs_its_token_and_ships_only_a_shippable_story() {
+    let sh = Shipped::new(CONFIG).await;
+    let ship = format!("/api/stories/{}/ship", sh.story_issue);
+    assert_eq!(sh.api("POST", &ship, None).await.0, 401);
+    assert_eq!(sh.api("POST", &ship, Some("wrong")).await.0, 401);
+    assert_eq!(sh.api("GET", "/api/stories", Some("wrong")).await.0, 401);
+    assert_eq!(
+        sh.api("POST", "/api/stories/999/ship", Some("api-token"))
+            .await
+            .0,
+        404
+    );
+    sh.s.app.settle().await;
+    let (status, v) = sh.api("POST", &ship, Some("api-token")).await;
+    assert_eq!(status, 409, "{v}");
+    assert_eq!(
+        v["reasons"],
+        json!(["task `check` (Make the check pass) is not started"])
+    );
+
+    sh.complete_the_task().await;
+    sh.pr_event("opened").await;
+    sh.repo().add_workflow("deploy.yml");
+    let (status, v) = sh.api("POST", &ship, Some("api-token")).await;
+    assert_eq!(status, 202, "{v}");
+    sh.s.app.settle().await;
+    assert!(sh.story_pr().unwrap().merged);
+    let (_, list) = sh.api("GET", "/api/stories", Some("api-token")).await;
+    assert_eq!(list["stories"][0]["shipped_by"]["via"], "API");
+}
+
+#[tokio::test]
+async fn without_a_configured_token_every_api_call_is_refused() {
+    let fake = fakehub::FakeGitHub::start().await;
+    let app = crate::support::TestApp::with_config(fake, |c| c.api_token = None).await;
+    for (method, path) in [("GET", "/api/stories"), ("POST", "/api/stories/1/ship")] {
+        let client = reqwest::Client::new();
+        let url = format!("{}{path}", app.url);
+        let req = if method == "POST" {
+            client.post(url)
+        } else {
+            client.get(url)
+        };
+        let status = req.bearer_auth("").send().await.unwrap().status();
+        assert_eq!(status.as_u16(), 401, "{method} {path}");
+    }
+}
