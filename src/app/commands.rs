@@ -235,7 +235,11 @@ impl Processor {
                     .await?
                 {
                     Some(d) => {
-                        let accepted = d.outcome.starts_with("ship accepted");
+                        // Accepted means the merge was asked for.
+                        let accepted = d
+                            .effects
+                            .iter()
+                            .any(|e| matches!(e, Effect::MergePullRequest { .. }));
                         Some((d, accepted))
                     }
                     None => return reply(command_ship(syntax)),

@@ -168,6 +168,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         }
     };
 
+    let permissions = Arc::new(crate::github::Permissions::new(github.clone()));
     let processor = Processor {
         store: store.clone(),
         metrics: metrics.clone(),
@@ -192,10 +193,11 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             store: store.clone(),
             limits: crate::runner::ArtifactLimits::default(),
         },
-        permissions: Arc::new(crate::github::Permissions::new(github.clone())),
+        permissions: permissions.clone(),
         ship: ship::Ship {
             github: github.clone(),
             store: store.clone(),
+            permissions,
         },
     };
     std::fs::create_dir_all(&config.work_dir).map_err(|source| StartError::WorkDir {

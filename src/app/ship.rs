@@ -62,6 +62,8 @@ impl ShipError {
 pub struct Ship {
     pub github: Arc<GitHubApp>,
     pub store: Store,
+    /// The `ship` label needs the same permission as `/taskgate ship`.
+    pub permissions: Arc<crate::github::Permissions>,
 }
 
 /// The story issue number in a story branch name: `taskgate/story-12` → 12.
@@ -228,12 +230,20 @@ impl Ship {
         head: Option<CommitSha>,
     ) -> Result<Decision, ShipError> {
         let tasks = self.proofs(&l).await?;
-        let milestones: Vec<String> = l
-            .plan
-            .integration
-            .iter()
-            .map(|m| m.id.value.as_str().to_owned())
-            .collect();
+        // Milestones whose latest run has not passed block shipping.
+        let mut milestones: Vec<String> = Vec::new();
+        for m in &l.plan.integration {
+            let id = m.id.value.as_str();
+            let pseudo = crate::core::task::milestone::milestone_task_id(id);
+            let record = self.store.task_record(&l.repo, &l.story, &pseudo).await?;
+            let passed = record.is_some_and(|r| {
+                r.current
+                    .is_some_and(|a| a.status == crate::core::task::AttemptStatus::Passed)
+            });
+            if !passed {
+                milestones.push(id.to_owned());
+            }
+        }
         let mut ev = Evaluation {
             tasks: &tasks,
             milestones: &milestones,
@@ -314,6 +324,57 @@ impl Ship {
                 if l.record.pr.is_none() {
                     l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
                 }
+                // Adding the label is shipping: it needs the `ship` command's
+                // permission (maintain by default). Refused: the label goes.
+                let needs = l.config.required_permission("ship");
+                let has = match (&p.sender, p.installation.as_ref()) {
+                    (Some(s), Some(inst)) => {
+                        match self.permissions.level(inst.id, &repo, s.id, &s.login).await {
+                            Ok(level) => level,
+                            Err(e) => {
+                                tracing::warn!(error = %e, user = %s.id, "reading a permission failed");
+                                None
+                            }
+                        }
+                    }
+                    _ => None,
+                };
+                if has < Some(needs) {
+                    let login = p.sender.as_ref().map_or("someone", |s| s.login.as_str());
+                    let label = l.config.ship_label.clone();
+                    let text = format!(
+                        "{} Adding `{}` ships the story, so the label was removed.",
+                        crate::core::render::permission_refused(
+                            "ship",
+                            needs,
+                            login,
+                            has,
+                            &crate::commands::Syntax::default(),
+                        ),
+                        crate::core::report::plain_text(&label),
+                    );
+                    return Ok(Some(Decision {
+                        changes: vec![],
+                        effects: vec![
+                            crate::core::Effect::LabelIssue {
+                                repo: repo.clone(),
+                                issue: number,
+                                add: vec![],
+                                remove: vec![label],
+                            },
+                            crate::core::Effect::PostComment {
+                                repo: repo.clone(),
+                                issue: number,
+                                body: text,
+                                marker: format!(
+                                    "ship-label-refused pr={number} sender={}",
+                                    p.sender.as_ref().map_or(0, |s| s.id.0)
+                                ),
+                            },
+                        ],
+                        outcome: "ship label refused: no permission".into(),
+                    }));
+                }
                 let by = match &p.sender {
                     Some(s) => Shipper {
                         user: Some(s.id),
@@ -364,12 +425,20 @@ impl Ship {
     /// [`ship::evaluate`] with the head as recorded (no GitHub reads).
     async fn evaluate_record(&self, l: &Located) -> Result<ShipDecision, ShipError> {
         let tasks = self.proofs(l).await?;
-        let milestones: Vec<String> = l
-            .plan
-            .integration
-            .iter()
-            .map(|m| m.id.value.as_str().to_owned())
-            .collect();
+        // Milestones whose latest run has not passed block shipping.
+        let mut milestones: Vec<String> = Vec::new();
+        for m in &l.plan.integration {
+            let id = m.id.value.as_str();
+            let pseudo = crate::core::task::milestone::milestone_task_id(id);
+            let record = self.store.task_record(&l.repo, &l.story, &pseudo).await?;
+            let passed = record.is_some_and(|r| {
+                r.current
+                    .is_some_and(|a| a.status == crate::core::task::AttemptStatus::Passed)
+            });
+            if !passed {
+                milestones.push(id.to_owned());
+            }
+        }
         let ev = Evaluation {
             tasks: &tasks,
             milestones: &milestones,

@@ -94,5 +94,17 @@ async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
         .await;
     let runs = s.completed(&fixed, 1).await;
     assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
+    // Every task complete and the milestone green: the story is shippable.
+    s.app.settle().await;
+    let story_pr = repo
+        .pulls()
+        .into_iter()
+        .find(|p| p.head == story_branch)
+        .expect("the story PR is opened once the story is shippable");
+    let opened = payloads::pull_request("opened", &repo, story_pr.number);
+    assert_eq!(s.app.deliver("pull_request", &opened).await.0, 202);
+    s.app.settle().await;
+    let labels = repo.issue(story_pr.number).unwrap().labels;
+    assert!(labels.contains(&"shippable".to_owned()), "{labels:?}");
     s.app.assert_contract_kept();
 }

@@ -29,6 +29,8 @@ struct Shipped {
 impl Shipped {
     async fn new(config: &str) -> Shipped {
         let s = story_with_plan(PLAN, Some(config), 1).await;
+        // Shipping needs maintain (SPEC §5); octocat maintains this repo.
+        s.app.fake.add_user("octocat", 583_231, "maintain");
         let repo = s.app.fake.repo(REPO);
         let story_issue = repo
             .issues()
@@ -244,6 +246,27 @@ async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missi
 }
 
 #[tokio::test]
+async fn the_ship_label_from_a_writer_is_taken_off_for_lack_of_permission() {
+    let sh = Shipped::shippable(CONFIG).await;
+    sh.s.app.fake.set_permission("octocat", "write");
+    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.s.app.settle().await;
+    assert!(
+        !sh.pr_labels().contains(&"ship".to_owned()),
+        "label removed"
+    );
+    assert_eq!(sh.merges(), 0);
+    let pr = sh.story_pr().unwrap().number;
+    let reply = sh.s.app.bot_comments(pr);
+    assert!(
+        reply
+            .iter()
+            .any(|c| c.contains("needs maintain permission")),
+        "{reply:#?}"
+    );
+}
+
+#[tokio::test]
 async fn a_refused_merge_is_reported_and_the_story_stays_shippable() {
     let sh = Shipped::shippable(CONFIG).await;
     sh.repo()
@@ -368,4 +391,29 @@ async fn without_a_configured_token_every_api_call_is_refused() {
         let status = req.bearer_auth("").send().await.unwrap().status();
         assert_eq!(status.as_u16(), 401, "{method} {path}");
     }
+}
+
+#[tokio::test]
+async fn the_ship_command_ships_and_is_refused_outside_a_story() {
+    let sh = Shipped::shippable(CONFIG).await;
+    // On the task's PR (not the story's): nothing ships, a reply says where.
+    let task_pr = sh.s.pull().number;
+    sh.s.app.comment(task_pr, "octocat", "/taskgate ship").await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.merges(), 0);
+    assert!(
+        sh.s.app
+            .bot_comments(task_pr)
+            .iter()
+            .any(|c| c.contains("works on a story's issue or its pull request")),
+        "{:#?}",
+        sh.s.app.bot_comments(task_pr)
+    );
+    // On the story issue, by a maintainer: merged.
+    sh.s.app
+        .comment(sh.story_issue, "octocat", "/taskgate ship")
+        .await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.merges(), 1);
+    assert!(sh.story_pr().unwrap().merged);
 }

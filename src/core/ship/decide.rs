@@ -51,7 +51,7 @@ pub struct TaskProof {
 #[derive(Debug, Clone)]
 pub struct Evaluation<'a> {
     pub tasks: &'a [TaskProof],
-    /// Integration milestone ids; they are not run yet, so they block.
+    /// Integration milestones whose latest run has not passed: they block.
     pub milestones: &'a [String],
     pub head: Option<CommitSha>,
 }
@@ -123,7 +123,7 @@ fn missing(ev: &Evaluation) -> Vec<String> {
         }
     }
     for m in ev.milestones {
-        out.push(format!("integration milestone `{m}` has not run"));
+        out.push(format!("integration milestone `{m}` has not passed"));
     }
     out
 }

@@ -155,7 +155,7 @@ fn milestones_and_parents_block_shipping() {
         d.record.missing,
         vec![
             "task `p` (P): 1 of 1 subtasks not complete",
-            "integration milestone `backtest` has not run"
+            "integration milestone `backtest` has not passed"
         ]
     );
 }

@@ -201,7 +201,7 @@ mod tests {
     fn gate_and_refusal_texts() {
         let missing = vec![
             "task `check` (Make the check pass) is not started".to_owned(),
-            "integration milestone `backtest` has not run".to_owned(),
+            "integration milestone `backtest` has not passed".to_owned(),
         ];
         let (title, summary) = gate_output(&missing, "ship");
         insta::assert_snapshot!(format!("{title}\n{summary}"), @r"
@@ -209,13 +209,13 @@ mod tests {
         This story ships only when every task is complete.
 
         - task `check` (Make the check pass) is not started
-        - integration milestone `backtest` has not run
+        - integration milestone `backtest` has not passed
         ");
         insta::assert_snapshot!(ship_refused("octocat", "ship", &missing), @r"
         @octocat this story is not shippable yet, so taskgate removed the `ship` label. Missing:
 
         - task `check` (Make the check pass) is not started
-        - integration milestone `backtest` has not run
+        - integration milestone `backtest` has not passed
         ");
         insta::assert_snapshot!(merged_past_gate(9, &missing[..1]), @r"
         **Merged past the ship gate.** The story pull request #9 was merged by hand while the story was not shippable:
