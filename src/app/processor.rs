@@ -94,6 +94,9 @@ impl Processor {
             merge(&mut decision, ship);
             return Ok(decision);
         }
+        if delivery.event == crate::core::task::REVIEW_EVENT {
+            return self.api_review(&delivery.payload).await;
+        }
         if delivery.event == crate::core::ship::SHIP_EVENT {
             return Ok(self.ship.on_ship_event(&delivery.payload).await?);
         }
@@ -227,6 +230,36 @@ fn merge(decision: &mut Decision, other: Decision) {
     }
     decision.changes.extend(other.changes);
     decision.effects.extend(other.effects);
+}
+
+impl Processor {
+    /// `POST /api/tasks/{id}/accept|reject`, as `/taskgate approve` or
+    /// `/taskgate reject` by the API's token holder.
+    async fn api_review(&self, payload: &[u8]) -> Result<Decision, DecideError> {
+        use crate::core::task::{ApiReview, ReviewCommand, Reviewer};
+        let r: ApiReview =
+            serde_json::from_slice(payload).map_err(|e| DecideError::Permanent(e.to_string()))?;
+        let command = match r.reject {
+            None => ReviewCommand::Approve {
+                override_reason: None,
+            },
+            Some(reason) => ReviewCommand::Reject { reason },
+        };
+        let by = Reviewer {
+            id: crate::ids::UserId(0),
+            login: "the HTTP API",
+        };
+        Ok(
+            match self
+                .runs
+                .on_review_command(&r.repo, r.issue, &command, by)
+                .await?
+            {
+                Some((decision, _)) => decision,
+                None => Decision::nothing("API review of an unknown task"),
+            },
+        )
+    }
 }
 
 pub(super) enum DecideError {

@@ -42,8 +42,8 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/stories", get(list_stories))
         .route("/api/stories/{id}", get(get_story))
         .route("/api/stories/{id}/ship", post(ship_story))
-        .route("/api/tasks/{id}/accept", post(not_yet))
-        .route("/api/tasks/{id}/reject", post(not_yet))
+        .route("/api/tasks/{id}/accept", post(accept_task))
+        .route("/api/tasks/{id}/reject", post(reject_task))
         .with_state(state)
 }
 
@@ -266,12 +266,141 @@ async fn ship_story(
         .into_response()
 }
 
-async fn not_yet(State(state): State<ApiState>, headers: HeaderMap) -> Response {
+async fn accept_task(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<RepoQuery>,
+) -> Response {
+    review_task(state, headers, id, q, None).await
+}
+
+#[derive(serde::Deserialize)]
+struct RejectBody {
+    reason: String,
+}
+
+async fn reject_task(
+    State(state): State<ApiState>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+    Query(q): Query<RepoQuery>,
+    body: Option<Json<RejectBody>>,
+) -> Response {
     if !authorized(&state, &headers) {
         return unauthorized();
     }
-    error(
-        StatusCode::NOT_IMPLEMENTED,
-        "accepting or rejecting a task through the API is not built yet; use `/taskgate approve` or `/taskgate reject` on the task's pull request",
+    let reason = match body {
+        Some(Json(b)) if !b.reason.trim().is_empty() => b.reason,
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "a rejection needs a reason: {\"reason\": \"…\"}",
+            )
+        }
+    };
+    review_task(state, headers, id, q, Some(reason)).await
+}
+
+/// Accept (`reject: None`) or reject a task by its issue number, with the
+/// same rules as `/taskgate approve` and `/taskgate reject`: 202 when the
+/// request is recorded (the processor then decides it), 409 when the task
+/// is not in a state it applies to, 404 for an unknown task.
+async fn review_task(
+    state: ApiState,
+    headers: HeaderMap,
+    id: String,
+    q: RepoQuery,
+    reject: Option<String>,
+) -> Response {
+    use crate::core::plan::TaskState;
+    use crate::core::task::{ApiReview, REVIEW_EVENT};
+    if !authorized(&state, &headers) {
+        return unauthorized();
+    }
+    let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "no task has this id (use the task issue number)",
+        );
+    };
+    let repos: Vec<RepoName> = match q.repo.as_deref().map(RepoName::parse).transpose() {
+        Ok(Some(repo)) => vec![repo],
+        Ok(None) => match state.store.stories().await {
+            Ok(rows) => {
+                let mut repos: Vec<RepoName> = rows.into_iter().map(|r| r.repo).collect();
+                repos.dedup();
+                repos
+            }
+            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        },
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
+    let mut found = Vec::new();
+    for repo in repos {
+        match state.store.task_by_issue(&repo, number).await {
+            Ok(Some(loc)) => found.push((repo, loc)),
+            Ok(None) => {}
+            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+    let (repo, loc) = match found.len() {
+        0 => return error(StatusCode::NOT_FOUND, "no task has this id"),
+        1 => found.remove(0),
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "several repositories have a task with this issue number: add ?repo=owner/name",
+            )
+        }
+    };
+    let record = match state.store.task_record(&repo, &loc.story, &loc.task).await {
+        Ok(r) => r.unwrap_or_default(),
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let state_name = record.state.map(|s| s.name()).unwrap_or("not started");
+    let refused = match (&reject, record.state) {
+        (None, Some(TaskState::Review)) => None,
+        (None, _) => Some(format!(
+            "the task is {state_name}; only a task in review can be accepted"
+        )),
+        (Some(_), Some(TaskState::Completed | TaskState::Rejected)) => {
+            Some(format!("the task is {state_name} already"))
+        }
+        (Some(_), _) => None,
+    };
+    if let Some(reason) = refused {
+        return (
+            StatusCode::CONFLICT,
+            Json(json!({ "error": reason, "state": state_name })),
+        )
+            .into_response();
+    }
+    let installation = match state.store.story(&repo, &loc.story).await {
+        Ok(Some(plan)) => plan.installation,
+        Ok(None) => return error(StatusCode::NOT_FOUND, "no task has this id"),
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let event = ApiReview {
+        repo: repo.clone(),
+        issue: number,
+        reject,
+    };
+    let delivery = NewDelivery {
+        delivery_id: DeliveryId(format!("taskgate-api-review-{:032x}", fastrand::u128(..))),
+        event: REVIEW_EVENT.to_owned(),
+        action: None,
+        installation: Some(installation),
+        payload: serde_json::to_vec(&event).expect("serialises").into(),
+        ignored: false,
+    };
+    if let Err(e) = state.store.record_delivery(delivery).await {
+        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+    }
+    state.recorded.notify_one();
+    (
+        StatusCode::ACCEPTED,
+        Json(json!({ "accepted": true, "task": loc.task, "issue": number.0 })),
     )
+        .into_response()
 }

@@ -231,3 +231,84 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
     s.app.settle().await;
     assert_eq!(state(&s), "state:paused");
 }
+
+async fn api(s: &Story, path: &str, token: Option<&str>, body: Option<&str>) -> (u16, String) {
+    let mut request = reqwest::Client::new().post(format!("{}{path}", s.app.url));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(body) = body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body.to_owned());
+    }
+    let response = request.send().await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
+    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let accept = format!("/api/tasks/{}/accept", s.task_issue);
+    let reject = format!("/api/tasks/{}/reject", s.task_issue);
+    // No token, a wrong token, an unknown task.
+    assert_eq!(api(&s, &accept, None, None).await.0, 401);
+    assert_eq!(api(&s, &accept, Some("wrong"), None).await.0, 401);
+    assert_eq!(
+        api(&s, "/api/tasks/9999/accept", Some("api-token"), None)
+            .await
+            .0,
+        404
+    );
+    // Not in review yet: nothing to accept.
+    let (status, body) = api(&s, &accept, Some("api-token"), None).await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("only a task in review"), "{body}");
+    // A rejection needs a reason.
+    assert_eq!(api(&s, &reject, Some("api-token"), None).await.0, 400);
+
+    push_check(&s, 0, "green").await;
+    pr_opened(&s).await;
+    ready_for_review(&s).await;
+    assert_eq!(state(&s), "state:review");
+    let (status, body) = api(&s, &accept, Some("api-token"), None).await;
+    assert_eq!(status, 202, "{body}");
+    s.app.settle().await;
+    assert!(s.pull().merged, "accepted through the API: merged");
+
+    // GitHub reports the merge: the task is complete and cannot be rejected.
+    let repo = s.app.fake.repo(REPO);
+    let closed = payloads::pull_request("closed", &repo, s.pull().number);
+    assert_eq!(s.app.deliver("pull_request", &closed).await.0, 202);
+    s.app.settle().await;
+    let (status, body) = api(
+        &s,
+        &reject,
+        Some("api-token"),
+        Some(r#"{"reason":"too late"}"#),
+    )
+    .await;
+    assert_eq!(status, 409, "{body}");
+    assert!(body.contains("completed already"), "{body}");
+}
+
+#[tokio::test]
+async fn the_api_rejects_a_task_with_its_reason() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    let reject = format!("/api/tasks/{}/reject", s.task_issue);
+    let (status, body) = api(
+        &s,
+        &reject,
+        Some("api-token"),
+        Some(r#"{"reason":"the plan was wrong"}"#),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:rejected");
+    assert!(s
+        .app
+        .bot_comments(s.task_issue)
+        .iter()
+        .any(|c| c.contains("the plan was wrong")));
+}

@@ -38,7 +38,10 @@ pub use decide::{
 pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
 pub use progress::{Progress, RunEvent, RUN_EVENT};
 pub use render::{render_fork_summary, render_merge_refused};
-pub use review::{on_review_command, ReviewCommand, ReviewInputs, Reviewer, MAX_REVISIONS};
+pub use review::{
+    on_review_command, ApiReview, ReviewCommand, ReviewInputs, Reviewer, MAX_REVISIONS,
+    REVIEW_EVENT,
+};
 pub use review_text::{render_explain, render_status, render_story_status};
 
 use std::collections::BTreeMap;

@@ -30,6 +30,20 @@ pub enum ReviewCommand {
     Resume,
 }
 
+/// taskgate's own event: `POST /api/tasks/{id}/accept|reject`, recorded by
+/// the API so the processor decides it like the comment commands (never
+/// accepted from outside).
+pub const REVIEW_EVENT: &str = "taskgate.review";
+
+/// The payload of a [`REVIEW_EVENT`] delivery.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ApiReview {
+    pub repo: crate::ids::RepoName,
+    pub issue: crate::ids::IssueNumber,
+    /// `None` accepts; `Some(reason)` rejects.
+    pub reject: Option<String>,
+}
+
 /// Who runs the command: recorded by id, shown by login.
 #[derive(Debug, Clone, Copy)]
 pub struct Reviewer<'a> {
