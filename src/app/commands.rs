@@ -121,10 +121,25 @@ impl Processor {
         let mut outcomes = Vec::new();
         let mut replies = Vec::new();
         let mut done = false;
+        let mut changed_state = false;
         for command in &parsed {
+            // Each command decides from the stored records; a second state
+            // change in the same comment would start from stale ones and
+            // could undo the first, so it is refused with a reply instead.
+            let changes_state = matches!(
+                command,
+                Ok(c) if !matches!(c, Command::Help | Command::Status | Command::Explain)
+            );
+            if changes_state && changed_state {
+                let name = command.as_ref().map(Command::name).unwrap_or("?");
+                outcomes.push(format!("{name}: not run (one state change per comment)"));
+                replies.push(render::one_change_per_comment(name, &syntax));
+                continue;
+            }
             let answer = self
                 .run_command(installation, &repo, p, &author, &config, &syntax, command)
                 .await?;
+            changed_state |= changes_state && !answer.1.changes.is_empty();
             let (answer, ran) = answer;
             outcomes.push(format!(
                 "{}: {}",

@@ -81,6 +81,14 @@ pub fn not_yet_available(name: &str, syntax: &Syntax) -> String {
 }
 
 /// A command refused for lack of permission (SPEC §5), naming who may run it.
+/// A second state-changing command in one comment.
+pub fn one_change_per_comment(command: &str, syntax: &Syntax) -> String {
+    format!(
+        "`{}` was not run: one comment changes a task or story once. Post it in a new comment.",
+        invocation(syntax, command)
+    )
+}
+
 pub fn permission_refused(
     command: &str,
     needs: crate::core::config::Permission,

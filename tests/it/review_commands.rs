@@ -312,3 +312,15 @@ async fn the_api_rejects_a_task_with_its_reason() {
         .iter()
         .any(|c| c.contains("the plan was wrong")));
 }
+
+#[tokio::test]
+async fn one_comment_changes_a_task_once() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    push_check(&s, 1, "red").await;
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate pause\n/taskgate resume")
+        .await;
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:paused", "the first change ran");
+    insta::assert_snapshot!(replies(&s, s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
+}
