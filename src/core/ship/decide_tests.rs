@@ -293,3 +293,26 @@ fn a_refused_deploy_dispatch_needs_a_fix() {
     let d = on_workflow_refused(&shipping, StoryWorkflow::Deploy, "404", &w.ctx());
     assert_eq!(d.record.state, ShipState::NeedsFix);
 }
+
+#[test]
+fn ship_while_a_task_is_re_testing_is_refused_with_what_is_missing() {
+    let w = World::new();
+    let shippable = shippable_with_pr(&w);
+    assert_eq!(shippable.state, ShipState::Shippable);
+    // A task goes back to testing (e.g. reopened work on its branch).
+    let tasks = [
+        leaf("a", Some(TaskState::Completed)),
+        leaf("b", Some(TaskState::Testing)),
+    ];
+    let ev = Evaluation {
+        tasks: &tasks,
+        milestones: &[],
+        head: Some(head()),
+    };
+    let building = evaluate(&shippable, &ev, &w.ctx()).record;
+    assert_eq!(building.state, ShipState::Building);
+    let d = on_ship_request(&building, &octocat(ShipVia::Command), &w.ctx());
+    assert!(!d.accepted);
+    assert!(!names(&d.effects).contains(&"merge_pull_request"));
+    assert_eq!(d.outcome, "ship refused: task `b` (B) is `testing`");
+}
