@@ -14,6 +14,7 @@ use tokio::sync::Notify;
 
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::{parse_plan, MemFiles, Task, TaskState};
+use crate::core::report::RunReport;
 use crate::core::story::{story_branch, task_branch, Marker};
 use crate::core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
@@ -635,17 +636,24 @@ impl Runs {
         };
         let mut decision = into_decision(&event.repo, &located, d);
         // The report is kept with the attempt.
-        for change in &mut decision.changes {
-            if let Change::AttemptUpdated {
-                attempt, report: r, ..
-            } = change
-            {
-                if *attempt == progress.attempt() {
-                    *r = report.clone();
-                }
+        attach_report(&mut decision, progress.attempt(), report);
+        Ok(decision)
+    }
+}
+
+/// Keeps a finished run's report with its attempt.
+fn attach_report(decision: &mut Decision, attempt: u32, report: Option<RunReport>) {
+    for change in &mut decision.changes {
+        if let Change::AttemptUpdated {
+            attempt: a,
+            report: r,
+            ..
+        } = change
+        {
+            if *a == attempt {
+                *r = report.clone();
             }
         }
-        Ok(decision)
     }
 }
 

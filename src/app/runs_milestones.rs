@@ -235,16 +235,7 @@ impl Runs {
             d = task::follow_verdict(d, report, &ctx, &inputs);
         }
         let mut decision = record_decision(&event.repo, &at.story, &at.id, &at.record, d);
-        for change in &mut decision.changes {
-            if let Change::AttemptUpdated {
-                attempt, report: r, ..
-            } = change
-            {
-                if *attempt == progress.attempt() {
-                    *r = report.clone();
-                }
-            }
-        }
+        attach_report(&mut decision, progress.attempt(), report);
         Ok(decision)
     }
 }

@@ -230,20 +230,7 @@ impl Ship {
         head: Option<CommitSha>,
     ) -> Result<Decision, ShipError> {
         let tasks = self.proofs(&l).await?;
-        // Milestones whose latest run has not passed block shipping.
-        let mut milestones: Vec<String> = Vec::new();
-        for m in &l.plan.integration {
-            let id = m.id.value.as_str();
-            let pseudo = crate::core::task::milestone::milestone_task_id(id);
-            let record = self.store.task_record(&l.repo, &l.story, &pseudo).await?;
-            let passed = record.is_some_and(|r| {
-                r.current
-                    .is_some_and(|a| a.status == crate::core::task::AttemptStatus::Passed)
-            });
-            if !passed {
-                milestones.push(id.to_owned());
-            }
-        }
+        let milestones = self.open_milestones(&l).await?;
         let mut ev = Evaluation {
             tasks: &tasks,
             milestones: &milestones,
@@ -422,11 +409,10 @@ impl Ship {
         Ok(l.finish(merged))
     }
 
-    /// [`ship::evaluate`] with the head as recorded (no GitHub reads).
-    async fn evaluate_record(&self, l: &Located) -> Result<ShipDecision, ShipError> {
-        let tasks = self.proofs(l).await?;
-        // Milestones whose latest run has not passed block shipping.
-        let mut milestones: Vec<String> = Vec::new();
+    /// The story's integration milestones whose latest run has not passed:
+    /// they block shipping.
+    async fn open_milestones(&self, l: &Located) -> Result<Vec<String>, StoreError> {
+        let mut open = Vec::new();
         for m in &l.plan.integration {
             let id = m.id.value.as_str();
             let pseudo = crate::core::task::milestone::milestone_task_id(id);
@@ -436,9 +422,16 @@ impl Ship {
                     .is_some_and(|a| a.status == crate::core::task::AttemptStatus::Passed)
             });
             if !passed {
-                milestones.push(id.to_owned());
+                open.push(id.to_owned());
             }
         }
+        Ok(open)
+    }
+
+    /// [`ship::evaluate`] with the head as recorded (no GitHub reads).
+    async fn evaluate_record(&self, l: &Located) -> Result<ShipDecision, ShipError> {
+        let tasks = self.proofs(l).await?;
+        let milestones = self.open_milestones(l).await?;
         let ev = Evaluation {
             tasks: &tasks,
             milestones: &milestones,
