@@ -324,3 +324,91 @@ async fn one_comment_changes_a_task_once() {
     assert_eq!(state(&s), "state:paused", "the first change ran");
     insta::assert_snapshot!(replies(&s, s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
 }
+
+#[tokio::test]
+async fn the_checker_report_is_one_pr_comment_updated_in_place() {
+    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    push_check(&s, 1, "red").await;
+    pr_opened(&s).await;
+    push_check(&s, 1, "still red").await;
+    let pr = s.pull().number;
+    let reports = |s: &Story| -> Vec<String> {
+        s.app
+            .bot_comments(pr)
+            .into_iter()
+            .filter(|c| c.contains("taskgate checker"))
+            .collect()
+    };
+    assert_eq!(reports(&s).len(), 1);
+    assert!(
+        !reports(&s)[0].contains("checker: passed"),
+        "{}",
+        reports(&s)[0]
+    );
+    push_check(&s, 0, "green").await;
+    let now = reports(&s);
+    assert_eq!(now.len(), 1, "updated, not repeated: {now:#?}");
+    assert!(now[0].contains("checker: passed"), "{}", now[0]);
+    let patched = s
+        .app
+        .fake
+        .writes()
+        .iter()
+        .filter(|w| w.method == "PATCH" && w.path.contains("/issues/comments/"))
+        .count();
+    assert!(patched >= 1, "the report was edited in place");
+}
+
+#[tokio::test]
+async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    push_check(&s, 0, "green").await;
+    let repo = s.app.fake.repo(REPO);
+    let pr = s.pull().number;
+    // A conflict with the story branch: GitHub answers 405.
+    repo.set_mergeable(pr, false);
+    ready_for_review(&s).await;
+    assert!(!s.pull().merged);
+    assert_eq!(
+        state(&s),
+        "state:review",
+        "the task stays proven, in review"
+    );
+    let notes = s.app.bot_comments(s.task_issue);
+    assert!(
+        notes
+            .iter()
+            .any(|c| c.contains("merging it into the story branch was refused")),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
+async fn revise_forwards_the_feedback_to_the_roles_agent_workflow() {
+    let plan = PLAN.replace(
+        "    title: Make the check pass\n",
+        "    title: Make the check pass\n    role: coder\n",
+    );
+    let config = "roles:\n  coder: { agent_workflow: agent-coder.yml }\n";
+    let s = story_with_plan(&plan, Some(config), 2).await;
+    let repo = s.app.fake.repo(REPO);
+    repo.add_workflow("agent-coder.yml");
+    push_check(&s, 0, "green").await;
+    s.app
+        .comment(
+            s.task_issue,
+            "octocat",
+            "/taskgate revise \"use the v2 endpoint\"",
+        )
+        .await;
+    s.app.settle().await;
+    let dispatches: Vec<_> = repo
+        .dispatches()
+        .into_iter()
+        .filter(|d| d.workflow == "agent-coder.yml")
+        .collect();
+    assert_eq!(dispatches.len(), 1, "{dispatches:#?}");
+    assert_eq!(dispatches[0].inputs["feedback"], "use the v2 endpoint");
+    assert_eq!(dispatches[0].inputs["task"], "check");
+    assert_eq!(dispatches[0].inputs["role"], "coder");
+}
