@@ -5,7 +5,14 @@
 //! what GitHub then holds, and narrating it in plain text (no colour).
 //! Must not: reach into taskgate's internals to make things happen; every
 //! step goes through a signed webhook and is observed on the fake GitHub, as
-//! a real installation would be. Stages not built yet are named, not faked.
+//! a real installation would be. Where GitHub Actions would run a workflow,
+//! the demo plays Actions openly: it completes the run on the fake and
+//! delivers the `workflow_run` webhook GitHub would send.
+//!
+//! Steps 1–9 live here; the story's way out (story PR, ship, deploy,
+//! validation) is in `ship.rs`.
+
+mod ship;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -22,9 +29,11 @@ const INSTALLATION: u64 = 42;
 const USER: &str = "octocat";
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
 const BAD_PATH: &str = ".taskgate/stories/bad.yml";
-const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
-const BAD_PLAN: &str = include_str!("../../fixtures/plans/bad-unknown-dep.yml");
+const MOMENTUM: &str = include_str!("../../../fixtures/plans/momentum.yml");
+const BAD_PLAN: &str = include_str!("../../../fixtures/plans/bad-unknown-dep.yml");
 const HELLO_PATH: &str = ".taskgate/stories/hello.yml";
+const CONFIG_PATH: &str = ".github/taskgate.yml";
+const CONFIG: &str = "deploy_workflow: deploy.yml\nvalidation_workflow: validate.yml\n";
 const HELLO_PLAN: &str = "story: Say hello\ntasks:\n  - id: greet\n    title: Greeting file\n    role: coder\n    acceptance:\n      tests:\n        - { cmd: \"grep -q hello greeting.txt\", gate: unit, timeout_seconds: 30 }\n";
 const POLL_EVERY: Duration = Duration::from_millis(20);
 const WAIT_AT_MOST: Duration = Duration::from_secs(30);
@@ -85,6 +94,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
     println!("1. Installing taskgate on {REPO}");
     let repo = fake.install(INSTALLATION, REPO);
+    // Shipping is for maintainers (`commands.permissions.ship`).
+    fake.set_permission(USER, "maintain");
+    println!("   @{USER} has maintain permission on it");
     let demo = Demo {
         fake,
         repo,
@@ -96,7 +108,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.same_plan_again().await?;
     demo.bad_plan().await?;
     local_run().await?;
-    demo.task_loop(&remote).await?;
+    let story = demo.task_loop(&remote).await?;
+    demo.story_pr(&story).await?;
+    demo.ship(&story).await?;
+    demo.deploy_and_validate(&story).await?;
 
     let violations = demo.fake.contract_violations();
     ensure!(
@@ -110,9 +125,6 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         "Done in {}.",
         taskgate::core::report::render_duration(started.elapsed().as_millis() as u64)
     );
-    println!();
-    println!("Not built yet, so not shown: human review commands and shipping the story.");
-    println!("The demo grows with them.");
 
     if args.keep {
         println!();
@@ -287,12 +299,20 @@ impl Demo {
 
     /// Steps 7–9: a task's loop, with the bot's local runner fetching real
     /// commits: red check → branch todo → fix → green → merged.
-    async fn task_loop(&self, remote: &GitRemote) -> anyhow::Result<()> {
+    async fn task_loop(&self, remote: &GitRemote) -> anyhow::Result<ship::Story> {
         println!();
         println!(
             "7. @{USER} pushes {HELLO_PATH}: one task whose test is `grep -q hello greeting.txt`"
         );
-        self.push(HELLO_PATH, HELLO_PLAN).await?;
+        // The two workflows the config names, as GitHub Actions knows them.
+        self.repo.add_workflow("deploy.yml");
+        self.repo.add_workflow("validate.yml");
+        println!("   and, in the same push, {CONFIG_PATH} naming the repository's two workflows:");
+        for line in CONFIG.lines() {
+            println!("   | {line}");
+        }
+        self.push_files(&[(CONFIG_PATH, CONFIG), (HELLO_PATH, HELLO_PLAN)])
+            .await?;
         let repo = &self.repo;
         let task = until("the task issue \"Greeting file\"", || async move {
             Ok(repo
@@ -391,7 +411,17 @@ impl Demo {
             task.state,
             task.labels.join(", ")
         );
-        Ok(())
+        let story = pr
+            .base
+            .strip_prefix("taskgate/story-")
+            .and_then(|n| n.parse().ok())
+            .and_then(|n| self.repo.issue(n))
+            .context("the story issue of the task PR's base branch")?;
+        Ok(ship::Story {
+            issue: story.number,
+            title: story.title,
+            branch: pr.base,
+        })
     }
 
     /// coder-agent commits `greeting` on `branch` and GitHub tells taskgate.
@@ -431,8 +461,15 @@ impl Demo {
 
     /// Commits `content` to `path` on main and delivers the push; the new sha.
     async fn push(&self, path: &str, content: &str) -> anyhow::Result<String> {
+        self.push_files(&[(path, content)]).await
+    }
+
+    /// Commits each file on main (a commit each) and delivers one push.
+    async fn push_files(&self, files: &[(&str, &str)]) -> anyhow::Result<String> {
         let before = self.repo.branch_sha("main").context("main has no head")?;
-        self.repo.with_file("main", path, content);
+        for (path, content) in files {
+            self.repo.with_file("main", path, content);
+        }
         let payload = payloads::push(&self.repo, "main", Some(&before), USER);
         self.deliver("push", &payload).await?;
         self.repo.branch_sha("main").context("main has no head")
