@@ -1,4 +1,4 @@
-//! Steps 10–13 of `taskgate demo`: a story's way out (SPEC §7). Its last
+//! Steps 11–14 of `taskgate demo`: a story's way out (SPEC §7). Its last
 //! task merged, the story PR opens with a green `taskgate/ship-gate`; a
 //! maintainer adds the `ship` label; taskgate merges the story PR and
 //! dispatches the deploy workflow, then the validation workflow.
@@ -13,22 +13,15 @@
 use anyhow::Context;
 use fakehub::{payloads, Pull};
 
+use super::tasks::Story;
 use super::{short, until, Demo, USER};
 
-/// The story whose task the demo completed.
-pub(super) struct Story {
-    pub issue: u64,
-    pub title: String,
-    /// `taskgate/story-<issue>`: the story PR's head.
-    pub branch: String,
-}
-
 impl Demo {
-    /// Step 10: the story PR, its `shippable` label and its green gate.
+    /// Step 11: the story PR, its `shippable` label and its green gate.
     pub(super) async fn story_pr(&self, story: &Story) -> anyhow::Result<()> {
         println!();
         println!(
-            "10. Every task of story #{} is complete: taskgate opens the story PR",
+            "11. Every task of story #{} is complete: taskgate opens the story PR",
             story.issue
         );
         let pr = self.story_pull(story).await?;
@@ -75,13 +68,13 @@ impl Demo {
         Ok(())
     }
 
-    /// Step 11: @octocat adds the `ship` label; the story PR is merged and
+    /// Step 12: @octocat adds the `ship` label; the story PR is merged and
     /// the deploy workflow dispatched.
     pub(super) async fn ship(&self, story: &Story) -> anyhow::Result<()> {
         println!();
         let pr = self.story_pull(story).await?;
         let number = pr.number;
-        println!("11. @{USER} adds the `ship` label to PR #{number}");
+        println!("12. @{USER} adds the `ship` label to PR #{number}");
         self.repo.add_labels(number, &["ship"]);
         let labeled = payloads::pull_request_labeled(&self.repo, number, "ship", USER);
         self.deliver("pull_request", &labeled).await?;
@@ -107,12 +100,12 @@ impl Demo {
         Ok(())
     }
 
-    /// Steps 12–13: GitHub Actions runs the deploy workflow, then the
+    /// Steps 13–14: GitHub Actions runs the deploy workflow, then the
     /// validation workflow taskgate dispatches after it; both succeed.
     pub(super) async fn deploy_and_validate(&self, story: &Story) -> anyhow::Result<()> {
         let pr = self.story_pull(story).await?.number;
         println!();
-        println!("12. GitHub Actions runs deploy.yml (played by the demo): success");
+        println!("13. GitHub Actions runs deploy.yml (played by the demo): success");
         let seen = self.repo.comments(story.issue).len();
         self.finish_run("deploy.yml").await?;
         self.wait_for_label(pr, "deployed").await?;
@@ -126,7 +119,7 @@ impl Demo {
         self.print_comments(story.issue, seen);
 
         println!();
-        println!("13. GitHub Actions runs validate.yml (played by the demo): success");
+        println!("14. GitHub Actions runs validate.yml (played by the demo): success");
         let seen = self.repo.comments(story.issue).len();
         self.finish_run("validate.yml").await?;
         self.wait_for_label(pr, "review-ready").await?;
