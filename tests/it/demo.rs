@@ -5,7 +5,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[test]
-fn the_demo_walks_through_help_plan_sync_a_bad_plan_and_a_task_loop() {
+fn the_demo_walks_through_help_plan_sync_a_bad_plan_a_task_loop_and_shipping() {
     let started = Instant::now();
     let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
         .arg("demo")
@@ -35,10 +35,12 @@ fn the_demo_walks_through_help_plan_sync_a_bad_plan_and_a_task_loop() {
 }
 
 /// Replaces what changes between runs: `127.0.0.1:PORT`, the short sha
-/// after `commit `, and durations (`12 ms`, `1.3 s`).
+/// after `commit `, a workflow run's id after `run `, and durations
+/// (`12 ms`, `1.3 s`).
 fn normalise(text: &str) -> String {
     let text = replace_after(text, "127.0.0.1:", |c| c.is_ascii_digit(), "PORT");
     let text = replace_after(&text, "commit ", |c| c.is_ascii_hexdigit(), "SHA");
+    let text = replace_after(&text, " run ", |c| c.is_ascii_digit(), "ID");
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
         let words: Vec<&str> = line.split(' ').collect();
@@ -94,7 +96,7 @@ fn replace_after(text: &str, prefix: &str, keep: impl Fn(char) -> bool, with: &s
 #[test]
 fn normalising_hides_ports_shas_and_timings_only() {
     assert_eq!(
-        normalise("at http://127.0.0.1:4312/x, commit 0a1b2c3 (12 ms) [1.5 s, exit 0] in 3 tries\nDone in 2.1 s.\n"),
-        "at http://127.0.0.1:PORT/x, commit SHA (N UNIT) [N UNIT, exit 0] in 3 tries\nDone in N UNIT.\n"
+        normalise("at http://127.0.0.1:4312/x, commit 0a1b2c3 (12 ms) [1.5 s, exit 0] in 3 tries\n`deploy.yml` run 1041 concluded\nDone in 2.1 s.\n"),
+        "at http://127.0.0.1:PORT/x, commit SHA (N UNIT) [N UNIT, exit 0] in 3 tries\n`deploy.yml` run ID concluded\nDone in N UNIT.\n"
     );
 }

@@ -5,7 +5,16 @@
 //! what GitHub then holds, and narrating it in plain text (no colour).
 //! Must not: reach into taskgate's internals to make things happen; every
 //! step goes through a signed webhook and is observed on the fake GitHub, as
-//! a real installation would be. Stages not built yet are named, not faked.
+//! a real installation would be. Where GitHub Actions would run a workflow,
+//! the demo plays Actions openly: it completes the run on the fake and
+//! delivers the `workflow_run` webhook GitHub would send.
+//!
+//! Steps 1–6 live here; a story's tasks (red push, branch todo, fix,
+//! merged PRs) in `tasks.rs`; its way out (story PR, ship, deploy,
+//! validation) in `ship.rs`.
+
+mod ship;
+mod tasks;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -22,10 +31,8 @@ const INSTALLATION: u64 = 42;
 const USER: &str = "octocat";
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
 const BAD_PATH: &str = ".taskgate/stories/bad.yml";
-const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
-const BAD_PLAN: &str = include_str!("../../fixtures/plans/bad-unknown-dep.yml");
-const HELLO_PATH: &str = ".taskgate/stories/hello.yml";
-const HELLO_PLAN: &str = "story: Say hello\ntasks:\n  - id: greet\n    title: Greeting file\n    role: coder\n    acceptance:\n      tests:\n        - { cmd: \"grep -q hello greeting.txt\", gate: unit, timeout_seconds: 30 }\n";
+const MOMENTUM: &str = include_str!("../../../fixtures/plans/momentum.yml");
+const BAD_PLAN: &str = include_str!("../../../fixtures/plans/bad-unknown-dep.yml");
 const POLL_EVERY: Duration = Duration::from_millis(20);
 const WAIT_AT_MOST: Duration = Duration::from_secs(30);
 
@@ -59,6 +66,8 @@ impl Drop for ScratchDir {
 
 struct Demo {
     fake: FakeGitHub,
+    /// The repository the steps act on: `octo-org/strategy`, then the
+    /// sample repository.
     repo: RepoHandle,
     running: Running,
     secret: String,
@@ -68,10 +77,14 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let dir = ScratchDir::new("db")?;
     let fake = FakeGitHub::start().await;
+    // `against_fake` turns taskgate's pacing of writes off so the demo runs
+    // in seconds; GitHub's secondary limit (80 writes a minute), which
+    // pacing keeps taskgate under, goes with it.
+    fake.set_secondary_limit(0);
     let secret = format!("{:032x}", fastrand::u128(..));
     // The fake GitHub serves the REST API; the commits the runner fetches
     // live in a real bare repository next to it.
-    let remote = GitRemote::new(&dir.0.join("remotes"))?;
+    let remote = GitRemote::new(&dir.0.join("remotes"), tasks::SAMPLE_REPO)?;
     let running = app::start(ServeConfig {
         git: Some(remote.source()),
         ..ServeConfig::against_fake(&fake, &secret, &dir.0.join("taskgate.db"))
@@ -81,11 +94,12 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     println!("taskgate demo: everything below runs on this machine; nothing talks to github.com.");
     println!("  fake GitHub:     {}", fake.url());
     println!("  taskgate server: http://{}", running.addr);
+    println!("  (taskgate's pacing of writes and GitHub's rate limit are both off: minutes of work in seconds)");
     println!();
 
     println!("1. Installing taskgate on {REPO}");
     let repo = fake.install(INSTALLATION, REPO);
-    let demo = Demo {
+    let mut demo = Demo {
         fake,
         repo,
         running,
@@ -96,7 +110,12 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.same_plan_again().await?;
     demo.bad_plan().await?;
     local_run().await?;
-    demo.task_loop(&remote).await?;
+    let story = demo.sample_story().await?;
+    demo.red_then_green(&remote, &story.tasks[0]).await?;
+    demo.green_at_once(&remote, &story.tasks[1..]).await?;
+    demo.story_pr(&story).await?;
+    demo.ship(&story).await?;
+    demo.deploy_and_validate(&story).await?;
 
     let violations = demo.fake.contract_violations();
     ensure!(
@@ -110,9 +129,6 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         "Done in {}.",
         taskgate::core::report::render_duration(started.elapsed().as_millis() as u64)
     );
-    println!();
-    println!("Not built yet, so not shown: human review commands and shipping the story.");
-    println!("The demo grows with them.");
 
     if args.keep {
         println!();
@@ -285,143 +301,6 @@ impl Demo {
         Ok(())
     }
 
-    /// Steps 7–9: a task's loop, with the bot's local runner fetching real
-    /// commits: red check → branch todo → fix → green → merged.
-    async fn task_loop(&self, remote: &GitRemote) -> anyhow::Result<()> {
-        println!();
-        println!(
-            "7. @{USER} pushes {HELLO_PATH}: one task whose test is `grep -q hello greeting.txt`"
-        );
-        self.push(HELLO_PATH, HELLO_PLAN).await?;
-        let repo = &self.repo;
-        let task = until("the task issue \"Greeting file\"", || async move {
-            Ok(repo
-                .issues()
-                .into_iter()
-                .find(|i| i.title == "Greeting file"))
-        })
-        .await?;
-        let branch = format!("taskgate/task-{}-greet", task.number);
-        let what = format!("the branch {branch}");
-        until(&what, || async { Ok(repo.branch_sha(&branch)) }).await?;
-        self.settled().await?;
-        println!("   task #{} is ready; its branch is {branch}", task.number);
-
-        println!();
-        println!("8. coder-agent pushes a first try to {branch} (greeting.txt says \"hi\")");
-        let red = self
-            .agent_push(remote, &branch, "hi\n", "First try")
-            .await?;
-        let run = self.check_run(&red).await?;
-        println!(
-            "   check run taskgate/unit on commit {}: {} — {}",
-            short(&red),
-            run.conclusion.as_deref().unwrap_or("?"),
-            run.title.as_deref().unwrap_or("")
-        );
-        let todo = until("the branch-todo issue", || async move {
-            Ok(repo
-                .issues()
-                .into_iter()
-                .find(|i| i.labels.iter().any(|l| l == "taskgate:branch-todo")))
-        })
-        .await?;
-        self.settled().await?;
-        println!("   branch todo #{}: {}", todo.number, todo.title);
-        println!("     labels: {}", todo.labels.join(", "));
-        println!("     a sub-issue of #{}; its body starts:", task.number);
-        for line in todo.body.as_deref().unwrap_or("").lines().take(3) {
-            println!("   | {line}");
-        }
-        println!(
-            "   task #{} labels: {}",
-            task.number,
-            self.labels(task.number).join(", ")
-        );
-        let pr = self
-            .repo
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == branch)
-            .context("the task's draft pull request")?;
-        println!(
-            "   the first push opened draft PR #{} ({} → {})",
-            pr.number, pr.head, pr.base
-        );
-
-        println!();
-        println!(
-            "9. coder-agent pushes the fix (greeting.txt says \"hello\") and marks the PR ready"
-        );
-        let green = self
-            .agent_push(remote, &branch, "hello\n", "Say hello")
-            .await?;
-        let run = self.check_run(&green).await?;
-        println!(
-            "   check run taskgate/unit on commit {}: {} — {}",
-            short(&green),
-            run.conclusion.as_deref().unwrap_or("?"),
-            run.title.as_deref().unwrap_or("")
-        );
-        self.settled().await?;
-        let todo = self.repo.issue(todo.number).context("the branch todo")?;
-        println!("   branch todo #{}: {}", todo.number, todo.state);
-        self.repo.set_draft(pr.number, false);
-        let ready = payloads::pull_request("ready_for_review", &self.repo, pr.number);
-        self.deliver("pull_request", &ready).await?;
-        let number = pr.number;
-        until("the task PR to be merged", || async move {
-            Ok(repo
-                .pulls()
-                .into_iter()
-                .find(|p| p.number == number && p.merged))
-        })
-        .await?;
-        println!(
-            "   review mode auto: PR #{number} merged into {} (it was proven at its head)",
-            pr.base
-        );
-        let closed = payloads::pull_request("closed", &self.repo, number);
-        self.deliver("pull_request", &closed).await?;
-        self.settled().await?;
-        let task = self.repo.issue(task.number).context("the task issue")?;
-        println!(
-            "   task #{}: {} [{}]",
-            task.number,
-            task.state,
-            task.labels.join(", ")
-        );
-        Ok(())
-    }
-
-    /// coder-agent commits `greeting` on `branch` and GitHub tells taskgate.
-    async fn agent_push(
-        &self,
-        remote: &GitRemote,
-        branch: &str,
-        greeting: &str,
-        message: &str,
-    ) -> anyhow::Result<String> {
-        let before = self.repo.branch_sha(branch);
-        let files = [("greeting.txt", greeting)];
-        let sha = remote.commit(branch, &files, message)?;
-        self.repo.record_commit(branch, &sha, message, &files);
-        let payload = payloads::push(&self.repo, branch, before.as_deref(), "coder-agent");
-        self.deliver("push", &payload).await?;
-        Ok(sha)
-    }
-
-    async fn check_run(&self, sha: &str) -> anyhow::Result<fakehub::CheckRun> {
-        let repo = &self.repo;
-        until("the completed taskgate/unit check run", || async move {
-            Ok(repo
-                .check_runs()
-                .into_iter()
-                .find(|c| c.head_sha == sha && c.name == "taskgate/unit" && c.conclusion.is_some()))
-        })
-        .await
-    }
-
     fn labels(&self, number: u64) -> Vec<String> {
         self.repo
             .issue(number)
@@ -431,8 +310,15 @@ impl Demo {
 
     /// Commits `content` to `path` on main and delivers the push; the new sha.
     async fn push(&self, path: &str, content: &str) -> anyhow::Result<String> {
+        self.push_files(&[(path, content)]).await
+    }
+
+    /// Commits each file on main (a commit each) and delivers one push.
+    async fn push_files(&self, files: &[(&str, &str)]) -> anyhow::Result<String> {
         let before = self.repo.branch_sha("main").context("main has no head")?;
-        self.repo.with_file("main", path, content);
+        for (path, content) in files {
+            self.repo.with_file("main", path, content);
+        }
         let payload = payloads::push(&self.repo, "main", Some(&before), USER);
         self.deliver("push", &payload).await?;
         self.repo.branch_sha("main").context("main has no head")
@@ -484,8 +370,8 @@ struct GitRemote {
 }
 
 impl GitRemote {
-    fn new(root: &Path) -> anyhow::Result<GitRemote> {
-        let path = root.join(format!("{REPO}.git"));
+    fn new(root: &Path, repo: &str) -> anyhow::Result<GitRemote> {
+        let path = root.join(format!("{repo}.git"));
         std::fs::create_dir_all(&path).with_context(|| format!("creating {}", path.display()))?;
         let repo = git2::Repository::init_bare(&path).context("creating the demo's git remote")?;
         Ok(GitRemote {
