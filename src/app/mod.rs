@@ -58,7 +58,7 @@ pub struct ServeConfig {
 impl ServeConfig {
     /// A server on 127.0.0.1 (any free port) in front of an in-process fake
     /// GitHub, as `taskgate demo` and the tests run it: fast retries, no
-    /// pacing (the fake's rate limit is far away for their few writes).
+    /// pacing (tests with many writes raise the fake's secondary limit).
     pub fn against_fake(
         fake: &fakehub::FakeGitHub,
         webhook_secret: &str,
