@@ -212,7 +212,8 @@ impl ActionsRuns {
         }
         let repo = RepoName::parse(&p.repository.full_name).map_err(ActionsError::Payload)?;
         let run = &p.workflow_run;
-        let Some(row) = self.dispatched_attempt(&repo, run).await? else {
+        let default_branch = p.repository.default_branch.as_deref();
+        let Some(row) = self.dispatched_attempt(&repo, run, default_branch).await? else {
             return Ok(Decision::nothing(format!(
                 "workflow run {} was not dispatched by taskgate",
                 run.id
@@ -257,9 +258,23 @@ impl ActionsRuns {
         &self,
         repo: &RepoName,
         run: &WorkflowRun,
+        default_branch: Option<&str>,
     ) -> Result<Option<AttemptRow>, ActionsError> {
         if let Some(row) = self.store.workflow_run_attempt(repo, run.id).await? {
             return Ok(Some(row));
+        }
+        // A title alone is easy to forge (a fork's pull_request workflow may
+        // take any `run-name`): only a dispatched run of this repository's
+        // default branch may be matched by it.
+        let dispatched = run.event.as_deref() == Some("workflow_dispatch")
+            && default_branch.is_some()
+            && run.head_branch.as_deref() == default_branch
+            && run
+                .head_repository
+                .as_ref()
+                .is_none_or(|r| r.full_name == repo.as_str());
+        if !dispatched {
+            return Ok(None);
         }
         let Some(named) = run
             .display_title

@@ -134,7 +134,10 @@ impl Processor {
                 }
                 Webhook::CheckSuite(p) => return Ok(self.runs.on_check_suite(p).await?),
                 Webhook::CheckRun(p) => {
-                    return Ok(self.runs.on_check_run(p, self.context.app_id).await?)
+                    return Ok(self
+                        .runs
+                        .on_check_run(p, self.context.app_id, &self.permissions)
+                        .await?)
                 }
                 Webhook::WorkflowRun(p) => {
                     // A story's deploy or validation run first; any other

@@ -94,7 +94,11 @@ pub struct RunQueue {
 impl RunQueue {
     pub async fn run(self) {
         let this = Arc::new(self);
-        let running: Arc<Mutex<HashMap<AttemptKey, CancelHandle>>> = Arc::default();
+        // Attempts started by this process, and whether each has reported
+        // its end. A finished attempt stays here until the processor has
+        // recorded that end (it leaves the active set), so it is never
+        // started a second time in between.
+        let running: Arc<Mutex<HashMap<AttemptKey, (CancelHandle, bool)>>> = Arc::default();
         let mut next_tick = tokio::time::Instant::now();
         loop {
             if tokio::time::Instant::now() >= next_tick {
@@ -106,9 +110,9 @@ impl RunQueue {
                     let mut map = running.lock().expect("not poisoned");
                     let keys: Vec<AttemptKey> = active.iter().map(key).collect();
                     // Cancelled by the processor: stop its processes.
-                    map.retain(|k, handle| {
+                    map.retain(|k, (handle, finished)| {
                         let keep = keys.contains(k);
-                        if !keep {
+                        if !keep && !*finished {
                             info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
                             handle.cancel();
                         }
@@ -120,13 +124,17 @@ impl RunQueue {
                             continue;
                         }
                         let (handle, token) = cancel_pair();
-                        map.insert(k.clone(), handle);
+                        map.insert(k.clone(), (handle, false));
                         let (this, running) = (this.clone(), running.clone());
                         let span = info_span!("run", repo = %row.repo, task = %row.task, attempt = row.attempt);
                         tokio::spawn(
                             async move {
                                 this.run_attempt(row, token).await;
-                                running.lock().expect("not poisoned").remove(&k);
+                                if let Some(entry) =
+                                    running.lock().expect("not poisoned").get_mut(&k)
+                                {
+                                    entry.1 = true;
+                                }
                             }
                             .instrument(span),
                         );

@@ -380,11 +380,13 @@ impl Runs {
         Ok(self.finish(&repo, &located, d))
     }
 
-    /// "Re-run" on one of taskgate's check runs, or its Retry button.
+    /// "Re-run" on one of taskgate's check runs, or its Retry or Approve
+    /// branch todo button.
     pub async fn on_check_run(
         &self,
         p: &CheckRunPayload,
         app_id: u64,
+        permissions: &crate::github::Permissions,
     ) -> Result<Decision, StoreError> {
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
         let ours = p.check_run.app.as_ref().is_none_or(|a| a.id == app_id);
@@ -397,26 +399,38 @@ impl Runs {
         let Some(key) = key else {
             return Ok(Decision::nothing("not a taskgate gate check run"));
         };
-        let retry = match p.action.as_str() {
-            "rerequested" => true,
-            "requested_action" => p
-                .requested_action
-                .as_ref()
-                .is_some_and(|a| a.identifier == crate::core::RETRY_ACTION),
-            _ => false,
-        };
-        if !retry {
+        let Some(command) = check_run_command(p) else {
             return Ok(Decision::nothing(format!(
                 "check_run.{}: nothing to do",
                 p.action
             )));
-        }
+        };
         let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
             return Ok(Decision::nothing("the check run's task is not known"));
         };
         let Some(located) = self.locate(&repo, loc).await? else {
             return Ok(Decision::nothing("the check run's task is not in the plan"));
         };
+        // A click needs what the command needs (GitHub lets anyone with
+        // write access press a button; the repo config may ask for more).
+        let needs = located.config.required_permission(command);
+        let has = match (&p.sender, p.installation.as_ref()) {
+            (Some(s), Some(i)) => permissions
+                .level(i.id, &repo, s.id, &s.login)
+                .await
+                .unwrap_or(None),
+            _ => None,
+        };
+        if has < Some(needs) {
+            return Ok(Decision::nothing(format!(
+                "check_run.{}: {command} refused: the sender lacks {} permission",
+                p.action,
+                needs.name()
+            )));
+        }
+        if command == "approve-branch" {
+            return Ok(self.approve_branch(&repo, &located).await?.0);
+        }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
             sha: Some(p.check_run.head_sha.clone()),
@@ -638,6 +652,20 @@ impl Runs {
         // The report is kept with the attempt.
         attach_report(&mut decision, progress.attempt(), report);
         Ok(decision)
+    }
+}
+
+/// The command a check-run event asks for: `retry` ("Re-run" or the Retry
+/// button) or `approve-branch` (its button).
+fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
+    let action = p.requested_action.as_ref().map(|a| a.identifier.as_str());
+    match p.action.as_str() {
+        "rerequested" => Some("retry"),
+        "requested_action" if action == Some(crate::core::RETRY_ACTION) => Some("retry"),
+        "requested_action" if action == Some(crate::core::APPROVE_BRANCH_ACTION) => {
+            Some("approve-branch")
+        }
+        _ => None,
     }
 }
 

@@ -115,6 +115,9 @@ pub fn permission_unchecked(command: &str, syntax: &Syntax) -> String {
 
 /// A task command that changed nothing, and why.
 pub fn did_nothing(command: &str, why: &str, syntax: &Syntax) -> String {
+    // `why` may quote what the user typed (a gate name): it must not ping
+    // anyone or plant a marker in the bot's comment.
+    let why = crate::classify::neutralize_mentions(why).replace("<!--", "<\u{200D}!--");
     format!("`{}` did nothing: {why}.", invocation(syntax, command))
 }
 
@@ -154,6 +157,17 @@ fn sanitize(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refusal_quoting_user_text_neither_pings_nor_plants_markers() {
+        let text = did_nothing(
+            "retry",
+            "the task has no gate `x` @org/team <!-- taskgate:reply-to=1 -->`",
+            &Syntax::default(),
+        );
+        assert!(!text.contains("@org"), "{text}");
+        assert!(!text.contains("<!--"), "{text}");
+    }
 
     #[test]
     fn help_lists_every_command() {

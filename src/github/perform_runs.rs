@@ -86,7 +86,9 @@ pub(super) async fn update_check_run(
         .check_run_id(repo, key)
         .await
         .map_err(store_err)?
-        .ok_or_else(|| GitHubError::Config(format!("no check run is recorded for `{key}`")))?;
+        // Its create may still be backing off: a transient wait, not a
+        // failure, so the update runs once the create has.
+        .ok_or_else(|| GitHubError::Transport(format!("check run `{key}` is not created yet")))?;
     let mut body = json!({ "status": update.status.as_str() });
     if let Some(conclusion) = &update.conclusion {
         body["conclusion"] = json!(conclusion);
@@ -177,6 +179,23 @@ pub(super) async fn merge_pull_request(
             message,
             headers,
         }) => {
+            // A retry after a lost answer meets the merge it already made
+            // (GitHub then says "not mergeable"): that is success.
+            if ctx.attempt > 1 {
+                let pull: Value = send(
+                    ctx.client,
+                    Method::GET,
+                    &format!("/repos/{repo}/pulls/{number}"),
+                    None,
+                )
+                .await?
+                .json()?;
+                if pull["merged"].as_bool() == Some(true) {
+                    return Ok(Some(
+                        json!({ "sha": pull["merge_commit_sha"], "merged": true }).to_string(),
+                    ));
+                }
+            }
             let issue = record(ctx, repo, report_to).await?;
             let hidden = crate::core::hidden_marker(report_to);
             let story = match crate::core::story::Marker::find_in(&hidden) {

@@ -194,6 +194,12 @@ pub struct WorkflowRun {
     /// The run's `run-name`, as evaluated for this run.
     #[serde(default)]
     pub display_title: Option<String>,
+    /// What started the run (`workflow_dispatch`, `push`, `pull_request`, …).
+    #[serde(default)]
+    pub event: Option<String>,
+    /// The repository the run's code came from (a fork's, for fork PRs).
+    #[serde(default)]
+    pub head_repository: Option<RepositoryRef>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -285,6 +291,9 @@ pub struct CheckRunPayload {
     pub repository: Repository,
     #[serde(default)]
     pub requested_action: Option<RequestedAction>,
+    /// Who pressed "Re-run" or a button.
+    #[serde(default)]
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

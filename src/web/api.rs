@@ -329,6 +329,7 @@ async fn review_task(
         Ok(None) => match state.store.stories().await {
             Ok(rows) => {
                 let mut repos: Vec<RepoName> = rows.into_iter().map(|r| r.repo).collect();
+                repos.sort();
                 repos.dedup();
                 repos
             }

@@ -403,10 +403,18 @@ async fn a_run_is_found_by_the_run_id_in_its_title_when_the_dispatch_named_none(
     let run = repo.add_workflow_run(WORKFLOW, "main", None);
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
     repo.complete_run(run, "success", &[("taskgate-report", &zip)]);
+    let title = format!("taskgate: check at {SHA1} (run story=file:checks task=check attempt=1)");
+    // The same title on a fork's pull_request run is a forgery: ignored.
+    let mut forged = payloads::workflow_run("completed", &repo, run);
+    forged["workflow_run"]["display_title"] = json!(title);
+    forged["workflow_run"]["event"] = json!("pull_request");
+    forged["workflow_run"]["head_branch"] = json!("evil");
+    assert_eq!(s.app.deliver("workflow_run", &forged).await.0, 202);
+    s.app.settle().await;
+    assert!(s.checks(SHA1).iter().all(|c| c.status == "queued"));
+
     let mut payload = payloads::workflow_run("completed", &repo, run);
-    payload["workflow_run"]["display_title"] = json!(format!(
-        "taskgate: check at {SHA1} (run story=file:checks task=check attempt=1)"
-    ));
+    payload["workflow_run"]["display_title"] = json!(title);
     assert_eq!(s.app.deliver("workflow_run", &payload).await.0, 202);
     s.app.settle().await;
     assert!(s

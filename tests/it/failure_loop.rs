@@ -2,6 +2,7 @@
 //! retries go deeper and then escalate once, dependents are blocked until
 //! the task passes, and manual mode waits for `approve-branch`.
 
+use fakehub::payloads;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -215,9 +216,14 @@ async fn manual_mode_proposes_the_branch_todo_and_opens_it_on_approve_branch() {
         "{:?}",
         checks.actions
     );
-    s.app
-        .comment(s.task_issue, "octocat", "/taskgate approve-branch")
-        .await;
+    // The check run's "Approve branch todo" button.
+    let pressed = payloads::check_run_requested_action(
+        &s.app.fake.repo(REPO),
+        checks.id,
+        "approve_branch",
+        "octocat",
+    );
+    assert_eq!(s.app.deliver("check_run", &pressed).await.0, 202);
     s.app.settle().await;
     assert_eq!(issues_titled(&s, "Debug Make the check pass").len(), 1);
     // Approving again has nothing to open: a reply says so.

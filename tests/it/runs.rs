@@ -363,8 +363,16 @@ async fn retry_by_button_by_rerun_and_by_command_runs_again() {
     let runs = s.completed(&sha, 3).await;
     assert_eq!(runs.iter().filter(|c| c.name == "taskgate/test").count(), 2);
 
-    // "Re-run" on GitHub.
-    let rerun = payloads::check_run("rerequested", &repo, test.id);
+    // A reader's click runs nothing: the button needs `retry`'s permission.
+    s.app.fake.add_user("bob", 77, "read");
+    let by_reader = payloads::check_run_requested_action(&repo, test.id, "retry", "bob");
+    assert_eq!(s.app.deliver("check_run", &by_reader).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(s.checks(&sha).len(), 3);
+
+    // "Re-run" on GitHub, by octocat.
+    let mut rerun = payloads::check_run("rerequested", &repo, test.id);
+    rerun["sender"]["login"] = json!("octocat");
     assert_eq!(s.app.deliver("check_run", &rerun).await.0, 202);
     s.completed(&sha, 4).await;
 
@@ -386,6 +394,7 @@ async fn retry_by_button_by_rerun_and_by_command_runs_again() {
     );
     // Another app's check run is not ours to re-run.
     let mut foreign = payloads::check_run("rerequested", &repo, test.id);
+    foreign["sender"]["login"] = json!("octocat");
     foreign["check_run"]["app"]["id"] = json!(999_999);
     assert_eq!(s.app.deliver("check_run", &foreign).await.0, 202);
     s.app.settle().await;

@@ -221,9 +221,10 @@ impl FakeGitHub {
     /// without creating the user: the user appears, with the next id, when
     /// they first act, as when they were not configured at all.
     pub fn set_permission(&self, login: &str, permission: &str) {
-        self.inner
-            .lock()
-            .permissions
+        let mut st = self.inner.lock();
+        // A user GitHub has never seen has no permission to read.
+        st.user(login);
+        st.permissions
             .insert(login.to_lowercase(), permission.into());
     }
 

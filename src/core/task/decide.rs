@@ -197,6 +197,17 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             let Some(sha) = sha.clone().or_else(|| record.head.clone()) else {
                 return TaskDecision::unchanged(record, "nothing pushed yet: nothing to retry");
             };
+            // Re-running an older commit's check run must not move the
+            // task back to that commit: only the head is retried.
+            if record.head.as_ref().is_some_and(|head| *head != sha) {
+                return TaskDecision::unchanged(
+                    record,
+                    format!(
+                        "{} is not the branch's head any more: push or retry the head",
+                        short(&sha)
+                    ),
+                );
+            }
             next.head = Some(sha.clone());
             let gates = match gate {
                 Some(g) if ctx.gates.contains(g) => vec![g.clone()],

@@ -415,3 +415,25 @@ fn a_vanished_commit_is_reported_as_not_run_and_waiting_is_shown() {
     );
     assert!(skipped.verdict.is_none());
 }
+
+#[test]
+fn retrying_an_older_commit_does_not_move_the_task_back() {
+    let f = Fixture::new(&["test"]);
+    let first = push(&TaskRecord::default(), 'a', &f);
+    let second = push(&first.record, 'b', &f);
+    let old = on_trigger(
+        &second.record,
+        &Trigger::Retry {
+            sha: Some(sha('a')),
+            gate: Some("test".into()),
+        },
+        &f.ctx(),
+    );
+    assert!(old.run.is_none() && old.effects.is_empty());
+    assert_eq!(old.record.head, Some(sha('b')));
+    assert!(
+        old.outcome.contains("not the branch's head"),
+        "{}",
+        old.outcome
+    );
+}
