@@ -578,7 +578,12 @@ impl Ship {
         let (Some(file), Some(branch)) = (file, run.head_branch.as_deref()) else {
             return Ok(None);
         };
-        if default.is_some_and(|d| d != branch) {
+        if default.is_none_or(|d| d != branch) {
+            return Ok(None);
+        }
+        // Only a dispatched run can be taskgate's deploy or validation; a
+        // push-triggered or manual run of the same file is someone else's.
+        if run.event.as_deref() != Some("workflow_dispatch") {
             return Ok(None);
         }
         let mut candidates = Vec::new();

@@ -790,10 +790,12 @@ async fn find_by_marker(
     for _ in 0..50 {
         let response = send(client, Method::GET, &url, None).await?;
         let page: Vec<Value> = response.json()?;
-        if let Some(item) = page
-            .into_iter()
-            .find(|i| i["body"].as_str().is_some_and(|b| b.contains(marker)))
-        {
+        // Only the bot's own items: anyone may paste a marker into a
+        // comment, and taskgate must not adopt (or edit) theirs.
+        if let Some(item) = page.into_iter().find(|i| {
+            i["user"]["type"].as_str() == Some("Bot")
+                && i["body"].as_str().is_some_and(|b| b.contains(marker))
+        }) {
             return Ok(Some(item));
         }
         match response.next_page() {
