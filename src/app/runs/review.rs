@@ -3,7 +3,7 @@
 //! review transitions and read-only views on it. The dispatcher
 //! (`app::commands`) checks permission and answers; this only acts.
 
-use super::{into_decision, Located, Runs};
+use super::{into_decision, Runs};
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::parse_plan;
 use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer};
@@ -12,22 +12,6 @@ use crate::ids::{IssueNumber, RepoName};
 use crate::store::StoreError;
 
 impl Runs {
-    /// The task whose issue or pull request is `issue`.
-    pub(super) async fn locate_issue(
-        &self,
-        repo: &RepoName,
-        issue: IssueNumber,
-    ) -> Result<Option<Located>, StoreError> {
-        let loc = match self.store.task_by_issue(repo, issue).await? {
-            Some(loc) => Some(loc),
-            None => self.store.task_by_pull(repo, issue).await?,
-        };
-        match loc {
-            Some(loc) => self.locate(repo, loc).await,
-            None => Ok(None),
-        }
-    }
-
     /// The configuration commands on `issue` follow: its task's or story's
     /// (as last synced), else the defaults.
     pub async fn command_config(
@@ -35,7 +19,7 @@ impl Runs {
         repo: &RepoName,
         issue: IssueNumber,
     ) -> Result<RepoConfig, StoreError> {
-        if let Some(located) = self.locate_issue(repo, issue).await? {
+        if let Some(located) = self.locate_issue_or_pull(repo, issue).await? {
             return Ok(located.config);
         }
         if let Some(story) = self.store.story_by_issue(repo, issue).await? {
@@ -56,7 +40,7 @@ impl Runs {
         command: &ReviewCommand,
         by: Reviewer<'_>,
     ) -> Result<Option<(Decision, bool)>, StoreError> {
-        let Some(located) = self.locate_issue(repo, issue).await? else {
+        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
         let ctx = located.context(repo, self.now());
@@ -84,7 +68,7 @@ impl Runs {
         issue: IssueNumber,
         explain: bool,
     ) -> Result<Option<String>, StoreError> {
-        if let Some(located) = self.locate_issue(repo, issue).await? {
+        if let Some(located) = self.locate_issue_or_pull(repo, issue).await? {
             let render = if explain {
                 task::render_explain
             } else {
