@@ -440,3 +440,44 @@ async fn a_pasted_marker_does_not_make_a_persons_comment_the_bots() {
         "the bot wrote its own report"
     );
 }
+
+#[tokio::test]
+async fn the_repository_config_sets_the_prefix_and_can_turn_the_short_form_off() {
+    let config = "commands: { prefix: /bot, short_form: false }\n";
+    let s = story_with_plan(PLAN, Some(config), 2).await;
+    s.app.comment(s.task_issue, "octocat", "/help").await;
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate help")
+        .await;
+    s.app.settle().await;
+    assert!(replies(&s, s.task_issue).is_empty(), "neither form is on");
+    s.app.comment(s.task_issue, "octocat", "/bot status").await;
+    s.app.settle().await;
+    let answered = replies(&s, s.task_issue);
+    assert_eq!(answered.len(), 1, "{answered:#?}");
+}
+
+#[tokio::test]
+async fn an_override_approves_a_red_checker_and_is_counted() {
+    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    s.app.fake.add_user("mia", 78, "maintain");
+    push_check(&s, 1, "red").await;
+    pr_opened(&s).await;
+    let pr = ready_for_review(&s).await;
+    s.app
+        .comment(
+            pr,
+            "mia",
+            "/taskgate approve --override \"the flake is the CI's\"",
+        )
+        .await;
+    s.app.settle().await;
+    assert!(s.pull().merged, "approved past a red checker");
+    let metrics = reqwest::get(format!("{}/metrics", s.app.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(metrics.contains("taskgate_review_overrides 1"), "{metrics}");
+}
