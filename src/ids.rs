@@ -78,6 +78,14 @@ str_id!(
     CommitSha
 );
 
+impl CommitSha {
+    /// The first seven characters, as people write a commit. Never panics,
+    /// even on a malformed sha from a payload.
+    pub fn short(&self) -> &str {
+        self.0.get(..7).unwrap_or(&self.0)
+    }
+}
+
 /// `owner/name`, normalised to lower case: GitHub treats repository names
 /// case-insensitively, so two spellings must not become two repositories.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -116,6 +124,16 @@ mod tests {
         assert_eq!(
             RepoName::parse("Octo/Hello").unwrap(),
             RepoName::parse("octo/hello").unwrap()
+        );
+    }
+
+    #[test]
+    fn short_shas_never_split_a_character() {
+        assert_eq!(CommitSha("0123456789abcdef".into()).short(), "0123456");
+        assert_eq!(CommitSha("abc".into()).short(), "abc");
+        assert_eq!(
+            CommitSha("ab\u{e9}\u{e9}\u{e9}\u{e9}".into()).short(),
+            "ab\u{e9}\u{e9}\u{e9}\u{e9}"
         );
     }
 

@@ -68,16 +68,11 @@ impl ActionsError {
     /// answer, or the store failed.
     pub fn is_transient(&self) -> bool {
         match self {
-            ActionsError::GitHub(g) => is_transient(g),
+            ActionsError::GitHub(g) => g.is_transient(),
             ActionsError::Store(_) | ActionsError::Progress(_) => true,
             ActionsError::Payload(_) => false,
         }
     }
-}
-
-fn is_transient(g: &GitHubError) -> bool {
-    matches!(g.status(), None | Some(403) | Some(429) | Some(500..=599))
-        && !matches!(g, GitHubError::Config(_) | GitHubError::Unexpected(_))
 }
 
 impl ActionsRuns {
@@ -308,7 +303,7 @@ impl ActionsRuns {
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
             Ok(report) => return Ok(report),
-            Err(ArtifactError::GitHub(e)) if is_transient(&e) => return Err(e.into()),
+            Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
             Err(ArtifactError::NoReport { .. }) => format!(
                 "no `{REPORT_ARTIFACT}` artifact was uploaded (did the job reach its upload step?)"
             ),

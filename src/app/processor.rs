@@ -300,14 +300,7 @@ impl From<ShipError> for DecideError {
 impl From<SyncError> for DecideError {
     fn from(e: SyncError) -> Self {
         let transient = match &e {
-            SyncError::GitHub(g) => {
-                matches!(g.status(), None | Some(403) | Some(429) | Some(500..=599))
-                    && !matches!(
-                        g,
-                        crate::github::GitHubError::Config(_)
-                            | crate::github::GitHubError::Unexpected(_)
-                    )
-            }
+            SyncError::GitHub(g) => g.is_transient(),
             SyncError::Store(_) => true,
             SyncError::Payload(_) => false,
         };

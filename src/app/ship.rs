@@ -49,10 +49,7 @@ impl ShipError {
     /// answer, or the store failed.
     pub fn is_transient(&self) -> bool {
         match self {
-            ShipError::GitHub(g) => {
-                matches!(g.status(), None | Some(403) | Some(429) | Some(500..=599))
-                    && !matches!(g, GitHubError::Config(_) | GitHubError::Unexpected(_))
-            }
+            ShipError::GitHub(g) => g.is_transient(),
             ShipError::Store(_) => true,
             ShipError::Payload(_) => false,
         }

@@ -28,6 +28,15 @@ pub enum GitHubError {
 }
 
 impl GitHubError {
+    /// Worth another try: GitHub answered 5xx or a rate limit (403/429), or
+    /// did not answer. A bad configuration or an unreadable 2xx is not.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self.status(),
+            None | Some(403) | Some(429) | Some(500..=599)
+        ) && !matches!(self, GitHubError::Config(_) | GitHubError::Unexpected(_))
+    }
+
     pub fn status(&self) -> Option<u16> {
         match self {
             GitHubError::Http { status, .. } => Some(*status),

@@ -77,7 +77,7 @@ impl ShipDecision {
 }
 
 fn short(sha: &CommitSha) -> &str {
-    &sha.as_str()[..sha.as_str().len().min(7)]
+    sha.short()
 }
 
 /// `story=<key> ship-gate head=<sha>`: the gate's `external_id`.

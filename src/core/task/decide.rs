@@ -140,7 +140,7 @@ fn update_check(
 }
 
 pub(super) fn short(sha: &CommitSha) -> &str {
-    &sha.as_str()[..sha.as_str().len().min(7)]
+    sha.short()
 }
 
 pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {

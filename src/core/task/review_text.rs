@@ -14,7 +14,7 @@ use crate::core::report::plain_text;
 use crate::ids::CommitSha;
 
 fn short(sha: &CommitSha) -> &str {
-    &sha.as_str()[..sha.as_str().len().min(7)]
+    sha.short()
 }
 
 /// Someone's text, inert: no mentions, no HTML comments, control characters
