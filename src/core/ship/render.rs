@@ -35,12 +35,7 @@ pub fn render_story_pr_body(story: IssueNumber, tasks: &[TaskProof], missing: &[
             (Some(TaskState::Completed), false) => t
                 .proven
                 .iter()
-                .map(|(gate, sha)| {
-                    format!(
-                        "`{gate}` passed at `{}`",
-                        &sha.as_str()[..sha.as_str().len().min(7)]
-                    )
-                })
+                .map(|(gate, sha)| format!("`{gate}` passed at `{}`", sha.short()))
                 .collect::<Vec<_>>()
                 .join(", "),
             (state, _) => format!(
