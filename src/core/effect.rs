@@ -117,13 +117,6 @@ pub enum Effect {
         marker: String,
         body: String,
     },
-    /// Removes one label from the issue recorded under `marker`; a label
-    /// it does not carry counts as removed (`needs-human` on `/resume`).
-    RemoveLabel {
-        repo: RepoName,
-        marker: String,
-        label: String,
-    },
     /// A reaction on an issue comment; GitHub itself makes this idempotent.
     ReactToComment {
         repo: RepoName,
@@ -159,12 +152,14 @@ pub enum Effect {
         body: String,
         comment_marker: String,
     },
-    /// Adds labels to the issue recorded under `marker`, keeping the others
-    /// (`needs-human` on an escalated task).
-    AddLabels {
+    /// Adds and removes labels on the issue recorded under `marker`,
+    /// keeping the others (`needs-human` on an escalation and on `/resume`);
+    /// a label to remove that it does not carry counts as removed.
+    LabelMarked {
         repo: RepoName,
         marker: String,
-        labels: Vec<String>,
+        add: Vec<String>,
+        remove: Vec<String>,
     },
     /// Changes to the issue recorded under `marker`; `None` leaves a field.
     UpdateIssue {
@@ -302,12 +297,11 @@ impl Effect {
         match self {
             Effect::PostComment { repo, .. }
             | Effect::UpsertComment { repo, .. }
-            | Effect::RemoveLabel { repo, .. }
             | Effect::ReactToComment { repo, .. }
             | Effect::EnsureLabel { repo, .. }
             | Effect::CreateIssue { repo, .. }
             | Effect::CommentOnMarker { repo, .. }
-            | Effect::AddLabels { repo, .. }
+            | Effect::LabelMarked { repo, .. }
             | Effect::UpdateIssue { repo, .. }
             | Effect::LinkSubIssue { repo, .. }
             | Effect::AddBlockedBy { repo, .. }
@@ -345,12 +339,11 @@ impl Effect {
         match self {
             Effect::PostComment { .. } => "post_comment",
             Effect::UpsertComment { .. } => "upsert_comment",
-            Effect::RemoveLabel { .. } => "remove_label",
             Effect::ReactToComment { .. } => "react_to_comment",
             Effect::EnsureLabel { .. } => "ensure_label",
             Effect::CreateIssue { .. } => "create_issue",
             Effect::CommentOnMarker { .. } => "comment_on_marker",
-            Effect::AddLabels { .. } => "add_labels",
+            Effect::LabelMarked { .. } => "label_marked",
             Effect::UpdateIssue { .. } => "update_issue",
             Effect::LinkSubIssue { .. } => "link_sub_issue",
             Effect::AddBlockedBy { .. } => "add_blocked_by",

@@ -70,11 +70,6 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             marker,
             body,
         } => upsert_comment(ctx, repo, *issue, marker, body).await,
-        Effect::RemoveLabel {
-            repo,
-            marker,
-            label,
-        } => remove_label(ctx, repo, marker, label).await,
         Effect::ReactToComment {
             repo,
             comment,
@@ -125,21 +120,18 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             let issue = record(ctx, repo, marker).await?;
             post_comment(ctx, repo, issue.number, body, comment_marker).await
         }
-        Effect::AddLabels {
+        Effect::LabelMarked {
             repo,
             marker,
-            labels,
+            add,
+            remove,
         } => {
             let mut issue = record(ctx, repo, marker).await?;
-            let path = format!("/repos/{repo}/issues/{}/labels", issue.number);
-            send(
-                ctx.client,
-                Method::POST,
-                &path,
-                Some(&json!({ "labels": labels })),
-            )
-            .await?;
-            issue.labels.extend(labels.iter().cloned());
+            runs::label_issue(ctx, repo, issue.number, add, remove).await?;
+            issue.labels.extend(add.iter().cloned());
+            for name in remove {
+                issue.labels.remove(name);
+            }
             ctx.store
                 .put_issue_record(repo, marker, issue)
                 .await
@@ -590,36 +582,6 @@ async fn upsert_comment(
             Ok(Some(created_ref(&response)?))
         }
     }
-}
-
-async fn remove_label(
-    ctx: &Ctx<'_>,
-    repo: &RepoName,
-    marker: &str,
-    label: &str,
-) -> Result<Option<String>, GitHubError> {
-    let mut issue = record(ctx, repo, marker).await?;
-    let name: String = label
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect();
-    let path = format!("/repos/{repo}/issues/{}/labels/{name}", issue.number);
-    match send(ctx.client, Method::DELETE, &path, None).await {
-        // Not on the issue (any more): what was wanted.
-        Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
-        Err(e) => return Err(e),
-    }
-    issue.labels.remove(label);
-    ctx.store
-        .put_issue_record(repo, marker, issue)
-        .await
-        .map_err(store_err)?;
-    Ok(None)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -507,10 +507,11 @@ impl<'c, 'a> Step<'c, 'a> {
         });
         self.ensure_label(labels::NEEDS_HUMAN);
         let task_marker = self.ctx.task_marker.to_owned();
-        self.effects.push(Effect::AddLabels {
+        self.effects.push(Effect::LabelMarked {
             repo: self.repo(),
             marker: task_marker.clone(),
-            labels: vec![labels::NEEDS_HUMAN.to_owned()],
+            add: vec![labels::NEEDS_HUMAN.to_owned()],
+            remove: vec![],
         });
         let report = render_escalation_report(self.ctx, &self.s, reason);
         self.comment(

@@ -297,7 +297,7 @@ fn the_deepest_todo_spent_escalates_once_with_a_report() {
             "comment_on_marker",
             "update_issue",
             "ensure_label",
-            "add_labels",
+            "label_marked",
             "comment_on_marker"
         ]
     );

@@ -290,10 +290,11 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
     let mut effects = vec![];
     if escalated {
         next.failure = crate::core::failure::clear_escalation(&record.failure);
-        effects.push(Effect::RemoveLabel {
+        effects.push(Effect::LabelMarked {
             repo: ctx.repo.clone(),
             marker: ctx.task_marker.to_owned(),
-            label: labels::NEEDS_HUMAN.to_owned(),
+            add: vec![],
+            remove: vec![labels::NEEDS_HUMAN.to_owned()],
         });
     }
     let head_failed = next

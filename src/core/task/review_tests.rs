@@ -296,7 +296,7 @@ fn resume_clears_an_escalation_and_its_needs_human_label() {
     assert!(done);
     assert!(d.record.failure.escalation.is_none());
     assert_eq!(d.record.state, Some(TaskState::TestFailed));
-    assert_eq!(names(&d.effects), ["remove_label", "reconcile"]);
+    assert_eq!(names(&d.effects), ["label_marked", "reconcile"]);
 }
 
 #[test]
