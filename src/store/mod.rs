@@ -135,6 +135,32 @@ impl Store {
     }
 }
 
+/// Stored JSON that no longer reads back.
+pub(crate) fn corrupt(e: serde_json::Error) -> StoreError {
+    StoreError::Corrupt(e.to_string())
+}
+
+/// Rows of `(key, JSON record)` from `sql`, decoded, collected as `C`.
+pub(crate) fn keyed_records<T, C>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<C, StoreError>
+where
+    T: serde::de::DeserializeOwned,
+    C: FromIterator<(String, T)>,
+{
+    let mut stmt = conn.prepare(sql)?;
+    let rows = stmt.query_map(params, |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    })?;
+    rows.map(|row| {
+        let (key, json) = row?;
+        Ok((key, serde_json::from_str(&json).map_err(corrupt)?))
+    })
+    .collect()
+}
+
 /// Seconds since the Unix epoch; the store keeps all times in this form.
 pub fn unix_now() -> i64 {
     chrono::Utc::now().timestamp()

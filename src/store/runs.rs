@@ -2,17 +2,13 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{unix_now_ms, Store, StoreError};
+use super::{corrupt, unix_now_ms, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
 use crate::core::story::Marker;
 use crate::core::task::{AttemptStatus, RunJob, TaskRecord};
 use crate::core::AttemptRef;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
-
-fn corrupt(e: serde_json::Error) -> StoreError {
-    StoreError::Corrupt(e.to_string())
-}
 
 pub(super) fn put_task(
     conn: &Connection,
@@ -187,16 +183,11 @@ impl Store {
     ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |conn| {
-            let mut stmt =
-                conn.prepare("SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2")?;
-            let rows = stmt.query_map(params![repo.as_str(), story], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?;
-            rows.map(|row| {
-                let (task, json) = row?;
-                Ok((task, serde_json::from_str(&json).map_err(corrupt)?))
-            })
-            .collect()
+            super::keyed_records(
+                conn,
+                "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
+                params![repo.as_str(), story],
+            )
         })
         .await
     }

@@ -3,14 +3,10 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{Store, StoreError};
+use super::{corrupt, Store, StoreError};
 use crate::core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use crate::core::story::Marker;
 use crate::ids::{IssueNumber, RepoName};
-
-fn corrupt(e: serde_json::Error) -> StoreError {
-    StoreError::Corrupt(e.to_string())
-}
 
 pub(super) fn put_story_record(
     conn: &Connection,
@@ -73,15 +69,11 @@ impl Store {
     ) -> Result<Vec<(String, StoryRecord)>, StoreError> {
         let repo = repo.clone();
         self.read(move |conn| {
-            let mut stmt = conn.prepare("SELECT story, record FROM story_ships WHERE repo = ?1")?;
-            let rows = stmt.query_map([repo.as_str()], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })?;
-            rows.map(|row| {
-                let (story, json) = row?;
-                Ok((story, serde_json::from_str(&json).map_err(corrupt)?))
-            })
-            .collect()
+            super::keyed_records(
+                conn,
+                "SELECT story, record FROM story_ships WHERE repo = ?1",
+                [repo.as_str()],
+            )
         })
         .await
     }
