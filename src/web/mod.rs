@@ -70,7 +70,7 @@ async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
                     .or_default() += 1;
             }
             snapshot.loop_stats.add(&r.failure);
-            snapshot.overrides += r.overrides.len() as i64;
+            snapshot.overrides += i64::from(r.override_count);
         }
     }
     (

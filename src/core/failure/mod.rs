@@ -56,6 +56,20 @@ pub use stats::LoopStats;
 
 /// Failed runs kept in [`LoopState::failures`].
 pub const KEPT_FAILURES: usize = 10;
+/// Closed todos kept in [`LoopState::history`].
+pub const KEPT_HISTORY: usize = 20;
+
+/// What the loop has done for one task, counted, not listed, so a record
+/// stays small however long the task lives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoopTotals {
+    /// Todos opened, by `kind/role`.
+    pub opened: BTreeMap<String, u64>,
+    /// Todos closed by a green run, and their summed lifetime.
+    pub fixed: u64,
+    pub fixed_seconds: u64,
+}
 
 /// Everything the loop remembers about one task.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -63,8 +77,11 @@ pub const KEPT_FAILURES: usize = 10;
 pub struct LoopState {
     /// The open branch todo, if any.
     pub open: Option<OpenTodo>,
-    /// Closed todos, oldest first.
+    /// The last [`KEPT_HISTORY`] closed todos, oldest first (the report
+    /// reads them; the metrics read [`LoopState::totals`]).
     pub history: Vec<ClosedTodo>,
+    /// Running counts over the task's whole life, for `/metrics`.
+    pub totals: LoopTotals,
     /// The last [`KEPT_FAILURES`] failed runs, oldest first, texts clipped.
     pub failures: Vec<FailureRecord>,
     /// Set when a bound is hit; see [`is_task_blocked`].
@@ -463,6 +480,12 @@ impl<'c, 'a> Step<'c, 'a> {
             replace_parent: false,
         });
         self.dispatch(&todo);
+        *self
+            .s
+            .totals
+            .opened
+            .entry(format!("{}/{}", todo.kind.as_str(), todo.role))
+            .or_default() += 1;
         self.s.open = Some(todo);
     }
 
@@ -483,6 +506,12 @@ impl<'c, 'a> Step<'c, 'a> {
             resolution,
             failed_runs: todo.failed_runs,
         });
+        let excess = self.s.history.len().saturating_sub(KEPT_HISTORY);
+        self.s.history.drain(..excess);
+        if resolution == Resolution::Fixed {
+            self.s.totals.fixed += 1;
+            self.s.totals.fixed_seconds += now.saturating_sub(todo.opened_at).max(0) as u64;
+        }
         Some(todo)
     }
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{LoopState, Resolution};
+use super::LoopState;
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopStats {
@@ -21,25 +21,15 @@ pub struct LoopStats {
 
 impl LoopStats {
     pub fn add(&mut self, s: &LoopState) {
-        let opened = s
-            .history
-            .iter()
-            .map(|t| (t.kind, t.role.clone()))
-            .chain(s.open.iter().map(|t| (t.kind, t.role.clone())));
-        for (kind, role) in opened {
+        for (kind_role, n) in &s.totals.opened {
+            let (kind, role) = kind_role.split_once('/').unwrap_or((kind_role, ""));
             *self
                 .todos_opened
-                .entry((kind.as_str().to_owned(), role))
-                .or_default() += 1;
+                .entry((kind.to_owned(), role.to_owned()))
+                .or_default() += n;
         }
-        for t in s
-            .history
-            .iter()
-            .filter(|t| t.resolution == Resolution::Fixed)
-        {
-            self.todos_fixed += 1;
-            self.fixed_seconds_total += t.closed_at.saturating_sub(t.opened_at).max(0) as u64;
-        }
+        self.todos_fixed += s.totals.fixed;
+        self.fixed_seconds_total += s.totals.fixed_seconds;
         self.fixed_without_human += u64::from(s.fixed_without_human);
         self.fixed_with_human += u64::from(s.fixed_with_human);
         self.escalated_tasks += u64::from(s.escalation.is_some());
@@ -56,38 +46,24 @@ impl LoopStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::classify::FailureKind;
-    use crate::core::failure::{ClosedTodo, OpenTodo};
+    use crate::core::failure::LoopTotals;
 
     #[test]
     fn sums_todos_fixes_and_the_autonomous_share() {
-        let closed = |resolution, seconds: i64| ClosedTodo {
-            marker: "m".into(),
-            depth: 1,
-            kind: FailureKind::TestFailure,
-            role: "coder".into(),
-            opened_at: 100,
-            closed_at: 100 + seconds,
-            resolution,
-            failed_runs: 1,
-        };
         let a = LoopState {
-            history: vec![
-                closed(Resolution::Fixed, 60),
-                closed(Resolution::Superseded, 5),
-            ],
+            totals: LoopTotals {
+                opened: BTreeMap::from([("test_failure/coder".to_owned(), 2)]),
+                fixed: 1,
+                fixed_seconds: 60,
+            },
             fixed_without_human: 1,
             ..LoopState::default()
         };
         let b = LoopState {
-            open: Some(OpenTodo {
-                marker: "n".into(),
-                depth: 1,
-                failed_runs: 1,
-                kind: FailureKind::Timeout,
-                role: "tester".into(),
-                opened_at: 0,
-            }),
+            totals: LoopTotals {
+                opened: BTreeMap::from([("timeout/tester".to_owned(), 1)]),
+                ..LoopTotals::default()
+            },
             fixed_with_human: 1,
             ..LoopState::default()
         };

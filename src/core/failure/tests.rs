@@ -676,3 +676,24 @@ fn the_state_round_trips_through_json() {
     let old: LoopState = serde_json::from_str(r#"{"open":null}"#).unwrap();
     assert_eq!(old, LoopState::default());
 }
+
+#[test]
+fn a_long_lived_task_keeps_a_bounded_history_and_counts_everything() {
+    let f = Fixture::new();
+    let mut state = LoopState::default();
+    let sha = CommitSha("c".repeat(40));
+    for episode in 0..30u32 {
+        let now = 1_000 + i64::from(episode) * 100;
+        state = on_failed_run(
+            &state,
+            &run(episode + 1, FailureKind::TestFailure, now),
+            &f.ctx(),
+        )
+        .state;
+        state = on_green_run(&state, &sha, now + 10, &f.ctx()).state;
+    }
+    assert_eq!(state.history.len(), KEPT_HISTORY);
+    assert_eq!(state.totals.fixed, 30);
+    assert_eq!(state.totals.fixed_seconds, 300);
+    assert_eq!(state.totals.opened.values().sum::<u64>(), 30);
+}

@@ -52,6 +52,9 @@ use crate::classify::FailureKind;
 use crate::core::plan::TaskState;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 
+/// Overrides kept in [`TaskRecord::overrides`] (who and why, for a person).
+pub const KEPT_OVERRIDES: usize = 10;
+
 /// What taskgate knows of one leaf task beyond its plan.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
@@ -81,9 +84,12 @@ pub struct TaskRecord {
     /// third pauses the task).
     #[serde(default)]
     pub revisions: u32,
-    /// `/approve --override` decisions, oldest first.
+    /// The last [`KEPT_OVERRIDES`] `/approve --override` decisions, oldest
+    /// first; [`TaskRecord::override_count`] counts them all.
     #[serde(default)]
     pub overrides: Vec<Override>,
+    #[serde(default)]
+    pub override_count: u32,
     /// The state a `/pause` left, restored by `/resume`.
     #[serde(default)]
     pub paused_from: Option<TaskState>,

@@ -138,6 +138,9 @@ fn approve(
             reason: reason.to_owned(),
             at: ctx.now,
         });
+        let excess = next.overrides.len().saturating_sub(super::KEPT_OVERRIDES);
+        next.overrides.drain(..excess);
+        next.override_count += 1;
     }
     // Auto review merges a proven task by itself (`merge_if_ready`); a
     // human review, or an override of a red checker, merges here.

@@ -156,6 +156,19 @@ fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded(
             at: 5_000
         }]
     );
+    assert_eq!(d.record.override_count, 1);
+    // However many overrides a task collects, the record keeps the last few
+    // and counts them all.
+    let mut record = in_review(false);
+    for _ in 0..(crate::core::task::KEPT_OVERRIDES + 5) {
+        record = run(&record, approve(Some("again")), &f).0.record;
+        record.state = Some(TaskState::Review);
+    }
+    assert_eq!(record.overrides.len(), crate::core::task::KEPT_OVERRIDES);
+    assert_eq!(
+        record.override_count as usize,
+        crate::core::task::KEPT_OVERRIDES + 5
+    );
 }
 
 #[test]

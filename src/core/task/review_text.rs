@@ -183,10 +183,10 @@ pub fn render_status(task: &str, record: &TaskRecord) -> String {
             record.revisions
         ));
     }
-    if !record.overrides.is_empty() {
+    if record.override_count > 0 {
         out.push_str(&format!(
             "\n- approved by override: {} time(s)",
-            record.overrides.len()
+            record.override_count
         ));
     }
     out
