@@ -481,3 +481,33 @@ async fn an_override_approves_a_red_checker_and_is_counted() {
         .unwrap();
     assert!(metrics.contains("taskgate_review_overrides 1"), "{metrics}");
 }
+
+#[tokio::test]
+async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    push_check(&s, 0, "green").await;
+    // GitHub merges, then a proxy answers 502: the retry meets a merged PR
+    // (405 "not mergeable") and must count it as done.
+    s.app.fake.inject(
+        "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
+        fakehub::Fault::StatusAfterApply { status: 502 },
+    );
+    ready_for_review(&s).await;
+    assert!(s.pull().merged);
+    let merges = s
+        .app
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PUT" && r.path.ends_with("/merge"))
+        .count();
+    assert_eq!(merges, 2, "the first answer was lost, so it was retried");
+    assert!(
+        !s.app
+            .bot_comments(s.task_issue)
+            .iter()
+            .any(|c| c.contains("refused")),
+        "{:#?}",
+        s.app.bot_comments(s.task_issue)
+    );
+}

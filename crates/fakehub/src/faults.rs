@@ -31,6 +31,9 @@ pub enum Fault {
     LatencyAfterApply(Duration),
     /// Close the connection without answering (the change is not applied).
     DropConnection,
+    /// Apply the change, then answer `status` instead of the real answer:
+    /// a proxy losing GitHub's reply after the work was done.
+    StatusAfterApply { status: u16 },
 }
 
 /// What the pipeline should do with a consumed fault.
@@ -38,6 +41,7 @@ pub(crate) enum FaultAction {
     Answer(Reply),
     Delay(Duration),
     DelayAfter(Duration),
+    ReplaceAfter(Reply),
     Drop,
 }
 
@@ -80,6 +84,9 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         Fault::Latency(d) => FaultAction::Delay(d),
         Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),
         Fault::DropConnection => FaultAction::Drop,
+        Fault::StatusAfterApply { status } => {
+            FaultAction::ReplaceAfter(Reply::error(status, status_message(status)))
+        }
     })
 }
 

@@ -395,6 +395,7 @@ pub(crate) async fn serve(
     let route_key = format!("{method} {template}");
     let fault = faults::take(&mut shared.lock(), &route_key);
     let mut delay_after = None;
+    let mut replace_after = None;
     match fault {
         Some(FaultAction::Answer(reply)) => {
             let mut st = shared.lock();
@@ -403,6 +404,7 @@ pub(crate) async fn serve(
         }
         Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
         Some(FaultAction::DelayAfter(d)) => delay_after = Some(d),
+        Some(FaultAction::ReplaceAfter(reply)) => replace_after = Some(reply),
         Some(FaultAction::Drop) => {
             record(&mut shared.lock(), Some(template), 0, &req);
             // Unwinding out of the connection task closes the socket unanswered.
@@ -421,7 +423,9 @@ pub(crate) async fn serve(
             token.as_deref(),
             parse_error,
         );
-        let reply = reply.unwrap_or_else(|e| e);
+        let applied = reply.unwrap_or_else(|e| e);
+        // The work is done; the caller may still be told otherwise.
+        let reply = replace_after.unwrap_or(applied);
         record(&mut st, Some(template), reply.status, &req);
         respond(&shared, &mut st, reply, installation)
     };
