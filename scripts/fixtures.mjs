@@ -96,6 +96,7 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/contents/{path}"],
   ["get", "/repos/{owner}/{repo}/commits/{ref}"],
   ["post", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"],
+  ["get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}"],
   ["post", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"],

@@ -236,16 +236,24 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             attempt,
             story_run,
         } => {
-            let dispatched = match dispatch_workflow(
-                ctx,
-                repo,
-                workflow,
-                git_ref,
-                inputs,
-                report_to.as_deref(),
-            )
-            .await
-            {
+            // A retry may follow a dispatch GitHub accepted but whose answer
+            // was lost: a second deploy or agent run must not start.
+            let earlier = if ctx.attempt > 1 {
+                find_dispatched_run(ctx, repo, workflow, git_ref).await?
+            } else {
+                None
+            };
+            let dispatched = match earlier {
+                Some(run_id) => Ok(Dispatched {
+                    run_id: Some(run_id),
+                    result: Some(json!({ "workflow_run_id": run_id }).to_string()),
+                }),
+                None => {
+                    dispatch_workflow(ctx, repo, workflow, git_ref, inputs, report_to.as_deref())
+                        .await
+                }
+            };
+            let dispatched = match dispatched {
                 Err(GitHubError::Http {
                     status: status @ (404 | 422),
                     message,
@@ -327,6 +335,55 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
 struct Dispatched {
     run_id: Option<u64>,
     result: Option<String>,
+}
+
+/// A `workflow_dispatch` run of `workflow` on `git_ref` created since this
+/// effect was first tried (a minute's margin for clock skew) and not yet
+/// claimed by any attempt or story: the run an earlier try started.
+async fn find_dispatched_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    git_ref: &str,
+) -> Result<Option<u64>, GitHubError> {
+    let branch = git_ref.strip_prefix("refs/heads/").unwrap_or(git_ref);
+    let path = format!(
+        "/repos/{repo}/actions/workflows/{workflow}/runs?event=workflow_dispatch&branch={branch}&per_page=30"
+    );
+    let list: Value = match send(ctx.client, Method::GET, &path, None).await {
+        Ok(response) => response.json()?,
+        // No such workflow: the dispatch itself will say so.
+        Err(GitHubError::Http { status: 404, .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let since = ctx.row.created_at_ms - 60_000;
+    for run in list["workflow_runs"].as_array().into_iter().flatten() {
+        let (Some(id), Some(created)) = (run["id"].as_u64(), run["created_at"].as_str()) else {
+            continue;
+        };
+        let created_ms = chrono::DateTime::parse_from_rfc3339(created)
+            .map(|t| t.timestamp_millis())
+            .unwrap_or(i64::MIN);
+        if created_ms < since {
+            continue;
+        }
+        let claimed = ctx
+            .store
+            .workflow_run_attempt(repo, id)
+            .await
+            .map_err(store_err)?
+            .is_some()
+            || ctx
+                .store
+                .story_run(repo, id)
+                .await
+                .map_err(store_err)?
+                .is_some();
+        if !claimed {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
 }
 
 /// `POST …/dispatches`, asking for the run's id (`return_run_details`, which

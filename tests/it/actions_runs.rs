@@ -490,3 +490,32 @@ async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
     }
     s.app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
+    let s = story_on_actions(true).await;
+    // GitHub starts the run, then a proxy answers 502: the retry finds the
+    // run the first try started instead of starting a second one.
+    s.app.fake.inject(
+        "POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
+        fakehub::Fault::StatusAfterApply { status: 502 },
+    );
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let posts = s
+        .app
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/dispatches"))
+        .count();
+    assert_eq!(posts, 1, "one dispatch POST; the retry looked first");
+    assert_eq!(s.repo().dispatches().len(), 1);
+    // The run it found is the attempt's: its report completes the gates.
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+        .await;
+    assert!(s
+        .checks(SHA1)
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("success")));
+}

@@ -19,6 +19,11 @@ pub const BLOB_PREFIX: &str = "/_fakehub/blobs/";
 
 pub const ROUTES: &[Route] = &[
     inst(
+        "GET",
+        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
+        list_workflow_runs,
+    ),
+    inst(
         "POST",
         "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches",
         dispatch,
@@ -118,6 +123,34 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
                         "author": who, "committer": who},
         "repository": repository.clone(), "head_repository": repository,
     })
+}
+
+/// A workflow's runs, newest first; `event` and `branch` filter as GitHub's do.
+fn list_workflow_runs(st: &mut State, req: &Req) -> HResult {
+    let repo = repo(st, req)?;
+    let wf = req.param("workflow_id");
+    let Some(file) = repo
+        .workflows
+        .iter()
+        .find(|(file, id)| *file == wf || id.to_string() == wf)
+        .map(|(file, _)| file.clone())
+    else {
+        return Err(Reply::not_found());
+    };
+    let event = req.query.get("event");
+    let branch = req.query.get("branch");
+    let runs: Vec<Value> = repo
+        .runs
+        .iter()
+        .rev()
+        .filter(|r| r.workflow == file)
+        .filter(|r| event.is_none_or(|e| r.event == *e))
+        .filter(|r| branch.is_none_or(|b| r.head_branch == *b))
+        .map(|r| run_json(st, &req.base, repo, r))
+        .collect();
+    Ok(Reply::ok(
+        json!({"total_count": runs.len(), "workflow_runs": runs}),
+    ))
 }
 
 fn get_run(st: &mut State, req: &Req) -> HResult {
