@@ -40,16 +40,27 @@ impl Processor {
     /// unprocessed first, since deliveries are read from the store.
     pub async fn run(self) {
         loop {
-            match self.store.pending_deliveries(128).await {
+            match self.store.pending_deliveries(128, needs_payload).await {
                 Ok(batch) if batch.is_empty() => {
                     let _ = tokio::time::timeout(Duration::from_secs(5), self.recorded.notified())
                         .await;
                 }
                 Ok(batch) => {
+                    // Deliveries nothing acts on are marked processed
+                    // together, one commit for the lot; the others are
+                    // decided one at a time, each on the state the one
+                    // before it left.
+                    let mut unchanged = Vec::new();
                     for delivery in batch {
+                        if let Some(outcome) = self.outcome_without_change(&delivery) {
+                            unchanged.push((delivery, outcome));
+                            continue;
+                        }
+                        self.complete_unchanged(&mut unchanged).await;
                         let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
                         self.process(delivery).instrument(span).await;
                     }
+                    self.complete_unchanged(&mut unchanged).await;
                 }
                 Err(e) => {
                     warn!(error = %e, "reading the inbox failed");
@@ -114,13 +125,8 @@ impl Processor {
                 .await
                 .map_err(DecideError::Transient);
         }
-        if !translate::may_matter(&delivery.event, delivery.action.as_deref()) {
-            // Nothing acts on it yet: decide without reading the payload again.
-            let event = core::Event::Unused {
-                event: delivery.event.clone(),
-                action: delivery.action.clone(),
-            };
-            return Ok(core::on_event(&event, &self.context));
+        if decided_from_name(&delivery.event, delivery.action.as_deref()) {
+            return Ok(self.decide_unused(delivery));
         }
         let parsed = event::parse(&delivery.event, &delivery.payload)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
@@ -168,6 +174,51 @@ impl Processor {
         let event = translate::to_event(&delivery.event, &parsed)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
         Ok(core::on_event(&event, &self.context))
+    }
+
+    /// What the core makes of an event nothing acts on yet.
+    fn decide_unused(&self, delivery: &PendingDelivery) -> Decision {
+        let event = core::Event::Unused {
+            event: delivery.event.clone(),
+            action: delivery.action.clone(),
+        };
+        core::on_event(&event, &self.context)
+    }
+
+    /// The outcome of a delivery decided from its name alone, when that
+    /// decision changes nothing and asks for nothing.
+    fn outcome_without_change(&self, delivery: &PendingDelivery) -> Option<String> {
+        if !decided_from_name(&delivery.event, delivery.action.as_deref()) {
+            return None;
+        }
+        let decision = self.decide_unused(delivery);
+        (decision.changes.is_empty() && decision.effects.is_empty()).then_some(decision.outcome)
+    }
+
+    /// Marks `unchanged` processed in one commit and empties it.
+    async fn complete_unchanged(&self, unchanged: &mut Vec<(PendingDelivery, String)>) {
+        if unchanged.is_empty() {
+            return;
+        }
+        let outcomes = unchanged
+            .iter()
+            .map(|(d, outcome)| (d.seq, outcome.clone()))
+            .collect();
+        match self.store.complete_unchanged(outcomes).await {
+            Ok(_) => {
+                let now = unix_now_ms();
+                for (delivery, outcome) in unchanged.iter() {
+                    let _span =
+                        info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event)
+                            .entered();
+                    info!(outcome = %outcome, effects = 0, "processed");
+                    self.metrics
+                        .processed((now - delivery.received_at_ms).max(0) as f64 / 1000.0);
+                }
+            }
+            Err(e) => warn!(error = %e, "could not mark deliveries processed; will retry"),
+        }
+        unchanged.clear();
     }
 
     async fn process(&self, delivery: PendingDelivery) {
@@ -224,6 +275,17 @@ impl Processor {
             Err(e) => warn!(error = %e, "could not store the decision; will retry"),
         }
     }
+}
+
+/// GitHub events nothing acts on yet: decided from their event and action
+/// alone, without reading their payload back.
+fn decided_from_name(event: &str, action: Option<&str>) -> bool {
+    event::is_handled(event) && !translate::may_matter(event, action)
+}
+
+/// Which pending deliveries the processor needs the payload of.
+fn needs_payload(event: &str, action: Option<&str>) -> bool {
+    !decided_from_name(event, action)
 }
 
 /// Adds `other`'s changes, effects and outcome to `decision`.

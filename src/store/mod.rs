@@ -18,6 +18,7 @@
 mod inbox;
 mod objects;
 mod outbox;
+mod payloads;
 mod runs;
 mod schema;
 mod ship;

@@ -8,7 +8,7 @@ use rusqlite::Connection;
 use super::StoreError;
 
 /// Each entry moves the schema one version up; never edit a shipped one.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE deliveries (
     seq             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -149,11 +149,28 @@ CREATE TABLE story_runs (
     PRIMARY KEY (repo, run_id)
 );
 "#,
+    r#"
+-- Payloads live apart from the delivery rows: a row's status changes when
+-- it is processed, and SQLite rewrites a whole record (its overflow pages
+-- included) on update, so a payload kept in the row was written twice.
+-- A payload row is written once and never updated. New payloads are
+-- stored LZ4-compressed (GitHub's JSON shrinks four- to sixfold), which
+-- keeps a delivery inside one page instead of a chain of overflow pages.
+CREATE TABLE delivery_payloads (
+    seq     INTEGER PRIMARY KEY,    -- deliveries.seq
+    codec   TEXT NOT NULL,          -- none | lz4 (an LZ4 block, its size prepended)
+    payload BLOB NOT NULL
+);
+INSERT INTO delivery_payloads (seq, codec, payload) SELECT seq, 'none', payload FROM deliveries;
+ALTER TABLE deliveries DROP COLUMN payload;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Room for every statement the hot paths prepare through the cache.
+    conn.set_prepared_statement_cache_capacity(64);
     // WAL lets the reader run beside the writer; synchronous=FULL makes
     // every commit durable before anyone is told it happened.
     conn.pragma_update(None, "journal_mode", "WAL")?;
