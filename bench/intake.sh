@@ -6,6 +6,9 @@
 #
 #   bash bench/intake.sh [connections=32] [seconds=20] [threads=2]
 #
+# BENCH_DB_DIR puts the database elsewhere (e.g. /dev/shm, to see what the
+# server does when fsync costs nothing).
+#
 # Needs wrk (Debian package `wrk`; installed if missing) and a release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,8 +18,9 @@ THREADS=${3:-2}
 PORT=${PORT:-3999}
 SECRET=bench-secret
 WORK=$(mktemp -d)
+DB_DIR=$(mktemp -d -p "${BENCH_DB_DIR:-$WORK}")
 SERVER=""
-trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK" "$DB_DIR"' EXIT
 
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
 cargo build --release --locked --quiet
@@ -56,7 +60,7 @@ LUA
 # An unreachable API: the deliveries need no GitHub calls.
 APP_ID=1 PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
   GITHUB_API_URL=http://127.0.0.1:9 HOST=127.0.0.1 PORT=$PORT \
-  DATABASE_URL="sqlite://$WORK/bench.db" RUST_LOG=error \
+  DATABASE_URL="sqlite://$DB_DIR/bench.db" RUST_LOG=error \
   target/release/taskgate serve &
 SERVER=$!
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$PORT/healthz" >/dev/null && break; sleep 0.1; done
@@ -67,11 +71,11 @@ T0=$(ticks)
 wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PORT/webhook" | tee "$WORK/wrk.txt"
 # The server's CPU is counted until it has processed every delivery, not
 # only until wrk stops: processing after the 202 is part of the cost.
-pending() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from deliveries where status = 'received'\").fetchone()[0])" "$WORK/bench.db"; }
+pending() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from deliveries where status = 'received'\").fetchone()[0])" "$DB_DIR/bench.db"; }
 for _ in $(seq 600); do [ "$(pending)" = 0 ] && break; sleep 0.1; done
 T1=$(ticks)
 PEAK_RSS=$(awk '/VmHWM/ {print $2}' /proc/$SERVER/status)
-STORED=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from deliveries').fetchone()[0])" "$WORK/bench.db")
+STORED=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(*) from deliveries').fetchone()[0])" "$DB_DIR/bench.db")
 REQS=$(awk '/requests in/ {print $1}' "$WORK/wrk.txt")
 NON2XX=$(awk '/Non-2xx/ {print $NF}' "$WORK/wrk.txt"); NON2XX=${NON2XX:-0}
 HZ=$(getconf CLK_TCK)

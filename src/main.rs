@@ -10,6 +10,12 @@ use clap::{Args, Parser, Subcommand};
 use taskgate::app::{self, ServeConfig};
 use taskgate::github::{Backoff, Pacing};
 
+/// mimalloc instead of glibc's allocator: the intake allocates and frees
+/// many short-lived buffers per delivery, and glibc's malloc showed up
+/// as a tenth of its CPU (see docs/benchmarks.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "taskgate",

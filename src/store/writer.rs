@@ -74,7 +74,7 @@ where
 pub(super) fn spawn(conn: Connection) -> mpsc::UnboundedSender<Box<dyn Job>> {
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::Builder::new()
-        .name("taskgate-store-writer".into())
+        .name("taskgate-writer".into())
         .spawn(move || run(conn, rx))
         .expect("spawn the store writer thread");
     tx
