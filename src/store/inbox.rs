@@ -387,6 +387,30 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_damaged_or_missing_payload_comes_back_empty_and_the_rest_still_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        let raw = real_payload();
+        for id in ["damaged", "missing", "fine"] {
+            store.record_delivery(delivery(id, &raw)).await.unwrap();
+        }
+        {
+            let conn = Connection::open(&db).unwrap();
+            conn.execute(
+                "UPDATE delivery_payloads SET payload = X'01020304' WHERE seq = 1",
+                [],
+            )
+            .unwrap();
+            conn.execute("DELETE FROM delivery_payloads WHERE seq = 2", [])
+                .unwrap();
+        }
+        let pending = store.pending_deliveries(10, every_payload).await.unwrap();
+        let payloads: Vec<_> = pending.iter().map(|d| d.payload.len()).collect();
+        assert_eq!(payloads, [0, 0, raw.len()]);
+    }
+
+    #[tokio::test]
     async fn a_duplicate_delivery_stores_no_second_payload() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
