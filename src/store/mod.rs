@@ -141,6 +141,18 @@ pub(crate) fn corrupt(e: serde_json::Error) -> StoreError {
     StoreError::Corrupt(e.to_string())
 }
 
+/// The one JSON record `sql` selects, decoded, if there is one.
+pub(crate) fn json_record<T: serde::de::DeserializeOwned>(
+    conn: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> Result<Option<T>, StoreError> {
+    use rusqlite::OptionalExtension;
+    let json: Option<String> = conn.query_row(sql, params, |r| r.get(0)).optional()?;
+    json.map(|j| serde_json::from_str(&j).map_err(corrupt))
+        .transpose()
+}
+
 /// Rows of `(key, JSON record)` from `sql`, decoded, collected as `C`.
 pub(crate) fn keyed_records<T, C>(
     conn: &Connection,

@@ -162,15 +162,11 @@ impl Store {
     ) -> Result<Option<TaskRecord>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
         self.read(move |conn| {
-            let json: Option<String> = conn
-                .query_row(
-                    "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
-                    params![repo.as_str(), story, task],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            json.map(|j| serde_json::from_str(&j).map_err(corrupt))
-                .transpose()
+            super::json_record(
+                conn,
+                "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
+                params![repo.as_str(), story, task],
+            )
         })
         .await
     }

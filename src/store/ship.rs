@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{corrupt, Store, StoreError};
+use super::{Store, StoreError};
 use crate::core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use crate::core::story::Marker;
 use crate::ids::{IssueNumber, RepoName};
@@ -49,15 +49,11 @@ impl Store {
     ) -> Result<Option<StoryRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |conn| {
-            let json: Option<String> = conn
-                .query_row(
-                    "SELECT record FROM story_ships WHERE repo = ?1 AND story = ?2",
-                    params![repo.as_str(), story],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            json.map(|j| serde_json::from_str(&j).map_err(corrupt))
-                .transpose()
+            super::json_record(
+                conn,
+                "SELECT record FROM story_ships WHERE repo = ?1 AND story = ?2",
+                params![repo.as_str(), story],
+            )
         })
         .await
     }
