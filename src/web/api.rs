@@ -14,8 +14,9 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -44,7 +45,19 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/stories/{id}/ship", post(ship_story))
         .route("/api/tasks/{id}/accept", post(accept_task))
         .route("/api/tasks/{id}/reject", post(reject_task))
+        // Every route, before any of its extractors run: a route added
+        // later cannot forget the token, and a caller without it learns
+        // nothing else (not even that a body is malformed).
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
         .with_state(state)
+}
+
+async fn require_token(State(state): State<ApiState>, request: Request, next: Next) -> Response {
+    if authorized(&state, request.headers()) {
+        next.run(request).await
+    } else {
+        unauthorized()
+    }
 }
 
 fn error(status: StatusCode, message: &str) -> Response {
@@ -132,10 +145,7 @@ async fn story_json(store: &Store, row: &StoryRow) -> Result<Value, crate::store
     }))
 }
 
-async fn list_stories(State(state): State<ApiState>, headers: HeaderMap) -> Response {
-    if !authorized(&state, &headers) {
-        return unauthorized();
-    }
+async fn list_stories(State(state): State<ApiState>) -> Response {
     let rows = match state.store.stories().await {
         Ok(rows) => rows,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
@@ -183,13 +193,9 @@ async fn find(state: &ApiState, id: &str, repo: Option<&str>) -> Result<StoryRow
 
 async fn get_story(
     State(state): State<ApiState>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
 ) -> Response {
-    if !authorized(&state, &headers) {
-        return unauthorized();
-    }
     let row = match find(&state, &id, q.repo.as_deref()).await {
         Ok(row) => row,
         Err(answer) => return answer,
@@ -202,13 +208,9 @@ async fn get_story(
 
 async fn ship_story(
     State(state): State<ApiState>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
 ) -> Response {
-    if !authorized(&state, &headers) {
-        return unauthorized();
-    }
     let row = match find(&state, &id, q.repo.as_deref()).await {
         Ok(row) => row,
         Err(answer) => return answer,
@@ -268,11 +270,10 @@ async fn ship_story(
 
 async fn accept_task(
     State(state): State<ApiState>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
 ) -> Response {
-    review_task(state, headers, id, q, None).await
+    review_task(state, id, q, None).await
 }
 
 #[derive(serde::Deserialize)]
@@ -282,14 +283,10 @@ struct RejectBody {
 
 async fn reject_task(
     State(state): State<ApiState>,
-    headers: HeaderMap,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
     body: Option<Json<RejectBody>>,
 ) -> Response {
-    if !authorized(&state, &headers) {
-        return unauthorized();
-    }
     let reason = match body {
         Some(Json(b)) if !b.reason.trim().is_empty() => b.reason,
         _ => {
@@ -299,7 +296,7 @@ async fn reject_task(
             )
         }
     };
-    review_task(state, headers, id, q, Some(reason)).await
+    review_task(state, id, q, Some(reason)).await
 }
 
 /// Accept (`reject: None`) or reject a task by its issue number, with the
@@ -308,16 +305,12 @@ async fn reject_task(
 /// is not in a state it applies to, 404 for an unknown task.
 async fn review_task(
     state: ApiState,
-    headers: HeaderMap,
     id: String,
     q: RepoQuery,
     reject: Option<String>,
 ) -> Response {
     use crate::core::plan::TaskState;
     use crate::core::task::{ApiReview, REVIEW_EVENT};
-    if !authorized(&state, &headers) {
-        return unauthorized();
-    }
     let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
         return error(
             StatusCode::NOT_FOUND,

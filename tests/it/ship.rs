@@ -380,15 +380,32 @@ async fn the_api_needs_its_token_and_ships_only_a_shippable_story() {
 async fn without_a_configured_token_every_api_call_is_refused() {
     let fake = fakehub::FakeGitHub::start().await;
     let app = crate::support::TestApp::with_config(fake, |c| c.api_token = None).await;
-    for (method, path) in [("GET", "/api/stories"), ("POST", "/api/stories/1/ship")] {
-        let client = reqwest::Client::new();
-        let url = format!("{}{path}", app.url);
+    assert_every_route_refuses(&app.url, "").await;
+}
+
+#[tokio::test]
+async fn a_wrong_token_is_refused_on_every_route_before_anything_else_is_read() {
+    let app = crate::support::TestApp::start().await;
+    // The reject has no body: still 401, not 400.
+    assert_every_route_refuses(&app.url, "not-the-token").await;
+}
+
+async fn assert_every_route_refuses(base: &str, token: &str) {
+    let client = reqwest::Client::new();
+    for (method, path) in [
+        ("GET", "/api/stories"),
+        ("GET", "/api/stories/1"),
+        ("POST", "/api/stories/1/ship"),
+        ("POST", "/api/tasks/1/accept"),
+        ("POST", "/api/tasks/1/reject"),
+    ] {
+        let url = format!("{base}{path}");
         let req = if method == "POST" {
             client.post(url)
         } else {
             client.get(url)
         };
-        let status = req.bearer_auth("").send().await.unwrap().status();
+        let status = req.bearer_auth(token).send().await.unwrap().status();
         assert_eq!(status.as_u16(), 401, "{method} {path}");
     }
 }
