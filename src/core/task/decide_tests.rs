@@ -2,46 +2,11 @@ use super::*;
 use crate::classify::FailureKind;
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
 
-fn repo() -> RepoName {
-    RepoName::parse("o/r").unwrap()
-}
+use crate::core::task::test_fixture::{sha, Fixture};
 
-fn sha(c: char) -> CommitSha {
-    CommitSha(std::iter::repeat_n(c, 40).collect())
-}
-
-struct Fixture {
-    repo: RepoName,
-    gates: Vec<String>,
-    review: ReviewMode,
-}
-
-impl Fixture {
-    fn new(gates: &[&str]) -> Fixture {
-        Fixture {
-            repo: repo(),
-            gates: gates.iter().map(|g| g.to_string()).collect(),
-            review: ReviewMode::Auto,
-        }
-    }
-
-    fn ctx(&self) -> TaskContext<'_> {
-        TaskContext {
-            repo: &self.repo,
-            installation: InstallationId(1),
-            story: "file:s",
-            task: "data",
-            title: "Data loading",
-            task_marker: "story=file:s task=data",
-            task_issue: IssueNumber(14),
-            branch: "taskgate/task-14-data-loading",
-            story_branch: "taskgate/story-12",
-            gates: &self.gates,
-            review: self.review,
-            merge_method: MergeMethod::Squash,
-            now: 1_000,
-        }
-    }
+/// The fixture with auto review, as most of these tests want.
+fn fixture(gates: &[&str]) -> Fixture {
+    Fixture::new(gates, ReviewMode::Auto)
 }
 
 fn push(record: &TaskRecord, c: char, f: &Fixture) -> TaskDecision {
@@ -102,7 +67,7 @@ fn conclusions(effects: &[Effect]) -> Vec<(String, Option<String>)> {
 
 #[test]
 fn first_push_opens_a_draft_pr_and_queues_one_check_run_per_gate() {
-    let f = Fixture::new(&["unit", "lint"]);
+    let f = fixture(&["unit", "lint"]);
     let d = push(&TaskRecord::default(), 'a', &f);
     assert_eq!(
         names(&d.effects),
@@ -136,7 +101,7 @@ fn first_push_opens_a_draft_pr_and_queues_one_check_run_per_gate() {
 
 #[test]
 fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let first = push(&TaskRecord::default(), 'a', &f);
     // GitHub then reports the PR it opened, and a check suite, for the same head.
     let pr = PullRef {
@@ -160,7 +125,7 @@ fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
 
 #[test]
 fn a_newer_push_supersedes_the_running_attempt() {
-    let f = Fixture::new(&["unit", "lint"]);
+    let f = fixture(&["unit", "lint"]);
     let first = push(&TaskRecord::default(), 'a', &f);
     let started = on_run_progress(
         &first.record,
@@ -199,7 +164,7 @@ fn a_newer_push_supersedes_the_running_attempt() {
 
 #[test]
 fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let mut record = push(&TaskRecord::default(), 'a', &f).record;
     record.pr = Some(PullRef {
         number: IssueNumber(20),
@@ -221,7 +186,7 @@ fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
             "reconcile"
         ]
     );
-    let mut human = Fixture::new(&["test"]);
+    let mut human = fixture(&["test"]);
     human.review = ReviewMode::Human;
     let d = on_run_progress(
         &record,
@@ -236,7 +201,7 @@ fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
 
 #[test]
 fn a_draft_pr_is_merged_once_it_is_ready_for_review_without_a_rerun() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let record = push(&TaskRecord::default(), 'a', &f).record;
     let passed = on_run_progress(
         &record,
@@ -258,7 +223,7 @@ fn a_draft_pr_is_merged_once_it_is_ready_for_review_without_a_rerun() {
 
 #[test]
 fn a_failing_run_marks_the_task_test_failed_with_annotations_in_batches_of_fifty() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let record = push(&TaskRecord::default(), 'a', &f).record;
     let mut failing = gate("test", false);
     failing.commands.push(crate::core::report::CommandResult {
@@ -310,7 +275,7 @@ fn a_failing_run_marks_the_task_test_failed_with_annotations_in_batches_of_fifty
 
 #[test]
 fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() {
-    let f = Fixture::new(&["unit", "lint"]);
+    let f = fixture(&["unit", "lint"]);
     let record = push(&TaskRecord::default(), 'a', &f).record;
     let failed = on_run_progress(
         &record,
@@ -358,7 +323,7 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
 
 #[test]
 fn a_merged_pr_completes_the_task_and_stops_its_run() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let record = push(&TaskRecord::default(), 'a', &f).record;
     let d = on_pull_closed(&record, true, &f.ctx());
     assert_eq!(d.record.state, Some(TaskState::Completed));
@@ -372,7 +337,7 @@ fn a_merged_pr_completes_the_task_and_stops_its_run() {
 
 #[test]
 fn a_task_without_tests_waits_for_its_merge() {
-    let f = Fixture::new(&[]);
+    let f = fixture(&[]);
     let d = push(&TaskRecord::default(), 'a', &f);
     assert!(d.run.is_none());
     assert_eq!(d.record.state, Some(TaskState::InProgress));
@@ -380,7 +345,7 @@ fn a_task_without_tests_waits_for_its_merge() {
 
 #[test]
 fn a_vanished_commit_is_reported_as_not_run_and_waiting_is_shown() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let record = push(&TaskRecord::default(), 'a', &f).record;
     let waiting = on_run_progress(
         &record,
@@ -418,7 +383,7 @@ fn a_vanished_commit_is_reported_as_not_run_and_waiting_is_shown() {
 
 #[test]
 fn retrying_an_older_commit_does_not_move_the_task_back() {
-    let f = Fixture::new(&["test"]);
+    let f = fixture(&["test"]);
     let first = push(&TaskRecord::default(), 'a', &f);
     let second = push(&first.record, 'b', &f);
     let old = on_trigger(

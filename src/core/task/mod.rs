@@ -29,6 +29,8 @@ mod props;
 mod render;
 mod review;
 mod review_text;
+#[cfg(test)]
+mod test_fixture;
 
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{

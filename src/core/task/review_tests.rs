@@ -1,44 +1,15 @@
 use super::*;
 use crate::classify::FailureKind;
-use crate::core::config::MergeMethod;
 use crate::core::task::{Attempt, GateVerdict, PullRef};
-use crate::ids::{InstallationId, IssueNumber, RepoName};
+use crate::ids::IssueNumber;
 
-fn sha(c: char) -> CommitSha {
-    CommitSha(std::iter::repeat_n(c, 40).collect())
-}
+use crate::core::task::test_fixture::{sha, Fixture};
 
-struct Fixture {
-    repo: RepoName,
-    gates: Vec<String>,
-    review: ReviewMode,
-}
-
-impl Fixture {
-    fn new(review: ReviewMode) -> Fixture {
-        Fixture {
-            repo: RepoName::parse("o/r").unwrap(),
-            gates: vec!["test".into()],
-            review,
-        }
-    }
-
-    fn ctx(&self) -> TaskContext<'_> {
-        TaskContext {
-            repo: &self.repo,
-            installation: InstallationId(1),
-            story: "file:s",
-            task: "data",
-            title: "Data loading",
-            task_marker: "story=file:s task=data",
-            task_issue: IssueNumber(14),
-            branch: "taskgate/task-14-data",
-            story_branch: "taskgate/story-12",
-            gates: &self.gates,
-            review: self.review,
-            merge_method: MergeMethod::Squash,
-            now: 5_000,
-        }
+/// One gate, `test`; the review mode as given; the clock at 5 s.
+fn fixture(review: ReviewMode) -> Fixture {
+    Fixture {
+        now: 5_000,
+        ..Fixture::new(&["test"], review)
     }
 }
 
@@ -126,22 +97,18 @@ fn approve(reason: Option<&str>) -> ReviewCommand {
 
 #[test]
 fn approve_in_human_review_merges_the_proven_head() {
-    let f = Fixture::new(ReviewMode::Human);
+    let f = fixture(ReviewMode::Human);
     let (d, done) = run(&in_review(true), approve(None), &f);
     assert!(done);
     assert_eq!(names(&d.effects), ["merge_pull_request"]);
     // Auto review merged it already (or will): nothing more to do.
-    let (d, done) = run(
-        &in_review(true),
-        approve(None),
-        &Fixture::new(ReviewMode::Auto),
-    );
+    let (d, done) = run(&in_review(true), approve(None), &fixture(ReviewMode::Auto));
     assert!(done && d.effects.is_empty());
 }
 
 #[test]
 fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded() {
-    let f = Fixture::new(ReviewMode::Auto);
+    let f = fixture(ReviewMode::Auto);
     let (d, done) = run(&in_review(false), approve(None), &f);
     assert!(!done);
     insta::assert_snapshot!(d.outcome, @"the task is test-failed, not in review with a passing checker at `aaaaaaa`; `approve --override <reason>` accepts it anyway");
@@ -173,7 +140,7 @@ fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded(
 
 #[test]
 fn a_draft_or_missing_pull_request_cannot_be_approved() {
-    let f = Fixture::new(ReviewMode::Human);
+    let f = fixture(ReviewMode::Human);
     let mut draft = in_review(true);
     draft.pr = Some(PullRef {
         number: IssueNumber(20),
@@ -191,7 +158,7 @@ fn a_draft_or_missing_pull_request_cannot_be_approved() {
 
 #[test]
 fn three_revisions_without_approval_pause_the_task() {
-    let f = Fixture::new(ReviewMode::Human);
+    let f = fixture(ReviewMode::Human);
     let revise = || ReviewCommand::Revise {
         feedback: "Handle the empty file, @carol <!-- taskgate:x -->".into(),
     };
@@ -219,7 +186,7 @@ fn three_revisions_without_approval_pause_the_task() {
         panic!()
     };
     assert_eq!(inputs["role"], "coder");
-    assert_eq!(inputs["branch"], "taskgate/task-14-data");
+    assert_eq!(inputs["branch"], "taskgate/task-14-data-loading");
     let (second, _) = run(&first.record, revise(), &f);
     let (third, _) = run(&second.record, revise(), &f);
     assert_eq!(third.record.state, Some(TaskState::Paused));
@@ -232,7 +199,7 @@ fn three_revisions_without_approval_pause_the_task() {
 
 #[test]
 fn reject_returns_the_task_to_planning_leaving_its_pr_open() {
-    let f = Fixture::new(ReviewMode::Human);
+    let f = fixture(ReviewMode::Human);
     let (d, done) = run(
         &in_review(true),
         ReviewCommand::Reject {
@@ -262,7 +229,7 @@ fn reject_returns_the_task_to_planning_leaving_its_pr_open() {
 
 #[test]
 fn pause_cancels_the_active_attempt_and_resume_tests_what_was_pushed_meanwhile() {
-    let f = Fixture::new(ReviewMode::Auto);
+    let f = fixture(ReviewMode::Auto);
     let mut testing = in_review(true);
     testing.state = Some(TaskState::Testing);
     testing.current = Some(attempt(2, 'b', AttemptStatus::Running));
@@ -296,7 +263,7 @@ fn pause_cancels_the_active_attempt_and_resume_tests_what_was_pushed_meanwhile()
 
 #[test]
 fn resume_clears_an_escalation_and_its_needs_human_label() {
-    let f = Fixture::new(ReviewMode::Auto);
+    let f = fixture(ReviewMode::Auto);
     let mut blocked = in_review(false);
     blocked.state = Some(TaskState::Blocked);
     blocked.failure.escalation = Some(crate::core::failure::Escalation {
@@ -314,7 +281,7 @@ fn resume_clears_an_escalation_and_its_needs_human_label() {
 
 #[test]
 fn the_checker_report_status_and_explain_texts() {
-    let f = Fixture::new(ReviewMode::Auto);
+    let f = fixture(ReviewMode::Auto);
     let record = in_review(false);
     let current = record.current.clone().unwrap();
     let Some(Effect::UpsertComment { body, marker, .. }) =
