@@ -111,6 +111,20 @@ impl Story {
         self.workflow_run("completed", run_id).await;
     }
 
+    /// Completes the run with a report for `sha` uploaded as the workflow
+    /// template does: a zipped `taskgate-report` artifact.
+    async fn complete_reporting(
+        &self,
+        run_id: u64,
+        conclusion: &str,
+        sha: &str,
+        gates: &[(&str, bool)],
+    ) {
+        let zip = zipped(&report(sha, gates));
+        self.complete(run_id, conclusion, &[("taskgate-report", &zip)])
+            .await;
+    }
+
     fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
         self.repo()
             .check_runs()
@@ -208,8 +222,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
     s.workflow_run("in_progress", run_id).await;
     assert!(s.checks(SHA1).iter().all(|c| c.status == "in_progress"));
 
-    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
-    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+    s.complete_reporting(run_id, "success", SHA1, &[("test", true), ("lint", true)])
         .await;
     let runs = s.checks(SHA1);
     for name in GATES {
@@ -226,8 +239,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
 async fn a_failing_report_fails_the_gate_with_its_summary() {
     let s = story_on_actions(true).await;
     let run_id = s.push_and_dispatch(SHA1).await;
-    let zip = zipped(&report(SHA1, &[("test", false), ("lint", true)]));
-    s.complete(run_id, "failure", &[("taskgate-report", &zip)])
+    s.complete_reporting(run_id, "failure", SHA1, &[("test", false), ("lint", true)])
         .await;
     let runs = s.checks(SHA1);
     assert_eq!(conclusion(&runs, "taskgate/test"), "failure");
@@ -334,8 +346,7 @@ async fn an_artifact_too_large_or_not_a_zip_fails_as_a_tooling_error_saying_why(
 async fn a_report_for_another_commit_is_not_taken() {
     let s = story_on_actions(true).await;
     let run_id = s.push_and_dispatch(SHA1).await;
-    let zip = zipped(&report(SHA2, &[("test", true), ("lint", true)]));
-    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+    s.complete_reporting(run_id, "success", SHA2, &[("test", true), ("lint", true)])
         .await;
     for run in s.checks(SHA1) {
         assert_eq!(run.conclusion.as_deref(), Some("failure"));
@@ -443,8 +454,7 @@ async fn a_newer_push_supersedes_the_dispatched_run() {
         .iter()
         .all(|c| c.conclusion.as_deref() == Some("cancelled")));
     assert!(s.checks(SHA2).iter().all(|c| c.status == "queued"));
-    let zip = zipped(&report(SHA2, &[("test", true), ("lint", true)]));
-    s.complete(second, "success", &[("taskgate-report", &zip)])
+    s.complete_reporting(second, "success", SHA2, &[("test", true), ("lint", true)])
         .await;
     assert!(s
         .checks(SHA2)
@@ -511,8 +521,7 @@ async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
     assert_eq!(posts, 1, "one dispatch POST; the retry looked first");
     assert_eq!(s.repo().dispatches().len(), 1);
     // The run it found is the attempt's: its report completes the gates.
-    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
-    s.complete(run_id, "success", &[("taskgate-report", &zip)])
+    s.complete_reporting(run_id, "success", SHA1, &[("test", true), ("lint", true)])
         .await;
     assert!(s
         .checks(SHA1)
