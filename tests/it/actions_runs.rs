@@ -45,22 +45,12 @@ async fn story_on_actions(with_workflow: bool) -> Story {
     if with_workflow {
         repo.add_workflow(WORKFLOW);
     }
-    let before = repo.branch_sha("main").unwrap();
-    repo.with_file("main", ".github/taskgate.yml", CONFIG);
-    repo.with_file("main", PLAN_PATH, PLAN);
-    let push = payloads::push(&repo, "main", Some(&before), "octocat");
-    assert_eq!(app.deliver("push", &push).await.0, 202);
-    app.settle().await;
-    let task = repo
-        .issues()
-        .into_iter()
-        .find(|i| i.title == "Make the check pass")
-        .expect("the task issue exists");
-    let branch = format!("taskgate/task-{}-check", task.number);
-    assert!(repo.branch_sha(&branch).is_some(), "task branch created");
+    app.push_to_main(&[(".github/taskgate.yml", CONFIG), (PLAN_PATH, PLAN)])
+        .await;
+    let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
     Story {
         app,
-        task_issue: task.number,
+        task_issue,
         branch,
     }
 }

@@ -17,17 +17,7 @@ fn plan_fixture(name: &str) -> String {
 
 /// Commits `content` to `path` on main and delivers the push.
 async fn push_file(app: &TestApp, path: &str, content: &str) {
-    let repo = app.fake.repo(REPO);
-    let before = repo.branch_sha("main").unwrap();
-    repo.with_file("main", path, content);
-    let (status, text) = app
-        .deliver(
-            "push",
-            &payloads::push(&repo, "main", Some(&before), "octocat"),
-        )
-        .await;
-    assert_eq!(status, 202, "{text}");
-    app.settle().await;
+    app.push_to_main(&[(path, content)]).await;
 }
 
 /// Write calls other than token exchanges.

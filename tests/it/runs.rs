@@ -134,26 +134,16 @@ pub async fn story_with(
         adjust(c);
     })
     .await;
-    let repo = app.fake.repo(REPO);
-    let before = repo.branch_sha("main").unwrap();
+    let mut files = vec![(PLAN_PATH, plan)];
     if let Some(config) = config {
-        repo.with_file("main", ".github/taskgate.yml", config);
+        files.insert(0, (".github/taskgate.yml", config));
     }
-    repo.with_file("main", PLAN_PATH, plan);
-    let push = payloads::push(&repo, "main", Some(&before), "octocat");
-    assert_eq!(app.deliver("push", &push).await.0, 202);
-    app.settle().await;
-    let task = repo
-        .issues()
-        .into_iter()
-        .find(|i| i.title == "Make the check pass")
-        .expect("the task issue exists");
-    let branch = format!("taskgate/task-{}-check", task.number);
-    assert!(repo.branch_sha(&branch).is_some(), "task branch created");
+    app.push_to_main(&files).await;
+    let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
     Story {
         app,
         origin,
-        task_issue: task.number,
+        task_issue,
         branch,
     }
 }

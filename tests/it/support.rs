@@ -119,6 +119,37 @@ impl TestApp {
             .collect()
     }
 
+    /// Commits `files` (path, content) to main of [`REPO`] and delivers the
+    /// push, as a change on the default branch; waits until it is handled.
+    pub async fn push_to_main(&self, files: &[(&str, &str)]) {
+        let repo = self.fake.repo(REPO);
+        let before = repo.branch_sha("main").unwrap();
+        for (path, content) in files {
+            repo.with_file("main", path, content);
+        }
+        let push = fakehub::payloads::push(&repo, "main", Some(&before), "octocat");
+        let (status, text) = self.deliver("push", &push).await;
+        assert_eq!(status, 202, "{text}");
+        self.settle().await;
+    }
+
+    /// The task issue titled `title` that plan sync opened, and its branch
+    /// (`taskgate/task-<issue>-<slug>`), which must exist.
+    pub fn task_and_branch(&self, title: &str, slug: &str) -> (u64, String) {
+        let repo = self.fake.repo(REPO);
+        let task = repo
+            .issues()
+            .into_iter()
+            .find(|i| i.title == title)
+            .unwrap_or_else(|| panic!("no task issue titled {title:?}"));
+        let branch = format!("taskgate/task-{}-{slug}", task.number);
+        assert!(
+            repo.branch_sha(&branch).is_some(),
+            "task branch {branch} created"
+        );
+        (task.number, branch)
+    }
+
     /// Waits until every recorded delivery is processed and the outbox is
     /// empty of due work.
     pub async fn settle(&self) {
