@@ -125,7 +125,7 @@ impl Processor {
                 .await
                 .map_err(DecideError::Transient);
         }
-        if decided_from_name(&delivery.event, delivery.action.as_deref()) {
+        if translate::decided_from_name(&delivery.event, delivery.action.as_deref()) {
             return Ok(self.decide_unused(delivery));
         }
         let parsed = event::parse(&delivery.event, &delivery.payload)
@@ -178,17 +178,13 @@ impl Processor {
 
     /// What the core makes of an event nothing acts on yet.
     fn decide_unused(&self, delivery: &PendingDelivery) -> Decision {
-        let event = core::Event::Unused {
-            event: delivery.event.clone(),
-            action: delivery.action.clone(),
-        };
-        core::on_event(&event, &self.context)
+        core::on_unused(&delivery.event, delivery.action.as_deref())
     }
 
     /// The outcome of a delivery decided from its name alone, when that
     /// decision changes nothing and asks for nothing.
     fn outcome_without_change(&self, delivery: &PendingDelivery) -> Option<String> {
-        if !decided_from_name(&delivery.event, delivery.action.as_deref()) {
+        if !translate::decided_from_name(&delivery.event, delivery.action.as_deref()) {
             return None;
         }
         let decision = self.decide_unused(delivery);
@@ -277,15 +273,9 @@ impl Processor {
     }
 }
 
-/// GitHub events nothing acts on yet: decided from their event and action
-/// alone, without reading their payload back.
-fn decided_from_name(event: &str, action: Option<&str>) -> bool {
-    event::is_handled(event) && !translate::may_matter(event, action)
-}
-
 /// Which pending deliveries the processor needs the payload of.
 fn needs_payload(event: &str, action: Option<&str>) -> bool {
-    !decided_from_name(event, action)
+    !translate::decided_from_name(event, action)
 }
 
 /// Adds `other`'s changes, effects and outcome to `decision`.

@@ -30,7 +30,7 @@ use crate::runner::{
     cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
     RunOptions, Workspace,
 };
-use crate::store::{AttemptRow, NewDelivery, Store};
+use crate::store::{AttemptRow, Disposition, NewDelivery, Store};
 
 /// Where the runner gets a repository's commits.
 #[derive(Debug, Clone)]
@@ -176,7 +176,7 @@ impl RunQueue {
                 action: None,
                 installation: Some(installation),
                 payload: serde_json::to_vec(&event).expect("serialises").into(),
-                ignored: false,
+                disposition: Disposition::Pending,
             };
             if let Err(e) = self.store.record_delivery(delivery).await {
                 warn!(error = %e, "recording a tick failed");
@@ -207,7 +207,7 @@ impl RunQueue {
             action: Some(name.to_owned()),
             installation: Some(row.installation),
             payload: serde_json::to_vec(&event).expect("serialises").into(),
-            ignored: false,
+            disposition: Disposition::Pending,
         };
         // A store failure here is retried: progress must not be lost, or
         // the check runs would stay in progress forever.

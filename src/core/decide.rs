@@ -71,11 +71,18 @@ pub fn on_event(event: &Event, ctx: &Context) -> Decision {
             body,
             ..
         } => handle_comment(repo, *issue, *comment, author, body, ctx),
-        Event::Unused { event, action } => Decision::nothing(match action {
-            Some(action) => format!("nothing to do for {event}.{action}"),
-            None => format!("nothing to do for {event}"),
-        }),
+        Event::Unused { event, action } => on_unused(event, action.as_deref()),
     }
+}
+
+/// The decision for an event nothing acts on with this action. It needs
+/// neither the payload nor the context, so intake can take it before the
+/// delivery is stored.
+pub fn on_unused(event: &str, action: Option<&str>) -> Decision {
+    Decision::nothing(match action {
+        Some(action) => format!("nothing to do for {event}.{action}"),
+        None => format!("nothing to do for {event}"),
+    })
 }
 
 /// Whether taskgate wrote this comment itself: its own comments are never

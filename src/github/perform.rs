@@ -16,7 +16,7 @@ use super::perform_runs as runs;
 use crate::core::sync::IssueRecord;
 use crate::core::{hidden_marker, AttemptRef, CheckRunSpec, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
-use crate::store::{EffectRow, NewDelivery, Store};
+use crate::store::{Disposition, EffectRow, NewDelivery, Store};
 
 /// GitHub allows at most 50 annotations per check-run request.
 const MAX_ANNOTATIONS: usize = 50;
@@ -321,7 +321,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                     action: None,
                     installation: Some(ctx.row.installation),
                     payload: serde_json::to_vec(&payload).expect("serialises").into(),
-                    ignored: false,
+                    disposition: Disposition::Pending,
                 })
                 .await
                 .map_err(store_err)?;
@@ -472,7 +472,7 @@ async fn dispatch_refused(
             action: Some("skipped".into()),
             installation: Some(ctx.row.installation),
             payload: serde_json::to_vec(&event).expect("serialises").into(),
-            ignored: false,
+            disposition: Disposition::Pending,
         })
         .await
         .map_err(store_err)?;
@@ -500,7 +500,7 @@ pub(super) async fn ship_event(
             action: Some(name.to_owned()),
             installation: Some(ctx.row.installation),
             payload: serde_json::to_vec(&event).expect("serialises").into(),
-            ignored: false,
+            disposition: Disposition::Pending,
         })
         .await
         .map_err(store_err)?;

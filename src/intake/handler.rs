@@ -9,9 +9,10 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Notify;
 use tracing::{info, warn};
 
-use super::{event, signature};
+use super::{event, signature, translate};
+use crate::core;
 use crate::ids::DeliveryId;
-use crate::store::{NewDelivery, Recorded, Store};
+use crate::store::{Disposition, NewDelivery, Recorded, Store};
 use crate::web::metrics::Metrics;
 
 /// GitHub caps webhook payloads at 25 MiB; anything larger is not GitHub.
@@ -90,6 +91,7 @@ pub async fn webhook(
         (None, None)
     };
 
+    let disposition = disposition(event_name, action.as_deref());
     let recorded = state
         .store
         .record_delivery(NewDelivery {
@@ -98,29 +100,35 @@ pub async fn webhook(
             action,
             installation,
             payload: body,
-            ignored: !handled,
+            disposition: disposition.clone(),
         })
         .await;
-    match recorded {
-        Ok(Recorded::New { .. }) if handled => {
+    match (recorded, disposition) {
+        (Ok(Recorded::New { .. }), Disposition::Pending) => {
             state.metrics.delivery(metric_event, "accepted");
             state.recorded.notify_one();
             info!("recorded");
             reply(StatusCode::ACCEPTED, "accepted")
         }
-        Ok(Recorded::New { .. }) => {
+        (Ok(Recorded::New { .. }), Disposition::Settled { outcome }) => {
+            state.metrics.delivery(metric_event, "no_action");
+            state.metrics.processed(0.0);
+            info!(outcome = %outcome, effects = 0, "recorded and processed");
+            reply(StatusCode::ACCEPTED, format!("accepted; {outcome}"))
+        }
+        (Ok(Recorded::New { .. }), Disposition::Ignored) => {
             state.metrics.delivery(metric_event, "ignored");
             reply(
                 StatusCode::ACCEPTED,
                 format!("event `{event_name}` is not used by taskgate; recorded as ignored"),
             )
         }
-        Ok(Recorded::Duplicate) => {
+        (Ok(Recorded::Duplicate), _) => {
             state.metrics.delivery(metric_event, "duplicate");
             info!("duplicate delivery");
             reply(StatusCode::OK, "duplicate delivery; already recorded")
         }
-        Err(e) => {
+        (Err(e), _) => {
             state.metrics.delivery(metric_event, "error");
             warn!(error = %e, "could not record delivery");
             reply(
@@ -128,5 +136,28 @@ pub async fn webhook(
                 "could not record the delivery; please redeliver",
             )
         }
+    }
+}
+
+/// Whether the processor has anything to decide. Most of a busy
+/// repository's deliveries are events taskgate subscribes to for some
+/// actions only (`issues.opened`, `check_run.completed`, …); the core's
+/// answer for those needs neither payload nor state, so it is taken here
+/// and stored with the delivery, in the same commit, instead of the
+/// processor reading the delivery back and writing it a second time.
+fn disposition(event_name: &str, action: Option<&str>) -> Disposition {
+    if !event::is_handled(event_name) {
+        return Disposition::Ignored;
+    }
+    if !translate::decided_from_name(event_name, action) {
+        return Disposition::Pending;
+    }
+    let decision = core::on_unused(event_name, action);
+    if decision.changes.is_empty() && decision.effects.is_empty() {
+        Disposition::Settled {
+            outcome: decision.outcome,
+        }
+    } else {
+        Disposition::Pending
     }
 }

@@ -30,6 +30,12 @@ pub fn may_matter(event: &str, action: Option<&str>) -> bool {
     }
 }
 
+/// GitHub events taskgate subscribes to but nothing acts on with this
+/// action: decided from their event and action alone, payload unread.
+pub fn decided_from_name(event: &str, action: Option<&str>) -> bool {
+    super::event::is_handled(event) && !may_matter(event, action)
+}
+
 pub fn to_event(event_name: &str, parsed: &Parsed) -> Result<Event, TranslateError> {
     let unused = || Event::Unused {
         event: event_name.to_owned(),

@@ -17,8 +17,20 @@ pub struct NewDelivery {
     pub action: Option<String>,
     pub installation: Option<InstallationId>,
     pub payload: bytes::Bytes,
-    /// `ignored` for events taskgate does not use: recorded, never processed.
-    pub ignored: bool,
+    pub disposition: Disposition,
+}
+
+/// What is already known at intake about the work a delivery needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Disposition {
+    /// Left to the processor, which decides it after the answer.
+    Pending,
+    /// An event taskgate does not subscribe to: recorded, never processed.
+    Ignored,
+    /// Already decided, from its event and action alone, with nothing to
+    /// change or do (`outcome` says so): recorded as processed at once,
+    /// so the processor never reads it back or writes it a second time.
+    Settled { outcome: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,11 +69,17 @@ impl Store {
         // spends its time only on writing.
         let payload = payloads::encode(d.payload.clone());
         self.write(move |conn| {
-            let status = if d.ignored { "ignored" } else { "received" };
+            let now = unix_now_ms();
+            let (status, outcome, processed_at) = match &d.disposition {
+                Disposition::Pending => ("received", None, None),
+                Disposition::Ignored => ("ignored", None, None),
+                Disposition::Settled { outcome } => ("processed", Some(outcome.as_str()), Some(now)),
+            };
             let inserted = conn
                 .prepare_cached(
-                    "INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms, status)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    "INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms,
+                                             status, outcome, processed_at_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
                      ON CONFLICT(delivery_id) DO NOTHING",
                 )?
                 .execute(params![
@@ -69,8 +87,10 @@ impl Store {
                     d.event,
                     d.action,
                     d.installation.map(|i| i.0 as i64),
-                    unix_now_ms(),
-                    status
+                    now,
+                    status,
+                    outcome,
+                    processed_at
                 ])?;
             if inserted == 0 {
                 return Ok(Recorded::Duplicate);
@@ -345,7 +365,7 @@ mod tests {
             action: Some("opened".into()),
             installation: Some(InstallationId(7)),
             payload: bytes::Bytes::copy_from_slice(payload),
-            ignored: false,
+            disposition: Disposition::Pending,
         }
     }
 
@@ -384,6 +404,37 @@ mod tests {
         let without = store.pending_deliveries(10, no_payload).await.unwrap();
         assert!(without.iter().all(|d| d.payload.is_empty()));
         assert_eq!(without[0].delivery_id, DeliveryId("a".into()));
+    }
+
+    #[tokio::test]
+    async fn a_settled_delivery_is_stored_processed_with_its_payload_and_never_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        let raw = real_payload();
+        let settled = NewDelivery {
+            disposition: Disposition::Settled {
+                outcome: "nothing to do for issues.opened".into(),
+            },
+            ..delivery("settled", &raw)
+        };
+        store.record_delivery(settled).await.unwrap();
+        store
+            .record_delivery(delivery("pending", b"{}"))
+            .await
+            .unwrap();
+
+        let record = store.delivery("settled").await.unwrap().unwrap();
+        assert_eq!(record.status, "processed");
+        assert_eq!(
+            record.outcome.as_deref(),
+            Some("nothing to do for issues.opened")
+        );
+        let pending = store.pending_deliveries(10, every_payload).await.unwrap();
+        let ids: Vec<_> = pending.iter().map(|d| d.delivery_id.as_str()).collect();
+        assert_eq!(ids, ["pending"]);
+        // Recorded like any other: the payload is kept for the record.
+        assert_eq!(codecs(&db), ["lz4", "none"]);
     }
 
     #[tokio::test]

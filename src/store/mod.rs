@@ -24,7 +24,7 @@ mod schema;
 mod ship;
 mod writer;
 
-pub use inbox::{DeliveryRecord, NewDelivery, PendingDelivery, Recorded};
+pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 pub use runs::{AttemptRow, TaskLocation};
 pub use ship::StoryRow;

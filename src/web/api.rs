@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 use crate::core::plan::parse_plan;
 use crate::core::ship::{ShipEvent, ShipState, ShipVia, ShipWhat, SHIP_EVENT};
 use crate::ids::{DeliveryId, IssueNumber, RepoName};
-use crate::store::{NewDelivery, Store, StoryRow};
+use crate::store::{Disposition, NewDelivery, Store, StoryRow};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -255,7 +255,7 @@ async fn ship_story(
         action: Some("request".into()),
         installation: Some(plan.installation),
         payload: serde_json::to_vec(&event).expect("serialises").into(),
-        ignored: false,
+        disposition: Disposition::Pending,
     };
     if let Err(e) = state.store.record_delivery(delivery).await {
         return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
@@ -386,7 +386,7 @@ async fn review_task(
         action: None,
         installation: Some(installation),
         payload: serde_json::to_vec(&event).expect("serialises").into(),
-        ignored: false,
+        disposition: Disposition::Pending,
     };
     if let Err(e) = state.store.record_delivery(delivery).await {
         return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());

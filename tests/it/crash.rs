@@ -217,7 +217,7 @@ async fn a_delivery_recorded_before_a_crash_is_processed_after_restart() {
                 action: Some("created".into()),
                 installation: Some(taskgate::ids::InstallationId(INSTALLATION)),
                 payload: serde_json::to_vec(&payload).unwrap().into(),
-                ignored: false,
+                disposition: taskgate::store::Disposition::Pending,
             })
             .await
             .unwrap();

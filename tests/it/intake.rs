@@ -127,6 +127,36 @@ async fn unknown_events_are_recorded_as_ignored() {
 }
 
 #[tokio::test]
+async fn a_used_event_with_an_action_nothing_acts_on_is_settled_at_intake() {
+    let app = TestApp::start().await;
+    let body = serde_json::to_vec(&fixture("issues/opened.1.json")).unwrap();
+    let (status, text) = signed(&app, "issues", "opened-1", &body).await;
+    assert_eq!(
+        (status, text.trim()),
+        (202, "accepted; nothing to do for issues.opened")
+    );
+    // Processed in the same commit as it was recorded: nothing is left
+    // for the processor, which would otherwise read it back and write it
+    // a second time.
+    let record = app.store().delivery("opened-1").await.unwrap().unwrap();
+    assert_eq!(record.status, "processed");
+    assert_eq!(
+        record.outcome.as_deref(),
+        Some("nothing to do for issues.opened")
+    );
+    let pending = app
+        .store()
+        .pending_deliveries(10, |_, _| true)
+        .await
+        .unwrap();
+    assert!(pending.is_empty());
+
+    // A shape the event cannot have is still refused, settled or not.
+    let (status, _) = signed(&app, "issues", "opened-2", b"{\"action\":\"opened\"}").await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
 async fn a_delivery_seen_before_is_answered_200_and_processed_once() {
     let app = TestApp::start().await;
     let issue = app
