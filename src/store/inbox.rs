@@ -399,7 +399,7 @@ mod tests {
         assert_eq!(pending.len(), 2);
         assert_eq!(pending[0].payload, raw);
         assert_eq!(pending[1].payload, b"{}");
-        assert_eq!(codecs(&db), ["lz4", "none"]);
+        assert_eq!(codecs(&db), ["lz4-dict1", "none"]);
 
         let without = store.pending_deliveries(10, no_payload).await.unwrap();
         assert!(without.iter().all(|d| d.payload.is_empty()));
@@ -434,7 +434,7 @@ mod tests {
         let ids: Vec<_> = pending.iter().map(|d| d.delivery_id.as_str()).collect();
         assert_eq!(ids, ["pending"]);
         // Recorded like any other: the payload is kept for the record.
-        assert_eq!(codecs(&db), ["lz4", "none"]);
+        assert_eq!(codecs(&db), ["lz4-dict1", "none"]);
     }
 
     #[tokio::test]
