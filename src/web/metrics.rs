@@ -47,7 +47,7 @@ impl Metrics {
         let deliveries = Family::<Labels, Counter>::default();
         registry.register(
             "deliveries",
-            "Webhook deliveries by event and outcome (accepted, duplicate, ignored, rejected, error)",
+            "Webhook deliveries by event and outcome (accepted, no_action, duplicate, ignored, rejected, error)",
             deliveries.clone(),
         );
         let processing_seconds =

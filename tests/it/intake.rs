@@ -151,6 +151,17 @@ async fn a_used_event_with_an_action_nothing_acts_on_is_settled_at_intake() {
         .unwrap();
     assert!(pending.is_empty());
 
+    let metrics = reqwest::get(format!("{}/metrics", app.url))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("taskgate_deliveries_total{event=\"issues\",outcome=\"no_action\"} 1"),
+        "{metrics}"
+    );
+
     // A shape the event cannot have is still refused, settled or not.
     let (status, _) = signed(&app, "issues", "opened-2", b"{\"action\":\"opened\"}").await;
     assert_eq!(status, 400);
