@@ -5,7 +5,10 @@
 //! Must not: do the work a delivery implies on the request path. A delivery
 //! is answered as soon as it is durably recorded; the processor
 //! (`crate::app::processor`) picks it up from the store afterwards, so a
-//! restart resumes where the last run stopped.
+//! restart resumes where the last run stopped. The one decision taken here
+//! is the core's answer for an event and action nothing acts on
+//! (`core::on_unused`): it needs no payload, state or IO, and is stored with
+//! the delivery as already processed.
 
 pub mod event;
 mod handler;
