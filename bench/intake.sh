@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Intake benchmark: signed ~10 KB deliveries with unique delivery ids posted
+# Intake benchmark: signed ~10 KB deliveries with unique, GitHub-shaped
+# delivery ids (version-1 UUIDs in time order) posted
 # to a running `taskgate serve` over loopback with wrk, then checks that
 # every 2xx delivery is in the database. Prints throughput, ack latency,
 # server CPU per delivery and RSS.
@@ -37,21 +38,36 @@ PY
 SIG="sha256=$(openssl dgst -sha256 -hmac "$SECRET" -r < "$WORK/payload.json" | cut -d' ' -f1)"
 SIZE=$(stat -c %s "$WORK/payload.json")
 
-cat > "$WORK/post.lua" <<LUA
-local f = io.open("$WORK/payload.json", "rb"); local body = f:read("*a"); f:close()
--- Each wrk thread has its own Lua state; setup() runs in the main one and
--- gives every thread a distinct global tid, so delivery ids never repeat.
-counter = 0
+cat > "$WORK/post.lua" <<'LUA'
+local f = io.open(os.getenv("BENCH_PAYLOAD"), "rb"); local body = f:read("*a"); f:close()
+local sig = os.getenv("BENCH_SIG")
+-- Delivery ids as GitHub makes them: version-1 UUIDs, whose timestamp
+-- (100 ns ticks since 1582) rises from one delivery to the next and whose
+-- first field is its fastest-changing part. Each wrk thread has its own Lua
+-- state; setup() runs in the main one and gives every thread a distinct
+-- tid, which seeds its own clock sequence and node, so ids never repeat.
 tid = 0
 local next_tid = 0
 function setup(thread) next_tid = next_tid + 1; thread:set("tid", next_tid) end
+local hi, lo, clock, node_a, node_b
+function init(args)
+  math.randomseed(os.time() * 100 + tid)
+  local ticks_hi = (os.time() + 12219292800) * 1e7 / 4294967296
+  hi = math.floor(ticks_hi)
+  lo = math.floor((ticks_hi - hi) * 4294967296) + tid * 7
+  clock = 0x8000 + math.random(0, 0x3fff)
+  node_a, node_b = math.random(0, 0xffffff), math.random(0, 0xffffff)
+end
 function request()
-  counter = counter + 1
+  lo = lo + 1373   -- ~137 µs of ticks per delivery and thread
+  if lo >= 4294967296 then lo = lo - 4294967296; hi = hi + 1 end
+  local id = string.format("%08x-%04x-1%03x-%04x-%06x%06x",
+    lo, hi % 65536, math.floor(hi / 65536) % 4096, clock, node_a, node_b)
   local headers = {
     ["Content-Type"] = "application/json",
     ["X-GitHub-Event"] = "issues",
-    ["X-GitHub-Delivery"] = string.format("bench-%d-%d", tid, counter),
-    ["X-Hub-Signature-256"] = "$SIG",
+    ["X-GitHub-Delivery"] = id,
+    ["X-Hub-Signature-256"] = sig,
   }
   return wrk.format("POST", "/webhook", headers, body)
 end
@@ -68,7 +84,8 @@ sleep 1
 IDLE_RSS=$(awk '/VmRSS/ {print $2}' /proc/$SERVER/status)
 ticks() { awk '{print $14 + $15}' /proc/$SERVER/stat; }
 T0=$(ticks)
-wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PORT/webhook" | tee "$WORK/wrk.txt"
+BENCH_PAYLOAD="$WORK/payload.json" BENCH_SIG="$SIG" \
+  wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$WORK/post.lua" "http://127.0.0.1:$PORT/webhook" | tee "$WORK/wrk.txt"
 # The server's CPU is counted until it has processed every delivery, not
 # only until wrk stops: processing after the 202 is part of the cost.
 pending() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"select count(*) from deliveries where status = 'received'\").fetchone()[0])" "$DB_DIR/bench.db"; }
