@@ -46,12 +46,7 @@ async fn server_errors_are_retried_with_backoff_until_github_accepts() {
     app.settle().await;
 
     assert_eq!(calls(&app, CREATE_COMMENT), vec![500, 500, 500, 201]);
-    let metrics = reqwest::get(format!("{}/metrics", app.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     for line in [
         "taskgate_github_calls_total{effect=\"post_comment\",status=\"500\"} 3",
         "taskgate_github_calls_total{effect=\"post_comment\",status=\"2xx\"} 1",

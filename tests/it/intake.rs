@@ -151,12 +151,7 @@ async fn a_used_event_with_an_action_nothing_acts_on_is_settled_at_intake() {
         .unwrap();
     assert!(pending.is_empty());
 
-    let metrics = reqwest::get(format!("{}/metrics", app.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("taskgate_deliveries_total{event=\"issues\",outcome=\"no_action\"} 1"),
         "{metrics}"
@@ -215,12 +210,7 @@ async fn healthz_and_metrics_answer() {
     app.deliver("ping", &fixture("ping/default.1.json")).await;
     let health = reqwest::get(format!("{}/healthz", app.url)).await.unwrap();
     assert_eq!(health.status().as_u16(), 200);
-    let metrics = reqwest::get(format!("{}/metrics", app.url))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = app.metrics().await;
     assert!(
         metrics.contains("taskgate_deliveries_total{event=\"ping\",outcome=\"accepted\"} 1"),
         "{metrics}"

@@ -150,6 +150,16 @@ impl TestApp {
         (task.number, branch)
     }
 
+    /// `GET /metrics`, as Prometheus would scrape it.
+    pub async fn metrics(&self) -> String {
+        reqwest::get(format!("{}/metrics", self.url))
+            .await
+            .expect("the server answers")
+            .text()
+            .await
+            .expect("a text body")
+    }
+
     /// Waits until every recorded delivery is processed and the outbox is
     /// empty of due work.
     pub async fn settle(&self) {

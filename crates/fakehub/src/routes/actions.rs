@@ -6,6 +6,8 @@
 //! a signed blob URL on the fake's storage origin, as GitHub redirects to
 //! storage; that origin refuses requests carrying GitHub credentials.
 
+use std::collections::BTreeMap;
+
 use chrono::{Duration, Utc};
 use serde_json::{json, Value};
 
@@ -56,17 +58,19 @@ pub const ROUTES: &[Route] = &[
     },
 ];
 
-fn dispatch(st: &mut State, req: &Req) -> HResult {
-    let (repo, _) = repo_mut(st, req)?;
-    let wf = req.param("workflow_id");
-    let Some(file) = repo
-        .workflows
+/// The workflow a `{workflow_id}` names: GitHub takes its file name or its id.
+fn workflow_file(workflows: &BTreeMap<String, u64>, wf: &str) -> Result<String, Reply> {
+    workflows
         .iter()
         .find(|(file, id)| *file == wf || id.to_string() == wf)
         .map(|(file, _)| file.clone())
-    else {
-        return Err(Reply::not_found());
-    };
+        .ok_or_else(Reply::not_found)
+}
+
+fn dispatch(st: &mut State, req: &Req) -> HResult {
+    let (repo, _) = repo_mut(st, req)?;
+    let wf = req.param("workflow_id");
+    let file = workflow_file(&repo.workflows, wf)?;
     let git_ref = req.str_field("ref").unwrap_or_default().to_string();
     if repo.resolve(&git_ref).is_none() {
         return Err(Reply::unprocessable(&format!(
@@ -128,15 +132,7 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
 /// A workflow's runs, newest first; `event` and `branch` filter as GitHub's do.
 fn list_workflow_runs(st: &mut State, req: &Req) -> HResult {
     let repo = repo(st, req)?;
-    let wf = req.param("workflow_id");
-    let Some(file) = repo
-        .workflows
-        .iter()
-        .find(|(file, id)| *file == wf || id.to_string() == wf)
-        .map(|(file, _)| file.clone())
-    else {
-        return Err(Reply::not_found());
-    };
+    let file = workflow_file(&repo.workflows, req.param("workflow_id"))?;
     let event = req.query.get("event");
     let branch = req.query.get("branch");
     let runs: Vec<Value> = repo
