@@ -6,7 +6,8 @@
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
-//! - 5xx and no answer back off exponentially, up to `max_attempts`;
+//! - 5xx and no answer back off exponentially, up to `max_attempts` such
+//!   failures (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
 //! - any other 4xx fails the effect with GitHub's message, not retried.
 //!
@@ -36,7 +37,8 @@ use crate::web::metrics::Metrics;
 pub struct Backoff {
     pub base: Duration,
     pub max: Duration,
-    /// Attempts before an effect is given up as failed.
+    /// Failed attempts (server error or no answer) before an effect is
+    /// given up; attempts that met a rate limit do not count.
     pub max_attempts: u32,
 }
 
@@ -108,7 +110,18 @@ pub struct Executor {
 /// What became of one attempt.
 enum Outcome {
     Done(Option<String>),
-    RetryAt { due_ms: i64, why: String },
+    /// A server error or no answer: try again at `due_ms`; counts toward
+    /// giving up.
+    RetryAt {
+        due_ms: i64,
+        why: String,
+    },
+    /// GitHub asked us to wait until `until_ms`; the whole installation
+    /// pauses, and the attempt does not count toward giving up.
+    RateLimited {
+        until_ms: i64,
+        why: String,
+    },
     Failed(String),
 }
 
@@ -199,10 +212,14 @@ impl Executor {
             }
             Outcome::RetryAt { due_ms, why } => {
                 info!(attempt, retry_in_ms = due_ms - unix_now_ms(), reason = %why, "effect will be retried");
-                if why.contains("rate limit") {
-                    pause = Some((row.installation, due_ms));
-                }
-                self.store.effect_retry_at(row.id, due_ms, why).await
+                self.store.effect_retry_at(row.id, due_ms, why, true).await
+            }
+            Outcome::RateLimited { until_ms, why } => {
+                info!(attempt, retry_in_ms = until_ms - unix_now_ms(), reason = %why, "rate limited; effect will be retried");
+                pause = Some((row.installation, until_ms));
+                self.store
+                    .effect_retry_at(row.id, until_ms, why, false)
+                    .await
             }
         };
         if let Err(e) = stored {
@@ -231,8 +248,8 @@ impl Executor {
                     headers,
                     message,
                 } if is_rate_limited(*status, headers, message) => {
-                    return Outcome::RetryAt {
-                        due_ms: unix_now_ms()
+                    return Outcome::RateLimited {
+                        until_ms: unix_now_ms()
                             + rate_limit_wait(headers, unix_now_ms()).as_millis() as i64,
                         why: format!("rate limit ({status}): {message}"),
                     };
@@ -243,11 +260,12 @@ impl Executor {
                     return Outcome::Failed(err.to_string());
                 }
             }
-            if attempt >= self.backoff.max_attempts {
-                return Outcome::Failed(format!("gave up after {attempt} attempts: {err}"));
+            let failures = row.failures + 1;
+            if failures >= self.backoff.max_attempts {
+                return Outcome::Failed(format!("gave up after {failures} failed attempts: {err}"));
             }
             return Outcome::RetryAt {
-                due_ms: unix_now_ms() + self.backoff.delay(attempt).as_millis() as i64,
+                due_ms: unix_now_ms() + self.backoff.delay(failures).as_millis() as i64,
                 why: err.to_string(),
             };
         }

@@ -44,6 +44,9 @@ pub struct EffectRow {
     /// Attempts started so far, counting the one about to run once
     /// [`Store::begin_attempt`] has returned.
     pub attempts: u32,
+    /// Attempts that ended in a server error or no answer; rate limits are
+    /// not failures.
+    pub failures: u32,
     pub last_error: Option<String>,
     pub result: Option<String>,
     pub created_at_ms: i64,
@@ -78,6 +81,7 @@ fn row_to_effect(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EffectRowRaw, Strin
             last_error: r.get(5)?,
             result: r.get(6)?,
             created_at_ms: r.get(7)?,
+            failures: r.get(8)?,
         },
         r.get(2)?,
     ))
@@ -91,6 +95,7 @@ struct EffectRowRaw {
     last_error: Option<String>,
     result: Option<String>,
     created_at_ms: i64,
+    failures: i64,
 }
 
 fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> {
@@ -101,6 +106,7 @@ fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> 
             .map_err(|e| StoreError::Corrupt(format!("effect {} does not parse: {e}", raw.id)))?,
         status: EffectStatus::parse(&raw.status)?,
         attempts: raw.attempts as u32,
+        failures: raw.failures as u32,
         last_error: raw.last_error,
         result: raw.result,
         created_at_ms: raw.created_at_ms,
@@ -108,7 +114,7 @@ fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> 
 }
 
 const COLUMNS: &str =
-    "id, installation_id, effect, status, attempts, last_error, result, created_at_ms";
+    "id, installation_id, effect, status, attempts, last_error, result, created_at_ms, failures";
 
 impl Store {
     /// Pending effects whose time has come, oldest first.
@@ -187,16 +193,20 @@ impl Store {
     }
 
     /// Leaves the effect pending, due again at `due_ms`, noting why.
+    /// Schedules the effect's next attempt; `failed` counts this one
+    /// toward giving up (a server error or no answer, not a rate limit).
     pub async fn effect_retry_at(
         &self,
         id: EffectId,
         due_ms: i64,
         error: String,
+        failed: bool,
     ) -> Result<(), StoreError> {
         self.write(move |conn| {
             conn.execute(
-                "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3 WHERE id = ?1",
-                params![id.0 as i64, due_ms, error],
+                "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3, failures = failures + ?4
+                 WHERE id = ?1",
+                params![id.0 as i64, due_ms, error, failed as i64],
             )?;
             Ok(())
         })

@@ -164,6 +164,12 @@ CREATE TABLE delivery_payloads (
 INSERT INTO delivery_payloads (seq, codec, payload) SELECT seq, 'none', payload FROM deliveries;
 ALTER TABLE deliveries DROP COLUMN payload;
 "#,
+    r#"
+-- Attempts GitHub answered with a server error, or not at all. Only these
+-- count toward giving an effect up: a rate limit is GitHub asking us to
+-- wait, and a long one must not use up an effect's retries.
+ALTER TABLE effects ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

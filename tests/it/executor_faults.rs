@@ -83,6 +83,66 @@ async fn a_secondary_rate_limit_waits_for_retry_after() {
 }
 
 #[tokio::test]
+async fn rate_limits_do_not_use_up_an_effects_retries() {
+    // The test app gives an effect up after 5 failed attempts. Six rate
+    // limits, then four server errors: still within its retries.
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    for _ in 0..6 {
+        app.fake.inject(
+            CREATE_COMMENT,
+            Fault::SecondaryRateLimit {
+                retry_after_secs: 0,
+            },
+        );
+    }
+    app.fake.inject(
+        CREATE_COMMENT,
+        Fault::Status {
+            status: 502,
+            times: 4,
+        },
+    );
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+
+    let mut expected = vec![403; 6];
+    expected.extend([502, 502, 502, 502, 201]);
+    assert_eq!(calls(&app, CREATE_COMMENT), expected);
+    let effect = only_effect(&app).await;
+    assert_eq!(
+        (effect.status, effect.attempts, effect.failures),
+        (EffectStatus::Done, 11, 4)
+    );
+    assert_eq!(app.bot_comments(issue).len(), 1);
+}
+
+#[tokio::test]
+async fn an_effect_is_given_up_after_its_failed_attempts_with_githubs_answer() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.fake.inject(
+        CREATE_COMMENT,
+        Fault::Status {
+            status: 503,
+            times: 5,
+        },
+    );
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+
+    assert_eq!(calls(&app, CREATE_COMMENT), vec![503; 5]);
+    let effect = only_effect(&app).await;
+    assert_eq!(effect.status, EffectStatus::Failed);
+    let error = effect.last_error.unwrap();
+    assert!(
+        error.starts_with("gave up after 5 failed attempts"),
+        "{error}"
+    );
+    assert!(app.bot_comments(issue).is_empty());
+}
+
+#[tokio::test]
 async fn an_expired_token_is_renewed_once() {
     let app = TestApp::start().await;
     let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
