@@ -377,6 +377,15 @@ mod tests {
         std::fs::read(path).expect("fixture")
     }
 
+    /// A store on a new database file; the directory lives as long as the
+    /// first element is kept.
+    fn fresh_store() -> (tempfile::TempDir, std::path::PathBuf, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        (dir, db, store)
+    }
+
     fn codecs(db: &std::path::Path) -> Vec<String> {
         let conn = Connection::open(db).unwrap();
         let mut stmt = conn
@@ -388,9 +397,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_recorded_payload_reads_back_byte_for_byte_and_is_stored_compressed() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
+        let (_dir, db, store) = fresh_store();
         let raw = real_payload();
         store.record_delivery(delivery("a", &raw)).await.unwrap();
         store.record_delivery(delivery("b", b"{}")).await.unwrap();
@@ -408,9 +415,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_settled_delivery_is_stored_processed_with_its_payload_and_never_pending() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
+        let (_dir, db, store) = fresh_store();
         let raw = real_payload();
         let settled = NewDelivery {
             disposition: Disposition::Settled {
@@ -439,9 +444,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_damaged_or_missing_payload_comes_back_empty_and_the_rest_still_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
+        let (_dir, db, store) = fresh_store();
         let raw = real_payload();
         for id in ["damaged", "missing", "fine"] {
             store.record_delivery(delivery(id, &raw)).await.unwrap();
@@ -463,9 +466,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_duplicate_delivery_stores_no_second_payload() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
+        let (_dir, db, store) = fresh_store();
         let first = store.record_delivery(delivery("a", b"{\"n\":1}")).await;
         let again = store.record_delivery(delivery("a", b"{\"n\":2}")).await;
         assert!(matches!(first, Ok(Recorded::New { .. })));
@@ -478,8 +479,7 @@ mod tests {
 
     #[tokio::test]
     async fn deliveries_completed_together_are_marked_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let (_dir, _, store) = fresh_store();
         for id in ["a", "b", "c"] {
             store.record_delivery(delivery(id, b"{}")).await.unwrap();
         }
