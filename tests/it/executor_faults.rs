@@ -25,6 +25,19 @@ fn calls(app: &TestApp, route: &str) -> Vec<u16> {
         .collect()
 }
 
+/// A `/taskgate help` comment on a new issue, answered while GitHub meets
+/// comment creation with `faults` in turn; returns once all is settled.
+async fn help_reply_through(faults: Vec<Fault>) -> (TestApp, u64) {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    for fault in faults {
+        app.fake.inject(CREATE_COMMENT, fault);
+    }
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+    (app, issue)
+}
+
 async fn only_effect(app: &TestApp) -> taskgate::store::EffectRow {
     let effects = app.store().effects().await.unwrap();
     assert_eq!(effects.len(), 1, "{effects:?}");
@@ -33,17 +46,11 @@ async fn only_effect(app: &TestApp) -> taskgate::store::EffectRow {
 
 #[tokio::test]
 async fn server_errors_are_retried_with_backoff_until_github_accepts() {
-    let app = TestApp::start().await;
-    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
-    app.fake.inject(
-        CREATE_COMMENT,
-        Fault::Status {
-            status: 500,
-            times: 3,
-        },
-    );
-    app.comment(issue, "octocat", "/taskgate help").await;
-    app.settle().await;
+    let (app, issue) = help_reply_through(vec![Fault::Status {
+        status: 500,
+        times: 3,
+    }])
+    .await;
 
     assert_eq!(calls(&app, CREATE_COMMENT), vec![500, 500, 500, 201]);
     let metrics = app.metrics().await;
@@ -86,25 +93,16 @@ async fn a_secondary_rate_limit_waits_for_retry_after() {
 async fn rate_limits_do_not_use_up_an_effects_retries() {
     // The test app gives an effect up after 5 failed attempts. Six rate
     // limits, then four server errors: still within its retries.
-    let app = TestApp::start().await;
-    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
-    for _ in 0..6 {
-        app.fake.inject(
-            CREATE_COMMENT,
-            Fault::SecondaryRateLimit {
-                retry_after_secs: 0,
-            },
-        );
-    }
-    app.fake.inject(
-        CREATE_COMMENT,
-        Fault::Status {
-            status: 502,
-            times: 4,
-        },
-    );
-    app.comment(issue, "octocat", "/taskgate help").await;
-    app.settle().await;
+    let mut faults: Vec<_> = (0..6)
+        .map(|_| Fault::SecondaryRateLimit {
+            retry_after_secs: 0,
+        })
+        .collect();
+    faults.push(Fault::Status {
+        status: 502,
+        times: 4,
+    });
+    let (app, issue) = help_reply_through(faults).await;
 
     let mut expected = vec![403; 6];
     expected.extend([502, 502, 502, 502, 201]);
@@ -119,17 +117,11 @@ async fn rate_limits_do_not_use_up_an_effects_retries() {
 
 #[tokio::test]
 async fn an_effect_is_given_up_after_its_failed_attempts_with_githubs_answer() {
-    let app = TestApp::start().await;
-    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
-    app.fake.inject(
-        CREATE_COMMENT,
-        Fault::Status {
-            status: 503,
-            times: 5,
-        },
-    );
-    app.comment(issue, "octocat", "/taskgate help").await;
-    app.settle().await;
+    let (app, issue) = help_reply_through(vec![Fault::Status {
+        status: 503,
+        times: 5,
+    }])
+    .await;
 
     assert_eq!(calls(&app, CREATE_COMMENT), vec![503; 5]);
     let effect = only_effect(&app).await;
@@ -159,11 +151,7 @@ async fn an_expired_token_is_renewed_once() {
 
 #[tokio::test]
 async fn validation_failures_are_recorded_and_not_retried() {
-    let app = TestApp::start().await;
-    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
-    app.fake.inject(CREATE_COMMENT, Fault::ValidationFailed);
-    app.comment(issue, "octocat", "/help").await;
-    app.settle().await;
+    let (app, issue) = help_reply_through(vec![Fault::ValidationFailed]).await;
 
     assert_eq!(calls(&app, CREATE_COMMENT), vec![422]);
     let effect = only_effect(&app).await;
