@@ -46,13 +46,16 @@ impl Processor {
                         .await;
                 }
                 Ok(batch) => {
-                    // Deliveries nothing acts on are marked processed
-                    // together, one commit for the lot; the others are
-                    // decided one at a time, each on the state the one
-                    // before it left.
+                    // Deliveries nothing acts on (intake settles those
+                    // now; these were recorded by an older taskgate) are
+                    // marked processed together, one commit for the lot;
+                    // the others are decided one at a time, each on the
+                    // state the one before it left.
                     let mut unchanged = Vec::new();
                     for delivery in batch {
-                        if let Some(outcome) = self.outcome_without_change(&delivery) {
+                        if let Some(outcome) =
+                            translate::settled_outcome(&delivery.event, delivery.action.as_deref())
+                        {
                             unchanged.push((delivery, outcome));
                             continue;
                         }
@@ -179,16 +182,6 @@ impl Processor {
     /// What the core makes of an event nothing acts on yet.
     fn decide_unused(&self, delivery: &PendingDelivery) -> Decision {
         core::on_unused(&delivery.event, delivery.action.as_deref())
-    }
-
-    /// The outcome of a delivery decided from its name alone, when that
-    /// decision changes nothing and asks for nothing.
-    fn outcome_without_change(&self, delivery: &PendingDelivery) -> Option<String> {
-        if !translate::decided_from_name(&delivery.event, delivery.action.as_deref()) {
-            return None;
-        }
-        let decision = self.decide_unused(delivery);
-        (decision.changes.is_empty() && decision.effects.is_empty()).then_some(decision.outcome)
     }
 
     /// Marks `unchanged` processed in one commit and empties it.

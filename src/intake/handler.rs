@@ -10,7 +10,6 @@ use tokio::sync::Notify;
 use tracing::{info, warn};
 
 use super::{event, signature, translate};
-use crate::core;
 use crate::ids::DeliveryId;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
 use crate::web::metrics::Metrics;
@@ -149,15 +148,8 @@ fn disposition(event_name: &str, action: Option<&str>) -> Disposition {
     if !event::is_handled(event_name) {
         return Disposition::Ignored;
     }
-    if !translate::decided_from_name(event_name, action) {
-        return Disposition::Pending;
-    }
-    let decision = core::on_unused(event_name, action);
-    if decision.changes.is_empty() && decision.effects.is_empty() {
-        Disposition::Settled {
-            outcome: decision.outcome,
-        }
-    } else {
-        Disposition::Pending
+    match translate::settled_outcome(event_name, action) {
+        Some(outcome) => Disposition::Settled { outcome },
+        None => Disposition::Pending,
     }
 }

@@ -36,6 +36,17 @@ pub fn decided_from_name(event: &str, action: Option<&str>) -> bool {
     super::event::is_handled(event) && !may_matter(event, action)
 }
 
+/// The core's outcome for a delivery decided from its name alone, when
+/// that decision changes nothing and asks for nothing: such a delivery is
+/// done as soon as it is recorded.
+pub fn settled_outcome(event: &str, action: Option<&str>) -> Option<String> {
+    if !decided_from_name(event, action) {
+        return None;
+    }
+    let decision = crate::core::on_unused(event, action);
+    (decision.changes.is_empty() && decision.effects.is_empty()).then_some(decision.outcome)
+}
+
 pub fn to_event(event_name: &str, parsed: &Parsed) -> Result<Event, TranslateError> {
     let unused = || Event::Unused {
         event: event_name.to_owned(),
@@ -91,4 +102,26 @@ fn repo_name(full_name: &str) -> Result<RepoName, TranslateError> {
 
 fn repo_names(repos: &[RepositoryRef]) -> Result<Vec<RepoName>, TranslateError> {
     repos.iter().map(|r| repo_name(&r.full_name)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_subscribed_events_with_an_action_nothing_acts_on_are_settled() {
+        assert_eq!(
+            settled_outcome("issues", Some("opened")).as_deref(),
+            Some("nothing to do for issues.opened")
+        );
+        assert_eq!(
+            settled_outcome("check_run", Some("completed")).as_deref(),
+            Some("nothing to do for check_run.completed")
+        );
+        // Acted on: left to the processor.
+        assert_eq!(settled_outcome("issue_comment", Some("created")), None);
+        assert_eq!(settled_outcome("push", None), None);
+        // Not subscribed to: recorded as ignored, not settled.
+        assert_eq!(settled_outcome("star", Some("created")), None);
+    }
 }
