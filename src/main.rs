@@ -181,6 +181,7 @@ impl ServeArgs {
                     url_template: template,
                 }),
             tick_every: Duration::from_secs(60),
+            actions_watch: taskgate::app::DEFAULT_ACTIONS_WATCH,
             clock: taskgate::app::runs::system_clock(),
         })
     }

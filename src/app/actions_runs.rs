@@ -22,9 +22,17 @@
 //!   report (none uploaded, too large, not a zip, unsafe paths, another
 //!   task's) fails every gate as `tooling_error`, saying why and linking the
 //!   run, exactly as a local run that could not start.
+//! - **Webhooks get lost; the watch does not rely on them.** GitHub does not
+//!   redeliver a webhook that failed, so an attempt still open a while
+//!   after it was last heard of gets a [`WATCH_EVENT`] from the run queue,
+//!   and the watch asks GitHub for its run: one that completed is finished
+//!   as its `completed` webhook would have finished it, one that started
+//!   starts the attempt, one that was deleted fails it as `tooling_error`.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::runs::{Progress, RunEvent, Runs};
@@ -42,6 +50,69 @@ use crate::runner::actions::{
     report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
 };
 use crate::store::{AttemptRow, Store, StoreError};
+
+/// An internal delivery: look at an open Actions attempt's run on GitHub.
+pub const WATCH_EVENT: &str = "taskgate.actions-watch";
+
+/// The payload of a [`WATCH_EVENT`] delivery.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WatchEvent {
+    pub repo: RepoName,
+    pub attempt: AttemptRef,
+}
+
+/// How long an attempt whose run GitHub never named is waited for: a
+/// queued job waits at most 24 hours for a runner on GitHub, so by then a
+/// run that was going to report has reported.
+pub const UNSEEN_RUN_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What GitHub says of an attempt's workflow run.
+#[derive(Debug)]
+pub enum RunSeen {
+    /// No run id is recorded for the attempt (the dispatch is still in the
+    /// outbox, or the host did not answer it with the run's id).
+    Unknown,
+    /// GitHub answers 404 for the recorded run: it was deleted.
+    Gone(u64),
+    /// Requested, queued, waiting: not started on a runner yet.
+    Waiting(String),
+    InProgress,
+    Completed(Box<WorkflowRun>),
+}
+
+/// What the watch does about an open attempt.
+#[derive(Debug)]
+pub enum WatchStep {
+    Nothing(String),
+    /// The run started (its `in_progress` webhook was lost).
+    Start,
+    /// The run completed (its `completed` webhook was lost): read its report.
+    FinishFromRun(Box<WorkflowRun>),
+    /// The run will never report: fail the attempt's gates, saying why.
+    GiveUp(String),
+}
+
+/// The watch's policy, from what GitHub says of the run of an attempt that
+/// is `queued` (not started yet) or running, queued `age` ago.
+pub fn watch_step(queued: bool, seen: RunSeen, age: Duration) -> WatchStep {
+    match seen {
+        RunSeen::Completed(run) => WatchStep::FinishFromRun(run),
+        RunSeen::InProgress if queued => WatchStep::Start,
+        RunSeen::InProgress => WatchStep::Nothing("its workflow run is still in progress".into()),
+        RunSeen::Waiting(status) => {
+            WatchStep::Nothing(format!("its workflow run is still {status} on GitHub"))
+        }
+        RunSeen::Gone(id) => WatchStep::GiveUp(format!(
+            "workflow run {id} no longer exists on GitHub (deleted before it reported)"
+        )),
+        RunSeen::Unknown if age >= UNSEEN_RUN_LIMIT => WatchStep::GiveUp(format!(
+            "GitHub never named a workflow run for this attempt in the {} hours since it was \
+             queued (the dispatch was refused, or no `workflow_run` webhook arrived for it)",
+            UNSEEN_RUN_LIMIT.as_secs() / 3600
+        )),
+        RunSeen::Unknown => WatchStep::Nothing("no workflow run is known for it yet".into()),
+    }
+}
 
 pub struct ActionsRuns {
     pub github: Arc<GitHubApp>,
@@ -291,6 +362,88 @@ impl ActionsRuns {
         Ok((file == Some(config.runner_workflow.as_str())).then_some(row))
     }
 
+    /// A [`WATCH_EVENT`]: asks GitHub for the attempt's run and carries on
+    /// as the webhook that was not heard of would have (see [`watch_step`]).
+    pub async fn on_watch(&self, payload: &[u8], runs: &Runs) -> Result<Decision, ActionsError> {
+        let watch: WatchEvent = serde_json::from_slice(payload)
+            .map_err(|e| ActionsError::Payload(format!("unreadable {WATCH_EVENT}: {e}")))?;
+        let (repo, a) = (watch.repo, watch.attempt);
+        let what = format!("attempt {} of task {}", a.attempt, a.task);
+        let row = self
+            .store
+            .attempt(&repo, &a.story, &a.task, a.attempt)
+            .await?
+            .filter(|r| r.runner == RunnerKind::Actions);
+        let Some(row) = row else {
+            return Ok(Decision::nothing(format!("watch: no Actions {what}")));
+        };
+        let queued = row.status == AttemptStatus::Queued.as_str();
+        if !queued && row.status != AttemptStatus::Running.as_str() {
+            return Ok(Decision::nothing(format!(
+                "watch: {what} is {}",
+                row.status
+            )));
+        }
+        let seen = self.run_seen(&repo, &row, &a).await?;
+        let age_ms = (runs.now() * 1000 - row.queued_ms).max(0) as u64;
+        let progress = match watch_step(queued, seen, Duration::from_millis(age_ms)) {
+            WatchStep::Nothing(why) => {
+                return Ok(Decision::nothing(format!("watch: {what}: {why}")))
+            }
+            WatchStep::Start => Progress::Started {
+                attempt: row.attempt,
+            },
+            WatchStep::FinishFromRun(run) => Progress::Finished {
+                attempt: row.attempt,
+                report: self.report(&repo, &row, &run).await?,
+                workspace: String::new(),
+            },
+            WatchStep::GiveUp(why) => Progress::Finished {
+                attempt: row.attempt,
+                report: report_for_missing_artifact(&row.task, &row.sha, &row.gates, &why, None),
+                workspace: String::new(),
+            },
+        };
+        let event = RunEvent {
+            repo,
+            story: row.story,
+            task: row.task,
+            progress,
+        };
+        let mut decision = runs
+            .on_progress(event)
+            .await
+            .map_err(ActionsError::Progress)?;
+        decision.outcome = format!("watch: {}", decision.outcome);
+        Ok(decision)
+    }
+
+    /// The attempt's run as GitHub has it now, by the id its dispatch was
+    /// answered with (or its first webhook told).
+    async fn run_seen(
+        &self,
+        repo: &RepoName,
+        row: &AttemptRow,
+        attempt: &AttemptRef,
+    ) -> Result<RunSeen, ActionsError> {
+        let ids = self.store.workflow_runs_of_attempt(repo, attempt).await?;
+        let Some(&run_id) = ids.last() else {
+            return Ok(RunSeen::Unknown);
+        };
+        let client = self.github.installation_client(row.installation).await?;
+        let path = format!("/repos/{repo}/actions/runs/{run_id}");
+        let run: WorkflowRun = match send(&client, http::Method::GET, &path, None).await {
+            Ok(answer) => answer.json()?,
+            Err(e) if e.status() == Some(404) => return Ok(RunSeen::Gone(run_id)),
+            Err(e) => return Err(e.into()),
+        };
+        Ok(match run.status.as_deref() {
+            Some("completed") => RunSeen::Completed(Box::new(run)),
+            Some("in_progress") => RunSeen::InProgress,
+            other => RunSeen::Waiting(other.unwrap_or("unknown").to_owned()),
+        })
+    }
+
     /// The run's checked report, or the `tooling_error` stand-in saying why
     /// there is none. Only a transient GitHub error is an error.
     async fn report(
@@ -320,5 +473,83 @@ impl ActionsRuns {
             &why,
             run.html_url.as_deref(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    fn completed() -> RunSeen {
+        let run = serde_json::from_value(serde_json::json!({
+            "id": 7, "head_sha": "1111111111111111111111111111111111111111",
+            "status": "completed", "conclusion": "success",
+        }))
+        .unwrap();
+        RunSeen::Completed(Box::new(run))
+    }
+
+    fn said(step: WatchStep) -> String {
+        match step {
+            WatchStep::Nothing(why) => format!("nothing: {why}"),
+            WatchStep::Start => "start".into(),
+            WatchStep::FinishFromRun(run) => format!("finish from run {}", run.id),
+            WatchStep::GiveUp(why) => format!("give up: {why}"),
+        }
+    }
+
+    #[test]
+    fn a_completed_run_finishes_its_attempt_whether_or_not_it_was_heard_starting() {
+        assert_eq!(
+            said(watch_step(true, completed(), HOUR)),
+            "finish from run 7"
+        );
+        assert_eq!(
+            said(watch_step(false, completed(), HOUR)),
+            "finish from run 7"
+        );
+    }
+
+    #[test]
+    fn a_run_in_progress_starts_a_queued_attempt_and_leaves_a_running_one() {
+        assert_eq!(said(watch_step(true, RunSeen::InProgress, HOUR)), "start");
+        assert_eq!(
+            said(watch_step(false, RunSeen::InProgress, HOUR)),
+            "nothing: its workflow run is still in progress"
+        );
+    }
+
+    #[test]
+    fn a_run_not_started_on_github_is_waited_for_however_long() {
+        let seen = RunSeen::Waiting("queued".into());
+        assert_eq!(
+            said(watch_step(true, seen, 100 * HOUR)),
+            "nothing: its workflow run is still queued on GitHub"
+        );
+    }
+
+    #[test]
+    fn a_deleted_run_gives_its_attempt_up_at_once() {
+        assert_eq!(
+            said(watch_step(false, RunSeen::Gone(42), Duration::ZERO)),
+            "give up: workflow run 42 no longer exists on GitHub (deleted before it reported)"
+        );
+    }
+
+    #[test]
+    fn an_attempt_github_never_named_a_run_for_is_given_up_after_a_day() {
+        assert_eq!(
+            said(watch_step(true, RunSeen::Unknown, 23 * HOUR)),
+            "nothing: no workflow run is known for it yet"
+        );
+        let step = said(watch_step(true, RunSeen::Unknown, UNSEEN_RUN_LIMIT));
+        assert!(
+            step.starts_with(
+                "give up: GitHub never named a workflow run for this attempt in the 24 hours"
+            ),
+            "{step}"
+        );
     }
 }

@@ -30,6 +30,10 @@ use crate::store::{Store, StoreError};
 use crate::web::{self, metrics::Metrics};
 pub use processor::Processor;
 
+/// [`ServeConfig::actions_watch`] unless set: a few GETs an hour for each
+/// open Actions attempt, and a lost webhook costs at most this long.
+pub const DEFAULT_ACTIONS_WATCH: Duration = Duration::from_secs(5 * 60);
+
 /// Everything `taskgate serve` needs (SPEC §9: env vars, flags, `.env`).
 #[derive(Clone)]
 pub struct ServeConfig {
@@ -51,6 +55,9 @@ pub struct ServeConfig {
     pub git: Option<run_queue::GitSource>,
     /// How often open branch todos are checked against their lifetime.
     pub tick_every: Duration,
+    /// How long an Actions attempt may go unheard of before taskgate asks
+    /// GitHub for its run (then again every as long): webhooks get lost.
+    pub actions_watch: Duration,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -89,6 +96,7 @@ impl ServeConfig {
             max_concurrent_runs: 2,
             git: None,
             tick_every: Duration::from_secs(60),
+            actions_watch: DEFAULT_ACTIONS_WATCH,
             clock: runs::system_clock(),
         }
     }
@@ -218,6 +226,8 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         runs_changed,
         recorded: recorded.clone(),
         tick_every: config.tick_every,
+        actions_watch: config.actions_watch,
+        clock: config.clock.clone(),
     };
     let executor = Executor {
         store: store.clone(),

@@ -121,6 +121,9 @@ impl Processor {
                 .await
                 .map_err(DecideError::Transient);
         }
+        if delivery.event == super::actions_runs::WATCH_EVENT {
+            return Ok(self.actions.on_watch(&delivery.payload, &self.runs).await?);
+        }
         if delivery.event == RUN_EVENT {
             return self
                 .runs

@@ -20,10 +20,12 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
+use super::actions_runs::{WatchEvent, WATCH_EVENT};
 use super::runs::{Progress, RunEvent, RUN_EVENT};
 use crate::core::config::RunnerKind;
 use crate::core::plan::{parse_plan, MemFiles};
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
+use crate::core::AttemptRef;
 use crate::github::GitHubApp;
 use crate::ids::DeliveryId;
 use crate::runner::{
@@ -89,6 +91,11 @@ pub struct RunQueue {
     pub recorded: Arc<Notify>,
     /// How often open branch todos are checked against their lifetime.
     pub tick_every: Duration,
+    /// How long an Actions attempt may go unheard of before its run is
+    /// looked up on GitHub (and again every as long).
+    pub actions_watch: Duration,
+    /// The decisions' clock (tests move it on).
+    pub clock: super::runs::Clock,
 }
 
 impl RunQueue {
@@ -182,7 +189,52 @@ impl RunQueue {
                 warn!(error = %e, "recording a tick failed");
             }
         }
+        self.watch_actions().await;
         self.recorded.notify_one();
+    }
+
+    /// Records a [`WATCH_EVENT`] for every Actions attempt not heard of for
+    /// `actions_watch`: its webhooks may have been lost. One per attempt and
+    /// period, as ticks are.
+    async fn watch_actions(&self) {
+        let attempts = match self.store.active_attempts(RunnerKind::Actions).await {
+            Ok(attempts) => attempts,
+            Err(e) => {
+                warn!(error = %e, "reading open Actions attempts failed");
+                return;
+            }
+        };
+        let every_ms = (self.actions_watch.as_millis() as i64).max(1);
+        let now_ms = (self.clock)() * 1000;
+        let period = now_ms / every_ms;
+        for row in attempts {
+            let heard_ms = row.started_ms.unwrap_or(row.queued_ms);
+            if now_ms - heard_ms < every_ms {
+                continue;
+            }
+            let event = WatchEvent {
+                repo: row.repo.clone(),
+                attempt: AttemptRef {
+                    story: row.story.clone(),
+                    task: row.task.clone(),
+                    attempt: row.attempt,
+                },
+            };
+            let delivery = NewDelivery {
+                delivery_id: DeliveryId(format!(
+                    "taskgate-actions-watch {} {} {} {} {period}",
+                    row.repo, row.story, row.task, row.attempt
+                )),
+                event: WATCH_EVENT.to_owned(),
+                action: None,
+                installation: Some(row.installation),
+                payload: serde_json::to_vec(&event).expect("serialises").into(),
+                disposition: Disposition::Pending,
+            };
+            if let Err(e) = self.store.record_delivery(delivery).await {
+                warn!(error = %e, "recording an Actions watch failed");
+            }
+        }
     }
 
     async fn record(&self, row: &AttemptRow, progress: Progress) {

@@ -167,7 +167,8 @@ fn record_decision(
 }
 
 impl Runs {
-    fn now(&self) -> i64 {
+    /// The decisions' clock, in seconds.
+    pub(super) fn now(&self) -> i64 {
         (self.clock)()
     }
 

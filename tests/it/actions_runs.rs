@@ -5,6 +5,9 @@
 //! the task's state follow, as after a local run.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use fakehub::{payloads, RepoHandle};
 use serde_json::json;
@@ -37,10 +40,35 @@ struct Story {
 /// A story with one task whose repository runs tests with the workflow;
 /// `with_workflow: false` leaves the workflow file out of the repository.
 async fn story_on_actions(with_workflow: bool) -> Story {
+    story_on_actions_with(with_workflow, |_| {}).await
+}
+
+/// The watch's period in the tests that move the clock past it.
+const WATCH: Duration = Duration::from_secs(60);
+
+/// A story on Actions whose clock the test moves on (seconds ahead of the
+/// real one), with the run queue ticking fast and watching every minute.
+async fn watched_story() -> (Story, Arc<AtomicI64>) {
+    let ahead = Arc::new(AtomicI64::new(0));
+    let clock_ahead = ahead.clone();
+    let s = story_on_actions_with(true, move |c| {
+        c.tick_every = Duration::from_millis(100);
+        c.actions_watch = WATCH;
+        c.clock =
+            Arc::new(move || taskgate::store::unix_now() + clock_ahead.load(Ordering::SeqCst));
+    })
+    .await;
+    (s, ahead)
+}
+
+async fn story_on_actions_with(
+    with_workflow: bool,
+    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
+) -> Story {
     crate::support::init_logs();
     let fake = fakehub::FakeGitHub::start().await;
     fake.install(crate::support::INSTALLATION, REPO);
-    let app = TestApp::with_fake(fake).await;
+    let app = TestApp::with_config(fake, adjust).await;
     let repo = app.fake.repo(REPO);
     if with_workflow {
         repo.add_workflow(WORKFLOW);
@@ -517,4 +545,103 @@ async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
         .checks(SHA1)
         .iter()
         .all(|c| c.conclusion.as_deref() == Some("success")));
+}
+
+impl Story {
+    /// How many times taskgate asked GitHub for run `run_id`.
+    fn run_lookups(&self, run_id: u64) -> usize {
+        let path = format!("/repos/{REPO}/actions/runs/{run_id}");
+        self.app
+            .fake
+            .requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path == path)
+            .count()
+    }
+
+    /// Moves the clock `periods` watch periods on and waits until the watch
+    /// has asked GitHub for run `run_id` once more and what it decided is
+    /// done.
+    async fn watch_after(&self, ahead: &AtomicI64, periods: i64, run_id: u64) {
+        let before = self.run_lookups(run_id);
+        ahead.store(periods * WATCH.as_secs() as i64 + 1, Ordering::SeqCst);
+        eventually("the watch asks GitHub for the run", || async {
+            self.run_lookups(run_id) > before
+        })
+        .await;
+        self.app.settle().await;
+    }
+}
+
+#[tokio::test]
+async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
+    let (s, ahead) = watched_story().await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    // The run starts and ends on GitHub; neither webhook reaches taskgate.
+    s.repo().start_run(run_id);
+    s.watch_after(&ahead, 1, run_id).await;
+    assert!(
+        s.checks(SHA1).iter().all(|c| c.status == "in_progress"),
+        "{:#?}",
+        s.checks(SHA1)
+    );
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", false)]));
+    s.repo()
+        .complete_run(run_id, "failure", &[("taskgate-report", &zip)]);
+    // GitHub stumbles once on the first look; the watch tries again.
+    s.app.fake.inject(
+        "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
+        fakehub::Fault::Status {
+            status: 502,
+            times: 1,
+        },
+    );
+    s.watch_after(&ahead, 2, run_id).await;
+    eventually("the report finishes the attempt", || async {
+        s.checks(SHA1).iter().all(|c| c.status == "completed")
+    })
+    .await;
+    let runs = s.checks(SHA1);
+    assert_eq!(conclusion(&runs, "taskgate/test"), "success");
+    assert_eq!(conclusion(&runs, "taskgate/lint"), "failure");
+    assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+
+    // The lost webhook turns up late after all: nothing happens twice.
+    s.workflow_run("completed", run_id).await;
+    assert_eq!(s.checks(SHA1).len(), 2);
+    // The attempt is closed: later periods leave GitHub alone.
+    let lookups = s.run_lookups(run_id);
+    ahead.store(4 * WATCH.as_secs() as i64, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    s.app.settle().await;
+    assert_eq!(s.run_lookups(run_id), lookups);
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn the_watch_waits_for_a_queued_run_and_fails_a_deleted_one() {
+    let (s, ahead) = watched_story().await;
+    let run_id = s.push_and_dispatch(SHA1).await;
+    // Not picked up by a runner yet: the attempt keeps waiting.
+    s.watch_after(&ahead, 1, run_id).await;
+    assert!(s.checks(SHA1).iter().all(|c| c.status == "queued"));
+
+    // Someone deletes the run before it reports: it never will.
+    s.repo().delete_run(run_id);
+    s.watch_after(&ahead, 2, run_id).await;
+    eventually("the attempt is given up", || async {
+        s.checks(SHA1).iter().all(|c| c.status == "completed")
+    })
+    .await;
+    for run in s.checks(SHA1) {
+        assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
+        let summary = run.summary.as_deref().unwrap();
+        assert!(summary.contains("tooling_error"), "{summary}");
+        assert!(
+            summary.contains(&format!("workflow run {run_id} no longer exists on GitHub")),
+            "{summary}"
+        );
+    }
+    assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+    s.app.assert_contract_kept();
 }

@@ -268,6 +268,26 @@ impl RepoHandle {
             .collect()
     }
 
+    /// A runner picked up run `run_id`: it is `in_progress`.
+    pub fn start_run(&self, run_id: u64) {
+        self.write(|r, _| {
+            let run = r
+                .runs
+                .iter_mut()
+                .find(|run| run.id == run_id)
+                .expect("the workflow run exists");
+            run.status = "in_progress".into();
+        });
+    }
+
+    /// Someone deleted run `run_id` (and its artifacts) in GitHub's UI.
+    pub fn delete_run(&self, run_id: u64) {
+        self.write(|r, _| {
+            r.runs.retain(|run| run.id != run_id);
+            r.artifacts.retain(|a| a.run_id != run_id);
+        });
+    }
+
     /// Makes the artifact listing announce `size` bytes for an artifact,
     /// whatever storage then sends.
     pub fn set_artifact_reported_size(&self, artifact_id: u64, size: u64) {
