@@ -187,6 +187,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         },
         recorded: recorded.clone(),
         effects_stored: effects_stored.clone(),
+        retry: config.backoff,
         syncer: sync::Syncer {
             github: github.clone(),
             store: store.clone(),

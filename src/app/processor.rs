@@ -30,10 +30,27 @@ pub struct Processor {
     /// Who may run which command (`app::commands`).
     pub permissions: Arc<crate::github::Permissions>,
     pub ship: Ship,
+    /// Spacing of the tries of a delivery GitHub failed (after the quick ones).
+    pub retry: crate::github::executor::Backoff,
 }
 
-/// Attempts at reading from GitHub before a delivery is given up.
-const READ_ATTEMPTS: u32 = 5;
+/// How deciding a delivery went.
+enum Decided {
+    Decision(Decision),
+    /// It can never be decided (a payload this taskgate cannot read).
+    Failed(String),
+    /// GitHub failed it (5xx, rate limit, no answer): worth trying later.
+    Retry(String),
+}
+
+/// Quick tries at a decision that reads from GitHub before the delivery is
+/// put off (a blip is over in a second; an outage or a rate limit is not,
+/// and must not hold up other installations' deliveries meanwhile).
+const QUICK_TRIES: u32 = 3;
+
+/// How long a delivery is tried again before it is given up: GitHub's
+/// longest outages and rate-limit windows are far shorter.
+const RETRY_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 
 impl Processor {
     /// Runs until the task is dropped. Picks up anything a previous run left
@@ -42,7 +59,7 @@ impl Processor {
         loop {
             match self.store.pending_deliveries(128, needs_payload).await {
                 Ok(batch) if batch.is_empty() => {
-                    let _ = tokio::time::timeout(Duration::from_secs(5), self.recorded.notified())
+                    let _ = tokio::time::timeout(self.idle_wait().await, self.recorded.notified())
                         .await;
                 }
                 Ok(batch) => {
@@ -52,7 +69,13 @@ impl Processor {
                     // the others are decided one at a time, each on the
                     // state the one before it left.
                     let mut unchanged = Vec::new();
+                    // Installations with a delivery put off in this batch:
+                    // their later deliveries wait behind it.
+                    let mut held = Vec::new();
                     for delivery in batch {
+                        if held.contains(&delivery.installation) {
+                            continue;
+                        }
                         if let Some(outcome) =
                             translate::settled_outcome(&delivery.event, delivery.action.as_deref())
                         {
@@ -61,7 +84,10 @@ impl Processor {
                         }
                         self.complete_unchanged(&mut unchanged).await;
                         let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
-                        self.process(delivery).instrument(span).await;
+                        let installation = delivery.installation;
+                        if self.process(delivery).instrument(span).await {
+                            held.push(installation);
+                        }
                     }
                     self.complete_unchanged(&mut unchanged).await;
                 }
@@ -73,20 +99,32 @@ impl Processor {
         }
     }
 
+    /// How long to wait for new deliveries when none is ready: until the
+    /// earliest put-off one is due, at most 5 s.
+    async fn idle_wait(&self) -> Duration {
+        let most = Duration::from_secs(5);
+        match self.store.next_retry_at_ms().await {
+            Ok(Some(at)) => Duration::from_millis((at - unix_now_ms()).max(10) as u64).min(most),
+            _ => most,
+        }
+    }
+
     /// Decides what a delivery implies. Most events need only the core;
-    /// plan sync first reads from GitHub, retried with backoff since a
-    /// GitHub hiccup must not lose a plan.
-    async fn decide(&self, delivery: &PendingDelivery) -> Result<Decision, String> {
+    /// plan sync, runs and shipping may first read from GitHub: a failure
+    /// there is tried again at once a few times, then reported as
+    /// [`Decided::Retry`] so the delivery is put off, not lost.
+    async fn decide(&self, delivery: &PendingDelivery) -> Decided {
         let mut attempt = 0;
         loop {
             attempt += 1;
             match self.decide_and_hand_over(delivery).await {
-                Err(DecideError::Transient(why)) if attempt < READ_ATTEMPTS => {
+                Err(DecideError::Transient(why)) if attempt < QUICK_TRIES => {
                     warn!(attempt, error = %why, "reading from GitHub failed; retrying");
                     tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
                 }
-                Err(DecideError::Transient(why) | DecideError::Permanent(why)) => return Err(why),
-                Ok(decision) => return Ok(decision),
+                Err(DecideError::Transient(why)) => return Decided::Retry(why),
+                Err(DecideError::Permanent(why)) => return Decided::Failed(why),
+                Ok(decision) => return Decided::Decision(decision),
             }
         }
     }
@@ -213,8 +251,18 @@ impl Processor {
         unchanged.clear();
     }
 
-    async fn process(&self, delivery: PendingDelivery) {
-        let decided = self.decide(&delivery).await;
+    /// Decides a delivery and stores the decision; returns whether it was
+    /// put off instead (GitHub failed it), so later deliveries of its
+    /// installation wait.
+    async fn process(&self, delivery: PendingDelivery) -> bool {
+        let decided = match self.decide(&delivery).await {
+            Decided::Decision(decision) => Ok(decision),
+            Decided::Failed(why) => Err(why),
+            Decided::Retry(why) => match self.put_off(&delivery, why).await {
+                None => return true,
+                Some(given_up) => Err(given_up),
+            },
+        };
         let stored = match decided {
             Ok(mut decision) => {
                 if delivery.installation.is_none() && !decision.effects.is_empty() {
@@ -252,8 +300,9 @@ impl Processor {
                 result
             }
             Err(why) => {
-                // The intake checked the shape already; this is a payload an
-                // older or newer taskgate recorded. Keep it, marked failed.
+                // The intake checked the shape already: this is a payload an
+                // older or newer taskgate recorded, or GitHub failed it for a
+                // day. Keep it, marked failed.
                 warn!(error = %why, "delivery could not be processed");
                 self.store
                     .complete_delivery(delivery.seq, "failed", why, None, vec![], vec![])
@@ -266,6 +315,37 @@ impl Processor {
                 .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0),
             Err(e) => warn!(error = %e, "could not store the decision; will retry"),
         }
+        false
+    }
+
+    /// Puts a delivery GitHub failed off, with backoff; returns why it is
+    /// given up instead once it has been tried for [`RETRY_LIMIT`].
+    async fn put_off(&self, delivery: &PendingDelivery, why: String) -> Option<String> {
+        let now = unix_now_ms();
+        let tries = delivery.tries + 1;
+        if now - delivery.received_at_ms >= RETRY_LIMIT.as_millis() as i64 {
+            return Some(format!(
+                "gave up after {tries} tries over {} hours: {why}",
+                RETRY_LIMIT.as_secs() / 3600
+            ));
+        }
+        let wait = self.retry.delay(tries);
+        warn!(tries, error = %why, wait_ms = wait.as_millis() as u64, "GitHub failed the decision; trying again later");
+        let retry_at = now + wait.as_millis() as i64;
+        if let Err(e) = self
+            .store
+            .defer_delivery(
+                delivery.seq,
+                tries,
+                retry_at,
+                format!("will try again: {why}"),
+            )
+            .await
+        {
+            // Still pending: the next pass takes it again at once.
+            warn!(error = %e, "could not put the delivery off");
+        }
+        None
     }
 }
 

@@ -48,6 +48,8 @@ pub struct PendingDelivery {
     pub installation: Option<InstallationId>,
     pub received_at_ms: i64,
     pub payload: Vec<u8>,
+    /// Earlier tries that met a GitHub failure (see [`Store::defer_delivery`]).
+    pub tries: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,17 +115,28 @@ impl Store {
     /// unreadable (it never should be: both rows are written in one
     /// savepoint) also comes back empty, so it is marked failed instead of
     /// waiting forever; the log says why.
+    ///
+    /// A delivery put off by [`Store::defer_delivery`] is left out until it
+    /// is due, and so is every later delivery of its installation: they may
+    /// depend on what it decides.
     pub async fn pending_deliveries(
         &self,
         limit: usize,
         needs_payload: fn(&str, Option<&str>) -> bool,
     ) -> Result<Vec<PendingDelivery>, StoreError> {
+        let now = unix_now_ms();
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
-                "SELECT seq, delivery_id, event, installation_id, received_at_ms, action
-                 FROM deliveries WHERE status = 'received' ORDER BY seq LIMIT ?1",
+                "SELECT seq, delivery_id, event, installation_id, received_at_ms, action, tries
+                 FROM deliveries d
+                 WHERE status = 'received' AND (retry_at_ms IS NULL OR retry_at_ms <= ?2)
+                   AND NOT EXISTS (
+                     SELECT 1 FROM deliveries e
+                     WHERE e.status = 'received' AND e.seq < d.seq AND e.retry_at_ms > ?2
+                       AND e.installation_id IS d.installation_id)
+                 ORDER BY seq LIMIT ?1",
             )?;
-            let rows = stmt.query_map([limit as i64], |r| {
+            let rows = stmt.query_map(params![limit as i64, now], |r| {
                 Ok(PendingDelivery {
                     seq: r.get(0)?,
                     delivery_id: DeliveryId(r.get(1)?),
@@ -134,6 +147,7 @@ impl Store {
                     received_at_ms: r.get(4)?,
                     action: r.get(5)?,
                     payload: Vec::new(),
+                    tries: r.get(6)?,
                 })
             })?;
             let mut pending = rows.collect::<Result<Vec<_>, _>>()?;
@@ -218,6 +232,39 @@ impl Store {
             })?;
             outbox::insert(conn, Some(seq), installation, &effects)?;
             Ok(effects.len())
+        })
+        .await
+    }
+
+    /// Puts a delivery off until `retry_at_ms`, its `tries`-th try having
+    /// met a GitHub failure (`why`, kept as its outcome until it is
+    /// processed). Does nothing to a delivery processed meanwhile.
+    pub async fn defer_delivery(
+        &self,
+        seq: i64,
+        tries: u32,
+        retry_at_ms: i64,
+        why: String,
+    ) -> Result<(), StoreError> {
+        self.write_one(move |conn| {
+            conn.prepare_cached(
+                "UPDATE deliveries SET tries = ?2, retry_at_ms = ?3, outcome = ?4
+                 WHERE seq = ?1 AND status = 'received'",
+            )?
+            .execute(params![seq, tries, retry_at_ms, why])?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// When the earliest put-off delivery is due, if any is waiting.
+    pub async fn next_retry_at_ms(&self) -> Result<Option<i64>, StoreError> {
+        self.read(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "SELECT MIN(retry_at_ms) FROM deliveries WHERE status = 'received'",
+                )?
+                .query_row([], |r| r.get(0))?)
         })
         .await
     }
@@ -475,6 +522,72 @@ mod tests {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].payload, b"{\"n\":1}");
         assert_eq!(codecs(&db).len(), 1);
+    }
+
+    fn of(id: &str, installation: Option<u64>) -> NewDelivery {
+        NewDelivery {
+            installation: installation.map(InstallationId),
+            ..delivery(id, b"{}")
+        }
+    }
+
+    async fn pending_ids(store: &Store) -> Vec<String> {
+        let pending = store.pending_deliveries(10, no_payload).await.unwrap();
+        pending.into_iter().map(|d| d.delivery_id.0).collect()
+    }
+
+    #[tokio::test]
+    async fn a_put_off_delivery_holds_back_its_installation_until_it_is_due() {
+        let (_dir, _, store) = fresh_store();
+        for (id, installation) in [("a", Some(1)), ("b", Some(2)), ("c", Some(1)), ("d", None)] {
+            store.record_delivery(of(id, installation)).await.unwrap();
+        }
+        let pending = store.pending_deliveries(10, no_payload).await.unwrap();
+        assert_eq!(pending[0].tries, 0);
+        let a = pending[0].seq;
+
+        let later = unix_now_ms() + 60_000;
+        store
+            .defer_delivery(a, 1, later, "GitHub answered 502".into())
+            .await
+            .unwrap();
+        // c waits behind a (same installation); b and d do not.
+        assert_eq!(pending_ids(&store).await, ["b", "d"]);
+        assert_eq!(store.next_retry_at_ms().await.unwrap(), Some(later));
+        let record = store.delivery("a").await.unwrap().unwrap();
+        assert_eq!(record.status, "received");
+        assert_eq!(record.outcome.as_deref(), Some("GitHub answered 502"));
+
+        // Due: a comes back first, with its tries, and c after it.
+        store
+            .defer_delivery(a, 2, unix_now_ms() - 1, "again".into())
+            .await
+            .unwrap();
+        let pending = store.pending_deliveries(10, no_payload).await.unwrap();
+        let ids: Vec<_> = pending.iter().map(|d| d.delivery_id.0.as_str()).collect();
+        assert_eq!(ids, ["a", "b", "c", "d"]);
+        assert_eq!(pending[0].tries, 2);
+    }
+
+    #[tokio::test]
+    async fn a_delivery_processed_meanwhile_is_not_put_off() {
+        let (_dir, _, store) = fresh_store();
+        store.record_delivery(of("a", Some(1))).await.unwrap();
+        let seq = store.pending_deliveries(1, no_payload).await.unwrap()[0].seq;
+        store
+            .complete_delivery(seq, "processed", "done".into(), None, vec![], vec![])
+            .await
+            .unwrap();
+        store
+            .defer_delivery(seq, 1, unix_now_ms() + 60_000, "late".into())
+            .await
+            .unwrap();
+        let record = store.delivery("a").await.unwrap().unwrap();
+        assert_eq!(
+            (record.status.as_str(), record.outcome.as_deref()),
+            ("processed", Some("done"))
+        );
+        assert_eq!(store.next_retry_at_ms().await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -170,6 +170,14 @@ ALTER TABLE deliveries DROP COLUMN payload;
 -- wait, and a long one must not use up an effect's retries.
 ALTER TABLE effects ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
 "#,
+    r#"
+-- A delivery whose decision needed GitHub while GitHub failed is tried
+-- again later instead of being given up: how often it was tried and when
+-- it is due next (NULL: now). Later deliveries of its installation wait
+-- behind it, so their order holds.
+ALTER TABLE deliveries ADD COLUMN tries INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE deliveries ADD COLUMN retry_at_ms INTEGER;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -449,3 +449,55 @@ async fn a_github_hiccup_while_reading_the_plan_is_retried() {
     push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
     assert_eq!(app.fake.repo(REPO).issues().len(), 5);
 }
+
+#[tokio::test]
+async fn a_github_outage_puts_the_plan_off_without_holding_up_other_installations() {
+    let app = TestApp::start().await;
+    let elsewhere = app.fake.install(77, "octo-org/elsewhere");
+    let question = elsewhere.create_issue("How do I start?", "", "octocat");
+    let contents = "GET /repos/{owner}/{repo}/contents/{path}";
+    app.fake.inject(
+        contents,
+        fakehub::Fault::Status {
+            status: 503,
+            times: 10_000,
+        },
+    );
+    let repo = app.fake.repo(REPO);
+    let before = repo.branch_sha("main").unwrap();
+    repo.with_file("main", PLAN_PATH, &plan_fixture("momentum.yml"));
+    let push = fakehub::payloads::push(&repo, "main", Some(&before), "octocat");
+    assert_eq!(app.deliver("push", &push).await.0, 202);
+    // The quick tries fail, then the push is put off and tried again later.
+    let plan_reads = || {
+        app.fake
+            .requests()
+            .iter()
+            .filter(|r| r.route.as_deref() == Some("/repos/{owner}/{repo}/contents/{path}"))
+            .count()
+    };
+    crate::support::eventually(
+        "the plan read is tried again after the quick tries",
+        || async { plan_reads() > 4 },
+    )
+    .await;
+
+    // Meanwhile another installation's command is answered.
+    let comment = elsewhere.add_comment(question, "/taskgate help", "octocat");
+    let payload = fakehub::payloads::issue_comment_created(&elsewhere, question, &comment);
+    assert_eq!(app.deliver("issue_comment", &payload).await.0, 202);
+    crate::support::eventually("the other installation's help reply", || async {
+        elsewhere
+            .comments(question)
+            .iter()
+            .any(|c| c.author.ends_with("[bot]"))
+    })
+    .await;
+    assert!(repo.issues().is_empty(), "the plan is still waiting");
+
+    // GitHub recovers: the plan is synced, once.
+    app.fake.clear_faults();
+    app.settle().await;
+    assert_eq!(repo.issues().len(), 5);
+    app.assert_contract_kept();
+}
