@@ -306,15 +306,7 @@ impl ActionsRuns {
                 workspace: String::new(),
             }
         };
-        let event = RunEvent {
-            repo,
-            story: row.story,
-            task: row.task,
-            progress,
-        };
-        runs.on_progress(event)
-            .await
-            .map_err(ActionsError::Progress)
+        on_progress(runs, repo, row, progress).await
     }
 
     /// The attempt a run was dispatched for: by the run id the dispatch
@@ -404,16 +396,7 @@ impl ActionsRuns {
                 workspace: String::new(),
             },
         };
-        let event = RunEvent {
-            repo,
-            story: row.story,
-            task: row.task,
-            progress,
-        };
-        let mut decision = runs
-            .on_progress(event)
-            .await
-            .map_err(ActionsError::Progress)?;
+        let mut decision = on_progress(runs, repo, row, progress).await?;
         decision.outcome = format!("watch: {}", decision.outcome);
         Ok(decision)
     }
@@ -474,6 +457,25 @@ impl ActionsRuns {
             run.html_url.as_deref(),
         ))
     }
+}
+
+/// An Actions attempt's progress, decided on the path the local runner's
+/// progress takes.
+async fn on_progress(
+    runs: &Runs,
+    repo: RepoName,
+    row: AttemptRow,
+    progress: Progress,
+) -> Result<Decision, ActionsError> {
+    let event = RunEvent {
+        repo,
+        story: row.story,
+        task: row.task,
+        progress,
+    };
+    runs.on_progress(event)
+        .await
+        .map_err(ActionsError::Progress)
 }
 
 #[cfg(test)]

@@ -294,7 +294,12 @@ impl Ship {
         let ours = l.record.pr.is_none_or(|known| known == number);
         match p.action.as_str() {
             "opened" | "reopened" | "synchronize" | "ready_for_review" => {
-                l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                l.record = ship::on_story_pr_seen(
+                    &l.record,
+                    number,
+                    &pr.head.sha,
+                    pr.draft.unwrap_or(false),
+                );
                 let d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
                 Ok(Some(d))
             }
@@ -306,7 +311,12 @@ impl Ship {
                     )));
                 }
                 if l.record.pr.is_none() {
-                    l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                    l.record = ship::on_story_pr_seen(
+                        &l.record,
+                        number,
+                        &pr.head.sha,
+                        pr.draft.unwrap_or(false),
+                    );
                 }
                 // Adding the label is shipping: it needs the `ship` command's
                 // permission (maintain by default). Refused: the label goes.
@@ -376,7 +386,12 @@ impl Ship {
             "closed" if ours => {
                 let d = if pr.merged.unwrap_or(false) {
                     if l.record.pr.is_none() {
-                        l.record = ship::on_story_pr_seen(&l.record, number, &pr.head.sha);
+                        l.record = ship::on_story_pr_seen(
+                            &l.record,
+                            number,
+                            &pr.head.sha,
+                            pr.draft.unwrap_or(false),
+                        );
                     }
                     ship::on_story_pr_merged(&l.record, &l.ctx())
                 } else {

@@ -281,6 +281,12 @@ pub enum Effect {
         title: Option<String>,
         body: Option<String>,
     },
+    /// Marks a draft pull request ready for review (GitHub has no REST call
+    /// for it: GraphQL's `markPullRequestReadyForReview`).
+    MarkPullRequestReady {
+        repo: RepoName,
+        number: IssueNumber,
+    },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
     /// without converging, so a create GitHub keeps refusing cannot loop.
@@ -316,6 +322,7 @@ impl Effect {
             | Effect::MergePullRequest { repo, .. }
             | Effect::LabelIssue { repo, .. }
             | Effect::UpdatePullRequest { repo, .. }
+            | Effect::MarkPullRequestReady { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
         }
     }
@@ -358,6 +365,7 @@ impl Effect {
             Effect::MergePullRequest { .. } => "merge_pull_request",
             Effect::LabelIssue { .. } => "label_issue",
             Effect::UpdatePullRequest { .. } => "update_pull_request",
+            Effect::MarkPullRequestReady { .. } => "mark_pull_request_ready",
             Effect::Reconcile { .. } => "reconcile",
         }
     }

@@ -307,6 +307,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             title,
             body,
         } => runs::update_pull_request(ctx, repo, *number, title.as_deref(), body.as_deref()).await,
+        Effect::MarkPullRequestReady { repo, number } => {
+            runs::mark_pull_request_ready(ctx, repo, *number).await
+        }
         Effect::CancelWorkflowRun { repo, attempt } => {
             cancel_workflow_runs(ctx, repo, attempt).await
         }

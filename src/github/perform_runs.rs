@@ -279,6 +279,45 @@ pub(super) async fn update_pull_request(
     Ok(None)
 }
 
+/// GraphQL's way to mark a draft ready for review (REST has none). The
+/// fake GitHub checks it against GitHub's published schema.
+pub const MARK_READY_MUTATION: &str = "mutation MarkReady($id: ID!) { \
+    markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }";
+
+/// Marks pull request `number` ready for review if it is still a draft:
+/// reads its node id over REST, then runs [`MARK_READY_MUTATION`].
+pub(super) async fn mark_pull_request_ready(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    number: IssueNumber,
+) -> Result<Option<String>, GitHubError> {
+    let path = format!("/repos/{repo}/pulls/{number}");
+    let pr: Value = send(ctx.client, Method::GET, &path, None).await?.json()?;
+    if pr["draft"] != json!(true) {
+        // Ready already: a person was quicker, or a retry after success.
+        return Ok(None);
+    }
+    let id = pr["node_id"]
+        .as_str()
+        .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no node_id")))?;
+    let request = json!({ "query": MARK_READY_MUTATION, "variables": { "id": id } });
+    let answer: Value = send(ctx.client, Method::POST, "/graphql", Some(&request))
+        .await?
+        .json()?;
+    // GraphQL answers 200 and reports a refusal in `errors`.
+    if let Some(errors) = answer["errors"].as_array().filter(|e| !e.is_empty()) {
+        let messages: Vec<&str> = errors
+            .iter()
+            .filter_map(|e| e["message"].as_str())
+            .collect();
+        return Err(GitHubError::Unexpected(format!(
+            "GraphQL refused markPullRequestReadyForReview: {}",
+            messages.join("; ")
+        )));
+    }
+    Ok(None)
+}
+
 /// `name` percent-encoded for one URL path segment.
 fn path_segment(name: &str) -> String {
     name.bytes()

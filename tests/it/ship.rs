@@ -223,6 +223,37 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
 }
 
 #[tokio::test]
+async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shippable() {
+    let sh = Shipped::new(CONFIG).await;
+    let repo = sh.repo();
+    let number = repo.create_pull(&sh.branch, "main", "Shipped work", "octocat");
+    repo.set_draft(number, true);
+    sh.pr_event("opened").await;
+    assert!(sh.story_pr().unwrap().draft, "left a draft while building");
+
+    sh.complete_the_task().await;
+    assert_eq!(sh.state().await, "shippable");
+    let pr = sh.story_pr().unwrap();
+    assert_eq!(pr.number, number);
+    assert!(!pr.draft, "marked ready for review");
+    // GitHub says so; nothing is asked twice.
+    sh.pr_event("ready_for_review").await;
+    let mutations =
+        sh.s.app
+            .fake
+            .requests()
+            .iter()
+            .filter(|r| r.route.as_deref() == Some("/graphql"))
+            .count();
+    assert_eq!(mutations, 1);
+    // Ready, it ships.
+    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.s.app.settle().await;
+    assert!(sh.story_pr().unwrap().merged);
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
 async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missing() {
     let sh = Shipped::new(CONFIG).await;
     let number = sh

@@ -13,6 +13,9 @@
 //! GitHub would reject is answered 422 *and* recorded in
 //! [`FakeGitHub::contract_violations`], and a route outside the subset is 404
 //! plus a violation, so the bot cannot silently rely on an unlisted endpoint.
+//! `POST /graphql` is held to GitHub's GraphQL schema the same way
+//! (`fixtures/graphql/github-subset.json`), answered as GitHub answers a
+//! GraphQL error: 200 with `errors`.
 //! Second, tests observe state, not mocks: [`FakeGitHub::requests`],
 //! [`FakeGitHub::writes`] and the [`RepoHandle`] accessors read what GitHub
 //! would now hold.
@@ -39,6 +42,7 @@ use serde_json::Value;
 
 mod auth;
 mod faults;
+mod graphql_contract;
 mod openapi;
 pub mod payloads;
 mod render;

@@ -253,15 +253,7 @@ impl RepoHandle {
         conclusion: &str,
         artifacts: &[(&str, &[u8])],
     ) -> Vec<u64> {
-        self.write(|r, _| {
-            let run = r
-                .runs
-                .iter_mut()
-                .find(|run| run.id == run_id)
-                .expect("the workflow run exists");
-            run.status = "completed".into();
-            run.conclusion = Some(conclusion.into());
-        });
+        self.set_run_status(run_id, "completed", Some(conclusion));
         artifacts
             .iter()
             .map(|(name, bytes)| self.add_artifact(run_id, name, bytes))
@@ -270,13 +262,18 @@ impl RepoHandle {
 
     /// A runner picked up run `run_id`: it is `in_progress`.
     pub fn start_run(&self, run_id: u64) {
+        self.set_run_status(run_id, "in_progress", None);
+    }
+
+    fn set_run_status(&self, run_id: u64, status: &str, conclusion: Option<&str>) {
         self.write(|r, _| {
             let run = r
                 .runs
                 .iter_mut()
                 .find(|run| run.id == run_id)
                 .expect("the workflow run exists");
-            run.status = "in_progress".into();
+            run.status = status.into();
+            run.conclusion = conclusion.map(Into::into);
         });
     }
 

@@ -161,14 +161,21 @@ fn comment(ctx: &ShipContext, issue: IssueNumber, body: String, marker: String) 
 
 /// The story PR appeared (opened, reopened, synchronised): taskgate keeps
 /// it. Evaluate afterwards to bring its label and gate in line.
-pub fn on_story_pr_seen(record: &StoryRecord, pr: IssueNumber, head: &CommitSha) -> StoryRecord {
+pub fn on_story_pr_seen(
+    record: &StoryRecord,
+    pr: IssueNumber,
+    head: &CommitSha,
+    draft: bool,
+) -> StoryRecord {
     let mut next = record.clone();
     if next.pr.is_some_and(|known| known != pr) {
         // Another PR than the one labelled: its labels start from nothing.
         next.labelled_shippable = false;
         next.pr_body = None;
+        next.pr_ready_asked = false;
     }
     next.pr = Some(pr);
+    next.pr_draft = draft;
     next.head = Some(head.clone());
     next.pr_requested = false;
     next.pr_closed = false;
@@ -228,6 +235,15 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
         } else if !shippable && next.labelled_shippable {
             next.labelled_shippable = false;
             effects.extend(label_pr(ctx, pr, &[], &[labels::SHIPPABLE]));
+        }
+        if shippable && next.pr_draft && !next.pr_ready_asked {
+            // A draft cannot be merged: shippable means ready for a person
+            // to ship (SPEC §7, "opened or marked ready").
+            next.pr_ready_asked = true;
+            effects.push(Effect::MarkPullRequestReady {
+                repo: ctx.repo.clone(),
+                number: pr,
+            });
         }
         if let Some(head) = ev.head.clone().or_else(|| next.head.clone()) {
             next.head = Some(head.clone());

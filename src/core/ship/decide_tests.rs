@@ -71,8 +71,40 @@ fn shippable_with_pr(w: &World) -> StoryRecord {
         milestones: &[],
         head: Some(head()),
     };
-    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head());
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), false);
     evaluate(&seen, &ev, &w.ctx()).record
+}
+
+#[test]
+fn a_draft_story_pr_is_marked_ready_once_when_the_story_becomes_shippable() {
+    let w = World::new();
+    let building = [leaf("a", Some(TaskState::Testing))];
+    let done = [leaf("a", Some(TaskState::Completed))];
+    let ev = |tasks| Evaluation {
+        tasks,
+        milestones: &[],
+        head: Some(head()),
+    };
+    // A person opened the story PR as a draft while the task was running.
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), true);
+    let d = evaluate(&seen, &ev(&building), &w.ctx());
+    assert!(!names(&d.effects).contains(&"mark_pull_request_ready"));
+
+    let d = evaluate(&d.record, &ev(&done), &w.ctx());
+    let ready: Vec<_> = d
+        .effects
+        .iter()
+        .filter(|e| matches!(e, Effect::MarkPullRequestReady { number, .. } if *number == IssueNumber(9)))
+        .collect();
+    assert_eq!(ready.len(), 1, "{:?}", d.effects);
+    // Asked once: a person who turns it back into a draft is not overruled.
+    let back = on_story_pr_seen(&d.record, IssueNumber(9), &head(), true);
+    let again = evaluate(&back, &ev(&done), &w.ctx());
+    assert!(!names(&again.effects).contains(&"mark_pull_request_ready"));
+    // Another PR is asked about afresh.
+    let other = on_story_pr_seen(&again.record, IssueNumber(10), &head(), true);
+    let d = evaluate(&other, &ev(&done), &w.ctx());
+    assert!(names(&d.effects).contains(&"mark_pull_request_ready"));
 }
 
 #[test]
@@ -108,7 +140,7 @@ fn a_complete_story_opens_its_pr_once_then_labels_it_and_turns_the_gate_green() 
     let again = evaluate(&d.record, &ev, &w.ctx());
     assert!(again.effects.is_empty(), "asked for once");
 
-    let seen = on_story_pr_seen(&d.record, IssueNumber(9), &head());
+    let seen = on_story_pr_seen(&d.record, IssueNumber(9), &head(), false);
     let ev = Evaluation {
         head: Some(head()),
         ..ev
@@ -184,7 +216,7 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
         milestones: &[],
         head: Some(head()),
     };
-    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head());
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), false);
     let record = evaluate(&seen, &ev, &w.ctx()).record;
     let d = on_ship_request(&record, &octocat(ShipVia::Label), &w.ctx());
     assert!(!d.accepted);

@@ -124,6 +124,13 @@ pub struct StoryRecord {
     /// The PR body taskgate last wrote.
     #[serde(default)]
     pub pr_body: Option<String>,
+    /// The story PR was a draft when last seen (a person opened it so).
+    #[serde(default)]
+    pub pr_draft: bool,
+    /// taskgate asked GitHub to mark this story PR ready, once: a person who
+    /// turns it back into a draft afterwards is not overruled.
+    #[serde(default)]
+    pub pr_ready_asked: bool,
     /// The `shippable` label is on the story PR.
     #[serde(default)]
     pub labelled_shippable: bool,

@@ -6,7 +6,8 @@
 //! scope to the installation's repositories) → validate the body against the
 //! contract → count it against the secondary rate limit → run the handler →
 //! record it. Handlers are plain functions over `&mut State`; one file per
-//! area of the API.
+//! area of the API. `POST /graphql` skips the OpenAPI checks: its handler
+//! holds it to the GraphQL contract instead (`graphql_contract`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -26,6 +27,7 @@ pub mod checks;
 pub mod collaborators;
 pub mod contents;
 pub mod git;
+pub mod graphql;
 pub mod issues;
 pub mod labels;
 pub mod pulls;
@@ -95,8 +97,19 @@ pub type Handler = fn(&mut State, &Req) -> HResult;
 pub enum AuthKind {
     Jwt,
     Installation,
+    /// `POST /graphql` with an installation token: outside the REST OpenAPI
+    /// contract, checked against the GraphQL one by its handler, which also
+    /// decides what counts against the secondary limit (mutations only).
+    InstallationGraphQl,
     /// Fake-internal URLs (artifact blobs); not part of the contract.
     Public,
+}
+
+impl AuthKind {
+    /// Whether the route is checked against the REST OpenAPI subset.
+    fn in_openapi(self) -> bool {
+        matches!(self, AuthKind::Jwt | AuthKind::Installation)
+    }
 }
 
 pub struct Route {
@@ -160,6 +173,7 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         contents::ROUTES,
         actions::ROUTES,
         collaborators::ROUTES,
+        graphql::ROUTES,
     ]
     .into_iter()
     .flatten()
@@ -383,7 +397,7 @@ pub(crate) async fn serve(
     };
     req.params = params;
     let template = route.template;
-    if route.auth != AuthKind::Public && !shared.openapi.has(&method, template) {
+    if route.auth.in_openapi() && !shared.openapi.has(&method, template) {
         let mut st = shared.lock();
         st.violations.push(format!(
             "route not in the contract subset: {method} {path} ({template})"
@@ -478,11 +492,15 @@ fn run(
             }
             req.caller = Some(Caller::Installation(inst));
         }
+        AuthKind::InstallationGraphQl => {
+            let inst = auth::installation_for_token(st, token).map_err(graphql::auth_error)?;
+            req.caller = Some(Caller::Installation(inst));
+        }
     }
     if parse_error {
         return Err(Reply::error(400, "Problems parsing JSON"));
     }
-    if route.auth != AuthKind::Public {
+    if route.auth.in_openapi() {
         if let Err(errors) = shared
             .openapi
             .validate_body(&req.method, route.template, &req.body)
@@ -493,7 +511,8 @@ fn run(
             return Err(Reply::invalid(validation_error(route.template, &errors[0])));
         }
     }
-    if let (Some(Caller::Installation(inst)), false) = (&req.caller, req.method == "GET") {
+    let counted = route.auth == AuthKind::Installation && req.method != "GET";
+    if let (Some(Caller::Installation(inst)), true) = (&req.caller, counted) {
         if let Some(reply) = faults::secondary_limit(st, *inst) {
             return Err(reply);
         }

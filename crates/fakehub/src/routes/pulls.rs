@@ -188,6 +188,10 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
     if p.merged || p.state != "open" || !p.mergeable {
         return Err(Reply::error(405, "Pull Request is not mergeable"));
     }
+    if p.draft {
+        // GitHub refuses to merge a draft until it is marked ready.
+        return Err(Reply::error(405, "Pull Request is still a draft"));
+    }
     let head_sha = repo
         .branches
         .get(&p.head)

@@ -4,6 +4,7 @@
 mod auth;
 mod faults;
 mod git_pulls;
+mod graphql;
 mod issues;
 mod octocrab_client;
 
