@@ -406,6 +406,11 @@ impl Runs {
                 p.action
             )));
         };
+        if let Some(milestone) = task::milestone::milestone_of(&key.task) {
+            return self
+                .milestone_check_run(&repo, p, &key, milestone, command, permissions)
+                .await;
+        }
         let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
             return Ok(Decision::nothing("the check run's task is not known"));
         };
@@ -415,19 +420,8 @@ impl Runs {
         // A click needs what the command needs (GitHub lets anyone with
         // write access press a button; the repo config may ask for more).
         let needs = located.config.required_permission(command);
-        let has = match (&p.sender, p.installation.as_ref()) {
-            (Some(s), Some(i)) => permissions
-                .level(i.id, &repo, s.id, &s.login)
-                .await
-                .unwrap_or(None),
-            _ => None,
-        };
-        if has < Some(needs) {
-            return Ok(Decision::nothing(format!(
-                "check_run.{}: {command} refused: the sender lacks {} permission",
-                p.action,
-                needs.name()
-            )));
+        if let Some(refused) = refuse_click(p, &repo, command, needs, permissions).await {
+            return Ok(refused);
         }
         if command == "approve-branch" {
             return Ok(self.approve_branch(&repo, &located).await?.0);
@@ -668,6 +662,32 @@ fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
         }
         _ => None,
     }
+}
+
+/// Why a click on a check run's button (or "Re-run") is refused: its sender
+/// lacks what the command needs (GitHub lets anyone with write access
+/// press a button; the repo config may ask for more). `None`: allowed.
+async fn refuse_click(
+    p: &CheckRunPayload,
+    repo: &RepoName,
+    command: &str,
+    needs: crate::core::config::Permission,
+    permissions: &crate::github::Permissions,
+) -> Option<Decision> {
+    let has = match (&p.sender, p.installation.as_ref()) {
+        (Some(s), Some(i)) => permissions
+            .level(i.id, repo, s.id, &s.login)
+            .await
+            .unwrap_or(None),
+        _ => None,
+    };
+    (has < Some(needs)).then(|| {
+        Decision::nothing(format!(
+            "check_run.{}: {command} refused: the sender lacks {} permission",
+            p.action,
+            needs.name()
+        ))
+    })
 }
 
 /// Keeps a finished run's report with its attempt.

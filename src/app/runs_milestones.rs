@@ -199,6 +199,46 @@ impl Runs {
         Ok(Some(all))
     }
 
+    /// "Re-run" (or the Retry button) on a milestone's check run: the
+    /// milestone runs again at that commit, as a push to the story branch
+    /// would run it, if its sender may `retry`.
+    pub(super) async fn milestone_check_run(
+        &self,
+        repo: &RepoName,
+        p: &CheckRunPayload,
+        key: &task::CheckKey,
+        milestone: &str,
+        command: &str,
+        permissions: &crate::github::Permissions,
+    ) -> Result<Decision, StoreError> {
+        if command != "retry" {
+            return Ok(Decision::nothing(format!(
+                "check_run.{}: a milestone opens its own todos; {command} does not apply",
+                p.action
+            )));
+        }
+        let Some((stored, plan, story_issue)) = self.story_plan(repo, &key.story).await? else {
+            return Ok(Decision::nothing("the check run's story is not known"));
+        };
+        let Some(at) = self
+            .milestone_at(repo, &stored, &plan, &story_issue, milestone)
+            .await?
+        else {
+            return Ok(Decision::nothing("milestone no longer in the plan"));
+        };
+        let needs = at.config.required_permission(command);
+        if let Some(refused) = refuse_click(p, repo, command, needs, permissions).await {
+            return Ok(refused);
+        }
+        let ctx = at.context(repo, self.now());
+        let trigger = Trigger::Retry {
+            sha: Some(p.check_run.head_sha.clone()),
+            gate: Some(key.gate.clone()),
+        };
+        let d = on_trigger(&at.record, &trigger, &ctx);
+        Ok(record_decision(repo, &at.story, &at.id, &at.record, d))
+    }
+
     /// A milestone run's progress: the task transitions, then the failure
     /// loop with the story as the parent of its diagnostic todos.
     pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, String> {

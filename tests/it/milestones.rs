@@ -4,6 +4,7 @@
 //! story, and a second failed round asks for a person.
 
 use fakehub::payloads;
+use serde_json::json;
 
 use crate::runs::story_with_plan;
 use crate::support::REPO;
@@ -106,5 +107,30 @@ async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
     s.app.settle().await;
     let labels = repo.issue(story_pr.number).unwrap().labels;
     assert!(labels.contains(&"shippable".to_owned()), "{labels:?}");
+
+    // "Re-run" on the milestone's check run: a reader's click runs nothing,
+    // a writer's runs the milestone again at that commit.
+    let smoke = runs[0].id;
+    s.app.fake.add_user("bob", 77, "read");
+    let mut by_reader = payloads::check_run("rerequested", &repo, smoke);
+    by_reader["sender"]["login"] = json!("bob");
+    by_reader["sender"]["id"] = json!(77);
+    assert_eq!(s.app.deliver("check_run", &by_reader).await.0, 202);
+    s.app.settle().await;
+    let smokes = |runs: &[fakehub::CheckRun]| {
+        runs.iter()
+            .filter(|r| r.name == "taskgate/integration-smoke")
+            .count()
+    };
+    assert_eq!(smokes(&s.checks(&fixed)), 1);
+    let mut rerun = payloads::check_run("rerequested", &repo, smoke);
+    rerun["sender"]["login"] = json!("octocat");
+    assert_eq!(s.app.deliver("check_run", &rerun).await.0, 202);
+    // With the story's ship gate on the same commit: three check runs.
+    let runs = s.completed(&fixed, 3).await;
+    assert_eq!(smokes(&runs), 2);
+    assert!(runs
+        .iter()
+        .all(|r| r.conclusion.as_deref() == Some("success")));
     s.app.assert_contract_kept();
 }
