@@ -257,6 +257,19 @@ impl Store {
         .await
     }
 
+    /// Deliveries not processed yet, and how many of those are put off
+    /// (GitHub failed their decision): the `inbox_depth` gauges.
+    pub async fn inbox_depth(&self) -> Result<(i64, i64), StoreError> {
+        self.read(|conn| {
+            Ok(conn
+                .prepare_cached(
+                    "SELECT COUNT(*), COUNT(retry_at_ms) FROM deliveries WHERE status = 'received'",
+                )?
+                .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        })
+        .await
+    }
+
     /// When the earliest put-off delivery is due, if any is waiting.
     pub async fn next_retry_at_ms(&self) -> Result<Option<i64>, StoreError> {
         self.read(|conn| {

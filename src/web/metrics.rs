@@ -14,6 +14,7 @@ pub struct Metrics {
     deliveries: Family<Labels, Counter>,
     processing_seconds: Histogram,
     outbox_depth: Gauge,
+    inbox_depth: Family<Labels, Gauge>,
     github_calls: Family<Labels, Counter>,
     tasks: Family<Labels, Gauge>,
     todos_opened: Family<Labels, Gauge>,
@@ -28,6 +29,10 @@ pub struct Metrics {
 #[derive(Debug, Default)]
 pub struct Snapshot {
     pub outbox_depth: i64,
+    /// Deliveries not processed yet: all of them, and those put off
+    /// because GitHub failed their decision.
+    pub inbox_pending: i64,
+    pub inbox_put_off: i64,
     /// Task records by their state (`blocked`, `testing`, …).
     pub tasks_by_state: std::collections::BTreeMap<String, i64>,
     pub loop_stats: crate::core::failure::LoopStats,
@@ -62,6 +67,12 @@ impl Metrics {
             "outbox_depth",
             "Effects waiting to be performed on GitHub",
             outbox_depth.clone(),
+        );
+        let inbox_depth = Family::<Labels, Gauge>::default();
+        registry.register(
+            "inbox_depth",
+            "Deliveries recorded but not decided yet, by state: ready, or put_off (GitHub failed their decision; tried again later)",
+            inbox_depth.clone(),
         );
         let github_calls = Family::<Labels, Counter>::default();
         registry.register(
@@ -116,6 +127,7 @@ impl Metrics {
             deliveries,
             processing_seconds,
             outbox_depth,
+            inbox_depth,
             github_calls,
             tasks,
             todos_opened,
@@ -148,6 +160,12 @@ impl Metrics {
 
     pub fn render(&self, snapshot: &Snapshot) -> String {
         self.outbox_depth.set(snapshot.outbox_depth);
+        let ready = snapshot.inbox_pending - snapshot.inbox_put_off;
+        for (state, n) in [("ready", ready), ("put_off", snapshot.inbox_put_off)] {
+            self.inbox_depth
+                .get_or_create(&vec![("state", state.to_owned())])
+                .set(n);
+        }
         self.tasks.clear();
         for (state, n) in &snapshot.tasks_by_state {
             self.tasks

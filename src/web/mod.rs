@@ -61,6 +61,8 @@ async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
         outbox_depth: web.store.outbox_depth().await.unwrap_or(-1),
         ..metrics::Snapshot::default()
     };
+    (snapshot.inbox_pending, snapshot.inbox_put_off) =
+        web.store.inbox_depth().await.unwrap_or((-1, 0));
     if let Ok(records) = web.store.all_task_records().await {
         for r in &records {
             if let Some(state) = r.state {

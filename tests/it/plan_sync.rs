@@ -494,10 +494,20 @@ async fn a_github_outage_puts_the_plan_off_without_holding_up_other_installation
     })
     .await;
     assert!(repo.issues().is_empty(), "the plan is still waiting");
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("taskgate_inbox_depth{state=\"put_off\"} 1"),
+        "{metrics}"
+    );
 
     // GitHub recovers: the plan is synced, once.
     app.fake.clear_faults();
     app.settle().await;
     assert_eq!(repo.issues().len(), 5);
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("taskgate_inbox_depth{state=\"put_off\"} 0"),
+        "{metrics}"
+    );
     app.assert_contract_kept();
 }
