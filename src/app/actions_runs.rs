@@ -402,7 +402,7 @@ impl ActionsRuns {
     }
 
     /// The attempt's run as GitHub has it now, by the id its dispatch was
-    /// answered with (or its first webhook told).
+    /// answered with (or its first webhook told), else by its title.
     async fn run_seen(
         &self,
         repo: &RepoName,
@@ -410,21 +410,67 @@ impl ActionsRuns {
         attempt: &AttemptRef,
     ) -> Result<RunSeen, ActionsError> {
         let ids = self.store.workflow_runs_of_attempt(repo, attempt).await?;
-        let Some(&run_id) = ids.last() else {
-            return Ok(RunSeen::Unknown);
-        };
         let client = self.github.installation_client(row.installation).await?;
-        let path = format!("/repos/{repo}/actions/runs/{run_id}");
-        let run: WorkflowRun = match send(&client, http::Method::GET, &path, None).await {
-            Ok(answer) => answer.json()?,
-            Err(e) if e.status() == Some(404) => return Ok(RunSeen::Gone(run_id)),
-            Err(e) => return Err(e.into()),
+        let run = match ids.last() {
+            Some(&run_id) => {
+                let path = format!("/repos/{repo}/actions/runs/{run_id}");
+                match send(&client, http::Method::GET, &path, None).await {
+                    Ok(answer) => answer.json::<WorkflowRun>()?,
+                    Err(e) if e.status() == Some(404) => return Ok(RunSeen::Gone(run_id)),
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            None => {
+                let Some(run) = self.run_by_title(&client, repo, row, attempt).await? else {
+                    return Ok(RunSeen::Unknown);
+                };
+                // Found once, looked up by id from now on.
+                self.store.put_workflow_run(repo, run.id, attempt).await?;
+                run
+            }
         };
         Ok(match run.status.as_deref() {
             Some("completed") => RunSeen::Completed(Box::new(run)),
             Some("in_progress") => RunSeen::InProgress,
             other => RunSeen::Waiting(other.unwrap_or("unknown").to_owned()),
         })
+    }
+
+    /// The dispatched run of the configured runner workflow, on the default
+    /// branch, whose `display_title` names `attempt` (the template's
+    /// `run-name`): how the watch finds a run on hosts that do not answer a
+    /// dispatch with its id. Only people with write access can dispatch, and
+    /// only from the default branch is the workflow taskgate's own.
+    async fn run_by_title(
+        &self,
+        client: &octocrab::Octocrab,
+        repo: &RepoName,
+        row: &AttemptRow,
+        attempt: &AttemptRef,
+    ) -> Result<Option<WorkflowRun>, ActionsError> {
+        #[derive(Deserialize)]
+        struct Listing {
+            workflow_runs: Vec<WorkflowRun>,
+        }
+        let config = self.config(repo, &row.story).await?;
+        let about: Value = send(client, http::Method::GET, &format!("/repos/{repo}"), None)
+            .await?
+            .json()?;
+        let default_branch = about["default_branch"].as_str();
+        let path = format!(
+            "/repos/{repo}/actions/workflows/{}/runs?event=workflow_dispatch&per_page=100",
+            config.runner_workflow
+        );
+        let listing: Listing = send(client, http::Method::GET, &path, None).await?.json()?;
+        Ok(listing.workflow_runs.into_iter().find(|run| {
+            run.head_branch.as_deref() == default_branch
+                && run
+                    .display_title
+                    .as_deref()
+                    .and_then(attempt_of_display_title)
+                    .as_ref()
+                    == Some(attempt)
+        }))
     }
 
     /// The run's checked report, or the `tooling_error` stand-in saying why

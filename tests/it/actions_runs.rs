@@ -601,6 +601,7 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
         s.checks(SHA1).iter().all(|c| c.status == "completed")
     })
     .await;
+    s.app.settle().await;
     let runs = s.checks(SHA1);
     assert_eq!(conclusion(&runs, "taskgate/test"), "success");
     assert_eq!(conclusion(&runs, "taskgate/lint"), "failure");
@@ -633,6 +634,7 @@ async fn the_watch_waits_for_a_queued_run_and_fails_a_deleted_one() {
         s.checks(SHA1).iter().all(|c| c.status == "completed")
     })
     .await;
+    s.app.settle().await;
     for run in s.checks(SHA1) {
         assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
         let summary = run.summary.as_deref().unwrap();
@@ -643,5 +645,53 @@ async fn the_watch_waits_for_a_queued_run_and_fails_a_deleted_one() {
         );
     }
     assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
+    s.app.assert_contract_kept();
+}
+
+/// The `run-name` of the workflow template `taskgate init` writes.
+fn template_run_name() -> String {
+    let template = include_str!("../../templates/taskgate-run.yml");
+    let line = template
+        .lines()
+        .find_map(|l| l.strip_prefix("run-name:"))
+        .expect("the template has a run-name");
+    line.trim().trim_matches('"').to_owned()
+}
+
+#[tokio::test]
+async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
+    let (s, ahead) = watched_story().await;
+    // An older GitHub Enterprise Server: the dispatch is answered 204.
+    s.app.fake.withhold_dispatch_run_details();
+    s.repo().set_run_name(WORKFLOW, &template_run_name());
+    let run_id = s.push_and_dispatch(SHA1).await;
+    let repo_name = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let attempt = taskgate::core::AttemptRef {
+        story: "file:checks".into(),
+        task: "check".into(),
+        attempt: 1,
+    };
+    let store = s.app.store();
+    let known = store.workflow_runs_of_attempt(&repo_name, &attempt).await;
+    assert!(known.unwrap().is_empty(), "the dispatch named no run");
+
+    // The run reports; its webhooks are lost.
+    let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
+    s.repo()
+        .complete_run(run_id, "success", &[("taskgate-report", &zip)]);
+    ahead.store(WATCH.as_secs() as i64 + 1, Ordering::SeqCst);
+    eventually(
+        "the watch finds the run and finishes the attempt",
+        || async {
+            s.checks(SHA1)
+                .iter()
+                .all(|c| c.conclusion.as_deref() == Some("success"))
+        },
+    )
+    .await;
+    s.app.settle().await;
+    assert!(s.task_labels().contains(&"state:review".to_owned()));
+    let known = store.workflow_runs_of_attempt(&repo_name, &attempt).await;
+    assert_eq!(known.unwrap(), [run_id], "remembered for later looks");
     s.app.assert_contract_kept();
 }

@@ -270,6 +270,12 @@ impl FakeGitHub {
         self.inner.lock().faults.clear();
     }
 
+    /// Answer dispatches 204 even when asked for `return_run_details`, as a
+    /// GitHub Enterprise Server older than that parameter does.
+    pub fn withhold_dispatch_run_details(&self) {
+        self.inner.lock().dispatch_run_details = false;
+    }
+
     /// Content-creating requests allowed per installation per sliding minute
     /// (default 80, GitHub's documented figure); 0 disables the limit.
     pub fn set_secondary_limit(&self, writes_per_minute: u32) {

@@ -166,6 +166,14 @@ impl RepoHandle {
         })
     }
 
+    /// Gives workflow `file` a `run-name` (`${{ inputs.x }}` is filled
+    /// from each dispatch's inputs), as the workflow file's key would.
+    pub fn set_run_name(&self, file: &str, template: &str) {
+        self.write(|r, _| {
+            r.run_names.insert(file.to_string(), template.to_string());
+        });
+    }
+
     /// Records a workflow run on `branch`'s head; `conclusion` None = in progress.
     pub fn add_workflow_run(&self, workflow: &str, branch: &str, conclusion: Option<&str>) -> u64 {
         self.add_workflow(workflow);

@@ -140,6 +140,9 @@ pub struct WorkflowRun {
     pub event: String,
     pub run_number: u64,
     pub created_at: DateTime<Utc>,
+    /// The workflow's `run-name` as evaluated for this run (GitHub shows
+    /// the workflow's name when there is none).
+    pub display_title: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -179,6 +182,9 @@ pub struct Repo {
     pub pulls: BTreeMap<u64, Pull>,
     pub check_runs: Vec<CheckRun>,
     pub workflows: BTreeMap<String, u64>,
+    /// A workflow's `run-name` template, by file: `${{ inputs.x }}` is
+    /// filled from a dispatch's inputs.
+    pub run_names: BTreeMap<String, String>,
     pub dispatches: Vec<WorkflowDispatch>,
     pub runs: Vec<WorkflowRun>,
     pub artifacts: Vec<Artifact>,
@@ -275,6 +281,10 @@ pub struct State {
     pub repos: BTreeMap<String, Repo>,
     pub faults: HashMap<String, VecDeque<Fault>>,
     pub secondary_limit: u32,
+    /// Whether a dispatch asked for `return_run_details` gets them (false:
+    /// a GitHub Enterprise Server older than the parameter, which answers
+    /// 204 whatever it is asked).
+    pub dispatch_run_details: bool,
     /// The sliding window the limit counts over (GitHub: one minute).
     pub secondary_window: std::time::Duration,
     pub write_times: HashMap<u64, VecDeque<Instant>>,
@@ -300,6 +310,7 @@ impl State {
             repos: BTreeMap::new(),
             faults: HashMap::new(),
             secondary_limit: 80,
+            dispatch_run_details: true,
             secondary_window: std::time::Duration::from_secs(60),
             write_times: HashMap::new(),
             rate_used: HashMap::new(),

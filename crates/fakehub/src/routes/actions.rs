@@ -85,8 +85,13 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         .to_string();
     let run_id = new_run(st, &key, &file, &branch, None);
     let repo = st.repos.get_mut(&key).expect("repository exists");
+    let title = repo
+        .run_names
+        .get(&file)
+        .map(|template| run_name(template, &inputs));
     if let Some(run) = repo.runs.iter_mut().find(|r| r.id == run_id) {
         run.status = "queued".into();
+        run.display_title = title;
     }
     repo.dispatches.push(WorkflowDispatch {
         workflow: wf.into(),
@@ -94,7 +99,7 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         inputs,
         run_id,
     });
-    if req.body.get("return_run_details") != Some(&json!(true)) {
+    if req.body.get("return_run_details") != Some(&json!(true)) || !st.dispatch_run_details {
         return Ok(Reply::no_content());
     }
     let repo = &st.repos[&key];
@@ -113,7 +118,7 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
         json!({"name": repo.owner, "email": format!("{}@users.noreply.github.com", repo.owner)});
     json!({
         "id": r.id, "name": r.workflow, "node_id": format!("WFR_{}", r.id), "head_branch": r.head_branch,
-        "head_sha": r.head_sha, "path": format!(".github/workflows/{}", r.workflow), "display_title": r.workflow,
+        "head_sha": r.head_sha, "path": format!(".github/workflows/{}", r.workflow), "display_title": r.display_title.as_deref().unwrap_or(&r.workflow),
         "run_number": r.run_number, "run_attempt": 1, "event": r.event, "status": r.status, "conclusion": r.conclusion,
         "workflow_id": wf_id, "check_suite_id": r.id + 1, "url": api,
         "html_url": format!("{HTML}/{}/actions/runs/{}", repo.full_name(), r.id), "pull_requests": [],
@@ -127,6 +132,26 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
                         "author": who, "committer": who},
         "repository": repository.clone(), "head_repository": repository,
     })
+}
+
+/// A `run-name` template with each `${{ inputs.<name> }}` replaced by that
+/// input (an input not given reads as empty, as in GitHub's expressions).
+fn run_name(template: &str, inputs: &Value) -> String {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find("${{") {
+        out.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("}}") else {
+            break;
+        };
+        let expr = rest[start + 3..start + end].trim();
+        if let Some(name) = expr.strip_prefix("inputs.") {
+            out.push_str(inputs[name].as_str().unwrap_or_default());
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A workflow's runs, newest first; `event` and `branch` filter as GitHub's do.
@@ -281,6 +306,7 @@ pub(crate) fn new_run(
         event: "workflow_dispatch".into(),
         run_number,
         created_at: Utc::now(),
+        display_title: None,
     });
     id
 }
