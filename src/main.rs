@@ -146,6 +146,11 @@ struct ServeArgs {
     /// Acceptance runs at once on the local runner; more wait in a queue.
     #[arg(long, env = "TASKGATE_MAX_RUNS", default_value_t = 2)]
     max_runs: usize,
+    /// Days that decided deliveries and performed GitHub calls are kept
+    /// (at least 3: GitHub redelivers from the past three days).
+    #[arg(long, env = "TASKGATE_RETENTION_DAYS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(3..))]
+    retention_days: u64,
     /// Where the runner fetches commits, `{repo}` standing for owner/name
     /// (default: the git host of GITHUB_API_URL, over HTTPS with the
     /// installation token). A `file://` template fetches without a token.
@@ -182,6 +187,7 @@ impl ServeArgs {
                 }),
             tick_every: Duration::from_secs(60),
             actions_watch: taskgate::app::DEFAULT_ACTIONS_WATCH,
+            retention: Duration::from_secs(self.retention_days * 24 * 60 * 60),
             clock: taskgate::app::runs::system_clock(),
         })
     }

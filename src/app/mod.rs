@@ -8,6 +8,7 @@ pub mod actions_runs;
 mod commands;
 mod processor;
 pub mod resync;
+pub mod retention;
 pub mod run_queue;
 pub mod runs;
 pub mod ship;
@@ -55,6 +56,9 @@ pub struct ServeConfig {
     pub git: Option<run_queue::GitSource>,
     /// How often open branch todos are checked against their lifetime.
     pub tick_every: Duration,
+    /// How long decided deliveries and ended effects are kept
+    /// (`TASKGATE_RETENTION_DAYS`).
+    pub retention: Duration,
     /// How long an Actions attempt may go unheard of before taskgate asks
     /// GitHub for its run (then again every as long): webhooks get lost.
     pub actions_watch: Duration,
@@ -97,6 +101,7 @@ impl ServeConfig {
             git: None,
             tick_every: Duration::from_secs(60),
             actions_watch: DEFAULT_ACTIONS_WATCH,
+            retention: retention::DEFAULT_RETENTION,
             clock: runs::system_clock(),
         }
     }
@@ -279,6 +284,11 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         }
     });
     info!(%local, "listening");
+    let retention = retention::run(
+        store.clone(),
+        config.retention,
+        Duration::from_secs(60 * 60),
+    );
     Ok(Running {
         addr: local,
         store,
@@ -286,6 +296,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             tokio::spawn(processor.run()),
             tokio::spawn(executor.run()),
             tokio::spawn(run_queue.run()),
+            tokio::spawn(retention),
         ],
         server,
     })

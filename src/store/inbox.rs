@@ -257,6 +257,37 @@ impl Store {
         .await
     }
 
+    /// Forgets up to `limit` deliveries decided before `cutoff_ms` (their
+    /// rows and payloads), oldest first; returns how many. Undecided ones
+    /// stay, and so does the newest delivery of all, so a `seq` is never
+    /// given out twice.
+    pub async fn prune_deliveries(
+        &self,
+        cutoff_ms: i64,
+        limit: usize,
+    ) -> Result<usize, StoreError> {
+        self.write(move |conn| {
+            let seqs: Vec<i64> = conn
+                .prepare_cached(
+                    "SELECT seq FROM deliveries
+                     WHERE status != 'received' AND received_at_ms < ?1
+                       AND seq < (SELECT MAX(seq) FROM deliveries)
+                     ORDER BY seq LIMIT ?2",
+                )?
+                .query_map(params![cutoff_ms, limit as i64], |r| r.get(0))?
+                .collect::<Result<_, _>>()?;
+            let mut payload =
+                conn.prepare_cached("DELETE FROM delivery_payloads WHERE seq = ?1")?;
+            let mut row = conn.prepare_cached("DELETE FROM deliveries WHERE seq = ?1")?;
+            for seq in &seqs {
+                payload.execute([seq])?;
+                row.execute([seq])?;
+            }
+            Ok(seqs.len())
+        })
+        .await
+    }
+
     /// Deliveries not processed yet, and how many of those are put off
     /// (GitHub failed their decision): the `inbox_depth` gauges.
     pub async fn inbox_depth(&self) -> Result<(i64, i64), StoreError> {
@@ -601,6 +632,59 @@ mod tests {
             ("processed", Some("done"))
         );
         assert_eq!(store.next_retry_at_ms().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn pruning_forgets_old_decided_deliveries_and_keeps_the_rest() {
+        let (_dir, db, store) = fresh_store();
+        for id in ["a", "b", "c", "d", "e"] {
+            store.record_delivery(of(id, Some(1))).await.unwrap();
+        }
+        let pending = store.pending_deliveries(10, no_payload).await.unwrap();
+        // a, b, c and e decided; d still waiting.
+        for d in pending.iter().filter(|d| d.delivery_id.0 != "d") {
+            store
+                .complete_delivery(d.seq, "processed", "done".into(), None, vec![], vec![])
+                .await
+                .unwrap();
+        }
+        let an_hour_ago = unix_now_ms() - 3_600_000;
+        assert_eq!(
+            store.prune_deliveries(an_hour_ago, 100).await.unwrap(),
+            0,
+            "all young"
+        );
+
+        let later = unix_now_ms() + 1;
+        assert_eq!(
+            store.prune_deliveries(later, 2).await.unwrap(),
+            2,
+            "a batch at most"
+        );
+        assert_eq!(store.prune_deliveries(later, 100).await.unwrap(), 1);
+        let mut kept = Vec::new();
+        for id in ["a", "b", "c", "d", "e"] {
+            if store.delivery(id).await.unwrap().is_some() {
+                kept.push(id);
+            }
+        }
+        // d is undecided; e is the newest, so its seq is never given out again.
+        assert_eq!(kept, ["d", "e"]);
+        let conn = Connection::open(&db).unwrap();
+        let payloads: i64 = conn
+            .query_row("SELECT COUNT(*) FROM delivery_payloads", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(payloads, 2, "the payloads went with their deliveries");
+        // The next delivery gets a new seq past every one seen.
+        store.record_delivery(of("f", Some(1))).await.unwrap();
+        let seqs: Vec<i64> = conn
+            .prepare("SELECT seq FROM deliveries ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(seqs, [4, 5, 6]);
     }
 
     #[tokio::test]

@@ -237,6 +237,22 @@ impl Store {
         .await
     }
 
+    /// Forgets up to `limit` effects that ended (done or failed) before
+    /// `cutoff_ms`, oldest first; returns how many.
+    pub async fn prune_effects(&self, cutoff_ms: i64, limit: usize) -> Result<usize, StoreError> {
+        self.write_one(move |conn| {
+            Ok(conn
+                .prepare_cached(
+                    "DELETE FROM effects WHERE id IN (
+                       SELECT id FROM effects
+                       WHERE status != 'pending' AND created_at_ms < ?1
+                       ORDER BY id LIMIT ?2)",
+                )?
+                .execute(params![cutoff_ms, limit as i64])?)
+        })
+        .await
+    }
+
     /// Effects not yet done or failed: the `outbox_depth` gauge.
     pub async fn outbox_depth(&self) -> Result<i64, StoreError> {
         self.read(|c| {
@@ -247,5 +263,46 @@ impl Store {
             )?)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{IssueNumber, RepoName};
+
+    fn comment(n: u64) -> Effect {
+        Effect::PostComment {
+            repo: RepoName::parse("o/r").unwrap(),
+            issue: IssueNumber(n),
+            body: "hello".into(),
+            marker: format!("m{n}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn pruning_forgets_ended_effects_and_keeps_pending_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let effects = (1..=3).map(comment).collect::<Vec<_>>();
+        store
+            .write(move |conn| insert(conn, None, InstallationId(1), &effects))
+            .await
+            .unwrap();
+        let rows = store.effects().await.unwrap();
+        store.effect_done(rows[0].id, None).await.unwrap();
+        store
+            .effect_failed(rows[1].id, "GitHub answered 422".into())
+            .await
+            .unwrap();
+
+        let an_hour_ago = unix_now_ms() - 3_600_000;
+        assert_eq!(store.prune_effects(an_hour_ago, 100).await.unwrap(), 0);
+        let later = unix_now_ms() + 1;
+        assert_eq!(store.prune_effects(later, 100).await.unwrap(), 2);
+        let left = store.effects().await.unwrap();
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].id, rows[2].id, "the pending one stays");
+        assert_eq!(store.outbox_depth().await.unwrap(), 1);
     }
 }

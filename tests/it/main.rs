@@ -16,4 +16,5 @@ mod milestones;
 mod plan_sync;
 mod review_commands;
 mod runs;
+mod serve_flags;
 mod ship;
