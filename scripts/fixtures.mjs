@@ -27,11 +27,12 @@
 //
 // No dependencies beyond the two packages it unpacks.
 
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { npmPack, tarExtract, tarList } from "./npm-pack.mjs";
 
 const DEFAULT_WEBHOOKS = "@octokit/webhooks-examples@7.6.1";
 const DEFAULT_OPENAPI = "@octokit/openapi@23.0.2";
@@ -132,32 +133,6 @@ function parseArgs(argv) {
   return opts;
 }
 
-function run(cmd, args, cwd) {
-  return execFileSync(cmd, args, {
-    cwd,
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-    stdio: ["ignore", "pipe", "inherit"],
-    shell: process.platform === "win32",
-  });
-}
-
-// npm pack <spec> into tmp; returns { name, version, tarball }.
-function npmPack(spec, tmp) {
-  const out = JSON.parse(run("npm", ["pack", spec, "--json", "--silent"], tmp));
-  const info = Array.isArray(out) ? out[0] : out;
-  return { name: info.name, version: info.version, tarball: path.join(tmp, info.filename) };
-}
-
-function tarList(tarball) {
-  return run("tar", ["-tzf", tarball]).split(/\r?\n/).filter(Boolean);
-}
-
-function tarExtract(tarball, member, dest) {
-  fs.mkdirSync(dest, { recursive: true });
-  run("tar", ["-xzf", tarball, "-C", dest, member]);
-  return path.join(dest, member);
-}
 
 const readJson = (file) => JSON.parse(fs.readFileSync(file, "utf8"));
 const pretty = (value) => JSON.stringify(value, null, 2) + "\n";

@@ -31,11 +31,12 @@
 //
 // No dependencies beyond the package it unpacks.
 
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+
+import { npmPack, tarExtract } from "./npm-pack.mjs";
 
 const DEFAULT_SCHEMA = "@octokit/graphql-schema@15.26.1";
 
@@ -80,28 +81,6 @@ function parseArgs(argv) {
   return opts;
 }
 
-function run(cmd, args, cwd) {
-  return execFileSync(cmd, args, {
-    cwd,
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-    stdio: ["ignore", "pipe", "inherit"],
-    shell: process.platform === "win32",
-  });
-}
-
-// npm pack <spec> into tmp; returns { name, version, tarball }.
-function npmPack(spec, tmp) {
-  const out = JSON.parse(run("npm", ["pack", spec, "--json", "--silent"], tmp));
-  const info = Array.isArray(out) ? out[0] : out;
-  return { name: info.name, version: info.version, tarball: path.join(tmp, info.filename) };
-}
-
-function tarExtract(tarball, member, dest) {
-  fs.mkdirSync(dest, { recursive: true });
-  run("tar", ["-xzf", tarball, "-C", dest, member]);
-  return path.join(dest, member);
-}
 
 const pretty = (value) => JSON.stringify(value, null, 2) + "\n";
 

@@ -2,7 +2,7 @@
 //! installation-token auth, injected faults, recording, the secondary limit
 //! and the GraphQL contract.
 
-use fakehub::{FakeGitHub, Fault, RepoHandle};
+use fakehub::{Fault, RepoHandle};
 use serde_json::{json, Value};
 
 use crate::*;
@@ -26,18 +26,6 @@ fn is_draft(repo: &RepoHandle, n: u64) -> bool {
 
 fn mark_ready(id: &str) -> Value {
     json!({"query": MARK_READY, "variables": {"id": id}})
-}
-
-fn octocrab_for(gh: &FakeGitHub, installation: u64) -> octocrab::Octocrab {
-    let key =
-        jsonwebtoken::EncodingKey::from_rsa_pem(FakeGitHub::private_key_pem().as_bytes()).unwrap();
-    let app = octocrab::Octocrab::builder()
-        .base_uri(gh.url())
-        .unwrap()
-        .app(gh.app_id().into(), key)
-        .build()
-        .unwrap();
-    app.installation(installation.into()).unwrap()
 }
 
 #[tokio::test]

@@ -107,6 +107,19 @@ pub async fn installation_client(gh: &FakeGitHub, installation: u64) -> Client {
     }
 }
 
+/// The real client, authenticated as the app's `installation`.
+pub fn octocrab_for(gh: &FakeGitHub, installation: u64) -> octocrab::Octocrab {
+    let key =
+        jsonwebtoken::EncodingKey::from_rsa_pem(FakeGitHub::private_key_pem().as_bytes()).unwrap();
+    let app = octocrab::Octocrab::builder()
+        .base_uri(gh.url())
+        .unwrap()
+        .app(gh.app_id().into(), key)
+        .build()
+        .unwrap();
+    app.installation(installation.into()).unwrap()
+}
+
 /// A fake with `acme/widgets` installed as installation 7, and a client for it.
 pub async fn setup() -> (FakeGitHub, fakehub::RepoHandle, Client) {
     let gh = FakeGitHub::start().await;

@@ -5,17 +5,7 @@ use fakehub::{payloads, FakeGitHub};
 use octocrab::models::webhook_events::WebhookEvent;
 use serde_json::json;
 
-fn octocrab_for(gh: &FakeGitHub, installation: u64) -> octocrab::Octocrab {
-    let key =
-        jsonwebtoken::EncodingKey::from_rsa_pem(FakeGitHub::private_key_pem().as_bytes()).unwrap();
-    let app = octocrab::Octocrab::builder()
-        .base_uri(gh.url())
-        .unwrap()
-        .app(gh.app_id().into(), key)
-        .build()
-        .unwrap();
-    app.installation(installation.into()).unwrap()
-}
+use crate::octocrab_for;
 
 #[tokio::test]
 async fn octocrab_reads_and_writes_through_the_fake() {
