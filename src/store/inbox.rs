@@ -301,14 +301,18 @@ impl Store {
         .await
     }
 
-    /// When the earliest put-off delivery is due, if any is waiting.
+    /// When the earliest put-off delivery falls due, if one is waiting for
+    /// a time still to come (one already due is in the next batch, or
+    /// waits behind another that is not).
     pub async fn next_retry_at_ms(&self) -> Result<Option<i64>, StoreError> {
-        self.read(|conn| {
+        let now = unix_now_ms();
+        self.read(move |conn| {
             Ok(conn
                 .prepare_cached(
-                    "SELECT MIN(retry_at_ms) FROM deliveries WHERE status = 'received'",
+                    "SELECT MIN(retry_at_ms) FROM deliveries
+                     WHERE status = 'received' AND retry_at_ms > ?1",
                 )?
-                .query_row([], |r| r.get(0))?)
+                .query_row([now], |r| r.get(0))?)
         })
         .await
     }
