@@ -39,25 +39,8 @@ pub async fn prune_once(
     keep: Duration,
 ) -> Result<(usize, usize), crate::store::StoreError> {
     let cutoff = unix_now_ms() - keep.as_millis() as i64;
-    let mut deliveries = 0;
-    loop {
-        let n = store.prune_deliveries(cutoff, BATCH).await?;
-        deliveries += n;
-        if n < BATCH {
-            break;
-        }
-        // Let the intake's commits in between batches.
-        tokio::task::yield_now().await;
-    }
-    let mut effects = 0;
-    loop {
-        let n = store.prune_effects(cutoff, BATCH).await?;
-        effects += n;
-        if n < BATCH {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
+    let deliveries = in_batches(|| store.prune_deliveries(cutoff, BATCH)).await?;
+    let effects = in_batches(|| store.prune_effects(cutoff, BATCH)).await?;
     if deliveries + effects > 0 {
         info!(
             deliveries,
@@ -65,4 +48,49 @@ pub async fn prune_once(
         );
     }
     Ok((deliveries, effects))
+}
+
+/// Runs `prune` (one batch of at most [`BATCH`] rows) until a batch comes
+/// back short; returns how many rows went in all.
+async fn in_batches<F, Fut>(mut prune: F) -> Result<usize, crate::store::StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<usize, crate::store::StoreError>>,
+{
+    let mut total = 0;
+    loop {
+        let n = prune().await?;
+        total += n;
+        if n < BATCH {
+            return Ok(total);
+        }
+        // Let the intake's commits in between batches.
+        tokio::task::yield_now().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn batches_run_until_one_comes_back_short() {
+        let mut answers = vec![3, BATCH, BATCH].into_iter().rev();
+        let mut calls = 0;
+        let total = in_batches(|| {
+            calls += 1;
+            let n = answers.next().expect("asked once too often");
+            async move { Ok(n) }
+        })
+        .await
+        .unwrap();
+        assert_eq!((total, calls), (2 * BATCH + 3, 3));
+    }
+
+    #[tokio::test]
+    async fn a_prune_of_a_young_store_forgets_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        assert_eq!(prune_once(&store, DEFAULT_RETENTION).await.unwrap(), (0, 0));
+    }
 }
