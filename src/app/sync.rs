@@ -15,7 +15,8 @@ use octocrab::Octocrab;
 use crate::core::config::CONFIG_PATH;
 use crate::core::story::{story_key_for_file, story_key_for_issue, Marker};
 use crate::core::sync::{
-    decide_comment_plan, decide_plan, decide_reconcile, CommentPlan, IssueRecord, Known, StoryPlan,
+    decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan,
+    IssueRecord, Known, StoryPlan,
 };
 use crate::core::Decision;
 use crate::github::{client::send, GitHubApp, GitHubError};
@@ -74,14 +75,23 @@ impl Syncer {
         if push.git_ref != format!("refs/heads/{default_branch}") || push.deleted {
             return Ok(Decision::nothing("push to another branch"));
         }
-        let changed: BTreeSet<&str> = push
-            .commits
+        // Each plan file's last word in the push: there, or removed.
+        let mut present: BTreeMap<&str, bool> = BTreeMap::new();
+        for c in &push.commits {
+            for path in c.added.iter().chain(&c.modified) {
+                present.insert(path.as_str(), true);
+            }
+            for path in &c.removed {
+                present.insert(path.as_str(), false);
+            }
+        }
+        present.retain(|path, _| is_plan_file(path));
+        let changed: BTreeSet<&str> = present
             .iter()
-            .flat_map(|c| c.added.iter().chain(&c.modified))
-            .map(String::as_str)
-            .filter(|p| is_plan_file(p))
+            .filter(|(_, there)| **there)
+            .map(|(path, _)| *path)
             .collect();
-        if changed.is_empty() {
+        if present.is_empty() {
             return Ok(Decision::nothing("no plan files changed"));
         }
         let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
@@ -109,6 +119,19 @@ impl Syncer {
             };
             let known = self.known(&repo, &story).await?;
             let d = decide_plan(plan, &known.as_known());
+            outcomes.push(d.outcome);
+            decision.changes.extend(d.changes);
+            decision.effects.extend(d.effects);
+        }
+        for (path, _) in present.iter().filter(|(_, there)| !**there) {
+            let story = story_key_for_file(path);
+            // Only a story planned from this very file is retired.
+            let planned = self.store.story(&repo, &story).await?;
+            if planned.is_none_or(|p| p.source != *path) {
+                continue;
+            }
+            let known = self.known(&repo, &story).await?;
+            let d = decide_removed_plan(&repo, &story, path, sha, &known.as_known());
             outcomes.push(d.outcome);
             decision.changes.extend(d.changes);
             decision.effects.extend(d.effects);

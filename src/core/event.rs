@@ -59,6 +59,12 @@ pub enum Change {
     },
     /// A story's plan was read and found valid.
     StoryPlanned(crate::core::sync::StoryPlan),
+    /// A story's plan file was removed from the default branch: its stored
+    /// plan goes (its issues' records stay, for a restored file to find).
+    StoryRetired {
+        repo: RepoName,
+        story: String,
+    },
     /// A task's runtime record changed.
     TaskUpdated {
         repo: RepoName,

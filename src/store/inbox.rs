@@ -393,6 +393,12 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             }
         }
         Change::StoryPlanned(plan) => super::objects::save_story(conn, plan)?,
+        Change::StoryRetired { repo, story } => {
+            conn.execute(
+                "DELETE FROM stories WHERE repo = ?1 AND story = ?2",
+                params![repo.as_str(), story],
+            )?;
+        }
         Change::TaskUpdated {
             repo,
             story,

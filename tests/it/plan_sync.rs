@@ -511,3 +511,47 @@ async fn a_github_outage_puts_the_plan_off_without_holding_up_other_installation
     );
     app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn removing_the_plan_file_closes_the_story_and_restoring_it_reopens_it() {
+    let app = TestApp::start().await;
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+    let repo = app.fake.repo(REPO);
+    assert_eq!(repo.issues().len(), 5);
+    let story = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.labels.iter().any(|l| l == "taskgate:story"))
+        .expect("the story issue");
+
+    // Someone deletes the plan file on main.
+    let before = repo.branch_sha("main").unwrap();
+    repo.without_file("main", PLAN_PATH);
+    let push = fakehub::payloads::push(&repo, "main", Some(&before), "octocat");
+    assert_eq!(app.deliver("push", &push).await.0, 202);
+    app.settle().await;
+    for issue in repo.issues() {
+        assert_eq!(issue.state, "closed", "{issue:#?}");
+        assert_eq!(issue.state_reason.as_deref(), Some("not_planned"));
+    }
+    let said = app.bot_comments(story.number);
+    assert!(
+        said.iter()
+            .any(|c| c.contains("`.taskgate/stories/momentum.yml` was removed")),
+        "{said:#?}"
+    );
+    let repo_name = taskgate::ids::RepoName::parse(REPO).unwrap();
+    assert!(app
+        .store()
+        .story(&repo_name, "file:momentum")
+        .await
+        .unwrap()
+        .is_none());
+
+    // Restored: the same issues open again, none duplicated.
+    push_file(&app, PLAN_PATH, &plan_fixture("momentum.yml")).await;
+    let issues = repo.issues();
+    assert_eq!(issues.len(), 5);
+    assert!(issues.iter().all(|i| i.state == "open"), "{issues:#?}");
+    app.assert_contract_kept();
+}

@@ -50,6 +50,12 @@ impl RepoHandle {
         self
     }
 
+    /// Commits the removal of one file on `branch`.
+    pub fn without_file(&self, branch: &str, path: &str) -> &Self {
+        self.write(|r, _| r.commit_change(branch, path, None, &format!("Remove {path}")));
+        self
+    }
+
     /// Opens an issue as `author_login` (created as a user if unknown).
     pub fn create_issue(&self, title: &str, body: &str, author_login: &str) -> u64 {
         self.state().user(author_login);

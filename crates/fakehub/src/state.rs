@@ -213,6 +213,17 @@ impl Repo {
         content: &str,
         message: &str,
     ) -> String {
+        self.commit_change(branch, path, Some(content), message)
+    }
+
+    /// Adds a commit on `branch` that writes `path` (`None`: deletes it).
+    pub fn commit_change(
+        &mut self,
+        branch: &str,
+        path: &str,
+        content: Option<&str>,
+        message: &str,
+    ) -> String {
         let parent = self
             .branches
             .get(branch)
@@ -223,10 +234,11 @@ impl Repo {
             .and_then(|p| self.commits.get(p))
             .map(|c| c.files.clone())
             .unwrap_or_default();
-        files.insert(
-            path.trim_start_matches('/').to_string(),
-            content.to_string(),
-        );
+        let path = path.trim_start_matches('/').to_string();
+        match content {
+            Some(content) => files.insert(path, content.to_string()),
+            None => files.remove(&path),
+        };
         let sha = new_sha();
         self.commits.insert(
             sha.clone(),

@@ -12,8 +12,9 @@ use crate::core::plan::{
     check_plan, render_problems, render_validation_report, MemFiles, Plan, Problem,
 };
 use crate::core::story::Marker;
+use crate::core::IssueState;
 use crate::core::{CheckAnnotation, CheckRunSpec, Effect, Reaction};
-use crate::ids::CommentId;
+use crate::ids::{CommentId, CommitSha, RepoName};
 
 /// The check run that reports plan problems.
 pub const PLAN_CHECK: &str = "taskgate/plan";
@@ -52,6 +53,81 @@ pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
         changes: vec![Change::StoryPlanned(plan)],
         effects,
     }
+}
+
+/// A story's plan file was removed from the default branch (at `sha`):
+/// the story is no longer planned, so its issue and its open task issues
+/// are closed as not planned, saying why once on the story. Restoring the
+/// file plans it again: the reconciler reopens what it wants open.
+pub fn decide_removed_plan(
+    repo: &RepoName,
+    story: &str,
+    source: &str,
+    sha: &CommitSha,
+    known: &Known,
+) -> Decision {
+    let story_key = Marker::Story {
+        story: story.to_owned(),
+    }
+    .key();
+    let Some(story_issue) = known.issues.get(&story_key) else {
+        return Decision::nothing(format!("plan {source} removed: it was never planned"));
+    };
+    let close = |marker: &str| Effect::UpdateIssue {
+        repo: repo.clone(),
+        marker: marker.to_owned(),
+        title: None,
+        body: None,
+        labels: None,
+        state: Some(IssueState::ClosedNotPlanned),
+    };
+    let task_prefix = format!("{story_key} task=");
+    let open_tasks: Vec<&String> = known
+        .issues
+        .iter()
+        .filter(|(key, record)| {
+            key.starts_with(&task_prefix)
+                && record.open
+                && matches!(Marker::from_key(key), Some(Marker::Task { .. }))
+        })
+        .map(|(key, _)| key)
+        .collect();
+    let mut effects = vec![Effect::PostComment {
+        repo: repo.clone(),
+        issue: story_issue.number,
+        body: retired_comment(source, sha, open_tasks.len()),
+        marker: format!("retired {story_key} {sha}"),
+    }];
+    effects.extend(open_tasks.iter().map(|key| close(key)));
+    if story_issue.open {
+        effects.push(close(&story_key));
+    }
+    Decision {
+        outcome: format!(
+            "plan {source} removed: story {story} and {} open task(s) closed as not planned",
+            open_tasks.len()
+        ),
+        changes: vec![Change::StoryRetired {
+            repo: repo.clone(),
+            story: story.to_owned(),
+        }],
+        effects,
+    }
+}
+
+/// What the story issue says when its plan file is removed.
+fn retired_comment(source: &str, sha: &CommitSha, open_tasks: usize) -> String {
+    let tasks = match open_tasks {
+        0 => String::new(),
+        1 => " and its open task".into(),
+        n => format!(" and its {n} open tasks"),
+    };
+    format!(
+        "The plan file `{source}` was removed from the default branch in {}, so this story \
+         is no longer planned: taskgate closes it{tasks} as not planned. Restoring the file \
+         plans the story again and reopens what it still holds.",
+        sha.short()
+    )
 }
 
 /// A plan posted with `/taskgate plan` on an existing issue.
@@ -244,5 +320,100 @@ fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) 
                 annotations,
             },
         }],
+    }
+}
+
+#[cfg(test)]
+mod removed_plan_tests {
+    use super::*;
+    use crate::core::plan::TaskId;
+    use crate::ids::{IssueId, IssueNumber};
+
+    fn record(number: u64, key: &str, open: bool) -> IssueRecord {
+        IssueRecord {
+            number: IssueNumber(number),
+            id: IssueId(1000 + number),
+            title: String::new(),
+            body: Marker::from_key(key).unwrap().render(),
+            labels: BTreeSet::new(),
+            open,
+            parent: None,
+            blocked_by: BTreeSet::new(),
+        }
+    }
+
+    fn closed_markers(d: &Decision) -> Vec<&str> {
+        d.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::UpdateIssue {
+                    marker,
+                    state: Some(IssueState::ClosedNotPlanned),
+                    ..
+                } => Some(marker.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_removed_plan_closes_its_story_and_open_tasks_and_forgets_the_plan() {
+        let story = Marker::Story {
+            story: "file:s".into(),
+        }
+        .key();
+        let task = |id: &str| {
+            Marker::Task {
+                story: "file:s".into(),
+                task: TaskId::new(id),
+            }
+            .key()
+        };
+        let todo = Marker::BranchTodo {
+            story: "file:s".into(),
+            task: TaskId::new("a"),
+            depth: 1,
+            round: 1,
+        }
+        .key();
+        let issues: BTreeMap<String, IssueRecord> = [
+            (story.clone(), 1, true),
+            (task("a"), 2, true),
+            (task("b"), 3, false),
+            (task("c"), 4, true),
+            (todo.clone(), 5, true),
+        ]
+        .into_iter()
+        .map(|(k, n, open)| (k.clone(), record(n, &k, open)))
+        .collect();
+        let known = Known {
+            issues: &issues,
+            branches: &BTreeSet::new(),
+            labels: &BTreeSet::new(),
+            states: &BTreeMap::new(),
+        };
+        let repo = RepoName::parse("o/r").unwrap();
+        let sha = CommitSha("ab12cd34".repeat(5));
+        let d = decide_removed_plan(&repo, "file:s", ".taskgate/stories/s.yml", &sha, &known);
+        // The open tasks and the story; a closed task and a branch todo are left.
+        assert_eq!(closed_markers(&d), [task("a"), task("c"), story.clone()]);
+        assert!(matches!(
+            d.changes.as_slice(),
+            [Change::StoryRetired { story, .. }] if story == "file:s"
+        ));
+        let Effect::PostComment { issue, body, .. } = &d.effects[0] else {
+            panic!("{:?}", d.effects);
+        };
+        assert_eq!(*issue, IssueNumber(1));
+        insta::assert_snapshot!(body, @"The plan file `.taskgate/stories/s.yml` was removed from the default branch in ab12cd3, so this story is no longer planned: taskgate closes it and its 2 open tasks as not planned. Restoring the file plans the story again and reopens what it still holds.");
+
+        // A file taskgate never planned from: nothing to do.
+        let none = BTreeMap::new();
+        let unknown = Known {
+            issues: &none,
+            ..known
+        };
+        let d = decide_removed_plan(&repo, "file:s", ".taskgate/stories/s.yml", &sha, &unknown);
+        assert!(d.effects.is_empty() && d.changes.is_empty(), "{d:?}");
     }
 }

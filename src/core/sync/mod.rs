@@ -19,8 +19,8 @@ mod desired;
 use std::collections::BTreeMap;
 
 pub use decide::{
-    decide_comment_plan, decide_plan, decide_reconcile, CommentPlan, Known, MAX_RECONCILE_ROUNDS,
-    PLAN_CHECK,
+    decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan, Known,
+    MAX_RECONCILE_ROUNDS, PLAN_CHECK,
 };
 pub use desired::{reconcile, IssueRecord, RepoView};
 
