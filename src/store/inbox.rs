@@ -746,4 +746,68 @@ mod tests {
         store.record_delivery(delivery("new", b"{}")).await.unwrap();
         assert_eq!(store.delivery_count().await.unwrap(), 2);
     }
+
+    #[tokio::test]
+    async fn deliveries_keep_their_seq_when_the_table_loses_autoincrement() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        {
+            // Schema version 8: `seq` still AUTOINCREMENT.
+            let conn = Connection::open(&db).unwrap();
+            for (i, sql) in super::super::schema::MIGRATIONS[..8].iter().enumerate() {
+                conn.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1))
+                    .unwrap();
+            }
+            for (seq, id, status) in [(3, "a", "processed"), (7, "b", "received")] {
+                conn.execute(
+                    "INSERT INTO deliveries (seq, delivery_id, event, action, installation_id,
+                                             received_at_ms, status, tries, retry_at_ms)
+                     VALUES (?1, ?2, 'issues', 'opened', 7, 1, ?3, 2, 99)",
+                    params![seq, id, status],
+                )
+                .unwrap();
+                conn.execute(
+                    "INSERT INTO delivery_payloads (seq, codec, payload) VALUES (?1, 'none', X'7B7D')",
+                    [seq],
+                )
+                .unwrap();
+            }
+        }
+        let store = Store::open(&db).unwrap();
+        let record = store.delivery("b").await.unwrap().unwrap();
+        assert_eq!(record.status, "received");
+        let pending = store.pending_deliveries(10, every_payload).await.unwrap();
+        assert_eq!(
+            (
+                pending[0].seq,
+                pending[0].tries,
+                pending[0].payload.as_slice()
+            ),
+            (7, 2, &b"{}"[..])
+        );
+        // The next delivery follows the highest seq; the AUTOINCREMENT
+        // bookkeeping is gone.
+        let Recorded::New { seq } = store.record_delivery(delivery("c", b"{}")).await.unwrap()
+        else {
+            panic!("recorded as new");
+        };
+        assert_eq!(seq, 8);
+        let conn = Connection::open(&db).unwrap();
+        let sql: String = conn
+            .query_row(
+                "SELECT sql FROM sqlite_master WHERE name = 'deliveries'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert!(!sql.contains("AUTOINCREMENT"), "{sql}");
+        let left: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_sequence WHERE name = 'deliveries'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0);
+    }
 }
