@@ -326,21 +326,8 @@ fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) 
 #[cfg(test)]
 mod removed_plan_tests {
     use super::*;
-    use crate::core::plan::TaskId;
-    use crate::ids::{IssueId, IssueNumber};
-
-    fn record(number: u64, key: &str, open: bool) -> IssueRecord {
-        IssueRecord {
-            number: IssueNumber(number),
-            id: IssueId(1000 + number),
-            title: String::new(),
-            body: Marker::from_key(key).unwrap().render(),
-            labels: BTreeSet::new(),
-            open,
-            parent: None,
-            blocked_by: BTreeSet::new(),
-        }
-    }
+    use crate::core::sync::test_support::{record, story_key, task_key as task, todo_key};
+    use crate::ids::IssueNumber;
 
     fn closed_markers(d: &Decision) -> Vec<&str> {
         d.effects
@@ -358,24 +345,8 @@ mod removed_plan_tests {
 
     #[test]
     fn a_removed_plan_closes_its_story_and_open_tasks_and_forgets_the_plan() {
-        let story = Marker::Story {
-            story: "file:s".into(),
-        }
-        .key();
-        let task = |id: &str| {
-            Marker::Task {
-                story: "file:s".into(),
-                task: TaskId::new(id),
-            }
-            .key()
-        };
-        let todo = Marker::BranchTodo {
-            story: "file:s".into(),
-            task: TaskId::new("a"),
-            depth: 1,
-            round: 1,
-        }
-        .key();
+        let story = story_key();
+        let todo = todo_key("a");
         let issues: BTreeMap<String, IssueRecord> = [
             (story.clone(), 1, true),
             (task("a"), 2, true),

@@ -353,18 +353,10 @@ fn leaves_of(task: &Task) -> Vec<&Task> {
 mod tests {
     use super::*;
     use crate::core::plan::{parse_plan, NoFiles};
+    use crate::core::sync::test_support::{story_key, task_key as task, todo_key as todo};
 
     fn record(number: u64, key: &str) -> IssueRecord {
-        IssueRecord {
-            number: IssueNumber(number),
-            id: IssueId(1000 + number),
-            title: String::new(),
-            body: Marker::from_key(key).unwrap().render(),
-            labels: BTreeSet::new(),
-            open: true,
-            parent: None,
-            blocked_by: BTreeSet::new(),
-        }
+        crate::core::sync::test_support::record(number, key, true)
     }
 
     #[test]
@@ -374,24 +366,7 @@ mod tests {
         );
         let plan = plan.unwrap_or_else(|| panic!("{problems:?}"));
         let repo = RepoName::parse("o/r").unwrap();
-        let key = |m: Marker| m.key();
-        let task = |id: &str| {
-            key(Marker::Task {
-                story: "file:s".into(),
-                task: TaskId::new(id),
-            })
-        };
-        let todo = |id: &str| {
-            key(Marker::BranchTodo {
-                story: "file:s".into(),
-                task: TaskId::new(id),
-                depth: 1,
-                round: 1,
-            })
-        };
-        let story = key(Marker::Story {
-            story: "file:s".into(),
-        });
+        let story = story_key();
         let issues: BTreeMap<String, IssueRecord> = [
             (story.clone(), 1),
             (task("a"), 2),
@@ -432,17 +407,7 @@ mod tests {
         );
         let plan = plan.unwrap_or_else(|| panic!("{problems:?}"));
         let repo = RepoName::parse("o/r").unwrap();
-        let story = Marker::Story {
-            story: "file:s".into(),
-        }
-        .key();
-        let task = |id: &str| {
-            Marker::Task {
-                story: "file:s".into(),
-                task: TaskId::new(id),
-            }
-            .key()
-        };
+        let story = story_key();
         let issues: BTreeMap<String, IssueRecord> = [
             (story.clone(), 1),
             (task("a"), 2),

@@ -15,6 +15,8 @@
 
 mod decide;
 mod desired;
+#[cfg(test)]
+mod test_support;
 
 use std::collections::BTreeMap;
 
