@@ -719,18 +719,28 @@ mod tests {
         assert_eq!(record.outcome.as_deref(), Some("nothing to do"));
     }
 
-    #[tokio::test]
-    async fn payloads_recorded_before_they_had_their_own_table_survive_the_upgrade() {
+    /// A database file left at schema `version`, as that release made it.
+    fn database_at_version(version: usize) -> (tempfile::TempDir, std::path::PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
+        let conn = Connection::open(&db).unwrap();
+        for (i, sql) in super::super::schema::MIGRATIONS[..version]
+            .iter()
+            .enumerate()
         {
-            // A database as the last release left it: schema version 4,
-            // payloads inside the delivery rows.
+            conn.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1))
+                .unwrap();
+        }
+        (dir, db)
+    }
+
+    #[tokio::test]
+    async fn payloads_recorded_before_they_had_their_own_table_survive_the_upgrade() {
+        // A database as an older release left it: schema version 4,
+        // payloads inside the delivery rows.
+        let (_dir, db) = database_at_version(4);
+        {
             let conn = Connection::open(&db).unwrap();
-            for (i, sql) in super::super::schema::MIGRATIONS[..4].iter().enumerate() {
-                conn.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1))
-                    .unwrap();
-            }
             conn.execute(
                 "INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms, payload, status)
                  VALUES ('old', 'issues', 'opened', 7, 1, X'7B7D', 'received')",
@@ -749,15 +759,10 @@ mod tests {
 
     #[tokio::test]
     async fn deliveries_keep_their_seq_when_the_table_loses_autoincrement() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
+        // Schema version 8: `seq` still AUTOINCREMENT.
+        let (_dir, db) = database_at_version(8);
         {
-            // Schema version 8: `seq` still AUTOINCREMENT.
             let conn = Connection::open(&db).unwrap();
-            for (i, sql) in super::super::schema::MIGRATIONS[..8].iter().enumerate() {
-                conn.execute_batch(&format!("{sql}; PRAGMA user_version = {};", i + 1))
-                    .unwrap();
-            }
             for (seq, id, status) in [(3, "a", "processed"), (7, "b", "received")] {
                 conn.execute(
                     "INSERT INTO deliveries (seq, delivery_id, event, action, installation_id,
