@@ -323,15 +323,11 @@ impl Processor {
     async fn put_off(&self, delivery: &PendingDelivery, why: String) -> Option<String> {
         let now = unix_now_ms();
         let tries = delivery.tries + 1;
-        if now - delivery.received_at_ms >= RETRY_LIMIT.as_millis() as i64 {
-            return Some(format!(
-                "gave up after {tries} tries over {} hours: {why}",
-                RETRY_LIMIT.as_secs() / 3600
-            ));
-        }
-        let wait = self.retry.delay(tries);
-        warn!(tries, error = %why, wait_ms = wait.as_millis() as u64, "GitHub failed the decision; trying again later");
-        let retry_at = now + wait.as_millis() as i64;
+        let retry_at = match next_try(delivery.received_at_ms, now, tries, &self.retry, &why) {
+            Ok(at) => at,
+            Err(given_up) => return Some(given_up),
+        };
+        warn!(tries, error = %why, wait_ms = retry_at - now, "GitHub failed the decision; trying again later");
         if let Err(e) = self
             .store
             .defer_delivery(
@@ -347,6 +343,24 @@ impl Processor {
         }
         None
     }
+}
+
+/// When a delivery GitHub failed `tries` times is tried next (ms), or why
+/// it is given up: once it has waited [`RETRY_LIMIT`] since it arrived.
+fn next_try(
+    received_at_ms: i64,
+    now_ms: i64,
+    tries: u32,
+    backoff: &crate::github::executor::Backoff,
+    why: &str,
+) -> Result<i64, String> {
+    if now_ms - received_at_ms >= RETRY_LIMIT.as_millis() as i64 {
+        return Err(format!(
+            "gave up after {tries} tries over {} hours: {why}",
+            RETRY_LIMIT.as_secs() / 3600
+        ));
+    }
+    Ok(now_ms + backoff.delay(tries).as_millis() as i64)
 }
 
 /// Which pending deliveries the processor needs the payload of.
@@ -437,5 +451,33 @@ impl From<SyncError> for DecideError {
         } else {
             DecideError::Permanent(e.to_string())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::github::executor::Backoff;
+
+    #[test]
+    fn a_delivery_github_failed_is_tried_later_and_given_up_only_after_a_day() {
+        let backoff = Backoff {
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(600),
+            max_attempts: 5,
+        };
+        let hour = 3_600_000;
+        let at = next_try(0, hour, 1, &backoff, "502").unwrap();
+        assert!((hour + 800..=hour + 1200).contains(&at), "{at}");
+        // Many tries in, the wait is capped at the backoff's maximum.
+        let at = next_try(0, 23 * hour, 40, &backoff, "502").unwrap();
+        assert!(
+            (23 * hour + 480_000..=23 * hour + 720_000).contains(&at),
+            "{at}"
+        );
+        assert_eq!(
+            next_try(0, 24 * hour, 41, &backoff, "GitHub answered 502"),
+            Err("gave up after 41 tries over 24 hours: GitHub answered 502".to_owned())
+        );
     }
 }
