@@ -304,18 +304,22 @@ pub(super) async fn mark_pull_request_ready(
     let answer: Value = send(ctx.client, Method::POST, "/graphql", Some(&request))
         .await?
         .json()?;
-    // GraphQL answers 200 and reports a refusal in `errors`.
-    if let Some(errors) = answer["errors"].as_array().filter(|e| !e.is_empty()) {
-        let messages: Vec<&str> = errors
-            .iter()
-            .filter_map(|e| e["message"].as_str())
-            .collect();
-        return Err(GitHubError::Unexpected(format!(
-            "GraphQL refused markPullRequestReadyForReview: {}",
-            messages.join("; ")
-        )));
+    match graphql_refusal(&answer) {
+        Some(why) => Err(GitHubError::Unexpected(format!(
+            "GraphQL refused markPullRequestReadyForReview: {why}"
+        ))),
+        None => Ok(None),
     }
-    Ok(None)
+}
+
+/// GraphQL answers 200 and reports a refusal in `errors`: their messages.
+fn graphql_refusal(answer: &Value) -> Option<String> {
+    let errors = answer["errors"].as_array().filter(|e| !e.is_empty())?;
+    let messages: Vec<&str> = errors
+        .iter()
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    Some(messages.join("; "))
 }
 
 /// `name` percent-encoded for one URL path segment.
@@ -328,4 +332,27 @@ fn path_segment(name: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graphql_refusal_is_read_from_errors_in_a_200_answer() {
+        let ok = json!({"data": {"markPullRequestReadyForReview": {"pullRequest": {"number": 9, "isDraft": false}}}});
+        assert_eq!(graphql_refusal(&ok), None);
+        let refused = json!({
+            "data": {"markPullRequestReadyForReview": null},
+            "errors": [
+                {"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of 'PR_x'"},
+                {"type": "FORBIDDEN", "message": "Resource not accessible by integration"},
+            ],
+        });
+        assert_eq!(
+            graphql_refusal(&refused).as_deref(),
+            Some("Could not resolve to a node with the global id of 'PR_x'; Resource not accessible by integration")
+        );
+        assert_eq!(graphql_refusal(&json!({"data": null, "errors": []})), None);
+    }
 }
