@@ -1,6 +1,9 @@
 //! The run queue: starts the attempts the processor queued on the local
 //! runner and reports their progress back through the inbox. Attempts
-//! handed to the Actions runner are not its business (`app::actions_runs`).
+//! handed to the Actions runner are not its business (`app::actions_runs`)
+//! beyond one thing: its periodic tick, which records a tick for each open
+//! branch todo, also records a watch for each Actions attempt not heard of
+//! for a while — recorded only; the processor looks and decides.
 //!
 //! Owns: which attempts are running in this process and their cancel
 //! handles. Must not: decide anything about a task — it records what
