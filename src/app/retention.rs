@@ -88,9 +88,28 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_prune_of_a_young_store_forgets_nothing() {
+    async fn a_prune_keeps_what_is_younger_than_the_retention() {
+        use crate::ids::DeliveryId;
+        use crate::store::{Disposition, NewDelivery};
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db")).unwrap();
+        for id in ["a", "b", "c"] {
+            let settled = NewDelivery {
+                delivery_id: DeliveryId(id.into()),
+                event: "issues".into(),
+                action: Some("opened".into()),
+                installation: None,
+                payload: bytes::Bytes::from_static(b"{}"),
+                disposition: Disposition::Settled {
+                    outcome: "nothing to do".into(),
+                },
+            };
+            store.record_delivery(settled).await.unwrap();
+        }
         assert_eq!(prune_once(&store, DEFAULT_RETENTION).await.unwrap(), (0, 0));
+        // With nothing kept back, all but the newest go.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        assert_eq!(prune_once(&store, Duration::ZERO).await.unwrap(), (2, 0));
+        assert_eq!(store.delivery_count().await.unwrap(), 1);
     }
 }
