@@ -326,22 +326,10 @@ fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) 
 #[cfg(test)]
 mod removed_plan_tests {
     use super::*;
-    use crate::core::sync::test_support::{record, story_key, task_key as task, todo_key};
+    use crate::core::sync::test_support::{
+        closed_not_planned, record, story_key, task_key as task, todo_key,
+    };
     use crate::ids::IssueNumber;
-
-    fn closed_markers(d: &Decision) -> Vec<&str> {
-        d.effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::UpdateIssue {
-                    marker,
-                    state: Some(IssueState::ClosedNotPlanned),
-                    ..
-                } => Some(marker.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
 
     #[test]
     fn a_removed_plan_closes_its_story_and_open_tasks_and_forgets_the_plan() {
@@ -367,7 +355,10 @@ mod removed_plan_tests {
         let sha = CommitSha("ab12cd34".repeat(5));
         let d = decide_removed_plan(&repo, "file:s", ".taskgate/stories/s.yml", &sha, &known);
         // The open tasks and the story; a closed task and a branch todo are left.
-        assert_eq!(closed_markers(&d), [task("a"), task("c"), story.clone()]);
+        assert_eq!(
+            closed_not_planned(&d.effects),
+            [task("a"), task("c"), story.clone()]
+        );
         assert!(matches!(
             d.changes.as_slice(),
             [Change::StoryRetired { story, .. }] if story == "file:s"

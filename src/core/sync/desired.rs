@@ -387,17 +387,7 @@ mod tests {
             states: &BTreeMap::new(),
         };
         let effects = reconcile("file:s", &plan, &NoFiles, &view);
-        let closed: Vec<&str> = effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::UpdateIssue {
-                    marker,
-                    state: Some(IssueState::ClosedNotPlanned),
-                    ..
-                } => Some(marker.as_str()),
-                _ => None,
-            })
-            .collect();
+        let closed = crate::core::sync::test_support::closed_not_planned(&effects);
         assert_eq!(closed, vec![task("gone").as_str()]);
     }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeSet;
 use super::IssueRecord;
 use crate::core::plan::TaskId;
 use crate::core::story::Marker;
+use crate::core::{Effect, IssueState};
 use crate::ids::{IssueId, IssueNumber};
 
 pub fn story_key() -> String {
@@ -45,4 +46,19 @@ pub fn record(number: u64, key: &str, open: bool) -> IssueRecord {
         parent: None,
         blocked_by: BTreeSet::new(),
     }
+}
+
+/// The markers of the issues `effects` close as not planned, in order.
+pub fn closed_not_planned(effects: &[Effect]) -> Vec<&str> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::UpdateIssue {
+                marker,
+                state: Some(IssueState::ClosedNotPlanned),
+                ..
+            } => Some(marker.as_str()),
+            _ => None,
+        })
+        .collect()
 }
