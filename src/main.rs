@@ -131,7 +131,7 @@ struct ServeArgs {
     /// Port to listen on.
     #[arg(long, env = "PORT", default_value_t = 3000)]
     port: u16,
-    /// Bearer token for the HTTP API.
+    /// Token for the HTTP API (bearer) and the dashboard (Basic password).
     #[arg(long, env = "TASKGATE_API_TOKEN", hide_env_values = true)]
     api_token: Option<String>,
     /// First retry delay for GitHub 5xx answers and lost connections, in ms.

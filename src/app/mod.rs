@@ -261,7 +261,14 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     let local = listener
         .local_addr()
         .map_err(|source| StartError::Bind { addr, source })?;
-    let router = web::router(intake, config.api_token.clone());
+    let router = web::router(
+        intake,
+        web::WebConfig {
+            api_token: config.api_token.clone(),
+            github_api_url: config.github_api_url.clone(),
+            clock: config.clock.clone(),
+        },
+    );
     let server = tokio::spawn(async move {
         let shutdown = async {
             let ctrl_c = tokio::signal::ctrl_c();

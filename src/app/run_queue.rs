@@ -50,16 +50,8 @@ impl GitSource {
     /// The git host that goes with an API URL: github.com for
     /// api.github.com, `https://host/` for GitHub Enterprise's `/api/v3`.
     pub fn for_api(api_url: &str) -> GitSource {
-        let api = api_url.trim_end_matches('/');
-        let base = if api == "https://api.github.com" {
-            "https://github.com".to_owned()
-        } else if let Some(host) = api.strip_suffix("/api/v3") {
-            host.to_owned()
-        } else {
-            api.to_owned()
-        };
         GitSource {
-            url_template: format!("{base}/{{repo}}.git"),
+            url_template: format!("{}/{{repo}}.git", crate::github::web_base(api_url)),
             with_token: true,
         }
     }

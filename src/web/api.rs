@@ -4,7 +4,8 @@
 //! tasks; `POST /api/stories/{id}/ship` asks to ship one. `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
-//! <TASKGATE_API_TOKEN>`; with no token configured the API answers 401 to
+//! <TASKGATE_API_TOKEN>` (or Basic with the token as password, see
+//! [`super::auth`]); with no token configured the API answers 401 to
 //! everyone.
 //!
 //! Must not: decide. A ship request is answered 202 only when the stored
@@ -21,7 +22,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 use tokio::sync::Notify;
 
 use crate::core::plan::parse_plan;
@@ -64,27 +64,11 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
-/// Constant-time comparison of the bearer token: both sides are hashed
-/// first, so neither their contents nor their lengths leak through timing.
 fn authorized(state: &ApiState, headers: &HeaderMap) -> bool {
-    let Some(token) = state.token.as_deref().filter(|t| !t.is_empty()) else {
-        return false;
-    };
-    let Some(given) = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-    else {
-        return false;
-    };
-    let (a, b) = (
-        Sha256::digest(token.as_bytes()),
-        Sha256::digest(given.trim().as_bytes()),
-    );
-    a.iter()
-        .zip(b.iter())
-        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
-        == 0
+    super::auth::authorized(
+        state.token.as_deref(),
+        headers.get("authorization").and_then(|v| v.to_str().ok()),
+    )
 }
 
 fn unauthorized() -> Response {

@@ -1,9 +1,11 @@
-//! HTTP surfaces besides the webhook: health, metrics and the API (the
-//! dashboard comes with a later feature).
+//! HTTP surfaces besides the webhook: health, metrics, the API and the
+//! dashboard.
 //!
 //! Owns: routes and their rendering. Must not: decide anything or call GitHub.
 
 pub mod api;
+pub mod auth;
+pub mod dashboard;
 pub mod metrics;
 
 use std::sync::Arc;
@@ -24,12 +26,27 @@ struct WebState {
     metrics: Arc<Metrics>,
 }
 
-/// `api_token` is `TASKGATE_API_TOKEN`: without it the API answers 401.
-pub fn router(intake: Arc<IntakeState>, api_token: Option<String>) -> Router {
+/// What the routes besides the webhook need from the configuration.
+pub struct WebConfig {
+    /// `TASKGATE_API_TOKEN`: without it the API and the dashboard answer 401.
+    pub api_token: Option<String>,
+    /// `GITHUB_API_URL`, for the dashboard's links.
+    pub github_api_url: String,
+    pub clock: crate::app::runs::Clock,
+}
+
+pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
+    let token: Option<Arc<str>> = config.api_token.map(Arc::from);
     let api = api::routes(api::ApiState {
         store: intake.store.clone(),
-        token: api_token.map(Arc::from),
+        token: token.clone(),
         recorded: intake.recorded.clone(),
+    });
+    let dashboard = dashboard::routes(dashboard::DashboardState {
+        store: intake.store.clone(),
+        token,
+        web_base: crate::github::web_base(&config.github_api_url),
+        clock: config.clock,
     });
     let web = WebState {
         store: intake.store.clone(),
@@ -43,7 +60,7 @@ pub fn router(intake: Arc<IntakeState>, api_token: Option<String>) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics_text))
         .with_state(web);
-    webhook.merge(other).merge(api)
+    webhook.merge(other).merge(api).merge(dashboard)
 }
 
 async fn healthz(State(web): State<WebState>) -> impl IntoResponse {

@@ -7,6 +7,7 @@ mod actions_job;
 mod actions_runs;
 mod commands_e2e;
 mod crash;
+mod dashboard;
 mod demo;
 mod executor_faults;
 mod failure_loop;

@@ -93,7 +93,10 @@ pub fn parent_state(children: &[TaskState]) -> TaskState {
 }
 
 /// States for every task: given ones, parents aggregated, others pending.
-fn resolve_states(plan: &Plan, given: &HashMap<TaskId, TaskState>) -> HashMap<TaskId, TaskState> {
+pub fn resolve_states(
+    plan: &Plan,
+    given: &HashMap<TaskId, TaskState>,
+) -> HashMap<TaskId, TaskState> {
     fn go(
         tasks: &[Task],
         given: &HashMap<TaskId, TaskState>,

@@ -1,0 +1,175 @@
+//! `GET /`: the dashboard (SPEC §9). Every story with its task tree,
+//! states, runs, gates, open branch todos and progress, the failure loop's
+//! totals, and the seed 000 review triggers that have fired.
+//!
+//! Owns: reading what the page needs from the store, and the page.
+//! Must not: decide, write, or call GitHub. It shows what taskgate has
+//! recorded, so it answers in milliseconds and works while GitHub is down.
+//!
+//! It is behind `TASKGATE_API_TOKEN` like the API (HTTP Basic with the token
+//! as the password, so a browser can open it; see [`super::auth`]): plans,
+//! failures and their logs belong to the repositories they come from.
+
+mod view;
+
+use std::collections::BTreeMap;
+
+use askama::Template;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::app::runs::Clock;
+use crate::core::plan::{parse_plan, Plan};
+use crate::core::story::Marker;
+use crate::store::{Store, StoreError};
+pub use view::{dashboard_view, story_view, DashboardView, StoryInput};
+
+#[derive(Clone)]
+pub struct DashboardState {
+    pub store: Store,
+    pub token: Option<std::sync::Arc<str>>,
+    /// Where links point: the web host of `GITHUB_API_URL`.
+    pub web_base: String,
+    pub clock: Clock,
+}
+
+pub fn routes(state: DashboardState) -> Router {
+    Router::new()
+        .route("/", get(dashboard))
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_token))
+        .with_state(state)
+}
+
+async fn require_token(
+    State(state): State<DashboardState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if super::auth::authorized(state.token.as_deref(), header) {
+        return next.run(request).await;
+    }
+    let why = if state.token.as_deref().is_none_or(str::is_empty) {
+        "The dashboard is closed: set TASKGATE_API_TOKEN and sign in with it as the password."
+    } else {
+        "Sign in with TASKGATE_API_TOKEN as the password (any user name)."
+    };
+    (
+        StatusCode::UNAUTHORIZED,
+        [
+            (
+                header::WWW_AUTHENTICATE,
+                "Basic realm=\"taskgate\", charset=\"UTF-8\"",
+            ),
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+        ],
+        format!("{why}\n"),
+    )
+        .into_response()
+}
+
+#[derive(Template)]
+#[template(path = "dashboard.html")]
+struct Page<'v> {
+    generated_at: &'v str,
+    stories: &'v [view::StoryView],
+    totals: &'v view::Totals,
+    triggers: &'v [view::Trigger],
+}
+
+/// The dashboard as HTML.
+pub fn render_dashboard(v: &DashboardView) -> String {
+    Page {
+        generated_at: &v.generated_at,
+        stories: &v.stories,
+        totals: &v.totals,
+        triggers: &v.triggers,
+    }
+    .render()
+    .expect("the dashboard template writes only to a String")
+}
+
+async fn dashboard(State(state): State<DashboardState>) -> Response {
+    match load(&state).await {
+        Ok(v) => {
+            let mut page = Html(render_dashboard(&v)).into_response();
+            // Always current: what a person sees is what is stored now.
+            page.headers_mut()
+                .insert(header::CACHE_CONTROL, "no-store".parse().expect("valid"));
+            page
+        }
+        Err(e) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+            format!("the store could not be read: {e}\n"),
+        )
+            .into_response(),
+    }
+}
+
+/// One story's records, owned, for [`StoryInput`] to borrow.
+struct Loaded {
+    row: crate::store::StoryRow,
+    record: crate::core::ship::StoryRecord,
+    plan: Option<(Plan, Option<String>)>,
+    tasks: BTreeMap<String, crate::core::task::TaskRecord>,
+    issues: BTreeMap<String, crate::core::sync::IssueRecord>,
+}
+
+async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
+    let store = &state.store;
+    let mut loaded = Vec::new();
+    for row in store.stories().await? {
+        let record = store
+            .story_record(&row.repo, &row.story)
+            .await?
+            .unwrap_or_default();
+        let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
+            let (plan, _) = parse_plan(&p.plan);
+            plan.map(|plan| (plan, p.config))
+        });
+        let tasks = store.task_records(&row.repo, &row.story).await?;
+        let key = Marker::Story {
+            story: row.story.clone(),
+        }
+        .key();
+        // The prefix also matches a story whose key extends this one's
+        // (`file:a` and `file:ab`); a field boundary must follow.
+        let issues = store
+            .issue_records(&row.repo, &key)
+            .await?
+            .into_iter()
+            .filter(|(k, _)| k.len() == key.len() || k[key.len()..].starts_with(' '))
+            .collect();
+        loaded.push(Loaded {
+            row,
+            record,
+            plan,
+            tasks,
+            issues,
+        });
+    }
+    let inputs: Vec<StoryInput<'_>> = loaded
+        .iter()
+        .map(|l| StoryInput {
+            repo: &l.row.repo,
+            story: &l.row.story,
+            issue: l.row.issue,
+            record: &l.record,
+            plan: l.plan.as_ref().map(|(p, c)| (p, c.as_deref())),
+            tasks: &l.tasks,
+            issues: &l.issues,
+        })
+        .collect();
+    Ok(dashboard_view(&inputs, &state.web_base, (state.clock)()))
+}
+
+#[cfg(test)]
+mod tests;

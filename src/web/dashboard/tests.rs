@@ -1,0 +1,333 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::view::{duration, Trigger};
+use super::*;
+use crate::classify::FailureKind;
+use crate::core::failure::{
+    Bound, ClosedTodo, Escalation, LoopState, LoopTotals, OpenTodo, Resolution,
+};
+use crate::core::plan::{TaskId, TaskState};
+use crate::core::ship::{ShipState, StoryRecord};
+use crate::core::sync::IssueRecord;
+use crate::core::task::{GateVerdict, TaskRecord};
+use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+
+const PLAN: &str = r#"
+story: Momentum <strategy> with RSI
+settings: { max_debug_attempts: 2 }
+tasks:
+  - id: data
+    title: Data loading
+    acceptance: { tests: [{ cmd: "pytest -q", gate: unit }, { cmd: "ruff check .", gate: lint }] }
+  - id: signals
+    title: Signals
+    tasks:
+      - { id: entry, title: Entry conditions, depends_on: [data], acceptance: { tests: [{ cmd: "pytest tests/test_entry.py" }] } }
+      - { id: docs, title: Strategy notes, requires_testing: false }
+"#;
+
+const NOW: i64 = 1_764_158_400; // 2025-11-26 12:00 UTC
+
+const STORY: &str = "file:momentum";
+
+fn plan() -> Plan {
+    parse_plan(PLAN).0.expect("the plan parses")
+}
+
+fn repo() -> RepoName {
+    RepoName::parse("acme/strategies").unwrap()
+}
+
+fn issue(number: u64, labels: &[&str]) -> IssueRecord {
+    IssueRecord {
+        number: IssueNumber(number),
+        id: IssueId(number * 1000),
+        title: String::new(),
+        body: String::new(),
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        open: true,
+        parent: None,
+        blocked_by: BTreeSet::new(),
+    }
+}
+
+fn task_key(task: &str) -> String {
+    Marker::Task {
+        story: STORY.into(),
+        task: TaskId(task.into()),
+    }
+    .key()
+}
+
+fn todo_key(task: &str, depth: u32) -> String {
+    Marker::BranchTodo {
+        story: STORY.into(),
+        task: TaskId(task.into()),
+        depth,
+        round: 1,
+    }
+    .key()
+}
+
+fn verdict(passed: bool, kind: Option<FailureKind>) -> GateVerdict {
+    GateVerdict {
+        sha: CommitSha("a".repeat(40)),
+        attempt: 1,
+        passed,
+        kind,
+        summary: None,
+    }
+}
+
+fn closed(resolution: Resolution) -> ClosedTodo {
+    ClosedTodo {
+        marker: todo_key("data", 1),
+        depth: 1,
+        kind: FailureKind::TestFailure,
+        role: "coder".into(),
+        opened_at: NOW - 7_200,
+        closed_at: NOW - 3_600,
+        resolution,
+        failed_runs: 1,
+    }
+}
+
+/// `data` failing with an open todo (one fixed before, by a person), `entry`
+/// completed, `docs` pending by its label only.
+struct Fixture {
+    record: StoryRecord,
+    plan: Plan,
+    tasks: BTreeMap<String, TaskRecord>,
+    issues: BTreeMap<String, IssueRecord>,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let data = TaskRecord {
+            state: Some(TaskState::TestFailed),
+            attempts: 3,
+            verdicts: BTreeMap::from([
+                ("lint".into(), verdict(true, None)),
+                (
+                    "unit".into(),
+                    verdict(false, Some(FailureKind::TestFailure)),
+                ),
+            ]),
+            failure: LoopState {
+                open: Some(OpenTodo {
+                    marker: todo_key("data", 1),
+                    depth: 1,
+                    failed_runs: 2,
+                    kind: FailureKind::TestFailure,
+                    role: "coder".into(),
+                    opened_at: NOW - 720,
+                }),
+                history: vec![closed(Resolution::Fixed)],
+                totals: LoopTotals {
+                    opened: BTreeMap::from([("test_failure/coder".into(), 2)]),
+                    fixed: 1,
+                    fixed_seconds: 3_600,
+                },
+                fixed_with_human: 1,
+                ..LoopState::default()
+            },
+            ..TaskRecord::default()
+        };
+        let entry = TaskRecord {
+            state: Some(TaskState::Completed),
+            attempts: 1,
+            verdicts: BTreeMap::from([("default".into(), verdict(true, None))]),
+            ..TaskRecord::default()
+        };
+        Fixture {
+            record: StoryRecord {
+                state: ShipState::Building,
+                missing: vec!["Data loading is test-failed".into()],
+                ..StoryRecord::default()
+            },
+            plan: plan(),
+            tasks: BTreeMap::from([("data".into(), data), ("entry".into(), entry)]),
+            issues: BTreeMap::from([
+                (
+                    task_key("data"),
+                    issue(2, &["taskgate:task", "state:test-failed"]),
+                ),
+                (task_key("signals"), issue(3, &["taskgate:task"])),
+                (
+                    task_key("entry"),
+                    issue(4, &["taskgate:task", "state:completed"]),
+                ),
+                (
+                    task_key("docs"),
+                    issue(5, &["taskgate:task", "state:ready"]),
+                ),
+                (todo_key("data", 1), issue(9, &["taskgate:branch-todo"])),
+            ]),
+        }
+    }
+
+    fn input(&self) -> StoryInput<'_> {
+        StoryInput {
+            repo: Box::leak(Box::new(repo())),
+            story: STORY,
+            issue: IssueNumber(1),
+            record: &self.record,
+            plan: Some((&self.plan, None)),
+            tasks: &self.tasks,
+            issues: &self.issues,
+        }
+    }
+}
+
+#[test]
+fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
+    let f = Fixture::new();
+    let shipped = StoryRecord {
+        state: ShipState::ReviewReady,
+        pr: Some(IssueNumber(40)),
+        ..StoryRecord::default()
+    };
+    let empty = BTreeMap::new();
+    let second = StoryInput {
+        issue: IssueNumber(30),
+        story: "issue:30",
+        record: &shipped,
+        plan: None,
+        tasks: &empty,
+        issues: &BTreeMap::new(),
+        ..f.input()
+    };
+    let view = dashboard_view(&[f.input(), second], "https://github.com", NOW);
+    insta::assert_snapshot!(render_dashboard(&view));
+}
+
+#[test]
+fn an_empty_dashboard_says_how_to_start() {
+    let view = dashboard_view(&[], "https://github.com", NOW);
+    let page = render_dashboard(&view);
+    assert!(page.contains("No stories yet"), "{page}");
+    assert!(page.contains("No review trigger has fired"), "{page}");
+}
+
+#[test]
+fn text_from_plans_is_escaped() {
+    let f = Fixture::new();
+    let page = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    assert!(
+        page.contains("Momentum &#60;strategy&#62; with RSI"),
+        "{page}"
+    );
+    assert!(!page.contains("<strategy>"));
+}
+
+#[test]
+fn parents_count_their_children_and_the_story_counts_leaves() {
+    let f = Fixture::new();
+    let s = story_view(&f.input(), "https://github.com", NOW);
+    let signals = s.tasks.iter().find(|t| t.id == "signals").unwrap();
+    assert_eq!(signals.progress, Some((1, 2)));
+    assert_eq!(signals.indent, 0);
+    assert_eq!(s.tasks.iter().find(|t| t.id == "entry").unwrap().indent, 1);
+    // data, entry, docs are leaves; entry is complete.
+    assert_eq!((s.done, s.total), (1, 3));
+    // No record: the issue's state label, else pending.
+    assert_eq!(
+        s.tasks.iter().find(|t| t.id == "docs").unwrap().state,
+        "ready"
+    );
+}
+
+#[test]
+fn the_open_todo_shows_attempt_n_of_n_from_the_story_settings() {
+    let f = Fixture::new();
+    let s = story_view(&f.input(), "https://ghe.example.com", NOW);
+    let todo = s.tasks[0].todo.clone().expect("an open todo");
+    assert_eq!((todo.attempt, todo.max_attempts), (2, 2));
+    assert_eq!((todo.depth, todo.max_depth), (1, 2));
+    assert_eq!(todo.age, "12 min");
+    assert_eq!(
+        todo.issue.unwrap().url,
+        "https://ghe.example.com/acme/strategies/issues/9"
+    );
+}
+
+#[test]
+fn a_fix_rate_below_half_is_a_review_trigger_and_half_is_not() {
+    let mut f = Fixture::new();
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(view.totals.fixed_without_human, "0 %");
+    assert_eq!(view.triggers.len(), 1, "{:?}", view.triggers);
+    assert!(view.triggers[0]
+        .title
+        .starts_with("Autonomous fix rate 0 %"));
+
+    f.tasks.get_mut("data").unwrap().failure.fixed_without_human = 1;
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(view.totals.fixed_without_human, "50 %");
+    assert_eq!(view.triggers, Vec::<Trigger>::new());
+}
+
+#[test]
+fn no_fix_yet_is_no_trigger() {
+    let mut f = Fixture::new();
+    let data = f.tasks.get_mut("data").unwrap();
+    data.failure.fixed_with_human = 0;
+    data.failure.totals.fixed = 0;
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(view.totals.fixed_without_human, "—");
+    assert_eq!(view.totals.mean_resolution, "—");
+    assert!(view.triggers.is_empty());
+}
+
+#[test]
+fn overrides_for_more_than_one_completed_task_in_five_are_a_trigger() {
+    let mut f = Fixture::new();
+    f.tasks.get_mut("data").unwrap().failure.fixed_without_human = 1;
+    // One completed task (entry): one override is more than a fifth.
+    f.tasks.get_mut("entry").unwrap().override_count = 1;
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(view.triggers.len(), 1);
+    assert_eq!(
+        view.triggers[0].title,
+        "Frequent overrides (1 for 1 completed tasks)"
+    );
+    // Five more completed tasks elsewhere: 1 in 6 is not frequent.
+    for n in 0..5 {
+        f.tasks.insert(
+            format!("other{n}"),
+            TaskRecord {
+                state: Some(TaskState::Completed),
+                ..TaskRecord::default()
+            },
+        );
+    }
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert!(view.triggers.is_empty(), "{:?}", view.triggers);
+}
+
+#[test]
+fn an_escalated_task_says_which_bound_it_hit() {
+    let mut f = Fixture::new();
+    let data = f.tasks.get_mut("data").unwrap();
+    data.state = Some(TaskState::Blocked);
+    data.failure.open = None;
+    data.failure.escalation = Some(Escalation {
+        reason: Bound::Attempts,
+        at: NOW,
+        round: 1,
+        passed_since: false,
+    });
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(view.totals.escalated, 1);
+    assert_eq!(view.stories[0].tasks[0].escalated, Some("attempts used up"));
+    assert_eq!(view.totals.todos_open, 0);
+}
+
+#[test]
+fn durations_read_short() {
+    assert_eq!(duration(-5), "0 s");
+    assert_eq!(duration(59), "59 s");
+    assert_eq!(duration(60), "1 min");
+    assert_eq!(duration(7_199), "1 h");
+    assert_eq!(duration(172_800), "2 d");
+}

@@ -1,0 +1,373 @@
+//! What the dashboard shows, as plain data built from stored records.
+//!
+//! Pure: no IO, no clock (`now` comes in, unix seconds). The handler loads
+//! the records; the template only lays this out.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::core::config::{load_config, Limits};
+use crate::core::failure::{max_attempts, Bound, LoopStats, Resolution};
+use crate::core::plan::render::resolve_states;
+use crate::core::plan::{Plan, TaskId, TaskState};
+use crate::core::ship::StoryRecord;
+use crate::core::story::Marker;
+use crate::core::sync::IssueRecord;
+use crate::core::task::TaskRecord;
+use crate::ids::{IssueNumber, RepoName};
+
+/// Seed 000 asks to revisit the design when the bug hunters fix fewer than
+/// half of the failures on their own.
+pub const AUTONOMOUS_FIX_FLOOR: f64 = 0.5;
+/// "Humans frequently override test failures": flagged from one override in
+/// five completed tasks.
+pub const OVERRIDE_CEILING: f64 = 0.2;
+
+/// One story as stored: everything [`story_view`] reads.
+pub struct StoryInput<'a> {
+    pub repo: &'a RepoName,
+    /// The story key (`file:momentum`).
+    pub story: &'a str,
+    pub issue: IssueNumber,
+    pub record: &'a StoryRecord,
+    /// The stored plan text and repository config, when the plan is known.
+    pub plan: Option<(&'a Plan, Option<&'a str>)>,
+    pub tasks: &'a BTreeMap<String, TaskRecord>,
+    /// The story's issues by marker key (tasks and branch todos).
+    pub issues: &'a BTreeMap<String, IssueRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DashboardView {
+    pub generated_at: String,
+    pub stories: Vec<StoryView>,
+    pub totals: Totals,
+    pub triggers: Vec<Trigger>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoryView {
+    pub repo: String,
+    pub issue: u64,
+    pub issue_url: String,
+    pub title: String,
+    pub state: &'static str,
+    pub pr: Option<Link>,
+    /// Leaf tasks completed, of all leaves.
+    pub done: usize,
+    pub total: usize,
+    pub missing: Vec<String>,
+    pub tasks: Vec<TaskRow>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    pub number: u64,
+    pub url: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRow {
+    pub id: String,
+    pub title: String,
+    pub issue: Option<Link>,
+    /// 0 for a top-level task.
+    pub indent: usize,
+    pub state: &'static str,
+    /// Parents: direct children complete, of all.
+    pub progress: Option<(usize, usize)>,
+    /// Acceptance runs started.
+    pub runs: u32,
+    pub gates: Vec<GateCell>,
+    pub todo: Option<TodoCell>,
+    /// Branch todos a green run closed.
+    pub fixed: u32,
+    /// The bound hit, when the task was escalated to a person.
+    pub escalated: Option<&'static str>,
+    pub overrides: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateCell {
+    pub name: String,
+    pub passed: bool,
+    pub kind: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TodoCell {
+    pub issue: Option<Link>,
+    pub kind: &'static str,
+    pub role: String,
+    /// Failed runs on it, of the most it may take (`attempt n/N`).
+    pub attempt: u32,
+    pub max_attempts: u32,
+    pub depth: u32,
+    pub max_depth: u32,
+    pub age: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    pub stories: usize,
+    /// Leaf tasks by state, in the order of [`TaskState::ALL`]; empty ones
+    /// left out.
+    pub by_state: Vec<(&'static str, usize)>,
+    pub todos_open: usize,
+    pub todos_fixed: u64,
+    /// "47 %", or "—" before any todo was fixed.
+    pub fixed_without_human: String,
+    /// Mean lifetime of the fixed todos ("12 min"), or "—".
+    pub mean_resolution: String,
+    pub escalated: u64,
+    pub overrides: u64,
+}
+
+/// A seed 000 review trigger that fired: the design needs a look.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trigger {
+    pub title: String,
+    pub detail: String,
+}
+
+/// The whole page: every story and the totals over all of them.
+pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> DashboardView {
+    let views: Vec<StoryView> = stories
+        .iter()
+        .map(|s| story_view(s, web_base, now))
+        .collect();
+    let records: Vec<&TaskRecord> = stories.iter().flat_map(|s| s.tasks.values()).collect();
+    let mut stats = LoopStats::default();
+    let mut overrides = 0u64;
+    let mut completed = 0usize;
+    for r in &records {
+        stats.add(&r.failure);
+        overrides += u64::from(r.override_count);
+        completed += usize::from(r.state == Some(TaskState::Completed));
+    }
+    let mut by_state: HashMap<&'static str, usize> = HashMap::new();
+    // Leaves only, as `/metrics` counts them: a parent's state is its
+    // children's.
+    for row in views
+        .iter()
+        .flat_map(|s| &s.tasks)
+        .filter(|t| t.progress.is_none())
+    {
+        *by_state.entry(row.state).or_default() += 1;
+    }
+    let totals = Totals {
+        stories: views.len(),
+        by_state: TaskState::ALL
+            .iter()
+            .filter_map(|s| by_state.get(s.name()).map(|n| (s.name(), *n)))
+            .collect(),
+        todos_open: records.iter().filter(|r| r.failure.open.is_some()).count(),
+        todos_fixed: stats.todos_fixed,
+        fixed_without_human: stats
+            .autonomous_fix_rate()
+            .map(percent)
+            .unwrap_or_else(|| "—".into()),
+        mean_resolution: match stats.todos_fixed {
+            0 => "—".into(),
+            n => duration((stats.fixed_seconds_total / n) as i64),
+        },
+        escalated: stats.escalated_tasks,
+        overrides,
+    };
+    DashboardView {
+        generated_at: chrono::DateTime::from_timestamp(now, 0)
+            .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+            .unwrap_or_default(),
+        triggers: triggers(&stats, overrides, completed),
+        stories: views,
+        totals,
+    }
+}
+
+/// Seed 000's review triggers that taskgate can measure.
+fn triggers(stats: &LoopStats, overrides: u64, completed: usize) -> Vec<Trigger> {
+    let mut out = Vec::new();
+    if let Some(rate) = stats.autonomous_fix_rate() {
+        if rate < AUTONOMOUS_FIX_FLOOR {
+            let all = stats.fixed_without_human + stats.fixed_with_human;
+            out.push(Trigger {
+                title: format!("Autonomous fix rate {} (below 50 %)", percent(rate)),
+                detail: format!(
+                    "{} of {all} fixed branch todos needed a person's command. Look at the \
+                     routing, the agents' instructions or the size of the tasks.",
+                    stats.fixed_with_human
+                ),
+            });
+        }
+    }
+    if overrides > 0 && overrides as f64 > OVERRIDE_CEILING * completed as f64 {
+        out.push(Trigger {
+            title: format!("Frequent overrides ({overrides} for {completed} completed tasks)"),
+            detail: "People accept tasks over a failing checker often: the acceptance tests \
+                     may be testing the wrong thing."
+                .into(),
+        });
+    }
+    out
+}
+
+pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
+    let issue_url = |n: u64| format!("{web_base}/{}/issues/{n}", s.repo);
+    let link = |n: IssueNumber| Link {
+        number: n.0,
+        url: issue_url(n.0),
+    };
+    let (tasks, done, total, title) = match s.plan {
+        Some((plan, config)) => {
+            let limits = load_config(config)
+                .unwrap_or_default()
+                .effective_limits(&plan.settings);
+            let rows = task_rows(s, plan, &limits, &link, now);
+            let leaves: Vec<&TaskRow> = rows.iter().filter(|r| r.progress.is_none()).collect();
+            let done = leaves.iter().filter(|r| r.state == "completed").count();
+            let total = leaves.len();
+            (rows, done, total, plan.story.clone())
+        }
+        None => (Vec::new(), 0, 0, s.story.to_owned()),
+    };
+    StoryView {
+        repo: s.repo.as_str().to_owned(),
+        issue: s.issue.0,
+        issue_url: issue_url(s.issue.0),
+        title,
+        state: s.record.state.name(),
+        pr: s.record.pr.map(|n| Link {
+            number: n.0,
+            url: format!("{web_base}/{}/pull/{}", s.repo, n.0),
+        }),
+        done,
+        total,
+        missing: s.record.missing.clone(),
+        tasks,
+    }
+}
+
+fn task_rows(
+    s: &StoryInput<'_>,
+    plan: &Plan,
+    limits: &Limits,
+    link: &dyn Fn(IssueNumber) -> Link,
+    now: i64,
+) -> Vec<TaskRow> {
+    let issue_of = |id: &TaskId| {
+        let key = Marker::Task {
+            story: s.story.to_owned(),
+            task: id.clone(),
+        }
+        .key();
+        s.issues.get(&key)
+    };
+    let walked = plan.walk();
+    // Leaves as recorded (or labelled); parents from their children, as
+    // the story issue shows them.
+    let leaves: HashMap<TaskId, TaskState> = walked
+        .iter()
+        .filter(|r| !r.task.is_parent())
+        .map(|r| {
+            let id = &r.task.id.value;
+            (
+                id.clone(),
+                leaf_state(s.tasks.get(id.as_str()), issue_of(id)),
+            )
+        })
+        .collect();
+    let states = resolve_states(plan, &leaves);
+    walked
+        .iter()
+        .map(|r| {
+            let task = r.task;
+            let id = &task.id.value;
+            let record = s.tasks.get(id.as_str());
+            let progress = task.is_parent().then(|| {
+                let done = task
+                    .tasks
+                    .iter()
+                    .filter(|c| states.get(&c.id.value) == Some(&TaskState::Completed))
+                    .count();
+                (done, task.tasks.len())
+            });
+            TaskRow {
+                id: id.as_str().to_owned(),
+                title: task.title.clone(),
+                issue: issue_of(id).map(|i| link(i.number)),
+                indent: r.depth - 1,
+                state: states.get(id).copied().unwrap_or(TaskState::Pending).name(),
+                progress,
+                runs: record.map_or(0, |t| t.attempts),
+                gates: record.map(gate_cells).unwrap_or_default(),
+                todo: record.and_then(|t| {
+                    let open = t.failure.open.as_ref()?;
+                    Some(TodoCell {
+                        issue: s.issues.get(&open.marker).map(|i| link(i.number)),
+                        kind: open.kind.as_str(),
+                        role: open.role.clone(),
+                        attempt: open.failed_runs,
+                        max_attempts: max_attempts(task, limits),
+                        depth: open.depth,
+                        max_depth: limits.max_branch_depth,
+                        age: duration(now - open.opened_at),
+                    })
+                }),
+                fixed: record.map_or(0, |t| {
+                    t.failure
+                        .history
+                        .iter()
+                        .filter(|c| c.resolution == Resolution::Fixed)
+                        .count() as u32
+                }),
+                escalated: record
+                    .and_then(|t| t.failure.escalation.as_ref())
+                    .map(|e| bound_text(e.reason)),
+                overrides: record.map_or(0, |t| t.override_count),
+            }
+        })
+        .collect()
+}
+
+/// A leaf's state as taskgate recorded it; before any work, the `state:*`
+/// label the reconciler put on its issue; else `pending`.
+fn leaf_state(record: Option<&TaskRecord>, issue: Option<&IssueRecord>) -> TaskState {
+    record
+        .and_then(|r| r.state)
+        .or_else(|| issue.and_then(|i| i.labels.iter().find_map(|l| TaskState::from_label(l))))
+        .unwrap_or(TaskState::Pending)
+}
+
+fn bound_text(bound: Bound) -> &'static str {
+    match bound {
+        Bound::Attempts => "attempts used up",
+        Bound::Depth => "depth limit",
+        Bound::Timeout => "branch todo timed out",
+    }
+}
+
+fn gate_cells(record: &TaskRecord) -> Vec<GateCell> {
+    record
+        .verdicts
+        .iter()
+        .map(|(name, v)| GateCell {
+            name: name.clone(),
+            passed: v.passed,
+            kind: v.kind.map(|k| k.as_str()),
+        })
+        .collect()
+}
+
+fn percent(share: f64) -> String {
+    format!("{:.0} %", share * 100.0)
+}
+
+/// A short human duration: "40 s", "12 min", "3 h", "2 d".
+pub fn duration(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..60 => format!("{s} s"),
+        60..3_600 => format!("{} min", s / 60),
+        3_600..172_800 => format!("{} h", s / 3_600),
+        _ => format!("{} d", s / 86_400),
+    }
+}
