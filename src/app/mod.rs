@@ -234,6 +234,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         tick_every: config.tick_every,
         actions_watch: config.actions_watch,
         clock: config.clock.clone(),
+        metrics: metrics.clone(),
     };
     let executor = Executor {
         store: store.clone(),

@@ -91,6 +91,8 @@ pub struct RunQueue {
     pub actions_watch: Duration,
     /// The decisions' clock (tests move it on).
     pub clock: super::runs::Clock,
+    /// Where the runner's overhead is counted.
+    pub metrics: Arc<crate::web::metrics::Metrics>,
 }
 
 impl RunQueue {
@@ -305,12 +307,17 @@ impl RunQueue {
             },
         )
         .await;
+        let began = std::time::Instant::now();
         let progress = match self.execute(&row, cancel).await {
-            Ok((report, workspace)) => Progress::Finished {
-                attempt: row.attempt,
-                report,
-                workspace,
-            },
+            Ok((report, workspace)) => {
+                self.metrics
+                    .local_run(began.elapsed().as_secs_f64(), commands_seconds(&report));
+                Progress::Finished {
+                    attempt: row.attempt,
+                    report,
+                    workspace,
+                }
+            }
             Err(RunError::Git(GitError::CommitNotFound(sha))) => Progress::Skipped {
                 attempt: row.attempt,
                 why: format!(
@@ -386,6 +393,18 @@ impl RunQueue {
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
         Ok((report, workspace))
     }
+}
+
+/// The time a run's commands took by themselves (a flaky command's re-run
+/// included): the rest of a run's wall time is the runner's overhead.
+fn commands_seconds(report: &RunReport) -> f64 {
+    let ms: u64 = report
+        .gates
+        .iter()
+        .flat_map(|g| &g.commands)
+        .map(|c| c.duration_ms)
+        .sum();
+    ms as f64 / 1000.0
 }
 
 #[derive(Debug, thiserror::Error)]

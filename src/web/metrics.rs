@@ -23,6 +23,8 @@ pub struct Metrics {
     autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     escalated: Gauge,
     overrides: Gauge,
+    runner_overhead: Histogram,
+    run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
 }
 
 /// What the store knows, summed for a scrape.
@@ -122,6 +124,18 @@ impl Metrics {
             "Approvals that overrode a failing checker (`/approve --override`), recorded on their tasks",
             overrides.clone(),
         );
+        let runner_overhead = Histogram::new([0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]);
+        registry.register(
+            "runner_overhead_seconds",
+            "Per local run: its wall time less its commands' own (installation token, fetch, checkout, workspace removal, the runner's work)",
+            runner_overhead.clone(),
+        );
+        let run_seconds = Family::<Labels, Counter<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "run_seconds",
+            "Local runs' wall time, by part: commands (the plan's test commands) or overhead (everything else); overhead / (commands + overhead) is the runner's share",
+            run_seconds.clone(),
+        );
         Metrics {
             registry,
             deliveries,
@@ -136,6 +150,8 @@ impl Metrics {
             autonomous_fix_rate,
             escalated,
             overrides,
+            runner_overhead,
+            run_seconds,
         }
     }
 
@@ -150,6 +166,17 @@ impl Metrics {
 
     pub fn processed(&self, seconds: f64) {
         self.processing_seconds.observe(seconds);
+    }
+
+    /// One local run took `wall` seconds, `commands` of them in its commands.
+    pub fn local_run(&self, wall: f64, commands: f64) {
+        let overhead = (wall - commands).max(0.0);
+        self.runner_overhead.observe(overhead);
+        for (part, seconds) in [("commands", commands), ("overhead", overhead)] {
+            self.run_seconds
+                .get_or_create(&vec![("part", part.to_owned())])
+                .inc_by(seconds);
+        }
     }
 
     pub fn github_call(&self, effect: &'static str, status: String) {

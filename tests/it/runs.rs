@@ -453,3 +453,33 @@ async fn a_pull_request_from_a_fork_is_not_run() {
     assert_eq!(neutral[0].conclusion.as_deref(), Some("neutral"));
     assert!(neutral[0].summary.as_deref().unwrap().contains("forks"));
 }
+
+/// The value of the metric line that starts with `name` (labels included).
+fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} in\n{text}"))
+}
+
+#[tokio::test]
+async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
+    let s = story_with_one_task(2).await;
+    let sha = s
+        .push(
+            &[("check.sh", "sleep 1\n"), ("lint.sh", "exit 0\n")],
+            "slow",
+        )
+        .await;
+    s.completed(&sha, 2).await;
+    let text = s.app.metrics().await;
+    assert_eq!(metric(&text, "taskgate_runner_overhead_seconds_count"), 1.0);
+    let commands = metric(&text, "taskgate_run_seconds_total{part=\"commands\"}");
+    let overhead = metric(&text, "taskgate_run_seconds_total{part=\"overhead\"}");
+    assert!((1.0..30.0).contains(&commands), "{commands}");
+    // Fetching and checking out a commit takes some time, never none.
+    assert!(overhead > 0.0, "{overhead}");
+    assert_eq!(
+        metric(&text, "taskgate_runner_overhead_seconds_sum"),
+        overhead
+    );
+}
