@@ -26,7 +26,7 @@ mod writer;
 
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
-pub use runs::{AttemptRow, TaskLocation};
+pub use runs::{AttemptRow, AttemptSummary, TaskLocation};
 pub use ship::StoryRow;
 
 use std::path::Path;

@@ -153,6 +153,19 @@ fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, St
     Ok(row)
 }
 
+/// An attempt without its report, for lists (the dashboard).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptSummary {
+    pub task: String,
+    pub attempt: u32,
+    pub sha: CommitSha,
+    pub status: String,
+    pub queued_ms: i64,
+    pub started_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    pub runner: String,
+}
+
 impl Store {
     pub async fn task_record(
         &self,
@@ -225,6 +238,39 @@ impl Store {
             ))?;
             let rows = stmt.query_map(params![repo.as_str(), story, task], read_attempt)?;
             rows.map(|r| r?).collect()
+        })
+        .await
+    }
+
+    /// The newest `per_task` attempts of each task of a story, newest
+    /// first; reports are left in the database.
+    pub async fn recent_attempts(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        per_task: u32,
+    ) -> Result<Vec<AttemptSummary>, StoreError> {
+        let (repo, story) = (repo.clone(), story.to_owned());
+        self.read(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT task, attempt, sha, status, queued_ms, started_ms, finished_ms, runner FROM (
+                     SELECT *, row_number() OVER (PARTITION BY task ORDER BY attempt DESC) AS nth
+                     FROM attempts WHERE repo = ?1 AND story = ?2)
+                 WHERE nth <= ?3 ORDER BY task, attempt DESC",
+            )?;
+            let rows = stmt.query_map(params![repo.as_str(), story, per_task], |r| {
+                Ok(AttemptSummary {
+                    task: r.get(0)?,
+                    attempt: r.get(1)?,
+                    sha: CommitSha(r.get(2)?),
+                    status: r.get(3)?,
+                    queued_ms: r.get(4)?,
+                    started_ms: r.get(5)?,
+                    finished_ms: r.get(6)?,
+                    runner: r.get(7)?,
+                })
+            })?;
+            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
         })
         .await
     }
@@ -470,5 +516,44 @@ impl Store {
             Ok(None)
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        let add = |story: &str, task: &str, attempt: u32| {
+            conn.execute(
+                "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
+                 VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
+                params![story, task, attempt],
+            )
+            .unwrap();
+        };
+        for n in 1..=7 {
+            add("file:s", "a", n);
+        }
+        add("file:s", "b", 1);
+        add("file:other", "a", 9);
+        let repo = RepoName::parse("o/r").unwrap();
+        let got: Vec<(String, u32)> = store
+            .recent_attempts(&repo, "file:s", 5)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.task, a.attempt))
+            .collect();
+        let want: Vec<(String, u32)> = [("a", 7), ("a", 6), ("a", 5), ("a", 4), ("a", 3), ("b", 1)]
+            .into_iter()
+            .map(|(t, n)| (t.to_owned(), n))
+            .collect();
+        assert_eq!(got, want);
     }
 }

@@ -82,6 +82,8 @@ async fn the_dashboard_shows_a_failing_task_and_its_branch_todo() {
         ),
         "attempt 1/2, depth 1/2".to_owned(),
         "0/2 tasks complete".to_owned(),
+        // The run, with its commit and how long it took.
+        format!("<li>#1 <a href=\"{fake}/{REPO}/commit/{sha}\"><code>{}</code></a> <span class=\"state failed\">failed</span>", &sha[..7]),
     ] {
         assert!(page.contains(&expected), "{expected}\n\n{page}");
     }

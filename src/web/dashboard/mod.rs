@@ -28,6 +28,9 @@ use crate::core::story::Marker;
 use crate::store::{Store, StoreError};
 pub use view::{dashboard_view, story_view, DashboardView, StoryInput};
 
+/// Attempts listed under each task (its run count says how many in all).
+const RECENT_ATTEMPTS: u32 = 5;
+
 #[derive(Clone)]
 pub struct DashboardState {
     pub store: Store,
@@ -121,6 +124,7 @@ struct Loaded {
     plan: Option<(Plan, Option<String>)>,
     tasks: BTreeMap<String, crate::core::task::TaskRecord>,
     issues: BTreeMap<String, crate::core::sync::IssueRecord>,
+    attempts: Vec<crate::store::AttemptSummary>,
 }
 
 async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
@@ -148,7 +152,11 @@ async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
             .into_iter()
             .filter(|(k, _)| k.len() == key.len() || k[key.len()..].starts_with(' '))
             .collect();
+        let attempts = store
+            .recent_attempts(&row.repo, &row.story, RECENT_ATTEMPTS)
+            .await?;
         loaded.push(Loaded {
+            attempts,
             row,
             record,
             plan,
@@ -166,6 +174,7 @@ async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
             plan: l.plan.as_ref().map(|(p, c)| (p, c.as_deref())),
             tasks: &l.tasks,
             issues: &l.issues,
+            attempts: &l.attempts,
         })
         .collect();
     Ok(dashboard_view(&inputs, &state.web_base, (state.clock)()))

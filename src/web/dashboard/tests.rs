@@ -11,6 +11,7 @@ use crate::core::ship::{ShipState, StoryRecord};
 use crate::core::sync::IssueRecord;
 use crate::core::task::{GateVerdict, TaskRecord};
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+use crate::store::AttemptSummary;
 
 const PLAN: &str = r#"
 story: Momentum <strategy> with RSI
@@ -96,6 +97,7 @@ fn closed(resolution: Resolution) -> ClosedTodo {
 /// completed, `docs` pending by its label only.
 struct Fixture {
     record: StoryRecord,
+    attempts: Vec<AttemptSummary>,
     plan: Plan,
     tasks: BTreeMap<String, TaskRecord>,
     issues: BTreeMap<String, IssueRecord>,
@@ -140,6 +142,11 @@ impl Fixture {
             ..TaskRecord::default()
         };
         Fixture {
+            attempts: vec![
+                attempt("data", 3, "running", None),
+                attempt("data", 2, "failed", Some(12_300)),
+                attempt("entry", 1, "passed", Some(800)),
+            ],
             record: StoryRecord {
                 state: ShipState::Building,
                 missing: vec!["Data loading is test-failed".into()],
@@ -175,7 +182,22 @@ impl Fixture {
             plan: Some((&self.plan, None)),
             tasks: &self.tasks,
             issues: &self.issues,
+            attempts: &self.attempts,
         }
+    }
+}
+
+fn attempt(task: &str, n: u32, status: &str, took_ms: Option<i64>) -> AttemptSummary {
+    let started = (NOW - 600) * 1000;
+    AttemptSummary {
+        task: task.into(),
+        attempt: n,
+        sha: CommitSha(format!("{n}{}", "b".repeat(39))),
+        status: status.into(),
+        queued_ms: started - 50,
+        started_ms: Some(started),
+        finished_ms: took_ms.map(|t| started + t),
+        runner: "local".into(),
     }
 }
 
@@ -195,6 +217,7 @@ fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
         plan: None,
         tasks: &empty,
         issues: &BTreeMap::new(),
+        attempts: &[],
         ..f.input()
     };
     let view = dashboard_view(&[f.input(), second], "https://github.com", NOW);
@@ -330,4 +353,24 @@ fn durations_read_short() {
     assert_eq!(duration(60), "1 min");
     assert_eq!(duration(7_199), "1 h");
     assert_eq!(duration(172_800), "2 d");
+}
+
+#[test]
+fn recent_attempts_link_their_commit_and_say_how_long_they_took() {
+    let f = Fixture::new();
+    let s = story_view(&f.input(), "https://github.com", NOW);
+    let data = &s.tasks[0].recent;
+    assert_eq!(data.len(), 2);
+    assert_eq!((data[0].number, data[0].took.as_deref()), (3, None));
+    assert_eq!(data[1].took.as_deref(), Some("12.3 s"));
+    assert_eq!(data[1].sha, "2bbbbbb");
+    assert_eq!(
+        data[1].commit_url,
+        format!(
+            "https://github.com/acme/strategies/commit/2{}",
+            "b".repeat(39)
+        )
+    );
+    // Parents have none of their own.
+    assert!(s.tasks[1].recent.is_empty());
 }

@@ -9,11 +9,13 @@ use crate::core::config::{load_config, Limits};
 use crate::core::failure::{max_attempts, Bound, LoopStats, Resolution};
 use crate::core::plan::render::resolve_states;
 use crate::core::plan::{Plan, TaskId, TaskState};
+use crate::core::report::render_duration;
 use crate::core::ship::StoryRecord;
 use crate::core::story::Marker;
 use crate::core::sync::IssueRecord;
 use crate::core::task::TaskRecord;
 use crate::ids::{IssueNumber, RepoName};
+use crate::store::AttemptSummary;
 
 /// Seed 000 asks to revisit the design when the bug hunters fix fewer than
 /// half of the failures on their own.
@@ -34,6 +36,8 @@ pub struct StoryInput<'a> {
     pub tasks: &'a BTreeMap<String, TaskRecord>,
     /// The story's issues by marker key (tasks and branch todos).
     pub issues: &'a BTreeMap<String, IssueRecord>,
+    /// The newest attempts of each task, newest first.
+    pub attempts: &'a [AttemptSummary],
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +81,8 @@ pub struct TaskRow {
     pub progress: Option<(usize, usize)>,
     /// Acceptance runs started.
     pub runs: u32,
+    /// The newest of them, newest first.
+    pub recent: Vec<AttemptCell>,
     pub gates: Vec<GateCell>,
     pub todo: Option<TodoCell>,
     /// Branch todos a green run closed.
@@ -84,6 +90,17 @@ pub struct TaskRow {
     /// The bound hit, when the task was escalated to a person.
     pub escalated: Option<&'static str>,
     pub overrides: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptCell {
+    pub number: u32,
+    pub sha: String,
+    pub commit_url: String,
+    pub status: String,
+    /// How long it ran, once it has finished.
+    pub took: Option<String>,
+    pub runner: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -212,16 +229,12 @@ fn triggers(stats: &LoopStats, overrides: u64, completed: usize) -> Vec<Trigger>
 
 pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
     let issue_url = |n: u64| format!("{web_base}/{}/issues/{n}", s.repo);
-    let link = |n: IssueNumber| Link {
-        number: n.0,
-        url: issue_url(n.0),
-    };
     let (tasks, done, total, title) = match s.plan {
         Some((plan, config)) => {
             let limits = load_config(config)
                 .unwrap_or_default()
                 .effective_limits(&plan.settings);
-            let rows = task_rows(s, plan, &limits, &link, now);
+            let rows = task_rows(s, plan, &limits, web_base, now);
             let leaves: Vec<&TaskRow> = rows.iter().filter(|r| r.progress.is_none()).collect();
             let done = leaves.iter().filter(|r| r.state == "completed").count();
             let total = leaves.len();
@@ -250,9 +263,13 @@ fn task_rows(
     s: &StoryInput<'_>,
     plan: &Plan,
     limits: &Limits,
-    link: &dyn Fn(IssueNumber) -> Link,
+    web_base: &str,
     now: i64,
 ) -> Vec<TaskRow> {
+    let link = |n: IssueNumber| Link {
+        number: n.0,
+        url: format!("{web_base}/{}/issues/{}", s.repo, n.0),
+    };
     let issue_of = |id: &TaskId| {
         let key = Marker::Task {
             story: s.story.to_owned(),
@@ -298,6 +315,12 @@ fn task_rows(
                 state: states.get(id).copied().unwrap_or(TaskState::Pending).name(),
                 progress,
                 runs: record.map_or(0, |t| t.attempts),
+                recent: s
+                    .attempts
+                    .iter()
+                    .filter(|a| a.task == id.as_str())
+                    .map(|a| attempt_cell(a, web_base, s.repo))
+                    .collect(),
                 gates: record.map(gate_cells).unwrap_or_default(),
                 todo: record.and_then(|t| {
                     let open = t.failure.open.as_ref()?;
@@ -335,6 +358,20 @@ fn leaf_state(record: Option<&TaskRecord>, issue: Option<&IssueRecord>) -> TaskS
         .and_then(|r| r.state)
         .or_else(|| issue.and_then(|i| i.labels.iter().find_map(|l| TaskState::from_label(l))))
         .unwrap_or(TaskState::Pending)
+}
+
+fn attempt_cell(a: &AttemptSummary, web_base: &str, repo: &RepoName) -> AttemptCell {
+    AttemptCell {
+        number: a.attempt,
+        sha: a.sha.0.chars().take(7).collect(),
+        commit_url: format!("{web_base}/{repo}/commit/{}", a.sha.0),
+        status: a.status.clone(),
+        took: match (a.started_ms, a.finished_ms) {
+            (Some(start), Some(end)) => Some(render_duration((end - start).max(0) as u64)),
+            _ => None,
+        },
+        runner: a.runner.clone(),
+    }
 }
 
 fn bound_text(bound: Bound) -> &'static str {
