@@ -66,6 +66,8 @@ impl Drop for ScratchDir {
 
 struct Demo {
     fake: FakeGitHub,
+    /// `TASKGATE_API_TOKEN` of the demo's server (the dashboard's password).
+    token: String,
     /// The repository the steps act on: `octo-org/strategy`, then the
     /// sample repository.
     repo: RepoHandle,
@@ -82,11 +84,13 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     // pacing keeps taskgate under, goes with it.
     fake.set_secondary_limit(0);
     let secret = format!("{:032x}", fastrand::u128(..));
+    let token = format!("{:032x}", fastrand::u128(..));
     // The fake GitHub serves the REST API; the commits the runner fetches
     // live in a real bare repository next to it.
     let remote = GitRemote::new(&dir.0.join("remotes"), tasks::SAMPLE_REPO)?;
     let running = app::start(ServeConfig {
         git: Some(remote.source()),
+        api_token: Some(token.clone()),
         ..ServeConfig::against_fake(&fake, &secret, &dir.0.join("taskgate.db"))
     })
     .await
@@ -101,6 +105,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let repo = fake.install(INSTALLATION, REPO);
     let mut demo = Demo {
         fake,
+        token,
         repo,
         running,
         secret,
@@ -116,6 +121,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.story_pr(&story).await?;
     demo.ship(&story).await?;
     demo.deploy_and_validate(&story).await?;
+    demo.dashboard().await?;
 
     let violations = demo.fake.contract_violations();
     ensure!(
@@ -135,6 +141,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
         println!("--keep: still running. Try:");
         println!("  curl http://{}/healthz", demo.running.addr);
         println!("  curl http://{}/metrics", demo.running.addr);
+        println!(
+            "  the dashboard, http://{}/ (any user name; password {})",
+            demo.running.addr, demo.token
+        );
         println!(
             "  The fake GitHub at {} wants tokens, as GitHub does;",
             demo.fake.url()
@@ -322,6 +332,47 @@ impl Demo {
         let payload = payloads::push(&self.repo, "main", Some(&before), USER);
         self.deliver("push", &payload).await?;
         self.repo.branch_sha("main").context("main has no head")
+    }
+
+    /// `GET /` answers with the page, and what it shows is printed.
+    async fn dashboard(&self) -> anyhow::Result<()> {
+        println!();
+        let url = format!("http://{}/", self.running.addr);
+        println!("15. The dashboard at {url} (any user name, TASKGATE_API_TOKEN as the password):");
+        let res = reqwest::Client::new()
+            .get(&url)
+            .basic_auth("demo", Some(&self.token))
+            .send()
+            .await
+            .context("asking for the dashboard")?;
+        let status = res.status();
+        let page = res.text().await.context("reading the dashboard")?;
+        ensure!(status == 200, "the dashboard answered {status}: {page}");
+        let now = chrono::Utc::now().timestamp();
+        let view = taskgate::web::dashboard::load_view(&self.running.store, &self.fake.url(), now)
+            .await
+            .context("reading taskgate's store")?;
+        for s in &view.stories {
+            ensure!(
+                page.contains(&format!(">{}#{}</a>", s.repo, s.issue)),
+                "the page lists {}#{}",
+                s.repo,
+                s.issue
+            );
+            println!(
+                "   {}#{} \"{}\": {}, {}/{} tasks complete",
+                s.repo, s.issue, s.title, s.state, s.done, s.total
+            );
+        }
+        let t = &view.totals;
+        println!(
+            "   branch todos: {} fixed ({} without a person), {} open; review triggers fired: {}",
+            t.todos_fixed,
+            t.fixed_without_human,
+            t.todos_open,
+            view.triggers.len()
+        );
+        Ok(())
     }
 
     async fn deliver(&self, event: &str, payload: &Value) -> anyhow::Result<()> {

@@ -100,7 +100,7 @@ pub fn render_dashboard(v: &DashboardView) -> String {
 }
 
 async fn dashboard(State(state): State<DashboardState>) -> Response {
-    match load(&state).await {
+    match load_view(&state.store, &state.web_base, (state.clock)()).await {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();
             // Always current: what a person sees is what is stored now.
@@ -127,8 +127,12 @@ struct Loaded {
     attempts: Vec<crate::store::AttemptSummary>,
 }
 
-async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
-    let store = &state.store;
+/// The dashboard of everything `store` holds, as of `now`.
+pub async fn load_view(
+    store: &Store,
+    web_base: &str,
+    now: i64,
+) -> Result<DashboardView, StoreError> {
     let mut loaded = Vec::new();
     for row in store.stories().await? {
         let record = store
@@ -177,7 +181,7 @@ async fn load(state: &DashboardState) -> Result<DashboardView, StoreError> {
             attempts: &l.attempts,
         })
         .collect();
-    Ok(dashboard_view(&inputs, &state.web_base, (state.clock)()))
+    Ok(dashboard_view(&inputs, web_base, now))
 }
 
 #[cfg(test)]
