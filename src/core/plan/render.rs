@@ -127,7 +127,8 @@ pub fn resolve_states(
     out
 }
 
-fn progress(task: &Task, states: &HashMap<TaskId, TaskState>) -> (usize, usize) {
+/// A parent's direct children complete, of all its direct children.
+pub fn progress(task: &Task, states: &HashMap<TaskId, TaskState>) -> (usize, usize) {
     let done = task
         .tasks
         .iter()

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::core::config::{load_config, Limits};
 use crate::core::failure::{max_attempts, Bound, LoopStats, Resolution};
-use crate::core::plan::render::resolve_states;
+use crate::core::plan::render::{progress, resolve_states};
 use crate::core::plan::{Plan, TaskId, TaskState};
 use crate::core::report::render_duration;
 use crate::core::ship::StoryRecord;
@@ -299,14 +299,7 @@ fn task_rows(
             let task = r.task;
             let id = &task.id.value;
             let record = s.tasks.get(id.as_str());
-            let progress = task.is_parent().then(|| {
-                let done = task
-                    .tasks
-                    .iter()
-                    .filter(|c| states.get(&c.id.value) == Some(&TaskState::Completed))
-                    .count();
-                (done, task.tasks.len())
-            });
+            let progress = task.is_parent().then(|| progress(task, &states));
             TaskRow {
                 id: id.as_str().to_owned(),
                 title: task.title.clone(),
