@@ -55,6 +55,7 @@ const OPERATIONS = [
   ["get", "/app"],
   ["get", "/app/installations/{installation_id}"],
   ["post", "/app/installations/{installation_id}/access_tokens"],
+  ["post", "/app-manifests/{code}/conversions"],
   ["get", "/repos/{owner}/{repo}/installation"],
   ["get", "/repos/{owner}/{repo}"],
   ["get", "/repos/{owner}/{repo}/issues"],

@@ -20,5 +20,6 @@ pub mod github;
 pub mod ids;
 pub mod intake;
 pub mod runner;
+pub mod setup;
 pub mod store;
 pub mod web;

@@ -37,6 +37,8 @@ enum Command {
     Resync(ResyncArgs),
     /// Write the `actions` runner's workflow and a starter .github/taskgate.yml.
     Init(cli::init::InitArgs),
+    /// Register taskgate as a GitHub App (the manifest flow) and write its settings to .env.
+    Setup(cli::setup::SetupArgs),
     /// Run a task's acceptance tests in the current checkout and print the report.
     Run(cli::run::RunArgs),
     /// Validate or show plans.
@@ -247,6 +249,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Classify(args) => classify(args)?,
         Command::Resync(args) => resync(args).await?,
         Command::Init(args) => print!("{}", cli::init::run(&args)?),
+        Command::Setup(args) => cli::setup::run(args).await?,
         Command::Run(args) => {
             let code = cli::run::run(args).await?;
             if code != 0 {

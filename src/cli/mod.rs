@@ -5,6 +5,7 @@ pub mod demo;
 pub mod init;
 pub mod plan;
 pub mod run;
+pub mod setup;
 
 use std::path::{Path, PathBuf};
 

@@ -8,6 +8,7 @@
 pub mod auth;
 pub mod client;
 pub mod executor;
+pub mod manifest;
 mod perform;
 mod perform_runs;
 pub mod permissions;

@@ -39,7 +39,7 @@ fn presented_token(header: &str) -> Option<String> {
 
 /// Constant-time comparison: both sides are hashed first, so neither their
 /// contents nor their lengths leak through timing.
-fn same_secret(a: &[u8], b: &[u8]) -> bool {
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
     let (a, b) = (Sha256::digest(a), Sha256::digest(b));
     a.iter()
         .zip(b.iter())

@@ -18,4 +18,5 @@ mod plan_sync;
 mod review_commands;
 mod runs;
 mod serve_flags;
+mod setup;
 mod ship;

@@ -147,7 +147,18 @@ impl FakeGitHub {
             storage_url,
             openapi: openapi::OpenApi::load(),
         });
+        // The manifest flow's web form is github.com, not the REST API: its
+        // own routes, outside the JSON pipeline; other methods fall through.
+        use axum::routing::post;
         let app = axum::Router::new()
+            .route(
+                routes::manifests::USER_FORM,
+                post(routes::manifests::user_form).fallback(handle),
+            )
+            .route(
+                routes::manifests::ORG_FORM,
+                post(routes::manifests::org_form).fallback(handle),
+            )
             .fallback(handle)
             .with_state(shared.clone());
         spawn_server(listener, app);
@@ -294,6 +305,30 @@ impl FakeGitHub {
             .into_iter()
             .filter(|r| r.method != "GET" && (200..300).contains(&r.status))
             .collect()
+    }
+
+    /// Manifests posted to the App-manifest web form
+    /// (`POST [/organizations/{org}]/settings/apps/new`) and accepted, in
+    /// the order posted.
+    pub fn app_manifests(&self) -> Vec<Value> {
+        self.inner.lock().app_manifests.clone()
+    }
+
+    /// Mints a one-time code for `manifest`, as the web form does, for
+    /// tests that skip the browser: `POST /app-manifests/{code}/conversions`
+    /// then registers it (owned by the default owner). Not validated, not
+    /// added to [`FakeGitHub::app_manifests`].
+    pub fn manifest_code(&self, manifest: Value) -> String {
+        routes::manifests::mint_code(&mut self.inner.lock(), manifest, None)
+    }
+
+    /// The `webhook_secret` answered by the last manifest conversion, if any.
+    pub fn converted_webhook_secret(&self) -> Option<String> {
+        self.inner
+            .lock()
+            .registered
+            .as_ref()
+            .map(|r| r.webhook_secret.clone())
     }
 
     /// Requests GitHub's contract would reject (each was answered 422), and

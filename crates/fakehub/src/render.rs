@@ -257,16 +257,28 @@ pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
     })
 }
 
+/// The fake's app; after a manifest conversion, as the manifest registered it.
 pub fn app(st: &State, base: &str) -> Value {
     let owner = user_by_login(st, base, "taskgate-org");
-    json!({
+    let mut v = json!({
         "id": st.app_id, "slug": st.slug, "node_id": node_id("A", st.app_id), "client_id": "Iv1.fakehub",
         "owner": owner, "name": "taskgate (test)", "description": "taskgate under test",
         "external_url": "https://example.com/taskgate", "html_url": format!("{HTML}/apps/{}", st.slug),
         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
         "permissions": permissions(), "events": ["check_run", "issue_comment", "issues", "pull_request", "push", "workflow_run"],
         "installations_count": st.installations.len(),
-    })
+    });
+    if let Some(r) = &st.registered {
+        v["name"] = json!(r.name);
+        v["description"] = json!(r.description);
+        v["external_url"] = json!(r.external_url);
+        v["permissions"] = r.permissions.clone();
+        v["events"] = r.events.clone();
+        if let Some(owner) = &r.owner {
+            v["owner"] = user_by_login(st, base, owner);
+        }
+    }
+    v
 }
 
 pub fn permissions() -> Value {

@@ -272,6 +272,29 @@ pub struct TokenInfo {
     pub expires_at: DateTime<Utc>,
 }
 
+/// A one-time code from the App-manifest flow, waiting for its conversion.
+pub struct ManifestCode {
+    pub manifest: Value,
+    /// The organisation the form was posted under, if any.
+    pub org: Option<String>,
+    /// Codes are single-use: a converted one answers 404.
+    pub converted: bool,
+}
+
+/// What the last manifest conversion registered: the fake's own app, as
+/// `GET /app` and the conversion now describe it.
+#[derive(Clone, Debug, Default)]
+pub struct RegisteredApp {
+    pub name: String,
+    pub description: Option<String>,
+    pub external_url: Option<String>,
+    /// Login of the owner (an organisation), or `None` for the default.
+    pub owner: Option<String>,
+    pub permissions: Value,
+    pub events: Value,
+    pub webhook_secret: String,
+}
+
 pub struct Installation {
     pub id: u64,
     pub account: String,
@@ -304,6 +327,12 @@ pub struct State {
     pub rate_reset: i64,
     pub requests: Vec<crate::RecordedRequest>,
     pub violations: Vec<String>,
+    /// Manifests posted to the web form, in order (valid ones only).
+    pub app_manifests: Vec<Value>,
+    /// One-time codes of the manifest flow, by code.
+    pub manifest_codes: HashMap<String, ManifestCode>,
+    /// Set by the last manifest conversion.
+    pub registered: Option<RegisteredApp>,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -329,6 +358,9 @@ impl State {
             rate_reset: Utc::now().timestamp() + 3600,
             requests: Vec::new(),
             violations: Vec::new(),
+            app_manifests: Vec::new(),
+            manifest_codes: HashMap::new(),
+            registered: None,
         };
         let bot = st.bot_login();
         st.users.insert(
@@ -424,7 +456,12 @@ impl IdGen {
 }
 
 pub fn new_sha() -> String {
-    (0..40)
+    random_hex(40)
+}
+
+/// `len` random lowercase hex digits.
+pub fn random_hex(len: usize) -> String {
+    (0..len)
         .map(|_| char::from_digit(fastrand::u32(0..16), 16).unwrap())
         .collect()
 }

@@ -1,11 +1,13 @@
 //! App-level routes (JWT): the app, its installations, installation tokens;
-//! plus `GET /repos/{owner}/{repo}` for installations.
+//! plus `GET /repos/{owner}/{repo}` for installations, and the manifest
+//! flow's unauthenticated `POST /app-manifests/{code}/conversions` (its web
+//! form is `routes::manifests`).
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::{inst, AuthKind, HResult, Reply, Req, Route};
 use crate::render;
-use crate::state::State;
+use crate::state::{random_hex, RegisteredApp, State, User};
 
 const fn jwt(method: &'static str, template: &'static str, handler: super::Handler) -> Route {
     Route {
@@ -34,6 +36,12 @@ pub const ROUTES: &[Route] = &[
         repo_installation,
     ),
     inst("GET", "/repos/{owner}/{repo}", get_repo),
+    Route {
+        method: "POST",
+        template: "/app-manifests/{code}/conversions",
+        auth: AuthKind::Anonymous,
+        handler: convert_manifest,
+    },
 ];
 
 fn get_app(st: &mut State, req: &Req) -> HResult {
@@ -76,4 +84,52 @@ fn repo_installation(st: &mut State, req: &Req) -> HResult {
 fn get_repo(st: &mut State, req: &Req) -> HResult {
     let repo = st.repos.get(&req.repo_key()).ok_or_else(Reply::not_found)?;
     Ok(Reply::ok(render::repository(st, &req.base, repo)))
+}
+
+/// Turns a one-time manifest code into the App, once. The App registered is
+/// the fake's own (its id, slug and private key), so the credentials answered
+/// work against this same fake; name, permissions, events, URL and owner come
+/// from the manifest and the form it was posted with.
+fn convert_manifest(st: &mut State, req: &Req) -> HResult {
+    let code = st
+        .manifest_codes
+        .get_mut(req.param("code"))
+        .filter(|c| !c.converted)
+        .ok_or_else(Reply::not_found)?;
+    code.converted = true;
+    let (manifest, org) = (code.manifest.clone(), code.org.clone());
+    if let Some(org) = &org {
+        // Posted under /organizations/{org}/...: it is an organisation.
+        let id = st.known_user(org).map_or_else(|| st.next_id(), |u| u.id);
+        st.users.insert(
+            org.to_lowercase(),
+            User {
+                login: org.clone(),
+                id,
+                kind: "Organization".into(),
+            },
+        );
+    }
+    let text = |k: &str| manifest.get(k).and_then(Value::as_str).map(str::to_string);
+    let webhook_secret = random_hex(40);
+    st.registered = Some(RegisteredApp {
+        name: text("name").unwrap_or_else(|| st.slug.clone()),
+        description: text("description"),
+        external_url: text("url"),
+        owner: org,
+        permissions: manifest
+            .get("default_permissions")
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+        events: manifest
+            .get("default_events")
+            .cloned()
+            .unwrap_or_else(|| json!([])),
+        webhook_secret: webhook_secret.clone(),
+    });
+    let mut app = render::app(st, &req.base);
+    app["client_secret"] = json!(random_hex(40));
+    app["webhook_secret"] = json!(webhook_secret);
+    app["pem"] = json!(crate::FakeGitHub::private_key_pem());
+    Ok(Reply::created(app))
 }

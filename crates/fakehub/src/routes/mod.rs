@@ -30,6 +30,7 @@ pub mod git;
 pub mod graphql;
 pub mod issues;
 pub mod labels;
+pub mod manifests;
 pub mod pulls;
 pub mod sub_issues;
 
@@ -103,12 +104,19 @@ pub enum AuthKind {
     InstallationGraphQl,
     /// Fake-internal URLs (artifact blobs); not part of the contract.
     Public,
+    /// In the contract but unauthenticated on GitHub (the manifest
+    /// conversion): no token is required or checked, nothing is counted
+    /// against the secondary limit.
+    Anonymous,
 }
 
 impl AuthKind {
     /// Whether the route is checked against the REST OpenAPI subset.
     fn in_openapi(self) -> bool {
-        matches!(self, AuthKind::Jwt | AuthKind::Installation)
+        matches!(
+            self,
+            AuthKind::Jwt | AuthKind::Installation | AuthKind::Anonymous
+        )
     }
 }
 
@@ -258,13 +266,16 @@ pub fn percent_decode(s: &str, plus_is_space: bool) -> String {
     let mut i = 0;
     while i < b.len() {
         match b[i] {
-            b'%' if i + 2 < b.len() => match u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                Ok(v) => {
+            b'%' if i + 2 < b.len() => match std::str::from_utf8(&b[i + 1..i + 3])
+                .ok()
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+            {
+                Some(v) => {
                     out.push(v);
                     i += 3;
                     continue;
                 }
-                Err(_) => out.push(b'%'),
+                None => out.push(b'%'),
             },
             b'+' if plus_is_space => out.push(b' '),
             c => out.push(c),
@@ -274,7 +285,7 @@ pub fn percent_decode(s: &str, plus_is_space: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
+pub(crate) fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
     q.unwrap_or("")
         .split('&')
         .filter(|kv| !kv.is_empty())
@@ -470,7 +481,7 @@ fn run(
                 "Only one auth mechanism allowed; the URL is already signed",
             ));
         }
-        AuthKind::Public => {}
+        AuthKind::Public | AuthKind::Anonymous => {}
         AuthKind::Jwt => {
             let Some(jwt) = token else {
                 return Err(Reply::error(401, "A JSON web token could not be decoded"));

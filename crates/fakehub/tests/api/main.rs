@@ -6,6 +6,7 @@ mod faults;
 mod git_pulls;
 mod graphql;
 mod issues;
+mod manifests;
 mod octocrab_client;
 
 use fakehub::FakeGitHub;
