@@ -16,6 +16,8 @@ use crate::store::AttemptSummary;
 const PLAN: &str = r#"
 story: Momentum <strategy> with RSI
 settings: { max_debug_attempts: 2 }
+integration:
+  - { id: backtest, after: [data, entry], cmd: "pytest tests/integration -q" }
 tasks:
   - id: data
     title: Data loading
@@ -141,6 +143,23 @@ impl Fixture {
             verdicts: BTreeMap::from([("default".into(), verdict(true, None))]),
             ..TaskRecord::default()
         };
+        // The milestone failed once: its todo allows one run per round.
+        let milestone = TaskRecord {
+            state: Some(TaskState::TestFailed),
+            attempts: 1,
+            failure: LoopState {
+                open: Some(OpenTodo {
+                    marker: todo_key("@integration/backtest", 1),
+                    depth: 1,
+                    failed_runs: 1,
+                    kind: FailureKind::TestFailure,
+                    role: "debugger".into(),
+                    opened_at: NOW - 60,
+                }),
+                ..LoopState::default()
+            },
+            ..TaskRecord::default()
+        };
         Fixture {
             attempts: vec![
                 attempt("data", 3, "running", None),
@@ -153,7 +172,11 @@ impl Fixture {
                 ..StoryRecord::default()
             },
             plan: plan(),
-            tasks: BTreeMap::from([("data".into(), data), ("entry".into(), entry)]),
+            tasks: BTreeMap::from([
+                ("data".into(), data),
+                ("entry".into(), entry),
+                ("@integration/backtest".into(), milestone),
+            ]),
             issues: BTreeMap::from([
                 (
                     task_key("data"),
@@ -331,6 +354,7 @@ fn overrides_for_more_than_one_completed_task_in_five_are_a_trigger() {
 #[test]
 fn an_escalated_task_says_which_bound_it_hit() {
     let mut f = Fixture::new();
+    f.tasks.remove("@integration/backtest");
     let data = f.tasks.get_mut("data").unwrap();
     data.state = Some(TaskState::Blocked);
     data.failure.open = None;
@@ -373,4 +397,26 @@ fn recent_attempts_link_their_commit_and_say_how_long_they_took() {
     );
     // Parents have none of their own.
     assert!(s.tasks[1].recent.is_empty());
+}
+
+#[test]
+fn a_milestone_has_its_own_row_and_bounds_and_is_not_a_task() {
+    let f = Fixture::new();
+    let s = story_view(&f.input(), "https://github.com", NOW);
+    let m = s.tasks.last().unwrap();
+    assert!(m.milestone);
+    assert_eq!(m.id, "@integration/backtest");
+    assert_eq!(
+        m.title,
+        "Integration milestone backtest (after data, entry)"
+    );
+    let todo = m.todo.clone().unwrap();
+    assert_eq!((todo.attempt, todo.max_attempts, todo.max_depth), (1, 1, 1));
+    // Not counted with the tasks.
+    assert_eq!((s.done, s.total), (1, 3));
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    assert_eq!(
+        view.totals.by_state,
+        vec![("ready", 1), ("test-failed", 1), ("completed", 1)]
+    );
 }

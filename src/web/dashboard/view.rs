@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 use crate::core::config::{load_config, Limits};
 use crate::core::failure::{max_attempts, Bound, LoopStats, Resolution};
 use crate::core::plan::render::{progress, resolve_states};
-use crate::core::plan::{Plan, TaskId, TaskState};
+use crate::core::plan::{Plan, Task, TaskId, TaskState};
 use crate::core::report::render_duration;
 use crate::core::ship::StoryRecord;
 use crate::core::story::Marker;
 use crate::core::sync::IssueRecord;
+use crate::core::task::milestone::{milestone_limits, milestone_task, milestone_task_id};
 use crate::core::task::TaskRecord;
 use crate::ids::{IssueNumber, RepoName};
 use crate::store::AttemptSummary;
@@ -79,6 +80,8 @@ pub struct TaskRow {
     pub state: &'static str,
     /// Parents: direct children complete, of all.
     pub progress: Option<(usize, usize)>,
+    /// An integration milestone (runs on the story branch), not a task.
+    pub milestone: bool,
     /// Acceptance runs started.
     pub runs: u32,
     /// The newest of them, newest first.
@@ -167,7 +170,7 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
     for row in views
         .iter()
         .flat_map(|s| &s.tasks)
-        .filter(|t| t.progress.is_none())
+        .filter(|t| t.progress.is_none() && !t.milestone)
     {
         *by_state.entry(row.state).or_default() += 1;
     }
@@ -235,7 +238,10 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
                 .unwrap_or_default()
                 .effective_limits(&plan.settings);
             let rows = task_rows(s, plan, &limits, web_base, now);
-            let leaves: Vec<&TaskRow> = rows.iter().filter(|r| r.progress.is_none()).collect();
+            let leaves: Vec<&TaskRow> = rows
+                .iter()
+                .filter(|r| r.progress.is_none() && !r.milestone)
+                .collect();
             let done = leaves.iter().filter(|r| r.state == "completed").count();
             let total = leaves.len();
             (rows, done, total, plan.story.clone())
@@ -293,55 +299,110 @@ fn task_rows(
         })
         .collect();
     let states = resolve_states(plan, &leaves);
-    walked
+    let mut rows: Vec<TaskRow> = walked
         .iter()
         .map(|r| {
             let task = r.task;
             let id = &task.id.value;
-            let record = s.tasks.get(id.as_str());
-            let progress = task.is_parent().then(|| progress(task, &states));
-            TaskRow {
-                id: id.as_str().to_owned(),
-                title: task.title.clone(),
+            Row {
+                id: id.as_str(),
+                task,
+                limits: limits.clone(),
                 issue: issue_of(id).map(|i| link(i.number)),
                 indent: r.depth - 1,
-                state: states.get(id).copied().unwrap_or(TaskState::Pending).name(),
-                progress,
-                runs: record.map_or(0, |t| t.attempts),
-                recent: s
-                    .attempts
-                    .iter()
-                    .filter(|a| a.task == id.as_str())
-                    .map(|a| attempt_cell(a, web_base, s.repo))
-                    .collect(),
-                gates: record.map(gate_cells).unwrap_or_default(),
-                todo: record.and_then(|t| {
-                    let open = t.failure.open.as_ref()?;
-                    Some(TodoCell {
-                        issue: s.issues.get(&open.marker).map(|i| link(i.number)),
-                        kind: open.kind.as_str(),
-                        role: open.role.clone(),
-                        attempt: open.failed_runs,
-                        max_attempts: max_attempts(task, limits),
-                        depth: open.depth,
-                        max_depth: limits.max_branch_depth,
-                        age: duration(now - open.opened_at),
-                    })
-                }),
-                fixed: record.map_or(0, |t| {
-                    t.failure
-                        .history
-                        .iter()
-                        .filter(|c| c.resolution == Resolution::Fixed)
-                        .count() as u32
-                }),
-                escalated: record
-                    .and_then(|t| t.failure.escalation.as_ref())
-                    .map(|e| bound_text(e.reason)),
-                overrides: record.map_or(0, |t| t.override_count),
+                state: states.get(id).copied().unwrap_or(TaskState::Pending),
+                progress: task.is_parent().then(|| progress(task, &states)),
             }
+            .build(s, web_base, now)
         })
-        .collect()
+        .collect();
+    // Integration milestones run as pseudo tasks with their own limits;
+    // they have no issue of their own (their todos hang off the story).
+    for m in &plan.integration {
+        let id = milestone_task_id(m.id.value.as_str());
+        let task = milestone_task(m);
+        let after: Vec<&str> = m.after.iter().map(|a| a.value.as_str()).collect();
+        let mut row = Row {
+            id: &id,
+            task: &task,
+            limits: milestone_limits(limits),
+            issue: None,
+            indent: 0,
+            state: s
+                .tasks
+                .get(&id)
+                .and_then(|t| t.state)
+                .unwrap_or(TaskState::Pending),
+            progress: None,
+        }
+        .build(s, web_base, now);
+        row.title = format!("{} (after {})", task.title, after.join(", "));
+        row.milestone = true;
+        rows.push(row);
+    }
+    rows
+}
+
+/// What differs between a task's row and a milestone's.
+struct Row<'t> {
+    id: &'t str,
+    task: &'t Task,
+    limits: Limits,
+    issue: Option<Link>,
+    indent: usize,
+    state: TaskState,
+    progress: Option<(usize, usize)>,
+}
+
+impl Row<'_> {
+    fn build(self, s: &StoryInput<'_>, web_base: &str, now: i64) -> TaskRow {
+        let record = s.tasks.get(self.id);
+        let link = |n: IssueNumber| Link {
+            number: n.0,
+            url: format!("{web_base}/{}/issues/{}", s.repo, n.0),
+        };
+        TaskRow {
+            id: self.id.to_owned(),
+            title: self.task.title.clone(),
+            issue: self.issue,
+            indent: self.indent,
+            state: self.state.name(),
+            progress: self.progress,
+            milestone: false,
+            runs: record.map_or(0, |t| t.attempts),
+            recent: s
+                .attempts
+                .iter()
+                .filter(|a| a.task == self.id)
+                .map(|a| attempt_cell(a, web_base, s.repo))
+                .collect(),
+            gates: record.map(gate_cells).unwrap_or_default(),
+            todo: record.and_then(|t| {
+                let open = t.failure.open.as_ref()?;
+                Some(TodoCell {
+                    issue: s.issues.get(&open.marker).map(|i| link(i.number)),
+                    kind: open.kind.as_str(),
+                    role: open.role.clone(),
+                    attempt: open.failed_runs,
+                    max_attempts: max_attempts(self.task, &self.limits),
+                    depth: open.depth,
+                    max_depth: self.limits.max_branch_depth,
+                    age: duration(now - open.opened_at),
+                })
+            }),
+            fixed: record.map_or(0, |t| {
+                t.failure
+                    .history
+                    .iter()
+                    .filter(|c| c.resolution == Resolution::Fixed)
+                    .count() as u32
+            }),
+            escalated: record
+                .and_then(|t| t.failure.escalation.as_ref())
+                .map(|e| bound_text(e.reason)),
+            overrides: record.map_or(0, |t| t.override_count),
+        }
+    }
 }
 
 /// A leaf's state as taskgate recorded it; before any work, the `state:*`
