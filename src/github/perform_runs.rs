@@ -322,16 +322,16 @@ fn graphql_refusal(answer: &Value) -> Option<String> {
     Some(messages.join("; "))
 }
 
+/// Everything but RFC 3986's unreserved characters is encoded.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// `name` percent-encoded for one URL path segment.
 fn path_segment(name: &str) -> String {
-    name.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(name, UNRESERVED).to_string()
 }
 
 #[cfg(test)]

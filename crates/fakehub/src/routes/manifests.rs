@@ -192,16 +192,16 @@ fn with_query(url: &str, query: &str) -> String {
     out
 }
 
+/// Everything but RFC 3986's unreserved characters is encoded.
+const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes everything but RFC 3986's unreserved characters.
 fn percent_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    percent_encoding::utf8_percent_encode(s, UNRESERVED).to_string()
 }
 
 #[cfg(test)]
