@@ -56,6 +56,8 @@ const OPERATIONS = [
   ["get", "/app/installations/{installation_id}"],
   ["post", "/app/installations/{installation_id}/access_tokens"],
   ["post", "/app-manifests/{code}/conversions"],
+  ["get", "/app/hook/deliveries"],
+  ["post", "/app/hook/deliveries/{delivery_id}/attempts"],
   ["get", "/repos/{owner}/{repo}/installation"],
   ["get", "/repos/{owner}/{repo}"],
   ["get", "/repos/{owner}/{repo}/issues"],

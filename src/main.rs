@@ -158,6 +158,10 @@ struct ServeArgs {
     /// installation token). A `file://` template fetches without a token.
     #[arg(long, env = "TASKGATE_GIT_URL")]
     git_url: Option<String>,
+    /// Minutes between reads of GitHub's delivery log for webhooks that
+    /// failed to arrive (asked for again); 0 turns it off.
+    #[arg(long, env = "TASKGATE_REDELIVER_MINUTES", default_value_t = 30)]
+    redeliver_minutes: u64,
 }
 
 impl ServeArgs {
@@ -190,6 +194,8 @@ impl ServeArgs {
             tick_every: Duration::from_secs(60),
             actions_watch: taskgate::app::DEFAULT_ACTIONS_WATCH,
             retention: Duration::from_secs(self.retention_days * 24 * 60 * 60),
+            redeliver_every: (self.redeliver_minutes > 0)
+                .then(|| Duration::from_secs(self.redeliver_minutes * 60)),
             clock: taskgate::app::runs::system_clock(),
         })
     }

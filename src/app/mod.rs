@@ -7,6 +7,7 @@
 pub mod actions_runs;
 mod commands;
 mod processor;
+pub mod redeliver;
 pub mod resync;
 pub mod retention;
 pub mod run_queue;
@@ -62,6 +63,10 @@ pub struct ServeConfig {
     /// How long an Actions attempt may go unheard of before taskgate asks
     /// GitHub for its run (then again every as long): webhooks get lost.
     pub actions_watch: Duration,
+    /// How often GitHub's delivery log is read for webhooks that failed to
+    /// arrive, to ask for them again (`TASKGATE_REDELIVER_MINUTES`); `None`
+    /// turns it off. The first pass runs half a minute after the start.
+    pub redeliver_every: Option<Duration>,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -102,6 +107,8 @@ impl ServeConfig {
             tick_every: Duration::from_secs(60),
             actions_watch: DEFAULT_ACTIONS_WATCH,
             retention: retention::DEFAULT_RETENTION,
+            // Tests that want it turn it on: the fake's log is their own.
+            redeliver_every: None,
             clock: runs::system_clock(),
         }
     }
@@ -236,6 +243,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         clock: config.clock.clone(),
         metrics: metrics.clone(),
     };
+    let redeliver_github = github.clone();
     let executor = Executor {
         store: store.clone(),
         github,
@@ -297,15 +305,27 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         config.retention,
         Duration::from_secs(60 * 60),
     );
+    let mut tasks = vec![
+        tokio::spawn(processor.run()),
+        tokio::spawn(executor.run()),
+        tokio::spawn(run_queue.run()),
+        tokio::spawn(retention),
+    ];
+    if let Some(every) = config.redeliver_every {
+        let pass = redeliver::Redeliver {
+            github: redeliver_github,
+            store: store.clone(),
+            every,
+            first_after: Duration::from_secs(30).min(every),
+            clock: config.clock.clone(),
+            asked: Default::default(),
+        };
+        tasks.push(tokio::spawn(pass.run()));
+    }
     Ok(Running {
         addr: local,
         store,
-        tasks: vec![
-            tokio::spawn(processor.run()),
-            tokio::spawn(executor.run()),
-            tokio::spawn(run_queue.run()),
-            tokio::spawn(retention),
-        ],
+        tasks,
         server,
     })
 }

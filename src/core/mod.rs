@@ -12,6 +12,7 @@ mod effect;
 mod event;
 pub mod failure;
 pub mod plan;
+pub mod redeliver;
 pub mod render;
 pub mod report;
 pub mod ship;

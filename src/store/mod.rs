@@ -19,6 +19,7 @@ mod inbox;
 mod objects;
 mod outbox;
 mod payloads;
+mod recorded;
 mod runs;
 mod schema;
 mod ship;

@@ -15,6 +15,7 @@ mod fixtures;
 mod intake;
 mod milestones;
 mod plan_sync;
+mod redeliver;
 mod review_commands;
 mod runs;
 mod serve_flags;

@@ -6,7 +6,8 @@
 //! comments, reactions, labels, sub-issues, dependencies, refs, pulls, check
 //! runs, contents, workflow dispatches and artifacts, permissions), GitHub's
 //! error shapes and limits, rate-limit headers, injected faults, and webhook
-//! delivery. It must not depend on taskgate: it describes GitHub, not the bot.
+//! delivery with the App's delivery log and redelivery. It must not depend
+//! on taskgate: it describes GitHub, not the bot.
 //!
 //! Two ideas carry it. First, every request is checked against GitHub's own
 //! OpenAPI description (`fixtures/openapi/github-subset.json`): a body that
@@ -337,7 +338,10 @@ impl FakeGitHub {
         self.inner.lock().violations.clone()
     }
 
-    /// Delivers a signed webhook to `target_url`; returns status and body.
+    /// Delivers a signed webhook to `target_url`; returns status and body
+    /// (status 0 and the error text when no HTTP answer came: refused,
+    /// dropped, timed out). Every attempt is appended to the App webhook's
+    /// delivery log ([`FakeGitHub::hook_deliveries`]), failed ones included.
     pub async fn deliver(
         &self,
         target_url: &str,
@@ -346,15 +350,69 @@ impl FakeGitHub {
         delivery_id: &str,
         payload: &Value,
     ) -> (u16, String) {
-        webhooks::deliver(
-            self.app_id(),
-            target_url,
-            secret,
-            event,
-            delivery_id,
-            payload,
-        )
-        .await
+        let attempt = state::PendingDelivery {
+            url: target_url.to_string(),
+            secret: secret.to_string(),
+            event: event.to_string(),
+            guid: delivery_id.to_string(),
+            payload: payload.clone(),
+        };
+        webhooks::deliver_logged(&self.inner, attempt, false).await
+    }
+
+    /// Configures the App's webhook: redeliveries
+    /// (`POST /app/hook/deliveries/{delivery_id}/attempts`) go to this URL,
+    /// signed with this secret, whatever the original attempt used, as
+    /// GitHub redelivers to the App's current configuration. Until it is
+    /// called, redelivery answers 422 "Webhook is not configured".
+    pub fn set_app_webhook(&self, url: &str, secret: &str) {
+        self.inner.lock().app_webhook = Some((url.to_string(), secret.to_string()));
+    }
+
+    /// The App webhook's delivery log as `GET /app/hook/deliveries` shows
+    /// it, newest first: `id`, `guid`, `delivered_at`, `redelivery`,
+    /// `duration`, `status`, `status_code`, `event`, `action`,
+    /// `installation_id`, `repository_id`, `throttled_at`. A redelivery is
+    /// logged when its attempt ends, a moment after the receiver got it.
+    pub fn hook_deliveries(&self) -> Vec<Value> {
+        let st = self.inner.lock();
+        let mut log: Vec<&state::HookDelivery> = st.hook_deliveries.iter().collect();
+        log.sort_by_key(|d| std::cmp::Reverse(d.id));
+        log.into_iter().map(render::hook_delivery).collect()
+    }
+
+    /// One logged attempt as `GET /app/hook/deliveries/{delivery_id}` shows
+    /// it: the list fields plus `url` (where it was posted), `request`
+    /// (`headers` as sent, signature included, and `payload`) and
+    /// `response` (`payload`: the answer body, or the error text when none
+    /// came; `headers` empty). The route itself is not served.
+    pub fn hook_delivery(&self, id: u64) -> Option<Value> {
+        let st = self.inner.lock();
+        let d = st.hook_deliveries.iter().find(|d| d.id == id)?;
+        Some(render::hook_delivery_detail(st.app_id, d))
+    }
+
+    /// Ids of the deliveries whose redelivery was requested and accepted
+    /// (answered 202), in the order asked; refused requests (404, 422) are
+    /// only in [`FakeGitHub::requests`].
+    pub fn redeliveries(&self) -> Vec<u64> {
+        self.inner.lock().redeliveries.clone()
+    }
+
+    /// Moves the logged attempt `id` back in time by `by`, e.g. past the
+    /// three days after which GitHub refuses to redeliver it.
+    ///
+    /// # Panics
+    /// When no logged attempt has this id.
+    pub fn age_hook_delivery(&self, id: u64, by: Duration) {
+        let mut st = self.inner.lock();
+        let entry = st
+            .hook_deliveries
+            .iter_mut()
+            .find(|d| d.id == id)
+            .unwrap_or_else(|| panic!("fakehub: no hook delivery with id {id}"));
+        let by = chrono::Duration::from_std(by).expect("a duration chrono can hold");
+        entry.delivered_at -= by;
     }
 }
 

@@ -6,7 +6,9 @@
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
 
-use crate::state::{CheckRun, Comment, Issue, Label, Pull, Reaction, Repo, State, User};
+use crate::state::{
+    CheckRun, Comment, HookDelivery, Issue, Label, Pull, Reaction, Repo, State, User,
+};
 
 pub const HTML: &str = "https://github.com";
 
@@ -320,4 +322,40 @@ pub fn check_run(st: &State, base: &str, r: &Repo, c: &CheckRun) -> Value {
                    "annotations_url": format!("{api}/annotations")},
         "name": c.name, "check_suite": {"id": c.id + 1}, "app": app, "pull_requests": [],
     })
+}
+
+/// An item of `GET /app/hook/deliveries` (the list omits the URL, request
+/// and response that the single-delivery endpoint adds).
+pub fn hook_delivery(d: &HookDelivery) -> Value {
+    json!({
+        "id": d.id,
+        "guid": d.guid,
+        "delivered_at": ts(d.delivered_at),
+        "redelivery": d.redelivery,
+        "duration": d.duration,
+        "status": d.status,
+        "status_code": d.status_code,
+        "event": d.event,
+        "action": d.action,
+        "installation_id": d.installation_id,
+        "repository_id": d.repository_id,
+        "throttled_at": null,
+    })
+}
+
+/// `GET /app/hook/deliveries/{delivery_id}`'s shape: the list item plus the
+/// `url` and the `request` (headers as sent, signature included, and
+/// payload) and `response` (its body; headers are not kept).
+pub fn hook_delivery_detail(app_id: u64, d: &HookDelivery) -> Value {
+    let body = crate::webhooks::body(&d.payload);
+    let headers: serde_json::Map<String, Value> =
+        crate::webhooks::headers(app_id, &d.secret, &d.event, &d.guid, &body)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), Value::String(v)))
+            .collect();
+    let mut v = hook_delivery(d);
+    v["url"] = json!(d.url);
+    v["request"] = json!({"headers": headers, "payload": d.payload});
+    v["response"] = json!({"headers": {}, "payload": d.response});
+    v
 }

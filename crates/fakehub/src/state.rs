@@ -295,6 +295,45 @@ pub struct RegisteredApp {
     pub webhook_secret: String,
 }
 
+/// One attempt in the App webhook's delivery log (`GET /app/hook/deliveries`),
+/// with what is needed to send it again.
+#[derive(Clone, Debug)]
+pub struct HookDelivery {
+    /// Unique per attempt; higher is newer.
+    pub id: u64,
+    /// The `X-GitHub-Delivery` value, shared by a delivery and its redeliveries.
+    pub guid: String,
+    pub delivered_at: DateTime<Utc>,
+    pub redelivery: bool,
+    /// Seconds the attempt took.
+    pub duration: f64,
+    /// "OK", "Invalid HTTP Response: <code>" or "failed to connect to host".
+    pub status: String,
+    /// The receiver's HTTP status; 0 when no HTTP answer came.
+    pub status_code: u16,
+    pub event: String,
+    pub action: Option<String>,
+    pub installation_id: Option<u64>,
+    pub repository_id: Option<u64>,
+    /// Where it was posted, and the secret it was signed with.
+    pub url: String,
+    pub secret: String,
+    pub payload: Value,
+    /// The receiver's answer body, or the error text when there was none.
+    pub response: String,
+}
+
+/// A redelivery accepted by `POST /app/hook/deliveries/{id}/attempts`,
+/// waiting for the pipeline to send it once the handler has answered.
+#[derive(Clone, Debug)]
+pub struct PendingDelivery {
+    pub url: String,
+    pub secret: String,
+    pub event: String,
+    pub guid: String,
+    pub payload: Value,
+}
+
 pub struct Installation {
     pub id: u64,
     pub account: String,
@@ -333,6 +372,17 @@ pub struct State {
     pub manifest_codes: HashMap<String, ManifestCode>,
     /// Set by the last manifest conversion.
     pub registered: Option<RegisteredApp>,
+    /// The App webhook's delivery log, oldest first.
+    pub hook_deliveries: Vec<HookDelivery>,
+    /// Ids of delivery attempts: a sequence of their own, so that logging
+    /// a webhook does not shift the ids of issues and comments.
+    pub hook_delivery_ids: IdGen,
+    /// The App's webhook URL and secret, where redeliveries go.
+    pub app_webhook: Option<(String, String)>,
+    /// Delivery ids whose redelivery was accepted, in order.
+    pub redeliveries: Vec<u64>,
+    /// Redeliveries accepted by a handler, sent by the pipeline after it.
+    pub outbox: Vec<PendingDelivery>,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -361,6 +411,11 @@ impl State {
             app_manifests: Vec::new(),
             manifest_codes: HashMap::new(),
             registered: None,
+            hook_deliveries: Vec::new(),
+            hook_delivery_ids: IdGen(7_000_000),
+            app_webhook: None,
+            redeliveries: Vec::new(),
+            outbox: Vec::new(),
         };
         let bot = st.bot_login();
         st.users.insert(

@@ -1,9 +1,17 @@
 //! Webhook delivery: POSTs a payload to the app the way GitHub's hookshot
-//! does, signed with `X-Hub-Signature-256: sha256=<hex hmac of the raw body>`.
+//! does, signed with `X-Hub-Signature-256: sha256=<hex hmac of the raw body>`,
+//! and records every attempt in the App webhook's delivery log, as GitHub
+//! does (`GET /app/hook/deliveries`; redelivery is `routes::hook_deliveries`).
+
+use std::sync::Arc;
+use std::time::Instant;
 
 use hmac::{Hmac, Mac};
 use serde_json::Value;
 use sha2::Sha256;
+
+use crate::state::{HookDelivery, PendingDelivery};
+use crate::Shared;
 
 /// `sha256=<hex>` over the exact bytes sent.
 pub fn signature(secret: &str, body: &[u8]) -> String {
@@ -11,6 +19,34 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
         Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
     mac.update(body);
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// The bytes a payload is sent as.
+pub fn body(payload: &Value) -> Vec<u8> {
+    serde_json::to_vec(payload).expect("payload serialises")
+}
+
+/// The headers a delivery of `body` carries.
+pub fn headers(
+    app_id: u64,
+    secret: &str,
+    event: &str,
+    delivery_id: &str,
+    body: &[u8],
+) -> Vec<(&'static str, String)> {
+    vec![
+        ("content-type", "application/json".into()),
+        ("user-agent", "GitHub-Hookshot/fake".into()),
+        ("x-github-event", event.into()),
+        ("x-github-delivery", delivery_id.into()),
+        ("x-github-hook-id", "1".into()),
+        ("x-github-hook-installation-target-id", app_id.to_string()),
+        (
+            "x-github-hook-installation-target-type",
+            "integration".into(),
+        ),
+        ("x-hub-signature-256", signature(secret, body)),
+    ]
 }
 
 /// Sends one delivery; returns the status and body (status 0 and the error
@@ -23,27 +59,79 @@ pub async fn deliver(
     delivery_id: &str,
     payload: &Value,
 ) -> (u16, String) {
-    let body = serde_json::to_vec(payload).expect("payload serialises");
-    let client = reqwest::Client::new();
-    let sent = client
-        .post(target_url)
-        .header("content-type", "application/json")
-        .header("user-agent", "GitHub-Hookshot/fake")
-        .header("x-github-event", event)
-        .header("x-github-delivery", delivery_id)
-        .header("x-github-hook-id", "1")
-        .header("x-github-hook-installation-target-id", app_id.to_string())
-        .header("x-github-hook-installation-target-type", "integration")
-        .header("x-hub-signature-256", signature(secret, &body))
-        .body(body)
-        .send()
-        .await;
+    let body = body(payload);
+    let mut request = reqwest::Client::new().post(target_url);
+    for (name, value) in headers(app_id, secret, event, delivery_id, &body) {
+        request = request.header(name, value);
+    }
+    let sent = request.body(body).send().await;
     match sent {
         Ok(resp) => {
             let status = resp.status().as_u16();
             (status, resp.text().await.unwrap_or_default())
         }
         Err(e) => (0, e.to_string()),
+    }
+}
+
+/// Sends `attempt` and appends it to the delivery log (`redelivery`: sent
+/// again on request); returns what [`deliver`] returns.
+pub(crate) async fn deliver_logged(
+    shared: &Shared,
+    attempt: PendingDelivery,
+    redelivery: bool,
+) -> (u16, String) {
+    let (app_id, id) = {
+        let mut st = shared.lock();
+        (st.app_id, st.hook_delivery_ids.next())
+    };
+    let delivered_at = chrono::Utc::now();
+    let started = Instant::now();
+    let PendingDelivery {
+        url,
+        secret,
+        event,
+        guid,
+        payload,
+    } = attempt;
+    let (status_code, text) = deliver(app_id, &url, &secret, &event, &guid, &payload).await;
+    let status = match status_code {
+        0 => "failed to connect to host".to_string(),
+        200..=299 => "OK".to_string(),
+        code => format!("Invalid HTTP Response: {code}"),
+    };
+    let entry = HookDelivery {
+        id,
+        guid,
+        delivered_at,
+        redelivery,
+        duration: started.elapsed().as_secs_f64(),
+        status,
+        status_code,
+        action: payload
+            .get("action")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        installation_id: payload.pointer("/installation/id").and_then(Value::as_u64),
+        repository_id: payload.pointer("/repository/id").and_then(Value::as_u64),
+        event,
+        url,
+        secret,
+        payload,
+        response: text.clone(),
+    };
+    shared.lock().hook_deliveries.push(entry);
+    (status_code, text)
+}
+
+/// Sends redeliveries accepted by a handler on their own tasks, as GitHub
+/// queues them: the answer to the request does not wait for the receiver.
+pub(crate) fn redeliver_later(shared: &Arc<Shared>, outbox: Vec<PendingDelivery>) {
+    for attempt in outbox {
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            deliver_logged(&shared, attempt, true).await;
+        });
     }
 }
 

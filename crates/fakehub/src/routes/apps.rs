@@ -5,18 +5,9 @@
 
 use serde_json::{json, Value};
 
-use super::{inst, AuthKind, HResult, Reply, Req, Route};
+use super::{inst, jwt, AuthKind, HResult, Reply, Req, Route};
 use crate::render;
 use crate::state::{random_hex, RegisteredApp, State, User};
-
-const fn jwt(method: &'static str, template: &'static str, handler: super::Handler) -> Route {
-    Route {
-        method,
-        template,
-        auth: AuthKind::Jwt,
-        handler,
-    }
-}
 
 pub const ROUTES: &[Route] = &[
     jwt("GET", "/app", get_app),

@@ -5,7 +5,8 @@
 //! OpenAPI contract subset → consume an injected fault → authenticate (and
 //! scope to the installation's repositories) → validate the body against the
 //! contract → count it against the secondary rate limit → run the handler →
-//! record it. Handlers are plain functions over `&mut State`; one file per
+//! record it (then send any redelivery the handler accepted, in the
+//! background). Handlers are plain functions over `&mut State`; one file per
 //! area of the API. `POST /graphql` skips the OpenAPI checks: its handler
 //! holds it to the GraphQL contract instead (`graphql_contract`).
 
@@ -28,6 +29,7 @@ pub mod collaborators;
 pub mod contents;
 pub mod git;
 pub mod graphql;
+pub mod hook_deliveries;
 pub mod issues;
 pub mod labels;
 pub mod manifests;
@@ -127,6 +129,16 @@ pub struct Route {
     pub handler: Handler,
 }
 
+/// An app-level route, authenticated with the app's JWT.
+pub const fn jwt(method: &'static str, template: &'static str, handler: Handler) -> Route {
+    Route {
+        method,
+        template,
+        auth: AuthKind::Jwt,
+        handler,
+    }
+}
+
 pub const fn inst(method: &'static str, template: &'static str, handler: Handler) -> Route {
     Route {
         method,
@@ -172,6 +184,7 @@ impl Req {
 fn all_routes() -> impl Iterator<Item = &'static Route> {
     [
         apps::ROUTES,
+        hook_deliveries::ROUTES,
         issues::ROUTES,
         labels::ROUTES,
         sub_issues::ROUTES,
@@ -318,32 +331,42 @@ pub fn paginate(req: &Req, items: Vec<Value>) -> Reply {
         .take(per_page)
         .collect();
     let mut reply = Reply::ok(Value::Array(body));
-    let link = |n: usize, rel: &str| {
-        let mut qs: Vec<String> = req
-            .query
-            .iter()
-            .filter(|(k, _)| *k != "page" && *k != "per_page")
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        qs.push(format!("per_page={per_page}"));
-        qs.push(format!("page={n}"));
-        format!("<{}{}?{}>; rel=\"{rel}\"", req.base, req.path, qs.join("&"))
+    let page_link = |n: usize, rel: &str| {
+        link(
+            req,
+            &[("per_page", per_page.to_string()), ("page", n.to_string())],
+            rel,
+        )
     };
     let mut links = Vec::new();
     if page > 1 {
-        links.push(link(page - 1, "prev"));
+        links.push(page_link(page - 1, "prev"));
     }
     if page < last {
-        links.push(link(page + 1, "next"));
-        links.push(link(last, "last"));
+        links.push(page_link(page + 1, "next"));
+        links.push(page_link(last, "last"));
     }
     if page > 1 {
-        links.push(link(1, "first"));
+        links.push(page_link(1, "first"));
     }
     if !links.is_empty() {
         reply.headers.push(("link".into(), links.join(", ")));
     }
     reply
+}
+
+/// One `Link` header entry for this request's path: its query with `set`'s
+/// keys replaced, those last and in order, e.g.
+/// `<{base}{path}?state=open&per_page=30&page=2>; rel="next"`.
+pub fn link(req: &Req, set: &[(&str, String)], rel: &str) -> String {
+    let mut qs: Vec<String> = req
+        .query
+        .iter()
+        .filter(|(k, _)| !set.iter().any(|(s, _)| s == k))
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    qs.extend(set.iter().map(|(k, v)| format!("{k}={v}")));
+    format!("<{}{}?{}>; rel=\"{rel}\"", req.base, req.path, qs.join("&"))
 }
 
 /// Runs one request through the pipeline (see the module header).
@@ -438,7 +461,7 @@ pub(crate) async fn serve(
         None => {}
     }
 
-    let response = {
+    let (response, outbox) = {
         let mut st = shared.lock();
         let reply = run(
             &shared,
@@ -452,8 +475,10 @@ pub(crate) async fn serve(
         // The work is done; the caller may still be told otherwise.
         let reply = replace_after.unwrap_or(applied);
         record(&mut st, Some(template), reply.status, &req);
-        respond(&shared, &mut st, reply, installation)
+        let outbox = std::mem::take(&mut st.outbox);
+        (respond(&shared, &mut st, reply, installation), outbox)
     };
+    crate::webhooks::redeliver_later(&shared, outbox);
     if let Some(d) = delay_after {
         tokio::time::sleep(d).await;
     }

@@ -5,6 +5,7 @@ mod auth;
 mod faults;
 mod git_pulls;
 mod graphql;
+mod hook_deliveries;
 mod issues;
 mod manifests;
 mod octocrab_client;

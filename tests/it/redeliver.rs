@@ -1,0 +1,56 @@
+//! Webhooks that failed to reach taskgate (it was down) are asked for again
+//! from GitHub's delivery log, once, and handled once.
+
+use std::time::Duration;
+
+use fakehub::FakeGitHub;
+
+use crate::support::{eventually, TestApp, INSTALLATION, REPO, SECRET};
+
+/// Where GitHub posted while taskgate was not listening.
+const DOWN: &str = "http://127.0.0.1:9/webhook";
+
+#[tokio::test]
+async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered_once() {
+    crate::support::init_logs();
+    let fake = FakeGitHub::start().await;
+    fake.install(INSTALLATION, REPO);
+    let repo = fake.repo(REPO);
+    let issue = repo.create_issue("Plan the work", "", "octocat");
+    let comment = repo.add_comment(issue, "/taskgate help", "octocat");
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+    // GitHub's attempts while taskgate was down: a command, and an event
+    // taskgate does not use.
+    let (status, _) = fake
+        .deliver(DOWN, SECRET, "issue_comment", "guid-help", &payload)
+        .await;
+    assert_ne!(status / 100, 2);
+    let star = serde_json::json!({"action": "created", "installation": {"id": INSTALLATION}});
+    fake.deliver(DOWN, SECRET, "star", "guid-star", &star).await;
+
+    let app = TestApp::with_config(fake, |c| {
+        c.redeliver_every = Some(Duration::from_millis(200));
+    })
+    .await;
+    app.fake
+        .set_app_webhook(&format!("{}/webhook", app.url), SECRET);
+
+    eventually("the redelivered command answered", || async {
+        app.bot_comments(issue).len() == 1
+    })
+    .await;
+    // Later passes ask for nothing again, and nothing is answered twice.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    app.settle().await;
+    assert_eq!(
+        app.fake.redeliveries().len(),
+        1,
+        "{:?}",
+        app.fake.hook_deliveries()
+    );
+    assert_eq!(app.bot_comments(issue).len(), 1);
+    let delivery = app.store().delivery("guid-help").await.unwrap().unwrap();
+    assert_eq!(delivery.event, "issue_comment");
+    assert!(app.store().delivery("guid-star").await.unwrap().is_none());
+    app.assert_contract_kept();
+}
