@@ -244,6 +244,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         metrics: metrics.clone(),
     };
     let redeliver_github = github.clone();
+    let redeliver_metrics = metrics.clone();
     let executor = Executor {
         store: store.clone(),
         github,
@@ -318,6 +319,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             every,
             first_after: Duration::from_secs(30).min(every),
             clock: config.clock.clone(),
+            metrics: redeliver_metrics,
             asked: Default::default(),
         };
         tasks.push(tokio::spawn(pass.run()));

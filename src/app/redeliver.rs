@@ -50,6 +50,7 @@ pub struct Redeliver {
     pub every: Duration,
     pub first_after: Duration,
     pub clock: Clock,
+    pub metrics: Arc<crate::web::metrics::Metrics>,
     /// Delivery ids asked for, and when (unix seconds).
     pub asked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
@@ -135,6 +136,7 @@ impl Redeliver {
             match send(&client, Method::POST, &path, None).await {
                 Ok(_) => {
                     asked += 1;
+                    self.metrics.redelivered(1);
                     if let Some(d) = log.iter().find(|d| d.id == id) {
                         let mut recent = self.asked.lock().expect("not poisoned");
                         recent.insert(d.guid.clone(), now);

@@ -25,6 +25,7 @@ pub struct Metrics {
     overrides: Gauge,
     runner_overhead: Histogram,
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
+    redeliveries: Counter,
 }
 
 /// What the store knows, summed for a scrape.
@@ -136,6 +137,12 @@ impl Metrics {
             "Local runs' wall time, by part: commands (the plan's test commands) or overhead (everything else); overhead / (commands + overhead) is the runner's share",
             run_seconds.clone(),
         );
+        let redeliveries = Counter::default();
+        registry.register(
+            "webhook_redeliveries",
+            "Deliveries GitHub logged as failed (taskgate down) that taskgate asked GitHub to send again",
+            redeliveries.clone(),
+        );
         Metrics {
             registry,
             deliveries,
@@ -152,6 +159,7 @@ impl Metrics {
             overrides,
             runner_overhead,
             run_seconds,
+            redeliveries,
         }
     }
 
@@ -177,6 +185,11 @@ impl Metrics {
                 .get_or_create(&vec![("part", part.to_owned())])
                 .inc_by(seconds);
         }
+    }
+
+    /// `n` redeliveries were asked of GitHub.
+    pub fn redelivered(&self, n: usize) {
+        self.redeliveries.inc_by(n as u64);
     }
 
     pub fn github_call(&self, effect: &'static str, status: String) {

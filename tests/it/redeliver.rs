@@ -52,5 +52,12 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
     let delivery = app.store().delivery("guid-help").await.unwrap().unwrap();
     assert_eq!(delivery.event, "issue_comment");
     assert!(app.store().delivery("guid-star").await.unwrap().is_none());
+    assert!(
+        app.metrics()
+            .await
+            .contains("taskgate_webhook_redeliveries_total 1\n"),
+        "{}",
+        app.metrics().await
+    );
     app.assert_contract_kept();
 }
