@@ -53,12 +53,7 @@ fn choice(req: &Req, name: &str, words: [&'static str; 2]) -> Result<Option<&'st
 /// `per_page` (default 30, at most 100), `cursor` (entries with a lower id),
 /// `redelivery` (true|false) and the contract's `status` (success|failure).
 fn list(st: &mut State, req: &Req) -> HResult {
-    let per_page = req
-        .query
-        .get("per_page")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(30usize)
-        .clamp(1, 100);
+    let per_page = super::url::per_page(req);
     let below = match req.query.get("cursor").filter(|c| !c.is_empty()) {
         None => None,
         Some(c) => Some(c.parse::<u64>().map_err(|_| invalid("cursor", c))?),

@@ -109,15 +109,19 @@ pub(crate) fn parse_query(q: Option<&str>) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Pages a list the way GitHub does (`per_page` ≤ 100, default 30, `page`
-/// from 1) with a `Link` header.
-pub fn paginate(req: &Req, items: Vec<Value>) -> Reply {
-    let per_page = req
-        .query
+/// The request's `per_page`, as GitHub reads it: 30 unless given, 1 to 100.
+pub fn per_page(req: &Req) -> usize {
+    req.query
         .get("per_page")
         .and_then(|v| v.parse().ok())
         .unwrap_or(30usize)
-        .clamp(1, 100);
+        .clamp(1, 100)
+}
+
+/// Pages a list the way GitHub does (`per_page` ≤ 100, default 30, `page`
+/// from 1) with a `Link` header.
+pub fn paginate(req: &Req, items: Vec<Value>) -> Reply {
+    let per_page = per_page(req);
     let page = req
         .query
         .get("page")
