@@ -242,3 +242,43 @@ async fn bad_flags_are_refused_with_what_to_change() {
     }
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
 }
+
+/// `taskgate setup` as a person runs it, in `dir`.
+fn setup_cli(dir: &Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_taskgate"))
+        .arg("setup")
+        .args(args)
+        .args(["--port", "0"])
+        .current_dir(dir)
+        .env("GITHUB_API_URL", "http://127.0.0.1:9")
+        .output()
+        .expect("the binary runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn the_cli_refuses_bad_flags_and_another_apps_env_file_before_listening() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = setup_cli(dir.path(), &["--webhook-url", "ftp://x/webhook"]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("--webhook-url must be an http(s) URL"),
+        "{stderr}"
+    );
+    assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+
+    std::fs::write(dir.path().join(".env"), "APP_ID=7\n").unwrap();
+    let (code, stderr) = setup_cli(dir.path(), &["--webhook-url", WEBHOOK_URL]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the env file already sets APP_ID for another app"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".env")).unwrap(),
+        "APP_ID=7\n"
+    );
+}
