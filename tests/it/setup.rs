@@ -282,3 +282,27 @@ fn the_cli_refuses_bad_flags_and_another_apps_env_file_before_listening() {
         "APP_ID=7\n"
     );
 }
+
+#[tokio::test]
+async fn settings_that_cannot_be_written_are_said_with_what_to_do() {
+    let fake = FakeGitHub::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    std::fs::create_dir(&gone).unwrap();
+    let server = setup::start(SetupConfig {
+        env_file: gone.join(".env"),
+        ..config(&fake, dir.path())
+    })
+    .await
+    .unwrap();
+    let back = submit_form(&server).await;
+    // The env file's directory goes away while the person is on GitHub.
+    std::fs::remove_dir(&gone).unwrap();
+    let (status, page) = get(&back).await;
+    assert_eq!(status, 500, "{page}");
+    assert!(page.contains("could not be written"), "{page}");
+    assert!(page.contains("Delete the app"), "{page}");
+    // GitHub's code is spent; the flow is not reported as done.
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(200), server.wait()).await;
+    assert!(waited.is_err(), "setup must not claim success");
+}
