@@ -19,7 +19,9 @@
 //!    the app id, key and secret (`github::manifest`).
 //! 4. The files are written and the page links to the app's installation
 //!    page; the server stops. A code GitHub refuses leaves everything as it
-//!    was and the form open, to try again.
+//!    was and the form open, to try again. Files that cannot be written
+//!    once GitHub registered the app end the flow with what to do (the
+//!    code is spent).
 
 mod env_file;
 mod manifest;
@@ -49,4 +51,6 @@ pub enum SetupError {
     GitHub(String),
     #[error("the setup server stopped before GitHub sent the browser back")]
     Stopped,
+    #[error("{0}")]
+    NotSaved(String),
 }

@@ -59,16 +59,16 @@ pub struct SetupServer {
     /// The page to open in a browser.
     pub url: String,
     pub addr: SocketAddr,
-    done: oneshot::Receiver<Registered>,
+    done: oneshot::Receiver<Result<Registered, SetupError>>,
     stop: Arc<Notify>,
     server: tokio::task::JoinHandle<()>,
 }
 
 impl SetupServer {
-    /// Waits until GitHub sent the browser back and the files are written;
-    /// then stops the server.
+    /// Waits until GitHub sent the browser back and the files are written
+    /// (or could not be: GitHub's code is spent then); then stops the server.
     pub async fn wait(self) -> Result<Registered, SetupError> {
-        let result = self.done.await.map_err(|_| SetupError::Stopped);
+        let result = self.done.await.unwrap_or(Err(SetupError::Stopped));
         self.stop.notify_one();
         let _ = self.server.await;
         result
@@ -80,7 +80,7 @@ struct Flow {
     manifest: String,
     action: String,
     state: String,
-    done: Mutex<Option<oneshot::Sender<Registered>>>,
+    done: Mutex<Option<oneshot::Sender<Result<Registered, SetupError>>>>,
 }
 
 /// Checks everything that can be checked before GitHub is involved (the
@@ -301,19 +301,27 @@ async fn callback(State(flow): State<Arc<Flow>>, Query(q): Query<CallbackQuery>)
                 Some(("Install it", &registered.install_url)),
             );
             if let Some(tx) = flow.done.lock().expect("not poisoned").take() {
-                let _ = tx.send(registered);
+                let _ = tx.send(Ok(registered));
             }
             answer
         }
-        Err(e) => page(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Registered, but not saved",
-            &format!(
+        Err(e) => {
+            let message = format!(
                 "GitHub registered {} (app id {}), but its settings could not be written: {e}. Delete the app in its settings on GitHub ({}/advanced) and run setup again.",
                 app.name, app.id, app.html_url
-            ),
-            None,
-        ),
+            );
+            let answer = page(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Registered, but not saved",
+                &message,
+                None,
+            );
+            // GitHub's code is spent: this flow cannot finish any more.
+            if let Some(tx) = flow.done.lock().expect("not poisoned").take() {
+                let _ = tx.send(Err(SetupError::NotSaved(message)));
+            }
+            answer
+        }
     }
 }
 
