@@ -120,11 +120,7 @@ async fn a_valid_artifact_round_trips_the_report() {
     // Followed the redirect to storage, which refuses GitHub's token: none
     // was sent there.
     assert_eq!(fake.downloads(), 2, "{:#?}", fake.gh.requests());
-    assert!(
-        fake.gh.contract_violations().is_empty(),
-        "{:#?}",
-        fake.gh.contract_violations()
-    );
+    fake.gh.assert_contract_kept();
 }
 
 #[tokio::test]
@@ -308,7 +304,7 @@ async fn the_fake_dispatch_returns_the_run_it_created() {
     let v: serde_json::Value = r.json().unwrap();
     let run = fake.repo.dispatches()[0].run_id;
     assert_eq!(v["workflow_run_id"], run);
-    assert!(fake.gh.contract_violations().is_empty());
+    fake.gh.assert_contract_kept();
 }
 
 #[test]

@@ -135,11 +135,7 @@ async fn setup_registers_the_app_and_writes_credentials_that_work() {
     .unwrap();
     let app = taskgate::github::GitHubApp::new(&fake.url(), creds);
     assert_eq!(app.app_info().await.unwrap().id, fake.app_id());
-    assert!(
-        fake.contract_violations().is_empty(),
-        "{:?}",
-        fake.contract_violations()
-    );
+    fake.assert_contract_kept();
 }
 
 #[tokio::test]

@@ -332,6 +332,13 @@ impl FakeGitHub {
             .map(|r| r.webhook_secret.clone())
     }
 
+    /// Panics, listing them, when any request broke GitHub's contract: the
+    /// one-line check every test of a client ends with.
+    pub fn assert_contract_kept(&self) {
+        let violations = self.contract_violations();
+        assert!(violations.is_empty(), "{violations:#?}");
+    }
+
     /// Requests GitHub's contract would reject (each was answered 422), and
     /// routes outside the contract subset (answered 404).
     pub fn contract_violations(&self) -> Vec<String> {

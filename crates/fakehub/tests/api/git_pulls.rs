@@ -211,7 +211,7 @@ async fn workflow_dispatch_runs_and_artifact_redirect() {
     );
     let bytes = reqwest::get(location).await.unwrap().bytes().await.unwrap();
     assert_eq!(&bytes[..], b"PK\x03\x04zip");
-    assert!(gh.contract_violations().is_empty());
+    gh.assert_contract_kept();
     // Storage refuses GitHub's token: a client must drop it on the redirect.
     let r = http()
         .get(location)

@@ -169,11 +169,7 @@ async fn deliveries_are_logged_failed_or_ok_with_githubs_fields() {
     assert!(chrono::DateTime::parse_from_rfc3339(failed["delivered_at"].as_str().unwrap()).is_ok());
     assert!(failed["duration"].as_f64().unwrap() >= 0.0);
     assert_eq!(failed["throttled_at"], Value::Null);
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
 }
 
 #[tokio::test]
@@ -244,11 +240,7 @@ async fn the_list_is_newest_first_paged_by_cursor_and_filtered_by_redelivery() {
     );
     let r = app.get("/app/hook/deliveries?status=success").await;
     assert_eq!(ids(&r.body), [all_ids[0]]);
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
 
     // A cursor is the fake's own: anything else is refused.
     for bad in ["cursor=abc", "redelivery=maybe"] {
@@ -313,11 +305,7 @@ async fn a_failed_delivery_is_redelivered_to_the_configured_webhook() {
     );
     let detail = gh.hook_delivery(again["id"].as_u64().unwrap()).unwrap();
     assert_eq!(detail["url"], url);
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
 }
 
 #[tokio::test]

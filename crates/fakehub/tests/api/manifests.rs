@@ -96,11 +96,7 @@ async fn the_form_redirects_with_a_code_that_converts_to_the_fakes_own_app() {
         .expect("a conversion happened");
     assert!(!secret.is_empty());
     assert_eq!(app["webhook_secret"], secret);
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
 
     // The answered key is the fake's: a JWT made with it reads the App,
     // which now describes what the manifest registered.
@@ -119,11 +115,7 @@ async fn codes_are_single_use_and_unknown_codes_are_404() {
     let (status, body) = convert(&gh, &code).await;
     assert_eq!((status, body["message"].clone()), (404, json!("Not Found")));
     assert_eq!(convert(&gh, "0123456789abcdef0123").await.0, 404);
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
     assert!(
         gh.app_manifests().is_empty(),
         "manifest_code skips the form"

@@ -76,11 +76,7 @@ async fn octocrab_reads_and_writes_through_the_fake() {
         serde_json::to_value(perm.permission).unwrap(),
         json!("admin")
     );
-    assert!(
-        gh.contract_violations().is_empty(),
-        "{:?}",
-        gh.contract_violations()
-    );
+    gh.assert_contract_kept();
 }
 
 #[tokio::test]
