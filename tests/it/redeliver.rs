@@ -61,3 +61,37 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
     );
     app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn a_redelivery_that_fails_again_is_not_asked_for_on_every_pass() {
+    crate::support::init_logs();
+    let fake = FakeGitHub::start().await;
+    fake.install(INSTALLATION, REPO);
+    let repo = fake.repo(REPO);
+    let issue = repo.create_issue("Plan the work", "", "octocat");
+    let comment = repo.add_comment(issue, "/taskgate help", "octocat");
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+    fake.deliver(DOWN, SECRET, "issue_comment", "guid-again", &payload)
+        .await;
+    // The app's webhook still points nowhere: every redelivery fails too.
+    fake.set_app_webhook(DOWN, SECRET);
+    let app = TestApp::with_config(fake, |c| {
+        c.redeliver_every = Some(Duration::from_millis(100));
+    })
+    .await;
+    eventually("one redelivery asked for", || async {
+        app.fake.redeliveries().len() == 1
+    })
+    .await;
+    eventually("the redelivery failed too", || async {
+        app.fake
+            .hook_deliveries()
+            .iter()
+            .any(|d| d["redelivery"] == true && d["status"] != "OK")
+    })
+    .await;
+    // Many passes later, it is still on its way as far as taskgate knows.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(app.fake.redeliveries().len(), 1);
+    app.assert_contract_kept();
+}
