@@ -13,7 +13,7 @@ use http::Method;
 use octocrab::Octocrab;
 
 use crate::core::config::CONFIG_PATH;
-use crate::core::story::{story_key_for_file, story_key_for_issue, Marker};
+use crate::core::story::{story_key_for_file, story_key_for_issue};
 use crate::core::sync::{
     decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan,
     IssueRecord, Known, StoryPlan,
@@ -262,13 +262,7 @@ impl Syncer {
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {
-        let story_key = Marker::Story {
-            story: story.to_owned(),
-        }
-        .key();
-        let mut issues = self.store.issue_records(repo, &story_key).await?;
-        // `story=a` is a prefix of `story=ab`: keep this story's markers only.
-        issues.retain(|k, _| k == &story_key || k.starts_with(&format!("{story_key} ")));
+        let issues = self.store.story_issues(repo, story).await?;
         let states = self
             .store
             .task_records(repo, story)

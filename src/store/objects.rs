@@ -111,6 +111,23 @@ impl Store {
         .await
     }
 
+    /// A story's issues by marker key: the story issue and every issue whose
+    /// marker names the story (tasks, branch todos). `story=a` is a prefix
+    /// of `story=ab`, so a field boundary must follow the story's key.
+    pub async fn story_issues(
+        &self,
+        repo: &RepoName,
+        story: &str,
+    ) -> Result<BTreeMap<String, IssueRecord>, StoreError> {
+        let key = crate::core::story::Marker::Story {
+            story: story.to_owned(),
+        }
+        .key();
+        let mut issues = self.issue_records(repo, &key).await?;
+        issues.retain(|k, _| k.len() == key.len() || k[key.len()..].starts_with(' '));
+        Ok(issues)
+    }
+
     pub async fn issue_record(
         &self,
         repo: &RepoName,
@@ -282,4 +299,53 @@ pub(super) fn save_story(conn: &Connection, s: &StoryPlan) -> Result<(), StoreEr
         ],
     )?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{IssueId, IssueNumber};
+
+    fn record(number: u64) -> IssueRecord {
+        IssueRecord {
+            number: IssueNumber(number),
+            id: IssueId(number),
+            title: String::new(),
+            body: String::new(),
+            labels: BTreeSet::new(),
+            open: true,
+            parent: None,
+            blocked_by: BTreeSet::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_storys_issues_are_its_own_not_those_of_a_story_its_key_prefixes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let repo = RepoName::parse("o/r").unwrap();
+        for (n, key) in [
+            (1, "story=file:a"),
+            (2, "story=file:a task=x"),
+            (3, "story=file:ab"),
+            (4, "story=file:ab task=y"),
+        ] {
+            store.put_issue_record(&repo, key, record(n)).await.unwrap();
+        }
+        let got: Vec<String> = store
+            .story_issues(&repo, "file:a")
+            .await
+            .unwrap()
+            .into_keys()
+            .collect();
+        assert_eq!(got, ["story=file:a", "story=file:a task=x"]);
+        assert_eq!(
+            store
+                .issue_records(&repo, "story=file:a")
+                .await
+                .unwrap()
+                .len(),
+            4
+        );
+    }
 }

@@ -24,7 +24,6 @@ use axum::Router;
 
 use crate::app::runs::Clock;
 use crate::core::plan::{parse_plan, Plan};
-use crate::core::story::Marker;
 use crate::store::{Store, StoreError};
 pub use view::{dashboard_view, story_view, DashboardView, StoryInput};
 
@@ -144,18 +143,7 @@ pub async fn load_view(
             plan.map(|plan| (plan, p.config))
         });
         let tasks = store.task_records(&row.repo, &row.story).await?;
-        let key = Marker::Story {
-            story: row.story.clone(),
-        }
-        .key();
-        // The prefix also matches a story whose key extends this one's
-        // (`file:a` and `file:ab`); a field boundary must follow.
-        let issues = store
-            .issue_records(&row.repo, &key)
-            .await?
-            .into_iter()
-            .filter(|(k, _)| k.len() == key.len() || k[key.len()..].starts_with(' '))
-            .collect();
+        let issues = store.story_issues(&row.repo, &row.story).await?;
         let attempts = store
             .recent_attempts(&row.repo, &row.story, RECENT_ATTEMPTS)
             .await?;

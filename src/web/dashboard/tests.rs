@@ -8,6 +8,7 @@ use crate::core::failure::{
 };
 use crate::core::plan::{TaskId, TaskState};
 use crate::core::ship::{ShipState, StoryRecord};
+use crate::core::story::Marker;
 use crate::core::sync::IssueRecord;
 use crate::core::task::{GateVerdict, TaskRecord};
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
