@@ -16,6 +16,7 @@
 //!   are written in the same transaction, so a crash can lose neither alone.
 
 mod inbox;
+mod lz4_dict;
 mod objects;
 mod outbox;
 mod payloads;

@@ -15,7 +15,14 @@
 //!
 //! A dictionary is part of the format: its bytes never change (a test pins
 //! them); a new one would be a new codec beside the old.
+//!
+//! Blocks are written by liblz4, which hashes the dictionary once for the
+//! life of the process ([`super::lz4_dict`]), and read by `lz4_flex`, in
+//! safe Rust: both speak the same block format.
 
+use std::sync::LazyLock;
+
+use super::lz4_dict::{self, Dictionary};
 use crate::intake::MAX_BODY_BYTES;
 
 /// Stored as it came.
@@ -30,6 +37,9 @@ pub(super) const LZ4_DICT1: &str = "lz4-dict1";
 /// from the `@octokit/webhooks-examples` payloads in `fixtures/webhooks/`.
 const DICTIONARY_1: &[u8] = include_bytes!("payload-dict-1.bin");
 
+/// [`DICTIONARY_1`] loaded for compressing, once per process.
+static LOADED_1: LazyLock<Dictionary> = LazyLock::new(|| Dictionary::new(DICTIONARY_1));
+
 /// A payload ready to store: its codec and its bytes.
 pub(super) struct Encoded {
     pub codec: &'static str,
@@ -37,17 +47,15 @@ pub(super) struct Encoded {
 }
 
 pub(super) fn encode(raw: bytes::Bytes) -> Encoded {
-    let packed = lz4_flex::block::compress_prepend_size_with_dict(&raw, DICTIONARY_1);
-    if packed.len() < raw.len() {
-        Encoded {
+    match lz4_dict::compress_prepend_size(&raw, &LOADED_1) {
+        Some(packed) if packed.len() < raw.len() => Encoded {
             codec: LZ4_DICT1,
             bytes: packed.into(),
-        }
-    } else {
-        Encoded {
+        },
+        _ => Encoded {
             codec: NONE,
             bytes: raw,
-        }
+        },
     }
 }
 
@@ -118,6 +126,28 @@ mod tests {
             raw.len()
         );
         assert_eq!(decode(encoded.codec, encoded.bytes.to_vec()).unwrap(), raw);
+    }
+
+    #[test]
+    fn every_published_example_reads_back_identical_and_smaller() {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/webhooks");
+        let mut seen = 0;
+        for event in std::fs::read_dir(root).expect("fixtures") {
+            let event = event.expect("entry").path();
+            if !event.is_dir() {
+                continue; // the folder's README
+            }
+            for file in std::fs::read_dir(event).expect("event folder") {
+                let raw: bytes::Bytes = std::fs::read(file.expect("entry").path())
+                    .expect("fixture")
+                    .into();
+                let encoded = encode(raw.clone());
+                assert_eq!(encoded.codec, LZ4_DICT1);
+                assert_eq!(decode(encoded.codec, encoded.bytes.to_vec()).unwrap(), raw);
+                seen += 1;
+            }
+        }
+        assert!(seen > 100, "only {seen} examples found");
     }
 
     #[test]
