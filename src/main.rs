@@ -271,3 +271,31 @@ async fn main() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve_config(flags: &[&str]) -> ServeConfig {
+        let key = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem");
+        let mut argv = vec!["taskgate", "serve", "--app-id", "1"];
+        argv.extend(["--private-key-path", key, "--webhook-secret", "s"]);
+        argv.extend(flags);
+        let Command::Serve(args) = Cli::try_parse_from(argv).expect("flags parse").command else {
+            unreachable!("parsed `serve`")
+        };
+        args.into_config().expect("a complete configuration")
+    }
+
+    #[test]
+    fn missed_deliveries_are_asked_for_every_thirty_minutes_unless_turned_off() {
+        let every = |flags: &[&str]| serve_config(flags).redeliver_every;
+        assert_eq!(every(&[]), Some(Duration::from_secs(30 * 60)));
+        assert_eq!(
+            every(&["--redeliver-minutes", "5"]),
+            Some(Duration::from_secs(5 * 60))
+        );
+        // 0 turns the pass off: `app::start` spawns it only for `Some`.
+        assert_eq!(every(&["--redeliver-minutes", "0"]), None);
+    }
+}
