@@ -5,8 +5,9 @@ use rusqlite::{params, Connection, OptionalExtension};
 use super::{corrupt, unix_now_ms, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
+use crate::core::story::markers::encode_value;
 use crate::core::story::Marker;
-use crate::core::task::{AttemptStatus, RunJob, TaskRecord};
+use crate::core::task::{parse_check_key, AttemptStatus, RunJob, TaskRecord};
 use crate::core::AttemptRef;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 
@@ -153,6 +154,38 @@ fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, St
     Ok(row)
 }
 
+/// Gives each attempt the check runs opened for its gates, found by their
+/// key (`story=… task=… attempt=… gate=…`). The prefix ends in the space
+/// after the story, so story `a` never takes story `ab`'s runs.
+fn attach_check_runs(
+    conn: &Connection,
+    repo: &RepoName,
+    story: &str,
+    attempts: &mut [AttemptSummary],
+) -> Result<(), StoreError> {
+    let prefix = format!("story={} ", encode_value(story));
+    let mut stmt = conn.prepare_cached(
+        "SELECT key, id FROM check_runs
+         WHERE repo = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
+    )?;
+    let rows = stmt.query_map(params![repo.as_str(), prefix], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    for row in rows {
+        let (key, id) = row?;
+        let Some(key) = parse_check_key(&key) else {
+            continue; // not one of ours
+        };
+        if let Some(a) = attempts
+            .iter_mut()
+            .find(|a| a.task == key.task && a.attempt == key.attempt)
+        {
+            a.checks.push((key.gate, id as u64));
+        }
+    }
+    Ok(())
+}
+
 /// An attempt without its report, for lists (the dashboard).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptSummary {
@@ -164,6 +197,8 @@ pub struct AttemptSummary {
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,
     pub runner: String,
+    /// The check runs opened for its gates: gate name and check run id.
+    pub checks: Vec<(String, u64)>,
 }
 
 impl Store {
@@ -268,9 +303,12 @@ impl Store {
                     started_ms: r.get(5)?,
                     finished_ms: r.get(6)?,
                     runner: r.get(7)?,
+                    checks: Vec::new(),
                 })
             })?;
-            Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+            let mut attempts = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            attach_check_runs(conn, &repo, &story, &mut attempts)?;
+            Ok(attempts)
         })
         .await
     }
@@ -555,5 +593,59 @@ mod tests {
             .map(|(t, n)| (t.to_owned(), n))
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[tokio::test]
+    async fn an_attempts_check_runs_come_with_it_and_no_other_storys() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        let conn = Connection::open(&db).unwrap();
+        for (story, attempt) in [("file:a", 1), ("file:a", 2), ("file:ab", 1)] {
+            conn.execute(
+                "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
+                 VALUES ('o/r', ?1, 't', ?2, 1, 'abc', '[]', 'passed', 0, 'local')",
+                params![story, attempt],
+            )
+            .unwrap();
+        }
+        let repo = RepoName::parse("o/r").unwrap();
+        let key = crate::core::task::check_key;
+        store
+            .put_check_run(&repo, &key("file:a", "t", 2, "unit"), 11)
+            .await
+            .unwrap();
+        store
+            .put_check_run(&repo, &key("file:a", "t", 2, "lint"), 12)
+            .await
+            .unwrap();
+        store
+            .put_check_run(&repo, &key("file:a", "t", 1, "unit"), 10)
+            .await
+            .unwrap();
+        store
+            .put_check_run(&repo, &key("file:ab", "t", 1, "unit"), 99)
+            .await
+            .unwrap();
+        store
+            .put_check_run(&repo, "another app's id", 98)
+            .await
+            .unwrap();
+        let got: Vec<(u32, Vec<(String, u64)>)> = store
+            .recent_attempts(&repo, "file:a", 5)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.attempt, a.checks))
+            .collect();
+        let checks =
+            |list: &[(&str, u64)]| list.iter().map(|(g, id)| (g.to_string(), *id)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (2, checks(&[("lint", 12), ("unit", 11)])),
+                (1, checks(&[("unit", 10)])),
+            ]
+        );
     }
 }

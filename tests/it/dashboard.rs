@@ -63,6 +63,17 @@ async fn the_dashboard_shows_a_failing_task_and_its_branch_todo() {
         .find(|i| i.labels.iter().any(|l| l == "taskgate:branch-todo"))
         .expect("a branch todo");
 
+    let check_run = repo
+        .check_runs()
+        .into_iter()
+        .find(|c| {
+            c.head_sha == sha
+                && c.external_id
+                    .as_deref()
+                    .is_some_and(|k| k.ends_with("gate=unit"))
+        })
+        .expect("the gate's check run");
+
     let url = format!("{}/", s.app.url);
     let (status, _, page) = get(&url, Some(&basic("api-token"))).await;
     assert_eq!(status, 200, "{page}");
@@ -84,6 +95,8 @@ async fn the_dashboard_shows_a_failing_task_and_its_branch_todo() {
         "0/2 tasks complete".to_owned(),
         // The run, with its commit and how long it took.
         format!("<li>#1 <a href=\"{fake}/{REPO}/commit/{sha}\"><code>{}</code></a> <span class=\"state failed\">failed</span>", &sha[..7]),
+        // And the gate's check run, where GitHub shows it.
+        format!("<a class=\"gate\" href=\"{fake}/{REPO}/runs/{}\">unit</a></li>", check_run.id),
     ] {
         assert!(page.contains(&expected), "{expected}\n\n{page}");
     }

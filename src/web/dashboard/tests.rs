@@ -1,6 +1,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::view::{duration, Trigger};
+use super::view::{duration, CheckLink, Trigger};
 use super::*;
 use crate::classify::FailureKind;
 use crate::core::failure::{
@@ -222,6 +222,7 @@ fn attempt(task: &str, n: u32, status: &str, took_ms: Option<i64>) -> AttemptSum
         started_ms: Some(started),
         finished_ms: took_ms.map(|t| started + t),
         runner: "local".into(),
+        checks: vec![("unit".into(), 700 + u64::from(n))],
     }
 }
 
@@ -381,7 +382,7 @@ fn durations_read_short() {
 }
 
 #[test]
-fn recent_attempts_link_their_commit_and_say_how_long_they_took() {
+fn recent_attempts_link_their_commit_and_check_runs_and_say_how_long_they_took() {
     let f = Fixture::new();
     let s = story_view(&f.input(), "https://github.com", NOW);
     let data = &s.tasks[0].recent;
@@ -395,6 +396,13 @@ fn recent_attempts_link_their_commit_and_say_how_long_they_took() {
             "https://github.com/acme/strategies/commit/2{}",
             "b".repeat(39)
         )
+    );
+    assert_eq!(
+        data[1].checks,
+        vec![CheckLink {
+            gate: "unit".into(),
+            url: "https://github.com/acme/strategies/runs/702".into()
+        }]
     );
     // Parents have none of their own.
     assert!(s.tasks[1].recent.is_empty());

@@ -104,6 +104,14 @@ pub struct AttemptCell {
     /// How long it ran, once it has finished.
     pub took: Option<String>,
     pub runner: String,
+    /// Its gates' check runs on GitHub.
+    pub checks: Vec<CheckLink>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckLink {
+    pub gate: String,
+    pub url: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -425,6 +433,15 @@ fn attempt_cell(a: &AttemptSummary, web_base: &str, repo: &RepoName) -> AttemptC
             _ => None,
         },
         runner: a.runner.clone(),
+        checks: a
+            .checks
+            .iter()
+            .map(|(gate, id)| CheckLink {
+                gate: gate.clone(),
+                // Where GitHub shows a check run (its `html_url`).
+                url: format!("{web_base}/{repo}/runs/{id}"),
+            })
+            .collect(),
     }
 }
 
