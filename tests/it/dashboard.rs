@@ -102,6 +102,29 @@ async fn the_dashboard_shows_a_failing_task_and_its_branch_todo() {
     }
     // The same token as a bearer token works too.
     assert_eq!(get(&url, Some("Bearer api-token")).await.0, 200);
+
+    // Filtered to its repository (names are case-insensitive), and to one
+    // with no story; a name that is not owner/name is refused.
+    let auth = Some(basic("api-token"));
+    let (status, _, page) = get(
+        &format!("{url}?repo={}", REPO.to_uppercase()),
+        auth.as_deref(),
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains(&format!("1 story in {REPO}")), "{page}");
+    let (status, _, page) = get(&format!("{url}?repo=octo/elsewhere"), auth.as_deref()).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("No stories in octo/elsewhere."), "{page}");
+    assert!(!page.contains("Make the check pass"), "{page}");
+    let (status, _, body) = get(&format!("{url}?repo=not-a-repo"), auth.as_deref()).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            400,
+            "repo filter: `not-a-repo` is not of the form owner/name\n"
+        )
+    );
 }
 
 #[tokio::test]

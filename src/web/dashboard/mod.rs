@@ -15,7 +15,7 @@ mod view;
 use std::collections::BTreeMap;
 
 use askama::Template;
-use axum::extract::{Request, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{header, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
@@ -24,8 +24,9 @@ use axum::Router;
 
 use crate::app::runs::Clock;
 use crate::core::plan::{parse_plan, Plan};
+use crate::ids::RepoName;
 use crate::store::{Store, StoreError};
-pub use view::{dashboard_view, story_view, DashboardView, StoryInput};
+pub use view::{dashboard_view, filtered_view, story_view, DashboardView, StoryInput};
 
 /// Attempts listed under each task (its run count says how many in all).
 const RECENT_ATTEMPTS: u32 = 5;
@@ -84,6 +85,8 @@ struct Page<'v> {
     stories: &'v [view::StoryView],
     totals: &'v view::Totals,
     triggers: &'v [view::Trigger],
+    repos: &'v [view::RepoChoice],
+    only: Option<&'v str>,
 }
 
 /// The dashboard as HTML.
@@ -93,13 +96,41 @@ pub fn render_dashboard(v: &DashboardView) -> String {
         stories: &v.stories,
         totals: &v.totals,
         triggers: &v.triggers,
+        repos: &v.repos,
+        only: v.only.as_deref(),
     }
     .render()
     .expect("the dashboard template writes only to a String")
 }
 
-async fn dashboard(State(state): State<DashboardState>) -> Response {
-    match load_view(&state.store, &state.web_base, (state.clock)()).await {
+#[derive(serde::Deserialize)]
+struct DashboardQuery {
+    /// Only this repository's stories (`owner/name`).
+    repo: Option<String>,
+}
+
+fn plain(status: StatusCode, message: String) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        message + "\n",
+    )
+        .into_response()
+}
+
+async fn dashboard(
+    State(state): State<DashboardState>,
+    Query(query): Query<DashboardQuery>,
+) -> Response {
+    let only = match query.repo.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(repo) => match RepoName::parse(repo) {
+            Ok(repo) => Some(repo),
+            Err(e) => return plain(StatusCode::BAD_REQUEST, format!("repo filter: {e}")),
+        },
+    };
+    let now = (state.clock)();
+    match load_view(&state.store, &state.web_base, now, only.as_ref()).await {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();
             // Always current: what a person sees is what is stored now.
@@ -107,12 +138,10 @@ async fn dashboard(State(state): State<DashboardState>) -> Response {
                 .insert(header::CACHE_CONTROL, "no-store".parse().expect("valid"));
             page
         }
-        Err(e) => (
+        Err(e) => plain(
             StatusCode::SERVICE_UNAVAILABLE,
-            [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-            format!("the store could not be read: {e}\n"),
-        )
-            .into_response(),
+            format!("the store could not be read: {e}"),
+        ),
     }
 }
 
@@ -126,14 +155,22 @@ struct Loaded {
     attempts: Vec<crate::store::AttemptSummary>,
 }
 
-/// The dashboard of everything `store` holds, as of `now`.
+/// The dashboard of everything `store` holds (of repository `only`, if
+/// given), as of `now`.
 pub async fn load_view(
     store: &Store,
     web_base: &str,
     now: i64,
+    only: Option<&RepoName>,
 ) -> Result<DashboardView, StoreError> {
     let mut loaded = Vec::new();
-    for row in store.stories().await? {
+    let rows = store.stories().await?;
+    // Every repository with a story is offered; only the shown stories are read.
+    let repos: Vec<RepoName> = rows.iter().map(|r| r.repo.clone()).collect();
+    for row in rows {
+        if only.is_some_and(|r| &row.repo != r) {
+            continue;
+        }
         let record = store
             .story_record(&row.repo, &row.story)
             .await?
@@ -169,7 +206,7 @@ pub async fn load_view(
             attempts: &l.attempts,
         })
         .collect();
-    Ok(dashboard_view(&inputs, web_base, now))
+    Ok(filtered_view(&inputs, &repos, only, web_base, now))
 }
 
 #[cfg(test)]

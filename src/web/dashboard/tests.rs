@@ -250,6 +250,69 @@ fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
 }
 
 #[test]
+fn a_repository_filter_counts_only_its_stories_and_offers_every_repository() {
+    let f = Fixture::new();
+    let other = RepoName::parse("acme/site").unwrap();
+    let empty = BTreeMap::new();
+    let elsewhere = StoryInput {
+        repo: &other,
+        issue: IssueNumber(7),
+        story: "file:launch",
+        plan: None,
+        tasks: &empty,
+        issues: &BTreeMap::new(),
+        attempts: &[],
+        ..f.input()
+    };
+    let repos = [repo(), other.clone()];
+    let unfiltered = filtered_view(
+        &[f.input(), elsewhere],
+        &repos,
+        None,
+        "https://github.com",
+        NOW,
+    );
+    assert_eq!(unfiltered.totals.stories, 2);
+    assert!(unfiltered.repos.iter().all(|r| !r.current));
+
+    // The handler reads only the chosen repository's stories.
+    let only = filtered_view(
+        &[f.input()],
+        &repos,
+        Some(&repo()),
+        "https://github.com",
+        NOW,
+    );
+    assert_eq!(only.totals.stories, 1);
+    assert_eq!(only.totals.todos_open, unfiltered.totals.todos_open);
+    let page = render_dashboard(&only);
+    let nav = page
+        .lines()
+        .find(|l| l.starts_with("<nav"))
+        .expect("a repository filter");
+    insta::assert_snapshot!(nav, @r#"<nav class="repos"><a href="./">All repositories</a> · <a href="?repo=acme/site">acme/site</a> · <strong>acme/strategies</strong></nav>"#);
+    assert!(page.contains("1 story in acme/strategies"), "{page}");
+
+    let none = filtered_view(&[], &repos, Some(&other), "https://github.com", NOW);
+    let page = render_dashboard(&none);
+    assert!(page.contains("No stories in acme/site."), "{page}");
+    assert!(!page.contains("No stories yet"), "{page}");
+}
+
+#[test]
+fn one_repository_needs_no_filter() {
+    let f = Fixture::new();
+    let page = render_dashboard(&filtered_view(
+        &[f.input()],
+        &[repo()],
+        None,
+        "https://github.com",
+        NOW,
+    ));
+    assert!(!page.contains("<nav"), "{page}");
+}
+
+#[test]
 fn an_empty_dashboard_says_how_to_start() {
     let view = dashboard_view(&[], "https://github.com", NOW);
     let page = render_dashboard(&view);

@@ -47,6 +47,16 @@ pub struct DashboardView {
     pub stories: Vec<StoryView>,
     pub totals: Totals,
     pub triggers: Vec<Trigger>,
+    /// Every repository with a story, for the page's repository filter;
+    /// `current` marks the one shown, if the page is filtered.
+    pub repos: Vec<RepoChoice>,
+    pub only: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepoChoice {
+    pub name: String,
+    pub current: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -208,7 +218,32 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         triggers: triggers(&stats, overrides, completed),
         stories: views,
         totals,
+        repos: Vec::new(),
+        only: None,
     }
+}
+
+/// The view of `shown` (the stories of `only`, or all when `None`), with
+/// totals and triggers counted over those alone, and `repos` (every
+/// repository that has a story) to choose from.
+pub fn filtered_view<'r>(
+    shown: &[StoryInput<'_>],
+    repos: impl IntoIterator<Item = &'r RepoName>,
+    only: Option<&RepoName>,
+    web_base: &str,
+    now: i64,
+) -> DashboardView {
+    let mut view = dashboard_view(shown, web_base, now);
+    let names: std::collections::BTreeSet<&RepoName> = repos.into_iter().collect();
+    view.repos = names
+        .into_iter()
+        .map(|name| RepoChoice {
+            name: name.to_string(),
+            current: only == Some(name),
+        })
+        .collect();
+    view.only = only.map(RepoName::to_string);
+    view
 }
 
 /// Seed 000's review triggers that taskgate can measure.
