@@ -561,25 +561,29 @@ impl Store {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story() {
+    /// A store holding attempts of repository `o/r`, each `(story, task,
+    /// attempt)`; the directory must outlive the store.
+    fn store_with_attempts(attempts: &[(&str, &str, u32)]) -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
         let store = Store::open(&db).unwrap();
         let conn = Connection::open(&db).unwrap();
-        let add = |story: &str, task: &str, attempt: u32| {
+        for (story, task, attempt) in attempts {
             conn.execute(
                 "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
                  VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
                 params![story, task, attempt],
             )
             .unwrap();
-        };
-        for n in 1..=7 {
-            add("file:s", "a", n);
         }
-        add("file:s", "b", 1);
-        add("file:other", "a", 9);
+        (dir, store)
+    }
+
+    #[tokio::test]
+    async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story() {
+        let mut attempts: Vec<(&str, &str, u32)> = (1..=7).map(|n| ("file:s", "a", n)).collect();
+        attempts.extend([("file:s", "b", 1), ("file:other", "a", 9)]);
+        let (_dir, store) = store_with_attempts(&attempts);
         let repo = RepoName::parse("o/r").unwrap();
         let got: Vec<(String, u32)> = store
             .recent_attempts(&repo, "file:s", 5)
@@ -597,40 +601,19 @@ mod tests {
 
     #[tokio::test]
     async fn an_attempts_check_runs_come_with_it_and_no_other_storys() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
-        let conn = Connection::open(&db).unwrap();
-        for (story, attempt) in [("file:a", 1), ("file:a", 2), ("file:ab", 1)] {
-            conn.execute(
-                "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-                 VALUES ('o/r', ?1, 't', ?2, 1, 'abc', '[]', 'passed', 0, 'local')",
-                params![story, attempt],
-            )
-            .unwrap();
-        }
+        let (_dir, store) =
+            store_with_attempts(&[("file:a", "t", 1), ("file:a", "t", 2), ("file:ab", "t", 1)]);
         let repo = RepoName::parse("o/r").unwrap();
         let key = crate::core::task::check_key;
-        store
-            .put_check_run(&repo, &key("file:a", "t", 2, "unit"), 11)
-            .await
-            .unwrap();
-        store
-            .put_check_run(&repo, &key("file:a", "t", 2, "lint"), 12)
-            .await
-            .unwrap();
-        store
-            .put_check_run(&repo, &key("file:a", "t", 1, "unit"), 10)
-            .await
-            .unwrap();
-        store
-            .put_check_run(&repo, &key("file:ab", "t", 1, "unit"), 99)
-            .await
-            .unwrap();
-        store
-            .put_check_run(&repo, "another app's id", 98)
-            .await
-            .unwrap();
+        for (key, id) in [
+            (key("file:a", "t", 2, "unit"), 11),
+            (key("file:a", "t", 2, "lint"), 12),
+            (key("file:a", "t", 1, "unit"), 10),
+            (key("file:ab", "t", 1, "unit"), 99),
+            ("another app's id".to_owned(), 98),
+        ] {
+            store.put_check_run(&repo, &key, id).await.unwrap();
+        }
         let got: Vec<(u32, Vec<(String, u64)>)> = store
             .recent_attempts(&repo, "file:a", 5)
             .await
