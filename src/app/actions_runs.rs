@@ -50,6 +50,7 @@ use crate::runner::actions::{
     report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
 };
 use crate::store::{AttemptRow, Store, StoreError};
+use crate::web::metrics::Metrics;
 
 /// An internal delivery: look at an open Actions attempt's run on GitHub.
 pub const WATCH_EVENT: &str = "taskgate.actions-watch";
@@ -118,6 +119,8 @@ pub struct ActionsRuns {
     pub github: Arc<GitHubApp>,
     pub store: Store,
     pub limits: ArtifactLimits,
+    /// Where a run's overhead (dispatch to completion, less its commands) goes.
+    pub metrics: Arc<Metrics>,
 }
 
 /// Why a workflow run or a hand-over could not be decided on.
@@ -484,7 +487,17 @@ impl ActionsRuns {
         let client = self.github.installation_client(row.installation).await?;
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
-            Ok(report) => return Ok(report),
+            Ok(report) => {
+                // From the dispatch (the attempt was queued when dispatched)
+                // to GitHub's completion of the run, both on record; a run
+                // without a report says nothing of the runner's overhead.
+                if let Some(done) = run.updated_at {
+                    let wall = (done.timestamp_millis() - row.queued_ms).max(0) as f64 / 1000.0;
+                    self.metrics
+                        .run_finished("actions", wall, report.commands_seconds());
+                }
+                return Ok(report);
+            }
             Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
             Err(ArtifactError::NoReport { .. }) => format!(
                 "no `{REPORT_ARTIFACT}` artifact was uploaded (did the job reach its upload step?)"

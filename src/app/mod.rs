@@ -213,6 +213,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             github: github.clone(),
             store: store.clone(),
             limits: crate::runner::ArtifactLimits::default(),
+            metrics: metrics.clone(),
         },
         permissions: permissions.clone(),
         ship: ship::Ship {

@@ -310,8 +310,11 @@ impl RunQueue {
         let began = std::time::Instant::now();
         let progress = match self.execute(&row, cancel).await {
             Ok((report, workspace)) => {
-                self.metrics
-                    .local_run(began.elapsed().as_secs_f64(), commands_seconds(&report));
+                self.metrics.run_finished(
+                    "local",
+                    began.elapsed().as_secs_f64(),
+                    report.commands_seconds(),
+                );
                 Progress::Finished {
                     attempt: row.attempt,
                     report,
@@ -397,16 +400,6 @@ impl RunQueue {
 
 /// The time a run's commands took by themselves (a flaky command's re-run
 /// included): the rest of a run's wall time is the runner's overhead.
-fn commands_seconds(report: &RunReport) -> f64 {
-    let ms: u64 = report
-        .gates
-        .iter()
-        .flat_map(|g| &g.commands)
-        .map(|c| c.duration_ms)
-        .sum();
-    ms as f64 / 1000.0
-}
-
 #[derive(Debug, thiserror::Error)]
 enum RunError {
     #[error(transparent)]

@@ -98,6 +98,17 @@ pub struct RunReport {
 }
 
 impl RunReport {
+    /// Seconds spent in the plan's commands themselves, all gates together.
+    pub fn commands_seconds(&self) -> f64 {
+        let ms: u64 = self
+            .gates
+            .iter()
+            .flat_map(|g| &g.commands)
+            .map(|c| c.duration_ms)
+            .sum();
+        ms as f64 / 1000.0
+    }
+
     /// True when the run finished and every gate passed.
     pub fn passed(&self) -> bool {
         !self.cancelled && self.gates.iter().all(|g| g.passed)

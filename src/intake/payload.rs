@@ -200,6 +200,9 @@ pub struct WorkflowRun {
     /// The repository the run's code came from (a fork's, for fork PRs).
     #[serde(default)]
     pub head_repository: Option<RepositoryRef>,
+    /// When the run last changed: its completion, once it is `completed`.
+    #[serde(default)]
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

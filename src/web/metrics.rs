@@ -23,7 +23,7 @@ pub struct Metrics {
     autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     escalated: Gauge,
     overrides: Gauge,
-    runner_overhead: Histogram,
+    runner_overhead: Family<Labels, Histogram, fn() -> Histogram>,
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
     redeliveries: Counter,
 }
@@ -125,16 +125,19 @@ impl Metrics {
             "Approvals that overrode a failing checker (`/approve --override`), recorded on their tasks",
             overrides.clone(),
         );
-        let runner_overhead = Histogram::new([0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0]);
+        let runner_overhead: Family<Labels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(|| {
+                Histogram::new([0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0])
+            });
         registry.register(
             "runner_overhead_seconds",
-            "Per local run: its wall time less its commands' own (installation token, fetch, checkout, workspace removal, the runner's work)",
+            "Per run, by runner: its wall time less its commands' own. local: installation token, fetch, checkout, workspace removal, the runner's work; actions: from the dispatch to the run's completion on GitHub (queue, runner start-up, the job's other steps, the artifact)",
             runner_overhead.clone(),
         );
         let run_seconds = Family::<Labels, Counter<f64, std::sync::atomic::AtomicU64>>::default();
         registry.register(
             "run_seconds",
-            "Local runs' wall time, by part: commands (the plan's test commands) or overhead (everything else); overhead / (commands + overhead) is the runner's share",
+            "Runs' wall time, by runner and part: commands (the plan's test commands) or overhead (everything else); overhead / (commands + overhead) is the runner's share",
             run_seconds.clone(),
         );
         let redeliveries = Counter::default();
@@ -176,13 +179,19 @@ impl Metrics {
         self.processing_seconds.observe(seconds);
     }
 
-    /// One local run took `wall` seconds, `commands` of them in its commands.
-    pub fn local_run(&self, wall: f64, commands: f64) {
+    /// One run on `runner` (`local`, `actions`) took `wall` seconds,
+    /// `commands` of them in its commands.
+    pub fn run_finished(&self, runner: &str, wall: f64, commands: f64) {
         let overhead = (wall - commands).max(0.0);
-        self.runner_overhead.observe(overhead);
+        self.runner_overhead
+            .get_or_create(&vec![("runner", runner.to_owned())])
+            .observe(overhead);
         for (part, seconds) in [("commands", commands), ("overhead", overhead)] {
             self.run_seconds
-                .get_or_create(&vec![("part", part.to_owned())])
+                .get_or_create(&vec![
+                    ("runner", runner.to_owned()),
+                    ("part", part.to_owned()),
+                ])
                 .inc_by(seconds);
         }
     }

@@ -14,7 +14,7 @@ use serde_json::json;
 use taskgate::classify::FailureKind;
 use taskgate::core::report::{GateResult, RunReport, REPORT_VERSION};
 
-use crate::support::{eventually, TestApp, REPO};
+use crate::support::{eventually, metric, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
 const PLAN: &str = r#"
@@ -240,6 +240,9 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
     s.workflow_run("in_progress", run_id).await;
     assert!(s.checks(SHA1).iter().all(|c| c.status == "in_progress"));
 
+    // The run takes a moment on GitHub's side: the runner's overhead
+    // (GitHub's timestamps are whole seconds, so over one second of it).
+    tokio::time::sleep(Duration::from_millis(1200)).await;
     s.complete_reporting(run_id, "success", SHA1, &[("test", true), ("lint", true)])
         .await;
     let runs = s.checks(SHA1);
@@ -247,9 +250,19 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         assert_eq!(conclusion(&runs, &format!("taskgate/{name}")), "success");
     }
     assert!(s.task_labels().contains(&"state:review".to_owned()));
-    // A redelivered `completed` changes nothing.
+    // A redelivered `completed` changes nothing, and is not counted again.
     s.workflow_run("completed", run_id).await;
     assert_eq!(s.checks(SHA1).len(), 2);
+    let text = s.app.metrics().await;
+    let runs = "taskgate_runner_overhead_seconds_count{runner=\"actions\"}";
+    assert_eq!(metric(&text, runs), 1.0);
+    // From the dispatch to GitHub's completion of the run; the report's
+    // commands took no time.
+    let overhead = metric(
+        &text,
+        "taskgate_runner_overhead_seconds_sum{runner=\"actions\"}",
+    );
+    assert!((0.2..30.0).contains(&overhead), "{overhead}");
     s.app.assert_contract_kept();
 }
 

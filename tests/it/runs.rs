@@ -9,7 +9,7 @@ use fakehub::payloads;
 use serde_json::json;
 use taskgate::app::run_queue::GitSource;
 
-use crate::support::{eventually, TestApp, REPO};
+use crate::support::{eventually, metric, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
 const PLAN: &str = r#"
@@ -454,13 +454,6 @@ async fn a_pull_request_from_a_fork_is_not_run() {
     assert!(neutral[0].summary.as_deref().unwrap().contains("forks"));
 }
 
-/// The value of the metric line that starts with `name` (labels included).
-fn metric(text: &str, name: &str) -> f64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
-        .unwrap_or_else(|| panic!("{name} in\n{text}"))
-}
-
 #[tokio::test]
 async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
     let s = story_with_one_task(2).await;
@@ -472,14 +465,29 @@ async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
         .await;
     s.completed(&sha, 2).await;
     let text = s.app.metrics().await;
-    assert_eq!(metric(&text, "taskgate_runner_overhead_seconds_count"), 1.0);
-    let commands = metric(&text, "taskgate_run_seconds_total{part=\"commands\"}");
-    let overhead = metric(&text, "taskgate_run_seconds_total{part=\"overhead\"}");
+    assert_eq!(
+        metric(
+            &text,
+            "taskgate_runner_overhead_seconds_count{runner=\"local\"}"
+        ),
+        1.0
+    );
+    let commands = metric(
+        &text,
+        "taskgate_run_seconds_total{runner=\"local\",part=\"commands\"}",
+    );
+    let overhead = metric(
+        &text,
+        "taskgate_run_seconds_total{runner=\"local\",part=\"overhead\"}",
+    );
     assert!((1.0..30.0).contains(&commands), "{commands}");
     // Fetching and checking out a commit takes some time, never none.
     assert!(overhead > 0.0, "{overhead}");
     assert_eq!(
-        metric(&text, "taskgate_runner_overhead_seconds_sum"),
+        metric(
+            &text,
+            "taskgate_runner_overhead_seconds_sum{runner=\"local\"}"
+        ),
         overhead
     );
 }

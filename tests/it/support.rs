@@ -202,3 +202,10 @@ pub fn init_logs() {
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .try_init();
 }
+
+/// The value of the metric line that starts with `name` (labels included).
+pub fn metric(text: &str, name: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} in\n{text}"))
+}

@@ -288,6 +288,7 @@ impl RepoHandle {
                 .expect("the workflow run exists");
             run.status = status.into();
             run.conclusion = conclusion.map(Into::into);
+            run.updated_at = chrono::Utc::now();
         });
     }
 

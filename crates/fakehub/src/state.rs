@@ -140,6 +140,8 @@ pub struct WorkflowRun {
     pub event: String,
     pub run_number: u64,
     pub created_at: DateTime<Utc>,
+    /// Its last change of status (its completion, once completed).
+    pub updated_at: DateTime<Utc>,
     /// The workflow's `run-name` as evaluated for this run (GitHub shows
     /// the workflow's name when there is none).
     pub display_title: Option<String>,

@@ -122,7 +122,7 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
         "run_number": r.run_number, "run_attempt": 1, "event": r.event, "status": r.status, "conclusion": r.conclusion,
         "workflow_id": wf_id, "check_suite_id": r.id + 1, "url": api,
         "html_url": format!("{HTML}/{}/actions/runs/{}", repo.full_name(), r.id), "pull_requests": [],
-        "created_at": render::ts(r.created_at), "updated_at": render::ts(r.created_at), "run_started_at": render::ts(r.created_at),
+        "created_at": render::ts(r.created_at), "updated_at": render::ts(r.updated_at), "run_started_at": render::ts(r.created_at),
         "actor": render::user_by_login(st, base, &st.bot_login()), "triggering_actor": render::user_by_login(st, base, &st.bot_login()),
         "jobs_url": format!("{api}/jobs"), "logs_url": format!("{api}/logs"),
         "check_suite_url": format!("{}/check-suites/{}", render::repo_api(base, repo), r.id + 1),
@@ -201,6 +201,7 @@ fn cancel_run(st: &mut State, req: &Req) -> HResult {
     }
     run.status = "completed".into();
     run.conclusion = Some("cancelled".into());
+    run.updated_at = Utc::now();
     Ok(Reply::json(202, json!({})))
 }
 
@@ -306,6 +307,7 @@ pub(crate) fn new_run(
         event: "workflow_dispatch".into(),
         run_number,
         created_at: Utc::now(),
+        updated_at: Utc::now(),
         display_title: None,
     });
     id
