@@ -129,13 +129,21 @@ async fn story_json(store: &Store, row: &StoryRow) -> Result<Value, crate::store
     }))
 }
 
-async fn list_stories(State(state): State<ApiState>) -> Response {
+/// Every story, or those of `?repo=owner/name`.
+async fn list_stories(State(state): State<ApiState>, Query(q): Query<RepoQuery>) -> Response {
+    let only = match q.repo.as_deref().map(RepoName::parse).transpose() {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    };
     let rows = match state.store.stories().await {
         Ok(rows) => rows,
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     };
     let mut out = Vec::new();
-    for row in &rows {
+    for row in rows
+        .iter()
+        .filter(|r| only.as_ref().is_none_or(|o| &r.repo == o))
+    {
         match story_json(&state.store, row).await {
             Ok(v) => out.push(v),
             Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),

@@ -413,6 +413,20 @@ async fn the_api_needs_its_token_and_ships_only_a_shippable_story() {
     assert!(sh.story_pr().unwrap().merged);
     let (_, list) = sh.api("GET", "/api/stories", Some("api-token")).await;
     assert_eq!(list["stories"][0]["shipped_by"]["via"], "API");
+    // Filtered by repository, as the dashboard is.
+    let of = |repo: &str| format!("/api/stories?repo={repo}");
+    let (status, list) = sh.api("GET", &of(REPO), Some("api-token")).await;
+    assert_eq!(
+        (status, list["stories"].as_array().map(Vec::len)),
+        (200, Some(1))
+    );
+    let (status, list) = sh
+        .api("GET", &of("octo/elsewhere"), Some("api-token"))
+        .await;
+    assert_eq!((status, list), (200, json!({ "stories": [] })));
+    let (status, v) = sh.api("GET", &of("nope"), Some("api-token")).await;
+    assert_eq!(status, 400, "{v}");
+    assert_eq!(v["error"], "`nope` is not of the form owner/name");
 }
 
 #[tokio::test]
