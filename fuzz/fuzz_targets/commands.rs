@@ -1,0 +1,21 @@
+//! `cargo +nightly fuzz run commands`: any UTF-8 comment body must yield its
+//! commands (and its `yaml` block, for `/taskgate plan`) without panicking,
+//! with the default syntax; a body without `/` holds no command.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use taskgate::commands::{parse_comment, yaml_block, Syntax, COMMAND_NAMES};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(body) = std::str::from_utf8(data) else {
+        return;
+    };
+    let commands = parse_comment(body, &Syntax::default());
+    if !body.contains('/') {
+        assert!(commands.is_empty(), "{commands:?}");
+    }
+    for command in commands.iter().flatten() {
+        assert!(COMMAND_NAMES.contains(&command.name()));
+    }
+    yaml_block(body);
+});
