@@ -240,10 +240,18 @@ fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
     let mut builder = tokio::runtime::Builder::new_multi_thread();
     builder.enable_all();
     if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        builder.worker_threads(cores.saturating_sub(1).max(1));
+        builder.worker_threads(worker_threads(cores()));
     }
     builder.build()
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// All cores but one, and at least one.
+fn worker_threads(cores: usize) -> usize {
+    cores.saturating_sub(1).max(1)
 }
 
 async fn run() -> anyhow::Result<()> {
@@ -306,6 +314,19 @@ mod tests {
             unreachable!("parsed `serve`")
         };
         args.into_config().expect("a complete configuration")
+    }
+
+    #[test]
+    fn the_runtime_leaves_a_core_to_the_stores_writer() {
+        assert_eq!(
+            [1, 2, 4, 16].map(worker_threads),
+            [1, 1, 3, 15],
+            "cores 1, 2, 4, 16"
+        );
+        if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+            let runtime = runtime().expect("a runtime");
+            assert_eq!(runtime.metrics().num_workers(), worker_threads(cores()));
+        }
     }
 
     #[test]
