@@ -488,9 +488,9 @@ impl ActionsRuns {
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
             Ok(report) => {
-                // From the dispatch (the attempt was queued when dispatched)
-                // to GitHub's completion of the run, both on record; a run
-                // without a report says nothing of the runner's overhead.
+                // From the attempt's queueing (with its dispatch, in one
+                // commit; the outbox sends it) to GitHub's completion of the
+                // run; a run without a report says nothing of the overhead.
                 if let Some(done) = run.updated_at {
                     let wall = (done.timestamp_millis() - row.queued_ms).max(0) as f64 / 1000.0;
                     self.metrics
