@@ -10,11 +10,22 @@ fuzz_target!(|data: &[u8]| {
     // command family, the rest is the output.
     let (head, output) = data.split_at(data.len().min(2));
     let status = head.first().copied().unwrap_or(0);
-    let commands = ["cargo test", "pytest", "npx jest", "go test ./...", "make", "./run.sh"];
+    let commands = [
+        "cargo test",
+        "pytest",
+        "npx jest",
+        "go test ./...",
+        "make",
+        "./run.sh",
+    ];
     let command = commands[head.get(1).copied().unwrap_or(0) as usize % commands.len()];
     let c = classify(&Outcome {
         command,
-        exit_code: if status == 255 { None } else { Some(i32::from(status % 128)) },
+        exit_code: if status == 255 {
+            None
+        } else {
+            Some(i32::from(status % 128))
+        },
         timed_out: status == 254,
         timeout_seconds: Some(30),
         output,
