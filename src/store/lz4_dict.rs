@@ -74,7 +74,8 @@ unsafe impl Sync for Dictionary {}
 impl Dictionary {
     pub(super) fn new(bytes: &'static [u8]) -> Self {
         let loaded = Stream::new();
-        let size = c_int::try_from(bytes.len()).expect("a dictionary is at most 64 KiB");
+        // liblz4 keeps only the last 64 KiB; ours is 16 KiB.
+        let size = c_int::try_from(bytes.len()).expect("a dictionary of a few KiB");
         // SAFETY: a fresh stream; `bytes` lives for the whole program, as
         // liblz4 requires of a dictionary it references without copying.
         unsafe { LZ4_loadDictSlow(loaded.0.as_ptr(), bytes.as_ptr().cast(), size) };
