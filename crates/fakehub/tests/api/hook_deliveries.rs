@@ -9,33 +9,8 @@ use fakehub::FakeGitHub;
 use hmac::{Hmac, Mac};
 use serde_json::{json, Value};
 use sha2::Sha256;
-use tokio::sync::mpsc::UnboundedReceiver;
 
 use crate::*;
-
-type Seen = (axum::http::HeaderMap, Vec<u8>);
-
-/// A webhook receiver answering `status`; reports what it got.
-async fn receiver(status: u16) -> (String, UnboundedReceiver<Seen>) {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let code = axum::http::StatusCode::from_u16(status).unwrap();
-    let app = axum::Router::new().route(
-        "/webhook",
-        axum::routing::post(
-            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
-                let tx = tx.clone();
-                async move {
-                    let _ = tx.send((headers, body.to_vec()));
-                    (code, "accepted")
-                }
-            },
-        ),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    (format!("http://{addr}/webhook"), rx)
-}
 
 /// A URL nothing listens on.
 async fn closed_url() -> String {

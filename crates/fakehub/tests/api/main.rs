@@ -129,3 +129,28 @@ pub async fn setup() -> (FakeGitHub, fakehub::RepoHandle, Client) {
     let c = installation_client(&gh, 7).await;
     (gh, repo, c)
 }
+
+/// What a webhook receiver got: the request's headers and body.
+pub type Seen = (axum::http::HeaderMap, Vec<u8>);
+
+/// A webhook receiver answering `status`; reports what it got.
+pub async fn receiver(status: u16) -> (String, tokio::sync::mpsc::UnboundedReceiver<Seen>) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let code = axum::http::StatusCode::from_u16(status).unwrap();
+    let app = axum::Router::new().route(
+        "/webhook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let tx = tx.clone();
+                async move {
+                    let _ = tx.send((headers, body.to_vec()));
+                    (code, "accepted")
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{addr}/webhook"), rx)
+}
