@@ -10,8 +10,9 @@ use crate::support::{eventually, TestApp, INSTALLATION, REPO, SECRET};
 /// Where GitHub posted while taskgate was not listening.
 const DOWN: &str = "http://127.0.0.1:9/webhook";
 
-#[tokio::test]
-async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered_once() {
+/// A fake GitHub whose delivery of a `/taskgate help` comment (as
+/// `delivery`) failed because taskgate was down; and the comment's issue.
+async fn help_delivered_while_down(delivery: &str) -> (FakeGitHub, u64) {
     crate::support::init_logs();
     let fake = FakeGitHub::start().await;
     fake.install(INSTALLATION, REPO);
@@ -19,12 +20,18 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
     let issue = repo.create_issue("Plan the work", "", "octocat");
     let comment = repo.add_comment(issue, "/taskgate help", "octocat");
     let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
-    // GitHub's attempts while taskgate was down: a command, and an event
-    // taskgate does not use.
     let (status, _) = fake
-        .deliver(DOWN, SECRET, "issue_comment", "guid-help", &payload)
+        .deliver(DOWN, SECRET, "issue_comment", delivery, &payload)
         .await;
     assert_ne!(status / 100, 2);
+    (fake, issue)
+}
+
+#[tokio::test]
+async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered_once() {
+    // GitHub's attempts while taskgate was down: a command, and an event
+    // taskgate does not use.
+    let (fake, issue) = help_delivered_while_down("guid-help").await;
     let star = serde_json::json!({"action": "created", "installation": {"id": INSTALLATION}});
     fake.deliver(DOWN, SECRET, "star", "guid-star", &star).await;
 
@@ -64,15 +71,7 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
 
 #[tokio::test]
 async fn a_redelivery_that_fails_again_is_not_asked_for_on_every_pass() {
-    crate::support::init_logs();
-    let fake = FakeGitHub::start().await;
-    fake.install(INSTALLATION, REPO);
-    let repo = fake.repo(REPO);
-    let issue = repo.create_issue("Plan the work", "", "octocat");
-    let comment = repo.add_comment(issue, "/taskgate help", "octocat");
-    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
-    fake.deliver(DOWN, SECRET, "issue_comment", "guid-again", &payload)
-        .await;
+    let (fake, _) = help_delivered_while_down("guid-again").await;
     // The app's webhook still points nowhere: every redelivery fails too.
     fake.set_app_webhook(DOWN, SECRET);
     let app = TestApp::with_config(fake, |c| {
