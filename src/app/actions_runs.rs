@@ -121,6 +121,34 @@ pub struct ActionsRuns {
     pub limits: ArtifactLimits,
     /// Where a run's overhead (dispatch to completion, less its commands) goes.
     pub metrics: Arc<Metrics>,
+    /// Runs whose overhead was counted lately (see [`CountedRuns`]).
+    pub counted: CountedRuns,
+}
+
+/// The attempts whose run was last counted in the metrics. A delivery that
+/// hits a transient error after its report was fetched is decided again,
+/// and fetches the same report again: without this, its run would be
+/// counted twice. Metrics live as long as the process, so remembering in
+/// memory is enough; the last [`CountedRuns::KEPT`] suffice, since a
+/// delivery is tried again within minutes.
+#[derive(Default)]
+pub struct CountedRuns(std::sync::Mutex<std::collections::VecDeque<String>>);
+
+impl CountedRuns {
+    const KEPT: usize = 256;
+
+    /// True the first time `key` is offered (lately), false after.
+    fn first(&self, key: String) -> bool {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.contains(&key) {
+            return false;
+        }
+        if kept.len() == Self::KEPT {
+            kept.pop_front();
+        }
+        kept.push_back(key);
+        true
+    }
 }
 
 /// Why a workflow run or a hand-over could not be decided on.
@@ -491,7 +519,8 @@ impl ActionsRuns {
                 // From the attempt's queueing (with its dispatch, in one
                 // commit; the outbox sends it) to GitHub's completion of the
                 // run; a run without a report says nothing of the overhead.
-                if let Some(done) = run.updated_at {
+                let key = format!("{repo}/{}/{}/{}", row.story, row.task, row.attempt);
+                if let Some(done) = run.updated_at.filter(|_| self.counted.first(key)) {
                     let wall = (done.timestamp_millis() - row.queued_ms).max(0) as f64 / 1000.0;
                     self.metrics
                         .run_finished("actions", wall, report.commands_seconds());
@@ -542,6 +571,19 @@ mod tests {
     use super::*;
 
     const HOUR: Duration = Duration::from_secs(3600);
+
+    #[test]
+    fn a_run_is_counted_once_however_often_its_report_is_fetched() {
+        let counted = CountedRuns::default();
+        assert!(counted.first("o/r/s/t1/1".into()));
+        assert!(!counted.first("o/r/s/t1/1".into()), "fetched again");
+        assert!(counted.first("o/r/s/t1/2".into()), "the next attempt");
+        // Bounded: the oldest is forgotten once KEPT newer ones came.
+        for i in 0..CountedRuns::KEPT {
+            assert!(counted.first(format!("o/r/s/t2/{i}")));
+        }
+        assert!(counted.first("o/r/s/t1/1".into()));
+    }
 
     fn completed() -> RunSeen {
         let run = serde_json::from_value(serde_json::json!({

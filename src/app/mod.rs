@@ -214,6 +214,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             store: store.clone(),
             limits: crate::runner::ArtifactLimits::default(),
             metrics: metrics.clone(),
+            counted: Default::default(),
         },
         permissions: permissions.clone(),
         ship: ship::Ship {
