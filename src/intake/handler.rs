@@ -1,6 +1,7 @@
 //! `POST /webhook`.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -43,15 +44,22 @@ pub async fn webhook(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let signature = header(&headers, "x-hub-signature-256");
+    let started = Instant::now();
+    let response = answer(&state, &headers, body).await;
+    state.metrics.acked(started.elapsed().as_secs_f64());
+    response
+}
+
+async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Response {
+    let signature = header(headers, "x-hub-signature-256");
     if let Err(e) = signature::verify(&state.secret, &body, signature) {
         state.metrics.delivery("unverified", "rejected");
         warn!(error = %e, "webhook refused");
         return reply(StatusCode::UNAUTHORIZED, e.to_string());
     }
     let (Some(event_name), Some(delivery)) = (
-        header(&headers, "x-github-event"),
-        header(&headers, "x-github-delivery"),
+        header(headers, "x-github-event"),
+        header(headers, "x-github-delivery"),
     ) else {
         state.metrics.delivery("unknown", "rejected");
         return reply(

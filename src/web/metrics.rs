@@ -12,6 +12,7 @@ type Labels = Vec<(&'static str, String)>;
 pub struct Metrics {
     registry: Registry,
     deliveries: Family<Labels, Counter>,
+    ack_seconds: Histogram,
     processing_seconds: Histogram,
     outbox_depth: Gauge,
     inbox_depth: Family<Labels, Gauge>,
@@ -57,6 +58,16 @@ impl Metrics {
             "deliveries",
             "Webhook deliveries by event and outcome (accepted, no_action, duplicate, ignored, rejected, error)",
             deliveries.clone(),
+        );
+        // Fine below 10 ms, where a healthy intake answers (a group commit
+        // and its fsync); coarse above, where only stalls land.
+        let ack_seconds = Histogram::new([
+            0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01, 0.025, 0.1, 0.5, 2.5,
+        ]);
+        registry.register(
+            "webhook_ack_seconds",
+            "Time from a webhook request's body being read to its answer: the signature, the shape check and, for a delivery recorded, its durable commit",
+            ack_seconds.clone(),
         );
         let processing_seconds =
             Histogram::new([0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 30.0]);
@@ -149,6 +160,7 @@ impl Metrics {
         Metrics {
             registry,
             deliveries,
+            ack_seconds,
             processing_seconds,
             outbox_depth,
             inbox_depth,
@@ -173,6 +185,11 @@ impl Metrics {
                 ("outcome", outcome.to_owned()),
             ])
             .inc();
+    }
+
+    /// A webhook request was answered `seconds` after its body was read.
+    pub fn acked(&self, seconds: f64) {
+        self.ack_seconds.observe(seconds);
     }
 
     pub fn processed(&self, seconds: f64) {

@@ -216,6 +216,11 @@ async fn healthz_and_metrics_answer() {
         "{metrics}"
     );
     assert!(metrics.contains("taskgate_outbox_depth"), "{metrics}");
+    // Every answer is timed, the ping's included.
+    assert!(
+        metrics.contains("taskgate_webhook_ack_seconds_count 1\n"),
+        "{metrics}"
+    );
     assert!(
         metrics.contains("taskgate_delivery_processing_seconds"),
         "{metrics}"
