@@ -1,0 +1,11 @@
+// The smallest Probot app that takes the benchmark's deliveries: Probot
+// verifies each signature, and `issues.opened` is handled by doing
+// nothing. Like the issue's reference figures, it stores nothing. Started
+// the way `probot run` starts an app, so the environment configures it
+// (APP_ID, PRIVATE_KEY_PATH, WEBHOOK_SECRET, HOST, PORT, WEBHOOK_PATH,
+// LOG_LEVEL: Probot's default `info` logs every request).
+import { run } from "probot";
+
+await run((app) => {
+  app.on("issues.opened", async () => {});
+});
