@@ -254,6 +254,25 @@ fn worker_threads(cores: usize) -> usize {
     cores.saturating_sub(1).max(1)
 }
 
+/// How logs are written on stderr: lines for people, or one JSON object
+/// per line for a log collector. `LOG_FORMAT` as Probot names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+fn log_format(value: Option<&str>) -> anyhow::Result<LogFormat> {
+    match value.map(str::trim) {
+        // Probot calls its human format `pretty`.
+        None | Some("" | "text" | "pretty") => Ok(LogFormat::Text),
+        Some("json") => Ok(LogFormat::Json),
+        Some(other) => {
+            anyhow::bail!("LOG_FORMAT must be `text` or `json`, not `{other}`")
+        }
+    }
+}
+
 async fn run() -> anyhow::Result<()> {
     // A missing .env is normal; a malformed one is worth stopping for.
     match dotenvy::dotenv() {
@@ -268,13 +287,24 @@ async fn run() -> anyhow::Result<()> {
     } else {
         "info"
     };
-    tracing_subscriber::fmt()
+    let format = log_format(std::env::var("LOG_FORMAT").ok().as_deref())?;
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| default_filter.into()),
-        )
-        .init();
+        );
+    match format {
+        LogFormat::Text => logs.init(),
+        // Every span the line is in (the delivery's id and event, the
+        // task's), so a collector can follow one delivery or one task.
+        LogFormat::Json => logs
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(true)
+            .init(),
+    }
     match cli.command {
         Command::Demo(args) => cli::demo::run(args).await?,
         Command::Serve(args) => {
@@ -327,6 +357,19 @@ mod tests {
             let runtime = runtime().expect("a runtime");
             assert_eq!(runtime.metrics().num_workers(), worker_threads(cores()));
         }
+    }
+
+    #[test]
+    fn logs_are_text_unless_json_is_asked_for_and_other_formats_are_refused() {
+        for text in [None, Some(""), Some("text"), Some("pretty"), Some(" text ")] {
+            assert_eq!(log_format(text).unwrap(), LogFormat::Text, "{text:?}");
+        }
+        assert_eq!(log_format(Some("json")).unwrap(), LogFormat::Json);
+        let err = log_format(Some("yaml")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "LOG_FORMAT must be `text` or `json`, not `yaml`"
+        );
     }
 
     #[test]

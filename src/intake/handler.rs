@@ -8,7 +8,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Notify;
-use tracing::{info, warn};
+use tracing::{info, warn, Instrument};
 
 use super::{event, signature, translate};
 use crate::ids::DeliveryId;
@@ -45,7 +45,14 @@ pub async fn webhook(
     body: Bytes,
 ) -> Response {
     let started = Instant::now();
-    let response = answer(&state, &headers, body).await;
+    // Instrumented, not entered: a guard held across the commit's await
+    // would put other tasks' logs on this thread into this delivery's span.
+    let span = tracing::info_span!(
+        "delivery",
+        id = header(&headers, "x-github-delivery").unwrap_or_default(),
+        event = header(&headers, "x-github-event").unwrap_or_default(),
+    );
+    let response = answer(&state, &headers, body).instrument(span).await;
     state.metrics.acked(started.elapsed().as_secs_f64());
     response
 }
@@ -76,8 +83,6 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
     }
     let handled = event::is_handled(event_name);
     let metric_event = if handled { event_name } else { "other" };
-    let span = tracing::info_span!("delivery", id = %delivery, event = %event_name);
-    let _enter = span.enter();
 
     // Shape is checked here, before anything is stored, so a sender learns at
     // once that a payload is unusable; unused events only need to be JSON.

@@ -1,11 +1,22 @@
-//! `taskgate serve`'s settings refused before anything starts.
+//! `taskgate serve`'s settings refused before anything starts, and its
+//! logs as a collector reads them.
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use taskgate::intake::signature::sign;
 
 fn serve(args: &[&str]) -> (Option<i32>, String) {
+    serve_with(args, &[])
+}
+
+fn serve_with(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
         .arg("serve")
         .args(args)
+        .envs(envs.iter().copied())
         .env("APP_ID", "1")
         .env("WEBHOOK_SECRET", "secret")
         .env(
@@ -34,4 +45,85 @@ fn a_retention_shorter_than_githubs_redelivery_window_is_refused() {
     let (code, stderr) = serve(&["--retention-days", "a month"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--retention-days"), "{stderr}");
+}
+
+#[test]
+fn an_unknown_log_format_is_refused() {
+    let (code, stderr) = serve_with(&[], &[("LOG_FORMAT", "yaml")]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("LOG_FORMAT must be `text` or `json`, not `yaml`"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
+    let db = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_taskgate"))
+        .arg("serve")
+        .env_clear()
+        .env("LOG_FORMAT", "json")
+        .env("RUST_LOG", "info")
+        .env("APP_ID", "1")
+        .env("WEBHOOK_SECRET", "secret")
+        .env(
+            "PRIVATE_KEY_PATH",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem"),
+        )
+        .env("GITHUB_API_URL", "http://127.0.0.1:9")
+        .env("HOST", "127.0.0.1")
+        .env("PORT", "0")
+        .env("TASKGATE_REDELIVER_MINUTES", "0")
+        .env(
+            "DATABASE_URL",
+            format!("sqlite://{}", db.path().join("t.db").display()),
+        )
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start taskgate serve");
+    let (lines, logged) = std::sync::mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next = |what: &str| -> Value {
+        loop {
+            let line = logged
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("no log line {what}"));
+            let entry: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not a JSON object ({e}): {line}"));
+            if entry["message"] == what {
+                return entry;
+            }
+        }
+    };
+    let listening = next("listening");
+    assert_eq!(listening["level"], "INFO", "{listening}");
+    assert!(listening["timestamp"].is_string(), "{listening}");
+    let addr = listening["local"].as_str().expect("the address").to_owned();
+
+    let body = br#"{"zen":"Keep it logically awesome.","hook_id":1}"#;
+    let answer = reqwest::Client::new()
+        .post(format!("http://{addr}/webhook"))
+        .header("x-github-event", "ping")
+        .header("x-github-delivery", "d-json-1")
+        .header("x-hub-signature-256", sign(b"secret", body))
+        .body(body.to_vec())
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(answer.status().as_u16(), 202);
+    let recorded = next("recorded");
+    let span = &recorded["spans"][0];
+    assert_eq!(span["name"], "delivery", "{recorded}");
+    assert_eq!(span["id"], "d-json-1", "{recorded}");
+    assert_eq!(span["event"], "ping", "{recorded}");
+    let _ = child.kill();
+    let _ = child.wait();
 }
