@@ -127,6 +127,10 @@ struct ServeArgs {
     /// The secret GitHub signs webhook deliveries with.
     #[arg(long, env = "WEBHOOK_SECRET", hide_env_values = true)]
     webhook_secret: String,
+    /// While rotating the webhook secret: the old one, still accepted until
+    /// GitHub signs everything with the new one.
+    #[arg(long, env = "WEBHOOK_SECRET_PREVIOUS", hide_env_values = true)]
+    webhook_secret_previous: Option<String>,
     /// Address to listen on.
     #[arg(long, env = "HOST", default_value = "0.0.0.0")]
     host: String,
@@ -170,6 +174,7 @@ impl ServeArgs {
             app_id: self.app.app_id,
             private_key_pem: self.app.private_key_pem()?,
             webhook_secret: self.webhook_secret,
+            previous_webhook_secret: self.webhook_secret_previous,
             github_api_url: self.app.github_api_url,
             host: self.host,
             port: self.port,
@@ -370,6 +375,17 @@ mod tests {
             err.to_string(),
             "LOG_FORMAT must be `text` or `json`, not `yaml`"
         );
+    }
+
+    #[test]
+    fn a_previous_webhook_secret_is_taken_only_when_given() {
+        if std::env::var_os("WEBHOOK_SECRET_PREVIOUS").is_some() {
+            return; // the environment would answer for the flag
+        }
+        assert_eq!(serve_config(&[]).previous_webhook_secret, None);
+        let rotating = serve_config(&["--webhook-secret-previous", "old"]);
+        assert_eq!(rotating.previous_webhook_secret.as_deref(), Some("old"));
+        assert_eq!(rotating.webhook_secret, "s");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct ServeConfig {
     pub app_id: u64,
     pub private_key_pem: String,
     pub webhook_secret: String,
+    /// The secret being rotated out, still accepted meanwhile
+    /// (`WEBHOOK_SECRET_PREVIOUS`).
+    pub previous_webhook_secret: Option<String>,
     pub github_api_url: String,
     pub host: String,
     pub port: u16,
@@ -84,6 +87,7 @@ impl ServeConfig {
             app_id: fake.app_id(),
             private_key_pem: fakehub::FakeGitHub::private_key_pem().to_owned(),
             webhook_secret: webhook_secret.to_owned(),
+            previous_webhook_secret: None,
             github_api_url: fake.url(),
             host: "127.0.0.1".into(),
             port: 0,
@@ -258,6 +262,10 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     };
     let intake = Arc::new(IntakeState {
         secret: config.webhook_secret.into_bytes(),
+        previous_secret: config
+            .previous_webhook_secret
+            .filter(|s| !s.is_empty())
+            .map(String::into_bytes),
         store: store.clone(),
         metrics,
         recorded,

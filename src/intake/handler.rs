@@ -20,6 +20,8 @@ pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
 
 pub struct IntakeState {
     pub secret: Vec<u8>,
+    /// The secret being rotated out (`WEBHOOK_SECRET_PREVIOUS`), if any.
+    pub previous_secret: Option<Vec<u8>>,
     pub store: Store,
     pub metrics: Arc<Metrics>,
     /// Wakes the processor when a new delivery is recorded.
@@ -59,10 +61,18 @@ pub async fn webhook(
 
 async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Response {
     let signature = header(headers, "x-hub-signature-256");
-    if let Err(e) = signature::verify(&state.secret, &body, signature) {
-        state.metrics.delivery("unverified", "rejected");
-        warn!(error = %e, "webhook refused");
-        return reply(StatusCode::UNAUTHORIZED, e.to_string());
+    let previous = state.previous_secret.as_deref();
+    match signature::verify_rotating(&state.secret, previous, &body, signature) {
+        Ok(signature::Signer::Current) => {}
+        Ok(signature::Signer::Previous) => {
+            // Counted, so an operator sees when GitHub stopped using it.
+            state.metrics.signed_with_previous_secret();
+        }
+        Err(e) => {
+            state.metrics.delivery("unverified", "rejected");
+            warn!(error = %e, "webhook refused");
+            return reply(StatusCode::UNAUTHORIZED, e.to_string());
+        }
     }
     let (Some(event_name), Some(delivery)) = (
         header(headers, "x-github-event"),

@@ -19,6 +19,26 @@ pub enum SignatureError {
 
 /// Verifies `header` (the raw header value, if any) against `body`.
 pub fn verify(secret: &[u8], body: &[u8], header: Option<&str>) -> Result<(), SignatureError> {
+    verify_rotating(secret, None, body, header).map(|_| ())
+}
+
+/// Which secret a verified delivery was signed with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signer {
+    Current,
+    /// The secret being rotated out: GitHub still had it when it signed.
+    Previous,
+}
+
+/// Verifies `header` against `body` with the current secret and, while one
+/// is being rotated out, the previous one. The previous one is tried only
+/// when the current one does not match, so a delivery costs one HMAC.
+pub fn verify_rotating(
+    current: &[u8],
+    previous: Option<&[u8]>,
+    body: &[u8],
+    header: Option<&str>,
+) -> Result<Signer, SignatureError> {
     let header = header.ok_or(SignatureError::Missing)?;
     let hex_digest = header
         .strip_prefix("sha256=")
@@ -27,10 +47,18 @@ pub fn verify(secret: &[u8], body: &[u8], header: Option<&str>) -> Result<(), Si
     if expected.len() != 32 {
         return Err(SignatureError::Malformed);
     }
-    let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length");
-    mac.update(body);
-    mac.verify_slice(&expected)
-        .map_err(|_| SignatureError::Mismatch)
+    let matches = |secret: &[u8]| {
+        let mut mac = HmacSha256::new_from_slice(secret).expect("HMAC takes keys of any length");
+        mac.update(body);
+        mac.verify_slice(&expected).is_ok()
+    };
+    if matches(current) {
+        Ok(Signer::Current)
+    } else if previous.is_some_and(matches) {
+        Ok(Signer::Previous)
+    } else {
+        Err(SignatureError::Mismatch)
+    }
 }
 
 /// The header value GitHub would send for `body`; used by `taskgate` tools
@@ -81,6 +109,23 @@ mod tests {
         );
         assert_eq!(
             verify(b"s3cret", b"{ }", Some(&good)),
+            Err(SignatureError::Mismatch)
+        );
+    }
+
+    #[test]
+    fn while_a_secret_is_rotated_out_both_verify_and_nothing_else_does() {
+        let body = b"{\"zen\":\"Design for failure.\"}";
+        let rotating = |header: &str| verify_rotating(b"new", Some(b"old"), body, Some(header));
+        assert_eq!(rotating(&sign(b"new", body)), Ok(Signer::Current));
+        assert_eq!(rotating(&sign(b"old", body)), Ok(Signer::Previous));
+        assert_eq!(
+            rotating(&sign(b"older", body)),
+            Err(SignatureError::Mismatch)
+        );
+        // Without a previous secret, the old one is refused.
+        assert_eq!(
+            verify_rotating(b"new", None, body, Some(&sign(b"old", body))),
             Err(SignatureError::Mismatch)
         );
     }

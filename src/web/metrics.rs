@@ -27,6 +27,7 @@ pub struct Metrics {
     runner_overhead: Family<Labels, Histogram, fn() -> Histogram>,
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
     redeliveries: Counter,
+    previous_secret: Counter,
 }
 
 /// What the store knows, summed for a scrape.
@@ -157,6 +158,12 @@ impl Metrics {
             "Deliveries GitHub logged as failed (taskgate down) that taskgate asked GitHub to send again",
             redeliveries.clone(),
         );
+        let previous_secret = Counter::default();
+        registry.register(
+            "webhook_previous_secret",
+            "Deliveries verified with WEBHOOK_SECRET_PREVIOUS, the secret being rotated out; once this stops growing, it can be removed",
+            previous_secret.clone(),
+        );
         Metrics {
             registry,
             deliveries,
@@ -175,6 +182,7 @@ impl Metrics {
             runner_overhead,
             run_seconds,
             redeliveries,
+            previous_secret,
         }
     }
 
@@ -185,6 +193,11 @@ impl Metrics {
                 ("outcome", outcome.to_owned()),
             ])
             .inc();
+    }
+
+    /// A delivery was signed with the secret being rotated out.
+    pub fn signed_with_previous_secret(&self) {
+        self.previous_secret.inc();
     }
 
     /// A webhook request was answered `seconds` after its body was read.

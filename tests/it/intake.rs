@@ -205,6 +205,44 @@ async fn concurrent_copies_of_one_delivery_are_recorded_once() {
 }
 
 #[tokio::test]
+async fn while_the_secret_is_rotated_the_previous_one_is_accepted_and_counted() {
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, crate::support::REPO);
+    let app = TestApp::with_config(fake, |config| {
+        config.previous_webhook_secret = Some("the old secret".into());
+    })
+    .await;
+    let body = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let signed_with = |secret: &str, delivery: &'static str| {
+        let signature = sign(secret.as_bytes(), &body);
+        let body = body.clone();
+        let app = &app;
+        async move {
+            post(
+                app,
+                &[
+                    ("x-github-event", "ping"),
+                    ("x-github-delivery", delivery),
+                    ("x-hub-signature-256", &signature),
+                ],
+                body,
+            )
+            .await
+            .0
+        }
+    };
+    assert_eq!(signed_with(SECRET, "d-new").await, 202);
+    assert_eq!(signed_with("the old secret", "d-old").await, 202);
+    assert_eq!(signed_with("an older secret", "d-older").await, 401);
+    assert_eq!(stored(&app).await, 2);
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("taskgate_webhook_previous_secret_total 1\n"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test]
 async fn healthz_and_metrics_answer() {
     let app = TestApp::start().await;
     app.deliver("ping", &fixture("ping/default.1.json")).await;
