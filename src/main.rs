@@ -166,6 +166,10 @@ struct ServeArgs {
     /// failed to arrive (asked for again); 0 turns it off.
     #[arg(long, env = "TASKGATE_REDELIVER_MINUTES", default_value_t = 30)]
     redeliver_minutes: u64,
+    /// For development: a smee.io channel URL (the App's webhook URL) whose
+    /// deliveries are replayed to this server, as Probot does.
+    #[arg(long, env = "WEBHOOK_PROXY_URL", value_parser = taskgate::app::webhook_proxy::parse_proxy_url)]
+    webhook_proxy_url: Option<String>,
 }
 
 impl ServeArgs {
@@ -201,6 +205,7 @@ impl ServeArgs {
             retention: Duration::from_secs(self.retention_days * 24 * 60 * 60),
             redeliver_every: (self.redeliver_minutes > 0)
                 .then(|| Duration::from_secs(self.redeliver_minutes * 60)),
+            webhook_proxy_url: self.webhook_proxy_url,
             clock: taskgate::app::runs::system_clock(),
         })
     }

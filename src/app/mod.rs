@@ -14,6 +14,7 @@ pub mod run_queue;
 pub mod runs;
 pub mod ship;
 pub mod sync;
+pub mod webhook_proxy;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -70,6 +71,9 @@ pub struct ServeConfig {
     /// arrive, to ask for them again (`TASKGATE_REDELIVER_MINUTES`); `None`
     /// turns it off. The first pass runs half a minute after the start.
     pub redeliver_every: Option<Duration>,
+    /// A smee.io channel to take webhooks from (`WEBHOOK_PROXY_URL`), for
+    /// development on a machine GitHub cannot reach.
+    pub webhook_proxy_url: Option<String>,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -113,6 +117,7 @@ impl ServeConfig {
             retention: retention::DEFAULT_RETENTION,
             // Tests that want it turn it on: the fake's log is their own.
             redeliver_every: None,
+            webhook_proxy_url: None,
             clock: runs::system_clock(),
         }
     }
@@ -322,6 +327,23 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         tokio::spawn(run_queue.run()),
         tokio::spawn(retention),
     ];
+    if let Some(channel) = config.webhook_proxy_url {
+        // This server's own listener, reached on loopback when it listens
+        // on every address.
+        let own = match local.ip() {
+            ip if ip.is_unspecified() && ip.is_ipv4() => {
+                SocketAddr::from(([127, 0, 0, 1], local.port()))
+            }
+            ip if ip.is_unspecified() => {
+                SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, local.port()))
+            }
+            _ => local,
+        };
+        tasks.push(tokio::spawn(webhook_proxy::run(
+            channel,
+            format!("http://{own}/webhook"),
+        )));
+    }
     if let Some(every) = config.redeliver_every {
         let pass = redeliver::Redeliver {
             github: redeliver_github,

@@ -21,3 +21,4 @@ mod runs;
 mod serve_flags;
 mod setup;
 mod ship;
+mod webhook_proxy;

@@ -127,3 +127,13 @@ async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+#[test]
+fn a_webhook_proxy_url_that_is_not_an_http_url_is_refused() {
+    let (code, stderr) = serve(&["--webhook-proxy-url", "smee.io/abc"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("is not an http(s) URL of a channel"),
+        "{stderr}"
+    );
+}

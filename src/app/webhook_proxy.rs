@@ -1,0 +1,280 @@
+//! `WEBHOOK_PROXY_URL`: webhooks relayed through a smee.io channel, the way
+//! Probot apps are developed on a machine GitHub cannot reach. The App's
+//! webhook URL is the channel; this task listens to the channel's event
+//! stream and posts each delivery, headers and body as smee relays them, to
+//! this server's own `POST /webhook`.
+//!
+//! Owns: the event-stream connection (reconnecting after a drop) and the
+//! replay of each event. Must not: verify, record or decide anything — a
+//! replayed delivery goes through the intake like any other, signature
+//! check included, so a channel anyone can post to admits nothing unsigned.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tracing::{debug, info, warn};
+
+/// Waits between reconnections: from the first to the last, doubling.
+const RECONNECT_FIRST: Duration = Duration::from_secs(1);
+const RECONNECT_MAX: Duration = Duration::from_secs(30);
+
+/// Checks a `WEBHOOK_PROXY_URL` before anything starts.
+pub fn parse_proxy_url(url: &str) -> Result<String, String> {
+    let channel = url.parse::<http::Uri>().ok().filter(|uri| {
+        matches!(uri.scheme_str(), Some("https" | "http"))
+            && uri.host().is_some_and(|host| !host.is_empty())
+    });
+    match channel {
+        Some(_) => Ok(url.to_owned()),
+        None => Err(format!(
+            "`{url}` is not an http(s) URL of a channel (e.g. https://smee.io/<channel>)"
+        )),
+    }
+}
+
+/// One event of a `text/event-stream`.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct StreamEvent {
+    /// `message` unless the event names another.
+    pub name: String,
+    pub data: String,
+}
+
+/// Splits an event stream into events as its bytes arrive, in whatever
+/// pieces (the WHATWG event-stream format: `field: value` lines, `data`
+/// lines joined by newlines, a blank line ending an event, `:` comments).
+#[derive(Debug, Default)]
+pub struct EventStream {
+    pending: Vec<u8>,
+    name: Option<String>,
+    data: Option<String>,
+}
+
+impl EventStream {
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
+        self.pending.extend_from_slice(chunk);
+        let mut events = Vec::new();
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches('\n').trim_end_matches('\r');
+            if line.is_empty() {
+                if let Some(data) = self.data.take() {
+                    events.push(StreamEvent {
+                        name: self.name.take().unwrap_or_else(|| "message".into()),
+                        data,
+                    });
+                }
+                self.name = None;
+                continue;
+            }
+            if line.starts_with(':') {
+                continue;
+            }
+            let (field, value) = line.split_once(':').unwrap_or((line, ""));
+            let value = value.strip_prefix(' ').unwrap_or(value);
+            match field {
+                "event" => self.name = Some(value.to_owned()),
+                "data" => match &mut self.data {
+                    Some(data) => {
+                        data.push('\n');
+                        data.push_str(value);
+                    }
+                    None => self.data = Some(value.to_owned()),
+                },
+                _ => {} // `id`, `retry` and unknown fields: not needed here
+            }
+        }
+        events
+    }
+}
+
+/// A delivery as smee relays it: GitHub's headers (lower-cased) and the
+/// body, kept as the exact JSON text smee sent so the signature still
+/// covers it.
+#[derive(Debug, Deserialize)]
+pub struct Relayed {
+    #[serde(rename = "x-github-event")]
+    pub event: String,
+    #[serde(rename = "x-github-delivery")]
+    pub delivery: String,
+    #[serde(rename = "x-hub-signature-256")]
+    pub signature: Option<String>,
+    pub body: Box<RawValue>,
+}
+
+/// The delivery an event carries, if it is one: smee also sends `ready`
+/// and keep-alive `ping` events, and data that is not a relayed webhook.
+pub fn relayed(event: &StreamEvent) -> Option<Relayed> {
+    if event.name != "message" {
+        return None;
+    }
+    serde_json::from_str(&event.data).ok()
+}
+
+/// Listens to `channel` until the task is dropped, replaying each delivery
+/// to `target` (this server's `/webhook`).
+pub async fn run(channel: String, target: String) {
+    let relay = reqwest::Client::new();
+    let mut wait = RECONNECT_FIRST;
+    loop {
+        match listen(&channel, &target, &relay).await {
+            Ok(()) => {
+                warn!(%channel, "the webhook proxy channel closed; reconnecting");
+                wait = RECONNECT_FIRST;
+            }
+            Err(e) => warn!(%channel, error = %e, "the webhook proxy channel failed; reconnecting"),
+        }
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(RECONNECT_MAX);
+    }
+}
+
+/// One connection to the channel, until it ends.
+async fn listen(channel: &str, target: &str, relay: &reqwest::Client) -> Result<(), String> {
+    let client = octocrab::Octocrab::builder()
+        .set_connect_timeout(Some(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| format!("could not build an HTTP client: {e}"))?;
+    let mut headers = http::HeaderMap::new();
+    headers.insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    let response = client
+        ._get_with_headers(channel, Some(headers))
+        .await
+        .map_err(|e| e.to_string())?;
+    if !response.status().is_success() {
+        return Err(format!("the channel answered {}", response.status()));
+    }
+    info!(%channel, "forwarding webhooks from the proxy channel");
+    let mut body = response.into_body();
+    let mut stream = EventStream::default();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| e.to_string())?;
+        let Ok(chunk) = frame.into_data() else {
+            continue;
+        };
+        for event in stream.push(&chunk) {
+            if let Some(delivery) = relayed(&event) {
+                forward(relay, target, delivery).await;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Posts one relayed delivery to the intake. Its answer is only logged:
+/// nothing can send it again (smee keeps nothing, and GitHub's log shows it
+/// delivered to smee), which is why the proxy is for development only.
+async fn forward(relay: &reqwest::Client, target: &str, delivery: Relayed) {
+    let mut request = relay
+        .post(target)
+        .header("content-type", "application/json")
+        .header("x-github-event", &delivery.event)
+        .header("x-github-delivery", &delivery.delivery);
+    if let Some(signature) = &delivery.signature {
+        request = request.header("x-hub-signature-256", signature);
+    }
+    let body = Bytes::from(delivery.body.get().to_owned());
+    match request.body(body).send().await {
+        Ok(answer) if answer.status().is_success() => {
+            debug!(delivery = %delivery.delivery, status = %answer.status(), "relayed");
+        }
+        Ok(answer) => warn!(
+            delivery = %delivery.delivery,
+            status = %answer.status(),
+            "a relayed delivery was refused"
+        ),
+        Err(e) => warn!(delivery = %delivery.delivery, error = %e, "could not relay a delivery"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_are_cut_wherever_the_bytes_break() {
+        let text = ": keep-alive\r\nevent: ready\r\ndata: {}\r\n\r\ndata: {\"a\":\r\ndata: 1}\n\nevent: ping\ndata: x\n\n";
+        let whole = EventStream::default().push(text.as_bytes());
+        assert_eq!(
+            whole,
+            vec![
+                StreamEvent {
+                    name: "ready".into(),
+                    data: "{}".into()
+                },
+                StreamEvent {
+                    name: "message".into(),
+                    data: "{\"a\":\n1}".into()
+                },
+                StreamEvent {
+                    name: "ping".into(),
+                    data: "x".into()
+                },
+            ]
+        );
+        // The same bytes one at a time give the same events.
+        let mut stream = EventStream::default();
+        let piecewise: Vec<_> = text
+            .as_bytes()
+            .iter()
+            .flat_map(|b| stream.push(std::slice::from_ref(b)))
+            .collect();
+        assert_eq!(piecewise, whole);
+        // An event without data is no event; an unfinished one waits.
+        assert!(EventStream::default()
+            .push(b"event: x\n\ndata: y\n")
+            .is_empty());
+    }
+
+    #[test]
+    fn only_message_events_carrying_a_delivery_are_relayed() {
+        let body = r#"{"zen":"Speak like a human.","hook_id":1}"#;
+        let data = format!(
+            r#"{{"x-github-event":"ping","x-github-delivery":"d-1","x-hub-signature-256":"sha256=ab","body":{body},"query":{{}},"timestamp":1}}"#
+        );
+        let message = StreamEvent {
+            name: "message".into(),
+            data: data.clone(),
+        };
+        let delivery = relayed(&message).expect("a delivery");
+        assert_eq!(
+            (delivery.event.as_str(), delivery.delivery.as_str()),
+            ("ping", "d-1")
+        );
+        assert_eq!(delivery.signature.as_deref(), Some("sha256=ab"));
+        // The body is the text smee sent, byte for byte: what was signed.
+        assert_eq!(delivery.body.get(), body);
+        for other in [
+            StreamEvent {
+                name: "ready".into(),
+                data: data.clone(),
+            },
+            StreamEvent {
+                name: "message".into(),
+                data: "{}".into(),
+            },
+            StreamEvent {
+                name: "message".into(),
+                data: "not json".into(),
+            },
+        ] {
+            assert!(relayed(&other).is_none(), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn only_http_urls_with_a_host_are_channels() {
+        assert!(parse_proxy_url("https://smee.io/abc123").is_ok());
+        assert!(parse_proxy_url("http://127.0.0.1:3001/channel").is_ok());
+        for bad in ["smee.io/abc", "ftp://smee.io/abc", "https://", "not a url"] {
+            assert!(parse_proxy_url(bad).is_err(), "{bad}");
+        }
+    }
+}
