@@ -12,20 +12,26 @@ fn serve(args: &[&str]) -> (Option<i32>, String) {
     serve_with(args, &[])
 }
 
-fn serve_with(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
+/// `taskgate serve` with the settings it requires; GitHub is never reached.
+fn serve_command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_taskgate"));
+    command
         .arg("serve")
         .args(args)
-        .envs(envs.iter().copied())
         .env("APP_ID", "1")
         .env("WEBHOOK_SECRET", "secret")
         .env(
             "PRIVATE_KEY_PATH",
             concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem"),
         )
-        // Never reached: the settings are refused first.
         .env("GITHUB_API_URL", "http://127.0.0.1:9")
-        .env("PORT", "0")
+        .env("PORT", "0");
+    command
+}
+
+fn serve_with(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
+    let out = serve_command(args)
+        .envs(envs.iter().copied())
         .output()
         .expect("the binary runs");
     (
@@ -60,20 +66,10 @@ fn an_unknown_log_format_is_refused() {
 #[tokio::test]
 async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
     let db = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_taskgate"))
-        .arg("serve")
-        .env_clear()
+    let mut child = serve_command(&[])
         .env("LOG_FORMAT", "json")
         .env("RUST_LOG", "info")
-        .env("APP_ID", "1")
-        .env("WEBHOOK_SECRET", "secret")
-        .env(
-            "PRIVATE_KEY_PATH",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem"),
-        )
-        .env("GITHUB_API_URL", "http://127.0.0.1:9")
         .env("HOST", "127.0.0.1")
-        .env("PORT", "0")
         .env("TASKGATE_REDELIVER_MINUTES", "0")
         .env(
             "DATABASE_URL",
