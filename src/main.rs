@@ -20,7 +20,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[command(
     name = "taskgate",
     version,
-    about = "A GitHub App that proves planned work before it ships"
+    about = "A GitHub App that proves planned work before it ships",
+    after_help = "Logs go to stderr: RUST_LOG filters them (default info), LOG_FORMAT=json \
+                  writes one JSON object per line. A .env file in the working directory \
+                  is read first."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -133,3 +133,21 @@ fn a_webhook_proxy_url_that_is_not_an_http_url_is_refused() {
         "{stderr}"
     );
 }
+
+/// What `--help` tells a person, every setting and its variable: a change
+/// to a flag shows up here.
+#[test]
+fn the_help_names_every_setting() {
+    for (name, args) in [
+        ("help", vec!["--help"]),
+        ("serve_help", vec!["serve", "--help"]),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
+            .args(&args)
+            .env_clear()
+            .output()
+            .expect("the binary runs");
+        assert_eq!(out.status.code(), Some(0));
+        insta::assert_snapshot!(name, String::from_utf8_lossy(&out.stdout));
+    }
+}
