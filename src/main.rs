@@ -169,6 +169,10 @@ struct ServeArgs {
     /// failed to arrive (asked for again); 0 turns it off.
     #[arg(long, env = "TASKGATE_REDELIVER_MINUTES", default_value_t = 30)]
     redeliver_minutes: u64,
+    /// The path GitHub posts webhooks to (Probot's is /api/github/webhooks).
+    #[arg(long, env = "WEBHOOK_PATH", default_value = taskgate::web::DEFAULT_WEBHOOK_PATH,
+          value_parser = taskgate::web::parse_webhook_path)]
+    webhook_path: String,
     /// For development: a smee.io channel URL (the App's webhook URL) whose
     /// deliveries are replayed to this server, as Probot does.
     #[arg(long, env = "WEBHOOK_PROXY_URL", value_parser = taskgate::app::webhook_proxy::parse_proxy_url)]
@@ -209,6 +213,7 @@ impl ServeArgs {
             redeliver_every: (self.redeliver_minutes > 0)
                 .then(|| Duration::from_secs(self.redeliver_minutes * 60)),
             webhook_proxy_url: self.webhook_proxy_url,
+            webhook_path: self.webhook_path,
             clock: taskgate::app::runs::system_clock(),
         })
     }

@@ -74,6 +74,8 @@ pub struct ServeConfig {
     /// A smee.io channel to take webhooks from (`WEBHOOK_PROXY_URL`), for
     /// development on a machine GitHub cannot reach.
     pub webhook_proxy_url: Option<String>,
+    /// Where GitHub posts webhooks (`WEBHOOK_PATH`).
+    pub webhook_path: String,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -118,6 +120,7 @@ impl ServeConfig {
             // Tests that want it turn it on: the fake's log is their own.
             redeliver_every: None,
             webhook_proxy_url: None,
+            webhook_path: web::DEFAULT_WEBHOOK_PATH.to_owned(),
             clock: runs::system_clock(),
         }
     }
@@ -292,6 +295,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             api_token: config.api_token.clone(),
             github_api_url: config.github_api_url.clone(),
             clock: config.clock.clone(),
+            webhook_path: config.webhook_path.clone(),
         },
     );
     let server = tokio::spawn(async move {
@@ -341,7 +345,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         };
         tasks.push(tokio::spawn(webhook_proxy::run(
             channel,
-            format!("http://{own}/webhook"),
+            format!("http://{own}{}", config.webhook_path),
         )));
     }
     if let Some(every) = config.redeliver_every {

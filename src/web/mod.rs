@@ -33,6 +33,38 @@ pub struct WebConfig {
     /// `GITHUB_API_URL`, for the dashboard's links.
     pub github_api_url: String,
     pub clock: crate::app::runs::Clock,
+    /// Where GitHub posts webhooks (`WEBHOOK_PATH`, [`DEFAULT_WEBHOOK_PATH`]).
+    pub webhook_path: String,
+}
+
+/// taskgate's webhook path unless `WEBHOOK_PATH` names another (Probot's
+/// is `/api/github/webhooks`, for an App moved over from Probot).
+pub const DEFAULT_WEBHOOK_PATH: &str = "/webhook";
+
+/// Checks a `WEBHOOK_PATH`: an absolute path of plain segments that no
+/// other route of this server uses.
+pub fn parse_webhook_path(path: &str) -> Result<String, String> {
+    let plain = |segment: &str| {
+        !segment.is_empty()
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
+    };
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err(format!("`{path}` must start with `/` (e.g. /webhook)"));
+    };
+    if !rest.split('/').all(plain) {
+        return Err(format!(
+            "`{path}` must be `/`-separated segments of letters, digits, `-`, `.`, `_` or `~`"
+        ));
+    }
+    let first = rest.split('/').next().unwrap_or_default();
+    if matches!(first, "healthz" | "metrics" | "api") && !path.starts_with("/api/github/") {
+        return Err(format!(
+            "`{path}` is taken by another route of taskgate (/healthz, /metrics, /api/...)"
+        ));
+    }
+    Ok(path.to_owned())
 }
 
 pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
@@ -53,7 +85,7 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
         metrics: intake.metrics.clone(),
     };
     let webhook = Router::new()
-        .route("/webhook", post(intake::webhook))
+        .route(&config.webhook_path, post(intake::webhook))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(intake);
     let other = Router::new()
@@ -99,4 +131,29 @@ async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
         )],
         web.metrics.render(&snapshot),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_webhook_path_is_plain_absolute_and_free() {
+        for good in [
+            "/webhook",
+            "/api/github/webhooks",
+            "/hooks/github.v1",
+            "/a-b_c~d",
+        ] {
+            assert_eq!(parse_webhook_path(good).as_deref(), Ok(good));
+        }
+        let refused = |path: &str| parse_webhook_path(path).unwrap_err();
+        assert!(refused("webhook").contains("must start with `/`"));
+        for bad in ["/", "/a//b", "/a/", "/{id}", "/a/*rest", "/a b", "/a?x=1"] {
+            assert!(refused(bad).contains("segments of letters"), "{bad}");
+        }
+        for taken in ["/healthz", "/metrics", "/api/stories", "/api"] {
+            assert!(refused(taken).contains("taken by another route"), "{taken}");
+        }
+    }
 }

@@ -243,6 +243,33 @@ async fn while_the_secret_is_rotated_the_previous_one_is_accepted_and_counted() 
 }
 
 #[tokio::test]
+async fn webhooks_are_taken_at_the_configured_path_only() {
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, crate::support::REPO);
+    let app = TestApp::with_config(fake, |config| {
+        config.webhook_path = "/api/github/webhooks".into();
+    })
+    .await;
+    let body = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let to = |path: &'static str, delivery: &'static str| {
+        reqwest::Client::new()
+            .post(format!("{}{path}", app.url))
+            .header("x-github-event", "ping")
+            .header("x-github-delivery", delivery)
+            .header("x-hub-signature-256", sign(SECRET.as_bytes(), &body))
+            .body(body.clone())
+            .send()
+    };
+    let status = |answer: reqwest::Response| answer.status().as_u16();
+    assert_eq!(
+        status(to("/api/github/webhooks", "d-probot-path").await.unwrap()),
+        202
+    );
+    assert_eq!(status(to("/webhook", "d-default-path").await.unwrap()), 404);
+    assert_eq!(stored(&app).await, 1);
+}
+
+#[tokio::test]
 async fn healthz_and_metrics_answer() {
     let app = TestApp::start().await;
     app.deliver("ping", &fixture("ping/default.1.json")).await;

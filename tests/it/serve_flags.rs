@@ -151,3 +151,13 @@ fn the_help_names_every_setting() {
         insta::assert_snapshot!(name, String::from_utf8_lossy(&out.stdout));
     }
 }
+
+#[test]
+fn a_webhook_path_another_route_uses_is_refused() {
+    let (code, stderr) = serve(&["--webhook-path", "/metrics"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("is taken by another route"), "{stderr}");
+    let (code, stderr) = serve_with(&[], &[("WEBHOOK_PATH", "hooks")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("must start with `/`"), "{stderr}");
+}
