@@ -21,8 +21,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     name = "taskgate",
     version,
     about = "A GitHub App that proves planned work before it ships",
-    after_help = "Logs go to stderr: RUST_LOG filters them (default info), LOG_FORMAT=json \
-                  writes one JSON object per line. A .env file in the working directory \
+    after_help = "Logs go to stderr: RUST_LOG filters them (or Probot's LOG_LEVEL; default \
+                  info), LOG_FORMAT=json writes one JSON object per line. A .env file in the working directory \
                   is read first."
 )]
 struct Cli {
@@ -291,6 +291,30 @@ fn log_format(value: Option<&str>) -> anyhow::Result<LogFormat> {
     }
 }
 
+/// Which logs are written: `RUST_LOG` (tracing's filter syntax) when set,
+/// else Probot's `LOG_LEVEL`, else `default`. A filter that cannot be read
+/// stops the start, instead of logging at a level nobody asked for.
+fn log_filter(
+    rust_log: Option<&str>,
+    log_level: Option<&str>,
+    default: &str,
+) -> anyhow::Result<tracing_subscriber::EnvFilter> {
+    if let Some(directives) = rust_log.map(str::trim).filter(|d| !d.is_empty()) {
+        return tracing_subscriber::EnvFilter::try_new(directives)
+            .with_context(|| format!("RUST_LOG `{directives}` is not a log filter"));
+    }
+    let level = match log_level.map(str::trim).filter(|l| !l.is_empty()) {
+        None => default,
+        Some(level @ ("trace" | "debug" | "info" | "warn" | "error")) => level,
+        // Probot's level above error; taskgate has nothing above it.
+        Some("fatal") => "error",
+        Some(other) => anyhow::bail!(
+            "LOG_LEVEL must be trace, debug, info, warn, error or fatal, not `{other}`"
+        ),
+    };
+    Ok(tracing_subscriber::EnvFilter::new(level))
+}
+
 async fn run() -> anyhow::Result<()> {
     // A missing .env is normal; a malformed one is worth stopping for.
     match dotenvy::dotenv() {
@@ -306,12 +330,14 @@ async fn run() -> anyhow::Result<()> {
         "info"
     };
     let format = log_format(std::env::var("LOG_FORMAT").ok().as_deref())?;
+    let filter = log_filter(
+        std::env::var("RUST_LOG").ok().as_deref(),
+        std::env::var("LOG_LEVEL").ok().as_deref(),
+        default_filter,
+    )?;
     let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| default_filter.into()),
-        );
+        .with_env_filter(filter);
     match format {
         LogFormat::Text => logs.init(),
         // Every span the line is in (the delivery's id and event, the
@@ -375,6 +401,30 @@ mod tests {
             let runtime = runtime().expect("a runtime");
             assert_eq!(runtime.metrics().num_workers(), worker_threads(cores()));
         }
+    }
+
+    #[test]
+    fn rust_log_wins_then_probots_log_level_then_the_default() {
+        let filter =
+            |rust_log, log_level| log_filter(rust_log, log_level, "info").map(|f| f.to_string());
+        assert_eq!(filter(None, None).unwrap(), "info");
+        assert_eq!(filter(None, Some("debug")).unwrap(), "debug");
+        assert_eq!(filter(None, Some("fatal")).unwrap(), "error");
+        assert_eq!(filter(Some(""), Some("warn")).unwrap(), "warn");
+        assert_eq!(
+            filter(Some("taskgate=debug"), Some("error")).unwrap(),
+            "taskgate=debug"
+        );
+        let err = filter(None, Some("loud")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "LOG_LEVEL must be trace, debug, info, warn, error or fatal, not `loud`"
+        );
+        let err = filter(Some("taskgate=loud"), None).unwrap_err();
+        assert!(
+            err.to_string().starts_with("RUST_LOG `taskgate=loud`"),
+            "{err}"
+        );
     }
 
     #[test]
