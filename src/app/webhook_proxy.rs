@@ -121,11 +121,8 @@ pub async fn run(channel: String, target: String) {
     let relay = reqwest::Client::new();
     let mut wait = RECONNECT_FIRST;
     loop {
-        match listen(&channel, &target, &relay).await {
-            Ok(()) => {
-                warn!(%channel, "the webhook proxy channel closed; reconnecting");
-                wait = RECONNECT_FIRST;
-            }
+        match listen(&channel, &target, &relay, &mut wait).await {
+            Ok(()) => warn!(%channel, "the webhook proxy channel closed; reconnecting"),
             Err(e) => warn!(%channel, error = %e, "the webhook proxy channel failed; reconnecting"),
         }
         tokio::time::sleep(wait).await;
@@ -133,8 +130,14 @@ pub async fn run(channel: String, target: String) {
     }
 }
 
-/// One connection to the channel, until it ends.
-async fn listen(channel: &str, target: &str, relay: &reqwest::Client) -> Result<(), String> {
+/// One connection to the channel, until it ends. A connection the channel
+/// accepted starts the waits between reconnections over.
+async fn listen(
+    channel: &str,
+    target: &str,
+    relay: &reqwest::Client,
+    wait: &mut Duration,
+) -> Result<(), String> {
     let client = octocrab::Octocrab::builder()
         .set_connect_timeout(Some(Duration::from_secs(10)))
         .build()
@@ -151,6 +154,7 @@ async fn listen(channel: &str, target: &str, relay: &reqwest::Client) -> Result<
     if !response.status().is_success() {
         return Err(format!("the channel answered {}", response.status()));
     }
+    *wait = RECONNECT_FIRST;
     info!(%channel, "forwarding webhooks from the proxy channel");
     let mut body = response.into_body();
     let mut stream = EventStream::default();
