@@ -3,21 +3,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::classify::{classify, Outcome};
+use taskgate::classify::{classify, Outcome, SAMPLE_COMMANDS};
 
 fuzz_target!(|data: &[u8]| {
     // First byte picks the exit status and the timeout flag, the second the
     // command family, the rest is the output.
     let (head, output) = data.split_at(data.len().min(2));
     let status = head.first().copied().unwrap_or(0);
-    let commands = [
-        "cargo test",
-        "pytest",
-        "npx jest",
-        "go test ./...",
-        "make",
-        "./run.sh",
-    ];
+    let commands = SAMPLE_COMMANDS;
     let command = commands[head.get(1).copied().unwrap_or(0) as usize % commands.len()];
     let c = classify(&Outcome {
         command,

@@ -38,6 +38,21 @@ use serde::{Deserialize, Serialize};
 
 pub use text::neutralize_mentions;
 
+/// A command of each family the classifier reads its own way (the parsers
+/// are chosen by command), and commands no family claims: what robustness
+/// tests and the `classify` fuzz target feed it, so both reach every parser.
+#[doc(hidden)]
+pub const SAMPLE_COMMANDS: &[&str] = &[
+    "cargo test",
+    "pytest",
+    "npx jest",
+    "go test ./...",
+    "make",
+    "./run.sh",
+    "sh -c x",
+    "",
+];
+
 /// Why a gate failed. Serialised and displayed in `snake_case`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

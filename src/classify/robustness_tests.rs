@@ -27,15 +27,7 @@ fn random_buffers_never_panic_and_keep_summary_short() {
         b"  File \"",
         b":99999999999:",
     ];
-    let commands = [
-        "cargo test",
-        "pytest",
-        "npx jest",
-        "go test ./...",
-        "make",
-        "sh -c x",
-        "",
-    ];
+    let commands = super::SAMPLE_COMMANDS;
     let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut next = move || {
         state ^= state << 13;
