@@ -90,7 +90,24 @@ fn run(conn: Connection, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
                 Err(_) => break,
             }
         }
-        let committed = commit_batch(&conn, &mut batch);
+        // A job that panics (a bug) must not take the writer with it: every
+        // later delivery would get a 503 until a restart. Its commit is
+        // undone and answered as failed instead, like a commit that failed.
+        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            commit_batch(&conn, &mut batch)
+        }))
+        .unwrap_or_else(|panic| {
+            let _ = conn.execute_batch("ROLLBACK");
+            let why = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".into());
+            tracing::error!(%why, "a store job panicked; its group commit was rolled back");
+            Err(format!(
+                "a store job panicked ({why}); nothing of its commit was kept"
+            ))
+        });
         for job in batch.drain(..) {
             job.finish(committed.clone());
         }
@@ -129,4 +146,43 @@ fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Str
         let _ = conn.execute_batch("ROLLBACK");
         e.to_string()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::store::{Store, StoreError};
+
+    #[tokio::test]
+    async fn a_job_that_panics_fails_its_commit_and_the_writer_goes_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let setup = |c: &rusqlite::Connection| -> Result<(), StoreError> {
+            c.execute_batch("CREATE TABLE t (x INTEGER)")?;
+            Ok(())
+        };
+        store.write(setup).await.unwrap();
+        let panicked = store
+            .write(|c| -> Result<(), StoreError> {
+                c.execute("INSERT INTO t VALUES (1)", [])?;
+                panic!("a bug in a job");
+            })
+            .await;
+        match panicked {
+            Err(StoreError::Commit(why)) => assert!(why.contains("a bug in a job"), "{why}"),
+            other => panic!("expected a failed commit, got {other:?}"),
+        }
+        // Nothing of it was kept, and the writer still takes work.
+        let rows = |c: &rusqlite::Connection| -> Result<i64, StoreError> {
+            Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)
+        };
+        assert_eq!(store.write(rows).await.unwrap(), 0);
+        store
+            .write(|c| -> Result<(), StoreError> {
+                c.execute("INSERT INTO t VALUES (2)", [])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        assert_eq!(store.write(rows).await.unwrap(), 1);
+    }
 }
