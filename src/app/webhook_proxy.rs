@@ -21,6 +21,11 @@ use tracing::{debug, info, warn};
 const RECONNECT_FIRST: Duration = Duration::from_secs(1);
 const RECONNECT_MAX: Duration = Duration::from_secs(30);
 
+/// smee sends a keep-alive every 30 s; a stream silent for three of them
+/// is a dead connection (a laptop that slept, a dropped network) that
+/// would otherwise be waited on forever.
+const IDLE_LIMIT: Duration = Duration::from_secs(90);
+
 /// Checks a `WEBHOOK_PROXY_URL` before anything starts.
 pub fn parse_proxy_url(url: &str) -> Result<String, String> {
     let channel = url.parse::<http::Uri>().ok().filter(|uri| {
@@ -121,7 +126,7 @@ pub async fn run(channel: String, target: String) {
     let relay = reqwest::Client::new();
     let mut wait = RECONNECT_FIRST;
     loop {
-        match listen(&channel, &target, &relay, &mut wait).await {
+        match listen(&channel, &target, &relay, &mut wait, IDLE_LIMIT).await {
             Ok(()) => warn!(%channel, "the webhook proxy channel closed; reconnecting"),
             Err(e) => warn!(%channel, error = %e, "the webhook proxy channel failed; reconnecting"),
         }
@@ -130,13 +135,15 @@ pub async fn run(channel: String, target: String) {
     }
 }
 
-/// One connection to the channel, until it ends. A connection the channel
-/// accepted starts the waits between reconnections over.
+/// One connection to the channel, until it ends or stays silent for
+/// `idle`. A connection the channel accepted starts the waits between
+/// reconnections over.
 async fn listen(
     channel: &str,
     target: &str,
     relay: &reqwest::Client,
     wait: &mut Duration,
+    idle: Duration,
 ) -> Result<(), String> {
     let client = octocrab::Octocrab::builder()
         .set_connect_timeout(Some(Duration::from_secs(10)))
@@ -158,7 +165,16 @@ async fn listen(
     info!(%channel, "forwarding webhooks from the proxy channel");
     let mut body = response.into_body();
     let mut stream = EventStream::default();
-    while let Some(frame) = body.frame().await {
+    loop {
+        let Ok(next) = tokio::time::timeout(idle, body.frame()).await else {
+            return Err(format!(
+                "nothing came from the channel for {} s, not even a keep-alive",
+                idle.as_secs()
+            ));
+        };
+        let Some(frame) = next else {
+            return Ok(());
+        };
         let frame = frame.map_err(|e| e.to_string())?;
         let Ok(chunk) = frame.into_data() else {
             continue;
@@ -169,7 +185,6 @@ async fn listen(
             }
         }
     }
-    Ok(())
 }
 
 /// Posts one relayed delivery to the intake. Its answer is only logged:
@@ -271,6 +286,34 @@ mod tests {
         ] {
             assert!(relayed(&other).is_none(), "{other:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_channel_silent_past_the_idle_limit_is_left() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let channel = format!("http://{}/silent", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            let _ = socket.read(&mut [0u8; 4096]).await;
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+            socket.write_all(head.as_bytes()).await.unwrap();
+            // Then nothing, with the connection left open.
+            std::future::pending::<()>().await;
+        });
+        let mut wait = RECONNECT_MAX;
+        let relay = reqwest::Client::new();
+        let idle = Duration::from_millis(300);
+        let target = "http://127.0.0.1:9/webhook";
+        let listening = listen(&channel, target, &relay, &mut wait, idle);
+        // Without the idle limit it would wait forever; the test does not.
+        let left = tokio::time::timeout(Duration::from_secs(10), listening)
+            .await
+            .expect("listen gives up on a silent channel");
+        let why = left.expect_err("a silent channel is given up");
+        assert!(why.contains("not even a keep-alive"), "{why}");
+        // It had accepted the connection: the next wait starts over.
+        assert_eq!(wait, RECONNECT_FIRST);
     }
 
     #[test]
