@@ -65,10 +65,7 @@ async fn story_on_actions_with(
     with_workflow: bool,
     adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
 ) -> Story {
-    crate::support::init_logs();
-    let fake = fakehub::FakeGitHub::start().await;
-    fake.install(crate::support::INSTALLATION, REPO);
-    let app = TestApp::with_config(fake, adjust).await;
+    let app = TestApp::start_with(adjust).await;
     let repo = app.fake.repo(REPO);
     if with_workflow {
         repo.add_workflow(WORKFLOW);

@@ -206,9 +206,7 @@ async fn concurrent_copies_of_one_delivery_are_recorded_once() {
 
 #[tokio::test]
 async fn while_the_secret_is_rotated_the_previous_one_is_accepted_and_counted() {
-    let fake = fakehub::FakeGitHub::start().await;
-    fake.install(crate::support::INSTALLATION, crate::support::REPO);
-    let app = TestApp::with_config(fake, |config| {
+    let app = TestApp::start_with(|config| {
         config.previous_webhook_secret = Some("the old secret".into());
     })
     .await;
@@ -244,9 +242,7 @@ async fn while_the_secret_is_rotated_the_previous_one_is_accepted_and_counted() 
 
 #[tokio::test]
 async fn webhooks_are_taken_at_the_configured_path_only() {
-    let fake = fakehub::FakeGitHub::start().await;
-    fake.install(crate::support::INSTALLATION, crate::support::REPO);
-    let app = TestApp::with_config(fake, |config| {
+    let app = TestApp::start_with(|config| {
         config.webhook_path = "/api/github/webhooks".into();
     })
     .await;

@@ -30,10 +30,15 @@ pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
 
 impl TestApp {
     pub async fn start() -> TestApp {
+        TestApp::start_with(|_| {}).await
+    }
+
+    /// Like [`TestApp::start`], with the configuration adjusted first.
+    pub async fn start_with(adjust: impl FnOnce(&mut ServeConfig)) -> TestApp {
         init_logs();
         let fake = FakeGitHub::start().await;
         fake.install(INSTALLATION, REPO);
-        TestApp::with_fake(fake).await
+        TestApp::with_config(fake, adjust).await
     }
 
     /// A server with an empty database in front of an existing fake GitHub.

@@ -8,7 +8,7 @@ use taskgate::intake::signature::sign;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-use crate::support::{eventually, fixture, TestApp, INSTALLATION, REPO, SECRET};
+use crate::support::{eventually, fixture, TestApp, SECRET};
 
 /// A channel serving `streams[i]` to its i-th connection as an event
 /// stream, then hanging up; the last one stays open, as smee's do.
@@ -62,9 +62,7 @@ async fn relayed_deliveries_are_recorded_and_forged_ones_refused_across_reconnec
     let second = relayed("d-smee-2", &body, SECRET);
     let (url, connections) = channel(vec![first, second]).await;
 
-    let fake = fakehub::FakeGitHub::start().await;
-    fake.install(INSTALLATION, REPO);
-    let app = TestApp::with_config(fake, |config| config.webhook_proxy_url = Some(url)).await;
+    let app = TestApp::start_with(|config| config.webhook_proxy_url = Some(url)).await;
     let store = app.store();
     eventually("both signed deliveries are recorded", || {
         let store = store.clone();
