@@ -180,8 +180,16 @@ async fn listen(
             continue;
         };
         for event in stream.push(&chunk) {
-            if let Some(delivery) = relayed(&event) {
-                forward(relay, target, delivery).await;
+            match relayed(&event) {
+                Some(delivery) => forward(relay, target, delivery).await,
+                // smee's own `ready` and `ping` are named events; a message
+                // is a relayed request, and one that is not a webhook is
+                // worth a line to whoever wonders where it went.
+                None if event.name == "message" => warn!(
+                    %channel,
+                    "a message on the channel is not a relayed webhook (no GitHub headers or body); skipped"
+                ),
+                None => {}
             }
         }
     }
