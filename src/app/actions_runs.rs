@@ -137,6 +137,21 @@ pub struct CountedRuns(std::sync::Mutex<std::collections::VecDeque<String>>);
 impl CountedRuns {
     const KEPT: usize = 256;
 
+    /// Counts the run of `row` in `metrics`, from the attempt's queueing
+    /// (with its dispatch, in one commit; the outbox sends it) to GitHub's
+    /// completion of the run, less the report's commands, unless it was
+    /// counted lately. A run without `updated_at` says nothing of it.
+    fn count(&self, metrics: &Metrics, row: &AttemptRow, run: &WorkflowRun, report: &RunReport) {
+        let Some(done) = run.updated_at else {
+            return;
+        };
+        let key = format!("{}/{}/{}/{}", row.repo, row.story, row.task, row.attempt);
+        if self.first(key) {
+            let wall = (done.timestamp_millis() - row.queued_ms).max(0) as f64 / 1000.0;
+            metrics.run_finished("actions", wall, report.commands_seconds());
+        }
+    }
+
     /// True the first time `key` is offered (lately), false after.
     fn first(&self, key: String) -> bool {
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -516,15 +531,8 @@ impl ActionsRuns {
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
             Ok(report) => {
-                // From the attempt's queueing (with its dispatch, in one
-                // commit; the outbox sends it) to GitHub's completion of the
-                // run; a run without a report says nothing of the overhead.
-                let key = format!("{repo}/{}/{}/{}", row.story, row.task, row.attempt);
-                if let Some(done) = run.updated_at.filter(|_| self.counted.first(key)) {
-                    let wall = (done.timestamp_millis() - row.queued_ms).max(0) as f64 / 1000.0;
-                    self.metrics
-                        .run_finished("actions", wall, report.commands_seconds());
-                }
+                // A run without a report says nothing of the overhead.
+                self.counted.count(&self.metrics, row, run, &report);
                 return Ok(report);
             }
             Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
@@ -574,6 +582,36 @@ mod tests {
 
     #[test]
     fn a_run_is_counted_once_however_often_its_report_is_fetched() {
+        let row = AttemptRow {
+            repo: RepoName::parse("o/r").unwrap(),
+            story: "s".into(),
+            task: "t1".into(),
+            attempt: 1,
+            installation: crate::ids::InstallationId(1),
+            sha: crate::ids::CommitSha("1111111111111111111111111111111111111111".into()),
+            gates: vec!["unit".into()],
+            status: "running".into(),
+            queued_ms: 1_764_000_000_000,
+            started_ms: None,
+            finished_ms: None,
+            report: None,
+            runner: RunnerKind::Actions,
+        };
+        let run: WorkflowRun = serde_json::from_value(serde_json::json!({
+            "id": 7, "head_sha": "1111111111111111111111111111111111111111",
+            "status": "completed", "conclusion": "success",
+            "updated_at": "2025-11-24T16:00:03Z",
+        }))
+        .unwrap();
+        let report = report_for_missing_artifact(&row.task, &row.sha, &row.gates, "x", None);
+        let metrics = Metrics::new();
+        let counted = CountedRuns::default();
+        counted.count(&metrics, &row, &run, &report);
+        counted.count(&metrics, &row, &run, &report);
+        let text = metrics.render(&Default::default());
+        let runs = "taskgate_runner_overhead_seconds_count{runner=\"actions\"} ";
+        assert!(text.contains(&format!("{runs}1\n")), "{text}");
+        // The key underneath: by attempt, and bounded.
         let counted = CountedRuns::default();
         assert!(counted.first("o/r/s/t1/1".into()));
         assert!(!counted.first("o/r/s/t1/1".into()), "fetched again");
