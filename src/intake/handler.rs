@@ -45,6 +45,14 @@ fn header<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
+/// A header for the log span. The request is not verified yet, so a value
+/// longer than any delivery id or event name is left out of the logs.
+fn for_span<'h>(headers: &'h HeaderMap, name: &str) -> &'h str {
+    header(headers, name)
+        .filter(|value| value.len() <= MAX_DELIVERY_ID)
+        .unwrap_or_default()
+}
+
 pub async fn webhook(
     State(state): State<Arc<IntakeState>>,
     headers: HeaderMap,
@@ -53,15 +61,10 @@ pub async fn webhook(
     let started = Instant::now();
     // Instrumented, not entered: a guard held across the commit's await
     // would put other tasks' logs on this thread into this delivery's span.
-    // The headers are not verified yet: an overlong id is left out of logs.
     let span = tracing::info_span!(
         "delivery",
-        id = header(&headers, "x-github-delivery")
-            .filter(|id| id.len() <= MAX_DELIVERY_ID)
-            .unwrap_or_default(),
-        event = header(&headers, "x-github-event")
-            .filter(|event| event.len() <= MAX_DELIVERY_ID)
-            .unwrap_or_default(),
+        id = for_span(&headers, "x-github-delivery"),
+        event = for_span(&headers, "x-github-event"),
     );
     let response = answer(&state, &headers, body).instrument(span).await;
     state.metrics.acked(started.elapsed().as_secs_f64());
