@@ -22,8 +22,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
     version,
     about = "A GitHub App that proves planned work before it ships",
     after_help = "Logs go to stderr: RUST_LOG filters them (or Probot's LOG_LEVEL; default \
-                  info), LOG_FORMAT=json writes one JSON object per line. A .env file in the working directory \
-                  is read first."
+                  info), LOG_FORMAT=json writes one JSON object per line. A .env file in \
+                  the working directory is read first."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -340,8 +340,8 @@ async fn run() -> anyhow::Result<()> {
         .with_env_filter(filter);
     match format {
         LogFormat::Text => logs.init(),
-        // Every span the line is in (the delivery's id and event, the
-        // task's), so a collector can follow one delivery or one task.
+        // Every span the line is in (a delivery's, a run's, an effect's),
+        // so a collector can follow one delivery, task or GitHub call.
         LogFormat::Json => logs
             .json()
             .flatten_event(true)
