@@ -43,21 +43,36 @@ load_run "$WORK" $SERVER "http://127.0.0.1:$PORT/webhook" "$CONNS" "$SECS" "$THR
 count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$DB_DIR/bench.db" "$1"; }
 for _ in $(seq 600); do [ "$(count "select count(*) from deliveries where status = 'received'")" = 0 ] && break; sleep 0.1; done
 load_report "$WORK" $SERVER "$CONNS" "$SECS"
-# The server's own view of the same answers (its /metrics histogram), to
+# The server's own view of the same answers (its /metrics histograms), to
 # tell the time spent in taskgate from the time spent queueing in wrk and
-# the kernel on the shared cores. Interpolated within buckets, as
-# Prometheus' histogram_quantile does.
+# the kernel on the shared cores, and the store's group commits inside it.
+# Quantiles interpolated within buckets, as Prometheus' histogram_quantile
+# does.
 curl -sf "http://127.0.0.1:$PORT/metrics" | python3 -c '
 import re, sys
-buckets = [(float("inf") if le == "+Inf" else float(le), float(n)) for le, n in
-           re.findall(r"taskgate_webhook_ack_seconds_bucket\{le=\"([^\"]+)\"\} (\S+)", sys.stdin.read())]
-def quantile(q):
-    total, lo, below = buckets[-1][1], 0.0, 0.0
-    for le, n in buckets:
+text = sys.stdin.read()
+def buckets(name):
+    return [(float("inf") if le == "+Inf" else float(le), float(n)) for le, n in
+            re.findall(r"taskgate_" + name + r"_bucket\{le=\"([^\"]+)\"\} (\S+)", text)]
+def value(name):
+    return float(re.search(r"^taskgate_" + name + r" (\S+)$", text, re.M).group(1))
+def ms(name, q):
+    b = buckets(name)
+    total, lo, below = b[-1][1], 0.0, 0.0
+    for le, n in b:
         if n >= q * total:
-            return le if le == float("inf") else lo + (le - lo) * (q * total - below) / max(n - below, 1)
+            return float("inf") if le == float("inf") else (lo + (le - lo) * (q * total - below) / max(n - below, 1)) * 1e3
         lo, below = le, n
-print(f"server ack (body read to answer): p50 ~{quantile(0.5)*1e3:.2f} ms, p99 ~{quantile(0.99)*1e3:.2f} ms")
+ack = [ms("webhook_ack_seconds", q) for q in (0.5, 0.99)]
+print(f"server ack (body read to answer): p50 ~{ack[0]:.2f} ms, p99 ~{ack[1]:.2f} ms")
+if "taskgate_store_commit_seconds_count" in text:  # builds before 2026-11-26 19:50 lack it
+    commits, jobs = value("store_commit_seconds_count"), value("store_commit_jobs_sum")
+    commit = [ms("store_commit_seconds", q) for q in (0.5, 0.99)]
+    checkpoints = value("store_checkpoint_seconds_count")
+    checkpoint = [ms("store_checkpoint_seconds", q) for q in (0.5, 0.99)]
+    print(f"store: {commits:.0f} group commits of {jobs / commits:.1f} jobs on average,"
+          f" p50 ~{commit[0]:.2f} ms, p99 ~{commit[1]:.2f} ms;"
+          f" {checkpoints:.0f} checkpoints, p50 ~{checkpoint[0]:.2f} ms, p99 ~{checkpoint[1]:.2f} ms")
 '
 STORED=$(count "select count(*) from deliveries")
 ANSWERED=$(cat "$WORK/answered")

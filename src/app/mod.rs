@@ -180,7 +180,9 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     let store = Store::open_url(&config.database_url)?;
     let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
     let github = Arc::new(GitHubApp::new(&config.github_api_url, creds));
-    let metrics = Arc::new(Metrics::new());
+    let mut metrics = Metrics::new();
+    metrics.register_store(store.writer_metrics());
+    let metrics = Arc::new(metrics);
     let recorded = Arc::new(Notify::new());
     let effects_stored = Arc::new(Notify::new());
     let runs_changed = Arc::new(Notify::new());

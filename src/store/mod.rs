@@ -11,7 +11,9 @@
 //!   waiting in its queue, runs each in its own savepoint, and commits them
 //!   together with one fsync. A job's caller hears back only after that
 //!   commit, so "recorded" always means "on disk", and throughput grows with
-//!   load instead of being capped by the disk's fsync rate.
+//!   load instead of being capped by the disk's fsync rate. The writer also
+//!   checkpoints the log into the database file, after answering a commit's
+//!   callers rather than inside their commit.
 //! - **Outbox.** A decision's state changes and the GitHub calls it implies
 //!   are written in the same transaction, so a crash can lose neither alone.
 
@@ -37,6 +39,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+pub use writer::WriterMetrics;
 use writer::{Job, TypedJob};
 
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +60,7 @@ pub enum StoreError {
 #[derive(Clone)]
 pub struct Store {
     writer: mpsc::UnboundedSender<Box<dyn Job>>,
+    writer_metrics: WriterMetrics,
     reader: Arc<Mutex<Connection>>,
 }
 
@@ -77,11 +81,17 @@ impl Store {
         let conn = schema::connect(path)?;
         schema::migrate(&conn)?;
         let reader = schema::connect(path)?;
-        let writer = writer::spawn(conn);
+        let (writer, writer_metrics) = writer::spawn(conn);
         Ok(Store {
             writer,
+            writer_metrics,
             reader: Arc::new(Mutex::new(reader)),
         })
+    }
+
+    /// The writer's commit and checkpoint times, for `/metrics`.
+    pub fn writer_metrics(&self) -> &WriterMetrics {
+        &self.writer_metrics
     }
 
     /// Runs `f` inside the next group commit and returns its result once

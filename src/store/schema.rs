@@ -207,9 +207,6 @@ DELETE FROM sqlite_sequence WHERE name = 'deliveries';
 "#,
 ];
 
-/// Log pages after which a commit checkpoints (SQLite's default is 1000).
-const WAL_AUTOCHECKPOINT_PAGES: i64 = 100;
-
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
@@ -219,12 +216,9 @@ pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
     // every commit durable before anyone is told it happened.
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "FULL")?;
-    // Small checkpoints: each one stalls the writer (it copies the pages
-    // and fsyncs the database file inside a commit), and the intake's worst
-    // acknowledgements were those waiting for one. At SQLite's default of
-    // 1000 pages the intake benchmark's p99 was 9–11 ms; at 100, 5–7 ms at
-    // a few percent of throughput (docs/benchmarks.md).
-    conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT_PAGES)?;
+    // The writer checkpoints by itself once it runs (`writer::WalPages`);
+    // until then (migrations), SQLite does, at the writer's threshold.
+    conn.pragma_update(None, "wal_autocheckpoint", super::writer::CHECKPOINT_PAGES)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     // Savepoint journals in memory, not temp files: each group commit runs
     // every job in its own savepoint.

@@ -1,5 +1,9 @@
-//! The single writer thread and its group commit.
+//! The single writer thread, its group commit and its checkpoints.
 
+use std::cell::Cell;
+use std::time::Instant;
+
+use prometheus_client::metrics::histogram::Histogram;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
@@ -7,6 +11,42 @@ use super::StoreError;
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
 const MAX_BATCH: usize = 512;
+
+/// Log pages after which the writer checkpoints (SQLite's default is 1000).
+/// Small checkpoints: each one stalls the writer (it copies the pages and
+/// fsyncs the database file), and at 1000 pages the intake benchmark's p99
+/// was 9–11 ms; at 100, 5–7 ms at a few percent of throughput
+/// (docs/benchmarks.md).
+pub(super) const CHECKPOINT_PAGES: i32 = 100;
+
+/// What the writer measures, for `/metrics`. The histograms share their
+/// counts with their clones, so the web layer registers clones.
+#[derive(Clone)]
+pub struct WriterMetrics {
+    /// From `BEGIN` to the commit being durable (its fsync included).
+    pub commit_seconds: Histogram,
+    /// Jobs (a delivery recorded, a decision stored, …) per group commit.
+    pub jobs_per_commit: Histogram,
+    /// Each checkpoint: log pages copied into the database file, and its
+    /// fsync.
+    pub checkpoint_seconds: Histogram,
+}
+
+impl WriterMetrics {
+    fn new() -> WriterMetrics {
+        // Fine below 10 ms, where a healthy disk commits; coarse above.
+        let seconds = || {
+            Histogram::new([
+                0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.01, 0.025, 0.1, 1.0,
+            ])
+        };
+        WriterMetrics {
+            commit_seconds: seconds(),
+            jobs_per_commit: Histogram::new([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 512.0]),
+            checkpoint_seconds: seconds(),
+        }
+    }
+}
 
 /// A unit of work for the writer: run inside a savepoint, then told how the
 /// enclosing commit went.
@@ -71,31 +111,77 @@ where
     }
 }
 
-pub(super) fn spawn(conn: Connection) -> mpsc::UnboundedSender<Box<dyn Job>> {
+pub(super) fn spawn(conn: Connection) -> (mpsc::UnboundedSender<Box<dyn Job>>, WriterMetrics) {
     let (tx, rx) = mpsc::unbounded_channel();
+    let metrics = WriterMetrics::new();
+    let writer = Writer {
+        log: WalPages::watch(conn),
+        metrics: metrics.clone(),
+    };
     std::thread::Builder::new()
         .name("taskgate-writer".into())
-        .spawn(move || run(conn, rx))
+        .spawn(move || writer.run(rx))
         .expect("spawn the store writer thread");
-    tx
+    (tx, metrics)
 }
 
-fn run(conn: Connection, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
-    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
-    while let Some(first) = rx.blocking_recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+struct Writer {
+    log: WalPages,
+    metrics: WriterMetrics,
+}
+
+impl Writer {
+    fn run(self, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
+        let conn = self.log.conn();
+        let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
+        while let Some(first) = rx.blocking_recv() {
+            let started = Instant::now();
+            batch.push(first);
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(_) => break,
+                }
+            }
+            let committed = commit_guarded(conn, &mut batch);
+            self.metrics
+                .commit_seconds
+                .observe(started.elapsed().as_secs_f64());
+            self.metrics.jobs_per_commit.observe(batch.len() as f64);
+            for job in batch.drain(..) {
+                job.finish(committed.clone());
+            }
+            // After the callers are answered, not inside their commit (where
+            // SQLite's own auto-checkpoint runs): only the next commit waits.
+            if self.log.pages() >= CHECKPOINT_PAGES {
+                self.checkpoint();
             }
         }
-        // A job that panics (a bug) must not take the writer with it: every
-        // later delivery would get a 503 until a restart. Its commit is
-        // undone and answered as failed instead, like a commit that failed.
-        let committed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            commit_batch(&conn, &mut batch)
-        }))
+    }
+
+    fn checkpoint(&self) {
+        let started = Instant::now();
+        // PASSIVE: copies what no reader still needs, never waits for one.
+        let done = self
+            .log
+            .conn()
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        self.metrics
+            .checkpoint_seconds
+            .observe(started.elapsed().as_secs_f64());
+        if let Err(e) = done {
+            tracing::warn!(error = %e, "checkpoint failed; trying again after the next commits");
+        }
+        self.log.reset();
+    }
+}
+
+/// A group commit that survives a panicking job. A job that panics (a bug)
+/// must not take the writer with it: every later delivery would get a 503
+/// until a restart. Its commit is undone and answered as failed instead,
+/// like a commit that failed.
+fn commit_guarded(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit_batch(conn, batch)))
         .unwrap_or_else(|panic| {
             let _ = conn.execute_batch("ROLLBACK");
             let why = panic
@@ -107,9 +193,65 @@ fn run(conn: Connection, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
             Err(format!(
                 "a store job panicked ({why}); nothing of its commit was kept"
             ))
-        });
-        for job in batch.drain(..) {
-            job.finish(committed.clone());
+        })
+}
+
+/// The writer's connection with SQLite's WAL hook counting the pages in the
+/// log after each commit. Installing the hook turns SQLite's auto-checkpoint
+/// off for this connection: the writer checkpoints itself.
+struct WalPages {
+    conn: Connection,
+    /// Boxed so its address stays fixed while SQLite holds it.
+    pages: Box<Cell<i32>>,
+}
+
+unsafe extern "C" fn count_pages(
+    pages: *mut std::ffi::c_void,
+    _db: *mut rusqlite::ffi::sqlite3,
+    _schema: *const std::ffi::c_char,
+    in_log: std::ffi::c_int,
+) -> std::ffi::c_int {
+    // SAFETY: `pages` is the `Cell` registered in `watch`, alive until
+    // `drop` unregisters the hook; SQLite calls the hook on the thread
+    // running the commit, the writer's, the only one touching the cell.
+    unsafe { (*(pages as *const Cell<i32>)).set(in_log) };
+    rusqlite::ffi::SQLITE_OK
+}
+
+impl WalPages {
+    fn watch(conn: Connection) -> WalPages {
+        let pages = Box::new(Cell::new(0));
+        // SAFETY: the handle is valid while `conn` lives (as long as `self`),
+        // and the pointer is to the boxed cell, which `drop` outlives.
+        unsafe {
+            rusqlite::ffi::sqlite3_wal_hook(
+                conn.handle(),
+                Some(count_pages),
+                &*pages as *const Cell<i32> as *mut std::ffi::c_void,
+            );
+        }
+        WalPages { conn, pages }
+    }
+
+    fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// Pages in the log after the last commit, since the last checkpoint.
+    fn pages(&self) -> i32 {
+        self.pages.get()
+    }
+
+    fn reset(&self) {
+        self.pages.set(0);
+    }
+}
+
+impl Drop for WalPages {
+    fn drop(&mut self) {
+        // SAFETY: the handle is still open; no hook is called after this.
+        unsafe {
+            rusqlite::ffi::sqlite3_wal_hook(self.conn.handle(), None, std::ptr::null_mut());
         }
     }
 }
@@ -184,5 +326,61 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(store.write(rows).await.unwrap(), 1);
+    }
+
+    /// A histogram's `_count` or `_sum`, read through its text encoding.
+    fn read(histogram: &prometheus_client::metrics::histogram::Histogram, field: &str) -> f64 {
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register("h", "", histogram.clone());
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("h_{field} ")))
+            .unwrap_or_else(|| panic!("no h_{field} in {text}"));
+        line.split(' ').nth(1).unwrap().parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_writer_checkpoints_the_log_and_times_its_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("t.db");
+        let store = Store::open(&db).unwrap();
+        store
+            .write(|c: &rusqlite::Connection| -> Result<(), StoreError> {
+                c.execute_batch("CREATE TABLE t (x BLOB)")?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        // 300 commits of about four log pages each (the row's leaf and its
+        // overflow pages): ~1,200 pages through the log.
+        for _ in 0..300 {
+            store
+                .write_one(|c| -> Result<(), StoreError> {
+                    c.execute("INSERT INTO t VALUES (zeroblob(8000))", [])?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+        }
+        let metrics = store.writer_metrics();
+        assert_eq!(read(&metrics.commit_seconds, "count"), 301.0);
+        assert_eq!(read(&metrics.jobs_per_commit, "sum"), 301.0);
+        let checkpoints = read(&metrics.checkpoint_seconds, "count");
+        assert!(
+            (8.0..=20.0).contains(&checkpoints),
+            "{checkpoints} checkpoints"
+        );
+        // SQLite's own auto-checkpoint is off on the writer's connection, so
+        // without the writer's checkpoints the log would hold all ~3 MB.
+        let log = std::fs::metadata(dir.path().join("t.db-wal"))
+            .unwrap()
+            .len();
+        let page = 4096 + 24;
+        assert!(
+            log <= (super::CHECKPOINT_PAGES as u64 + 10) * page,
+            "the log grew to {log} bytes"
+        );
     }
 }

@@ -186,6 +186,26 @@ impl Metrics {
         }
     }
 
+    /// Adds the store writer's commit and checkpoint histograms (shared
+    /// with the writer, which observes into them).
+    pub fn register_store(&mut self, writer: &crate::store::WriterMetrics) {
+        self.registry.register(
+            "store_commit_seconds",
+            "Each group commit of the store, from its start to being durable (the fsync included); webhook answers wait for one",
+            writer.commit_seconds.clone(),
+        );
+        self.registry.register(
+            "store_commit_jobs",
+            "Jobs (deliveries recorded, decisions stored, ...) per group commit",
+            writer.jobs_per_commit.clone(),
+        );
+        self.registry.register(
+            "store_checkpoint_seconds",
+            "Each checkpoint of the store's write-ahead log into the database file (every 100 log pages, after a commit's callers were answered)",
+            writer.checkpoint_seconds.clone(),
+        );
+    }
+
     pub fn delivery(&self, event: &str, outcome: &'static str) {
         self.deliveries
             .get_or_create(&vec![

@@ -286,4 +286,13 @@ async fn healthz_and_metrics_answer() {
         metrics.contains("taskgate_delivery_processing_seconds"),
         "{metrics}"
     );
+    // The ping was recorded in a group commit, which the writer timed.
+    let value = |name: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(&format!("{name} ")));
+        line.and_then(|l| l.split(' ').nth(1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"))
+    };
+    assert!(value("taskgate_store_commit_seconds_count") >= 1.0);
+    assert!(value("taskgate_store_commit_jobs_sum") >= 1.0);
+    assert!(metrics.contains("taskgate_store_checkpoint_seconds_count"));
 }
