@@ -3,7 +3,9 @@
 # delivery ids (version-1 UUIDs of the real clock) posted
 # to a running `taskgate serve` over loopback with wrk, then checks that
 # every 2xx delivery is in the database. Prints throughput, ack latency,
-# server CPU per delivery, the load generator's CPU per request and RSS.
+# server CPU per delivery, the load generator's CPU per request, RSS, and
+# from /metrics the server's own answer times and its store's group
+# commits and checkpoints.
 #
 #   bash bench/intake.sh [connections=32] [seconds=20] [threads=2]
 #
