@@ -298,11 +298,7 @@ mod tests {
     async fn a_job_that_panics_fails_its_commit_and_the_writer_goes_on() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db")).unwrap();
-        let setup = |c: &rusqlite::Connection| -> Result<(), StoreError> {
-            c.execute_batch("CREATE TABLE t (x INTEGER)")?;
-            Ok(())
-        };
-        store.write(setup).await.unwrap();
+        execute(&store, "CREATE TABLE t (x INTEGER)").await;
         let panicked = store
             .write(|c| -> Result<(), StoreError> {
                 c.execute("INSERT INTO t VALUES (1)", [])?;
@@ -318,14 +314,19 @@ mod tests {
             Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)
         };
         assert_eq!(store.write(rows).await.unwrap(), 0);
+        execute(&store, "INSERT INTO t VALUES (2)").await;
+        assert_eq!(store.write(rows).await.unwrap(), 1);
+    }
+
+    /// Runs one statement through the writer, in a commit of its own.
+    async fn execute(store: &Store, sql: &'static str) {
         store
-            .write(|c| -> Result<(), StoreError> {
-                c.execute("INSERT INTO t VALUES (2)", [])?;
+            .write_one(move |c| -> Result<(), StoreError> {
+                c.execute_batch(sql)?;
                 Ok(())
             })
             .await
             .unwrap();
-        assert_eq!(store.write(rows).await.unwrap(), 1);
     }
 
     /// A histogram's `_count` or `_sum`, read through its text encoding.
@@ -346,23 +347,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("t.db");
         let store = Store::open(&db).unwrap();
-        store
-            .write(|c: &rusqlite::Connection| -> Result<(), StoreError> {
-                c.execute_batch("CREATE TABLE t (x BLOB)")?;
-                Ok(())
-            })
-            .await
-            .unwrap();
+        execute(&store, "CREATE TABLE t (x BLOB)").await;
         // 300 commits of about four log pages each (the row's leaf and its
         // overflow pages): ~1,200 pages through the log.
         for _ in 0..300 {
-            store
-                .write_one(|c| -> Result<(), StoreError> {
-                    c.execute("INSERT INTO t VALUES (zeroblob(8000))", [])?;
-                    Ok(())
-                })
-                .await
-                .unwrap();
+            execute(&store, "INSERT INTO t VALUES (zeroblob(8000))").await;
         }
         let metrics = store.writer_metrics();
         assert_eq!(read(&metrics.commit_seconds, "count"), 301.0);
