@@ -173,6 +173,12 @@ struct ServeArgs {
     #[arg(long, env = "WEBHOOK_PATH", default_value = taskgate::web::DEFAULT_WEBHOOK_PATH,
           value_parser = taskgate::web::parse_webhook_path)]
     webhook_path: String,
+    /// The memory webhook bodies being read and handled may hold at once, in
+    /// MiB; past it a delivery waits up to 2 s, then gets 503.
+    #[arg(long, env = "TASKGATE_WEBHOOK_MEMORY_MIB",
+          default_value_t = taskgate::intake::DEFAULT_MEMORY_MIB,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(25..))]
+    webhook_memory_mib: usize,
     /// For development: a smee.io channel URL (the App's webhook URL) whose
     /// deliveries are replayed to this server, as Probot does.
     #[arg(long, env = "WEBHOOK_PROXY_URL", value_parser = taskgate::app::webhook_proxy::parse_proxy_url)]
@@ -214,6 +220,7 @@ impl ServeArgs {
                 .then(|| Duration::from_secs(self.redeliver_minutes * 60)),
             webhook_proxy_url: self.webhook_proxy_url,
             webhook_path: self.webhook_path,
+            webhook_memory_mib: self.webhook_memory_mib,
             clock: taskgate::app::runs::system_clock(),
         })
     }

@@ -76,6 +76,9 @@ pub struct ServeConfig {
     pub webhook_proxy_url: Option<String>,
     /// Where GitHub posts webhooks (`WEBHOOK_PATH`).
     pub webhook_path: String,
+    /// The memory webhook bodies in hand may hold at once, in MiB
+    /// (`TASKGATE_WEBHOOK_MEMORY_MIB`; at least 25, GitHub's largest body).
+    pub webhook_memory_mib: usize,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -121,6 +124,7 @@ impl ServeConfig {
             redeliver_every: None,
             webhook_proxy_url: None,
             webhook_path: web::DEFAULT_WEBHOOK_PATH.to_owned(),
+            webhook_memory_mib: crate::intake::DEFAULT_MEMORY_MIB,
             clock: runs::system_clock(),
         }
     }
@@ -139,6 +143,8 @@ pub enum StartError {
     },
     #[error("WEBHOOK_SECRET must not be empty: without it anyone could post webhooks")]
     NoSecret,
+    #[error(transparent)]
+    WebhookMemory(#[from] crate::intake::BudgetTooSmall),
     #[error("cannot create the work directory {path}: {source}")]
     WorkDir {
         path: String,
@@ -279,6 +285,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         store: store.clone(),
         metrics,
         recorded,
+        bodies: crate::intake::BodyBudget::new(config.webhook_memory_mib)?,
     });
 
     let addr = format!("{}:{}", config.host, config.port);

@@ -3,20 +3,18 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Notify;
 use tracing::{info, warn, Instrument};
 
+use super::budget::{self, BodyBudget, ReadError, Reserve};
 use super::{event, signature, translate};
 use crate::ids::DeliveryId;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
 use crate::web::metrics::Metrics;
-
-/// GitHub caps webhook payloads at 25 MiB; anything larger is not GitHub.
-pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
 
 /// GitHub's delivery ids are UUIDs (36 characters); this leaves room for
 /// other senders' and refuses what no sender needs.
@@ -30,6 +28,8 @@ pub struct IntakeState {
     pub metrics: Arc<Metrics>,
     /// Wakes the processor when a new delivery is recorded.
     pub recorded: Arc<Notify>,
+    /// Bounds the memory that request bodies being read and handled hold.
+    pub bodies: BodyBudget,
 }
 
 fn reply(status: StatusCode, message: impl Into<String>) -> Response {
@@ -56,9 +56,8 @@ fn for_span<'h>(headers: &'h HeaderMap, name: &str) -> &'h str {
 pub async fn webhook(
     State(state): State<Arc<IntakeState>>,
     headers: HeaderMap,
-    body: Bytes,
+    body: Body,
 ) -> Response {
-    let started = Instant::now();
     // Instrumented, not entered: a guard held across the commit's await
     // would put other tasks' logs on this thread into this delivery's span.
     let span = tracing::info_span!(
@@ -66,8 +65,55 @@ pub async fn webhook(
         id = for_span(&headers, "x-github-delivery"),
         event = for_span(&headers, "x-github-event"),
     );
-    let response = answer(&state, &headers, body).instrument(span).await;
-    state.metrics.acked(started.elapsed().as_secs_f64());
+    async {
+        // Reserved before the body is read and held until the answer: the
+        // body, its compressed copy and its parse live that long.
+        let _reserved = match state.bodies.reserve(&headers).await {
+            Reserve::Granted(reserved) => reserved,
+            Reserve::TooLarge => return refuse(&state, ReadError::TooLarge),
+            Reserve::Busy { budget_mib } => {
+                state.metrics.delivery("unverified", "busy");
+                warn!(
+                    budget_mib,
+                    "webhook bodies fill the memory budget; answered 503"
+                );
+                return busy(budget_mib);
+            }
+        };
+        let body = match budget::read(body).await {
+            Ok(body) => body,
+            Err(e) => return refuse(&state, e),
+        };
+        let started = Instant::now();
+        let response = answer(&state, &headers, body).await;
+        state.metrics.acked(started.elapsed().as_secs_f64());
+        response
+    }
+    .instrument(span)
+    .await
+}
+
+/// A body that could not be read whole, within GitHub's cap and time.
+fn refuse(state: &IntakeState, e: ReadError) -> Response {
+    state.metrics.delivery("unverified", "rejected");
+    warn!(error = %e, "webhook body refused");
+    reply(e.status(), e.to_string())
+}
+
+/// 503 with a `Retry-After`: GitHub itself does not retry, but a failed
+/// delivery is asked for again by taskgate's redelivery pass.
+fn busy(budget_mib: usize) -> Response {
+    let mut response = reply(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "taskgate is holding {budget_mib} MiB of webhook bodies already \
+             (TASKGATE_WEBHOOK_MEMORY_MIB); send this delivery again shortly"
+        ),
+    );
+    response.headers_mut().insert(
+        axum::http::header::RETRY_AFTER,
+        axum::http::HeaderValue::from_static("1"),
+    );
     response
 }
 

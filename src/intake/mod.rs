@@ -1,6 +1,7 @@
 //! Webhook intake: the HTTP endpoint GitHub posts to.
 //!
-//! Owns: signature verification, the body limit, header and payload checks,
+//! Owns: signature verification, the body's limits (size, time, and the
+//! memory all bodies in hand may hold), header and payload checks,
 //! recording the delivery, and translating payloads into core events.
 //! Must not: do the work a delivery implies on the request path. A delivery
 //! is answered as soon as it is durably recorded; the processor
@@ -10,10 +11,12 @@
 //! (`core::on_unused`): it needs no payload, state or IO, and is stored with
 //! the delivery as already processed.
 
+mod budget;
 pub mod event;
 mod handler;
 pub mod payload;
 pub mod signature;
 pub mod translate;
 
-pub use handler::{webhook, IntakeState, MAX_BODY_BYTES};
+pub use budget::{BodyBudget, BudgetTooSmall, DEFAULT_MEMORY_MIB, MAX_BODY_BYTES};
+pub use handler::{webhook, IntakeState};

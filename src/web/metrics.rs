@@ -57,7 +57,7 @@ impl Metrics {
         let deliveries = Family::<Labels, Counter>::default();
         registry.register(
             "deliveries",
-            "Webhook deliveries by event and outcome (accepted, no_action, duplicate, ignored, rejected, error)",
+            "Webhook deliveries by event and outcome (accepted, no_action, duplicate, ignored, rejected, busy: no room in the webhook memory budget, error)",
             deliveries.clone(),
         );
         // Fine below 10 ms, where a healthy intake answers (a group commit

@@ -10,13 +10,13 @@ pub mod metrics;
 
 use std::sync::Arc;
 
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::Router;
 
-use crate::intake::{self, IntakeState, MAX_BODY_BYTES};
+use crate::intake::{self, IntakeState};
 use crate::store::Store;
 use metrics::Metrics;
 
@@ -85,8 +85,8 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
         metrics: intake.metrics.clone(),
     };
     let webhook = Router::new()
+        // The handler reads the body itself, within its limits.
         .route(&config.webhook_path, post(intake::webhook))
-        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(intake);
     let other = Router::new()
         .route("/healthz", get(healthz))

@@ -5,14 +5,18 @@ use taskgate::intake::signature::sign;
 
 use crate::support::{fixture, TestApp, SECRET};
 
-async fn post(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String) {
+async fn send(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> reqwest::Response {
     let mut req = reqwest::Client::new()
         .post(format!("{}/webhook", app.url))
         .body(body);
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let res = req.send().await.expect("the server answers");
+    req.send().await.expect("the server answers")
+}
+
+async fn post(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> (u16, String) {
+    let res = send(app, headers, body).await;
     (res.status().as_u16(), res.text().await.unwrap())
 }
 
@@ -83,9 +87,65 @@ async fn unsigned_or_wrongly_signed_deliveries_are_refused_and_not_stored() {
 async fn bodies_over_githubs_25_mib_cap_get_413() {
     let app = TestApp::start().await;
     let body = vec![b' '; 26 * 1024 * 1024];
-    let (status, _) = signed(&app, "ping", "big", &body).await;
-    assert_eq!(status, 413);
+    let (status, text) = signed(&app, "ping", "big", &body).await;
+    assert_eq!(
+        (status, text.trim()),
+        (413, "webhook bodies are at most 25 MiB (GitHub's cap)")
+    );
     assert_eq!(stored(&app).await, 0);
+}
+
+#[tokio::test]
+async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
+    use tokio::io::AsyncWriteExt;
+    let app = TestApp::start_with(|config| config.webhook_memory_mib = 25).await;
+    // A sender that announces 20 MiB and sends a little: its room is held
+    // while its body is being read.
+    let mut slow = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /webhook HTTP/1.1\r\nhost: taskgate\r\ncontent-type: application/json\r\n\
+         x-github-event: ping\r\nx-github-delivery: slow\r\ncontent-length: {}\r\n\r\n{{",
+        20 << 20
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+
+    // An ordinary delivery still fits beside it.
+    let ping = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let (status, text) = signed(&app, "ping", "small", &ping).await;
+    assert_eq!(status, 202, "{text}");
+    // A 6 MiB one does not: it waits, then is told to come back.
+    let mut large = ping.clone();
+    large.resize(6 << 20, b' ');
+    let sig = sign(SECRET.as_bytes(), &large);
+    let headers = [
+        ("x-github-event", "ping"),
+        ("x-github-delivery", "large"),
+        ("x-hub-signature-256", sig.as_str()),
+    ];
+    let res = send(&app, &headers, large.clone()).await;
+    assert_eq!(res.status().as_u16(), 503);
+    assert_eq!(res.headers()["retry-after"], "1");
+    assert!(res
+        .text()
+        .await
+        .unwrap()
+        .starts_with("taskgate is holding 25 MiB of webhook bodies already"),);
+    assert_eq!(stored(&app).await, 1, "only the small delivery is recorded");
+    let metrics = app.metrics().await;
+    assert!(
+        metrics.contains("taskgate_deliveries_total{event=\"unverified\",outcome=\"busy\"} 1"),
+        "{metrics}"
+    );
+
+    // The slow sender hangs up; its room comes back, and the same delivery
+    // is taken.
+    drop(slow);
+    let (status, text) = post(&app, &headers, large).await;
+    assert_eq!(status, 202, "{text}");
+    assert!(app.store().delivery("large").await.unwrap().is_some());
 }
 
 #[tokio::test]

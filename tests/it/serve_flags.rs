@@ -54,6 +54,17 @@ fn a_retention_shorter_than_githubs_redelivery_window_is_refused() {
 }
 
 #[test]
+fn a_webhook_memory_budget_below_one_largest_body_is_refused() {
+    let (code, stderr) = serve_with(&[], &[("TASKGATE_WEBHOOK_MEMORY_MIB", "24")]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("invalid value '24' for '--webhook-memory-mib <WEBHOOK_MEMORY_MIB>'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("24 is not in 25.."), "{stderr}");
+}
+
+#[test]
 fn an_unknown_log_format_is_refused() {
     let (code, stderr) = serve_with(&[], &[("LOG_FORMAT", "yaml")]);
     assert_eq!(code, Some(1), "{stderr}");
