@@ -40,37 +40,47 @@ fn serve_with(args: &[&str], envs: &[(&str, &str)]) -> (Option<i32>, String) {
     )
 }
 
+/// The start was refused with exit `code` and a message saying each of
+/// `says`.
+fn assert_refused((code, stderr): (Option<i32>, String), expected: i32, says: &[&str]) {
+    assert_eq!(code, Some(expected), "{stderr}");
+    for part in says {
+        assert!(stderr.contains(part), "expected `{part}` in: {stderr}");
+    }
+}
+
 #[test]
 fn a_retention_shorter_than_githubs_redelivery_window_is_refused() {
-    let (code, stderr) = serve(&["--retention-days", "2"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("invalid value '2' for '--retention-days <RETENTION_DAYS>'"),
-        "{stderr}"
+    assert_refused(
+        serve(&["--retention-days", "2"]),
+        2,
+        &["invalid value '2' for '--retention-days <RETENTION_DAYS>'"],
     );
-    let (code, stderr) = serve(&["--retention-days", "a month"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("--retention-days"), "{stderr}");
+    assert_refused(
+        serve(&["--retention-days", "a month"]),
+        2,
+        &["--retention-days"],
+    );
 }
 
 #[test]
 fn a_webhook_memory_budget_below_one_largest_body_is_refused() {
-    let (code, stderr) = serve_with(&[], &[("TASKGATE_WEBHOOK_MEMORY_MIB", "24")]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("invalid value '24' for '--webhook-memory-mib <WEBHOOK_MEMORY_MIB>'"),
-        "{stderr}"
+    assert_refused(
+        serve_with(&[], &[("TASKGATE_WEBHOOK_MEMORY_MIB", "24")]),
+        2,
+        &[
+            "invalid value '24' for '--webhook-memory-mib <WEBHOOK_MEMORY_MIB>'",
+            "24 is not in 25..",
+        ],
     );
-    assert!(stderr.contains("24 is not in 25.."), "{stderr}");
 }
 
 #[test]
 fn an_unknown_log_format_is_refused() {
-    let (code, stderr) = serve_with(&[], &[("LOG_FORMAT", "yaml")]);
-    assert_eq!(code, Some(1), "{stderr}");
-    assert!(
-        stderr.contains("LOG_FORMAT must be `text` or `json`, not `yaml`"),
-        "{stderr}"
+    assert_refused(
+        serve_with(&[], &[("LOG_FORMAT", "yaml")]),
+        1,
+        &["LOG_FORMAT must be `text` or `json`, not `yaml`"],
     );
 }
 
@@ -137,11 +147,10 @@ async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
 
 #[test]
 fn a_webhook_proxy_url_that_is_not_an_http_url_is_refused() {
-    let (code, stderr) = serve(&["--webhook-proxy-url", "smee.io/abc"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(
-        stderr.contains("is not an http(s) URL of a channel"),
-        "{stderr}"
+    assert_refused(
+        serve(&["--webhook-proxy-url", "smee.io/abc"]),
+        2,
+        &["is not an http(s) URL of a channel"],
     );
 }
 
@@ -165,10 +174,14 @@ fn the_help_names_every_setting() {
 
 #[test]
 fn a_webhook_path_another_route_uses_is_refused() {
-    let (code, stderr) = serve(&["--webhook-path", "/metrics"]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("is taken by another route"), "{stderr}");
-    let (code, stderr) = serve_with(&[], &[("WEBHOOK_PATH", "hooks")]);
-    assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("must start with `/`"), "{stderr}");
+    assert_refused(
+        serve(&["--webhook-path", "/metrics"]),
+        2,
+        &["is taken by another route"],
+    );
+    assert_refused(
+        serve_with(&[], &[("WEBHOOK_PATH", "hooks")]),
+        2,
+        &["must start with `/`"],
+    );
 }
