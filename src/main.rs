@@ -221,6 +221,7 @@ impl ServeArgs {
             webhook_proxy_url: self.webhook_proxy_url,
             webhook_path: self.webhook_path,
             webhook_memory_mib: self.webhook_memory_mib,
+            header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
             clock: taskgate::app::runs::system_clock(),
         })
     }

@@ -79,6 +79,9 @@ pub struct ServeConfig {
     /// The memory webhook bodies in hand may hold at once, in MiB
     /// (`TASKGATE_WEBHOOK_MEMORY_MIB`; at least 25, GitHub's largest body).
     pub webhook_memory_mib: usize,
+    /// How long a request's headers may take to arrive, and a kept-alive
+    /// connection may sit idle ([`web::HEADER_READ_TIMEOUT`]).
+    pub header_read_timeout: Duration,
     /// Time for decisions (tests move it on).
     pub clock: runs::Clock,
 }
@@ -125,6 +128,7 @@ impl ServeConfig {
             webhook_proxy_url: None,
             webhook_path: web::DEFAULT_WEBHOOK_PATH.to_owned(),
             webhook_memory_mib: crate::intake::DEFAULT_MEMORY_MIB,
+            header_read_timeout: web::HEADER_READ_TIMEOUT,
             clock: runs::system_clock(),
         }
     }
@@ -307,6 +311,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             webhook_path: config.webhook_path.clone(),
         },
     );
+    let header_read_timeout = config.header_read_timeout;
     let server = tokio::spawn(async move {
         let shutdown = async {
             let ctrl_c = tokio::signal::ctrl_c();
@@ -321,12 +326,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             let _ = ctrl_c.await;
             info!("shutting down");
         };
-        if let Err(e) = axum::serve(listener, router)
-            .with_graceful_shutdown(shutdown)
-            .await
-        {
-            warn!(error = %e, "the HTTP server stopped");
-        }
+        web::serve(listener, router, header_read_timeout, shutdown).await;
     });
     info!(%local, "listening");
     let retention = retention::run(

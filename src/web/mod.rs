@@ -7,6 +7,7 @@ pub mod api;
 pub mod auth;
 pub mod dashboard;
 pub mod metrics;
+mod serve;
 
 use std::sync::Arc;
 
@@ -19,6 +20,7 @@ use axum::Router;
 use crate::intake::{self, IntakeState};
 use crate::store::Store;
 use metrics::Metrics;
+pub use serve::{serve, HEADER_READ_TIMEOUT};
 
 #[derive(Clone)]
 struct WebState {

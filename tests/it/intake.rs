@@ -149,6 +149,34 @@ async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
 }
 
 #[tokio::test]
+async fn a_request_whose_headers_never_finish_is_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = TestApp::start_with(|config| {
+        config.header_read_timeout = std::time::Duration::from_millis(300)
+    })
+    .await;
+    let mut slow = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    slow.write_all(b"POST /webhook HTTP/1.1\r\nhost: taskgate\r\n")
+        .await
+        .unwrap();
+    // The server closes the connection (the timeout is 300 ms; the wait
+    // here only bounds a failing test).
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        slow.read_to_end(&mut rest),
+    )
+    .await;
+    assert!(closed.is_ok(), "the connection was still open after 10 s");
+    // Whole requests are served as before.
+    let ping = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let (status, text) = signed(&app, "ping", "after", &ping).await;
+    assert_eq!(status, 202, "{text}");
+}
+
+#[tokio::test]
 async fn malformed_deliveries_get_400_with_a_reason() {
     let app = TestApp::start().await;
     let sig = sign(SECRET.as_bytes(), b"{}");

@@ -84,33 +84,50 @@ fn an_unknown_log_format_is_refused() {
     );
 }
 
-#[tokio::test]
-async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
-    let db = tempfile::tempdir().unwrap();
-    let mut child = serve_command(&[])
-        .env("LOG_FORMAT", "json")
-        .env("RUST_LOG", "info")
-        .env("HOST", "127.0.0.1")
-        .env("TASKGATE_REDELIVER_MINUTES", "0")
-        .env(
-            "DATABASE_URL",
-            format!("sqlite://{}", db.path().join("t.db").display()),
-        )
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start taskgate serve");
-    let (lines, logged) = std::sync::mpsc::channel::<String>();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if lines.send(line).is_err() {
-                break;
+/// `taskgate serve` on a free port of 127.0.0.1 with JSON logs, read as
+/// they come.
+struct Served {
+    child: std::process::Child,
+    logs: std::sync::mpsc::Receiver<String>,
+    _db: tempfile::TempDir,
+}
+
+impl Served {
+    fn start() -> Served {
+        let db = tempfile::tempdir().unwrap();
+        let mut child = serve_command(&[])
+            .env("LOG_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .env("HOST", "127.0.0.1")
+            .env("TASKGATE_REDELIVER_MINUTES", "0")
+            .env(
+                "DATABASE_URL",
+                format!("sqlite://{}", db.path().join("t.db").display()),
+            )
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start taskgate serve");
+        let (lines, logs) = std::sync::mpsc::channel::<String>();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if lines.send(line).is_err() {
+                    break;
+                }
             }
+        });
+        Served {
+            child,
+            logs,
+            _db: db,
         }
-    });
-    let next = |what: &str| -> Value {
+    }
+
+    /// The next log line whose message is `what`.
+    fn next(&self, what: &str) -> Value {
         loop {
-            let line = logged
+            let line = self
+                .logs
                 .recv_timeout(Duration::from_secs(60))
                 .unwrap_or_else(|_| panic!("no log line {what}"));
             let entry: Value = serde_json::from_str(&line)
@@ -119,8 +136,20 @@ async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
                 return entry;
             }
         }
-    };
-    let listening = next("listening");
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test]
+async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
+    let served = Served::start();
+    let listening = served.next("listening");
     assert_eq!(listening["level"], "INFO", "{listening}");
     assert!(listening["timestamp"].is_string(), "{listening}");
     let addr = listening["local"].as_str().expect("the address").to_owned();
@@ -136,13 +165,39 @@ async fn json_logs_are_one_object_a_line_carrying_the_deliverys_span() {
         .await
         .expect("the server answers");
     assert_eq!(answer.status().as_u16(), 202);
-    let recorded = next("recorded");
+    let recorded = served.next("recorded");
     let span = &recorded["spans"][0];
     assert_eq!(span["name"], "delivery", "{recorded}");
     assert_eq!(span["id"], "d-json-1", "{recorded}");
     assert_eq!(span["event"], "ping", "{recorded}");
-    let _ = child.kill();
-    let _ = child.wait();
+}
+
+#[tokio::test]
+async fn sigterm_stops_the_server_though_a_connection_is_open() {
+    let mut served = Served::start();
+    let addr = served.next("listening")["local"]
+        .as_str()
+        .expect("the address")
+        .to_owned();
+    // A kept-alive connection between requests must not hold the stop up.
+    let idle = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let pid = served.child.id() as libc::pid_t;
+    // SAFETY: a signal to the child this test started and still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    served.next("shutting down");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = served.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running 20 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    drop(idle);
 }
 
 #[test]
