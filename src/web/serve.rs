@@ -15,7 +15,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-use tracing::warn;
+use tracing::error;
 
 /// How long a request's headers may take to arrive (also how long a
 /// kept-alive connection may sit idle): hyper's default, which it only
@@ -39,11 +39,13 @@ pub async fn serve(
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => stream,
+                // A client that gave up before it was accepted.
+                Err(e) if is_connection_error(&e) => continue,
                 Err(e) => {
                     // Out of file descriptors, say: wait for some to close
-                    // instead of spinning on the error.
-                    warn!(error = %e, "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    // instead of spinning on the error (hyper's old choice).
+                    error!(error = %e, "accepting a connection failed; pausing for 1 s");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
                     continue;
                 }
             },
@@ -71,4 +73,12 @@ pub async fn serve(
     drop(stopping);
     let _ = stop.send(());
     stop.closed().await;
+}
+
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        e.kind(),
+        ConnectionAborted | ConnectionRefused | ConnectionReset
+    )
 }
