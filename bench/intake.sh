@@ -17,14 +17,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/load.sh
-CONNS=${1:-32}
-SECS=${2:-20}
-THREADS=${3:-2}
-PORT=${PORT:-3999}
-WORK=$(mktemp -d)
+load_init 32 3999 "$@"
 DB_DIR=$(mktemp -d -p "${BENCH_DB_DIR:-$WORK}")
-SERVER=""
-trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK" "$DB_DIR"' EXIT
+CLEANUP=$DB_DIR
 
 BIN=${BENCH_BIN:-target/release/taskgate}
 [ -n "${BENCH_BIN:-}" ] || cargo build --release --locked --quiet

@@ -2,6 +2,10 @@
 # the signed ~10 KB delivery, wrk's request script, and the measurement of
 # a server process under that load. Sourced, not run.
 #
+#   load_init CONNS PORT ARGS  reads the script's arguments ([connections]
+#                              [seconds=20] [threads=2], CONNS and PORT the
+#                              defaults), makes WORK, and on exit stops
+#                              $SERVER and removes WORK and $CLEANUP
 #   load_prepare WORK          writes $WORK/payload.json and $WORK/post.lua,
 #                              sets SIG and SIZE
 #   load_run WORK PID URL CONNS SECS THREADS
@@ -10,6 +14,19 @@
 #                              sets T0 (the server's CPU ticks at the start)
 
 SECRET=${SECRET:-bench-secret}
+
+load_init() {
+  local default_conns=$1 default_port=$2
+  shift 2
+  CONNS=${1:-$default_conns}
+  SECS=${2:-20}
+  THREADS=${3:-2}
+  PORT=${PORT:-$default_port}
+  WORK=$(mktemp -d)
+  SERVER=""
+  CLEANUP=""
+  trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK" $CLEANUP' EXIT
+}
 
 load_prepare() {
   local WORK=$1

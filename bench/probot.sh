@@ -13,13 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source bench/load.sh
-CONNS=${1:-8}
-SECS=${2:-20}
-THREADS=${3:-2}
-PORT=${PORT:-3998}
-WORK=$(mktemp -d)
-SERVER=""
-trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+load_init 8 3998 "$@"
 
 [ -d bench/probot/node_modules/probot ] ||
   (cd bench/probot && npm install --no-audit --no-fund --loglevel=error)
