@@ -54,7 +54,7 @@ pub enum Reserve<'a> {
     /// The declared length is over GitHub's cap.
     TooLarge,
     /// No room came free in time.
-    Busy { budget_mib: usize },
+    Busy,
 }
 
 impl BodyBudget {
@@ -68,6 +68,11 @@ impl BodyBudget {
             room: Semaphore::new(units),
             mib,
         })
+    }
+
+    /// The budget, in MiB.
+    pub fn mib(&self) -> usize {
+        self.mib
     }
 
     /// Room for the body `headers` announce: its `Content-Length` (hyper
@@ -85,9 +90,7 @@ impl BodyBudget {
         match tokio::time::timeout(WAIT_FOR_ROOM, wanted).await {
             Ok(Ok(permit)) => Reserve::Granted(permit),
             // Never closed, so only the wait can fail.
-            Ok(Err(_)) | Err(_) => Reserve::Busy {
-                budget_mib: self.mib,
-            },
+            Ok(Err(_)) | Err(_) => Reserve::Busy,
         }
     }
 }
@@ -156,8 +159,9 @@ mod tests {
         // The 4 MiB were given back; 6 MiB do not fit beside the 20.
         assert!(matches!(
             budget.reserve(&declaring(6 << 20)).await,
-            Reserve::Busy { budget_mib: 25 }
+            Reserve::Busy
         ));
+        assert_eq!(budget.mib(), 25);
         drop(twenty);
         assert!(matches!(
             budget.reserve(&declaring(6 << 20)).await,

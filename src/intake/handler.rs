@@ -71,7 +71,8 @@ pub async fn webhook(
         let _reserved = match state.bodies.reserve(&headers).await {
             Reserve::Granted(reserved) => reserved,
             Reserve::TooLarge => return refuse(&state, ReadError::TooLarge),
-            Reserve::Busy { budget_mib } => {
+            Reserve::Busy => {
+                let budget_mib = state.bodies.mib();
                 state.metrics.delivery("unverified", "busy");
                 warn!(
                     budget_mib,
