@@ -71,15 +71,7 @@ pub async fn webhook(
         let _reserved = match state.bodies.reserve(&headers).await {
             Reserve::Granted(reserved) => reserved,
             Reserve::TooLarge => return refuse(&state, ReadError::TooLarge),
-            Reserve::Busy => {
-                let budget_mib = state.bodies.mib();
-                state.metrics.delivery("unverified", "busy");
-                warn!(
-                    budget_mib,
-                    "webhook bodies fill the memory budget; answered 503"
-                );
-                return busy(budget_mib);
-            }
+            Reserve::Busy => return busy(&state),
         };
         let body = match budget::read(body).await {
             Ok(body) => body,
@@ -103,7 +95,13 @@ fn refuse(state: &IntakeState, e: ReadError) -> Response {
 
 /// 503 with a `Retry-After`: GitHub itself does not retry, but a failed
 /// delivery is asked for again by taskgate's redelivery pass.
-fn busy(budget_mib: usize) -> Response {
+fn busy(state: &IntakeState) -> Response {
+    let budget_mib = state.bodies.mib();
+    state.metrics.delivery("unverified", "busy");
+    warn!(
+        budget_mib,
+        "webhook bodies fill the memory budget; answered 503"
+    );
     let mut response = reply(
         StatusCode::SERVICE_UNAVAILABLE,
         format!(
