@@ -177,7 +177,8 @@ struct ServeArgs {
     /// MiB; past it a delivery waits up to 2 s, then gets 503.
     #[arg(long, env = "TASKGATE_WEBHOOK_MEMORY_MIB",
           default_value_t = taskgate::intake::DEFAULT_MEMORY_MIB,
-          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(25..))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(taskgate::intake::MAX_BODY_MIB as u64..))]
     webhook_memory_mib: usize,
     /// For development: a smee.io channel URL (the App's webhook URL) whose
     /// deliveries are replayed to this server, as Probot does.

@@ -17,7 +17,8 @@ use http_body_util::BodyExt;
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// GitHub caps webhook payloads at 25 MiB; anything larger is not GitHub.
-pub const MAX_BODY_BYTES: usize = 25 * 1024 * 1024;
+pub const MAX_BODY_MIB: usize = 25;
+pub const MAX_BODY_BYTES: usize = MAX_BODY_MIB * 1024 * 1024;
 
 /// The memory webhook bodies may hold at once unless configured: ten
 /// bodies of GitHub's largest, or thousands of ordinary ones.
@@ -37,8 +38,9 @@ const UNIT: usize = 1024;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error(
-    "a webhook memory budget of {0} MiB cannot hold one body of GitHub's largest (25 MiB); \
-     set TASKGATE_WEBHOOK_MEMORY_MIB to 25 or more"
+    "a webhook memory budget of {0} MiB cannot hold one body of GitHub's largest ({max} MiB); \
+     set TASKGATE_WEBHOOK_MEMORY_MIB to {max} or more",
+    max = MAX_BODY_MIB
 )]
 pub struct BudgetTooSmall(pub usize);
 
@@ -97,7 +99,7 @@ impl BodyBudget {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("webhook bodies are at most 25 MiB (GitHub's cap)")]
+    #[error("webhook bodies are at most {MAX_BODY_MIB} MiB (GitHub's cap)")]
     TooLarge,
     #[error("the body did not arrive within GitHub's 10 s")]
     Slow,
@@ -143,6 +145,11 @@ mod tests {
     #[test]
     fn a_budget_must_hold_one_body_of_githubs_largest() {
         assert_eq!(BodyBudget::new(24).err(), Some(BudgetTooSmall(24)));
+        assert_eq!(
+            BudgetTooSmall(24).to_string(),
+            "a webhook memory budget of 24 MiB cannot hold one body of GitHub's largest (25 MiB); \
+             set TASKGATE_WEBHOOK_MEMORY_MIB to 25 or more"
+        );
         assert!(BodyBudget::new(25).is_ok());
     }
 

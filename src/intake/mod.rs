@@ -18,5 +18,5 @@ pub mod payload;
 pub mod signature;
 pub mod translate;
 
-pub use budget::{BodyBudget, BudgetTooSmall, DEFAULT_MEMORY_MIB, MAX_BODY_BYTES};
+pub use budget::{BodyBudget, BudgetTooSmall, DEFAULT_MEMORY_MIB, MAX_BODY_BYTES, MAX_BODY_MIB};
 pub use handler::{webhook, IntakeState};
