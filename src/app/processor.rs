@@ -277,6 +277,9 @@ impl Processor {
                     decision.effects.clear();
                 }
                 let effects = decision.effects.len();
+                if self.sent_by_own_bot(&delivery) {
+                    self.metrics.own_webhook(&delivery.event, effects);
+                }
                 let wakes_runs = Runs::affects_runs(&decision.changes);
                 let result = self
                     .store
@@ -316,6 +319,27 @@ impl Processor {
             Err(e) => warn!(error = %e, "could not store the decision; will retry"),
         }
         false
+    }
+
+    /// Whether GitHub sent this delivery for something taskgate's own bot
+    /// did (an echo of its own write). Deliveries settled at intake never
+    /// get here; they ask for nothing anyway.
+    fn sent_by_own_bot(&self, delivery: &PendingDelivery) -> bool {
+        #[derive(serde::Deserialize)]
+        struct Sender {
+            login: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Envelope {
+            sender: Option<Sender>,
+        }
+        let Some(bot) = self.context.bot_login.as_deref() else {
+            return false;
+        };
+        serde_json::from_slice::<Envelope>(&delivery.payload)
+            .ok()
+            .and_then(|e| e.sender)
+            .is_some_and(|s| s.login == bot)
     }
 
     /// Puts a delivery GitHub failed off, with backoff; returns why it is

@@ -81,6 +81,8 @@ struct Located {
     branch: String,
     story_branch: String,
     record: TaskRecord,
+    /// Issues of the dependencies not complete yet: the task is pending.
+    waiting_for: Vec<IssueNumber>,
 }
 
 impl Located {
@@ -96,6 +98,7 @@ impl Located {
             branch: &self.branch,
             story_branch: &self.story_branch,
             gates: &self.gates,
+            waiting_for: &self.waiting_for,
             review: self.task.review.unwrap_or(self.config.review),
             merge_method: self.config.merge_method,
             now,
@@ -201,12 +204,26 @@ impl Runs {
         let Some(story_issue) = self.store.issue_record(repo, &story_key).await? else {
             return Ok(None);
         };
-        let record = self
-            .store
-            .task_record(repo, &loc.story, &loc.task)
-            .await?
-            .unwrap_or_default();
+        let records = self.store.task_records(repo, &loc.story).await?;
+        let record = records.get(&loc.task).cloned().unwrap_or_default();
+        let complete = |id: &crate::core::plan::TaskId| {
+            records
+                .get(id.as_str())
+                .is_some_and(|r| r.state == Some(TaskState::Completed))
+        };
+        let mut waiting_for = Vec::new();
+        for dep in parsed.incomplete_dependencies(&task, complete) {
+            let marker = Marker::Task {
+                story: loc.story.clone(),
+                task: dep,
+            }
+            .key();
+            if let Some(issue) = self.store.issue_record(repo, &marker).await? {
+                waiting_for.push(issue.number);
+            }
+        }
         Ok(Some(Located {
+            waiting_for,
             settings: parsed.settings.clone(),
             branch: task_branch(loc.issue.0, &loc.task),
             story_branch: story_branch(story_issue.number.0),
@@ -310,13 +327,19 @@ impl Runs {
                 let merged = pr.merged.unwrap_or(false);
                 let d = on_pull_closed(&located.record, merged, &ctx);
                 let mut decision = self.finish(&repo, &located, d);
-                // The merge may complete what an integration milestone waits for.
+                // The merge may complete what an integration milestone
+                // or another task waits for.
                 if let (true, Some(head)) = (merged, pr.merge_commit_sha.as_ref()) {
                     let done = (located.loc.task.as_str(), TaskState::Completed);
                     for more in self
                         .start_ready_milestones(&repo, &located.loc.story, head, Some(done))
                         .await?
                     {
+                        decision = merge_decisions(decision, more);
+                    }
+                }
+                if merged {
+                    for more in self.start_unblocked_tasks(&repo, &located).await? {
                         decision = merge_decisions(decision, more);
                     }
                 }
@@ -335,6 +358,38 @@ impl Runs {
         Ok(self.finish(&repo, &located, d))
     }
 
+    /// `done` just completed (in this delivery, not stored yet): each task
+    /// of its story that waited for it alone, and had work pushed while
+    /// it was pending, is tested now.
+    async fn start_unblocked_tasks(
+        &self,
+        repo: &RepoName,
+        done: &Located,
+    ) -> Result<Vec<Decision>, StoreError> {
+        let records = self.store.task_records(repo, &done.loc.story).await?;
+        let mut decisions = Vec::new();
+        for (task, record) in &records {
+            if *task == done.loc.task || record.head.is_none() {
+                continue;
+            }
+            let Some(loc) = self.task_location(repo, &done.loc.story, task).await? else {
+                continue;
+            };
+            let Some(mut located) = self.locate(repo, loc).await? else {
+                continue;
+            };
+            if !located.waiting_for.contains(&done.loc.issue) {
+                continue;
+            }
+            located.waiting_for.retain(|n| *n != done.loc.issue);
+            let ctx = located.context(repo, self.now());
+            if let Some(d) = task::on_dependencies_complete(&located.record, &ctx) {
+                decisions.push(self.finish(repo, &located, d));
+            }
+        }
+        Ok(decisions)
+    }
+
     /// A push to a task branch, or to a story branch (its integration
     /// milestones); the default branch is the plan sync's.
     pub async fn on_push(&self, p: &PushPayload) -> Result<Option<Decision>, StoreError> {
@@ -347,6 +402,12 @@ impl Runs {
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
         if p.deleted {
             return Ok(Some(Decision::nothing("task branch deleted")));
+        }
+        if p.creates_branch_without_commits() {
+            // taskgate's own branch creation, echoed: not work.
+            return Ok(Some(Decision::nothing(
+                "task branch created without new commits: nothing to test",
+            )));
         }
         let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {
             return Ok(Some(Decision::nothing("not a branch of a known task")));
@@ -368,14 +429,19 @@ impl Runs {
         let Some(located) = self.locate_branch(&repo, branch).await? else {
             return Ok(Decision::nothing("not a task branch"));
         };
+        if p.action != "rerequested" {
+            // GitHub asks for a suite on every push, taskgate's own branch
+            // creations and merges included; the push itself (with the
+            // commits it brings) is what starts a run.
+            return Ok(Decision::nothing(format!(
+                "check_suite.{}: runs start from the push",
+                p.action
+            )));
+        }
         let ctx = located.context(&repo, self.now());
-        let sha = p.check_suite.head_sha.clone();
-        let trigger = match p.action.as_str() {
-            "rerequested" => Trigger::Retry {
-                sha: Some(sha),
-                gate: None,
-            },
-            _ => Trigger::Head { sha, pr: None },
+        let trigger = Trigger::Retry {
+            sha: Some(p.check_suite.head_sha.clone()),
+            gate: None,
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
         Ok(self.finish(&repo, &located, d))

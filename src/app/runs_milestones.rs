@@ -39,6 +39,7 @@ impl MilestoneAt {
             branch: &self.story_branch,
             story_branch: &self.story_branch,
             gates: &self.gates,
+            waiting_for: &[],
             review: crate::core::config::ReviewMode::Human,
             merge_method: self.config.merge_method,
             now,
@@ -173,6 +174,11 @@ impl Runs {
         };
         if p.deleted {
             return Ok(Some(Decision::nothing("story branch deleted")));
+        }
+        if p.creates_branch_without_commits() {
+            return Ok(Some(Decision::nothing(
+                "story branch created without new commits",
+            )));
         }
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
         let story = crate::core::story::story_key_for_issue(number);

@@ -25,6 +25,25 @@ pub enum GitHubError {
     Unexpected(String),
     #[error("{0}")]
     Config(String),
+    /// GitHub does not show yet an object taskgate just made (its reads
+    /// lag its writes for a moment): worth another try.
+    #[error("GitHub does not show it yet: {0}")]
+    NotYetVisible(String),
+}
+
+impl GitHubError {
+    /// A 404 (or a 422 naming something not found) where taskgate knows
+    /// the object exists, because it made it: GitHub's replicas lag.
+    pub fn lagging(self) -> GitHubError {
+        match self {
+            GitHubError::Http {
+                status: 404 | 422,
+                message,
+                ..
+            } => GitHubError::NotYetVisible(message),
+            other => other,
+        }
+    }
 }
 
 impl GitHubError {

@@ -6,8 +6,10 @@
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
-//! - 5xx and no answer back off exponentially, up to `max_attempts` such
-//!   failures (rate-limited attempts do not count);
+//! - 5xx, no answer, and a read that does not show yet what taskgate just
+//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`)
+//!   back off exponentially, up to `max_attempts` such failures
+//!   (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
 //! - any other 4xx fails the effect with GitHub's message, not retried.
 //!
@@ -255,7 +257,7 @@ impl Executor {
                     };
                 }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
-                GitHubError::Transport(_) => {}
+                GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
                 GitHubError::Http { .. } | GitHubError::Unexpected(_) | GitHubError::Config(_) => {
                     return Outcome::Failed(err.to_string());
                 }

@@ -169,7 +169,11 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             );
             let path = format!("/repos/{repo}/issues/{}/sub_issues", p.number);
             let body = json!({ "sub_issue_id": c.id.0, "replace_parent": replace_parent });
-            send(ctx.client, Method::POST, &path, Some(&body)).await?;
+            // Both issues are taskgate's and exist; a child just created
+            // may not be visible to the link yet.
+            send(ctx.client, Method::POST, &path, Some(&body))
+                .await
+                .map_err(GitHubError::lagging)?;
             c.parent = Some(parent.clone());
             ctx.store
                 .put_issue_record(repo, child, c)

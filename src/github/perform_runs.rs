@@ -128,7 +128,8 @@ pub(super) async fn update_check_run(
     Ok(None)
 }
 
-/// Opens a pull request; GitHub's "already exists" counts as done.
+/// Opens a pull request; GitHub's "already exists" counts as done, and so
+/// does "No commits between" (nothing to open yet).
 pub(super) async fn create_pull_request(
     ctx: &Ctx<'_>,
     repo: &RepoName,
@@ -154,6 +155,13 @@ pub(super) async fn create_pull_request(
             message,
             ..
         }) if message.contains("already exists") => Ok(None),
+        // The branch has no commits of its own yet (it was just made at
+        // its base): not a failure. The task asks again when work lands.
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.contains("No commits between") => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -292,7 +300,12 @@ pub(super) async fn mark_pull_request_ready(
     number: IssueNumber,
 ) -> Result<Option<String>, GitHubError> {
     let path = format!("/repos/{repo}/pulls/{number}");
-    let pr: Value = send(ctx.client, Method::GET, &path, None).await?.json()?;
+    // The pull request exists (taskgate knows its number from GitHub); a
+    // 404 right after it was opened is GitHub's lag.
+    let pr: Value = send(ctx.client, Method::GET, &path, None)
+        .await
+        .map_err(GitHubError::lagging)?
+        .json()?;
     if pr["draft"] != json!(true) {
         // Ready already: a person was quicker, or a retry after success.
         return Ok(None);

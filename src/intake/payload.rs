@@ -283,6 +283,18 @@ pub struct PushPayload {
     pub forced: bool,
     #[serde(default)]
     pub deleted: bool,
+    /// The ref is new (`before` is all zeros).
+    #[serde(default)]
+    pub created: bool,
+}
+
+impl PushPayload {
+    /// A branch made at a commit the repository already had (taskgate's
+    /// own task and story branches, or a person's `git push origin
+    /// HEAD:new`): GitHub lists no commit, and there is no work to test.
+    pub fn creates_branch_without_commits(&self) -> bool {
+        self.created && self.commits.is_empty()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

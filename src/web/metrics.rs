@@ -28,6 +28,7 @@ pub struct Metrics {
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
     redeliveries: Counter,
     previous_secret: Counter,
+    own_webhooks: Family<Labels, Counter>,
 }
 
 /// What the store knows, summed for a scrape.
@@ -137,6 +138,12 @@ impl Metrics {
             "Approvals that overrode a failing checker (`/approve --override`), recorded on their tasks",
             overrides.clone(),
         );
+        let own_webhooks = Family::<Labels, Counter>::default();
+        registry.register(
+            "own_webhooks",
+            "Deliveries decided whose sender is taskgate's own bot (GitHub echoing its writes), by event and by whether the decision asked for GitHub calls (caused=writes|none); only a merge taskgate made should cause any",
+            own_webhooks.clone(),
+        );
         let runner_overhead: Family<Labels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(|| {
                 Histogram::new([0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0])
@@ -183,6 +190,7 @@ impl Metrics {
             run_seconds,
             redeliveries,
             previous_secret,
+            own_webhooks,
         }
     }
 
@@ -249,6 +257,18 @@ impl Metrics {
     /// `n` redeliveries were asked of GitHub.
     pub fn redelivered(&self, n: usize) {
         self.redeliveries.inc_by(n as u64);
+    }
+
+    /// A delivery sent by taskgate's own bot was decided, with `effects`
+    /// GitHub calls asked for.
+    pub fn own_webhook(&self, event: &str, effects: usize) {
+        let caused = if effects == 0 { "none" } else { "writes" };
+        self.own_webhooks
+            .get_or_create(&vec![
+                ("event", event.to_owned()),
+                ("caused", caused.to_owned()),
+            ])
+            .inc();
     }
 
     pub fn github_call(&self, effect: &'static str, status: String) {

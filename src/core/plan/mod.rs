@@ -334,6 +334,36 @@ impl Plan {
             .map(|r| r.task)
             .collect()
     }
+
+    /// The leaf tasks `task` waits for that are not `complete`, in plan
+    /// order: a dependency on a parent waits for each of its leaves (as
+    /// the reconciler derives `pending`). Unknown ids wait for nothing.
+    pub fn incomplete_dependencies(
+        &self,
+        task: &Task,
+        complete: impl Fn(&TaskId) -> bool,
+    ) -> Vec<TaskId> {
+        fn leaves_of<'p>(t: &'p Task, out: &mut Vec<&'p Task>) {
+            if t.is_parent() {
+                t.tasks.iter().for_each(|c| leaves_of(c, out));
+            } else {
+                out.push(t);
+            }
+        }
+        let mut leaves = Vec::new();
+        for dep in &task.depends_on {
+            if let Some(t) = self.task(&dep.value) {
+                leaves_of(t, &mut leaves);
+            }
+        }
+        let mut waiting: Vec<TaskId> = Vec::new();
+        for leaf in leaves {
+            if !complete(&leaf.id.value) && !waiting.contains(&leaf.id.value) {
+                waiting.push(leaf.id.value.clone());
+            }
+        }
+        waiting
+    }
 }
 
 /// The outcome of checking one plan file: the plan when it could be read,
@@ -406,6 +436,28 @@ pub(crate) fn report_for(src: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_waits_for_each_incomplete_leaf_of_its_dependencies() {
+        let src = "story: S\ntasks:\n  - { id: data, title: D }\n  - id: signals\n    title: S\n    tasks:\n      - { id: entry, title: E }\n      - { id: exit, title: X }\n  - { id: report, title: R, depends_on: [signals, data] }\n";
+        let (Some(plan), problems) = parse::parse_plan(src) else {
+            panic!("plan parses")
+        };
+        assert!(problems.is_empty(), "{problems:?}");
+        let report = plan.task(&TaskId::new("report")).unwrap();
+        let ids = |v: Vec<TaskId>| v.iter().map(|t| t.as_str().to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(plan.incomplete_dependencies(report, |_| false)),
+            ["entry", "exit", "data"]
+        );
+        assert_eq!(
+            ids(plan.incomplete_dependencies(report, |t| t.as_str() != "exit")),
+            ["exit"]
+        );
+        assert!(plan.incomplete_dependencies(report, |_| true).is_empty());
+        let data = plan.task(&TaskId::new("data")).unwrap();
+        assert!(plan.incomplete_dependencies(data, |_| false).is_empty());
+    }
 
     fn fixtures_dir() -> std::path::PathBuf {
         let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/plans");

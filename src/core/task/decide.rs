@@ -26,6 +26,9 @@ pub struct TaskContext<'a> {
     /// The task's gates from the plan on the default branch; empty when it
     /// needs no testing.
     pub gates: &'a [String],
+    /// The issues of the dependencies not complete yet: while any is, the
+    /// task is `pending` and is not run (SPEC §3).
+    pub waiting_for: &'a [IssueNumber],
     pub review: ReviewMode,
     pub merge_method: MergeMethod,
     pub now: i64,
@@ -157,6 +160,9 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
         }
         return TaskDecision::unchanged(&next, format!("task is {state}: not run"));
     }
+    if !ctx.waiting_for.is_empty() {
+        return pending(record, trigger, ctx);
+    }
     let mut next = record.clone();
     let mut effects = Vec::new();
     let (sha, gates) = match trigger {
@@ -164,9 +170,13 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             if let Some(pr) = pr {
                 next.pr = Some(*pr);
                 next.pr_requested = false;
-            } else if next.pr.is_none() && !next.pr_requested {
-                // The first commit on a task branch without a PR: open a
-                // draft (SPEC §3) so the work has a place to be reviewed.
+            } else if next.pr.is_none() && (!next.pr_requested || record.head.as_ref() != Some(sha))
+            {
+                // A commit on a task branch without a PR: open a draft
+                // (SPEC §3) so the work has a place to be reviewed. Asked
+                // again at each new head until the PR's webhook arrives:
+                // GitHub refuses a PR without commits, and answers
+                // "already exists" to a second ask, which costs nothing.
                 next.pr_requested = true;
                 effects.push(Effect::CreatePullRequest {
                     repo: ctx.repo.clone(),
@@ -184,10 +194,20 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             });
             next.head = Some(sha.clone());
             if already {
+                // A pull request adopted after its head was proven (a
+                // person opened it, ready, once the run was green) merges
+                // as `ready_for_review` would: the order of events must
+                // not strand a proven task.
+                let merging = pr.and_then(|_| merge_if_ready(&next, ctx));
+                let outcome = match merging {
+                    Some(_) => format!("{} is already proven: merging", short(sha)),
+                    None => format!("{} is already tested or being tested", short(sha)),
+                };
+                effects.extend(merging);
                 return TaskDecision {
                     record: next,
                     effects,
-                    outcome: format!("{} is already tested or being tested", short(sha)),
+                    outcome,
                     ..TaskDecision::unchanged(record, "")
                 };
             }
@@ -272,6 +292,66 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
         verdict: None,
         outcome: format!("attempt {number} queued at {}", short(&sha)),
     }
+}
+
+/// A trigger on a task whose dependencies are not complete: nothing runs,
+/// its state does not move, no branch todo or agent hears of it (SPEC §3).
+/// A pushed head is remembered, so the work is tested once the task is
+/// ready ([`on_dependencies_complete`]), and the commit gets one neutral
+/// check run saying what it waits for.
+fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
+    let waiting = render::waiting_for(ctx.waiting_for);
+    match trigger {
+        Trigger::Head { sha, pr } => {
+            let mut next = record.clone();
+            next.pr = pr.or(next.pr);
+            if pr.is_some() {
+                next.pr_requested = false;
+            }
+            let new_head = record.head.as_ref() != Some(sha);
+            next.head = Some(sha.clone());
+            let effects = if new_head {
+                vec![Effect::CreateCheckRun {
+                    repo: ctx.repo.clone(),
+                    check: crate::core::effect::CheckRunSpec {
+                        name: render::PENDING_CHECK.into(),
+                        head_sha: sha.clone(),
+                        conclusion: "neutral".into(),
+                        title: format!("Not run: {waiting}"),
+                        summary: render::pending_summary(ctx.waiting_for),
+                        annotations: vec![],
+                    },
+                }]
+            } else {
+                vec![]
+            };
+            TaskDecision {
+                record: next,
+                effects,
+                outcome: format!("pending, {waiting}: {} not run", short(sha)),
+                ..TaskDecision::unchanged(record, "")
+            }
+        }
+        Trigger::Retry { .. } => {
+            TaskDecision::unchanged(record, format!("pending, {waiting}: not run"))
+        }
+    }
+}
+
+/// The task's last dependency completed: work pushed while it was pending
+/// is tested now (nothing happens when none was pushed, or its head was
+/// tested already).
+pub fn on_dependencies_complete(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDecision> {
+    let head = record.head.clone()?;
+    let d = on_trigger(
+        record,
+        &Trigger::Head {
+            sha: head,
+            pr: record.pr,
+        },
+        ctx,
+    );
+    d.run.is_some().then_some(d)
 }
 
 /// Completes a queued or running attempt's check runs as cancelled.

@@ -402,3 +402,103 @@ fn retrying_an_older_commit_does_not_move_the_task_back() {
         old.outcome
     );
 }
+
+#[test]
+fn a_pending_task_is_not_run_and_its_pushed_head_waits_for_its_dependencies() {
+    let mut f = fixture(&["unit"]);
+    f.waiting_for = vec![IssueNumber(3), IssueNumber(5)];
+    let d = push(&TaskRecord::default(), 'a', &f);
+    assert!(d.run.is_none() && d.verdict.is_none());
+    assert_eq!(d.record.state, None, "a pending task's state does not move");
+    assert_eq!(d.record.head, Some(sha('a')));
+    assert_eq!(d.record.attempts, 0);
+    let [Effect::CreateCheckRun { check, .. }] = d.effects.as_slice() else {
+        panic!("one neutral check run: {:?}", names(&d.effects))
+    };
+    assert_eq!(check.conclusion, "neutral");
+    insta::assert_snapshot!(format!("{}\n\n{}", check.title, check.summary), @"
+    Not run: waiting for #3 and #5
+
+    This task depends on work that is not complete yet (waiting for #3 and #5), so its acceptance tests do not run now: a failure here would only reflect the missing work. The latest commit pushed here is tested as soon as the last dependency completes.
+    ");
+    // The same head again (its PR's webhook, a redelivery): nothing more.
+    let again = push(&d.record, 'a', &f);
+    assert!(again.effects.is_empty() && again.run.is_none());
+    // A retry is refused with the reason.
+    let retry = on_trigger(
+        &d.record,
+        &Trigger::Retry {
+            sha: None,
+            gate: None,
+        },
+        &f.ctx(),
+    );
+    assert!(retry.run.is_none() && retry.effects.is_empty());
+    assert_eq!(retry.outcome, "pending, waiting for #3 and #5: not run");
+}
+
+#[test]
+fn the_work_pushed_while_pending_is_tested_once_the_dependencies_complete() {
+    let mut f = fixture(&["unit"]);
+    f.waiting_for = vec![IssueNumber(3)];
+    let waiting = push(&TaskRecord::default(), 'a', &f).record;
+    f.waiting_for.clear();
+    let d = on_dependencies_complete(&waiting, &f.ctx()).expect("a run starts");
+    assert_eq!(d.run.as_ref().unwrap().sha, sha('a'));
+    assert_eq!(d.record.state, Some(TaskState::Testing));
+    assert!(names(&d.effects).contains(&"create_pull_request"));
+    // Nothing pushed while pending: nothing to run.
+    assert!(on_dependencies_complete(&TaskRecord::default(), &f.ctx()).is_none());
+    // Already tested at that head: not again.
+    assert!(on_dependencies_complete(&d.record, &f.ctx()).is_none());
+}
+
+#[test]
+fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
+    let f = fixture(&["test"]);
+    let record = push(&TaskRecord::default(), 'a', &f).record;
+    let passed = on_run_progress(
+        &record,
+        &finished(1, 'a', vec![gate("test", true)]),
+        &f.ctx(),
+    )
+    .record;
+    let by_hand = PullRef {
+        number: IssueNumber(21),
+        draft: false,
+    };
+    let opened = on_trigger(
+        &passed,
+        &Trigger::Head {
+            sha: sha('a'),
+            pr: Some(by_hand),
+        },
+        &f.ctx(),
+    );
+    assert_eq!(names(&opened.effects), ["merge_pull_request"]);
+    assert!(opened.run.is_none());
+    assert_eq!(opened.record.pr, Some(by_hand));
+    // Opened as a draft: it waits for ready_for_review.
+    let draft = on_trigger(
+        &passed,
+        &Trigger::Head {
+            sha: sha('a'),
+            pr: Some(PullRef {
+                draft: true,
+                ..by_hand
+            }),
+        },
+        &f.ctx(),
+    );
+    assert!(draft.effects.is_empty());
+}
+
+#[test]
+fn the_draft_pr_is_asked_for_again_at_a_new_head_until_its_webhook_arrives() {
+    let f = fixture(&["test"]);
+    let first = push(&TaskRecord::default(), 'a', &f);
+    assert!(first.record.pr_requested);
+    // GitHub refused it ("No commits between"), or its webhook is late.
+    let second = push(&first.record, 'b', &f);
+    assert_eq!(names(&second.effects)[0], "create_pull_request");
+}

@@ -34,8 +34,8 @@ mod test_fixture;
 
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
-    on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, RunProgress, TaskContext,
-    TaskDecision, Trigger,
+    on_dependencies_complete, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger,
+    RunProgress, TaskContext, TaskDecision, Trigger,
 };
 pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
 pub use progress::{Progress, RunEvent, RUN_EVENT};

@@ -154,6 +154,7 @@ impl World {
             branch: "taskgate/task-2-t",
             story_branch: "taskgate/story-1",
             gates: &self.gates,
+            waiting_for: &[],
             review: ReviewMode::Auto,
             merge_method: MergeMethod::Squash,
             now: self.now,

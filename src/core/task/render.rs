@@ -86,6 +86,28 @@ pub fn render_merge_refused(pr: IssueNumber, status: u16, message: &str) -> Stri
     )
 }
 
+/// The neutral check run on a commit pushed to a task that is still
+/// pending.
+pub(super) const PENDING_CHECK: &str = "taskgate/acceptance";
+
+/// "waiting for #3 and #5".
+pub(super) fn waiting_for(issues: &[IssueNumber]) -> String {
+    let refs: Vec<String> = issues.iter().map(|n| format!("#{n}")).collect();
+    let list = match refs.as_slice() {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    };
+    format!("waiting for {list}")
+}
+
+pub(super) fn pending_summary(issues: &[IssueNumber]) -> String {
+    format!(
+        "This task depends on work that is not complete yet ({}), so its acceptance tests do not run now: a failure here would only reflect the missing work. The latest commit pushed here is tested as soon as the last dependency completes.",
+        waiting_for(issues)
+    )
+}
+
 pub fn render_fork_summary() -> String {
     "taskgate does not run pull requests from forks: their code would run on taskgate's runner with the repository's access. Push the branch to this repository to have it tested.".into()
 }

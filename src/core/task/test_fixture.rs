@@ -16,6 +16,8 @@ pub(super) struct Fixture {
     pub review: ReviewMode,
     /// The clock the decisions see.
     pub now: i64,
+    /// Dependencies not complete yet (empty: the task is ready).
+    pub waiting_for: Vec<IssueNumber>,
 }
 
 impl Fixture {
@@ -25,6 +27,7 @@ impl Fixture {
             gates: gates.iter().map(|g| g.to_string()).collect(),
             review,
             now: 1_000,
+            waiting_for: vec![],
         }
     }
 
@@ -40,6 +43,7 @@ impl Fixture {
             branch: "taskgate/task-14-data-loading",
             story_branch: "taskgate/story-12",
             gates: &self.gates,
+            waiting_for: &self.waiting_for,
             review: self.review,
             merge_method: MergeMethod::Squash,
             now: self.now,
