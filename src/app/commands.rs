@@ -14,7 +14,9 @@
 //!   errors, `status`, `help`) goes into one reply marked by the comment.
 //! - **Edits run only what is new.** An edited comment's commands are
 //!   compared with the text before the edit (`changes.body.from`); a
-//!   command already there was answered when it was first written.
+//!   command already there was answered when it was first written. The
+//!   new ones run as the editor (the payload's `sender`), with the
+//!   editor's permission, never the author's.
 //! - **Permission is never assumed.** A user is known by id; when GitHub
 //!   cannot say what they may do, the command is refused with a reply.
 
@@ -97,6 +99,21 @@ impl Processor {
         let body = p.comment.body.as_deref().unwrap_or_default();
         if core::is_own(&author, body, &self.context) {
             return Ok(Decision::nothing("own comment"));
+        }
+        // The commands an edit added are the editor's, with the editor's
+        // permission: the author may have far more than the person who
+        // changed their words.
+        let author = match (p.action.as_str(), p.sender.as_ref()) {
+            ("edited", Some(editor)) if editor.id != author.id => Actor {
+                id: editor.id,
+                login: editor.login.clone(),
+                is_bot: editor.kind.as_deref() == Some("Bot"),
+                via_app: None,
+            },
+            _ => author,
+        };
+        if core::is_own(&author, "", &self.context) {
+            return Ok(Decision::nothing("edited by taskgate itself"));
         }
         let config = self.runs.command_config(&repo, p.issue.number).await?;
         let syntax = syntax_of(&config);

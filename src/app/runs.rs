@@ -299,11 +299,7 @@ impl Runs {
                 p.action
             )));
         }
-        let from_fork = pr
-            .head
-            .repo
-            .as_ref()
-            .is_some_and(|r| r.full_name != p.repository.full_name);
+        let from_fork = p.head_is_elsewhere();
         let aims_at_taskgate = pr.base.name.starts_with("taskgate/story-")
             || task_issue_of_branch(&pr.head.name).is_some();
         if from_fork && aims_at_taskgate {

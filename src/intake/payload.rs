@@ -251,6 +251,10 @@ pub struct IssueCommentPayload {
     pub repository: Repository,
     #[serde(default)]
     pub changes: Option<CommentChanges>,
+    /// Who acted: the author for `created`, the editor for `edited`
+    /// (GitHub lets anyone with write access edit others' comments).
+    #[serde(default)]
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -266,6 +270,19 @@ pub struct PullRequestPayload {
     pub label: Option<Label>,
     #[serde(default)]
     pub sender: Option<User>,
+}
+
+impl PullRequestPayload {
+    /// The head is not this repository's: a fork's, or `null` when the
+    /// fork was deleted. Compared by id, since a name can be taken again
+    /// by someone else (a renamed or deleted repository).
+    pub fn head_is_elsewhere(&self) -> bool {
+        self.pull_request
+            .head
+            .repo
+            .as_ref()
+            .is_none_or(|r| r.id != self.repository.id)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

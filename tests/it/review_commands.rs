@@ -511,3 +511,64 @@ async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
         s.app.bot_comments(s.task_issue)
     );
 }
+
+/// `editor` rewrote `comment`'s body to `body`, as GitHub reports it: the
+/// comment keeps its author, the `sender` is the editor.
+fn edited_by(
+    s: &Story,
+    issue: u64,
+    comment: &fakehub::Comment,
+    body: &str,
+    editor: (&str, u64),
+) -> serde_json::Value {
+    let repo = s.app.fake.repo(REPO);
+    let mut edited = payloads::issue_comment_created(&repo, issue, comment);
+    edited["action"] = "edited".into();
+    edited["changes"] = serde_json::json!({ "body": { "from": comment.body } });
+    edited["comment"]["body"] = body.into();
+    edited["sender"] = serde_json::json!({ "login": editor.0, "id": editor.1, "type": "User" });
+    edited
+}
+
+#[tokio::test]
+async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    s.app.fake.add_user("bob", 77, "read");
+    s.app.fake.add_user("mia", 78, "write");
+    push_check(&s, 1, "red").await;
+    let repo = s.app.fake.repo(REPO);
+
+    // A reader cannot borrow a writer's comment: octocat wrote it, bob
+    // added `pause` to it.
+    let by_writer = repo.add_comment(s.task_issue, "Looking at it.", "octocat");
+    let edit = edited_by(
+        &s,
+        s.task_issue,
+        &by_writer,
+        "Looking at it.\n/taskgate pause",
+        ("bob", 77),
+    );
+    assert_eq!(s.app.deliver("issue_comment", &edit).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:test-failed", "bob may not pause");
+    assert!(
+        replies(&s, s.task_issue)
+            .iter()
+            .any(|r| r.starts_with("@bob")),
+        "the refusal is addressed to the editor: {:?}",
+        replies(&s, s.task_issue)
+    );
+
+    // And a writer editing a reader's comment acts with their own right.
+    let by_reader = repo.add_comment(s.task_issue, "Can someone pause this?", "bob");
+    let edit = edited_by(
+        &s,
+        s.task_issue,
+        &by_reader,
+        "Can someone pause this?\n/taskgate pause",
+        ("mia", 78),
+    );
+    assert_eq!(s.app.deliver("issue_comment", &edit).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:paused");
+}

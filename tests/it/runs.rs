@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fakehub::payloads;
-use serde_json::json;
+use serde_json::{json, Value};
 use taskgate::app::run_queue::GitSource;
 
 use crate::support::{eventually, metric, TestApp, REPO};
@@ -439,18 +439,26 @@ async fn a_pull_request_from_a_fork_is_not_run() {
     let sha = s.push(&[("check.sh", "exit 0\n")], "work").await;
     s.completed(&sha, 2).await;
     let number = s.pull().number;
-    let mut payload = payloads::pull_request("synchronize", &repo, number);
-    payload["pull_request"]["head"]["repo"]["full_name"] = json!("mallory/hello-world");
-    payload["pull_request"]["head"]["sha"] = json!(sha);
-    assert_eq!(s.app.deliver("pull_request", &payload).await.0, 202);
-    s.app.settle().await;
+    // A fork is told apart by the repository's id, not its name (a name
+    // can be taken again), and a deleted fork's head repository is null.
+    let mut same_name = payloads::pull_request("synchronize", &repo, number);
+    same_name["pull_request"]["head"]["repo"]["id"] = json!(repo.id() + 1000);
+    let mut deleted_fork = payloads::pull_request("synchronize", &repo, number);
+    deleted_fork["pull_request"]["head"]["repo"] = Value::Null;
+    for mut payload in [same_name, deleted_fork] {
+        payload["pull_request"]["head"]["sha"] = json!(sha);
+        assert_eq!(s.app.deliver("pull_request", &payload).await.0, 202);
+        s.app.settle().await;
+    }
     let neutral: Vec<_> = s
         .checks(&sha)
         .into_iter()
         .filter(|c| c.name == "taskgate/acceptance")
         .collect();
-    assert_eq!(neutral.len(), 1);
-    assert_eq!(neutral[0].conclusion.as_deref(), Some("neutral"));
+    assert_eq!(neutral.len(), 2);
+    assert!(neutral
+        .iter()
+        .all(|c| c.conclusion.as_deref() == Some("neutral")));
     assert!(neutral[0].summary.as_deref().unwrap().contains("forks"));
 }
 
