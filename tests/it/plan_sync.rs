@@ -390,6 +390,53 @@ async fn a_bad_plan_in_a_comment_gets_a_reply_and_changes_nothing() {
 }
 
 #[tokio::test]
+async fn yaml_that_would_exhaust_the_parser_gets_a_reply_and_taskgate_keeps_serving() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Strategy work", "", "octocat");
+    // 30,000 nested levels overflowed the parser's stack; 35 KB of aliases
+    // to a 32 KB string grew to gigabytes. Both crashed the process, and
+    // again on every restart, the delivery being still pending.
+    let deep = format!("story: s\ntasks:\n{}x\n", "- ".repeat(30_000));
+    let big = "x".repeat(32 << 10);
+    let aliases = |name: &str| vec![format!("*{name}"); 300].join(", ");
+    let bomb = format!(
+        "story: s\na: &a \"{big}\"\nb: &b [{}]\nc: [{}]\ntasks: []\n",
+        aliases("a"),
+        aliases("b")
+    );
+    for yaml in [deep, bomb] {
+        app.comment(
+            issue,
+            "octocat",
+            &format!("/taskgate plan\n\n```yaml\n{yaml}```\n"),
+        )
+        .await;
+    }
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+
+    assert_eq!(repo.issues().len(), 1, "nothing created");
+    let replies = app.bot_comments(issue);
+    assert_eq!(replies.len(), 3, "{replies:?}");
+    assert!(
+        replies[0].contains("nested more than 64 levels deep"),
+        "{}",
+        replies[0]
+    );
+    assert!(
+        replies[1].contains("aliases expand this document past 4 MiB"),
+        "{}",
+        replies[1]
+    );
+    assert!(
+        replies[2].contains("/taskgate retry"),
+        "help still answered: {}",
+        replies[2]
+    );
+}
+
+#[tokio::test]
 async fn a_bad_repository_config_fails_the_plan_check_and_changes_nothing() {
     let app = TestApp::start().await;
     app.fake.repo(REPO).with_file(

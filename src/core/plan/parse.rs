@@ -435,6 +435,35 @@ mod tests {
     }
 
     #[test]
+    fn deep_nesting_and_alias_bombs_in_bytes_are_refused_with_their_place() {
+        // 30,000 levels of block sequences overflowed the loader's stack.
+        let deep = format!("story: s\ntasks:\n{}x\n", "- ".repeat(30_000));
+        assert!(parse_plan(&deep).0.is_none());
+        insta::assert_snapshot!(report_for(&deep), @r"
+        plan.yml:3:127: error: YAML syntax error: nested more than 64 levels deep
+        plan.yml: 1 error
+        ");
+        // 35 KB that aliases grow to ~3 GB: within saphyr's node budget,
+        // far past any byte budget.
+        let big = "x".repeat(32 << 10);
+        let many = |name: &str| vec![format!("*{name}"); 300].join(", ");
+        let bomb = format!(
+            "story: s\na: &a \"{big}\"\nb: &b [{}]\nc: [{}]\ntasks: [{{id: a, acceptance: {{tests: [x]}}}}]\n",
+            many("a"),
+            many("b")
+        );
+        let (plan, problems) = parse_plan(&bomb);
+        assert!(plan.is_none());
+        assert_eq!(
+            problems[0].message,
+            "YAML syntax error: aliases expand this document past 4 MiB"
+        );
+        // Anchors a plan uses stay well inside both.
+        let ok = "story: s\ntasks:\n  - &t { id: a, acceptance: { tests: [x] } }\n  - { id: b, acceptance: { tests: [y] } }\n";
+        assert!(parse_plan(ok).0.is_some());
+    }
+
+    #[test]
     fn shorthand_forms_are_accepted() {
         let src = "story: s\ntasks:\n  - { id: 7, depends_on: b, acceptance: { tests: [\"make check\"] } }\n  - { id: b, acceptance: { tests: [x] } }\n";
         let (plan, problems) = parse_plan(src);

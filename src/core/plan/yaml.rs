@@ -41,8 +41,93 @@ impl Value {
     }
 }
 
+/// Nesting deeper than this is refused before a tree is built: plans and
+/// configs need a dozen levels, and each level is a stack frame in the
+/// loader and in [`convert`] (30,000 levels of `- - - …` overflow it).
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// What the document may grow to once every alias is expanded, counted in
+/// bytes of scalar text. saphyr bounds expansion in *nodes* (100,000), but
+/// 100,000 copies of a 32 KB string are 3 GB.
+pub(crate) const MAX_EXPANDED_BYTES: usize = 4 << 20;
+
+/// Walks the parser's events (no tree, no recursion) and refuses a
+/// document nested deeper than [`MAX_DEPTH`] or whose aliases expand past
+/// [`MAX_EXPANDED_BYTES`]. Syntax errors are left to the loader, which
+/// reports them with their place.
+fn check_limits(src: &str) -> Result<(), Box<Problem>> {
+    use saphyr_parser::{Event, Parser};
+    let refuse = |marker: saphyr_parser::Marker, message: String| {
+        Box::new(Problem::new(
+            Some(Pos::new(marker.line(), marker.col() + 1)),
+            ProblemKind::Syntax { message },
+        ))
+    };
+    // Expanded bytes of each anchored node, and of each open collection.
+    let mut anchors: std::collections::HashMap<usize, usize> = Default::default();
+    let mut open: Vec<(usize, usize)> = Vec::new(); // (anchor id, bytes so far)
+    let mut total = 0usize;
+    for event in Parser::new_from_str(src) {
+        let Ok((event, span)) = event else {
+            return Ok(());
+        };
+        let mut add = |bytes: usize, open: &mut Vec<(usize, usize)>| {
+            if let Some((_, so_far)) = open.last_mut() {
+                *so_far = so_far.saturating_add(bytes);
+            }
+            total = total.saturating_add(bytes);
+        };
+        match event {
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                if open.len() >= MAX_DEPTH {
+                    return Err(refuse(
+                        span.start,
+                        format!("nested more than {MAX_DEPTH} levels deep"),
+                    ));
+                }
+                open.push((anchor, 0));
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((anchor, bytes)) = open.pop() {
+                    if anchor != 0 {
+                        anchors.insert(anchor, bytes);
+                    }
+                    // Its bytes were counted in `total` as they came.
+                    if let Some((_, parent)) = open.last_mut() {
+                        *parent = parent.saturating_add(bytes);
+                    }
+                }
+            }
+            Event::Scalar(text, _, anchor, _) => {
+                // One byte at least, so a million empty aliases count too.
+                let bytes = text.len().max(1);
+                if anchor != 0 {
+                    anchors.insert(anchor, bytes);
+                }
+                add(bytes, &mut open);
+            }
+            Event::Alias(anchor) => {
+                let bytes = anchors.get(&anchor).copied().unwrap_or(1);
+                add(bytes, &mut open);
+            }
+            _ => {}
+        }
+        if total > MAX_EXPANDED_BYTES {
+            return Err(refuse(
+                span.start,
+                format!(
+                    "aliases expand this document past {} MiB",
+                    MAX_EXPANDED_BYTES >> 20
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Parses one YAML document. `Ok(None)` for an empty document.
 pub(crate) fn load(src: &str) -> Result<Option<Node>, Box<Problem>> {
+    check_limits(src)?;
     let docs = MarkedYaml::load_from_str(src).map_err(|e| {
         let m = e.marker();
         Box::new(Problem::new(
