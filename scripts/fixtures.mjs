@@ -4,18 +4,22 @@
 // Usage (from the repository root, Node 20+, `npm` and `tar` on PATH):
 //
 //   node scripts/fixtures.mjs [--webhooks <npm-spec>] [--openapi <npm-spec>]
+//                             [--openapi-webhooks <npm-spec>]
 //
-//   --webhooks  npm spec of the webhook examples package
-//               (default: @octokit/webhooks-examples@7.6.1)
-//   --openapi   npm spec of the OpenAPI description package
-//               (default: @octokit/openapi@23.0.2)
+//   --webhooks          npm spec of the webhook examples package
+//                       (default: @octokit/webhooks-examples@7.6.1)
+//   --openapi           npm spec of the OpenAPI description package
+//                       (default: @octokit/openapi@23.0.2)
+//   --openapi-webhooks  npm spec of the webhook schemas package
+//                       (default: @octokit/openapi-webhooks@12.1.0)
 //
-// It runs `npm pack` for both packages in a temporary directory, unpacks
+// It runs `npm pack` for the packages in a temporary directory, unpacks
 // only the files it needs with `tar`, and (re)writes:
 //
 //   fixtures/webhooks/<event>/<action>[.<n>].json  one file per example
 //   fixtures/webhooks/README.md
 //   fixtures/openapi/github-subset.json             REST operations subset
+//   fixtures/openapi/webhooks-subset.json           webhook payload schemas subset
 //   fixtures/openapi/README.md
 //
 // The output is deterministic: the versions are pinned by default, key order
@@ -25,7 +29,7 @@
 // explicit specs (e.g. `--openapi @octokit/openapi@latest`), review the diff,
 // and then update the defaults below.
 //
-// No dependencies beyond the two packages it unpacks.
+// No dependencies beyond the packages it unpacks.
 
 import fs from "node:fs";
 import os from "node:os";
@@ -36,6 +40,7 @@ import { npmPack, tarExtract, tarList } from "./npm-pack.mjs";
 
 const DEFAULT_WEBHOOKS = "@octokit/webhooks-examples@7.6.1";
 const DEFAULT_OPENAPI = "@octokit/openapi@23.0.2";
+const DEFAULT_OPENAPI_WEBHOOKS = "@octokit/openapi-webhooks@12.1.0";
 
 const WEBHOOK_EVENTS = [
   "ping",
@@ -48,6 +53,26 @@ const WEBHOOK_EVENTS = [
   "check_run",
   "check_suite",
   "workflow_run",
+];
+
+// The webhooks fakehub sends (its echoes of writes), as [event, actions];
+// an empty list is an event without actions. The subset's keys are
+// GitHub's: `<event>-<action>` with `_` spelled `-`.
+const WEBHOOK_SCHEMAS = [
+  ["issues", ["opened", "edited", "closed", "reopened", "labeled", "unlabeled", "assigned", "unassigned"]],
+  ["issue_comment", ["created", "edited", "deleted"]],
+  [
+    "pull_request",
+    [
+      "opened", "edited", "closed", "reopened", "ready_for_review", "converted_to_draft",
+      "labeled", "unlabeled", "synchronize",
+    ],
+  ],
+  ["push", []],
+  ["create", []],
+  ["check_run", ["created", "completed", "rerequested", "requested_action"]],
+  ["check_suite", ["requested", "rerequested", "completed"]],
+  ["workflow_run", ["requested", "in_progress", "completed"]],
 ];
 
 // [method, path template] exactly as GitHub's description spells them.
@@ -119,14 +144,18 @@ const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch"
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 function parseArgs(argv) {
-  const opts = { webhooks: DEFAULT_WEBHOOKS, openapi: DEFAULT_OPENAPI };
+  const opts = {
+    webhooks: DEFAULT_WEBHOOKS,
+    openapi: DEFAULT_OPENAPI,
+    "openapi-webhooks": DEFAULT_OPENAPI_WEBHOOKS,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === "-h" || a === "--help") {
       const src = fs.readFileSync(fileURLToPath(import.meta.url), "utf8");
       process.stdout.write(src.split("\n\nimport ")[0].replace(/^\/\/ ?/gm, "") + "\n");
       process.exit(0);
-    } else if (a === "--webhooks" || a === "--openapi") {
+    } else if (a === "--webhooks" || a === "--openapi" || a === "--openapi-webhooks") {
       if (!argv[i + 1]) throw new Error(`${a} needs a value`);
       opts[a.slice(2)] = argv[++i];
     } else {
@@ -334,9 +363,89 @@ function openapi(pkg, tmp) {
   lines.push("", "## Missing from the source", "");
   if (missing.length === 0) lines.push("None: every operation above exists in the source.");
   else for (const [m, p] of missing) lines.push(`- ${m.toUpperCase()} \`${p}\``);
-  writeFile("fixtures/openapi/README.md", lines.join("\n") + "\n");
 
-  return { missing, bytes: Buffer.byteLength(text), subset };
+  return { missing, bytes: Buffer.byteLength(text), subset, readme: lines };
+}
+
+// ---------------------------------------------------------------- webhook schemas
+
+// The `webhooks` entries fakehub's echoes are checked against, each reduced
+// to its operationId and request-body schema (a `$ref`), plus every
+// `components/schemas` entry they reference, transitively, kept whole.
+function webhookSchemas(pkg, tmp) {
+  const member = "package/generated/api.github.com.json";
+  const doc = readJson(tarExtract(pkg.tarball, member, path.join(tmp, "openapi-webhooks")));
+  const names = WEBHOOK_SCHEMAS.flatMap(([event, actions]) =>
+    (actions.length ? actions.map((a) => `${event}-${a}`) : [event]).map((n) => n.replace(/_/g, "-")),
+  );
+  const webhooks = {};
+  const wanted = new Set();
+  const collect = (node) => {
+    if (Array.isArray(node)) return node.forEach(collect);
+    if (node === null || typeof node !== "object") return;
+    for (const [k, v] of Object.entries(node)) {
+      if (k === "$ref" && typeof v === "string") {
+        const prefix = "#/components/schemas/";
+        if (!v.startsWith(prefix)) throw new Error(`unexpected $ref: ${v}`);
+        const name = v.slice(prefix.length);
+        if (wanted.has(name)) continue;
+        if (!doc.components.schemas[name]) throw new Error(`dangling $ref: ${v}`);
+        wanted.add(name);
+        collect(doc.components.schemas[name]);
+      } else {
+        collect(v);
+      }
+    }
+  };
+  for (const name of names) {
+    const op = doc.webhooks?.[name]?.post;
+    if (!op) throw new Error(`${pkg.name}: no webhook ${name}`);
+    const schema = op.requestBody?.content?.["application/json"]?.schema;
+    if (!schema) throw new Error(`${pkg.name}: webhook ${name} has no JSON schema`);
+    webhooks[name] = {
+      post: { operationId: op.operationId, requestBody: { content: { "application/json": { schema } } } },
+    };
+    collect(schema);
+  }
+  const schemas = {};
+  // Source order, for a stable diff.
+  for (const [name, schema] of Object.entries(doc.components.schemas)) {
+    if (wanted.has(name)) schemas[name] = schema;
+  }
+  const subset = {
+    openapi: doc.openapi,
+    info: {
+      title: doc.info.title,
+      version: doc.info.version,
+      "x-source": `${pkg.name}@${pkg.version} ${member.replace(/^package\//, "")}`,
+    },
+    webhooks,
+    components: { schemas },
+  };
+  const text = pretty(subset);
+  writeFile("fixtures/openapi/webhooks-subset.json", text);
+  const readme = [
+    "",
+    "# GitHub webhook payload schemas subset (OpenAPI 3.1)",
+    "",
+    `Source: npm package \`${pkg.name}@${pkg.version}\`, file`,
+    `\`${member.replace(/^package\//, "")}\` (GitHub's official description of the`,
+    "webhooks api.github.com sends). `webhooks-subset.json` is used by",
+    "`crates/fakehub` to validate every webhook it sends (its echoes of writes).",
+    "",
+    "- `webhooks`: one entry per event and action fakehub sends, keyed as GitHub",
+    "  keys them (`<event>-<action>`, `_` spelled `-`; `push` and `create` have no",
+    "  action), reduced to `{post: {operationId, requestBody: {content:",
+    "  {application/json: {schema}}}}}`; the schema is a `$ref`.",
+    "- `components/schemas`: every schema those entries reference, transitively,",
+    "  kept whole and in the source's order. `$ref`s are kept (the validator",
+    "  resolves them); OpenAPI 3.1 spells nullable as `type: [..., \"null\"]`.",
+    "",
+    "| webhook | operationId |",
+    "|---|---|",
+    ...names.map((n) => `| \`${n}\` | ${webhooks[n].post.operationId} |`),
+  ];
+  return { count: names.length, schemas: wanted.size, bytes: Buffer.byteLength(text), readme };
 }
 
 // ---------------------------------------------------------------- main
@@ -347,14 +456,18 @@ function main() {
   try {
     const wh = npmPack(opts.webhooks, tmp);
     const oa = npmPack(opts.openapi, tmp);
+    const ow = npmPack(opts["openapi-webhooks"], tmp);
     const counts = webhooks(wh, tmp);
     for (const event of WEBHOOK_EVENTS) {
       const n = Object.values(counts[event]).reduce((a, b) => a + b, 0);
       console.log(`webhooks ${event}: ${n}`);
     }
-    const { missing, bytes } = openapi(oa, tmp);
+    const { missing, bytes, readme } = openapi(oa, tmp);
     console.log(`openapi subset: ${OPERATIONS.length - missing.length}/${OPERATIONS.length} operations, ${bytes} bytes`);
     for (const [m, p] of missing) console.log(`  missing: ${m.toUpperCase()} ${p}`);
+    const hooks = webhookSchemas(ow, tmp);
+    console.log(`webhooks subset: ${hooks.count} webhooks, ${hooks.schemas} schemas, ${hooks.bytes} bytes`);
+    writeFile("fixtures/openapi/README.md", [...readme, ...hooks.readme].join("\n") + "\n");
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -21,6 +21,20 @@
 //! [`FakeGitHub::writes`] and the [`RepoHandle`] accessors read what GitHub
 //! would now hold.
 //!
+//! Third, every write echoes. Once the App's webhook is set
+//! ([`FakeGitHub::set_app_webhook`]), each accepted write to an installed
+//! repository — through the REST API with an installation token (sender:
+//! the App's bot) or by a person through [`RepoHandle`] (sender: that
+//! person) — sends the webhooks GitHub sends for it (`issues` opened then
+//! `labeled`, `create` then `push` then `check_suite` requested, ...),
+//! built at write time from the state right after it, checked against
+//! GitHub's webhook schemas (`fixtures/openapi/webhooks-subset.json`; a
+//! mismatch is a contract violation), and delivered in order, one at a
+//! time, by a background task, each logged in [`FakeGitHub::hook_deliveries`].
+//! [`FakeGitHub::echo_stats`], [`FakeGitHub::echo_log`] and
+//! [`FakeGitHub::echoes_settled`] observe them; [`FakeGitHub::set_read_lag`]
+//! injects GitHub's replica lag (reads see the state before a write).
+//!
 //! ```no_run
 //! # async fn demo() {
 //! let gh = fakehub::FakeGitHub::start().await;
@@ -42,6 +56,8 @@ use axum::http::{HeaderMap, Method, Uri};
 use serde_json::Value;
 
 mod auth;
+mod echo;
+mod emit;
 mod faults;
 mod graphql_contract;
 mod openapi;
@@ -52,6 +68,7 @@ mod routes;
 mod state;
 mod webhooks;
 
+pub use echo::{EchoRecord, EchoStats};
 pub use faults::Fault;
 pub use repo_handle::RepoHandle;
 pub use state::{
@@ -82,6 +99,10 @@ pub(crate) struct Shared {
     /// artifact downloads to: it refuses GitHub credentials.
     storage_url: String,
     openapi: openapi::OpenApi,
+    /// Feeds the echo delivery task (see `echo`).
+    echo_tx: tokio::sync::mpsc::UnboundedSender<state::PendingDelivery>,
+    /// Signalled after each echo is delivered.
+    echo_done: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -142,12 +163,16 @@ impl FakeGitHub {
     pub async fn start() -> FakeGitHub {
         let (listener, base_url) = bind_local().await;
         let (storage, storage_url) = bind_local().await;
+        let (echo_tx, echo_rx) = echo::channel();
         let shared = Arc::new(Shared {
             state: Mutex::new(state::State::new()),
             base_url,
             storage_url,
             openapi: openapi::OpenApi::load(),
+            echo_tx,
+            echo_done: tokio::sync::Notify::new(),
         });
+        echo::spawn(Arc::downgrade(&shared), echo_rx);
         // The manifest flow's web form is github.com, not the REST API: its
         // own routes, outside the JSON pipeline; other methods fall through.
         use axum::routing::post;
@@ -367,13 +392,50 @@ impl FakeGitHub {
         webhooks::deliver_logged(&self.inner, attempt, false).await
     }
 
-    /// Configures the App's webhook: redeliveries
-    /// (`POST /app/hook/deliveries/{delivery_id}/attempts`) go to this URL,
-    /// signed with this secret, whatever the original attempt used, as
-    /// GitHub redelivers to the App's current configuration. Until it is
-    /// called, redelivery answers 422 "Webhook is not configured".
+    /// Configures the App's webhook: from now on every accepted write to an
+    /// installed repository echoes the webhooks GitHub sends for it to this
+    /// URL, signed with this secret (see the crate header), and
+    /// redeliveries (`POST /app/hook/deliveries/{delivery_id}/attempts`) go
+    /// there too, whatever the original attempt used, as GitHub redelivers
+    /// to the App's current configuration. Until it is called, nothing
+    /// echoes and redelivery answers 422 "Webhook is not configured".
     pub fn set_app_webhook(&self, url: &str, secret: &str) {
         self.inner.lock().app_webhook = Some((url.to_string(), secret.to_string()));
+    }
+
+    /// Stops echoing writes (the App webhook still takes redeliveries).
+    /// Only for fakehub's own unit tests of redelivery, where echoes would
+    /// crowd the delivery log; a test of a client wants the echoes.
+    pub fn silence_echoes(&self) {
+        self.inner.lock().echo.silenced = true;
+    }
+
+    /// The echo counters: the fake is quiet when `queued == delivered`.
+    pub fn echo_stats(&self) -> EchoStats {
+        self.inner.lock().echo.stats
+    }
+
+    /// Every echo delivered so far, in delivery order.
+    pub fn echo_log(&self) -> Vec<EchoRecord> {
+        self.inner.lock().echo.log.clone()
+    }
+
+    /// Returns once every queued echo has been delivered and answered.
+    ///
+    /// # Panics
+    /// When that takes more than 30 seconds.
+    pub async fn echoes_settled(&self) {
+        echo::settled(&self.inner).await
+    }
+
+    /// Replica lag (default zero): for `lag` after an object is written,
+    /// reads see the state before the write, as GitHub's replicas may. A
+    /// `GET` of a just-created ref, branch, issue or pull request answers
+    /// 404; `POST .../sub_issues` naming a just-created issue answers 404,
+    /// as for an issue that does not exist; a `GET` of a just-merged pull
+    /// request answers it open and not merged. Writes apply at once.
+    pub fn set_read_lag(&self, lag: Duration) {
+        self.inner.lock().read_lag = lag;
     }
 
     /// The App webhook's delivery log as `GET /app/hook/deliveries` shows

@@ -1,6 +1,8 @@
 //! The OpenAPI contract: GitHub's own description of the operations taskgate
 //! may call (`fixtures/openapi/github-subset.json`, `$ref`s inlined, 3.0
-//! dialect), and a small validator for request bodies.
+//! dialect), and a small validator for request bodies — also used, with
+//! local `$ref` resolution ([`validate_in`]), for the webhook payloads
+//! fakehub sends (`fixtures/openapi/webhooks-subset.json`, 3.1, see `echo`).
 //!
 //! The validator knows the keywords that occur in that subset: type (integer
 //! is not number), properties, required, enum, items, oneOf, anyOf, allOf,
@@ -100,13 +102,26 @@ fn type_matches(expected: &str, v: &Value) -> bool {
 
 /// Appends every problem of `v` against `schema` to `errors`, with a JSON path.
 pub fn validate(schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
+    validate_in(&Value::Null, schema, v, at, errors)
+}
+
+/// [`validate`] for a schema whose local `$ref`s (`#/components/...`)
+/// point into `root`, as in the webhook subset; an unresolvable `$ref`
+/// accepts anything.
+pub fn validate_in(root: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
     let Some(s) = schema.as_object() else { return };
+    if let Some(target) = s.get("$ref").and_then(Value::as_str) {
+        if let Some(resolved) = target.strip_prefix('#').and_then(|p| root.pointer(p)) {
+            validate_in(root, resolved, v, at, errors);
+        }
+        return;
+    }
     if v.is_null() && s.get("nullable").and_then(Value::as_bool) == Some(true) {
         return;
     }
     if let Some(all) = s.get("allOf").and_then(Value::as_array) {
         for sub in all {
-            validate(sub, v, at, errors);
+            validate_in(root, sub, v, at, errors);
         }
     }
     for key in ["oneOf", "anyOf"] {
@@ -114,7 +129,7 @@ pub fn validate(schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
             let mut first = Vec::new();
             let ok = alts.iter().enumerate().any(|(i, sub)| {
                 let mut e = Vec::new();
-                validate(sub, v, at, &mut e);
+                validate_in(root, sub, v, at, &mut e);
                 if i == 0 {
                     first = e.clone();
                 }
@@ -198,16 +213,17 @@ pub fn validate(schema: &Value, v: &Value, at: &str, errors: &mut Vec<String>) {
             }
             if let Some(item_schema) = s.get("items") {
                 for (i, item) in items.iter().enumerate() {
-                    validate(item_schema, item, &format!("{at}[{i}]"), errors);
+                    validate_in(root, item_schema, item, &format!("{at}[{i}]"), errors);
                 }
             }
         }
-        Value::Object(map) => validate_object(s, map, at, errors),
+        Value::Object(map) => validate_object(root, s, map, at, errors),
         _ => {}
     }
 }
 
 fn validate_object(
+    root: &Value,
     s: &serde_json::Map<String, Value>,
     map: &serde_json::Map<String, Value>,
     at: &str,
@@ -232,10 +248,10 @@ fn validate_object(
     for (name, value) in map {
         let path = format!("{at}.{name}");
         match props.and_then(|p| p.get(name)) {
-            Some(sub) => validate(sub, value, &path, errors),
+            Some(sub) => validate_in(root, sub, value, &path, errors),
             None => match s.get("additionalProperties") {
                 Some(Value::Bool(false)) => errors.push(format!("{path}: property is not allowed")),
-                Some(sub @ Value::Object(_)) => validate(sub, value, &path, errors),
+                Some(sub @ Value::Object(_)) => validate_in(root, sub, value, &path, errors),
                 _ => {}
             },
         }

@@ -1,15 +1,21 @@
 //! Webhook payloads shaped like GitHub App deliveries (compared with
-//! `fixtures/webhooks/`): the object, `repository`, `sender` and
-//! `installation: {id, node_id}`, built from the fake's current state so the
-//! ids, numbers and shas agree with what the REST API answers.
+//! `fixtures/webhooks/` and checked against GitHub's webhook schemas,
+//! `fixtures/openapi/webhooks-subset.json`): the object, `repository`,
+//! `sender` and `installation: {id, node_id}`, built from the fake's state so
+//! the ids, numbers and shas agree with what the REST API answers.
+//!
+//! Each builder has two forms: an internal `*_in(&State, &Repo, base, ...)`
+//! that the echo engine calls under the state lock, right after a write
+//! (`emit`), and a public one taking a [`RepoHandle`], for tests and
+//! `taskgate demo` that deliver a payload themselves.
 
 use serde_json::{json, Value};
 
 use crate::render;
-use crate::state::{Comment, Repo, State};
+use crate::state::{CheckSuite, Comment, Repo, State};
 use crate::RepoHandle;
 
-const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
+pub(crate) const ZERO_SHA: &str = "0000000000000000000000000000000000000000";
 
 fn with<T>(repo: &RepoHandle, f: impl FnOnce(&State, &Repo, &str) -> T) -> T {
     let st = repo.shared().lock();
@@ -17,7 +23,7 @@ fn with<T>(repo: &RepoHandle, f: impl FnOnce(&State, &Repo, &str) -> T) -> T {
     f(&st, &st.repos[repo.key()], &base)
 }
 
-fn envelope(st: &State, r: &Repo, base: &str, sender: &str, mut v: Value) -> Value {
+pub(crate) fn envelope(st: &State, r: &Repo, base: &str, sender: &str, mut v: Value) -> Value {
     v["repository"] = render::repository(st, base, r);
     v["sender"] = render::user_by_login(st, base, sender);
     let key = r.full_name().to_lowercase();
@@ -28,22 +34,235 @@ fn envelope(st: &State, r: &Repo, base: &str, sender: &str, mut v: Value) -> Val
     v
 }
 
+/// `v` with the fields of the object `extra` added (label, changes, ...).
+fn plus(mut v: Value, extra: Value) -> Value {
+    if let Value::Object(fields) = extra {
+        for (k, x) in fields {
+            v[k] = x;
+        }
+    }
+    v
+}
+
+/// A label as webhooks show it (`{name}` alone if the repository lacks it).
+pub(crate) fn label_json(base: &str, r: &Repo, name: &str) -> Value {
+    r.label(name)
+        .map(|l| render::label(base, r, l))
+        .unwrap_or_else(|| json!({"name": name}))
+}
+
+/// `issues` / `action` on issue `number`, sent by `sender`; `extra` adds
+/// `label`, `assignee` or `changes`.
+pub(crate) fn issues_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, number, sender): (&str, u64, &str),
+    extra: Value,
+) -> Value {
+    let issue = r.issues.get(&number).expect("issue exists");
+    let v = json!({"action": action, "issue": render::issue(st, base, r, issue)});
+    envelope(st, r, base, sender, plus(v, extra))
+}
+
+/// `issue_comment` / `action` for `comment` on issue `number`.
+pub(crate) fn issue_comment_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, comment, sender): (&str, &Comment, &str),
+    extra: Value,
+) -> Value {
+    let issue = r.issues.get(&comment.issue_number).expect("issue exists");
+    let v = json!({"action": action, "issue": render::issue(st, base, r, issue),
+                   "comment": render::comment(st, base, r, comment)});
+    envelope(st, r, base, sender, plus(v, extra))
+}
+
+/// `pull_request` / `action` on pull request `number`.
+pub(crate) fn pull_request_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, number, sender): (&str, u64, &str),
+    extra: Value,
+) -> Value {
+    let p = r.pulls.get(&number).expect("pull request exists");
+    let v =
+        json!({"action": action, "number": number, "pull_request": render::pull(st, base, r, p)});
+    envelope(st, r, base, sender, plus(v, extra))
+}
+
+/// What one `push` webhook says.
+pub(crate) struct Push<'a> {
+    pub branch: &'a str,
+    /// Zeros for a created branch.
+    pub before: &'a str,
+    /// Zeros for a deleted branch.
+    pub after: &'a str,
+    /// The commits listed, oldest first.
+    pub commits: &'a [String],
+    pub forced: bool,
+    pub pusher: &'a str,
+}
+
+fn push_commit_json(r: &Repo, sha: &str, pusher: &str) -> Value {
+    let html = format!("{}/{}", render::HTML, r.full_name());
+    let c = &r.commits[sha];
+    let who = json!({"name": pusher, "email": format!("{pusher}@users.noreply.github.com"), "username": pusher});
+    let parent_files = c
+        .parents
+        .first()
+        .and_then(|p| r.commits.get(p))
+        .map(|p| p.files.clone())
+        .unwrap_or_default();
+    let added: Vec<&String> = c
+        .files
+        .keys()
+        .filter(|f| !parent_files.contains_key(*f))
+        .collect();
+    let modified: Vec<&String> = c
+        .files
+        .iter()
+        .filter(|(f, v)| parent_files.get(*f).is_some_and(|p| p != *v))
+        .map(|(f, _)| f)
+        .collect();
+    let removed: Vec<&String> = parent_files
+        .keys()
+        .filter(|f| !c.files.contains_key(*f))
+        .collect();
+    json!({"id": c.sha, "tree_id": c.sha, "distinct": true, "message": c.message, "timestamp": render::ts(c.date),
+           "url": format!("{html}/commit/{}", c.sha), "author": who, "committer": who,
+           "added": added, "removed": removed, "modified": modified})
+}
+
+/// `push` of one branch.
+pub(crate) fn push_in(st: &State, r: &Repo, base: &str, p: &Push) -> Value {
+    let html = format!("{}/{}", render::HTML, r.full_name());
+    let commits: Vec<Value> = p
+        .commits
+        .iter()
+        .filter(|s| r.commits.contains_key(*s))
+        .map(|s| push_commit_json(r, s, p.pusher))
+        .collect();
+    let mut repository = render::repository(st, base, r);
+    repository["owner"]["name"] = json!(r.owner);
+    repository["owner"]["email"] = Value::Null;
+    repository["master_branch"] = json!(r.default_branch);
+    let (before, after) = (p.before, p.after);
+    let v = json!({
+        "ref": format!("refs/heads/{}", p.branch), "before": before, "after": after,
+        "pusher": {"name": p.pusher, "email": format!("{}@users.noreply.github.com", p.pusher)},
+        "created": before == ZERO_SHA, "deleted": after == ZERO_SHA, "forced": p.forced, "base_ref": null,
+        "compare": format!("{html}/compare/{}...{}", &before[..12], &after[..12]),
+        "head_commit": if r.commits.contains_key(after) { push_commit_json(r, after, p.pusher) } else { Value::Null },
+        "commits": commits,
+    });
+    let mut v = envelope(st, r, base, p.pusher, v);
+    v["repository"] = repository;
+    v
+}
+
+/// `create` of branch `branch` by `sender`.
+pub(crate) fn create_in(st: &State, r: &Repo, base: &str, branch: &str, sender: &str) -> Value {
+    let v = json!({"ref": branch, "ref_type": "branch", "master_branch": r.default_branch,
+                   "description": null, "pusher_type": "user"});
+    envelope(st, r, base, sender, v)
+}
+
+/// GitHub's order of check conclusions, worst first: a suite concludes
+/// with the worst of its runs.
+const CONCLUSIONS: &[&str] = &[
+    "action_required",
+    "cancelled",
+    "timed_out",
+    "failure",
+    "neutral",
+    "success",
+    "skipped",
+];
+
+/// A suite's status and conclusion, from its check runs.
+pub(crate) fn suite_status(r: &Repo, s: &CheckSuite) -> (&'static str, Option<String>) {
+    let runs: Vec<_> = r
+        .check_runs
+        .iter()
+        .filter(|c| c.head_sha == s.head_sha)
+        .collect();
+    if runs.is_empty() {
+        return ("queued", None);
+    }
+    if runs.iter().any(|c| c.status != "completed") {
+        return ("in_progress", None);
+    }
+    let worst = runs
+        .iter()
+        .filter_map(|c| c.conclusion.as_deref())
+        .min_by_key(|c| CONCLUSIONS.iter().position(|x| x == c).unwrap_or(99));
+    ("completed", worst.map(str::to_string))
+}
+
+fn open_pulls_at(r: &Repo, api: &str, head_sha: &str) -> Vec<Value> {
+    r.pulls
+        .values()
+        .filter(|p| p.state == "open" && r.branches.get(&p.head).map(String::as_str) == Some(head_sha))
+        .map(|p| {
+            let end = |b: &str| json!({"ref": b, "sha": r.branches.get(b), "repo": {"id": r.id, "url": api, "name": r.name}});
+            json!({"url": format!("{api}/pulls/{}", p.number), "id": p.id, "number": p.number, "head": end(&p.head), "base": end(&p.base)})
+        })
+        .collect()
+}
+
+fn suite_json(st: &State, r: &Repo, base: &str, s: &CheckSuite) -> Value {
+    let api = render::repo_api(base, r);
+    let (status, conclusion) = suite_status(r, s);
+    let runs = r
+        .check_runs
+        .iter()
+        .filter(|c| c.head_sha == s.head_sha)
+        .count();
+    let head_commit = r.commits.get(&s.head_sha).map(|c| {
+        let who =
+            json!({"name": r.owner, "email": format!("{}@users.noreply.github.com", r.owner)});
+        json!({"id": c.sha, "tree_id": c.sha, "message": c.message, "timestamp": render::ts(c.date),
+               "author": who, "committer": who})
+    });
+    json!({
+        "id": s.id, "node_id": format!("CS_{}", s.id), "head_branch": s.head_branch, "head_sha": s.head_sha,
+        "status": status, "conclusion": conclusion, "url": format!("{api}/check-suites/{}", s.id),
+        "before": s.before, "after": s.head_sha, "pull_requests": open_pulls_at(r, &api, &s.head_sha),
+        "app": render::app(st, base), "created_at": render::ts(s.created_at), "updated_at": render::ts(s.created_at),
+        "latest_check_runs_count": runs, "check_runs_url": format!("{api}/check-suites/{}/check-runs", s.id),
+        "head_commit": head_commit, "rerequestable": true, "runs_rerequestable": true,
+    })
+}
+
+/// `check_suite` / `action` for the App's suite on `head_sha`.
+pub(crate) fn check_suite_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, head_sha, sender): (&str, &str, &str),
+) -> Value {
+    let s = r.suite(head_sha).expect("the check suite exists");
+    let v = json!({"action": action, "check_suite": suite_json(st, r, base, s)});
+    envelope(st, r, base, sender, v)
+}
+
 /// `issue_comment` / `created`, sent by the comment's author.
 pub fn issue_comment_created(repo: &RepoHandle, issue_number: u64, comment: &Comment) -> Value {
     with(repo, |st, r, base| {
-        let issue = r.issues.get(&issue_number).expect("issue exists");
-        let v = json!({"action": "created", "issue": render::issue(st, base, r, issue),
-                       "comment": render::comment(st, base, r, comment)});
-        envelope(st, r, base, &comment.author, v)
+        let mut c = comment.clone();
+        c.issue_number = issue_number;
+        issue_comment_in(st, r, base, ("created", &c, &comment.author), json!({}))
     })
 }
 
 /// `issues` / `<action>` (opened, edited, closed, labeled, ...), sent by the author.
 pub fn issues(action: &str, repo: &RepoHandle, issue_number: u64) -> Value {
     with(repo, |st, r, base| {
-        let issue = r.issues.get(&issue_number).expect("issue exists");
-        let v = json!({"action": action, "issue": render::issue(st, base, r, issue)});
-        envelope(st, r, base, &issue.author, v)
+        let author = &r.issues.get(&issue_number).expect("issue exists").author;
+        issues_in(st, r, base, (action, issue_number, author), json!({}))
     })
 }
 
@@ -52,8 +271,25 @@ pub fn issues_opened(repo: &RepoHandle, issue_number: u64) -> Value {
     issues("opened", repo, issue_number)
 }
 
+/// The first-parent chain from `after` back to (not including) `before`,
+/// oldest first, at most 20 commits as in GitHub's payloads.
+pub(crate) fn chain(r: &Repo, after: &str, stop: impl Fn(&str) -> bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cursor = Some(after.to_string());
+    while let Some(sha) = cursor {
+        if stop(&sha) || !r.commits.contains_key(&sha) || out.len() >= 20 {
+            break;
+        }
+        cursor = r.commits[&sha].parents.first().cloned();
+        out.push(sha);
+    }
+    out.reverse();
+    out
+}
+
 /// `push` of `branch` from `before` (use `None` for a new branch) to its
-/// current head, by `pusher`. Commits are the first-parent chain in between.
+/// current head, by `pusher`. Commits are the first-parent chain in between
+/// (only the head for a new branch).
 pub fn push(repo: &RepoHandle, branch: &str, before: Option<&str>, pusher: &str) -> Value {
     with(repo, |st, r, base| {
         let after = r
@@ -61,65 +297,19 @@ pub fn push(repo: &RepoHandle, branch: &str, before: Option<&str>, pusher: &str)
             .get(branch)
             .cloned()
             .unwrap_or_else(|| ZERO_SHA.into());
-        let html = format!("{}/{}", render::HTML, r.full_name());
-        let commit_json = |sha: &str| {
-            let c = &r.commits[sha];
-            let who = json!({"name": pusher, "email": format!("{pusher}@users.noreply.github.com"), "username": pusher});
-            let parent_files = c
-                .parents
-                .first()
-                .and_then(|p| r.commits.get(p))
-                .map(|p| p.files.clone())
-                .unwrap_or_default();
-            let added: Vec<&String> = c
-                .files
-                .keys()
-                .filter(|f| !parent_files.contains_key(*f))
-                .collect();
-            let modified: Vec<&String> = c
-                .files
-                .iter()
-                .filter(|(f, v)| parent_files.get(*f).is_some_and(|p| p != *v))
-                .map(|(f, _)| f)
-                .collect();
-            let removed: Vec<&String> = parent_files
-                .keys()
-                .filter(|f| !c.files.contains_key(*f))
-                .collect();
-            json!({"id": c.sha, "tree_id": c.sha, "distinct": true, "message": c.message, "timestamp": render::ts(c.date),
-                   "url": format!("{html}/commit/{}", c.sha), "author": who, "committer": who,
-                   "added": added, "removed": removed, "modified": modified})
-        };
-        let mut chain = Vec::new();
-        let mut cursor = Some(after.clone());
-        while let Some(sha) = cursor {
-            if Some(sha.as_str()) == before || !r.commits.contains_key(&sha) || chain.len() >= 20 {
-                break;
-            }
-            cursor = r.commits[&sha].parents.first().cloned();
-            chain.push(sha);
-        }
+        let mut commits = chain(r, &after, |sha| Some(sha) == before);
         if before.is_none() {
-            chain.truncate(1);
+            commits = commits.split_off(commits.len().saturating_sub(1));
         }
-        chain.reverse();
-        let commits: Vec<Value> = chain.iter().map(|s| commit_json(s)).collect();
-        let before = before.unwrap_or(ZERO_SHA);
-        let mut repository = render::repository(st, base, r);
-        repository["owner"]["name"] = json!(r.owner);
-        repository["owner"]["email"] = Value::Null;
-        repository["master_branch"] = json!(r.default_branch);
-        let v = json!({
-            "ref": format!("refs/heads/{branch}"), "before": before, "after": after,
-            "pusher": {"name": pusher, "email": format!("{pusher}@users.noreply.github.com")},
-            "created": before == ZERO_SHA, "deleted": after == ZERO_SHA, "forced": false, "base_ref": null,
-            "compare": format!("{html}/compare/{}...{}", &before[..12], &after[..12]),
-            "head_commit": if r.commits.contains_key(&after) { commit_json(&after) } else { Value::Null },
-            "commits": commits,
-        });
-        let mut v = envelope(st, r, base, pusher, v);
-        v["repository"] = repository;
-        v
+        let p = Push {
+            branch,
+            before: before.unwrap_or(ZERO_SHA),
+            after: &after,
+            commits: &commits,
+            forced: false,
+            pusher,
+        };
+        push_in(st, r, base, &p)
     })
 }
 
@@ -128,22 +318,25 @@ pub fn push(repo: &RepoHandle, branch: &str, before: Option<&str>, pusher: &str)
 pub fn pull_request(action: &str, repo: &RepoHandle, number: u64) -> Value {
     with(repo, |st, r, base| {
         let p = r.pulls.get(&number).expect("pull request exists");
-        let v = json!({"action": action, "number": number, "pull_request": render::pull(st, base, r, p)});
-        envelope(st, r, base, &p.author, v)
+        let mut extra = json!({});
+        if action == "synchronize" {
+            // The head's previous commit stands for the branch's old head.
+            let after = r.branches.get(&p.head).cloned().unwrap_or_default();
+            let before = r
+                .commits
+                .get(&after)
+                .and_then(|c| c.parents.first().cloned());
+            extra = json!({"before": before.unwrap_or_else(|| ZERO_SHA.into()), "after": after});
+        }
+        pull_request_in(st, r, base, (action, number, &p.author), extra)
     })
 }
 
 /// `pull_request` / `labeled`: `sender` added `label` to pull request `number`.
 pub fn pull_request_labeled(repo: &RepoHandle, number: u64, label: &str, sender: &str) -> Value {
     with(repo, |st, r, base| {
-        let p = r.pulls.get(&number).expect("pull request exists");
-        let label = r
-            .label(label)
-            .map(|l| render::label(base, r, l))
-            .unwrap_or_else(|| json!({"name": label}));
-        let v = json!({"action": "labeled", "number": number, "label": label,
-                       "pull_request": render::pull(st, base, r, p)});
-        envelope(st, r, base, sender, v)
+        let extra = json!({"label": label_json(base, r, label)});
+        pull_request_in(st, r, base, ("labeled", number, sender), extra)
     })
 }
 
@@ -155,37 +348,53 @@ fn check_run_json(st: &State, r: &Repo, base: &str, check_run_id: u64) -> Value 
         .expect("check run exists");
     let mut v = render::check_run(st, base, r, c);
     let api = render::repo_api(base, r);
-    let prs: Vec<Value> = r
-        .pulls
-        .values()
-        .filter(|p| p.state == "open" && r.branches.get(&p.head) == Some(&c.head_sha))
-        .map(|p| {
-            let end = |b: &str| json!({"ref": b, "sha": r.branches.get(b), "repo": {"id": r.id, "url": api, "name": r.name}});
-            json!({"url": format!("{api}/pulls/{}", p.number), "id": p.id, "number": p.number, "head": end(&p.head), "base": end(&p.base)})
-        })
-        .collect();
-    let head_branch = r
-        .branches
-        .iter()
-        .find(|(_, s)| **s == c.head_sha)
-        .map(|(b, _)| b.clone());
+    let prs = open_pulls_at(r, &api, &c.head_sha);
     v["pull_requests"] = json!(prs);
-    v["check_suite"] = json!({
-        "id": c.id + 1, "node_id": format!("CS_{}", c.id + 1), "head_branch": head_branch, "head_sha": c.head_sha,
-        "status": c.status, "conclusion": c.conclusion, "url": format!("{api}/check-suites/{}", c.id + 1),
-        "before": null, "after": c.head_sha, "pull_requests": prs, "app": v["app"].clone(),
-        "created_at": v["started_at"].clone(), "updated_at": v["started_at"].clone(),
-    });
-    v["deployment"] = Value::Null;
+    v["check_suite"] = match r.suite(&c.head_sha) {
+        Some(s) => suite_json(st, r, base, s),
+        // A run seeded outside the API: GitHub would have a suite anyway.
+        None => {
+            let head_branch = r
+                .branches
+                .iter()
+                .find(|(_, s)| **s == c.head_sha)
+                .map(|(b, _)| b.clone());
+            let seeded = CheckSuite {
+                id: c.id + 1,
+                head_sha: c.head_sha.clone(),
+                head_branch,
+                before: None,
+                created_at: c.started_at.unwrap_or_else(chrono::Utc::now),
+            };
+            suite_json(st, r, base, &seeded)
+        }
+    };
     v
+}
+
+/// `check_run` / `action`, sent by `sender`.
+pub(crate) fn check_run_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, check_run_id, sender): (&str, u64, &str),
+    extra: Value,
+) -> Value {
+    let v = json!({"action": action, "check_run": check_run_json(st, r, base, check_run_id)});
+    envelope(st, r, base, sender, plus(v, extra))
 }
 
 /// `check_run` / `<action>` (created, completed, rerequested), sent by the bot
 /// for created/completed and by `sender` otherwise.
 pub fn check_run(action: &str, repo: &RepoHandle, check_run_id: u64) -> Value {
     with(repo, |st, r, base| {
-        let v = json!({"action": action, "check_run": check_run_json(st, r, base, check_run_id)});
-        envelope(st, r, base, &st.bot_login(), v)
+        check_run_in(
+            st,
+            r,
+            base,
+            (action, check_run_id, &st.bot_login()),
+            json!({}),
+        )
     })
 }
 
@@ -197,10 +406,42 @@ pub fn check_run_requested_action(
     sender: &str,
 ) -> Value {
     with(repo, |st, r, base| {
-        let v = json!({"action": "requested_action", "check_run": check_run_json(st, r, base, check_run_id),
-                       "requested_action": {"identifier": identifier}});
-        envelope(st, r, base, sender, v)
+        let extra = json!({"requested_action": {"identifier": identifier}});
+        check_run_in(
+            st,
+            r,
+            base,
+            ("requested_action", check_run_id, sender),
+            extra,
+        )
     })
+}
+
+/// `workflow_run` / `action` for run `run_id`, sent by `sender`.
+pub(crate) fn workflow_run_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, run_id, sender): (&str, u64, &str),
+) -> Value {
+    let run = r
+        .runs
+        .iter()
+        .find(|run| run.id == run_id)
+        .expect("the workflow run exists");
+    let wf_id = r.workflows.get(&run.workflow).copied().unwrap_or(0);
+    let api = render::repo_api(base, r);
+    let path = format!(".github/workflows/{}", run.workflow);
+    let workflow = json!({
+        "id": wf_id, "node_id": format!("W_{wf_id}"), "name": run.workflow, "path": path, "state": "active",
+        "created_at": render::ts(run.created_at), "updated_at": render::ts(run.created_at),
+        "url": format!("{api}/actions/workflows/{wf_id}"),
+        "html_url": format!("{}/{}/blob/{}/{path}", render::HTML, r.full_name(), r.default_branch),
+        "badge_url": format!("{}/{}/workflows/{}/badge.svg", render::HTML, r.full_name(), run.workflow),
+    });
+    let v = json!({"action": action, "workflow": workflow,
+                   "workflow_run": crate::routes::actions::run_json(st, base, r, run)});
+    envelope(st, r, base, sender, v)
 }
 
 /// `workflow_run` / `<action>` (requested, in_progress, completed) for a run
@@ -208,23 +449,6 @@ pub fn check_run_requested_action(
 /// dispatched it.
 pub fn workflow_run(action: &str, repo: &RepoHandle, run_id: u64) -> Value {
     with(repo, |st, r, base| {
-        let run = r
-            .runs
-            .iter()
-            .find(|run| run.id == run_id)
-            .expect("the workflow run exists");
-        let wf_id = r.workflows.get(&run.workflow).copied().unwrap_or(0);
-        let api = render::repo_api(base, r);
-        let path = format!(".github/workflows/{}", run.workflow);
-        let workflow = json!({
-            "id": wf_id, "node_id": format!("W_{wf_id}"), "name": run.workflow, "path": path, "state": "active",
-            "created_at": render::ts(run.created_at), "updated_at": render::ts(run.created_at),
-            "url": format!("{api}/actions/workflows/{wf_id}"),
-            "html_url": format!("{}/{}/blob/{}/{path}", render::HTML, r.full_name(), r.default_branch),
-            "badge_url": format!("{}/{}/workflows/{}/badge.svg", render::HTML, r.full_name(), run.workflow),
-        });
-        let v = json!({"action": action, "workflow": workflow,
-                       "workflow_run": crate::routes::actions::run_json(st, base, r, run)});
-        envelope(st, r, base, &st.bot_login(), v)
+        workflow_run_in(st, r, base, (action, run_id, &st.bot_login()))
     })
 }

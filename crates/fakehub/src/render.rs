@@ -1,7 +1,8 @@
 //! GitHub's JSON shapes for the fake's objects, shared by the REST routes and
 //! the webhook payload builders. Fields follow GitHub's REST responses
 //! (compared with fixtures/webhooks and octocrab's models): API `url`s point
-//! at the fake, `html_url`s at github.com.
+//! at the fake, `html_url`s at github.com. The webhook payloads embed these
+//! shapes too, so they also satisfy GitHub's webhook schemas.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Value};
@@ -255,7 +256,15 @@ pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
         "rebaseable": p.mergeable, "mergeable_state": if p.mergeable { "clean" } else { "dirty" }, "merged_by": null,
         "comments": 0, "review_comments": 0, "maintainer_can_modify": false, "commits": 1, "additions": 1, "deletions": 0,
         "changed_files": 1,
-        "_links": {"self": {"href": api}, "html": {"href": html}},
+        "_links": {
+            "self": {"href": api}, "html": {"href": html},
+            "issue": {"href": format!("{}/issues/{}", repo_api(base, r), p.number)},
+            "comments": {"href": format!("{}/issues/{}/comments", repo_api(base, r), p.number)},
+            "review_comments": {"href": format!("{api}/comments")},
+            "review_comment": {"href": format!("{}/pulls/comments{{/number}}", repo_api(base, r))},
+            "commits": {"href": format!("{api}/commits")},
+            "statuses": {"href": format!("{}/statuses/{head_sha}", repo_api(base, r))},
+        },
     })
 }
 
@@ -314,13 +323,19 @@ pub fn installation(st: &State, base: &str, id: u64) -> Value {
 pub fn check_run(st: &State, base: &str, r: &Repo, c: &CheckRun) -> Value {
     let api = format!("{}/check-runs/{}", repo_api(base, r), c.id);
     let app = app(st, base);
+    // GitHub falls back to the App's homepage when no details_url was given.
+    let details_url = c
+        .details_url
+        .clone()
+        .map_or_else(|| app["external_url"].clone(), Value::String);
+    let suite = r.suite(&c.head_sha).map_or(c.id + 1, |s| s.id);
     json!({
         "id": c.id, "head_sha": c.head_sha, "node_id": node_id("CR", c.id), "external_id": c.external_id.clone().unwrap_or_default(),
-        "url": api, "html_url": format!("{HTML}/{}/runs/{}", r.full_name(), c.id), "details_url": c.details_url,
+        "url": api, "html_url": format!("{HTML}/{}/runs/{}", r.full_name(), c.id), "details_url": details_url,
         "status": c.status, "conclusion": c.conclusion, "started_at": opt_ts(c.started_at), "completed_at": opt_ts(c.completed_at),
         "output": {"title": c.title, "summary": c.summary, "text": c.text, "annotations_count": c.annotations.len(),
                    "annotations_url": format!("{api}/annotations")},
-        "name": c.name, "check_suite": {"id": c.id + 1}, "app": app, "pull_requests": [],
+        "name": c.name, "check_suite": {"id": suite}, "app": app, "pull_requests": [],
     })
 }
 

@@ -1,9 +1,18 @@
 //! `RepoHandle`: what a test does to and reads from one repository, bypassing
 //! HTTP — acting as a human (opening issues, commenting, pushing) or as
 //! GitHub Actions (workflow runs, artifacts).
+//!
+//! A person's action echoes like the same write through the API, with that
+//! person as `sender` (`emit`; each method's doc names its webhooks). Seeding
+//! methods (`with_file`, `without_file`, `record_commit`, `add_workflow`,
+//! `add_artifact`, ...) are silent: they prepare the repository's state
+//! before the app under test starts.
 
 use std::sync::{Arc, MutexGuard};
 
+use serde_json::json;
+
+use crate::emit::{self, At};
 use crate::routes::{actions, issues};
 use crate::state::{
     self, Artifact, CheckRun, Comment, Issue, Label, Pull, Repo, WorkflowDispatch, WorkflowRun,
@@ -36,6 +45,19 @@ impl RepoHandle {
         f(repo, ids)
     }
 
+    /// Runs one action under the state lock, then hands its echoes to the
+    /// delivery task.
+    fn act<T>(&self, f: impl FnOnce(&mut state::State, At) -> T) -> T {
+        let mut st = self.state();
+        let at = At {
+            key: &self.key,
+            base: &self.inner.base_url,
+        };
+        let out = f(&mut st, at);
+        crate::echo::flush(&self.inner, &mut st);
+        out
+    }
+
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.inner
     }
@@ -44,30 +66,36 @@ impl RepoHandle {
         &self.key
     }
 
-    /// Commits one file on `branch` (created from the default branch if new).
+    /// Commits one file on `branch` (created from the default branch if
+    /// new). Seeds the repository's state: no webhook.
     pub fn with_file(&self, branch: &str, path: &str, content: &str) -> &Self {
         self.write(|r, _| r.commit_file(branch, path, content, &format!("Update {path}")));
         self
     }
 
-    /// Commits the removal of one file on `branch`.
+    /// Commits the removal of one file on `branch`. Seeds the repository's
+    /// state: no webhook.
     pub fn without_file(&self, branch: &str, path: &str) -> &Self {
         self.write(|r, _| r.commit_change(branch, path, None, &format!("Remove {path}")));
         self
     }
 
     /// Opens an issue as `author_login` (created as a user if unknown).
+    /// Sends `issues` opened.
     pub fn create_issue(&self, title: &str, body: &str, author_login: &str) -> u64 {
         self.state().user(author_login);
-        self.write(|r, ids| {
+        let number = self.write(|r, ids| {
             issues::open_issue(r, ids, title, Some(body.to_string()), author_login, &[])
-        })
+        });
+        self.act(|st, at| emit::issue_opened(st, at, number, author_login));
+        number
     }
 
-    /// Opens a pull request as `author_login`; returns its number.
+    /// Opens a pull request as `author_login`; returns its number. Sends
+    /// `pull_request` opened.
     pub fn create_pull(&self, head: &str, base: &str, title: &str, author_login: &str) -> u64 {
         self.state().user(author_login);
-        self.write(|r, ids| {
+        let number = self.write(|r, ids| {
             let number = issues::open_issue(r, ids, title, None, author_login, &[]);
             let issue = r.issues.get_mut(&number).expect("just opened");
             issue.is_pull_request = true;
@@ -94,7 +122,9 @@ impl RepoHandle {
                 },
             );
             number
-        })
+        });
+        self.act(|st, at| emit::pull_opened(st, at, number, author_login));
+        number
     }
 
     /// An issue (pull requests' issues included) by number.
@@ -123,10 +153,49 @@ impl RepoHandle {
         })
     }
 
-    /// Comments as a user would (the author is created if unknown).
+    /// Comments as a user would (the author is created if unknown). Sends
+    /// `issue_comment` created.
     pub fn add_comment(&self, number: u64, body: &str, author_login: &str) -> Comment {
         self.state().user(author_login);
-        self.write(|r, ids| issues::add_comment(r, ids, number, body, author_login))
+        let c = self.write(|r, ids| issues::add_comment(r, ids, number, body, author_login));
+        self.act(|st, at| emit::comment(st, at, "created", &c, author_login, json!({})));
+        c
+    }
+
+    /// `editor_login` (who may not be the author) edits comment `id`. Sends
+    /// `issue_comment` edited, with `changes.body.from`.
+    ///
+    /// # Panics
+    /// When the comment does not exist.
+    pub fn edit_comment(&self, id: u64, body: &str, editor_login: &str) {
+        self.state().user(editor_login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let c = r.comment_mut(id).expect("the comment exists");
+            let from = std::mem::replace(&mut c.body, body.to_string());
+            c.updated_at = chrono::Utc::now();
+            let c = c.clone();
+            let changes = json!({"changes": {"body": {"from": from}}});
+            emit::comment(st, at, "edited", &c, editor_login, changes);
+        });
+    }
+
+    /// `login` deletes comment `id`. Sends `issue_comment` deleted.
+    ///
+    /// # Panics
+    /// When the comment does not exist.
+    pub fn delete_comment(&self, id: u64, login: &str) {
+        self.state().user(login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let i = r
+                .comments
+                .iter()
+                .position(|c| c.id == id)
+                .expect("the comment exists");
+            let c = r.comments.remove(i);
+            emit::comment(st, at, "deleted", &c, login, json!({}));
+        });
     }
 
     pub fn check_runs(&self) -> Vec<CheckRun> {
@@ -180,10 +249,19 @@ impl RepoHandle {
         });
     }
 
-    /// Records a workflow run on `branch`'s head; `conclusion` None = in progress.
+    /// Records a workflow run on `branch`'s head; `conclusion` None = in
+    /// progress. Sends `workflow_run` requested (then completed, when
+    /// created with a conclusion).
     pub fn add_workflow_run(&self, workflow: &str, branch: &str, conclusion: Option<&str>) -> u64 {
         self.add_workflow(workflow);
-        actions::new_run(&mut self.state(), &self.key, workflow, branch, conclusion)
+        self.act(|st, at| {
+            let id = actions::new_run(st, at.key, workflow, branch, conclusion);
+            emit::workflow_run(st, at, "requested", id);
+            if conclusion.is_some() {
+                emit::workflow_run(st, at, "completed", id);
+            }
+            id
+        })
     }
 
     /// Attaches an artifact (the bytes of its zip) to a workflow run.
@@ -205,7 +283,8 @@ impl RepoHandle {
     /// Moves `branch` to a commit made in a real git repository (the one a
     /// runner fetches from), keeping its `sha`: the fake then serves the
     /// same history the runner sees. `files` are changed on top of the
-    /// branch's (or the default branch's) current files.
+    /// branch's (or the default branch's) current files. Seeds the
+    /// repository's state: no webhook (see [`RepoHandle::push_commit`]).
     pub fn record_commit(&self, branch: &str, sha: &str, message: &str, files: &[(&str, &str)]) {
         self.write(|r, _| {
             let parent = r
@@ -235,10 +314,13 @@ impl RepoHandle {
         });
     }
 
-    /// Adds labels to an issue or pull request, as a person would (an
-    /// unknown label is created, as GitHub does).
+    /// Adds labels to an issue or pull request, as a person would (the
+    /// repository's owner; an unknown label is created, as GitHub does).
+    /// Sends `issues` labeled per new label (`pull_request` labeled for a
+    /// pull request).
     pub fn add_labels(&self, number: u64, labels: &[&str]) {
-        self.write(|r, ids| {
+        let before = self.write(|r, ids| {
+            let before = r.issues[&number].labels.clone();
             for name in labels {
                 let name = crate::routes::labels::ensure_label(r, ids, name);
                 let issue = r.issues.get_mut(&number).expect("the issue exists");
@@ -246,41 +328,146 @@ impl RepoHandle {
                     issue.labels.push(name);
                 }
             }
+            before
+        });
+        let owner = self.read(|r| r.owner.clone());
+        self.act(|st, at| emit::labels_changed(st, at, number, &owner, &before));
+    }
+
+    /// `login` removes `label` from an issue or pull request. Sends
+    /// `issues` unlabeled (`pull_request` unlabeled for a pull request).
+    pub fn remove_label(&self, number: u64, label: &str, login: &str) {
+        self.state().user(login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let issue = r.issues.get_mut(&number).expect("the issue exists");
+            let before = issue.labels.clone();
+            issue.labels.retain(|l| !l.eq_ignore_ascii_case(label));
+            emit::labels_changed(st, at, number, login, &before);
         });
     }
 
-    /// Marks a pull request draft or ready for review, as its author would.
-    pub fn set_draft(&self, number: u64, draft: bool) {
-        self.write(|r, _| {
-            if let Some(p) = r.pulls.get_mut(&number) {
-                p.draft = draft;
+    /// `login` closes an issue (or a pull request, unmerged). Sends
+    /// `issues` closed (`pull_request` closed).
+    pub fn close_issue(&self, number: u64, login: &str) {
+        self.state().user(login);
+        self.act(|st, at| {
+            let now = chrono::Utc::now();
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let issue = r.issues.get_mut(&number).expect("the issue exists");
+            let before = issue.clone();
+            issue.state = "closed".into();
+            issue.state_reason = Some("completed".into());
+            issue.closed_at = Some(now);
+            issue.updated_at = now;
+            match r.pulls.get_mut(&number) {
+                Some(p) => {
+                    let before = p.clone();
+                    p.state = "closed".into();
+                    p.closed_at = Some(now);
+                    p.updated_at = now;
+                    emit::pull_changed(st, at, number, login, &before);
+                }
+                None => emit::issue_changed(st, at, number, login, &before),
             }
         });
     }
 
+    /// Marks a pull request draft or ready for review, as its author would.
+    /// Sends `pull_request` converted_to_draft / ready_for_review when it
+    /// changes.
+    pub fn set_draft(&self, number: u64, draft: bool) {
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let Some(p) = r.pulls.get_mut(&number) else {
+                return;
+            };
+            let before = p.clone();
+            p.draft = draft;
+            let author = before.author.clone();
+            emit::pull_changed(st, at, number, &author, &before);
+        });
+    }
+
+    /// `login` presses the merge button: a merge commit on the base. Sends
+    /// `pull_request` closed (merged), the base's `push` and `check_suite`
+    /// requested for the merge commit. Returns the merge commit's sha.
+    ///
+    /// # Panics
+    /// When the pull request is not open or a branch is missing.
+    pub fn merge_pull(&self, number: u64, login: &str) -> String {
+        self.state().user(login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let open = r.pulls.get(&number).is_some_and(|p| p.state == "open");
+            assert!(open, "fakehub: pull request #{number} is not open");
+            let (sha, base_before) = crate::routes::pulls::merge(r, number, "merge", None)
+                .expect("the pull request's branches exist");
+            emit::pull_merged(st, at, number, login, &base_before);
+            sha
+        })
+    }
+
+    /// `pusher` pushes one commit changing `files` (path, content) onto
+    /// `branch` (created from the default branch if new). Sends `create`
+    /// for a new branch, `push`, and `check_suite` requested. Returns the
+    /// commit's sha.
+    pub fn push_files(
+        &self,
+        branch: &str,
+        files: &[(&str, &str)],
+        message: &str,
+        pusher: &str,
+    ) -> String {
+        let sha = state::new_sha();
+        self.push_commit(branch, &sha, message, files, pusher);
+        sha
+    }
+
+    /// [`RepoHandle::record_commit`] (the caller's real git `sha` is kept)
+    /// as a push by `pusher`: sends `create` for a new branch, `push`, and
+    /// `check_suite` requested.
+    pub fn push_commit(
+        &self,
+        branch: &str,
+        sha: &str,
+        message: &str,
+        files: &[(&str, &str)],
+        pusher: &str,
+    ) {
+        self.state().user(pusher);
+        let before = self.branch_sha(branch);
+        self.record_commit(branch, sha, message, files);
+        self.act(|st, at| emit::branch_moved(st, at, branch, before, pusher));
+    }
+
     /// What GitHub Actions does at the end of a run: marks it completed
     /// with `conclusion` and attaches the artifacts (name, zip bytes) it
-    /// uploaded. Returns the artifacts' ids, in order.
+    /// uploaded. Returns the artifacts' ids, in order. Sends `workflow_run`
+    /// completed (once the artifacts are there, as on GitHub).
     pub fn complete_run(
         &self,
         run_id: u64,
         conclusion: &str,
         artifacts: &[(&str, &[u8])],
     ) -> Vec<u64> {
-        self.set_run_status(run_id, "completed", Some(conclusion));
-        artifacts
+        let ids = artifacts
             .iter()
             .map(|(name, bytes)| self.add_artifact(run_id, name, bytes))
-            .collect()
+            .collect();
+        self.set_run_status(run_id, "completed", Some(conclusion));
+        ids
     }
 
-    /// A runner picked up run `run_id`: it is `in_progress`.
+    /// A runner picked up run `run_id`: it is `in_progress`. Sends
+    /// `workflow_run` in_progress.
     pub fn start_run(&self, run_id: u64) {
         self.set_run_status(run_id, "in_progress", None);
     }
 
     fn set_run_status(&self, run_id: u64, status: &str, conclusion: Option<&str>) {
-        self.write(|r, _| {
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
             let run = r
                 .runs
                 .iter_mut()
@@ -289,6 +476,7 @@ impl RepoHandle {
             run.status = status.into();
             run.conclusion = conclusion.map(Into::into);
             run.updated_at = chrono::Utc::now();
+            emit::workflow_run(st, at, status, run_id);
         });
     }
 

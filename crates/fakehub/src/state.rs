@@ -159,6 +159,20 @@ pub struct Artifact {
     pub created_at: DateTime<Utc>,
 }
 
+/// The App's check suite on one head commit: created by the push that
+/// requested it, or implicitly by the first check run on that commit. Its
+/// status and conclusion follow from its check runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckSuite {
+    pub id: u64,
+    pub head_sha: String,
+    /// The branch the head was pushed to, when known.
+    pub head_branch: Option<String>,
+    /// The branch's previous head, for a suite requested by a push.
+    pub before: Option<String>,
+    pub created_at: DateTime<Utc>,
+}
+
 /// A commit: its full tree is kept as a path → content map.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Commit {
@@ -190,6 +204,10 @@ pub struct Repo {
     pub dispatches: Vec<WorkflowDispatch>,
     pub runs: Vec<WorkflowRun>,
     pub artifacts: Vec<Artifact>,
+    pub check_suites: Vec<CheckSuite>,
+    /// Injected replica lag: when an object (`ref:<branch>`,
+    /// `issue:<number>`, `merge:<number>`) becomes visible to reads.
+    pub visible_at: HashMap<String, Instant>,
 }
 
 impl Repo {
@@ -203,6 +221,33 @@ impl Repo {
         self.labels
             .iter()
             .find(|l| l.name.eq_ignore_ascii_case(name))
+    }
+    /// Whether reads still see the state before `object` was written.
+    pub fn lagging(&self, object: &str) -> bool {
+        self.visible_at
+            .get(object)
+            .is_some_and(|t| *t > Instant::now())
+    }
+    /// Whether `ancestor` is `of` or reachable from it through parents.
+    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> bool {
+        let mut stack = vec![of.to_string()];
+        let mut seen = BTreeSet::new();
+        while let Some(sha) = stack.pop() {
+            if sha == ancestor {
+                return true;
+            }
+            if !seen.insert(sha.clone()) {
+                continue;
+            }
+            if let Some(c) = self.commits.get(&sha) {
+                stack.extend(c.parents.iter().cloned());
+            }
+        }
+        false
+    }
+    /// The App's check suite on `head_sha`, if any.
+    pub fn suite(&self, head_sha: &str) -> Option<&CheckSuite> {
+        self.check_suites.iter().find(|s| s.head_sha == head_sha)
     }
     pub fn comment_mut(&mut self, id: u64) -> Option<&mut Comment> {
         self.comments.iter_mut().find(|c| c.id == id)
@@ -379,12 +424,20 @@ pub struct State {
     /// Ids of delivery attempts: a sequence of their own, so that logging
     /// a webhook does not shift the ids of issues and comments.
     pub hook_delivery_ids: IdGen,
+    /// Ids of check suites: their own sequence too, so that pushes do not
+    /// shift the ids of issues and comments.
+    pub suite_ids: IdGen,
     /// The App's webhook URL and secret, where redeliveries go.
     pub app_webhook: Option<(String, String)>,
     /// Delivery ids whose redelivery was accepted, in order.
     pub redeliveries: Vec<u64>,
     /// Redeliveries accepted by a handler, sent by the pipeline after it.
     pub outbox: Vec<PendingDelivery>,
+    /// The webhooks writes send (see `echo`).
+    pub echo: crate::echo::Echoes,
+    /// How long after a write reads still see the state before it (zero:
+    /// never), as GitHub's replicas lag.
+    pub read_lag: Duration,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -415,9 +468,12 @@ impl State {
             registered: None,
             hook_deliveries: Vec::new(),
             hook_delivery_ids: IdGen(7_000_000),
+            suite_ids: IdGen(5_000_000),
             app_webhook: None,
             redeliveries: Vec::new(),
             outbox: Vec::new(),
+            echo: Default::default(),
+            read_lag: Duration::ZERO,
         };
         let bot = st.bot_login();
         st.users.insert(
@@ -439,6 +495,17 @@ impl State {
     pub fn repo_ids(&mut self, key: &str) -> Option<(&mut Repo, &mut IdGen)> {
         let repo = self.repos.get_mut(key)?;
         Some((repo, &mut self.ids))
+    }
+
+    /// Hides `object` of repository `key` from reads for the read lag.
+    pub fn written(&mut self, key: &str, object: String) {
+        if self.read_lag.is_zero() {
+            return;
+        }
+        let at = Instant::now() + self.read_lag;
+        if let Some(r) = self.repos.get_mut(key) {
+            r.visible_at.insert(object, at);
+        }
     }
 
     pub fn bot_login(&self) -> String {

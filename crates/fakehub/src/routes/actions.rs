@@ -5,6 +5,9 @@
 //! and their artifacts. Downloading an artifact answers 302 to
 //! a signed blob URL on the fake's storage origin, as GitHub redirects to
 //! storage; that origin refuses requests carrying GitHub credentials.
+//!
+//! Writes echo (`emit`): the run a dispatch creates sends `workflow_run`
+//! requested, a cancel `workflow_run` completed.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
 use super::{inst, AuthKind, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render::{self, HTML};
 use crate::state::{Artifact, Repo, State, WorkflowDispatch, WorkflowRun};
 
@@ -99,6 +103,7 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         inputs,
         run_id,
     });
+    emit::workflow_run(st, req.at(&key), "requested", run_id);
     if req.body.get("return_run_details") != Some(&json!(true)) || !st.dispatch_run_details {
         return Ok(Reply::no_content());
     }
@@ -120,7 +125,8 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
         "id": r.id, "name": r.workflow, "node_id": format!("WFR_{}", r.id), "head_branch": r.head_branch,
         "head_sha": r.head_sha, "path": format!(".github/workflows/{}", r.workflow), "display_title": r.display_title.as_deref().unwrap_or(&r.workflow),
         "run_number": r.run_number, "run_attempt": 1, "event": r.event, "status": r.status, "conclusion": r.conclusion,
-        "workflow_id": wf_id, "check_suite_id": r.id + 1, "url": api,
+        "workflow_id": wf_id, "check_suite_id": r.id + 1, "check_suite_node_id": format!("CS_{}", r.id + 1),
+        "previous_attempt_url": null, "url": api,
         "html_url": format!("{HTML}/{}/actions/runs/{}", repo.full_name(), r.id), "pull_requests": [],
         "created_at": render::ts(r.created_at), "updated_at": render::ts(r.updated_at), "run_started_at": render::ts(r.created_at),
         "actor": render::user_by_login(st, base, &st.bot_login()), "triggering_actor": render::user_by_login(st, base, &st.bot_login()),
@@ -202,6 +208,8 @@ fn cancel_run(st: &mut State, req: &Req) -> HResult {
     run.status = "completed".into();
     run.conclusion = Some("cancelled".into());
     run.updated_at = Utc::now();
+    let key = req.repo_key();
+    emit::workflow_run(st, req.at(&key), "completed", id);
     Ok(Reply::json(202, json!({})))
 }
 

@@ -2,12 +2,17 @@
 //! enforced (summary/text ≤ 65535 characters, ≤ 50 annotations per request,
 //! ≤ 3 actions with label/identifier ≤ 20 and description ≤ 40 characters);
 //! annotations accumulate across updates, as on GitHub.
+//!
+//! Writes echo (`emit`): `check_run` created, `check_run` completed when a
+//! run completes, and `check_suite` completed once every run of the App on
+//! that commit is. The first run on a commit creates the App's suite there.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
 use super::{inst, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render;
 use crate::state::{CheckRun, State};
 
@@ -166,6 +171,8 @@ fn create_check_run(st: &mut State, req: &Req) -> HResult {
     apply(&mut run, &req.body);
     let id = run.id;
     repo.check_runs.push(run);
+    let key = req.repo_key();
+    emit::check_run_created(st, req.at(&key), id);
     run_reply(st, req, id, 201)
 }
 
@@ -182,7 +189,10 @@ fn update_check_run(st: &mut State, req: &Req) -> HResult {
         .iter_mut()
         .find(|c| c.id == id)
         .ok_or_else(Reply::not_found)?;
+    let was_completed = run.status == "completed";
     apply(run, &req.body);
+    let key = req.repo_key();
+    emit::check_run_updated(st, req.at(&key), id, was_completed);
     run_reply(st, req, id, 200)
 }
 

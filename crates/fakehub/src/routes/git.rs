@@ -1,10 +1,16 @@
 //! Git refs, branches and commits. Branches are a name → sha map; a commit
 //! keeps its whole tree, so history is a chain of snapshots.
+//!
+//! Moving a ref echoes as a push does (`emit::branch_moved`): `create` for
+//! a new branch, `push`, `pull_request` closed for a pull request the
+//! fast-forward merged, `check_suite` requested for a head without a suite.
+//! A just-created ref is 404 to reads for the injected read lag.
 
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
 use super::{inst, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render::{self, HTML};
 use crate::state::{Commit, Repo, State};
 
@@ -34,11 +40,15 @@ fn ref_json(base: &str, repo: &Repo, branch: &str, sha: &str) -> Value {
 fn get_ref(st: &mut State, req: &Req) -> HResult {
     let repo = repo(st, req)?;
     let branch = branch_name(req.param("ref")).ok_or_else(Reply::not_found)?;
+    if repo.lagging(&format!("ref:{branch}")) {
+        return Err(Reply::not_found());
+    }
     let sha = repo.branches.get(branch).ok_or_else(Reply::not_found)?;
     Ok(Reply::ok(ref_json(&req.base, repo, branch, sha)))
 }
 
 fn create_ref(st: &mut State, req: &Req) -> HResult {
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let full = req.str_field("ref").unwrap_or_default();
     let sha = req.str_field("sha").unwrap_or_default();
@@ -58,23 +68,14 @@ fn create_ref(st: &mut State, req: &Req) -> HResult {
         return Err(Reply::unprocessable("Reference already exists"));
     }
     repo.branches.insert(branch.into(), sha.into());
-    Ok(Reply::created(ref_json(&req.base, repo, branch, sha)))
-}
-
-fn is_ancestor(repo: &Repo, ancestor: &str, of: &str) -> bool {
-    let mut stack = vec![of.to_string()];
-    while let Some(sha) = stack.pop() {
-        if sha == ancestor {
-            return true;
-        }
-        if let Some(c) = repo.commits.get(&sha) {
-            stack.extend(c.parents.iter().cloned());
-        }
-    }
-    false
+    let reply = Reply::created(ref_json(&req.base, repo, branch, sha));
+    let key = req.repo_key();
+    emit::branch_moved(st, req.at(&key), branch, None, &actor);
+    Ok(reply)
 }
 
 fn update_ref(st: &mut State, req: &Req) -> HResult {
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let branch = branch_name(req.param("ref"))
         .ok_or_else(Reply::not_found)?
@@ -93,20 +94,27 @@ fn update_ref(st: &mut State, req: &Req) -> HResult {
     if !repo.commits.contains_key(&sha) {
         return Err(Reply::unprocessable("Object does not exist"));
     }
-    if !force && !is_ancestor(repo, &old, &sha) {
+    if !force && !repo.is_ancestor(&old, &sha) {
         return Err(Reply::unprocessable("Update is not a fast forward"));
     }
     repo.branches.insert(branch.clone(), sha.clone());
-    Ok(Reply::ok(ref_json(&req.base, repo, &branch, &sha)))
+    let reply = Reply::ok(ref_json(&req.base, repo, &branch, &sha));
+    let key = req.repo_key();
+    emit::branch_moved(st, req.at(&key), &branch, Some(old), &actor);
+    Ok(reply)
 }
 
 fn delete_ref(st: &mut State, req: &Req) -> HResult {
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let branch = branch_name(req.param("ref"))
         .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
-    repo.branches
+    let old = repo
+        .branches
         .remove(branch)
         .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
+    let key = req.repo_key();
+    emit::branch_moved(st, req.at(&key), branch, Some(old), &actor);
     Ok(Reply::no_content())
 }
 
@@ -131,6 +139,9 @@ pub(crate) fn commit_json(st: &State, base: &str, repo: &Repo, c: &Commit) -> Va
 fn get_branch(st: &mut State, req: &Req) -> HResult {
     let repo = repo(st, req)?;
     let name = req.param("branch");
+    if repo.lagging(&format!("ref:{name}")) {
+        return Err(Reply::error(404, "Branch not found"));
+    }
     let sha = repo
         .branches
         .get(name)

@@ -6,8 +6,8 @@
 //! violation and answered 200 with `errors`, as GitHub does — counting
 //! mutations against the secondary limit, and resolving the selected fields
 //! from the fake's state. It must not touch the REST OpenAPI contract (the
-//! endpoint is not in it) nor send webhooks: fakehub never does; tests build
-//! `pull_request` payloads with `payloads`.
+//! endpoint is not in it). A mutation echoes like the REST write it stands
+//! for (`emit`): marking a draft ready sends `pull_request` ready_for_review.
 //!
 //! Authentication, fault injection and recording happen in the pipeline
 //! (`routes::serve`) like for every route; the route key is `POST /graphql`.
@@ -103,7 +103,7 @@ fn graphql(st: &mut State, req: &Req) -> HResult {
             return Err(reply);
         }
     }
-    Ok(Reply::ok(execute(st, inst, &op, &variables)))
+    Ok(Reply::ok(execute(st, req, inst, &op, &variables)))
 }
 
 /// The operation and its variables, once GitHub would run them; otherwise
@@ -215,13 +215,19 @@ fn walk_unrendered(ty: &str, fields: &[Field], gaps: &mut Vec<GqlError>) {
 
 /// Runs a validated operation's root fields in order; the answer is
 /// `{data}` plus `errors` when a field failed (its value is then null).
-fn execute(st: &mut State, inst: u64, op: &Operation, vars: &Map<String, Value>) -> Value {
+fn execute(
+    st: &mut State,
+    req: &Req,
+    inst: u64,
+    op: &Operation,
+    vars: &Map<String, Value>,
+) -> Value {
     let mut data = Map::new();
     let mut errors = Vec::new();
     for f in &op.selection {
         let value = match f.name.as_str() {
             "__typename" => json!(contract::schema().root(op.kind)),
-            "markPullRequestReadyForReview" => mark_ready(st, inst, f, vars, &mut errors),
+            "markPullRequestReadyForReview" => mark_ready(st, req, (inst, f, vars), &mut errors),
             // `unrendered` refused everything else.
             _ => Value::Null,
         };
@@ -238,9 +244,8 @@ fn execute(st: &mut State, inst: u64, op: &Operation, vars: &Map<String, Value>)
 /// a pull request that is not a draft is left as it is, as on GitHub.
 fn mark_ready(
     st: &mut State,
-    inst: u64,
-    f: &Field,
-    vars: &Map<String, Value>,
+    req: &Req,
+    (inst, f, vars): (u64, &Field, &Map<String, Value>),
     errors: &mut Vec<Value>,
 ) -> Value {
     let input = f.arg("input").map(|l| l.resolve(vars)).unwrap_or_default();
@@ -255,6 +260,7 @@ fn mark_ready(
     let repo = st.repos.get_mut(&key).expect("found above");
     let now = Utc::now();
     let pull = repo.pulls.get_mut(&number).expect("found above");
+    let before = pull.clone();
     if pull.draft {
         pull.draft = false;
         pull.updated_at = now;
@@ -262,6 +268,9 @@ fn mark_ready(
             issue.updated_at = now;
         }
     }
+    let actor = req.actor(st);
+    crate::emit::pull_changed(st, req.at(&key), number, &actor, &before);
+    let repo = &st.repos[&key];
     let view = PullView::new(&repo.pulls[&number], repo);
     let mutation_id = input
         .get("clientMutationId")

@@ -1,10 +1,16 @@
 //! Issues, issue comments and reactions. Issue numbers are shared with pull
 //! requests; comments created with an installation token belong to the bot.
+//!
+//! Writes echo (`emit`): `issues` opened (then labeled / assigned), edited,
+//! closed, reopened, labeled, unlabeled, assigned, unassigned, and
+//! `issue_comment` created / edited. Reactions send nothing to this App (it
+//! is not subscribed). A just-created issue is 404 for the read lag.
 
 use chrono::Utc;
 use serde_json::Value;
 
 use super::{inst, paginate, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render;
 use crate::routes::labels::ensure_label;
 use crate::state::{Comment, IdGen, Issue, Reaction, Repo, State};
@@ -213,16 +219,24 @@ fn create_issue(st: &mut State, req: &Req) -> HResult {
     if let Some(i) = repo.issues.get_mut(&number) {
         i.assignees = strings(req.body.get("assignees"));
     }
-    issue_reply(st, req, number, 201)
+    let reply = issue_reply(st, req, number, 201);
+    let key = req.repo_key();
+    emit::issue_opened(st, req.at(&key), number, &author);
+    reply
 }
 
 fn get_issue(st: &mut State, req: &Req) -> HResult {
-    issue_reply(st, req, req.num("issue_number")?, 200)
+    let number = req.num("issue_number")?;
+    if repo(st, req)?.lagging(&format!("issue:{number}")) {
+        return Err(Reply::not_found());
+    }
+    issue_reply(st, req, number, 200)
 }
 
 fn update_issue(st: &mut State, req: &Req) -> HResult {
     let number = req.num("issue_number")?;
     check_body_length(req, "Issue")?;
+    let actor = req.actor(st);
     let (repo, ids) = repo_mut(st, req)?;
     let labels = req.body.get("labels").map(|l| strings(Some(l)));
     let labels = labels.map(|ls| {
@@ -231,6 +245,7 @@ fn update_issue(st: &mut State, req: &Req) -> HResult {
             .collect::<Vec<_>>()
     });
     let issue = repo.issues.get_mut(&number).ok_or_else(Reply::not_found)?;
+    let before = issue.clone();
     let b = &req.body;
     if let Some(t) = b.get("title").and_then(title_of) {
         issue.title = t;
@@ -265,7 +280,10 @@ fn update_issue(st: &mut State, req: &Req) -> HResult {
         }
     }
     issue.updated_at = now;
-    issue_reply(st, req, number, 200)
+    let reply = issue_reply(st, req, number, 200);
+    let key = req.repo_key();
+    emit::issue_changed(st, req.at(&key), number, &actor, &before);
+    reply
 }
 
 fn list_comments(st: &mut State, req: &Req) -> HResult {
@@ -303,7 +321,17 @@ fn create_comment(st: &mut State, req: &Req) -> HResult {
     }
     let body = req.str_field("body").unwrap_or_default();
     let c = add_comment(repo, ids, number, body, &author);
-    comment_reply(st, req, c.id, 201)
+    let reply = comment_reply(st, req, c.id, 201);
+    let key = req.repo_key();
+    emit::comment(
+        st,
+        req.at(&key),
+        "created",
+        &c,
+        &author,
+        serde_json::json!({}),
+    );
+    reply
 }
 
 fn get_comment(st: &mut State, req: &Req) -> HResult {
@@ -313,11 +341,20 @@ fn get_comment(st: &mut State, req: &Req) -> HResult {
 fn update_comment(st: &mut State, req: &Req) -> HResult {
     let id = req.num("comment_id")?;
     check_body_length(req, "IssueComment")?;
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let c = repo.comment_mut(id).ok_or_else(Reply::not_found)?;
-    c.body = req.str_field("body").unwrap_or_default().to_string();
+    let from = std::mem::replace(
+        &mut c.body,
+        req.str_field("body").unwrap_or_default().to_string(),
+    );
     c.updated_at = Utc::now();
-    comment_reply(st, req, id, 200)
+    let c = c.clone();
+    let reply = comment_reply(st, req, id, 200);
+    let key = req.repo_key();
+    let changes = serde_json::json!({"changes": {"body": {"from": from}}});
+    emit::comment(st, req.at(&key), "edited", &c, &actor, changes);
+    reply
 }
 
 /// Adds a reaction unless this user already left it: 201 new, 200 existing.

@@ -1,11 +1,15 @@
 //! Repository labels and issue labels. Adding an unknown label to an issue
 //! creates it (grey, as GitHub does); creating a duplicate repository label
 //! is 422 `already_exists`.
+//!
+//! Adding or removing an issue's labels echoes `issues` labeled / unlabeled
+//! per label (`pull_request` for a pull request), as GitHub does (`emit`).
 
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
 use super::{inst, paginate, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render;
 use crate::state::{IdGen, Label, Repo, State};
 
@@ -149,10 +153,14 @@ fn list_issue_labels(st: &mut State, req: &Req) -> HResult {
 
 fn change_labels(st: &mut State, req: &Req, replace: bool) -> HResult {
     let number = req.num("issue_number")?;
+    let actor = req.actor(st);
     let (repo, ids) = repo_mut(st, req)?;
-    if !repo.issues.contains_key(&number) {
-        return Err(Reply::not_found());
-    }
+    let before = repo
+        .issues
+        .get(&number)
+        .ok_or_else(Reply::not_found)?
+        .labels
+        .clone();
     let names: Vec<String> = requested(&req.body)
         .iter()
         .map(|n| ensure_label(repo, ids, n))
@@ -167,7 +175,10 @@ fn change_labels(st: &mut State, req: &Req, replace: bool) -> HResult {
         }
     }
     issue.updated_at = chrono::Utc::now();
-    issue_labels_reply(st, req, number)
+    let reply = issue_labels_reply(st, req, number);
+    let key = req.repo_key();
+    emit::labels_changed(st, req.at(&key), number, &actor, &before);
+    reply
 }
 
 fn add_issue_labels(st: &mut State, req: &Req) -> HResult {
@@ -180,13 +191,17 @@ fn set_issue_labels(st: &mut State, req: &Req) -> HResult {
 
 fn remove_issue_label(st: &mut State, req: &Req) -> HResult {
     let number = req.num("issue_number")?;
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let issue = repo.issues.get_mut(&number).ok_or_else(Reply::not_found)?;
     let name = req.param("name");
-    let before = issue.labels.len();
+    let before = issue.labels.clone();
     issue.labels.retain(|l| !l.eq_ignore_ascii_case(name));
-    if issue.labels.len() == before {
+    if issue.labels.len() == before.len() {
         return Err(Reply::error(404, "Label does not exist"));
     }
-    issue_labels_reply(st, req, number)
+    let reply = issue_labels_reply(st, req, number);
+    let key = req.repo_key();
+    emit::labels_changed(st, req.at(&key), number, &actor, &before);
+    reply
 }

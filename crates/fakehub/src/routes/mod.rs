@@ -6,7 +6,8 @@
 //! scope to the installation's repositories) → validate the body against the
 //! contract → count it against the secondary rate limit → run the handler →
 //! record it (then send any redelivery the handler accepted, in the
-//! background). Handlers are plain functions over `&mut State`; one file per
+//! background, and hand the write's echoes to the echo task: `echo`, `emit`).
+//! Handlers are plain functions over `&mut State`; one file per
 //! area of the API. `POST /graphql` skips the OpenAPI checks: its handler
 //! holds it to the GraphQL contract instead (`graphql_contract`).
 
@@ -180,6 +181,13 @@ impl Req {
     pub fn actor(&self, st: &State) -> String {
         st.bot_login()
     }
+    /// Where this request writes, for the echoes (`emit`).
+    pub(crate) fn at<'a>(&'a self, key: &'a str) -> crate::emit::At<'a> {
+        crate::emit::At {
+            key,
+            base: &self.base,
+        }
+    }
     pub fn str_field(&self, name: &str) -> Option<&str> {
         self.body.get(name).and_then(Value::as_str)
     }
@@ -315,6 +323,11 @@ pub(crate) async fn serve(
             parse_error,
         );
         let applied = reply.unwrap_or_else(|e| e);
+        // A refused write sends nothing; an applied one its echoes, in order.
+        if applied.status >= 400 {
+            crate::echo::discard(&mut st);
+        }
+        crate::echo::flush(&shared, &mut st);
         // The work is done; the caller may still be told otherwise.
         let reply = replace_after.unwrap_or(applied);
         record(&mut st, Some(template), reply.status, &req);

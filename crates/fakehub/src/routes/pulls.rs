@@ -1,14 +1,20 @@
 //! Pull requests (same-repository heads). Each pull request also has an issue
 //! with the same number, so labels and comments go through the issues API as
 //! on GitHub. Merging writes a merge commit onto the base branch.
+//!
+//! Writes echo (`emit`): `pull_request` opened, edited, closed, reopened;
+//! a merge sends `pull_request` closed (merged), the base's `push` and
+//! `check_suite` requested for the merge commit. For the injected read lag
+//! a just-created pull request is 404 and a just-merged one reads open.
 
 use chrono::Utc;
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
 use super::{inst, paginate, HResult, Reply, Req, Route};
+use crate::emit;
 use crate::render;
-use crate::state::{new_sha, Commit, Issue, Pull, State};
+use crate::state::{new_sha, Commit, Issue, Pull, Repo, State};
 
 pub const ROUTES: &[Route] = &[
     inst("GET", "/repos/{owner}/{repo}/pulls", list_pulls),
@@ -35,6 +41,23 @@ fn pull_reply(st: &State, req: &Req, number: u64, status: u16) -> HResult {
     let repo = repo(st, req)?;
     let p = repo.pulls.get(&number).ok_or_else(Reply::not_found)?;
     Ok(Reply::json(status, render::pull(st, &req.base, repo, p)))
+}
+
+/// A pull request as a lagging replica reads it: absent just after its
+/// creation, open and unmerged just after its merge.
+fn replica_view(repo: &Repo, p: &Pull) -> Option<Pull> {
+    if repo.lagging(&format!("issue:{}", p.number)) {
+        return None;
+    }
+    let mut p = p.clone();
+    if repo.lagging(&format!("merge:{}", p.number)) {
+        p.merged = false;
+        p.state = "open".into();
+        p.merged_at = None;
+        p.closed_at = None;
+        p.merge_commit_sha = None;
+    }
+    Some(p)
 }
 
 fn list_pulls(st: &mut State, req: &Req) -> HResult {
@@ -138,17 +161,27 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
         merged_at: None,
     };
     repo.pulls.insert(number, pull);
-    pull_reply(st, req, number, 201)
+    let reply = pull_reply(st, req, number, 201);
+    let key = req.repo_key();
+    let actor = req.actor(st);
+    emit::pull_opened(st, req.at(&key), number, &actor);
+    reply
 }
 
 fn get_pull(st: &mut State, req: &Req) -> HResult {
-    pull_reply(st, req, req.num("pull_number")?, 200)
+    let number = req.num("pull_number")?;
+    let repo = repo(st, req)?;
+    let p = repo.pulls.get(&number).ok_or_else(Reply::not_found)?;
+    let p = replica_view(repo, p).ok_or_else(Reply::not_found)?;
+    Ok(Reply::ok(render::pull(st, &req.base, repo, &p)))
 }
 
 fn update_pull(st: &mut State, req: &Req) -> HResult {
     let number = req.num("pull_number")?;
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let p = repo.pulls.get_mut(&number).ok_or_else(Reply::not_found)?;
+    let before = p.clone();
     let now = Utc::now();
     if let Some(t) = req.str_field("title") {
         p.title = t.into();
@@ -174,7 +207,64 @@ fn update_pull(st: &mut State, req: &Req) -> HResult {
         i.closed_at = p.closed_at;
         i.updated_at = now;
     }
-    pull_reply(st, req, number, 200)
+    let reply = pull_reply(st, req, number, 200);
+    let key = req.repo_key();
+    emit::pull_changed(st, req.at(&key), number, &actor, &before);
+    reply
+}
+
+/// Merges open pull request `number` (`method`: merge, squash or rebase,
+/// the last two as one commit on the base): writes the commit onto the
+/// base branch and marks the pull request merged. Returns the commit and
+/// the base's previous head; `None` when a branch is missing.
+pub(crate) fn merge(
+    repo: &mut Repo,
+    number: u64,
+    method: &str,
+    title: Option<String>,
+) -> Option<(String, String)> {
+    let p = repo.pulls.get(&number)?.clone();
+    let head_sha = repo.branches.get(&p.head)?.clone();
+    let base_sha = repo.branches.get(&p.base)?.clone();
+    let mut files = repo.commits[&base_sha].files.clone();
+    files.extend(repo.commits[&head_sha].files.clone());
+    let parents = if method == "merge" {
+        vec![base_sha.clone(), head_sha]
+    } else {
+        vec![base_sha.clone()]
+    };
+    let message = title.unwrap_or_else(|| {
+        format!(
+            "Merge pull request #{number} from {}/{}",
+            repo.owner, p.head
+        )
+    });
+    let sha = new_sha();
+    let now = Utc::now();
+    repo.commits.insert(
+        sha.clone(),
+        Commit {
+            sha: sha.clone(),
+            parents,
+            message,
+            files,
+            date: now,
+        },
+    );
+    repo.branches.insert(p.base.clone(), sha.clone());
+    let pr = repo.pulls.get_mut(&number).expect("exists");
+    pr.merged = true;
+    pr.state = "closed".into();
+    pr.merge_commit_sha = Some(sha.clone());
+    pr.merged_at = Some(now);
+    pr.closed_at = Some(now);
+    pr.updated_at = now;
+    if let Some(i) = repo.issues.get_mut(&number) {
+        i.state = "closed".into();
+        i.closed_at = Some(now);
+        i.updated_at = now;
+    }
+    Some((sha, base_sha))
 }
 
 fn merge_pull(st: &mut State, req: &Req) -> HResult {
@@ -205,53 +295,13 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
             ));
         }
     }
-    let base_sha = repo
-        .branches
-        .get(&p.base)
-        .cloned()
-        .ok_or_else(|| Reply::error(405, "Pull Request is not mergeable"))?;
-    let mut files = repo.commits[&base_sha].files.clone();
-    files.extend(repo.commits[&head_sha].files.clone());
     let method = req.str_field("merge_method").unwrap_or("merge");
-    let parents = if method == "merge" {
-        vec![base_sha, head_sha]
-    } else {
-        vec![base_sha]
-    };
-    let message = req
-        .str_field("commit_title")
-        .map(str::to_string)
-        .unwrap_or_else(|| {
-            format!(
-                "Merge pull request #{number} from {}/{}",
-                repo.owner, p.head
-            )
-        });
-    let sha = new_sha();
-    let now = Utc::now();
-    repo.commits.insert(
-        sha.clone(),
-        Commit {
-            sha: sha.clone(),
-            parents,
-            message,
-            files,
-            date: now,
-        },
-    );
-    repo.branches.insert(p.base.clone(), sha.clone());
-    let pr = repo.pulls.get_mut(&number).expect("exists");
-    pr.merged = true;
-    pr.state = "closed".into();
-    pr.merge_commit_sha = Some(sha.clone());
-    pr.merged_at = Some(now);
-    pr.closed_at = Some(now);
-    pr.updated_at = now;
-    if let Some(i) = repo.issues.get_mut(&number) {
-        i.state = "closed".into();
-        i.closed_at = Some(now);
-        i.updated_at = now;
-    }
+    let title = req.str_field("commit_title").map(str::to_string);
+    let (sha, base_before) = merge(repo, number, method, title)
+        .ok_or_else(|| Reply::error(405, "Pull Request is not mergeable"))?;
+    let key = req.repo_key();
+    let actor = req.actor(st);
+    emit::pull_merged(st, req.at(&key), number, &actor, &base_before);
     Ok(Reply::ok(
         json!({"sha": sha, "merged": true, "message": "Pull Request successfully merged"}),
     ))

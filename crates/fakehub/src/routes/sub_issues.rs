@@ -1,6 +1,9 @@
 //! Sub-issues and issue dependencies ("blocked by"). Both take database ids
 //! (`sub_issue_id`, `issue_id`), not numbers, as GitHub does; a parent holds
-//! at most 100 sub-issues.
+//! at most 100 sub-issues. Links send no webhook to this App (it is not
+//! subscribed to `sub_issues`). For the injected read lag, naming a
+//! just-created issue as `sub_issue_id` answers 404, as GitHub answers an
+//! id it cannot find.
 
 use chrono::Utc;
 use serde_json::Value;
@@ -89,7 +92,10 @@ fn add_sub_issue(st: &mut State, req: &Req) -> HResult {
     let (repo, _) = repo_mut(st, req)?;
     let parent = repo.issues.get(&number).ok_or_else(Reply::not_found)?;
     let parent_id = parent.id;
-    let sub = repo.issue_by_id(sub_id).ok_or_else(Reply::not_found)?;
+    let sub = repo
+        .issue_by_id(sub_id)
+        .filter(|i| !repo.lagging(&format!("issue:{}", i.number)))
+        .ok_or_else(Reply::not_found)?;
     if sub_id == parent_id {
         return Err(Reply::unprocessable(
             "An issue cannot be a sub-issue of itself",

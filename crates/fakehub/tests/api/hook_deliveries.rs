@@ -2,6 +2,8 @@
 //! redelivery (`POST /app/hook/deliveries/{delivery_id}/attempts`): every
 //! `deliver` is logged, failed ones included, and a redelivery goes to the
 //! App's configured webhook with the original delivery's guid and payload.
+//! Echoes of writes are silenced where the App webhook is set: these tests
+//! are about the log of explicit deliveries (echoes: `echoes.rs`).
 
 use std::time::Duration;
 
@@ -158,6 +160,7 @@ async fn the_list_is_newest_first_paged_by_cursor_and_filtered_by_redelivery() {
     }
     let (url, mut seen) = receiver(202).await;
     gh.set_app_webhook(&url, "s");
+    gh.silence_echoes();
     let oldest = gh.hook_deliveries().last().unwrap()["id"].as_u64().unwrap();
     let app = app_client(&gh);
     let r = app
@@ -239,6 +242,7 @@ async fn a_failed_delivery_is_redelivered_to_the_configured_webhook() {
     let failed = gh.hook_deliveries()[0]["id"].as_u64().unwrap();
     let (url, mut seen) = receiver(202).await;
     gh.set_app_webhook(&url, "new-secret");
+    gh.silence_echoes();
 
     let r = app_client(&gh)
         .call(
@@ -300,6 +304,7 @@ async fn redelivery_is_refused_as_github_refuses_it() {
         (422, json!("Webhook is not configured"))
     );
     gh.set_app_webhook(&down, "s");
+    gh.silence_echoes();
 
     // Unknown ids.
     for unknown in [(id + 1000).to_string(), "abc".to_string()] {

@@ -2,6 +2,7 @@
 //! prove its responses deserialise into the real client's models).
 
 mod auth;
+mod echoes;
 mod faults;
 mod git_pulls;
 mod graphql;
@@ -9,6 +10,7 @@ mod hook_deliveries;
 mod issues;
 mod manifests;
 mod octocrab_client;
+mod read_lag;
 
 use fakehub::FakeGitHub;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
