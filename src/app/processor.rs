@@ -278,7 +278,11 @@ impl Processor {
                 }
                 let effects = decision.effects.len();
                 if self.sent_by_own_bot(&delivery) {
-                    self.metrics.own_webhook(&delivery.event, effects);
+                    let kind = match &delivery.action {
+                        Some(action) => format!("{}.{action}", delivery.event),
+                        None => delivery.event.clone(),
+                    };
+                    self.metrics.own_webhook(&kind, effects);
                 }
                 let wakes_runs = Runs::affects_runs(&decision.changes);
                 let result = self

@@ -141,7 +141,7 @@ impl Metrics {
         let own_webhooks = Family::<Labels, Counter>::default();
         registry.register(
             "own_webhooks",
-            "Deliveries decided whose sender is taskgate's own bot (GitHub echoing its writes), by event and by whether the decision asked for GitHub calls (caused=writes|none); only a merge taskgate made should cause any",
+            "Deliveries decided whose sender is taskgate's own bot (GitHub echoing its writes), by event.action and by whether the decision asked for GitHub calls (caused=writes|none); only its merges (pull_request.closed) and the ends of runs it dispatched (workflow_run.completed) should cause any",
             own_webhooks.clone(),
         );
         let runner_overhead: Family<Labels, Histogram, fn() -> Histogram> =
@@ -260,7 +260,7 @@ impl Metrics {
     }
 
     /// A delivery sent by taskgate's own bot was decided, with `effects`
-    /// GitHub calls asked for.
+    /// GitHub calls asked for; `event` is `event.action`.
     pub fn own_webhook(&self, event: &str, effects: usize) {
         let caused = if effects == 0 { "none" } else { "writes" };
         self.own_webhooks

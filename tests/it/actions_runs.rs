@@ -88,11 +88,13 @@ impl Story {
     /// The agent pushes a commit `sha` to the task branch; GitHub tells
     /// taskgate. Nothing runs it here, so no git repository is needed.
     async fn push(&self, sha: &str) {
-        let repo = self.repo();
-        let before = repo.branch_sha(&self.branch);
-        repo.record_commit(&self.branch, sha, "work", &[("check.sh", "exit 0\n")]);
-        let payload = payloads::push(&repo, &self.branch, before.as_deref(), "agent");
-        assert_eq!(self.app.deliver("push", &payload).await.0, 202);
+        self.repo().push_commit(
+            &self.branch,
+            sha,
+            "work",
+            &[("check.sh", "exit 0\n")],
+            "agent",
+        );
     }
 
     /// Pushes `sha` and waits for its workflow run; returns the run's id.
@@ -113,8 +115,9 @@ impl Story {
             .find(|d| d.inputs["sha"] == sha)
     }
 
-    /// What GitHub sends for a run of taskgate's.
-    async fn workflow_run(&self, action: &str, run_id: u64) {
+    /// GitHub's webhook for a run of taskgate's, delivered (again) by the
+    /// test: a late or repeated delivery.
+    async fn workflow_run_again(&self, action: &str, run_id: u64) {
         let payload = payloads::workflow_run(action, &self.repo(), run_id);
         assert_eq!(self.app.deliver("workflow_run", &payload).await.0, 202);
         self.app.settle().await;
@@ -123,7 +126,7 @@ impl Story {
     /// GitHub Actions ends run `run_id` with these artifacts and says so.
     async fn complete(&self, run_id: u64, conclusion: &str, artifacts: &[(&str, &[u8])]) {
         self.repo().complete_run(run_id, conclusion, artifacts);
-        self.workflow_run("completed", run_id).await;
+        self.app.settle().await;
     }
 
     /// Completes the run with a report for `sha` uploaded as the workflow
@@ -234,7 +237,8 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         .unwrap();
     assert_eq!(attempt.runner, taskgate::core::config::RunnerKind::Actions);
 
-    s.workflow_run("in_progress", run_id).await;
+    s.repo().start_run(run_id);
+    s.app.settle().await;
     assert!(s.checks(SHA1).iter().all(|c| c.status == "in_progress"));
 
     // The run takes a moment on GitHub's side: the runner's overhead
@@ -248,7 +252,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
     }
     assert!(s.task_labels().contains(&"state:review".to_owned()));
     // A redelivered `completed` changes nothing, and is not counted again.
-    s.workflow_run("completed", run_id).await;
+    s.workflow_run_again("completed", run_id).await;
     assert_eq!(s.checks(SHA1).len(), 2);
     let text = s.app.metrics().await;
     let runs = "taskgate_runner_overhead_seconds_count{runner=\"actions\"}";
@@ -331,9 +335,11 @@ async fn an_artifact_too_large_or_not_a_zip_fails_as_a_tooling_error_saying_why(
     let run_id = s.push_and_dispatch(SHA1).await;
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
     let repo = s.repo();
-    let ids = repo.complete_run(run_id, "success", &[("taskgate-report", &zip)]);
-    repo.set_artifact_reported_size(ids[0], 1 << 40);
-    s.workflow_run("completed", run_id).await;
+    s.app.fake.without_echoes(|| {
+        let ids = repo.complete_run(run_id, "success", &[("taskgate-report", &zip)]);
+        repo.set_artifact_reported_size(ids[0], 1 << 40);
+    });
+    s.workflow_run_again("completed", run_id).await;
     for run in s.checks(SHA1) {
         assert_eq!(run.conclusion.as_deref(), Some("failure"));
         let summary = run.summary.unwrap();
@@ -388,9 +394,12 @@ async fn a_workflow_run_taskgate_did_not_dispatch_is_ignored() {
     let run_id = s.push_and_dispatch(SHA1).await;
     let repo = s.repo();
     // Someone else's run of the same workflow, with a passing report.
-    let stranger = repo.add_workflow_run(WORKFLOW, "main", None);
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
-    repo.complete_run(stranger, "success", &[("taskgate-report", &zip)]);
+    let stranger = s.app.fake.without_echoes(|| {
+        let stranger = repo.add_workflow_run(WORKFLOW, "main", None);
+        repo.complete_run(stranger, "success", &[("taskgate-report", &zip)]);
+        stranger
+    });
     let payload = payloads::workflow_run("completed", &repo, stranger);
     let (status, _) = s
         .app
@@ -398,8 +407,11 @@ async fn a_workflow_run_taskgate_did_not_dispatch_is_ignored() {
         .await;
     assert_eq!(status, 202);
     // Another workflow whose title names taskgate's attempt is not believed.
-    let other = repo.add_workflow_run("ci.yml", "main", None);
-    repo.complete_run(other, "success", &[("taskgate-report", &zip)]);
+    let other = s.app.fake.without_echoes(|| {
+        let other = repo.add_workflow_run("ci.yml", "main", None);
+        repo.complete_run(other, "success", &[("taskgate-report", &zip)]);
+        other
+    });
     let mut payload = payloads::workflow_run("completed", &repo, other);
     payload["workflow_run"]["display_title"] =
         json!("taskgate: check (run story=file:checks task=check attempt=1)");
@@ -439,9 +451,12 @@ async fn a_run_is_found_by_the_run_id_in_its_title_when_the_dispatch_named_none(
     // A host without `return_run_details`: the run taskgate hears about is
     // known only by its `run-name`.
     let repo = s.repo();
-    let run = repo.add_workflow_run(WORKFLOW, "main", None);
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
-    repo.complete_run(run, "success", &[("taskgate-report", &zip)]);
+    let run = s.app.fake.without_echoes(|| {
+        let run = repo.add_workflow_run(WORKFLOW, "main", None);
+        repo.complete_run(run, "success", &[("taskgate-report", &zip)]);
+        run
+    });
     let title = format!("taskgate: check at {SHA1} (run story=file:checks task=check attempt=1)");
     // The same title on a fork's pull_request run is a forgery: ignored.
     let mut forged = payloads::workflow_run("completed", &repo, run);
@@ -476,7 +491,7 @@ async fn a_newer_push_supersedes_the_dispatched_run() {
     let run = |id: u64| s.repo().runs().into_iter().find(|r| r.id == id).unwrap();
     assert_eq!(run(first).conclusion.as_deref(), Some("cancelled"));
     assert_eq!(run(second).status, "queued");
-    s.workflow_run("completed", first).await;
+    s.workflow_run_again("completed", first).await;
     assert!(s
         .checks(SHA1)
         .iter()
@@ -588,7 +603,7 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
     let (s, ahead) = watched_story().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     // The run starts and ends on GitHub; neither webhook reaches taskgate.
-    s.repo().start_run(run_id);
+    s.app.fake.without_echoes(|| s.repo().start_run(run_id));
     s.watch_after(&ahead, 1, run_id).await;
     assert!(
         s.checks(SHA1).iter().all(|c| c.status == "in_progress"),
@@ -596,8 +611,10 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
         s.checks(SHA1)
     );
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", false)]));
-    s.repo()
-        .complete_run(run_id, "failure", &[("taskgate-report", &zip)]);
+    s.app.fake.without_echoes(|| {
+        s.repo()
+            .complete_run(run_id, "failure", &[("taskgate-report", &zip)])
+    });
     // GitHub stumbles once on the first look; the watch tries again.
     s.app.fake.inject(
         "GET /repos/{owner}/{repo}/actions/runs/{run_id}",
@@ -618,7 +635,7 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
     assert!(s.task_labels().contains(&"state:test-failed".to_owned()));
 
     // The lost webhook turns up late after all: nothing happens twice.
-    s.workflow_run("completed", run_id).await;
+    s.workflow_run_again("completed", run_id).await;
     assert_eq!(s.checks(SHA1).len(), 2);
     // The attempt is closed: later periods leave GitHub alone.
     let lookups = s.run_lookups(run_id);
@@ -687,8 +704,10 @@ async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
 
     // The run reports; its webhooks are lost.
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
-    s.repo()
-        .complete_run(run_id, "success", &[("taskgate-report", &zip)]);
+    s.app.fake.without_echoes(|| {
+        s.repo()
+            .complete_run(run_id, "success", &[("taskgate-report", &zip)])
+    });
     ahead.store(WATCH.as_secs() as i64 + 1, Ordering::SeqCst);
     eventually(
         "the watch finds the run and finishes the attempt",

@@ -72,12 +72,12 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
 #[tokio::test]
 async fn a_redelivery_that_fails_again_is_not_asked_for_on_every_pass() {
     let (fake, _) = help_delivered_while_down("guid-again").await;
-    // The app's webhook still points nowhere: every redelivery fails too.
-    fake.set_app_webhook(DOWN, SECRET);
     let app = TestApp::with_config(fake, |c| {
         c.redeliver_every = Some(Duration::from_millis(100));
     })
     .await;
+    // The app's webhook still points nowhere: every redelivery fails too.
+    app.fake.set_app_webhook(DOWN, SECRET);
     eventually("one redelivery asked for", || async {
         app.fake.redeliveries().len() == 1
     })

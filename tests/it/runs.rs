@@ -155,12 +155,13 @@ impl Story {
     }
 
     pub async fn push_to(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
-        let repo = self.app.fake.repo(REPO);
-        let before = repo.branch_sha(branch);
         let sha = self.origin.commit(branch, files, message);
-        repo.record_commit(branch, &sha, message, files);
-        let payload = payloads::push(&repo, branch, before.as_deref(), "agent");
-        assert_eq!(self.app.deliver("push", &payload).await.0, 202);
+        // GitHub sends push, pull_request.synchronize (once a PR is open)
+        // and check_suite for it.
+        self.app
+            .fake
+            .repo(REPO)
+            .push_commit(branch, &sha, message, files, "agent");
         sha
     }
 
@@ -243,11 +244,9 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
     assert!(pr.draft);
     assert!(pr.base.starts_with("taskgate/story-"), "{}", pr.base);
 
+    // GitHub also sends pull_request.synchronize and check_suite for the
+    // same head: the commit is not run twice.
     let green = s.push(&[("check.sh", "exit 0\n")], "fix").await;
-    // GitHub would also send pull_request.synchronize for the same head:
-    // the commit is not run twice.
-    let sync = payloads::pull_request("synchronize", &s.app.fake.repo(REPO), pr.number);
-    assert_eq!(s.app.deliver("pull_request", &sync).await.0, 202);
     let runs = s.completed(&green, 2).await;
     assert!(runs
         .iter()
@@ -257,15 +256,10 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
 
     // Ready for review: proven already, so merged (auto review) at once.
     let repo = s.app.fake.repo(REPO);
-    repo.set_draft(pr.number, false);
-    let ready = payloads::pull_request("ready_for_review", &repo, pr.number);
-    assert_eq!(s.app.deliver("pull_request", &ready).await.0, 202);
+    repo.set_draft(pr.number, false, "agent");
     s.app.settle().await;
     assert!(s.pull().merged);
     assert_eq!(s.checks(&green).len(), 2, "no re-run before merging");
-    let closed = payloads::pull_request("closed", &repo, pr.number);
-    assert_eq!(s.app.deliver("pull_request", &closed).await.0, 202);
-    s.app.settle().await;
     let issue = repo.issue(s.task_issue).unwrap();
     assert_eq!(issue.state, "closed");
     assert!(issue.labels.contains(&"state:completed".to_owned()));
@@ -322,12 +316,15 @@ async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
 async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
     let s = story_with_one_task(2).await;
     let repo = s.app.fake.repo(REPO);
-    let before = repo.branch_sha(&s.branch);
     // GitHub knows the commit, the git remote does not (force-pushed away).
     let gone = "0123456789abcdef0123456789abcdef01234567";
-    repo.record_commit(&s.branch, gone, "gone", &[("check.sh", "exit 0\n")]);
-    let payload = payloads::push(&repo, &s.branch, before.as_deref(), "agent");
-    assert_eq!(s.app.deliver("push", &payload).await.0, 202);
+    repo.push_commit(
+        &s.branch,
+        gone,
+        "gone",
+        &[("check.sh", "exit 0\n")],
+        "agent",
+    );
     let runs = s.completed(gone, 2).await;
     for run in &runs {
         assert_eq!(run.conclusion.as_deref(), Some("cancelled"));

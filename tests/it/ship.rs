@@ -55,14 +55,9 @@ impl Shipped {
         self.s.completed(&green, 1).await;
         let pr = self.s.pull();
         let repo = self.repo();
-        repo.set_draft(pr.number, false);
-        let ready = payloads::pull_request("ready_for_review", &repo, pr.number);
-        assert_eq!(self.s.app.deliver("pull_request", &ready).await.0, 202);
+        repo.set_draft(pr.number, false, "agent");
         self.s.app.settle().await;
         assert!(self.s.pull().merged, "the task PR merged");
-        let closed = payloads::pull_request("closed", &repo, pr.number);
-        assert_eq!(self.s.app.deliver("pull_request", &closed).await.0, 202);
-        self.s.app.settle().await;
     }
 
     fn story_pr(&self) -> Option<fakehub::Pull> {
@@ -72,27 +67,26 @@ impl Shipped {
             .find(|p| p.head == self.branch)
     }
 
-    async fn pr_event(&self, action: &str) {
-        let pr = self.story_pr().expect("a story PR");
-        let payload = payloads::pull_request(action, &self.repo(), pr.number);
-        assert_eq!(self.s.app.deliver("pull_request", &payload).await.0, 202);
-        self.s.app.settle().await;
-    }
-
     /// A shippable story whose PR taskgate opened (and heard about).
     async fn shippable(config: &str) -> Shipped {
         let sh = Shipped::new(config).await;
         sh.complete_the_task().await;
         assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
-        sh.pr_event("opened").await;
         sh
     }
 
-    async fn add_ship_label(&self) -> (u16, String) {
+    /// octocat adds the `ship` label; GitHub sends `pull_request.labeled`.
+    async fn add_ship_label(&self) {
         let pr = self.story_pr().unwrap().number;
-        let repo = self.repo();
-        repo.add_labels(pr, &["ship"]);
-        let payload = payloads::pull_request_labeled(&repo, pr, "ship", "octocat");
+        self.repo().add_labels(pr, &["ship"], "octocat");
+        self.s.app.fake.echoes_settled().await;
+    }
+
+    /// The `labeled` webhook of the `ship` label delivered once more, as a
+    /// redelivery or a duplicate from GitHub would be.
+    async fn ship_label_again(&self) -> (u16, String) {
+        let pr = self.story_pr().unwrap().number;
+        let payload = payloads::pull_request_labeled(&self.repo(), pr, "ship", "octocat");
         self.s.app.deliver("pull_request", &payload).await
     }
 
@@ -147,8 +141,6 @@ impl Shipped {
             .unwrap_or_else(|| panic!("{workflow} was dispatched"))
             .run_id;
         repo.complete_run(run, conclusion, &[]);
-        let payload = payloads::workflow_run("completed", &repo, run);
-        assert_eq!(self.s.app.deliver("workflow_run", &payload).await.0, 202);
         self.s.app.settle().await;
     }
 
@@ -173,7 +165,7 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
     repo.add_workflow("smoke.yml");
     // A person opens the story PR early: the gate says what is missing.
     let number = repo.create_pull(&sh.branch, "main", "Shipped work", "octocat");
-    sh.pr_event("opened").await;
+    sh.s.app.settle().await;
     let red = sh.gate();
     assert_eq!(red.conclusion.as_deref(), Some("failure"));
     assert!(
@@ -193,14 +185,14 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
     assert!(body.contains("`test` passed at"), "{body}");
     assert_eq!(sh.state().await, "shippable");
 
-    // The label, delivered twice at once: one merge.
-    let (a, b) = tokio::join!(sh.add_ship_label(), sh.add_ship_label());
+    // The label, and its webhook delivered twice more at once: one merge.
+    sh.add_ship_label().await;
+    let (a, b) = tokio::join!(sh.ship_label_again(), sh.ship_label_again());
     assert_eq!((a.0, b.0), (202, 202));
     sh.s.app.settle().await;
     assert_eq!(sh.merges(), 1);
     assert!(sh.story_pr().unwrap().merged);
     assert_eq!(sh.story_pr().unwrap().number, number);
-    sh.pr_event("closed").await;
     assert_eq!(repo.dispatches().len(), 1, "deploy dispatched");
 
     sh.finish_run("deploy.yml", "success").await;
@@ -227,8 +219,8 @@ async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shipp
     let sh = Shipped::new(CONFIG).await;
     let repo = sh.repo();
     let number = repo.create_pull(&sh.branch, "main", "Shipped work", "octocat");
-    repo.set_draft(number, true);
-    sh.pr_event("opened").await;
+    repo.set_draft(number, true, "octocat");
+    sh.s.app.settle().await;
     assert!(sh.story_pr().unwrap().draft, "left a draft while building");
 
     // GitHub's GraphQL endpoint stumbles twice; the executor tries again.
@@ -244,8 +236,7 @@ async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shipp
     let pr = sh.story_pr().unwrap();
     assert_eq!(pr.number, number);
     assert!(!pr.draft, "marked ready for review");
-    // GitHub says so; nothing is asked twice.
-    sh.pr_event("ready_for_review").await;
+    // GitHub said so (ready_for_review, echoed); nothing is asked twice.
     let mutations =
         sh.s.app
             .fake
@@ -255,7 +246,7 @@ async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shipp
             .count();
     assert_eq!(mutations, 3, "two refused, one that took");
     // Ready, it ships.
-    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.add_ship_label().await;
     sh.s.app.settle().await;
     assert!(sh.story_pr().unwrap().merged);
     sh.s.app.assert_contract_kept();
@@ -267,8 +258,8 @@ async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missi
     let number = sh
         .repo()
         .create_pull(&sh.branch, "main", "Shipped work", "octocat");
-    sh.pr_event("opened").await;
-    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.s.app.settle().await;
+    sh.add_ship_label().await;
     sh.s.app.settle().await;
     assert!(
         !sh.pr_labels().contains(&"ship".to_owned()),
@@ -288,7 +279,7 @@ async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missi
 async fn the_ship_label_from_a_writer_is_taken_off_for_lack_of_permission() {
     let sh = Shipped::shippable(CONFIG).await;
     sh.s.app.fake.set_permission("octocat", "write");
-    assert_eq!(sh.add_ship_label().await.0, 202);
+    sh.add_ship_label().await;
     sh.s.app.settle().await;
     assert!(
         !sh.pr_labels().contains(&"ship".to_owned()),
@@ -328,7 +319,6 @@ async fn a_missing_deploy_workflow_is_reported() {
     let sh = Shipped::shippable(CONFIG).await;
     sh.add_ship_label().await;
     sh.s.app.settle().await;
-    sh.pr_event("closed").await;
     eventually("the story needs a fix", || async {
         sh.state().await == "needs-fix"
     })
@@ -343,10 +333,7 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
     // Merged by hand, without a ship request: past the gate.
     let repo = sh.repo();
     let number = sh.story_pr().unwrap().number;
-    let mut merged = payloads::pull_request("closed", &repo, number);
-    merged["pull_request"]["merged"] = json!(true);
-    merged["pull_request"]["state"] = json!("closed");
-    assert_eq!(sh.s.app.deliver("pull_request", &merged).await.0, 202);
+    repo.merge_pull(number, "octocat");
     sh.s.app.settle().await;
     let (_, story) = sh
         .api(
@@ -367,7 +354,9 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
 
     // Another story: its PR closed without merging.
     let other = Shipped::shippable(CONFIG).await;
-    other.pr_event("closed").await;
+    let number = other.story_pr().unwrap().number;
+    other.repo().close_issue(number, "octocat");
+    other.s.app.settle().await;
     let notes = other.s.app.bot_comments(other.story_issue);
     assert!(
         notes.iter().any(|c| c.contains("closed without merging")),
@@ -405,7 +394,6 @@ async fn the_api_needs_its_token_and_ships_only_a_shippable_story() {
     );
 
     sh.complete_the_task().await;
-    sh.pr_event("opened").await;
     sh.repo().add_workflow("deploy.yml");
     let (status, v) = sh.api("POST", &ship, Some("api-token")).await;
     assert_eq!(status, 202, "{v}");

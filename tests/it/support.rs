@@ -55,6 +55,9 @@ impl TestApp {
         adjust(&mut cfg);
         let running = app::start(cfg).await.expect("taskgate starts");
         let url = format!("http://{}", running.addr);
+        // The App's webhook: from now on the fake sends every webhook
+        // GitHub sends for each write, taskgate's own included.
+        fake.set_app_webhook(&format!("{url}/webhook"), SECRET);
         TestApp {
             fake,
             running: Some(running),
@@ -97,14 +100,12 @@ impl TestApp {
             .await
     }
 
-    /// A user's comment on issue `number`, delivered as GitHub would.
-    pub async fn comment(&self, number: u64, author: &str, body: &str) -> (u16, String) {
-        let repo = self.fake.repo(REPO);
-        let comment = repo.add_comment(number, body, author);
-        let payload = fakehub::payloads::issue_comment_created(&repo, number, &comment);
-        let (status, text) = self.deliver("issue_comment", &payload).await;
-        assert_eq!(status, 202, "delivering the comment: {text}");
-        (status, text)
+    /// A user's comment on issue `number`; GitHub delivers it. Returns
+    /// once taskgate has answered the delivery.
+    pub async fn comment(&self, number: u64, author: &str, body: &str) -> fakehub::Comment {
+        let comment = self.fake.repo(REPO).add_comment(number, body, author);
+        self.fake.echoes_settled().await;
+        comment
     }
 
     /// Every request body taskgate sent matched GitHub's OpenAPI description.
@@ -123,17 +124,11 @@ impl TestApp {
             .collect()
     }
 
-    /// Commits `files` (path, content) to main of [`REPO`] and delivers the
-    /// push, as a change on the default branch; waits until it is handled.
+    /// Pushes one commit of `files` (path, content) to main of [`REPO`],
+    /// as a change on the default branch; waits until it is handled.
     pub async fn push_to_main(&self, files: &[(&str, &str)]) {
         let repo = self.fake.repo(REPO);
-        let before = repo.branch_sha("main").unwrap();
-        for (path, content) in files {
-            repo.with_file("main", path, content);
-        }
-        let push = fakehub::payloads::push(&repo, "main", Some(&before), "octocat");
-        let (status, text) = self.deliver("push", &push).await;
-        assert_eq!(status, 202, "{text}");
+        repo.push_files("main", files, "Update the plan", "octocat");
         self.settle().await;
     }
 
@@ -164,15 +159,25 @@ impl TestApp {
             .expect("a text body")
     }
 
-    /// Waits until every recorded delivery is processed and the outbox is
-    /// empty of due work.
+    /// Waits until GitHub and taskgate are both quiet: every webhook the
+    /// fake sent was answered, every recorded delivery processed, the
+    /// outbox empty of due work, and no write made meanwhile (each write
+    /// sends webhooks again, so the two are waited for in turn).
     pub async fn settle(&self) {
         let store = self.store().clone();
-        eventually("deliveries processed and outbox drained", || {
-            let store = store.clone();
-            async move { store.unfinished_work().await.unwrap() == 0 }
-        })
-        .await;
+        loop {
+            self.fake.echoes_settled().await;
+            let before = self.fake.echo_stats().queued;
+            eventually("deliveries processed and outbox drained", || {
+                let store = store.clone();
+                async move { store.unfinished_work().await.unwrap() == 0 }
+            })
+            .await;
+            let stats = self.fake.echo_stats();
+            if stats.queued == before && stats.delivered == stats.queued {
+                return;
+            }
+        }
     }
 }
 

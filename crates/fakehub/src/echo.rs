@@ -225,7 +225,7 @@ mod tests {
         let c = repo.add_comment(n, "hi", "bob");
         repo.with_file("feature", "a.txt", "a");
         let pr = repo.create_pull("feature", "main", "F", "alice");
-        repo.add_labels(pr, &["ship"]);
+        repo.add_labels(pr, &["ship"], "octocat");
         let run = repo.add_workflow_run("ci.yml", "main", None);
         let built = [
             ("issues", payloads::issues_opened(&repo, n)),

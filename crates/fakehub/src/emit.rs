@@ -112,7 +112,7 @@ pub(crate) fn issue_changed(st: &mut State, at: At, number: u64, sender: &str, b
             changes["title"] = json!({"from": before.title});
         }
         if now.body != before.body {
-            changes["body"] = json!({"from": before.body});
+            changes["body"] = json!({"from": before.body.clone().unwrap_or_default()});
         }
         if changes.as_object().is_some_and(|c| !c.is_empty()) {
             let extra = json!({"changes": changes});
@@ -191,7 +191,7 @@ pub(crate) fn pull_changed(st: &mut State, at: At, number: u64, sender: &str, be
         changes["title"] = json!({"from": before.title});
     }
     if now.body != before.body {
-        changes["body"] = json!({"from": before.body});
+        changes["body"] = json!({"from": before.body.clone().unwrap_or_default()});
     }
     if now.base != before.base {
         let sha = st.repos[at.key].branches.get(&before.base).cloned();

@@ -410,6 +410,17 @@ impl FakeGitHub {
         self.inner.lock().echo.silenced = true;
     }
 
+    /// Runs `act` (a person's writes through [`RepoHandle`]) without
+    /// sending their webhooks: for a test that delivers its own version of
+    /// them instead (a chosen delivery id, a forged or doctored payload,
+    /// a delivery to a server that is down). Echoes are on again after.
+    pub fn without_echoes<T>(&self, act: impl FnOnce() -> T) -> T {
+        let was = std::mem::replace(&mut self.inner.lock().echo.silenced, true);
+        let out = act();
+        self.inner.lock().echo.silenced = was;
+        out
+    }
+
     /// The echo counters: the fake is quiet when `queued == delivered`.
     pub fn echo_stats(&self) -> EchoStats {
         self.inner.lock().echo.stats

@@ -314,11 +314,11 @@ impl RepoHandle {
         });
     }
 
-    /// Adds labels to an issue or pull request, as a person would (the
-    /// repository's owner; an unknown label is created, as GitHub does).
-    /// Sends `issues` labeled per new label (`pull_request` labeled for a
-    /// pull request).
-    pub fn add_labels(&self, number: u64, labels: &[&str]) {
+    /// `login` adds labels to an issue or pull request (an unknown label is
+    /// created, as GitHub does). Sends `issues` labeled per new label
+    /// (`pull_request` labeled for a pull request).
+    pub fn add_labels(&self, number: u64, labels: &[&str], login: &str) {
+        self.state().user(login);
         let before = self.write(|r, ids| {
             let before = r.issues[&number].labels.clone();
             for name in labels {
@@ -330,8 +330,7 @@ impl RepoHandle {
             }
             before
         });
-        let owner = self.read(|r| r.owner.clone());
-        self.act(|st, at| emit::labels_changed(st, at, number, &owner, &before));
+        self.act(|st, at| emit::labels_changed(st, at, number, login, &before));
     }
 
     /// `login` removes `label` from an issue or pull request. Sends
@@ -373,10 +372,11 @@ impl RepoHandle {
         });
     }
 
-    /// Marks a pull request draft or ready for review, as its author would.
-    /// Sends `pull_request` converted_to_draft / ready_for_review when it
-    /// changes.
-    pub fn set_draft(&self, number: u64, draft: bool) {
+    /// `login` (usually its author) marks a pull request draft or ready
+    /// for review. Sends `pull_request` converted_to_draft /
+    /// ready_for_review when it changes.
+    pub fn set_draft(&self, number: u64, draft: bool, login: &str) {
+        self.state().user(login);
         self.act(|st, at| {
             let r = st.repos.get_mut(at.key).expect("repository exists");
             let Some(p) = r.pulls.get_mut(&number) else {
@@ -384,8 +384,7 @@ impl RepoHandle {
             };
             let before = p.clone();
             p.draft = draft;
-            let author = before.author.clone();
-            emit::pull_changed(st, at, number, &author, &before);
+            emit::pull_changed(st, at, number, login, &before);
         });
     }
 

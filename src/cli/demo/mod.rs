@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context};
-use fakehub::{payloads, FakeGitHub, Issue, RepoHandle};
-use serde_json::Value;
+use fakehub::{FakeGitHub, Issue, RepoHandle};
 use taskgate::app::{self, Running, ServeConfig};
 
 const REPO: &str = "octo-org/strategy";
@@ -95,6 +94,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     })
     .await
     .context("starting the taskgate server against the fake GitHub")?;
+    // The App's webhook: like GitHub, the fake sends every webhook of every
+    // write from now on, taskgate's own writes included.
+    fake.set_app_webhook(&format!("http://{}/webhook", running.addr), &secret);
     println!("taskgate demo: everything below runs on this machine; nothing talks to github.com.");
     println!("  fake GitHub:     {}", fake.url());
     println!("  taskgate server: http://{}", running.addr);
@@ -122,6 +124,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.ship(&story).await?;
     demo.deploy_and_validate(&story).await?;
     demo.dashboard().await?;
+    demo.echoes().await?;
 
     let violations = demo.fake.contract_violations();
     ensure!(
@@ -169,9 +172,7 @@ impl Demo {
             .repo
             .create_issue("Plan the momentum strategy", "", USER);
         println!("2. @{USER} comments `/taskgate help` on issue #{issue}");
-        let comment = self.repo.add_comment(issue, "/taskgate help", USER);
-        let payload = payloads::issue_comment_created(&self.repo, issue, &comment);
-        self.deliver("issue_comment", &payload).await?;
+        self.repo.add_comment(issue, "/taskgate help", USER);
         let repo = &self.repo;
         let what = format!("the bot's reply on issue #{issue}");
         let reply = until(&what, || async move {
@@ -323,15 +324,13 @@ impl Demo {
         self.push_files(&[(path, content)]).await
     }
 
-    /// Commits each file on main (a commit each) and delivers one push.
+    /// Pushes one commit of `files` to main; GitHub delivers the push.
     async fn push_files(&self, files: &[(&str, &str)]) -> anyhow::Result<String> {
-        let before = self.repo.branch_sha("main").context("main has no head")?;
-        for (path, content) in files {
-            self.repo.with_file("main", path, content);
-        }
-        let payload = payloads::push(&self.repo, "main", Some(&before), USER);
-        self.deliver("push", &payload).await?;
-        self.repo.branch_sha("main").context("main has no head")
+        let message = match files {
+            [(path, _)] => format!("Update {path}"),
+            _ => format!("Add {} files", files.len()),
+        };
+        Ok(self.repo.push_files("main", files, &message, USER))
     }
 
     /// `GET /` answers with the page, and what it shows is printed.
@@ -376,20 +375,6 @@ impl Demo {
         Ok(())
     }
 
-    async fn deliver(&self, event: &str, payload: &Value) -> anyhow::Result<()> {
-        let id = format!("{:032x}", fastrand::u128(..));
-        let url = format!("http://{}/webhook", self.running.addr);
-        let (status, body) = self
-            .fake
-            .deliver(&url, &self.secret, event, &id, payload)
-            .await;
-        ensure!(
-            status == 202,
-            "delivering the {event} webhook: taskgate answered {status}: {body}"
-        );
-        Ok(())
-    }
-
     /// Write calls to GitHub other than installation-token exchanges.
     fn writes(&self) -> Vec<fakehub::RecordedRequest> {
         self.fake
@@ -399,18 +384,80 @@ impl Demo {
             .collect()
     }
 
-    /// Waits until every delivery is processed and no GitHub call is due.
+    /// Waits until GitHub and taskgate are both quiet: every webhook sent
+    /// was answered, every delivery processed, no GitHub call due, and no
+    /// write made meanwhile (a write sends webhooks again).
     async fn settled(&self) -> anyhow::Result<()> {
         let store = &self.running.store;
         let what = "taskgate to finish its work (no delivery or GitHub call left)";
-        until(what, || async move {
-            let left = store
-                .unfinished_work()
-                .await
-                .context("reading taskgate's store")?;
-            Ok((left == 0).then_some(()))
-        })
-        .await
+        loop {
+            self.fake.echoes_settled().await;
+            let sent = self.fake.echo_stats().queued;
+            until(what, || async move {
+                let left = store
+                    .unfinished_work()
+                    .await
+                    .context("reading taskgate's store")?;
+                Ok((left == 0).then_some(()))
+            })
+            .await?;
+            let now = self.fake.echo_stats();
+            if now.queued == sent && now.delivered == now.queued {
+                return Ok(());
+            }
+        }
+    }
+
+    /// What GitHub's echoes of taskgate's own writes caused, from the
+    /// fake's count and taskgate's `/metrics`.
+    async fn echoes(&self) -> anyhow::Result<()> {
+        self.settled().await?;
+        let sent = self.fake.echo_stats().from_app;
+        let url = format!("http://{}/metrics", self.running.addr);
+        let text = reqwest::get(&url)
+            .await
+            .context("asking for /metrics")?
+            .text()
+            .await
+            .context("reading /metrics")?;
+        let mut caused = BTreeMap::<String, u64>::new();
+        for line in text.lines() {
+            let Some(rest) = line.strip_prefix("taskgate_own_webhooks_total{") else {
+                continue;
+            };
+            let Some((labels, n)) = rest.split_once("} ") else {
+                continue;
+            };
+            if !labels.contains("caused=\"writes\"") {
+                continue;
+            }
+            let event = labels
+                .split(',')
+                .find_map(|l| l.strip_prefix("event=\""))
+                .map(|e| e.trim_end_matches('"').to_owned())
+                .unwrap_or_default();
+            *caused.entry(event).or_default() += n.trim().parse::<f64>().unwrap_or(0.0) as u64;
+        }
+        // These carry the story on, by design: a merge completes its task
+        // or ships the story; the story PR is labelled and gated once
+        // GitHub names it; a dispatched run's end is the deploy or the
+        // validation.
+        let merges = caused.remove("pull_request.closed").unwrap_or(0);
+        let opened = caused.remove("pull_request.opened").unwrap_or(0);
+        let runs = caused.remove("workflow_run.completed").unwrap_or(0);
+        let others: u64 = caused.values().sum();
+        println!();
+        println!(
+            "{sent} webhooks from taskgate's own writes (branches, issues, labels, comments, check runs, pull requests, dispatches), {others} writes caused;"
+        );
+        println!(
+            "   by design, {merges} of its merges completed their task or story, {opened} story PR it opened was labelled and gated, and {runs} runs it dispatched finished."
+        );
+        ensure!(
+            others == 0,
+            "echoes of taskgate's own writes caused writes: {caused:?}"
+        );
+        Ok(())
     }
 }
 

@@ -11,7 +11,7 @@
 //! labels and comments on GitHub say it.
 
 use anyhow::Context;
-use fakehub::{payloads, Pull};
+use fakehub::Pull;
 
 use super::tasks::Story;
 use super::{short, until, Demo, USER};
@@ -26,8 +26,6 @@ impl Demo {
         );
         let pr = self.story_pull(story).await?;
         // GitHub tells the app about the pull request it opened.
-        let opened = payloads::pull_request("opened", &self.repo, pr.number);
-        self.deliver("pull_request", &opened).await?;
         let repo = &self.repo;
         let number = pr.number;
         until("the `shippable` label on the story PR", || async move {
@@ -75,9 +73,7 @@ impl Demo {
         let pr = self.story_pull(story).await?;
         let number = pr.number;
         println!("12. @{USER} adds the `ship` label to PR #{number}");
-        self.repo.add_labels(number, &["ship"]);
-        let labeled = payloads::pull_request_labeled(&self.repo, number, "ship", USER);
-        self.deliver("pull_request", &labeled).await?;
+        self.repo.add_labels(number, &["ship"], USER);
         let repo = &self.repo;
         let merged = until("the story PR to be merged", || async move {
             Ok(repo
@@ -88,8 +84,6 @@ impl Demo {
         .await?;
         println!("   PR #{number} merged into {}", merged.base);
         // GitHub tells the app its pull request was merged.
-        let closed = payloads::pull_request("closed", &self.repo, number);
-        self.deliver("pull_request", &closed).await?;
         let dispatch = self.dispatched("deploy.yml").await?;
         self.settled().await?;
         println!(
@@ -171,8 +165,7 @@ impl Demo {
     async fn finish_run(&self, workflow: &str) -> anyhow::Result<()> {
         let run = self.dispatched(workflow).await?.run_id;
         self.repo.complete_run(run, "success", &[]);
-        let payload = payloads::workflow_run("completed", &self.repo, run);
-        self.deliver("workflow_run", &payload).await
+        Ok(())
     }
 
     async fn wait_for_label(&self, number: u64, label: &str) -> anyhow::Result<()> {

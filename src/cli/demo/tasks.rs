@@ -11,7 +11,6 @@
 //! requests on the fake say it.
 
 use anyhow::Context;
-use fakehub::payloads;
 
 use super::{short, until, Demo, GitRemote, USER};
 
@@ -233,9 +232,8 @@ impl Demo {
     async fn ready_and_merged(&self, task: &Task) -> anyhow::Result<()> {
         let pr = self.task_pull(task)?;
         let number = pr.number;
-        self.repo.set_draft(number, false);
-        let ready = payloads::pull_request("ready_for_review", &self.repo, number);
-        self.deliver("pull_request", &ready).await?;
+        // GitHub sends `pull_request.ready_for_review`.
+        self.repo.set_draft(number, false, "coder-agent");
         let repo = &self.repo;
         until("the task PR to be merged", || async move {
             Ok(repo
@@ -248,8 +246,7 @@ impl Demo {
             "   review mode auto: PR #{number} merged into {} (it was proven at its head)",
             pr.base
         );
-        let closed = payloads::pull_request("closed", &self.repo, number);
-        self.deliver("pull_request", &closed).await?;
+        // GitHub tells taskgate of its own merge (`pull_request.closed`).
         self.settled().await?;
         let issue = self.repo.issue(task.number).context("the task issue")?;
         println!(
@@ -279,12 +276,10 @@ impl Demo {
         message: &str,
     ) -> anyhow::Result<String> {
         let branch = &task.branch;
-        let before = self.repo.branch_sha(branch);
         let files = [(task.file, content)];
         let sha = remote.commit(branch, &files, message)?;
-        self.repo.record_commit(branch, &sha, message, &files);
-        let payload = payloads::push(&self.repo, branch, before.as_deref(), "coder-agent");
-        self.deliver("push", &payload).await?;
+        self.repo
+            .push_commit(branch, &sha, message, &files, "coder-agent");
         Ok(sha)
     }
 

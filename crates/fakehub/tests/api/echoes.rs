@@ -544,7 +544,7 @@ async fn a_persons_actions_echo_with_that_person_as_sender() {
     let n = repo.create_issue("Bug", "it breaks", "alice");
     let comment = repo.add_comment(n, "+1", "bob");
     repo.edit_comment(comment.id, "+2", "carol");
-    repo.add_labels(n, &["bug"]);
+    repo.add_labels(n, &["bug"], "octocat");
     repo.remove_label(n, "bug", "bob");
     repo.delete_comment(comment.id, "bob");
     repo.close_issue(n, "alice");
@@ -555,7 +555,7 @@ async fn a_persons_actions_echo_with_that_person_as_sender() {
             ("issues", "opened", "alice"),
             ("issue_comment", "created", "bob"),
             ("issue_comment", "edited", "carol"),
-            ("issues", "labeled", "acme"),
+            ("issues", "labeled", "octocat"),
             ("issues", "unlabeled", "bob"),
             ("issue_comment", "deleted", "bob"),
             ("issues", "closed", "alice"),
@@ -570,9 +570,9 @@ async fn a_persons_actions_echo_with_that_person_as_sender() {
     let first = repo.push_files("feature", &[("a.txt", "a\n")], "Add a", "alice");
     let pr = repo.create_pull("feature", "main", "Feature", "alice");
     let head = repo.push_files("feature", &[("c.txt", "c\n")], "Add c", "alice");
-    repo.set_draft(pr, true);
-    repo.set_draft(pr, false);
-    repo.add_labels(pr, &["ship"]);
+    repo.set_draft(pr, true, "alice");
+    repo.set_draft(pr, false, "alice");
+    repo.add_labels(pr, &["ship"], "octocat");
     let merge = repo.merge_pull(pr, "bob");
     let got = settled(&gh, &inbox).await;
     assert_eq!(
@@ -587,7 +587,7 @@ async fn a_persons_actions_echo_with_that_person_as_sender() {
             ("check_suite", "requested", "alice"),
             ("pull_request", "converted_to_draft", "alice"),
             ("pull_request", "ready_for_review", "alice"),
-            ("pull_request", "labeled", "acme"),
+            ("pull_request", "labeled", "octocat"),
             ("pull_request", "closed", "bob"),
             ("push", "-", "bob"),
             ("check_suite", "requested", "bob"),

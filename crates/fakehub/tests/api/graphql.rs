@@ -15,7 +15,7 @@ const MARK_READY: &str = "mutation MarkReady($id: ID!) { markPullRequestReadyFor
 async fn draft_pull(repo: &RepoHandle, c: &Client) -> (u64, String) {
     repo.with_file("feature", "a.txt", "a");
     let n = repo.create_pull("feature", "main", "Feature", "alice");
-    repo.set_draft(n, true);
+    repo.set_draft(n, true, "octocat");
     let r = c.get(&format!("/repos/acme/widgets/pulls/{n}")).await;
     (n, r.body["node_id"].as_str().unwrap().to_string())
 }
