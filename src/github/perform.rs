@@ -659,8 +659,21 @@ async fn create_issue(
     assignees: &[String],
 ) -> Result<Option<String>, GitHubError> {
     let hidden = hidden_marker(marker);
+    // Issues made earlier in the pass have their numbers now.
+    let mut numbers = std::collections::HashMap::new();
+    for key in crate::core::story::referenced_markers(body) {
+        if let Some(r) = ctx
+            .store
+            .issue_record(repo, &key)
+            .await
+            .map_err(store_err)?
+        {
+            numbers.insert(key, r.number.0);
+        }
+    }
+    let body = crate::core::story::resolve_issue_refs(body, |key| numbers.get(key).copied());
     let body = if body.contains(&hidden) {
-        body.to_owned()
+        body
     } else {
         format!("{body}\n\n{hidden}")
     };

@@ -295,6 +295,17 @@ async fn a_sixty_task_plan_materialises_paced_under_the_secondary_limit() {
         "60-task plan: {writes} write calls, {:.1} per task",
         writes as f64 / 60.0
     );
+    let mut by_route = std::collections::BTreeMap::<String, usize>::new();
+    for w in app.fake.writes() {
+        if !w.path.starts_with("/app/") {
+            *by_route
+                .entry(format!("{} {}", w.method, w.route.unwrap_or_default()))
+                .or_default() += 1;
+        }
+    }
+    for (route, n) in by_route {
+        println!("  {n:>4}  {route}");
+    }
     assert!(writes <= 6 * 61, "{writes} writes");
 }
 

@@ -25,10 +25,14 @@ use crate::core::plan::{
 pub const MAX_BODY_CHARS: usize = 65_000;
 
 /// What the engine knows about one task: its issue once created, its state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskView {
     pub issue: Option<u64>,
     pub state: TaskState,
+    /// The task issue's marker key, for a body rendered before the issue
+    /// has a number: it is then named by a reference the executor
+    /// resolves (`refs`). `None`: named by its title.
+    pub marker: Option<String>,
 }
 
 /// The story issue's body. The story title is the issue title and is not
@@ -272,9 +276,20 @@ impl<'a> Views<'a> {
 
     /// `#12` once the issue exists (GitHub shows its title), else the title.
     pub(super) fn name(&self, t: &Task) -> String {
-        match self.issue(&t.id.value) {
-            Some(n) => format!("#{n}"),
-            None => inline(&t.title),
+        self.numbered(t, "", &inline(&t.title))
+    }
+
+    /// `#12` and `suffix` once the issue exists, else `fallback`; before
+    /// the number is known but with the marker, a reference to it.
+    pub(super) fn numbered(&self, t: &Task, suffix: &str, fallback: &str) -> String {
+        let view = self.given.get(&t.id.value);
+        match (
+            view.and_then(|v| v.issue),
+            view.and_then(|v| v.marker.as_ref()),
+        ) {
+            (Some(n), _) => format!("#{n}{suffix}"),
+            (None, Some(marker)) => super::refs::issue_ref(marker, suffix, fallback),
+            (None, None) => fallback.to_owned(),
         }
     }
 
@@ -309,9 +324,7 @@ fn checklist(
         let mut line = format!("{}- [{check}] ", "  ".repeat(depth));
         if t.is_parent() {
             let (d, n) = v.progress(t);
-            if v.issue(&t.id.value).is_some() {
-                write!(line, "{} · ", v.name(t)).ok();
-            }
+            line.push_str(&v.numbered(t, " · ", ""));
             write!(line, "{}: {d}/{n}", inline(&t.title)).ok();
         } else {
             line.push_str(&v.name(t));

@@ -20,6 +20,7 @@ fn views(rows: &[(&str, Option<u64>, TaskState)]) -> BTreeMap<TaskId, TaskView> 
             let view = TaskView {
                 issue: *issue,
                 state: *state,
+                marker: None,
             };
             (TaskId::new(*id), view)
         })

@@ -77,9 +77,18 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
         .iter()
         .map(|r| {
             let id = r.task.id.value.clone();
-            let issue = view.issues.get(&task_key(&id)).map(|i| i.number.0);
+            let key = task_key(&id);
+            let issue = view.issues.get(&key).map(|i| i.number.0);
             let state = states[&id];
-            (id, TaskView { issue, state })
+            let marker = Some(key);
+            (
+                id,
+                TaskView {
+                    issue,
+                    state,
+                    marker,
+                },
+            )
         })
         .collect();
 
