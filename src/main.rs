@@ -361,6 +361,13 @@ async fn run() -> anyhow::Result<()> {
     match cli.command {
         Command::Demo(args) => cli::demo::run(args).await?,
         Command::Serve(args) => {
+            // The sandbox's settings (TASKGATE_SANDBOX_*, TASKGATE_UNSANDBOXED)
+            // are read by each run; a mistake in them stops the start instead.
+            if let taskgate::runner::Isolation::Refused(why) =
+                taskgate::runner::Isolation::from_env()
+            {
+                anyhow::bail!(why);
+            }
             let running = app::start(args.into_config()?).await?;
             running.wait().await;
         }

@@ -386,9 +386,15 @@ impl RunQueue {
         let ws =
             Workspace::checkout_async(mirror, row.sha.0.clone(), self.workspaces.clone()).await?;
         let workspace = ws.path().display().to_string();
+        // The network is the repository's choice, from its config on the
+        // default branch (never the commit under test).
+        let network = crate::core::config::load_config(plan.config.as_deref())
+            .map(|c| c.runner_network)
+            .unwrap_or(false);
         let options = RunOptions {
             cancel,
             sha: Some(row.sha.0.clone()),
+            network,
             ..self.options.clone()
         };
         let report = run_gate_specs(ws.path(), row.task.clone(), gates, options).await;

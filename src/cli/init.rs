@@ -142,6 +142,7 @@ mod tests {
         for key in [
             "runner:",
             "runner_workflow:",
+            "runner_network:",
             "roles:",
             "routing:",
             "limits:",

@@ -4,6 +4,10 @@
 //! the artifact taskgate reads back; there `--plan-root` points at a checkout
 //! of the default branch, so the commands come from the plan as merged, not
 //! from the commit under test, and `--gates` runs only the dispatched gates.
+//!
+//! Commands run as the person running it, on the host, unless `--sandbox`
+//! asks for the bot's sandbox (with its network rule from the config and the
+//! operator's `TASKGATE_SANDBOX_*` settings).
 
 use std::path::{Path, PathBuf};
 
@@ -14,7 +18,7 @@ use taskgate::core::plan::{
 };
 use taskgate::core::report::render_terminal_report;
 use taskgate::runner::local::run_gate_specs;
-use taskgate::runner::{cancel_pair, plan_gates, GateSpec, RunOptions};
+use taskgate::runner::{cancel_pair, plan_gates, GateSpec, Isolation, RunOptions};
 
 use super::DirFiles;
 
@@ -43,6 +47,10 @@ pub struct RunArgs {
     /// in the current directory.
     #[arg(long, value_name = "DIR")]
     pub plan_root: Option<PathBuf>,
+    /// Run every command in the sandbox the bot uses (bubblewrap): only the
+    /// current directory writable, no network unless `runner_network: true`.
+    #[arg(long, env = "TASKGATE_SANDBOX")]
+    pub sandbox: bool,
 }
 
 /// Runs the task; the exit code is 0 only when every gate passed.
@@ -88,9 +96,24 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
             cancel.cancel();
         }
     });
+    let isolation = if args.sandbox {
+        match Isolation::from_env() {
+            // `--sandbox` asks for it whatever TASKGATE_UNSANDBOXED says.
+            Isolation::Unsandboxed => Isolation::from_vars(|k| {
+                (k != "TASKGATE_UNSANDBOXED")
+                    .then(|| std::env::var(k).ok())
+                    .flatten()
+            }),
+            isolation => isolation,
+        }
+    } else {
+        Isolation::Host
+    };
     let options = RunOptions {
         cancel: token,
         sha: args.sha.filter(|s| !s.is_empty()),
+        isolation,
+        network: config.runner_network,
         ..RunOptions::default()
     };
     let report = run_gate_specs(&root, task.id.value.to_string(), gates, options).await;

@@ -11,6 +11,7 @@
 //! |---|---|---|
 //! | `runner` | `local` | `local` or `actions` |
 //! | `runner_workflow` | `taskgate-run.yml` | workflow dispatched by the `actions` runner |
+//! | `runner_network` | `false` | `true`: the `local` runner's sandbox lets commands reach the network (each check run says so) |
 //! | `roles.<name>` | `coder`, `architect`, `tester`, `debugger` (empty) | `assignees`, `labels`, `agent_workflow`; merged over the defaults |
 //! | `routing.<kind>` | SPEC §4 table | failure kind → role; merged over the defaults |
 //! | `limits.max_debug_attempts` | 3 | failed runs per branch todo (1–10) |
@@ -182,6 +183,8 @@ impl Default for CommandConfig {
 pub struct RepoConfig {
     pub runner: RunnerKind,
     pub runner_workflow: String,
+    /// The local runner's sandbox shares the host's network.
+    pub runner_network: bool,
     pub roles: BTreeMap<String, Role>,
     /// Failure kind → role, complete (defaults merged with the file).
     pub routing: BTreeMap<String, String>,
@@ -209,6 +212,7 @@ impl Default for RepoConfig {
         RepoConfig {
             runner: RunnerKind::Local,
             runner_workflow: "taskgate-run.yml".into(),
+            runner_network: false,
             roles: DEFAULT_ROLES
                 .iter()
                 .map(|r| (r.to_string(), Role::default()))
@@ -275,6 +279,7 @@ impl RepoConfig {
 const TOP_KEYS: &[&str] = &[
     "runner",
     "runner_workflow",
+    "runner_network",
     "roles",
     "routing",
     "limits",
@@ -331,6 +336,9 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         };
     }
     set_str(&f, "runner_workflow", &mut c.runner_workflow, p);
+    if let Some(b) = f.bool("runner_network", p) {
+        c.runner_network = b;
+    }
     if let Some(n) = f.get("roles") {
         for (name, _, node) in map_entries(n, "roles", p) {
             if let Some(rf) = Fields::new(node, &format!("role `{name}`"), ROLE_KEYS, p) {
@@ -550,6 +558,10 @@ commands: { prefix: /tg, short_form: false, permissions: { ship: admin, retry: t
 "#;
         let c = load_config(Some(src)).unwrap();
         assert_eq!(c.runner, RunnerKind::Actions);
+        assert!(!c.runner_network, "no network unless asked");
+        let c = load_config(Some("runner_network: true\n")).unwrap();
+        assert!(c.runner_network);
+        let c = load_config(Some(src)).unwrap();
         assert_eq!(
             c.roles["coder"].agent_workflow.as_deref(),
             Some("coder-agent.yml")

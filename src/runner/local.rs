@@ -14,6 +14,11 @@
 //! are checked after every command has run, on the `test` gate if the task
 //! has one, else on its last gate; a missing artifact or metric, or a metric
 //! out of bounds, fails that gate as `spec_mismatch`.
+//!
+//! Every command runs as [`RunOptions::isolation`] says: the bot's runs in
+//! the [`sandbox`](super::sandbox), checked once at the start of the run. A
+//! host that cannot sandbox runs nothing: every gate fails as
+//! `tooling_error` saying why and how to fix it.
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -25,6 +30,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::mirror::{GitError, Mirror};
 use super::process::{run_command, CommandSpec, ProcessOutput, DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
+use super::sandbox::{
+    borrowed_objects, processes_limited, Isolation, SandboxRun, NETWORK_WARNING, PROCESSES_WARNING,
+    UNSANDBOXED_WARNING, WORKSPACE,
+};
 use super::workspace::Workspace;
 use super::CancelToken;
 use crate::classify::{classify, Classification, FailureKind, Outcome};
@@ -49,6 +58,12 @@ pub struct RunOptions {
     pub cancel: CancelToken,
     /// Recorded in the report.
     pub sha: Option<String>,
+    /// Sandbox or not; the default is the bot's, from taskgate's
+    /// environment ([`Isolation::from_env`]).
+    pub isolation: Isolation,
+    /// The repository allows the network (`runner_network: true`); only
+    /// meaningful in the sandbox.
+    pub network: bool,
 }
 
 impl Default for RunOptions {
@@ -60,6 +75,8 @@ impl Default for RunOptions {
             rerun_failures: true,
             cancel: CancelToken::never(),
             sha: None,
+            isolation: Isolation::from_env(),
+            network: false,
         }
     }
 }
@@ -152,6 +169,10 @@ pub async fn run_gate_specs(
     options: RunOptions,
 ) -> RunReport {
     let start = Instant::now();
+    let (sandbox, run_warnings) = match isolate(workdir, &options).await {
+        Ok(isolated) => isolated,
+        Err(why) => return refused(task, gates, &why, &options, start),
+    };
     let mut ran: Vec<Vec<CommandResult>> = Vec::new();
     let mut cancelled = false;
     for gate in &gates {
@@ -161,7 +182,7 @@ pub async fn run_gate_specs(
                 cancelled = true;
                 break;
             }
-            let result = run_test(workdir, test, &options).await;
+            let result = run_test(workdir, test, &options, sandbox.as_ref()).await;
             results.push(result);
         }
         ran.push(results);
@@ -173,7 +194,8 @@ pub async fn run_gate_specs(
         .into_iter()
         .zip(&ran)
         .map(|(spec, commands)| {
-            let mut warnings = spec.notes.clone();
+            let mut warnings = run_warnings.clone();
+            warnings.extend(spec.notes.iter().cloned());
             let mut missing_artifacts = Vec::new();
             let mut metric_failures = Vec::new();
             if !spec.metrics.is_empty() {
@@ -204,6 +226,67 @@ pub async fn run_gate_specs(
         gates,
         duration_ms: start.elapsed().as_millis() as u64,
         cancelled,
+    }
+}
+
+/// The sandbox every command of this run gets, and what each gate must say
+/// about it; `Err` when no command may run.
+async fn isolate(
+    workdir: &Path,
+    options: &RunOptions,
+) -> Result<(Option<SandboxRun>, Vec<String>), String> {
+    match &options.isolation {
+        Isolation::Host => Ok((None, Vec::new())),
+        Isolation::Unsandboxed => Ok((None, vec![UNSANDBOXED_WARNING.to_string()])),
+        Isolation::Refused(why) => Err(format!("taskgate refused to run task code: {why}")),
+        Isolation::Sandbox(sandbox) => {
+            sandbox.probe().await?;
+            let mut warnings = Vec::new();
+            if options.network {
+                warnings.push(NETWORK_WARNING.to_string());
+            }
+            if !processes_limited() {
+                warnings.push(PROCESSES_WARNING.to_string());
+            }
+            let run = SandboxRun {
+                sandbox: sandbox.clone(),
+                network: options.network,
+                objects: borrowed_objects(workdir),
+            };
+            Ok((Some(run), warnings))
+        }
+    }
+}
+
+/// Every gate failed as `tooling_error` before anything ran.
+fn refused(
+    task: String,
+    gates: Vec<GateSpec>,
+    why: &str,
+    options: &RunOptions,
+    start: Instant,
+) -> RunReport {
+    let gates = gates
+        .into_iter()
+        .map(|spec| GateResult {
+            gate: spec.gate,
+            passed: false,
+            kind: Some(FailureKind::ToolingError),
+            summary: Some(why.to_string()),
+            commands: Vec::new(),
+            missing_artifacts: Vec::new(),
+            metric_failures: Vec::new(),
+            warnings: Vec::new(),
+            cancelled: false,
+        })
+        .collect();
+    RunReport {
+        version: REPORT_VERSION,
+        task,
+        sha: options.sha.clone(),
+        gates,
+        duration_ms: start.elapsed().as_millis() as u64,
+        cancelled: false,
     }
 }
 
@@ -273,7 +356,12 @@ fn gate_result(
 }
 
 /// One command, re-run once at once if it failed.
-async fn run_test(workdir: &Path, test: &TestSpec, options: &RunOptions) -> CommandResult {
+async fn run_test(
+    workdir: &Path,
+    test: &TestSpec,
+    options: &RunOptions,
+    sandbox: Option<&SandboxRun>,
+) -> CommandResult {
     let timeout = test
         .timeout_seconds
         .map_or(options.default_timeout, Duration::from_secs);
@@ -283,6 +371,7 @@ async fn run_test(workdir: &Path, test: &TestSpec, options: &RunOptions) -> Comm
         timeout,
         grace: options.grace,
         max_output_bytes: options.max_output_bytes,
+        sandbox: sandbox.cloned(),
     };
     let first = run_once(&spec, test, options, workdir).await;
     let rerun = options.rerun_failures
@@ -348,7 +437,7 @@ async fn run_once(
         }
     };
     let classification = (!out.success() && !out.cancelled)
-        .then(|| classified(&out, test, timeout_seconds, workdir));
+        .then(|| classified(&out, test, timeout_seconds, workdir, spec.sandbox.is_some()));
     let ProcessOutput {
         exit_code,
         signal,
@@ -380,6 +469,7 @@ fn classified(
     test: &TestSpec,
     timeout_seconds: u64,
     workdir: &Path,
+    sandboxed: bool,
 ) -> Classification {
     let mut c = classify(&Outcome {
         command: &test.cmd,
@@ -389,11 +479,16 @@ fn classified(
         output: &out.output,
     });
     // Findings name files relative to the repository, whatever the tool printed.
-    let roots: Vec<String> = [Some(workdir.to_owned()), workdir.canonicalize().ok()]
-        .into_iter()
-        .flatten()
-        .map(|p| p.display().to_string())
-        .collect();
+    let inside = sandboxed.then(|| PathBuf::from(WORKSPACE));
+    let roots: Vec<String> = [
+        Some(workdir.to_owned()),
+        workdir.canonicalize().ok(),
+        inside,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| p.display().to_string())
+    .collect();
     for f in &mut c.findings {
         if let Some(rel) = roots
             .iter()

@@ -5,7 +5,8 @@
 //! [`RunReport`](crate::core::report::RunReport).
 //!
 //! Owns: processes ([`process`]: one command in its own process group, with a
-//! timeout, a scrubbed environment and capped output), git ([`mirror`]: one
+//! timeout, a scrubbed environment and capped output), the sandbox around
+//! each ([`sandbox`]: bubblewrap, limits, the host check), git ([`mirror`]: one
 //! bare mirror per repository; [`workspace`]: a throwaway checkout of one
 //! exact commit) and the gate loop ([`local`]: re-run once, classify, check
 //! artifacts and metrics, bound concurrent runs, cancel).
@@ -14,9 +15,10 @@
 //! decide task states, or take a command from the
 //! commit under test. Commands come only from the [`Plan`](crate::core::plan::Plan)
 //! the caller passes in, read from the default branch; the checkout is only
-//! where they run. The scrubbed environment keeps tokens and taskgate's
-//! secrets away from that code, but it runs as taskgate's user: the isolation
-//! is not a sandbox, which is why forks are never run.
+//! where they run. The code under test is untrusted: the bot runs every
+//! command in the [`sandbox`] (and refuses to run any where the host cannot
+//! sandbox, unless the operator opts out), and the scrubbed environment keeps
+//! tokens and taskgate's secrets out of it either way. Forks are never run.
 //!
 //! One idea to keep in mind: a command is a process *group*. Timeouts,
 //! cancellation and the end of the leader all kill the whole group, so a test
@@ -26,6 +28,7 @@ pub mod actions;
 pub mod local;
 pub mod mirror;
 pub mod process;
+pub mod sandbox;
 pub mod workspace;
 
 use tokio::sync::watch;
@@ -37,6 +40,7 @@ pub use actions::{
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
+pub use sandbox::{Isolation, Sandbox, SandboxRun};
 pub use workspace::Workspace;
 
 /// Stops a running attempt when a newer push supersedes it. Dropping every

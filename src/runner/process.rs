@@ -1,13 +1,19 @@
 //! One command, run the way every gate command runs: `sh -c CMD` in its own
 //! process group, stdin from `/dev/null`, a scrubbed environment, stdout and
-//! stderr merged into one capped capture, and a timeout.
+//! stderr merged into one capped capture, and a timeout; in the
+//! [`sandbox`](super::sandbox) when the spec says so (`bwrap … -- sh -c CMD`,
+//! with rlimits set on bwrap before it execs).
 //!
 //! The group is the unit: on timeout or cancellation it gets SIGTERM, then
 //! SIGKILL after a grace period; after a normal exit of the leader it gets
 //! SIGKILL at once, so background children (a forked server, a stray
-//! `sleep &`) never outlive their command. A process that calls `setsid`
-//! leaves the group and escapes this; its pipe is then abandoned after the
-//! grace period rather than waited for.
+//! `sleep &`) never outlive their command. Without the sandbox, a process
+//! that calls `setsid` leaves the group and escapes this; its pipe is then
+//! abandoned after the grace period rather than waited for. In the sandbox
+//! there are two groups: bwrap's monitor outside, and the sandbox's session
+//! (its pid 1 and everything under it). SIGTERM goes to the sandbox's group
+//! only, SIGKILL to both; the end of pid 1 ends its pid namespace, so even a
+//! `setsid` child dies with its command.
 //!
 //! The capture keeps the first and the last half of `max_output_bytes`, counts
 //! every byte and keeps reading to the end, so a command printing gigabytes
@@ -15,7 +21,7 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
@@ -26,6 +32,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::sandbox::{PidsCgroup, SandboxRun};
 use super::CancelToken;
 
 /// Output kept per command unless configured: 4 MiB.
@@ -36,7 +43,18 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// Variables passed through from taskgate's environment when set. Nothing
 /// else is: tokens (`GITHUB_TOKEN`), taskgate's secrets (private key, webhook
 /// secret, API token, database URL) and everything unknown stay out.
-pub const ENV_ALLOWLIST: &[&str] = &["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "USER", "SHELL"];
+/// (`RUSTUP_HOME` lets a rustup toolchain mounted into the sandbox with
+/// `TASKGATE_SANDBOX_RO_PATHS` be found while HOME is the sandbox's own.)
+pub const ENV_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "TMPDIR",
+    "USER",
+    "SHELL",
+    "RUSTUP_HOME",
+];
 /// Variables always set, whatever taskgate's environment says.
 pub const ENV_FIXED: &[(&str, &str)] = &[
     ("TERM", "dumb"),
@@ -54,6 +72,8 @@ pub struct CommandSpec {
     pub timeout: Duration,
     pub grace: Duration,
     pub max_output_bytes: usize,
+    /// Run inside this sandbox; `None` runs on the host as taskgate's user.
+    pub sandbox: Option<SandboxRun>,
 }
 
 impl CommandSpec {
@@ -64,6 +84,7 @@ impl CommandSpec {
             timeout,
             grace: DEFAULT_GRACE,
             max_output_bytes: DEFAULT_MAX_OUTPUT,
+            sandbox: None,
         }
     }
 }
@@ -106,27 +127,77 @@ pub fn scrubbed_env(
 }
 
 /// Runs one command to completion, timeout or cancellation. Errors only when
-/// it cannot start (no such directory, no `/bin/sh`).
+/// it cannot start (no such directory, no `/bin/sh`, no `bwrap`).
 pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result<ProcessOutput> {
     let (read_end, write_end) = pipe_pair()?;
     let start = Instant::now();
-    let mut child = {
-        let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(&spec.cmd)
-            .current_dir(&spec.workdir)
+    let mut cgroup = None;
+    let (mut child, info) = {
+        let env = scrubbed_env(std::env::vars_os());
+        let (mut cmd, env, info) = match &spec.sandbox {
+            None => {
+                let mut cmd = Command::new("/bin/sh");
+                cmd.arg("-c").arg(&spec.cmd);
+                (cmd, env, None)
+            }
+            Some(sandbox) => {
+                // Told where the sandbox's pid 1 is, on a pipe only bwrap gets.
+                let (info_read, info_write) = pipe_pair()?;
+                let mut cmd = Command::new(&sandbox.sandbox.program);
+                cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(info_write.as_raw_fd())));
+                let limits = sandbox.rlimits(spec.timeout + spec.grace);
+                let fd = info_write.as_raw_fd();
+                cgroup = PidsCgroup::create(sandbox.sandbox.limits.max_processes);
+                let procs = cgroup.as_ref().map(PidsCgroup::procs);
+                // SAFETY: between fork and exec only async-signal-safe calls
+                // (fcntl, open, write, close, setrlimit) on values computed
+                // before the fork.
+                unsafe {
+                    cmd.pre_exec(move || {
+                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        if let Some(procs) = &procs {
+                            let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                            if f < 0 || libc::write(f, b"0".as_ptr().cast(), 1) != 1 {
+                                return Err(io::Error::last_os_error());
+                            }
+                            libc::close(f);
+                        }
+                        for (resource, soft, hard) in limits {
+                            let lim = libc::rlimit {
+                                rlim_cur: soft,
+                                rlim_max: hard,
+                            };
+                            if libc::setrlimit(resource, &lim) != 0 {
+                                return Err(io::Error::last_os_error());
+                            }
+                        }
+                        Ok(())
+                    });
+                }
+                (cmd, sandbox.env(env), Some((info_read, info_write)))
+            }
+        };
+        cmd.current_dir(&spec.workdir)
             .env_clear()
-            .envs(scrubbed_env(std::env::vars_os()))
+            .envs(env)
             .stdin(Stdio::null())
             .stdout(Stdio::from(write_end.try_clone()?))
             .stderr(Stdio::from(write_end))
             .process_group(0)
             .kill_on_drop(true);
-        cmd.spawn()?
-        // `cmd` drops here, closing our copies of the write end: the pipe
+        (cmd.spawn()?, info.map(|(read, _write)| read))
+        // `cmd` drops here, closing our copies of the write ends: the pipe
         // reaches end-of-file when the last process of the group lets go.
     };
-    let mut group = Group(child.id().map(|pid| pid as i32));
+    let mut group = Group {
+        leader: child.id().map(|pid| pid as i32),
+        sandbox: None,
+    };
+    if let Some(info) = info {
+        group.sandbox = sandbox_pid(info).await;
+    }
     let reader = pipe::Receiver::from_owned_fd(read_end)?;
     let (stop_tx, stop_rx) = oneshot::channel();
     let mut drain = tokio::spawn(drain(reader, spec.max_output_bytes, stop_rx));
@@ -149,7 +220,11 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
         }
     }
     .map_err(io::Error::other)??;
-    group.0 = None;
+    group.leader = None;
+    group.sandbox = None;
+    if let Some(cgroup) = cgroup {
+        cgroup.remove().await;
+    }
     let output_bytes = capture.total;
     let (output, truncated) = capture.finish();
     Ok(ProcessOutput {
@@ -164,13 +239,38 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
     })
 }
 
-/// The process group of one command. Dropping it while armed (the run was
-/// abandoned mid-way) kills the group.
-struct Group(Option<i32>);
+/// The sandbox's pid 1 (outside numbering) from bwrap's `--info-fd` JSON;
+/// `None` if bwrap ended before saying (it failed to set up).
+async fn sandbox_pid(info: OwnedFd) -> Option<i32> {
+    let mut reader = pipe::Receiver::from_owned_fd(info).ok()?;
+    let mut text = Vec::new();
+    let read = reader.read_to_end(&mut text);
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .ok()?
+        .ok()?;
+    let json: serde_json::Value = serde_json::from_slice(&text).ok()?;
+    json.get("child-pid")?
+        .as_i64()
+        .and_then(|p| i32::try_from(p).ok())
+        .filter(|p| *p > 1)
+}
+
+/// The process groups of one command: the leader's (`sh`, or bwrap's
+/// monitor) and, in the sandbox, the sandbox's session. Dropping it while
+/// armed (the run was abandoned mid-way) kills both.
+struct Group {
+    leader: Option<i32>,
+    sandbox: Option<i32>,
+}
 
 impl Group {
+    fn groups(&self) -> impl Iterator<Item = i32> {
+        self.leader.into_iter().chain(self.sandbox)
+    }
+
     fn signal(&self, sig: libc::c_int) {
-        if let Some(pgid) = self.0 {
+        for pgid in self.groups() {
             // SAFETY: kill(2) has no memory-safety preconditions.
             unsafe { libc::kill(-pgid, sig) };
         }
@@ -178,13 +278,21 @@ impl Group {
 
     fn alive(&self) -> bool {
         // SAFETY: as above; signal 0 only checks for existence.
-        self.0
-            .is_some_and(|pgid| unsafe { libc::kill(-pgid, 0) } == 0)
+        self.groups()
+            .any(|pgid| unsafe { libc::kill(-pgid, 0) } == 0)
     }
 
-    /// SIGTERM to the group, SIGKILL to whatever is left after `grace`.
+    /// SIGTERM to the group, SIGKILL to whatever is left after `grace`. In
+    /// the sandbox SIGTERM goes to the sandbox's group only: bwrap's
+    /// monitor dies of it, and with it at once the whole sandbox.
     async fn terminate(&self, child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
-        self.signal(libc::SIGTERM);
+        match self.sandbox {
+            // SAFETY: as above.
+            Some(pgid) => unsafe {
+                libc::kill(-pgid, libc::SIGTERM);
+            },
+            None => self.signal(libc::SIGTERM),
+        }
         let deadline = tokio::time::Instant::now() + grace;
         let status = match tokio::time::timeout_at(deadline, child.wait()).await {
             Ok(status) => Some(status?),

@@ -18,6 +18,7 @@ mod plan_sync;
 mod redeliver;
 mod review_commands;
 mod runs;
+mod sandbox;
 mod serve_flags;
 mod setup;
 mod ship;

@@ -1,0 +1,554 @@
+//! The sandbox every command of the local runner runs in (SPEC §6, issue 18):
+//! `bwrap … -- /bin/sh -c CMD` with bubblewrap (docs/decisions/sandbox.md).
+//!
+//! Owns: the operator's sandbox settings (environment variables, read once
+//! at start: [`Isolation::from_env`]), the `bwrap` command line, the resource
+//! limits set on it, and the check that the host can sandbox at all
+//! ([`Sandbox::probe`]). Must not: run commands itself ([`super::process`]
+//! does), or take any setting from the repository under test except the one
+//! bit [`SandboxRun::network`], which comes from `.github/taskgate.yml` on the
+//! default branch.
+//!
+//! What a command sees: the system's toolchain read-only (`/usr`, `/bin`,
+//! `/sbin`, `/lib*`, the parts of `/etc` tools read), the operator's extra
+//! read-only paths, the workspace read-write at [`WORKSPACE`], a private
+//! `/tmp` and HOME ([`HOME`]), its own `/proc` and `/dev`; new user, mount,
+//! pid, ipc, uts, cgroup and (unless allowed) network namespaces; no
+//! capabilities and no further user namespaces. Nothing of taskgate's —
+//! work directory, database, key, `.env`, other mirrors — is mounted.
+//!
+//! Two ideas a reader needs:
+//! - bwrap's `--new-session` puts pid 1 of the sandbox and everything under it
+//!   in a new session whose process group is that pid 1 (outside pid reported
+//!   on `--info-fd`). A timeout sends SIGTERM to that group only — bwrap's
+//!   own monitor outside would die of it and take the sandbox down at once —
+//!   then SIGKILL to both; when pid 1 of a pid namespace dies, the kernel
+//!   kills every process in it, so nothing outlives its command.
+//! - The limits are rlimits set on bwrap before it execs, inherited by all
+//!   inside. RLIMIT_NPROC counts the processes of a user (for a non-root
+//!   taskgate user, its processes on the host count too) and the kernel
+//!   never applies it to root, even inside a user namespace; so where
+//!   taskgate can make a `pids` cgroup (v1, or v2 with the controller
+//!   enabled below taskgate's cgroup: typically as root) every command also
+//!   gets one of its own ([`PidsCgroup`]). Where neither holds, each gate
+//!   says its processes were not limited.
+
+use std::ffi::{CString, OsString};
+use std::os::fd::RawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Where the workspace is mounted inside the sandbox (and the commands' cwd).
+pub const WORKSPACE: &str = "/workspace";
+/// The sandbox's private HOME, an empty tmpfs per command.
+pub const HOME: &str = "/home/runner";
+
+/// Said on every gate of a run without the sandbox because the operator
+/// opted out.
+pub const UNSANDBOXED_WARNING: &str =
+    "ran WITHOUT a sandbox (TASKGATE_UNSANDBOXED=1): task code had taskgate's access";
+/// Said on every gate of a sandboxed run whose processes nothing could count.
+pub const PROCESSES_WARNING: &str = "the sandbox could not limit the number of processes \
+     (taskgate runs as root, where RLIMIT_NPROC does not apply, and no pids cgroup is writable)";
+/// Said on every gate of a sandboxed run that was allowed the network.
+pub const NETWORK_WARNING: &str =
+    "the sandbox allowed network access (`runner_network: true` in .github/taskgate.yml)";
+
+/// Defaults of the operator's limits (docs/configuration.md).
+pub const DEFAULT_MAX_PROCESSES: u64 = 512;
+pub const DEFAULT_MEMORY_MIB: u64 = 4096;
+pub const DEFAULT_FILE_SIZE_MIB: u64 = 1024;
+pub const DEFAULT_MAX_FILES: u64 = 1024;
+
+/// The parts of `/etc` that tools read, mounted read-only where they exist:
+/// the dynamic loader's cache, Debian's alternatives (`awk`, `python`…),
+/// certificates, users and names, time zone.
+const ETC: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/host.conf",
+    "/etc/nsswitch.conf",
+    "/etc/gai.conf",
+    "/etc/protocols",
+    "/etc/services",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/mime.types",
+    "/etc/os-release",
+    "/etc/debian_version",
+];
+/// Top-level toolchain directories: bound, or recreated as the symlinks they
+/// are on a merged-/usr system.
+const ROOT_DIRS: &[&str] = &["/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"];
+
+/// How the local runner isolates the commands of a run.
+#[derive(Debug, Clone)]
+pub enum Isolation {
+    /// Every command in the sandbox; a host that cannot sandbox refuses.
+    Sandbox(Arc<Sandbox>),
+    /// The operator opted out (`TASKGATE_UNSANDBOXED=1`): commands run as
+    /// taskgate's user, and every gate says so.
+    Unsandboxed,
+    /// `taskgate run` without `--sandbox`: a person running tests on their
+    /// own machine, as their own user. Nothing to say.
+    Host,
+    /// The operator's settings are wrong: nothing runs, every gate says why.
+    Refused(String),
+}
+
+impl Isolation {
+    /// The bot's isolation, from taskgate's environment: the sandbox unless
+    /// `TASKGATE_UNSANDBOXED=1`.
+    pub fn from_env() -> Isolation {
+        Isolation::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// [`Isolation::from_env`] over any source of variables.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Isolation {
+        match var("TASKGATE_UNSANDBOXED").as_deref().map(str::trim) {
+            None | Some("" | "0" | "false") => {}
+            Some("1" | "true") => return Isolation::Unsandboxed,
+            Some(other) => {
+                return Isolation::Refused(format!(
+                    "TASKGATE_UNSANDBOXED={other}: expected 1 (run without the sandbox) or 0"
+                ))
+            }
+        }
+        match Sandbox::from_vars(var) {
+            Ok(s) => Isolation::Sandbox(Arc::new(s)),
+            Err(why) => Isolation::Refused(why),
+        }
+    }
+}
+
+/// The operator's resource limits for every sandboxed command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// RLIMIT_NPROC.
+    pub max_processes: u64,
+    /// RLIMIT_AS, in bytes.
+    pub memory_bytes: u64,
+    /// RLIMIT_FSIZE, in bytes; also the size of `/tmp` and HOME.
+    pub file_size_bytes: u64,
+    /// RLIMIT_NOFILE.
+    pub max_files: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_processes: DEFAULT_MAX_PROCESSES,
+            memory_bytes: DEFAULT_MEMORY_MIB << 20,
+            file_size_bytes: DEFAULT_FILE_SIZE_MIB << 20,
+            max_files: DEFAULT_MAX_FILES,
+        }
+    }
+}
+
+/// The operator's sandbox: which `bwrap`, which limits, which extra paths.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sandbox {
+    /// `bwrap`, found on PATH unless `TASKGATE_BWRAP` names it.
+    pub program: PathBuf,
+    pub limits: Limits,
+    /// Mounted read-only at the same path (`TASKGATE_SANDBOX_RO_PATHS`), for
+    /// toolchains outside `/usr` such as rustup's `~/.cargo` and `~/.rustup`.
+    pub ro_paths: Vec<PathBuf>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Self {
+        Sandbox {
+            program: "bwrap".into(),
+            limits: Limits::default(),
+            ro_paths: Vec::new(),
+        }
+    }
+}
+
+/// One run's sandbox: the operator's settings and what the run adds.
+#[derive(Debug, Clone)]
+pub struct SandboxRun {
+    pub sandbox: Arc<Sandbox>,
+    /// `runner_network: true`: share the host's network.
+    pub network: bool,
+    /// Read-only at the same path: the object directories the workspace's
+    /// git borrows from its mirror (read before any command ran).
+    pub objects: Vec<PathBuf>,
+}
+
+impl Sandbox {
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Sandbox, String> {
+        let number = |name: &str, default: u64, unit: u64| -> Result<u64, String> {
+            match var(name).as_deref().map(str::trim) {
+                None | Some("") => Ok(default * unit),
+                Some(v) => match v.parse::<u64>() {
+                    Ok(n) if n > 0 => n
+                        .checked_mul(unit)
+                        .ok_or(format!("{name}={v} is too large")),
+                    _ => Err(format!("{name}={v}: expected a whole number above 0")),
+                },
+            }
+        };
+        let limits = Limits {
+            max_processes: number("TASKGATE_SANDBOX_MAX_PROCESSES", DEFAULT_MAX_PROCESSES, 1)?,
+            memory_bytes: number("TASKGATE_SANDBOX_MEMORY_MIB", DEFAULT_MEMORY_MIB, 1 << 20)?,
+            file_size_bytes: number(
+                "TASKGATE_SANDBOX_FILE_SIZE_MIB",
+                DEFAULT_FILE_SIZE_MIB,
+                1 << 20,
+            )?,
+            max_files: number("TASKGATE_SANDBOX_MAX_FILES", DEFAULT_MAX_FILES, 1)?,
+        };
+        let mut ro_paths = Vec::new();
+        for p in var("TASKGATE_SANDBOX_RO_PATHS")
+            .unwrap_or_default()
+            .split(':')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            let path = PathBuf::from(p);
+            if !path.is_absolute() || path == Path::new("/") {
+                return Err(format!(
+                    "TASKGATE_SANDBOX_RO_PATHS: `{p}` must be an absolute path other than /"
+                ));
+            }
+            ro_paths.push(path);
+        }
+        let program = var("TASKGATE_BWRAP")
+            .filter(|p| !p.trim().is_empty())
+            .map_or_else(|| PathBuf::from("bwrap"), PathBuf::from);
+        Ok(Sandbox {
+            program,
+            limits,
+            ro_paths,
+        })
+    }
+
+    /// Whether this host can run commands in the sandbox: `true` in it, with
+    /// every option a real command gets. Success is remembered per program;
+    /// a failure is checked again on the next run (bubblewrap may have been
+    /// installed meanwhile). The error says why and how to fix it.
+    pub async fn probe(&self) -> Result<(), String> {
+        static WORKS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+        if WORKS.lock().unwrap().contains(&self.program) {
+            return Ok(());
+        }
+        let run = SandboxRun {
+            sandbox: Arc::new(self.clone()),
+            network: false,
+            objects: Vec::new(),
+        };
+        let dir = std::env::temp_dir();
+        let mut cmd = tokio::process::Command::new(&self.program);
+        cmd.args(run.args(&dir, "true", None))
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let outcome = tokio::time::timeout(Duration::from_secs(10), cmd.output()).await;
+        let why = match outcome {
+            Ok(Ok(out)) if out.status.success() => {
+                WORKS.lock().unwrap().push(self.program.clone());
+                return Ok(());
+            }
+            Ok(Ok(out)) => format!(
+                "`{}` failed ({}): {}",
+                self.program.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+                format!("bubblewrap (`{}`) is not installed", self.program.display())
+            }
+            Ok(Err(e)) => format!("`{}` could not start: {e}", self.program.display()),
+            Err(_) => format!("`{}` did not answer within 10 s", self.program.display()),
+        };
+        Err(format!(
+            "taskgate refused to run task code: this host cannot sandbox it ({why}). \
+             Install bubblewrap 0.8 or later (`apt-get install bubblewrap`) and allow \
+             unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; on \
+             Ubuntu 24.04 also `kernel.apparmor_restrict_unprivileged_userns=0`), or set \
+             TASKGATE_UNSANDBOXED=1 to run task code without a sandbox (unsafe: it gets \
+             taskgate's access)"
+        ))
+    }
+}
+
+impl SandboxRun {
+    /// `bwrap`'s arguments for running `cmd` with `workdir` as the workspace.
+    /// The pid-1 process group is written to `info_fd` when given.
+    pub fn args(&self, workdir: &Path, cmd: &str, info_fd: Option<RawFd>) -> Vec<OsString> {
+        let mut a = Args(Vec::new());
+        a.flags(&[
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+        ]);
+        if !self.network {
+            a.flags(&["--unshare-net"]);
+        }
+        a.flags(&[
+            "--disable-userns",
+            "--die-with-parent",
+            "--new-session",
+            // As root, bwrap would keep every capability inside.
+            "--cap-drop",
+            "ALL",
+            "--hostname",
+            "taskgate",
+        ]);
+        if let Some(fd) = info_fd {
+            a.flags(&["--info-fd"]);
+            a.path(fd.to_string());
+        }
+        a.bind("--ro-bind", "/usr", "/usr");
+        for dir in ROOT_DIRS {
+            match std::fs::read_link(dir) {
+                Ok(target) => {
+                    a.flags(&["--symlink"]);
+                    a.path(target);
+                    a.path(dir);
+                }
+                Err(_) if Path::new(dir).is_dir() => a.bind("--ro-bind", dir, dir),
+                Err(_) => {}
+            }
+        }
+        for etc in ETC.iter().map(PathBuf::from).chain(python_etc()) {
+            a.bind("--ro-bind-try", &etc, &etc);
+        }
+        if self.network {
+            a.bind("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+        }
+        let size = self.sandbox.limits.file_size_bytes.to_string();
+        a.flags(&["--proc", "/proc", "--dev", "/dev"]);
+        a.flags(&["--size", &size, "--tmpfs", "/tmp"]);
+        a.flags(&["--size", &size, "--tmpfs", HOME]);
+        a.bind("--bind", workdir, WORKSPACE);
+        // Last: they may lie under /tmp (tests) and must not be hidden by it.
+        for p in self.objects.iter().chain(&self.sandbox.ro_paths) {
+            a.bind("--ro-bind-try", p, p);
+        }
+        a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", cmd]);
+        a.0
+    }
+
+    /// The rlimits for a command allowed `cpu` of CPU time: (resource, soft,
+    /// hard). CPU time gets a second more before SIGKILL than SIGXCPU.
+    pub fn rlimits(&self, cpu: Duration) -> [(libc::__rlimit_resource_t, u64, u64); 5] {
+        let l = &self.sandbox.limits;
+        let cpu = cpu.as_secs() + u64::from(cpu.subsec_nanos() > 0);
+        [
+            (libc::RLIMIT_NPROC, l.max_processes, l.max_processes),
+            (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
+            (libc::RLIMIT_CPU, cpu, cpu + 1),
+            (libc::RLIMIT_FSIZE, l.file_size_bytes, l.file_size_bytes),
+            (libc::RLIMIT_NOFILE, l.max_files, l.max_files),
+        ]
+    }
+
+    /// The environment inside, from the scrubbed one: HOME and TMPDIR are
+    /// the sandbox's own.
+    pub fn env(&self, mut env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+        env.retain(|(k, _)| k != "HOME" && k != "TMPDIR" && k != "PWD");
+        env.push(("HOME".into(), HOME.into()));
+        env.push(("TMPDIR".into(), "/tmp".into()));
+        env
+    }
+}
+
+/// Whether the process limit holds on this host: RLIMIT_NPROC for a
+/// non-root user, a [`PidsCgroup`] for root.
+pub fn processes_limited() -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    !root || pids_parent().is_some()
+}
+
+/// A `pids` cgroup of one command, removed after it (once empty). The
+/// command's bwrap joins it between fork and exec ([`PidsCgroup::procs`]).
+#[derive(Debug)]
+pub struct PidsCgroup {
+    dir: PathBuf,
+}
+
+impl PidsCgroup {
+    /// A new cgroup allowing `max` processes; `None` where taskgate cannot
+    /// make one.
+    pub fn create(max: u64) -> Option<PidsCgroup> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let parent = pids_parent()?;
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = parent.join(format!("taskgate-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = PidsCgroup { dir };
+        std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).ok()?;
+        Some(cgroup)
+    }
+
+    /// The file a process writes `0` to to join.
+    pub fn procs(&self) -> CString {
+        CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
+            .expect("a path without NUL")
+    }
+
+    /// Removes the cgroup once its processes are gone (they were killed;
+    /// their exit takes a moment).
+    pub async fn remove(mut self) {
+        let dir = std::mem::take(&mut self.dir);
+        for _ in 0..200 {
+            if std::fs::remove_dir(&dir).is_ok() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tracing::warn!(dir = %dir.display(), "could not remove a pids cgroup");
+    }
+}
+
+impl Drop for PidsCgroup {
+    /// A run abandoned mid-way: its processes were just killed; remove the
+    /// cgroup when they are gone, off the async threads.
+    fn drop(&mut self) {
+        let dir = std::mem::take(&mut self.dir);
+        if dir.as_os_str().is_empty() || std::fs::remove_dir(&dir).is_ok() {
+            return;
+        }
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                std::thread::sleep(Duration::from_millis(10));
+                if std::fs::remove_dir(&dir).is_ok() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+/// The cgroup under which per-command `pids` cgroups are made: taskgate's
+/// own in the v1 `pids` hierarchy, or in the v2 one when `pids` is enabled
+/// for its children; checked once by making and removing one.
+fn pids_parent() -> Option<PathBuf> {
+    static PARENT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    PARENT
+        .get_or_init(|| {
+            let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+            let root = Path::new("/sys/fs/cgroup");
+            let candidates = own.lines().filter_map(|line| {
+                let mut parts = line.splitn(3, ':');
+                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+                let path = path.trim_start_matches('/');
+                if controllers.split(',').any(|c| c == "pids") {
+                    Some(root.join("pids").join(path))
+                } else if controllers.is_empty() && root.join("cgroup.controllers").exists() {
+                    let dir = root.join(path);
+                    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+                        .ok()?
+                        .split_whitespace()
+                        .any(|c| c == "pids");
+                    enabled.then_some(dir)
+                } else {
+                    None
+                }
+            });
+            for dir in candidates {
+                remove_stale(&dir);
+                let probe = dir.join(format!("taskgate-probe-{}", std::process::id()));
+                if std::fs::create_dir(&probe).is_ok() {
+                    let usable = probe.join("pids.max").exists();
+                    let _ = std::fs::remove_dir(&probe);
+                    if usable {
+                        return Some(dir);
+                    }
+                }
+            }
+            None
+        })
+        .clone()
+}
+
+/// Removes the empty per-command cgroups of taskgate processes that are
+/// gone (killed before they could clean up).
+fn remove_stale(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix("taskgate-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok());
+        if let Some(pid) = pid {
+            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
+}
+
+/// Where a git workspace borrows its objects from (`objects/info/alternates`),
+/// existing directories only. Read before any command of the run, when the
+/// file is still the one [`super::Workspace`] wrote (a tree cannot contain
+/// `.git/`); what a command writes there later is never looked at.
+pub fn borrowed_objects(workdir: &Path) -> Vec<PathBuf> {
+    let file = workdir.join(".git/objects/info/alternates");
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return Vec::new();
+    };
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.ends_with("objects") && p.is_dir())
+        .collect()
+}
+
+/// `/etc/python3`, `/etc/python3.11`…: Debian's Python reads its
+/// `sitecustomize` there.
+fn python_etc() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/etc") else {
+        return Vec::new();
+    };
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+        .map(|e| e.path())
+        .collect();
+    found.sort();
+    found
+}
+
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn flags(&mut self, flags: &[&str]) {
+        self.0.extend(flags.iter().map(OsString::from));
+    }
+
+    fn path(&mut self, p: impl Into<OsString>) {
+        self.0.push(p.into());
+    }
+
+    fn bind(&mut self, how: &str, src: impl AsRef<Path>, dest: impl AsRef<Path>) {
+        self.flags(&[how]);
+        self.path(src.as_ref().as_os_str().to_owned());
+        self.path(dest.as_ref().as_os_str().to_owned());
+    }
+}
+
+#[cfg(test)]
+#[path = "sandbox_tests.rs"]
+mod tests;

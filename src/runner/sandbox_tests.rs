@@ -1,0 +1,520 @@
+//! The sandbox against real attacks (issue 18, item 2), each through the
+//! local runner's own path ([`run_gate_specs`]) with the real `bwrap`.
+//!
+//! Every attack test asserts that the attack *failed*, and was seen to fail
+//! with the sandbox turned off: run them with `TASKGATE_TEST_SANDBOX=off` and
+//! each one fails (the runner then runs the command on the host, as
+//! `TASKGATE_UNSANDBOXED=1` would). That switch exists only here, in the
+//! tests; the runner reads nothing of the kind.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::classify::FailureKind;
+use crate::core::plan::TestSpec;
+use crate::core::report::RunReport;
+use crate::runner::local::{run_gate_specs, GateSpec, RunOptions};
+use crate::runner::mirror::tests::Origin;
+use crate::runner::{MirrorStore, Workspace};
+
+/// The sandbox as the bot runs it, or none when the tests are asked to show
+/// that the attacks work without it.
+fn isolation() -> Isolation {
+    match std::env::var("TASKGATE_TEST_SANDBOX").as_deref() {
+        Ok("off") => Isolation::Unsandboxed,
+        _ => Isolation::Sandbox(Arc::new(Sandbox::default())),
+    }
+}
+
+fn options(isolation: Isolation) -> RunOptions {
+    RunOptions {
+        default_timeout: Duration::from_secs(30),
+        grace: Duration::from_millis(500),
+        rerun_failures: false,
+        isolation,
+        ..RunOptions::default()
+    }
+}
+
+fn gate(cmd: &str, timeout_seconds: Option<u64>) -> Vec<GateSpec> {
+    vec![GateSpec {
+        gate: "test".into(),
+        tests: vec![TestSpec {
+            cmd: cmd.into(),
+            gate: "test".into(),
+            timeout_seconds,
+        }],
+        expected_artifacts: Vec::new(),
+        metrics: Vec::new(),
+        notes: Vec::new(),
+        problem: None,
+    }]
+}
+
+/// Runs `cmd` as the only command of a task in `workdir`; its output.
+async fn run_in(workdir: &Path, cmd: &str, options: RunOptions) -> (RunReport, String) {
+    let report = run_gate_specs(workdir, "t".into(), gate(cmd, None), options).await;
+    let output = report.gates[0]
+        .commands
+        .first()
+        .map(|c| c.output.clone())
+        .unwrap_or_else(|| format!("{:?}", report.gates[0].summary));
+    (report, output)
+}
+
+async fn attack(workdir: &Path, cmd: &str) -> String {
+    run_in(workdir, cmd, options(isolation())).await.1
+}
+
+/// A work directory laid out as `taskgate serve` lays it out, with the
+/// secrets an attacker wants next to it.
+struct Host {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    workspace: std::path::PathBuf,
+}
+
+impl Host {
+    fn new() -> Host {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_owned();
+        std::fs::write(
+            root.join("app.pem"),
+            "-----BEGIN PRIVATE KEY----- secret-key",
+        )
+        .unwrap();
+        std::fs::write(root.join("taskgate.db"), "SQLite format 3 secret-db").unwrap();
+        std::fs::write(root.join(".env"), "WEBHOOK_SECRET=secret-env\n").unwrap();
+        let workspace = root.join("taskgate-work/workspaces/ws");
+        std::fs::create_dir_all(&workspace).unwrap();
+        Host {
+            _tmp: tmp,
+            root,
+            workspace,
+        }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.root.join(name).display().to_string()
+    }
+}
+
+#[tokio::test]
+async fn a_sandboxed_command_runs_with_the_toolchain_and_a_private_home() {
+    let host = Host::new();
+    let (report, out) = run_in(
+        &host.workspace,
+        "pwd; echo $HOME; python3 -c 'print(6*7)'; touch made && ls",
+        options(Isolation::Sandbox(Arc::new(Sandbox::default()))),
+    )
+    .await;
+    assert!(report.passed(), "{out}");
+    assert_eq!(out, "/workspace\n/home/runner\n42\nmade\n");
+    assert!(
+        host.workspace.join("made").exists(),
+        "the workspace is writable"
+    );
+    assert!(
+        report.gates[0]
+            .warnings
+            .iter()
+            .all(|w| w == PROCESSES_WARNING),
+        "{:?}",
+        report.gates[0].warnings
+    );
+}
+
+#[tokio::test]
+async fn reading_the_app_key_by_its_absolute_path_fails() {
+    let host = Host::new();
+    let out = attack(&host.workspace, &format!("cat {}", host.path("app.pem"))).await;
+    assert!(!out.contains("secret-key"), "{out}");
+}
+
+#[tokio::test]
+async fn reading_the_database_fails() {
+    let host = Host::new();
+    let out = attack(
+        &host.workspace,
+        &format!("cat {} ../../../taskgate.db", host.path("taskgate.db")),
+    )
+    .await;
+    assert!(!out.contains("secret-db"), "{out}");
+}
+
+#[tokio::test]
+async fn reading_the_env_file_fails() {
+    let host = Host::new();
+    let out = attack(
+        &host.workspace,
+        &format!("cat {} ../../../.env", host.path(".env")),
+    )
+    .await;
+    assert!(!out.contains("secret-env"), "{out}");
+}
+
+#[tokio::test]
+async fn writing_outside_the_workspace_fails() {
+    let host = Host::new();
+    let target = host.root.join("planted");
+    attack(
+        &host.workspace,
+        &format!("echo x > {}; echo x > ../../planted2", target.display()),
+    )
+    .await;
+    assert!(!target.exists(), "wrote {}", target.display());
+    assert!(!host.root.join("taskgate-work/planted2").exists());
+}
+
+#[tokio::test]
+async fn writing_gitconfig_in_home_does_not_reach_the_real_home() {
+    let host = Host::new();
+    let home = host.root.join("home");
+    std::fs::create_dir(&home).unwrap();
+    // The runner's HOME, as the scrubbed environment passes it on. (Other
+    // tests of this binary do not depend on HOME.)
+    let old = std::env::var_os("HOME");
+    let out = {
+        std::env::set_var("HOME", &home);
+        let out = attack(
+            &host.workspace,
+            "printf '[url \"https://evil.example/\"]\\n\\tinsteadOf = https://github.com/\\n' > ~/.gitconfig; echo $HOME",
+        )
+        .await;
+        match old {
+            Some(h) => std::env::set_var("HOME", h),
+            None => std::env::remove_var("HOME"),
+        }
+        out
+    };
+    assert!(
+        !home.join(".gitconfig").exists(),
+        "wrote the runner's ~/.gitconfig ({out})"
+    );
+}
+
+#[tokio::test]
+async fn connecting_to_the_hosts_loopback_fails() {
+    let host = Host::new();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let out = attack(
+        &host.workspace,
+        &format!(
+            "python3 -c 'import socket; s = socket.create_connection((\"127.0.0.1\", {port}), timeout=3); s.sendall(b\"hello\"); print(\"connected\")'"
+        ),
+    )
+    .await;
+    let accepted = listener.accept().map(|(mut conn, _)| {
+        conn.set_nonblocking(false).unwrap();
+        let mut buf = Vec::new();
+        let _ = conn.read_to_end(&mut buf);
+        buf
+    });
+    assert!(
+        accepted.is_err() && !out.contains("connected"),
+        "the command reached the host's listener: {out}"
+    );
+}
+
+#[tokio::test]
+async fn a_fork_bomb_is_stopped_well_below_ten_thousand() {
+    let host = Host::new();
+    // Bounded: 10,000 `sleep 3017` at most, counted; the run kills the rest.
+    let cmd = "python3 -c '
+import subprocess
+n = 0
+try:
+    for _ in range(10000):
+        subprocess.Popen([\"sleep\", \"3017\"])
+        n += 1
+except OSError as e:
+    print(\"stopped:\", e)
+print(\"started\", n)
+'";
+    let start = Instant::now();
+    let (_, out) = run_in(
+        &host.workspace,
+        cmd,
+        RunOptions {
+            default_timeout: Duration::from_secs(120),
+            ..options(isolation())
+        },
+    )
+    .await;
+    let started: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("started "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(out.contains("stopped:"), "{out}");
+    assert!(
+        started < DEFAULT_MAX_PROCESSES,
+        "{started} processes started"
+    );
+    assert!(start.elapsed() < Duration::from_secs(60));
+    assert!(
+        !pgrep("sleep 3017"),
+        "the forked processes outlived the run"
+    );
+}
+
+#[tokio::test]
+async fn allocating_past_the_memory_limit_fails() {
+    let host = Host::new();
+    let sandbox = Sandbox {
+        limits: Limits {
+            memory_bytes: 1 << 30,
+            ..Limits::default()
+        },
+        ..Sandbox::default()
+    };
+    let isolation = match isolation() {
+        Isolation::Sandbox(_) => Isolation::Sandbox(Arc::new(sandbox)),
+        other => other,
+    };
+    // 8 GiB of address space (zeroed pages are only mapped, not touched).
+    let (report, out) = run_in(
+        &host.workspace,
+        "python3 -c 'b = bytearray(8 << 30); print(\"allocated\", len(b))'",
+        options(isolation),
+    )
+    .await;
+    assert!(!report.passed(), "{out}");
+    assert!(
+        !out.contains("allocated") && out.contains("MemoryError"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn a_child_holding_the_output_pipe_after_the_timeout_dies_with_the_run() {
+    let host = Host::new();
+    let start = Instant::now();
+    let mut opts = options(isolation());
+    opts.grace = Duration::from_millis(500);
+    // `setsid` leaves the process group: only the sandbox's pid namespace
+    // still holds it.
+    let report = run_gate_specs(
+        &host.workspace,
+        "t".into(),
+        gate(
+            "setsid sleep 1004 & sleep 1005 & echo started; sleep 1006",
+            Some(1),
+        ),
+        opts,
+    )
+    .await;
+    let elapsed = start.elapsed();
+    assert!(report.gates[0].commands[0].timed_out);
+    assert!(
+        elapsed < Duration::from_millis(1000 + 500 + 1500),
+        "{elapsed:?}"
+    );
+    for marker in ["sleep 1004", "sleep 1005", "sleep 1006"] {
+        assert!(!pgrep(marker), "`{marker}` outlived the run");
+    }
+}
+
+#[tokio::test]
+async fn reading_another_repositorys_mirror_fails() {
+    let origin = Origin::new();
+    let sha = origin.commit(&[("a.txt", "ours")], "ours");
+    let tmp = tempfile::tempdir().unwrap();
+    let mirrors = MirrorStore::new(tmp.path().join("taskgate-work/mirrors"));
+    let ours = mirrors.mirror("o/ours").unwrap();
+    ours.fetch_commit(&origin.url(), None, &sha).unwrap();
+    let other = Origin::new();
+    let secret = other.commit(&[("secret.txt", "other-repo-secret")], "theirs");
+    let theirs = mirrors.mirror("o/theirs").unwrap();
+    theirs.fetch_commit(&other.url(), None, &secret).unwrap();
+    let ws =
+        Workspace::checkout(&ours, &sha, &tmp.path().join("taskgate-work/workspaces")).unwrap();
+    let theirs_path = theirs.path().canonicalize().unwrap();
+    let cmd = format!(
+        "git log --format=%s -1; ls -R {} | head -3; git --git-dir={} show {secret}:secret.txt",
+        theirs_path.display(),
+        theirs_path.display()
+    );
+    let (_, out) = run_in(ws.path(), &cmd, options(isolation())).await;
+    assert!(
+        out.starts_with("ours\n"),
+        "git in the workspace still reads its own mirror: {out}"
+    );
+    assert!(!out.contains("other-repo-secret"), "{out}");
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_sandbox_refuses_to_run_task_code() {
+    let host = Host::new();
+    let sandbox = Sandbox {
+        program: "/nonexistent/taskgate-test/bwrap".into(),
+        ..Sandbox::default()
+    };
+    let (report, _) = run_in(
+        &host.workspace,
+        "touch ran",
+        options(Isolation::Sandbox(Arc::new(sandbox))),
+    )
+    .await;
+    let gate = &report.gates[0];
+    assert!(!gate.passed && gate.commands.is_empty());
+    assert_eq!(gate.kind, Some(FailureKind::ToolingError));
+    let summary = gate.summary.as_deref().unwrap();
+    assert!(
+        summary.starts_with("taskgate refused to run task code: this host cannot sandbox it (bubblewrap (`/nonexistent/taskgate-test/bwrap`) is not installed)"),
+        "{summary}"
+    );
+    assert!(summary.contains("TASKGATE_UNSANDBOXED=1"), "{summary}");
+    assert!(!host.workspace.join("ran").exists());
+}
+
+#[tokio::test]
+async fn an_unsandboxed_run_says_so_on_every_gate() {
+    let host = Host::new();
+    let (report, _) = run_in(&host.workspace, "true", options(Isolation::Unsandboxed)).await;
+    assert!(report.passed());
+    assert_eq!(report.gates[0].warnings, [UNSANDBOXED_WARNING]);
+}
+
+#[tokio::test]
+async fn the_network_when_allowed_is_said_on_every_gate() {
+    let host = Host::new();
+    let (report, out) = run_in(
+        &host.workspace,
+        "test -e /etc/resolv.conf || echo no-resolv-conf",
+        RunOptions {
+            network: true,
+            ..options(Isolation::Sandbox(Arc::new(Sandbox::default())))
+        },
+    )
+    .await;
+    assert!(report.passed(), "{out}");
+    assert_eq!(report.gates[0].warnings[0], NETWORK_WARNING);
+}
+
+#[test]
+fn settings_come_from_the_environment_with_defaults() {
+    let vars = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }
+    };
+    let Isolation::Sandbox(s) = Isolation::from_vars(vars(&[])) else {
+        panic!("the sandbox is the default")
+    };
+    assert_eq!(*s, Sandbox::default());
+    assert!(matches!(
+        Isolation::from_vars(vars(&[("TASKGATE_UNSANDBOXED", "1")])),
+        Isolation::Unsandboxed
+    ));
+    let Isolation::Sandbox(s) = Isolation::from_vars(vars(&[
+        ("TASKGATE_UNSANDBOXED", "0"),
+        ("TASKGATE_SANDBOX_MEMORY_MIB", "1024"),
+        ("TASKGATE_SANDBOX_MAX_PROCESSES", "64"),
+        (
+            "TASKGATE_SANDBOX_RO_PATHS",
+            "/root/.cargo/bin:/root/.rustup",
+        ),
+    ])) else {
+        panic!()
+    };
+    assert_eq!(s.limits.memory_bytes, 1 << 30);
+    assert_eq!(s.limits.max_processes, 64);
+    assert_eq!(
+        s.ro_paths,
+        [Path::new("/root/.cargo/bin"), Path::new("/root/.rustup")]
+    );
+    for (bad, why) in [
+        (("TASKGATE_UNSANDBOXED", "yes"), "expected 1"),
+        (("TASKGATE_SANDBOX_MAX_FILES", "many"), "whole number"),
+        (
+            ("TASKGATE_SANDBOX_RO_PATHS", "relative/dir"),
+            "absolute path",
+        ),
+        (("TASKGATE_SANDBOX_RO_PATHS", "/"), "absolute path"),
+    ] {
+        let got = Isolation::from_vars(|k| (k == bad.0).then(|| bad.1.to_string()));
+        assert!(
+            matches!(&got, Isolation::Refused(w) if w.contains(why)),
+            "{bad:?}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn the_command_line_mounts_only_the_toolchain_and_the_workspace() {
+    let run = SandboxRun {
+        sandbox: Arc::new(Sandbox {
+            ro_paths: vec!["/opt/toolchain".into()],
+            ..Sandbox::default()
+        }),
+        network: false,
+        objects: vec!["/srv/taskgate-work/mirrors/o/r.git/objects".into()],
+    };
+    let args: Vec<String> = run
+        .args(
+            Path::new("/srv/taskgate-work/workspaces/ws"),
+            "make test",
+            Some(7),
+        )
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let line = args.join(" ");
+    for must in [
+        "--unshare-user --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --unshare-net",
+        "--disable-userns --die-with-parent --new-session --cap-drop ALL",
+        "--info-fd 7",
+        "--ro-bind /usr /usr",
+        "--proc /proc --dev /dev --size 1073741824 --tmpfs /tmp --size 1073741824 --tmpfs /home/runner",
+        "--bind /srv/taskgate-work/workspaces/ws /workspace",
+        "--ro-bind-try /srv/taskgate-work/mirrors/o/r.git/objects /srv/taskgate-work/mirrors/o/r.git/objects",
+        "--ro-bind-try /opt/toolchain /opt/toolchain",
+        "--chdir /workspace -- /bin/sh -c make test",
+    ] {
+        assert!(line.contains(must), "`{must}` missing in {line}");
+    }
+    assert!(!line.contains("resolv.conf"));
+    let binds: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0].contains("bind"))
+        .map(|w| w[1].as_str())
+        .collect();
+    assert!(
+        binds.iter().all(|b| b.starts_with("/usr")
+            || b.starts_with("/etc/")
+            || b.starts_with("/bin")
+            || b.starts_with("/sbin")
+            || b.starts_with("/lib")
+            || b.starts_with("/srv/taskgate-work/workspaces/ws")
+            || b.starts_with("/srv/taskgate-work/mirrors/o/r.git/objects")
+            || *b == "/opt/toolchain"),
+        "{binds:?}"
+    );
+    let with_network = SandboxRun {
+        network: true,
+        ..run
+    };
+    let line = with_network
+        .args(Path::new("/w"), "true", None)
+        .into_iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!line.contains("--unshare-net") && line.contains("/etc/resolv.conf"));
+}
+
+fn pgrep(pattern: &str) -> bool {
+    std::process::Command::new("pgrep")
+        .args(["-f", pattern])
+        .status()
+        .is_ok_and(|s| s.success())
+}
