@@ -9,6 +9,7 @@ mod commands_e2e;
 mod crash;
 mod dashboard;
 mod demo;
+mod echoes;
 mod executor_faults;
 mod failure_loop;
 mod fixtures;

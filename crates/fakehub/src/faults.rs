@@ -25,6 +25,11 @@ pub enum Fault {
     Unauthorized,
     /// 422 "Validation Failed" without applying the change.
     ValidationFailed,
+    /// 422 "Validation Failed" whose one `errors` entry carries GitHub's
+    /// `message` (a business rule such as "No commits between main and
+    /// feature", which GitHub may also answer while a just-pushed commit
+    /// is not visible to it yet), without applying the change.
+    Unprocessable { message: String },
     /// Wait this long, then handle the request normally.
     Latency(Duration),
     /// Apply the change, then wait this long before answering.
@@ -80,6 +85,9 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
             422,
             json!({"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "custom", "message": "injected by fakehub"}],
                    "documentation_url": crate::routes::DOCS_URL, "status": "422"}),
+        )),
+        Fault::Unprocessable { message } => FaultAction::Answer(Reply::invalid(
+            json!({"resource": "PullRequest", "code": "custom", "message": message}),
         )),
         Fault::Latency(d) => FaultAction::Delay(d),
         Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),
