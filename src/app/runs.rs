@@ -347,6 +347,10 @@ impl Runs {
                 &Trigger::Head {
                     sha: pr.head.sha.clone(),
                     pr: Some(pull),
+                    // `synchronize`: its sender pushed the new commits.
+                    pusher: (p.action == "synchronize")
+                        .then(|| p.sender.as_ref().map(|s| s.id))
+                        .flatten(),
                 },
                 &ctx,
             ),
@@ -412,6 +416,7 @@ impl Runs {
         let trigger = Trigger::Head {
             sha: p.after.clone(),
             pr: None,
+            pusher: p.sender.as_ref().map(|s| s.id),
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
         Ok(Some(self.finish(&repo, &located, d)))

@@ -153,6 +153,7 @@ impl Runs {
             let trigger = Trigger::Head {
                 sha: head.clone(),
                 pr: None,
+                pusher: None,
             };
             let d = on_trigger(&at.record, &trigger, &ctx);
             decisions.push(record_decision(repo, &at.story, &at.id, &at.record, d));

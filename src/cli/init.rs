@@ -147,6 +147,7 @@ mod tests {
             "routing:",
             "limits:",
             "review:",
+            "allow_self_approval:",
             "auto_fix:",
             "merge_method:",
             "ship_label:",

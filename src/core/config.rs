@@ -21,6 +21,7 @@
 //! | `limits.max_concurrent_runs` | 4 | test runs at once for this repository (1–64) |
 //! | `limits.max_plan_depth` | 3 | deepest task nesting in a plan (1–5) |
 //! | `review` | `auto` | `auto` merges a task PR when its checks pass; `human` waits for `/approve` |
+//! | `allow_self_approval` | `false` | `true`: whoever pushed a task's commits may `/approve` it too |
 //! | `auto_fix` | `true` | `false`: propose branch todos and wait for `/approve-branch` |
 //! | `merge_method` | `squash` | `merge`, `squash` or `rebase` |
 //! | `ship_label` | `ship` | the label that ships a shippable story PR |
@@ -190,6 +191,8 @@ pub struct RepoConfig {
     pub routing: BTreeMap<String, String>,
     pub limits: Limits,
     pub review: ReviewMode,
+    /// Whoever pushed a task's commits may also approve it.
+    pub allow_self_approval: bool,
     pub auto_fix: bool,
     pub merge_method: MergeMethod,
     pub ship_label: String,
@@ -223,6 +226,7 @@ impl Default for RepoConfig {
                 .collect(),
             limits: Limits::default(),
             review: ReviewMode::Auto,
+            allow_self_approval: false,
             auto_fix: true,
             merge_method: MergeMethod::Squash,
             ship_label: "ship".into(),
@@ -284,6 +288,7 @@ const TOP_KEYS: &[&str] = &[
     "routing",
     "limits",
     "review",
+    "allow_self_approval",
     "auto_fix",
     "merge_method",
     "ship_label",
@@ -422,6 +427,9 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         } else {
             ReviewMode::Auto
         };
+    }
+    if let Some(b) = f.bool("allow_self_approval", p) {
+        c.allow_self_approval = b;
     }
     if let Some(b) = f.bool("auto_fix", p) {
         c.auto_fix = b;

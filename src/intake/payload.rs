@@ -303,6 +303,9 @@ pub struct PushPayload {
     /// The ref is new (`before` is all zeros).
     #[serde(default)]
     pub created: bool,
+    /// Who pushed.
+    #[serde(default)]
+    pub sender: Option<User>,
 }
 
 impl PushPayload {

@@ -536,3 +536,23 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
     s.app.settle().await;
     assert_eq!(state(&s), "state:paused");
 }
+
+#[tokio::test]
+async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
+    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    // The agent that pushes may also write to the repository.
+    s.app.fake.add_user("agent", 90, "maintain");
+    s.app.fake.add_user("mia", 78, "maintain");
+    push_check(&s, 0, "green").await;
+    let pr = ready_for_review(&s).await;
+    assert_eq!(state(&s), "state:review");
+
+    s.app.comment(pr, "agent", "/taskgate approve").await;
+    s.app.settle().await;
+    assert!(!s.pull().merged, "not by the pusher");
+    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@agent `/taskgate approve` did nothing: you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it).");
+
+    s.app.comment(pr, "mia", "/taskgate approve").await;
+    s.app.settle().await;
+    assert!(s.pull().merged, "approved by someone else: merged");
+}

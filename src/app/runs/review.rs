@@ -55,6 +55,7 @@ impl Runs {
             role: &role,
             assignees: configured.map(|r| r.assignees.as_slice()).unwrap_or(&[]),
             agent_workflow: configured.and_then(|r| r.agent_workflow.as_deref()),
+            allow_self_approval: located.config.allow_self_approval,
         };
         let (d, done) = task::on_review_command(&located.record, command, by, &ctx, &inputs);
         Ok(Some((into_decision(repo, &located, d), done)))

@@ -7,7 +7,7 @@ use crate::core::config::{MergeMethod, ReviewMode};
 use crate::core::effect::{CheckStatus, CheckUpdate, Effect};
 use crate::core::plan::TaskState;
 use crate::core::report::{annotation_batches, render_check_output, CheckOutput, RunReport};
-use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, UserId};
 
 /// What the transitions need to know about the task and its repository.
 #[derive(Debug, Clone)]
@@ -40,7 +40,13 @@ pub enum Trigger {
     /// The task branch's head is `sha` (a push, a pull request opened,
     /// synchronised or reopened, a check suite requested). A commit already
     /// tested or being tested is not run again.
-    Head { sha: CommitSha, pr: Option<PullRef> },
+    Head {
+        sha: CommitSha,
+        pr: Option<PullRef>,
+        /// Who pushed it, when a push says (its `sender`): a pusher may
+        /// not approve the task they worked on (`allow_self_approval`).
+        pusher: Option<UserId>,
+    },
     /// Run again at the head (or `sha`), all gates or one: check suite or
     /// check run re-requested, the Retry button, `/taskgate retry [gate]`.
     Retry {
@@ -146,14 +152,32 @@ pub(super) fn short(sha: &CommitSha) -> &str {
     sha.short()
 }
 
+/// Pushers kept per task (the most recent), for the self-approval rule.
+pub const KEPT_PUSHERS: usize = 20;
+
 pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
+    let noted;
+    let record = match trigger {
+        Trigger::Head {
+            pusher: Some(who), ..
+        } if !record.pushed_by.contains(who) => {
+            let mut r = record.clone();
+            r.pushed_by.push(*who);
+            if r.pushed_by.len() > KEPT_PUSHERS {
+                r.pushed_by.remove(0);
+            }
+            noted = r;
+            &noted
+        }
+        _ => record,
+    };
     if matches!(
         record.state,
         Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
     ) {
         let state = record.state.map(|s| s.name()).unwrap_or_default();
         let mut next = record.clone();
-        if let (Some(TaskState::Paused), Trigger::Head { sha, pr }) = (record.state, trigger) {
+        if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
             // Remembered, so `/resume` tests what was pushed meanwhile.
             next.head = Some(sha.clone());
             next.pr = pr.or(next.pr);
@@ -166,7 +190,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
     let mut next = record.clone();
     let mut effects = Vec::new();
     let (sha, gates) = match trigger {
-        Trigger::Head { sha, pr } => {
+        Trigger::Head { sha, pr, .. } => {
             if let Some(pr) = pr {
                 next.pr = Some(*pr);
                 next.pr_requested = false;
@@ -302,7 +326,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
 fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
     let waiting = render::waiting_for(ctx.waiting_for);
     match trigger {
-        Trigger::Head { sha, pr } => {
+        Trigger::Head { sha, pr, .. } => {
             let mut next = record.clone();
             next.pr = pr.or(next.pr);
             if pr.is_some() {
@@ -348,6 +372,7 @@ pub fn on_dependencies_complete(record: &TaskRecord, ctx: &TaskContext) -> Optio
         &Trigger::Head {
             sha: head,
             pr: record.pr,
+            pusher: None,
         },
         ctx,
     );
@@ -644,6 +669,7 @@ pub fn on_ready_for_review(
         &Trigger::Head {
             sha: sha.clone(),
             pr: Some(pr),
+            pusher: None,
         },
         ctx,
     )

@@ -15,6 +15,7 @@ fn push(record: &TaskRecord, c: char, f: &Fixture) -> TaskDecision {
         &Trigger::Head {
             sha: sha(c),
             pr: None,
+            pusher: None,
         },
         &f.ctx(),
     )
@@ -113,6 +114,7 @@ fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
         &Trigger::Head {
             sha: sha('a'),
             pr: Some(pr),
+            pusher: None,
         },
         &f.ctx(),
     );
@@ -472,6 +474,7 @@ fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
         &Trigger::Head {
             sha: sha('a'),
             pr: Some(by_hand),
+            pusher: None,
         },
         &f.ctx(),
     );
@@ -487,6 +490,7 @@ fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
                 draft: true,
                 ..by_hand
             }),
+            pusher: None,
         },
         &f.ctx(),
     );

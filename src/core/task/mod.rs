@@ -95,6 +95,10 @@ pub struct TaskRecord {
     /// The state a `/pause` left, restored by `/resume`.
     #[serde(default)]
     pub paused_from: Option<TaskState>,
+    /// Who pushed the task's commits (the last few, by id): they may not
+    /// approve it themselves unless the repository allows it.
+    #[serde(default)]
+    pub pushed_by: Vec<crate::ids::UserId>,
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).

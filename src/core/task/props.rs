@@ -183,6 +183,7 @@ impl World {
                 let trigger = Trigger::Head {
                     sha: self.sha(),
                     pr: None,
+                    pusher: None,
                 };
                 on_trigger(&self.record, &trigger, &self.ctx())
             }
@@ -190,6 +191,7 @@ impl World {
                 let trigger = Trigger::Head {
                     sha: self.sha(),
                     pr: None,
+                    pusher: None,
                 };
                 on_trigger(&self.record, &trigger, &self.ctx())
             }

@@ -51,12 +51,14 @@ pub struct Reviewer<'a> {
     pub login: &'a str,
 }
 
-/// Who implements the task: the role the feedback of `/revise` goes to.
+/// Who implements the task: the role the feedback of `/revise` goes to;
+/// and whether its pushers may approve it (`allow_self_approval`).
 #[derive(Debug, Clone, Copy)]
 pub struct ReviewInputs<'a> {
     pub role: &'a str,
     pub assignees: &'a [String],
     pub agent_workflow: Option<&'a str>,
+    pub allow_self_approval: bool,
 }
 
 pub fn on_review_command(
@@ -77,6 +79,14 @@ pub fn on_review_command(
         }
         (Some(TaskState::Paused), ReviewCommand::Approve { .. } | ReviewCommand::Revise { .. }) => {
             refused("the task is paused; `resume` it first".into())
+        }
+        (_, ReviewCommand::Approve { .. })
+            if !inputs.allow_self_approval && record.pushed_by.contains(&by.id) =>
+        {
+            refused(
+                "you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it)"
+                    .into(),
+            )
         }
         (_, ReviewCommand::Approve { override_reason }) => {
             approve(record, override_reason.as_deref(), by, ctx)
@@ -325,6 +335,7 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
             &Trigger::Head {
                 sha: head,
                 pr: None,
+                pusher: None,
             },
             ctx,
         );

@@ -73,6 +73,7 @@ fn inputs() -> ReviewInputs<'static> {
         role: "coder",
         assignees: &[],
         agent_workflow: Some("coder-agent.yml"),
+        allow_self_approval: false,
     }
 }
 
@@ -246,6 +247,7 @@ fn pause_cancels_the_active_attempt_and_resume_tests_what_was_pushed_meanwhile()
         &Trigger::Head {
             sha: sha('c'),
             pr: None,
+            pusher: None,
         },
         &f.ctx(),
     );
@@ -312,4 +314,32 @@ fn the_checker_report_status_and_explain_texts() {
         super::super::render_explain("data", &TaskRecord::default()),
         @"`data` has no failure to explain: no gate has failed yet."
     );
+}
+
+#[test]
+fn whoever_pushed_the_commits_cannot_approve_unless_the_repository_allows_it() {
+    let f = Fixture::new(&["test"], ReviewMode::Human);
+    let mut record = in_review(true);
+    record.pushed_by = vec![UserId(5), BOB.id];
+    let (d, done) = run(
+        &record,
+        ReviewCommand::Approve {
+            override_reason: None,
+        },
+        &f,
+    );
+    assert!(!done && d.effects.is_empty());
+    insta::assert_snapshot!(d.outcome, @"you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it)");
+    // Nor with an override.
+    let approve = ReviewCommand::Approve {
+        override_reason: Some("trust me".into()),
+    };
+    assert!(!run(&record, approve.clone(), &f).1);
+    // Allowed by the repository: approved.
+    let allowing = ReviewInputs {
+        allow_self_approval: true,
+        ..inputs()
+    };
+    let (d, done) = on_review_command(&record, &approve, BOB, &f.ctx(), &allowing);
+    assert!(done, "{}", d.outcome);
 }
