@@ -101,19 +101,29 @@ pub(crate) fn labels_changed(st: &mut State, at: At, number: u64, sender: &str, 
     }
 }
 
+/// The `changes` of an `edited` webhook for a title and body: each one that
+/// changed, with what it was (GitHub names a missing body `""`).
+fn text_changes(
+    (title_before, body_before): (&str, &Option<String>),
+    (title_now, body_now): (&str, &Option<String>),
+) -> Value {
+    let mut changes = json!({});
+    if title_now != title_before {
+        changes["title"] = json!({ "from": title_before });
+    }
+    if body_now != body_before {
+        changes["body"] = json!({ "from": body_before.clone().unwrap_or_default() });
+    }
+    changes
+}
+
 /// Issue `number` was edited (PATCH) from `before`: `edited` when the title
 /// or body changed, `closed` / `reopened`, the label and assignee
 /// differences. A pull request's issue sends only its label changes here.
 pub(crate) fn issue_changed(st: &mut State, at: At, number: u64, sender: &str, before: &Issue) {
     let now = st.repos[at.key].issues[&number].clone();
     if !now.is_pull_request {
-        let mut changes = json!({});
-        if now.title != before.title {
-            changes["title"] = json!({"from": before.title});
-        }
-        if now.body != before.body {
-            changes["body"] = json!({"from": before.body.clone().unwrap_or_default()});
-        }
+        let changes = text_changes((&before.title, &before.body), (&now.title, &now.body));
         if changes.as_object().is_some_and(|c| !c.is_empty()) {
             let extra = json!({"changes": changes});
             issue_event(st, at, ("edited", number, sender), extra);
@@ -186,13 +196,7 @@ pub(crate) fn pull_opened(st: &mut State, at: At, number: u64, sender: &str) {
 /// `ready_for_review` / `converted_to_draft`.
 pub(crate) fn pull_changed(st: &mut State, at: At, number: u64, sender: &str, before: &Pull) {
     let now = st.repos[at.key].pulls[&number].clone();
-    let mut changes = json!({});
-    if now.title != before.title {
-        changes["title"] = json!({"from": before.title});
-    }
-    if now.body != before.body {
-        changes["body"] = json!({"from": before.body.clone().unwrap_or_default()});
-    }
+    let mut changes = text_changes((&before.title, &before.body), (&now.title, &now.body));
     if now.base != before.base {
         let sha = st.repos[at.key].branches.get(&before.base).cloned();
         changes["base"] = json!({"ref": {"from": before.base}, "sha": {"from": sha}});
