@@ -19,7 +19,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser)]
 #[command(
     name = "taskgate",
-    version,
+    // `taskgate 0.1.0 (commit 1a2b3c4d5e6f)`: the commit from build.rs.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TASKGATE_COMMIT"), ")"),
     about = "A GitHub App that proves planned work before it ships",
     after_help = "Logs go to stderr: RUST_LOG filters them (or Probot's LOG_LEVEL; default \
                   info), LOG_FORMAT=json writes one JSON object per line. A .env file in \
@@ -143,6 +144,10 @@ struct ServeArgs {
     /// Token for the HTTP API (bearer) and the dashboard (Basic password).
     #[arg(long, env = "TASKGATE_API_TOKEN", hide_env_values = true)]
     api_token: Option<String>,
+    /// /metrics needs the API token too (bearer, or Basic as Prometheus's
+    /// basic_auth sends it); refused at start without TASKGATE_API_TOKEN.
+    #[arg(long, env = "TASKGATE_METRICS_AUTH")]
+    metrics_auth: bool,
     /// First retry delay for GitHub 5xx answers and lost connections, in ms.
     #[arg(long, env = "TASKGATE_RETRY_BASE_MS", default_value_t = 1000)]
     retry_base_ms: u64,
@@ -198,6 +203,7 @@ impl ServeArgs {
             port: self.port,
             database_url: self.app.database_url,
             api_token: self.api_token,
+            metrics_auth: self.metrics_auth,
             backoff: Backoff {
                 base: Duration::from_millis(self.retry_base_ms),
                 ..Backoff::default()

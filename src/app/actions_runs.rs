@@ -256,8 +256,14 @@ impl ActionsRuns {
                 task: TaskId::new(job.task.as_str()),
             }
             .key();
-            let inputs =
-                dispatch_inputs(&job.task, &job.sha, &job.gates, &attempt_run_id(&attempt));
+            // The story names the plan: a repository may hold several.
+            let inputs = dispatch_inputs(
+                &job.story,
+                &job.task,
+                &job.sha,
+                &job.gates,
+                &attempt_run_id(&attempt),
+            );
             dispatched.push(dispatch_effect(
                 &job.repo,
                 &config.runner_workflow,

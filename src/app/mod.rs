@@ -13,6 +13,7 @@ pub mod retention;
 pub mod run_queue;
 pub mod runs;
 pub mod ship;
+pub mod supervisor;
 pub mod sync;
 pub mod webhook_proxy;
 
@@ -51,6 +52,8 @@ pub struct ServeConfig {
     pub port: u16,
     pub database_url: String,
     pub api_token: Option<String>,
+    /// `/metrics` needs the API token too (`TASKGATE_METRICS_AUTH`).
+    pub metrics_auth: bool,
     pub backoff: Backoff,
     pub pacing: Pacing,
     /// Mirrors and run workspaces live here (`TASKGATE_WORK_DIR`).
@@ -105,6 +108,7 @@ impl ServeConfig {
             port: 0,
             database_url: format!("sqlite://{}", database.display()),
             api_token: None,
+            metrics_auth: false,
             backoff: Backoff {
                 base: Duration::from_millis(20),
                 max: Duration::from_millis(200),
@@ -147,6 +151,11 @@ pub enum StartError {
     },
     #[error("WEBHOOK_SECRET must not be empty: without it anyone could post webhooks")]
     NoSecret,
+    #[error(
+        "TASKGATE_METRICS_AUTH asks /metrics for TASKGATE_API_TOKEN, which is not set: \
+         set it, or leave /metrics open"
+    )]
+    MetricsAuthWithoutToken,
     #[error(transparent)]
     WebhookMemory(#[from] crate::intake::BudgetTooSmall),
     #[error("cannot create the work directory {path}: {source}")]
@@ -155,6 +164,10 @@ pub enum StartError {
         source: std::io::Error,
     },
 }
+
+/// A supervised loop's body, and what starts it again after a panic.
+type LoopFuture = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+type LoopStart = Box<dyn FnMut() -> LoopFuture + Send>;
 
 /// A started server: its address and its tasks.
 pub struct Running {
@@ -186,6 +199,9 @@ impl Running {
 pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
     if config.webhook_secret.is_empty() {
         return Err(StartError::NoSecret);
+    }
+    if config.metrics_auth && config.api_token.as_deref().unwrap_or_default().is_empty() {
+        return Err(StartError::MetricsAuthWithoutToken);
     }
     let store = Store::open_url(&config.database_url)?;
     let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
@@ -251,35 +267,61 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         path: config.work_dir.display().to_string(),
         source,
     })?;
-    let run_queue = run_queue::RunQueue {
-        store: store.clone(),
-        github: github.clone(),
-        runner: crate::runner::LocalRunner::new(config.max_concurrent_runs.max(1)),
-        mirrors: crate::runner::MirrorStore::new(config.work_dir.join("mirrors")),
-        workspaces: config.work_dir.join("workspaces"),
-        git: config
+    // Built again for each start of the loop (see `supervisor`).
+    let run_queue = {
+        let (store, github, recorded, metrics, clock) = (
+            store.clone(),
+            github.clone(),
+            recorded.clone(),
+            metrics.clone(),
+            config.clock.clone(),
+        );
+        let runner = crate::runner::LocalRunner::new(config.max_concurrent_runs.max(1));
+        let work_dir = config.work_dir.clone();
+        let git = config
             .git
             .clone()
-            .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url)),
-        options: crate::runner::RunOptions::default(),
-        runs_changed,
-        recorded: recorded.clone(),
-        tick_every: config.tick_every,
-        actions_watch: config.actions_watch,
-        clock: config.clock.clone(),
-        metrics: metrics.clone(),
+            .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url));
+        let (tick_every, actions_watch) = (config.tick_every, config.actions_watch);
+        move || {
+            run_queue::RunQueue {
+                store: store.clone(),
+                github: github.clone(),
+                runner: runner.clone(),
+                mirrors: crate::runner::MirrorStore::new(work_dir.join("mirrors")),
+                workspaces: work_dir.join("workspaces"),
+                git: git.clone(),
+                options: crate::runner::RunOptions::default(),
+                runs_changed: runs_changed.clone(),
+                recorded: recorded.clone(),
+                tick_every,
+                actions_watch,
+                clock: clock.clone(),
+                metrics: metrics.clone(),
+            }
+            .run()
+        }
     };
     let redeliver_github = github.clone();
     let redeliver_metrics = metrics.clone();
-    let executor = Executor {
-        store: store.clone(),
-        github,
-        metrics: metrics.clone(),
-        backoff: config.backoff,
-        pacing: config.pacing,
-        wake: effects_stored,
-        deliveries: recorded.clone(),
+    let executor = {
+        let (store, metrics, deliveries) = (store.clone(), metrics.clone(), recorded.clone());
+        let (backoff, pacing) = (config.backoff, config.pacing);
+        move || {
+            Executor {
+                store: store.clone(),
+                github: github.clone(),
+                metrics: metrics.clone(),
+                backoff,
+                pacing,
+                wake: effects_stored.clone(),
+                deliveries: deliveries.clone(),
+            }
+            .run()
+        }
     };
+    let loops = Arc::new(supervisor::Loops::default());
+    let supervised_metrics = metrics.clone();
     let intake = Arc::new(IntakeState {
         secret: config.webhook_secret.into_bytes(),
         previous_secret: config
@@ -306,9 +348,11 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         intake,
         web::WebConfig {
             api_token: config.api_token.clone(),
+            metrics_auth: config.metrics_auth,
             github_api_url: config.github_api_url.clone(),
             clock: config.clock.clone(),
             webhook_path: config.webhook_path.clone(),
+            loops: loops.clone(),
         },
     );
     let header_read_timeout = config.header_read_timeout;
@@ -334,10 +378,29 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         config.retention,
         Duration::from_secs(60 * 60),
     );
+    // Each restarted after a panic, and counted; `/healthz` says while
+    // one is down.
+    let supervised = |name: &'static str, start: LoopStart| {
+        let (loops, metrics) = (loops.clone(), supervised_metrics.clone());
+        tokio::spawn(supervisor::supervise(name, loops, metrics, start))
+    };
+    let processor = Arc::new(processor);
     let mut tasks = vec![
-        tokio::spawn(processor.run()),
-        tokio::spawn(executor.run()),
-        tokio::spawn(run_queue.run()),
+        supervised(
+            "processor",
+            Box::new(move || {
+                let processor = processor.clone();
+                Box::pin(async move { processor.run().await }) as LoopFuture
+            }),
+        ),
+        supervised(
+            "executor",
+            Box::new(move || Box::pin(executor()) as LoopFuture),
+        ),
+        supervised(
+            "run_queue",
+            Box::new(move || Box::pin(run_queue()) as LoopFuture),
+        ),
         tokio::spawn(retention),
     ];
     if let Some(channel) = config.webhook_proxy_url {

@@ -9,6 +9,7 @@ use tracing::{info, info_span, warn, Instrument};
 use super::actions_runs::{ActionsError, ActionsRuns};
 use super::runs::{Runs, RUN_EVENT, TICK_EVENT};
 use super::ship::{Ship, ShipError};
+use super::supervisor::{CatchUnwind, Doubling};
 use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
 use crate::intake::event::{Webhook, RECONCILE_EVENT};
@@ -43,6 +44,18 @@ enum Decided {
     Retry(String),
 }
 
+/// What became of one delivery.
+enum Processed {
+    /// Its decision (or its failure) is stored.
+    Stored,
+    /// GitHub failed it: it is put off, and later deliveries of its
+    /// installation wait behind it.
+    PutOff,
+    /// The store did not take the decision: the processor waits before it
+    /// decides again.
+    NotStored,
+}
+
 /// Quick tries at a decision that reads from GitHub before the delivery is
 /// put off (a blip is over in a second; an outage or a rate limit is not,
 /// and must not hold up other installations' deliveries meanwhile).
@@ -55,7 +68,10 @@ const RETRY_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 impl Processor {
     /// Runs until the task is dropped. Picks up anything a previous run left
     /// unprocessed first, since deliveries are read from the store.
-    pub async fn run(self) {
+    pub async fn run(&self) {
+        // Between passes after the store failed to take a decision: the
+        // next pass decides again (reading GitHub again), so not at once.
+        let mut store_failing = Doubling::new();
         loop {
             match self.store.pending_deliveries(128, needs_payload).await {
                 Ok(batch) if batch.is_empty() => {
@@ -63,39 +79,78 @@ impl Processor {
                         .await;
                 }
                 Ok(batch) => {
-                    // Deliveries nothing acts on (intake settles those
-                    // now; these were recorded by an older taskgate) are
-                    // marked processed together, one commit for the lot;
-                    // the others are decided one at a time, each on the
-                    // state the one before it left.
-                    let mut unchanged = Vec::new();
-                    // Installations with a delivery put off in this batch:
-                    // their later deliveries wait behind it.
-                    let mut held = Vec::new();
-                    for delivery in batch {
-                        if held.contains(&delivery.installation) {
-                            continue;
-                        }
-                        if let Some(outcome) =
-                            translate::settled_outcome(&delivery.event, delivery.action.as_deref())
-                        {
-                            unchanged.push((delivery, outcome));
-                            continue;
-                        }
-                        self.complete_unchanged(&mut unchanged).await;
-                        let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
-                        let installation = delivery.installation;
-                        if self.process(delivery).instrument(span).await {
-                            held.push(installation);
-                        }
+                    if self.process_batch(batch).await {
+                        store_failing.reset();
+                    } else {
+                        let wait = store_failing.next_wait();
+                        warn!(
+                            wait_ms = wait.as_millis() as u64,
+                            "the store did not take a decision; deciding again after a wait"
+                        );
+                        tokio::time::sleep(wait).await;
                     }
-                    self.complete_unchanged(&mut unchanged).await;
                 }
                 Err(e) => {
                     warn!(error = %e, "reading the inbox failed");
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
             }
+        }
+    }
+
+    /// Decides and stores a batch of pending deliveries; returns whether
+    /// the store took every decision (it stops at the first it did not).
+    async fn process_batch(&self, batch: Vec<PendingDelivery>) -> bool {
+        // Deliveries nothing acts on (intake settles those now; these were
+        // recorded by an older taskgate) are marked processed together, one
+        // commit for the lot; the others are decided one at a time, each on
+        // the state the one before it left.
+        let mut unchanged = Vec::new();
+        // Installations with a delivery put off in this batch: their later
+        // deliveries wait behind it.
+        let mut held = Vec::new();
+        for delivery in batch {
+            if held.contains(&delivery.installation) {
+                continue;
+            }
+            if let Some(outcome) =
+                translate::settled_outcome(&delivery.event, delivery.action.as_deref())
+            {
+                unchanged.push((delivery, outcome));
+                continue;
+            }
+            if !self.complete_unchanged(&mut unchanged).await {
+                return false;
+            }
+            let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
+            let (installation, seq) = (delivery.installation, delivery.seq);
+            match CatchUnwind::new(self.process(delivery).instrument(span.clone())).await {
+                Ok(Processed::Stored) => {}
+                Ok(Processed::PutOff) => held.push(installation),
+                Ok(Processed::NotStored) => return false,
+                Err(panic) => {
+                    let message = super::supervisor::panic_message(&*panic);
+                    self.panicked(seq, message).instrument(span).await;
+                    // The supervisor restarts the loop and counts it.
+                    std::panic::resume_unwind(panic);
+                }
+            }
+        }
+        self.complete_unchanged(&mut unchanged).await
+    }
+
+    /// Deciding a delivery panicked: it is marked failed with the panic's
+    /// message, so that the restarted loop does not take it again (a
+    /// delivery that panics once panics every time).
+    async fn panicked(&self, seq: i64, message: String) {
+        let why = format!("taskgate panicked deciding this delivery: {message}");
+        warn!(error = %why, "delivery could not be processed");
+        if let Err(e) = self
+            .store
+            .complete_delivery(seq, "failed", why, None, vec![], vec![])
+            .await
+        {
+            warn!(error = %e, "could not mark the delivery failed");
         }
     }
 
@@ -225,16 +280,17 @@ impl Processor {
         core::on_unused(&delivery.event, delivery.action.as_deref())
     }
 
-    /// Marks `unchanged` processed in one commit and empties it.
-    async fn complete_unchanged(&self, unchanged: &mut Vec<(PendingDelivery, String)>) {
+    /// Marks `unchanged` processed in one commit and empties it; returns
+    /// whether the store took it.
+    async fn complete_unchanged(&self, unchanged: &mut Vec<(PendingDelivery, String)>) -> bool {
         if unchanged.is_empty() {
-            return;
+            return true;
         }
         let outcomes = unchanged
             .iter()
             .map(|(d, outcome)| (d.seq, outcome.clone()))
             .collect();
-        match self.store.complete_unchanged(outcomes).await {
+        let stored = match self.store.complete_unchanged(outcomes).await {
             Ok(_) => {
                 let now = unix_now_ms();
                 for (delivery, outcome) in unchanged.iter() {
@@ -245,21 +301,24 @@ impl Processor {
                     self.metrics
                         .processed((now - delivery.received_at_ms).max(0) as f64 / 1000.0);
                 }
+                true
             }
-            Err(e) => warn!(error = %e, "could not mark deliveries processed; will retry"),
-        }
+            Err(e) => {
+                warn!(error = %e, "could not mark deliveries processed");
+                false
+            }
+        };
         unchanged.clear();
+        stored
     }
 
-    /// Decides a delivery and stores the decision; returns whether it was
-    /// put off instead (GitHub failed it), so later deliveries of its
-    /// installation wait.
-    async fn process(&self, delivery: PendingDelivery) -> bool {
+    /// Decides a delivery and stores the decision.
+    async fn process(&self, delivery: PendingDelivery) -> Processed {
         let decided = match self.decide(&delivery).await {
             Decided::Decision(decision) => Ok(decision),
             Decided::Failed(why) => Err(why),
             Decided::Retry(why) => match self.put_off(&delivery, why).await {
-                None => return true,
+                None => return Processed::PutOff,
                 Some(given_up) => Err(given_up),
             },
         };
@@ -317,12 +376,16 @@ impl Processor {
             }
         };
         match stored {
-            Ok(_) => self
-                .metrics
-                .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0),
-            Err(e) => warn!(error = %e, "could not store the decision; will retry"),
+            Ok(_) => {
+                self.metrics
+                    .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0);
+                Processed::Stored
+            }
+            Err(e) => {
+                warn!(error = %e, "could not store the decision");
+                Processed::NotStored
+            }
         }
-        false
     }
 
     /// Whether GitHub sent this delivery for something taskgate's own bot

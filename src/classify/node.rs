@@ -232,6 +232,7 @@ fn eslint(log: &Log) -> Option<Classification> {
     let mut file = "";
     let mut findings = Vec::new();
     let mut rules: Vec<&str> = Vec::new();
+    let mut seen_rules = std::collections::HashSet::new();
     let mut errors = 0;
     for line in &log.lines {
         if !line.starts_with(' ') && !line.is_empty() && !line.contains(char::is_whitespace) {
@@ -260,7 +261,7 @@ fn eslint(log: &Log) -> Option<Classification> {
         if severity == "error" {
             errors += 1;
         }
-        if !rule.is_empty() && !rules.contains(&rule) {
+        if !rule.is_empty() && seen_rules.insert(rule) {
             rules.push(rule);
         }
         findings.push(finding(

@@ -50,6 +50,7 @@ fn rule_code(s: &str) -> Option<&str> {
 fn ruff(log: &Log) -> Option<Classification> {
     let mut findings: Vec<Finding> = Vec::new();
     let mut codes: Vec<(String, usize)> = Vec::new();
+    let mut code_index: std::collections::HashMap<String, usize> = Default::default();
     for (i, line) in log.lines.iter().enumerate() {
         // Full format: `F401 [*] msg` then ` --> path:l:c`; concise: `path:l:c: F401 msg`.
         let full = rule_code(line).and_then(|code| Some((code, line.strip_prefix(code)?)));
@@ -87,9 +88,12 @@ fn ruff(log: &Log) -> Option<Classification> {
         let Some((loc, code, msg)) = hit else {
             continue;
         };
-        match codes.iter_mut().find(|(c, _)| c == code) {
-            Some((_, n)) => *n += 1,
-            None => codes.push((code.to_string(), 1)),
+        match code_index.get(code) {
+            Some(&at) => codes[at].1 += 1,
+            None => {
+                code_index.insert(code.to_string(), codes.len());
+                codes.push((code.to_string(), 1));
+            }
         }
         findings.push(finding(loc, format!("{code} {msg}")));
     }

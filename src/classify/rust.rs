@@ -166,9 +166,10 @@ fn from_diagnostics(ctx: &Ctx, diags: &[Diagnostic]) -> Classification {
             "rustc"
         };
         let mut names: Vec<&str> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for d in diags {
             let n = d.lint.as_deref().unwrap_or_default();
-            if !names.contains(&n) {
+            if seen.insert(n) {
                 names.push(n);
             }
         }
@@ -255,6 +256,7 @@ fn join_assertion(lines: &[&str]) -> String {
 fn test_failures(ctx: &Ctx) -> Option<Classification> {
     let log = ctx.log;
     let mut failed: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     let mut totals = None;
     let mut crash = None;
     for line in &log.lines {
@@ -271,7 +273,7 @@ fn test_failures(ctx: &Ctx) -> Option<Classification> {
             None
         };
         if let Some(name) = name {
-            if !failed.contains(&name) {
+            if seen.insert(name.clone()) {
                 failed.push(name);
             }
         } else if let Some(rest) = t.strip_prefix("test result: FAILED. ") {
@@ -357,12 +359,13 @@ fn panic(ctx: &Ctx) -> Option<Classification> {
 fn fmt_diff(log: &super::text::Log) -> Option<Classification> {
     let mut findings = Vec::new();
     let mut files: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for line in &log.lines {
         let Some(loc) = line.strip_prefix("Diff in ") else {
             continue;
         };
         if let Some(loc) = parse_location(loc) {
-            if !files.contains(&loc.0) {
+            if seen.insert(loc.0.clone()) {
                 files.push(loc.0.clone());
             }
             findings.push(finding(loc, "not formatted: run `cargo fmt`"));

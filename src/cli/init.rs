@@ -2,6 +2,11 @@
 //! repository config into a checkout. Existing files are left alone unless
 //! `--force`; then nothing at all is written. The templates live in
 //! `templates/` and are compiled in.
+//!
+//! The workflow's job is taskgate's own GitHub Action (`action.yml` at the
+//! root of taskgate's repository), pinned to this binary's version: the
+//! server reads only reports of its own format. The repository is
+//! `Cargo.toml`'s `repository`, or `--action-repo` for a fork or a mirror.
 
 use std::path::{Path, PathBuf};
 
@@ -11,6 +16,9 @@ use taskgate::core::config::CONFIG_PATH;
 /// Where the runner workflow goes; its name is `runner_workflow`'s default.
 pub const WORKFLOW_PATH: &str = ".github/workflows/taskgate-run.yml";
 pub const WORKFLOW_TEMPLATE: &str = include_str!("../../templates/taskgate-run.yml");
+/// Where the template's `uses:` names the action; replaced by
+/// `OWNER/NAME@vVERSION`.
+const ACTION_PLACEHOLDER: &str = "TASKGATE_ACTION";
 pub const CONFIG_TEMPLATE: &str = include_str!("../../templates/taskgate.yml");
 
 #[derive(clap::Args, Debug)]
@@ -21,12 +29,49 @@ pub struct InitArgs {
     /// Overwrite the files if they exist.
     #[arg(long)]
     pub force: bool,
+    /// The GitHub repository (OWNER/NAME) whose taskgate action the workflow
+    /// uses, at this version's tag; default: taskgate's own repository.
+    #[arg(long, value_name = "OWNER/NAME")]
+    pub action_repo: Option<String>,
+}
+
+/// The repository of taskgate's action: `Cargo.toml`'s `repository`.
+pub fn default_action_repo() -> &'static str {
+    let url = env!("CARGO_PKG_REPOSITORY");
+    let url = url.strip_prefix("https://github.com/").unwrap_or(url);
+    let url = url.trim_end_matches('/');
+    url.strip_suffix(".git").unwrap_or(url)
+}
+
+/// The workflow `init` writes: the template using `repo`'s action at this
+/// version's tag (`v0.1.0`), as the release workflow tags it.
+pub fn render_workflow(repo: &str) -> String {
+    let action = format!("{repo}@v{}", env!("CARGO_PKG_VERSION"));
+    WORKFLOW_TEMPLATE.replace(ACTION_PLACEHOLDER, &action)
+}
+
+/// `OWNER/NAME`, each part a GitHub name (letters, digits, `-`, `_`, `.`).
+fn check_repo(repo: &str) -> anyhow::Result<()> {
+    let part = |p: &str| {
+        !p.is_empty()
+            && p != "."
+            && p != ".."
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    match repo.split_once('/') {
+        Some((owner, name)) if part(owner) && part(name) => Ok(()),
+        _ => bail!("--action-repo: `{repo}` is not a GitHub repository OWNER/NAME"),
+    }
 }
 
 /// Writes both files; returns what to print.
 pub fn run(args: &InitArgs) -> anyhow::Result<String> {
+    let repo = args.action_repo.as_deref().unwrap_or(default_action_repo());
+    check_repo(repo)?;
+    let workflow = render_workflow(repo);
     let files = [
-        (WORKFLOW_PATH, WORKFLOW_TEMPLATE),
+        (WORKFLOW_PATH, workflow.as_str()),
         (CONFIG_PATH, CONFIG_TEMPLATE),
     ];
     let existing: Vec<&str> = files
@@ -73,11 +118,19 @@ mod tests {
     use taskgate::core::config::{load_config, parse_config, RepoConfig};
     use taskgate::runner::actions::{REPORT_ARTIFACT, REPORT_FILE, WORKFLOW_INPUTS};
 
+    /// The composite action the workflow uses (taskgate's repository root).
+    const ACTION: &str = include_str!("../../action.yml");
+
     fn init(dir: &Path, force: bool) -> anyhow::Result<String> {
         run(&InitArgs {
             dir: dir.to_owned(),
             force,
+            action_repo: None,
         })
+    }
+
+    fn workflow() -> String {
+        render_workflow(default_action_repo())
     }
 
     #[test]
@@ -91,7 +144,7 @@ mod tests {
         set `runner: actions` in .github/taskgate.yml to run them with the workflow instead.
         ");
         let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
-        assert_eq!(read(WORKFLOW_PATH), WORKFLOW_TEMPLATE);
+        assert_eq!(read(WORKFLOW_PATH), workflow());
         assert_eq!(read(CONFIG_PATH), CONFIG_TEMPLATE);
     }
 
@@ -128,7 +181,7 @@ mod tests {
         ");
         assert_eq!(
             std::fs::read_to_string(dir.path().join(WORKFLOW_PATH)).unwrap(),
-            WORKFLOW_TEMPLATE
+            workflow()
         );
     }
 
@@ -160,9 +213,46 @@ mod tests {
     }
 
     #[test]
+    fn the_workflow_uses_the_action_at_this_version() {
+        let v = env!("CARGO_PKG_VERSION");
+        assert_eq!(WORKFLOW_TEMPLATE.matches(ACTION_PLACEHOLDER).count(), 1);
+        assert_eq!(default_action_repo(), "taskgate/taskgate");
+        let line = |w: &str| {
+            w.lines()
+                .find(|l| l.trim_start().starts_with("uses:"))
+                .unwrap()
+                .trim()
+                .replace(v, "X.Y.Z")
+        };
+        assert_eq!(line(&workflow()), "uses: taskgate/taskgate@vX.Y.Z");
+        assert_eq!(
+            line(&render_workflow("acme/taskgate-fork")),
+            "uses: acme/taskgate-fork@vX.Y.Z"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let with = |repo: &str| {
+            run(&InitArgs {
+                dir: dir.path().to_owned(),
+                force: true,
+                action_repo: Some(repo.into()),
+            })
+        };
+        assert!(with("acme/fork").is_ok());
+        let read = std::fs::read_to_string(dir.path().join(WORKFLOW_PATH)).unwrap();
+        assert!(read.contains(&format!("uses: acme/fork@v{v}\n")));
+        for bad in ["acme", "acme/", "a/b/c", "acme/x y", "../x"] {
+            let err = with(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("is not a GitHub repository OWNER/NAME"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
     fn the_workflow_matches_what_the_runner_dispatches_and_reads() {
         use saphyr::LoadableYamlNode;
-        let doc = saphyr::Yaml::load_from_str(WORKFLOW_TEMPLATE).expect("valid YAML");
+        let doc = saphyr::Yaml::load_from_str(&workflow()).expect("valid YAML");
         let root = &doc[0];
         let inputs = &root["on"]["workflow_dispatch"]["inputs"];
         let names: Vec<&str> = inputs
@@ -173,14 +263,30 @@ mod tests {
             .collect();
         assert_eq!(names, WORKFLOW_INPUTS);
         assert!(names.len() <= 10, "older GitHub servers accept 10 inputs");
-        let upload = root["jobs"]["run"]["steps"]
+        // The job hands every input to the action, which takes each.
+        let steps = root["jobs"]["run"]["steps"].as_sequence().unwrap();
+        assert_eq!(steps.len(), 1);
+        let with = steps[0]["with"].as_mapping().expect("with");
+        for name in WORKFLOW_INPUTS {
+            let value = with
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(name))
+                .and_then(|(_, v)| v.as_str());
+            assert_eq!(value, Some(format!("${{{{ inputs.{name} }}}}").as_str()));
+        }
+        let action = saphyr::Yaml::load_from_str(ACTION).expect("valid YAML");
+        let action = &action[0];
+        for name in WORKFLOW_INPUTS {
+            assert!(!action["inputs"][name].is_badvalue(), "action input {name}");
+        }
+        let upload = action["runs"]["steps"]
             .as_sequence()
             .unwrap()
             .iter()
             .find(|s| {
                 s.as_mapping_get("uses")
                     .and_then(|u| u.as_str())
-                    .is_some_and(|u| u.starts_with("actions/upload-artifact@v4"))
+                    .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
             })
             .expect("an upload step");
         assert_eq!(upload["with"]["name"].as_str(), Some(REPORT_ARTIFACT));

@@ -12,11 +12,13 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use taskgate::core::config::{load_config, CONFIG_PATH};
+use taskgate::core::config::{load_config, RepoConfig, CONFIG_PATH};
 use taskgate::core::plan::{
     check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
 };
 use taskgate::core::report::render_terminal_report;
+use taskgate::ids::CommitSha;
+use taskgate::runner::actions::report_for_setup_error;
 use taskgate::runner::local::run_gate_specs;
 use taskgate::runner::{cancel_pair, plan_gates, GateSpec, Isolation, RunOptions};
 
@@ -30,6 +32,12 @@ pub struct RunArgs {
     /// The plan file; defaults to the only file in .taskgate/stories/.
     #[arg(long)]
     pub plan: Option<PathBuf>,
+    /// The story whose plan to run, by taskgate's key for it: `file:NAME` is
+    /// .taskgate/stories/NAME.yml (or .yaml) under the plan root. The
+    /// `actions` runner passes it, so a repository with several plans runs
+    /// the dispatched one. Empty: as if absent.
+    #[arg(long, value_name = "KEY", conflicts_with = "plan")]
+    pub story: Option<String>,
     /// The task to run; may be omitted when exactly one task requires testing.
     #[arg(long)]
     pub task: Option<String>,
@@ -53,40 +61,32 @@ pub struct RunArgs {
     pub sandbox: bool,
 }
 
-/// Runs the task; the exit code is 0 only when every gate passed.
+/// What `taskgate run` runs: the task's id, its gates, the repo config.
+struct Loaded {
+    task: String,
+    gates: Vec<GateSpec>,
+    config: RepoConfig,
+}
+
+/// Runs the task; the exit code is 0 only when every gate passed. When the
+/// task cannot be run at all and `--json`, `--task` and `--sha` are given
+/// (as in the `actions` runner's job), the JSON report still gets written,
+/// every gate failed as `tooling_error` saying why, so taskgate's check
+/// runs show the reason.
 pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     let root = std::env::current_dir().context("reading the current directory")?;
-    let plan_root = match &args.plan_root {
-        Some(dir) => root.join(dir),
-        None => root.clone(),
+    let loaded = match load(&args, &root) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            write_setup_error(&args, &e)?;
+            return Err(e);
+        }
     };
-    let plan_path = match args.plan {
-        Some(p) => p,
-        None => only_plan(&plan_root)?,
-    };
-    let src = std::fs::read_to_string(&plan_path)
-        .with_context(|| format!("reading {}", plan_path.display()))?;
-    let config_src = match std::fs::read_to_string(plan_root.join(CONFIG_PATH)) {
-        Ok(s) => Some(s),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(e).with_context(|| format!("reading {CONFIG_PATH}")),
-    };
-    let config = match load_config(config_src.as_deref()) {
-        Ok(c) => c,
-        Err(problems) => bail!("{}", render_problems(CONFIG_PATH, &problems)),
-    };
-    // Test-command discovery looks at the plan's side too.
-    let files = DirFiles(plan_root.clone());
-    let report = check_plan(&plan_path.display().to_string(), &src, &config, &files);
-    let Some(plan) = &report.plan else {
-        bail!(
-            "the plan is not valid:\n{}",
-            render_validation_report(std::slice::from_ref(&report))
-        );
-    };
-    let task = pick_task(plan, args.task.as_deref())?;
-    let gates = pick_gates(plan_gates(task, &files), args.gates.as_deref())?;
-
+    let Loaded {
+        task,
+        gates,
+        config,
+    } = loaded;
     let (cancel, token) = cancel_pair();
     // Commands run in their own process groups, so a terminal's Ctrl-C does
     // not reach them: pass it on.
@@ -116,13 +116,79 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         network: config.runner_network,
         ..RunOptions::default()
     };
-    let report = run_gate_specs(&root, task.id.value.to_string(), gates, options).await;
+    let report = run_gate_specs(&root, task, gates, options).await;
     print!("{}", render_terminal_report(&report));
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// Writes the stand-in report of [`report_for_setup_error`] for a task that
+/// could not be run, if the arguments say where and for what.
+fn write_setup_error(args: &RunArgs, error: &anyhow::Error) -> anyhow::Result<()> {
+    let (Some(path), Some(task), Some(sha)) = (&args.json, &args.task, &args.sha) else {
+        return Ok(());
+    };
+    if sha.is_empty() {
+        return Ok(());
+    }
+    let gates: Vec<String> = args
+        .gates
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let why = format!("taskgate run could not run the task: {error:#}");
+    let report = report_for_setup_error(task, &CommitSha(sha.clone()), &gates, &why);
+    let json = serde_json::to_string_pretty(&report)?;
+    std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
+}
+
+/// Reads the plan and config (from `--plan-root`) and picks the task and
+/// its gates.
+fn load(args: &RunArgs, root: &Path) -> anyhow::Result<Loaded> {
+    let plan_root = match &args.plan_root {
+        Some(dir) => root.join(dir),
+        None => root.to_owned(),
+    };
+    let story = args.story.as_deref().filter(|s| !s.is_empty());
+    let plan_path = match (&args.plan, story) {
+        (Some(p), _) => p.clone(),
+        (None, Some(key)) => plan_of_story(&plan_root, key)?,
+        (None, None) => only_plan(&plan_root)?,
+    };
+    let src = std::fs::read_to_string(&plan_path)
+        .with_context(|| format!("reading {}", plan_path.display()))?;
+    let config_src = match std::fs::read_to_string(plan_root.join(CONFIG_PATH)) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("reading {CONFIG_PATH}")),
+    };
+    let config = match load_config(config_src.as_deref()) {
+        Ok(c) => c,
+        Err(problems) => bail!("{}", render_problems(CONFIG_PATH, &problems)),
+    };
+    // Test-command discovery looks at the plan's side too.
+    let files = DirFiles(plan_root.clone());
+    let report = check_plan(&plan_path.display().to_string(), &src, &config, &files);
+    let Some(plan) = &report.plan else {
+        bail!(
+            "the plan is not valid:\n{}",
+            render_validation_report(std::slice::from_ref(&report))
+        );
+    };
+    let task = pick_task(plan, args.task.as_deref())?;
+    let gates = pick_gates(plan_gates(task, &files), args.gates.as_deref())?;
+    Ok(Loaded {
+        task: task.id.value.to_string(),
+        gates,
+        config,
+    })
 }
 
 /// The gates named in `--gates` (comma-separated), in plan order; all of
@@ -158,6 +224,37 @@ fn pick_gates(all: Vec<GateSpec>, wanted: Option<&str>) -> anyhow::Result<Vec<Ga
         .into_iter()
         .filter(|g| wanted.contains(&g.gate.as_str()))
         .collect())
+}
+
+/// The plan file of story `key` under `root` (a checkout of the default
+/// branch). Only `file:` stories have one there: a story planned in a
+/// `/taskgate plan` comment (`issue:N`) is refused with what to do instead.
+fn plan_of_story(root: &Path, key: &str) -> anyhow::Result<PathBuf> {
+    if let Some(issue) = key.strip_prefix("issue:") {
+        bail!(
+            "story `{key}` was planned in a `/taskgate plan` comment on issue #{issue}, and \
+             the actions runner runs only plans committed to the default branch \
+             ({STORIES_DIR}/): commit the plan there, or set `runner: local`"
+        );
+    }
+    let Some(name) = key.strip_prefix("file:") else {
+        bail!("`{key}` is not a story key (`file:NAME` or `issue:N`)");
+    };
+    // A plan is a file directly in the stories folder, never a path out of it.
+    if name.is_empty() || name.starts_with('.') || name.contains(['/', '\\']) {
+        bail!("story `{key}` names no plan file in {STORIES_DIR}/");
+    }
+    let dir = root.join(STORIES_DIR);
+    ["yml", "yaml"]
+        .iter()
+        .map(|ext| dir.join(format!("{name}.{ext}")))
+        .find(|p| p.is_file())
+        .with_context(|| {
+            format!(
+                "story `{key}` has no plan on the default branch: no {STORIES_DIR}/{name}.yml \
+                 (was it removed or renamed since the run was dispatched?)"
+            )
+        })
 }
 
 /// The single plan under `.taskgate/stories/`, or an error listing them.
@@ -294,5 +391,24 @@ mod tests {
             err.contains("pick one with --plan: .taskgate/stories/a.yml, .taskgate/stories/b.yml"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_story_key_names_its_plan_file_and_nothing_outside_the_stories_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let stories = dir.path().join(STORIES_DIR);
+        std::fs::create_dir_all(&stories).unwrap();
+        std::fs::write(stories.join("a.yml"), "").unwrap();
+        std::fs::write(stories.join("b.yaml"), "").unwrap();
+        let plan = |key: &str| plan_of_story(dir.path(), key).map_err(|e| e.to_string());
+        assert_eq!(plan("file:a"), Ok(stories.join("a.yml")));
+        assert_eq!(plan("file:b"), Ok(stories.join("b.yaml")));
+        assert!(plan("file:c")
+            .unwrap_err()
+            .contains("no .taskgate/stories/c.yml"));
+        for bad in ["file:../a", "file:x/a", "file:", "file:.a", "a"] {
+            assert!(plan(bad).is_err(), "{bad}");
+        }
+        insta::assert_snapshot!(plan("issue:12").unwrap_err(), @"story `issue:12` was planned in a `/taskgate plan` comment on issue #12, and the actions runner runs only plans committed to the default branch (.taskgate/stories/): commit the plan there, or set `runner: local`");
     }
 }

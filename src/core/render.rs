@@ -144,6 +144,141 @@ pub fn reply(author: &str, answers: &[String]) -> String {
     out
 }
 
+/// GitHub refuses issue, pull request and comment bodies longer than this
+/// many characters (`body is too long (maximum is 65536 characters)`).
+pub const GITHUB_BODY_LIMIT: usize = 65_536;
+
+/// Room a cut body leaves for the hidden marker lines it keeps at its end;
+/// a longer trailing run of markers is not kept whole.
+const MARKER_TAIL_MAX: usize = 2_048;
+
+/// `body` as GitHub takes it, within [`GITHUB_BODY_LIMIT`] characters. A
+/// longer body keeps its start (cut at a line where one is near), closes a
+/// code fence the cut left open, says that it was cut and how long the full
+/// text was, and keeps its trailing hidden `<!-- taskgate:… -->` lines
+/// intact, so finding it again by its marker still works. One pass over
+/// the text; a body within the limit comes back unchanged.
+pub fn fit_github_body(body: &str) -> String {
+    let total = body.chars().count();
+    if total <= GITHUB_BODY_LIMIT {
+        return body.to_owned();
+    }
+    let tail_start = marker_tail_start(body);
+    let (text, tail) = body.split_at(tail_start);
+    let tail = tail.trim_start_matches('\n');
+    let note = render_cut_note(total);
+    const FENCE_CLOSE: &str = "\n```";
+    let reserved = tail.chars().count() + note.chars().count() + FENCE_CLOSE.len() + 2;
+    let room = GITHUB_BODY_LIMIT.saturating_sub(reserved);
+    let mut head = match text.char_indices().nth(room) {
+        Some((cut, _)) => &text[..cut],
+        None => text,
+    };
+    // A cut within the last few lines' reach ends at a line break.
+    if let Some(nl) = head.rfind('\n').filter(|nl| head.len() - nl < 2_000) {
+        head = &head[..nl];
+    }
+    let open_fence = head
+        .lines()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count()
+        % 2
+        == 1;
+    let mut out = String::with_capacity(head.len() + reserved * 4);
+    out.push_str(head.trim_end());
+    if open_fence {
+        out.push_str(FENCE_CLOSE);
+    }
+    out.push_str(&note);
+    if !tail.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(tail);
+    }
+    out
+}
+
+/// Where the run of hidden-marker (and blank) lines that ends `body`
+/// begins; `body.len()` when it ends with none or the run is too long.
+fn marker_tail_start(body: &str) -> usize {
+    let mut start = body.len();
+    let mut rest = body;
+    loop {
+        let trimmed = rest.trim_end_matches(['\n', ' ', '\r']);
+        let line_start = trimmed.rfind('\n').map_or(0, |i| i + 1);
+        let line = trimmed[line_start..].trim();
+        let is_marker = line.starts_with("<!-- taskgate:") && line.ends_with("-->");
+        if !is_marker || body.len() - line_start > MARKER_TAIL_MAX {
+            return start;
+        }
+        start = line_start;
+        rest = &trimmed[..line_start];
+    }
+}
+
+/// The line that ends a body cut to fit GitHub.
+pub fn render_cut_note(total_chars: usize) -> String {
+    format!(
+        "\n\n… (cut: the full text was {total_chars} characters, over GitHub's limit of \
+         {GITHUB_BODY_LIMIT}; the check run and the dashboard show the rest)"
+    )
+}
+
+/// What an effect was trying to do, for a person: "label issue #12".
+pub fn render_effect_purpose(effect: &crate::core::Effect) -> String {
+    use crate::core::Effect as E;
+    match effect {
+        E::PostComment { issue, .. } | E::UpsertComment { issue, .. } => {
+            format!("comment on #{issue}")
+        }
+        E::CreateIssue { title, .. } => format!("open the issue “{}”", sanitize(title)),
+        E::CommentOnMarker { .. } => "comment on this issue".into(),
+        E::LabelMarked { .. } | E::LabelIssue { .. } => "change the labels of this issue".into(),
+        E::UpdateIssue { .. } => "update this issue".into(),
+        E::LinkSubIssue { .. } => "link this issue as a sub-issue".into(),
+        E::AddBlockedBy { .. } | E::RemoveBlockedBy { .. } => {
+            "record this issue's dependencies (blocked by)".into()
+        }
+        E::CreateBranch { name, .. } => format!("create the branch `{}`", sanitize(name)),
+        E::CreatePullRequest { head, .. } => {
+            format!("open a pull request from `{}`", sanitize(head))
+        }
+        E::MergePullRequest { number, .. } => format!("merge pull request #{number}"),
+        E::UpdatePullRequest { number, .. } => format!("update pull request #{number}"),
+        E::MarkPullRequestReady { number, .. } => {
+            format!("mark pull request #{number} ready for review")
+        }
+        E::DispatchWorkflow { workflow, .. } => {
+            format!("start the workflow `{}`", sanitize(workflow))
+        }
+        E::CreateCheckRun { check, .. } => {
+            format!("create the check run `{}`", sanitize(&check.name))
+        }
+        E::OpenCheckRun { name, .. } => format!("create the check run `{}`", sanitize(name)),
+        E::UpdateCheckRun { .. } => "update a check run".into(),
+        E::CancelWorkflowRun { .. } => "cancel a workflow run".into(),
+        E::EnsureLabel { name, .. } => format!("create the label `{}`", sanitize(name)),
+        E::ReactToComment { .. } => "react to a comment".into(),
+        #[allow(unreachable_patterns)]
+        _ => format!("perform `{}`", effect.name()),
+    }
+}
+
+/// GitHub refused an effect with a 403 that is not a rate limit: what
+/// taskgate could not do, GitHub's words, and what usually fixes it.
+pub fn render_refused_by_github(effect: &crate::core::Effect, message: &str) -> String {
+    let message: String = message.chars().take(300).collect();
+    let message = crate::classify::neutralize_mentions(&message)
+        .replace('`', "'")
+        .replace("<!--", "<\u{200D}!--");
+    format!(
+        "taskgate could not {}: GitHub refused it (403: “{message}”). \
+         The App is probably missing a permission on this repository: an owner can \
+         check the App's permissions and accept any pending permission request in \
+         the installation's settings. taskgate does not retry this on its own.",
+        render_effect_purpose(effect)
+    )
+}
+
 /// Echoed user text must not break out of its inline code span or ping
 /// anyone: backticks are replaced and the length is capped.
 fn sanitize(text: &str) -> String {
@@ -167,6 +302,55 @@ mod tests {
         );
         assert!(!text.contains("@org"), "{text}");
         assert!(!text.contains("<!--"), "{text}");
+    }
+
+    #[test]
+    fn a_body_within_githubs_limit_is_unchanged() {
+        let body = format!("{}\n\n<!-- taskgate:reply-to=1 -->", "x".repeat(60_000));
+        assert_eq!(fit_github_body(&body), body);
+    }
+
+    #[test]
+    fn a_long_body_is_cut_with_a_note_keeping_its_marker_and_closing_its_fence() {
+        let marker = "<!-- taskgate:story=file:a task=b -->";
+        let body = format!(
+            "## Log\n\n```text\n{}```\n\n{marker}\n",
+            "é line of output\n".repeat(10_000)
+        );
+        let total = body.chars().count();
+        let fitted = fit_github_body(&body);
+        assert!(fitted.chars().count() <= GITHUB_BODY_LIMIT);
+        assert!(fitted.starts_with("## Log\n\n```text\né line of output\n"));
+        assert!(
+            fitted.ends_with(&format!("\n\n{marker}\n")),
+            "marker kept last"
+        );
+        let fences = fitted.lines().filter(|l| l.starts_with("```")).count();
+        assert_eq!(fences, 2, "the cut closes the fence it left open");
+        let note = fitted.lines().rev().find(|l| l.starts_with('…')).unwrap();
+        insta::assert_snapshot!(note.replace(&total.to_string(), "N"), @"… (cut: the full text was N characters, over GitHub's limit of 65536; the check run and the dashboard show the rest)");
+    }
+
+    #[test]
+    fn a_long_body_without_a_marker_is_cut_within_the_limit() {
+        let body = "🎉".repeat(100_000);
+        let fitted = fit_github_body(&body);
+        assert!(fitted.chars().count() <= GITHUB_BODY_LIMIT);
+        assert!(fitted.contains("the full text was 100000 characters"));
+    }
+
+    #[test]
+    fn a_refusal_names_what_failed_and_githubs_words() {
+        let effect = crate::core::Effect::LinkSubIssue {
+            repo: crate::ids::RepoName::parse("o/r").unwrap(),
+            parent: "story=a".into(),
+            child: "story=a task=b".into(),
+            replace_parent: false,
+        };
+        insta::assert_snapshot!(
+            render_refused_by_github(&effect, "Resource not accessible by integration"),
+            @"taskgate could not link this issue as a sub-issue: GitHub refused it (403: “Resource not accessible by integration”). The App is probably missing a permission on this repository: an owner can check the App's permissions and accept any pending permission request in the installation's settings. taskgate does not retry this on its own."
+        );
     }
 
     #[test]

@@ -13,11 +13,19 @@
 //! - GitHub counts the check-run `text` limit in bytes: logs are cut in the
 //!   middle (head and tail kept, on char boundaries) and the cut is said.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
 use crate::classify::{neutralize_mentions, Classification, FailureKind};
+
+mod caps;
+
+pub use caps::{
+    cap_report, MAX_ANNOTATIONS_PER_GATE, MAX_COMMANDS_PER_GATE, MAX_FINDINGS_PER_COMMAND,
+    MAX_GATES, MAX_LINE_BYTES, MAX_LIST_ITEMS, MAX_OUTPUT_BYTES, MAX_PATH_BYTES,
+};
 
 /// Bumped when a field changes meaning or disappears; additions keep it.
 pub const REPORT_VERSION: u32 = 1;
@@ -124,7 +132,7 @@ pub struct CheckOutput {
     pub annotations: Vec<Annotation>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnnotationLevel {
     Notice,
@@ -133,7 +141,7 @@ pub enum AnnotationLevel {
 }
 
 /// A check-run annotation, in GitHub's field names.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Annotation {
     pub path: String,
     pub start_line: u32,
@@ -169,12 +177,24 @@ pub fn relative_path(path: &str, workspace: &str) -> Option<String> {
 
 /// The check-run output of one gate. `workspace` is the directory the
 /// commands ran in (stripped from finding paths); `""` if already relative.
+/// At most [`MAX_ANNOTATIONS_PER_GATE`] annotations; the summary counts
+/// the ones left out.
 pub fn render_check_output(gate: &GateResult, workspace: &str) -> CheckOutput {
+    let (annotations, left_out) = gate_annotations(gate, workspace);
+    let mut summary = render_gate_summary(gate);
+    if left_out > 0 {
+        let _ = write!(
+            summary,
+            "\n\n{left_out} more finding{} not shown as annotations (at most {MAX_ANNOTATIONS_PER_GATE} a gate).",
+            plural(left_out)
+        );
+        summary = clip_middle(&summary, CHECK_TEXT_LIMIT);
+    }
     CheckOutput {
         title: render_gate_title(gate),
-        summary: render_gate_summary(gate),
+        summary,
         text: render_gate_logs(gate, CHECK_TEXT_LIMIT),
-        annotations: gate_annotations(gate, workspace),
+        annotations,
     }
 }
 
@@ -319,8 +339,13 @@ fn share(sizes: &[usize], total: usize) -> Vec<usize> {
     out
 }
 
-fn gate_annotations(gate: &GateResult, workspace: &str) -> Vec<Annotation> {
+/// The gate's findings as annotations, each once, at most
+/// [`MAX_ANNOTATIONS_PER_GATE`], and how many distinct ones were left out.
+/// One pass; duplicates are found by hash, not by search.
+fn gate_annotations(gate: &GateResult, workspace: &str) -> (Vec<Annotation>, usize) {
     let mut out: Vec<Annotation> = Vec::new();
+    let mut seen: HashSet<Annotation> = HashSet::new();
+    let mut left_out = 0;
     for c in &gate.commands {
         let Some(class) = &c.classification else {
             continue;
@@ -330,6 +355,7 @@ fn gate_annotations(gate: &GateResult, workspace: &str) -> Vec<Annotation> {
         } else {
             AnnotationLevel::Failure
         };
+        let title = clip_middle(&format!("{}: {}", class.kind, one_line(&c.cmd)), 255);
         for f in &class.findings {
             let Some(path) = relative_path(&f.path, workspace) else {
                 continue;
@@ -341,17 +367,20 @@ fn gate_annotations(gate: &GateResult, workspace: &str) -> Vec<Annotation> {
                 end_line: line,
                 annotation_level: level,
                 message: neutralize_mentions(&f.message),
-                title: Some(clip_middle(
-                    &format!("{}: {}", class.kind, one_line(&c.cmd)),
-                    255,
-                )),
+                title: Some(title.clone()),
             };
-            if !out.contains(&a) {
-                out.push(a);
+            if seen.contains(&a) {
+                continue;
             }
+            if out.len() < MAX_ANNOTATIONS_PER_GATE {
+                out.push(a.clone());
+            } else {
+                left_out += 1;
+            }
+            seen.insert(a);
         }
     }
-    out
+    (out, left_out)
 }
 
 /// What `taskgate run` prints: every gate, every command, and the tail of
@@ -758,6 +787,32 @@ mod tests {
         assert_eq!(relative_path("/ws/ab/x.rs", "/ws/a"), None);
         assert_eq!(relative_path("src/../../x.rs", ""), None);
         assert_eq!(relative_path("/etc/passwd", "/ws/a"), None);
+    }
+
+    #[test]
+    fn a_gate_with_200000_findings_gets_at_most_150_distinct_annotations() {
+        let mut gate = failing_gate();
+        let class = gate.commands[2].classification.as_mut().unwrap();
+        // Every finding twice: duplicates are dropped before the cap counts.
+        class.findings = (0..200_000)
+            .map(|i| Finding {
+                path: format!("src/m{}.py", i / 2),
+                line: 1,
+                column: None,
+                message: "E501".into(),
+            })
+            .collect();
+        let out = render_check_output(&gate, "");
+        assert_eq!(out.annotations.len(), MAX_ANNOTATIONS_PER_GATE);
+        let paths: Vec<&str> = out.annotations.iter().map(|a| a.path.as_str()).collect();
+        assert_eq!(paths[..3], ["src/m0.py", "src/m1.py", "src/m2.py"]);
+        assert_eq!(paths[149], "src/m149.py");
+        assert!(
+            out.summary
+                .ends_with("99850 more findings not shown as annotations (at most 150 a gate)."),
+            "{}",
+            out.summary
+        );
     }
 
     #[test]

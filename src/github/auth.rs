@@ -1,14 +1,24 @@
 //! GitHub App authentication: an RS256 JWT as the app, exchanged for an
 //! installation token per installation, cached until shortly before expiry.
+//!
+//! Two ideas a reader needs:
+//! - The cache holds one slot per installation. The map's lock is held only
+//!   to find a slot, never across a call to GitHub; a slot's own lock is held
+//!   while its token is minted, so callers for the same installation share
+//!   one mint and callers for other installations never wait on it.
+//! - A token is a secret: [`InstallationToken`]'s `Debug` and `Display`
+//!   redact it, and an access-token answer taskgate cannot read is reported
+//!   without its body, so no log line ever carries one.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use octocrab::Octocrab;
 use serde::{Deserialize, Serialize};
-use tokio::sync::Mutex;
 use tracing::debug;
 
 use super::client::{self, GitHubError};
@@ -58,12 +68,54 @@ pub fn app_jwt(creds: &AppCredentials, now: i64) -> Result<String, GitHubError> 
         .map_err(|e| GitHubError::Config(format!("could not sign the app JWT: {e}")))
 }
 
+/// An installation access token. Shown as `InstallationToken(<redacted>)`
+/// by `Debug` and `<redacted>` by `Display`: only [`InstallationToken::expose`]
+/// gives the secret, where it is sent.
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct InstallationToken(String);
+
+impl InstallationToken {
+    pub fn new(secret: String) -> InstallationToken {
+        InstallationToken(secret)
+    }
+
+    /// The secret itself, for an `Authorization` header or git's credentials.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for InstallationToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("InstallationToken(<redacted>)")
+    }
+}
+
+impl fmt::Display for InstallationToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
 #[derive(Clone)]
 struct CachedToken {
-    token: String,
+    token: InstallationToken,
     expires_at: DateTime<Utc>,
     client: Octocrab,
 }
+
+impl fmt::Debug for CachedToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachedToken")
+            .field("token", &self.token)
+            .field("expires_at", &self.expires_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One installation's place in the cache; its lock is held during a mint.
+type Slot = Arc<tokio::sync::Mutex<Option<CachedToken>>>;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct AppInfo {
@@ -75,13 +127,36 @@ pub struct AppInfo {
 pub struct GitHubApp {
     base_url: String,
     creds: AppCredentials,
-    tokens: Mutex<HashMap<InstallationId, CachedToken>>,
+    tokens: std::sync::Mutex<HashMap<InstallationId, Slot>>,
 }
 
+/// `POST /app/installations/{id}/access_tokens`'s answer (the fields used).
 #[derive(Deserialize)]
 struct AccessToken {
-    token: String,
+    token: InstallationToken,
     expires_at: DateTime<Utc>,
+}
+
+impl fmt::Debug for AccessToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AccessToken")
+            .field("token", &self.token)
+            .field("expires_at", &self.expires_at)
+            .finish()
+    }
+}
+
+/// The access-token answer, or an error that says where it was unreadable
+/// but never quotes it: the body holds the token.
+fn read_access_token(body: &[u8]) -> Result<AccessToken, GitHubError> {
+    serde_json::from_slice(body).map_err(|e| {
+        GitHubError::Unexpected(format!(
+            "the access-token answer is not readable ({:?} error at line {}, column {}; body not shown: it holds a token)",
+            e.classify(),
+            e.line(),
+            e.column()
+        ))
+    })
 }
 
 impl GitHubApp {
@@ -89,7 +164,7 @@ impl GitHubApp {
         GitHubApp {
             base_url: base_url.trim_end_matches('/').to_owned(),
             creds,
-            tokens: Mutex::new(HashMap::new()),
+            tokens: std::sync::Mutex::new(HashMap::new()),
         }
     }
 
@@ -135,32 +210,43 @@ impl GitHubApp {
         &self,
         installation: InstallationId,
     ) -> Result<String, GitHubError> {
-        Ok(self.cached(installation).await?.token)
+        Ok(self.cached(installation).await?.token.expose().to_owned())
+    }
+
+    /// `installation`'s slot, made on first use. The map's lock is held
+    /// for this lookup only.
+    fn slot(&self, installation: InstallationId) -> Slot {
+        let mut tokens = self.tokens.lock().unwrap_or_else(|e| e.into_inner());
+        tokens.entry(installation).or_default().clone()
     }
 
     async fn cached(&self, installation: InstallationId) -> Result<CachedToken, GitHubError> {
-        let mut tokens = self.tokens.lock().await;
-        if let Some(cached) = tokens.get(&installation) {
-            if cached.expires_at - Utc::now() > RENEW_BEFORE {
-                return Ok(cached.clone());
+        let slot = self.slot(installation);
+        // Held across the mint: a second caller for this installation waits
+        // here and then finds the token the first one minted.
+        let mut cached = slot.lock().await;
+        if let Some(token) = cached.as_ref() {
+            if token.expires_at - Utc::now() > RENEW_BEFORE {
+                return Ok(token.clone());
             }
         }
         let path = format!("/app/installations/{installation}/access_tokens");
         let response = client::send(&self.app_client()?, http::Method::POST, &path, None).await?;
-        let token: AccessToken = response.json()?;
+        let token = read_access_token(&response.body)?;
         debug!(%installation, expires_at = %token.expires_at, "new installation token");
-        let cached = CachedToken {
-            client: self.client_with_bearer(token.token.clone())?,
+        let fresh = CachedToken {
+            client: self.client_with_bearer(token.token.expose().to_owned())?,
             expires_at: token.expires_at,
             token: token.token,
         };
-        tokens.insert(installation, cached.clone());
-        Ok(cached)
+        *cached = Some(fresh.clone());
+        Ok(fresh)
     }
 
     /// Forgets a token GitHub refused (401), so the next call gets a new one.
     pub async fn invalidate(&self, installation: InstallationId) {
-        self.tokens.lock().await.remove(&installation);
+        let slot = self.slot(installation);
+        *slot.lock().await = None;
     }
 }
 
@@ -193,6 +279,35 @@ mod tests {
             "GitHub refuses JWTs valid for over 10 minutes"
         );
         assert!(claims.exp > 1_700_000_000);
+    }
+
+    #[test]
+    fn a_token_never_shows_in_debug_or_display() {
+        let secret = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        let token = InstallationToken::new(secret.into());
+        for shown in [
+            format!("{token:?}"),
+            format!("{token}"),
+            format!("{token:#?}"),
+        ] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        let answer = format!(r#"{{"token":"{secret}","expires_at":"2030-01-01T00:00:00Z"}}"#);
+        let read = read_access_token(answer.as_bytes()).unwrap();
+        assert_eq!(read.token.expose(), secret);
+        assert!(!format!("{read:?}").contains(secret));
+    }
+
+    #[test]
+    fn an_unreadable_access_token_answer_is_reported_without_its_token() {
+        let secret = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+        // A well-formed token next to an unreadable expiry.
+        let answer = format!(r#"{{"token":"{secret}","expires_at":"next tuesday"}}"#);
+        let err = read_access_token(answer.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains(secret), "{err}");
+        assert!(err.contains("access-token answer is not readable"), "{err}");
     }
 
     #[test]

@@ -47,13 +47,29 @@ impl GitHubError {
 }
 
 impl GitHubError {
-    /// Worth another try: GitHub answered 5xx or a rate limit (403/429), or
-    /// did not answer. A bad configuration or an unreadable 2xx is not.
+    /// Worth another try: GitHub answered 5xx or a rate limit, or did not
+    /// answer. A bad configuration, an unreadable 2xx and a 403 that is not
+    /// a rate limit (a missing permission: "Resource not accessible by
+    /// integration") are not: trying again for a day changes nothing and
+    /// holds up everything queued behind it.
     pub fn is_transient(&self) -> bool {
-        matches!(
-            self.status(),
-            None | Some(403) | Some(429) | Some(500..=599)
-        ) && !matches!(self, GitHubError::Config(_) | GitHubError::Unexpected(_))
+        match self {
+            GitHubError::Http { status, .. } => *status >= 500 || self.is_rate_limit(),
+            GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => true,
+            GitHubError::Config(_) | GitHubError::Unexpected(_) => false,
+        }
+    }
+
+    /// GitHub's rate limits (429, or a 403 that says so).
+    pub fn is_rate_limit(&self) -> bool {
+        match self {
+            GitHubError::Http {
+                status,
+                headers,
+                message,
+            } => is_rate_limit(*status, headers, message),
+            _ => false,
+        }
     }
 
     pub fn status(&self) -> Option<u16> {
@@ -62,6 +78,22 @@ impl GitHubError {
             _ => None,
         }
     }
+}
+
+/// Whether an answer is one of GitHub's rate limits: a 429, or a 403 that
+/// carries `retry-after`, says no requests remain (`x-ratelimit-remaining:
+/// 0`), or names a secondary limit or abuse detection in its message. Any
+/// other 403 is a refusal (a missing permission, a locked issue): GitHub
+/// sends `x-ratelimit-*` headers on every answer, so only their value counts.
+pub fn is_rate_limit(status: u16, headers: &HeaderMap, message: &str) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let message = message.to_ascii_lowercase();
+    status == 429
+        || (status == 403
+            && (headers.contains_key("retry-after")
+                || header("x-ratelimit-remaining").map(str::trim) == Some("0")
+                || message.contains("rate limit")
+                || message.contains("abuse detection")))
 }
 
 #[derive(Debug)]
@@ -230,6 +262,34 @@ fn error_message(body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_403_without_rate_limit_signs_is_a_refusal_not_worth_retrying() {
+        let mut plenty = HeaderMap::new();
+        plenty.insert("x-ratelimit-remaining", "4999".parse().unwrap());
+        let refused = GitHubError::Http {
+            status: 403,
+            message: "Resource not accessible by integration".into(),
+            headers: Box::new(plenty.clone()),
+        };
+        assert!(!refused.is_rate_limit());
+        assert!(!refused.is_transient());
+        let secondary = GitHubError::Http {
+            status: 403,
+            message: "You have exceeded a secondary rate limit".into(),
+            headers: Box::new(plenty),
+        };
+        assert!(secondary.is_rate_limit() && secondary.is_transient());
+        let mut empty = HeaderMap::new();
+        empty.insert("x-ratelimit-remaining", "0".parse().unwrap());
+        let primary = GitHubError::Http {
+            status: 403,
+            message: "API rate limit exceeded".into(),
+            headers: Box::new(empty),
+        };
+        assert!(primary.is_rate_limit() && primary.is_transient());
+        assert!(GitHubError::Transport("reset".into()).is_transient());
+    }
 
     #[test]
     fn error_messages_keep_validation_details() {

@@ -11,6 +11,10 @@
 //!   back off exponentially, up to `max_attempts` such failures
 //!   (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
+//! - a 403 that is not a rate limit (a missing permission: "Resource not
+//!   accessible by integration") fails the effect at once with GitHub's
+//!   message and says so on the issue the effect was about (`refusal`),
+//!   once per issue; nothing pauses;
 //! - any other 4xx fails the effect with GitHub's message, not retried.
 //!
 //! Creating effects are idempotent across crashes: every attempt is recorded
@@ -256,6 +260,16 @@ impl Executor {
                         why: format!("rate limit ({status}): {message}"),
                     };
                 }
+                GitHubError::Http {
+                    status: 403,
+                    message,
+                    ..
+                } => {
+                    // A missing permission: no wait makes it pass, and the
+                    // installation's other effects must not wait either.
+                    self.tell_refusal(row, attempt, message).await;
+                    return Outcome::Failed(err.to_string());
+                }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
                 GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
                 GitHubError::Http { .. } | GitHubError::Unexpected(_) | GitHubError::Config(_) => {
@@ -270,6 +284,30 @@ impl Executor {
                 due_ms: unix_now_ms() + self.backoff.delay(failures).as_millis() as i64,
                 why: err.to_string(),
             };
+        }
+    }
+
+    /// Says on the effect's issue that GitHub refused it; a failure to say
+    /// so is logged, never retried.
+    async fn tell_refusal(&self, row: &EffectRow, attempt: u32, message: &str) {
+        let told = match self.github.installation_client(row.installation).await {
+            Ok(client) => {
+                let ctx = perform::Ctx {
+                    client: &client,
+                    store: &self.store,
+                    row,
+                    attempt,
+                };
+                super::refusal::report_refusal(&ctx, message).await
+            }
+            Err(e) => Err(e),
+        };
+        match told {
+            Ok(Some(issue)) => info!(%issue, "refusal reported on the issue"),
+            Ok(None) => {
+                warn!(reason = %message, "GitHub refused the effect; no issue to report it on")
+            }
+            Err(e) => warn!(error = %e, "could not report GitHub's refusal"),
         }
     }
 
@@ -305,11 +343,7 @@ impl Executor {
 }
 
 fn is_rate_limited(status: u16, headers: &HeaderMap, message: &str) -> bool {
-    status == 429
-        || (status == 403
-            && (headers.contains_key("retry-after")
-                || header_str(headers, "x-ratelimit-remaining") == Some("0")
-                || message.to_ascii_lowercase().contains("rate limit")))
+    super::client::is_rate_limit(status, headers, message)
 }
 
 fn header_str<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {

@@ -12,8 +12,9 @@ pub mod manifest;
 mod perform;
 mod perform_runs;
 pub mod permissions;
+mod refusal;
 
-pub use auth::{app_jwt, AppCredentials, GitHubApp};
+pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken};
 pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
 pub use permissions::Permissions;

@@ -3,7 +3,10 @@
 //! Every function here is one effect: it resolves markers to issue numbers
 //! and ids through the store, makes the call, and records the result so the
 //! reconciler sees what GitHub now holds. Creating effects on a retry look
-//! for their marker first (see `executor`).
+//! for their marker first (see `executor`). Every issue, pull request and
+//! comment body goes out through `fit_github_body`: one over GitHub's
+//! 65,536-character limit is cut with a note, keeping its marker last,
+//! instead of being refused and lost.
 
 use std::collections::BTreeSet;
 
@@ -13,6 +16,7 @@ use serde_json::{json, Value};
 
 use super::client::{send, ApiResponse, GitHubError};
 use super::perform_runs as runs;
+use crate::core::render::fit_github_body;
 use crate::core::sync::IssueRecord;
 use crate::core::{hidden_marker, AttemptRef, CheckRunSpec, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
@@ -615,7 +619,7 @@ pub(super) async fn post_comment(
             return Ok(Some(found.to_string()));
         }
     }
-    let body = json!({ "body": format!("{body}\n\n{marker}") });
+    let body = json!({ "body": fit_github_body(&format!("{body}\n\n{marker}")) });
     let response = send(ctx.client, Method::POST, &comments, Some(&body)).await?;
     Ok(Some(created_ref(&response)?))
 }
@@ -631,7 +635,7 @@ async fn upsert_comment(
 ) -> Result<Option<String>, GitHubError> {
     let hidden = hidden_marker(marker);
     let comments = format!("/repos/{repo}/issues/{issue}/comments");
-    let text = json!({ "body": format!("{body}\n\n{hidden}") });
+    let text = json!({ "body": fit_github_body(&format!("{body}\n\n{hidden}")) });
     match find_by_marker(ctx.client, &comments, &hidden, None).await? {
         Some(found) => {
             let id = found["id"]
@@ -686,7 +690,10 @@ async fn create_issue(
     let created = match found {
         Some(issue) => issue,
         None => {
-            let mut payload = json!({ "title": title, "body": body, "labels": labels });
+            // The record keeps the whole body, so the sync, comparing it
+            // with what it would write, does not rewrite a cut one forever.
+            let mut payload =
+                json!({ "title": title, "body": fit_github_body(&body), "labels": labels });
             if !assignees.is_empty() {
                 payload["assignees"] = json!(assignees);
             }
@@ -740,7 +747,7 @@ async fn update_issue(
         record.title = title.to_owned();
     }
     if let Some(body) = body {
-        patch.insert("body".into(), json!(body));
+        patch.insert("body".into(), json!(fit_github_body(body)));
         record.body = body.to_owned();
     }
     if let Some(labels) = labels {
@@ -813,7 +820,7 @@ async fn create_check_run(
 }
 
 /// Pages through a list endpoint for an item whose body holds `marker`.
-async fn find_by_marker(
+pub(super) async fn find_by_marker(
     client: &Octocrab,
     list_path: &str,
     marker: &str,

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 
 use super::client::{send, GitHubError};
 use super::perform::{created_ref, post_comment, record, store_err, Ctx};
+use crate::core::render::fit_github_body;
 use crate::core::report::CheckOutput;
 use crate::core::{CheckStatus, CheckUpdate, APPROVE_BRANCH_ACTION, RETRY_ACTION};
 use crate::ids::{CommitSha, IssueNumber, RepoName};
@@ -139,6 +140,7 @@ pub(super) async fn create_pull_request(
     body: &str,
     draft: bool,
 ) -> Result<Option<String>, GitHubError> {
+    let body = fit_github_body(body);
     let payload =
         json!({ "title": title, "head": head, "base": base, "body": body, "draft": draft });
     match send(
@@ -280,7 +282,7 @@ pub(super) async fn update_pull_request(
         payload["title"] = json!(title);
     }
     if let Some(body) = body {
-        payload["body"] = json!(body);
+        payload["body"] = json!(fit_github_body(body));
     }
     let path = format!("/repos/{repo}/pulls/{number}");
     send(ctx.client, Method::PATCH, &path, Some(&payload)).await?;

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Notify;
 use tracing::{info, warn, Instrument};
 
-use super::budget::{self, BodyBudget, ReadError, Reserve};
+use super::budget::{BodyBudget, ReadError};
 use super::{event, signature, translate};
 use crate::ids::DeliveryId;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
@@ -66,15 +66,11 @@ pub async fn webhook(
         event = for_span(&headers, "x-github-event"),
     );
     async {
-        // Reserved before the body is read and held until the answer: the
+        // Room taken as the body arrives and held until the answer: the
         // body, its compressed copy and its parse live that long.
-        let _reserved = match state.bodies.reserve(&headers).await {
-            Reserve::Granted(reserved) => reserved,
-            Reserve::TooLarge => return refuse(&state, ReadError::TooLarge),
-            Reserve::Busy => return busy(&state),
-        };
-        let body = match budget::read(body).await {
-            Ok(body) => body,
+        let (body, _held) = match state.bodies.read(&headers, body).await {
+            Ok(read) => read,
+            Err(ReadError::Busy) => return busy(&state),
             Err(e) => return refuse(&state, e),
         };
         let started = Instant::now();

@@ -29,7 +29,7 @@ use serde::Deserialize;
 
 use crate::classify::FailureKind;
 use crate::core::plan::DEFAULT_GATE;
-use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
+use crate::core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
 use crate::core::story::markers::{decode_value, encode_value};
 use crate::core::{AttemptRef, Effect};
 use crate::github::client::{get_capped, send, Capped};
@@ -42,8 +42,14 @@ pub const REPORT_ARTIFACT: &str = "taskgate-report";
 pub const REPORT_FILE: &str = "taskgate-report.json";
 /// The workflow's inputs, in the order `taskgate init`'s template lists them.
 /// GitHub accepts at most 10 inputs on older servers (25 on github.com since
-/// 2025); values are strings.
-pub const WORKFLOW_INPUTS: [&str; 4] = ["task", "sha", "gates", "run_id"];
+/// 2025); values are strings. `story` is the story key (`file:checks`), so
+/// that in a repository with several plans the job runs the task of the
+/// dispatched story's plan (`taskgate run --story`).
+pub const WORKFLOW_INPUTS: [&str; 5] = ["story", "task", "sha", "gates", "run_id"];
+
+/// The taskgate release whose `taskgate run` writes reports this server
+/// reads: what a workflow must install (`uses: <action>@v<this>`).
+pub const TASKGATE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How much of an artifact taskgate is willing to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,15 +108,18 @@ pub enum ArtifactError {
     GitHub(#[from] GitHubError),
 }
 
-/// The `workflow_dispatch` inputs of one run: `gates` comma-joined (empty:
-/// every gate of the task), `run_id` taskgate's own id for the attempt.
+/// The `workflow_dispatch` inputs of one run: `story` the story key whose
+/// plan holds `task`, `gates` comma-joined (empty: every gate of the task),
+/// `run_id` taskgate's own id for the attempt.
 pub fn dispatch_inputs(
+    story: &str,
     task: &str,
     sha: &CommitSha,
     gates: &[String],
     run_id: &str,
 ) -> BTreeMap<String, String> {
     [
+        ("story", story.to_string()),
         ("task", task.to_string()),
         ("sha", sha.as_str().to_string()),
         ("gates", gates.join(",")),
@@ -315,15 +324,25 @@ pub fn read_report_zip(
             limit: limits.max_unpacked_bytes,
         });
     }
-    let report: RunReport = serde_json::from_slice(&json)
-        .map_err(|e| ArtifactError::BadReport(format!("{REPORT_FILE}: {e}")))?;
-    if report.version != REPORT_VERSION {
+    // The version first: a report of another format may not parse at all,
+    // and the person reading the refusal needs to know what to install.
+    #[derive(Deserialize)]
+    struct Versioned {
+        version: u32,
+    }
+    let version = serde_json::from_slice::<Versioned>(&json)
+        .map_err(|e| ArtifactError::BadReport(format!("{REPORT_FILE}: {e}")))?
+        .version;
+    if version != REPORT_VERSION {
         return Err(ArtifactError::BadReport(format!(
-            "{REPORT_FILE} has version {}, this taskgate reads version {REPORT_VERSION}; \
-             install the same taskgate version in the workflow",
-            report.version
+            "{REPORT_FILE} has format version {version}, this taskgate server \
+             ({TASKGATE_VERSION}) reads format {REPORT_VERSION}; install taskgate \
+             {TASKGATE_VERSION} in the workflow (`uses: <owner>/taskgate@v{TASKGATE_VERSION}`, \
+             as `taskgate init` writes it)"
         )));
     }
+    let report: RunReport = serde_json::from_slice(&json)
+        .map_err(|e| ArtifactError::BadReport(format!("{REPORT_FILE}: {e}")))?;
     if report.task != task || report.sha.as_deref() != Some(sha.as_str()) {
         return Err(ArtifactError::WrongRun {
             task: task.to_string(),
@@ -332,7 +351,9 @@ pub fn read_report_zip(
             found_sha: report.sha.unwrap_or_else(|| "no commit".into()),
         });
     }
-    Ok(report)
+    // Within 64 MiB, task code still chooses how many gates, commands,
+    // findings and warnings: they are capped before anything reads them.
+    Ok(cap_report(report))
 }
 
 /// A relative path without `..`, backslashes or a drive letter.
@@ -356,14 +377,40 @@ pub fn report_for_missing_artifact(
     why: &str,
     run_url: Option<&str>,
 ) -> RunReport {
+    let summary = match run_url {
+        Some(url) => format!("the workflow run ended without a report: {why}\n{url}"),
+        None => format!("the workflow run ended without a report: {why}"),
+    };
+    let warnings = run_url
+        .map(|url| vec![format!("workflow run: {url}")])
+        .unwrap_or_default();
+    tooling_error_report(task, sha, gates, summary, warnings)
+}
+
+/// The report `taskgate run --json` writes when it cannot run the task at
+/// all (no plan for the story, an invalid plan, an unknown task): every
+/// requested gate (or the default gate) failed as `tooling_error`, `why` as
+/// the summary, so the check runs say why instead of "no report".
+pub fn report_for_setup_error(
+    task: &str,
+    sha: &CommitSha,
+    gates: &[String],
+    why: &str,
+) -> RunReport {
+    tooling_error_report(task, sha, gates, why.to_string(), Vec::new())
+}
+
+fn tooling_error_report(
+    task: &str,
+    sha: &CommitSha,
+    gates: &[String],
+    summary: String,
+    warnings: Vec<String>,
+) -> RunReport {
     let gates: Vec<String> = if gates.is_empty() {
         vec![DEFAULT_GATE.to_string()]
     } else {
         gates.to_vec()
-    };
-    let summary = match run_url {
-        Some(url) => format!("the workflow run ended without a report: {why}\n{url}"),
-        None => format!("the workflow run ended without a report: {why}"),
     };
     RunReport {
         version: REPORT_VERSION,
@@ -380,9 +427,7 @@ pub fn report_for_missing_artifact(
                 missing_artifacts: Vec::new(),
                 metric_failures: Vec::new(),
                 // Shown as a Markdown list item, where GitHub links the URL.
-                warnings: run_url
-                    .map(|url| vec![format!("workflow run: {url}")])
-                    .unwrap_or_default(),
+                warnings: warnings.clone(),
                 cancelled: false,
             })
             .collect(),

@@ -257,22 +257,51 @@ fn a_bad_or_missing_report_file_says_what_is_there() {
     insta::assert_snapshot!(err.to_string(), @"the `taskgate-report` artifact holds no usable report: no taskgate-report.json in it; it holds: report.json");
     let err = read(&zip_of(&[(REPORT_FILE, b"{\"version\": 1}")])).unwrap_err();
     assert!(matches!(err, ArtifactError::BadReport(_)), "{err}");
-    let mut future = report(TASK, sha().as_str());
-    future.version = REPORT_VERSION + 1;
-    let err = read(&report_zip(&future)).unwrap_err();
-    assert!(err.to_string().contains("has version 2"), "{err}");
 }
 
 #[test]
-fn dispatch_inputs_are_four_strings() {
-    let inputs = dispatch_inputs(TASK, &sha(), &["lint".into(), "test".into()], "42");
+fn a_report_of_another_format_is_refused_naming_the_version_to_install() {
+    let mut future = report(TASK, sha().as_str());
+    future.version = REPORT_VERSION + 1;
+    let err = read(&report_zip(&future)).unwrap_err().to_string();
+    let v = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        err.replace(v, "X.Y.Z"),
+        "the `taskgate-report` artifact holds no usable report: taskgate-report.json has \
+         format version 2, this taskgate server (X.Y.Z) reads format 1; install taskgate \
+         X.Y.Z in the workflow (`uses: <owner>/taskgate@vX.Y.Z`, as `taskgate init` writes it)"
+    );
+    // A format that no longer parses as a report still says what to install.
+    let other = br#"{"version": 2, "results": {"unit": "passed"}}"#;
+    let err = read(&zip_of(&[(REPORT_FILE, other)]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&format!("install taskgate {v} in the workflow")),
+        "{err}"
+    );
+}
+
+#[test]
+fn dispatch_inputs_are_five_strings_naming_the_story() {
+    let inputs = dispatch_inputs(
+        "file:checks",
+        TASK,
+        &sha(),
+        &["lint".into(), "test".into()],
+        "42",
+    );
     let keys: Vec<&str> = inputs.keys().map(String::as_str).collect();
     let mut expected = WORKFLOW_INPUTS.to_vec();
     expected.sort();
     assert_eq!(keys, expected);
     assert_eq!(inputs["gates"], "lint,test");
     assert_eq!(inputs["sha"], sha().as_str());
-    assert_eq!(dispatch_inputs(TASK, &sha(), &[], "1")["gates"], "");
+    assert_eq!(inputs["story"], "file:checks");
+    assert_eq!(
+        dispatch_inputs("file:s", TASK, &sha(), &[], "1")["gates"],
+        ""
+    );
     let effect = dispatch_effect(
         &RepoName::parse(REPO).unwrap(),
         "taskgate-run.yml",
@@ -291,7 +320,7 @@ fn dispatch_inputs_are_four_strings() {
 async fn the_fake_dispatch_returns_the_run_it_created() {
     let fake = Fake::start().await;
     fake.repo.add_workflow("taskgate-run.yml");
-    let inputs = dispatch_inputs(TASK, &sha(), &[], "1");
+    let inputs = dispatch_inputs("file:s", TASK, &sha(), &[], "1");
     let body = serde_json::json!({ "ref": "main", "inputs": inputs, "return_run_details": true });
     let r = send(
         &fake.client,
@@ -371,4 +400,56 @@ fn a_dispatch_stored_before_attempts_were_recorded_still_reads() {
         panic!("{effect:?}")
     };
     assert_eq!(attempt, None);
+}
+
+/// What task code controls in the report it uploads: 200,000 findings on
+/// one command, 200,000 warnings, 2,000 commands. Read back, the report is
+/// within every cap and what it keeps is what was reported, in order.
+#[test]
+fn a_report_with_200000_findings_is_capped_when_read_back() {
+    use crate::classify::{Classification, Finding};
+    use crate::core::report::{
+        MAX_ANNOTATIONS_PER_GATE, MAX_COMMANDS_PER_GATE, MAX_FINDINGS_PER_COMMAND, MAX_LIST_ITEMS,
+    };
+    let mut big = report(TASK, sha().as_str());
+    let gate = &mut big.gates[0];
+    gate.passed = false;
+    let mut failing = gate.commands[0].clone();
+    failing.exit_code = Some(1);
+    failing.classification = Some(Classification {
+        kind: crate::classify::FailureKind::LintFailure,
+        summary: "ruff: 200000 errors".into(),
+        findings: (0..200_000)
+            .map(|i| Finding {
+                path: format!("src/m{i}.py"),
+                line: 1,
+                column: None,
+                message: format!("E501 line too long ({i})"),
+            })
+            .collect(),
+    });
+    gate.commands = std::iter::once(failing)
+        .chain(std::iter::repeat_n(gate.commands[0].clone(), 1_999))
+        .collect();
+    gate.warnings = (0..200_000).map(|i| format!("warning {i}")).collect();
+
+    let back = read(&report_zip(&big)).unwrap();
+    let gate = &back.gates[0];
+    assert_eq!(gate.commands.len(), MAX_COMMANDS_PER_GATE);
+    let findings = &gate.commands[0].classification.as_ref().unwrap().findings;
+    assert_eq!(findings.len(), MAX_FINDINGS_PER_COMMAND);
+    assert_eq!(findings[49].path, "src/m49.py");
+    assert_eq!(gate.warnings.len(), MAX_LIST_ITEMS + 1);
+    assert_eq!(gate.warnings[0], "warning 0");
+    assert_eq!(gate.warnings[MAX_LIST_ITEMS - 2], "warning 98");
+    assert_eq!(gate.warnings[MAX_LIST_ITEMS - 1], "… and 199901 more");
+    assert_eq!(
+        gate.warnings[MAX_LIST_ITEMS],
+        "1744 more command(s) not shown: a gate keeps at most 256"
+    );
+
+    let output = render_check_output(gate, "");
+    assert_eq!(output.annotations.len(), MAX_FINDINGS_PER_COMMAND);
+    assert!(output.annotations.len() <= MAX_ANNOTATIONS_PER_GATE);
+    assert!(output.summary.len() <= crate::core::report::CHECK_TEXT_LIMIT);
 }

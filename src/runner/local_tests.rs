@@ -121,6 +121,81 @@ async fn artifacts_and_metrics_are_checked_on_the_test_gate() {
         ");
 }
 
+/// A task whose gate runs `cmd` and expects metric `acc` > 0.9.
+fn acc_task(cmd: &str) -> Task {
+    let extra = "      metrics: [{ name: acc, operator: \">\", value: 0.9 }]\n";
+    task(&format!("[{{ cmd: {cmd:?} }}]"), extra)
+}
+
+#[tokio::test]
+async fn the_metrics_file_is_not_read_through_a_symbolic_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.json");
+    std::fs::write(&secret, r#"{"acc": 0.95}"#).unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join(METRICS_FILE)).unwrap();
+    let report = run(dir.path(), &acc_task("true")).await;
+    let gate = &report.gates[0];
+    assert!(!gate.passed, "a metric read through the link: {gate:?}");
+    assert!(gate.metric_failures[0].starts_with("`acc` was not reported"));
+    assert!(
+        gate.warnings
+            .iter()
+            .any(|w| w == "taskgate-metrics.json is a symbolic link; taskgate does not follow it (write the file itself)"),
+        "{:?}",
+        gate.warnings
+    );
+}
+
+#[tokio::test]
+async fn an_oversized_metrics_file_is_refused_and_a_normal_one_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let padded = format!(
+        r#"{{"acc": 0.95}}{}"#,
+        " ".repeat(MAX_METRICS_FILE_BYTES as usize)
+    );
+    std::fs::write(dir.path().join(METRICS_FILE), padded).unwrap();
+    let report = run(dir.path(), &acc_task("true")).await;
+    let gate = &report.gates[0];
+    assert!(!gate.passed, "an oversized file was read: {gate:?}");
+    assert!(
+        gate.warnings
+            .iter()
+            .any(|w| w == "taskgate-metrics.json is over 1048576 bytes; taskgate did not read it"),
+        "{:?}",
+        gate.warnings
+    );
+
+    std::fs::write(dir.path().join(METRICS_FILE), r#"{"acc": 0.95}"#).unwrap();
+    let report = run(dir.path(), &acc_task("true")).await;
+    assert!(report.gates[0].passed, "{:?}", report.gates[0]);
+}
+
+#[tokio::test]
+async fn many_metric_lines_are_read_in_one_pass_with_bounded_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    // 100,000 distinct metrics and 100,000 unreadable ones, then `acc`.
+    let cmd =
+        "seq 1 100000 | sed 's/.*/::taskgate-metric m&=1 bad&/'; echo '::taskgate-metric acc=0.95'";
+    let report = run(dir.path(), &acc_task(cmd)).await;
+    let gate = &report.gates[0];
+    assert!(gate.passed, "{:?}", gate.metric_failures);
+    assert_eq!(
+        gate.warnings.len(),
+        MAX_METRIC_WARNINGS + 1,
+        "{:?}",
+        gate.warnings
+    );
+    assert_eq!(
+        gate.warnings[0],
+        "unreadable metric `bad1` (expected name=number)"
+    );
+    assert_eq!(
+        gate.warnings[MAX_METRIC_WARNINGS],
+        "… and 99980 more unreadable metrics"
+    );
+}
+
 #[tokio::test]
 async fn nothing_to_run_is_a_spec_mismatch() {
     let dir = tempfile::tempdir().unwrap();

@@ -26,12 +26,14 @@ mod recorded;
 mod runs;
 mod schema;
 mod ship;
+mod task_counts;
 mod writer;
 
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 pub use runs::{AttemptRow, AttemptSummary, TaskLocation};
 pub use ship::StoryRow;
+pub use task_counts::TaskCounts;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -80,6 +82,7 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         let conn = schema::connect(path)?;
         schema::migrate(&conn)?;
+        task_counts::backfill(&conn)?;
         let reader = schema::connect(path)?;
         let (writer, writer_metrics) = writer::spawn(conn);
         Ok(Store {

@@ -18,14 +18,17 @@ pub(super) fn put_task(
     task: &str,
     record: &TaskRecord,
 ) -> Result<(), StoreError> {
+    // The counts `/metrics` shows move with the record.
+    let counts = super::task_counts::on_write(conn, [repo.as_str(), story, task], record)?;
     conn.execute(
-        "INSERT INTO tasks (repo, story, task, record) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4",
+        "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
         params![
             repo.as_str(),
             story,
             task,
-            serde_json::to_string(record).expect("plain data serialises")
+            serde_json::to_string(record).expect("plain data serialises"),
+            counts
         ],
     )?;
     Ok(())
@@ -232,17 +235,6 @@ impl Store {
                 "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
                 params![repo.as_str(), story],
             )
-        })
-        .await
-    }
-
-    /// Every task record, for `/metrics`.
-    pub async fn all_task_records(&self) -> Result<Vec<TaskRecord>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare("SELECT record FROM tasks")?;
-            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
-            rows.map(|json| serde_json::from_str(&json?).map_err(corrupt))
-                .collect()
         })
         .await
     }

@@ -205,6 +205,17 @@ ALTER TABLE deliveries_new RENAME TO deliveries;
 CREATE INDEX deliveries_pending ON deliveries(status, seq) WHERE status = 'received';
 DELETE FROM sqlite_sequence WHERE name = 'deliveries';
 "#,
+    // Counts over every task record for `/metrics` (`store::task_counts`);
+    // rows written before are counted once when the store opens.
+    r#"
+ALTER TABLE tasks ADD COLUMN counts TEXT;
+CREATE TABLE task_counts (
+    metric  TEXT NOT NULL,
+    label   TEXT NOT NULL,
+    value   INTEGER NOT NULL,
+    PRIMARY KEY (metric, label)
+) WITHOUT ROWID;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

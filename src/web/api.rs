@@ -4,8 +4,10 @@
 //! tasks; `POST /api/stories/{id}/ship` asks to ship one. `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
-//! <TASKGATE_API_TOKEN>` (or Basic with the token as password, see
-//! [`super::auth`]); with no token configured the API answers 401 to
+//! <TASKGATE_API_TOKEN>`; a `GET` may give the token as a Basic password
+//! instead (a browser's), a `POST` may not and is answered 403 (see
+//! [`super::auth`]: the cross-site request a browser's cached password
+//! would otherwise allow). With no token configured the API answers 401 to
 //! everyone.
 //!
 //! Must not: decide. A ship request is answered 202 only when the stored
@@ -16,7 +18,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -53,10 +55,19 @@ pub fn routes(state: ApiState) -> Router {
 }
 
 async fn require_token(State(state): State<ApiState>, request: Request, next: Next) -> Response {
-    if authorized(&state, request.headers()) {
-        next.run(request).await
-    } else {
-        unauthorized()
+    use super::auth::{Check, Use};
+    let usage = match *request.method() {
+        Method::GET | Method::HEAD => Use::Read,
+        _ => Use::Change,
+    };
+    match authorized(&state, request.headers(), usage) {
+        Check::Granted => next.run(request).await,
+        Check::Missing => unauthorized(),
+        Check::BasicForChange => error(
+            StatusCode::FORBIDDEN,
+            "a state-changing call needs `Authorization: Bearer <TASKGATE_API_TOKEN>`; \
+             Basic credentials (what a browser replays) are accepted for reading only",
+        ),
     }
 }
 
@@ -64,10 +75,15 @@ fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
-fn authorized(state: &ApiState, headers: &HeaderMap) -> bool {
-    super::auth::authorized(
+fn authorized(
+    state: &ApiState,
+    headers: &HeaderMap,
+    usage: super::auth::Use,
+) -> super::auth::Check {
+    super::auth::check(
         state.token.as_deref(),
         headers.get("authorization").and_then(|v| v.to_str().ok()),
+        usage,
     )
 }
 

@@ -29,6 +29,7 @@ pub struct Metrics {
     redeliveries: Counter,
     previous_secret: Counter,
     own_webhooks: Family<Labels, Counter>,
+    loop_restarts: Family<Labels, Counter>,
 }
 
 /// What the store knows, summed for a scrape.
@@ -171,8 +172,15 @@ impl Metrics {
             "Deliveries verified with WEBHOOK_SECRET_PREVIOUS, the secret being rotated out; once this stops growing, it can be removed",
             previous_secret.clone(),
         );
+        let loop_restarts = Family::<Labels, Counter>::default();
+        registry.register(
+            "loop_restarts",
+            "Restarts of a long-running loop (processor, executor, run_queue) after it panicked; while one is down, /healthz answers 503 naming it",
+            loop_restarts.clone(),
+        );
         Metrics {
             registry,
+            loop_restarts,
             deliveries,
             ack_seconds,
             processing_seconds,
@@ -220,6 +228,20 @@ impl Metrics {
                 ("event", event.to_owned()),
                 ("outcome", outcome.to_owned()),
             ])
+            .inc();
+    }
+
+    /// A supervised loop started: its restarts are shown from 0.
+    pub fn loop_restarts_start(&self, name: &str) {
+        let _ = self
+            .loop_restarts
+            .get_or_create(&vec![("loop", name.to_owned())]);
+    }
+
+    /// A supervised loop stopped and is being restarted.
+    pub fn loop_restarted(&self, name: &str) {
+        self.loop_restarts
+            .get_or_create(&vec![("loop", name.to_owned())])
             .inc();
     }
 

@@ -12,8 +12,8 @@ mod serve;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::IntoResponse;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
@@ -25,18 +25,25 @@ pub use serve::{serve, HEADER_READ_TIMEOUT};
 #[derive(Clone)]
 struct WebState {
     store: Store,
+    /// The token `/metrics` needs, when it needs one.
+    metrics_token: Option<Arc<str>>,
     metrics: Arc<Metrics>,
+    loops: Arc<crate::app::supervisor::Loops>,
 }
 
 /// What the routes besides the webhook need from the configuration.
 pub struct WebConfig {
     /// `TASKGATE_API_TOKEN`: without it the API and the dashboard answer 401.
     pub api_token: Option<String>,
+    /// `/metrics` needs the token as well (`TASKGATE_METRICS_AUTH`).
+    pub metrics_auth: bool,
     /// `GITHUB_API_URL`, for the dashboard's links.
     pub github_api_url: String,
     pub clock: crate::app::runs::Clock,
     /// Where GitHub posts webhooks (`WEBHOOK_PATH`, [`DEFAULT_WEBHOOK_PATH`]).
     pub webhook_path: String,
+    /// The supervised loops' state, for `/healthz`.
+    pub loops: Arc<crate::app::supervisor::Loops>,
 }
 
 /// taskgate's webhook path unless `WEBHOOK_PATH` names another (Probot's
@@ -78,13 +85,15 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
     });
     let dashboard = dashboard::routes(dashboard::DashboardState {
         store: intake.store.clone(),
-        token,
+        token: token.clone(),
         web_base: crate::github::web_base(&config.github_api_url),
         clock: config.clock,
     });
     let web = WebState {
         store: intake.store.clone(),
+        metrics_token: token.clone().filter(|_| config.metrics_auth),
         metrics: intake.metrics.clone(),
+        loops: config.loops,
     };
     let webhook = Router::new()
         // The handler reads the body itself, within its limits.
@@ -97,7 +106,17 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
     webhook.merge(other).merge(api).merge(dashboard)
 }
 
+/// 200 when the store answers and every supervised loop runs; 503 naming
+/// what is not.
 async fn healthz(State(web): State<WebState>) -> impl IntoResponse {
+    let down = web.loops.down_now();
+    if !down.is_empty() {
+        let text: String = down
+            .iter()
+            .map(|(name, why)| format!("loop {name} is down: {why}\n"))
+            .collect();
+        return (StatusCode::SERVICE_UNAVAILABLE, text);
+    }
     match web.store.ping().await {
         Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
         Err(e) => (
@@ -107,24 +126,31 @@ async fn healthz(State(web): State<WebState>) -> impl IntoResponse {
     }
 }
 
-async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
+/// What the store knows, summed, and the counters. With
+/// `TASKGATE_METRICS_AUTH` it needs the API token (bearer, or Basic as
+/// Prometheus's `basic_auth` sends it: a scrape changes nothing).
+async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Response {
+    if let Some(token) = &web.metrics_token {
+        let given = headers.get("authorization").and_then(|v| v.to_str().ok());
+        if !auth::authorized(Some(token), given) {
+            return (
+                StatusCode::UNAUTHORIZED,
+                "/metrics needs `Authorization: Bearer <TASKGATE_API_TOKEN>` (TASKGATE_METRICS_AUTH)\n",
+            )
+                .into_response();
+        }
+    }
     let mut snapshot = metrics::Snapshot {
         outbox_depth: web.store.outbox_depth().await.unwrap_or(-1),
         ..metrics::Snapshot::default()
     };
     (snapshot.inbox_pending, snapshot.inbox_put_off) =
         web.store.inbox_depth().await.unwrap_or((-1, 0));
-    if let Ok(records) = web.store.all_task_records().await {
-        for r in &records {
-            if let Some(state) = r.state {
-                *snapshot
-                    .tasks_by_state
-                    .entry(state.name().to_owned())
-                    .or_default() += 1;
-            }
-            snapshot.loop_stats.add(&r.failure);
-            snapshot.overrides += i64::from(r.override_count);
-        }
+    // Kept as task records are written: a few rows, not every record.
+    if let Ok(counts) = web.store.task_counts().await {
+        snapshot.tasks_by_state = counts.by_state;
+        snapshot.loop_stats = counts.loop_stats;
+        snapshot.overrides = counts.overrides;
     }
     (
         [(
@@ -133,6 +159,7 @@ async fn metrics_text(State(web): State<WebState>) -> impl IntoResponse {
         )],
         web.metrics.render(&snapshot),
     )
+        .into_response()
 }
 
 #[cfg(test)]

@@ -100,3 +100,66 @@ fn the_job_runs_the_default_branchs_plan_and_its_report_reads_back() {
     assert_eq!(gates, ["test"], "only the dispatched gate ran");
     assert!(report.passed());
 }
+
+#[test]
+fn with_several_plans_the_job_runs_the_dispatched_storys_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trusted, tested) = (dir.path().join("trusted"), dir.path().join("tested"));
+    // Two stories, both with a task `t`: the story picks the commands.
+    write(
+        &trusted.join(".taskgate/stories/a.yml"),
+        "story: a\ntasks:\n  - id: t\n    acceptance:\n      tests: ['touch ran-a']\n",
+    );
+    write(
+        &trusted.join(".taskgate/stories/b.yml"),
+        "story: b\ntasks:\n  - id: t\n    acceptance:\n      tests: ['touch ran-b']\n",
+    );
+    std::fs::create_dir_all(&tested).unwrap();
+    let job = |story: &str| {
+        taskgate(
+            &tested,
+            &[
+                "run",
+                "--plan-root",
+                "../trusted",
+                "--story",
+                story,
+                "--task",
+                "t",
+                "--sha",
+                SHA,
+                "--gates",
+                "",
+                "--json",
+                "../taskgate-report.json",
+            ],
+        )
+    };
+    let report = || {
+        let json = std::fs::read(dir.path().join("taskgate-report.json")).unwrap();
+        serde_json::from_slice::<taskgate::core::report::RunReport>(&json).unwrap()
+    };
+    assert!(job("file:b").status.success());
+    assert!(tested.join("ran-b").exists() && !tested.join("ran-a").exists());
+    assert!(report().passed());
+
+    // Without the story, several plans cannot be told apart.
+    let out = taskgate(
+        &tested,
+        &["run", "--plan-root", "../trusted", "--task", "t"],
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 plans in .taskgate/stories/"));
+
+    // A plan from a `/taskgate plan` comment is not on the default branch:
+    // the job says so in the report, which taskgate shows on the check run.
+    let out = job("issue:7");
+    assert_eq!(out.status.code(), Some(1));
+    let refused = report();
+    assert!(!refused.passed());
+    let summary = refused.gates[0].summary.as_deref().unwrap();
+    insta::assert_snapshot!(summary, @"taskgate run could not run the task: story `issue:7` was planned in a `/taskgate plan` comment on issue #7, and the actions runner runs only plans committed to the default branch (.taskgate/stories/): commit the plan there, or set `runner: local`");
+    assert_eq!(
+        refused.gates[0].kind,
+        Some(taskgate::classify::FailureKind::ToolingError)
+    );
+}

@@ -203,6 +203,38 @@ const SHA1: &str = "1111111111111111111111111111111111111111";
 const SHA2: &str = "2222222222222222222222222222222222222222";
 
 #[tokio::test]
+async fn with_two_plans_each_dispatch_names_the_story_whose_plan_the_job_runs() {
+    // Two stories whose tasks share the id `check`: only the story tells
+    // the job which plan's commands to run (`taskgate run --story`).
+    let s = story_on_actions(true).await;
+    let other = PLAN
+        .replace("story: Checked work", "story: Other work")
+        .replace("Make the check pass", "Make the other check pass");
+    s.app
+        .push_to_main(&[(".taskgate/stories/other.yml", &other)])
+        .await;
+    let (_, other_branch) = s.app.task_and_branch("Make the other check pass", "check");
+    s.push(SHA1).await;
+    s.repo().push_commit(
+        &other_branch,
+        SHA2,
+        "work",
+        &[("check.sh", "exit 0\n")],
+        "agent",
+    );
+    eventually("both runs are dispatched", || async {
+        s.dispatch_for(SHA1).is_some() && s.dispatch_for(SHA2).is_some()
+    })
+    .await;
+    let inputs = |sha: &str| {
+        let d = s.dispatch_for(sha).unwrap().inputs;
+        (d["story"].clone(), d["task"].clone())
+    };
+    assert_eq!(inputs(SHA1), (json!("file:checks"), json!("check")));
+    assert_eq!(inputs(SHA2), (json!("file:other"), json!("check")));
+}
+
+#[tokio::test]
 async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_review() {
     let s = story_on_actions(true).await;
     let run_id = s.push_and_dispatch(SHA1).await;
@@ -213,6 +245,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
     assert_eq!(
         dispatch.inputs,
         json!({
+            "story": "file:checks",
             "task": "check",
             "sha": SHA1,
             "gates": "test,lint",

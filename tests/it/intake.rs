@@ -108,17 +108,18 @@ async fn bodies_over_githubs_25_mib_cap_get_413() {
 async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
     use tokio::io::AsyncWriteExt;
     let app = TestApp::start_with(|config| config.webhook_memory_mib = 25).await;
-    // A sender that announces 20 MiB and sends a little: its room is held
-    // while its body is being read.
+    // A sender that announces 21 MiB and sends 20 of them: the room for
+    // what it sent is held while the rest of its body is awaited.
     let mut slow = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
         .await
         .unwrap();
     let head = format!(
         "POST /webhook HTTP/1.1\r\nhost: taskgate\r\ncontent-type: application/json\r\n\
-         x-github-event: ping\r\nx-github-delivery: slow\r\ncontent-length: {}\r\n\r\n{{",
-        20 << 20
+         x-github-event: ping\r\nx-github-delivery: slow\r\ncontent-length: {}\r\n\r\n",
+        21 << 20
     );
     slow.write_all(head.as_bytes()).await.unwrap();
+    slow.write_all(&vec![b' '; 20 << 20]).await.unwrap();
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
 
     // An ordinary delivery still fits beside it.
@@ -155,6 +156,43 @@ async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
     let (status, text) = post(&app, &headers, large).await;
     assert_eq!(status, 202, "{text}");
     assert!(app.store().delivery("large").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn twenty_senders_announcing_25_mib_and_sending_nothing_keep_no_delivery_out() {
+    use tokio::io::AsyncWriteExt;
+    let app = TestApp::start().await;
+    // Twenty connections declare GitHub's largest body (500 MiB together,
+    // twice the 256 MiB budget) and then fall silent.
+    let mut silent = Vec::new();
+    for n in 0..20 {
+        let mut stream = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
+            .await
+            .unwrap();
+        let head = format!(
+            "POST /webhook HTTP/1.1\r\nhost: taskgate\r\ncontent-type: application/json\r\n\
+             x-github-event: ping\r\nx-github-delivery: silent-{n}\r\ncontent-length: {}\r\n\r\n",
+            taskgate::intake::MAX_BODY_BYTES
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        silent.push(stream);
+    }
+    // Their requests have reached the handler.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    // GitHub's delivery is answered at once, not after the 2 s wait for room.
+    let ping = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    let started = std::time::Instant::now();
+    let (status, text) = signed(&app, "ping", "real", &ping).await;
+    assert_eq!(status, 202, "{text}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "answered after {:?}",
+        started.elapsed()
+    );
+    let metrics = app.metrics().await;
+    assert!(!metrics.contains("outcome=\"busy\""), "{metrics}");
+    drop(silent);
 }
 
 #[tokio::test]

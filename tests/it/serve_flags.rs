@@ -76,6 +76,21 @@ fn a_webhook_memory_budget_below_one_largest_body_is_refused() {
 }
 
 #[test]
+fn metrics_behind_the_api_token_without_a_token_is_refused() {
+    assert_refused(
+        serve_with(
+            &[],
+            &[
+                ("TASKGATE_METRICS_AUTH", "true"),
+                ("DATABASE_URL", "sqlite:///nonexistent-dir/never-opened.db"),
+            ],
+        ),
+        1,
+        &["TASKGATE_METRICS_AUTH asks /metrics for TASKGATE_API_TOKEN, which is not set"],
+    );
+}
+
+#[test]
 fn an_unknown_log_format_is_refused() {
     assert_refused(
         serve_with(&[], &[("LOG_FORMAT", "yaml")]),

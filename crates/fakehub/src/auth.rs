@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::routes::Reply;
 use crate::state::State;
 
-pub const PUBLIC_KEY_PEM: &str = include_str!("../../../fixtures/keys/test-app.pub.pem");
+pub const PUBLIC_KEY_PEM: &str = include_str!("../fixtures/keys/test-app.pub.pem");
 
 /// Who is calling.
 #[derive(Clone, Debug, PartialEq)]

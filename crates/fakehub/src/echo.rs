@@ -23,7 +23,7 @@ use crate::openapi;
 use crate::state::{PendingDelivery, State};
 use crate::Shared;
 
-const WEBHOOK_SUBSET: &str = include_str!("../../../fixtures/openapi/webhooks-subset.json");
+const WEBHOOK_SUBSET: &str = include_str!("../fixtures/openapi/webhooks-subset.json");
 
 /// Counters of the echo engine: the fake is quiet when `queued == delivered`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

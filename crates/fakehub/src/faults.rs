@@ -23,6 +23,11 @@ pub enum Fault {
     PrimaryRateLimit { reset_in_secs: u64 },
     /// 401 "Bad credentials" once.
     Unauthorized,
+    /// GitHub's 403 for a call the installation has no permission for,
+    /// to the next `times` requests: `{"message": "Resource not accessible
+    /// by integration", ...}` with the ordinary rate-limit headers (plenty
+    /// remaining), no `retry-after`. Not a rate limit.
+    NotAccessible { times: u32 },
     /// 422 "Validation Failed" without applying the change.
     ValidationFailed,
     /// 422 "Validation Failed" whose one `errors` entry carries GitHub's
@@ -60,6 +65,10 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
                 times: 1,
             }
         }
+        Fault::NotAccessible { times } if *times > 1 => {
+            *times -= 1;
+            Fault::NotAccessible { times: 1 }
+        }
         _ => queue.pop_front()?,
     };
     Some(match fault {
@@ -81,6 +90,10 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
             FaultAction::Answer(r)
         }
         Fault::Unauthorized => FaultAction::Answer(Reply::error(401, "Bad credentials")),
+        Fault::NotAccessible { .. } => FaultAction::Answer(Reply::json(
+            403,
+            json!({"message": NOT_ACCESSIBLE, "documentation_url": crate::routes::DOCS_URL, "status": "403"}),
+        )),
         Fault::ValidationFailed => FaultAction::Answer(Reply::json(
             422,
             json!({"message": "Validation Failed", "errors": [{"resource": "Issue", "code": "custom", "message": "injected by fakehub"}],
@@ -97,6 +110,9 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         }
     })
 }
+
+/// GitHub's message when an installation lacks the permission a call needs.
+pub const NOT_ACCESSIBLE: &str = "Resource not accessible by integration";
 
 fn status_message(status: u16) -> &'static str {
     match status {

@@ -25,7 +25,7 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-const SUBSET: &str = include_str!("../../../fixtures/graphql/github-subset.json");
+const SUBSET: &str = include_str!("../fixtures/graphql/github-subset.json");
 const SUBSET_PATH: &str = "fixtures/graphql/github-subset.json";
 
 // ---------------------------------------------------------------- errors

@@ -69,7 +69,7 @@ mod state;
 mod webhooks;
 
 pub use echo::{EchoRecord, EchoStats};
-pub use faults::Fault;
+pub use faults::{Fault, NOT_ACCESSIBLE};
 pub use repo_handle::RepoHandle;
 pub use state::{
     Artifact, CheckRun, Comment, Issue, Label, Pull, Reaction, User, WorkflowDispatch, WorkflowRun,
@@ -206,7 +206,7 @@ impl FakeGitHub {
 
     /// The app's private key (PKCS#1 PEM), for the client under test.
     pub fn private_key_pem() -> &'static str {
-        include_str!("../../../fixtures/keys/test-app.pem")
+        include_str!("../fixtures/keys/test-app.pem")
     }
 
     /// The app's slug; its bot user is `<slug>[bot]`.
@@ -300,6 +300,13 @@ impl FakeGitHub {
         st.secondary_limit = limit;
         st.secondary_window = window;
         st.write_times.clear();
+    }
+
+    /// Faults queued on `route` and not consumed yet: a test waits for 0 to
+    /// know a request has met its fault (and, for `Latency`, is being held).
+    pub fn faults_pending(&self, route: &str) -> usize {
+        let key = normalise_route(route);
+        self.inner.lock().faults.get(&key).map_or(0, |q| q.len())
     }
 
     /// Drops every fault not yet consumed.

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::routes::match_template;
 
-const SUBSET: &str = include_str!("../../../fixtures/openapi/github-subset.json");
+const SUBSET: &str = include_str!("../fixtures/openapi/github-subset.json");
 
 pub struct OpenApi {
     paths: serde_json::Map<String, Value>,

@@ -1,0 +1,282 @@
+//! How taskgate is installed and run by its users (issue 23): the composite
+//! GitHub Action's script steps, played here as the runner would run them,
+//! give a report the server accepts; `taskgate --version` names the commit;
+//! the README's install section names only commands and flags that exist.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+use saphyr::{LoadableYamlNode, Yaml};
+use taskgate::ids::CommitSha;
+use taskgate::runner::actions::{read_report_zip, ArtifactLimits};
+
+const ACTION: &str = include_str!("../../action.yml");
+const README: &str = include_str!("../../README.md");
+const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn write(path: &Path, content: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, content).unwrap();
+}
+
+/// `${{ inputs.x }}` and `${{ github.x }}` filled in as the runner does.
+fn expand(value: &str, inputs: &BTreeMap<&str, &str>, github: &BTreeMap<&str, &str>) -> String {
+    let mut out = value.to_owned();
+    while let Some(start) = out.find("${{") {
+        let end = start + out[start..].find("}}").expect("closed expression") + 2;
+        let expr = out[start + 3..end - 2].trim();
+        let value = match expr.split_once('.') {
+            Some(("inputs", name)) => inputs.get(name).copied().unwrap_or(""),
+            Some(("github", name)) => github.get(name).copied().unwrap_or(""),
+            _ => panic!("an expression the test does not play: {expr}"),
+        };
+        out.replace_range(start..end, value);
+    }
+    out
+}
+
+fn str_of<'a>(step: &'a Yaml, key: &str) -> Option<&'a str> {
+    step.as_mapping_get(key).and_then(|v| v.as_str())
+}
+
+#[test]
+fn the_actions_script_steps_played_as_the_runner_give_a_report_the_server_accepts() {
+    let doc = Yaml::load_from_str(ACTION).expect("action.yml is YAML");
+    let action = &doc[0];
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let temp = dir.path().join("runner-temp");
+    std::fs::create_dir_all(&temp).unwrap();
+
+    // What each checkout step would check out: the default branch (its
+    // plan) and the commit under test (with a plan of its own, never run).
+    let default_branch = dir.path().join("default-branch");
+    write(
+        &default_branch.join(".taskgate/stories/a.yml"),
+        "story: a\ntasks:\n  - id: t\n    acceptance:\n      tests: ['touch ran-a']\n",
+    );
+    write(
+        &default_branch.join(".taskgate/stories/b.yml"),
+        "story: b\ntasks:\n  - id: t\n    acceptance:\n      tests:\n        - { cmd: 'test -f src.txt', gate: test }\n        - { cmd: 'false', gate: lint }\n",
+    );
+    let under_test = dir.path().join("under-test");
+    write(&under_test.join("src.txt"), "code under test\n");
+    write(
+        &under_test.join(".taskgate/stories/b.yml"),
+        "story: b\ntasks:\n  - id: t\n    acceptance:\n      tests: ['touch pwned']\n",
+    );
+
+    let inputs = BTreeMap::from([
+        ("story", "file:b"),
+        ("task", "t"),
+        ("sha", SHA),
+        ("gates", "test"),
+        ("run_id", "story=file:b task=t attempt=1"),
+        ("version", ""),
+    ]);
+    let github = BTreeMap::from([
+        ("action_repository", "taskgate/taskgate"),
+        ("action_ref", "v0.0.0-test"),
+    ]);
+    // The just-built binary stands in for the install step's.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_taskgate")).parent().unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap());
+
+    let mut artifacts: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+    let mut ran_scripts = 0;
+    for step in action["runs"]["steps"].as_sequence().expect("steps") {
+        let with = |key: &str| {
+            step["with"]
+                .as_mapping_get(key)
+                .map(|v| expand(v.as_str().unwrap_or(""), &inputs, &github))
+        };
+        if let Some(uses) = str_of(step, "uses") {
+            let target = workspace.join(with("path").unwrap_or_default());
+            if uses.starts_with("actions/checkout@") {
+                let source = match with("ref").as_deref() {
+                    Some(SHA) => &under_test,
+                    None => &default_branch,
+                    Some(other) => panic!("checkout of {other}"),
+                };
+                copy_dir(source, &target);
+            } else if uses.starts_with("actions/upload-artifact@") {
+                assert_eq!(str_of(step, "if"), Some("always()"));
+                let file = workspace.join(with("path").unwrap());
+                let name = file.file_name().unwrap().to_str().unwrap().to_owned();
+                artifacts.insert(
+                    with("name").unwrap(),
+                    zip_of(&name, &std::fs::read(&file).unwrap()),
+                );
+            } else {
+                panic!("a step the test does not play: {uses}");
+            }
+            continue;
+        }
+        let script = str_of(step, "run").expect("a run step");
+        assert_eq!(
+            str_of(step, "shell"),
+            Some("bash"),
+            "every script says its shell"
+        );
+        // Every script parses, the install step's included.
+        let syntax = Command::new("bash")
+            .args(["-n", "-c", script])
+            .status()
+            .unwrap();
+        assert!(syntax.success(), "bash -n: {script}");
+        if str_of(step, "id") == Some("install") {
+            continue;
+        }
+        let mut cmd = Command::new("bash");
+        // GitHub's `shell: bash`.
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+            .current_dir(workspace.join(str_of(step, "working-directory").unwrap_or(".")))
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", dir.path())
+            .env("GITHUB_WORKSPACE", &workspace)
+            .env("RUNNER_TEMP", &temp)
+            .env("GITHUB_SHA", "ffffffffffffffffffffffffffffffffffffffff")
+            .env("RUST_LOG", "warn");
+        if let Some(env) = step["env"].as_mapping() {
+            for (k, v) in env {
+                cmd.env(
+                    k.as_str().unwrap(),
+                    expand(v.as_str().unwrap(), &inputs, &github),
+                );
+            }
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{script}\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ran_scripts += 1;
+    }
+    assert_eq!(ran_scripts, 1, "the run step");
+    assert!(
+        !workspace.join("tested/pwned").exists(),
+        "the tested commit's plan did not run"
+    );
+
+    let zip = &artifacts["taskgate-report"];
+    let report = read_report_zip(zip, "t", &CommitSha(SHA.into()), ArtifactLimits::default())
+        .expect("the server accepts the report");
+    let gates: Vec<&str> = report.gates.iter().map(|g| g.gate.as_str()).collect();
+    assert_eq!(
+        gates,
+        ["test"],
+        "only the dispatched gate of the dispatched story ran"
+    );
+    assert!(report.passed());
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+fn zip_of(name: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    zip.start_file(name, options).unwrap();
+    zip.write_all(bytes).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+fn taskgate(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_taskgate"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("the taskgate binary runs")
+}
+
+#[test]
+fn version_names_the_release_and_the_commit() {
+    let out = taskgate(&["--version"]);
+    assert!(out.status.success());
+    let line = String::from_utf8(out.stdout).unwrap();
+    let prefix = format!("taskgate {} (commit ", env!("CARGO_PKG_VERSION"));
+    let commit = line
+        .trim_end()
+        .strip_prefix(&prefix)
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{commit}"
+    );
+}
+
+/// The README's "Install" section, up to the next `## ` heading.
+fn install_section() -> &'static str {
+    let start = README.find("\n## Install\n").expect("an Install section") + 1;
+    let rest = &README[start + 3..];
+    &README[start..start + 3 + rest.find("\n## ").unwrap_or(rest.len())]
+}
+
+#[test]
+fn the_readmes_install_section_names_commands_and_flags_that_exist() {
+    let section = install_section();
+    let mut checked = 0;
+    for line in section.lines() {
+        // Commands in the code blocks: `taskgate SUB --flag ...`.
+        let Some(cmd) = line.trim().strip_prefix("taskgate ") else {
+            continue;
+        };
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let (sub, flags): (Vec<&str>, Vec<&str>) = match words.first() {
+            Some(w) if w.starts_with("--") => (vec![], words),
+            _ => (words[..1].to_vec(), words[1..].to_vec()),
+        };
+        let mut help_args = sub.clone();
+        help_args.push("--help");
+        let help = taskgate(&help_args);
+        assert!(
+            help.status.success(),
+            "taskgate {}: no such command",
+            sub.join(" ")
+        );
+        let help = String::from_utf8_lossy(&help.stdout);
+        for flag in flags.iter().filter(|f| f.starts_with("--")) {
+            let flag = flag.split('=').next().unwrap();
+            assert!(
+                help.contains(flag),
+                "taskgate {} has no {flag}",
+                sub.join(" ")
+            );
+            checked += 1;
+        }
+    }
+    assert!(
+        checked >= 3,
+        "the section names the flags it relies on:\n{section}"
+    );
+    // The Action and the image are named as the release publishes them.
+    let v = env!("CARGO_PKG_VERSION");
+    assert!(
+        section.contains(&format!("uses: taskgate/taskgate@v{v}")),
+        "{section}"
+    );
+    assert!(
+        section.contains(&format!("ghcr.io/taskgate/taskgate:{v}")),
+        "{section}"
+    );
+    assert!(section.contains(&format!("taskgate-v{v}-x86_64-unknown-linux-gnu.tar.gz")));
+}

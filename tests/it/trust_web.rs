@@ -1,0 +1,230 @@
+//! Trust boundaries of the HTTP surfaces and the loops behind them
+//! (issue 18, item 3): cross-site requests to the API, `/metrics` behind
+//! the token and cheap to scrape, loops that restart after a panic, and a
+//! store that fails without the processor spinning.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use base64::Engine;
+
+use crate::runs::{story_with, story_with_plan, Story};
+use crate::support::{eventually, metric, TestApp, REPO};
+
+const PLAN_FILE: &str = ".taskgate/stories/checks.yml";
+
+const PLAN: &str = r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+fn state(s: &Story) -> String {
+    s.task_labels()
+        .into_iter()
+        .find(|l| l.starts_with("state:"))
+        .unwrap_or_default()
+}
+
+fn basic(password: &str) -> String {
+    let pair = format!("octocat:{password}");
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(pair)
+    )
+}
+
+async fn post(s: &Story, path: &str, authorization: &str, body: &str) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .post(format!("{}{path}", s.app.url))
+        .header("authorization", authorization)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_token_can() {
+    let s = story_with_plan(PLAN, None, 2).await;
+    let reject = format!("/api/tasks/{}/reject", s.task_issue);
+    let stories: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/api/stories", s.app.url))
+        .bearer_auth("api-token")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let story = &stories["stories"][0]["issue"];
+    assert!(story.is_u64(), "{stories}");
+    let ship = format!("/api/stories/{story}/ship");
+    let reason = r#"{"reason":"a page on another site says so"}"#;
+    // What a cross-site form or fetch carries: the Basic credentials the
+    // browser remembers for the dashboard, with the right password.
+    for path in [reject.as_str(), ship.as_str()] {
+        let (status, body) = post(&s, path, &basic("api-token"), reason).await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert!(body.contains("needs `Authorization: Bearer"), "{body}");
+    }
+    s.app.settle().await;
+    assert_ne!(state(&s), "state:rejected");
+    assert!(s.app.bot_comments(s.task_issue).is_empty());
+    // Reading with Basic still works (the dashboard's browser).
+    let listed = reqwest::Client::new()
+        .get(format!("{}/api/stories", s.app.url))
+        .header("authorization", basic("api-token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status().as_u16(), 200);
+
+    // An API client with the bearer token changes state as before.
+    let (status, body) = post(&s, &reject, "Bearer api-token", reason).await;
+    assert_eq!(status, 202, "{body}");
+    s.app.settle().await;
+    assert_eq!(state(&s), "state:rejected");
+}
+
+/// A clock that panics while `broken` is set: the `ServeConfig`'s injected
+/// clock, called by the processor for decisions about runs.
+fn breakable_clock(broken: Arc<AtomicBool>) -> taskgate::app::runs::Clock {
+    Arc::new(move || {
+        if broken.load(Ordering::SeqCst) {
+            panic!("the clock broke");
+        }
+        taskgate::store::unix_now()
+    })
+}
+
+async fn healthz(url: &str) -> (u16, String) {
+    let response = reqwest::get(format!("{url}/healthz")).await.unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_processor_that_panics_is_restarted_counted_and_reported_down_meanwhile() {
+    let broken = Arc::new(AtomicBool::new(false));
+    let clock = breakable_clock(broken.clone());
+    let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
+    assert_eq!(healthz(&s.app.url).await, (200, "ok\n".to_owned()));
+    let restarts = "taskgate_loop_restarts_total{loop=\"processor\"}";
+    assert_eq!(metric(&s.app.metrics().await, restarts), 0.0);
+
+    // Deciding the push panics, and again after each restart while the
+    // clock stays broken: /healthz names the loop meanwhile.
+    broken.store(true, Ordering::SeqCst);
+    s.push(&[("check.sh", "exit 0\n")], "first try").await;
+    // Down for 100 ms after the first panic: the answer is kept as seen.
+    let seen = std::sync::Mutex::new(String::new());
+    eventually("healthz reports the processor down", || async {
+        let (status, text) = healthz(&s.app.url).await;
+        *seen.lock().unwrap() = text;
+        status == 503
+    })
+    .await;
+    let down = seen.into_inner().unwrap();
+    assert!(
+        down.starts_with("loop processor is down: it panicked: the clock broke; restarting in"),
+        "{down}"
+    );
+    broken.store(false, Ordering::SeqCst);
+    eventually("healthz ok again", || async {
+        healthz(&s.app.url).await.0 == 200
+    })
+    .await;
+    assert!(metric(&s.app.metrics().await, restarts) >= 1.0);
+
+    // The deliveries it panicked on are marked failed, not taken again, and
+    // the next push is decided and run.
+    s.app.settle().await;
+    let sha = s.push(&[("check.sh", "exit 0\n")], "second try").await;
+    let runs = s.completed(&sha, 1).await;
+    assert_eq!(runs[0].conclusion.as_deref(), Some("success"), "{runs:#?}");
+}
+
+/// Makes every decision fail to be stored, as a full disk or a broken
+/// database would: the delivery stays pending.
+fn fail_decisions(database: &Path, failing: bool) {
+    let conn = rusqlite::Connection::open(database).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(5))
+        .unwrap();
+    let sql = if failing {
+        "CREATE TRIGGER fail_decisions BEFORE UPDATE OF status ON deliveries
+         WHEN NEW.status IN ('processed', 'failed')
+         BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;"
+    } else {
+        "DROP TRIGGER fail_decisions;"
+    };
+    conn.execute_batch(sql).unwrap();
+}
+
+#[tokio::test]
+async fn when_the_store_fails_the_processor_backs_off_instead_of_rereading_github() {
+    let dir = tempfile::tempdir().unwrap();
+    let database = dir.path().join("taskgate.db");
+    let url = format!("sqlite://{}", database.display());
+    let app = TestApp::start_with(move |c| c.database_url = url).await;
+    fail_decisions(&database, true);
+
+    // A plan pushed to main: deciding it reads the plan from GitHub.
+    let before = app.fake.requests().len();
+    app.fake
+        .repo(REPO)
+        .push_files("main", &[(PLAN_FILE, PLAN)], "Add a plan", "octocat");
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let reads: Vec<_> = app.fake.requests()[before..]
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains(PLAN_FILE))
+        .map(|r| r.path.clone())
+        .collect();
+    // Tried at 0, 0.1, 0.3, 0.7, 1.5 s (and maybe 3.1 s): not hundreds.
+    assert!(
+        (1..=7).contains(&reads.len()),
+        "{} reads of the plan in 3 s",
+        reads.len()
+    );
+
+    // The store recovers; the decision is taken.
+    fail_decisions(&database, false);
+    app.settle().await;
+    assert!(app
+        .fake
+        .repo(REPO)
+        .issues()
+        .iter()
+        .any(|i| i.title == "Make the check pass"));
+}
+
+#[tokio::test]
+async fn metrics_can_require_the_api_token() {
+    let app = TestApp::start_with(|c| c.metrics_auth = true).await;
+    let scrape = |authorization: Option<&'static str>| {
+        let mut request = reqwest::Client::new().get(format!("{}/metrics", app.url));
+        if let Some(value) = authorization {
+            request = request.header("authorization", value);
+        }
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let (status, text) = scrape(None).await;
+    assert_eq!(status, 401, "{text}");
+    assert!(!text.contains("taskgate_"), "{text}");
+    assert_eq!(scrape(Some("Bearer wrong")).await.0, 401);
+    let (status, text) = scrape(Some("Bearer api-token")).await;
+    assert_eq!(status, 200);
+    assert!(text.contains("taskgate_outbox_depth"), "{text}");
+    // Unset, /metrics stays open, as Prometheus scrapes it by default.
+    let open = TestApp::start().await;
+    assert!(open.metrics().await.contains("taskgate_outbox_depth"));
+}
