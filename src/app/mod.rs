@@ -283,6 +283,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             .clone()
             .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url));
         let (tick_every, actions_watch) = (config.tick_every, config.actions_watch);
+        let in_hand = run_queue::InHand::default();
         move || {
             run_queue::RunQueue {
                 store: store.clone(),
@@ -298,6 +299,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
                 actions_watch,
                 clock: clock.clone(),
                 metrics: metrics.clone(),
+                in_hand: in_hand.clone(),
             }
             .run()
         }

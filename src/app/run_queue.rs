@@ -63,6 +63,12 @@ impl GitSource {
 
 type AttemptKey = (String, String, String, u32);
 
+/// Attempts started by this process, and whether each has reported its
+/// end. Shared by every start of the loop: a run queue restarted after a
+/// panic finds the attempts the one before it left running, and does not
+/// start them a second time.
+pub type InHand = Arc<Mutex<HashMap<AttemptKey, (CancelHandle, bool)>>>;
+
 fn key(row: &AttemptRow) -> AttemptKey {
     (
         row.repo.as_str().to_owned(),
@@ -93,16 +99,17 @@ pub struct RunQueue {
     pub clock: super::runs::Clock,
     /// Where the runner's overhead is counted.
     pub metrics: Arc<crate::web::metrics::Metrics>,
+    /// The attempts running in this process ([`InHand`]).
+    pub in_hand: InHand,
 }
 
 impl RunQueue {
     pub async fn run(self) {
         let this = Arc::new(self);
-        // Attempts started by this process, and whether each has reported
-        // its end. A finished attempt stays here until the processor has
+        // A finished attempt stays in hand until the processor has
         // recorded that end (it leaves the active set), so it is never
         // started a second time in between.
-        let running: Arc<Mutex<HashMap<AttemptKey, (CancelHandle, bool)>>> = Arc::default();
+        let running = this.in_hand.clone();
         let mut next_tick = tokio::time::Instant::now();
         loop {
             if tokio::time::Instant::now() >= next_tick {
