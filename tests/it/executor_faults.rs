@@ -10,21 +10,6 @@ use crate::support::{TestApp, INSTALLATION, REPO};
 const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
 const ACCESS_TOKEN: &str = "POST /app/installations/{installation_id}/access_tokens";
 
-fn calls(app: &TestApp, route: &str) -> Vec<u16> {
-    app.fake
-        .requests()
-        .into_iter()
-        .filter(|r| {
-            r.route
-                .as_deref()
-                .map(|t| format!("{} {t}", r.method))
-                .as_deref()
-                == Some(route)
-        })
-        .map(|r| r.status)
-        .collect()
-}
-
 /// A `/taskgate help` comment on a new issue, answered while GitHub meets
 /// comment creation with `faults` in turn; returns once all is settled.
 async fn help_reply_through(faults: Vec<Fault>) -> (TestApp, u64) {
@@ -52,7 +37,7 @@ async fn server_errors_are_retried_with_backoff_until_github_accepts() {
     }])
     .await;
 
-    assert_eq!(calls(&app, CREATE_COMMENT), vec![500, 500, 500, 201]);
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![500, 500, 500, 201]);
     let metrics = app.metrics().await;
     for line in [
         "taskgate_github_calls_total{effect=\"post_comment\",status=\"500\"} 3",
@@ -83,7 +68,7 @@ async fn a_secondary_rate_limit_waits_for_retry_after() {
         started.elapsed() >= Duration::from_secs(1),
         "retried before retry-after"
     );
-    assert_eq!(calls(&app, CREATE_COMMENT), vec![403, 201]);
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![403, 201]);
     let effect = only_effect(&app).await;
     assert_eq!(effect.status, EffectStatus::Done);
     assert!(effect.last_error.unwrap().contains("rate limit"));
@@ -106,7 +91,7 @@ async fn rate_limits_do_not_use_up_an_effects_retries() {
 
     let mut expected = vec![403; 6];
     expected.extend([502, 502, 502, 502, 201]);
-    assert_eq!(calls(&app, CREATE_COMMENT), expected);
+    assert_eq!(app.statuses(CREATE_COMMENT), expected);
     let effect = only_effect(&app).await;
     assert_eq!(
         (effect.status, effect.attempts, effect.failures),
@@ -123,7 +108,7 @@ async fn an_effect_is_given_up_after_its_failed_attempts_with_githubs_answer() {
     }])
     .await;
 
-    assert_eq!(calls(&app, CREATE_COMMENT), vec![503; 5]);
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![503; 5]);
     let effect = only_effect(&app).await;
     assert_eq!(effect.status, EffectStatus::Failed);
     let error = effect.last_error.unwrap();
@@ -145,15 +130,15 @@ async fn an_expired_token_is_renewed_once() {
     app.settle().await;
 
     assert_eq!(app.bot_comments(issue).len(), 2);
-    assert_eq!(calls(&app, ACCESS_TOKEN), vec![201, 201]);
-    assert_eq!(calls(&app, CREATE_COMMENT), vec![201, 401, 201]);
+    assert_eq!(app.statuses(ACCESS_TOKEN), vec![201, 201]);
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![201, 401, 201]);
 }
 
 #[tokio::test]
 async fn validation_failures_are_recorded_and_not_retried() {
     let (app, issue) = help_reply_through(vec![Fault::ValidationFailed]).await;
 
-    assert_eq!(calls(&app, CREATE_COMMENT), vec![422]);
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![422]);
     let effect = only_effect(&app).await;
     assert_eq!((effect.status, effect.attempts), (EffectStatus::Failed, 1));
     assert!(effect

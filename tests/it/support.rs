@@ -108,6 +108,21 @@ impl TestApp {
         comment
     }
 
+    /// The statuses GitHub answered to the requests on `route`
+    /// (`"POST /repos/{owner}/{repo}/issues"`), in order.
+    pub fn statuses(&self, route: &str) -> Vec<u16> {
+        self.fake
+            .requests()
+            .into_iter()
+            .filter(|r| {
+                r.route
+                    .as_deref()
+                    .is_some_and(|t| route.strip_prefix(&r.method).map(str::trim_start) == Some(t))
+            })
+            .map(|r| r.status)
+            .collect()
+    }
+
     /// Every request body taskgate sent matched GitHub's OpenAPI description.
     pub fn assert_contract_kept(&self) {
         self.fake.assert_contract_kept();

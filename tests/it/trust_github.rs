@@ -24,21 +24,6 @@ fn plan() -> String {
     .unwrap()
 }
 
-fn statuses(app: &TestApp, route: &str) -> Vec<u16> {
-    app.fake
-        .requests()
-        .into_iter()
-        .filter(|r| {
-            r.route
-                .as_deref()
-                .map(|t| format!("{} {t}", r.method))
-                .as_deref()
-                == Some(route)
-        })
-        .map(|r| r.status)
-        .collect()
-}
-
 /// (issue number, body) of every bot comment saying GitHub refused something.
 fn refusal_notes(app: &TestApp) -> Vec<(u64, String)> {
     let repo = app.fake.repo(REPO);
@@ -120,7 +105,7 @@ async fn a_403_on_a_read_does_not_hold_the_installations_later_deliveries() {
     app.settle().await;
 
     assert_eq!(app.bot_comments(issue).len(), 1, "the help reply");
-    let refused = statuses(&app, CONTENTS);
+    let refused = app.statuses(CONTENTS);
     assert!(!refused.is_empty() && refused.iter().all(|s| *s == 403));
     assert!(refused.len() <= 2, "not retried: {refused:?}");
 }
