@@ -147,7 +147,8 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
                 cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(info_write.as_raw_fd())));
                 let limits = sandbox.rlimits(spec.timeout + spec.grace);
                 let fd = info_write.as_raw_fd();
-                cgroup = PidsCgroup::create(sandbox.sandbox.limits.max_processes);
+                let l = &sandbox.sandbox.limits;
+                cgroup = PidsCgroup::create(l.max_processes, l.memory_bytes);
                 let procs = cgroup.as_ref().map(PidsCgroup::procs);
                 // SAFETY: between fork and exec only async-signal-safe calls
                 // (fcntl, open, write, close, setrlimit) on values computed

@@ -386,16 +386,35 @@ pub struct PidsCgroup {
 
 impl PidsCgroup {
     /// A new cgroup allowing `max` processes; `None` where taskgate cannot
-    /// make one.
-    pub fn create(max: u64) -> Option<PidsCgroup> {
+    /// make one. Where the cgroup is a v2 one with the memory controller
+    /// enabled for it, `memory` bytes bound the command's processes
+    /// together (`memory.max`, no swap), beside each one's `RLIMIT_AS`.
+    pub fn create(max: u64, memory: u64) -> Option<PidsCgroup> {
+        Self::create_in(&pids_parent()?, max, memory)
+    }
+
+    fn create_in(parent: &Path, max: u64, memory: u64) -> Option<PidsCgroup> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let parent = pids_parent()?;
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = parent.join(format!("taskgate-{}-{n}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
         let cgroup = PidsCgroup { dir };
-        std::fs::write(cgroup.dir.join("pids.max"), max.to_string()).ok()?;
+        cgroup.limit(max, memory)?;
         Some(cgroup)
+    }
+
+    fn limit(&self, max: u64, memory: u64) -> Option<()> {
+        std::fs::write(self.dir.join("pids.max"), max.to_string()).ok()?;
+        // A v2 cgroup shows `memory.max` only when its parent delegates
+        // the memory controller; v1's pids hierarchy never has it.
+        if self.dir.join("memory.max").exists() {
+            std::fs::write(self.dir.join("memory.max"), memory.to_string()).ok()?;
+            let swap = self.dir.join("memory.swap.max");
+            if swap.exists() {
+                let _ = std::fs::write(swap, "0");
+            }
+        }
+        Some(())
     }
 
     /// The file a process writes `0` to to join.

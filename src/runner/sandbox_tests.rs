@@ -518,3 +518,29 @@ fn pgrep(pattern: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+#[test]
+fn a_v2_cgroup_with_the_memory_controller_bounds_the_commands_memory_together() {
+    // Directories standing for cgroups: the kernel shows `memory.max` in a
+    // v2 cgroup whose parent delegates the memory controller, never in
+    // v1's pids hierarchy.
+    let limited = |with_memory: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        if with_memory {
+            std::fs::write(dir.path().join("memory.max"), "max").unwrap();
+        }
+        let mut cgroup = PidsCgroup {
+            dir: dir.path().to_owned(),
+        };
+        cgroup.limit(64, 1 << 30).expect("limits written");
+        // Not a real cgroup: nothing to remove on drop.
+        cgroup.dir = std::path::PathBuf::new();
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).ok();
+        (read("pids.max"), read("memory.max"))
+    };
+    assert_eq!(limited(false), (Some("64".into()), None), "v1: pids only");
+    assert_eq!(
+        limited(true),
+        (Some("64".into()), Some((1u64 << 30).to_string()))
+    );
+}
