@@ -7,18 +7,22 @@
 //! - shell: [`intake`] (webhooks), [`store`] (SQLite inbox, state, outbox),
 //!   [`runner`] (acceptance commands in process groups, git mirrors),
 //!   [`github`] (App auth, client, effect executor), [`web`] (health,
-//!   metrics), [`app`] (wiring).
+//!   `/metrics`, API, dashboard), [`app`] (wiring);
+//! - leaves the shell shares: [`clock`] (the injected "now"), [`metrics`]
+//!   (the Prometheus registry), [`ids`] (identity newtypes).
 //!
 //! Arrows point inward: the shell uses the core; the core imports nothing
 //! from the shell.
 
 pub mod app;
 pub mod classify;
+pub mod clock;
 pub mod commands;
 pub mod core;
 pub mod github;
 pub mod ids;
 pub mod intake;
+pub mod metrics;
 pub mod runner;
 pub mod setup;
 pub mod store;

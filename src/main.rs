@@ -229,7 +229,7 @@ impl ServeArgs {
             webhook_path: self.webhook_path,
             webhook_memory_mib: self.webhook_memory_mib,
             header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
-            clock: taskgate::app::runs::system_clock(),
+            clock: taskgate::clock::system_clock(),
         })
     }
 }

@@ -1,4 +1,11 @@
-//! Prometheus metrics (`GET /metrics`), via the `prometheus-client` crate.
+//! Prometheus metrics, via the `prometheus-client` crate: the registry
+//! every part of the shell counts into, and its text for `GET /metrics`.
+//!
+//! Owns: the metric names, their help texts and labels, and rendering the
+//! registry with a [`Snapshot`] of what the store knows.
+//! Must not: serve HTTP (that is `web`) or read the store itself. It sits
+//! below `intake`, `github`, `app` and `web`, so none of them imports the
+//! HTTP layer to count something.
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;

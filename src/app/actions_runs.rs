@@ -42,15 +42,15 @@ use crate::core::report::RunReport;
 use crate::core::story::Marker;
 use crate::core::task::{AttemptStatus, RunJob};
 use crate::core::{AttemptRef, Change, Decision};
-use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
 use crate::ids::RepoName;
 use crate::intake::payload::{WorkflowRun, WorkflowRunPayload};
+use crate::metrics::Metrics;
 use crate::runner::actions::{
     attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
     report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
 };
 use crate::store::{AttemptRow, Store, StoreError};
-use crate::web::metrics::Metrics;
 
 /// An internal delivery: look at an open Actions attempt's run on GitHub.
 pub const WATCH_EVENT: &str = "taskgate.actions-watch";
@@ -303,16 +303,7 @@ impl ActionsRuns {
             return Ok(branch);
         }
         let client = self.github.installation_client(job.installation).await?;
-        let path = format!("/repos/{}", job.repo);
-        let repo: Value = send(&client, http::Method::GET, &path, None)
-            .await?
-            .json()?;
-        repo["default_branch"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| {
-                GitHubError::Unexpected(format!("{path} names no default branch")).into()
-            })
+        Ok(RepoClient::new(&client, &job.repo).default_branch().await?)
     }
 
     /// `workflow_run` `in_progress` → the attempt started; `completed` → its

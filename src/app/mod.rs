@@ -30,8 +30,9 @@ use crate::commands::Syntax;
 use crate::core::Context;
 use crate::github::{AppCredentials, Backoff, Executor, GitHubApp, GitHubError, Pacing};
 use crate::intake::IntakeState;
+use crate::metrics::Metrics;
 use crate::store::{Store, StoreError};
-use crate::web::{self, metrics::Metrics};
+use crate::web;
 pub use processor::Processor;
 
 /// [`ServeConfig::actions_watch`] unless set: a few GETs an hour for each
@@ -86,7 +87,7 @@ pub struct ServeConfig {
     /// connection may sit idle ([`web::HEADER_READ_TIMEOUT`]).
     pub header_read_timeout: Duration,
     /// Time for decisions (tests move it on).
-    pub clock: runs::Clock,
+    pub clock: crate::clock::Clock,
 }
 
 impl ServeConfig {
@@ -133,7 +134,7 @@ impl ServeConfig {
             webhook_path: web::DEFAULT_WEBHOOK_PATH.to_owned(),
             webhook_memory_mib: crate::intake::DEFAULT_MEMORY_MIB,
             header_read_timeout: web::HEADER_READ_TIMEOUT,
-            clock: runs::system_clock(),
+            clock: crate::clock::system_clock(),
         }
     }
 }
@@ -173,11 +174,18 @@ type LoopStart = Box<dyn FnMut() -> LoopFuture + Send>;
 pub struct Running {
     pub addr: SocketAddr,
     pub store: Store,
+    loops: Arc<supervisor::Loops>,
     tasks: Vec<JoinHandle<()>>,
     server: JoinHandle<()>,
 }
 
 impl Running {
+    /// The background loops' state: which are down now, and which ever
+    /// stopped and why (the test harness fails a test on the first).
+    pub fn loops(&self) -> Arc<supervisor::Loops> {
+        self.loops.clone()
+    }
+
     /// Waits for the HTTP server to stop.
     pub async fn wait(self) {
         let _ = self.server.await;
@@ -358,16 +366,17 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
         },
     );
     let header_read_timeout = config.header_read_timeout;
+    // Installed before "listening" is said: a SIGTERM right after it (a
+    // deploy replacing this process at once) must stop the server
+    // gracefully, not kill it by default.
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("install the SIGTERM handler");
     let server = tokio::spawn(async move {
         let shutdown = async {
             let ctrl_c = tokio::signal::ctrl_c();
             #[cfg(unix)]
-            {
-                let mut term =
-                    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                        .expect("install the SIGTERM handler");
-                tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
-            }
+            tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
             #[cfg(not(unix))]
             let _ = ctrl_c.await;
             info!("shutting down");
@@ -403,7 +412,7 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             "run_queue",
             Box::new(move || Box::pin(run_queue()) as LoopFuture),
         ),
-        tokio::spawn(retention),
+        tokio::spawn(supervisor::watched("retention", loops.clone(), retention)),
     ];
     if let Some(channel) = config.webhook_proxy_url {
         // This server's own listener, reached on loopback when it listens
@@ -417,9 +426,10 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             }
             _ => local,
         };
-        tasks.push(tokio::spawn(webhook_proxy::run(
-            channel,
-            format!("http://{own}{}", config.webhook_path),
+        tasks.push(tokio::spawn(supervisor::watched(
+            "webhook_proxy",
+            loops.clone(),
+            webhook_proxy::run(channel, format!("http://{own}{}", config.webhook_path)),
         )));
     }
     if let Some(every) = config.redeliver_every {
@@ -432,11 +442,16 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
             metrics: redeliver_metrics,
             asked: Default::default(),
         };
-        tasks.push(tokio::spawn(pass.run()));
+        tasks.push(tokio::spawn(supervisor::watched(
+            "redeliver",
+            loops.clone(),
+            pass.run(),
+        )));
     }
     Ok(Running {
         addr: local,
         store,
+        loops,
         tasks,
         server,
     })

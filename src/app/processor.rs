@@ -14,8 +14,8 @@ use super::sync::{SyncError, Syncer};
 use crate::core::{self, Context, Decision};
 use crate::intake::event::{Webhook, RECONCILE_EVENT};
 use crate::intake::{event, translate};
+use crate::metrics::Metrics;
 use crate::store::{unix_now_ms, PendingDelivery, Store};
-use crate::web::metrics::Metrics;
 
 pub struct Processor {
     pub store: Store,

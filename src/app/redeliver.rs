@@ -18,7 +18,7 @@ use http::Method;
 use serde::Deserialize;
 use tracing::{info, warn};
 
-use super::runs::Clock;
+use crate::clock::Clock;
 use crate::core::redeliver::{to_redeliver, HookDelivery, REDELIVERY_WINDOW_SECONDS};
 use crate::github::client::send;
 use crate::github::{GitHubApp, GitHubError};
@@ -50,7 +50,7 @@ pub struct Redeliver {
     pub every: Duration,
     pub first_after: Duration,
     pub clock: Clock,
-    pub metrics: Arc<crate::web::metrics::Metrics>,
+    pub metrics: Arc<crate::metrics::Metrics>,
     /// Delivery ids asked for, and when (unix seconds).
     pub asked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }

@@ -96,9 +96,9 @@ pub struct RunQueue {
     /// looked up on GitHub (and again every as long).
     pub actions_watch: Duration,
     /// The decisions' clock (tests move it on).
-    pub clock: super::runs::Clock,
+    pub clock: crate::clock::Clock,
     /// Where the runner's overhead is counted.
-    pub metrics: Arc<crate::web::metrics::Metrics>,
+    pub metrics: Arc<crate::metrics::Metrics>,
     /// The attempts running in this process ([`InHand`]).
     pub in_hand: InHand,
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
+use crate::clock::Clock;
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::{parse_plan, MemFiles, Task, TaskState};
 use crate::core::report::RunReport;
@@ -23,7 +24,7 @@ use crate::core::task::{
 use crate::core::{Change, CheckRunSpec, Decision, Effect};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::intake::payload::{CheckRunPayload, CheckSuitePayload, PullRequestPayload, PushPayload};
-use crate::store::{unix_now, Store, StoreError, TaskLocation};
+use crate::store::{Store, StoreError, TaskLocation};
 
 pub use crate::core::task::{Progress, RunEvent, RUN_EVENT};
 
@@ -52,15 +53,6 @@ pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
         return None;
     }
     digits.parse().ok().map(IssueNumber)
-}
-
-/// Seconds since the Unix epoch. Injected so tests can move time on (a
-/// branch todo's lifetime bound) without sleeping.
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
-
-/// The system clock.
-pub fn system_clock() -> Clock {
-    Arc::new(unix_now)
 }
 
 pub struct Runs {

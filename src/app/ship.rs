@@ -17,9 +17,7 @@
 
 use std::sync::Arc;
 
-use http::Method;
 use octocrab::Octocrab;
-use serde_json::Value;
 
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::{parse_plan, Plan};
@@ -29,7 +27,7 @@ use crate::core::ship::{
 };
 use crate::core::story::{story_branch, Marker};
 use crate::core::{Change, Decision};
-use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::github::{GitHubApp, GitHubError, RepoClient};
 use crate::ids::{CommitSha, IssueNumber, RepoName, UserId};
 use crate::intake::payload::{PullRequestPayload, WorkflowRunPayload};
 use crate::store::{Store, StoreError};
@@ -241,10 +239,12 @@ impl Ship {
         }
         let client = self.client(&l).await?;
         if l.default_branch.is_empty() {
-            l.default_branch = default_branch(&client, &l.repo).await?;
+            l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
         }
         if ev.head.is_none() && l.record.pr.is_some() {
-            ev.head = branch_head(&client, &l.repo, &l.branch).await?;
+            ev.head = RepoClient::new(&client, &l.repo)
+                .branch_head(&l.branch)
+                .await?;
         }
         let d = ship::evaluate(&l.record, &ev, &l.ctx());
         Ok(l.finish(d))
@@ -411,7 +411,7 @@ impl Ship {
         let mut l = l;
         if l.default_branch.is_empty() {
             let client = self.client(&l).await?;
-            l.default_branch = default_branch(&client, &l.repo).await?;
+            l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
         }
         let evaluated = self.evaluate_record(&l).await?;
         let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
@@ -517,7 +517,7 @@ impl Ship {
             ShipWhat::WorkflowRefused { workflow, why } => {
                 let mut l = l;
                 let client = self.client(&l).await?;
-                l.default_branch = default_branch(&client, &l.repo).await?;
+                l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
                 let d = ship::on_workflow_refused(&l.record, workflow, &why, &l.ctx());
                 Ok(l.finish(d))
             }
@@ -553,7 +553,7 @@ impl Ship {
         };
         if l.default_branch.is_empty() {
             let client = self.client(&l).await?;
-            l.default_branch = default_branch(&client, &l.repo).await?;
+            l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
         }
         let conclusion = run.conclusion.as_deref().unwrap_or("unknown");
         let file = run
@@ -618,32 +618,5 @@ impl Ship {
             }
         }
         Ok((candidates.len() == 1).then(|| candidates.remove(0)))
-    }
-}
-
-/// The repository's default branch, asked of GitHub.
-async fn default_branch(client: &Octocrab, repo: &RepoName) -> Result<String, ShipError> {
-    let path = format!("/repos/{repo}");
-    let v: Value = send(client, Method::GET, &path, None).await?.json()?;
-    v["default_branch"]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no default branch")).into())
-}
-
-/// A branch's head, or `None` when the branch does not exist.
-async fn branch_head(
-    client: &Octocrab,
-    repo: &RepoName,
-    branch: &str,
-) -> Result<Option<CommitSha>, ShipError> {
-    let path = format!("/repos/{repo}/git/ref/heads/{branch}");
-    match send(client, Method::GET, &path, None).await {
-        Ok(r) => {
-            let v: Value = r.json()?;
-            Ok(v["object"]["sha"].as_str().map(|s| CommitSha(s.to_owned())))
-        }
-        Err(GitHubError::Http { status: 404, .. }) => Ok(None),
-        Err(e) => Err(e.into()),
     }
 }

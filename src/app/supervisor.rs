@@ -3,7 +3,10 @@
 //!
 //! Owns: catching a loop's panic, counting it
 //! (`taskgate_loop_restarts_total{loop}`), the backoff between restarts,
-//! and each loop's up/down state that `/healthz` reads ([`Loops`]).
+//! each loop's up/down state that `/healthz` reads, and the record of
+//! every loop that ever stopped, with why ([`Loops`]). The tasks that are
+//! not restarted (retention, redelivery, the webhook proxy) are
+//! [`watched`]: their panic is recorded there too.
 //! Must not: know what a loop does. A loop keeps its progress in the store,
 //! so a restarted loop resumes from there, as after a process restart.
 //!
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use tracing::error;
 
-use crate::web::metrics::Metrics;
+use crate::metrics::Metrics;
 
 /// Waits that double from `first` up to `most`: between restarts of a
 /// loop, and between a processor's tries to store a decision.
@@ -70,9 +73,11 @@ impl Default for Doubling {
 }
 
 /// Which supervised loops are down, and why; shared with `/healthz`.
+/// Also which loops ever stopped since the start, and why the first time.
 #[derive(Default)]
 pub struct Loops {
     down: Mutex<BTreeMap<&'static str, String>>,
+    stopped: Mutex<BTreeMap<&'static str, String>>,
 }
 
 impl Loops {
@@ -82,6 +87,25 @@ impl Loops {
 
     fn down(&self, name: &'static str, why: String) {
         self.lock().insert(name, why);
+    }
+
+    fn stopped(&self, name: &'static str, why: &str) {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .entry(name)
+            .or_insert_with(|| why.to_owned());
+    }
+
+    /// Each loop that stopped (panicked, or returned) at least once since
+    /// the start, with why it stopped the first time; restarted or not.
+    pub fn ever_stopped(&self) -> Vec<(&'static str, String)> {
+        self.stopped
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .iter()
+            .map(|(name, why)| (*name, why.clone()))
+            .collect()
     }
 
     /// Each loop that is down, with why: empty when all are running.
@@ -124,6 +148,7 @@ pub async fn supervise<F, Fut>(
             Err(panic) => format!("it panicked: {}", panic_message(&*panic)),
         };
         metrics.loop_restarted(name);
+        loops.stopped(name, &why);
         if started.elapsed() >= HEALTHY_AFTER {
             backoff.reset();
         }
@@ -139,6 +164,17 @@ pub async fn supervise<F, Fut>(
             format!("{why}; restarting in {} ms", wait.as_millis()),
         );
         tokio::time::sleep(wait).await;
+    }
+}
+
+/// Runs a task that is not restarted: when it panics, that is recorded in
+/// `loops` ([`Loops::ever_stopped`]) and the task ends, as it would
+/// unwatched.
+pub async fn watched(name: &'static str, loops: Arc<Loops>, task: impl Future<Output = ()>) {
+    if let Err(panic) = CatchUnwind::new(task).await {
+        let why = format!("it panicked: {}", panic_message(&*panic));
+        error!(task = name, why, "a task stopped");
+        loops.stopped(name, &why);
     }
 }
 
@@ -251,6 +287,25 @@ mod tests {
             text.contains("taskgate_loop_restarts_total{loop=\"processor\"} 2"),
             "{text}"
         );
+        // Up again, and the first panic still on record.
+        assert_eq!(
+            loops.ever_stopped(),
+            [("processor", "it panicked: delivery 0 broke it".to_owned())]
+        );
         supervisor.abort();
+    }
+
+    #[tokio::test]
+    async fn a_watched_task_that_panics_ends_and_is_on_record() {
+        let loops = Arc::new(Loops::default());
+        watched("retention", loops.clone(), async { panic!("disk gone") }).await;
+        assert_eq!(
+            loops.ever_stopped(),
+            [("retention", "it panicked: disk gone".to_owned())]
+        );
+        assert!(
+            loops.down_now().is_empty(),
+            "not restarted, not reported down"
+        );
     }
 }

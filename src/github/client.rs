@@ -25,6 +25,10 @@ pub enum GitHubError {
     Unexpected(String),
     #[error("{0}")]
     Config(String),
+    /// taskgate's own store failed while performing an effect: not
+    /// GitHub's doing, and not worth another try of the same attempt.
+    #[error("store: {0}")]
+    Store(#[from] crate::store::StoreError),
     /// GitHub does not show yet an object taskgate just made (its reads
     /// lag its writes for a moment): worth another try.
     #[error("GitHub does not show it yet: {0}")]
@@ -56,7 +60,7 @@ impl GitHubError {
         match self {
             GitHubError::Http { status, .. } => *status >= 500 || self.is_rate_limit(),
             GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => true,
-            GitHubError::Config(_) | GitHubError::Unexpected(_) => false,
+            GitHubError::Config(_) | GitHubError::Store(_) | GitHubError::Unexpected(_) => false,
         }
     }
 

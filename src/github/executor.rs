@@ -35,8 +35,8 @@ use super::auth::GitHubApp;
 use super::client::GitHubError;
 use super::perform;
 use crate::ids::InstallationId;
+use crate::metrics::Metrics;
 use crate::store::{unix_now_ms, EffectRow, Store};
-use crate::web::metrics::Metrics;
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -272,7 +272,10 @@ impl Executor {
                 }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
                 GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
-                GitHubError::Http { .. } | GitHubError::Unexpected(_) | GitHubError::Config(_) => {
+                GitHubError::Http { .. }
+                | GitHubError::Unexpected(_)
+                | GitHubError::Config(_)
+                | GitHubError::Store(_) => {
                     return Outcome::Failed(err.to_string());
                 }
             }

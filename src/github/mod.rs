@@ -1,4 +1,5 @@
-//! GitHub: App authentication, the HTTP client, and the effect executor.
+//! GitHub: App authentication, the HTTP client, the typed client for one
+//! repository (`RepoClient`), and the effect executor.
 //!
 //! Owns: JWTs, installation tokens, every request taskgate sends to GitHub,
 //! retries, backoff and rate-limit pacing.
@@ -13,11 +14,13 @@ mod perform;
 mod perform_runs;
 pub mod permissions;
 mod refusal;
+mod repo;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken};
 pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
 pub use permissions::Permissions;
+pub use repo::RepoClient;
 
 /// The web host that goes with an API URL, where people read issues and
 /// git fetches: `https://github.com` for `https://api.github.com`,

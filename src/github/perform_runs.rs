@@ -1,25 +1,95 @@
-//! Effects of acceptance runs → GitHub calls: check runs opened and moved
-//! on by their `external_id` key, task pull requests created and merged.
+//! Effects of acceptance runs and ships → GitHub calls: check runs opened
+//! and moved on by their `external_id` key, pull requests merged and
+//! marked ready, workflows dispatched and cancelled. GitHub's refusals of
+//! a merge or a dispatch are told on the issue the effect reports to and
+//! recorded through the inbox, where the core decides what follows.
 
-use http::Method;
-use serde_json::{json, Value};
+use std::collections::BTreeMap;
 
-use super::client::{send, GitHubError};
-use super::perform::{created_ref, post_comment, record, store_err, Ctx};
-use crate::core::render::fit_github_body;
-use crate::core::report::CheckOutput;
-use crate::core::{CheckStatus, CheckUpdate, APPROVE_BRANCH_ACTION, RETRY_ACTION};
-use crate::ids::{CommitSha, IssueNumber, RepoName};
+use serde_json::json;
 
-fn output_json(o: &CheckOutput) -> Value {
-    let mut out = json!({ "title": o.title, "summary": o.summary });
-    if !o.text.is_empty() {
-        out["text"] = json!(o.text);
+use super::client::GitHubError;
+use super::perform::{done, post_comment, record, Ctx};
+use crate::core::ship::{ShipWhat, StoryRunRef};
+use crate::core::{AttemptRef, CheckUpdate, Effect};
+use crate::ids::{CommitSha, DeliveryId, IssueNumber, RepoName};
+use crate::store::{Disposition, NewDelivery};
+
+/// Performs a branch, check-run, pull-request or workflow effect.
+pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
+    let effect = &ctx.row.effect;
+    let gh = ctx.repo(effect.repo());
+    match effect {
+        Effect::CreateBranch { repo, name, sha } => {
+            gh.create_branch(name, sha).await?;
+            done(ctx.store.add_branch(repo, name).await)
+        }
+        Effect::CreateCheckRun { check, .. } => {
+            Ok(Some(gh.create_check_run(check).await?.to_result()))
+        }
+        Effect::OpenCheckRun {
+            repo,
+            key,
+            name,
+            head_sha,
+            title,
+            summary,
+        } => open_check_run(ctx, repo, key, name, head_sha, title, summary).await,
+        Effect::UpdateCheckRun { repo, key, update } => {
+            update_check_run(ctx, repo, key, update).await
+        }
+        Effect::CreatePullRequest {
+            head,
+            base,
+            title,
+            body,
+            draft,
+            ..
+        } => Ok(gh
+            .create_pull(head, base, title, body, *draft)
+            .await?
+            .map(|created| created.to_result())),
+        Effect::MergePullRequest {
+            repo,
+            number,
+            sha,
+            method,
+            title,
+            report_to,
+        } => merge_pull_request(ctx, repo, *number, sha, *method, title, report_to).await,
+        Effect::DispatchWorkflow {
+            repo,
+            workflow,
+            git_ref,
+            inputs,
+            report_to,
+            attempt,
+            story_run,
+        } => {
+            // Failing to look for an earlier run is not a refused dispatch.
+            let started = match find_dispatched_run(ctx, repo, workflow, git_ref).await? {
+                Some(run_id) => Ok(Some(run_id)),
+                None => start_workflow(ctx, repo, workflow, git_ref, inputs, report_to).await,
+            };
+            record_dispatch(ctx, repo, workflow, attempt, story_run, started).await
+        }
+        Effect::UpdatePullRequest {
+            number,
+            title,
+            body,
+            ..
+        } => done(
+            gh.update_pull(*number, title.as_deref(), body.as_deref())
+                .await,
+        ),
+        Effect::MarkPullRequestReady { repo, number } => {
+            mark_pull_request_ready(ctx, repo, *number).await
+        }
+        Effect::CancelWorkflowRun { repo, attempt } => {
+            cancel_workflow_runs(ctx, repo, attempt).await
+        }
+        other => unreachable!("`{}` is not a run effect", other.name()),
     }
-    if !o.annotations.is_empty() {
-        out["annotations"] = json!(o.annotations);
-    }
-    out
 }
 
 /// Creates a queued check run, or on a retry finds the one GitHub already
@@ -33,47 +103,18 @@ pub(super) async fn open_check_run(
     title: &str,
     summary: &str,
 ) -> Result<Option<String>, GitHubError> {
+    let gh = ctx.repo(repo);
     if ctx.attempt > 1 {
-        let path = format!(
-            "/repos/{repo}/commits/{head_sha}/check-runs?check_name={name}&filter=all&per_page=100"
-        );
-        let list: Value = send(ctx.client, Method::GET, &path, None).await?.json()?;
-        let found = list["check_runs"].as_array().and_then(|runs| {
-            runs.iter()
-                .find(|r| r["external_id"].as_str() == Some(key))
-                .and_then(|r| r["id"].as_u64())
-        });
-        if let Some(id) = found {
-            ctx.store
-                .put_check_run(repo, key, id)
-                .await
-                .map_err(store_err)?;
+        if let Some(id) = gh.find_check_run(head_sha, name, key).await? {
+            ctx.store.put_check_run(repo, key, id).await?;
             return Ok(Some(json!({ "id": id }).to_string()));
         }
     }
-    let body = json!({
-        "name": name,
-        "head_sha": head_sha,
-        "status": "queued",
-        "external_id": key,
-        "output": { "title": title, "summary": summary },
-    });
-    let response = send(
-        ctx.client,
-        Method::POST,
-        &format!("/repos/{repo}/check-runs"),
-        Some(&body),
-    )
-    .await?;
-    let created: Value = response.json()?;
-    let id = created["id"]
-        .as_u64()
-        .ok_or_else(|| GitHubError::Unexpected("check run without an id".into()))?;
-    ctx.store
-        .put_check_run(repo, key, id)
-        .await
-        .map_err(store_err)?;
-    Ok(Some(created_ref(&response)?))
+    let created = gh
+        .create_queued_check_run(key, name, head_sha, title, summary)
+        .await?;
+    ctx.store.put_check_run(repo, key, created.id).await?;
+    Ok(Some(created.to_result()))
 }
 
 pub(super) async fn update_check_run(
@@ -85,87 +126,12 @@ pub(super) async fn update_check_run(
     let id = ctx
         .store
         .check_run_id(repo, key)
-        .await
-        .map_err(store_err)?
+        .await?
         // Its create may still be backing off: a transient wait, not a
         // failure, so the update runs once the create has.
         .ok_or_else(|| GitHubError::Transport(format!("check run `{key}` is not created yet")))?;
-    let mut body = json!({ "status": update.status.as_str() });
-    if let Some(conclusion) = &update.conclusion {
-        body["conclusion"] = json!(conclusion);
-        body["completed_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-    }
-    if update.status == CheckStatus::InProgress {
-        body["started_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-    }
-    if let Some(output) = &update.output {
-        body["output"] = output_json(output);
-    }
-    let mut actions = Vec::new();
-    if update.retry_button {
-        actions.push(json!({
-            "label": "Retry",
-            "description": "Run this gate again",
-            "identifier": RETRY_ACTION,
-        }));
-    }
-    if update.approve_button {
-        actions.push(json!({
-            "label": "Approve branch todo",
-            "description": "Open the proposed debug issue",
-            "identifier": APPROVE_BRANCH_ACTION,
-        }));
-    }
-    if !actions.is_empty() {
-        body["actions"] = json!(actions);
-    }
-    send(
-        ctx.client,
-        Method::PATCH,
-        &format!("/repos/{repo}/check-runs/{id}"),
-        Some(&body),
-    )
-    .await?;
+    ctx.repo(repo).update_check_run(id, update).await?;
     Ok(None)
-}
-
-/// Opens a pull request; GitHub's "already exists" counts as done, and so
-/// does "No commits between" (nothing to open yet).
-pub(super) async fn create_pull_request(
-    ctx: &Ctx<'_>,
-    repo: &RepoName,
-    head: &str,
-    base: &str,
-    title: &str,
-    body: &str,
-    draft: bool,
-) -> Result<Option<String>, GitHubError> {
-    let body = fit_github_body(body);
-    let payload =
-        json!({ "title": title, "head": head, "base": base, "body": body, "draft": draft });
-    match send(
-        ctx.client,
-        Method::POST,
-        &format!("/repos/{repo}/pulls"),
-        Some(&payload),
-    )
-    .await
-    {
-        Ok(response) => Ok(Some(created_ref(&response)?)),
-        Err(GitHubError::Http {
-            status: 422,
-            message,
-            ..
-        }) if message.contains("already exists") => Ok(None),
-        // The branch has no commits of its own yet (it was just made at
-        // its base): not a failure. The task asks again when work lands.
-        Err(GitHubError::Http {
-            status: 422,
-            message,
-            ..
-        }) if message.contains("No commits between") => Ok(None),
-        Err(e) => Err(e),
-    }
 }
 
 /// Merges a pull request at `sha`. GitHub refusing the merge (405 not
@@ -180,10 +146,9 @@ pub(super) async fn merge_pull_request(
     title: &str,
     report_to: &str,
 ) -> Result<Option<String>, GitHubError> {
-    let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
-    let path = format!("/repos/{repo}/pulls/{number}/merge");
-    match send(ctx.client, Method::PUT, &path, Some(&body)).await {
-        Ok(response) => Ok(Some(response.json::<Value>()?.to_string())),
+    let gh = ctx.repo(repo);
+    match gh.merge_pull(number, sha, method, title).await {
+        Ok(answer) => Ok(Some(answer.to_string())),
         Err(GitHubError::Http {
             status: status @ (405 | 409),
             message,
@@ -192,45 +157,14 @@ pub(super) async fn merge_pull_request(
             // A retry after a lost answer meets the merge it already made
             // (GitHub then says "not mergeable"): that is success.
             if ctx.attempt > 1 {
-                let pull: Value = send(
-                    ctx.client,
-                    Method::GET,
-                    &format!("/repos/{repo}/pulls/{number}"),
-                    None,
-                )
-                .await?
-                .json()?;
+                let pull = gh.get_pull(number).await?;
                 if pull["merged"].as_bool() == Some(true) {
                     return Ok(Some(
                         json!({ "sha": pull["merge_commit_sha"], "merged": true }).to_string(),
                     ));
                 }
             }
-            let issue = record(ctx, repo, report_to).await?;
-            let hidden = crate::core::hidden_marker(report_to);
-            let story = match crate::core::story::Marker::find_in(&hidden) {
-                Some(crate::core::story::Marker::Story { story }) => Some(story),
-                _ => None,
-            };
-            let note = match story {
-                Some(_) => crate::core::ship::render_merge_refused(number, status, &message),
-                None => crate::core::task::render_merge_refused(number, status, &message),
-            };
-            post_comment(
-                ctx,
-                repo,
-                issue.number,
-                &note,
-                &format!("merge-refused effect={}", ctx.row.id),
-            )
-            .await?;
-            // A story PR's refusal also reaches its ship gate.
-            if let Some(story) = story {
-                let what = crate::core::ship::ShipWhat::MergeRefused {
-                    why: format!("GitHub answered {status}: {message}"),
-                };
-                super::perform::ship_event(ctx, repo, &story, what, "merge-refused").await?;
-            }
+            merge_refused(ctx, repo, number, report_to, status, &message).await?;
             Err(GitHubError::Http {
                 status,
                 message,
@@ -241,133 +175,272 @@ pub(super) async fn merge_pull_request(
     }
 }
 
-/// Adds and removes labels by issue number; a label already gone is fine.
-pub(super) async fn label_issue(
-    ctx: &Ctx<'_>,
-    repo: &RepoName,
-    issue: IssueNumber,
-    add: &[String],
-    remove: &[String],
-) -> Result<Option<String>, GitHubError> {
-    if !add.is_empty() {
-        let path = format!("/repos/{repo}/issues/{issue}/labels");
-        send(
-            ctx.client,
-            Method::POST,
-            &path,
-            Some(&json!({ "labels": add })),
-        )
-        .await?;
-    }
-    for name in remove {
-        let path = format!("/repos/{repo}/issues/{issue}/labels/{}", path_segment(name));
-        match send(ctx.client, Method::DELETE, &path, None).await {
-            Ok(_) | Err(GitHubError::Http { status: 404, .. }) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(None)
-}
-
-/// `PATCH /pulls/{n}` with the fields to change.
-pub(super) async fn update_pull_request(
+/// Tells the `report_to` issue that GitHub refused the merge; a story
+/// PR's refusal also reaches its ship gate.
+async fn merge_refused(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     number: IssueNumber,
-    title: Option<&str>,
-    body: Option<&str>,
-) -> Result<Option<String>, GitHubError> {
-    let mut payload = json!({});
-    if let Some(title) = title {
-        payload["title"] = json!(title);
+    report_to: &str,
+    status: u16,
+    message: &str,
+) -> Result<(), GitHubError> {
+    let issue = record(ctx, repo, report_to).await?;
+    let hidden = crate::core::hidden_marker(report_to);
+    let story = match crate::core::story::Marker::find_in(&hidden) {
+        Some(crate::core::story::Marker::Story { story }) => Some(story),
+        _ => None,
+    };
+    let note = match story {
+        Some(_) => crate::core::ship::render_merge_refused(number, status, message),
+        None => crate::core::task::render_merge_refused(number, status, message),
+    };
+    let comment_marker = format!("merge-refused effect={}", ctx.row.id);
+    post_comment(ctx, repo, issue.number, &note, &comment_marker).await?;
+    if let Some(story) = story {
+        let what = ShipWhat::MergeRefused {
+            why: format!("GitHub answered {status}: {message}"),
+        };
+        ship_event(ctx, repo, &story, what, "merge-refused").await?;
     }
-    if let Some(body) = body {
-        payload["body"] = json!(fit_github_body(body));
-    }
-    let path = format!("/repos/{repo}/pulls/{number}");
-    send(ctx.client, Method::PATCH, &path, Some(&payload)).await?;
-    Ok(None)
+    Ok(())
 }
 
-/// GraphQL's way to mark a draft ready for review (REST has none). The
-/// fake GitHub checks it against GitHub's published schema.
-pub const MARK_READY_MUTATION: &str = "mutation MarkReady($id: ID!) { \
-    markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }";
-
 /// Marks pull request `number` ready for review if it is still a draft:
-/// reads its node id over REST, then runs [`MARK_READY_MUTATION`].
+/// reads its node id over REST, then asks GraphQL.
 pub(super) async fn mark_pull_request_ready(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     number: IssueNumber,
 ) -> Result<Option<String>, GitHubError> {
-    let path = format!("/repos/{repo}/pulls/{number}");
+    let gh = ctx.repo(repo);
     // The pull request exists (taskgate knows its number from GitHub); a
     // 404 right after it was opened is GitHub's lag.
-    let pr: Value = send(ctx.client, Method::GET, &path, None)
-        .await
-        .map_err(GitHubError::lagging)?
-        .json()?;
+    let pr = gh.get_pull(number).await.map_err(GitHubError::lagging)?;
     if pr["draft"] != json!(true) {
         // Ready already: a person was quicker, or a retry after success.
         return Ok(None);
     }
-    let id = pr["node_id"]
-        .as_str()
-        .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no node_id")))?;
-    let request = json!({ "query": MARK_READY_MUTATION, "variables": { "id": id } });
-    let answer: Value = send(ctx.client, Method::POST, "/graphql", Some(&request))
-        .await?
-        .json()?;
-    match graphql_refusal(&answer) {
-        Some(why) => Err(GitHubError::Unexpected(format!(
-            "GraphQL refused markPullRequestReadyForReview: {why}"
-        ))),
-        None => Ok(None),
+    let id = pr["node_id"].as_str().ok_or_else(|| {
+        GitHubError::Unexpected(format!("/repos/{repo}/pulls/{number} names no node_id"))
+    })?;
+    gh.mark_ready(id).await?;
+    Ok(None)
+}
+
+/// Starts `workflow` on `git_ref`: the id of the run, when GitHub says it.
+/// A refused dispatch (404, 422) is told on `report_to`.
+async fn start_workflow(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    git_ref: &str,
+    inputs: &BTreeMap<String, String>,
+    report_to: &Option<String>,
+) -> Result<Option<u64>, GitHubError> {
+    match ctx
+        .repo(repo)
+        .dispatch_workflow(workflow, git_ref, inputs)
+        .await
+    {
+        Err(GitHubError::Http {
+            status: status @ (404 | 422),
+            message,
+            headers,
+        }) => {
+            if let Some(marker) = report_to {
+                let issue = record(ctx, repo, marker).await?;
+                let note = render_dispatch_refused(workflow, git_ref, inputs, status, &message);
+                let comment_marker = format!("dispatch-failed effect={}", ctx.row.id);
+                post_comment(ctx, repo, issue.number, &note, &comment_marker).await?;
+            }
+            Err(GitHubError::Http {
+                status,
+                message,
+                headers,
+            })
+        }
+        other => other,
     }
 }
 
-/// GraphQL answers 200 and reports a refusal in `errors`: their messages.
-fn graphql_refusal(answer: &Value) -> Option<String> {
-    let errors = answer["errors"].as_array().filter(|e| !e.is_empty())?;
-    let messages: Vec<&str> = errors
-        .iter()
-        .filter_map(|e| e["message"].as_str())
-        .collect();
-    Some(messages.join("; "))
+fn render_dispatch_refused(
+    workflow: &str,
+    git_ref: &str,
+    inputs: &BTreeMap<String, String>,
+    status: u16,
+    message: &str,
+) -> String {
+    format!(
+        "Could not start workflow `{}` on `{}`: GitHub answered {status} ({}). \
+         Check that the file exists on that ref and has a `workflow_dispatch` trigger \
+         with these inputs: {}.",
+        crate::core::report::plain_text(workflow),
+        crate::core::report::plain_text(git_ref),
+        crate::core::report::plain_text(message),
+        inputs
+            .keys()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
-/// Everything but RFC 3986's unreserved characters is encoded.
-const UNRESERVED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-    .remove(b'-')
-    .remove(b'.')
-    .remove(b'_')
-    .remove(b'~');
-
-/// `name` percent-encoded for one URL path segment.
-fn path_segment(name: &str) -> String {
-    percent_encoding::utf8_percent_encode(name, UNRESERVED).to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_graphql_refusal_is_read_from_errors_in_a_200_answer() {
-        let ok = json!({"data": {"markPullRequestReadyForReview": {"pullRequest": {"number": 9, "isDraft": false}}}});
-        assert_eq!(graphql_refusal(&ok), None);
-        let refused = json!({
-            "data": {"markPullRequestReadyForReview": null},
-            "errors": [
-                {"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of 'PR_x'"},
-                {"type": "FORBIDDEN", "message": "Resource not accessible by integration"},
-            ],
-        });
-        assert_eq!(
-            graphql_refusal(&refused).as_deref(),
-            Some("Could not resolve to a node with the global id of 'PR_x'; Resource not accessible by integration")
-        );
-        assert_eq!(graphql_refusal(&json!({"data": null, "errors": []})), None);
+/// Records what became of a dispatch: a refusal (404, 422) ends the
+/// attempt and reaches the story's ship gate; a started run is recorded
+/// under its attempt and story. The effect's result names the run.
+async fn record_dispatch(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    attempt: &Option<AttemptRef>,
+    story_run: &Option<StoryRunRef>,
+    started: Result<Option<u64>, GitHubError>,
+) -> Result<Option<String>, GitHubError> {
+    let run_id = match started {
+        Err(GitHubError::Http {
+            status: status @ (404 | 422),
+            message,
+            headers,
+        }) => {
+            if let Some(attempt) = attempt {
+                let why = format!(
+                    "workflow `{workflow}` could not be started (GitHub answered {status}: {message})"
+                );
+                dispatch_refused(ctx, repo, attempt, why).await?;
+            }
+            if let Some(run) = story_run {
+                let why = format!("GitHub answered {status}: {message}");
+                let what = ShipWhat::WorkflowRefused {
+                    workflow: run.workflow,
+                    why,
+                };
+                ship_event(ctx, repo, &run.story, what, "workflow-refused").await?;
+            }
+            return Err(GitHubError::Http {
+                status,
+                message,
+                headers,
+            });
+        }
+        other => other?,
+    };
+    if let (Some(run), Some(run_id)) = (story_run, run_id) {
+        if let Err(e) = ctx.store.put_story_run(repo, run_id, run).await {
+            tracing::warn!(error = %e, run_id, "recording the story's run failed");
+        }
     }
+    if let (Some(attempt), Some(run_id)) = (attempt, run_id) {
+        // A lost record is not worth a second run: the run's
+        // `display_title` still names the attempt.
+        if let Err(e) = ctx.store.put_workflow_run(repo, run_id, attempt).await {
+            tracing::warn!(error = %e, run_id, "recording the dispatched run failed");
+        }
+    }
+    Ok(run_id.map(|id| json!({ "workflow_run_id": id }).to_string()))
+}
+
+/// On a retry, a `workflow_dispatch` run of `workflow` on `git_ref`
+/// created since this effect was first tried (a minute's margin for clock
+/// skew) and not yet claimed by any attempt or story: the run an earlier
+/// try started, whose answer was lost. A second deploy or agent run must
+/// not start.
+async fn find_dispatched_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    git_ref: &str,
+) -> Result<Option<u64>, GitHubError> {
+    if ctx.attempt <= 1 {
+        return Ok(None);
+    }
+    let branch = git_ref.strip_prefix("refs/heads/").unwrap_or(git_ref);
+    let since = ctx.row.created_at_ms - 60_000;
+    for run in ctx.repo(repo).dispatched_runs(workflow, branch).await? {
+        if run.created_ms < since {
+            continue;
+        }
+        let claimed = ctx
+            .store
+            .workflow_run_attempt(repo, run.id)
+            .await?
+            .is_some()
+            || ctx.store.story_run(repo, run.id).await?.is_some();
+        if !claimed {
+            return Ok(Some(run.id));
+        }
+    }
+    Ok(None)
+}
+
+/// A refused dispatch ends its attempt as not run (the check runs say why
+/// and offer Retry), recorded through the inbox like any runner progress.
+async fn dispatch_refused(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    attempt: &AttemptRef,
+    why: String,
+) -> Result<(), GitHubError> {
+    let event = crate::core::task::RunEvent {
+        repo: repo.clone(),
+        story: attempt.story.clone(),
+        task: attempt.task.clone(),
+        progress: crate::core::task::Progress::Skipped {
+            attempt: attempt.attempt,
+            why,
+        },
+    };
+    ctx.store
+        .record_delivery(NewDelivery {
+            delivery_id: DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
+            event: crate::core::task::RUN_EVENT.to_owned(),
+            action: Some("skipped".into()),
+            installation: Some(ctx.row.installation),
+            payload: serde_json::to_vec(&event).expect("serialises").into(),
+            disposition: Disposition::Pending,
+        })
+        .await?;
+    Ok(())
+}
+
+/// Something for a story's ship gate that GitHub decided (a refused merge
+/// or dispatch), recorded through the inbox like runner progress.
+async fn ship_event(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    story: &str,
+    what: ShipWhat,
+    name: &str,
+) -> Result<(), GitHubError> {
+    let event = crate::core::ship::ShipEvent {
+        repo: repo.clone(),
+        story: story.to_owned(),
+        what,
+    };
+    ctx.store
+        .record_delivery(NewDelivery {
+            delivery_id: DeliveryId(format!("taskgate-{name}-{}", ctx.row.id)),
+            event: crate::core::ship::SHIP_EVENT.to_owned(),
+            action: Some(name.to_owned()),
+            installation: Some(ctx.row.installation),
+            payload: serde_json::to_vec(&event).expect("serialises").into(),
+            disposition: Disposition::Pending,
+        })
+        .await?;
+    Ok(())
+}
+
+/// `POST …/cancel` for each run recorded for `attempt`. GitHub's 409 (the
+/// run is completed already) counts as done, as does a run never recorded.
+pub(super) async fn cancel_workflow_runs(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    attempt: &AttemptRef,
+) -> Result<Option<String>, GitHubError> {
+    let runs = ctx.store.workflow_runs_of_attempt(repo, attempt).await?;
+    let gh = ctx.repo(repo);
+    for run in &runs {
+        gh.cancel_run(*run).await?;
+    }
+    Ok(Some(json!({ "workflow_run_ids": runs }).to_string()))
 }

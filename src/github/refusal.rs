@@ -11,11 +11,8 @@
 //! note with that marker on the issue is found before posting, so a refusal
 //! GitHub repeats for every effect of a plan is said once per issue.
 
-use http::Method;
-use serde_json::json;
-
-use super::client::{send, GitHubError};
-use super::perform::{find_by_marker, Ctx};
+use super::client::GitHubError;
+use super::perform::Ctx;
 use crate::core::story::Marker;
 use crate::core::{hidden_marker, Effect};
 use crate::ids::IssueNumber;
@@ -38,22 +35,13 @@ pub(super) async fn report_refusal(
         effect.name(),
         fnv1a(message.as_bytes())
     ));
-    let comments = format!("/repos/{repo}/issues/{issue}/comments");
-    if find_by_marker(ctx.client, &comments, &hidden, None)
-        .await?
-        .is_some()
-    {
+    let gh = ctx.repo(repo);
+    if gh.find_comment(issue, &hidden, None).await?.is_some() {
         return Ok(Some(issue));
     }
     let note = crate::core::render::render_refused_by_github(effect, message);
-    let body = crate::core::render::fit_github_body(&format!("{note}\n\n{hidden}"));
-    send(
-        ctx.client,
-        Method::POST,
-        &comments,
-        Some(&json!({ "body": body })),
-    )
-    .await?;
+    gh.create_comment(issue, &format!("{note}\n\n{hidden}"))
+        .await?;
     Ok(Some(issue))
 }
 

@@ -13,8 +13,8 @@ use tracing::{info, warn, Instrument};
 use super::budget::{BodyBudget, ReadError};
 use super::{event, signature, translate};
 use crate::ids::DeliveryId;
+use crate::metrics::Metrics;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
-use crate::web::metrics::Metrics;
 
 /// GitHub's delivery ids are UUIDs (36 characters); this leaves room for
 /// other senders' and refuses what no sender needs.

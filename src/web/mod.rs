@@ -6,7 +6,6 @@
 pub mod api;
 pub mod auth;
 pub mod dashboard;
-pub mod metrics;
 mod serve;
 
 use std::sync::Arc;
@@ -18,8 +17,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 use crate::intake::{self, IntakeState};
+use crate::metrics::{self, Metrics};
 use crate::store::Store;
-use metrics::Metrics;
 pub use serve::{serve, HEADER_READ_TIMEOUT};
 
 #[derive(Clone)]
@@ -39,7 +38,7 @@ pub struct WebConfig {
     pub metrics_auth: bool,
     /// `GITHUB_API_URL`, for the dashboard's links.
     pub github_api_url: String,
-    pub clock: crate::app::runs::Clock,
+    pub clock: crate::clock::Clock,
     /// Where GitHub posts webhooks (`WEBHOOK_PATH`, [`DEFAULT_WEBHOOK_PATH`]).
     pub webhook_path: String,
     /// The supervised loops' state, for `/healthz`.

@@ -118,7 +118,7 @@ async fn help_request(fake: &FakeGitHub, server: &Server) -> u64 {
 
 #[tokio::test]
 async fn killed_after_the_commit_before_the_call_the_effect_happens_once() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     fake.install(INSTALLATION, REPO);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("taskgate.db");
@@ -163,7 +163,7 @@ async fn killed_after_the_commit_before_the_call_the_effect_happens_once() {
 
 #[tokio::test]
 async fn killed_after_github_accepted_the_comment_is_found_not_repeated() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     fake.install(INSTALLATION, REPO);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("taskgate.db");
@@ -203,7 +203,7 @@ async fn killed_after_github_accepted_the_comment_is_found_not_repeated() {
 
 #[tokio::test]
 async fn a_delivery_recorded_before_a_crash_is_processed_after_restart() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     fake.install(INSTALLATION, REPO);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("taskgate.db");

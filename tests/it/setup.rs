@@ -72,7 +72,7 @@ async fn get(url: &str) -> (u16, String) {
 
 #[tokio::test]
 async fn setup_registers_the_app_and_writes_credentials_that_work() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".env"), "# mine\nPORT=4000\n").unwrap();
     let server = setup::start(config(&fake, dir.path())).await.unwrap();
@@ -140,7 +140,7 @@ async fn setup_registers_the_app_and_writes_credentials_that_work() {
 
 #[tokio::test]
 async fn a_callback_that_is_not_this_setups_or_a_refused_code_writes_nothing() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     let dir = tempfile::tempdir().unwrap();
     let server = setup::start(config(&fake, dir.path())).await.unwrap();
     let back = submit_form(&server).await;
@@ -181,7 +181,7 @@ async fn a_callback_that_is_not_this_setups_or_a_refused_code_writes_nothing() {
 
 #[tokio::test]
 async fn another_apps_settings_in_the_env_file_stop_setup_before_anything_unless_forced() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join(".env"), "APP_ID=7\n").unwrap();
     let err = setup::start(config(&fake, dir.path())).await.err().unwrap();
@@ -207,7 +207,7 @@ async fn another_apps_settings_in_the_env_file_stop_setup_before_anything_unless
 
 #[tokio::test]
 async fn bad_flags_are_refused_with_what_to_change() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     let dir = tempfile::tempdir().unwrap();
     let cases = [
         (
@@ -281,7 +281,7 @@ fn the_cli_refuses_bad_flags_and_another_apps_env_file_before_listening() {
 
 #[tokio::test]
 async fn settings_that_cannot_be_written_are_said_with_what_to_do() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     let dir = tempfile::tempdir().unwrap();
     let gone = dir.path().join("gone");
     std::fs::create_dir(&gone).unwrap();

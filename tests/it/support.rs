@@ -1,11 +1,24 @@
 //! The test harness: a fake GitHub, a taskgate server wired to it, and
 //! helpers to deliver webhooks and wait for observable state.
+//!
+//! It fails fast, as bors's `run_test` does: a background loop of a
+//! [`TestApp`] that panics (the supervisor restarts it, so nothing else
+//! would show it) fails the test at the next [`eventually`] poll, the next
+//! [`TestApp::settle`], or the test's end, with the panic's message. And
+//! every test ends with GitHub's OpenAPI contract checked: dropping a
+//! [`TestApp`] asserts that every request taskgate sent kept it. A test
+//! that breaks either on purpose says so ([`TestApp::expect_loop_panics`],
+//! [`TestApp::expect_contract_violations`]).
 
+use std::cell::RefCell;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use fakehub::FakeGitHub;
 use serde_json::Value;
+use taskgate::app::supervisor::Loops;
 use taskgate::app::{self, Running, ServeConfig};
 use tempfile::TempDir;
 
@@ -19,6 +32,46 @@ pub struct TestApp {
     /// Keeps the database directory alive as long as the app.
     _dir: TempDir,
     pub url: String,
+    watch: Arc<Watch>,
+    contract_broken_on_purpose: AtomicBool,
+}
+
+/// A started server's loops, looked at by every wait of the test that
+/// started it.
+struct Watch {
+    loops: Arc<Loops>,
+    panics_expected: AtomicBool,
+}
+
+impl Watch {
+    /// Panics with the message of the first loop that stopped.
+    fn check(&self) {
+        if self.panics_expected.load(Ordering::SeqCst) {
+            return;
+        }
+        let stopped = self.loops.ever_stopped();
+        if let Some((name, why)) = stopped.first() {
+            panic!("taskgate's background loop `{name}` stopped: {why}");
+        }
+    }
+}
+
+thread_local! {
+    /// The apps this test thread started (a `#[tokio::test]` body runs on
+    /// its own thread), for [`eventually`], which is given no app.
+    static WATCHED: RefCell<Vec<Weak<Watch>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Fails the test if a background loop of one of its apps has stopped.
+pub fn assert_loops_alive() {
+    let watches: Vec<Arc<Watch>> = WATCHED.with(|w| {
+        let mut w = w.borrow_mut();
+        w.retain(|watch| watch.strong_count() > 0);
+        w.iter().filter_map(Weak::upgrade).collect()
+    });
+    for watch in watches {
+        watch.check();
+    }
 }
 
 pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
@@ -58,12 +111,32 @@ impl TestApp {
         // The App's webhook: from now on the fake sends every webhook
         // GitHub sends for each write, taskgate's own included.
         fake.set_app_webhook(&format!("{url}/webhook"), SECRET);
+        let watch = Arc::new(Watch {
+            loops: running.loops(),
+            panics_expected: AtomicBool::new(false),
+        });
+        WATCHED.with(|w| w.borrow_mut().push(Arc::downgrade(&watch)));
         TestApp {
             fake,
             running: Some(running),
             _dir: dir,
             url,
+            watch,
+            contract_broken_on_purpose: AtomicBool::new(false),
         }
+    }
+
+    /// This test makes a background loop panic on purpose: the harness
+    /// does not fail it for that.
+    pub fn expect_loop_panics(&self) {
+        self.watch.panics_expected.store(true, Ordering::SeqCst);
+    }
+
+    /// This test sends requests GitHub's contract rejects on purpose: its
+    /// end does not check the contract.
+    pub fn expect_contract_violations(&self) {
+        self.contract_broken_on_purpose
+            .store(true, Ordering::SeqCst);
     }
 
     /// Stops this server and its database, keeping the fake GitHub: what
@@ -181,6 +254,7 @@ impl TestApp {
     pub async fn settle(&self) {
         let store = self.store().clone();
         loop {
+            self.watch.check();
             self.fake.echoes_settled().await;
             let before = self.fake.echo_stats().queued;
             eventually("deliveries processed and outbox drained", || {
@@ -196,7 +270,50 @@ impl TestApp {
     }
 }
 
-/// Polls `check` until it holds, for at most 30 s (CI machines are slow).
+impl Drop for TestApp {
+    /// The end of every test: no background loop stopped, and every
+    /// request taskgate sent kept GitHub's contract. Not checked when the
+    /// test already failed (a second panic would hide the first).
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        self.watch.check();
+        if !self.contract_broken_on_purpose.load(Ordering::SeqCst) {
+            self.fake.assert_contract_kept();
+        }
+    }
+}
+
+/// A fake GitHub for a test without a [`TestApp`] (a child process, the
+/// setup flow): it derefs to [`FakeGitHub`] and, dropped at the test's
+/// end, checks the contract as [`TestApp`] does.
+pub struct CheckedFake(FakeGitHub);
+
+impl CheckedFake {
+    pub async fn start() -> CheckedFake {
+        CheckedFake(FakeGitHub::start().await)
+    }
+}
+
+impl std::ops::Deref for CheckedFake {
+    type Target = FakeGitHub;
+
+    fn deref(&self) -> &FakeGitHub {
+        &self.0
+    }
+}
+
+impl Drop for CheckedFake {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            self.0.assert_contract_kept();
+        }
+    }
+}
+
+/// Polls `check` until it holds, for at most 30 s (CI machines are slow);
+/// fails at once if a background loop of the test's app stopped.
 pub async fn eventually<F, Fut>(what: &str, mut check: F)
 where
     F: FnMut() -> Fut,
@@ -204,6 +321,7 @@ where
 {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
+        assert_loops_alive();
         if check().await {
             return;
         }

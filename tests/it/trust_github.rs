@@ -112,7 +112,7 @@ async fn a_403_on_a_read_does_not_hold_the_installations_later_deliveries() {
 
 #[tokio::test]
 async fn a_slow_token_mint_for_one_installation_does_not_hold_up_another() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     fake.install(41, "octo-org/slow");
     fake.install(42, "octo-org/quick");
     let creds = AppCredentials::from_pem(fake.app_id(), FakeGitHub::private_key_pem()).unwrap();
@@ -140,7 +140,7 @@ async fn a_slow_token_mint_for_one_installation_does_not_hold_up_another() {
 
 #[tokio::test]
 async fn two_callers_for_one_installation_share_one_mint() {
-    let fake = FakeGitHub::start().await;
+    let fake = crate::support::CheckedFake::start().await;
     fake.install(41, "octo-org/slow");
     let creds = AppCredentials::from_pem(fake.app_id(), FakeGitHub::private_key_pem()).unwrap();
     let app = std::sync::Arc::new(GitHubApp::new(&fake.url(), creds));

@@ -96,7 +96,7 @@ async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_tok
 
 /// A clock that panics while `broken` is set: the `ServeConfig`'s injected
 /// clock, called by the processor for decisions about runs.
-fn breakable_clock(broken: Arc<AtomicBool>) -> taskgate::app::runs::Clock {
+fn breakable_clock(broken: Arc<AtomicBool>) -> taskgate::clock::Clock {
     Arc::new(move || {
         if broken.load(Ordering::SeqCst) {
             panic!("the clock broke");
@@ -115,6 +115,7 @@ async fn a_processor_that_panics_is_restarted_counted_and_reported_down_meanwhil
     let broken = Arc::new(AtomicBool::new(false));
     let clock = breakable_clock(broken.clone());
     let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
+    s.app.expect_loop_panics();
     assert_eq!(healthz(&s.app.url).await, (200, "ok\n".to_owned()));
     let restarts = "taskgate_loop_restarts_total{loop=\"processor\"}";
     assert_eq!(metric(&s.app.metrics().await, restarts), 0.0);
@@ -149,6 +150,60 @@ async fn a_processor_that_panics_is_restarted_counted_and_reported_down_meanwhil
     let sha = s.push(&[("check.sh", "exit 0\n")], "second try").await;
     let runs = s.completed(&sha, 1).await;
     assert_eq!(runs[0].conclusion.as_deref(), Some("success"), "{runs:#?}");
+}
+
+/// The harness's own promise: a loop that panics fails the test at the
+/// next wait, with the panic's message, and not after a 30 s timeout
+/// (the supervisor restarts the loop, so nothing else would show it).
+#[tokio::test]
+async fn a_loop_that_panics_fails_the_waiting_test_at_once_with_its_message() {
+    use taskgate::app::supervisor::{panic_message, CatchUnwind};
+    let broken = Arc::new(AtomicBool::new(false));
+    let clock = breakable_clock(broken.clone());
+    let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
+    broken.store(true, Ordering::SeqCst);
+    s.push(&[("check.sh", "exit 0\n")], "first try").await;
+
+    let started = std::time::Instant::now();
+    let waited = CatchUnwind::new(eventually("a check run that never comes", || async {
+        false
+    }))
+    .await;
+    let failure = panic_message(&*waited.expect_err("the wait fails"));
+    assert_eq!(
+        failure,
+        "taskgate's background loop `processor` stopped: it panicked: the clock broke"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Its end would fail it for the same reason.
+    s.app.expect_loop_panics();
+    broken.store(false, Ordering::SeqCst);
+}
+
+/// The harness's other promise: a test that sent GitHub a request its
+/// contract rejects fails at its end, though it asserted nothing of it.
+#[tokio::test]
+async fn a_test_that_breaks_the_contract_fails_at_its_end() {
+    let app = TestApp::start().await;
+    let outside = reqwest::get(format!("{}/repos/{REPO}/no-such-route", app.fake.url()))
+        .await
+        .unwrap();
+    assert_eq!(outside.status().as_u16(), 404);
+    let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(app)));
+    let failure = taskgate::app::supervisor::panic_message(&*end.expect_err("the end fails"));
+    assert!(
+        failure.contains(
+            "route not in the contract subset: GET /repos/octo-org/hello-world/no-such-route"
+        ),
+        "{failure}"
+    );
+
+    // Said on purpose, it ends quietly.
+    let app = TestApp::start().await;
+    app.expect_contract_violations();
+    reqwest::get(format!("{}/repos/{REPO}/no-such-route", app.fake.url()))
+        .await
+        .unwrap();
 }
 
 /// Makes every decision fail to be stored, as a full disk or a broken

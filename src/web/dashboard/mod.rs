@@ -22,7 +22,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::app::runs::Clock;
+use crate::clock::Clock;
 use crate::core::plan::{parse_plan, Plan};
 use crate::ids::RepoName;
 use crate::store::{Store, StoreError};

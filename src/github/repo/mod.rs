@@ -1,0 +1,169 @@
+//! A typed GitHub client for one repository: one method per call taskgate
+//! makes (issues, comments, labels, refs, pulls, check runs, workflow
+//! dispatches and runs, issue dependencies, sub-issues).
+//!
+//! Owns: every REST path and request body the effect executor sends, and
+//! which of GitHub's refusals mean "done already" (a label or branch that
+//! exists, a link or label already gone, a run already finished). Every
+//! issue, pull request and comment body goes out through `fit_github_body`
+//! here: one over GitHub's 65,536-character limit is cut with a note,
+//! keeping its marker last, instead of being refused and lost.
+//! Must not: read or write the store, or decide whether a call is made
+//! (`perform` does both, one effect at a time).
+
+mod actions;
+mod checks;
+mod issues;
+mod pulls;
+
+use http::Method;
+use octocrab::Octocrab;
+use serde_json::Value;
+
+use super::client::{send, ApiResponse, GitHubError};
+use crate::ids::{CommitSha, RepoName};
+
+pub(crate) use issues::IssuePatch;
+
+/// GitHub's REST API for one repository, through an installation's client.
+#[derive(Clone, Copy)]
+pub struct RepoClient<'a> {
+    client: &'a Octocrab,
+    repo: &'a RepoName,
+}
+
+impl<'a> RepoClient<'a> {
+    pub fn new(client: &'a Octocrab, repo: &'a RepoName) -> Self {
+        RepoClient { client, repo }
+    }
+
+    /// `/repos/{owner}/{name}/{tail}`.
+    fn path(&self, tail: &str) -> String {
+        format!("/repos/{}/{tail}", self.repo)
+    }
+
+    async fn get(&self, path: &str) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::GET, path, None).await
+    }
+
+    async fn post(&self, path: &str, body: Option<&Value>) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::POST, path, body).await
+    }
+
+    async fn patch(&self, path: &str, body: &Value) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::PATCH, path, Some(body)).await
+    }
+
+    async fn put(&self, path: &str, body: &Value) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::PUT, path, Some(body)).await
+    }
+
+    async fn delete(&self, path: &str) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::DELETE, path, None).await
+    }
+
+    /// The repository's default branch.
+    pub async fn default_branch(&self) -> Result<String, GitHubError> {
+        let path = format!("/repos/{}", self.repo);
+        let about: Value = self.get(&path).await?.json()?;
+        about["default_branch"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no default branch")))
+    }
+
+    /// A branch's head, or `None` when the branch does not exist.
+    pub async fn branch_head(&self, branch: &str) -> Result<Option<CommitSha>, GitHubError> {
+        match self
+            .get(&self.path(&format!("git/ref/heads/{branch}")))
+            .await
+        {
+            Ok(r) => {
+                let v: Value = r.json()?;
+                Ok(v["object"]["sha"].as_str().map(|s| CommitSha(s.to_owned())))
+            }
+            Err(GitHubError::Http { status: 404, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// `{"id":…,"html_url":…}` of a created object, kept as the effect's result.
+#[derive(serde::Deserialize, serde::Serialize)]
+pub(crate) struct Created {
+    pub id: u64,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+impl Created {
+    fn read(response: &ApiResponse) -> Result<Created, GitHubError> {
+        response.json()
+    }
+
+    /// The effect's result to keep.
+    pub(crate) fn to_result(&self) -> String {
+        serde_json::to_string(self).expect("serialises")
+    }
+}
+
+/// `result`, with GitHub answering `done` counting as done (a thing
+/// already gone, a run already finished).
+fn done_on(result: Result<ApiResponse, GitHubError>, done: u16) -> Result<(), GitHubError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(GitHubError::Http { status, .. }) if status == done => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `result`, with a 422 whose message contains `exists` counting as done
+/// (the object is what we wanted, whoever made it).
+fn done_if_exists(
+    result: Result<ApiResponse, GitHubError>,
+    exists: &str,
+) -> Result<(), GitHubError> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.contains(exists) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Pages through a list endpoint for an item of the bot's own whose body
+/// holds `marker`; `since_ms` narrows a comment list to recent ones.
+async fn find_by_marker(
+    client: &Octocrab,
+    list_path: &str,
+    marker: &str,
+    since_ms: Option<i64>,
+) -> Result<Option<Value>, GitHubError> {
+    let sep = if list_path.contains('?') { '&' } else { '?' };
+    let mut url = format!("{list_path}{sep}per_page=100");
+    if let Some(ms) = since_ms {
+        // A minute's margin for clock skew between taskgate and GitHub.
+        let since = chrono::DateTime::from_timestamp_millis(ms - 60_000).unwrap_or_default();
+        url.push_str(&format!("&since={}", since.format("%Y-%m-%dT%H:%M:%SZ")));
+    }
+    for _ in 0..50 {
+        let response = send(client, Method::GET, &url, None).await?;
+        let page: Vec<Value> = response.json()?;
+        // Only the bot's own items: anyone may paste a marker into a
+        // comment, and taskgate must not adopt (or edit) theirs.
+        if let Some(item) = page.into_iter().find(|i| {
+            i["user"]["type"].as_str() == Some("Bot")
+                && i["body"].as_str().is_some_and(|b| b.contains(marker))
+        }) {
+            return Ok(Some(item));
+        }
+        match response.next_page() {
+            Some(next) => url = next,
+            None => break,
+        }
+    }
+    Ok(None)
+}

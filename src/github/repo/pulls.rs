@@ -1,0 +1,142 @@
+//! Branches and pull requests: creating, editing, merging, and marking a
+//! draft ready for review (GraphQL's, as REST has no such call).
+
+use serde_json::{json, Value};
+
+use super::{done_if_exists, Created, RepoClient};
+use crate::core::config::MergeMethod;
+use crate::core::render::fit_github_body;
+use crate::github::client::{send, GitHubError};
+use crate::ids::{CommitSha, IssueNumber};
+
+/// GraphQL's way to mark a draft ready for review (REST has none). The
+/// fake GitHub checks it against GitHub's published schema.
+pub const MARK_READY_MUTATION: &str = "mutation MarkReady($id: ID!) { \
+    markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }";
+
+impl RepoClient<'_> {
+    /// Creates branch `name` at `sha`; one that exists already is kept.
+    pub(crate) async fn create_branch(
+        &self,
+        name: &str,
+        sha: &CommitSha,
+    ) -> Result<(), GitHubError> {
+        let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
+        let answer = self.post(&self.path("git/refs"), Some(&body)).await;
+        done_if_exists(answer, "already exists")
+    }
+
+    /// Opens a pull request. `None` when there is nothing to open: GitHub
+    /// has one for `head` already, or the branch has no commits of its
+    /// own yet (it was just made at its base).
+    pub(crate) async fn create_pull(
+        &self,
+        head: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+        draft: bool,
+    ) -> Result<Option<Created>, GitHubError> {
+        let body = fit_github_body(body);
+        let payload =
+            json!({ "title": title, "head": head, "base": base, "body": body, "draft": draft });
+        match self.post(&self.path("pulls"), Some(&payload)).await {
+            Ok(response) => Ok(Some(Created::read(&response)?)),
+            Err(GitHubError::Http {
+                status: 422,
+                message,
+                ..
+            }) if message.contains("already exists") || message.contains("No commits between") => {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The pull request as GitHub shows it.
+    pub(crate) async fn get_pull(&self, number: IssueNumber) -> Result<Value, GitHubError> {
+        self.get(&self.path(&format!("pulls/{number}")))
+            .await?
+            .json()
+    }
+
+    /// `PATCH /pulls/{n}` with the fields to change.
+    pub(crate) async fn update_pull(
+        &self,
+        number: IssueNumber,
+        title: Option<&str>,
+        body: Option<&str>,
+    ) -> Result<(), GitHubError> {
+        let mut payload = json!({});
+        if let Some(title) = title {
+            payload["title"] = json!(title);
+        }
+        if let Some(body) = body {
+            payload["body"] = json!(fit_github_body(body));
+        }
+        self.patch(&self.path(&format!("pulls/{number}")), &payload)
+            .await?;
+        Ok(())
+    }
+
+    /// Merges pull request `number` at `sha`; GitHub's answer.
+    pub(crate) async fn merge_pull(
+        &self,
+        number: IssueNumber,
+        sha: &CommitSha,
+        method: MergeMethod,
+        title: &str,
+    ) -> Result<Value, GitHubError> {
+        let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
+        self.put(&self.path(&format!("pulls/{number}/merge")), &body)
+            .await?
+            .json()
+    }
+
+    /// Runs [`MARK_READY_MUTATION`] on the pull request with `node_id`.
+    pub(crate) async fn mark_ready(&self, node_id: &str) -> Result<(), GitHubError> {
+        let request = json!({ "query": MARK_READY_MUTATION, "variables": { "id": node_id } });
+        let answer: Value = send(self.client, http::Method::POST, "/graphql", Some(&request))
+            .await?
+            .json()?;
+        match graphql_refusal(&answer) {
+            Some(why) => Err(GitHubError::Unexpected(format!(
+                "GraphQL refused markPullRequestReadyForReview: {why}"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// GraphQL answers 200 and reports a refusal in `errors`: their messages.
+fn graphql_refusal(answer: &Value) -> Option<String> {
+    let errors = answer["errors"].as_array().filter(|e| !e.is_empty())?;
+    let messages: Vec<&str> = errors
+        .iter()
+        .filter_map(|e| e["message"].as_str())
+        .collect();
+    Some(messages.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graphql_refusal_is_read_from_errors_in_a_200_answer() {
+        let ok = json!({"data": {"markPullRequestReadyForReview": {"pullRequest": {"number": 9, "isDraft": false}}}});
+        assert_eq!(graphql_refusal(&ok), None);
+        let refused = json!({
+            "data": {"markPullRequestReadyForReview": null},
+            "errors": [
+                {"type": "NOT_FOUND", "message": "Could not resolve to a node with the global id of 'PR_x'"},
+                {"type": "FORBIDDEN", "message": "Resource not accessible by integration"},
+            ],
+        });
+        assert_eq!(
+            graphql_refusal(&refused).as_deref(),
+            Some("Could not resolve to a node with the global id of 'PR_x'; Resource not accessible by integration")
+        );
+        assert_eq!(graphql_refusal(&json!({"data": null, "errors": []})), None);
+    }
+}
