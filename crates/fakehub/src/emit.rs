@@ -117,6 +117,17 @@ fn text_changes(
     changes
 }
 
+/// `closed` or `reopened` when an issue's or pull request's state moved.
+fn state_action(before: &str, now: &str) -> Option<&'static str> {
+    (now != before).then(|| {
+        if now == "closed" {
+            "closed"
+        } else {
+            "reopened"
+        }
+    })
+}
+
 /// Issue `number` was edited (PATCH) from `before`: `edited` when the title
 /// or body changed, `closed` / `reopened`, the label and assignee
 /// differences. A pull request's issue sends only its label changes here.
@@ -128,12 +139,7 @@ pub(crate) fn issue_changed(st: &mut State, at: At, number: u64, sender: &str, b
             let extra = json!({"changes": changes});
             issue_event(st, at, ("edited", number, sender), extra);
         }
-        if now.state != before.state {
-            let action = if now.state == "closed" {
-                "closed"
-            } else {
-                "reopened"
-            };
+        if let Some(action) = state_action(&before.state, &now.state) {
             issue_event(st, at, (action, number, sender), json!({}));
         }
     }
@@ -209,12 +215,7 @@ pub(crate) fn pull_changed(st: &mut State, at: At, number: u64, sender: &str, be
             json!({"changes": changes}),
         );
     }
-    if now.state != before.state {
-        let action = if now.state == "closed" {
-            "closed"
-        } else {
-            "reopened"
-        };
+    if let Some(action) = state_action(&before.state, &now.state) {
         pull(st, at, (action, number, sender), json!({}));
     }
     if now.draft != before.draft {
