@@ -36,7 +36,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-pub use text::neutralize_mentions;
+pub use text::{neutralize_mentions, strip_ansi};
 
 /// A command of each family the classifier reads its own way (the parsers
 /// are chosen by command), and commands no family claims: what robustness

@@ -80,7 +80,9 @@ fn push_lines(out: &mut Vec<String>, bytes: &[u8]) {
 
 /// Removes ANSI escape sequences (CSI, OSC, charset selection) and other C0
 /// control characters except tab, newline and carriage return. One pass.
-pub(crate) fn strip_ansi(s: &str) -> String {
+/// taskgate's one escape stripper: the classifier reads logs through it and
+/// `core::report::plain_text` makes tool output showable with it.
+pub fn strip_ansi(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {

@@ -18,7 +18,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::classify::{neutralize_mentions, Classification, FailureKind};
+use crate::classify::{neutralize_mentions, strip_ansi, Classification, FailureKind};
 
 mod caps;
 
@@ -529,45 +529,13 @@ pub fn clean_log(s: &str) -> String {
 }
 
 /// Tool output without terminal escapes and control characters (newlines
-/// and tabs kept): what a terminal or a code block can show as is.
+/// and tabs kept, carriage returns dropped): what a terminal or a code block
+/// can show as is. The escapes go through [`strip_ansi`], the classifier's,
+/// so the two readings of tool output cannot drift apart.
 pub fn plain_text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\u{1b}' => skip_escape(&mut chars),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
+    let mut out = strip_ansi(s);
+    out.retain(|c| c != '\r');
     out
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars>) {
-    match chars.next() {
-        // CSI: parameters, then one final byte in @..~.
-        Some('[') => {
-            for c in chars.by_ref() {
-                if ('@'..='~').contains(&c) {
-                    break;
-                }
-            }
-        }
-        // OSC: until BEL or ESC \.
-        Some(']') => {
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
-                    break;
-                }
-            }
-        }
-        // Charset selection and the like: one more character.
-        Some('(' | ')') => {
-            chars.next();
-        }
-        _ => {}
-    }
 }
 
 /// `s` within `max` bytes: the head and the tail kept, cut on char

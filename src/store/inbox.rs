@@ -88,7 +88,7 @@ impl Store {
                     d.delivery_id.as_str(),
                     d.event,
                     d.action,
-                    d.installation.map(|i| i.0 as i64),
+                    d.installation,
                     now,
                     status,
                     outcome,
@@ -141,9 +141,7 @@ impl Store {
                     seq: r.get(0)?,
                     delivery_id: DeliveryId(r.get(1)?),
                     event: r.get(2)?,
-                    installation: r
-                        .get::<_, Option<i64>>(3)?
-                        .map(|i| InstallationId(i as u64)),
+                    installation: r.get(3)?,
                     received_at_ms: r.get(4)?,
                     action: r.get(5)?,
                     payload: Vec::new(),
@@ -355,7 +353,7 @@ impl Store {
             let mut stmt = conn.prepare(
                 "SELECT repo FROM installation_repos WHERE installation_id = ?1 ORDER BY repo",
             )?;
-            let rows = stmt.query_map([installation.0 as i64], |r| r.get::<_, String>(0))?;
+            let rows = stmt.query_map([installation], |r| r.get::<_, String>(0))?;
             rows.map(|r| {
                 let name = r?;
                 RepoName::parse(&name).map_err(StoreError::Corrupt)
@@ -377,18 +375,18 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             conn.execute(
                 "INSERT INTO installations (id, account, updated_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(id) DO UPDATE SET account = COALESCE(?2, account), updated_ms = ?3",
-                params![installation.0 as i64, account, unix_now_ms()],
+                params![installation, account, unix_now_ms()],
             )?;
             for repo in added {
                 conn.execute(
                     "INSERT OR IGNORE INTO installation_repos (installation_id, repo) VALUES (?1, ?2)",
-                    params![installation.0 as i64, repo.as_str()],
+                    params![installation, repo.as_str()],
                 )?;
             }
             for repo in removed {
                 conn.execute(
                     "DELETE FROM installation_repos WHERE installation_id = ?1 AND repo = ?2",
-                    params![installation.0 as i64, repo.as_str()],
+                    params![installation, repo.as_str()],
                 )?;
             }
         }
@@ -436,12 +434,9 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
         Change::InstallationRemoved { installation } => {
             conn.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",
-                [installation.0 as i64],
+                [installation],
             )?;
-            conn.execute(
-                "DELETE FROM installations WHERE id = ?1",
-                [installation.0 as i64],
-            )?;
+            conn.execute("DELETE FROM installations WHERE id = ?1", [installation])?;
         }
     }
     Ok(())

@@ -26,6 +26,7 @@ mod recorded;
 mod runs;
 mod schema;
 mod ship;
+mod sql;
 mod task_counts;
 mod writer;
 
@@ -47,7 +48,7 @@ use writer::{Job, TypedJob};
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(rusqlite::Error),
     #[error("the database writer has stopped")]
     WriterGone,
     #[error("commit failed: {0}")]
@@ -56,6 +57,19 @@ pub enum StoreError {
     UnsupportedUrl(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        match e {
+            // A stored value one of our types refuses (an unknown status
+            // word, say): the data is wrong, not SQLite.
+            rusqlite::Error::FromSqlConversionFailure(_, _, why) => {
+                StoreError::Corrupt(why.to_string())
+            }
+            e => StoreError::Sqlite(e),
+        }
+    }
 }
 
 /// A handle to the store; cheap to clone.

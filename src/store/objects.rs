@@ -34,8 +34,8 @@ fn read_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, IssueRecordRa
 }
 
 struct IssueRecordRaw {
-    number: i64,
-    id: i64,
+    number: IssueNumber,
+    id: IssueId,
     title: String,
     body: String,
     labels: String,
@@ -47,8 +47,8 @@ struct IssueRecordRaw {
 impl IssueRecordRaw {
     fn decode(self) -> Result<IssueRecord, StoreError> {
         Ok(IssueRecord {
-            number: IssueNumber(self.number as u64),
-            id: IssueId(self.id as u64),
+            number: self.number,
+            id: self.id,
             title: self.title,
             body: self.body,
             labels: from_json(&self.labels)?,
@@ -76,8 +76,8 @@ pub(super) fn put_record(
         params![
             repo.as_str(),
             marker,
-            r.number.0 as i64,
-            r.id.0 as i64,
+            r.number,
+            r.id,
             r.title,
             r.body,
             json(&r.labels),
@@ -250,7 +250,7 @@ impl Store {
                 params![repo.as_str(), story],
                 |r| {
                     Ok((
-                        r.get::<_, i64>(0)?,
+                        r.get::<_, InstallationId>(0)?,
                         r.get::<_, String>(1)?,
                         r.get::<_, String>(2)?,
                         r.get::<_, Option<String>>(3)?,
@@ -264,7 +264,7 @@ impl Store {
                 Ok(StoryPlan {
                     repo: repo.clone(),
                     story: story.clone(),
-                    installation: InstallationId(installation as u64),
+                    installation,
                     source,
                     plan,
                     config,
@@ -289,7 +289,7 @@ pub(super) fn save_story(conn: &Connection, s: &StoryPlan) -> Result<(), StoreEr
         params![
             s.repo.as_str(),
             s.story,
-            s.installation.0 as i64,
+            s.installation,
             s.source,
             s.plan,
             s.config,

@@ -1,6 +1,7 @@
 //! The outbox: effects waiting to be performed on GitHub, with their
 //! attempts, next due time and result.
 
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection};
 
 use super::{unix_now_ms, Store, StoreError};
@@ -14,23 +15,28 @@ pub enum EffectStatus {
     Failed,
 }
 
-impl EffectStatus {
-    fn as_str(self) -> &'static str {
-        match self {
+/// Stored as its word, which the queries compare against
+/// (`status = 'pending'`).
+impl ToSql for EffectStatus {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(match self {
             EffectStatus::Pending => "pending",
             EffectStatus::Done => "done",
             EffectStatus::Failed => "failed",
-        }
+        }))
     }
+}
 
-    fn parse(s: &str) -> Result<Self, StoreError> {
-        match s {
+/// An unknown word reads as [`StoreError::Corrupt`], naming it.
+impl FromSql for EffectStatus {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        match value.as_str()? {
             "pending" => Ok(EffectStatus::Pending),
             "done" => Ok(EffectStatus::Done),
             "failed" => Ok(EffectStatus::Failed),
-            other => Err(StoreError::Corrupt(format!(
-                "unknown effect status `{other}`"
-            ))),
+            other => Err(FromSqlError::Other(
+                format!("unknown effect status `{other}`").into(),
+            )),
         }
     }
 }
@@ -66,7 +72,7 @@ pub(super) fn insert(
     for effect in effects {
         let json = serde_json::to_string(effect)
             .map_err(|e| StoreError::Corrupt(format!("effect does not serialise: {e}")))?;
-        stmt.execute(params![delivery_seq, installation.0 as i64, json, now])?;
+        stmt.execute(params![delivery_seq, installation, json, now])?;
     }
     Ok(())
 }
@@ -88,9 +94,9 @@ fn row_to_effect(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EffectRowRaw, Strin
 }
 
 struct EffectRowRaw {
-    id: i64,
-    installation: i64,
-    status: String,
+    id: EffectId,
+    installation: InstallationId,
+    status: EffectStatus,
     attempts: i64,
     last_error: Option<String>,
     result: Option<String>,
@@ -100,11 +106,11 @@ struct EffectRowRaw {
 
 fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> {
     Ok(EffectRow {
-        id: EffectId(raw.id as u64),
-        installation: InstallationId(raw.installation as u64),
+        id: raw.id,
+        installation: raw.installation,
         effect: serde_json::from_str(&json)
             .map_err(|e| StoreError::Corrupt(format!("effect {} does not parse: {e}", raw.id)))?,
-        status: EffectStatus::parse(&raw.status)?,
+        status: raw.status,
         attempts: raw.attempts as u32,
         failures: raw.failures as u32,
         last_error: raw.last_error,
@@ -153,7 +159,7 @@ impl Store {
         self.write(move |conn| {
             Ok(conn.query_row(
                 "UPDATE effects SET attempts = attempts + 1 WHERE id = ?1 RETURNING attempts",
-                [id.0 as i64],
+                [id],
                 |r| r.get::<_, i64>(0),
             )? as u32)
         })
@@ -185,7 +191,7 @@ impl Store {
             conn.execute(
                 "UPDATE effects SET status = ?2, result = ?3, last_error = COALESCE(?4, last_error), done_at_ms = ?5
                  WHERE id = ?1",
-                params![id.0 as i64, status.as_str(), result, error, unix_now_ms()],
+                params![id, status, result, error, unix_now_ms()],
             )?;
             Ok(())
         })
@@ -206,7 +212,7 @@ impl Store {
             conn.execute(
                 "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3, failures = failures + ?4
                  WHERE id = ?1",
-                params![id.0 as i64, due_ms, error, failed as i64],
+                params![id, due_ms, error, failed as i64],
             )?;
             Ok(())
         })
@@ -304,5 +310,23 @@ mod tests {
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].id, rows[2].id, "the pending one stays");
         assert_eq!(store.outbox_depth().await.unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_unknown_status_word_reads_as_corrupt_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        store
+            .write(move |conn| {
+                insert(conn, None, InstallationId(1), &[comment(1)])?;
+                conn.execute("UPDATE effects SET status = 'lost'", [])?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        match store.effects().await {
+            Err(StoreError::Corrupt(why)) => assert_eq!(why, "unknown effect status `lost`"),
+            other => panic!("expected corrupt data, got {other:?}"),
+        }
     }
 }

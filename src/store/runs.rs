@@ -48,7 +48,7 @@ pub(super) fn queue_attempt(
             job.story,
             job.task,
             job.attempt,
-            job.installation.0 as i64,
+            job.installation,
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
             unix_now_ms(),
@@ -81,7 +81,7 @@ pub(super) fn update_attempt(
             story,
             task,
             attempt,
-            status.as_str(),
+            status,
             now,
             report
         ],
@@ -136,7 +136,7 @@ fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, St
             story: r.get(1)?,
             task: r.get(2)?,
             attempt: r.get(3)?,
-            installation: InstallationId(r.get::<_, i64>(4)? as u64),
+            installation: r.get(4)?,
             sha: CommitSha(r.get(5)?),
             gates: serde_json::from_str(&gates).map_err(corrupt)?,
             status: r.get(7)?,
@@ -528,9 +528,8 @@ impl Store {
         self.read(move |conn| {
             let mut stmt =
                 conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
-            let markers = stmt.query_map(params![repo.as_str(), number.0 as i64], |r| {
-                r.get::<_, String>(0)
-            })?;
+            let markers =
+                stmt.query_map(params![repo.as_str(), number], |r| r.get::<_, String>(0))?;
             for marker in markers {
                 let key = marker?;
                 let hidden = crate::core::hidden_marker(&key);

@@ -88,7 +88,7 @@ impl Store {
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
-                    r.get::<_, i64>(3)?,
+                    r.get::<_, IssueNumber>(3)?,
                 ))
             })?;
             let mut out = Vec::new();
@@ -102,7 +102,7 @@ impl Store {
                     out.push(StoryRow {
                         repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
                         story,
-                        issue: IssueNumber(number as u64),
+                        issue: number,
                     });
                 }
             }
@@ -121,9 +121,8 @@ impl Store {
         self.read(move |conn| {
             let mut stmt =
                 conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
-            let markers = stmt.query_map(params![repo.as_str(), number.0 as i64], |r| {
-                r.get::<_, String>(0)
-            })?;
+            let markers =
+                stmt.query_map(params![repo.as_str(), number], |r| r.get::<_, String>(0))?;
             for marker in markers {
                 if let Some(Marker::Story { story }) = Marker::from_key(&marker?) {
                     return Ok(Some(story));
