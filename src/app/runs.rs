@@ -517,23 +517,6 @@ impl Runs {
             }))
     }
 
-    /// `/taskgate retry [gate]` on a task issue or its pull request. `None`
-    /// when the issue is not a task's.
-    pub async fn on_retry_command(
-        &self,
-        repo: &RepoName,
-        issue: IssueNumber,
-        gate: Option<String>,
-    ) -> Result<Option<(Decision, bool)>, StoreError> {
-        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
-            return Ok(None);
-        };
-        let ctx = located.context(repo, self.now());
-        let d = on_trigger(&located.record, &Trigger::Retry { sha: None, gate }, &ctx);
-        let started = d.run.is_some();
-        Ok(Some((self.finish(repo, &located, d), started)))
-    }
-
     /// What the failure loop needs of the story: limits, manual mode, and
     /// how many other tasks have a branch todo open.
     async fn loop_inputs<'a>(
@@ -573,19 +556,8 @@ impl Runs {
         ))
     }
 
-    /// `/taskgate approve-branch` (or the check run's button): opens the
-    /// branch todo that manual mode proposed. `None` outside a task.
-    pub async fn on_approve_branch(
-        &self,
-        repo: &RepoName,
-        issue: IssueNumber,
-    ) -> Result<Option<(Decision, bool)>, StoreError> {
-        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
-            return Ok(None);
-        };
-        Ok(Some(self.approve_branch(repo, &located).await?))
-    }
-
+    /// Opens the branch todo that manual mode proposed (`/taskgate
+    /// approve-branch` or the check run's button); `true` when it did.
     async fn approve_branch(
         &self,
         repo: &RepoName,

@@ -21,9 +21,10 @@ use octocrab::Octocrab;
 
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::{parse_plan, Plan};
+use crate::core::refusal::{Refusal, Refused};
 use crate::core::ship::{
-    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipState, ShipVia, ShipWhat, Shipper,
-    StoryRecord, StoryWorkflow, TaskProof,
+    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState, ShipVia,
+    ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
 };
 use crate::core::story::{story_branch, Marker};
 use crate::core::{Change, Decision};
@@ -303,86 +304,7 @@ impl Ship {
                 let d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
                 Ok(Some(d))
             }
-            "labeled" => {
-                let label = p.label.as_ref().map(|l| l.name.as_str());
-                if label.is_none_or(|name| !name.eq_ignore_ascii_case(&l.config.ship_label)) {
-                    return Ok(Some(Decision::nothing(
-                        "story PR labelled: not the ship label",
-                    )));
-                }
-                if l.record.pr.is_none() {
-                    l.record = ship::on_story_pr_seen(
-                        &l.record,
-                        number,
-                        &pr.head.sha,
-                        pr.draft.unwrap_or(false),
-                    );
-                }
-                // Adding the label is shipping: it needs the `ship` command's
-                // permission (maintain by default). Refused: the label goes.
-                let needs = l.config.required_permission("ship");
-                let has = match (&p.sender, p.installation.as_ref()) {
-                    (Some(s), Some(inst)) => {
-                        match self.permissions.level(inst.id, &repo, s.id, &s.login).await {
-                            Ok(level) => level,
-                            Err(e) => {
-                                tracing::warn!(error = %e, user = %s.id, "reading a permission failed");
-                                None
-                            }
-                        }
-                    }
-                    _ => None,
-                };
-                if has < Some(needs) {
-                    let login = p.sender.as_ref().map_or("someone", |s| s.login.as_str());
-                    let label = l.config.ship_label.clone();
-                    let text = format!(
-                        "{} Adding `{}` ships the story, so the label was removed.",
-                        crate::core::render::permission_refused(
-                            "ship",
-                            needs,
-                            login,
-                            has,
-                            &crate::commands::Syntax::default(),
-                        ),
-                        crate::core::report::plain_text(&label),
-                    );
-                    return Ok(Some(Decision {
-                        changes: vec![],
-                        effects: vec![
-                            crate::core::Effect::LabelIssue {
-                                repo: repo.clone(),
-                                issue: number,
-                                add: vec![],
-                                remove: vec![label],
-                            },
-                            crate::core::Effect::PostComment {
-                                repo: repo.clone(),
-                                issue: number,
-                                body: text,
-                                marker: format!(
-                                    "ship-label-refused pr={number} sender={}",
-                                    p.sender.as_ref().map_or(0, |s| s.id.0)
-                                ),
-                            },
-                        ],
-                        outcome: "ship label refused: no permission".into(),
-                    }));
-                }
-                let by = match &p.sender {
-                    Some(s) => Shipper {
-                        user: Some(s.id),
-                        login: s.login.clone(),
-                        via: ShipVia::Label,
-                    },
-                    None => Shipper {
-                        user: None,
-                        login: "someone".into(),
-                        via: ShipVia::Label,
-                    },
-                };
-                self.request(l, by).await.map(Some)
-            }
+            "labeled" => self.on_ship_label(l, p).await.map(Some),
             "closed" if ours => {
                 let d = if pr.merged.unwrap_or(false) {
                     if l.record.pr.is_none() {
@@ -405,9 +327,70 @@ impl Ship {
         }
     }
 
+    /// A label added to story PR: the ship label ships, if its sender
+    /// may ship (the core refuses otherwise, and the label goes).
+    async fn on_ship_label(
+        &self,
+        mut l: Located,
+        p: &PullRequestPayload,
+    ) -> Result<Decision, ShipError> {
+        let (pr, number) = (&p.pull_request, p.pull_request.number);
+        let label = p.label.as_ref().map(|l| l.name.as_str());
+        if label.is_none_or(|name| !name.eq_ignore_ascii_case(&l.config.ship_label)) {
+            return Ok(Decision::nothing("story PR labelled: not the ship label"));
+        }
+        if l.record.pr.is_none() {
+            l.record =
+                ship::on_story_pr_seen(&l.record, number, &pr.head.sha, pr.draft.unwrap_or(false));
+        }
+        // Adding the label is shipping: it needs the `ship` command's
+        // permission (maintain by default). Refused: the label goes.
+        let needs = l.config.required_permission("ship");
+        let has = match (&p.sender, p.installation.as_ref()) {
+            (Some(s), Some(inst)) => {
+                match self
+                    .permissions
+                    .level(inst.id, &l.repo, s.id, &s.login)
+                    .await
+                {
+                    Ok(level) => level,
+                    Err(e) => {
+                        tracing::warn!(error = %e, user = %s.id, "reading a permission failed");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        if has < Some(needs) {
+            let sender = p.sender.as_ref().map(|s| (s.id, s.login.as_str()));
+            let effects =
+                ship::on_ship_label_without_permission(&l.ctx(), number, sender, needs, has);
+            return Ok(Decision {
+                changes: vec![],
+                effects,
+                outcome: "ship label refused: no permission".into(),
+            });
+        }
+        let by = Shipper {
+            user: p.sender.as_ref().map(|s| s.id),
+            login: p
+                .sender
+                .as_ref()
+                .map_or("someone".into(), |s| s.login.clone()),
+            via: ShipVia::Label,
+        };
+        Ok(self.request(l, by).await?.0)
+    }
+
     /// A ship request: the record is brought up to date first (the gate may
-    /// have changed since the last pass).
-    async fn request(&self, l: Located, by: Shipper) -> Result<Decision, ShipError> {
+    /// have changed since the last pass). The decision, and why the core
+    /// refused the request, if it did.
+    async fn request(
+        &self,
+        l: Located,
+        by: Shipper,
+    ) -> Result<(Decision, Option<ShipRefusal>), ShipError> {
         let mut l = l;
         if l.default_branch.is_empty() {
             let client = self.client(&l).await?;
@@ -417,8 +400,9 @@ impl Ship {
         let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
         let mut effects = evaluated.effects;
         effects.extend(d.effects);
+        let refused = d.refused.clone();
         let merged = ShipDecision { effects, ..d };
-        Ok(l.finish(merged))
+        Ok((l.finish(merged), refused))
     }
 
     /// The story's integration milestones whose latest run has not passed:
@@ -452,18 +436,16 @@ impl Ship {
         Ok(ship::evaluate(&l.record, &ev, &l.ctx()))
     }
 
-    /// `/taskgate ship` on a story issue or its PR. The decision's outcome
-    /// starts with `ship accepted` when the merge was asked for, else it
-    /// says why not (`ship refused: …`, `ship ignored: …`); a refusal has no
-    /// effects, so the command dispatcher answers. `None` when the issue is
-    /// not a story's.
+    /// `/taskgate ship` on a story issue or its PR: the decision that
+    /// merges, or the core's typed refusal (the command dispatcher answers
+    /// it). `None` when the issue is not a story's.
     pub async fn on_ship_command(
         &self,
         repo: &RepoName,
         issue_or_pr: IssueNumber,
         actor_id: UserId,
         actor_login: &str,
-    ) -> Result<Option<Decision>, ShipError> {
+    ) -> Result<Option<Result<Decision, Refused>>, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
             return Ok(None);
         };
@@ -475,7 +457,13 @@ impl Ship {
             login: actor_login.to_owned(),
             via: ShipVia::Command,
         };
-        self.request(l, by).await.map(Some)
+        Ok(Some(match self.request(l, by).await? {
+            (d, None) => Ok(d),
+            (d, Some(refusal)) => Err(Refused {
+                decision: Decision::nothing(d.outcome),
+                refusal: Refusal::Ship(refusal),
+            }),
+        }))
     }
 
     /// The story whose issue or story PR is `number`.
@@ -511,7 +499,7 @@ impl Ship {
                     login,
                     via,
                 };
-                self.request(l, by).await
+                Ok(self.request(l, by).await?.0)
             }
             ShipWhat::MergeRefused { why } => Ok(l.finish(ship::on_merge_refused(&l.record, &why))),
             ShipWhat::WorkflowRefused { workflow, why } => {

@@ -1,22 +1,7 @@
 //! One command line → one [`Command`].
 
+use super::table::command_names;
 use super::Syntax;
-
-/// The command names of SPEC §5, in the order `help` lists them.
-pub const COMMAND_NAMES: &[&str] = &[
-    "plan",
-    "retry",
-    "approve",
-    "approve-branch",
-    "revise",
-    "reject",
-    "pause",
-    "resume",
-    "ship",
-    "status",
-    "explain",
-    "help",
-];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -80,7 +65,7 @@ pub fn parse_line(line: &str, syntax: &Syntax) -> Option<Result<Command, Command
         }
         return Some(parse_named(name, args));
     }
-    if syntax.short_form && COMMAND_NAMES.contains(&head) {
+    if syntax.short_form && command_names().any(|n| n == head) {
         return Some(parse_named(head, tail));
     }
     None
@@ -217,10 +202,8 @@ fn unquote(s: &str) -> &str {
 /// The known command nearest to `name` (the first on a tie).
 fn closest(name: &str) -> &'static str {
     let name = name.to_ascii_lowercase();
-    COMMAND_NAMES
-        .iter()
+    command_names()
         .min_by_key(|c| strsim::damerau_levenshtein(&name, c))
-        .copied()
         .unwrap_or("help")
 }
 

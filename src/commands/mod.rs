@@ -10,8 +10,12 @@
 //! never commands: quoting someone's `/taskgate ship` must not ship.
 
 mod grammar;
+mod table;
 
-pub use grammar::{parse_line, Command, CommandError, COMMAND_NAMES};
+pub use grammar::{parse_line, Command, CommandError};
+pub use table::{
+    command, command_names, default_permission, permission_keys, CommandSpec, COMMANDS, OVERRIDE,
+};
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};
 

@@ -58,23 +58,6 @@ pub const FAILURE_KINDS: [&str; 10] = [
 /// Roles that exist even when the config names none.
 pub const DEFAULT_ROLES: [&str; 4] = ["coder", "architect", "tester", "debugger"];
 
-/// Comment commands (SPEC §5); `override` stands for `approve --override`.
-pub const COMMANDS: [&str; 13] = [
-    "plan",
-    "retry",
-    "approve",
-    "approve-branch",
-    "revise",
-    "reject",
-    "pause",
-    "resume",
-    "ship",
-    "status",
-    "explain",
-    "help",
-    "override",
-];
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunnerKind {
@@ -251,11 +234,7 @@ impl RepoConfig {
         if let Some(p) = self.commands.permissions.get(command) {
             return *p;
         }
-        match command {
-            "ship" | "override" => Permission::Maintain,
-            "status" | "explain" | "help" => Permission::Read,
-            _ => Permission::Write,
-        }
+        crate::commands::default_permission(command)
     }
 
     /// The repository limits with a story's `settings` applied on top.
@@ -455,12 +434,12 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         if let Some(n) = cf.get("permissions") {
             let names: Vec<&str> = PERMISSIONS.iter().map(|(s, _)| *s).collect();
             for (cmd, cmd_pos, node) in map_entries(n, "permissions", p) {
-                if !COMMANDS.contains(&cmd.as_str()) {
+                if !crate::commands::permission_keys().any(|k| k == cmd) {
                     p.push(Problem::new(
                         Some(*cmd_pos),
                         ProblemKind::UnknownCommand {
                             command: cmd.clone(),
-                            suggestion: yaml::did_you_mean(cmd, COMMANDS.iter().copied()),
+                            suggestion: yaml::did_you_mean(cmd, crate::commands::permission_keys()),
                         },
                     ));
                     continue;

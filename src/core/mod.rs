@@ -13,6 +13,7 @@ mod event;
 pub mod failure;
 pub mod plan;
 pub mod redeliver;
+pub mod refusal;
 pub mod render;
 pub mod report;
 pub mod ship;

@@ -2,40 +2,6 @@
 
 use crate::commands::{CommandError, Syntax};
 
-/// One line per command of SPEC §5, in the order `help` lists them.
-const HELP: &[(&str, &str)] = &[
-    (
-        "plan",
-        "make this issue a story from the fenced `yaml` plan in the same comment",
-    ),
-    (
-        "retry [gate]",
-        "run the acceptance gates again (all, or the one named)",
-    ),
-    (
-        "approve [--override <reason>]",
-        "approve a task in review; `--override` accepts it despite a red checker (recorded)",
-    ),
-    (
-        "approve-branch",
-        "open the proposed branch-todo issue (manual mode)",
-    ),
-    (
-        "revise <feedback>",
-        "send a task in review back to its implementor with feedback",
-    ),
-    ("reject <reason>", "return a task to planning"),
-    ("pause", "stop acting on this task or story until resumed"),
-    ("resume", "continue after a pause"),
-    (
-        "ship",
-        "ship a shippable story (same as the `ship` label on its pull request)",
-    ),
-    ("status", "show the state of this story or task"),
-    ("explain", "show the latest failure diagnosis"),
-    ("help", "show this list"),
-];
-
 fn invocation(syntax: &Syntax, command: &str) -> String {
     format!("/{} {command}", syntax.prefix)
 }
@@ -43,8 +9,12 @@ fn invocation(syntax: &Syntax, command: &str) -> String {
 pub fn help(syntax: &Syntax) -> String {
     let mut out = String::from("**taskgate commands** (one per line, anywhere in a comment):\n\n");
     out.push_str("| command | what it does |\n|---|---|\n");
-    for (usage, what) in HELP {
-        out.push_str(&format!("| `{}` | {what} |\n", invocation(syntax, usage)));
+    for c in crate::commands::COMMANDS {
+        out.push_str(&format!(
+            "| `{}` | {} |\n",
+            invocation(syntax, c.usage),
+            c.help
+        ));
     }
     if syntax.short_form {
         out.push_str(&format!(
@@ -126,6 +96,22 @@ pub fn not_on_a_task(command: &str, syntax: &Syntax) -> String {
     format!(
         "`{}` works on a task's issue or pull request; this is neither.",
         invocation(syntax, command)
+    )
+}
+
+/// `ship` on an issue that is not a story's or its pull request.
+pub fn ship_elsewhere(syntax: &Syntax) -> String {
+    format!(
+        "`/{} ship` works on a story's issue or its pull request; this is neither.",
+        syntax.prefix
+    )
+}
+
+/// `status` on an issue that is neither a story's nor a task's.
+pub fn status_elsewhere(syntax: &Syntax) -> String {
+    format!(
+        "`/{} status` works on a story's or task's issue or pull request; this is neither.",
+        syntax.prefix
     )
 }
 

@@ -10,8 +10,9 @@
 //! would otherwise allow). With no token configured the API answers 401 to
 //! everyone.
 //!
-//! Must not: decide. A ship request is answered 202 only when the stored
-//! record says shippable, and is then recorded in the inbox as a
+//! Must not: decide. A ship request is answered 202 only when the core's
+//! [`ship_refusal`] finds no reason in the stored record (the rule the
+//! label and the command follow), and is then recorded in the inbox as a
 //! [`SHIP_EVENT`] delivery, so the processor decides it like any other
 //! event (one at a time, with the story's latest state).
 
@@ -27,7 +28,7 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 
 use crate::core::plan::parse_plan;
-use crate::core::ship::{ShipEvent, ShipState, ShipVia, ShipWhat, SHIP_EVENT};
+use crate::core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat, SHIP_EVENT};
 use crate::ids::{DeliveryId, IssueNumber, RepoName};
 use crate::store::{Disposition, NewDelivery, Store, StoryRow};
 
@@ -231,19 +232,15 @@ async fn ship_story(
         (Err(e), _) | (_, Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
         (_, Ok(None)) => return error(StatusCode::NOT_FOUND, "no story has this id"),
     };
-    let reasons: Vec<String> = match record.state {
-        ShipState::Shippable if record.pr.is_some() => vec![],
-        ShipState::Shippable => vec!["the story pull request is not open yet".into()],
-        ShipState::Building => record.missing.clone(),
-        other => vec![format!("the story is {} already", other.name())],
-    };
-    if !reasons.is_empty() {
+    // The same rule as the label and `/taskgate ship`: the processor
+    // decides again on the latest record; this only answers 409 early.
+    if let Some(refusal) = ship_refusal(&record) {
         return (
             StatusCode::CONFLICT,
             Json(json!({
                 "error": "the story is not shippable",
                 "state": record.state.name(),
-                "reasons": reasons,
+                "reasons": refusal.reasons(),
             })),
         )
             .into_response();
@@ -317,8 +314,7 @@ async fn review_task(
     q: RepoQuery,
     reject: Option<String>,
 ) -> Response {
-    use crate::core::plan::TaskState;
-    use crate::core::task::{ApiReview, REVIEW_EVENT};
+    use crate::core::task::{api_review_refusal, ApiReview, ReviewCommand, REVIEW_EVENT};
     let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -360,21 +356,21 @@ async fn review_task(
         Ok(r) => r.unwrap_or_default(),
         Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
     };
-    let state_name = record.state.map(|s| s.name()).unwrap_or("not started");
-    let refused = match (&reject, record.state) {
-        (None, Some(TaskState::Review)) => None,
-        (None, _) => Some(format!(
-            "the task is {state_name}; only a task in review can be accepted"
-        )),
-        (Some(_), Some(TaskState::Completed | TaskState::Rejected)) => {
-            Some(format!("the task is {state_name} already"))
-        }
-        (Some(_), _) => None,
+    // The command's rules, from the core: the processor decides again on
+    // the latest record; this only answers 409 early.
+    let command = match &reject {
+        None => ReviewCommand::Approve {
+            override_reason: None,
+        },
+        Some(reason) => ReviewCommand::Reject {
+            reason: reason.clone(),
+        },
     };
-    if let Some(reason) = refused {
+    if let Some(refusal) = api_review_refusal(record.state, &command) {
+        let state_name = record.state.map(|s| s.name()).unwrap_or("not started");
         return (
             StatusCode::CONFLICT,
-            Json(json!({ "error": reason, "state": state_name })),
+            Json(json!({ "error": refusal.to_string(), "state": state_name })),
         )
             .into_response();
     }

@@ -475,3 +475,31 @@ async fn the_ship_command_ships_and_is_refused_outside_a_story() {
     assert_eq!(sh.merges(), 1);
     assert!(sh.story_pr().unwrap().merged);
 }
+
+#[tokio::test]
+async fn the_api_refuses_a_story_whose_pr_was_closed_as_the_command_does() {
+    let sh = Shipped::shippable(CONFIG).await;
+    let number = sh.story_pr().unwrap().number;
+    sh.repo().close_issue(number, "octocat");
+    sh.s.app.settle().await;
+    let ship = format!("/api/stories/{}/ship", sh.story_issue);
+    let (status, v) = sh.api("POST", &ship, Some("api-token")).await;
+    assert_eq!(status, 409, "{v}");
+    assert_eq!(
+        v["reasons"],
+        json!(["the story pull request was closed; reopen it to ship"])
+    );
+    // The command gives the same reason.
+    sh.s.app
+        .comment(sh.story_issue, "octocat", "/taskgate ship")
+        .await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.merges(), 0);
+    let replies = sh.s.app.bot_comments(sh.story_issue);
+    assert!(
+        replies.iter().any(|c| c.contains(
+            "did nothing: ship refused: the story pull request was closed; reopen it to ship"
+        )),
+        "{replies:#?}"
+    );
+}

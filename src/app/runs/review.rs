@@ -1,15 +1,21 @@
 //! The task side of comment commands: finding the task (or story) an issue
 //! or pull request belongs to, its configuration, and running the pure
-//! review transitions and read-only views on it. The dispatcher
-//! (`app::commands`) checks permission and answers; this only acts.
+//! review, retry and branch-todo transitions and read-only views on it.
+//! The dispatcher (`app::commands`) checks permission and answers; this
+//! only loads, calls the core and hands back its decision or its typed
+//! [`Refusal`].
 
-use super::{into_decision, Runs};
+use super::{into_decision, on_trigger, Runs};
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::parse_plan;
-use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer};
+use crate::core::refusal::{Refusal, Refused};
+use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
 use crate::core::Decision;
 use crate::ids::{IssueNumber, RepoName};
 use crate::store::StoreError;
+
+/// A task command's result: `None` when the issue is not a task's.
+pub type TaskCommand = Option<Result<Decision, Refused>>;
 
 impl Runs {
     /// The configuration commands on `issue` follow: its task's or story's
@@ -31,15 +37,14 @@ impl Runs {
     }
 
     /// `/approve`, `/revise`, `/reject`, `/pause`, `/resume` on a task's
-    /// issue or pull request: the decision and whether it did something.
-    /// `None` when `issue` is not a task's.
-    pub async fn on_review_command(
+    /// issue or pull request.
+    pub async fn review_command(
         &self,
         repo: &RepoName,
         issue: IssueNumber,
         command: &ReviewCommand,
         by: Reviewer<'_>,
-    ) -> Result<Option<(Decision, bool)>, StoreError> {
+    ) -> Result<TaskCommand, StoreError> {
         let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
@@ -57,8 +62,75 @@ impl Runs {
             agent_workflow: configured.and_then(|r| r.agent_workflow.as_deref()),
             allow_self_approval: located.config.allow_self_approval,
         };
-        let (d, done) = task::on_review_command(&located.record, command, by, &ctx, &inputs);
-        Ok(Some((into_decision(repo, &located, d), done)))
+        Ok(Some(
+            match task::on_review_command(&located.record, command, by, &ctx, &inputs) {
+                Ok(d) => Ok(into_decision(repo, &located, d)),
+                Err(why) => Err(Refused {
+                    decision: Decision::nothing(format!("task {}: {why}", located.loc.task)),
+                    refusal: Refusal::Review(why),
+                }),
+            },
+        ))
+    }
+
+    /// [`Runs::review_command`] for the API's accept and reject, whose
+    /// refusal is only recorded: the decision either way.
+    pub async fn on_review_command(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        command: &ReviewCommand,
+        by: Reviewer<'_>,
+    ) -> Result<Option<(Decision, bool)>, StoreError> {
+        Ok(self
+            .review_command(repo, issue, command, by)
+            .await?
+            .map(|r| match r {
+                Ok(d) => (d, true),
+                Err(refused) => (refused.decision, false),
+            }))
+    }
+
+    /// `/taskgate retry [gate]` on a task issue or its pull request.
+    pub async fn retry_command(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        gate: Option<String>,
+    ) -> Result<TaskCommand, StoreError> {
+        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
+            return Ok(None);
+        };
+        let ctx = located.context(repo, self.now());
+        let d = on_trigger(&located.record, &Trigger::Retry { sha: None, gate }, &ctx);
+        if d.run.is_none() {
+            return Ok(Some(Err(Refused {
+                decision: Decision::nothing(format!("task {}: {}", located.loc.task, d.outcome)),
+                refusal: Refusal::Retry(d.outcome),
+            })));
+        }
+        Ok(Some(Ok(self.finish(repo, &located, d))))
+    }
+
+    /// `/taskgate approve-branch`: opens the branch todo manual mode
+    /// proposed.
+    pub async fn approve_branch_command(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+    ) -> Result<TaskCommand, StoreError> {
+        let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
+            return Ok(None);
+        };
+        let (d, opened) = self.approve_branch(repo, &located).await?;
+        Ok(Some(if opened {
+            Ok(d)
+        } else {
+            Err(Refused {
+                decision: Decision::nothing(d.outcome),
+                refusal: Refusal::NoBranchTodo,
+            })
+        }))
     }
 
     /// `/status` (or `/explain` when `explain`) on a task's issue or pull

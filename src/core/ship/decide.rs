@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::refusal::{ship_refusal, ShipRefusal};
 use super::render;
 use super::{GateMark, ShipState, Shipper, StoryRecord, StoryRunRef, StoryWorkflow};
 use crate::core::config::RepoConfig;
@@ -62,6 +63,8 @@ pub struct ShipDecision {
     pub effects: Vec<Effect>,
     /// A ship request was taken (a merge was asked for).
     pub accepted: bool,
+    /// A ship request was not taken, and why.
+    pub refused: Option<ShipRefusal>,
     pub outcome: String,
 }
 
@@ -71,6 +74,7 @@ impl ShipDecision {
             record: record.clone(),
             effects: vec![],
             accepted: false,
+            refused: None,
             outcome: outcome.into(),
         }
     }
@@ -263,6 +267,7 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
         record: next,
         effects,
         accepted: false,
+        refused: None,
         outcome,
     }
 }
@@ -319,47 +324,37 @@ fn gate(
 /// is merged at its head and the story is `shipping`. Otherwise refused
 /// with what is missing; the label route takes the label off again.
 pub fn on_ship_request(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
-    let refuse = |why: Vec<String>| {
-        let mut effects = Vec::new();
-        if let (super::ShipVia::Label, Some(pr)) = (by.via, record.pr) {
-            effects.extend(label_pr(ctx, pr, &[], &[&ctx.config.ship_label]));
-            effects.push(comment(
-                ctx,
-                pr,
-                render::ship_refused(&by.login, &ctx.config.ship_label, &why),
-                format!(
-                    "ship-refused head={} missing={}",
-                    record.head.as_ref().map(short).unwrap_or("none"),
-                    why.len()
-                ),
-            ));
-        }
-        ShipDecision {
-            record: record.clone(),
-            effects,
-            accepted: false,
-            outcome: format!("ship refused: {}", why.join("; ")),
-        }
+    let Some(refusal) = ship_refusal(record) else {
+        return ship(record, by, ctx);
     };
-    match record.state {
-        ShipState::Shipping => {
-            return ShipDecision::unchanged(record, "ship ignored: the story is already shipping")
-        }
-        ShipState::Deployed | ShipState::ReviewReady | ShipState::NeedsFix => {
-            return ShipDecision::unchanged(
-                record,
-                format!("ship ignored: the story is {} already", record.state.name()),
-            )
-        }
-        ShipState::Building => return refuse(record.missing.clone()),
-        ShipState::Shippable => {}
+    let mut effects = Vec::new();
+    if let (false, super::ShipVia::Label, Some(pr)) = (refusal.is_ignored(), by.via, record.pr) {
+        let why = refusal.reasons();
+        effects.extend(label_pr(ctx, pr, &[], &[&ctx.config.ship_label]));
+        effects.push(comment(
+            ctx,
+            pr,
+            render::ship_refused(&by.login, &ctx.config.ship_label, &why),
+            format!(
+                "ship-refused head={} missing={}",
+                record.head.as_ref().map(short).unwrap_or("none"),
+                why.len()
+            ),
+        ));
     }
+    ShipDecision {
+        record: record.clone(),
+        effects,
+        accepted: false,
+        outcome: refusal.outcome(),
+        refused: Some(refusal),
+    }
+}
+
+/// The merge of a shippable story: `shipping`, said on the story issue.
+fn ship(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
     let (Some(pr), Some(head)) = (record.pr, record.head.as_ref()) else {
-        return refuse(vec![if record.pr_closed {
-            "the story pull request was closed; reopen it to ship".into()
-        } else {
-            "the story pull request is not open yet".into()
-        }]);
+        unreachable!("ship_refusal lets through only a story with its PR and head");
     };
     let mut next = record.clone();
     next.state = ShipState::Shipping;
@@ -384,6 +379,7 @@ pub fn on_ship_request(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) ->
         record: next,
         effects,
         accepted: true,
+        refused: None,
         outcome: format!(
             "ship accepted from {} via {}: merging #{pr}",
             by.login,
@@ -445,6 +441,7 @@ pub fn on_story_pr_merged(record: &StoryRecord, ctx: &ShipContext) -> ShipDecisi
                 record: next,
                 effects,
                 accepted: false,
+                refused: None,
                 outcome: format!("story PR #{pr} merged past the ship gate"),
             };
         }
@@ -464,6 +461,7 @@ pub fn on_story_pr_merged(record: &StoryRecord, ctx: &ShipContext) -> ShipDecisi
                 dispatch(ctx, workflow, StoryWorkflow::Deploy),
             ],
             accepted: false,
+            refused: None,
             outcome: format!("story PR #{pr} merged: deploy workflow {workflow} dispatched"),
         },
         None => deployed(
@@ -500,6 +498,7 @@ fn deployed(
         record: next,
         effects,
         accepted: false,
+        refused: None,
         outcome,
     }
 }
@@ -577,6 +576,7 @@ pub fn on_validation_finished(
             record: next,
             effects,
             accepted: false,
+            refused: None,
             outcome: format!("validation run {run} passed: review-ready"),
         };
     }
@@ -668,6 +668,7 @@ fn needs_fix(
         record: next,
         effects,
         accepted: false,
+        refused: None,
         outcome,
     }
 }

@@ -20,6 +20,7 @@
 
 mod decide;
 mod event;
+mod refusal;
 mod render;
 
 pub use decide::{
@@ -28,6 +29,7 @@ pub use decide::{
     ShipContext, ShipDecision, TaskProof, SHIP_GATE,
 };
 pub use event::{ShipEvent, ShipWhat, SHIP_EVENT};
+pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
 
 use serde::{Deserialize, Serialize};

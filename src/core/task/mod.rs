@@ -41,8 +41,8 @@ pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
 pub use progress::{Progress, RunEvent, RUN_EVENT};
 pub use render::{render_fork_summary, render_merge_refused};
 pub use review::{
-    on_review_command, ApiReview, ReviewCommand, ReviewInputs, Reviewer, MAX_REVISIONS,
-    REVIEW_EVENT,
+    api_review_refusal, on_review_command, ApiReview, ReviewCommand, ReviewInputs, ReviewRefusal,
+    Reviewer, MAX_REVISIONS, REVIEW_EVENT,
 };
 pub use review_text::{render_explain, render_status, render_story_status};
 

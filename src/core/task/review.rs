@@ -2,8 +2,8 @@
 //! `/revise`, `/reject`, `/pause` and `/resume`, as pure transitions of the
 //! [`TaskRecord`].
 //!
-//! Each returns the [`TaskDecision`] and whether the command did something;
-//! when it did not, the outcome says why in words the commenter reads.
+//! Each returns the [`TaskDecision`], or the typed [`ReviewRefusal`] that
+//! says why it did nothing (rendered by `core::refusal`).
 //! Permission was checked by the shell before any of this runs. A state
 //! change always ends with a reconcile pass so the `state:*` label follows.
 
@@ -44,6 +44,32 @@ pub struct ApiReview {
     pub reject: Option<String>,
 }
 
+/// Why a review command did nothing; `Display` is the commenter's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReviewRefusal {
+    #[error("the task is completed already")]
+    Completed,
+    #[error("the task was rejected; it comes back through a change to the plan")]
+    Rejected,
+    #[error("the task is paused already")]
+    PausedAlready,
+    #[error("the task is paused; `resume` it first")]
+    PausedResumeFirst,
+    #[error("you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it)")]
+    SelfApproval,
+    #[error("the task has no pull request yet")]
+    NoPullRequest,
+    #[error("its pull request #{pr} is still a draft; mark it ready for review first")]
+    Draft { pr: crate::ids::IssueNumber },
+    #[error("the task is {state}, not in review with a passing checker at `{head}`; `approve --override <reason>` accepts it anyway")]
+    NotProven { state: &'static str, head: String },
+    #[error("the task is {state}, not paused")]
+    NotPaused { state: &'static str },
+    /// The API's accept, which carries no override, on a task not in review.
+    #[error("the task is {state}; only a task in review can be accepted")]
+    NotInReview { state: &'static str },
+}
+
 /// Who runs the command: recorded by id, shown by login.
 #[derive(Debug, Clone, Copy)]
 pub struct Reviewer<'a> {
@@ -67,36 +93,56 @@ pub fn on_review_command(
     by: Reviewer,
     ctx: &TaskContext,
     inputs: &ReviewInputs,
-) -> (TaskDecision, bool) {
-    let refused = |why: String| (unchanged(record, why), false);
+) -> Result<TaskDecision, ReviewRefusal> {
+    if let Some(refusal) = refusal_by_state(record.state, command) {
+        return Err(refusal);
+    }
     match (record.state, command) {
-        (Some(TaskState::Completed), _) => refused("the task is completed already".into()),
-        (Some(TaskState::Rejected), _) => {
-            refused("the task was rejected; it comes back through a change to the plan".into())
-        }
-        (Some(TaskState::Paused), ReviewCommand::Pause) => {
-            refused("the task is paused already".into())
-        }
-        (Some(TaskState::Paused), ReviewCommand::Approve { .. } | ReviewCommand::Revise { .. }) => {
-            refused("the task is paused; `resume` it first".into())
-        }
         (_, ReviewCommand::Approve { .. })
             if !inputs.allow_self_approval && record.pushed_by.contains(&by.id) =>
         {
-            refused(
-                "you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it)"
-                    .into(),
-            )
+            Err(ReviewRefusal::SelfApproval)
         }
         (_, ReviewCommand::Approve { override_reason }) => {
             approve(record, override_reason.as_deref(), by, ctx)
         }
-        (_, ReviewCommand::Revise { feedback }) => {
-            (revise(record, feedback, by, ctx, inputs), true)
-        }
-        (_, ReviewCommand::Reject { reason }) => (reject(record, reason, by, ctx), true),
-        (_, ReviewCommand::Pause) => (pause(record, ctx, "paused".into()), true),
+        (_, ReviewCommand::Revise { feedback }) => Ok(revise(record, feedback, by, ctx, inputs)),
+        (_, ReviewCommand::Reject { reason }) => Ok(reject(record, reason, by, ctx)),
+        (_, ReviewCommand::Pause) => Ok(pause(record, ctx, "paused".into())),
         (_, ReviewCommand::Resume) => resume(record, ctx),
+    }
+}
+
+/// What the task's state alone says against a review command: the first
+/// check of [`on_review_command`].
+fn refusal_by_state(state: Option<TaskState>, command: &ReviewCommand) -> Option<ReviewRefusal> {
+    match (state, command) {
+        (Some(TaskState::Completed), _) => Some(ReviewRefusal::Completed),
+        (Some(TaskState::Rejected), _) => Some(ReviewRefusal::Rejected),
+        (Some(TaskState::Paused), ReviewCommand::Pause) => Some(ReviewRefusal::PausedAlready),
+        (Some(TaskState::Paused), ReviewCommand::Approve { .. } | ReviewCommand::Revise { .. }) => {
+            Some(ReviewRefusal::PausedResumeFirst)
+        }
+        _ => None,
+    }
+}
+
+/// The HTTP API's accept (`Approve` without an override) or reject, checked
+/// on the stored state before the request is queued (answered 409): the
+/// command's state rules, and an accept needs the task in review, as
+/// `approve` without `--override` does. The processor then decides the
+/// request with [`on_review_command`] itself.
+pub fn api_review_refusal(
+    state: Option<TaskState>,
+    command: &ReviewCommand,
+) -> Option<ReviewRefusal> {
+    match command {
+        ReviewCommand::Approve {
+            override_reason: None,
+        } if state != Some(TaskState::Review) => Some(ReviewRefusal::NotInReview {
+            state: state.map(|s| s.name()).unwrap_or("not started"),
+        }),
+        _ => refusal_by_state(state, command),
     }
 }
 
@@ -120,24 +166,19 @@ fn approve(
     override_reason: Option<&str>,
     by: Reviewer,
     ctx: &TaskContext,
-) -> (TaskDecision, bool) {
-    let refused = |why: String| (unchanged(record, why), false);
+) -> Result<TaskDecision, ReviewRefusal> {
     let (Some(pr), Some(head)) = (record.pr, record.head.clone()) else {
-        return refused("the task has no pull request yet".into());
+        return Err(ReviewRefusal::NoPullRequest);
     };
     if pr.draft {
-        return refused(format!(
-            "its pull request #{} is still a draft; mark it ready for review first",
-            pr.number
-        ));
+        return Err(ReviewRefusal::Draft { pr: pr.number });
     }
     let proven = record.state == Some(TaskState::Review) && proven_at(record, &head, ctx);
     if override_reason.is_none() && !proven {
-        return refused(format!(
-            "the task is {}, not in review with a passing checker at `{}`; `approve --override <reason>` accepts it anyway",
-            state_name(record),
-            super::decide::short(&head)
-        ));
+        return Err(ReviewRefusal::NotProven {
+            state: state_name(record),
+            head: super::decide::short(&head).to_owned(),
+        });
     }
     let mut next = record.clone();
     next.revisions = 0;
@@ -164,15 +205,12 @@ fn approve(
         (false, true) => format!("approved; merging #{}", pr.number),
         (false, false) => "approved; auto review merges it".into(),
     };
-    (
-        TaskDecision {
-            record: next,
-            effects,
-            outcome,
-            ..unchanged(record, String::new())
-        },
-        true,
-    )
+    Ok(TaskDecision {
+        record: next,
+        effects,
+        outcome,
+        ..unchanged(record, String::new())
+    })
 }
 
 fn merge_effect(number: crate::ids::IssueNumber, head: &CommitSha, ctx: &TaskContext) -> Effect {
@@ -286,16 +324,12 @@ fn stop(record: &TaskRecord, ctx: &TaskContext, state: TaskState) -> TaskDecisio
     }
 }
 
-fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
+fn resume(record: &TaskRecord, ctx: &TaskContext) -> Result<TaskDecision, ReviewRefusal> {
     let escalated = record.failure.escalation.is_some();
     if record.state != Some(TaskState::Paused) && !escalated {
-        return (
-            unchanged(
-                record,
-                format!("the task is {}, not paused", state_name(record)),
-            ),
-            false,
-        );
+        return Err(ReviewRefusal::NotPaused {
+            state: state_name(record),
+        });
     }
     let mut next = record.clone();
     next.revisions = 0;
@@ -343,7 +377,7 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
             effects.append(&mut d.effects);
             d.effects = effects;
             d.outcome = format!("resumed; {}", d.outcome);
-            return (d, true);
+            return Ok(d);
         }
         next = d.record;
         effects.append(&mut d.effects);
@@ -353,15 +387,12 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> (TaskDecision, bool) {
         next.state = Some(TaskState::InProgress);
     }
     effects.push(reconcile(ctx));
-    (
-        TaskDecision {
-            record: next,
-            effects,
-            outcome: "resumed".into(),
-            ..unchanged(record, String::new())
-        },
-        true,
-    )
+    Ok(TaskDecision {
+        record: next,
+        effects,
+        outcome: "resumed".into(),
+        ..unchanged(record, String::new())
+    })
 }
 
 #[cfg(test)]

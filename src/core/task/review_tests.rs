@@ -77,8 +77,30 @@ fn inputs() -> ReviewInputs<'static> {
     }
 }
 
+/// The decision and whether it did something; a refusal as the unchanged
+/// record with its reason as the outcome.
 fn run(record: &TaskRecord, command: ReviewCommand, f: &Fixture) -> (TaskDecision, bool) {
-    on_review_command(record, &command, BOB, &f.ctx(), &inputs())
+    outcome_of(
+        record,
+        on_review_command(record, &command, BOB, &f.ctx(), &inputs()),
+    )
+}
+
+fn outcome_of(record: &TaskRecord, d: Result<TaskDecision, ReviewRefusal>) -> (TaskDecision, bool) {
+    match d {
+        Ok(d) => (d, true),
+        Err(why) => (
+            TaskDecision {
+                record: record.clone(),
+                effects: vec![],
+                run: None,
+                cancelled: None,
+                verdict: None,
+                outcome: why.to_string(),
+            },
+            false,
+        ),
+    }
 }
 
 /// Zero-width joiners (which keep `@name` from pinging) made visible.
@@ -340,6 +362,28 @@ fn whoever_pushed_the_commits_cannot_approve_unless_the_repository_allows_it() {
         allow_self_approval: true,
         ..inputs()
     };
-    let (d, done) = on_review_command(&record, &approve, BOB, &f.ctx(), &allowing);
+    let (d, done) = outcome_of(
+        &record,
+        on_review_command(&record, &approve, BOB, &f.ctx(), &allowing),
+    );
     assert!(done, "{}", d.outcome);
+}
+
+#[test]
+fn the_apis_accept_and_reject_follow_the_commands_state_rules() {
+    let accept = approve(None);
+    let reject = ReviewCommand::Reject {
+        reason: "wrong plan".into(),
+    };
+    assert_eq!(api_review_refusal(Some(TaskState::Review), &accept), None);
+    insta::assert_snapshot!(
+        api_review_refusal(None, &accept).unwrap(),
+        @"the task is not started; only a task in review can be accepted"
+    );
+    assert_eq!(api_review_refusal(Some(TaskState::Paused), &reject), None);
+    for state in [TaskState::Completed, TaskState::Rejected] {
+        let command = refusal_by_state(Some(state), &reject);
+        assert_eq!(api_review_refusal(Some(state), &reject), command);
+        assert!(command.is_some());
+    }
 }

@@ -1,0 +1,59 @@
+//! `/taskgate ship` on a story's issue or its pull request.
+//!
+//! Owns: handing the request to `app::ship` as the commenter and turning
+//! the core's answer into the reply. Must not: decide whether the story
+//! ships (`core::ship::on_ship_request` does, with the same rule as the
+//! label and the API).
+
+use super::{Answer, Invocation};
+use crate::app::processor::{DecideError, Processor};
+use crate::core::render;
+
+impl Processor {
+    pub(super) async fn command_ship(&self, inv: &Invocation<'_>) -> Result<Answer, DecideError> {
+        let result = self
+            .ship
+            .on_ship_command(inv.repo, inv.issue(), inv.author.id, &inv.author.login)
+            .await?;
+        Ok(Answer::of("ship", inv.syntax, result, || {
+            Answer::reply(render::ship_elsewhere(inv.syntax))
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::Syntax;
+    use crate::core::refusal::{Refusal, Refused};
+    use crate::core::ship::ShipRefusal;
+    use crate::core::Decision;
+
+    #[test]
+    fn a_refused_ship_is_answered_with_the_core_reason() {
+        let refused = Refused {
+            refusal: Refusal::Ship(ShipRefusal::NotShippable {
+                missing: vec!["task `check` (Check) is not started".into()],
+            }),
+            decision: Decision::nothing("story s: ship refused: …"),
+        };
+        let Answer::Reply(text, d) = Answer::of(
+            "ship",
+            &Syntax::default(),
+            Some(Err(refused)),
+            || unreachable!(),
+        ) else {
+            panic!("a refusal is a reply");
+        };
+        insta::assert_snapshot!(text, @"`/taskgate ship` did nothing: ship refused: task `check` (Check) is not started.");
+        assert!(d.effects.is_empty() && d.changes.is_empty());
+    }
+
+    #[test]
+    fn outside_a_story_the_reply_says_where_ship_works() {
+        insta::assert_snapshot!(
+            render::ship_elsewhere(&Syntax::default()),
+            @"`/taskgate ship` works on a story's issue or its pull request; this is neither."
+        );
+    }
+}
