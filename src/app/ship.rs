@@ -275,11 +275,9 @@ impl Ship {
         let Some(issue) = story_issue_of_branch(&pr.head.name) else {
             return Ok(None);
         };
-        let from_fork = pr
-            .head
-            .repo
-            .as_ref()
-            .is_some_and(|r| r.full_name != p.repository.full_name);
+        // By repository id, a deleted fork (null) included: a fork may
+        // name its branch `taskgate/story-<n>` too.
+        let from_fork = p.head_is_elsewhere();
         let default = p.repository.default_branch.as_deref();
         if from_fork || default.is_some_and(|d| d != pr.base.name) {
             return Ok(None);

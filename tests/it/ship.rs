@@ -253,6 +253,40 @@ async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shipp
 }
 
 #[tokio::test]
+async fn a_pull_request_from_a_fork_named_like_the_story_branch_is_not_the_story_pr() {
+    let sh = Shipped::new(CONFIG).await;
+    let repo = sh.repo();
+    // A fork's branch of the same name, its repository since deleted
+    // (GitHub then says `head.repo: null`); or one renamed to this name.
+    let number =
+        sh.s.app
+            .fake
+            .without_echoes(|| repo.create_pull(&sh.branch, "main", "Mine now", "mallory"));
+    let mut deleted = payloads::pull_request("opened", &repo, number);
+    deleted["pull_request"]["head"]["repo"] = Value::Null;
+    let mut same_name = payloads::pull_request("reopened", &repo, number);
+    same_name["pull_request"]["head"]["repo"]["id"] = json!(repo.id() + 1000);
+    for payload in [deleted, same_name] {
+        assert_eq!(sh.s.app.deliver("pull_request", &payload).await.0, 202);
+        sh.s.app.settle().await;
+    }
+    let gates = repo
+        .check_runs()
+        .into_iter()
+        .filter(|c| c.name == "taskgate/ship-gate")
+        .count();
+    assert_eq!(gates, 0, "no ship gate on a fork's head");
+    let (_, story) = sh
+        .api(
+            "GET",
+            &format!("/api/stories/{}", sh.story_issue),
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(story["pr"], Value::Null, "{story}");
+}
+
+#[tokio::test]
 async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missing() {
     let sh = Shipped::new(CONFIG).await;
     let number = sh
