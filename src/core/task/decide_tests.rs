@@ -21,6 +21,19 @@ fn push(record: &TaskRecord, c: char, f: &Fixture) -> TaskDecision {
     )
 }
 
+/// The pull request `pr` at head `c` (opened, synchronised, reopened).
+fn pr_event(record: &TaskRecord, c: char, pr: PullRef, f: &Fixture) -> TaskDecision {
+    on_trigger(
+        record,
+        &Trigger::Head {
+            sha: sha(c),
+            pr: Some(pr),
+            pusher: None,
+        },
+        &f.ctx(),
+    )
+}
+
 fn gate(name: &str, passed: bool) -> GateResult {
     GateResult {
         gate: name.into(),
@@ -109,15 +122,7 @@ fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
         number: IssueNumber(20),
         draft: true,
     };
-    let again = on_trigger(
-        &first.record,
-        &Trigger::Head {
-            sha: sha('a'),
-            pr: Some(pr),
-            pusher: None,
-        },
-        &f.ctx(),
-    );
+    let again = pr_event(&first.record, 'a', pr, &f);
     assert!(again.effects.is_empty() && again.run.is_none());
     assert_eq!(again.record.pr, Some(pr));
     assert!(!again.record.pr_requested);
@@ -469,30 +474,19 @@ fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
         number: IssueNumber(21),
         draft: false,
     };
-    let opened = on_trigger(
-        &passed,
-        &Trigger::Head {
-            sha: sha('a'),
-            pr: Some(by_hand),
-            pusher: None,
-        },
-        &f.ctx(),
-    );
+    let opened = pr_event(&passed, 'a', by_hand, &f);
     assert_eq!(names(&opened.effects), ["merge_pull_request"]);
     assert!(opened.run.is_none());
     assert_eq!(opened.record.pr, Some(by_hand));
     // Opened as a draft: it waits for ready_for_review.
-    let draft = on_trigger(
+    let draft = pr_event(
         &passed,
-        &Trigger::Head {
-            sha: sha('a'),
-            pr: Some(PullRef {
-                draft: true,
-                ..by_hand
-            }),
-            pusher: None,
+        'a',
+        PullRef {
+            draft: true,
+            ..by_hand
         },
-        &f.ctx(),
+        &f,
     );
     assert!(draft.effects.is_empty());
 }
