@@ -27,13 +27,6 @@ fn replies(s: &Story, issue: u64) -> Vec<String> {
         .collect()
 }
 
-fn state(s: &Story) -> String {
-    s.task_labels()
-        .into_iter()
-        .find(|l| l.starts_with("state:"))
-        .unwrap_or_default()
-}
-
 /// Pushes `check.sh` exiting with `code` and waits for the verdict.
 async fn push_check(s: &Story, code: u8, message: &str) -> String {
     let script = format!("echo 'expected 10 rows, got 0' >&2; exit {code}\n");
@@ -66,7 +59,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
     pr_opened(&s).await;
     push_check(&s, 0, "green").await;
     let pr = ready_for_review(&s).await;
-    assert_eq!(state(&s), "state:review");
+    assert_eq!(s.state(), "state:review");
     assert!(!s.pull().merged, "human review waits");
     // One checker report on the PR, updated in place after each run.
     let reports: Vec<String> = s
@@ -113,14 +106,14 @@ async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
 
     s.app.comment(issue, "octocat", "/taskgate pause").await;
     s.app.settle().await;
-    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.state(), "state:paused");
     let green = s.push(&[("check.sh", "exit 0\n")], "green").await;
     s.app.settle().await;
     assert!(s.checks(&green).is_empty(), "paused: nothing runs");
 
     s.app.comment(issue, "octocat", "/resume").await;
     s.completed(&green, 1).await;
-    assert_eq!(state(&s), "state:review");
+    assert_eq!(s.state(), "state:review");
 
     s.app.comment(issue, "octocat", "/taskgate status").await;
     s.app.settle().await;
@@ -143,7 +136,7 @@ async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
             .await;
         s.app.settle().await;
     }
-    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.state(), "state:paused");
     let pr = s.pull().number;
     let revisions = s
         .app
@@ -158,7 +151,7 @@ async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
         .comment(issue, "octocat", "/reject Not needed after all.")
         .await;
     s.app.settle().await;
-    assert_eq!(state(&s), "state:rejected");
+    assert_eq!(s.state(), "state:rejected");
     assert!(
         !s.pull().merged && s.pull().state == "open",
         "the PR stays open"
@@ -181,7 +174,7 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
         .comment(issue, "octocat", "```\n/taskgate pause\n```\n\n> /pause")
         .await;
     s.app.settle().await;
-    assert_eq!(state(&s), "state:test-failed");
+    assert_eq!(s.state(), "state:test-failed");
     assert!(replies(&s, issue).is_empty());
 
     s.app.comment(issue, "octocat", "/taskgate pause now").await;
@@ -212,7 +205,7 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
     edited["changes"] = serde_json::json!({ "body": { "from": "/taskgate status" } });
     assert_eq!(s.app.deliver("issue_comment", &edited).await.0, 202);
     s.app.settle().await;
-    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.state(), "state:paused");
     assert_eq!(s.app.bot_comments(issue).len(), before, "no second status");
 
     // The bot's own comment, delivered back, runs nothing.
@@ -225,7 +218,7 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
     echoed["comment"]["body"] = "/taskgate resume".into();
     assert_eq!(s.app.deliver("issue_comment", &echoed).await.0, 202);
     s.app.settle().await;
-    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.state(), "state:paused");
 }
 
 async fn api(s: &Story, path: &str, token: Option<&str>, body: Option<&str>) -> (u16, String) {
@@ -266,7 +259,7 @@ async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
     push_check(&s, 0, "green").await;
     pr_opened(&s).await;
     ready_for_review(&s).await;
-    assert_eq!(state(&s), "state:review");
+    assert_eq!(s.state(), "state:review");
     let (status, body) = api(&s, &accept, Some("api-token"), None).await;
     assert_eq!(status, 202, "{body}");
     s.app.settle().await;
@@ -297,7 +290,7 @@ async fn the_api_rejects_a_task_with_its_reason() {
     .await;
     assert_eq!(status, 202, "{body}");
     s.app.settle().await;
-    assert_eq!(state(&s), "state:rejected");
+    assert_eq!(s.state(), "state:rejected");
     assert!(s
         .app
         .bot_comments(s.task_issue)
@@ -313,7 +306,7 @@ async fn one_comment_changes_a_task_once() {
         .comment(s.task_issue, "octocat", "/taskgate pause\n/taskgate resume")
         .await;
     s.app.settle().await;
-    assert_eq!(state(&s), "state:paused", "the first change ran");
+    assert_eq!(s.state(), "state:paused", "the first change ran");
     insta::assert_snapshot!(replies(&s, s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
 }
 
@@ -362,7 +355,7 @@ async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
     ready_for_review(&s).await;
     assert!(!s.pull().merged);
     assert_eq!(
-        state(&s),
+        s.state(),
         "state:review",
         "the task stays proven, in review"
     );
@@ -517,7 +510,7 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
     let by_writer = repo.add_comment(s.task_issue, "Looking at it.", "octocat");
     repo.edit_comment(by_writer.id, "Looking at it.\n/taskgate pause", "bob");
     s.app.settle().await;
-    assert_eq!(state(&s), "state:test-failed", "bob may not pause");
+    assert_eq!(s.state(), "state:test-failed", "bob may not pause");
     assert!(
         replies(&s, s.task_issue)
             .iter()
@@ -534,7 +527,7 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
         "mia",
     );
     s.app.settle().await;
-    assert_eq!(state(&s), "state:paused");
+    assert_eq!(s.state(), "state:paused");
 }
 
 #[tokio::test]
@@ -545,7 +538,7 @@ async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
     s.app.fake.add_user("mia", 78, "maintain");
     push_check(&s, 0, "green").await;
     let pr = ready_for_review(&s).await;
-    assert_eq!(state(&s), "state:review");
+    assert_eq!(s.state(), "state:review");
 
     s.app.comment(pr, "agent", "/taskgate approve").await;
     s.app.settle().await;

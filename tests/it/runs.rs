@@ -11,7 +11,7 @@ use taskgate::app::run_queue::GitSource;
 
 use crate::support::{eventually, metric, TestApp, REPO};
 
-const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
+pub const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
 const PLAN: &str = r#"
 story: Checked work
 tasks:
@@ -184,6 +184,14 @@ impl Story {
         .await;
         self.app.settle().await;
         self.checks(sha)
+    }
+
+    /// The task's `state:*` label, or nothing.
+    pub fn state(&self) -> String {
+        self.task_labels()
+            .into_iter()
+            .find(|l| l.starts_with("state:"))
+            .unwrap_or_default()
     }
 
     pub fn task_labels(&self) -> Vec<String> {

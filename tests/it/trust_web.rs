@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::runs::{story_with, story_with_plan, Story};
+use crate::runs::{story_with, story_with_plan, Story, PLAN_PATH};
 use crate::support::{eventually, metric, TestApp, REPO};
-
-const PLAN_FILE: &str = ".taskgate/stories/checks.yml";
 
 const PLAN: &str = r#"
 story: Checked work
@@ -23,13 +21,6 @@ tasks:
       tests:
         - { cmd: "sh check.sh", timeout_seconds: 20 }
 "#;
-
-fn state(s: &Story) -> String {
-    s.task_labels()
-        .into_iter()
-        .find(|l| l.starts_with("state:"))
-        .unwrap_or_default()
-}
 
 fn basic(password: &str) -> String {
     let pair = format!("octocat:{password}");
@@ -76,7 +67,7 @@ async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_tok
         assert!(body.contains("needs `Authorization: Bearer"), "{body}");
     }
     s.app.settle().await;
-    assert_ne!(state(&s), "state:rejected");
+    assert_ne!(s.state(), "state:rejected");
     assert!(s.app.bot_comments(s.task_issue).is_empty());
     // Reading with Basic still works (the dashboard's browser).
     let listed = reqwest::Client::new()
@@ -91,7 +82,7 @@ async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_tok
     let (status, body) = post(&s, &reject, "Bearer api-token", reason).await;
     assert_eq!(status, 202, "{body}");
     s.app.settle().await;
-    assert_eq!(state(&s), "state:rejected");
+    assert_eq!(s.state(), "state:rejected");
 }
 
 /// A clock that panics while `broken` is set: the `ServeConfig`'s injected
@@ -234,11 +225,11 @@ async fn when_the_store_fails_the_processor_backs_off_instead_of_rereading_githu
     let before = app.fake.requests().len();
     app.fake
         .repo(REPO)
-        .push_files("main", &[(PLAN_FILE, PLAN)], "Add a plan", "octocat");
+        .push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat");
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     let reads: Vec<_> = app.fake.requests()[before..]
         .iter()
-        .filter(|r| r.method == "GET" && r.path.contains(PLAN_FILE))
+        .filter(|r| r.method == "GET" && r.path.contains(PLAN_PATH))
         .map(|r| r.path.clone())
         .collect();
     // Tried at 0, 0.1, 0.3, 0.7, 1.5 s (and maybe 3.1 s): not hundreds.
