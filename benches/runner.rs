@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context};
 use taskgate::core::config::RepoConfig;
 use taskgate::core::plan::{check_plan, NoFiles, TaskId};
+use taskgate::runner::local::Checkout;
 use taskgate::runner::{
     plan_gates, run_gate_specs, GateSpec, LocalRunner, Mirror, MirrorStore, RunOptions, Workspace,
 };
@@ -291,11 +292,14 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         let root = work.join("incremental");
         copy_dir(&base, &root)?;
         let mirror = mirror_in(&root)?;
+        let checkout = Checkout {
+            mirror: &mirror,
+            url: origin.clone(),
+            token: None,
+            workspaces: workspaces.clone(),
+        };
         let (report, d) = timed_async(runner.run_commit(
-            &mirror,
-            origin.clone(),
-            None,
-            workspaces.clone(),
+            checkout,
             args.task.clone(),
             gates.clone(),
             options(),

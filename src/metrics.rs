@@ -16,14 +16,27 @@ use prometheus_client::registry::Registry;
 
 type Labels = Vec<(&'static str, String)>;
 
+/// The registry, with its metrics in three groups, registered (and so
+/// listed by `/metrics`) in this order.
 pub struct Metrics {
     registry: Registry,
+    pipeline: Pipeline,
+    work: WorkGauges,
+    ops: Operations,
+}
+
+/// A delivery's way through the shell: intake, processor, outbox, GitHub.
+struct Pipeline {
     deliveries: Family<Labels, Counter>,
     ack_seconds: Histogram,
     processing_seconds: Histogram,
     outbox_depth: Gauge,
     inbox_depth: Family<Labels, Gauge>,
     github_calls: Family<Labels, Counter>,
+}
+
+/// Tasks and the failure loop, as the store knows them at each scrape.
+struct WorkGauges {
     tasks: Family<Labels, Gauge>,
     todos_opened: Family<Labels, Gauge>,
     todos_fixed: Gauge,
@@ -31,11 +44,16 @@ pub struct Metrics {
     autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     escalated: Gauge,
     overrides: Gauge,
+}
+
+/// How the shell itself runs: echoes of its own writes, test runs,
+/// redeliveries, secret rotation, restarted loops.
+struct Operations {
+    own_webhooks: Family<Labels, Counter>,
     runner_overhead: Family<Labels, Histogram, fn() -> Histogram>,
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
     redeliveries: Counter,
     previous_secret: Counter,
-    own_webhooks: Family<Labels, Counter>,
     loop_restarts: Family<Labels, Counter>,
 }
 
@@ -54,15 +72,8 @@ pub struct Snapshot {
     pub overrides: i64,
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
-        Metrics::new()
-    }
-}
-
-impl Metrics {
-    pub fn new() -> Metrics {
-        let mut registry = Registry::with_prefix("taskgate");
+impl Pipeline {
+    fn register(registry: &mut Registry) -> Pipeline {
         let deliveries = Family::<Labels, Counter>::default();
         registry.register(
             "deliveries",
@@ -104,6 +115,30 @@ impl Metrics {
             "GitHub API calls by effect and outcome: 2xx, the HTTP status of a failure, or none (no answer)",
             github_calls.clone(),
         );
+        Pipeline {
+            deliveries,
+            ack_seconds,
+            processing_seconds,
+            outbox_depth,
+            inbox_depth,
+            github_calls,
+        }
+    }
+
+    /// The outbox's and inbox's depths at this scrape.
+    fn set_depths(&self, snapshot: &Snapshot) {
+        self.outbox_depth.set(snapshot.outbox_depth);
+        let ready = snapshot.inbox_pending - snapshot.inbox_put_off;
+        for (state, n) in [("ready", ready), ("put_off", snapshot.inbox_put_off)] {
+            self.inbox_depth
+                .get_or_create(&vec![("state", state.to_owned())])
+                .set(n);
+        }
+    }
+}
+
+impl WorkGauges {
+    fn register(registry: &mut Registry) -> WorkGauges {
         let tasks = Family::<Labels, Gauge>::default();
         registry.register(
             "tasks",
@@ -146,6 +181,44 @@ impl Metrics {
             "Approvals that overrode a failing checker (`/approve --override`), recorded on their tasks",
             overrides.clone(),
         );
+        WorkGauges {
+            tasks,
+            todos_opened,
+            todos_fixed,
+            fixed_seconds,
+            autonomous_fix_rate,
+            escalated,
+            overrides,
+        }
+    }
+
+    /// Every gauge as the store knows it at this scrape (label sets no
+    /// longer present are dropped).
+    fn set(&self, snapshot: &Snapshot) {
+        self.tasks.clear();
+        for (state, n) in &snapshot.tasks_by_state {
+            self.tasks
+                .get_or_create(&vec![("state", state.clone())])
+                .set(*n);
+        }
+        let stats = &snapshot.loop_stats;
+        self.todos_opened.clear();
+        for ((kind, role), n) in &stats.todos_opened {
+            self.todos_opened
+                .get_or_create(&vec![("kind", kind.clone()), ("role", role.clone())])
+                .set(*n as i64);
+        }
+        self.todos_fixed.set(stats.todos_fixed as i64);
+        self.fixed_seconds.set(stats.fixed_seconds_total as i64);
+        self.autonomous_fix_rate
+            .set(stats.autonomous_fix_rate().unwrap_or(-1.0));
+        self.escalated.set(stats.escalated_tasks as i64);
+        self.overrides.set(snapshot.overrides);
+    }
+}
+
+impl Operations {
+    fn register(registry: &mut Registry) -> Operations {
         let own_webhooks = Family::<Labels, Counter>::default();
         registry.register(
             "own_webhooks",
@@ -185,27 +258,34 @@ impl Metrics {
             "Restarts of a long-running loop (processor, executor, run_queue) after it panicked; while one is down, /healthz answers 503 naming it",
             loop_restarts.clone(),
         );
-        Metrics {
-            registry,
-            loop_restarts,
-            deliveries,
-            ack_seconds,
-            processing_seconds,
-            outbox_depth,
-            inbox_depth,
-            github_calls,
-            tasks,
-            todos_opened,
-            todos_fixed,
-            fixed_seconds,
-            autonomous_fix_rate,
-            escalated,
-            overrides,
+        Operations {
+            own_webhooks,
             runner_overhead,
             run_seconds,
             redeliveries,
             previous_secret,
-            own_webhooks,
+            loop_restarts,
+        }
+    }
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("taskgate");
+        let pipeline = Pipeline::register(&mut registry);
+        let work = WorkGauges::register(&mut registry);
+        let ops = Operations::register(&mut registry);
+        Metrics {
+            registry,
+            pipeline,
+            work,
+            ops,
         }
     }
 
@@ -230,7 +310,8 @@ impl Metrics {
     }
 
     pub fn delivery(&self, event: &str, outcome: &'static str) {
-        self.deliveries
+        self.pipeline
+            .deliveries
             .get_or_create(&vec![
                 ("event", event.to_owned()),
                 ("outcome", outcome.to_owned()),
@@ -241,40 +322,44 @@ impl Metrics {
     /// A supervised loop started: its restarts are shown from 0.
     pub fn loop_restarts_start(&self, name: &str) {
         let _ = self
+            .ops
             .loop_restarts
             .get_or_create(&vec![("loop", name.to_owned())]);
     }
 
     /// A supervised loop stopped and is being restarted.
     pub fn loop_restarted(&self, name: &str) {
-        self.loop_restarts
+        self.ops
+            .loop_restarts
             .get_or_create(&vec![("loop", name.to_owned())])
             .inc();
     }
 
     /// A delivery was signed with the secret being rotated out.
     pub fn signed_with_previous_secret(&self) {
-        self.previous_secret.inc();
+        self.ops.previous_secret.inc();
     }
 
     /// A webhook request was answered `seconds` after its body was read.
     pub fn acked(&self, seconds: f64) {
-        self.ack_seconds.observe(seconds);
+        self.pipeline.ack_seconds.observe(seconds);
     }
 
     pub fn processed(&self, seconds: f64) {
-        self.processing_seconds.observe(seconds);
+        self.pipeline.processing_seconds.observe(seconds);
     }
 
     /// One run on `runner` (`local`, `actions`) took `wall` seconds,
     /// `commands` of them in its commands.
     pub fn run_finished(&self, runner: &str, wall: f64, commands: f64) {
         let overhead = (wall - commands).max(0.0);
-        self.runner_overhead
+        self.ops
+            .runner_overhead
             .get_or_create(&vec![("runner", runner.to_owned())])
             .observe(overhead);
         for (part, seconds) in [("commands", commands), ("overhead", overhead)] {
-            self.run_seconds
+            self.ops
+                .run_seconds
                 .get_or_create(&vec![
                     ("runner", runner.to_owned()),
                     ("part", part.to_owned()),
@@ -285,14 +370,15 @@ impl Metrics {
 
     /// `n` redeliveries were asked of GitHub.
     pub fn redelivered(&self, n: usize) {
-        self.redeliveries.inc_by(n as u64);
+        self.ops.redeliveries.inc_by(n as u64);
     }
 
     /// A delivery sent by taskgate's own bot was decided, with `effects`
     /// GitHub calls asked for; `event` is `event.action`.
     pub fn own_webhook(&self, event: &str, effects: usize) {
         let caused = if effects == 0 { "none" } else { "writes" };
-        self.own_webhooks
+        self.ops
+            .own_webhooks
             .get_or_create(&vec![
                 ("event", event.to_owned()),
                 ("caused", caused.to_owned()),
@@ -301,38 +387,15 @@ impl Metrics {
     }
 
     pub fn github_call(&self, effect: &'static str, status: String) {
-        self.github_calls
+        self.pipeline
+            .github_calls
             .get_or_create(&vec![("effect", effect.to_owned()), ("status", status)])
             .inc();
     }
 
     pub fn render(&self, snapshot: &Snapshot) -> String {
-        self.outbox_depth.set(snapshot.outbox_depth);
-        let ready = snapshot.inbox_pending - snapshot.inbox_put_off;
-        for (state, n) in [("ready", ready), ("put_off", snapshot.inbox_put_off)] {
-            self.inbox_depth
-                .get_or_create(&vec![("state", state.to_owned())])
-                .set(n);
-        }
-        self.tasks.clear();
-        for (state, n) in &snapshot.tasks_by_state {
-            self.tasks
-                .get_or_create(&vec![("state", state.clone())])
-                .set(*n);
-        }
-        let stats = &snapshot.loop_stats;
-        self.todos_opened.clear();
-        for ((kind, role), n) in &stats.todos_opened {
-            self.todos_opened
-                .get_or_create(&vec![("kind", kind.clone()), ("role", role.clone())])
-                .set(*n as i64);
-        }
-        self.todos_fixed.set(stats.todos_fixed as i64);
-        self.fixed_seconds.set(stats.fixed_seconds_total as i64);
-        self.autonomous_fix_rate
-            .set(stats.autonomous_fix_rate().unwrap_or(-1.0));
-        self.escalated.set(stats.escalated_tasks as i64);
-        self.overrides.set(snapshot.overrides);
+        self.pipeline.set_depths(snapshot);
+        self.work.set(snapshot);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

@@ -24,7 +24,7 @@
 //!   run, exactly as a local run that could not start.
 //! - **Webhooks get lost; the watch does not rely on them.** GitHub does not
 //!   redeliver a webhook that failed, so an attempt still open a while
-//!   after it was last heard of gets a [`WATCH_EVENT`] from the run queue,
+//!   after it was last heard of gets an Actions watch (`InternalEvent::ActionsWatch`) from the run queue,
 //!   and the watch asks GitHub for its run: one that completed is finished
 //!   as its `completed` webhook would have finished it, one that started
 //!   starts the attempt, one that was deleted fails it as `tooling_error`.
@@ -32,7 +32,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::runs::{Progress, RunEvent, Runs};
@@ -44,7 +44,7 @@ use crate::core::task::{AttemptStatus, RunJob};
 use crate::core::{AttemptRef, Change, Decision};
 use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
 use crate::ids::RepoName;
-use crate::intake::payload::{WorkflowRun, WorkflowRunPayload};
+use crate::intake::payload::{WorkflowRun, WorkflowRunAction, WorkflowRunPayload};
 use crate::metrics::Metrics;
 use crate::runner::actions::{
     attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
@@ -52,15 +52,7 @@ use crate::runner::actions::{
 };
 use crate::store::{AttemptRow, Store, StoreError};
 
-/// An internal delivery: look at an open Actions attempt's run on GitHub.
-pub const WATCH_EVENT: &str = "taskgate.actions-watch";
-
-/// The payload of a [`WATCH_EVENT`] delivery.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct WatchEvent {
-    pub repo: RepoName,
-    pub attempt: AttemptRef,
-}
+pub use crate::core::internal::WatchEvent;
 
 /// How long an attempt whose run GitHub never named is waited for: a
 /// queued job waits at most 24 hours for a runner on GitHub, so by then a
@@ -313,12 +305,15 @@ impl ActionsRuns {
         p: &WorkflowRunPayload,
         runs: &Runs,
     ) -> Result<Decision, ActionsError> {
-        if !matches!(p.action.as_str(), "in_progress" | "completed") {
-            return Ok(Decision::nothing(format!(
-                "workflow_run.{}: nothing to do",
-                p.action
-            )));
-        }
+        let completed = match &p.action {
+            WorkflowRunAction::InProgress => false,
+            WorkflowRunAction::Completed => true,
+            WorkflowRunAction::Other(action) => {
+                return Ok(Decision::nothing(format!(
+                    "workflow_run.{action}: nothing to do"
+                )))
+            }
+        };
         let repo = RepoName::parse(&p.repository.full_name).map_err(ActionsError::Payload)?;
         let run = &p.workflow_run;
         let default_branch = p.repository.default_branch.as_deref();
@@ -328,25 +323,25 @@ impl ActionsRuns {
                 run.id
             )));
         };
-        let active = [AttemptStatus::Queued, AttemptStatus::Running]
-            .iter()
-            .any(|s| s.as_str() == row.status);
-        if !active {
+        if !row.status.is_active() {
             // Superseded: the core cancelled its check runs already.
             return Ok(Decision::nothing(format!(
                 "workflow run {}: attempt {} of task {} is {}",
-                run.id, row.attempt, row.task, row.status
+                run.id,
+                row.attempt,
+                row.task,
+                row.status.as_str()
             )));
         }
-        let progress = if p.action == "in_progress" {
-            Progress::Started {
-                attempt: row.attempt,
-            }
-        } else {
+        let progress = if completed {
             Progress::Finished {
                 attempt: row.attempt,
                 report: self.report(&repo, &row, run).await?,
                 workspace: String::new(),
+            }
+        } else {
+            Progress::Started {
+                attempt: row.attempt,
             }
         };
         on_progress(runs, repo, row, progress).await
@@ -397,11 +392,9 @@ impl ActionsRuns {
         Ok((file == Some(config.runner_workflow.as_str())).then_some(row))
     }
 
-    /// A [`WATCH_EVENT`]: asks GitHub for the attempt's run and carries on
+    /// An Actions watch: asks GitHub for the attempt's run and carries on
     /// as the webhook that was not heard of would have (see [`watch_step`]).
-    pub async fn on_watch(&self, payload: &[u8], runs: &Runs) -> Result<Decision, ActionsError> {
-        let watch: WatchEvent = serde_json::from_slice(payload)
-            .map_err(|e| ActionsError::Payload(format!("unreadable {WATCH_EVENT}: {e}")))?;
+    pub async fn on_watch(&self, watch: WatchEvent, runs: &Runs) -> Result<Decision, ActionsError> {
         let (repo, a) = (watch.repo, watch.attempt);
         let what = format!("attempt {} of task {}", a.attempt, a.task);
         let row = self
@@ -412,11 +405,11 @@ impl ActionsRuns {
         let Some(row) = row else {
             return Ok(Decision::nothing(format!("watch: no Actions {what}")));
         };
-        let queued = row.status == AttemptStatus::Queued.as_str();
-        if !queued && row.status != AttemptStatus::Running.as_str() {
+        let queued = row.status == AttemptStatus::Queued;
+        if !row.status.is_active() {
             return Ok(Decision::nothing(format!(
                 "watch: {what} is {}",
-                row.status
+                row.status.as_str()
             )));
         }
         let seen = self.run_seen(&repo, &row, &a).await?;
@@ -587,7 +580,7 @@ mod tests {
             installation: crate::ids::InstallationId(1),
             sha: crate::ids::CommitSha("1111111111111111111111111111111111111111".into()),
             gates: vec!["unit".into()],
-            status: "running".into(),
+            status: AttemptStatus::Running,
             queued_ms: 1_764_000_000_000,
             started_ms: None,
             finished_ms: None,

@@ -1,4 +1,11 @@
 //! The processor: recorded deliveries → core decisions → stored effects.
+//!
+//! Owns: the order deliveries are decided in (one at a time, later ones of
+//! an installation behind one put off), parsing each once into the typed
+//! event (`intake::event::Delivered`) and routing it with one exhaustive
+//! match, and storing each decision with its effects in one transaction.
+//! Must not: decide. Each route loads state and calls the core; texts,
+//! effects and refusals come from there.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,15 +14,17 @@ use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
 use super::actions_runs::{ActionsError, ActionsRuns};
-use super::runs::{Runs, RUN_EVENT, TICK_EVENT};
+use super::runs::Runs;
 use super::ship::{Ship, ShipError};
 use super::supervisor::{CatchUnwind, Doubling};
 use super::sync::{SyncError, Syncer};
+use crate::core::internal::InternalEvent;
 use crate::core::{self, Context, Decision};
-use crate::intake::event::{Webhook, RECONCILE_EVENT};
-use crate::intake::{event, translate};
+use crate::ids::InstallationId;
+use crate::intake::event::{Delivered, DeliveryKind, Webhook};
+use crate::intake::translate;
 use crate::metrics::Metrics;
-use crate::store::{unix_now_ms, PendingDelivery, Store};
+use crate::store::{PendingDelivery, Store};
 
 pub struct Processor {
     pub store: Store,
@@ -75,8 +84,11 @@ impl Processor {
         loop {
             match self.store.pending_deliveries(128, needs_payload).await {
                 Ok(batch) if batch.is_empty() => {
-                    let _ = tokio::time::timeout(self.idle_wait().await, self.recorded.notified())
-                        .await;
+                    let until_ms = self.idle_until_ms().await;
+                    tokio::select! {
+                        () = self.store.clock().sleep_until_ms(until_ms) => {}
+                        () = self.recorded.notified() => {}
+                    }
                 }
                 Ok(batch) => {
                     if self.process_batch(batch).await {
@@ -113,9 +125,7 @@ impl Processor {
             if held.contains(&delivery.installation) {
                 continue;
             }
-            if let Some(outcome) =
-                translate::settled_outcome(&delivery.event, delivery.action.as_deref())
-            {
+            if let Some(outcome) = settled_outcome(&delivery) {
                 unchanged.push((delivery, outcome));
                 continue;
             }
@@ -154,12 +164,14 @@ impl Processor {
         }
     }
 
-    /// How long to wait for new deliveries when none is ready: until the
+    /// Until when to wait for new deliveries when none is ready (clock
+    /// time, so a test that moves the clock on wakes it): until the
     /// earliest put-off one is due, at most 5 s.
-    async fn idle_wait(&self) -> Duration {
-        let most = Duration::from_secs(5);
+    async fn idle_until_ms(&self) -> i64 {
+        let now = self.store.clock().now_ms();
+        let most = now + 5_000;
         match self.store.next_retry_at_ms().await {
-            Ok(Some(at)) => Duration::from_millis((at - unix_now_ms()).max(10) as u64).min(most),
+            Ok(Some(at)) => at.clamp(now + 10, most),
             _ => most,
         }
     }
@@ -193,85 +205,101 @@ impl Processor {
         Ok(self.actions.hand_over(decision, &delivery.payload).await?)
     }
 
+    /// Parses the delivery once into its typed event and routes it: the
+    /// match is exhaustive, so a new event or internal event cannot be
+    /// left out.
     async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
-        if delivery.event == RECONCILE_EVENT {
-            let mut decision = self.syncer.on_reconcile(&delivery.payload).await?;
-            // The story's ship gate follows its tasks.
-            let ship = self.ship.on_reconcile(&delivery.payload).await?;
-            merge(&mut decision, ship);
-            return Ok(decision);
-        }
-        if delivery.event == crate::core::task::REVIEW_EVENT {
-            return self.api_review(&delivery.payload).await;
-        }
-        if delivery.event == crate::core::ship::SHIP_EVENT {
-            return Ok(self.ship.on_ship_event(&delivery.payload).await?);
-        }
-        if delivery.event == TICK_EVENT {
-            return self
-                .runs
-                .on_tick(&delivery.payload)
-                .await
-                .map_err(DecideError::Transient);
-        }
-        if delivery.event == super::actions_runs::WATCH_EVENT {
-            return Ok(self.actions.on_watch(&delivery.payload, &self.runs).await?);
-        }
-        if delivery.event == RUN_EVENT {
-            return self
-                .runs
-                .on_run_event(&delivery.payload)
-                .await
-                .map_err(DecideError::Transient);
-        }
-        if translate::decided_from_name(&delivery.event, delivery.action.as_deref()) {
+        let Some(kind) = DeliveryKind::of(&delivery.event, delivery.action.as_deref()) else {
+            return Err(DecideError::Permanent(format!(
+                "event `{}` is not one taskgate handles",
+                delivery.event
+            )));
+        };
+        if !kind.matters() {
             return Ok(self.decide_unused(delivery));
         }
-        let parsed = event::parse(&delivery.event, &delivery.payload)
+        let delivered = kind
+            .parse(&delivery.payload)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
-        if delivery.installation.is_some() {
-            match &parsed.webhook {
-                Webhook::PullRequest(p) => {
-                    if let Some(decision) = self.ship.on_pull_request(p).await? {
-                        return Ok(decision);
-                    }
-                    return Ok(self.runs.on_pull_request(p).await?);
-                }
-                Webhook::CheckSuite(p) => return Ok(self.runs.on_check_suite(p).await?),
-                Webhook::CheckRun(p) => {
-                    return Ok(self
-                        .runs
-                        .on_check_run(p, self.context.app_id, &self.permissions)
-                        .await?)
-                }
-                Webhook::WorkflowRun(p) => {
-                    // A story's deploy or validation run first; any other
-                    // run may be the Actions runner's.
-                    if let Some(decision) = self.ship.on_workflow_run(p).await? {
-                        return Ok(decision);
-                    }
-                    return Ok(self.actions.on_workflow_run(p, &self.runs).await?);
-                }
-                Webhook::Push(push) => {
-                    if let Some(decision) = self.runs.on_push(push).await? {
-                        return Ok(decision);
-                    }
-                }
-                _ => {}
+        match delivered {
+            Delivered::Internal(event) => self.decide_internal(event).await,
+            Delivered::GitHub(webhook) => {
+                self.decide_webhook(delivery.installation, *webhook).await
             }
         }
-        if let (Webhook::Push(push), Some(installation)) = (&parsed.webhook, delivery.installation)
-        {
-            return Ok(self.syncer.on_push(installation, push).await?);
+    }
+
+    /// taskgate's own events, each to the part of the shell that owns it.
+    async fn decide_internal(&self, event: InternalEvent) -> Result<Decision, DecideError> {
+        match event {
+            InternalEvent::Reconcile(pass) => {
+                let mut decision = self.syncer.on_reconcile(&pass).await?;
+                // The story's ship gate follows its tasks.
+                let ship = self.ship.on_reconcile(&pass).await?;
+                merge(&mut decision, ship);
+                Ok(decision)
+            }
+            InternalEvent::Review(review) => self.api_review(review).await,
+            InternalEvent::Ship(ship) => Ok(self.ship.on_ship_event(ship).await?),
+            InternalEvent::Tick(tick) => self
+                .runs
+                .on_tick(tick)
+                .await
+                .map_err(DecideError::Transient),
+            InternalEvent::ActionsWatch(watch) => {
+                Ok(self.actions.on_watch(watch, &self.runs).await?)
+            }
+            InternalEvent::Run(run) => self
+                .runs
+                .on_progress(run)
+                .await
+                .map_err(DecideError::Transient),
         }
-        if let (Webhook::IssueComment(comment), Some(installation)) =
-            (&parsed.webhook, delivery.installation)
-        {
+    }
+
+    /// GitHub's webhooks. Only an installation can act on GitHub: without
+    /// one, the core answers what it can alone.
+    async fn decide_webhook(
+        &self,
+        installation: Option<InstallationId>,
+        webhook: Webhook,
+    ) -> Result<Decision, DecideError> {
+        let Some(installation) = installation else {
+            return self.decide_in_core(&webhook);
+        };
+        match &webhook {
+            Webhook::PullRequest(p) => match self.ship.on_pull_request(p).await? {
+                Some(decision) => Ok(decision),
+                None => Ok(self.runs.on_pull_request(p).await?),
+            },
+            Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p).await?),
+            Webhook::CheckRun(p) => Ok(self
+                .runs
+                .on_check_run(p, self.context.app_id, &self.permissions)
+                .await?),
+            // A story's deploy or validation run first; any other run may
+            // be the Actions runner's.
+            Webhook::WorkflowRun(p) => match self.ship.on_workflow_run(p).await? {
+                Some(decision) => Ok(decision),
+                None => Ok(self.actions.on_workflow_run(p, &self.runs).await?),
+            },
+            // A task branch's push is a run; any other may change a plan.
+            Webhook::Push(push) => match self.runs.on_push(push).await? {
+                Some(decision) => Ok(decision),
+                None => Ok(self.syncer.on_push(installation, push).await?),
+            },
             // Every command of a comment, `plan` included: see `app::commands`.
-            return self.on_comment(installation, comment).await;
+            Webhook::IssueComment(comment) => self.on_comment(installation, comment).await,
+            Webhook::Ping(_)
+            | Webhook::Installation(_)
+            | Webhook::InstallationRepositories(_)
+            | Webhook::Issues(_) => self.decide_in_core(&webhook),
         }
-        let event = translate::to_event(&delivery.event, &parsed)
-            .map_err(|e| DecideError::Permanent(e.to_string()))?;
+    }
+
+    fn decide_in_core(&self, webhook: &Webhook) -> Result<Decision, DecideError> {
+        let event =
+            translate::to_event(webhook).map_err(|e| DecideError::Permanent(e.to_string()))?;
         Ok(core::on_event(&event, &self.context))
     }
 
@@ -292,7 +320,7 @@ impl Processor {
             .collect();
         let stored = match self.store.complete_unchanged(outcomes).await {
             Ok(_) => {
-                let now = unix_now_ms();
+                let now = self.store.clock().now_ms();
                 for (delivery, outcome) in unchanged.iter() {
                     let _span =
                         info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event)
@@ -377,8 +405,9 @@ impl Processor {
         };
         match stored {
             Ok(_) => {
-                self.metrics
-                    .processed((unix_now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0);
+                self.metrics.processed(
+                    (self.store.clock().now_ms() - delivery.received_at_ms).max(0) as f64 / 1000.0,
+                );
                 Processed::Stored
             }
             Err(e) => {
@@ -412,7 +441,7 @@ impl Processor {
     /// Puts a delivery GitHub failed off, with backoff; returns why it is
     /// given up instead once it has been tried for [`RETRY_LIMIT`].
     async fn put_off(&self, delivery: &PendingDelivery, why: String) -> Option<String> {
-        let now = unix_now_ms();
+        let now = self.store.clock().now_ms();
         let tries = delivery.tries + 1;
         let retry_at = match next_try(delivery.received_at_ms, now, tries, &self.retry, &why) {
             Ok(at) => at,
@@ -456,7 +485,16 @@ fn next_try(
 
 /// Which pending deliveries the processor needs the payload of.
 fn needs_payload(event: &str, action: Option<&str>) -> bool {
-    !translate::decided_from_name(event, action)
+    DeliveryKind::of(event, action).is_none_or(|kind| kind.matters())
+}
+
+/// The outcome of a delivery nothing acts on (intake settles those now;
+/// this one was recorded by an older taskgate).
+fn settled_outcome(delivery: &PendingDelivery) -> Option<String> {
+    match DeliveryKind::of(&delivery.event, delivery.action.as_deref())? {
+        DeliveryKind::GitHub(kind) => translate::settled_outcome(&kind),
+        DeliveryKind::Internal(_) => None,
+    }
 }
 
 /// Adds `other`'s changes, effects and outcome to `decision`.
@@ -471,10 +509,8 @@ fn merge(decision: &mut Decision, other: Decision) {
 impl Processor {
     /// `POST /api/tasks/{id}/accept|reject`, as `/taskgate approve` or
     /// `/taskgate reject` by the API's token holder.
-    async fn api_review(&self, payload: &[u8]) -> Result<Decision, DecideError> {
-        use crate::core::task::{ApiReview, ReviewCommand, Reviewer};
-        let r: ApiReview =
-            serde_json::from_slice(payload).map_err(|e| DecideError::Permanent(e.to_string()))?;
+    async fn api_review(&self, r: crate::core::task::ApiReview) -> Result<Decision, DecideError> {
+        use crate::core::task::{ReviewCommand, Reviewer};
         let command = match r.reject {
             None => ReviewCommand::Approve {
                 override_reason: None,

@@ -46,9 +46,11 @@ pub enum RedeliverError {
 pub struct Redeliver {
     pub github: Arc<GitHubApp>,
     pub store: Store,
-    /// Between passes; the first runs `first_after` the start.
+    /// From the start of one pass to the next; the first runs
+    /// `first_after` the start.
     pub every: Duration,
     pub first_after: Duration,
+    /// "Now", and the waits between passes (tests move it on).
     pub clock: Clock,
     pub metrics: Arc<crate::metrics::Metrics>,
     /// Delivery ids asked for, and when (unix seconds).
@@ -82,22 +84,30 @@ impl LogEntry {
 }
 
 impl Redeliver {
-    pub async fn run(self) {
-        tokio::time::sleep(self.first_after).await;
-        let mut since = (self.clock)() - REDELIVERY_WINDOW_SECONDS;
-        loop {
-            let started = (self.clock)();
-            match self.pass(since).await {
-                Ok(asked) => {
-                    if asked > 0 {
-                        info!(asked, "asked GitHub to redeliver failed webhooks");
+    /// The passes, until the task is dropped: the first `first_after` from
+    /// this call (the clock is read here, not when the future is first
+    /// polled, so time moved on meanwhile counts), then one `every` after
+    /// the start of the one before.
+    pub fn run(self) -> impl std::future::Future<Output = ()> + Send {
+        let first_ms = self.clock.now_ms() + self.first_after.as_millis() as i64;
+        async move {
+            self.clock.sleep_until_ms(first_ms).await;
+            let mut since = self.clock.now_s() - REDELIVERY_WINDOW_SECONDS;
+            loop {
+                let started = self.clock.now_s();
+                let next_ms = self.clock.now_ms() + self.every.as_millis() as i64;
+                match self.pass(since).await {
+                    Ok(asked) => {
+                        if asked > 0 {
+                            info!(asked, "asked GitHub to redeliver failed webhooks");
+                        }
+                        since = started - OVERLAP_SECONDS;
                     }
-                    since = started - OVERLAP_SECONDS;
+                    // The same window again next time.
+                    Err(e) => warn!(error = %e, "redelivery pass failed"),
                 }
-                // The same window again next time.
-                Err(e) => warn!(error = %e, "redelivery pass failed"),
+                self.clock.sleep_until_ms(next_ms).await;
             }
-            tokio::time::sleep(self.every).await;
         }
     }
 
@@ -123,7 +133,7 @@ impl Redeliver {
             .store
             .recorded_deliveries(guids.into_iter().collect())
             .await?;
-        let now = (self.clock)();
+        let now = self.clock.now_s();
         let mut skip = recorded;
         {
             let mut asked = self.asked.lock().expect("not poisoned");

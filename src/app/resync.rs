@@ -78,97 +78,9 @@ pub async fn rebuild(
     installation: InstallationId,
 ) -> Result<Resynced, SyncError> {
     let client = client.clone();
-
-    // Issues taskgate owns, by marker.
-    let mut found: BTreeMap<String, (Marker, IssueRecord)> = BTreeMap::new();
-    for label in [labels::STORY, labels::TASK] {
-        for issue in list_all(
-            &client,
-            &format!("/repos/{repo}/issues?state=all&labels={label}"),
-        )
-        .await?
-        {
-            let body = issue["body"].as_str().unwrap_or_default();
-            let Some(marker) = Marker::find_in(body) else {
-                continue;
-            };
-            let record = IssueRecord {
-                number: IssueNumber(issue["number"].as_u64().unwrap_or_default()),
-                id: IssueId(issue["id"].as_u64().unwrap_or_default()),
-                title: issue["title"].as_str().unwrap_or_default().to_owned(),
-                body: body.to_owned(),
-                labels: issue["labels"]
-                    .as_array()
-                    .map(|ls| {
-                        ls.iter()
-                            .filter_map(|l| l["name"].as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                open: issue["state"] == "open",
-                parent: None,
-                blocked_by: BTreeSet::new(),
-            };
-            found.insert(marker.key(), (marker, record));
-        }
-    }
-    let key_by_id: BTreeMap<u64, String> = found
-        .iter()
-        .map(|(k, (_, r))| (r.id.0, k.clone()))
-        .collect();
-
-    // Links: sub-issues of every issue, blocked-by of every task.
-    let mut parents = BTreeMap::new();
-    let mut blockers = BTreeMap::new();
-    for (key, (marker, record)) in &found {
-        let children = list_all(
-            &client,
-            &format!("/repos/{repo}/issues/{}/sub_issues", record.number),
-        )
-        .await?;
-        for child in ids_of(&children) {
-            if let Some(child_key) = key_by_id.get(&child) {
-                parents.insert(child_key.clone(), key.clone());
-            }
-        }
-        if matches!(marker, Marker::Task { .. }) {
-            let path = format!(
-                "/repos/{repo}/issues/{}/dependencies/blocked_by",
-                record.number
-            );
-            let by: BTreeSet<String> = ids_of(&list_all(&client, &path).await?)
-                .into_iter()
-                .filter_map(|id| key_by_id.get(&id).cloned())
-                .collect();
-            blockers.insert(key.clone(), by);
-        }
-    }
-
-    // Branches taskgate would have made for these issues.
-    let mut branches = BTreeSet::new();
-    for (marker, record) in found.values() {
-        let name = match marker {
-            Marker::Story { .. } => story_branch(record.number.0),
-            Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
-            // A branch todo's fix lands on its task's branch: none of its own.
-            Marker::BranchTodo { .. } => continue,
-        };
-        match send(
-            &client,
-            Method::GET,
-            &format!("/repos/{repo}/git/ref/heads/{name}"),
-            None,
-        )
-        .await
-        {
-            Ok(_) => {
-                branches.insert(name);
-            }
-            Err(GitHubError::Http { status: 404, .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-
+    let found = read_issues(&client, repo).await?;
+    let (parents, mut blockers) = read_links(&client, repo, &found).await?;
+    let branches = read_branches(&client, repo, &found).await?;
     let repo_labels: BTreeSet<String> = list_all(&client, &format!("/repos/{repo}/labels"))
         .await?
         .iter()
@@ -193,4 +105,123 @@ pub async fn rebuild(
         .replace_owned(repo, issues, branches, repo_labels)
         .await?;
     Ok(resynced)
+}
+
+/// Issues taskgate owns (labelled story or task, with a marker), by
+/// marker key; their links are read next.
+async fn read_issues(
+    client: &Octocrab,
+    repo: &RepoName,
+) -> Result<BTreeMap<String, (Marker, IssueRecord)>, SyncError> {
+    let mut found = BTreeMap::new();
+    for label in [labels::STORY, labels::TASK] {
+        for issue in list_all(
+            client,
+            &format!("/repos/{repo}/issues?state=all&labels={label}"),
+        )
+        .await?
+        {
+            let body = issue["body"].as_str().unwrap_or_default();
+            let Some(marker) = Marker::find_in(body) else {
+                continue;
+            };
+            found.insert(marker.key(), (marker, issue_record(&issue, body)));
+        }
+    }
+    Ok(found)
+}
+
+/// An issue as GitHub lists it, without its links.
+fn issue_record(issue: &Value, body: &str) -> IssueRecord {
+    IssueRecord {
+        number: IssueNumber(issue["number"].as_u64().unwrap_or_default()),
+        id: IssueId(issue["id"].as_u64().unwrap_or_default()),
+        title: issue["title"].as_str().unwrap_or_default().to_owned(),
+        body: body.to_owned(),
+        labels: issue["labels"]
+            .as_array()
+            .map(|ls| {
+                ls.iter()
+                    .filter_map(|l| l["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        open: issue["state"] == "open",
+        parent: None,
+        blocked_by: BTreeSet::new(),
+    }
+}
+
+/// Each issue's parent and each task's blockers, by marker key.
+type Links = (BTreeMap<String, String>, BTreeMap<String, BTreeSet<String>>);
+
+/// Links: sub-issues of every issue, blocked-by of every task, among the
+/// issues found.
+async fn read_links(
+    client: &Octocrab,
+    repo: &RepoName,
+    found: &BTreeMap<String, (Marker, IssueRecord)>,
+) -> Result<Links, SyncError> {
+    let key_by_id: BTreeMap<u64, String> = found
+        .iter()
+        .map(|(k, (_, r))| (r.id.0, k.clone()))
+        .collect();
+    let mut parents = BTreeMap::new();
+    let mut blockers = BTreeMap::new();
+    for (key, (marker, record)) in found {
+        let children = list_all(
+            client,
+            &format!("/repos/{repo}/issues/{}/sub_issues", record.number),
+        )
+        .await?;
+        for child in ids_of(&children) {
+            if let Some(child_key) = key_by_id.get(&child) {
+                parents.insert(child_key.clone(), key.clone());
+            }
+        }
+        if matches!(marker, Marker::Task { .. }) {
+            let path = format!(
+                "/repos/{repo}/issues/{}/dependencies/blocked_by",
+                record.number
+            );
+            let by: BTreeSet<String> = ids_of(&list_all(client, &path).await?)
+                .into_iter()
+                .filter_map(|id| key_by_id.get(&id).cloned())
+                .collect();
+            blockers.insert(key.clone(), by);
+        }
+    }
+    Ok((parents, blockers))
+}
+
+/// Branches taskgate would have made for these issues, those that exist.
+async fn read_branches(
+    client: &Octocrab,
+    repo: &RepoName,
+    found: &BTreeMap<String, (Marker, IssueRecord)>,
+) -> Result<BTreeSet<String>, SyncError> {
+    let mut branches = BTreeSet::new();
+    for (marker, record) in found.values() {
+        let name = match marker {
+            Marker::Story { .. } => story_branch(record.number.0),
+            Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
+            // A branch todo's fix lands on its task's branch: none of its own.
+            Marker::BranchTodo { .. } => continue,
+        };
+        match send(
+            client,
+            Method::GET,
+            &format!("/repos/{repo}/git/ref/heads/{name}"),
+            None,
+        )
+        .await
+        {
+            Ok(_) => {
+                branches.insert(name);
+            }
+            Err(GitHubError::Http { status: 404, .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(branches)
 }

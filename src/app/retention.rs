@@ -8,12 +8,14 @@
 //! GitHub redelivers a webhook only from the past three days, so keeping
 //! delivery ids for 30 days (the default) still answers every redelivery
 //! with 200 and does nothing twice.
+//!
+//! Time is the store's clock: its cutoff, and the wait between prunes.
 
 use std::time::Duration;
 
 use tracing::{info, warn};
 
-use crate::store::{unix_now_ms, Store};
+use crate::store::Store;
 
 /// How long decided deliveries and ended effects are kept unless set.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
@@ -25,10 +27,11 @@ const BATCH: usize = 500;
 /// Prunes now and then every `every`, keeping what is younger than `keep`.
 pub async fn run(store: Store, keep: Duration, every: Duration) {
     loop {
+        let next_ms = store.clock().now_ms() + every.as_millis() as i64;
         if let Err(e) = prune_once(&store, keep).await {
             warn!(error = %e, "pruning old deliveries failed; will try again");
         }
-        tokio::time::sleep(every).await;
+        store.clock().sleep_until_ms(next_ms).await;
     }
 }
 
@@ -38,7 +41,7 @@ pub async fn prune_once(
     store: &Store,
     keep: Duration,
 ) -> Result<(usize, usize), crate::store::StoreError> {
-    let cutoff = unix_now_ms() - keep.as_millis() as i64;
+    let cutoff = store.clock().now_ms() - keep.as_millis() as i64;
     let deliveries = in_batches(|| store.prune_deliveries(cutoff, BATCH)).await?;
     let effects = in_batches(|| store.prune_effects(cutoff, BATCH)).await?;
     if deliveries + effects > 0 {
@@ -92,7 +95,10 @@ mod tests {
         use crate::ids::DeliveryId;
         use crate::store::{Disposition, NewDelivery};
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let clock = crate::clock::Clock::movable();
+        let store = Store::open(&dir.path().join("t.db"))
+            .unwrap()
+            .with_clock(clock.clone());
         for id in ["a", "b", "c"] {
             let settled = NewDelivery {
                 delivery_id: DeliveryId(id.into()),
@@ -108,7 +114,7 @@ mod tests {
         }
         assert_eq!(prune_once(&store, DEFAULT_RETENTION).await.unwrap(), (0, 0));
         // With nothing kept back, all but the newest go.
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         assert_eq!(prune_once(&store, Duration::ZERO).await.unwrap(), (2, 0));
         assert_eq!(store.delivery_count().await.unwrap(), 1);
     }

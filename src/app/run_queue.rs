@@ -8,7 +8,11 @@
 //! Owns: which attempts are running in this process and their cancel
 //! handles. Must not: decide anything about a task — it records what
 //! happened (`waiting`, `started`, `finished`, `skipped`) as a
-//! [`RUN_EVENT`] delivery and the processor decides, one event at a time.
+//! internal run delivery (`InternalEvent::Run`) and the processor decides, one event at a time.
+//!
+//! The tick keeps time by the injected clock: it falls due every
+//! `tick_every` of clock time, and a test that advances the clock past it
+//! wakes the loop at once.
 //!
 //! Attempts are read from the store, so a restart picks up queued ones and
 //! re-runs those a crash interrupted. An attempt that leaves the active set
@@ -23,9 +27,10 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::actions_runs::{WatchEvent, WATCH_EVENT};
-use super::runs::{Progress, RunEvent, RUN_EVENT};
+use super::actions_runs::WatchEvent;
+use super::runs::{Progress, RunEvent};
 use crate::core::config::RunnerKind;
+use crate::core::internal::InternalEvent;
 use crate::core::plan::{parse_plan, MemFiles};
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
 use crate::core::AttemptRef;
@@ -35,7 +40,7 @@ use crate::runner::{
     cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
     RunOptions, Workspace,
 };
-use crate::store::{AttemptRow, Disposition, NewDelivery, Store};
+use crate::store::{AttemptRow, NewDelivery, Store};
 
 /// Where the runner gets a repository's commits.
 #[derive(Debug, Clone)]
@@ -95,7 +100,8 @@ pub struct RunQueue {
     /// How long an Actions attempt may go unheard of before its run is
     /// looked up on GitHub (and again every as long).
     pub actions_watch: Duration,
-    /// The decisions' clock (tests move it on).
+    /// When ticks fall due, and the time watches are measured by (tests
+    /// move it on).
     pub clock: crate::clock::Clock,
     /// Where the runner's overhead is counted.
     pub metrics: Arc<crate::metrics::Metrics>,
@@ -110,10 +116,14 @@ impl RunQueue {
         // recorded that end (it leaves the active set), so it is never
         // started a second time in between.
         let running = this.in_hand.clone();
-        let mut next_tick = tokio::time::Instant::now();
+        let every_ms = (this.tick_every.as_millis() as i64).max(1);
+        let mut next_tick_ms = this.clock.now_ms();
         loop {
-            if tokio::time::Instant::now() >= next_tick {
-                next_tick += this.tick_every;
+            let now_ms = this.clock.now_ms();
+            if now_ms >= next_tick_ms {
+                // On the same beat; beats missed (a stall, a clock moved
+                // on) are not made up one by one.
+                next_tick_ms += every_ms * ((now_ms - next_tick_ms) / every_ms + 1);
                 this.tick().await;
             }
             match this.store.active_attempts(RunnerKind::Local).await {
@@ -153,8 +163,11 @@ impl RunQueue {
                 }
                 Err(e) => warn!(error = %e, "reading queued runs failed"),
             }
-            let _ =
-                tokio::time::timeout(Duration::from_secs(2), this.runs_changed.notified()).await;
+            tokio::select! {
+                _ = this.runs_changed.notified() => {}
+                _ = this.clock.sleep_until_ms(next_tick_ms) => {}
+                _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+            }
         }
     }
 
@@ -170,7 +183,7 @@ impl RunQueue {
                 return;
             }
         };
-        let period = crate::store::unix_now() / self.tick_every.as_secs().max(1) as i64;
+        let period = self.clock.now_ms() / (self.tick_every.as_secs().max(1) as i64 * 1000);
         for (repo, story, task) in tasks {
             let installation = match self.store.story(&repo, &story).await {
                 Ok(Some(plan)) => plan.installation,
@@ -181,14 +194,11 @@ impl RunQueue {
                 story: story.clone(),
                 task: task.clone(),
             };
-            let delivery = NewDelivery {
-                delivery_id: DeliveryId(format!("taskgate-tick {repo} {story} {task} {period}")),
-                event: super::runs::TICK_EVENT.to_owned(),
-                action: None,
-                installation: Some(installation),
-                payload: serde_json::to_vec(&event).expect("serialises").into(),
-                disposition: Disposition::Pending,
-            };
+            let delivery = NewDelivery::internal(
+                DeliveryId(format!("taskgate-tick {repo} {story} {task} {period}")),
+                installation,
+                &InternalEvent::Tick(event),
+            );
             if let Err(e) = self.store.record_delivery(delivery).await {
                 warn!(error = %e, "recording a tick failed");
             }
@@ -197,7 +207,7 @@ impl RunQueue {
         self.recorded.notify_one();
     }
 
-    /// Records a [`WATCH_EVENT`] for every Actions attempt not heard of for
+    /// Records an Actions watch for every Actions attempt not heard of for
     /// `actions_watch`: its webhooks may have been lost. One per attempt and
     /// period, as ticks are.
     async fn watch_actions(&self) {
@@ -209,7 +219,7 @@ impl RunQueue {
             }
         };
         let every_ms = (self.actions_watch.as_millis() as i64).max(1);
-        let now_ms = (self.clock)() * 1000;
+        let now_ms = self.clock.now_ms();
         let period = now_ms / every_ms;
         for row in attempts {
             let heard_ms = row.started_ms.unwrap_or(row.queued_ms);
@@ -224,17 +234,14 @@ impl RunQueue {
                     attempt: row.attempt,
                 },
             };
-            let delivery = NewDelivery {
-                delivery_id: DeliveryId(format!(
+            let delivery = NewDelivery::internal(
+                DeliveryId(format!(
                     "taskgate-actions-watch {} {} {} {} {period}",
                     row.repo, row.story, row.task, row.attempt
                 )),
-                event: WATCH_EVENT.to_owned(),
-                action: None,
-                installation: Some(row.installation),
-                payload: serde_json::to_vec(&event).expect("serialises").into(),
-                disposition: Disposition::Pending,
-            };
+                row.installation,
+                &InternalEvent::ActionsWatch(event),
+            );
             if let Err(e) = self.store.record_delivery(delivery).await {
                 warn!(error = %e, "recording an Actions watch failed");
             }
@@ -254,17 +261,15 @@ impl RunQueue {
             task: row.task.clone(),
             progress,
         };
-        let delivery = NewDelivery {
-            delivery_id: DeliveryId(format!(
+        let delivery = NewDelivery::internal(
+            DeliveryId(format!(
                 "taskgate-run {} {} {} {} {name}",
                 row.repo, row.story, row.task, row.attempt
             )),
-            event: RUN_EVENT.to_owned(),
-            action: Some(name.to_owned()),
-            installation: Some(row.installation),
-            payload: serde_json::to_vec(&event).expect("serialises").into(),
-            disposition: Disposition::Pending,
-        };
+            row.installation,
+            &InternalEvent::Run(event),
+        )
+        .with_action(name);
         // A store failure here is retried: progress must not be lost, or
         // the check runs would stay in progress forever.
         for attempt in 0.. {

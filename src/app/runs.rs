@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
@@ -23,23 +22,17 @@ use crate::core::task::{
 };
 use crate::core::{Change, CheckRunSpec, Decision, Effect};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
-use crate::intake::payload::{CheckRunPayload, CheckSuitePayload, PullRequestPayload, PushPayload};
+use crate::intake::payload::{
+    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
+    PullRequestPayload, PushPayload,
+};
 use crate::store::{Store, StoreError, TaskLocation};
 
-pub use crate::core::task::{Progress, RunEvent, RUN_EVENT};
+pub use crate::core::task::{Progress, RunEvent};
 
 mod review;
 
-/// taskgate's own event: time to check one task's branch-todo lifetime,
-/// recorded by the run queue's timer (never accepted from outside).
-pub const TICK_EVENT: &str = "taskgate.tick";
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TickEvent {
-    pub repo: RepoName,
-    pub story: String,
-    pub task: String,
-}
+pub use crate::core::internal::TickEvent;
 
 /// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
 pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
@@ -162,9 +155,9 @@ fn record_decision(
 }
 
 impl Runs {
-    /// The decisions' clock, in seconds.
+    /// The time decisions are taken at, in unix seconds.
     pub(super) fn now(&self) -> i64 {
-        (self.clock)()
+        self.clock.now_s()
     }
 
     async fn locate(
@@ -282,9 +275,9 @@ impl Runs {
     pub async fn on_pull_request(&self, p: &PullRequestPayload) -> Result<Decision, StoreError> {
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
         let pr = &p.pull_request;
-        if !matches!(
-            p.action.as_str(),
-            "opened" | "synchronize" | "reopened" | "ready_for_review" | "closed"
+        if matches!(
+            p.action,
+            PullRequestAction::Labeled | PullRequestAction::Other(_)
         ) {
             return Ok(Decision::nothing(format!(
                 "pull_request.{}: nothing to do",
@@ -310,8 +303,8 @@ impl Runs {
             number: pr.number,
             draft: pr.draft.unwrap_or(false),
         };
-        let d = match p.action.as_str() {
-            "closed" => {
+        let d = match p.action {
+            PullRequestAction::Closed => {
                 let merged = pr.merged.unwrap_or(false);
                 let d = on_pull_closed(&located.record, merged, &ctx);
                 let mut decision = self.finish(&repo, &located, d);
@@ -333,14 +326,20 @@ impl Runs {
                 }
                 return Ok(decision);
             }
-            "ready_for_review" => on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx),
-            _ => on_trigger(
+            PullRequestAction::ReadyForReview => {
+                on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx)
+            }
+            PullRequestAction::Opened
+            | PullRequestAction::Synchronize
+            | PullRequestAction::Reopened
+            | PullRequestAction::Labeled
+            | PullRequestAction::Other(_) => on_trigger(
                 &located.record,
                 &Trigger::Head {
                     sha: pr.head.sha.clone(),
                     pr: Some(pull),
                     // `synchronize`: its sender pushed the new commits.
-                    pusher: (p.action == "synchronize")
+                    pusher: (p.action == PullRequestAction::Synchronize)
                         .then(|| p.sender.as_ref().map(|s| s.id))
                         .flatten(),
                 },
@@ -422,7 +421,7 @@ impl Runs {
         let Some(located) = self.locate_branch(&repo, branch).await? else {
             return Ok(Decision::nothing("not a task branch"));
         };
-        if p.action != "rerequested" {
+        if p.action != CheckSuiteAction::Rerequested {
             // GitHub asks for a suite on every push, taskgate's own branch
             // creations and merges included; the push itself (with the
             // commits it brings) is what starts a run.
@@ -587,8 +586,7 @@ impl Runs {
     }
 
     /// A periodic look at one task's open branch todo (its lifetime bound).
-    pub async fn on_tick(&self, payload: &[u8]) -> Result<Decision, String> {
-        let event: TickEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
+    pub async fn on_tick(&self, event: TickEvent) -> Result<Decision, String> {
         let loc = self
             .task_location(&event.repo, &event.story, &event.task)
             .await
@@ -634,13 +632,8 @@ impl Runs {
         Ok(into_decision(&event.repo, &located, d))
     }
 
-    pub async fn on_run_event(&self, payload: &[u8]) -> Result<Decision, String> {
-        let event: RunEvent = serde_json::from_slice(payload).map_err(|e| e.to_string())?;
-        self.on_progress(event).await
-    }
-
     /// Progress of an attempt from either runner: the local run queue's
-    /// [`RUN_EVENT`]s and the Actions runner's `workflow_run`s
+    /// internal run events and the Actions runner's `workflow_run`s
     /// (`app::actions_runs`) both end here.
     pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, String> {
         if task::milestone::milestone_of(&event.task).is_some() {
@@ -684,14 +677,16 @@ impl Runs {
 /// The command a check-run event asks for: `retry` ("Re-run" or the Retry
 /// button) or `approve-branch` (its button).
 fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
-    let action = p.requested_action.as_ref().map(|a| a.identifier.as_str());
-    match p.action.as_str() {
-        "rerequested" => Some("retry"),
-        "requested_action" if action == Some(crate::core::RETRY_ACTION) => Some("retry"),
-        "requested_action" if action == Some(crate::core::APPROVE_BRANCH_ACTION) => {
+    let button = p.requested_action.as_ref().map(|a| a.identifier.as_str());
+    match p.action {
+        CheckRunAction::Rerequested => Some("retry"),
+        CheckRunAction::RequestedAction if button == Some(crate::core::RETRY_ACTION) => {
+            Some("retry")
+        }
+        CheckRunAction::RequestedAction if button == Some(crate::core::APPROVE_BRANCH_ACTION) => {
             Some("approve-branch")
         }
-        _ => None,
+        CheckRunAction::RequestedAction | CheckRunAction::Other(_) => None,
     }
 }
 
@@ -751,7 +746,10 @@ mod milestones;
 /// Pull requests from forks are never run (their code would run with the
 /// runner's access): a neutral check run says so.
 fn fork_decision(repo: &RepoName, p: &PullRequestPayload) -> Decision {
-    if !matches!(p.action.as_str(), "opened" | "synchronize" | "reopened") {
+    if !matches!(
+        p.action,
+        PullRequestAction::Opened | PullRequestAction::Synchronize | PullRequestAction::Reopened
+    ) {
         return Decision::nothing("fork pull request");
     }
     Decision {

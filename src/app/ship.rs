@@ -20,6 +20,7 @@ use std::sync::Arc;
 use octocrab::Octocrab;
 
 use crate::core::config::{load_config, RepoConfig};
+use crate::core::internal::Reconcile;
 use crate::core::plan::{parse_plan, Plan};
 use crate::core::refusal::{Refusal, Refused};
 use crate::core::ship::{
@@ -30,7 +31,9 @@ use crate::core::story::{story_branch, Marker};
 use crate::core::{Change, Decision};
 use crate::github::{GitHubApp, GitHubError, RepoClient};
 use crate::ids::{CommitSha, IssueNumber, RepoName, UserId};
-use crate::intake::payload::{PullRequestPayload, WorkflowRunPayload};
+use crate::intake::payload::{
+    PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
+};
 use crate::store::{Store, StoreError};
 
 #[derive(Debug, thiserror::Error)]
@@ -252,14 +255,7 @@ impl Ship {
     }
 
     /// After a reconcile pass of a story (its tasks may have moved on).
-    pub async fn on_reconcile(&self, payload: &[u8]) -> Result<Decision, ShipError> {
-        #[derive(serde::Deserialize)]
-        struct Reconcile {
-            repo: RepoName,
-            story: String,
-        }
-        let r: Reconcile =
-            serde_json::from_slice(payload).map_err(|e| ShipError::Payload(e.to_string()))?;
+    pub async fn on_reconcile(&self, r: &Reconcile) -> Result<Decision, ShipError> {
         let Some(l) = self.locate(&r.repo, &r.story, None).await? else {
             return Ok(Decision::nothing(""));
         };
@@ -291,8 +287,11 @@ impl Ship {
         };
         let number = pr.number;
         let ours = l.record.pr.is_none_or(|known| known == number);
-        match p.action.as_str() {
-            "opened" | "reopened" | "synchronize" | "ready_for_review" => {
+        match &p.action {
+            PullRequestAction::Opened
+            | PullRequestAction::Reopened
+            | PullRequestAction::Synchronize
+            | PullRequestAction::ReadyForReview => {
                 l.record = ship::on_story_pr_seen(
                     &l.record,
                     number,
@@ -302,8 +301,8 @@ impl Ship {
                 let d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
                 Ok(Some(d))
             }
-            "labeled" => self.on_ship_label(l, p).await.map(Some),
-            "closed" if ours => {
+            PullRequestAction::Labeled => self.on_ship_label(l, p).await.map(Some),
+            PullRequestAction::Closed if ours => {
                 let d = if pr.merged.unwrap_or(false) {
                     if l.record.pr.is_none() {
                         l.record = ship::on_story_pr_seen(
@@ -319,9 +318,11 @@ impl Ship {
                 };
                 Ok(Some(l.finish(d)))
             }
-            other => Ok(Some(Decision::nothing(format!(
-                "story PR {other}: nothing to do"
-            )))),
+            // Another PR closed from the story branch, or an action the
+            // story PR does not act on.
+            action @ (PullRequestAction::Closed | PullRequestAction::Other(_)) => Ok(Some(
+                Decision::nothing(format!("story PR {action}: nothing to do")),
+            )),
         }
     }
 
@@ -482,11 +483,9 @@ impl Ship {
             .map(|(story, _)| story))
     }
 
-    /// A [`ship::SHIP_EVENT`] delivery: an API ship request, or GitHub
+    /// An internal ship event: an API ship request, or GitHub
     /// refusing a story's merge or dispatch.
-    pub async fn on_ship_event(&self, payload: &[u8]) -> Result<Decision, ShipError> {
-        let e: ShipEvent =
-            serde_json::from_slice(payload).map_err(|e| ShipError::Payload(e.to_string()))?;
+    pub async fn on_ship_event(&self, e: ShipEvent) -> Result<Decision, ShipError> {
         let Some(l) = self.locate(&e.repo, &e.story, None).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", e.story)));
         };
@@ -526,7 +525,7 @@ impl Ship {
         let Some((story, which)) = found else {
             return Ok(None);
         };
-        if p.action != "completed" {
+        if p.action != WorkflowRunAction::Completed {
             return Ok(Some(Decision::nothing(format!(
                 "story {story}'s {} run {}: {}",
                 which.name(),

@@ -13,6 +13,7 @@ use http::Method;
 use octocrab::Octocrab;
 
 use crate::core::config::CONFIG_PATH;
+use crate::core::internal::Reconcile;
 use crate::core::story::{story_key_for_file, story_key_for_issue};
 use crate::core::sync::{
     decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan,
@@ -244,16 +245,7 @@ impl Syncer {
         Ok((config, files))
     }
 
-    pub async fn on_reconcile(&self, body: &[u8]) -> Result<Decision, SyncError> {
-        #[derive(serde::Deserialize)]
-        struct Reconcile {
-            repo: RepoName,
-            story: String,
-            #[serde(default)]
-            round: u32,
-        }
-        let r: Reconcile =
-            serde_json::from_slice(body).map_err(|e| SyncError::Payload(e.to_string()))?;
+    pub async fn on_reconcile(&self, r: &Reconcile) -> Result<Decision, SyncError> {
         let Some(plan) = self.store.story(&r.repo, &r.story).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", r.story)));
         };

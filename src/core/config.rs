@@ -324,81 +324,17 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         c.runner_network = b;
     }
     if let Some(n) = f.get("roles") {
-        for (name, _, node) in map_entries(n, "roles", p) {
-            if let Some(rf) = Fields::new(node, &format!("role `{name}`"), ROLE_KEYS, p) {
-                let role = Role {
-                    assignees: rf
-                        .str_list("assignees", p)
-                        .into_iter()
-                        .map(|(s, _)| s)
-                        .collect(),
-                    labels: rf
-                        .str_list("labels", p)
-                        .into_iter()
-                        .map(|(s, _)| s)
-                        .collect(),
-                    agent_workflow: rf.str("agent_workflow", p),
-                };
-                c.roles.insert(name.clone(), role);
-            } else if node.value == Value::Null {
-                c.roles.insert(name.clone(), Role::default());
-            }
-        }
+        read_roles(n, &mut c.roles, p);
     }
+    // After the roles: routing may name only roles that exist.
     if let Some(n) = f.get("routing") {
-        for (kind, kind_pos, node) in map_entries(n, "routing", p) {
-            if !FAILURE_KINDS.contains(&kind.as_str()) {
-                p.push(Problem::new(
-                    Some(*kind_pos),
-                    ProblemKind::UnknownFailureKind {
-                        kind: kind.clone(),
-                        suggestion: yaml::did_you_mean(kind, FAILURE_KINDS.iter().copied()),
-                    },
-                ));
-                continue;
-            }
-            let Some(role) = as_str(node, kind, p) else {
-                continue;
-            };
-            if !c.roles.contains_key(&role) {
-                p.push(Problem::new(
-                    Some(node.pos),
-                    ProblemKind::UnknownRole {
-                        context: format!("`routing.{kind}`"),
-                        suggestion: yaml::did_you_mean(&role, c.roles.keys().map(String::as_str)),
-                        known: c.roles.keys().cloned().collect::<Vec<_>>().join(", "),
-                        role,
-                    },
-                ));
-                continue;
-            }
-            c.routing.insert(kind.clone(), role);
-        }
+        read_routing(n, &c.roles, &mut c.routing, p);
     }
     if let Some(lf) = f
         .get("limits")
         .and_then(|n| Fields::new(n, "limits", LIMIT_KEYS, p))
     {
-        let l = &mut c.limits;
-        let int = |key: &str, min: u64, max: u64, p: &mut Vec<Problem>| lf.int(key, min, max, p);
-        if let Some(v) = int("max_debug_attempts", 1, 10, p) {
-            l.max_debug_attempts = v as u32
-        }
-        if let Some(v) = int("max_branch_depth", 1, 5, p) {
-            l.max_branch_depth = v as u32
-        }
-        if let Some(v) = int("branch_timeout_seconds", 60, 30 * 86_400, p) {
-            l.branch_timeout_seconds = v
-        }
-        if let Some(v) = int("max_concurrent_branches", 1, 50, p) {
-            l.max_concurrent_branches = v as u32
-        }
-        if let Some(v) = int("max_concurrent_runs", 1, 64, p) {
-            l.max_concurrent_runs = v as u32
-        }
-        if let Some(v) = int("max_plan_depth", 1, 5, p) {
-            l.max_plan_depth = v as u32
-        }
+        read_limits(&lf, &mut c.limits, p);
     }
     if let Some(r) = f.choice("review", &["auto", "human"], p) {
         c.review = if r == "human" {
@@ -427,45 +363,146 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         .get("commands")
         .and_then(|n| Fields::new(n, "commands", COMMAND_KEYS, p))
     {
-        set_str(&cf, "prefix", &mut c.commands.prefix, p);
-        if let Some(b) = cf.bool("short_form", p) {
-            c.commands.short_form = b;
-        }
-        if let Some(n) = cf.get("permissions") {
-            let names: Vec<&str> = PERMISSIONS.iter().map(|(s, _)| *s).collect();
-            for (cmd, cmd_pos, node) in map_entries(n, "permissions", p) {
-                if !crate::commands::permission_keys().any(|k| k == cmd) {
-                    p.push(Problem::new(
-                        Some(*cmd_pos),
-                        ProblemKind::UnknownCommand {
-                            command: cmd.clone(),
-                            suggestion: yaml::did_you_mean(cmd, crate::commands::permission_keys()),
-                        },
-                    ));
-                    continue;
-                }
-                let Some(level) = as_str(node, cmd, p) else {
-                    continue;
-                };
-                match PERMISSIONS.iter().find(|(s, _)| *s == level) {
-                    Some((_, perm)) => {
-                        c.commands.permissions.insert(cmd.clone(), *perm);
-                    }
-                    None => p.push(Problem::new(
-                        Some(node.pos),
-                        ProblemKind::InvalidValue {
-                            field: format!("permissions.{cmd}"),
-                            suggestion: yaml::did_you_mean(&level, names.iter().copied()),
-                            value: level,
-                            expected: names.join(", "),
-                        },
-                    )),
-                }
-            }
-        }
+        read_commands(&cf, &mut c.commands, p);
     }
     problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
     (c, problems)
+}
+
+/// `roles.<name>`, merged over the defaults; an empty entry is a role
+/// with nothing set.
+fn read_roles(n: &Node, roles: &mut BTreeMap<String, Role>, p: &mut Vec<Problem>) {
+    for (name, _, node) in map_entries(n, "roles", p) {
+        if let Some(rf) = Fields::new(node, &format!("role `{name}`"), ROLE_KEYS, p) {
+            let role = Role {
+                assignees: rf
+                    .str_list("assignees", p)
+                    .into_iter()
+                    .map(|(s, _)| s)
+                    .collect(),
+                labels: rf
+                    .str_list("labels", p)
+                    .into_iter()
+                    .map(|(s, _)| s)
+                    .collect(),
+                agent_workflow: rf.str("agent_workflow", p),
+            };
+            roles.insert(name.clone(), role);
+        } else if node.value == Value::Null {
+            roles.insert(name.clone(), Role::default());
+        }
+    }
+}
+
+/// `routing.<kind>`: a known failure kind to a known role, merged over
+/// the defaults.
+fn read_routing(
+    n: &Node,
+    roles: &BTreeMap<String, Role>,
+    routing: &mut BTreeMap<String, String>,
+    p: &mut Vec<Problem>,
+) {
+    for (kind, kind_pos, node) in map_entries(n, "routing", p) {
+        if !FAILURE_KINDS.contains(&kind.as_str()) {
+            p.push(Problem::new(
+                Some(*kind_pos),
+                ProblemKind::UnknownFailureKind {
+                    kind: kind.clone(),
+                    suggestion: yaml::did_you_mean(kind, FAILURE_KINDS.iter().copied()),
+                },
+            ));
+            continue;
+        }
+        let Some(role) = as_str(node, kind, p) else {
+            continue;
+        };
+        if !roles.contains_key(&role) {
+            p.push(Problem::new(
+                Some(node.pos),
+                ProblemKind::UnknownRole {
+                    context: format!("`routing.{kind}`"),
+                    suggestion: yaml::did_you_mean(&role, roles.keys().map(String::as_str)),
+                    known: roles.keys().cloned().collect::<Vec<_>>().join(", "),
+                    role,
+                },
+            ));
+            continue;
+        }
+        routing.insert(kind.clone(), role);
+    }
+}
+
+/// `limits.*`, each within its range (see the table in the header).
+fn read_limits(lf: &Fields, l: &mut Limits, p: &mut Vec<Problem>) {
+    let int = |key: &str, min: u64, max: u64, p: &mut Vec<Problem>| lf.int(key, min, max, p);
+    if let Some(v) = int("max_debug_attempts", 1, 10, p) {
+        l.max_debug_attempts = v as u32
+    }
+    if let Some(v) = int("max_branch_depth", 1, 5, p) {
+        l.max_branch_depth = v as u32
+    }
+    if let Some(v) = int("branch_timeout_seconds", 60, 30 * 86_400, p) {
+        l.branch_timeout_seconds = v
+    }
+    if let Some(v) = int("max_concurrent_branches", 1, 50, p) {
+        l.max_concurrent_branches = v as u32
+    }
+    if let Some(v) = int("max_concurrent_runs", 1, 64, p) {
+        l.max_concurrent_runs = v as u32
+    }
+    if let Some(v) = int("max_plan_depth", 1, 5, p) {
+        l.max_plan_depth = v as u32
+    }
+}
+
+/// `commands.*`: the prefix, the short form and the permissions.
+fn read_commands(cf: &Fields, commands: &mut CommandConfig, p: &mut Vec<Problem>) {
+    set_str(cf, "prefix", &mut commands.prefix, p);
+    if let Some(b) = cf.bool("short_form", p) {
+        commands.short_form = b;
+    }
+    if let Some(n) = cf.get("permissions") {
+        read_permissions(n, &mut commands.permissions, p);
+    }
+}
+
+/// `commands.permissions.<command>`: a command that takes a permission,
+/// to a permission level.
+fn read_permissions(
+    n: &Node,
+    permissions: &mut BTreeMap<String, Permission>,
+    p: &mut Vec<Problem>,
+) {
+    let names: Vec<&str> = PERMISSIONS.iter().map(|(s, _)| *s).collect();
+    for (cmd, cmd_pos, node) in map_entries(n, "permissions", p) {
+        if !crate::commands::permission_keys().any(|k| k == cmd) {
+            p.push(Problem::new(
+                Some(*cmd_pos),
+                ProblemKind::UnknownCommand {
+                    command: cmd.clone(),
+                    suggestion: yaml::did_you_mean(cmd, crate::commands::permission_keys()),
+                },
+            ));
+            continue;
+        }
+        let Some(level) = as_str(node, cmd, p) else {
+            continue;
+        };
+        match PERMISSIONS.iter().find(|(s, _)| *s == level) {
+            Some((_, perm)) => {
+                permissions.insert(cmd.clone(), *perm);
+            }
+            None => p.push(Problem::new(
+                Some(node.pos),
+                ProblemKind::InvalidValue {
+                    field: format!("permissions.{cmd}"),
+                    suggestion: yaml::did_you_mean(&level, names.iter().copied()),
+                    value: level,
+                    expected: names.join(", "),
+                },
+            )),
+        }
+    }
 }
 
 fn set_str(f: &Fields, key: &str, target: &mut String, p: &mut Vec<Problem>) {

@@ -11,6 +11,7 @@ mod decide;
 mod effect;
 mod event;
 pub mod failure;
+pub mod internal;
 pub mod plan;
 pub mod redeliver;
 pub mod refusal;

@@ -21,6 +21,10 @@
 //! before it is made, and an effect on its second or later attempt first
 //! looks for its hidden marker on GitHub, so an object GitHub accepted just
 //! before a crash is found, not created again.
+//!
+//! Due times and pauses are read from the injected [`Clock`], and the wait
+//! for the next one sleeps on it: a test that advances the clock past a
+//! retry's due time sees it tried at once.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -34,9 +38,10 @@ use tracing::{info, info_span, warn, Instrument};
 use super::auth::GitHubApp;
 use super::client::GitHubError;
 use super::perform;
+use crate::clock::Clock;
 use crate::ids::InstallationId;
 use crate::metrics::Metrics;
-use crate::store::{unix_now_ms, EffectRow, Store};
+use crate::store::{EffectRow, Store};
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -106,6 +111,8 @@ pub struct Executor {
     pub metrics: Arc<Metrics>,
     pub backoff: Backoff,
     pub pacing: Pacing,
+    /// Due times, pauses, and the wait for the next of them.
+    pub clock: Clock,
     /// Woken when new effects are stored.
     pub wake: Arc<Notify>,
     /// Wakes the processor when an effect queued a delivery of its own
@@ -137,7 +144,7 @@ impl Executor {
         let mut paused: HashMap<InstallationId, i64> = HashMap::new();
         let mut last_write: HashMap<InstallationId, tokio::time::Instant> = HashMap::new();
         loop {
-            let now = unix_now_ms();
+            let now = self.clock.now_ms();
             paused.retain(|_, until| *until > now);
             let due = match self.store.due_effects(now, 64).await {
                 Ok(due) => due,
@@ -178,15 +185,19 @@ impl Executor {
     async fn idle(&self, paused: &HashMap<InstallationId, i64>) {
         let next_due = self.store.next_effect_due_ms().await.ok().flatten();
         let next_pause_end = paused.values().min().copied();
-        let wait_ms = [next_due, next_pause_end]
+        // An absolute time, so a clock moved on from now wakes it.
+        let now = self.clock.now_ms();
+        let wake_at = [next_due, next_pause_end]
             .into_iter()
             .flatten()
-            .map(|t| (t - unix_now_ms()).max(5))
+            .map(|t| t.max(now + 5))
             .min()
-            .unwrap_or(30_000)
-            .min(30_000);
-        let _ =
-            tokio::time::timeout(Duration::from_millis(wait_ms as u64), self.wake.notified()).await;
+            .unwrap_or(now + 30_000)
+            .min(now + 30_000);
+        tokio::select! {
+            _ = self.wake.notified() => {}
+            _ = self.clock.sleep_until_ms(wake_at) => {}
+        }
     }
 
     /// Performs one effect; returns an installation pause when rate limited.
@@ -217,11 +228,11 @@ impl Executor {
                 self.store.effect_failed(row.id, why).await
             }
             Outcome::RetryAt { due_ms, why } => {
-                info!(attempt, retry_in_ms = due_ms - unix_now_ms(), reason = %why, "effect will be retried");
+                info!(attempt, retry_in_ms = due_ms - self.clock.now_ms(), reason = %why, "effect will be retried");
                 self.store.effect_retry_at(row.id, due_ms, why, true).await
             }
             Outcome::RateLimited { until_ms, why } => {
-                info!(attempt, retry_in_ms = until_ms - unix_now_ms(), reason = %why, "rate limited; effect will be retried");
+                info!(attempt, retry_in_ms = until_ms - self.clock.now_ms(), reason = %why, "rate limited; effect will be retried");
                 pause = Some((row.installation, until_ms));
                 self.store
                     .effect_retry_at(row.id, until_ms, why, false)
@@ -254,9 +265,9 @@ impl Executor {
                     headers,
                     message,
                 } if is_rate_limited(*status, headers, message) => {
+                    let now = self.clock.now_ms();
                     return Outcome::RateLimited {
-                        until_ms: unix_now_ms()
-                            + rate_limit_wait(headers, unix_now_ms()).as_millis() as i64,
+                        until_ms: now + rate_limit_wait(headers, now).as_millis() as i64,
                         why: format!("rate limit ({status}): {message}"),
                     };
                 }
@@ -284,7 +295,7 @@ impl Executor {
                 return Outcome::Failed(format!("gave up after {failures} failed attempts: {err}"));
             }
             return Outcome::RetryAt {
-                due_ms: unix_now_ms() + self.backoff.delay(failures).as_millis() as i64,
+                due_ms: self.clock.now_ms() + self.backoff.delay(failures).as_millis() as i64,
                 why: err.to_string(),
             };
         }

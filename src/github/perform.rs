@@ -16,10 +16,11 @@ use serde_json::json;
 use super::client::GitHubError;
 use super::perform_runs as runs;
 use super::repo::{IssuePatch, RepoClient};
+use crate::core::internal::{InternalEvent, Reconcile};
 use crate::core::sync::IssueRecord;
 use crate::core::{hidden_marker, Effect, IssueState};
 use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
-use crate::store::{Disposition, EffectRow, NewDelivery, Store};
+use crate::store::{EffectRow, NewDelivery, Store};
 
 pub(super) struct Ctx<'a> {
     pub client: &'a Octocrab,
@@ -376,16 +377,17 @@ async fn enqueue_reconcile(
     story: &str,
     round: u32,
 ) -> Result<Option<String>, GitHubError> {
-    let payload = json!({ "repo": repo, "story": story, "round": round, "installation": ctx.row.installation });
+    let pass = InternalEvent::Reconcile(Reconcile {
+        repo: repo.clone(),
+        story: story.to_owned(),
+        round,
+    });
     ctx.store
-        .record_delivery(NewDelivery {
-            delivery_id: DeliveryId(format!("taskgate-reconcile-{}", ctx.row.id)),
-            event: crate::intake::event::RECONCILE_EVENT.to_owned(),
-            action: None,
-            installation: Some(ctx.row.installation),
-            payload: serde_json::to_vec(&payload).expect("serialises").into(),
-            disposition: Disposition::Pending,
-        })
+        .record_delivery(NewDelivery::internal(
+            DeliveryId(format!("taskgate-reconcile-{}", ctx.row.id)),
+            ctx.row.installation,
+            &pass,
+        ))
         .await?;
     Ok(None)
 }

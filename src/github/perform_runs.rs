@@ -10,10 +10,11 @@ use serde_json::json;
 
 use super::client::GitHubError;
 use super::perform::{done, post_comment, record, Ctx};
+use crate::core::internal::InternalEvent;
 use crate::core::ship::{ShipWhat, StoryRunRef};
 use crate::core::{AttemptRef, CheckUpdate, Effect};
 use crate::ids::{CommitSha, DeliveryId, IssueNumber, RepoName};
-use crate::store::{Disposition, NewDelivery};
+use crate::store::NewDelivery;
 
 /// Performs a branch, check-run, pull-request or workflow effect.
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
@@ -130,7 +131,8 @@ pub(super) async fn update_check_run(
         // Its create may still be backing off: a transient wait, not a
         // failure, so the update runs once the create has.
         .ok_or_else(|| GitHubError::Transport(format!("check run `{key}` is not created yet")))?;
-    ctx.repo(repo).update_check_run(id, update).await?;
+    let now = ctx.store.clock().now_s();
+    ctx.repo(repo).update_check_run(id, update, now).await?;
     Ok(None)
 }
 
@@ -391,14 +393,14 @@ async fn dispatch_refused(
         },
     };
     ctx.store
-        .record_delivery(NewDelivery {
-            delivery_id: DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
-            event: crate::core::task::RUN_EVENT.to_owned(),
-            action: Some("skipped".into()),
-            installation: Some(ctx.row.installation),
-            payload: serde_json::to_vec(&event).expect("serialises").into(),
-            disposition: Disposition::Pending,
-        })
+        .record_delivery(
+            NewDelivery::internal(
+                DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
+                ctx.row.installation,
+                &InternalEvent::Run(event),
+            )
+            .with_action("skipped"),
+        )
         .await?;
     Ok(())
 }
@@ -418,14 +420,14 @@ async fn ship_event(
         what,
     };
     ctx.store
-        .record_delivery(NewDelivery {
-            delivery_id: DeliveryId(format!("taskgate-{name}-{}", ctx.row.id)),
-            event: crate::core::ship::SHIP_EVENT.to_owned(),
-            action: Some(name.to_owned()),
-            installation: Some(ctx.row.installation),
-            payload: serde_json::to_vec(&event).expect("serialises").into(),
-            disposition: Disposition::Pending,
-        })
+        .record_delivery(
+            NewDelivery::internal(
+                DeliveryId(format!("taskgate-{name}-{}", ctx.row.id)),
+                ctx.row.installation,
+                &InternalEvent::Ship(event),
+            )
+            .with_action(name),
+        )
         .await?;
     Ok(())
 }

@@ -11,8 +11,9 @@ use tokio::sync::Notify;
 use tracing::{info, warn, Instrument};
 
 use super::budget::{BodyBudget, ReadError};
+use super::event::WebhookKind;
 use super::{event, signature, translate};
-use crate::ids::DeliveryId;
+use crate::ids::{DeliveryId, InstallationId};
 use crate::metrics::Metrics;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
 
@@ -144,40 +145,60 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
             format!("X-GitHub-Delivery must be 1 to {MAX_DELIVERY_ID} characters"),
         );
     }
-    let handled = event::is_handled(event_name);
-    let metric_event = if handled { event_name } else { "other" };
-
-    // Shape is checked here, before anything is stored, so a sender learns at
-    // once that a payload is unusable; unused events only need to be JSON.
-    let (action, installation) = if handled {
-        match event::parse(event_name, &body) {
-            Ok(parsed) => (parsed.action, parsed.installation),
-            Err(e) => {
-                state.metrics.delivery(metric_event, "rejected");
-                warn!(error = %e, "payload refused");
-                return reply(StatusCode::BAD_REQUEST, e.to_string());
-            }
-        }
-    } else {
-        if let Err(e) = event::check_json(&body) {
-            state.metrics.delivery(metric_event, "rejected");
-            return reply(StatusCode::BAD_REQUEST, e.to_string());
-        }
-        (None, None)
+    let (kind, installation) = match check_payload(event_name, &body) {
+        Ok(Some((kind, installation))) => (Some(kind), installation),
+        Ok(None) => (None, None),
+        Err(e) => return refuse_payload(state, event_name, e),
     };
-
-    let disposition = disposition(event_name, action.as_deref());
+    let metric_event = kind.as_ref().map_or("other", WebhookKind::event_name);
+    let disposition = disposition(kind.as_ref());
     let recorded = state
         .store
         .record_delivery(NewDelivery {
             delivery_id: DeliveryId(delivery.to_owned()),
             event: event_name.to_owned(),
-            action,
+            action: kind.as_ref().and_then(|k| k.action()).map(str::to_owned),
             installation,
             payload: body,
             disposition: disposition.clone(),
         })
         .await;
+    answer_recorded(state, event_name, metric_event, recorded, disposition)
+}
+
+/// Checks the payload before anything is stored, so a sender learns at
+/// once that it is unusable: a subscribed event's shape (giving its kind
+/// and installation), and that any other event is at least JSON.
+fn check_payload(
+    event_name: &str,
+    body: &[u8],
+) -> Result<Option<(WebhookKind, Option<InstallationId>)>, event::PayloadError> {
+    if !event::is_handled(event_name) {
+        return event::check_json(body).map(|()| None);
+    }
+    let parsed = event::parse(event_name, body)?;
+    Ok(Some((parsed.kind(), parsed.installation())))
+}
+
+fn refuse_payload(state: &IntakeState, event_name: &str, e: event::PayloadError) -> Response {
+    let metric_event = if event::is_handled(event_name) {
+        event_name
+    } else {
+        "other"
+    };
+    state.metrics.delivery(metric_event, "rejected");
+    warn!(error = %e, "payload refused");
+    reply(StatusCode::BAD_REQUEST, e.to_string())
+}
+
+/// The answer once the store has (or has not) taken the delivery.
+fn answer_recorded(
+    state: &IntakeState,
+    event_name: &str,
+    metric_event: &str,
+    recorded: Result<Recorded, crate::store::StoreError>,
+    disposition: Disposition,
+) -> Response {
     match (recorded, disposition) {
         (Ok(Recorded::New { .. }), Disposition::Pending) => {
             state.metrics.delivery(metric_event, "accepted");
@@ -220,11 +241,11 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
 /// answer for those needs neither payload nor state, so it is taken here
 /// and stored with the delivery, in the same commit, instead of the
 /// processor reading the delivery back and writing it a second time.
-fn disposition(event_name: &str, action: Option<&str>) -> Disposition {
-    if !event::is_handled(event_name) {
+fn disposition(kind: Option<&WebhookKind>) -> Disposition {
+    let Some(kind) = kind else {
         return Disposition::Ignored;
-    }
-    match translate::settled_outcome(event_name, action) {
+    };
+    match translate::settled_outcome(kind) {
         Some(outcome) => Disposition::Settled { outcome },
         None => Disposition::Pending,
     }

@@ -11,6 +11,7 @@
 //! (`core::on_unused`): it needs no payload, state or IO, and is stored with
 //! the delivery as already processed.
 
+pub mod action;
 mod budget;
 pub mod event;
 mod handler;

@@ -4,6 +4,8 @@
 
 use serde::Deserialize;
 
+pub use super::action::*;
+
 use crate::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
 
 #[derive(Debug, Clone, Deserialize)]
@@ -216,7 +218,7 @@ pub struct PingPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct InstallationPayload {
-    pub action: String,
+    pub action: InstallationAction,
     pub installation: Installation,
     #[serde(default)]
     pub repositories: Option<Vec<RepositoryRef>>,
@@ -224,7 +226,7 @@ pub struct InstallationPayload {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct InstallationRepositoriesPayload {
-    pub action: String,
+    pub action: InstallationRepositoriesAction,
     pub installation: Installation,
     #[serde(default)]
     pub repositories_added: Vec<RepositoryRef>,
@@ -236,7 +238,7 @@ pub struct InstallationRepositoriesPayload {
 pub struct IssuesPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: IssuesAction,
     pub issue: Issue,
     pub repository: Repository,
 }
@@ -245,7 +247,7 @@ pub struct IssuesPayload {
 pub struct IssueCommentPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: IssueCommentAction,
     pub issue: Issue,
     pub comment: Comment,
     pub repository: Repository,
@@ -261,7 +263,7 @@ pub struct IssueCommentPayload {
 pub struct PullRequestPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: PullRequestAction,
     pub number: IssueNumber,
     pub pull_request: PullRequest,
     pub repository: Repository,
@@ -321,7 +323,7 @@ impl PushPayload {
 pub struct CheckRunPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: CheckRunAction,
     pub check_run: CheckRun,
     pub repository: Repository,
     #[serde(default)]
@@ -335,7 +337,7 @@ pub struct CheckRunPayload {
 pub struct CheckSuitePayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: CheckSuiteAction,
     pub check_suite: CheckSuite,
     pub repository: Repository,
 }
@@ -344,7 +346,7 @@ pub struct CheckSuitePayload {
 pub struct WorkflowRunPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
-    pub action: String,
+    pub action: WorkflowRunAction,
     pub workflow_run: WorkflowRun,
     pub repository: Repository,
 }

@@ -1,7 +1,9 @@
 //! Typed webhook → core [`Event`]. The only place that knows both.
 
-use super::event::{Parsed, Webhook};
-use super::payload::{RepositoryRef, User};
+use super::event::{Webhook, WebhookKind};
+use super::payload::{
+    InstallationAction, InstallationRepositoriesAction, IssueCommentAction, RepositoryRef, User,
+};
 use crate::core::{Actor, Event};
 use crate::ids::RepoName;
 
@@ -10,80 +12,75 @@ use crate::ids::RepoName;
 #[error("{0}")]
 pub struct TranslateError(String);
 
-/// Whether a delivery of `event`/`action` can lead to anything today. The
-/// processor skips reading the payload again for the rest, which is most of
-/// a busy repository's traffic. Keep in step with [`to_event`] and the
-/// push / plan-comment paths of the processor.
-pub fn may_matter(event: &str, action: Option<&str>) -> bool {
-    match event {
-        "ping" | "installation" | "installation_repositories" | "push" => true,
-        // An edit may add a command (`app::commands` runs only the new ones).
-        "issue_comment" => matches!(action, Some("created" | "edited")),
-        "pull_request" => matches!(
-            action,
-            Some("opened" | "synchronize" | "reopened" | "ready_for_review" | "closed" | "labeled")
-        ),
-        "check_suite" => matches!(action, Some("requested" | "rerequested")),
-        "check_run" => matches!(action, Some("rerequested" | "requested_action")),
-        "workflow_run" => matches!(action, Some("in_progress" | "completed")),
-        _ => false,
-    }
-}
-
-/// GitHub events taskgate subscribes to but nothing acts on with this
-/// action: decided from their event and action alone, payload unread.
-pub fn decided_from_name(event: &str, action: Option<&str>) -> bool {
-    super::event::is_handled(event) && !may_matter(event, action)
-}
-
-/// The core's outcome for a delivery decided from its name alone, when
-/// that decision changes nothing and asks for nothing: such a delivery is
-/// done as soon as it is recorded.
-pub fn settled_outcome(event: &str, action: Option<&str>) -> Option<String> {
-    if !decided_from_name(event, action) {
+/// The core's outcome for a delivery of a subscribed event whose action
+/// nothing acts on ([`WebhookKind::matters`]), when that decision changes
+/// nothing and asks for nothing: such a delivery is done as soon as it is
+/// recorded.
+pub fn settled_outcome(kind: &WebhookKind) -> Option<String> {
+    if kind.matters() {
         return None;
     }
-    let decision = crate::core::on_unused(event, action);
+    let decision = crate::core::on_unused(kind.event_name(), kind.action());
     (decision.changes.is_empty() && decision.effects.is_empty()).then_some(decision.outcome)
 }
 
-pub fn to_event(event_name: &str, parsed: &Parsed) -> Result<Event, TranslateError> {
+/// The core event for a webhook the core decides alone: taskgate's App
+/// lifecycle, and a comment sent without an installation. Webhooks the
+/// shell routes to its handlers first (runs, ship, sync, commands) are
+/// `Unused` here.
+pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
+    let kind = webhook.kind();
     let unused = || Event::Unused {
-        event: event_name.to_owned(),
-        action: parsed.action.clone(),
+        event: kind.event_name().to_owned(),
+        action: kind.action().map(str::to_owned),
     };
-    Ok(match &parsed.webhook {
+    Ok(match webhook {
         Webhook::Ping(_) => Event::Ping,
-        Webhook::Installation(p) => match p.action.as_str() {
-            "deleted" => Event::InstallationDeleted {
+        Webhook::Installation(p) => match &p.action {
+            InstallationAction::Deleted => Event::InstallationDeleted {
                 installation: p.installation.id,
             },
-            "created" | "new_permissions_accepted" | "unsuspend" => Event::InstallationChanged {
+            InstallationAction::Created
+            | InstallationAction::NewPermissionsAccepted
+            | InstallationAction::Unsuspend => Event::InstallationChanged {
                 installation: p.installation.id,
                 account: p.installation.account.as_ref().map(|a| a.login.clone()),
                 added: repo_names(p.repositories.as_deref().unwrap_or_default())?,
                 removed: vec![],
             },
-            _ => unused(),
+            InstallationAction::Other(_) => unused(),
         },
-        Webhook::InstallationRepositories(p) => Event::InstallationChanged {
-            installation: p.installation.id,
-            account: p.installation.account.as_ref().map(|a| a.login.clone()),
-            added: repo_names(&p.repositories_added)?,
-            removed: repo_names(&p.repositories_removed)?,
+        Webhook::InstallationRepositories(p) => match &p.action {
+            InstallationRepositoriesAction::Added | InstallationRepositoriesAction::Removed => {
+                Event::InstallationChanged {
+                    installation: p.installation.id,
+                    account: p.installation.account.as_ref().map(|a| a.login.clone()),
+                    added: repo_names(&p.repositories_added)?,
+                    removed: repo_names(&p.repositories_removed)?,
+                }
+            }
+            InstallationRepositoriesAction::Other(_) => unused(),
         },
-        Webhook::IssueComment(p) if p.action == "created" => Event::CommentCreated {
-            repo: repo_name(&p.repository.full_name)?,
-            issue: p.issue.number,
-            is_pull_request: p.issue.pull_request.is_some(),
-            comment: p.comment.id,
-            author: actor(
-                &p.comment.user,
-                p.comment.performed_via_github_app.as_ref().map(|a| a.id),
-            ),
-            body: p.comment.body.clone().unwrap_or_default(),
+        Webhook::IssueComment(p) => match &p.action {
+            IssueCommentAction::Created => Event::CommentCreated {
+                repo: repo_name(&p.repository.full_name)?,
+                issue: p.issue.number,
+                is_pull_request: p.issue.pull_request.is_some(),
+                comment: p.comment.id,
+                author: actor(
+                    &p.comment.user,
+                    p.comment.performed_via_github_app.as_ref().map(|a| a.id),
+                ),
+                body: p.comment.body.clone().unwrap_or_default(),
+            },
+            IssueCommentAction::Edited | IssueCommentAction::Other(_) => unused(),
         },
-        _ => unused(),
+        Webhook::Issues(_)
+        | Webhook::PullRequest(_)
+        | Webhook::Push(_)
+        | Webhook::CheckRun(_)
+        | Webhook::CheckSuite(_)
+        | Webhook::WorkflowRun(_) => unused(),
     })
 }
 
@@ -107,6 +104,10 @@ fn repo_names(repos: &[RepositoryRef]) -> Result<Vec<RepoName>, TranslateError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn settled_outcome(event: &str, action: Option<&str>) -> Option<String> {
+        super::settled_outcome(&WebhookKind::of(event, action)?)
+    }
 
     #[test]
     fn only_subscribed_events_with_an_action_nothing_acts_on_are_settled() {

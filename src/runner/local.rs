@@ -645,6 +645,17 @@ fn check_metrics(expected: &[Metric], found: &HashMap<String, f64>) -> Vec<Strin
         .collect()
 }
 
+/// Where [`LocalRunner::run_commit`] gets the commit and checks it out.
+pub struct Checkout<'a> {
+    /// The repository's mirror, fetched into.
+    pub mirror: &'a Mirror,
+    /// The repository's clone URL, and a token to fetch with.
+    pub url: String,
+    pub token: Option<String>,
+    /// Where the run's workspace is made (and removed after it).
+    pub workspaces: PathBuf,
+}
+
 /// Bounds how many runs go at once; later ones wait in FIFO order.
 #[derive(Debug, Clone)]
 pub struct LocalRunner {
@@ -703,18 +714,20 @@ impl LocalRunner {
 
     /// The whole local run of one task at one commit: wait for a slot, fetch
     /// the commit into the mirror, check it out, run the gates, clean up.
-    #[allow(clippy::too_many_arguments)]
     pub async fn run_commit(
         &self,
-        mirror: &Mirror,
-        url: String,
-        token: Option<String>,
-        workspaces: PathBuf,
+        checkout: Checkout<'_>,
         task: String,
         gates: Vec<GateSpec>,
         options: RunOptions,
         on_queued: impl FnOnce(usize),
     ) -> Result<RunReport, GitError> {
+        let Checkout {
+            mirror,
+            url,
+            token,
+            workspaces,
+        } = checkout;
         let _slot = self.slot(on_queued).await;
         let sha = options
             .sha

@@ -271,10 +271,12 @@ async fn run_commit_tests_the_exact_commit_in_a_fresh_checkout() {
     };
     let report = runner
         .run_commit(
-            &mirror,
-            origin.url(),
-            None,
-            tmp.path().join("ws"),
+            Checkout {
+                mirror: &mirror,
+                url: origin.url(),
+                token: None,
+                workspaces: tmp.path().join("ws"),
+            },
             "t".into(),
             gates,
             options,

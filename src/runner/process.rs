@@ -131,67 +131,11 @@ pub fn scrubbed_env(
 pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result<ProcessOutput> {
     let (read_end, write_end) = pipe_pair()?;
     let start = Instant::now();
-    let mut cgroup = None;
-    let (mut child, info) = {
-        let env = scrubbed_env(std::env::vars_os());
-        let (mut cmd, env, info) = match &spec.sandbox {
-            None => {
-                let mut cmd = Command::new("/bin/sh");
-                cmd.arg("-c").arg(&spec.cmd);
-                (cmd, env, None)
-            }
-            Some(sandbox) => {
-                // Told where the sandbox's pid 1 is, on a pipe only bwrap gets.
-                let (info_read, info_write) = pipe_pair()?;
-                let mut cmd = Command::new(&sandbox.sandbox.program);
-                cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(info_write.as_raw_fd())));
-                let limits = sandbox.rlimits(spec.timeout + spec.grace);
-                let fd = info_write.as_raw_fd();
-                let l = &sandbox.sandbox.limits;
-                cgroup = PidsCgroup::create(l.max_processes, l.memory_bytes);
-                let procs = cgroup.as_ref().map(PidsCgroup::procs);
-                // SAFETY: between fork and exec only async-signal-safe calls
-                // (fcntl, open, write, close, setrlimit) on values computed
-                // before the fork.
-                unsafe {
-                    cmd.pre_exec(move || {
-                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                            return Err(io::Error::last_os_error());
-                        }
-                        if let Some(procs) = &procs {
-                            let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                            if f < 0 || libc::write(f, b"0".as_ptr().cast(), 1) != 1 {
-                                return Err(io::Error::last_os_error());
-                            }
-                            libc::close(f);
-                        }
-                        for (resource, soft, hard) in limits {
-                            let lim = libc::rlimit {
-                                rlim_cur: soft,
-                                rlim_max: hard,
-                            };
-                            if libc::setrlimit(resource, &lim) != 0 {
-                                return Err(io::Error::last_os_error());
-                            }
-                        }
-                        Ok(())
-                    });
-                }
-                (cmd, sandbox.env(env), Some((info_read, info_write)))
-            }
-        };
-        cmd.current_dir(&spec.workdir)
-            .env_clear()
-            .envs(env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(write_end.try_clone()?))
-            .stderr(Stdio::from(write_end))
-            .process_group(0)
-            .kill_on_drop(true);
-        (cmd.spawn()?, info.map(|(read, _write)| read))
-        // `cmd` drops here, closing our copies of the write ends: the pipe
-        // reaches end-of-file when the last process of the group lets go.
-    };
+    let Spawned {
+        mut child,
+        info,
+        cgroup,
+    } = spawn(spec, write_end)?;
     let mut group = Group {
         leader: child.id().map(|pid| pid as i32),
         sandbox: None,
@@ -237,6 +181,114 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
         output,
         output_bytes,
         truncated,
+    })
+}
+
+/// A command started, with what its run still needs.
+struct Spawned {
+    child: Child,
+    /// In the sandbox: where bwrap says which pid the sandbox's pid 1 is.
+    info: Option<OwnedFd>,
+    cgroup: Option<PidsCgroup>,
+}
+
+/// A command ready to spawn, with what must outlive the spawn.
+struct Prepared {
+    cmd: Command,
+    env: Vec<(OsString, OsString)>,
+    /// bwrap's info pipe: our read end, and the write end it inherits.
+    info: Option<(OwnedFd, OwnedFd)>,
+    cgroup: Option<PidsCgroup>,
+}
+
+/// Starts the command in a process group of its own, stdout and stderr
+/// into `write_end`.
+fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
+    let env = scrubbed_env(std::env::vars_os());
+    let Prepared {
+        mut cmd,
+        env,
+        info,
+        cgroup,
+    } = match &spec.sandbox {
+        None => {
+            let mut cmd = Command::new("/bin/sh");
+            cmd.arg("-c").arg(&spec.cmd);
+            Prepared {
+                cmd,
+                env,
+                info: None,
+                cgroup: None,
+            }
+        }
+        Some(sandbox) => sandboxed_command(spec, sandbox, env)?,
+    };
+    cmd.current_dir(&spec.workdir)
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end.try_clone()?))
+        .stderr(Stdio::from(write_end))
+        .process_group(0)
+        .kill_on_drop(true);
+    let child = cmd.spawn()?;
+    Ok(Spawned {
+        child,
+        info: info.map(|(read, _write)| read),
+        cgroup,
+    })
+    // `cmd` drops here, closing our copies of the write ends: the pipe
+    // reaches end-of-file when the last process of the group lets go.
+}
+
+/// `bwrap … -- sh -c CMD`, in a pids cgroup when one can be made, with the
+/// rlimits set on bwrap before it execs.
+fn sandboxed_command(
+    spec: &CommandSpec,
+    sandbox: &SandboxRun,
+    env: Vec<(OsString, OsString)>,
+) -> io::Result<Prepared> {
+    // Told where the sandbox's pid 1 is, on a pipe only bwrap gets.
+    let (info_read, info_write) = pipe_pair()?;
+    let mut cmd = Command::new(&sandbox.sandbox.program);
+    cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(info_write.as_raw_fd())));
+    let limits = sandbox.rlimits(spec.timeout + spec.grace);
+    let fd = info_write.as_raw_fd();
+    let l = &sandbox.sandbox.limits;
+    let cgroup = PidsCgroup::create(l.max_processes, l.memory_bytes);
+    let procs = cgroup.as_ref().map(PidsCgroup::procs);
+    // SAFETY: between fork and exec only async-signal-safe calls
+    // (fcntl, open, write, close, setrlimit) on values computed
+    // before the fork.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if let Some(procs) = &procs {
+                let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                if f < 0 || libc::write(f, b"0".as_ptr().cast(), 1) != 1 {
+                    return Err(io::Error::last_os_error());
+                }
+                libc::close(f);
+            }
+            for (resource, soft, hard) in limits {
+                let lim = libc::rlimit {
+                    rlim_cur: soft,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(resource, &lim) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(Prepared {
+        cmd,
+        env: sandbox.env(env),
+        info: Some((info_read, info_write)),
+        cgroup,
     })
 }
 

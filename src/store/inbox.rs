@@ -5,7 +5,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 
 use tracing::warn;
 
-use super::{outbox, payloads, unix_now_ms, Store, StoreError};
+use super::{outbox, payloads, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::{Change, Effect};
 use crate::ids::{DeliveryId, InstallationId, RepoName};
@@ -18,6 +18,31 @@ pub struct NewDelivery {
     pub installation: Option<InstallationId>,
     pub payload: bytes::Bytes,
     pub disposition: Disposition,
+}
+
+impl NewDelivery {
+    /// One of taskgate's own events, for the processor to decide like any
+    /// webhook. `delivery_id` makes recording it twice a no-op.
+    pub fn internal(
+        delivery_id: DeliveryId,
+        installation: InstallationId,
+        event: &crate::core::internal::InternalEvent,
+    ) -> NewDelivery {
+        NewDelivery {
+            delivery_id,
+            event: event.name().to_owned(),
+            action: None,
+            installation: Some(installation),
+            payload: event.payload().into(),
+            disposition: Disposition::Pending,
+        }
+    }
+
+    /// Names what happened, for the logs (`taskgate.run.finished`).
+    pub fn with_action(mut self, action: &str) -> NewDelivery {
+        self.action = Some(action.to_owned());
+        self
+    }
 }
 
 /// What is already known at intake about the work a delivery needs.
@@ -70,8 +95,8 @@ impl Store {
         // Compressed here, on the caller's thread, so the single writer
         // spends its time only on writing.
         let payload = payloads::encode(d.payload.clone());
+        let now = self.clock.now_ms();
         self.write(move |conn| {
-            let now = unix_now_ms();
             let (status, outcome, processed_at) = match &d.disposition {
                 Disposition::Pending => ("received", None, None),
                 Disposition::Ignored => ("ignored", None, None),
@@ -124,7 +149,7 @@ impl Store {
         limit: usize,
         needs_payload: fn(&str, Option<&str>) -> bool,
     ) -> Result<Vec<PendingDelivery>, StoreError> {
-        let now = unix_now_ms();
+        let now = self.clock.now_ms();
         self.read(move |conn| {
             let mut stmt = conn.prepare_cached(
                 "SELECT seq, delivery_id, event, installation_id, received_at_ms, action, tries
@@ -181,12 +206,12 @@ impl Store {
         &self,
         outcomes: Vec<(i64, String)>,
     ) -> Result<usize, StoreError> {
+        let now = self.clock.now_ms();
         self.write(move |conn| {
             let mut stmt = conn.prepare_cached(
                 "UPDATE deliveries SET status = 'processed', outcome = ?2, processed_at_ms = ?3
                  WHERE seq = ?1 AND status = 'received'",
             )?;
-            let now = unix_now_ms();
             let mut updated = 0;
             for (seq, outcome) in &outcomes {
                 updated += stmt.execute(params![seq, outcome, now])?;
@@ -208,19 +233,20 @@ impl Store {
         changes: Vec<Change>,
         effects: Vec<Effect>,
     ) -> Result<usize, StoreError> {
+        let now = self.clock.now_ms();
         self.write(move |conn| {
             let updated = conn
                 .prepare_cached(
                     "UPDATE deliveries SET status = ?2, outcome = ?3, processed_at_ms = ?4
                      WHERE seq = ?1 AND status = 'received'",
                 )?
-                .execute(params![seq, status, outcome, unix_now_ms()])?;
+                .execute(params![seq, status, outcome, now])?;
             if updated == 0 {
                 // Already processed (e.g. by a previous run): do nothing twice.
                 return Ok(0);
             }
             for change in &changes {
-                apply_change(conn, change)?;
+                apply_change(conn, change, now)?;
             }
             if effects.is_empty() {
                 return Ok(0);
@@ -228,7 +254,7 @@ impl Store {
             let installation = installation.ok_or_else(|| {
                 StoreError::Corrupt("effects without an installation to act as".into())
             })?;
-            outbox::insert(conn, Some(seq), installation, &effects)?;
+            outbox::insert(conn, Some(seq), installation, &effects, now)?;
             Ok(effects.len())
         })
         .await
@@ -303,7 +329,7 @@ impl Store {
     /// a time still to come (one already due is in the next batch, or
     /// waits behind another that is not).
     pub async fn next_retry_at_ms(&self) -> Result<Option<i64>, StoreError> {
-        let now = unix_now_ms();
+        let now = self.clock.now_ms();
         self.read(move |conn| {
             Ok(conn
                 .prepare_cached(
@@ -364,7 +390,8 @@ impl Store {
     }
 }
 
-fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
+/// Applies one state change; `now_ms` is the time its rows are stamped with.
+fn apply_change(conn: &Connection, change: &Change, now_ms: i64) -> Result<(), StoreError> {
     match change {
         Change::InstallationUpdated {
             installation,
@@ -375,7 +402,7 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             conn.execute(
                 "INSERT INTO installations (id, account, updated_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(id) DO UPDATE SET account = COALESCE(?2, account), updated_ms = ?3",
-                params![installation, account, unix_now_ms()],
+                params![installation, account, now_ms],
             )?;
             for repo in added {
                 conn.execute(
@@ -390,7 +417,7 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
                 )?;
             }
         }
-        Change::StoryPlanned(plan) => super::objects::save_story(conn, plan)?,
+        Change::StoryPlanned(plan) => super::objects::save_story(conn, plan, now_ms)?,
         Change::StoryRetired { repo, story } => {
             conn.execute(
                 "DELETE FROM stories WHERE repo = ?1 AND story = ?2",
@@ -403,8 +430,10 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             task,
             record,
         } => super::runs::put_task(conn, repo, story, task, record)?,
-        Change::RunQueued(job) => super::runs::queue_attempt(conn, job, RunnerKind::Local)?,
-        Change::RunDispatched(job) => super::runs::queue_attempt(conn, job, RunnerKind::Actions)?,
+        Change::RunQueued(job) => super::runs::queue_attempt(conn, job, RunnerKind::Local, now_ms)?,
+        Change::RunDispatched(job) => {
+            super::runs::queue_attempt(conn, job, RunnerKind::Actions, now_ms)?
+        }
         Change::AttemptUpdated {
             repo,
             story,
@@ -412,15 +441,15 @@ fn apply_change(conn: &Connection, change: &Change) -> Result<(), StoreError> {
             attempt,
             status,
             report,
-        } => super::runs::update_attempt(
-            conn,
-            repo,
-            story,
-            task,
-            *attempt,
-            *status,
-            report.as_ref(),
-        )?,
+        } => {
+            let key = super::runs::AttemptKey {
+                repo,
+                story,
+                task,
+                attempt: *attempt,
+            };
+            super::runs::update_attempt(conn, key, *status, report.as_ref(), now_ms)?
+        }
         Change::ShipUpdated {
             repo,
             story,
@@ -595,7 +624,7 @@ mod tests {
         assert_eq!(pending[0].tries, 0);
         let a = pending[0].seq;
 
-        let later = unix_now_ms() + 60_000;
+        let later = store.clock().now_ms() + 60_000;
         store
             .defer_delivery(a, 1, later, "GitHub answered 502".into())
             .await
@@ -609,7 +638,7 @@ mod tests {
 
         // Due: a comes back first, with its tries, and c after it.
         store
-            .defer_delivery(a, 2, unix_now_ms() - 1, "again".into())
+            .defer_delivery(a, 2, store.clock().now_ms() - 1, "again".into())
             .await
             .unwrap();
         let pending = store.pending_deliveries(10, no_payload).await.unwrap();
@@ -628,7 +657,7 @@ mod tests {
             .await
             .unwrap();
         store
-            .defer_delivery(seq, 1, unix_now_ms() + 60_000, "late".into())
+            .defer_delivery(seq, 1, store.clock().now_ms() + 60_000, "late".into())
             .await
             .unwrap();
         let record = store.delivery("a").await.unwrap().unwrap();
@@ -653,14 +682,14 @@ mod tests {
                 .await
                 .unwrap();
         }
-        let an_hour_ago = unix_now_ms() - 3_600_000;
+        let an_hour_ago = store.clock().now_ms() - 3_600_000;
         assert_eq!(
             store.prune_deliveries(an_hour_ago, 100).await.unwrap(),
             0,
             "all young"
         );
 
-        let later = unix_now_ms() + 1;
+        let later = store.clock().now_ms() + 1;
         assert_eq!(
             store.prune_deliveries(later, 2).await.unwrap(),
             2,

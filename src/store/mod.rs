@@ -16,6 +16,11 @@
 //!   callers rather than inside their commit.
 //! - **Outbox.** A decision's state changes and the GitHub calls it implies
 //!   are written in the same transaction, so a crash can lose neither alone.
+//!
+//! Every time the store writes down (when a delivery arrived, when an effect
+//! is due, when an attempt started) comes from its [`Clock`], read on the
+//! caller's side before the job goes to the writer: the system's unless
+//! [`Store::with_clock`] gives it the server's, which tests move on.
 
 mod inbox;
 mod lz4_dict;
@@ -41,6 +46,8 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
+
+use crate::clock::Clock;
 
 pub use writer::WriterMetrics;
 use writer::{Job, TypedJob};
@@ -78,6 +85,7 @@ pub struct Store {
     writer: mpsc::UnboundedSender<Box<dyn Job>>,
     writer_metrics: WriterMetrics,
     reader: Arc<Mutex<Connection>>,
+    clock: Clock,
 }
 
 impl Store {
@@ -103,7 +111,18 @@ impl Store {
             writer,
             writer_metrics,
             reader: Arc::new(Mutex::new(reader)),
+            clock: Clock::system(),
         })
+    }
+
+    /// This handle, stamping times from `clock` instead of the system's.
+    pub fn with_clock(self, clock: Clock) -> Store {
+        Store { clock, ..self }
+    }
+
+    /// The clock the store stamps times from.
+    pub fn clock(&self) -> &Clock {
+        &self.clock
     }
 
     /// The writer's commit and checkpoint times, for `/metrics`.
@@ -201,14 +220,4 @@ where
         Ok((key, serde_json::from_str(&json).map_err(corrupt)?))
     })
     .collect()
-}
-
-/// Seconds since the Unix epoch; the store keeps all times in this form.
-pub fn unix_now() -> i64 {
-    chrono::Utc::now().timestamp()
-}
-
-/// Milliseconds since the Unix epoch, for latencies and backoff.
-pub fn unix_now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
 }

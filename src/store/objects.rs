@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{unix_now_ms, Store, StoreError};
+use super::{Store, StoreError};
 use crate::core::sync::{IssueRecord, StoryPlan};
 use crate::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
 
@@ -278,9 +278,9 @@ impl Store {
     }
 }
 
-/// Saves a story's plan; called inside the transaction that queues the
-/// effects following from it.
-pub(super) fn save_story(conn: &Connection, s: &StoryPlan) -> Result<(), StoreError> {
+/// Saves a story's plan, stamped at `now_ms`; called inside the
+/// transaction that queues the effects following from it.
+pub(super) fn save_story(conn: &Connection, s: &StoryPlan, now_ms: i64) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO stories (repo, story, installation_id, source, plan, config, files, sha, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
@@ -295,7 +295,7 @@ pub(super) fn save_story(conn: &Connection, s: &StoryPlan) -> Result<(), StoreEr
             s.config,
             json(&s.files),
             s.sha.as_str(),
-            unix_now_ms()
+            now_ms
         ],
     )?;
     Ok(())

@@ -4,7 +4,7 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, Connection};
 
-use super::{unix_now_ms, Store, StoreError};
+use super::{Store, StoreError};
 use crate::core::Effect;
 use crate::ids::{EffectId, InstallationId};
 
@@ -63,8 +63,8 @@ pub(super) fn insert(
     delivery_seq: Option<i64>,
     installation: InstallationId,
     effects: &[Effect],
+    now: i64,
 ) -> Result<(), StoreError> {
-    let now = unix_now_ms();
     let mut stmt = conn.prepare_cached(
         "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
          VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
@@ -187,11 +187,12 @@ impl Store {
         result: Option<String>,
         error: Option<String>,
     ) -> Result<(), StoreError> {
+        let now = self.clock.now_ms();
         self.write(move |conn| {
             conn.execute(
                 "UPDATE effects SET status = ?2, result = ?3, last_error = COALESCE(?4, last_error), done_at_ms = ?5
                  WHERE id = ?1",
-                params![id, status, result, error, unix_now_ms()],
+                params![id, status, result, error, now],
             )?;
             Ok(())
         })
@@ -291,8 +292,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db")).unwrap();
         let effects = (1..=3).map(comment).collect::<Vec<_>>();
+        let now = store.clock().now_ms();
         store
-            .write(move |conn| insert(conn, None, InstallationId(1), &effects))
+            .write(move |conn| insert(conn, None, InstallationId(1), &effects, now))
             .await
             .unwrap();
         let rows = store.effects().await.unwrap();
@@ -302,9 +304,9 @@ mod tests {
             .await
             .unwrap();
 
-        let an_hour_ago = unix_now_ms() - 3_600_000;
+        let an_hour_ago = store.clock().now_ms() - 3_600_000;
         assert_eq!(store.prune_effects(an_hour_ago, 100).await.unwrap(), 0);
-        let later = unix_now_ms() + 1;
+        let later = store.clock().now_ms() + 1;
         assert_eq!(store.prune_effects(later, 100).await.unwrap(), 2);
         let left = store.effects().await.unwrap();
         assert_eq!(left.len(), 1);
@@ -318,7 +320,7 @@ mod tests {
         let store = Store::open(&dir.path().join("t.db")).unwrap();
         store
             .write(move |conn| {
-                insert(conn, None, InstallationId(1), &[comment(1)])?;
+                insert(conn, None, InstallationId(1), &[comment(1)], 0)?;
                 conn.execute("UPDATE effects SET status = 'lost'", [])?;
                 Ok(())
             })

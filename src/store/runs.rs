@@ -2,7 +2,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::{corrupt, unix_now_ms, Store, StoreError};
+use super::{corrupt, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
 use crate::core::story::markers::encode_value;
@@ -34,10 +34,12 @@ pub(super) fn put_task(
     Ok(())
 }
 
+/// Queues `job`'s attempt, stamped as queued at `now_ms`.
 pub(super) fn queue_attempt(
     conn: &Connection,
     job: &RunJob,
     runner: RunnerKind,
+    now_ms: i64,
 ) -> Result<(), StoreError> {
     conn.execute(
         "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
@@ -51,24 +53,30 @@ pub(super) fn queue_attempt(
             job.installation,
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
-            unix_now_ms(),
+            now_ms,
             runner_name(runner)
         ],
     )?;
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
+/// One attempt of one task: the key of the `attempts` table.
+pub(super) struct AttemptKey<'a> {
+    pub repo: &'a RepoName,
+    pub story: &'a str,
+    pub task: &'a str,
+    pub attempt: u32,
+}
+
+/// Moves an attempt to `status` at `now_ms` (its start or its end, as
+/// the status says), keeping its report unless a new one comes.
 pub(super) fn update_attempt(
     conn: &Connection,
-    repo: &RepoName,
-    story: &str,
-    task: &str,
-    attempt: u32,
+    key: AttemptKey<'_>,
     status: AttemptStatus,
     report: Option<&RunReport>,
+    now_ms: i64,
 ) -> Result<(), StoreError> {
-    let now = unix_now_ms();
     let report = report.map(|r| serde_json::to_string(r).expect("serialises"));
     conn.execute(
         "UPDATE attempts SET status = ?5,
@@ -77,12 +85,12 @@ pub(super) fn update_attempt(
              report = COALESCE(?7, report)
          WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
         params![
-            repo.as_str(),
-            story,
-            task,
-            attempt,
+            key.repo.as_str(),
+            key.story,
+            key.task,
+            key.attempt,
             status,
-            now,
+            now_ms,
             report
         ],
     )?;
@@ -115,7 +123,7 @@ pub struct AttemptRow {
     pub installation: InstallationId,
     pub sha: CommitSha,
     pub gates: Vec<String>,
-    pub status: String,
+    pub status: AttemptStatus,
     pub queued_ms: i64,
     pub started_ms: Option<i64>,
     pub finished_ms: Option<i64>,

@@ -13,7 +13,7 @@
 //! the same way (`as u64`). Every `u64` round-trips unchanged, and GitHub's
 //! ids, far below 2^63, are stored as the numbers they are.
 
-use rusqlite::types::{FromSql, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use crate::core::task::AttemptStatus;
 use crate::ids::{CommentId, EffectId, InstallationId, IssueId, IssueNumber, UserId};
@@ -44,11 +44,19 @@ int_id_sql!(
 );
 
 /// Stored as its lower-case word, which the schema's queries compare
-/// against (`status = 'running'`). Read back as text by
-/// [`super::AttemptRow`], whose readers show it as is.
+/// against (`status = 'running'`).
 impl ToSql for AttemptStatus {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
         Ok(ToSqlOutput::from(self.as_str()))
+    }
+}
+
+/// A word no status has is corrupt data, not a status to guess.
+impl FromSql for AttemptStatus {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        let word = value.as_str()?;
+        AttemptStatus::parse(word)
+            .ok_or_else(|| FromSqlError::Other(format!("`{word}` is not an attempt status").into()))
     }
 }
 

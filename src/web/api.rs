@@ -13,7 +13,7 @@
 //! Must not: decide. A ship request is answered 202 only when the core's
 //! [`ship_refusal`] finds no reason in the stored record (the rule the
 //! label and the command follow), and is then recorded in the inbox as a
-//! [`SHIP_EVENT`] delivery, so the processor decides it like any other
+//! internal ship delivery, so the processor decides it like any other
 //! event (one at a time, with the story's latest state).
 
 use std::sync::Arc;
@@ -27,10 +27,11 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
+use crate::core::internal::InternalEvent;
 use crate::core::plan::parse_plan;
-use crate::core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat, SHIP_EVENT};
+use crate::core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat};
 use crate::ids::{DeliveryId, IssueNumber, RepoName};
-use crate::store::{Disposition, NewDelivery, Store, StoryRow};
+use crate::store::{NewDelivery, Store, StoryRow};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -254,14 +255,12 @@ async fn ship_story(
             via: ShipVia::Api,
         },
     };
-    let delivery = NewDelivery {
-        delivery_id: DeliveryId(format!("taskgate-api-ship-{:032x}", fastrand::u128(..))),
-        event: SHIP_EVENT.to_owned(),
-        action: Some("request".into()),
-        installation: Some(plan.installation),
-        payload: serde_json::to_vec(&event).expect("serialises").into(),
-        disposition: Disposition::Pending,
-    };
+    let delivery = NewDelivery::internal(
+        DeliveryId(format!("taskgate-api-ship-{:032x}", fastrand::u128(..))),
+        plan.installation,
+        &InternalEvent::Ship(event),
+    )
+    .with_action("request");
     if let Err(e) = state.store.record_delivery(delivery).await {
         return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
     }
@@ -314,7 +313,7 @@ async fn review_task(
     q: RepoQuery,
     reject: Option<String>,
 ) -> Response {
-    use crate::core::task::{api_review_refusal, ApiReview, ReviewCommand, REVIEW_EVENT};
+    use crate::core::task::{api_review_refusal, ApiReview, ReviewCommand};
     let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
         return error(
             StatusCode::NOT_FOUND,
@@ -384,14 +383,11 @@ async fn review_task(
         issue: number,
         reject,
     };
-    let delivery = NewDelivery {
-        delivery_id: DeliveryId(format!("taskgate-api-review-{:032x}", fastrand::u128(..))),
-        event: REVIEW_EVENT.to_owned(),
-        action: None,
-        installation: Some(installation),
-        payload: serde_json::to_vec(&event).expect("serialises").into(),
-        disposition: Disposition::Pending,
-    };
+    let delivery = NewDelivery::internal(
+        DeliveryId(format!("taskgate-api-review-{:032x}", fastrand::u128(..))),
+        installation,
+        &InternalEvent::Review(event),
+    );
     if let Err(e) = state.store.record_delivery(delivery).await {
         return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
     }

@@ -5,8 +5,6 @@
 //! the task's state follow, as after a local run.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use fakehub::{payloads, RepoHandle};
@@ -45,20 +43,14 @@ async fn story_on_actions(with_workflow: bool) -> Story {
 
 /// The watch's period in the tests that move the clock past it.
 const WATCH: Duration = Duration::from_secs(60);
+/// A watch period and a second: what the tests move the clock on by for
+/// the next look.
+const NEXT_WATCH: Duration = WATCH.saturating_add(Duration::from_secs(1));
 
-/// A story on Actions whose clock the test moves on (seconds ahead of the
-/// real one), with the run queue ticking fast and watching every minute.
-async fn watched_story() -> (Story, Arc<AtomicI64>) {
-    let ahead = Arc::new(AtomicI64::new(0));
-    let clock_ahead = ahead.clone();
-    let s = story_on_actions_with(true, move |c| {
-        c.tick_every = Duration::from_millis(100);
-        c.actions_watch = WATCH;
-        c.clock =
-            Arc::new(move || taskgate::store::unix_now() + clock_ahead.load(Ordering::SeqCst));
-    })
-    .await;
-    (s, ahead)
+/// A story on Actions watched every minute (the tests move the app's
+/// clock on past it; the run queue ticks by the same clock).
+async fn watched_story() -> Story {
+    story_on_actions_with(true, |c| c.actions_watch = WATCH).await
 }
 
 async fn story_on_actions_with(
@@ -276,7 +268,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
 
     // The run takes a moment on GitHub's side: the runner's overhead
     // (GitHub's timestamps are whole seconds, so over one second of it).
-    tokio::time::sleep(Duration::from_millis(1200)).await;
+    s.app.fake.advance(Duration::from_secs(2));
     s.complete_reporting(run_id, "success", SHA1, &[("test", true), ("lint", true)])
         .await;
     let runs = s.checks(SHA1);
@@ -617,12 +609,11 @@ impl Story {
             .count()
     }
 
-    /// Moves the clock `periods` watch periods on and waits until the watch
-    /// has asked GitHub for run `run_id` once more and what it decided is
-    /// done.
-    async fn watch_after(&self, ahead: &AtomicI64, periods: i64, run_id: u64) {
+    /// Moves the clock one watch period on and waits until the watch has
+    /// asked GitHub for run `run_id` once more and what it decided is done.
+    async fn watch_after(&self, run_id: u64) {
         let before = self.run_lookups(run_id);
-        ahead.store(periods * WATCH.as_secs() as i64 + 1, Ordering::SeqCst);
+        self.app.clock.advance(NEXT_WATCH);
         eventually("the watch asks GitHub for the run", || async {
             self.run_lookups(run_id) > before
         })
@@ -633,11 +624,11 @@ impl Story {
 
 #[tokio::test]
 async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
-    let (s, ahead) = watched_story().await;
+    let s = watched_story().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     // The run starts and ends on GitHub; neither webhook reaches taskgate.
     s.app.fake.without_echoes(|| s.repo().start_run(run_id));
-    s.watch_after(&ahead, 1, run_id).await;
+    s.watch_after(run_id).await;
     assert!(
         s.checks(SHA1).iter().all(|c| c.status == "in_progress"),
         "{:#?}",
@@ -656,7 +647,7 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
             times: 1,
         },
     );
-    s.watch_after(&ahead, 2, run_id).await;
+    s.watch_after(run_id).await;
     eventually("the report finishes the attempt", || async {
         s.checks(SHA1).iter().all(|c| c.status == "completed")
     })
@@ -670,26 +661,26 @@ async fn a_run_whose_webhooks_were_lost_is_followed_by_the_watch() {
     // The lost webhook turns up late after all: nothing happens twice.
     s.workflow_run_again("completed", run_id).await;
     assert_eq!(s.checks(SHA1).len(), 2);
-    // The attempt is closed: later periods leave GitHub alone.
+    // The attempt is closed: later periods leave GitHub alone. A newer
+    // attempt, still open, shows the watch came round meanwhile.
     let lookups = s.run_lookups(run_id);
-    ahead.store(4 * WATCH.as_secs() as i64, Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    s.app.settle().await;
+    let newer = s.push_and_dispatch(SHA2).await;
+    s.watch_after(newer).await;
     assert_eq!(s.run_lookups(run_id), lookups);
     s.app.assert_contract_kept();
 }
 
 #[tokio::test]
 async fn the_watch_waits_for_a_queued_run_and_fails_a_deleted_one() {
-    let (s, ahead) = watched_story().await;
+    let s = watched_story().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     // Not picked up by a runner yet: the attempt keeps waiting.
-    s.watch_after(&ahead, 1, run_id).await;
+    s.watch_after(run_id).await;
     assert!(s.checks(SHA1).iter().all(|c| c.status == "queued"));
 
     // Someone deletes the run before it reports: it never will.
     s.repo().delete_run(run_id);
-    s.watch_after(&ahead, 2, run_id).await;
+    s.watch_after(run_id).await;
     eventually("the attempt is given up", || async {
         s.checks(SHA1).iter().all(|c| c.status == "completed")
     })
@@ -720,7 +711,7 @@ fn template_run_name() -> String {
 
 #[tokio::test]
 async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
-    let (s, ahead) = watched_story().await;
+    let s = watched_story().await;
     // An older GitHub Enterprise Server: the dispatch is answered 204.
     s.app.fake.withhold_dispatch_run_details();
     s.repo().set_run_name(WORKFLOW, &template_run_name());
@@ -741,7 +732,7 @@ async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
         s.repo()
             .complete_run(run_id, "success", &[("taskgate-report", &zip)])
     });
-    ahead.store(WATCH.as_secs() as i64 + 1, Ordering::SeqCst);
+    s.app.clock.advance(NEXT_WATCH);
     eventually(
         "the watch finds the run and finishes the attempt",
         || async {

@@ -3,8 +3,6 @@
 //! the task passes, and manual mode waits for `approve-branch`.
 
 use fakehub::payloads;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use crate::runs::{story_with, story_with_plan, Story};
@@ -243,17 +241,11 @@ async fn a_branch_todo_that_outlives_its_timeout_escalates() {
         "settings: { max_debug_attempts: 2, max_branch_depth: 2 }",
         "settings: { branch_timeout_seconds: 60 }",
     );
-    let skew = Arc::new(AtomicI64::new(0));
-    let clock_skew = skew.clone();
-    let s = story_with(&plan, None, 2, move |c| {
-        c.tick_every = Duration::from_millis(200);
-        c.clock = Arc::new(move || taskgate::store::unix_now() + clock_skew.load(Ordering::SeqCst));
-    })
-    .await;
+    let s = story_with(&plan, None, 2, |_| {}).await;
     red_push(&s, 1).await;
     assert_eq!(issues_titled(&s, "Debug Make the check pass").len(), 1);
-    // A minute passes with nobody fixing it.
-    skew.store(61, Ordering::SeqCst);
+    // A minute passes with nobody fixing it: the next tick finds it late.
+    s.app.clock.advance(Duration::from_secs(61));
     eventually("the escalation report", || async {
         bot_texts(&s, s.task_issue)
             .iter()

@@ -69,16 +69,44 @@ async fn every_example_payload_is_accepted_and_processed() {
     app.assert_contract_kept();
 }
 
-/// The processor skips re-reading payloads `may_matter` rules out; that is
-/// only sound if the core would have done nothing with them.
+/// Every action taskgate acts on is one GitHub sends: it has a published
+/// example payload or is in GitHub's webhook description. A misspelt
+/// variant would otherwise leave its deliveries unread, silently.
+#[test]
+fn every_action_taskgate_acts_on_is_one_github_sends() {
+    use taskgate::intake::event::{WebhookKind, HANDLED_EVENTS};
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let described: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(root.join("openapi/webhooks-subset.json")).unwrap())
+            .unwrap();
+    let described = described["webhooks"].as_object().unwrap();
+    for event in HANDLED_EVENTS {
+        for action in WebhookKind::acted_on(event) {
+            let example = std::fs::read_dir(root.join("webhooks").join(event))
+                .unwrap()
+                .any(|f| {
+                    let name = f.unwrap().file_name();
+                    name.to_string_lossy().starts_with(&format!("{action}."))
+                });
+            let key = format!("{event}-{action}").replace('_', "-");
+            assert!(
+                example || described.contains_key(&key),
+                "{event}.{action}: no example payload and not in GitHub's description"
+            );
+        }
+    }
+}
+
+/// The processor skips re-reading payloads whose kind does not matter;
+/// that is only sound if the core would have done nothing with them.
 #[test]
 fn events_the_processor_skips_are_ones_the_core_ignores() {
     use taskgate::intake::{event, translate};
     for (name, path) in webhook_fixtures() {
         let body = std::fs::read(&path).unwrap();
         let parsed = event::parse(&name, &body).unwrap();
-        if !translate::may_matter(&name, parsed.action.as_deref()) {
-            let ev = translate::to_event(&name, &parsed).unwrap();
+        if !parsed.kind().matters() {
+            let ev = translate::to_event(&parsed.webhook).unwrap();
             assert!(
                 matches!(ev, taskgate::core::Event::Unused { .. }),
                 "{}: skipped but the core would act on {ev:?}",

@@ -3,7 +3,7 @@
 use serde_json::json;
 use taskgate::intake::signature::sign;
 
-use crate::support::{fixture, TestApp, SECRET};
+use crate::support::{eventually, fixture, TestApp, SECRET};
 
 async fn send(app: &TestApp, headers: &[(&str, &str)], body: Vec<u8>) -> reqwest::Response {
     let mut req = reqwest::Client::new()
@@ -120,29 +120,37 @@ async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
     );
     slow.write_all(head.as_bytes()).await.unwrap();
     slow.write_all(&vec![b' '; 20 << 20]).await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
 
-    // An ordinary delivery still fits beside it.
+    // A 6 MiB body does not fit beside it: it waits, then is told to come
+    // back. Asked with a wrong signature until it finds no room: one that
+    // comes before the server has read the slow sender's bytes fits, and
+    // is refused 401, storing nothing.
     let ping = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
-    let (status, text) = signed(&app, "ping", "small", &ping).await;
-    assert_eq!(status, 202, "{text}");
-    // A 6 MiB one does not: it waits, then is told to come back.
     let mut large = ping.clone();
     large.resize(6 << 20, b' ');
-    let sig = sign(SECRET.as_bytes(), &large);
-    let headers = [
+    let unsigned = [
         ("x-github-event", "ping"),
-        ("x-github-delivery", "large"),
-        ("x-hub-signature-256", sig.as_str()),
+        ("x-github-delivery", "probe"),
+        ("x-hub-signature-256", "sha256=00"),
     ];
-    let res = send(&app, &headers, large.clone()).await;
-    assert_eq!(res.status().as_u16(), 503);
-    assert_eq!(res.headers()["retry-after"], "1");
-    assert!(res
-        .text()
-        .await
-        .unwrap()
-        .starts_with("taskgate is holding 25 MiB of webhook bodies already"),);
+    let refused = std::sync::Mutex::new(None);
+    eventually("a 6 MiB body finds no room", || async {
+        let res = send(&app, &unsigned, large.clone()).await;
+        let status = res.status().as_u16();
+        let retry_after = res.headers().get("retry-after").cloned();
+        *refused.lock().unwrap() = Some((retry_after, res.text().await.unwrap()));
+        status == 503
+    })
+    .await;
+    let (retry_after, text) = refused.into_inner().unwrap().unwrap();
+    assert_eq!(retry_after.unwrap(), "1");
+    assert!(
+        text.starts_with("taskgate is holding 25 MiB of webhook bodies already"),
+        "{text}"
+    );
+    // An ordinary delivery still fits beside it.
+    let (status, text) = signed(&app, "ping", "small", &ping).await;
+    assert_eq!(status, 202, "{text}");
     assert_eq!(stored(&app).await, 1, "only the small delivery is recorded");
     let metrics = app.metrics().await;
     assert!(
@@ -150,9 +158,15 @@ async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
         "{metrics}"
     );
 
-    // The slow sender hangs up; its room comes back, and the same delivery
+    // The slow sender hangs up; its room comes back, and a 6 MiB delivery
     // is taken.
     drop(slow);
+    let sig = sign(SECRET.as_bytes(), &large);
+    let headers = [
+        ("x-github-event", "ping"),
+        ("x-github-delivery", "large"),
+        ("x-hub-signature-256", sig.as_str()),
+    ];
     let (status, text) = post(&app, &headers, large).await;
     assert_eq!(status, 202, "{text}");
     assert!(app.store().delivery("large").await.unwrap().is_some());
@@ -160,10 +174,12 @@ async fn bodies_past_the_memory_budget_get_503_until_room_is_given_back() {
 
 #[tokio::test]
 async fn twenty_senders_announcing_25_mib_and_sending_nothing_keep_no_delivery_out() {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let app = TestApp::start().await;
     // Twenty connections declare GitHub's largest body (500 MiB together,
-    // twice the 256 MiB budget) and then fall silent.
+    // twice the 256 MiB budget) and then fall silent. Each asks to be told
+    // when its body is wanted: the `100 Continue` says its request reached
+    // the handler, which now waits for the body.
     let mut silent = Vec::new();
     for n in 0..20 {
         let mut stream = tokio::net::TcpStream::connect(app.url.trim_start_matches("http://"))
@@ -171,14 +187,23 @@ async fn twenty_senders_announcing_25_mib_and_sending_nothing_keep_no_delivery_o
             .unwrap();
         let head = format!(
             "POST /webhook HTTP/1.1\r\nhost: taskgate\r\ncontent-type: application/json\r\n\
-             x-github-event: ping\r\nx-github-delivery: silent-{n}\r\ncontent-length: {}\r\n\r\n",
+             x-github-event: ping\r\nx-github-delivery: silent-{n}\r\nexpect: 100-continue\r\n\
+             content-length: {}\r\n\r\n",
             taskgate::intake::MAX_BODY_BYTES
         );
         stream.write_all(head.as_bytes()).await.unwrap();
         silent.push(stream);
     }
-    // Their requests have reached the handler.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for stream in &mut silent {
+        let want = b"HTTP/1.1 100 Continue\r\n\r\n";
+        let mut got = vec![0; want.len()];
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            stream.read_exact(&mut got),
+        );
+        read.await.expect("asked for its body").unwrap();
+        assert_eq!(got, want, "{}", String::from_utf8_lossy(&got));
+    }
 
     // GitHub's delivery is answered at once, not after the 2 s wait for room.
     let ping = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();

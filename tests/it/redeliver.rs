@@ -1,5 +1,6 @@
 //! Webhooks that failed to reach taskgate (it was down) are asked for again
-//! from GitHub's delivery log, once, and handled once.
+//! from GitHub's delivery log, once, and handled once. The tests move the
+//! app's clock on from one pass to the next.
 
 use std::time::Duration;
 
@@ -9,6 +10,31 @@ use crate::support::{eventually, TestApp, INSTALLATION, REPO, SECRET};
 
 /// Where GitHub posted while taskgate was not listening.
 const DOWN: &str = "http://127.0.0.1:9/webhook";
+
+/// Between redelivery passes in these tests.
+const EVERY: Duration = Duration::from_secs(60);
+/// From the start to the first pass.
+const FIRST: Duration = Duration::from_secs(30);
+
+/// How many times taskgate has read GitHub's delivery log.
+fn log_reads(fake: &FakeGitHub) -> usize {
+    fake.requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == "/app/hook/deliveries")
+        .count()
+}
+
+/// Moves the app's clock on by `by`, to its next redelivery pass, and waits
+/// until that pass has read the delivery log. Passes run one after the
+/// other, so the one before it has ended.
+async fn next_pass(app: &TestApp, by: Duration) {
+    let before = log_reads(&app.fake);
+    app.clock.advance(by);
+    eventually("the pass reads the delivery log", || async {
+        log_reads(&app.fake) > before
+    })
+    .await;
+}
 
 /// A fake GitHub whose delivery of a `/taskgate help` comment (as
 /// `delivery`) failed because taskgate was down; and the comment's issue.
@@ -35,19 +61,19 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
     let star = serde_json::json!({"action": "created", "installation": {"id": INSTALLATION}});
     fake.deliver(DOWN, SECRET, "star", "guid-star", &star).await;
 
-    let app = TestApp::with_config(fake, |c| {
-        c.redeliver_every = Some(Duration::from_millis(200));
-    })
-    .await;
+    let app = TestApp::with_config(fake, |c| c.redeliver_every = Some(EVERY)).await;
     app.fake
         .set_app_webhook(&format!("{}/webhook", app.url), SECRET);
 
+    next_pass(&app, FIRST).await;
     eventually("the redelivered command answered", || async {
         app.bot_comments(issue).len() == 1
     })
     .await;
-    // Later passes ask for nothing again, and nothing is answered twice.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Later passes ask for nothing again, and nothing is answered twice
+    // (the second has begun, so the first has ended).
+    next_pass(&app, EVERY).await;
+    next_pass(&app, EVERY).await;
     app.settle().await;
     assert_eq!(
         app.fake.redeliveries().len(),
@@ -72,12 +98,10 @@ async fn a_comment_delivered_while_taskgate_was_down_is_redelivered_and_answered
 #[tokio::test]
 async fn a_redelivery_that_fails_again_is_not_asked_for_on_every_pass() {
     let (fake, _) = help_delivered_while_down("guid-again").await;
-    let app = TestApp::with_config(fake, |c| {
-        c.redeliver_every = Some(Duration::from_millis(100));
-    })
-    .await;
+    let app = TestApp::with_config(fake, |c| c.redeliver_every = Some(EVERY)).await;
     // The app's webhook still points nowhere: every redelivery fails too.
     app.fake.set_app_webhook(DOWN, SECRET);
+    next_pass(&app, FIRST).await;
     eventually("one redelivery asked for", || async {
         app.fake.redeliveries().len() == 1
     })
@@ -89,8 +113,11 @@ async fn a_redelivery_that_fails_again_is_not_asked_for_on_every_pass() {
             .any(|d| d["redelivery"] == true && d["status"] != "OK")
     })
     .await;
-    // Many passes later, it is still on its way as far as taskgate knows.
-    tokio::time::sleep(Duration::from_millis(800)).await;
+    // Many passes later (fewer minutes than a redelivery is waited for),
+    // it is still on its way as far as taskgate knows.
+    for _ in 0..4 {
+        next_pass(&app, EVERY).await;
+    }
     assert_eq!(app.fake.redeliveries().len(), 1);
     app.assert_contract_kept();
 }

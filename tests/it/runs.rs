@@ -296,12 +296,14 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
 async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
     let s = story_with_one_task(2).await;
     let marker = s.origin.work.join("still-running");
-    let slow = format!("sleep 15; touch {}\n", marker.display());
+    // A nap of its own, to tell this test's `sleep` among the processes.
+    let nap = format!("14.{:06}", fastrand::u32(..1_000_000));
+    let slow = format!("sleep {nap}; touch {}\n", marker.display());
     let first = s
         .push(&[("check.sh", &slow), ("lint.sh", "exit 0\n")], "slow")
         .await;
     eventually("the first attempt runs", || async {
-        s.checks(&first).iter().any(|c| c.status == "in_progress")
+        s.checks(&first).iter().any(|c| c.status == "in_progress") && napping(&nap)
     })
     .await;
     let second = s.push(&[("check.sh", "exit 0\n")], "fast").await;
@@ -316,8 +318,22 @@ async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
         .iter()
         .all(|c| c.conclusion.as_deref() == Some("success")));
     // The superseded process group was killed, not left to finish.
-    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    eventually("the first attempt's processes are gone", || async {
+        !napping(&nap)
+    })
+    .await;
     assert!(!marker.exists());
+}
+
+/// Whether a `sleep {nap}` process is alive (a killed one not yet reaped
+/// has no command line).
+fn napping(nap: &str) -> bool {
+    let wanted = format!("sleep\0{nap}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .any(|cmdline| cmdline == wanted.as_bytes())
 }
 
 #[tokio::test]

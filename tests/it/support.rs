@@ -9,6 +9,11 @@
 //! [`TestApp`] asserts that every request taskgate sent kept it. A test
 //! that breaks either on purpose says so ([`TestApp::expect_loop_panics`],
 //! [`TestApp::expect_contract_violations`]).
+//!
+//! Time is moved on, never slept through: each app runs on a movable
+//! clock ([`TestApp::clock`]), so a test that needs a period to pass
+//! advances it, and a test waits on observable state (the fake's records,
+//! the store, [`TestApp::settle`]), never for a while.
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -20,6 +25,7 @@ use fakehub::FakeGitHub;
 use serde_json::Value;
 use taskgate::app::supervisor::Loops;
 use taskgate::app::{self, Running, ServeConfig};
+use taskgate::clock::Clock;
 use tempfile::TempDir;
 
 pub const SECRET: &str = "it's a secret to everybody";
@@ -28,6 +34,9 @@ pub const REPO: &str = "octo-org/hello-world";
 
 pub struct TestApp {
     pub fake: FakeGitHub,
+    /// The server's one clock, movable unless the test set its own:
+    /// `app.clock.advance(..)` moves taskgate's time on, at once.
+    pub clock: Clock,
     pub running: Option<Running>,
     /// Keeps the database directory alive as long as the app.
     _dir: TempDir,
@@ -77,6 +86,7 @@ pub fn assert_loops_alive() {
 pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
     ServeConfig {
         api_token: Some("api-token".into()),
+        clock: Clock::movable(),
         ..ServeConfig::against_fake(fake, SECRET, &dir.path().join("taskgate.db"))
     }
 }
@@ -106,6 +116,7 @@ impl TestApp {
         fake.set_permission("octocat", "write");
         let mut cfg = config(&fake, &dir);
         adjust(&mut cfg);
+        let clock = cfg.clock.clone();
         let running = app::start(cfg).await.expect("taskgate starts");
         let url = format!("http://{}", running.addr);
         // The App's webhook: from now on the fake sends every webhook
@@ -118,6 +129,7 @@ impl TestApp {
         WATCHED.with(|w| w.borrow_mut().push(Arc::downgrade(&watch)));
         TestApp {
             fake,
+            clock,
             running: Some(running),
             _dir: dir,
             url,

@@ -85,15 +85,24 @@ async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_tok
     assert_eq!(s.state(), "state:rejected");
 }
 
-/// A clock that panics while `broken` is set: the `ServeConfig`'s injected
-/// clock, called by the processor for decisions about runs.
+/// A clock whose seconds panic while `broken` is set. Decisions read the
+/// clock in whole seconds (the processor's, about runs); the store's stamps
+/// and the loops' due times read milliseconds. So deciding panics, and
+/// recording a delivery or performing an effect does not.
 fn breakable_clock(broken: Arc<AtomicBool>) -> taskgate::clock::Clock {
-    Arc::new(move || {
-        if broken.load(Ordering::SeqCst) {
-            panic!("the clock broke");
+    struct Breakable(Arc<AtomicBool>);
+    impl taskgate::clock::TimeSource for Breakable {
+        fn now_ms(&self) -> i64 {
+            taskgate::clock::Clock::system().now_ms()
         }
-        taskgate::store::unix_now()
-    })
+        fn now_s(&self) -> i64 {
+            if self.0.load(Ordering::SeqCst) {
+                panic!("the clock broke");
+            }
+            self.now_ms().div_euclid(1000)
+        }
+    }
+    taskgate::clock::Clock::from_source(Breakable(broken))
 }
 
 async fn healthz(url: &str) -> (u16, String) {
@@ -223,20 +232,23 @@ async fn when_the_store_fails_the_processor_backs_off_instead_of_rereading_githu
 
     // A plan pushed to main: deciding it reads the plan from GitHub.
     let before = app.fake.requests().len();
+    let started = std::time::Instant::now();
     app.fake
         .repo(REPO)
         .push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat");
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    let reads: Vec<_> = app.fake.requests()[before..]
-        .iter()
-        .filter(|r| r.method == "GET" && r.path.contains(PLAN_PATH))
-        .map(|r| r.path.clone())
-        .collect();
-    // Tried at 0, 0.1, 0.3, 0.7, 1.5 s (and maybe 3.1 s): not hundreds.
+    let reads = || {
+        app.fake.requests()[before..]
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.contains(PLAN_PATH))
+            .count()
+    };
+    eventually("the plan read four times", || async { reads() >= 4 }).await;
+    // Tried at 0, 0.1, 0.3, 0.7 s, the wait doubling after each failure:
+    // not four reads in a tight loop.
+    let took = started.elapsed();
     assert!(
-        (1..=7).contains(&reads.len()),
-        "{} reads of the plan in 3 s",
-        reads.len()
+        took >= std::time::Duration::from_millis(700),
+        "four reads of the plan in {took:?}"
     );
 
     // The store recovers; the decision is taken.

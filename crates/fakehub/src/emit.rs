@@ -14,7 +14,6 @@
 //! merges the pull request. It must not decide anything else about the
 //! write itself: handlers validate and apply.
 
-use chrono::Utc;
 use serde_json::{json, Value};
 
 use crate::echo;
@@ -305,7 +304,7 @@ pub(crate) fn branch_moved(
             head_sha: after.clone(),
             head_branch: Some(branch.to_string()),
             before: before.clone(),
-            created_at: Utc::now(),
+            created_at: st.clock.now(),
         };
         st.repos
             .get_mut(at.key)
@@ -344,7 +343,7 @@ fn merge_contained(st: &mut State, at: At, branch: &str, before: &str, after: &s
         .filter_map(|p| Some((p.number, r.branches.get(&p.head)?.clone())))
         .filter(|(_, head)| r.is_ancestor(head, after) && !r.is_ancestor(head, before))
         .collect();
-    let now = Utc::now();
+    let now = st.clock.now();
     for (number, head) in merged {
         let r = st.repos.get_mut(at.key).expect("repository exists");
         let p = r.pulls.get_mut(&number).expect("listed above");
@@ -386,7 +385,7 @@ pub(crate) fn check_run_created(st: &mut State, at: At, id: u64) {
             head_sha: head_sha.clone(),
             head_branch,
             before: None,
-            created_at: Utc::now(),
+            created_at: st.clock.now(),
         };
         st.repos
             .get_mut(at.key)

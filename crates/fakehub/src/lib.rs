@@ -33,7 +33,8 @@
 //! time, by a background task, each logged in [`FakeGitHub::hook_deliveries`].
 //! [`FakeGitHub::echo_stats`], [`FakeGitHub::echo_log`] and
 //! [`FakeGitHub::echoes_settled`] observe them; [`FakeGitHub::set_read_lag`]
-//! injects GitHub's replica lag (reads see the state before a write).
+//! injects GitHub's replica lag (reads see the state before a write), and
+//! [`FakeGitHub::advance`] moves GitHub's clock on instead of sleeping.
 //!
 //! ```no_run
 //! # async fn demo() {
@@ -46,6 +47,8 @@
 //! ```
 
 #![recursion_limit = "256"]
+// No function over 100 lines outside tests (clippy.toml sets the bound).
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -103,6 +106,8 @@ pub(crate) struct Shared {
     echo_tx: tokio::sync::mpsc::UnboundedSender<state::PendingDelivery>,
     /// Signalled after each echo is delivered.
     echo_done: tokio::sync::Notify,
+    /// Signalled after each attempt is added to the delivery log.
+    logged: tokio::sync::Notify,
 }
 
 impl Shared {
@@ -171,6 +176,7 @@ impl FakeGitHub {
             openapi: openapi::OpenApi::load(),
             echo_tx,
             echo_done: tokio::sync::Notify::new(),
+            logged: tokio::sync::Notify::new(),
         });
         echo::spawn(Arc::downgrade(&shared), echo_rx);
         // The manifest flow's web form is github.com, not the REST API: its
@@ -456,6 +462,16 @@ impl FakeGitHub {
         self.inner.lock().read_lag = lag;
     }
 
+    /// Moves GitHub's clock on by `by`, at once: a read lag runs out, and
+    /// what GitHub stamps from now on (issues, comments, pull requests,
+    /// commits, check runs, workflow runs, artifacts, the delivery log) is
+    /// stamped that much later. Authentication (JWTs, token lifetimes) and
+    /// rate-limit windows keep the real clock: tests that want a token to
+    /// expire say so ([`FakeGitHub::expire_tokens`]).
+    pub fn advance(&self, by: Duration) {
+        self.inner.lock().clock.advance(by);
+    }
+
     /// The App webhook's delivery log as `GET /app/hook/deliveries` shows
     /// it, newest first: `id`, `guid`, `delivered_at`, `redelivery`,
     /// `duration`, `status`, `status_code`, `event`, `action`,
@@ -484,6 +500,16 @@ impl FakeGitHub {
     /// only in [`FakeGitHub::requests`].
     pub fn redeliveries(&self) -> Vec<u64> {
         self.inner.lock().redeliveries.clone()
+    }
+
+    /// Returns once every redelivery accepted so far has been sent and its
+    /// attempt logged in [`FakeGitHub::hook_deliveries`] (an attempt is
+    /// logged when it ends, a moment after the 202).
+    ///
+    /// # Panics
+    /// When that takes more than 30 seconds.
+    pub async fn redeliveries_settled(&self) {
+        webhooks::redeliveries_settled(&self.inner).await
     }
 
     /// Moves the logged attempt `id` back in time by `by`, e.g. past the

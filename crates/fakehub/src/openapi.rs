@@ -119,6 +119,36 @@ pub fn validate_in(root: &Value, schema: &Value, v: &Value, at: &str, errors: &m
     if v.is_null() && s.get("nullable").and_then(Value::as_bool) == Some(true) {
         return;
     }
+    validate_combinators(root, s, v, at, errors);
+    // A value of the wrong type has no length, range or items worth checking.
+    if !validate_type(s, v, at, errors) {
+        return;
+    }
+    if let Some(options) = s.get("enum").and_then(Value::as_array) {
+        if !options.contains(v) {
+            errors.push(format!(
+                "{at}: {v} is not one of {}",
+                Value::Array(options.clone())
+            ));
+        }
+    }
+    match v {
+        Value::String(text) => validate_string(s, text, at, errors),
+        Value::Number(n) => validate_number(s, n, at, errors),
+        Value::Array(items) => validate_array(root, s, items, at, errors),
+        Value::Object(map) => validate_object(root, s, map, at, errors),
+        _ => {}
+    }
+}
+
+/// `allOf` (every one), `oneOf` and `anyOf` (at least one, see the header).
+fn validate_combinators(
+    root: &Value,
+    s: &serde_json::Map<String, Value>,
+    v: &Value,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
     if let Some(all) = s.get("allOf").and_then(Value::as_array) {
         for sub in all {
             validate_in(root, sub, v, at, errors);
@@ -143,10 +173,20 @@ pub fn validate_in(root: &Value, schema: &Value, v: &Value, at: &str, errors: &m
             }
         }
     }
+}
+
+/// `type`, one name or a list of them; false (with the error recorded)
+/// when `v` is of none of them.
+fn validate_type(
+    s: &serde_json::Map<String, Value>,
+    v: &Value,
+    at: &str,
+    errors: &mut Vec<String>,
+) -> bool {
     match s.get("type") {
         Some(Value::String(t)) if !type_matches(t, v) => {
             errors.push(format!("{at}: expected {t}, got {}", type_name(v)));
-            return;
+            false
         }
         Some(Value::Array(ts))
             if !ts
@@ -158,67 +198,77 @@ pub fn validate_in(root: &Value, schema: &Value, v: &Value, at: &str, errors: &m
                 "{at}: expected one of {ts:?}, got {}",
                 type_name(v)
             ));
-            return;
+            false
         }
-        _ => {}
+        _ => true,
     }
-    if let Some(options) = s.get("enum").and_then(Value::as_array) {
-        if !options.contains(v) {
+}
+
+/// `maxLength` and `minLength`, in characters.
+fn validate_string(
+    s: &serde_json::Map<String, Value>,
+    text: &str,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    let len = text.chars().count() as u64;
+    if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
+        if len > max {
+            errors.push(format!("{at}: length {len} exceeds maxLength {max}"));
+        }
+    }
+    if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
+        if len < min {
+            errors.push(format!("{at}: length {len} is below minLength {min}"));
+        }
+    }
+}
+
+/// `maximum` and `minimum`.
+fn validate_number(
+    s: &serde_json::Map<String, Value>,
+    n: &serde_json::Number,
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    let x = n.as_f64().unwrap_or(0.0);
+    if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
+        if x > max {
+            errors.push(format!("{at}: {x} exceeds maximum {max}"));
+        }
+    }
+    if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
+        if x < min {
+            errors.push(format!("{at}: {x} is below minimum {min}"));
+        }
+    }
+}
+
+/// `maxItems`, `minItems`, and `items` for each element.
+fn validate_array(
+    root: &Value,
+    s: &serde_json::Map<String, Value>,
+    items: &[Value],
+    at: &str,
+    errors: &mut Vec<String>,
+) {
+    if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
+        if items.len() as u64 > max {
+            errors.push(format!("{at}: {} items exceed maxItems {max}", items.len()));
+        }
+    }
+    if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
+        if (items.len() as u64) < min {
             errors.push(format!(
-                "{at}: {v} is not one of {}",
-                Value::Array(options.clone())
+                "{at}: {} items are below minItems {min}",
+                items.len()
             ));
         }
     }
-    match v {
-        Value::String(text) => {
-            let len = text.chars().count() as u64;
-            if let Some(max) = s.get("maxLength").and_then(Value::as_u64) {
-                if len > max {
-                    errors.push(format!("{at}: length {len} exceeds maxLength {max}"));
-                }
-            }
-            if let Some(min) = s.get("minLength").and_then(Value::as_u64) {
-                if len < min {
-                    errors.push(format!("{at}: length {len} is below minLength {min}"));
-                }
-            }
+    if let Some(item_schema) = s.get("items") {
+        for (i, item) in items.iter().enumerate() {
+            validate_in(root, item_schema, item, &format!("{at}[{i}]"), errors);
         }
-        Value::Number(n) => {
-            let x = n.as_f64().unwrap_or(0.0);
-            if let Some(max) = s.get("maximum").and_then(Value::as_f64) {
-                if x > max {
-                    errors.push(format!("{at}: {x} exceeds maximum {max}"));
-                }
-            }
-            if let Some(min) = s.get("minimum").and_then(Value::as_f64) {
-                if x < min {
-                    errors.push(format!("{at}: {x} is below minimum {min}"));
-                }
-            }
-        }
-        Value::Array(items) => {
-            if let Some(max) = s.get("maxItems").and_then(Value::as_u64) {
-                if items.len() as u64 > max {
-                    errors.push(format!("{at}: {} items exceed maxItems {max}", items.len()));
-                }
-            }
-            if let Some(min) = s.get("minItems").and_then(Value::as_u64) {
-                if (items.len() as u64) < min {
-                    errors.push(format!(
-                        "{at}: {} items are below minItems {min}",
-                        items.len()
-                    ));
-                }
-            }
-            if let Some(item_schema) = s.get("items") {
-                for (i, item) in items.iter().enumerate() {
-                    validate_in(root, item_schema, item, &format!("{at}[{i}]"), errors);
-                }
-            }
-        }
-        Value::Object(map) => validate_object(root, s, map, at, errors),
-        _ => {}
     }
 }
 

@@ -364,7 +364,7 @@ fn check_run_json(st: &State, r: &Repo, base: &str, check_run_id: u64) -> Value 
                 head_sha: c.head_sha.clone(),
                 head_branch,
                 before: None,
-                created_at: c.started_at.unwrap_or_else(chrono::Utc::now),
+                created_at: c.started_at.unwrap_or_else(|| st.clock.now()),
             };
             suite_json(st, r, base, &seeded)
         }

@@ -99,7 +99,7 @@ impl RepoHandle {
             let number = issues::open_issue(r, ids, title, None, author_login, &[]);
             let issue = r.issues.get_mut(&number).expect("just opened");
             issue.is_pull_request = true;
-            let now = chrono::Utc::now();
+            let now = r.clock.now();
             r.pulls.insert(
                 number,
                 Pull {
@@ -171,9 +171,10 @@ impl RepoHandle {
         self.state().user(editor_login);
         self.act(|st, at| {
             let r = st.repos.get_mut(at.key).expect("repository exists");
+            let now = r.clock.now();
             let c = r.comment_mut(id).expect("the comment exists");
             let from = std::mem::replace(&mut c.body, body.to_string());
-            c.updated_at = chrono::Utc::now();
+            c.updated_at = now;
             let c = c.clone();
             let changes = json!({"changes": {"body": {"from": from}}});
             emit::comment(st, at, "edited", &c, editor_login, changes);
@@ -274,7 +275,7 @@ impl RepoHandle {
                 name: name.into(),
                 bytes: bytes.to_vec(),
                 reported_size: None,
-                created_at: chrono::Utc::now(),
+                created_at: r.clock.now(),
             });
             id
         })
@@ -307,7 +308,7 @@ impl RepoHandle {
                     parents: parent.into_iter().collect(),
                     message: message.into(),
                     files: all,
-                    date: chrono::Utc::now(),
+                    date: r.clock.now(),
                 },
             );
             r.branches.insert(branch.to_string(), sha.to_string());
@@ -351,7 +352,7 @@ impl RepoHandle {
     pub fn close_issue(&self, number: u64, login: &str) {
         self.state().user(login);
         self.act(|st, at| {
-            let now = chrono::Utc::now();
+            let now = st.clock.now();
             let r = st.repos.get_mut(at.key).expect("repository exists");
             let issue = r.issues.get_mut(&number).expect("the issue exists");
             let before = issue.clone();
@@ -474,7 +475,7 @@ impl RepoHandle {
                 .expect("the workflow run exists");
             run.status = status.into();
             run.conclusion = conclusion.map(Into::into);
-            run.updated_at = chrono::Utc::now();
+            run.updated_at = r.clock.now();
             emit::workflow_run(st, at, status, run_id);
         });
     }

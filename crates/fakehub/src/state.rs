@@ -5,14 +5,47 @@
 //! Ids (issues, comments, labels, check runs, ...) come from one global counter,
 //! as GitHub's database ids are unique per kind; issue and pull-request numbers
 //! share one counter per repository, as on GitHub.
+//!
+//! Time is GitHub's clock ([`GitHubClock`]): the real time, moved on by
+//! `FakeGitHub::advance`. It stamps what GitHub stamps and ends read lag;
+//! authentication (JWTs, token lifetimes) and rate-limit windows keep the
+//! real clock, so moving it on never logs taskgate out.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::faults::Fault;
+
+/// GitHub's clock: the real time, moved on by `FakeGitHub::advance`.
+/// Clones share one time (the state and each repository hold one).
+#[derive(Clone, Debug, Default)]
+pub struct GitHubClock {
+    /// Milliseconds this clock is ahead of the real one.
+    ahead_ms: Arc<AtomicU64>,
+}
+
+impl GitHubClock {
+    fn ahead(&self) -> Duration {
+        Duration::from_millis(self.ahead_ms.load(Ordering::SeqCst))
+    }
+    /// What GitHub would stamp now.
+    pub fn now(&self) -> DateTime<Utc> {
+        Utc::now() + chrono::Duration::from_std(self.ahead()).expect("a duration chrono holds")
+    }
+    /// The same time as an `Instant`, for waits measured in it (read lag).
+    pub fn instant(&self) -> Instant {
+        Instant::now() + self.ahead()
+    }
+    pub fn advance(&self, by: Duration) {
+        let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+        self.ahead_ms.fetch_add(ms, Ordering::SeqCst);
+    }
+}
 
 /// A GitHub account known to the fake.
 #[derive(Clone, Debug, PartialEq)]
@@ -208,6 +241,8 @@ pub struct Repo {
     /// Injected replica lag: when an object (`ref:<branch>`,
     /// `issue:<number>`, `merge:<number>`) becomes visible to reads.
     pub visible_at: HashMap<String, Instant>,
+    /// GitHub's clock, the state's own.
+    pub clock: GitHubClock,
 }
 
 impl Repo {
@@ -226,7 +261,7 @@ impl Repo {
     pub fn lagging(&self, object: &str) -> bool {
         self.visible_at
             .get(object)
-            .is_some_and(|t| *t > Instant::now())
+            .is_some_and(|t| *t > self.clock.instant())
     }
     /// Whether `ancestor` is `of` or reachable from it through parents.
     pub fn is_ancestor(&self, ancestor: &str, of: &str) -> bool {
@@ -294,7 +329,7 @@ impl Repo {
                 parents: parent.into_iter().collect(),
                 message: message.into(),
                 files,
-                date: Utc::now(),
+                date: self.clock.now(),
             },
         );
         self.branches.insert(branch.to_string(), sha.clone());
@@ -438,6 +473,8 @@ pub struct State {
     /// How long after a write reads still see the state before it (zero:
     /// never), as GitHub's replicas lag.
     pub read_lag: Duration,
+    /// GitHub's clock; every repository holds a clone.
+    pub clock: GitHubClock,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -474,6 +511,7 @@ impl State {
             outbox: Vec::new(),
             echo: Default::default(),
             read_lag: Duration::ZERO,
+            clock: GitHubClock::default(),
         };
         let bot = st.bot_login();
         st.users.insert(
@@ -502,7 +540,7 @@ impl State {
         if self.read_lag.is_zero() {
             return;
         }
-        let at = Instant::now() + self.read_lag;
+        let at = self.clock.instant() + self.read_lag;
         if let Some(r) = self.repos.get_mut(key) {
             r.visible_at.insert(object, at);
         }
@@ -555,6 +593,7 @@ impl State {
                 name: name.into(),
                 default_branch: "main".into(),
                 next_number: 1,
+                clock: self.clock.clone(),
                 ..Repo::default()
             };
             repo.commit_file(

@@ -81,11 +81,10 @@ pub(crate) async fn deliver_logged(
     attempt: PendingDelivery,
     redelivery: bool,
 ) -> (u16, String) {
-    let (app_id, id) = {
+    let (app_id, id, delivered_at) = {
         let mut st = shared.lock();
-        (st.app_id, st.hook_delivery_ids.next())
+        (st.app_id, st.hook_delivery_ids.next(), st.clock.now())
     };
-    let delivered_at = chrono::Utc::now();
     let started = Instant::now();
     let PendingDelivery {
         url,
@@ -121,7 +120,34 @@ pub(crate) async fn deliver_logged(
         response: text.clone(),
     };
     shared.lock().hook_deliveries.push(entry);
+    shared.logged.notify_waiters();
     (status_code, text)
+}
+
+/// Waits until every accepted redelivery is in the delivery log.
+///
+/// # Panics
+/// After 30 seconds, with the counts.
+pub(crate) async fn redeliveries_settled(shared: &Shared) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    let counts = || {
+        let st = shared.lock();
+        let logged = st.hook_deliveries.iter().filter(|d| d.redelivery).count();
+        (st.redeliveries.len(), logged)
+    };
+    loop {
+        let notified = shared.logged.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        let (accepted, logged) = counts();
+        if logged >= accepted {
+            return;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            let (accepted, logged) = counts();
+            panic!("fakehub: {accepted} redeliveries accepted, {logged} logged after 30 s");
+        }
+    }
 }
 
 /// Sends redeliveries accepted by a handler on their own tasks, as GitHub

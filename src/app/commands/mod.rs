@@ -33,7 +33,7 @@ use crate::core::config::{Permission, RepoConfig};
 use crate::core::refusal::Refused;
 use crate::core::{self, render, Actor, Decision, Effect, Reaction};
 use crate::ids::{InstallationId, IssueNumber, RepoName};
-use crate::intake::payload::IssueCommentPayload;
+use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 
 use super::processor::{DecideError, Processor};
 
@@ -183,12 +183,13 @@ impl Processor {
         p: &IssueCommentPayload,
     ) -> Result<Result<Comment, Decision>, DecideError> {
         let nothing = |why: &str| Ok(Err(Decision::nothing(why)));
-        if !matches!(p.action.as_str(), "created" | "edited") {
-            return Ok(Err(Decision::nothing(format!(
-                "issue_comment.{}",
-                p.action
-            ))));
-        }
+        let edited = match &p.action {
+            IssueCommentAction::Created => false,
+            IssueCommentAction::Edited => true,
+            IssueCommentAction::Other(action) => {
+                return Ok(Err(Decision::nothing(format!("issue_comment.{action}"))))
+            }
+        };
         let repo = RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
         let via_app = p.comment.performed_via_github_app.as_ref().map(|a| a.id);
         let author = actor(&p.comment.user, via_app);
@@ -199,8 +200,8 @@ impl Processor {
         // The commands an edit added are the editor's, with the editor's
         // permission: the author may have far more than the person who
         // changed their words.
-        let author = match (p.action.as_str(), p.sender.as_ref()) {
-            ("edited", Some(editor)) if editor.id != author.id => actor(editor, None),
+        let author = match (edited, p.sender.as_ref()) {
+            (true, Some(editor)) if editor.id != author.id => actor(editor, None),
             _ => author,
         };
         if core::is_own(&author, "", &self.context) {
@@ -209,17 +210,14 @@ impl Processor {
         let config = self.runs.command_config(&repo, p.issue.number).await?;
         let syntax = syntax_of(&config);
         let mut parsed = commands::parse_comment(body, &syntax);
-        let edit = match (
-            &p.action[..],
-            p.changes.as_ref().and_then(|c| c.body.as_ref()),
-        ) {
-            ("edited", Some(change)) => {
+        let edit = match (edited, p.changes.as_ref().and_then(|c| c.body.as_ref())) {
+            (true, Some(change)) => {
                 parsed = added_commands(commands::parse_comment(&change.from, &syntax), parsed);
                 Some(fingerprint(body))
             }
             // An edit of something else (the title of a PR, …) is not a new command.
-            ("edited", None) => return nothing("edit without a body change"),
-            _ => None,
+            (true, None) => return nothing("edit without a body change"),
+            (false, _) => None,
         };
         if parsed.is_empty() {
             return nothing("no commands");

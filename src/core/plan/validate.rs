@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::discover::{effective_tests, EffectiveTests, RepoFiles};
 use super::yaml::did_you_mean;
-use super::{Plan, Pos, Problem, ProblemKind, TaskId, TaskRef};
+use super::{Plan, Pos, Problem, ProblemKind, Spanned, TaskId, TaskRef};
 use crate::core::config::RepoConfig;
 
 /// GitHub's cap on sub-issues under one issue.
@@ -26,7 +26,34 @@ pub fn validate_plan(plan: &Plan, config: &RepoConfig, repo: &dyn RepoFiles) -> 
     }
     let refs = plan.walk();
 
-    // Unique ids across tasks and milestones.
+    check_unique_ids(plan, &refs, &mut out);
+    // Index of the first task with each id (duplicates already reported).
+    let mut index: HashMap<&TaskId, usize> = HashMap::new();
+    for (i, r) in refs.iter().enumerate() {
+        index.entry(&r.task.id.value).or_insert(i);
+    }
+    let ancestors: Vec<Vec<usize>> = refs
+        .iter()
+        .map(|r| ancestors_of(r, &refs, &index))
+        .collect();
+
+    check_shape(plan, &refs, config, &mut out);
+
+    let graph = Graph {
+        refs: &refs,
+        index: &index,
+        ancestors: &ancestors,
+    };
+    let deps = graph.check_dependencies(&mut out);
+    graph.check_milestone_dependencies(plan, &mut out);
+    out.extend(find_cycles(&refs, &index, &ancestors, &deps));
+
+    check_testing_and_roles(&refs, config, repo, &mut out);
+    out
+}
+
+/// Unique ids across tasks and milestones.
+fn check_unique_ids(plan: &Plan, refs: &[TaskRef], out: &mut Vec<Problem>) {
     let mut first: HashMap<&TaskId, Pos> = HashMap::new();
     let ids = refs
         .iter()
@@ -45,77 +72,94 @@ pub fn validate_plan(plan: &Plan, config: &RepoConfig, repo: &dyn RepoFiles) -> 
             first.insert(&id.value, id.pos);
         }
     }
-    // Index of the first task with each id (duplicates already reported).
-    let mut index: HashMap<&TaskId, usize> = HashMap::new();
-    for (i, r) in refs.iter().enumerate() {
-        index.entry(&r.task.id.value).or_insert(i);
+}
+
+/// The plan's tasks, by index in walk order, with what the dependency
+/// checks need to know about each.
+struct Graph<'r, 'p> {
+    refs: &'r [TaskRef<'p>],
+    index: &'r HashMap<&'p TaskId, usize>,
+    ancestors: &'r [Vec<usize>],
+}
+
+impl Graph<'_, '_> {
+    /// A dependency on a task that does not exist, with the nearest name.
+    fn unknown(&self, task: &TaskId, dep: &Spanned<TaskId>) -> Problem {
+        let task_names = self.refs.iter().map(|r| r.task.id.as_str());
+        Problem::new(
+            Some(dep.pos),
+            ProblemKind::UnknownDependency {
+                task: task.clone(),
+                dependency: dep.value.clone(),
+                suggestion: did_you_mean(dep.as_str(), task_names),
+            },
+        )
     }
-    let task_names: Vec<&str> = refs.iter().map(|r| r.task.id.as_str()).collect();
-    let ancestors: Vec<Vec<usize>> = refs
-        .iter()
-        .map(|r| ancestors_of(r, &refs, &index))
-        .collect();
 
-    check_shape(plan, &refs, config, &mut out);
-
-    // Dependencies: the valid ones become edges for the cycle search.
-    let mut deps: Vec<Vec<(usize, Pos)>> = vec![Vec::new(); refs.len()];
-    for (i, r) in refs.iter().enumerate() {
-        let task = &r.task.id.value;
-        for dep in &r.task.depends_on {
-            let Some(&j) = index.get(&dep.value) else {
+    /// Each task's dependencies: the valid ones become edges for the
+    /// cycle search, the rest problems (unknown, on itself, on its own
+    /// ancestor or descendant).
+    fn check_dependencies(&self, out: &mut Vec<Problem>) -> Vec<Vec<(usize, Pos)>> {
+        let mut deps: Vec<Vec<(usize, Pos)>> = vec![Vec::new(); self.refs.len()];
+        for (i, r) in self.refs.iter().enumerate() {
+            let task = &r.task.id.value;
+            for dep in &r.task.depends_on {
+                let Some(&j) = self.index.get(&dep.value) else {
+                    out.push(self.unknown(task, dep));
+                    continue;
+                };
+                let relation = if i == j {
+                    out.push(Problem::new(
+                        Some(dep.pos),
+                        ProblemKind::SelfDependency { task: task.clone() },
+                    ));
+                    continue;
+                } else if self.ancestors[i].contains(&j) {
+                    "ancestor"
+                } else if self.ancestors[j].contains(&i) {
+                    "descendant"
+                } else {
+                    deps[i].push((j, dep.pos));
+                    continue;
+                };
                 out.push(Problem::new(
                     Some(dep.pos),
-                    ProblemKind::UnknownDependency {
+                    ProblemKind::HierarchyDependency {
                         task: task.clone(),
                         dependency: dep.value.clone(),
-                        suggestion: did_you_mean(dep.as_str(), task_names.iter().copied()),
+                        relation: relation.into(),
                     },
                 ));
-                continue;
-            };
-            let relation = if i == j {
-                out.push(Problem::new(
-                    Some(dep.pos),
-                    ProblemKind::SelfDependency { task: task.clone() },
-                ));
-                continue;
-            } else if ancestors[i].contains(&j) {
-                "ancestor"
-            } else if ancestors[j].contains(&i) {
-                "descendant"
-            } else {
-                deps[i].push((j, dep.pos));
-                continue;
-            };
-            out.push(Problem::new(
-                Some(dep.pos),
-                ProblemKind::HierarchyDependency {
-                    task: task.clone(),
-                    dependency: dep.value.clone(),
-                    relation: relation.into(),
-                },
-            ));
+            }
         }
+        deps
     }
-    for m in &plan.integration {
-        for dep in m.after.iter().filter(|d| !index.contains_key(&d.value)) {
-            out.push(Problem::new(
-                Some(dep.pos),
-                ProblemKind::UnknownDependency {
-                    task: m.id.value.clone(),
-                    dependency: dep.value.clone(),
-                    suggestion: did_you_mean(dep.as_str(), task_names.iter().copied()),
-                },
-            ));
-        }
-    }
-    out.extend(find_cycles(&refs, &index, &ancestors, &deps));
 
-    // Testing and roles.
+    /// Integration milestones wait only for tasks that exist.
+    fn check_milestone_dependencies(&self, plan: &Plan, out: &mut Vec<Problem>) {
+        for m in &plan.integration {
+            for dep in m
+                .after
+                .iter()
+                .filter(|d| !self.index.contains_key(&d.value))
+            {
+                out.push(self.unknown(&m.id.value, dep));
+            }
+        }
+    }
+}
+
+/// Testing and roles: a parent has no acceptance of its own, every task
+/// has something to run, and every role it names exists.
+fn check_testing_and_roles(
+    refs: &[TaskRef],
+    config: &RepoConfig,
+    repo: &dyn RepoFiles,
+    out: &mut Vec<Problem>,
+) {
     let roles: Vec<&str> = config.role_names().collect();
     let known = roles.join(", ");
-    for r in &refs {
+    for r in refs {
         let t = r.task;
         if t.is_parent() && !t.acceptance.is_empty() {
             out.push(Problem::new(
@@ -152,7 +196,6 @@ pub fn validate_plan(plan: &Plan, config: &RepoConfig, repo: &dyn RepoFiles) -> 
             }
         }
     }
-    out
 }
 
 fn ancestors_of(r: &TaskRef, refs: &[TaskRef], index: &HashMap<&TaskId, usize>) -> Vec<usize> {

@@ -8,11 +8,8 @@ use serde::{Deserialize, Serialize};
 use super::{ShipVia, StoryWorkflow};
 use crate::ids::{RepoName, UserId};
 
-/// taskgate's own event: something for a story's ship gate, recorded
-/// through the inbox (never accepted from outside).
-pub const SHIP_EVENT: &str = "taskgate.ship";
-
-/// The payload of a [`SHIP_EVENT`] delivery.
+/// The payload of `InternalEvent::Ship`: something for a story's ship
+/// gate, recorded through the inbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShipEvent {
     pub repo: RepoName,

@@ -28,7 +28,7 @@ pub use decide::{
     on_story_pr_merged, on_story_pr_seen, on_validation_finished, on_workflow_refused, Evaluation,
     ShipContext, ShipDecision, TaskProof, SHIP_GATE,
 };
-pub use event::{ShipEvent, ShipWhat, SHIP_EVENT};
+pub use event::{ShipEvent, ShipWhat};
 pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
 

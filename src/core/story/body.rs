@@ -109,13 +109,34 @@ pub fn render_task_body(
     repo: &dyn RepoFiles,
 ) -> String {
     let v = Views::new(plan, tasks);
-    let description = task
+    let mut rest = String::new();
+    acceptance_section(task, &v, repo, &mut rest);
+    if task.is_parent() {
+        let (d, n) = v.progress(task);
+        writeln!(rest, "\n### Subtasks: {d}/{n} complete\n").ok();
+        checklist(&task.tasks, 0, 0, &v, Some(repo), &mut rest);
+    }
+    if v.state(task) == TaskState::Blocked {
+        blocked_note(plan, task, &v, &mut rest);
+    }
+    if !task.depends_on.is_empty() {
+        depends_on_section(plan, task, &v, &mut rest);
+    }
+    task_footer(story, task, &mut rest);
+    match task
         .description
         .as_deref()
         .map(markdown_block)
-        .filter(|d| !d.is_empty());
-    let mut rest = String::new();
+        .filter(|d| !d.is_empty())
+    {
+        Some(description) => with_description(&description, rest),
+        None => rest,
+    }
+}
 
+/// The acceptance checklist: tests (declared or discovered), artifacts
+/// and metrics, ticked once the task's gates have passed.
+fn acceptance_section(task: &Task, v: &Views, repo: &dyn RepoFiles, rest: &mut String) {
     rest.push_str("### Acceptance\n\n");
     let passed = matches!(v.state(task), TaskState::Review | TaskState::Completed);
     let check = if passed { "- [x]" } else { "- [ ]" };
@@ -145,54 +166,54 @@ pub fn render_task_body(
         let rule = format!("{} {} {}", m.name, metric_symbol(m.operator), m.value);
         writeln!(rest, "{check} Metric {}", code(&rule)).ok();
     }
+}
 
-    if task.is_parent() {
-        let (d, n) = v.progress(task);
-        writeln!(rest, "\n### Subtasks: {d}/{n} complete\n").ok();
-        checklist(&task.tasks, 0, 0, &v, Some(repo), &mut rest);
-    }
-
-    if v.state(task) == TaskState::Blocked {
-        let failing: Vec<String> = task
-            .depends_on
-            .iter()
-            .filter(|d| {
-                matches!(
-                    v.state_of(&d.value),
-                    TaskState::TestFailed | TaskState::Blocked
-                )
-            })
-            .map(|d| match plan.task(&d.value) {
-                Some(dep) => v.name(dep),
-                None => code(d.value.as_str()),
-            })
-            .collect();
-        if failing.is_empty() {
-            rest.push_str(
-                "\n> **Blocked:** its failure loop reached a bound and needs a person; see the escalation report in the comments.\n",
-            );
-        } else {
-            writeln!(
-                rest,
-                "\n> **Blocked** by {}: failing its acceptance tests. This task becomes ready by itself when {} pass.",
-                failing.join(", "),
-                if failing.len() == 1 { "they" } else { "all of them" }
+/// Why a blocked task is blocked: the dependencies that fail, or else its
+/// own failure loop, which needs a person.
+fn blocked_note(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+    let failing: Vec<String> = task
+        .depends_on
+        .iter()
+        .filter(|d| {
+            matches!(
+                v.state_of(&d.value),
+                TaskState::TestFailed | TaskState::Blocked
             )
-            .ok();
-        }
+        })
+        .map(|d| match plan.task(&d.value) {
+            Some(dep) => v.name(dep),
+            None => code(d.value.as_str()),
+        })
+        .collect();
+    if failing.is_empty() {
+        rest.push_str(
+            "\n> **Blocked:** its failure loop reached a bound and needs a person; see the escalation report in the comments.\n",
+        );
+    } else {
+        writeln!(
+            rest,
+            "\n> **Blocked** by {}: failing its acceptance tests. This task becomes ready by itself when {} pass.",
+            failing.join(", "),
+            if failing.len() == 1 { "they" } else { "all of them" }
+        )
+        .ok();
     }
+}
 
-    if !task.depends_on.is_empty() {
-        rest.push_str("\n### Depends on\n\n");
-        for d in &task.depends_on {
-            let name = match plan.task(&d.value) {
-                Some(dep) => v.name(dep),
-                None => code(d.value.as_str()),
-            };
-            writeln!(rest, "- {name} · {}", code(v.state_of(&d.value).name())).ok();
-        }
+/// Each dependency with its state.
+fn depends_on_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+    rest.push_str("\n### Depends on\n\n");
+    for d in &task.depends_on {
+        let name = match plan.task(&d.value) {
+            Some(dep) => v.name(dep),
+            None => code(d.value.as_str()),
+        };
+        writeln!(rest, "- {name} · {}", code(v.state_of(&d.value).name())).ok();
     }
+}
 
+/// Role, failure routing and plan id, then the marker.
+fn task_footer(story: &str, task: &Task, rest: &mut String) {
     rest.push('\n');
     let role = match &task.role {
         Some(r) => code(&r.value),
@@ -214,10 +235,11 @@ pub fn render_task_body(
     }
     .render();
     writeln!(rest, "\n{marker}").ok();
+}
 
-    let Some(description) = description else {
-        return rest;
-    };
+/// The description above the rest, shortened when the whole would exceed
+/// [`MAX_BODY_CHARS`] (the rest, with the marker, is always kept).
+fn with_description(description: &str, rest: String) -> String {
     let body = format!("{description}\n\n{rest}");
     if body.len() <= MAX_BODY_CHARS {
         return body;

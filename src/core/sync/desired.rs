@@ -47,37 +47,76 @@ struct Desired<'p> {
 
 /// One pass: the effects that bring GitHub closer to the plan.
 pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoView) -> Vec<Effect> {
-    let story_key = Marker::Story {
-        story: story.to_owned(),
+    let keys = Keys::new(story);
+    let states = task_states(plan, view, &|id| keys.task(id));
+    let views = task_views(plan, view, &keys, &states);
+    let pass = Pass {
+        story,
+        plan,
+        files,
+        view,
+        keys,
+        states,
+        views,
+    };
+    let wanted = pass.wanted();
+    let mut effects = pass.ensure_labels();
+
+    // Pass 1: create what is missing; everything else waits for numbers.
+    let missing: Vec<&Desired> = wanted
+        .iter()
+        .filter(|d| !view.issues.contains_key(&d.key))
+        .collect();
+    if !missing.is_empty() {
+        pass.create_missing(&missing, &mut effects);
+        return effects;
     }
-    .key();
-    let task_key = |id: &TaskId| {
-        Marker::Task {
+
+    // Pass 2: every issue exists; bring each in line.
+    for d in &wanted {
+        pass.align_issue(d, &view.issues[&d.key], &mut effects);
+    }
+    pass.close_removed(&wanted, &mut effects);
+    pass.create_branches(&mut effects);
+    effects
+}
+
+/// The story's marker keys: its own, and each task's.
+struct Keys<'s> {
+    story: &'s str,
+    story_key: String,
+}
+
+impl<'s> Keys<'s> {
+    fn new(story: &'s str) -> Self {
+        let story_key = Marker::Story {
             story: story.to_owned(),
+        }
+        .key();
+        Keys { story, story_key }
+    }
+
+    fn task(&self, id: &TaskId) -> String {
+        Marker::Task {
+            story: self.story.to_owned(),
             task: id.clone(),
         }
         .key()
-    };
-    let mut wanted = vec![Desired {
-        key: story_key.clone(),
-        task: None,
-        parent_key: None,
-    }];
-    for r in plan.walk() {
-        wanted.push(Desired {
-            key: task_key(&r.task.id.value),
-            task: Some(r.task),
-            parent_key: Some(r.parent.map(&task_key).unwrap_or_else(|| story_key.clone())),
-        });
     }
+}
 
-    let states = task_states(plan, view, &task_key);
-    let views: BTreeMap<TaskId, TaskView> = plan
-        .walk()
+/// What the bodies show of each task: its issue, state and marker.
+fn task_views(
+    plan: &Plan,
+    view: &RepoView,
+    keys: &Keys,
+    states: &BTreeMap<TaskId, TaskState>,
+) -> BTreeMap<TaskId, TaskView> {
+    plan.walk()
         .iter()
         .map(|r| {
             let id = r.task.id.value.clone();
-            let key = task_key(&id);
+            let key = keys.task(&id);
             let issue = view.issues.get(&key).map(|i| i.number.0);
             let state = states[&id];
             let marker = Some(key);
@@ -90,48 +129,83 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
                 },
             )
         })
-        .collect();
+        .collect()
+}
 
-    let mut effects = Vec::new();
-    let needed_labels = needed_labels(&states);
-    for name in &needed_labels {
-        if !view.labels.contains(name) {
-            if let Some(spec) = labels::spec(name) {
-                effects.push(Effect::EnsureLabel {
-                    repo: view.repo.clone(),
-                    name: spec.name,
-                    color: spec.color,
-                    description: spec.description,
-                });
-            }
+/// Everything one pass works from, with each task's state decided.
+struct Pass<'a> {
+    story: &'a str,
+    plan: &'a Plan,
+    files: &'a dyn RepoFiles,
+    view: &'a RepoView<'a>,
+    keys: Keys<'a>,
+    states: BTreeMap<TaskId, TaskState>,
+    views: BTreeMap<TaskId, TaskView>,
+}
+
+impl<'a> Pass<'a> {
+    /// The issues the plan wants: the story's, then every task's in walk
+    /// order, each under its parent task or else the story.
+    fn wanted(&self) -> Vec<Desired<'a>> {
+        let story_key = &self.keys.story_key;
+        let mut wanted = vec![Desired {
+            key: story_key.clone(),
+            task: None,
+            parent_key: None,
+        }];
+        for r in self.plan.walk() {
+            wanted.push(Desired {
+                key: self.keys.task(&r.task.id.value),
+                task: Some(r.task),
+                parent_key: Some(
+                    r.parent
+                        .map(|p| self.keys.task(p))
+                        .unwrap_or_else(|| story_key.clone()),
+                ),
+            });
         }
+        wanted
     }
 
-    let desired_issue = |d: &Desired| -> (String, String, BTreeSet<String>) {
+    /// The labels this story uses that the repository lacks.
+    fn ensure_labels(&self) -> Vec<Effect> {
+        needed_labels(&self.states)
+            .iter()
+            .filter(|name| !self.view.labels.contains(*name))
+            .filter_map(|name| labels::spec(name))
+            .map(|spec| Effect::EnsureLabel {
+                repo: self.view.repo.clone(),
+                name: spec.name,
+                color: spec.color,
+                description: spec.description,
+            })
+            .collect()
+    }
+
+    /// The title, body and type labels one issue should have.
+    fn desired_issue(&self, d: &Desired) -> (String, String, BTreeSet<String>) {
+        let (story, plan, files) = (self.story, self.plan, self.files);
         match d.task {
             None => (
                 plan.story.clone(),
-                render_story_body(story, plan, &views, files),
+                render_story_body(story, plan, &self.views, files),
                 BTreeSet::from([labels::STORY.to_owned()]),
             ),
             Some(task) => (
                 task.title.clone(),
-                render_task_body(story, plan, task, &views, files),
-                BTreeSet::from([labels::TASK.to_owned(), states[&task.id.value].label()]),
+                render_task_body(story, plan, task, &self.views, files),
+                BTreeSet::from([labels::TASK.to_owned(), self.states[&task.id.value].label()]),
             ),
         }
-    };
+    }
 
-    // Pass 1: create what is missing; everything else waits for numbers.
-    let missing: Vec<&Desired> = wanted
-        .iter()
-        .filter(|d| !view.issues.contains_key(&d.key))
-        .collect();
-    if !missing.is_empty() {
+    /// Creates the missing issues, then asks for another pass once they
+    /// have numbers.
+    fn create_missing(&self, missing: &[&Desired], effects: &mut Vec<Effect>) {
         for d in missing {
-            let (title, body, labels) = desired_issue(d);
+            let (title, body, labels) = self.desired_issue(d);
             effects.push(Effect::CreateIssue {
-                repo: view.repo.clone(),
+                repo: self.view.repo.clone(),
                 marker: d.key.clone(),
                 title,
                 body,
@@ -140,46 +214,23 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
             });
         }
         effects.push(Effect::Reconcile {
-            repo: view.repo.clone(),
-            story: story.to_owned(),
+            repo: self.view.repo.clone(),
+            story: self.story.to_owned(),
             round: 0,
         });
-        return effects;
     }
 
-    // Pass 2: every issue exists; bring each in line.
-    for d in &wanted {
-        let record = &view.issues[&d.key];
-        let (title, body, type_labels) = desired_issue(d);
-        let labels: BTreeSet<String> = record
-            .labels
-            .iter()
-            .filter(|l| !l.starts_with("state:"))
-            .cloned()
-            .chain(type_labels)
-            .collect();
-        let change = Effect::UpdateIssue {
-            repo: view.repo.clone(),
-            marker: d.key.clone(),
-            title: (record.title != title).then_some(title),
-            body: (record.body != body).then_some(body),
-            labels: (record.labels != labels).then(|| labels.into_iter().collect()),
-            // A task is closed when it completes (closing keywords do not
-            // fire on merges into a story branch); everything else is open.
-            state: match (record.open, d.task.map(|t| states[&t.id.value])) {
-                (true, Some(TaskState::Completed)) => Some(IssueState::ClosedCompleted),
-                (true, _) => None,
-                (false, Some(TaskState::Completed)) => None,
-                (false, _) => Some(IssueState::Open),
-            },
-        };
+    /// Brings one existing issue in line: its text, labels and state, its
+    /// parent link and, for a task, its blockers.
+    fn align_issue(&self, d: &Desired, record: &IssueRecord, effects: &mut Vec<Effect>) {
+        let change = self.update_issue(d, record);
         if !change.is_noop() {
             effects.push(change);
         }
         if let Some(parent) = &d.parent_key {
             if record.parent.as_ref() != Some(parent) {
                 effects.push(Effect::LinkSubIssue {
-                    repo: view.repo.clone(),
+                    repo: self.view.repo.clone(),
                     parent: parent.clone(),
                     child: d.key.clone(),
                     replace_parent: record.parent.is_some(),
@@ -187,77 +238,121 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
             }
         }
         if let Some(task) = d.task {
-            let blockers: BTreeSet<String> = task
-                .depends_on
-                .iter()
-                .map(|dep| task_key(&dep.value))
-                .collect();
-            for add in blockers.difference(&record.blocked_by) {
-                effects.push(Effect::AddBlockedBy {
-                    repo: view.repo.clone(),
-                    marker: d.key.clone(),
-                    blocker: add.clone(),
-                });
+            self.align_blockers(d, task, record, effects);
+        }
+    }
+
+    /// The update that gives one issue its title, body, labels and state
+    /// (a no-op when it has them already).
+    fn update_issue(&self, d: &Desired, record: &IssueRecord) -> Effect {
+        let (title, body, type_labels) = self.desired_issue(d);
+        let labels: BTreeSet<String> = record
+            .labels
+            .iter()
+            .filter(|l| !l.starts_with("state:"))
+            .cloned()
+            .chain(type_labels)
+            .collect();
+        Effect::UpdateIssue {
+            repo: self.view.repo.clone(),
+            marker: d.key.clone(),
+            title: (record.title != title).then_some(title),
+            body: (record.body != body).then_some(body),
+            labels: (record.labels != labels).then(|| labels.into_iter().collect()),
+            // A task is closed when it completes (closing keywords do not
+            // fire on merges into a story branch); everything else is open.
+            state: match (record.open, d.task.map(|t| self.states[&t.id.value])) {
+                (true, Some(TaskState::Completed)) => Some(IssueState::ClosedCompleted),
+                (true, _) => None,
+                (false, Some(TaskState::Completed)) => None,
+                (false, _) => Some(IssueState::Open),
+            },
+        }
+    }
+
+    /// Makes a task's "blocked by" links match its dependencies.
+    fn align_blockers(
+        &self,
+        d: &Desired,
+        task: &Task,
+        record: &IssueRecord,
+        effects: &mut Vec<Effect>,
+    ) {
+        let blockers: BTreeSet<String> = task
+            .depends_on
+            .iter()
+            .map(|dep| self.keys.task(&dep.value))
+            .collect();
+        for add in blockers.difference(&record.blocked_by) {
+            effects.push(Effect::AddBlockedBy {
+                repo: self.view.repo.clone(),
+                marker: d.key.clone(),
+                blocker: add.clone(),
+            });
+        }
+        for remove in record.blocked_by.difference(&blockers) {
+            effects.push(Effect::RemoveBlockedBy {
+                repo: self.view.repo.clone(),
+                marker: d.key.clone(),
+                blocker: remove.clone(),
+            });
+        }
+    }
+
+    /// Tasks no longer in the plan: closed as not planned, with a comment.
+    fn close_removed(&self, wanted: &[Desired], effects: &mut Vec<Effect>) {
+        let wanted_keys: BTreeSet<&str> = wanted.iter().map(|d| d.key.as_str()).collect();
+        let task_prefix = format!("{} task=", self.keys.story_key);
+        for (key, record) in self.view.issues.range(task_prefix.clone()..) {
+            if !key.starts_with(&task_prefix) {
+                break;
             }
-            for remove in record.blocked_by.difference(&blockers) {
-                effects.push(Effect::RemoveBlockedBy {
-                    repo: view.repo.clone(),
-                    marker: d.key.clone(),
-                    blocker: remove.clone(),
+            // Branch todos share the prefix; only task issues are plan items.
+            let is_task = matches!(Marker::from_key(key), Some(Marker::Task { .. }));
+            if is_task && record.open && !wanted_keys.contains(key.as_str()) {
+                effects.push(Effect::PostComment {
+                    repo: self.view.repo.clone(),
+                    issue: record.number,
+                    body:
+                        "This task was removed from the plan, so taskgate closes it as not planned."
+                            .into(),
+                    marker: format!("removed {key}"),
+                });
+                effects.push(Effect::UpdateIssue {
+                    repo: self.view.repo.clone(),
+                    marker: key.clone(),
+                    title: None,
+                    body: None,
+                    labels: None,
+                    state: Some(IssueState::ClosedNotPlanned),
                 });
             }
         }
     }
 
-    // Tasks no longer in the plan: closed as not planned, with a comment.
-    let wanted_keys: BTreeSet<&str> = wanted.iter().map(|d| d.key.as_str()).collect();
-    let task_prefix = format!("{story_key} task=");
-    for (key, record) in view.issues.range(task_prefix.clone()..) {
-        if !key.starts_with(&task_prefix) {
-            break;
+    /// Branches: the story's from the default branch, one per leaf task
+    /// from the story branch (both start at the same commit). The slug
+    /// comes from the task id, which never changes, not from its title.
+    fn create_branches(&self, effects: &mut Vec<Effect>) {
+        let issues = self.view.issues;
+        let story_number = issues[&self.keys.story_key].number.0;
+        let mut branches = vec![story_branch(story_number)];
+        for r in self.plan.walk() {
+            if !r.task.is_parent() {
+                let number = issues[&self.keys.task(&r.task.id.value)].number.0;
+                branches.push(task_branch(number, r.task.id.value.as_str()));
+            }
         }
-        // Branch todos share the prefix; only task issues are plan items.
-        let is_task = matches!(Marker::from_key(key), Some(Marker::Task { .. }));
-        if is_task && record.open && !wanted_keys.contains(key.as_str()) {
-            effects.push(Effect::PostComment {
-                repo: view.repo.clone(),
-                issue: record.number,
-                body: "This task was removed from the plan, so taskgate closes it as not planned."
-                    .into(),
-                marker: format!("removed {key}"),
-            });
-            effects.push(Effect::UpdateIssue {
-                repo: view.repo.clone(),
-                marker: key.clone(),
-                title: None,
-                body: None,
-                labels: None,
-                state: Some(IssueState::ClosedNotPlanned),
-            });
+        for name in branches {
+            if !self.view.branches.contains(&name) {
+                effects.push(Effect::CreateBranch {
+                    repo: self.view.repo.clone(),
+                    name,
+                    sha: self.view.base_sha.clone(),
+                });
+            }
         }
     }
-
-    // Branches: the story's from the default branch, one per leaf task
-    // from the story branch (both start at the same commit). The slug comes
-    // from the task id, which never changes, not from its title.
-    let story_number = view.issues[&story_key].number.0;
-    let mut branches = vec![story_branch(story_number)];
-    for r in plan.walk() {
-        if !r.task.is_parent() {
-            let number = view.issues[&task_key(&r.task.id.value)].number.0;
-            branches.push(task_branch(number, r.task.id.value.as_str()));
-        }
-    }
-    for name in branches {
-        if !view.branches.contains(&name) {
-            effects.push(Effect::CreateBranch {
-                repo: view.repo.clone(),
-                name,
-                sha: view.base_sha.clone(),
-            });
-        }
-    }
-    effects
 }
 
 /// Labels this story uses now.

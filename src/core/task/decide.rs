@@ -6,7 +6,9 @@ use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
 use crate::core::config::{MergeMethod, ReviewMode};
 use crate::core::effect::{CheckStatus, CheckUpdate, Effect};
 use crate::core::plan::TaskState;
-use crate::core::report::{annotation_batches, render_check_output, CheckOutput, RunReport};
+use crate::core::report::{
+    annotation_batches, render_check_output, CheckOutput, GateResult, RunReport,
+};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, UserId};
 
 /// What the transitions need to know about the task and its repository.
@@ -155,34 +157,16 @@ pub(super) fn short(sha: &CommitSha) -> &str {
 /// Pushers kept per task (the most recent), for the self-approval rule.
 pub const KEPT_PUSHERS: usize = 20;
 
+/// Something asks for the task to be tested ([`Trigger`]): the attempt it
+/// queues, or why none runs.
 pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
-    let noted;
-    let record = match trigger {
-        Trigger::Head {
-            pusher: Some(who), ..
-        } if !record.pushed_by.contains(who) => {
-            let mut r = record.clone();
-            r.pushed_by.push(*who);
-            if r.pushed_by.len() > KEPT_PUSHERS {
-                r.pushed_by.remove(0);
-            }
-            noted = r;
-            &noted
-        }
-        _ => record,
-    };
+    let noted = note_pusher(record, trigger);
+    let record = noted.as_ref().unwrap_or(record);
     if matches!(
         record.state,
         Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
     ) {
-        let state = record.state.map(|s| s.name()).unwrap_or_default();
-        let mut next = record.clone();
-        if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
-            // Remembered, so `/resume` tests what was pushed meanwhile.
-            next.head = Some(sha.clone());
-            next.pr = pr.or(next.pr);
-        }
-        return TaskDecision::unchanged(&next, format!("task is {state}: not run"));
+        return not_run(record, trigger);
     }
     if !ctx.waiting_for.is_empty() {
         return pending(record, trigger, ctx);
@@ -191,76 +175,21 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
     let mut effects = Vec::new();
     let (sha, gates) = match trigger {
         Trigger::Head { sha, pr, .. } => {
-            if let Some(pr) = pr {
-                next.pr = Some(*pr);
-                next.pr_requested = false;
-            } else if next.pr.is_none() && (!next.pr_requested || record.head.as_ref() != Some(sha))
-            {
-                // A commit on a task branch without a PR: open a draft
-                // (SPEC §3) so the work has a place to be reviewed. Asked
-                // again at each new head until the PR's webhook arrives:
-                // GitHub refuses a PR without commits, and answers
-                // "already exists" to a second ask, which costs nothing.
-                next.pr_requested = true;
-                effects.push(Effect::CreatePullRequest {
-                    repo: ctx.repo.clone(),
-                    head: ctx.branch.to_owned(),
-                    base: ctx.story_branch.to_owned(),
-                    title: ctx.title.to_owned(),
-                    body: render::task_pull_body(ctx.task_issue),
-                    draft: true,
-                });
-            }
-            let already = record.current.as_ref().is_some_and(|a| {
-                a.sha == *sha
-                    && a.gates.len() == ctx.gates.len()
-                    && !matches!(a.status, AttemptStatus::Cancelled | AttemptStatus::Skipped)
-            });
+            adopt_pull_request(record, &mut next, sha, *pr, ctx, &mut effects);
             next.head = Some(sha.clone());
-            if already {
-                // A pull request adopted after its head was proven (a
-                // person opened it, ready, once the run was green) merges
-                // as `ready_for_review` would: the order of events must
-                // not strand a proven task.
-                let merging = pr.and_then(|_| merge_if_ready(&next, ctx));
-                let outcome = match merging {
-                    Some(_) => format!("{} is already proven: merging", short(sha)),
-                    None => format!("{} is already tested or being tested", short(sha)),
-                };
-                effects.extend(merging);
-                return TaskDecision {
-                    record: next,
-                    effects,
-                    outcome,
-                    ..TaskDecision::unchanged(record, "")
-                };
+            if already_tested(record, sha, ctx) {
+                return already_tested_head(record, next, sha, *pr, ctx, effects);
             }
             (sha.clone(), ctx.gates.to_vec())
         }
         Trigger::Retry { sha, gate } => {
-            let Some(sha) = sha.clone().or_else(|| record.head.clone()) else {
-                return TaskDecision::unchanged(record, "nothing pushed yet: nothing to retry");
-            };
-            // Re-running an older commit's check run must not move the
-            // task back to that commit: only the head is retried.
-            if record.head.as_ref().is_some_and(|head| *head != sha) {
-                return TaskDecision::unchanged(
-                    record,
-                    format!(
-                        "{} is not the branch's head any more: push or retry the head",
-                        short(&sha)
-                    ),
-                );
-            }
-            next.head = Some(sha.clone());
-            let gates = match gate {
-                Some(g) if ctx.gates.contains(g) => vec![g.clone()],
-                Some(g) => {
-                    return TaskDecision::unchanged(record, format!("the task has no gate `{g}`"))
+            match retry_target(record, sha.as_ref(), gate.as_deref(), ctx) {
+                Ok((sha, gates)) => {
+                    next.head = Some(sha.clone());
+                    (sha, gates)
                 }
-                None => ctx.gates.to_vec(),
-            };
-            (sha, gates)
+                Err(outcome) => return TaskDecision::unchanged(record, outcome),
+            }
         }
     };
 
@@ -275,7 +204,143 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             ..TaskDecision::unchanged(record, "")
         };
     }
+    queue_attempt(record, next, effects, sha, gates, ctx)
+}
 
+/// The record with a push's pusher remembered (the most recent
+/// [`KEPT_PUSHERS`]), when the trigger names one not remembered yet.
+fn note_pusher(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
+    match trigger {
+        Trigger::Head {
+            pusher: Some(who), ..
+        } if !record.pushed_by.contains(who) => {
+            let mut r = record.clone();
+            r.pushed_by.push(*who);
+            if r.pushed_by.len() > KEPT_PUSHERS {
+                r.pushed_by.remove(0);
+            }
+            Some(r)
+        }
+        _ => None,
+    }
+}
+
+/// A completed, rejected or paused task is not run.
+fn not_run(record: &TaskRecord, trigger: &Trigger) -> TaskDecision {
+    let state = record.state.map(|s| s.name()).unwrap_or_default();
+    let mut next = record.clone();
+    if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
+        // Remembered, so `/resume` tests what was pushed meanwhile.
+        next.head = Some(sha.clone());
+        next.pr = pr.or(next.pr);
+    }
+    TaskDecision::unchanged(&next, format!("task is {state}: not run"))
+}
+
+/// Takes the head's pull request, if the trigger names one; else asks for
+/// a draft one when the task has none.
+fn adopt_pull_request(
+    record: &TaskRecord,
+    next: &mut TaskRecord,
+    sha: &CommitSha,
+    pr: Option<PullRef>,
+    ctx: &TaskContext,
+    effects: &mut Vec<Effect>,
+) {
+    if let Some(pr) = pr {
+        next.pr = Some(pr);
+        next.pr_requested = false;
+    } else if next.pr.is_none() && (!next.pr_requested || record.head.as_ref() != Some(sha)) {
+        // A commit on a task branch without a PR: open a draft
+        // (SPEC §3) so the work has a place to be reviewed. Asked
+        // again at each new head until the PR's webhook arrives:
+        // GitHub refuses a PR without commits, and answers
+        // "already exists" to a second ask, which costs nothing.
+        next.pr_requested = true;
+        effects.push(Effect::CreatePullRequest {
+            repo: ctx.repo.clone(),
+            head: ctx.branch.to_owned(),
+            base: ctx.story_branch.to_owned(),
+            title: ctx.title.to_owned(),
+            body: render::task_pull_body(ctx.task_issue),
+            draft: true,
+        });
+    }
+}
+
+/// `sha` with all the task's gates is tested or being tested (an attempt
+/// cancelled or skipped does not count).
+fn already_tested(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
+    record.current.as_ref().is_some_and(|a| {
+        a.sha == *sha
+            && a.gates.len() == ctx.gates.len()
+            && !matches!(a.status, AttemptStatus::Cancelled | AttemptStatus::Skipped)
+    })
+}
+
+/// A head already tested is not run again. A pull request adopted after
+/// its head was proven (a person opened it, ready, once the run was green)
+/// merges as `ready_for_review` would: the order of events must not
+/// strand a proven task.
+fn already_tested_head(
+    record: &TaskRecord,
+    next: TaskRecord,
+    sha: &CommitSha,
+    pr: Option<PullRef>,
+    ctx: &TaskContext,
+    mut effects: Vec<Effect>,
+) -> TaskDecision {
+    let merging = pr.and_then(|_| merge_if_ready(&next, ctx));
+    let outcome = match merging {
+        Some(_) => format!("{} is already proven: merging", short(sha)),
+        None => format!("{} is already tested or being tested", short(sha)),
+    };
+    effects.extend(merging);
+    TaskDecision {
+        record: next,
+        effects,
+        outcome,
+        ..TaskDecision::unchanged(record, "")
+    }
+}
+
+/// What a retry runs: the head (or `sha`, which must be the head) with
+/// every gate or the one named; `Err` says why nothing runs.
+fn retry_target(
+    record: &TaskRecord,
+    sha: Option<&CommitSha>,
+    gate: Option<&str>,
+    ctx: &TaskContext,
+) -> Result<(CommitSha, Vec<String>), String> {
+    let Some(sha) = sha.or(record.head.as_ref()).cloned() else {
+        return Err("nothing pushed yet: nothing to retry".into());
+    };
+    // Re-running an older commit's check run must not move the
+    // task back to that commit: only the head is retried.
+    if record.head.as_ref().is_some_and(|head| *head != sha) {
+        return Err(format!(
+            "{} is not the branch's head any more: push or retry the head",
+            short(&sha)
+        ));
+    }
+    let gates = match gate {
+        Some(g) if ctx.gates.iter().any(|c| c == g) => vec![g.to_owned()],
+        Some(g) => return Err(format!("the task has no gate `{g}`")),
+        None => ctx.gates.to_vec(),
+    };
+    Ok((sha, gates))
+}
+
+/// Queues a new attempt at `sha` for `gates`: its check runs open as
+/// queued, and the one it supersedes is cancelled.
+fn queue_attempt(
+    record: &TaskRecord,
+    mut next: TaskRecord,
+    mut effects: Vec<Effect>,
+    sha: CommitSha,
+    gates: Vec<String>,
+    ctx: &TaskContext,
+) -> TaskDecision {
     let cancelled = supersede(record, &sha, ctx, &mut effects);
     let number = record.attempts + 1;
     for gate in &gates {
@@ -510,72 +575,91 @@ fn finish(
     let mut effects = Vec::new();
     for gate in &current.gates {
         let key = check_key(ctx.story, ctx.task, current.number, gate);
-        let Some(result) = report.gates.iter().find(|g| &g.gate == gate) else {
-            // The runner said nothing about this gate: a runner fault.
-            effects.push(Effect::UpdateCheckRun {
-                repo: ctx.repo.clone(),
-                key,
-                update: CheckUpdate {
-                    status: CheckStatus::Completed,
-                    conclusion: Some("failure".into()),
-                    output: Some(render::missing_gate_output(gate)),
-                    retry_button: true,
-                    approve_button: false,
-                },
-            });
-            next.verdicts.insert(
-                gate.clone(),
+        let verdict = match report.gates.iter().find(|g| &g.gate == gate) {
+            Some(result) => {
+                effects.extend(completed_check(ctx, key, result, workspace));
+                GateVerdict {
+                    sha: current.sha.clone(),
+                    attempt: current.number,
+                    passed: result.passed,
+                    kind: result.kind,
+                    summary: result.summary.clone(),
+                }
+            }
+            None => {
+                // The runner said nothing about this gate: a runner fault.
+                effects.push(update_check(
+                    ctx,
+                    key,
+                    CheckStatus::Completed,
+                    Some("failure".into()),
+                    Some(render::missing_gate_output(gate)),
+                    true,
+                ));
                 GateVerdict {
                     sha: current.sha.clone(),
                     attempt: current.number,
                     passed: false,
                     kind: Some(crate::classify::FailureKind::ToolingError),
                     summary: Some("the runner reported nothing for this gate".into()),
-                },
-            );
-            continue;
+                }
+            }
         };
-        let output = render_check_output(result, workspace);
-        let batches = annotation_batches(&output.annotations);
-        let first = CheckOutput {
-            annotations: batches.first().map(|b| b.to_vec()).unwrap_or_default(),
-            ..output.clone()
-        };
+        next.verdicts.insert(gate.clone(), verdict);
+    }
+    conclude(next, current, ctx, effects)
+}
+
+/// Completes a gate's check run with its result: the first 50 annotations
+/// with the conclusion, then the rest (GitHub takes 50 per request and
+/// appends the rest).
+fn completed_check(
+    ctx: &TaskContext,
+    key: String,
+    result: &GateResult,
+    workspace: &str,
+) -> Vec<Effect> {
+    let output = render_check_output(result, workspace);
+    let batches = annotation_batches(&output.annotations);
+    let first = CheckOutput {
+        annotations: batches.first().map(|b| b.to_vec()).unwrap_or_default(),
+        ..output.clone()
+    };
+    let mut effects = vec![update_check(
+        ctx,
+        key.clone(),
+        CheckStatus::Completed,
+        Some(if result.passed { "success" } else { "failure" }.into()),
+        Some(first),
+        true,
+    )];
+    for batch in batches.iter().skip(1) {
         effects.push(update_check(
             ctx,
             key.clone(),
             CheckStatus::Completed,
-            Some(if result.passed { "success" } else { "failure" }.into()),
-            Some(first),
-            true,
+            None,
+            Some(CheckOutput {
+                title: output.title.clone(),
+                summary: output.summary.clone(),
+                text: String::new(),
+                annotations: batch.to_vec(),
+            }),
+            false,
         ));
-        // GitHub takes 50 annotations per request and appends the rest.
-        for batch in batches.iter().skip(1) {
-            effects.push(update_check(
-                ctx,
-                key.clone(),
-                CheckStatus::Completed,
-                None,
-                Some(CheckOutput {
-                    title: output.title.clone(),
-                    summary: output.summary.clone(),
-                    text: String::new(),
-                    annotations: batch.to_vec(),
-                }),
-                false,
-            ));
-        }
-        next.verdicts.insert(
-            gate.clone(),
-            GateVerdict {
-                sha: current.sha.clone(),
-                attempt: current.number,
-                passed: result.passed,
-                kind: result.kind,
-                summary: result.summary.clone(),
-            },
-        );
     }
+    effects
+}
+
+/// The attempt's verdict once every gate is recorded: passed when every
+/// gate of the task passed at its commit. A pass moves the task to review
+/// (and merges it in auto review), a failure to `test-failed`.
+fn conclude(
+    mut next: TaskRecord,
+    current: &Attempt,
+    ctx: &TaskContext,
+    mut effects: Vec<Effect>,
+) -> TaskDecision {
     let passed = ctx.gates.iter().all(|g| {
         next.verdicts
             .get(g)

@@ -38,11 +38,11 @@ pub use decide::{
     RunProgress, TaskContext, TaskDecision, Trigger,
 };
 pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
-pub use progress::{Progress, RunEvent, RUN_EVENT};
+pub use progress::{Progress, RunEvent};
 pub use render::{render_fork_summary, render_merge_refused};
 pub use review::{
     api_review_refusal, on_review_command, ApiReview, ReviewCommand, ReviewInputs, ReviewRefusal,
-    Reviewer, MAX_REVISIONS, REVIEW_EVENT,
+    Reviewer, MAX_REVISIONS,
 };
 pub use review_text::{render_explain, render_status, render_story_status};
 
@@ -156,6 +156,20 @@ impl AttemptStatus {
 
     pub fn is_active(self) -> bool {
         matches!(self, AttemptStatus::Queued | AttemptStatus::Running)
+    }
+
+    /// The status a stored word names; `None` for any other word.
+    pub fn parse(word: &str) -> Option<AttemptStatus> {
+        [
+            AttemptStatus::Queued,
+            AttemptStatus::Running,
+            AttemptStatus::Passed,
+            AttemptStatus::Failed,
+            AttemptStatus::Cancelled,
+            AttemptStatus::Skipped,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == word)
     }
 }
 

@@ -7,12 +7,9 @@ use serde::{Deserialize, Serialize};
 use super::RunProgress;
 use crate::ids::RepoName;
 
-/// taskgate's own event: progress of a run, recorded by the runner through
-/// the inbox so that every decision about a task is made by the processor,
-/// one at a time (never accepted from outside).
-pub const RUN_EVENT: &str = "taskgate.run";
-
-/// The payload of a [`RUN_EVENT`] delivery.
+/// The payload of `InternalEvent::Run`: progress of a run, recorded by the
+/// runner through the inbox so that every decision about a task is made by
+/// the processor, one at a time.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunEvent {
     pub repo: RepoName,

@@ -30,12 +30,9 @@ pub enum ReviewCommand {
     Resume,
 }
 
-/// taskgate's own event: `POST /api/tasks/{id}/accept|reject`, recorded by
-/// the API so the processor decides it like the comment commands (never
-/// accepted from outside).
-pub const REVIEW_EVENT: &str = "taskgate.review";
-
-/// The payload of a [`REVIEW_EVENT`] delivery.
+/// The payload of `InternalEvent::Review`: `POST
+/// /api/tasks/{id}/accept|reject`, recorded by the API so the processor
+/// decides it like the comment commands.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ApiReview {
     pub repo: crate::ids::RepoName,

@@ -77,26 +77,32 @@ impl RepoClient<'_> {
         Created::read(&self.post(&self.path("check-runs"), Some(&body)).await?)
     }
 
-    /// Moves check run `id` on: its status, conclusion, output and buttons.
+    /// Moves check run `id` on: its status, conclusion, output and buttons;
+    /// a start or an end is stamped `now` (unix seconds).
     pub(crate) async fn update_check_run(
         &self,
         id: u64,
         update: &CheckUpdate,
+        now: i64,
     ) -> Result<(), GitHubError> {
         let path = self.path(&format!("check-runs/{id}"));
-        self.patch(&path, &update_json(update)).await?;
+        self.patch(&path, &update_json(update, now)).await?;
         Ok(())
     }
 }
 
-fn update_json(update: &CheckUpdate) -> Value {
+fn update_json(update: &CheckUpdate, now: i64) -> Value {
+    let at = chrono::DateTime::from_timestamp(now, 0)
+        .unwrap_or_default()
+        .format("%Y-%m-%dT%H:%M:%SZ")
+        .to_string();
     let mut body = json!({ "status": update.status.as_str() });
     if let Some(conclusion) = &update.conclusion {
         body["conclusion"] = json!(conclusion);
-        body["completed_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        body["completed_at"] = json!(at);
     }
     if update.status == CheckStatus::InProgress {
-        body["started_at"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        body["started_at"] = json!(at);
     }
     if let Some(output) = &update.output {
         body["output"] = output_json(output);

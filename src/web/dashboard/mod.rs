@@ -129,7 +129,7 @@ async fn dashboard(
             Err(e) => return plain(StatusCode::BAD_REQUEST, format!("repo filter: {e}")),
         },
     };
-    let now = (state.clock)();
+    let now = state.clock.now_s();
     match load_view(&state.store, &state.web_base, now, only.as_ref()).await {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();

@@ -207,7 +207,7 @@ fn cancel_run(st: &mut State, req: &Req) -> HResult {
     }
     run.status = "completed".into();
     run.conclusion = Some("cancelled".into());
-    run.updated_at = Utc::now();
+    run.updated_at = repo.clock.now();
     let key = req.repo_key();
     emit::workflow_run(st, req.at(&key), "completed", id);
     Ok(Reply::json(202, json!({})))
@@ -314,8 +314,8 @@ pub(crate) fn new_run(
         conclusion: conclusion.map(str::to_string),
         event: "workflow_dispatch".into(),
         run_number,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
+        created_at: st.clock.now(),
+        updated_at: st.clock.now(),
         display_title: None,
     });
     id

@@ -89,7 +89,7 @@ fn time(v: Option<&Value>) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
-fn apply(run: &mut CheckRun, body: &Value) {
+fn apply(run: &mut CheckRun, body: &Value, now: DateTime<Utc>) {
     let s = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_string);
     if let Some(n) = s("name") {
         run.name = n;
@@ -113,7 +113,7 @@ fn apply(run: &mut CheckRun, body: &Value) {
     if run.status == "completed" {
         run.completed_at = time(body.get("completed_at"))
             .or(run.completed_at)
-            .or(Some(Utc::now()));
+            .or(Some(now));
     }
     if let Some(o) = body.get("output") {
         let os = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
@@ -144,6 +144,7 @@ fn run_reply(st: &State, req: &Req, id: u64, status: u16) -> HResult {
 
 fn create_check_run(st: &mut State, req: &Req) -> HResult {
     check_limits(&req.body)?;
+    let now = st.clock.now();
     let (repo, ids) = repo_mut(st, req)?;
     let head_sha = req.str_field("head_sha").unwrap_or_default().to_string();
     if !repo.commits.contains_key(&head_sha) {
@@ -165,10 +166,10 @@ fn create_check_run(st: &mut State, req: &Req) -> HResult {
         text: None,
         annotations: Vec::new(),
         actions: Vec::new(),
-        started_at: Some(Utc::now()),
+        started_at: Some(now),
         completed_at: None,
     };
-    apply(&mut run, &req.body);
+    apply(&mut run, &req.body, now);
     let id = run.id;
     repo.check_runs.push(run);
     let key = req.repo_key();
@@ -183,6 +184,7 @@ fn get_check_run(st: &mut State, req: &Req) -> HResult {
 fn update_check_run(st: &mut State, req: &Req) -> HResult {
     check_limits(&req.body)?;
     let id = req.num("check_run_id")?;
+    let now = st.clock.now();
     let (repo, _) = repo_mut(st, req)?;
     let run = repo
         .check_runs
@@ -190,7 +192,7 @@ fn update_check_run(st: &mut State, req: &Req) -> HResult {
         .find(|c| c.id == id)
         .ok_or_else(Reply::not_found)?;
     let was_completed = run.status == "completed";
-    apply(run, &req.body);
+    apply(run, &req.body, now);
     let key = req.repo_key();
     emit::check_run_updated(st, req.at(&key), id, was_completed);
     run_reply(st, req, id, 200)

@@ -258,7 +258,7 @@ fn mark_ready(
         return Value::Null;
     };
     let repo = st.repos.get_mut(&key).expect("found above");
-    let now = Utc::now();
+    let now = st.clock.now();
     let pull = repo.pulls.get_mut(&number).expect("found above");
     let before = pull.clone();
     if pull.draft {
@@ -412,7 +412,7 @@ mod tests {
             repo.commit_file("feature", "a.txt", "a", "a");
             let number = repo.next_number;
             repo.next_number += 1;
-            let now = Utc::now();
+            let now = repo.clock.now();
             let pull = Pull {
                 id: ids.next(),
                 number,

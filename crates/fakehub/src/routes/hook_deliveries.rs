@@ -96,7 +96,7 @@ fn redeliver(st: &mut State, req: &Req) -> HResult {
     let Some((url, secret)) = st.app_webhook.clone() else {
         return Err(Reply::unprocessable("Webhook is not configured"));
     };
-    if chrono::Utc::now() - original.delivered_at > chrono::Duration::days(REDELIVERABLE_DAYS) {
+    if st.clock.now() - original.delivered_at > chrono::Duration::days(REDELIVERABLE_DAYS) {
         return Err(Reply::unprocessable(
             "Deliveries older than 3 days cannot be redelivered",
         ));

@@ -6,7 +6,7 @@
 //! `issue_comment` created / edited. Reactions send nothing to this App (it
 //! is not subscribed). A just-created issue is 404 for the read lag.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{inst, paginate, HResult, Reply, Req, Route};
@@ -83,7 +83,7 @@ pub(crate) fn open_issue(
     let number = repo.next_number;
     repo.next_number += 1;
     let labels = labels.iter().map(|l| ensure_label(repo, ids, l)).collect();
-    let now = Utc::now();
+    let now = repo.clock.now();
     repo.issues.insert(
         number,
         Issue {
@@ -116,7 +116,7 @@ pub(crate) fn add_comment(
     body: &str,
     author: &str,
 ) -> Comment {
-    let now = Utc::now();
+    let now = repo.clock.now();
     let c = Comment {
         id: ids.next(),
         issue_number: number,
@@ -237,6 +237,7 @@ fn update_issue(st: &mut State, req: &Req) -> HResult {
     let number = req.num("issue_number")?;
     check_body_length(req, "Issue")?;
     let actor = req.actor(st);
+    let now = st.clock.now();
     let (repo, ids) = repo_mut(st, req)?;
     let labels = req.body.get("labels").map(|l| strings(Some(l)));
     let labels = labels.map(|ls| {
@@ -259,7 +260,6 @@ fn update_issue(st: &mut State, req: &Req) -> HResult {
     if b.get("assignees").is_some() {
         issue.assignees = strings(b.get("assignees"));
     }
-    let now = Utc::now();
     if let Some(state) = b.get("state").and_then(Value::as_str) {
         if state != issue.state {
             issue.closed_at = (state == "closed").then_some(now);
@@ -342,13 +342,14 @@ fn update_comment(st: &mut State, req: &Req) -> HResult {
     let id = req.num("comment_id")?;
     check_body_length(req, "IssueComment")?;
     let actor = req.actor(st);
+    let now = st.clock.now();
     let (repo, _) = repo_mut(st, req)?;
     let c = repo.comment_mut(id).ok_or_else(Reply::not_found)?;
     let from = std::mem::replace(
         &mut c.body,
         req.str_field("body").unwrap_or_default().to_string(),
     );
-    c.updated_at = Utc::now();
+    c.updated_at = now;
     let c = c.clone();
     let reply = comment_reply(st, req, id, 200);
     let key = req.repo_key();
@@ -363,6 +364,7 @@ fn react(
     ids: &mut IdGen,
     content: &str,
     user: &str,
+    now: DateTime<Utc>,
 ) -> (Reaction, u16) {
     if let Some(r) = reactions
         .iter()
@@ -374,7 +376,7 @@ fn react(
         id: ids.next(),
         content: content.into(),
         user: user.into(),
-        created_at: Utc::now(),
+        created_at: now,
     };
     reactions.push(r.clone());
     (r, 201)
@@ -383,6 +385,7 @@ fn react(
 fn react_comment(st: &mut State, req: &Req) -> HResult {
     let id = req.num("comment_id")?;
     let user = req.actor(st);
+    let now = st.clock.now();
     let (repo, ids) = repo_mut(st, req)?;
     let c = repo
         .comments
@@ -394,6 +397,7 @@ fn react_comment(st: &mut State, req: &Req) -> HResult {
         ids,
         req.str_field("content").unwrap_or_default(),
         &user,
+        now,
     );
     Ok(Reply::json(status, render::reaction(st, &req.base, &r)))
 }
@@ -401,6 +405,7 @@ fn react_comment(st: &mut State, req: &Req) -> HResult {
 fn react_issue(st: &mut State, req: &Req) -> HResult {
     let number = req.num("issue_number")?;
     let user = req.actor(st);
+    let now = st.clock.now();
     let (repo, ids) = repo_mut(st, req)?;
     let i = repo.issues.get_mut(&number).ok_or_else(Reply::not_found)?;
     let (r, status) = react(
@@ -408,6 +413,7 @@ fn react_issue(st: &mut State, req: &Req) -> HResult {
         ids,
         req.str_field("content").unwrap_or_default(),
         &user,
+        now,
     );
     Ok(Reply::json(status, render::reaction(st, &req.base, &r)))
 }

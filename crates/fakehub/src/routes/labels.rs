@@ -174,7 +174,7 @@ fn change_labels(st: &mut State, req: &Req, replace: bool) -> HResult {
             issue.labels.push(n);
         }
     }
-    issue.updated_at = chrono::Utc::now();
+    issue.updated_at = repo.clock.now();
     let reply = issue_labels_reply(st, req, number);
     let key = req.repo_key();
     emit::labels_changed(st, req.at(&key), number, &actor, &before);

@@ -12,6 +12,7 @@
 //! holds it to the GraphQL contract instead (`graphql_contract`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use axum::body::Bytes;
@@ -228,117 +229,209 @@ pub(crate) async fn serve(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response<axum::body::Body> {
-    let method = method.as_str().to_string();
-    let path = uri.path().to_string();
-    let body_json: Value = if body.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    let mut incoming = Incoming::read(&shared, &method, &uri, &headers, &body);
+    // `Break` is an answer given before the handler runs.
+    let route = match incoming.route(&shared) {
+        ControlFlow::Continue(route) => route,
+        ControlFlow::Break(response) => return response,
     };
-    let parse_error = !body.is_empty() && body_json.is_null();
-    let authz = headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string);
-    let token = auth::credential(authz.as_deref()).map(str::to_string);
-    let mut req = Req {
-        method: method.clone(),
-        path: path.clone(),
-        query: parse_query(uri.query()),
-        params: HashMap::new(),
-        body: body_json,
-        caller: None,
-        base: shared.base_url.clone(),
-        storage: shared.storage_url.clone(),
+    let after = match incoming.take_fault(&shared, route.template).await {
+        ControlFlow::Continue(after) => after,
+        ControlFlow::Break(response) => return response,
     };
-    let installation = {
-        shared
+    let (response, outbox) = incoming.answer(&shared, route, after.replace);
+    crate::webhooks::redeliver_later(&shared, outbox);
+    if let Some(d) = after.delay {
+        tokio::time::sleep(d).await;
+    }
+    response
+}
+
+/// One request on its way through the pipeline.
+struct Incoming {
+    req: Req,
+    /// The credential of the `Authorization` header, if any.
+    token: Option<String>,
+    /// A body was sent but is not JSON (answered 400 after authentication).
+    parse_error: bool,
+    /// The installation the token belongs to, for the record and the
+    /// rate-limit bucket.
+    installation: Option<u64>,
+}
+
+/// What an injected fault leaves for after the handler has run.
+#[derive(Default)]
+struct AfterFault {
+    /// Wait this long before answering.
+    delay: Option<std::time::Duration>,
+    /// Answer this instead of what the handler answered.
+    replace: Option<Reply>,
+}
+
+impl Incoming {
+    /// The request as handlers see it, with its credential and the
+    /// installation that credential belongs to.
+    fn read(
+        shared: &Shared,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        body: &Bytes,
+    ) -> Incoming {
+        let body_json: Value = if body.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(body).unwrap_or(Value::Null)
+        };
+        let parse_error = !body.is_empty() && body_json.is_null();
+        let authz = headers
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let token = auth::credential(authz.as_deref()).map(str::to_string);
+        let req = Req {
+            method: method.as_str().to_string(),
+            path: uri.path().to_string(),
+            query: parse_query(uri.query()),
+            params: HashMap::new(),
+            body: body_json,
+            caller: None,
+            base: shared.base_url.clone(),
+            storage: shared.storage_url.clone(),
+        };
+        let installation = shared
             .lock()
             .tokens
             .get(token.as_deref().unwrap_or(""))
-            .map(|t| t.installation)
-    };
-    let record = |st: &mut State, route: Option<&str>, status: u16, req: &Req| {
+            .map(|t| t.installation);
+        Incoming {
+            req,
+            token,
+            parse_error,
+            installation,
+        }
+    }
+
+    /// Adds the request to [`State::requests`], as answered with `status`.
+    fn record(&self, st: &mut State, route: Option<&str>, status: u16) {
         st.requests.push(RecordedRequest {
-            method: req.method.clone(),
-            path: req.path.clone(),
+            method: self.req.method.clone(),
+            path: self.req.path.clone(),
             route: route.map(str::to_string),
             status,
-            body: req.body.clone(),
-            installation,
+            body: self.req.body.clone(),
+            installation: self.installation,
         });
-    };
-
-    let Some((route, params)) = find_route(&method, &path) else {
-        let mut st = shared.lock();
-        let msg = match shared.openapi.find_template(&method, &path) {
-            Some(t) => format!("route not implemented by fakehub: {method} {t}"),
-            None => format!("route not in the contract subset: {method} {path}"),
-        };
-        tracing::warn!("{msg}");
-        st.violations.push(msg);
-        record(&mut st, None, 404, &req);
-        return respond(&shared, &mut st, Reply::not_found(), installation);
-    };
-    req.params = params;
-    let template = route.template;
-    if route.auth.in_openapi() && !shared.openapi.has(&method, template) {
-        let mut st = shared.lock();
-        st.violations.push(format!(
-            "route not in the contract subset: {method} {path} ({template})"
-        ));
-        record(&mut st, Some(template), 404, &req);
-        return respond(&shared, &mut st, Reply::not_found(), installation);
     }
 
-    let route_key = format!("{method} {template}");
-    let fault = faults::take(&mut shared.lock(), &route_key);
-    let mut delay_after = None;
-    let mut replace_after = None;
-    match fault {
-        Some(FaultAction::Answer(reply)) => {
+    /// Records the request with the status it is answered, and answers.
+    fn answer_now(
+        &self,
+        shared: &Shared,
+        st: &mut State,
+        route: Option<&str>,
+        reply: Reply,
+    ) -> Response<axum::body::Body> {
+        self.record(st, route, reply.status);
+        respond(shared, st, reply, self.installation)
+    }
+
+    /// The route the request is for, with its path parameters taken; a
+    /// 404 and a contract violation when fakehub has no such route or
+    /// the contract subset does not list it.
+    fn route(
+        &mut self,
+        shared: &Shared,
+    ) -> ControlFlow<Response<axum::body::Body>, &'static Route> {
+        let (method, path) = (&self.req.method, &self.req.path);
+        let Some((route, params)) = find_route(method, path) else {
+            let msg = match shared.openapi.find_template(method, path) {
+                Some(t) => format!("route not implemented by fakehub: {method} {t}"),
+                None => format!("route not in the contract subset: {method} {path}"),
+            };
+            tracing::warn!("{msg}");
             let mut st = shared.lock();
-            record(&mut st, Some(template), reply.status, &req);
-            return respond(&shared, &mut st, reply, installation);
+            st.violations.push(msg);
+            return ControlFlow::Break(self.answer_now(shared, &mut st, None, Reply::not_found()));
+        };
+        let template = route.template;
+        if route.auth.in_openapi() && !shared.openapi.has(method, template) {
+            let mut st = shared.lock();
+            st.violations.push(format!(
+                "route not in the contract subset: {method} {path} ({template})"
+            ));
+            return ControlFlow::Break(self.answer_now(
+                shared,
+                &mut st,
+                Some(template),
+                Reply::not_found(),
+            ));
         }
-        Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
-        Some(FaultAction::DelayAfter(d)) => delay_after = Some(d),
-        Some(FaultAction::ReplaceAfter(reply)) => replace_after = Some(reply),
-        Some(FaultAction::Drop) => {
-            record(&mut shared.lock(), Some(template), 0, &req);
-            // Unwinding out of the connection task closes the socket unanswered.
-            std::panic::resume_unwind(Box::new("fakehub: injected DropConnection"));
-        }
-        None => {}
+        self.req.params = params;
+        ControlFlow::Continue(route)
     }
 
-    let (response, outbox) = {
+    /// Consumes the fault injected for this route, if any: answered in its
+    /// place, delayed, or dropped before the handler runs, or what is left
+    /// for after it.
+    async fn take_fault(
+        &self,
+        shared: &Shared,
+        template: &'static str,
+    ) -> ControlFlow<Response<axum::body::Body>, AfterFault> {
+        let route_key = format!("{} {template}", self.req.method);
+        let fault = faults::take(&mut shared.lock(), &route_key);
+        let mut after = AfterFault::default();
+        match fault {
+            Some(FaultAction::Answer(reply)) => {
+                let mut st = shared.lock();
+                return ControlFlow::Break(self.answer_now(shared, &mut st, Some(template), reply));
+            }
+            Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
+            Some(FaultAction::DelayAfter(d)) => after.delay = Some(d),
+            Some(FaultAction::ReplaceAfter(reply)) => after.replace = Some(reply),
+            Some(FaultAction::Drop) => {
+                self.record(&mut shared.lock(), Some(template), 0);
+                // Unwinding out of the connection task closes the socket unanswered.
+                std::panic::resume_unwind(Box::new("fakehub: injected DropConnection"));
+            }
+            None => {}
+        }
+        ControlFlow::Continue(after)
+    }
+
+    /// Runs the checks and the handler under one lock, and sends the
+    /// write's echoes; also hands back the redeliveries it accepted.
+    fn answer(
+        mut self,
+        shared: &Shared,
+        route: &Route,
+        replace: Option<Reply>,
+    ) -> (
+        Response<axum::body::Body>,
+        Vec<crate::state::PendingDelivery>,
+    ) {
         let mut st = shared.lock();
         let reply = run(
-            &shared,
+            shared,
             &mut st,
             route,
-            &mut req,
-            token.as_deref(),
-            parse_error,
+            &mut self.req,
+            self.token.as_deref(),
+            self.parse_error,
         );
         let applied = reply.unwrap_or_else(|e| e);
         // A refused write sends nothing; an applied one its echoes, in order.
         if applied.status >= 400 {
             crate::echo::discard(&mut st);
         }
-        crate::echo::flush(&shared, &mut st);
+        crate::echo::flush(shared, &mut st);
         // The work is done; the caller may still be told otherwise.
-        let reply = replace_after.unwrap_or(applied);
-        record(&mut st, Some(template), reply.status, &req);
+        let reply = replace.unwrap_or(applied);
+        self.record(&mut st, Some(route.template), reply.status);
         let outbox = std::mem::take(&mut st.outbox);
-        (respond(&shared, &mut st, reply, installation), outbox)
-    };
-    crate::webhooks::redeliver_later(&shared, outbox);
-    if let Some(d) = delay_after {
-        tokio::time::sleep(d).await;
+        (respond(shared, &mut st, reply, self.installation), outbox)
     }
-    response
 }
 
 fn run(

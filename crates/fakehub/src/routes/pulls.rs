@@ -7,7 +7,6 @@
 //! `check_suite` requested for the merge commit. For the injected read lag
 //! a just-created pull request is 404 and a just-merged one reads open.
 
-use chrono::Utc;
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
@@ -113,7 +112,7 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
     }
     let number = repo.next_number;
     repo.next_number += 1;
-    let now = Utc::now();
+    let now = repo.clock.now();
     let title = req.str_field("title").unwrap_or_default().to_string();
     let body = req.str_field("body").map(str::to_string);
     repo.issues.insert(
@@ -182,7 +181,7 @@ fn update_pull(st: &mut State, req: &Req) -> HResult {
     let (repo, _) = repo_mut(st, req)?;
     let p = repo.pulls.get_mut(&number).ok_or_else(Reply::not_found)?;
     let before = p.clone();
-    let now = Utc::now();
+    let now = repo.clock.now();
     if let Some(t) = req.str_field("title") {
         p.title = t.into();
     }
@@ -240,7 +239,7 @@ pub(crate) fn merge(
         )
     });
     let sha = new_sha();
-    let now = Utc::now();
+    let now = repo.clock.now();
     repo.commits.insert(
         sha.clone(),
         Commit {

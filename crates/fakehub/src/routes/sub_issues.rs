@@ -5,7 +5,6 @@
 //! just-created issue as `sub_issue_id` answers 404, as GitHub answers an
 //! id it cannot find.
 
-use chrono::Utc;
 use serde_json::Value;
 
 use super::issues::{repo, repo_mut};
@@ -134,7 +133,7 @@ fn add_sub_issue(st: &mut State, req: &Req) -> HResult {
         }
         if i.id == parent_id {
             i.sub_issues.push(sub_id);
-            i.updated_at = Utc::now();
+            i.updated_at = repo.clock.now();
         }
     }
     issue_by_id_reply(st, req, parent_id, 201)
@@ -174,7 +173,7 @@ fn add_blocked_by(st: &mut State, req: &Req) -> HResult {
         ));
     }
     issue.blocked_by.push(blocker);
-    issue.updated_at = Utc::now();
+    issue.updated_at = repo.clock.now();
     issue_by_id_reply(st, req, blocker, 201)
 }
 

@@ -31,19 +31,13 @@ fn payload(n: u64) -> Value {
     })
 }
 
-/// The log once it holds `n` entries (a redelivery is logged when it ends).
+/// The log once every redelivery asked for has ended (a redelivery is
+/// logged when it ends); it holds `n` entries.
 async fn log_of(gh: &FakeGitHub, n: usize) -> Vec<Value> {
-    for _ in 0..200 {
-        let log = gh.hook_deliveries();
-        if log.len() >= n {
-            return log;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!(
-        "the log never reached {n} entries: {:?}",
-        gh.hook_deliveries()
-    );
+    gh.redeliveries_settled().await;
+    let log = gh.hook_deliveries();
+    assert_eq!(log.len(), n, "{log:?}");
+    log
 }
 
 fn ids(items: &Value) -> Vec<u64> {
@@ -339,7 +333,9 @@ async fn redelivery_is_refused_as_github_refuses_it() {
         "{}",
         r.body
     );
+    // Every request was refused, so none queued a redelivery (a redelivery
+    // is queued only with its acceptance): nothing is on its way.
     assert!(gh.redeliveries().is_empty());
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    gh.redeliveries_settled().await;
     assert_eq!(gh.hook_deliveries().len(), 1, "nothing was resent");
 }

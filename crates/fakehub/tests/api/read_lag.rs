@@ -1,6 +1,7 @@
 //! The read-lag fault (`FakeGitHub::set_read_lag`): for a while after a
 //! write, reads see the state before it, as GitHub's replicas may; writes
-//! apply at once.
+//! apply at once. The test moves GitHub's clock on (`FakeGitHub::advance`)
+//! instead of waiting for the lag to run out.
 
 use std::time::Duration;
 
@@ -53,12 +54,12 @@ async fn read_lag_hides_new_objects_and_merges_for_a_while() {
     );
 
     // Once the replicas caught up: visible, and a merge reads open for a while.
-    gh.set_read_lag(Duration::from_millis(200));
+    gh.set_read_lag(Duration::from_secs(60));
     let n = {
         repo.with_file("other", "b.txt", "b");
         repo.create_pull("other", "main", "O", "alice")
     };
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    gh.advance(Duration::from_secs(61));
     let pull = format!("/repos/acme/widgets/pulls/{n}");
     assert_eq!(c.get(&pull).await.status, 200);
     let r = c
@@ -74,7 +75,7 @@ async fn read_lag_hides_new_objects_and_merges_for_a_while() {
         repo.pulls().iter().any(|p| p.number == n && p.merged),
         "the write applied"
     );
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    gh.advance(Duration::from_secs(61));
     let r = c.get(&pull).await;
     assert_eq!(
         (r.body["merged"].clone(), r.body["state"].clone()),
