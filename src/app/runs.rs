@@ -20,7 +20,7 @@ use crate::core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
     LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
-use crate::core::{Change, CheckRunSpec, Decision, Effect};
+use crate::core::{Change, Decision};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::intake::payload::{
     CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
@@ -288,7 +288,14 @@ impl Runs {
         let aims_at_taskgate = pr.base.name.starts_with("taskgate/story-")
             || task_issue_of_branch(&pr.head.name).is_some();
         if from_fork && aims_at_taskgate {
-            return Ok(fork_decision(&repo, p));
+            let new_head = matches!(
+                p.action,
+                PullRequestAction::Opened
+                    | PullRequestAction::Synchronize
+                    | PullRequestAction::Reopened
+            );
+            let head = CommitSha(p.pull_request.head.sha.as_str().to_owned());
+            return Ok(task::decide_fork_pull(&repo, &head, new_head));
         }
         if from_fork {
             return Ok(Decision::nothing(
@@ -606,29 +613,7 @@ impl Runs {
             .await
             .map_err(|e| e.to_string())?;
         let ctx = located.context(&event.repo, self.now());
-        let lctx = task::loop_context(&ctx, &inputs, located.record.human_involved);
-        let ld = crate::core::failure::on_tick(&located.record.failure, ctx.now, &lctx);
-        let mut record = located.record.clone();
-        record.failure = ld.state;
-        let mut effects = ld.effects;
-        if crate::core::failure::is_task_blocked(&record.failure).is_some()
-            && record.state != Some(crate::core::plan::TaskState::Blocked)
-        {
-            record.state = Some(crate::core::plan::TaskState::Blocked);
-            effects.push(Effect::Reconcile {
-                repo: event.repo.clone(),
-                story: located.loc.story.clone(),
-                round: 0,
-            });
-        }
-        let d = TaskDecision {
-            record,
-            effects,
-            run: None,
-            cancelled: None,
-            verdict: None,
-            outcome: format!("tick: {:?}", ld.outcome),
-        };
+        let d = task::on_lifetime_tick(&located.record, &ctx, &inputs);
         Ok(into_decision(&event.repo, &located, d))
     }
 
@@ -742,29 +727,3 @@ fn merge_decisions(mut a: Decision, b: Decision) -> Decision {
 
 #[path = "runs_milestones.rs"]
 mod milestones;
-
-/// Pull requests from forks are never run (their code would run with the
-/// runner's access): a neutral check run says so.
-fn fork_decision(repo: &RepoName, p: &PullRequestPayload) -> Decision {
-    if !matches!(
-        p.action,
-        PullRequestAction::Opened | PullRequestAction::Synchronize | PullRequestAction::Reopened
-    ) {
-        return Decision::nothing("fork pull request");
-    }
-    Decision {
-        changes: vec![],
-        effects: vec![Effect::CreateCheckRun {
-            repo: repo.clone(),
-            check: CheckRunSpec {
-                name: "taskgate/acceptance".into(),
-                head_sha: CommitSha(p.pull_request.head.sha.as_str().to_owned()),
-                conclusion: "neutral".into(),
-                title: "Not run: pull request from a fork".into(),
-                summary: task::render_fork_summary(),
-                annotations: vec![],
-            },
-        }],
-        outcome: "fork pull request: not run".into(),
-    }
-}

@@ -151,19 +151,12 @@ impl Syncer {
         let repo = RepoName::parse(&p.repository.full_name).map_err(SyncError::Payload)?;
         let body = p.comment.body.as_deref().unwrap_or_default();
         let Some(yaml) = crate::commands::yaml_block(body) else {
-            return Ok(Decision {
-                outcome: "plan command without a yaml block".into(),
-                changes: vec![],
-                effects: vec![crate::core::Effect::PostComment {
-                    repo,
-                    issue: p.issue.number,
-                    body: format!(
-                        "@{} `/taskgate plan` needs the plan in the same comment, in a fenced code block marked `yaml`. Nothing was changed.",
-                        p.comment.user.login
-                    ),
-                    marker: format!("plan-problems comment={}", p.comment.id),
-                }],
-            });
+            return Ok(crate::core::sync::decide_plan_comment_without_yaml(
+                &repo,
+                p.issue.number,
+                p.comment.id,
+                &p.comment.user.login,
+            ));
         };
         let client = self.github.installation_client(installation).await?;
         let branch = p.repository.default_branch.as_deref().unwrap_or("main");

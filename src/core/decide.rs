@@ -85,6 +85,48 @@ pub fn on_unused(event: &str, action: Option<&str>) -> Decision {
     })
 }
 
+/// The comment a reply answers: its edit too, when the commands came from
+/// an edit (a second edit then gets its own reply).
+pub struct CommentRef<'a> {
+    pub repo: &'a RepoName,
+    pub issue: IssueNumber,
+    pub comment: CommentId,
+    /// A fingerprint of the edited body.
+    pub edit: Option<u64>,
+}
+
+/// The GitHub side of answering a comment's commands: a 👍 on it when one
+/// was carried out, and every answer in one reply marked by the comment
+/// (one comment in, at most one reply out).
+pub fn answer_comment(
+    to: &CommentRef,
+    login: &str,
+    answers: &[String],
+    acted: bool,
+) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    if acted {
+        effects.push(Effect::ReactToComment {
+            repo: to.repo.clone(),
+            comment: to.comment,
+            reaction: crate::core::Reaction::PlusOne,
+        });
+    }
+    if !answers.is_empty() {
+        let marker = match to.edit {
+            Some(hash) => format!("reply-to={} edit={hash:016x}", to.comment),
+            None => format!("reply-to={}", to.comment),
+        };
+        effects.push(Effect::PostComment {
+            repo: to.repo.clone(),
+            issue: to.issue,
+            body: render::reply(login, answers),
+            marker,
+        });
+    }
+    effects
+}
+
 /// Whether taskgate wrote this comment itself: its own comments are never
 /// commands.
 pub fn is_own(author: &Actor, body: &str, ctx: &Context) -> bool {
@@ -125,16 +167,15 @@ fn handle_comment(
         .iter()
         .map(|command| answer(command, &ctx.syntax))
         .collect();
-    // All answers to one comment go into one reply, marked by the comment
-    // they answer: one comment in, at most one reply out.
+    let to = CommentRef {
+        repo,
+        issue,
+        comment,
+        edit: None,
+    };
     Decision {
         changes: vec![],
-        effects: vec![Effect::PostComment {
-            repo: repo.clone(),
-            issue,
-            body: render::reply(&author.login, &answers),
-            marker: format!("reply-to={comment}"),
-        }],
+        effects: answer_comment(&to, &author.login, &answers, false),
         outcome: format!("answered {} command(s)", parsed.len()),
     }
 }

@@ -22,7 +22,7 @@ pub mod story;
 pub mod sync;
 pub mod task;
 
-pub use decide::{is_own, on_event, on_unused, Context, Decision};
+pub use decide::{answer_comment, is_own, on_event, on_unused, CommentRef, Context, Decision};
 pub use effect::{
     hidden_marker, AttemptRef, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect,
     IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,

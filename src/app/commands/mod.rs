@@ -31,7 +31,7 @@ mod view;
 use crate::commands::{self, Command, CommandError, Syntax};
 use crate::core::config::{Permission, RepoConfig};
 use crate::core::refusal::Refused;
-use crate::core::{self, render, Actor, Decision, Effect, Reaction};
+use crate::core::{self, render, Actor, CommentRef, Decision};
 use crate::ids::{InstallationId, IssueNumber, RepoName};
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 
@@ -281,25 +281,14 @@ impl Processor {
             decision.changes.extend(ran.changes);
             decision.effects.extend(ran.effects);
         }
-        if done {
-            decision.effects.push(Effect::ReactToComment {
-                repo: c.repo.clone(),
-                comment: p.comment.id,
-                reaction: Reaction::PlusOne,
-            });
-        }
-        if !replies.is_empty() {
-            let marker = match c.edit {
-                Some(hash) => format!("reply-to={} edit={hash:016x}", p.comment.id),
-                None => format!("reply-to={}", p.comment.id),
-            };
-            decision.effects.push(Effect::PostComment {
-                repo: c.repo.clone(),
-                issue: p.issue.number,
-                body: render::reply(&c.author.login, &replies),
-                marker,
-            });
-        }
+        let to = CommentRef {
+            repo: &c.repo,
+            issue: p.issue.number,
+            comment: p.comment.id,
+            edit: c.edit,
+        };
+        let answered = core::answer_comment(&to, &c.author.login, &replies, done);
+        decision.effects.extend(answered);
         decision.outcome = outcomes.join("; ");
         Ok(decision)
     }

@@ -19,6 +19,28 @@ use crate::ids::{CommentId, CommitSha, RepoName};
 /// The check run that reports plan problems.
 pub const PLAN_CHECK: &str = "taskgate/plan";
 
+/// `/taskgate plan` without the plan: one reply saying where it goes,
+/// marked by the comment so a retry does not post it twice.
+pub fn decide_plan_comment_without_yaml(
+    repo: &RepoName,
+    issue: crate::ids::IssueNumber,
+    comment: CommentId,
+    login: &str,
+) -> Decision {
+    Decision {
+        outcome: "plan command without a yaml block".into(),
+        changes: vec![],
+        effects: vec![Effect::PostComment {
+            repo: repo.clone(),
+            issue,
+            body: format!(
+                "@{login} `/taskgate plan` needs the plan in the same comment, in a fenced code block marked `yaml`. Nothing was changed."
+            ),
+            marker: format!("plan-problems comment={comment}"),
+        }],
+    }
+}
+
 /// What taskgate knows of the repository besides the plan.
 pub struct Known<'a> {
     pub issues: &'a BTreeMap<String, IssueRecord>,

@@ -21,8 +21,8 @@ mod test_support;
 use std::collections::BTreeMap;
 
 pub use decide::{
-    decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan, Known,
-    MAX_RECONCILE_ROUNDS, PLAN_CHECK,
+    decide_comment_plan, decide_plan, decide_plan_comment_without_yaml, decide_reconcile,
+    decide_removed_plan, CommentPlan, Known, MAX_RECONCILE_ROUNDS, PLAN_CHECK,
 };
 pub use desired::{reconcile, IssueRecord, RepoView};
 

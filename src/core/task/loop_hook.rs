@@ -119,6 +119,37 @@ pub fn follow_verdict(
     d
 }
 
+/// A periodic look at a task's open branch todo: its lifetime bound may
+/// have passed, escalating it; an escalated task is `blocked`, and the
+/// story's issues are relabelled by a reconcile pass.
+pub fn on_lifetime_tick(
+    record: &super::TaskRecord,
+    ctx: &TaskContext,
+    inputs: &LoopInputs,
+) -> TaskDecision {
+    let lctx = loop_context(ctx, inputs, record.human_involved);
+    let ld = failure::on_tick(&record.failure, ctx.now, &lctx);
+    let mut record = record.clone();
+    record.failure = ld.state;
+    let mut effects = ld.effects;
+    if is_task_blocked(&record.failure).is_some() && record.state != Some(TaskState::Blocked) {
+        record.state = Some(TaskState::Blocked);
+        effects.push(crate::core::Effect::Reconcile {
+            repo: ctx.repo.clone(),
+            story: ctx.story.to_owned(),
+            round: 0,
+        });
+    }
+    TaskDecision {
+        record,
+        effects,
+        run: None,
+        cancelled: None,
+        verdict: None,
+        outcome: format!("tick: {:?}", ld.outcome),
+    }
+}
+
 /// The gates that are red at the attempt's commit, with their commands
 /// from the report when this run ran them.
 fn failing_gates(d: &TaskDecision, report: &RunReport, plan_gates: &[String]) -> Vec<GateFailure> {

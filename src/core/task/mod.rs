@@ -21,6 +21,7 @@
 
 mod check;
 mod decide;
+mod fork;
 mod loop_hook;
 pub mod milestone;
 mod progress;
@@ -37,7 +38,8 @@ pub use decide::{
     on_dependencies_complete, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger,
     RunProgress, TaskContext, TaskDecision, Trigger,
 };
-pub use loop_hook::{follow_verdict, loop_context, LoopInputs};
+pub use fork::decide_fork_pull;
+pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
 pub use progress::{Progress, RunEvent};
 pub use render::{render_fork_summary, render_merge_refused};
 pub use review::{
