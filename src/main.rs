@@ -42,6 +42,8 @@ enum Command {
     Serve(ServeArgs),
     /// Rebuild taskgate's record of a repository from GitHub (after losing the database).
     Resync(ResyncArgs),
+    /// Bring the database up to this taskgate's schema, then exit (serve does it too).
+    Migrate(MigrateArgs),
     /// Write the `actions` runner's workflow and a starter .github/taskgate.yml.
     Init(cli::init::InitArgs),
     /// Register taskgate as a GitHub App (the manifest flow) and write its settings to .env.
@@ -238,6 +240,23 @@ impl ServeArgs {
 }
 
 #[derive(Args)]
+struct MigrateArgs {
+    /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
+    database_url: String,
+}
+
+fn migrate(args: MigrateArgs) -> anyhow::Result<()> {
+    let (from, to) = taskgate::store::Store::migrate_url(&args.database_url)?;
+    if from == to {
+        println!("the schema is at version {to}, this taskgate's; nothing to do");
+    } else {
+        println!("migrated the schema from version {from} to {to}");
+    }
+    Ok(())
+}
+
+#[derive(Args)]
 struct ResyncArgs {
     #[command(flatten)]
     app: AppArgs,
@@ -382,6 +401,7 @@ async fn run() -> anyhow::Result<()> {
         }
         Command::Classify(args) => classify(args)?,
         Command::Resync(args) => resync(args).await?,
+        Command::Migrate(args) => migrate(args)?,
         Command::Init(args) => print!("{}", cli::init::run(&args)?),
         Command::Setup(args) => cli::setup::run(args).await?,
         Command::Run(args) => {

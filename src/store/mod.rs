@@ -22,17 +22,21 @@
 //! caller's side before the job goes to the writer: the system's unless
 //! [`Store::with_clock`] gives it the server's, which tests move on.
 
+mod db;
 mod inbox;
 mod lz4_dict;
 mod objects;
 mod outbox;
 mod payloads;
+mod pg;
 mod recorded;
 mod runs;
 mod schema;
 mod ship;
 mod sql;
 mod task_counts;
+#[cfg(test)]
+mod testing;
 mod writer;
 
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
@@ -49,6 +53,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::clock::Clock;
 
+use db::Db;
 pub use writer::WriterMetrics;
 use writer::{Job, TypedJob};
 
@@ -56,14 +61,23 @@ use writer::{Job, TypedJob};
 pub enum StoreError {
     #[error("database error: {0}")]
     Sqlite(rusqlite::Error),
+    #[error("PostgreSQL error: {0}")]
+    Postgres(String),
     #[error("the database writer has stopped")]
     WriterGone,
     #[error("commit failed: {0}")]
     Commit(String),
-    #[error("`{0}` is not a supported DATABASE_URL (use sqlite://PATH)")]
+    #[error(
+        "`{0}` is not a supported DATABASE_URL (use sqlite://PATH or postgres://USER@HOST:PORT/DB)"
+    )]
     UnsupportedUrl(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    #[error(
+        "the database is at schema version {found}, newer than this taskgate knows ({known}): \
+         run the newer taskgate, or `taskgate migrate` with it"
+    )]
+    NewerSchema { found: usize, known: usize },
 }
 
 impl From<rusqlite::Error> for StoreError {
@@ -84,21 +98,108 @@ impl From<rusqlite::Error> for StoreError {
 pub struct Store {
     writer: mpsc::UnboundedSender<Box<dyn Job>>,
     writer_metrics: WriterMetrics,
-    reader: Arc<Mutex<Connection>>,
+    reader: Reader,
     clock: Clock,
+}
+
+/// The connection reads run on, beside the writer's. PostgreSQL's lives
+/// on a thread of its own, which runs the reads sent to it: its client
+/// blocks on a runtime of its own, which must not happen (nor its drop) on
+/// a thread of tokio's, `spawn_blocking`'s included.
+#[derive(Clone)]
+enum Reader {
+    Sqlite(Arc<Mutex<Connection>>),
+    Postgres(mpsc::UnboundedSender<ReadJob>),
+}
+
+type ReadJob = Box<dyn FnOnce(&Db) + Send>;
+
+/// The PostgreSQL reader's thread: runs reads until every sender is gone.
+fn spawn_pg_reader(conn: db::PgConn) -> mpsc::UnboundedSender<ReadJob> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<ReadJob>();
+    std::thread::Builder::new()
+        .name("taskgate-reader".into())
+        .spawn(move || {
+            let conn = std::cell::RefCell::new(conn);
+            while let Some(job) = rx.blocking_recv() {
+                // A read that panics (a bug) drops its answer, so its caller
+                // gets an error; the thread goes on serving the others.
+                let read = std::panic::AssertUnwindSafe(|| job(&Db::Postgres(&conn)));
+                if std::panic::catch_unwind(read).is_err() {
+                    tracing::error!("a store read panicked");
+                }
+            }
+        })
+        .expect("spawn the store reader thread");
+    tx
+}
+
+/// Which database a `DATABASE_URL` names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseUrl {
+    Sqlite(std::path::PathBuf),
+    Postgres(String),
+}
+
+impl DatabaseUrl {
+    /// `sqlite://PATH` (or `sqlite:PATH`) and `postgres://…`
+    /// (`postgresql://…`); anything else is refused with what is accepted.
+    pub fn parse(url: &str) -> Result<DatabaseUrl, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(DatabaseUrl::Postgres(url.to_owned()));
+        }
+        url.strip_prefix("sqlite://")
+            .or_else(|| url.strip_prefix("sqlite:"))
+            .filter(|p| !p.is_empty() && !p.starts_with(":memory:"))
+            .map(|p| DatabaseUrl::Sqlite(p.into()))
+            .ok_or_else(|| StoreError::UnsupportedUrl(url.to_owned()))
+    }
 }
 
 impl Store {
     /// Opens (creating and migrating if needed) the database named by a
-    /// `DATABASE_URL` such as `sqlite://taskgate.db` or `sqlite::memory:`-free
-    /// file paths; PostgreSQL is not supported yet.
+    /// `DATABASE_URL`: `sqlite://taskgate.db` or `postgres://user@host/db`.
     pub fn open_url(url: &str) -> Result<Store, StoreError> {
-        let path = url
-            .strip_prefix("sqlite://")
-            .or_else(|| url.strip_prefix("sqlite:"))
-            .filter(|p| !p.is_empty() && !p.starts_with(":memory:"))
-            .ok_or_else(|| StoreError::UnsupportedUrl(url.to_owned()))?;
-        Store::open(Path::new(path))
+        match DatabaseUrl::parse(url)? {
+            DatabaseUrl::Sqlite(path) => Store::open(&path),
+            DatabaseUrl::Postgres(url) => Store::open_postgres(&url),
+        }
+    }
+
+    /// Opens a PostgreSQL database, migrating it first (one replica at a
+    /// time: `store::pg`). The synchronous client must not run on an async
+    /// thread, so connecting happens on a thread of its own.
+    pub fn open_postgres(url: &str) -> Result<Store, StoreError> {
+        let url = url.to_owned();
+        let (writer, reader) = std::thread::spawn(move || {
+            let mut writer = db::PgConn::connect(&url)?;
+            pg::migrate(&mut writer)?;
+            let reader = db::PgConn::connect(&url)?;
+            Ok::<_, StoreError>((writer, reader))
+        })
+        .join()
+        .map_err(|_| StoreError::Postgres("connecting panicked".into()))??;
+        let (writer, writer_metrics) = writer::spawn_pg(writer);
+        Ok(Store {
+            writer,
+            writer_metrics,
+            reader: Reader::Postgres(spawn_pg_reader(reader)),
+            clock: Clock::system(),
+        })
+    }
+
+    /// Brings the database a `DATABASE_URL` names up to this taskgate's
+    /// schema and returns from which version to which (`taskgate migrate`,
+    /// for operators who migrate as a step of their own before a rollout).
+    pub fn migrate_url(url: &str) -> Result<(usize, usize), StoreError> {
+        match DatabaseUrl::parse(url)? {
+            DatabaseUrl::Sqlite(path) => schema::migrate(&schema::connect(&path)?),
+            DatabaseUrl::Postgres(url) => {
+                std::thread::spawn(move || pg::migrate(&mut db::PgConn::connect(&url)?))
+                    .join()
+                    .map_err(|_| StoreError::Postgres("migrating panicked".into()))?
+            }
+        }
     }
 
     pub fn open(path: &Path) -> Result<Store, StoreError> {
@@ -110,7 +211,7 @@ impl Store {
         Ok(Store {
             writer,
             writer_metrics,
-            reader: Arc::new(Mutex::new(reader)),
+            reader: Reader::Sqlite(Arc::new(Mutex::new(reader))),
             clock: Clock::system(),
         })
     }
@@ -132,10 +233,10 @@ impl Store {
 
     /// Runs `f` inside the next group commit and returns its result once
     /// that commit is durable. An `Err` from `f` rolls back only `f`'s work.
-    pub async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
     {
         self.submit(false, f).await
     }
@@ -145,7 +246,7 @@ impl Store {
     pub(crate) async fn write_one<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
     {
         self.submit(true, f).await
     }
@@ -153,7 +254,7 @@ impl Store {
     async fn submit<T, F>(&self, single: bool, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
         let job: Box<dyn Job> = Box::new(TypedJob::new(single, f, reply));
@@ -162,23 +263,35 @@ impl Store {
     }
 
     /// Runs a read on the reader connection, off the async threads.
-    pub async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
     {
-        let reader = self.reader.clone();
-        tokio::task::spawn_blocking(move || {
-            let conn = reader.lock().unwrap_or_else(|poison| poison.into_inner());
-            f(&conn)
-        })
-        .await
-        .map_err(|e| StoreError::Commit(format!("read task failed: {e}")))?
+        match &self.reader {
+            Reader::Sqlite(conn) => {
+                let conn = conn.clone();
+                tokio::task::spawn_blocking(move || {
+                    let conn = conn.lock().unwrap_or_else(|poison| poison.into_inner());
+                    f(&Db::Sqlite(&conn))
+                })
+                .await
+                .map_err(|e| StoreError::Commit(format!("read task failed: {e}")))?
+            }
+            Reader::Postgres(reader) => {
+                let (reply, answer) = oneshot::channel();
+                let job: ReadJob = Box::new(move |db| {
+                    let _ = reply.send(f(db));
+                });
+                reader.send(job).map_err(|_| StoreError::WriterGone)?;
+                answer.await.map_err(|_| StoreError::WriterGone)?
+            }
+        }
     }
 
     /// `SELECT 1` through the reader: what `/healthz` asks.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        self.read(|c| Ok(c.query_row("SELECT 1", [], |r| r.get::<_, i64>(0))?))
+        self.read(|db| db.query_one("SELECT 1", &[], |r| r.get::<i64>(0)))
             .await
             .map(|_| ())
     }
@@ -191,33 +304,29 @@ pub(crate) fn corrupt(e: serde_json::Error) -> StoreError {
 
 /// The one JSON record `sql` selects, decoded, if there is one.
 pub(crate) fn json_record<T: serde::de::DeserializeOwned>(
-    conn: &Connection,
+    db: &Db,
     sql: &str,
-    params: impl rusqlite::Params,
+    params: &[&dyn rusqlite::ToSql],
 ) -> Result<Option<T>, StoreError> {
-    use rusqlite::OptionalExtension;
-    let json: Option<String> = conn.query_row(sql, params, |r| r.get(0)).optional()?;
+    let json: Option<String> = db.query_opt(sql, params, |r| r.get(0))?;
     json.map(|j| serde_json::from_str(&j).map_err(corrupt))
         .transpose()
 }
 
 /// Rows of `(key, JSON record)` from `sql`, decoded, collected as `C`.
 pub(crate) fn keyed_records<T, C>(
-    conn: &Connection,
+    db: &Db,
     sql: &str,
-    params: impl rusqlite::Params,
+    params: &[&dyn rusqlite::ToSql],
 ) -> Result<C, StoreError>
 where
     T: serde::de::DeserializeOwned,
     C: FromIterator<(String, T)>,
 {
-    let mut stmt = conn.prepare(sql)?;
-    let rows = stmt.query_map(params, |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    let rows = db.query_map(sql, params, |r| {
+        Ok((r.get::<String>(0)?, r.get::<String>(1)?))
     })?;
-    rows.map(|row| {
-        let (key, json) = row?;
-        Ok((key, serde_json::from_str(&json).map_err(corrupt)?))
-    })
-    .collect()
+    rows.into_iter()
+        .map(|(key, json)| Ok((key, serde_json::from_str(&json).map_err(corrupt)?)))
+        .collect()
 }

@@ -3,8 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
+use super::db::{Db, Row};
 use super::{Store, StoreError};
 use crate::core::sync::{IssueRecord, StoryPlan};
 use crate::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
@@ -17,7 +18,7 @@ fn from_json<T: serde::de::DeserializeOwned>(s: &str) -> Result<T, StoreError> {
     serde_json::from_str(s).map_err(|e| StoreError::Corrupt(e.to_string()))
 }
 
-fn read_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<(String, IssueRecordRaw)> {
+fn read_record(r: &Row) -> Result<(String, IssueRecordRaw), StoreError> {
     Ok((
         r.get(0)?,
         IssueRecordRaw {
@@ -63,12 +64,12 @@ const RECORD_COLUMNS: &str =
     "marker, number, issue_id, title, body, labels, open, parent, blocked_by";
 
 pub(super) fn put_record(
-    conn: &Connection,
+    db: &Db,
     repo: &RepoName,
     marker: &str,
     r: &IssueRecord,
 ) -> Result<(), StoreError> {
-    conn.execute(
+    db.execute(
         "INSERT INTO issues (repo, marker, number, issue_id, title, body, labels, open, parent, blocked_by)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
          ON CONFLICT(repo, marker) DO UPDATE SET number = ?3, issue_id = ?4, title = ?5, body = ?6,
@@ -97,16 +98,17 @@ impl Store {
         prefix: &str,
     ) -> Result<BTreeMap<String, IssueRecord>, StoreError> {
         let (repo, prefix) = (repo.clone(), prefix.to_owned());
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {RECORD_COLUMNS} FROM issues WHERE repo = ?1 AND substr(marker, 1, length(?2)) = ?2"
-            ))?;
-            let rows = stmt.query_map(params![repo.as_str(), prefix], read_record)?;
-            rows.map(|r| {
-                let (marker, raw) = r?;
-                Ok((marker, raw.decode()?))
-            })
-            .collect()
+        self.read(move |db| {
+            let rows = db.query_map(
+                &format!(
+                    "SELECT {RECORD_COLUMNS} FROM issues WHERE repo = ?1 AND substr(marker, 1, length(?2)) = ?2"
+                ),
+                params![repo.as_str(), prefix],
+                read_record,
+            )?;
+            rows.into_iter()
+                .map(|(marker, raw)| Ok((marker, raw.decode()?)))
+                .collect()
         })
         .await
     }
@@ -134,13 +136,12 @@ impl Store {
         marker: &str,
     ) -> Result<Option<IssueRecord>, StoreError> {
         let (repo, marker) = (repo.clone(), marker.to_owned());
-        self.read(move |conn| {
-            conn.query_row(
+        self.read(move |db| {
+            db.query_opt(
                 &format!("SELECT {RECORD_COLUMNS} FROM issues WHERE repo = ?1 AND marker = ?2"),
                 params![repo.as_str(), marker],
                 read_record,
-            )
-            .optional()?
+            )?
             .map(|(_, raw)| raw.decode())
             .transpose()
         })
@@ -154,7 +155,7 @@ impl Store {
         record: IssueRecord,
     ) -> Result<(), StoreError> {
         let (repo, marker) = (repo.clone(), marker.to_owned());
-        self.write(move |conn| put_record(conn, &repo, &marker, &record))
+        self.write(move |db| put_record(db, &repo, &marker, &record))
             .await
     }
 
@@ -168,19 +169,19 @@ impl Store {
         labels: BTreeSet<String>,
     ) -> Result<(), StoreError> {
         let repo = repo.clone();
-        self.write(move |conn| {
+        self.write(move |db| {
             for table in ["issues", "branches", "labels"] {
-                conn.execute(
+                db.execute(
                     &format!("DELETE FROM {table} WHERE repo = ?1"),
-                    [repo.as_str()],
+                    params![repo.as_str()],
                 )?;
             }
             for (marker, record) in &issues {
-                put_record(conn, &repo, marker, record)?;
+                put_record(db, &repo, marker, record)?;
             }
             for (table, names) in [("branches", &branches), ("labels", &labels)] {
                 for name in names {
-                    conn.execute(
+                    db.execute(
                         &format!("INSERT INTO {table} (repo, name) VALUES (?1, ?2)"),
                         params![repo.as_str(), name],
                     )?;
@@ -213,10 +214,13 @@ impl Store {
         repo: &RepoName,
     ) -> Result<BTreeSet<String>, StoreError> {
         let repo = repo.clone();
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(&format!("SELECT name FROM {table} WHERE repo = ?1"))?;
-            let rows = stmt.query_map([repo.as_str()], |r| r.get::<_, String>(0))?;
-            Ok(rows.collect::<Result<_, _>>()?)
+        self.read(move |db| {
+            let rows = db.query_map(
+                &format!("SELECT name FROM {table} WHERE repo = ?1"),
+                params![repo.as_str()],
+                |r| r.get::<String>(0),
+            )?;
+            Ok(rows.into_iter().collect())
         })
         .await
     }
@@ -228,9 +232,9 @@ impl Store {
         name: &str,
     ) -> Result<(), StoreError> {
         let (repo, name) = (repo.clone(), name.to_owned());
-        self.write(move |conn| {
-            conn.execute(
-                &format!("INSERT OR IGNORE INTO {table} (repo, name) VALUES (?1, ?2)"),
+        self.write(move |db| {
+            db.execute(
+                &format!("INSERT INTO {table} (repo, name) VALUES (?1, ?2) ON CONFLICT DO NOTHING"),
                 params![repo.as_str(), name],
             )?;
             Ok(())
@@ -244,22 +248,21 @@ impl Store {
         story: &str,
     ) -> Result<Option<StoryPlan>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
-        self.read(move |conn| {
-            conn.query_row(
+        self.read(move |db| {
+            db.query_opt(
                 "SELECT installation_id, source, plan, config, files, sha FROM stories WHERE repo = ?1 AND story = ?2",
                 params![repo.as_str(), story],
                 |r| {
                     Ok((
-                        r.get::<_, InstallationId>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, Option<String>>(3)?,
-                        r.get::<_, String>(4)?,
-                        r.get::<_, String>(5)?,
+                        r.get::<InstallationId>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<String>(2)?,
+                        r.get::<Option<String>>(3)?,
+                        r.get::<String>(4)?,
+                        r.get::<String>(5)?,
                     ))
                 },
-            )
-            .optional()?
+            )?
             .map(|(installation, source, plan, config, files, sha)| {
                 Ok(StoryPlan {
                     repo: repo.clone(),
@@ -280,8 +283,8 @@ impl Store {
 
 /// Saves a story's plan, stamped at `now_ms`; called inside the
 /// transaction that queues the effects following from it.
-pub(super) fn save_story(conn: &Connection, s: &StoryPlan, now_ms: i64) -> Result<(), StoreError> {
-    conn.execute(
+pub(super) fn save_story(db: &Db, s: &StoryPlan, now_ms: i64) -> Result<(), StoreError> {
+    db.execute(
         "INSERT INTO stories (repo, story, installation_id, source, plan, config, files, sha, updated_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
          ON CONFLICT(repo, story) DO UPDATE SET installation_id = ?3, source = ?4, plan = ?5, config = ?6,
@@ -305,6 +308,7 @@ pub(super) fn save_story(conn: &Connection, s: &StoryPlan, now_ms: i64) -> Resul
 mod tests {
     use super::*;
     use crate::ids::{IssueId, IssueNumber};
+    use crate::store::testing::on_both_backends;
 
     fn record(number: u64) -> IssueRecord {
         IssueRecord {
@@ -319,33 +323,32 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_storys_issues_are_its_own_not_those_of_a_story_its_key_prefixes() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        let repo = RepoName::parse("o/r").unwrap();
-        for (n, key) in [
-            (1, "story=file:a"),
-            (2, "story=file:a task=x"),
-            (3, "story=file:ab"),
-            (4, "story=file:ab task=y"),
-        ] {
-            store.put_issue_record(&repo, key, record(n)).await.unwrap();
-        }
-        let got: Vec<String> = store
-            .story_issues(&repo, "file:a")
-            .await
-            .unwrap()
-            .into_keys()
-            .collect();
-        assert_eq!(got, ["story=file:a", "story=file:a task=x"]);
-        assert_eq!(
-            store
-                .issue_records(&repo, "story=file:a")
+    on_both_backends! {
+        async fn a_storys_issues_are_its_own_not_those_of_a_story_its_key_prefixes(store: Store) {
+            let repo = RepoName::parse("o/r").unwrap();
+            for (n, key) in [
+                (1, "story=file:a"),
+                (2, "story=file:a task=x"),
+                (3, "story=file:ab"),
+                (4, "story=file:ab task=y"),
+            ] {
+                store.put_issue_record(&repo, key, record(n)).await.unwrap();
+            }
+            let got: Vec<String> = store
+                .story_issues(&repo, "file:a")
                 .await
                 .unwrap()
-                .len(),
-            4
-        );
+                .into_keys()
+                .collect();
+            assert_eq!(got, ["story=file:a", "story=file:a task=x"]);
+            assert_eq!(
+                store
+                    .issue_records(&repo, "story=file:a")
+                    .await
+                    .unwrap()
+                    .len(),
+                4
+            );
+        }
     }
 }

@@ -1,9 +1,10 @@
 //! The outbox: effects waiting to be performed on GitHub, with their
 //! attempts, next due time and result.
 
+use rusqlite::params;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use rusqlite::{params, Connection};
 
+use super::db::{Db, Row};
 use super::{Store, StoreError};
 use crate::core::Effect;
 use crate::ids::{EffectId, InstallationId};
@@ -59,25 +60,25 @@ pub struct EffectRow {
 }
 
 pub(super) fn insert(
-    conn: &Connection,
+    db: &Db,
     delivery_seq: Option<i64>,
     installation: InstallationId,
     effects: &[Effect],
     now: i64,
 ) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
-    )?;
     for effect in effects {
         let json = serde_json::to_string(effect)
             .map_err(|e| StoreError::Corrupt(format!("effect does not serialise: {e}")))?;
-        stmt.execute(params![delivery_seq, installation, json, now])?;
+        db.execute(
+            "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
+            params![delivery_seq, installation, json, now],
+        )?;
     }
     Ok(())
 }
 
-fn row_to_effect(r: &rusqlite::Row<'_>) -> rusqlite::Result<(EffectRowRaw, String)> {
+fn row_to_effect(r: &Row) -> Result<(EffectRowRaw, String), StoreError> {
     Ok((
         EffectRowRaw {
             id: r.get(0)?,
@@ -129,25 +130,28 @@ impl Store {
         now_ms: i64,
         limit: usize,
     ) -> Result<Vec<EffectRow>, StoreError> {
-        self.read(move |conn| {
-            let mut stmt = conn.prepare_cached(&format!(
-                "SELECT {COLUMNS} FROM effects
-                 WHERE status = 'pending' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2"
-            ))?;
-            let rows = stmt.query_map(params![now_ms, limit as i64], row_to_effect)?;
-            rows.map(|r| decode(r?)).collect()
+        self.read(move |db| {
+            let rows = db.query_map(
+                &format!(
+                    "SELECT {COLUMNS} FROM effects
+                     WHERE status = 'pending' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2"
+                ),
+                params![now_ms, limit as i64],
+                row_to_effect,
+            )?;
+            rows.into_iter().map(decode).collect()
         })
         .await
     }
 
     /// When the next pending effect falls due, if any.
     pub async fn next_effect_due_ms(&self) -> Result<Option<i64>, StoreError> {
-        self.read(|conn| {
-            Ok(conn.query_row(
+        self.read(|db| {
+            db.query_one(
                 "SELECT MIN(next_attempt_ms) FROM effects WHERE status = 'pending'",
-                [],
-                |r| r.get::<_, Option<i64>>(0),
-            )?)
+                params![],
+                |r| r.get::<Option<i64>>(0),
+            )
         })
         .await
     }
@@ -156,12 +160,16 @@ impl Store {
     /// finds `attempts > 0` on a pending effect therefore knows GitHub may
     /// already have accepted it, and looks before creating again.
     pub async fn begin_attempt(&self, id: EffectId) -> Result<u32, StoreError> {
-        self.write(move |conn| {
-            Ok(conn.query_row(
-                "UPDATE effects SET attempts = attempts + 1 WHERE id = ?1 RETURNING attempts",
-                [id],
-                |r| r.get::<_, i64>(0),
-            )? as u32)
+        self.write(move |db| {
+            let attempts = db
+                .query_opt(
+                    "UPDATE effects SET attempts = attempts + 1 WHERE id = ?1 RETURNING attempts",
+                    params![id],
+                    |r| r.get::<i64>(0),
+                )?
+                // No such effect: the error this has always been.
+                .ok_or(StoreError::Sqlite(rusqlite::Error::QueryReturnedNoRows))?;
+            Ok(attempts as u32)
         })
         .await
     }
@@ -188,8 +196,8 @@ impl Store {
         error: Option<String>,
     ) -> Result<(), StoreError> {
         let now = self.clock.now_ms();
-        self.write(move |conn| {
-            conn.execute(
+        self.write(move |db| {
+            db.execute(
                 "UPDATE effects SET status = ?2, result = ?3, last_error = COALESCE(?4, last_error), done_at_ms = ?5
                  WHERE id = ?1",
                 params![id, status, result, error, now],
@@ -209,8 +217,8 @@ impl Store {
         error: String,
         failed: bool,
     ) -> Result<(), StoreError> {
-        self.write(move |conn| {
-            conn.execute(
+        self.write(move |db| {
+            db.execute(
                 "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3, failures = failures + ?4
                  WHERE id = ?1",
                 params![id, due_ms, error, failed as i64],
@@ -221,10 +229,13 @@ impl Store {
     }
 
     pub async fn effects(&self) -> Result<Vec<EffectRow>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare(&format!("SELECT {COLUMNS} FROM effects ORDER BY id"))?;
-            let rows = stmt.query_map([], row_to_effect)?;
-            rows.map(|r| decode(r?)).collect()
+        self.read(|db| {
+            let rows = db.query_map(
+                &format!("SELECT {COLUMNS} FROM effects ORDER BY id"),
+                params![],
+                row_to_effect,
+            )?;
+            rows.into_iter().map(decode).collect()
         })
         .await
     }
@@ -233,13 +244,13 @@ impl Store {
     /// in one snapshot (one statement), so a delivery queued by an effect
     /// is never missed between two reads.
     pub async fn unfinished_work(&self) -> Result<i64, StoreError> {
-        self.read(|c| {
-            Ok(c.query_row(
+        self.read(|db| {
+            db.query_one(
                 "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'received')
                       + (SELECT COUNT(*) FROM effects WHERE status = 'pending')",
-                [],
+                params![],
                 |r| r.get(0),
-            )?)
+            )
         })
         .await
     }
@@ -247,27 +258,26 @@ impl Store {
     /// Forgets up to `limit` effects that ended (done or failed) before
     /// `cutoff_ms`, oldest first; returns how many.
     pub async fn prune_effects(&self, cutoff_ms: i64, limit: usize) -> Result<usize, StoreError> {
-        self.write_one(move |conn| {
-            Ok(conn
-                .prepare_cached(
-                    "DELETE FROM effects WHERE id IN (
-                       SELECT id FROM effects
-                       WHERE status != 'pending' AND created_at_ms < ?1
-                       ORDER BY id LIMIT ?2)",
-                )?
-                .execute(params![cutoff_ms, limit as i64])?)
+        self.write_one(move |db| {
+            db.execute(
+                "DELETE FROM effects WHERE id IN (
+                   SELECT id FROM effects
+                   WHERE status != 'pending' AND created_at_ms < ?1
+                   ORDER BY id LIMIT ?2)",
+                params![cutoff_ms, limit as i64],
+            )
         })
         .await
     }
 
     /// Effects not yet done or failed: the `outbox_depth` gauge.
     pub async fn outbox_depth(&self) -> Result<i64, StoreError> {
-        self.read(|c| {
-            Ok(c.query_row(
+        self.read(|db| {
+            db.query_one(
                 "SELECT COUNT(*) FROM effects WHERE status = 'pending'",
-                [],
+                params![],
                 |r| r.get(0),
-            )?)
+            )
         })
         .await
     }
@@ -277,6 +287,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::ids::{IssueNumber, RepoName};
+    use crate::store::testing::on_both_backends;
 
     fn comment(n: u64) -> Effect {
         Effect::PostComment {
@@ -287,48 +298,47 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn pruning_forgets_ended_effects_and_keeps_pending_ones() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        let effects = (1..=3).map(comment).collect::<Vec<_>>();
-        let now = store.clock().now_ms();
-        store
-            .write(move |conn| insert(conn, None, InstallationId(1), &effects, now))
-            .await
-            .unwrap();
-        let rows = store.effects().await.unwrap();
-        store.effect_done(rows[0].id, None).await.unwrap();
-        store
-            .effect_failed(rows[1].id, "GitHub answered 422".into())
-            .await
-            .unwrap();
+    on_both_backends! {
+        async fn pruning_forgets_ended_effects_and_keeps_pending_ones(store: Store) {
+            let effects = (1..=3).map(comment).collect::<Vec<_>>();
+            let now = store.clock().now_ms();
+            store
+                .write(move |db| insert(db, None, InstallationId(1), &effects, now))
+                .await
+                .unwrap();
+            let rows = store.effects().await.unwrap();
+            store.effect_done(rows[0].id, None).await.unwrap();
+            store
+                .effect_failed(rows[1].id, "GitHub answered 422".into())
+                .await
+                .unwrap();
 
-        let an_hour_ago = store.clock().now_ms() - 3_600_000;
-        assert_eq!(store.prune_effects(an_hour_ago, 100).await.unwrap(), 0);
-        let later = store.clock().now_ms() + 1;
-        assert_eq!(store.prune_effects(later, 100).await.unwrap(), 2);
-        let left = store.effects().await.unwrap();
-        assert_eq!(left.len(), 1);
-        assert_eq!(left[0].id, rows[2].id, "the pending one stays");
-        assert_eq!(store.outbox_depth().await.unwrap(), 1);
-    }
+            let an_hour_ago = store.clock().now_ms() - 3_600_000;
+            assert_eq!(store.prune_effects(an_hour_ago, 100).await.unwrap(), 0);
+            let later = store.clock().now_ms() + 1;
+            assert_eq!(store.prune_effects(later, 100).await.unwrap(), 2);
+            let left = store.effects().await.unwrap();
+            assert_eq!(left.len(), 1);
+            assert_eq!(left[0].id, rows[2].id, "the pending one stays");
+            assert_eq!(store.outbox_depth().await.unwrap(), 1);
+        }
 
-    #[tokio::test]
-    async fn an_unknown_status_word_reads_as_corrupt_data() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        store
-            .write(move |conn| {
-                insert(conn, None, InstallationId(1), &[comment(1)], 0)?;
-                conn.execute("UPDATE effects SET status = 'lost'", [])?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-        match store.effects().await {
-            Err(StoreError::Corrupt(why)) => assert_eq!(why, "unknown effect status `lost`"),
-            other => panic!("expected corrupt data, got {other:?}"),
+        async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {
+            store
+                .write(move |db| {
+                    insert(db, None, InstallationId(1), &[comment(1)], 0)?;
+                    db.execute("UPDATE effects SET status = 'lost'", params![])?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            match store.effects().await {
+                // PostgreSQL's rows also name the column (`column 3: …`).
+                Err(StoreError::Corrupt(why)) => {
+                    assert!(why.contains("unknown effect status `lost`"), "{why}")
+                }
+                other => panic!("expected corrupt data, got {other:?}"),
+            }
         }
     }
 }

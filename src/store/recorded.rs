@@ -3,6 +3,8 @@
 
 use std::collections::HashSet;
 
+use rusqlite::params;
+
 use super::{Store, StoreError};
 
 impl Store {
@@ -11,12 +13,15 @@ impl Store {
         &self,
         ids: Vec<String>,
     ) -> Result<HashSet<String>, StoreError> {
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare_cached("SELECT 1 FROM deliveries WHERE delivery_id = ?1")?;
+        self.read(move |db| {
             let mut found = HashSet::new();
             for id in ids {
-                if stmt.exists([&id])? {
+                let recorded = db.query_opt(
+                    "SELECT 1 FROM deliveries WHERE delivery_id = ?1",
+                    params![id],
+                    |_| Ok(()),
+                )?;
+                if recorded.is_some() {
                     found.insert(id);
                 }
             }

@@ -1,7 +1,8 @@
 //! Task records, acceptance attempts and the check runs opened for them.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
+use super::db::{Db, Dialect, Row};
 use super::{corrupt, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
@@ -12,15 +13,15 @@ use crate::core::AttemptRef;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 
 pub(super) fn put_task(
-    conn: &Connection,
+    db: &Db,
     repo: &RepoName,
     story: &str,
     task: &str,
     record: &TaskRecord,
 ) -> Result<(), StoreError> {
     // The counts `/metrics` shows move with the record.
-    let counts = super::task_counts::on_write(conn, [repo.as_str(), story, task], record)?;
-    conn.execute(
+    let counts = super::task_counts::on_write(db, [repo.as_str(), story, task], record)?;
+    db.execute(
         "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
         params![
@@ -36,12 +37,12 @@ pub(super) fn put_task(
 
 /// Queues `job`'s attempt, stamped as queued at `now_ms`.
 pub(super) fn queue_attempt(
-    conn: &Connection,
+    db: &Db,
     job: &RunJob,
     runner: RunnerKind,
     now_ms: i64,
 ) -> Result<(), StoreError> {
-    conn.execute(
+    db.execute(
         "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9)
          ON CONFLICT(repo, story, task, attempt) DO NOTHING",
@@ -71,14 +72,14 @@ pub(super) struct AttemptKey<'a> {
 /// Moves an attempt to `status` at `now_ms` (its start or its end, as
 /// the status says), keeping its report unless a new one comes.
 pub(super) fn update_attempt(
-    conn: &Connection,
+    db: &Db,
     key: AttemptKey<'_>,
     status: AttemptStatus,
     report: Option<&RunReport>,
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let report = report.map(|r| serde_json::to_string(r).expect("serialises"));
-    conn.execute(
+    db.execute(
         "UPDATE attempts SET status = ?5,
              started_ms = CASE WHEN ?5 = 'running' THEN COALESCE(started_ms, ?6) ELSE started_ms END,
              finished_ms = CASE WHEN ?5 IN ('queued', 'running') THEN finished_ms ELSE ?6 END,
@@ -133,57 +134,52 @@ pub struct AttemptRow {
 
 const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report, runner";
 
-fn read_attempt(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<AttemptRow, StoreError>> {
+fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let repo: String = r.get(0)?;
     let gates: String = r.get(6)?;
     let report: Option<String> = r.get(11)?;
     let runner: String = r.get(12)?;
-    let row = (|| {
-        Ok(AttemptRow {
-            repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
-            story: r.get(1)?,
-            task: r.get(2)?,
-            attempt: r.get(3)?,
-            installation: r.get(4)?,
-            sha: CommitSha(r.get(5)?),
-            gates: serde_json::from_str(&gates).map_err(corrupt)?,
-            status: r.get(7)?,
-            queued_ms: r.get(8)?,
-            started_ms: r.get(9)?,
-            finished_ms: r.get(10)?,
-            report: report
-                .map(|s| serde_json::from_str(&s))
-                .transpose()
-                .map_err(corrupt)?,
-            runner: match runner.as_str() {
-                "local" => RunnerKind::Local,
-                "actions" => RunnerKind::Actions,
-                other => return Err(StoreError::Corrupt(format!("unknown runner `{other}`"))),
-            },
-        })
-    })();
-    Ok(row)
+    Ok(AttemptRow {
+        repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+        story: r.get(1)?,
+        task: r.get(2)?,
+        attempt: r.get(3)?,
+        installation: r.get(4)?,
+        sha: CommitSha(r.get(5)?),
+        gates: serde_json::from_str(&gates).map_err(corrupt)?,
+        status: r.get(7)?,
+        queued_ms: r.get(8)?,
+        started_ms: r.get(9)?,
+        finished_ms: r.get(10)?,
+        report: report
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(corrupt)?,
+        runner: match runner.as_str() {
+            "local" => RunnerKind::Local,
+            "actions" => RunnerKind::Actions,
+            other => return Err(StoreError::Corrupt(format!("unknown runner `{other}`"))),
+        },
+    })
 }
 
 /// Gives each attempt the check runs opened for its gates, found by their
 /// key (`story=… task=… attempt=… gate=…`). The prefix ends in the space
 /// after the story, so story `a` never takes story `ab`'s runs.
 fn attach_check_runs(
-    conn: &Connection,
+    db: &Db,
     repo: &RepoName,
     story: &str,
     attempts: &mut [AttemptSummary],
 ) -> Result<(), StoreError> {
     let prefix = format!("story={} ", encode_value(story));
-    let mut stmt = conn.prepare_cached(
+    let rows = db.query_map(
         "SELECT key, id FROM check_runs
          WHERE repo = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
+        params![repo.as_str(), prefix],
+        |r| Ok((r.get::<String>(0)?, r.get::<i64>(1)?)),
     )?;
-    let rows = stmt.query_map(params![repo.as_str(), prefix], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-    })?;
-    for row in rows {
-        let (key, id) = row?;
+    for (key, id) in rows {
         let Some(key) = parse_check_key(&key) else {
             continue; // not one of ours
         };
@@ -220,9 +216,9 @@ impl Store {
         task: &str,
     ) -> Result<Option<TaskRecord>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
-        self.read(move |conn| {
+        self.read(move |db| {
             super::json_record(
-                conn,
+                db,
                 "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
                 params![repo.as_str(), story, task],
             )
@@ -237,9 +233,9 @@ impl Store {
         story: &str,
     ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
-        self.read(move |conn| {
+        self.read(move |db| {
             super::keyed_records(
-                conn,
+                db,
                 "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
                 params![repo.as_str(), story],
             )
@@ -249,12 +245,14 @@ impl Store {
 
     /// Attempts of `runner` still to run or running, oldest first.
     pub async fn active_attempts(&self, runner: RunnerKind) -> Result<Vec<AttemptRow>, StoreError> {
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE status IN ('queued', 'running') AND runner = ?1 ORDER BY queued_ms"
-            ))?;
-            let rows = stmt.query_map([runner_name(runner)], read_attempt)?;
-            rows.map(|r| r?).collect()
+        self.read(move |db| {
+            db.query_map(
+                &format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE status IN ('queued', 'running') AND runner = ?1 ORDER BY queued_ms"
+                ),
+                params![runner_name(runner)],
+                read_attempt,
+            )
         })
         .await
     }
@@ -267,12 +265,14 @@ impl Store {
         task: &str,
     ) -> Result<Vec<AttemptRow>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 ORDER BY attempt DESC"
-            ))?;
-            let rows = stmt.query_map(params![repo.as_str(), story, task], read_attempt)?;
-            rows.map(|r| r?).collect()
+        self.read(move |db| {
+            db.query_map(
+                &format!(
+                    "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 ORDER BY attempt DESC"
+                ),
+                params![repo.as_str(), story, task],
+                read_attempt,
+            )
         })
         .await
     }
@@ -286,28 +286,30 @@ impl Store {
         per_task: u32,
     ) -> Result<Vec<AttemptSummary>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(
+        self.read(move |db| {
+            // PostgreSQL (before 16) wants the subquery named; SQLite takes
+            // the name too.
+            let mut attempts = db.query_map(
                 "SELECT task, attempt, sha, status, queued_ms, started_ms, finished_ms, runner FROM (
                      SELECT *, row_number() OVER (PARTITION BY task ORDER BY attempt DESC) AS nth
-                     FROM attempts WHERE repo = ?1 AND story = ?2)
+                     FROM attempts WHERE repo = ?1 AND story = ?2) AS recent
                  WHERE nth <= ?3 ORDER BY task, attempt DESC",
+                params![repo.as_str(), story, per_task],
+                |r| {
+                    Ok(AttemptSummary {
+                        task: r.get(0)?,
+                        attempt: r.get(1)?,
+                        sha: CommitSha(r.get(2)?),
+                        status: r.get(3)?,
+                        queued_ms: r.get(4)?,
+                        started_ms: r.get(5)?,
+                        finished_ms: r.get(6)?,
+                        runner: r.get(7)?,
+                        checks: Vec::new(),
+                    })
+                },
             )?;
-            let rows = stmt.query_map(params![repo.as_str(), story, per_task], |r| {
-                Ok(AttemptSummary {
-                    task: r.get(0)?,
-                    attempt: r.get(1)?,
-                    sha: CommitSha(r.get(2)?),
-                    status: r.get(3)?,
-                    queued_ms: r.get(4)?,
-                    started_ms: r.get(5)?,
-                    finished_ms: r.get(6)?,
-                    runner: r.get(7)?,
-                    checks: Vec::new(),
-                })
-            })?;
-            let mut attempts = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-            attach_check_runs(conn, &repo, &story, &mut attempts)?;
+            attach_check_runs(db, &repo, &story, &mut attempts)?;
             Ok(attempts)
         })
         .await
@@ -322,16 +324,14 @@ impl Store {
         attempt: u32,
     ) -> Result<Option<AttemptRow>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
-        self.read(move |conn| {
-            conn.query_row(
+        self.read(move |db| {
+            db.query_opt(
                 &format!(
                     "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4"
                 ),
                 params![repo.as_str(), story, task, attempt],
                 read_attempt,
             )
-            .optional()?
-            .transpose()
         })
         .await
     }
@@ -344,8 +344,8 @@ impl Store {
         attempt: &AttemptRef,
     ) -> Result<(), StoreError> {
         let (repo, a) = (repo.clone(), attempt.clone());
-        self.write_one(move |conn| {
-            conn.execute(
+        self.write_one(move |db| {
+            db.execute(
                 "INSERT INTO workflow_runs (repo, run_id, story, task, attempt) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, task = ?4, attempt = ?5",
                 params![repo.as_str(), run_id as i64, a.story, a.task, a.attempt],
@@ -362,14 +362,12 @@ impl Store {
         attempt: &AttemptRef,
     ) -> Result<Vec<u64>, StoreError> {
         let (repo, a) = (repo.clone(), attempt.clone());
-        self.read(move |conn| {
-            let mut stmt = conn.prepare(
+        self.read(move |db| {
+            db.query_map(
                 "SELECT run_id FROM workflow_runs WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 ORDER BY run_id",
-            )?;
-            let rows = stmt.query_map(params![repo.as_str(), a.story, a.task, a.attempt], |r| {
-                r.get::<_, i64>(0)
-            })?;
-            Ok(rows.map(|r| r.map(|id| id as u64)).collect::<Result<_, _>>()?)
+                params![repo.as_str(), a.story, a.task, a.attempt],
+                |r| Ok(r.get::<i64>(0)? as u64),
+            )
         })
         .await
     }
@@ -384,14 +382,12 @@ impl Store {
         let repo = repo.clone();
         let found: Option<(String, String, u32)> = {
             let repo = repo.clone();
-            self.read(move |conn| {
-                Ok(conn
-                    .query_row(
-                        "SELECT story, task, attempt FROM workflow_runs WHERE repo = ?1 AND run_id = ?2",
-                        params![repo.as_str(), run_id as i64],
-                        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-                    )
-                    .optional()?)
+            self.read(move |db| {
+                db.query_opt(
+                    "SELECT story, task, attempt FROM workflow_runs WHERE repo = ?1 AND run_id = ?2",
+                    params![repo.as_str(), run_id as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
             })
             .await?
         };
@@ -409,14 +405,12 @@ impl Store {
         attempt: u32,
     ) -> Result<Option<String>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
-        self.read(move |conn| {
-            Ok(conn
-                .query_row(
-                    "SELECT status FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
-                    params![repo.as_str(), story, task, attempt],
-                    |r| r.get(0),
-                )
-                .optional()?)
+        self.read(move |db| {
+            db.query_opt(
+                "SELECT status FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
+                params![repo.as_str(), story, task, attempt],
+                |r| r.get(0),
+            )
         })
         .await
     }
@@ -428,8 +422,8 @@ impl Store {
         id: u64,
     ) -> Result<(), StoreError> {
         let (repo, key) = (repo.clone(), key.to_owned());
-        self.write_one(move |conn| {
-            conn.execute(
+        self.write_one(move |db| {
+            db.execute(
                 "INSERT INTO check_runs (repo, key, id) VALUES (?1, ?2, ?3)
                  ON CONFLICT(repo, key) DO UPDATE SET id = ?3",
                 params![repo.as_str(), key, id as i64],
@@ -445,15 +439,12 @@ impl Store {
         key: &str,
     ) -> Result<Option<u64>, StoreError> {
         let (repo, key) = (repo.clone(), key.to_owned());
-        self.read(move |conn| {
-            Ok(conn
-                .query_row(
-                    "SELECT id FROM check_runs WHERE repo = ?1 AND key = ?2",
-                    params![repo.as_str(), key],
-                    |r| r.get::<_, i64>(0),
-                )
-                .optional()?
-                .map(|id| id as u64))
+        self.read(move |db| {
+            db.query_opt(
+                "SELECT id FROM check_runs WHERE repo = ?1 AND key = ?2",
+                params![repo.as_str(), key],
+                |r| Ok(r.get::<i64>(0)? as u64),
+            )
         })
         .await
     }
@@ -463,18 +454,28 @@ impl Store {
     pub async fn tasks_with_open_todos(
         &self,
     ) -> Result<Vec<(RepoName, String, String)>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare(
-                "SELECT repo, story, task FROM tasks WHERE json_extract(record, '$.failure.open') IS NOT NULL",
-            )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
-            })?;
-            rows.map(|row| {
-                let (repo, story, task) = row?;
-                Ok((RepoName::parse(&repo).map_err(StoreError::Corrupt)?, story, task))
+        self.read(|db| {
+            // An open todo is a `failure.open` that is there and not JSON
+            // null (`None` is stored as null). SQLite's `json_extract` is
+            // NULL for both a missing key and a JSON null; PostgreSQL's
+            // `jsonb_typeof` is NULL for the one and 'null' for the other,
+            // and `<> 'null'` leaves both out.
+            let sql = match db.dialect() {
+                Dialect::Sqlite => {
+                    "SELECT repo, story, task FROM tasks WHERE json_extract(record, '$.failure.open') IS NOT NULL"
+                }
+                Dialect::Postgres => {
+                    "SELECT repo, story, task FROM tasks WHERE jsonb_typeof(record::jsonb -> 'failure' -> 'open') <> 'null'"
+                }
+            };
+            db.query_map(sql, params![], |r| {
+                let repo = r.get::<String>(0)?;
+                Ok((
+                    RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                    r.get::<String>(1)?,
+                    r.get::<String>(2)?,
+                ))
             })
-            .collect()
         })
         .await
     }
@@ -487,18 +488,19 @@ impl Store {
     ) -> Result<Option<TaskLocation>, StoreError> {
         let repo_name = repo.clone();
         let found = self
-            .read(move |conn| {
-                let mut stmt =
-                    conn.prepare("SELECT story, task, record FROM tasks WHERE repo = ?1")?;
-                let rows = stmt.query_map([repo_name.as_str()], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, String>(2)?,
-                    ))
-                })?;
-                for row in rows {
-                    let (story, task, json) = row?;
+            .read(move |db| {
+                let rows = db.query_map(
+                    "SELECT story, task, record FROM tasks WHERE repo = ?1",
+                    params![repo_name.as_str()],
+                    |r| {
+                        Ok((
+                            r.get::<String>(0)?,
+                            r.get::<String>(1)?,
+                            r.get::<String>(2)?,
+                        ))
+                    },
+                )?;
+                for (story, task, json) in rows {
                     let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
                     if record.pr.is_some_and(|p| p.number == number) {
                         return Ok(Some((story, task)));
@@ -533,13 +535,13 @@ impl Store {
         number: IssueNumber,
     ) -> Result<Option<TaskLocation>, StoreError> {
         let repo = repo.clone();
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
-            let markers =
-                stmt.query_map(params![repo.as_str(), number], |r| r.get::<_, String>(0))?;
-            for marker in markers {
-                let key = marker?;
+        self.read(move |db| {
+            let markers = db.query_map(
+                "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
+                params![repo.as_str(), number],
+                |r| r.get::<String>(0),
+            )?;
+            for key in markers {
                 let hidden = crate::core::hidden_marker(&key);
                 if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
                     return Ok(Some(TaskLocation {
@@ -559,75 +561,80 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::on_both_backends;
 
-    /// A store holding attempts of repository `o/r`, each `(story, task,
-    /// attempt)`; the directory must outlive the store.
-    fn store_with_attempts(attempts: &[(&str, &str, u32)]) -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("t.db");
-        let store = Store::open(&db).unwrap();
-        let conn = Connection::open(&db).unwrap();
-        for (story, task, attempt) in attempts {
-            conn.execute(
-                "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-                 VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
-                params![story, task, attempt],
-            )
+    /// Puts attempts of repository `o/r` into `store`, each `(story, task,
+    /// attempt)`.
+    async fn put_attempts(store: &Store, attempts: &[(&str, &str, u32)]) {
+        let attempts: Vec<(String, String, u32)> = attempts
+            .iter()
+            .map(|(story, task, attempt)| (story.to_string(), task.to_string(), *attempt))
+            .collect();
+        store
+            .write(move |db| {
+                for (story, task, attempt) in attempts {
+                    db.execute(
+                        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
+                         VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
+                        params![story, task, attempt],
+                    )?;
+                }
+                Ok(())
+            })
+            .await
             .unwrap();
-        }
-        (dir, store)
     }
 
-    #[tokio::test]
-    async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story() {
-        let mut attempts: Vec<(&str, &str, u32)> = (1..=7).map(|n| ("file:s", "a", n)).collect();
-        attempts.extend([("file:s", "b", 1), ("file:other", "a", 9)]);
-        let (_dir, store) = store_with_attempts(&attempts);
-        let repo = RepoName::parse("o/r").unwrap();
-        let got: Vec<(String, u32)> = store
-            .recent_attempts(&repo, "file:s", 5)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|a| (a.task, a.attempt))
-            .collect();
-        let want: Vec<(String, u32)> = [("a", 7), ("a", 6), ("a", 5), ("a", 4), ("a", 3), ("b", 1)]
-            .into_iter()
-            .map(|(t, n)| (t.to_owned(), n))
-            .collect();
-        assert_eq!(got, want);
-    }
-
-    #[tokio::test]
-    async fn an_attempts_check_runs_come_with_it_and_no_other_storys() {
-        let (_dir, store) =
-            store_with_attempts(&[("file:a", "t", 1), ("file:a", "t", 2), ("file:ab", "t", 1)]);
-        let repo = RepoName::parse("o/r").unwrap();
-        let key = crate::core::task::check_key;
-        for (key, id) in [
-            (key("file:a", "t", 2, "unit"), 11),
-            (key("file:a", "t", 2, "lint"), 12),
-            (key("file:a", "t", 1, "unit"), 10),
-            (key("file:ab", "t", 1, "unit"), 99),
-            ("another app's id".to_owned(), 98),
-        ] {
-            store.put_check_run(&repo, &key, id).await.unwrap();
+    on_both_backends! {
+        async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story(store: Store) {
+            let mut attempts: Vec<(&str, &str, u32)> = (1..=7).map(|n| ("file:s", "a", n)).collect();
+            attempts.extend([("file:s", "b", 1), ("file:other", "a", 9)]);
+            put_attempts(&store, &attempts).await;
+            let repo = RepoName::parse("o/r").unwrap();
+            let got: Vec<(String, u32)> = store
+                .recent_attempts(&repo, "file:s", 5)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|a| (a.task, a.attempt))
+                .collect();
+            let want: Vec<(String, u32)> = [("a", 7), ("a", 6), ("a", 5), ("a", 4), ("a", 3), ("b", 1)]
+                .into_iter()
+                .map(|(t, n)| (t.to_owned(), n))
+                .collect();
+            assert_eq!(got, want);
         }
-        let got: Vec<(u32, Vec<(String, u64)>)> = store
-            .recent_attempts(&repo, "file:a", 5)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|a| (a.attempt, a.checks))
-            .collect();
-        let checks =
-            |list: &[(&str, u64)]| list.iter().map(|(g, id)| (g.to_string(), *id)).collect();
-        assert_eq!(
-            got,
-            vec![
-                (2, checks(&[("lint", 12), ("unit", 11)])),
-                (1, checks(&[("unit", 10)])),
-            ]
-        );
+
+        async fn an_attempts_check_runs_come_with_it_and_no_other_storys(store: Store) {
+            put_attempts(&store, &[("file:a", "t", 1), ("file:a", "t", 2), ("file:ab", "t", 1)])
+                .await;
+            let repo = RepoName::parse("o/r").unwrap();
+            let key = crate::core::task::check_key;
+            for (key, id) in [
+                (key("file:a", "t", 2, "unit"), 11),
+                (key("file:a", "t", 2, "lint"), 12),
+                (key("file:a", "t", 1, "unit"), 10),
+                (key("file:ab", "t", 1, "unit"), 99),
+                ("another app's id".to_owned(), 98),
+            ] {
+                store.put_check_run(&repo, &key, id).await.unwrap();
+            }
+            let got: Vec<(u32, Vec<(String, u64)>)> = store
+                .recent_attempts(&repo, "file:a", 5)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|a| (a.attempt, a.checks))
+                .collect();
+            let checks =
+                |list: &[(&str, u64)]| list.iter().map(|(g, id)| (g.to_string(), *id)).collect();
+            assert_eq!(
+                got,
+                vec![
+                    (2, checks(&[("lint", 12), ("unit", 11)])),
+                    (1, checks(&[("unit", 10)])),
+                ]
+            );
+        }
     }
 }

@@ -237,13 +237,15 @@ pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
+/// Brings the file up to [`MIGRATIONS`]; returns the versions it went
+/// from and to.
+pub(super) fn migrate(conn: &Connection) -> Result<(usize, usize), StoreError> {
     let current: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
     if current > MIGRATIONS.len() {
-        return Err(StoreError::Corrupt(format!(
-            "the database is at schema version {current}, newer than this taskgate ({})",
-            MIGRATIONS.len()
-        )));
+        return Err(StoreError::NewerSchema {
+            found: current,
+            known: MIGRATIONS.len(),
+        });
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
         conn.execute_batch(&format!(
@@ -251,5 +253,5 @@ pub(super) fn migrate(conn: &Connection) -> Result<(), StoreError> {
             i + 1
         ))?;
     }
-    Ok(())
+    Ok((current, MIGRATIONS.len()))
 }

@@ -1,20 +1,21 @@
 //! Ship-gate records per story and the deploy/validation runs started for
 //! them.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::params;
 
+use super::db::Db;
 use super::{Store, StoreError};
 use crate::core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use crate::core::story::Marker;
 use crate::ids::{IssueNumber, RepoName};
 
 pub(super) fn put_story_record(
-    conn: &Connection,
+    db: &Db,
     repo: &RepoName,
     story: &str,
     record: &StoryRecord,
 ) -> Result<(), StoreError> {
-    conn.execute(
+    db.execute(
         "INSERT INTO story_ships (repo, story, record) VALUES (?1, ?2, ?3)
          ON CONFLICT(repo, story) DO UPDATE SET record = ?3",
         params![
@@ -48,9 +49,9 @@ impl Store {
         story: &str,
     ) -> Result<Option<StoryRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
-        self.read(move |conn| {
+        self.read(move |db| {
             super::json_record(
-                conn,
+                db,
                 "SELECT record FROM story_ships WHERE repo = ?1 AND story = ?2",
                 params![repo.as_str(), story],
             )
@@ -64,11 +65,11 @@ impl Store {
         repo: &RepoName,
     ) -> Result<Vec<(String, StoryRecord)>, StoreError> {
         let repo = repo.clone();
-        self.read(move |conn| {
+        self.read(move |db| {
             super::keyed_records(
-                conn,
+                db,
                 "SELECT story, record FROM story_ships WHERE repo = ?1",
-                [repo.as_str()],
+                params![repo.as_str()],
             )
         })
         .await
@@ -76,24 +77,24 @@ impl Store {
 
     /// Every planned story whose issue exists, oldest issue first.
     pub async fn stories(&self) -> Result<Vec<StoryRow>, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare(
+        self.read(|db| {
+            let rows = db.query_map(
                 "SELECT s.repo, s.story, i.marker, i.number FROM stories s
                  JOIN issues i ON i.repo = s.repo
                  WHERE i.marker NOT LIKE '% %' AND i.marker LIKE 'story=%'
                  ORDER BY i.number",
+                params![],
+                |r| {
+                    Ok((
+                        r.get::<String>(0)?,
+                        r.get::<String>(1)?,
+                        r.get::<String>(2)?,
+                        r.get::<IssueNumber>(3)?,
+                    ))
+                },
             )?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, IssueNumber>(3)?,
-                ))
-            })?;
             let mut out = Vec::new();
-            for row in rows {
-                let (repo, story, marker, number) = row?;
+            for (repo, story, marker, number) in rows {
                 let own = Marker::Story {
                     story: story.clone(),
                 }
@@ -118,13 +119,14 @@ impl Store {
         number: IssueNumber,
     ) -> Result<Option<String>, StoreError> {
         let repo = repo.clone();
-        self.read(move |conn| {
-            let mut stmt =
-                conn.prepare("SELECT marker FROM issues WHERE repo = ?1 AND number = ?2")?;
-            let markers =
-                stmt.query_map(params![repo.as_str(), number], |r| r.get::<_, String>(0))?;
+        self.read(move |db| {
+            let markers = db.query_map(
+                "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
+                params![repo.as_str(), number],
+                |r| r.get::<String>(0),
+            )?;
             for marker in markers {
-                if let Some(Marker::Story { story }) = Marker::from_key(&marker?) {
+                if let Some(Marker::Story { story }) = Marker::from_key(&marker) {
                     return Ok(Some(story));
                 }
             }
@@ -141,8 +143,8 @@ impl Store {
         run: &StoryRunRef,
     ) -> Result<(), StoreError> {
         let (repo, run) = (repo.clone(), run.clone());
-        self.write_one(move |conn| {
-            conn.execute(
+        self.write_one(move |db| {
+            db.execute(
                 "INSERT INTO story_runs (repo, run_id, story, workflow) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, workflow = ?4",
                 params![
@@ -164,14 +166,12 @@ impl Store {
         run_id: u64,
     ) -> Result<Option<StoryRunRef>, StoreError> {
         let repo = repo.clone();
-        self.read(move |conn| {
-            let found: Option<(String, String)> = conn
-                .query_row(
-                    "SELECT story, workflow FROM story_runs WHERE repo = ?1 AND run_id = ?2",
-                    params![repo.as_str(), run_id as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()?;
+        self.read(move |db| {
+            let found: Option<(String, String)> = db.query_opt(
+                "SELECT story, workflow FROM story_runs WHERE repo = ?1 AND run_id = ?2",
+                params![repo.as_str(), run_id as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
             Ok(found.map(|(story, workflow)| StoryRunRef {
                 story,
                 workflow: if workflow == "deploy" {
@@ -182,5 +182,27 @@ impl Store {
             }))
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing::on_both_backends;
+
+    on_both_backends! {
+        async fn a_story_run_and_a_ship_record_are_kept_per_repository(store: Store) {
+            let (repo, other) = (RepoName::parse("o/r").unwrap(), RepoName::parse("o/x").unwrap());
+            let run = StoryRunRef {
+                story: "file:s".into(),
+                workflow: StoryWorkflow::Validation,
+            };
+            store.put_story_run(&repo, 9, &run).await.unwrap();
+            let seen = store.story_run(&repo, 9).await.unwrap().unwrap();
+            assert_eq!((seen.story.as_str(), seen.workflow), ("file:s", StoryWorkflow::Validation));
+            assert!(store.story_run(&other, 9).await.unwrap().is_none());
+            assert!(store.story_record(&repo, "file:s").await.unwrap().is_none());
+            assert!(store.story_records(&repo).await.unwrap().is_empty());
+        }
     }
 }

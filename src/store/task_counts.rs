@@ -10,8 +10,9 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
+use super::db::Db;
 use super::{corrupt, Store, StoreError};
 use crate::core::failure::LoopStats;
 use crate::core::task::TaskRecord;
@@ -69,42 +70,45 @@ fn decode(json: &str) -> Result<Counts, StoreError> {
 }
 
 /// Adds `new` less `old` to the table.
-fn apply(conn: &Connection, old: &Counts, new: &Counts) -> Result<(), StoreError> {
+fn apply(db: &Db, old: &Counts, new: &Counts) -> Result<(), StoreError> {
     let mut delta = new.clone();
     for (key, value) in old {
         *delta.entry(key.clone()).or_default() -= value;
     }
-    let mut add = conn.prepare_cached(
-        "INSERT INTO task_counts (metric, label, value) VALUES (?1, ?2, ?3)
-         ON CONFLICT(metric, label) DO UPDATE SET value = value + excluded.value",
-    )?;
     for ((metric, label), value) in delta.into_iter().filter(|(_, v)| *v != 0) {
-        add.execute(params![metric, label, value])?;
+        // The stored value is named by its table: a bare `value` is
+        // ambiguous beside `excluded.value` to PostgreSQL.
+        db.execute(
+            "INSERT INTO task_counts (metric, label, value) VALUES (?1, ?2, ?3)
+             ON CONFLICT(metric, label) DO UPDATE SET value = task_counts.value + excluded.value",
+            params![metric, label, value],
+        )?;
     }
     Ok(())
 }
 
 /// Moves the table from the task's stored counts to `record`'s; returns
 /// the counts to store in its row.
-pub(super) fn on_write(
-    conn: &Connection,
-    key: [&str; 3],
-    record: &TaskRecord,
-) -> Result<String, StoreError> {
-    let old: Option<Option<String>> = conn
-        .prepare_cached("SELECT counts FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3")?
-        .query_row(params![key[0], key[1], key[2]], |r| r.get(0))
-        .optional()?;
+pub(super) fn on_write(db: &Db, key: [&str; 3], record: &TaskRecord) -> Result<String, StoreError> {
+    let old: Option<Option<String>> = db.query_opt(
+        "SELECT counts FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
+        params![key[0], key[1], key[2]],
+        |r| r.get(0),
+    )?;
     let old = match old.flatten() {
         Some(json) => decode(&json)?,
         None => Counts::new(),
     };
     let new = counts_of(record);
-    apply(conn, &old, &new)?;
+    apply(db, &old, &new)?;
     Ok(encode(&new))
 }
 
 /// Counts the records written before the table existed, once.
+///
+/// SQLite only, and so on SQLite's connection: only a SQLite file can hold
+/// records from before the table (a PostgreSQL database is created with
+/// it), and the rows are found by SQLite's `rowid`.
 pub(super) fn backfill(conn: &Connection) -> Result<(), StoreError> {
     let tx = conn.unchecked_transaction()?;
     let rows: Vec<(i64, String)> = {
@@ -115,7 +119,7 @@ pub(super) fn backfill(conn: &Connection) -> Result<(), StoreError> {
     for (rowid, json) in rows {
         let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
         let counts = counts_of(&record);
-        apply(&tx, &Counts::new(), &counts)?;
+        apply(&Db::Sqlite(&tx), &Counts::new(), &counts)?;
         tx.execute(
             "UPDATE tasks SET counts = ?2 WHERE rowid = ?1",
             params![rowid, encode(&counts)],
@@ -129,18 +133,14 @@ impl Store {
     /// The counts over every task, for `/metrics`: a few rows, whatever the
     /// number of tasks.
     pub async fn task_counts(&self) -> Result<TaskCounts, StoreError> {
-        self.read(|conn| {
-            let mut stmt = conn.prepare_cached("SELECT metric, label, value FROM task_counts")?;
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                ))
-            })?;
+        self.read(|db| {
+            let rows = db.query_map(
+                "SELECT metric, label, value FROM task_counts",
+                params![],
+                |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?, r.get::<i64>(2)?)),
+            )?;
             let mut counts = TaskCounts::default();
-            for row in rows {
-                let (metric, label, value) = row?;
+            for (metric, label, value) in rows {
                 let n = value.max(0) as u64;
                 let stats = &mut counts.loop_stats;
                 match metric.as_str() {
@@ -174,6 +174,7 @@ mod tests {
     use crate::core::failure::{LoopState, LoopTotals};
     use crate::core::plan::TaskState;
     use crate::ids::RepoName;
+    use crate::store::testing::on_both_backends;
 
     fn record(state: TaskState, todos: u64, overrides: u32) -> TaskRecord {
         TaskRecord {
@@ -194,62 +195,62 @@ mod tests {
 
     async fn put(store: &Store, task: String, record: TaskRecord) {
         store
-            .write(move |conn| {
+            .write(move |db| {
                 let repo = RepoName::parse("o/r").unwrap();
-                super::super::runs::put_task(conn, &repo, "s", &task, &record)
+                super::super::runs::put_task(db, &repo, "s", &task, &record)
             })
             .await
             .unwrap();
     }
 
-    #[tokio::test]
-    async fn a_scrape_reads_the_counts_and_decodes_no_task_record() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        for n in 0..5_000 {
-            let state = if n % 10 == 0 {
-                TaskState::Blocked
-            } else {
-                TaskState::Testing
-            };
-            put(
-                &store,
-                format!("t{n}"),
-                record(state, 1, (n % 100 == 0) as u32),
-            )
-            .await;
-        }
-        // One task moves on: its old counts leave, its new ones arrive.
-        put(&store, "t0".into(), record(TaskState::Completed, 3, 0)).await;
-        // No record could be decoded now: the scrape does not try.
-        store
-            .write(|conn| Ok(conn.execute("UPDATE tasks SET record = 'not json'", [])?))
-            .await
-            .unwrap();
+    on_both_backends! {
+        async fn a_scrape_reads_the_counts_and_decodes_no_task_record(store: Store) {
+            for n in 0..5_000 {
+                let state = if n % 10 == 0 {
+                    TaskState::Blocked
+                } else {
+                    TaskState::Testing
+                };
+                put(
+                    &store,
+                    format!("t{n}"),
+                    record(state, 1, (n % 100 == 0) as u32),
+                )
+                .await;
+            }
+            // One task moves on: its old counts leave, its new ones arrive.
+            put(&store, "t0".into(), record(TaskState::Completed, 3, 0)).await;
+            // No record could be decoded now: the scrape does not try.
+            store
+                .write(|db| db.execute("UPDATE tasks SET record = 'not json'", params![]))
+                .await
+                .unwrap();
 
-        let started = std::time::Instant::now();
-        let counts = store.task_counts().await.unwrap();
-        let took = started.elapsed();
-        assert_eq!(
-            counts.by_state,
-            BTreeMap::from([
-                ("blocked".to_owned(), 499),
-                ("completed".to_owned(), 1),
-                ("testing".to_owned(), 4_500),
-            ])
-        );
-        assert_eq!(counts.overrides, 49);
-        let stats = &counts.loop_stats;
-        let opened = (String::from("test_failure"), String::from("coder"));
-        assert_eq!(stats.todos_opened, BTreeMap::from([(opened, 5_002)]));
-        assert_eq!(
-            (stats.todos_fixed, stats.fixed_seconds_total),
-            (5_002, 300_120)
-        );
-        assert_eq!(stats.fixed_without_human, 5_002);
-        eprintln!("a scrape's task counts over 5,000 tasks: {took:?}");
+            let started = std::time::Instant::now();
+            let counts = store.task_counts().await.unwrap();
+            let took = started.elapsed();
+            assert_eq!(
+                counts.by_state,
+                BTreeMap::from([
+                    ("blocked".to_owned(), 499),
+                    ("completed".to_owned(), 1),
+                    ("testing".to_owned(), 4_500),
+                ])
+            );
+            assert_eq!(counts.overrides, 49);
+            let stats = &counts.loop_stats;
+            let opened = (String::from("test_failure"), String::from("coder"));
+            assert_eq!(stats.todos_opened, BTreeMap::from([(opened, 5_002)]));
+            assert_eq!(
+                (stats.todos_fixed, stats.fixed_seconds_total),
+                (5_002, 300_120)
+            );
+            assert_eq!(stats.fixed_without_human, 5_002);
+            eprintln!("a scrape's task counts over 5,000 tasks: {took:?}");
+        }
     }
 
+    // SQLite only: `backfill` on open, for files older than the counts table.
     #[tokio::test]
     async fn records_written_before_the_counts_existed_are_counted_once_on_open() {
         let dir = tempfile::tempdir().unwrap();
@@ -260,10 +261,7 @@ mod tests {
         let counted = store.task_counts().await.unwrap();
         // As an older taskgate left them: records, no counts.
         store
-            .write(|conn| {
-                conn.execute_batch("UPDATE tasks SET counts = NULL; DELETE FROM task_counts;")?;
-                Ok(())
-            })
+            .write(|db| db.batch("UPDATE tasks SET counts = NULL; DELETE FROM task_counts;"))
             .await
             .unwrap();
         drop(store);

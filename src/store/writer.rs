@@ -14,13 +14,14 @@
 //! builds): the benchmark's run-to-run spread, about 5% in
 //! docs/benchmarks.md, is thousands of times that cost.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
 use prometheus_client::metrics::histogram::Histogram;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
+use super::db::{Db, PgConn};
 use super::StoreError;
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
@@ -72,7 +73,7 @@ pub(super) trait Job: Send {
         false
     }
     /// Returns false when the job failed and its savepoint must be undone.
-    fn run(&mut self, conn: &Connection) -> bool;
+    fn run(&mut self, db: &Db) -> bool;
     fn finish(self: Box<Self>, committed: Result<(), String>);
 }
 
@@ -101,15 +102,15 @@ impl<T, F> TypedJob<T, F> {
 impl<T, F> Job for TypedJob<T, F>
 where
     T: Send,
-    F: FnOnce(&Connection) -> Result<T, StoreError> + Send,
+    F: FnOnce(&Db) -> Result<T, StoreError> + Send,
 {
     fn single_statement(&self) -> bool {
         self.single
     }
 
-    fn run(&mut self, conn: &Connection) -> bool {
+    fn run(&mut self, db: &Db) -> bool {
         let work = self.work.take().expect("a job runs once");
-        let result = work(conn);
+        let result = work(db);
         let ok = result.is_ok();
         self.result = Some(result);
         ok
@@ -137,6 +138,67 @@ pub(super) fn spawn(conn: Connection) -> (mpsc::UnboundedSender<Box<dyn Job>>, W
         .spawn(move || writer.run(rx))
         .expect("spawn the store writer thread");
     (tx, metrics)
+}
+
+/// The writer of a PostgreSQL store: the same group commit on one
+/// connection (PostgreSQL has its own log and checkpoints).
+pub(super) fn spawn_pg(conn: PgConn) -> (mpsc::UnboundedSender<Box<dyn Job>>, WriterMetrics) {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Box<dyn Job>>();
+    let metrics = WriterMetrics::new();
+    let seen = metrics.clone();
+    std::thread::Builder::new()
+        .name("taskgate-writer".into())
+        .spawn(move || {
+            let conn = RefCell::new(conn);
+            let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
+            while let Some(first) = rx.blocking_recv() {
+                let started = Instant::now();
+                batch.push(first);
+                while batch.len() < MAX_BATCH {
+                    match rx.try_recv() {
+                        Ok(job) => batch.push(job),
+                        Err(_) => break,
+                    }
+                }
+                let committed = guarded(
+                    || commit_batch_pg(&conn, &mut batch),
+                    || {
+                        let _ = conn.borrow_mut().batch("ROLLBACK");
+                    },
+                );
+                seen.commit_seconds.observe(started.elapsed().as_secs_f64());
+                seen.jobs_per_commit.observe(batch.len() as f64);
+                for job in batch.drain(..) {
+                    job.finish(committed.clone());
+                }
+            }
+        })
+        .expect("spawn the store writer thread");
+    (tx, metrics)
+}
+
+/// One transaction for the batch, a savepoint per job.
+fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
+    let run = |sql: &str| conn.borrow_mut().batch(sql).map_err(|e| e.to_string());
+    run("BEGIN")?;
+    for job in batch.iter_mut() {
+        let step = (|| {
+            run("SAVEPOINT job")?;
+            if job.run(&Db::Postgres(conn)) {
+                run("RELEASE job")
+            } else {
+                run("ROLLBACK TO job")?;
+                run("RELEASE job")
+            }
+        })();
+        if let Err(e) = step {
+            let _ = run("ROLLBACK");
+            return Err(e);
+        }
+    }
+    run("COMMIT").inspect_err(|_| {
+        let _ = run("ROLLBACK");
+    })
 }
 
 struct Writer {
@@ -195,19 +257,32 @@ impl Writer {
 /// until a restart. Its commit is undone and answered as failed instead,
 /// like a commit that failed.
 fn commit_guarded(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| commit_batch(conn, batch)))
-        .unwrap_or_else(|panic| {
+    guarded(
+        || commit_batch(conn, batch),
+        || {
             let _ = conn.execute_batch("ROLLBACK");
-            let why = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "no message".into());
-            tracing::error!(%why, "a store job panicked; its group commit was rolled back");
-            Err(format!(
-                "a store job panicked ({why}); nothing of its commit was kept"
-            ))
-        })
+        },
+    )
+}
+
+/// Runs `commit`; a panic inside it is caught, `rollback` runs, and the
+/// commit is answered as failed with the panic's message.
+fn guarded(
+    commit: impl FnOnce() -> Result<(), String>,
+    rollback: impl FnOnce(),
+) -> Result<(), String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(commit)).unwrap_or_else(|panic| {
+        rollback();
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        tracing::error!(%why, "a store job panicked; its group commit was rolled back");
+        Err(format!(
+            "a store job panicked ({why}); nothing of its commit was kept"
+        ))
+    })
 }
 
 /// The writer's connection with SQLite's WAL hook counting the pages in the
@@ -264,12 +339,12 @@ fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Str
     exec(conn, "BEGIN IMMEDIATE").map_err(|e| e.to_string())?;
     for job in batch.iter_mut() {
         if job.single_statement() {
-            job.run(conn);
+            job.run(&Db::Sqlite(conn));
             continue;
         }
         let step = (|| -> rusqlite::Result<()> {
             exec(conn, "SAVEPOINT job")?;
-            if job.run(conn) {
+            if job.run(&Db::Sqlite(conn)) {
                 exec(conn, "RELEASE job")
             } else {
                 exec(conn, "ROLLBACK TO job")?;
@@ -289,41 +364,36 @@ fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Str
 
 #[cfg(test)]
 mod tests {
+    use crate::store::db::Db;
+    use crate::store::testing::on_both_backends;
     use crate::store::{Store, StoreError};
 
-    #[tokio::test]
-    async fn a_job_that_panics_fails_its_commit_and_the_writer_goes_on() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        execute(&store, "CREATE TABLE t (x INTEGER)").await;
-        let panicked = store
-            .write(|c| -> Result<(), StoreError> {
-                c.execute("INSERT INTO t VALUES (1)", [])?;
-                panic!("a bug in a job");
-            })
-            .await;
-        match panicked {
-            Err(StoreError::Commit(why)) => assert!(why.contains("a bug in a job"), "{why}"),
-            other => panic!("expected a failed commit, got {other:?}"),
+    on_both_backends! {
+        async fn a_job_that_panics_fails_its_commit_and_the_writer_goes_on(store: Store) {
+            execute(&store, "CREATE TABLE t (x BIGINT)").await;
+            let panicked = store
+                .write(|db| -> Result<(), StoreError> {
+                    db.execute("INSERT INTO t VALUES (1)", &[])?;
+                    panic!("a bug in a job");
+                })
+                .await;
+            match panicked {
+                Err(StoreError::Commit(why)) => assert!(why.contains("a bug in a job"), "{why}"),
+                other => panic!("expected a failed commit, got {other:?}"),
+            }
+            // Nothing of it was kept, and the writer still takes work.
+            let rows = |db: &Db| -> Result<i64, StoreError> {
+                db.query_one("SELECT count(*) FROM t", &[], |r| r.get(0))
+            };
+            assert_eq!(store.write(rows).await.unwrap(), 0);
+            execute(&store, "INSERT INTO t VALUES (2)").await;
+            assert_eq!(store.write(rows).await.unwrap(), 1);
         }
-        // Nothing of it was kept, and the writer still takes work.
-        let rows = |c: &rusqlite::Connection| -> Result<i64, StoreError> {
-            Ok(c.query_row("SELECT count(*) FROM t", [], |r| r.get(0))?)
-        };
-        assert_eq!(store.write(rows).await.unwrap(), 0);
-        execute(&store, "INSERT INTO t VALUES (2)").await;
-        assert_eq!(store.write(rows).await.unwrap(), 1);
     }
 
     /// Runs one statement through the writer, in a commit of its own.
     async fn execute(store: &Store, sql: &'static str) {
-        store
-            .write_one(move |c| -> Result<(), StoreError> {
-                c.execute_batch(sql)?;
-                Ok(())
-            })
-            .await
-            .unwrap();
+        store.write_one(move |db| db.batch(sql)).await.unwrap();
     }
 
     /// A histogram's `_count` or `_sum`, read through its text encoding.

@@ -54,18 +54,9 @@ async fn every_example_payload_is_accepted_and_processed() {
         app.store().delivery_count().await.unwrap(),
         fixtures.len() as i64
     );
-    let unprocessed: i64 = app
-        .store()
-        .read(|c| {
-            Ok(c.query_row(
-                "SELECT COUNT(*) FROM deliveries WHERE status != 'processed'",
-                [],
-                |r| r.get(0),
-            )?)
-        })
-        .await
-        .unwrap();
-    assert_eq!(unprocessed, 0);
+    // Every one decided: none waiting, none failed.
+    assert_eq!(app.store().inbox_depth().await.unwrap(), (0, 0));
+    assert_eq!(app.store().failed_deliveries().await.unwrap(), 0);
     app.assert_contract_kept();
 }
 

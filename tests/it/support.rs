@@ -40,6 +40,8 @@ pub struct TestApp {
     pub running: Option<Running>,
     /// Keeps the database directory alive as long as the app.
     _dir: TempDir,
+    /// The PostgreSQL database, when the suite runs on PostgreSQL.
+    _database: Option<pgtest::PgDatabase<'static>>,
     pub url: String,
     watch: Arc<Watch>,
     contract_broken_on_purpose: AtomicBool,
@@ -91,6 +93,27 @@ pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
     }
 }
 
+/// The suite runs on SQLite, or on PostgreSQL with
+/// `TASKGATE_TEST_DATABASE=postgres` (`.ci/run` runs it both ways): then
+/// each app gets a fresh database on the test binary's throwaway cluster.
+pub fn on_postgres() -> bool {
+    match std::env::var("TASKGATE_TEST_DATABASE").as_deref() {
+        Err(_) | Ok("" | "sqlite") => false,
+        Ok("postgres") => true,
+        Ok(other) => panic!("TASKGATE_TEST_DATABASE={other}: use sqlite or postgres"),
+    }
+}
+
+/// Points `cfg` at a fresh PostgreSQL database when the suite runs there.
+fn choose_database(cfg: &mut ServeConfig) -> Option<pgtest::PgDatabase<'static>> {
+    if !on_postgres() {
+        return None;
+    }
+    let database = pgtest::fresh_database();
+    cfg.database_url = database.url().to_owned();
+    Some(database)
+}
+
 impl TestApp {
     pub async fn start() -> TestApp {
         TestApp::start_with(|_| {}).await
@@ -115,6 +138,7 @@ impl TestApp {
         // The tests' maintainer may change state; other users read.
         fake.set_permission("octocat", "write");
         let mut cfg = config(&fake, &dir);
+        let database = choose_database(&mut cfg);
         adjust(&mut cfg);
         let clock = cfg.clock.clone();
         let running = app::start(cfg).await.expect("taskgate starts");
@@ -132,6 +156,7 @@ impl TestApp {
             clock,
             running: Some(running),
             _dir: dir,
+            _database: database,
             url,
             watch,
             contract_broken_on_purpose: AtomicBool::new(false),
