@@ -53,8 +53,10 @@ impl Row<'_> {
                 let value = values
                     .get(index)
                     .ok_or_else(|| StoreError::Corrupt(format!("no column {index} in the row")))?;
+                // Worded as SQLite's conversion failures are (`StoreError`'s
+                // `From<rusqlite::Error>`): the reason alone.
                 T::column_result(ValueRef::from(value))
-                    .map_err(|e| StoreError::Corrupt(format!("column {index}: {e}")))
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))
             }
         }
     }
