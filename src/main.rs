@@ -175,6 +175,13 @@ struct ServeArgs {
     /// installation token). A `file://` template fetches without a token.
     #[arg(long, env = "TASKGATE_GIT_URL")]
     git_url: Option<String>,
+    /// With several replicas on PostgreSQL: seconds a replica's claim on
+    /// shared work (an installation's deliveries, an effect, a run, a
+    /// periodic pass) lasts unrenewed, i.e. how soon the work of a replica
+    /// that died is taken over.
+    #[arg(long, env = "TASKGATE_LEASE_SECONDS", default_value_t = 30,
+          value_parser = clap::value_parser!(u64).range(2..=3600))]
+    lease_seconds: u64,
     /// Minutes between reads of GitHub's delivery log for webhooks that
     /// failed to arrive (asked for again); 0 turns it off.
     #[arg(long, env = "TASKGATE_REDELIVER_MINUTES", default_value_t = 30)]
@@ -228,6 +235,7 @@ impl ServeArgs {
             tick_every: Duration::from_secs(60),
             actions_watch: taskgate::app::DEFAULT_ACTIONS_WATCH,
             retention: Duration::from_secs(self.retention_days * 24 * 60 * 60),
+            lease: Duration::from_secs(self.lease_seconds),
             redeliver_every: (self.redeliver_minutes > 0)
                 .then(|| Duration::from_secs(self.redeliver_minutes * 60)),
             webhook_proxy_url: self.webhook_proxy_url,

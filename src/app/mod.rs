@@ -6,6 +6,7 @@
 
 pub mod actions_runs;
 mod commands;
+mod inbox_lease;
 mod processor;
 pub mod redeliver;
 pub mod resync;
@@ -84,6 +85,9 @@ pub struct ServeConfig {
     /// The one clock every part reads "now" from: the store's stamps,
     /// due times, periods and decisions (tests move it on).
     pub clock: crate::clock::Clock,
+    /// How long a claim on work shared by replicas lasts unrenewed
+    /// (`TASKGATE_LEASE_SECONDS`; PostgreSQL only).
+    pub lease: Duration,
 }
 
 impl ServeConfig {
@@ -131,6 +135,7 @@ impl ServeConfig {
             webhook_memory_mib: crate::intake::DEFAULT_MEMORY_MIB,
             header_read_timeout: web::HEADER_READ_TIMEOUT,
             clock: crate::clock::Clock::system(),
+            lease: crate::store::DEFAULT_LEASE,
         }
     }
 }

@@ -42,6 +42,8 @@ pub struct Processor {
     pub ship: Ship,
     /// Spacing of the tries of a delivery GitHub failed (after the quick ones).
     pub retry: crate::github::executor::Backoff,
+    /// The installations whose deliveries this replica decides.
+    pub inboxes: super::inbox_lease::InboxLeases,
 }
 
 /// How deciding a delivery went.
@@ -83,15 +85,13 @@ impl Processor {
         let mut store_failing = Doubling::new();
         loop {
             match self.store.pending_deliveries(128, needs_payload).await {
-                Ok(batch) if batch.is_empty() => {
-                    let until_ms = self.idle_until_ms().await;
-                    tokio::select! {
-                        () = self.store.clock().sleep_until_ms(until_ms) => {}
-                        () = self.recorded.notified() => {}
-                    }
-                }
+                Ok(batch) if batch.is_empty() => self.idle().await,
                 Ok(batch) => {
-                    if self.process_batch(batch).await {
+                    let (stored, decided) = self.process_batch(batch).await;
+                    if stored && decided == 0 {
+                        // Every one is another replica's to decide.
+                        self.idle().await;
+                    } else if stored {
                         store_failing.reset();
                     } else {
                         let wait = store_failing.next_wait();
@@ -110,9 +110,20 @@ impl Processor {
         }
     }
 
+    /// Waits for a new delivery, or until a put-off one is due.
+    async fn idle(&self) {
+        let until_ms = self.idle_until_ms().await;
+        tokio::select! {
+            () = self.store.clock().sleep_until_ms(until_ms) => {}
+            () = self.recorded.notified() => {}
+        }
+    }
+
     /// Decides and stores a batch of pending deliveries; returns whether
-    /// the store took every decision (it stops at the first it did not).
-    async fn process_batch(&self, batch: Vec<PendingDelivery>) -> bool {
+    /// the store took every decision (it stops at the first it did not),
+    /// and how many this replica took up.
+    async fn process_batch(&self, batch: Vec<PendingDelivery>) -> (bool, usize) {
+        let mut decided = 0;
         // Deliveries nothing acts on (intake settles those now; these were
         // recorded by an older taskgate) are marked processed together, one
         // commit for the lot; the others are decided one at a time, each on
@@ -121,23 +132,31 @@ impl Processor {
         // Installations with a delivery put off in this batch: their later
         // deliveries wait behind it.
         let mut held = Vec::new();
+        // Installations another replica decides: their deliveries are left.
+        let mut elsewhere = Vec::new();
         for delivery in batch {
-            if held.contains(&delivery.installation) {
+            if held.contains(&delivery.installation) || elsewhere.contains(&delivery.installation) {
                 continue;
             }
+            decided += 1;
             if let Some(outcome) = settled_outcome(&delivery) {
                 unchanged.push((delivery, outcome));
                 continue;
             }
             if !self.complete_unchanged(&mut unchanged).await {
-                return false;
+                return (false, decided);
+            }
+            if !self.inboxes.holds(&self.store, delivery.installation).await {
+                elsewhere.push(delivery.installation);
+                decided -= 1;
+                continue;
             }
             let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
             let (installation, seq) = (delivery.installation, delivery.seq);
             match CatchUnwind::new(self.process(delivery).instrument(span.clone())).await {
                 Ok(Processed::Stored) => {}
                 Ok(Processed::PutOff) => held.push(installation),
-                Ok(Processed::NotStored) => return false,
+                Ok(Processed::NotStored) => return (false, decided),
                 Err(panic) => {
                     let message = super::supervisor::panic_message(&*panic);
                     self.panicked(seq, message).instrument(span).await;
@@ -146,7 +165,7 @@ impl Processor {
                 }
             }
         }
-        self.complete_unchanged(&mut unchanged).await
+        (self.complete_unchanged(&mut unchanged).await, decided)
     }
 
     /// Deciding a delivery panicked: it is marked failed with the panic's

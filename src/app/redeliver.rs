@@ -96,6 +96,11 @@ impl Redeliver {
             loop {
                 let started = self.clock.now_s();
                 let next_ms = self.clock.now_ms() + self.every.as_millis() as i64;
+                // One replica reads the log for the cluster.
+                if !self.store.our_turn("redeliver", self.every).await {
+                    self.clock.sleep_until_ms(next_ms).await;
+                    continue;
+                }
                 match self.pass(since).await {
                     Ok(asked) => {
                         if asked > 0 {

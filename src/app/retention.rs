@@ -28,8 +28,11 @@ const BATCH: usize = 500;
 pub async fn run(store: Store, keep: Duration, every: Duration) {
     loop {
         let next_ms = store.clock().now_ms() + every.as_millis() as i64;
-        if let Err(e) = prune_once(&store, keep).await {
-            warn!(error = %e, "pruning old deliveries failed; will try again");
+        // One replica prunes for the cluster.
+        if store.our_turn("retention", every).await {
+            if let Err(e) = prune_once(&store, keep).await {
+                warn!(error = %e, "pruning old deliveries failed; will try again");
+            }
         }
         store.clock().sleep_until_ms(next_ms).await;
     }

@@ -18,14 +18,27 @@
 //! re-runs those a crash interrupted. An attempt that leaves the active set
 //! (the processor cancelled it: a newer push, a merge) is stopped: its
 //! process groups get SIGTERM, then SIGKILL.
+//!
+//! With several replicas on one PostgreSQL database, each attempt is run
+//! by one of them: the replica that claimed it (`Store::claim_attempt`)
+//! runs it on its own runner and renews the claim every third of a lease;
+//! a run whose claim is lost is abandoned (stopped, nothing more
+//! reported). A replica that dies leaves its claims to run out, and
+//! another runs those attempts again from the start. Progress is recorded
+//! under one delivery id per attempt and step, so the inbox keeps the
+//! first `finished` of an attempt and drops any other: an attempt never
+//! ends twice. The tick and the Actions watch run on the replica holding
+//! their lease (`pass:ticks`, `pass:actions-watch`). On a SQLite file there
+//! is one process, which holds every claim and lease.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tracing::{info, info_span, warn, Instrument};
+use tracing::{debug, info, info_span, warn, Instrument};
 
 use super::actions_runs::WatchEvent;
 use super::runs::{Progress, RunEvent};
@@ -33,6 +46,7 @@ use crate::core::config::RunnerKind;
 use crate::core::internal::InternalEvent;
 use crate::core::plan::{parse_plan, MemFiles};
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
+use crate::core::task::AttemptStatus;
 use crate::core::AttemptRef;
 use crate::github::GitHubApp;
 use crate::ids::DeliveryId;
@@ -68,11 +82,70 @@ impl GitSource {
 
 type AttemptKey = (String, String, String, u32);
 
+/// One run this process started.
+struct Run {
+    cancel: CancelHandle,
+    /// Set once this process may no longer report the run: its claim was
+    /// lost, or the server that started it stopped. Its processes are
+    /// stopped and what it still learns is dropped.
+    abandoned: Arc<AtomicBool>,
+    /// Whether it has reported its end.
+    finished: bool,
+}
+
+impl Run {
+    fn abandon(&self) {
+        self.abandoned.store(true, Ordering::SeqCst);
+        self.cancel.cancel();
+    }
+}
+
+type Runs = Arc<Mutex<HashMap<AttemptKey, Run>>>;
+
 /// Attempts started by this process, and whether each has reported its
 /// end. Shared by every start of the loop: a run queue restarted after a
 /// panic finds the attempts the one before it left running, and does not
 /// start them a second time.
-pub type InHand = Arc<Mutex<HashMap<AttemptKey, (CancelHandle, bool)>>>;
+///
+/// The runs belong to the server that started them: when the last handle
+/// that starts its loop is gone (the server stopped, or was aborted as a
+/// test's crash), every run still going is abandoned, so a stopped server
+/// neither renews its claims nor reports a result.
+#[derive(Clone)]
+pub struct InHand {
+    runs: Runs,
+    /// Held by whoever starts the loop and by the loop running now, never
+    /// by the runs themselves.
+    owner: Option<Arc<Owner>>,
+}
+
+impl Default for InHand {
+    fn default() -> InHand {
+        let runs = Runs::default();
+        InHand {
+            owner: Some(Arc::new(Owner(runs.clone()))),
+            runs,
+        }
+    }
+}
+
+impl InHand {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<AttemptKey, Run>> {
+        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Abandons every run in hand when dropped ([`InHand`]).
+struct Owner(Runs);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        let runs = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        for run in runs.values() {
+            run.abandon();
+        }
+    }
+}
 
 fn key(row: &AttemptRow) -> AttemptKey {
     (
@@ -81,6 +154,14 @@ fn key(row: &AttemptRow) -> AttemptKey {
         row.task.clone(),
         row.attempt,
     )
+}
+
+fn attempt_ref(row: &AttemptRow) -> AttemptRef {
+    AttemptRef {
+        story: row.story.clone(),
+        task: row.task.clone(),
+        attempt: row.attempt,
+    }
 }
 
 pub struct RunQueue {
@@ -110,12 +191,11 @@ pub struct RunQueue {
 }
 
 impl RunQueue {
-    pub async fn run(self) {
+    pub async fn run(mut self) {
+        // Held by this loop, not by the runs it starts (they hold the
+        // queue): see [`InHand`].
+        let _owner = self.in_hand.owner.take();
         let this = Arc::new(self);
-        // A finished attempt stays in hand until the processor has
-        // recorded that end (it leaves the active set), so it is never
-        // started a second time in between.
-        let running = this.in_hand.clone();
         let every_ms = (this.tick_every.as_millis() as i64).max(1);
         let mut next_tick_ms = this.clock.now_ms();
         loop {
@@ -124,51 +204,142 @@ impl RunQueue {
                 // On the same beat; beats missed (a stall, a clock moved
                 // on) are not made up one by one.
                 next_tick_ms += every_ms * ((now_ms - next_tick_ms) / every_ms + 1);
-                this.tick().await;
+                this.periodic_passes().await;
             }
-            match this.store.active_attempts(RunnerKind::Local).await {
-                Ok(active) => {
-                    let mut map = running.lock().expect("not poisoned");
-                    let keys: Vec<AttemptKey> = active.iter().map(key).collect();
-                    // Cancelled by the processor: stop its processes.
-                    map.retain(|k, (handle, finished)| {
-                        let keep = keys.contains(k);
-                        if !keep && !*finished {
-                            info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
-                            handle.cancel();
-                        }
-                        keep
-                    });
-                    for row in active {
-                        let k = key(&row);
-                        if map.contains_key(&k) {
-                            continue;
-                        }
-                        let (handle, token) = cancel_pair();
-                        map.insert(k.clone(), (handle, false));
-                        let (this, running) = (this.clone(), running.clone());
-                        let span = info_span!("run", repo = %row.repo, task = %row.task, attempt = row.attempt);
-                        tokio::spawn(
-                            async move {
-                                this.run_attempt(row, token).await;
-                                if let Some(entry) =
-                                    running.lock().expect("not poisoned").get_mut(&k)
-                                {
-                                    entry.1 = true;
-                                }
-                            }
-                            .instrument(span),
-                        );
-                    }
-                }
-                Err(e) => warn!(error = %e, "reading queued runs failed"),
-            }
+            this.take_up_runs().await;
             tokio::select! {
                 _ = this.runs_changed.notified() => {}
                 _ = this.clock.sleep_until_ms(next_tick_ms) => {}
                 _ = tokio::time::sleep(Duration::from_secs(2)) => {}
             }
         }
+    }
+
+    /// Stops the runs the processor cancelled, and claims and starts the
+    /// queued attempts no replica runs.
+    async fn take_up_runs(self: &Arc<Self>) {
+        let active = match self.store.active_attempts(RunnerKind::Local).await {
+            Ok(active) => active,
+            Err(e) => {
+                warn!(error = %e, "reading queued runs failed");
+                return;
+            }
+        };
+        let keys: Vec<AttemptKey> = active.iter().map(key).collect();
+        // A finished attempt stays in hand until the processor has
+        // recorded that end (it leaves the active set), so it is never
+        // started a second time in between.
+        self.in_hand.lock().retain(|k, run| {
+            let keep = keys.contains(k);
+            if !keep && !run.finished {
+                info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
+                run.cancel.cancel();
+            }
+            keep
+        });
+        for row in active {
+            if self.in_hand.lock().contains_key(&key(&row)) {
+                continue;
+            }
+            match self
+                .store
+                .claim_attempt(&row.repo, &attempt_ref(&row))
+                .await
+            {
+                Ok(true) => self.start_run(row),
+                Ok(false) => {
+                    debug!(task = %row.task, attempt = row.attempt, "another replica runs this attempt");
+                }
+                Err(e) => warn!(error = %e, "claiming an attempt failed"),
+            }
+        }
+    }
+
+    /// Runs a claimed attempt, keeping its claim while it is in hand.
+    fn start_run(self: &Arc<Self>, row: AttemptRow) {
+        let k = key(&row);
+        let (cancel, token) = cancel_pair();
+        let abandoned = Arc::new(AtomicBool::new(false));
+        let run = Run {
+            cancel,
+            abandoned: abandoned.clone(),
+            finished: false,
+        };
+        self.in_hand.lock().insert(k.clone(), run);
+        let this = self.clone();
+        let span = info_span!("run", repo = %row.repo, task = %row.task, attempt = row.attempt);
+        tokio::spawn(
+            async move {
+                let run = async {
+                    this.run_attempt(&row, token, &abandoned).await;
+                    let mut runs = this.in_hand.lock();
+                    if abandoned.load(Ordering::SeqCst) {
+                        // Let go: claimed again once free, if still queued.
+                        runs.remove(&k);
+                    } else if let Some(run) = runs.get_mut(&k) {
+                        run.finished = true;
+                    }
+                };
+                tokio::join!(run, this.keep_claim(&row));
+            }
+            .instrument(span),
+        );
+    }
+
+    /// Renews the claim on `row`'s attempt every third of a lease while it
+    /// is in hand. A claim lost (another replica took the attempt over
+    /// after this one went unheard for a lease, or the attempt ended) or
+    /// not renewed for a whole lease abandons a run still going.
+    async fn keep_claim(&self, row: &AttemptRow) {
+        if !self.store.is_shared() {
+            return; // one process: nobody to keep the attempt from
+        }
+        let k = key(row);
+        let lease_ms = self.store.lease_ms();
+        let mut held_until = self.clock.now_ms() + lease_ms;
+        loop {
+            self.clock
+                .sleep_until_ms(self.clock.now_ms() + (lease_ms / 3).max(1))
+                .await;
+            let finished = match self.in_hand.lock().get(&k) {
+                Some(run) if !run.abandoned.load(Ordering::SeqCst) => run.finished,
+                _ => return, // its end recorded, cancelled, or abandoned
+            };
+            let now_ms = self.clock.now_ms();
+            let held = match self.store.claim_attempt(&row.repo, &attempt_ref(row)).await {
+                Ok(held) => held,
+                Err(e) => {
+                    warn!(error = %e, "renewing the claim on a run failed");
+                    now_ms < held_until
+                }
+            };
+            if held {
+                held_until = now_ms + lease_ms;
+                continue;
+            }
+            if !finished {
+                warn!("the claim on this attempt is lost: its run is abandoned");
+                if let Some(run) = self.in_hand.lock().get(&k) {
+                    run.abandon();
+                }
+            }
+            return;
+        }
+    }
+
+    /// The periodic passes, each run once per cluster: by the replica
+    /// whose turn it is (`Store::our_turn`: the lease `pass:ticks` or
+    /// `pass:actions-watch`, held for two periods and renewed with each
+    /// pass). What they record has an id per period, so a pass run twice in
+    /// a period (its turn changing hands) records nothing twice.
+    async fn periodic_passes(&self) {
+        if self.store.our_turn("ticks", self.tick_every).await {
+            self.tick().await;
+        }
+        if self.store.our_turn("actions-watch", self.tick_every).await {
+            self.watch_actions().await;
+        }
+        self.recorded.notify_one();
     }
 
     /// Records a tick for every task with an open branch todo; the
@@ -203,8 +374,6 @@ impl RunQueue {
                 warn!(error = %e, "recording a tick failed");
             }
         }
-        self.watch_actions().await;
-        self.recorded.notify_one();
     }
 
     /// Records an Actions watch for every Actions attempt not heard of for
@@ -248,7 +417,8 @@ impl RunQueue {
         }
     }
 
-    async fn record(&self, row: &AttemptRow, progress: Progress) {
+    /// Records `progress` of a run, unless the run was abandoned.
+    async fn record(&self, row: &AttemptRow, progress: Progress, abandoned: &AtomicBool) {
         let name = match &progress {
             Progress::Waiting { .. } => "waiting",
             Progress::Started { .. } => "started",
@@ -273,6 +443,13 @@ impl RunQueue {
         // A store failure here is retried: progress must not be lost, or
         // the check runs would stay in progress forever.
         for attempt in 0.. {
+            if abandoned.load(Ordering::SeqCst) {
+                info!(
+                    progress = name,
+                    "the run was abandoned: its progress is not recorded"
+                );
+                return;
+            }
             match self.store.record_delivery(delivery.clone()).await {
                 Ok(_) => break,
                 Err(e) if attempt < 20 => {
@@ -288,16 +465,24 @@ impl RunQueue {
         self.recorded.notify_one();
     }
 
-    async fn run_attempt(self: Arc<Self>, row: AttemptRow, cancel: crate::runner::CancelToken) {
+    async fn run_attempt(
+        self: &Arc<Self>,
+        row: &AttemptRow,
+        cancel: crate::runner::CancelToken,
+        abandoned: &Arc<AtomicBool>,
+    ) {
         // When every runner is busy, the queued check runs say how many
         // runs are ahead; recorded before `started`, so shown in order.
         let (tx, rx) = tokio::sync::oneshot::channel::<usize>();
         let notice = {
-            let (this, row) = (self.clone(), row.clone());
+            let (this, row, abandoned) = (self.clone(), row.clone(), abandoned.clone());
+            // A run taken over from a replica that died has had its
+            // check runs say "running": they are not set back to queued.
+            let taken_over = row.status != AttemptStatus::Queued;
             tokio::spawn(async move {
-                if let Ok(ahead) = rx.await {
+                if let (Ok(ahead), false) = (rx.await, taken_over) {
                     let attempt = row.attempt;
-                    this.record(&row, Progress::Waiting { attempt, ahead })
+                    this.record(&row, Progress::Waiting { attempt, ahead }, &abandoned)
                         .await;
                 }
             })
@@ -312,15 +497,15 @@ impl RunQueue {
         if cancel.is_cancelled() {
             return;
         }
-        self.record(
-            &row,
-            Progress::Started {
-                attempt: row.attempt,
-            },
-        )
-        .await;
+        // A run taken over from a replica that died records `started`
+        // again: the inbox drops it (same id) and the check runs stay in
+        // progress; its `finished` is the attempt's first, and counts.
+        let started = Progress::Started {
+            attempt: row.attempt,
+        };
+        self.record(row, started, abandoned).await;
         let began = std::time::Instant::now();
-        let progress = match self.execute(&row, cancel).await {
+        let progress = match self.execute(row, cancel).await {
             Ok((report, workspace)) => {
                 self.metrics.run_finished(
                     "local",
@@ -341,12 +526,12 @@ impl RunQueue {
             },
             Err(e) => Progress::Finished {
                 attempt: row.attempt,
-                report: tooling_failure(&row, &e.to_string()),
+                report: tooling_failure(row, &e.to_string()),
                 workspace: String::new(),
             },
         };
         drop(slot);
-        self.record(&row, progress).await;
+        self.record(row, progress, abandoned).await;
     }
 
     async fn execute(

@@ -68,7 +68,9 @@ pub async fn start(config: ServeConfig) -> Result<Running, StartError> {
 }
 
 fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
-    let store = Store::open_url(&config.database_url)?.with_clock(config.clock.clone());
+    let store = Store::open_url(&config.database_url)?
+        .with_clock(config.clock.clone())
+        .with_lease(config.lease);
     let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
     let mut metrics = Metrics::new();
     metrics.register_store(store.writer_metrics());
@@ -136,6 +138,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             store: s.store.clone(),
             permissions,
         },
+        inboxes: Default::default(),
     }
 }
 

@@ -22,6 +22,17 @@
 //! looks for its hidden marker on GitHub, so an object GitHub accepted just
 //! before a crash is found, not created again.
 //!
+//! Replicas sharing one PostgreSQL database read the same outbox, so the
+//! record of an attempt is a claim (`Store::claim_effect_attempt`): it
+//! succeeds for one replica only and holds the effect for a lease; the
+//! others skip it. A replica that dies mid-call leaves the effect due again
+//! when the lease runs out, and whoever takes it over is on a later
+//! attempt, so it looks for the marker as after a crash. Write pacing is
+//! shared the same way: each write takes its slot from the store
+//! (`Store::take_write_slot`), so an installation's writes are spaced
+//! across all replicas. On a SQLite file (one process) a claim lasts no
+//! time and a restart retries at once.
+//!
 //! Due times and pauses are read from the injected [`Clock`], and the wait
 //! for the next one sleeps on it: a test that advances the clock past a
 //! retry's due time sees it tried at once.
@@ -33,7 +44,7 @@ use std::time::Duration;
 use http::HeaderMap;
 use octocrab::Octocrab;
 use tokio::sync::Notify;
-use tracing::{info, info_span, warn, Instrument};
+use tracing::{debug, info, info_span, warn, Instrument};
 
 use super::auth::GitHubApp;
 use super::client::GitHubError;
@@ -75,10 +86,10 @@ impl Backoff {
     }
 }
 
-/// Spacing of content-creating calls per installation. GitHub's secondary
-/// limit allows about 80 such requests a minute and asks integrations to
-/// leave time between them; pacing keeps taskgate under it instead of
-/// bouncing off it.
+/// Spacing of content-creating calls per installation, across all
+/// replicas. GitHub's secondary limit allows about 80 such requests a
+/// minute and asks integrations to leave time between them; pacing keeps
+/// taskgate under it instead of bouncing off it.
 #[derive(Debug, Clone, Copy)]
 pub struct Pacing {
     /// Writes allowed per `per`; 0 turns pacing off.
@@ -103,6 +114,14 @@ impl Pacing {
             self.per / self.writes
         }
     }
+
+    /// [`Pacing::interval`] in whole milliseconds, rounded up so writes are
+    /// never closer than asked; 0 when pacing is off.
+    pub fn interval_ms(&self) -> i64 {
+        let interval = self.interval();
+        let ms = interval.as_millis() + u128::from(interval.subsec_nanos() % 1_000_000 != 0);
+        i64::try_from(ms).unwrap_or(i64::MAX)
+    }
 }
 
 pub struct Executor {
@@ -118,6 +137,13 @@ pub struct Executor {
     /// Wakes the processor when an effect queued a delivery of its own
     /// (the next reconciliation pass).
     pub deliveries: Arc<Notify>,
+}
+
+/// An attempt this replica claimed: its number, and until when no other
+/// replica takes the effect (now, on a SQLite file).
+struct Claim {
+    attempt: u32,
+    until_ms: i64,
 }
 
 /// What became of one attempt.
@@ -142,7 +168,6 @@ impl Executor {
     /// Runs until the task is dropped.
     pub async fn run(self) {
         let mut paused: HashMap<InstallationId, i64> = HashMap::new();
-        let mut last_write: HashMap<InstallationId, tokio::time::Instant> = HashMap::new();
         loop {
             let now = self.clock.now_ms();
             paused.retain(|_, until| *until > now);
@@ -167,13 +192,6 @@ impl Executor {
                     continue;
                 }
                 let span = info_span!("effect", id = %row.id, kind = row.effect.name(), installation = %row.installation);
-                let writes = !matches!(row.effect, crate::core::Effect::Reconcile { .. });
-                if writes {
-                    if let Some(last) = last_write.get(&row.installation) {
-                        tokio::time::sleep_until(*last + self.pacing.interval()).await;
-                    }
-                    last_write.insert(row.installation, tokio::time::Instant::now());
-                }
                 if let Some(until) = self.perform(row).instrument(span).await {
                     paused.insert(until.0, until.1);
                 }
@@ -200,16 +218,39 @@ impl Executor {
         }
     }
 
-    /// Performs one effect; returns an installation pause when rate limited.
+    /// Performs one effect, if this replica claims it first; returns an
+    /// installation pause when rate limited.
+    /// The attempt, given up before its claim runs out where replicas share
+    /// the outbox: a call that outlived its claim could run beside another
+    /// replica's attempt at the same effect. Given up, it is retried like a
+    /// call that got no answer, by whichever replica claims it next, which
+    /// looks for the effect's marker first.
+    async fn attempt_within_claim(&self, row: &EffectRow, claim: &Claim) -> Outcome {
+        if !self.store.is_shared() {
+            return self.attempt(row, claim.attempt).await;
+        }
+        // A margin for storing the outcome before the claim ends.
+        let left_ms = (claim.until_ms - self.clock.now_ms()) * 3 / 4;
+        let limit = Duration::from_millis(left_ms.max(1) as u64);
+        match tokio::time::timeout(limit, self.attempt(row, claim.attempt)).await {
+            Ok(outcome) => outcome,
+            Err(_) => Outcome::RetryAt {
+                due_ms: claim.until_ms,
+                why: format!(
+                    "GitHub did not answer within the claim ({} ms); left for the next claim",
+                    limit.as_millis()
+                ),
+            },
+        }
+    }
+
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
-        let attempt = match self.store.begin_attempt(row.id).await {
-            Ok(n) => n,
-            Err(e) => {
-                warn!(error = %e, "could not record the attempt; not calling GitHub");
-                return None;
-            }
-        };
-        let outcome = self.attempt(&row, attempt).await;
+        let claim = self.claim(&row).await?;
+        if !self.pace(&row, &claim).await {
+            return None;
+        }
+        let attempt = claim.attempt;
+        let outcome = self.attempt_within_claim(&row, &claim).await;
         let mut pause = None;
         let stored = match outcome {
             Outcome::Done(result) => {
@@ -243,6 +284,71 @@ impl Executor {
             warn!(error = %e, "could not store the effect's outcome");
         }
         pause
+    }
+
+    /// Claims the effect's attempt before GitHub is called, recording it
+    /// durably; `None` when another replica claimed it first (or the store
+    /// failed: then GitHub is not called either).
+    async fn claim(&self, row: &EffectRow) -> Option<Claim> {
+        let (now, claim_ms) = (self.clock.now_ms(), self.store.effect_claim_ms());
+        match self.store.claim_effect_attempt(row.id, now, claim_ms).await {
+            Ok(Some(attempt)) => Some(Claim {
+                attempt,
+                until_ms: now + claim_ms,
+            }),
+            Ok(None) => {
+                debug!("another replica claimed the effect first; skipped");
+                None
+            }
+            Err(e) => {
+                warn!(error = %e, "could not record the attempt; not calling GitHub");
+                None
+            }
+        }
+    }
+
+    /// Waits for the installation's next write slot, taken from the store so
+    /// that every replica's writes are spaced together; false when the
+    /// effect was lost to another replica meanwhile. Reads are not paced.
+    async fn pace(&self, row: &EffectRow, claim: &Claim) -> bool {
+        let interval = self.pacing.interval_ms();
+        if interval == 0 || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return true;
+        }
+        let now = self.clock.now_ms();
+        let slot = match self
+            .store
+            .take_write_slot(row.installation, now, interval)
+            .await
+        {
+            Ok(slot) => slot,
+            Err(e) => {
+                warn!(error = %e, "could not take a write slot; waiting one interval");
+                now + interval
+            }
+        };
+        let lease = self.store.effect_claim_ms();
+        // A wait that would eat into the claim holds it on, so no replica
+        // takes the effect over while this one is about to call GitHub.
+        if lease > 0 && slot > claim.until_ms - lease / 2 {
+            match self
+                .store
+                .extend_effect_claim(row.id, claim.attempt, slot + lease)
+                .await
+            {
+                Ok(true) => {}
+                Ok(false) => {
+                    debug!("another replica took the effect over; skipped");
+                    return false;
+                }
+                Err(e) => {
+                    warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
+                    return false;
+                }
+            }
+        }
+        self.clock.sleep_until_ms(slot).await;
+        true
     }
 
     async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {

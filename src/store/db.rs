@@ -321,7 +321,15 @@ impl postgres::types::ToSql for PgValue {
 
 impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> StoreError {
-        StoreError::Postgres(e.to_string())
+        // The client's own wording is only "db error": the server's message
+        // (and its detail) is what an operator can act on.
+        StoreError::Postgres(match e.as_db_error() {
+            Some(db) => match db.detail() {
+                Some(detail) => format!("{}: {} ({detail})", db.code().code(), db.message()),
+                None => format!("{}: {}", db.code().code(), db.message()),
+            },
+            None => e.to_string(),
+        })
     }
 }
 

@@ -24,9 +24,11 @@
 
 mod db;
 mod inbox;
+mod leases;
 mod lz4_dict;
 mod objects;
 mod outbox;
+mod pacing;
 mod payloads;
 mod pg;
 mod recorded;
@@ -100,7 +102,19 @@ pub struct Store {
     writer_metrics: WriterMetrics,
     reader: Reader,
     clock: Clock,
+    /// This process's name in leases and claims (`store::leases`).
+    replica: String,
+    /// Whether other processes share the database (PostgreSQL): then work
+    /// is claimed for a lease's time; a SQLite file has one process.
+    shared: bool,
+    /// How long a claim on shared work lasts without renewal: how long the
+    /// work of a replica that died waits before another takes it over.
+    lease_ms: i64,
 }
+
+/// [`Store::lease_ms`] unless set: a replica that died (SIGKILL, a lost
+/// machine) has its claimed work taken over half a minute later.
+pub const DEFAULT_LEASE: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The connection reads run on, beside the writer's. PostgreSQL's lives
 /// on a thread of its own, which runs the reads sent to it: its client
@@ -185,6 +199,9 @@ impl Store {
             writer_metrics,
             reader: Reader::Postgres(spawn_pg_reader(reader)),
             clock: Clock::system(),
+            replica: leases::replica_name(),
+            shared: true,
+            lease_ms: DEFAULT_LEASE.as_millis() as i64,
         })
     }
 
@@ -213,12 +230,43 @@ impl Store {
             writer_metrics,
             reader: Reader::Sqlite(Arc::new(Mutex::new(reader))),
             clock: Clock::system(),
+            replica: leases::replica_name(),
+            shared: false,
+            lease_ms: DEFAULT_LEASE.as_millis() as i64,
         })
     }
 
     /// This handle, stamping times from `clock` instead of the system's.
     pub fn with_clock(self, clock: Clock) -> Store {
         Store { clock, ..self }
+    }
+
+    /// This handle as another replica would see the same database (tests
+    /// of what replicas share).
+    #[cfg(test)]
+    pub(crate) fn as_replica(&self, name: &str) -> Store {
+        Store {
+            replica: name.to_owned(),
+            ..self.clone()
+        }
+    }
+
+    /// Whether other replicas may share this database (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    /// This handle, with claims on shared work lasting `lease`.
+    pub fn with_lease(self, lease: std::time::Duration) -> Store {
+        Store {
+            lease_ms: (lease.as_millis() as i64).max(1),
+            ..self
+        }
+    }
+
+    /// How long a claim on shared work lasts without renewal (ms).
+    pub fn lease_ms(&self) -> i64 {
+        self.lease_ms
     }
 
     /// The clock the store stamps times from.

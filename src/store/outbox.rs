@@ -49,7 +49,7 @@ pub struct EffectRow {
     pub effect: Effect,
     pub status: EffectStatus,
     /// Attempts started so far, counting the one about to run once
-    /// [`Store::begin_attempt`] has returned.
+    /// [`Store::claim_effect_attempt`] has returned.
     pub attempts: u32,
     /// Attempts that ended in a server error or no answer; rate limits are
     /// not failures.
@@ -156,20 +156,69 @@ impl Store {
         .await
     }
 
-    /// Records, durably, that an attempt is about to be made. A restart that
-    /// finds `attempts > 0` on a pending effect therefore knows GitHub may
-    /// already have accepted it, and looks before creating again.
-    pub async fn begin_attempt(&self, id: EffectId) -> Result<u32, StoreError> {
-        self.write(move |db| {
-            let attempts = db
-                .query_opt(
-                    "UPDATE effects SET attempts = attempts + 1 WHERE id = ?1 RETURNING attempts",
-                    params![id],
-                    |r| r.get::<i64>(0),
-                )?
-                // No such effect: the error this has always been.
-                .ok_or(StoreError::Sqlite(rusqlite::Error::QueryReturnedNoRows))?;
-            Ok(attempts as u32)
+    /// Claims the effect's next attempt, durably, before GitHub is called:
+    /// succeeds only while the effect is pending and due at `now_ms`,
+    /// counts the attempt, and returns its number; `None` when it is not
+    /// (another replica claimed it first, or it ended meanwhile).
+    ///
+    /// A claim of `claim_ms` > 0 (replicas sharing PostgreSQL) also moves
+    /// the effect's due time to the claim's end: no other replica takes it
+    /// until then, and one that died mid-call leaves it due again there,
+    /// for anyone. A claim of 0 (one process on a SQLite file) leaves the
+    /// due time alone, so a restart retries at once.
+    ///
+    /// Either way a restart or a takeover that finds `attempts > 0` on a
+    /// pending effect knows GitHub may already have accepted it, and looks
+    /// before creating again. [`Store::effect_done`], [`Store::effect_failed`]
+    /// and [`Store::effect_retry_at`] end the claim.
+    pub async fn claim_effect_attempt(
+        &self,
+        id: EffectId,
+        now_ms: i64,
+        claim_ms: i64,
+    ) -> Result<Option<u32>, StoreError> {
+        let until_ms = (claim_ms > 0).then(|| now_ms + claim_ms);
+        self.write_one(move |db| {
+            let attempts = db.query_opt(
+                "UPDATE effects SET attempts = attempts + 1, next_attempt_ms = COALESCE(?3, next_attempt_ms)
+                 WHERE id = ?1 AND status = 'pending' AND next_attempt_ms <= ?2
+                 RETURNING attempts",
+                params![id, now_ms, until_ms],
+                |r| r.get::<i64>(0),
+            )?;
+            Ok(attempts.map(|n| n as u32))
+        })
+        .await
+    }
+
+    /// How long [`Store::claim_effect_attempt`] should hold an effect from
+    /// other replicas: a lease ([`Store::lease_ms`]) on a shared database,
+    /// nothing on a SQLite file (one process, whose restart must retry at
+    /// once).
+    pub fn effect_claim_ms(&self) -> i64 {
+        if self.is_shared() {
+            self.lease_ms()
+        } else {
+            0
+        }
+    }
+
+    /// Holds the claim on attempt `attempt` of an effect until `until_ms`
+    /// (a wait for a write slot would outlast it); whether it was still
+    /// this attempt's, i.e. no other replica has taken the effect over.
+    pub async fn extend_effect_claim(
+        &self,
+        id: EffectId,
+        attempt: u32,
+        until_ms: i64,
+    ) -> Result<bool, StoreError> {
+        self.write_one(move |db| {
+            let changed = db.execute(
+                "UPDATE effects SET next_attempt_ms = ?3
+                 WHERE id = ?1 AND status = 'pending' AND attempts = ?2",
+                params![id, attempt as i64, until_ms],
+            )?;
+            Ok(changed == 1)
         })
         .await
     }
@@ -285,7 +334,10 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::clock::Clock;
     use crate::ids::{IssueNumber, RepoName};
     use crate::store::testing::on_both_backends;
 
@@ -296,6 +348,16 @@ mod tests {
             body: "hello".into(),
             marker: format!("m{n}"),
         }
+    }
+
+    /// One pending effect, due now; its id.
+    async fn one_effect(store: &Store) -> EffectId {
+        let now = store.clock().now_ms();
+        store
+            .write(move |db| insert(db, None, InstallationId(1), &[comment(1)], now))
+            .await
+            .unwrap();
+        store.effects().await.unwrap()[0].id
     }
 
     on_both_backends! {
@@ -323,6 +385,66 @@ mod tests {
             assert_eq!(store.outbox_depth().await.unwrap(), 1);
         }
 
+        async fn of_two_replicas_claiming_a_due_effect_one_wins(store: Store) {
+            let clock = Clock::movable();
+            let a = store.clone().with_clock(clock.clone());
+            let b = store.as_replica("b").with_clock(clock.clone());
+            let id = one_effect(&a).await;
+            let now = clock.now_ms();
+            assert_eq!(a.claim_effect_attempt(id, now, 30_000).await.unwrap(), Some(1));
+            assert_eq!(b.claim_effect_attempt(id, now, 30_000).await.unwrap(), None);
+            // Claimed, it is no longer due for anyone until the claim ends.
+            assert!(b.due_effects(now, 10).await.unwrap().is_empty());
+            assert_eq!(b.effects().await.unwrap()[0].attempts, 1);
+        }
+
+        async fn a_claim_that_runs_out_is_taken_over_as_a_second_attempt(store: Store) {
+            let clock = Clock::movable();
+            let a = store.clone().with_clock(clock.clone());
+            let b = store.as_replica("b").with_clock(clock.clone());
+            let id = one_effect(&a).await;
+            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), Some(1));
+            // Replica a dies mid-call: nothing ends its claim.
+            clock.advance(Duration::from_secs(29));
+            assert_eq!(b.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
+            clock.advance(Duration::from_secs(1));
+            let now = clock.now_ms();
+            assert_eq!(b.due_effects(now, 10).await.unwrap().len(), 1);
+            // Attempt 2: the executor looks for the effect's marker first.
+            assert_eq!(b.claim_effect_attempt(id, now, 30_000).await.unwrap(), Some(2));
+            // A holds the claim no more and cannot keep it for a slot.
+            assert!(!a.extend_effect_claim(id, 1, now + 60_000).await.unwrap());
+            assert!(b.extend_effect_claim(id, 2, now + 60_000).await.unwrap());
+            clock.advance(Duration::from_secs(59));
+            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
+            // An ended effect is claimed by no one.
+            b.effect_done(id, None).await.unwrap();
+            clock.advance(Duration::from_secs(3600));
+            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
+        }
+
+        async fn a_claim_holds_an_effect_only_where_replicas_share_the_database(store: Store) {
+            let clock = Clock::movable();
+            let store = store.with_clock(clock.clone());
+            let id = one_effect(&store).await;
+            let claim = store.effect_claim_ms();
+            assert_eq!(claim, if store.is_shared() { store.lease_ms() } else { 0 });
+            let now = clock.now_ms();
+            assert_eq!(store.claim_effect_attempt(id, now, claim).await.unwrap(), Some(1));
+            // The process dies mid-call and starts again at once.
+            let due = store.due_effects(now, 10).await.unwrap();
+            let retried = store.claim_effect_attempt(id, now, claim).await.unwrap();
+            if store.is_shared() {
+                // Another replica may still be calling: wait out the lease.
+                assert!(due.is_empty());
+                assert_eq!(retried, None);
+            } else {
+                // One process on a SQLite file: nobody else is calling.
+                assert_eq!(due.len(), 1);
+                assert_eq!(retried, Some(2));
+            }
+        }
+
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {
             store
                 .write(move |db| {
@@ -338,5 +460,37 @@ mod tests {
                 other => panic!("expected corrupt data, got {other:?}"),
             }
         }
+    }
+
+    /// Replicas on connections of their own, racing for the same effects:
+    /// PostgreSQL's row locks, not one writer thread, keep them apart.
+    #[tokio::test]
+    async fn replicas_racing_on_postgres_claim_each_effect_once() {
+        let database = pgtest::fresh_database();
+        let a = Store::open_postgres(database.url()).unwrap();
+        let b = Store::open_postgres(database.url()).unwrap();
+        let effects = (1..=20).map(comment).collect::<Vec<_>>();
+        let now = a.clock().now_ms();
+        a.write(move |db| insert(db, None, InstallationId(1), &effects, now))
+            .await
+            .unwrap();
+        let ids: Vec<EffectId> = a.effects().await.unwrap().iter().map(|e| e.id).collect();
+        let claim_all = |store: Store, ids: Vec<EffectId>| async move {
+            let mut won = Vec::new();
+            for id in ids {
+                if let Some(attempt) = store.claim_effect_attempt(id, now, 30_000).await.unwrap() {
+                    won.push((id, attempt));
+                }
+            }
+            won
+        };
+        let (won_a, won_b) = tokio::join!(
+            tokio::spawn(claim_all(a.clone(), ids.clone())),
+            tokio::spawn(claim_all(b.clone(), ids.clone()))
+        );
+        let mut won: Vec<_> = won_a.unwrap().into_iter().chain(won_b.unwrap()).collect();
+        won.sort_unstable();
+        let once: Vec<_> = ids.iter().map(|id| (*id, 1)).collect();
+        assert_eq!(won, once, "each effect claimed once, as its first attempt");
     }
 }

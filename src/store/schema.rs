@@ -216,6 +216,22 @@ CREATE TABLE task_counts (
     PRIMARY KEY (metric, label)
 ) WITHOUT ROWID;
 "#,
+    // Work shared by replicas (`store::leases`): who holds what until
+    // when, the write pacing per installation, and which replica runs an
+    // attempt. One process on a SQLite file holds everything, always.
+    r#"
+CREATE TABLE leases (
+    name     TEXT PRIMARY KEY,
+    owner    TEXT NOT NULL,
+    until_ms INTEGER NOT NULL
+);
+CREATE TABLE write_pacing (
+    installation_id INTEGER PRIMARY KEY,
+    next_write_ms   INTEGER NOT NULL
+);
+ALTER TABLE attempts ADD COLUMN claimed_by TEXT;
+ALTER TABLE attempts ADD COLUMN lease_until_ms INTEGER;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -280,3 +280,45 @@ fn the_readmes_install_section_names_commands_and_flags_that_exist() {
     );
     assert!(section.contains(&format!("taskgate-v{v}-x86_64-unknown-linux-gnu.tar.gz")));
 }
+
+/// The deployment example (README, "Several replicas"): every replica runs
+/// `serve` on the one PostgreSQL database, after a `migrate`, and the
+/// proxy spreads requests over every replica.
+#[test]
+fn the_compose_example_runs_every_replica_on_one_postgres_behind_the_proxy() {
+    let compose = include_str!("../../deploy/compose.yaml");
+    let nginx = include_str!("../../deploy/nginx.conf");
+    let docs = Yaml::load_from_str(compose).unwrap();
+    let services = &docs[0]["services"];
+    // A key of a service, or of the mapping it merges in (`<<: *taskgate`).
+    fn field<'a, 'y>(service: &'a Yaml<'y>, key: &str) -> Option<&'a Yaml<'y>> {
+        let merged = || service.as_mapping_get("<<")?.as_mapping_get(key);
+        service.as_mapping_get(key).or_else(merged)
+    }
+    let url = |service: &Yaml| {
+        field(service, "environment")?["DATABASE_URL"]
+            .as_str()
+            .map(str::to_owned)
+    };
+    let replicas: Vec<&str> = services
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .filter_map(|k| k.as_str())
+        .filter(|name| name.starts_with("taskgate-"))
+        .collect();
+    assert_eq!(replicas, ["taskgate-1", "taskgate-2"]);
+    let shared = url(&services["migrate"]).unwrap();
+    assert!(shared.starts_with("postgres://"), "{shared}");
+    assert_eq!(services["migrate"]["command"][0].as_str(), Some("migrate"));
+    for name in &replicas {
+        let replica = &services[*name];
+        assert_eq!(url(replica).as_deref(), Some(shared.as_str()), "{name}");
+        let command = field(replica, "command").unwrap();
+        assert_eq!(command[0].as_str(), Some("serve"), "{name}");
+        assert!(
+            nginx.contains(&format!("server {name}:3000")),
+            "the proxy does not reach {name}"
+        );
+    }
+}

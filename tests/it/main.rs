@@ -5,6 +5,7 @@ mod support;
 
 mod actions_job;
 mod actions_runs;
+mod chaos;
 mod commands_e2e;
 mod crash;
 mod dashboard;
@@ -18,6 +19,7 @@ mod intake;
 mod milestones;
 mod plan_sync;
 mod redeliver;
+mod replicas;
 mod review_commands;
 mod runs;
 mod sandbox;

@@ -51,7 +51,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 impl Origin {
-    fn new() -> Origin {
+    pub fn new() -> Origin {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("remotes");
         let bare = root.join(format!("{REPO}.git"));
@@ -72,7 +72,7 @@ impl Origin {
         }
     }
 
-    fn source(&self) -> GitSource {
+    pub fn source(&self) -> GitSource {
         GitSource {
             url_template: format!("file://{}/{{repo}}.git", self.root.display()),
             with_token: false,
@@ -80,7 +80,7 @@ impl Origin {
     }
 
     /// Commits `files` on `branch` and pushes it; returns the sha.
-    fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
+    pub fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
         git(&self.work, &["checkout", "-q", "-B", branch]);
         for (path, content) in files {
             std::fs::write(self.work.join(path), content).unwrap();
