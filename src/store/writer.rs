@@ -151,15 +151,8 @@ pub(super) fn spawn_pg(conn: PgConn) -> (mpsc::UnboundedSender<Box<dyn Job>>, Wr
         .spawn(move || {
             let conn = RefCell::new(conn);
             let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
-            while let Some(first) = rx.blocking_recv() {
+            while next_batch(&mut rx, &mut batch) {
                 let started = Instant::now();
-                batch.push(first);
-                while batch.len() < MAX_BATCH {
-                    match rx.try_recv() {
-                        Ok(job) => batch.push(job),
-                        Err(_) => break,
-                    }
-                }
                 let committed = guarded(
                     || commit_batch_pg(&conn, &mut batch),
                     || {
@@ -177,26 +170,51 @@ pub(super) fn spawn_pg(conn: PgConn) -> (mpsc::UnboundedSender<Box<dyn Job>>, Wr
     (tx, metrics)
 }
 
-/// One transaction for the batch, a savepoint per job.
+/// Waits for a job, then takes every job waiting behind it, up to
+/// [`MAX_BATCH`]; false once every sender is gone.
+fn next_batch(
+    rx: &mut mpsc::UnboundedReceiver<Box<dyn Job>>,
+    batch: &mut Vec<Box<dyn Job>>,
+) -> bool {
+    let Some(first) = rx.blocking_recv() else {
+        return false;
+    };
+    batch.push(first);
+    while batch.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(job) => batch.push(job),
+            Err(_) => break,
+        }
+    }
+    true
+}
+
+/// One transaction for the batch, a savepoint per job. Each round trip to
+/// the server costs about as much as a statement, so the savepoint's
+/// commands ride with the ones around them: the next job's savepoint is
+/// set in the same round trip that releases the last one's, and a job
+/// undone keeps its savepoint for the next. A job is then its own
+/// statements and one round trip more.
 fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
     let run = |sql: &str| conn.borrow_mut().batch(sql).map_err(|e| e.to_string());
-    run("BEGIN")?;
-    for job in batch.iter_mut() {
-        let step = (|| {
-            run("SAVEPOINT job")?;
-            if job.run(&Db::Postgres(conn)) {
-                run("RELEASE job")
+    run("BEGIN; SAVEPOINT job")?;
+    let last = batch.len().saturating_sub(1);
+    for (i, job) in batch.iter_mut().enumerate() {
+        let step = if job.run(&Db::Postgres(conn)) {
+            if i == last {
+                Ok(())
             } else {
-                run("ROLLBACK TO job")?;
-                run("RELEASE job")
+                run("RELEASE job; SAVEPOINT job")
             }
-        })();
+        } else {
+            run("ROLLBACK TO job")
+        };
         if let Err(e) = step {
             let _ = run("ROLLBACK");
             return Err(e);
         }
     }
-    run("COMMIT").inspect_err(|_| {
+    run("RELEASE job; COMMIT").inspect_err(|_| {
         let _ = run("ROLLBACK");
     })
 }
@@ -210,15 +228,8 @@ impl Writer {
     fn run(self, mut rx: mpsc::UnboundedReceiver<Box<dyn Job>>) {
         let conn = self.log.conn();
         let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
-        while let Some(first) = rx.blocking_recv() {
+        while next_batch(&mut rx, &mut batch) {
             let started = Instant::now();
-            batch.push(first);
-            while batch.len() < MAX_BATCH {
-                match rx.try_recv() {
-                    Ok(job) => batch.push(job),
-                    Err(_) => break,
-                }
-            }
             let committed = commit_guarded(conn, &mut batch);
             self.metrics
                 .commit_seconds

@@ -257,3 +257,41 @@ fn a_webhook_path_another_route_uses_is_refused() {
         &["must start with `/`"],
     );
 }
+
+/// `taskgate migrate`, as an operator runs it before a rolling upgrade: on
+/// a new database it says from which version to which, then that there is
+/// nothing to do; an unknown kind of database is refused with what works.
+#[test]
+fn migrate_says_what_it_did_on_sqlite_and_postgres() {
+    let migrate = |url: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
+            .args(["migrate", "--database-url", url])
+            // anyhow prints a backtrace when these ask for one.
+            .env_remove("RUST_BACKTRACE")
+            .env_remove("RUST_LIB_BACKTRACE")
+            .output()
+            .expect("the binary runs");
+        let text = String::from_utf8_lossy(if out.status.success() {
+            &out.stdout
+        } else {
+            &out.stderr
+        });
+        (out.status.code(), text.trim().to_owned())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = format!("sqlite://{}", dir.path().join("t.db").display());
+    let pg = pgtest::fresh_database();
+    for url in [sqlite.as_str(), pg.url()] {
+        let (code, first) = migrate(url);
+        assert_eq!(code, Some(0), "{first}");
+        assert!(
+            first.starts_with("migrated the schema from version 0 to "),
+            "{first}"
+        );
+        let (_, again) = migrate(url);
+        assert!(again.ends_with("this taskgate's; nothing to do"), "{again}");
+    }
+    let (code, refused) = migrate("mysql://localhost/taskgate");
+    assert_eq!(code, Some(1));
+    insta::assert_snapshot!(refused, @"Error: `mysql://localhost/taskgate` is not a supported DATABASE_URL (use sqlite://PATH or postgres://USER@HOST:PORT/DB)");
+}
