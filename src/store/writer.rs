@@ -402,6 +402,36 @@ mod tests {
         }
     }
 
+    on_both_backends! {
+        async fn a_job_that_fails_undoes_only_its_own_work(store: Store) {
+            execute(&store, "CREATE TABLE t (x BIGINT)").await;
+            let insert = |x: i64, fail: bool| {
+                let store = store.clone();
+                async move {
+                    store
+                        .write(move |db| -> Result<(), StoreError> {
+                            db.execute("INSERT INTO t VALUES (?1)", rusqlite::params![x])?;
+                            if fail {
+                                return Err(StoreError::Corrupt("this job fails".into()));
+                            }
+                            Ok(())
+                        })
+                        .await
+                }
+            };
+            // Sent together, so that they share group commits.
+            let results =
+                futures::future::join_all((1..=9).map(|x| insert(x, x % 3 == 0))).await;
+            let failed = results.iter().filter(|r| r.is_err()).count();
+            assert_eq!(failed, 3, "{results:?}");
+            let kept = store
+                .write(|db| db.query_map("SELECT x FROM t ORDER BY x", &[], |r| r.get::<i64>(0)))
+                .await
+                .unwrap();
+            assert_eq!(kept, [1, 2, 4, 5, 7, 8]);
+        }
+    }
+
     /// Runs one statement through the writer, in a commit of its own.
     async fn execute(store: &Store, sql: &'static str) {
         store.write_one(move |db| db.batch(sql)).await.unwrap();
