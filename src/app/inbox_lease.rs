@@ -61,3 +61,39 @@ impl InboxLeases {
         held
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::clock::Clock;
+
+    /// Two replicas on one database: one decides an installation's
+    /// deliveries until its lease runs out unrenewed; another installation
+    /// is the other replica's to take.
+    #[tokio::test]
+    async fn one_replica_at_a_time_decides_an_installation() {
+        let held = crate::store::testing::postgres();
+        let clock = Clock::movable();
+        let a = held.store.clone().with_clock(clock.clone());
+        let b = held.store.as_replica("b").with_clock(clock.clone());
+        let (on_a, on_b) = (InboxLeases::default(), InboxLeases::default());
+        let seven = Some(InstallationId(7));
+        assert!(on_a.holds(&a, seven).await);
+        assert!(!on_b.holds(&b, seven).await);
+        assert!(on_b.holds(&b, Some(InstallationId(8))).await);
+        // a goes quiet (it died): b takes the installation over.
+        clock.advance(Duration::from_millis(a.lease_ms() as u64 + 1));
+        assert!(on_b.holds(&b, seven).await);
+        assert!(!on_a.holds(&a, seven).await);
+    }
+
+    #[tokio::test]
+    async fn on_a_sqlite_file_the_one_process_holds_everything() {
+        let held = crate::store::testing::sqlite();
+        let other = held.store.as_replica("b");
+        assert!(InboxLeases::default().holds(&held.store, None).await);
+        assert!(InboxLeases::default().holds(&other, None).await);
+    }
+}

@@ -38,7 +38,7 @@ mod ship;
 mod sql;
 mod task_counts;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 mod writer;
 
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
@@ -343,6 +343,20 @@ impl Store {
             .await
             .map(|_| ())
     }
+}
+
+/// The markers taskgate recorded for issue `number` of `repo` (the story
+/// or task it made there, if any).
+pub(crate) fn issue_markers(
+    db: &Db,
+    repo: &crate::ids::RepoName,
+    number: crate::ids::IssueNumber,
+) -> Result<Vec<String>, StoreError> {
+    db.query_map(
+        "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
+        rusqlite::params![repo.as_str(), number],
+        |r| r.get::<String>(0),
+    )
 }
 
 /// Stored JSON that no longer reads back.

@@ -597,12 +597,7 @@ impl Store {
     ) -> Result<Option<TaskLocation>, StoreError> {
         let repo = repo.clone();
         self.read(move |db| {
-            let markers = db.query_map(
-                "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
-                params![repo.as_str(), number],
-                |r| r.get::<String>(0),
-            )?;
-            for key in markers {
+            for key in super::issue_markers(db, &repo, number)? {
                 let hidden = crate::core::hidden_marker(&key);
                 if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
                     return Ok(Some(TaskLocation {

@@ -120,12 +120,7 @@ impl Store {
     ) -> Result<Option<String>, StoreError> {
         let repo = repo.clone();
         self.read(move |db| {
-            let markers = db.query_map(
-                "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
-                params![repo.as_str(), number],
-                |r| r.get::<String>(0),
-            )?;
-            for marker in markers {
+            for marker in super::issue_markers(db, &repo, number)? {
                 if let Some(Marker::Story { story }) = Marker::from_key(&marker) {
                     return Ok(Some(story));
                 }
