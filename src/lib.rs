@@ -26,6 +26,7 @@ pub mod github;
 pub mod ids;
 pub mod intake;
 pub mod metrics;
+pub mod results;
 pub mod runner;
 pub mod setup;
 pub mod store;

@@ -79,6 +79,7 @@ fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
     let result = taskgate::classify::classify(&taskgate::classify::Outcome {
         command: &args.cmd,
         exit_code: Some(args.exit_code),
+        signal: None,
         timed_out: false,
         timeout_seconds: None,
         output: &log,

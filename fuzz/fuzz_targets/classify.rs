@@ -19,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
         } else {
             Some(i32::from(status % 128))
         },
+        signal: (status == 255 && output.len() % 2 == 0).then_some(11),
         timed_out: status == 254,
         timeout_seconds: Some(30),
         output,

@@ -8,6 +8,7 @@ pub mod actions_runs;
 mod commands;
 mod inbox_lease;
 mod processor;
+mod quarantine;
 pub mod redeliver;
 pub mod resync;
 pub mod retention;

@@ -259,7 +259,30 @@ impl Processor {
                 Ok(decision)
             }
             InternalEvent::Review(review) => self.api_review(review).await,
-            InternalEvent::Ship(ship) => Ok(self.ship.on_ship_event(ship).await?),
+            InternalEvent::Ship(ship) => {
+                let outcome = self.ship.on_ship_event(ship).await?;
+                let mut decision = outcome.decision;
+                if let Some(p) = outcome.proof_run {
+                    let run = self
+                        .runs
+                        .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
+                        .await?;
+                    merge(&mut decision, run);
+                }
+                Ok(decision)
+            }
+            InternalEvent::Run(run) if crate::core::ship::is_proof_task(&run.task) => {
+                let (mut decision, verdict) = self
+                    .runs
+                    .proof_progress(run)
+                    .await
+                    .map_err(DecideError::Transient)?;
+                if let Some(verdict) = verdict {
+                    let ship = self.ship.on_proof_verdict(verdict).await?;
+                    merge(&mut decision, ship);
+                }
+                Ok(decision)
+            }
             InternalEvent::Tick(tick) => self
                 .runs
                 .on_tick(tick)
@@ -305,7 +328,13 @@ impl Processor {
             // A task branch's push is a run; any other may change a plan.
             Webhook::Push(push) => match self.runs.on_push(push).await? {
                 Some(decision) => Ok(decision),
-                None => Ok(self.syncer.on_push(installation, push).await?),
+                None => {
+                    let mut decision = self.syncer.on_push(installation, push).await?;
+                    // A story proving on the base this push replaced.
+                    let ship = self.ship.on_default_branch_push(push).await?;
+                    merge(&mut decision, ship);
+                    Ok(decision)
+                }
             },
             // Every command of a comment, `plan` included: see `app::commands`.
             Webhook::IssueComment(comment) => self.on_comment(installation, comment).await,

@@ -347,6 +347,7 @@ impl RunQueue {
     /// and period (the delivery id names the period), so a restart or a
     /// slow processor never piles them up.
     async fn tick(&self) {
+        self.look_at_ship_queues().await;
         let tasks = match self.store.tasks_with_open_todos().await {
             Ok(tasks) => tasks,
             Err(e) => {
@@ -372,6 +373,37 @@ impl RunQueue {
             );
             if let Err(e) = self.store.record_delivery(delivery).await {
                 warn!(error = %e, "recording a tick failed");
+            }
+        }
+    }
+
+    /// Records a look at every ship queue that waits with nothing proving:
+    /// a freeze window may have ended. One per repository and period.
+    async fn look_at_ship_queues(&self) {
+        let waiting = match self.store.ship_queues_waiting().await {
+            Ok(waiting) => waiting,
+            Err(e) => {
+                warn!(error = %e, "reading the ship queues failed");
+                return;
+            }
+        };
+        let period = self.clock.now_ms() / (self.tick_every.as_secs().max(1) as i64 * 1000);
+        for (repo, story) in waiting {
+            let Ok(Some(plan)) = self.store.story(&repo, &story).await else {
+                continue;
+            };
+            let event = crate::core::ship::ShipEvent {
+                repo: repo.clone(),
+                story: String::new(),
+                what: crate::core::ship::ShipWhat::Advance,
+            };
+            let delivery = NewDelivery::internal(
+                DeliveryId(format!("taskgate-ship-queue {repo} {period}")),
+                plan.installation,
+                &InternalEvent::Ship(event),
+            );
+            if let Err(e) = self.store.record_delivery(delivery).await {
+                warn!(error = %e, "recording a look at a ship queue failed");
             }
         }
     }
@@ -548,21 +580,9 @@ impl RunQueue {
         let parsed = parse_plan(&plan.plan)
             .0
             .ok_or_else(|| RunError::Setup("the stored plan no longer parses".into()))?;
-        // An integration milestone runs as a pseudo task (one gate).
-        let task = match crate::core::task::milestone::milestone_of(&row.task) {
-            Some(id) => parsed
-                .integration
-                .iter()
-                .find(|m| m.id.value.as_str() == id)
-                .map(crate::core::task::milestone::milestone_task),
-            None => parsed
-                .walk()
-                .into_iter()
-                .find(|r| r.task.id.value.as_str() == row.task)
-                .map(|r| r.task.clone()),
-        }
-        .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?;
-        let gates: Vec<_> = plan_gates(&task, &MemFiles(plan.files.clone()))
+        let files = MemFiles(plan.files.clone());
+        let gates: Vec<_> = resolve_gates(&parsed, &row.task, &files, plan.config.as_deref())
+            .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?
             .into_iter()
             .filter(|g| row.gates.contains(&g.gate))
             .collect();
@@ -588,10 +608,16 @@ impl RunQueue {
         let network = crate::core::config::load_config(plan.config.as_deref())
             .map(|c| c.runner_network)
             .unwrap_or(false);
+        // Quarantined tests come from the store's recorded history only.
+        let quarantined = (self.store)
+            .quarantined_tests(&row.repo, self.store.clock().now_s())
+            .await
+            .map_err(|e| RunError::Setup(format!("store: {e}")))?;
         let options = RunOptions {
             cancel,
             sha: Some(row.sha.0.clone()),
             network,
+            quarantined: std::sync::Arc::new(quarantined.into_iter().collect()),
             ..self.options.clone()
         };
         let report = run_gate_specs(ws.path(), row.task.clone(), gates, options).await;
@@ -599,6 +625,38 @@ impl RunQueue {
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
         Ok((report, workspace))
     }
+}
+
+/// The gates of `task` as the plan and its files resolve them: a leaf
+/// task's own, an integration milestone's (a pseudo task of one gate), or
+/// a ship's proof (every leaf's and every milestone's).
+fn resolve_gates(
+    plan: &crate::core::plan::Plan,
+    task: &str,
+    files: &MemFiles,
+    config: Option<&str>,
+) -> Option<Vec<crate::runner::GateSpec>> {
+    if crate::core::ship::is_proof_task(task) {
+        let config = crate::core::config::load_config(config).unwrap_or_default();
+        return Some(if task == crate::core::ship::ROLLBACK_TASK {
+            crate::runner::rollback_gates(&config.rollback_gates)
+        } else {
+            crate::runner::proof_gates(plan, files, &config.ship_gates)
+        });
+    }
+    let resolved = match crate::core::task::milestone::milestone_of(task) {
+        Some(id) => plan
+            .integration
+            .iter()
+            .find(|m| m.id.value.as_str() == id)
+            .map(crate::core::task::milestone::milestone_task),
+        None => plan
+            .walk()
+            .into_iter()
+            .find(|r| r.task.id.value.as_str() == task)
+            .map(|r| r.task.clone()),
+    }?;
+    Some(plan_gates(&resolved, files))
 }
 
 /// The time a run's commands took by themselves (a flaky command's re-run
@@ -632,6 +690,7 @@ fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
                 metric_failures: vec![],
                 warnings: vec![],
                 cancelled: false,
+                tests: None,
             })
             .collect(),
         duration_ms: 0,

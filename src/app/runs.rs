@@ -489,7 +489,9 @@ impl Runs {
             return Ok(refused);
         }
         if command == "approve-branch" {
-            return Ok(self.approve_branch(&repo, &located).await?.0);
+            return self
+                .approve_branch_clicked(&repo, &located, p.sender.as_ref())
+                .await;
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
@@ -653,6 +655,20 @@ impl Runs {
             _ => d,
         };
         let mut decision = into_decision(&event.repo, &located, d);
+        if let Some(report) = &report {
+            let run = super::quarantine::FinishedRun {
+                repo: &event.repo,
+                story: &event.story,
+                task: &event.task,
+                attempt: progress.attempt(),
+                report,
+            };
+            let flaky = self.quarantine_after_run(&run, &located.config).await;
+            let flaky = flaky.map_err(|e| e.to_string())?;
+            if !flaky.changes.is_empty() {
+                decision = merge_decisions(decision, flaky);
+            }
+        }
         // The report is kept with the attempt.
         attach_report(&mut decision, progress.attempt(), report);
         Ok(decision)
@@ -727,3 +743,5 @@ fn merge_decisions(mut a: Decision, b: Decision) -> Decision {
 
 #[path = "runs_milestones.rs"]
 mod milestones;
+#[path = "runs_proof.rs"]
+mod proof;

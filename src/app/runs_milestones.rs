@@ -49,7 +49,7 @@ impl MilestoneAt {
 
 impl Runs {
     /// The story's plan and issue, if taskgate knows the story.
-    async fn story_plan(
+    pub(super) async fn story_plan(
         &self,
         repo: &RepoName,
         story: &str,

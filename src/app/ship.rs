@@ -77,8 +77,20 @@ pub fn story_issue_of_branch(branch: &str) -> Option<IssueNumber> {
     digits.parse().ok().map(IssueNumber)
 }
 
+/// The story issue number in a revert branch name: `taskgate/revert-12`.
+pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    let digits = branch
+        .strip_prefix("refs/heads/")
+        .unwrap_or(branch)
+        .strip_prefix("taskgate/revert-")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().map(IssueNumber)
+}
+
 /// A story with everything its transitions need.
-struct Located {
+pub(super) struct Located {
     repo: RepoName,
     story: String,
     installation: crate::ids::InstallationId,
@@ -92,6 +104,11 @@ struct Located {
     labels: std::collections::BTreeSet<String>,
     branch: String,
     default_branch: String,
+    /// Why the repository is frozen, when it is.
+    frozen: Option<String>,
+    /// Other stories of the repository queued, proving or landing.
+    queue_length: usize,
+    now_ms: i64,
 }
 
 impl Located {
@@ -106,10 +123,13 @@ impl Located {
             default_branch: &self.default_branch,
             config: &self.config,
             labels: &self.labels,
+            frozen: self.frozen.as_deref(),
+            now_ms: self.now_ms,
+            queue_length: self.queue_length,
         }
     }
 
-    fn finish(&self, d: ShipDecision) -> Decision {
+    pub(super) fn finish(&self, d: ShipDecision) -> Decision {
         let mut changes = Vec::new();
         if d.record != self.stored {
             changes.push(Change::ShipUpdated {
@@ -127,7 +147,7 @@ impl Located {
 }
 
 impl Ship {
-    async fn locate(
+    pub(super) async fn locate(
         &self,
         repo: &RepoName,
         story: &str,
@@ -151,11 +171,23 @@ impl Ship {
             .story_record(repo, story)
             .await?
             .unwrap_or_default();
+        let others: Vec<(String, StoryRecord)> = self
+            .store
+            .story_records(repo)
+            .await?
+            .into_iter()
+            .filter(|(s, _)| s != story)
+            .collect();
+        let now_ms = self.store.clock().now_ms();
+        let config = load_config(saved.config.as_deref()).unwrap_or_default();
         Ok(Some(Located {
+            frozen: self.frozen(repo, &config, now_ms).await?,
+            queue_length: ship::queue_length(&others),
+            now_ms,
             repo: repo.clone(),
             story: story.to_owned(),
             installation: saved.installation,
-            config: load_config(saved.config.as_deref()).unwrap_or_default(),
+            config,
             plan,
             branch: story_branch(issue.number.0),
             issue: issue.number,
@@ -167,7 +199,7 @@ impl Ship {
         }))
     }
 
-    async fn client(&self, located: &Located) -> Result<Octocrab, ShipError> {
+    pub(super) async fn client(&self, located: &Located) -> Result<Octocrab, ShipError> {
         Ok(self
             .github
             .installation_client(located.installation)
@@ -268,6 +300,9 @@ impl Ship {
         p: &PullRequestPayload,
     ) -> Result<Option<Decision>, ShipError> {
         let pr = &p.pull_request;
+        if let Some(issue) = revert_issue_of_branch(&pr.head.name) {
+            return self.on_revert_pull_request(p, issue).await;
+        }
         let Some(issue) = story_issue_of_branch(&pr.head.name) else {
             return Ok(None);
         };
@@ -385,7 +420,7 @@ impl Ship {
     /// A ship request: the record is brought up to date first (the gate may
     /// have changed since the last pass). The decision, and why the core
     /// refused the request, if it did.
-    async fn request(
+    pub(super) async fn request(
         &self,
         l: Located,
         by: Shipper,
@@ -400,8 +435,11 @@ impl Ship {
         let mut effects = evaluated.effects;
         effects.extend(d.effects);
         let refused = d.refused.clone();
+        let audit = d.accepted.then(|| ship::ship_audit(&by, &l.ctx()));
         let merged = ShipDecision { effects, ..d };
-        Ok((l.finish(merged), refused))
+        let mut decision = l.finish(merged);
+        decision.changes.extend(audit.map(|entry| entry.change()));
+        Ok((decision, refused))
     }
 
     /// The story's integration milestones whose latest run has not passed:
@@ -482,126 +520,10 @@ impl Ship {
             .find(|(_, r)| r.pr == Some(number))
             .map(|(story, _)| story))
     }
-
-    /// An internal ship event: an API ship request, or GitHub
-    /// refusing a story's merge or dispatch.
-    pub async fn on_ship_event(&self, e: ShipEvent) -> Result<Decision, ShipError> {
-        let Some(l) = self.locate(&e.repo, &e.story, None).await? else {
-            return Ok(Decision::nothing(format!("story {} is not known", e.story)));
-        };
-        match e.what {
-            ShipWhat::Request { actor, login, via } => {
-                let by = Shipper {
-                    user: actor,
-                    login,
-                    via,
-                };
-                Ok(self.request(l, by).await?.0)
-            }
-            ShipWhat::MergeRefused { why } => Ok(l.finish(ship::on_merge_refused(&l.record, &why))),
-            ShipWhat::WorkflowRefused { workflow, why } => {
-                let mut l = l;
-                let client = self.client(&l).await?;
-                l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
-                let d = ship::on_workflow_refused(&l.record, workflow, &why, &l.ctx());
-                Ok(l.finish(d))
-            }
-        }
-    }
-
-    /// A `workflow_run` `completed` of a story's deploy or validation run;
-    /// `None` for any other run (the Actions runner's, or someone else's).
-    pub async fn on_workflow_run(
-        &self,
-        p: &WorkflowRunPayload,
-    ) -> Result<Option<Decision>, ShipError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let run = &p.workflow_run;
-        let default = p.repository.default_branch.as_deref();
-        let found = match self.store.story_run(&repo, run.id).await? {
-            Some(r) => Some((r.story, r.workflow)),
-            None => self.waiting_for(&repo, run, default).await?,
-        };
-        let Some((story, which)) = found else {
-            return Ok(None);
-        };
-        if p.action != WorkflowRunAction::Completed {
-            return Ok(Some(Decision::nothing(format!(
-                "story {story}'s {} run {}: {}",
-                which.name(),
-                run.id,
-                p.action
-            ))));
-        }
-        let Some(mut l) = self.locate(&repo, &story, default).await? else {
-            return Ok(None);
-        };
-        if l.default_branch.is_empty() {
-            let client = self.client(&l).await?;
-            l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
-        }
-        let conclusion = run.conclusion.as_deref().unwrap_or("unknown");
-        let file = run
-            .path
-            .as_deref()
-            .and_then(|p| p.rsplit('/').next())
-            .unwrap_or("the workflow");
-        let report = match &run.html_url {
-            Some(url) => format!("`{file}` run [{}]({url}) concluded `{conclusion}`", run.id),
-            None => format!("`{file}` run {} concluded `{conclusion}`", run.id),
-        };
-        let success = conclusion == "success";
-        let d = match which {
-            StoryWorkflow::Deploy => {
-                ship::on_deploy_finished(&l.record, run.id, success, &report, &l.ctx())
-            }
-            StoryWorkflow::Validation => {
-                ship::on_validation_finished(&l.record, run.id, success, &report, &l.ctx())
-            }
-        };
-        Ok(Some(l.finish(d)))
-    }
-
-    /// Without a recorded run id: the configured deploy (validation)
-    /// workflow on the default branch, when exactly one story of the
-    /// repository is `shipping` (`deployed`) and has no run of it yet.
-    async fn waiting_for(
-        &self,
-        repo: &RepoName,
-        run: &crate::intake::payload::WorkflowRun,
-        default: Option<&str>,
-    ) -> Result<Option<(String, StoryWorkflow)>, ShipError> {
-        let file = run.path.as_deref().and_then(|p| p.rsplit('/').next());
-        let (Some(file), Some(branch)) = (file, run.head_branch.as_deref()) else {
-            return Ok(None);
-        };
-        if default.is_none_or(|d| d != branch) {
-            return Ok(None);
-        }
-        // Only a dispatched run can be taskgate's deploy or validation; a
-        // push-triggered or manual run of the same file is someone else's.
-        if run.event.as_deref() != Some("workflow_dispatch") {
-            return Ok(None);
-        }
-        let mut candidates = Vec::new();
-        for (story, record) in self.store.story_records(repo).await? {
-            let which = match record.state {
-                ShipState::Shipping if record.deploy_run.is_none() => StoryWorkflow::Deploy,
-                ShipState::Deployed if record.validation_run.is_none() => StoryWorkflow::Validation,
-                _ => continue,
-            };
-            let Some(saved) = self.store.story(repo, &story).await? else {
-                continue;
-            };
-            let config = load_config(saved.config.as_deref()).unwrap_or_default();
-            let wanted = match which {
-                StoryWorkflow::Deploy => config.deploy_workflow,
-                StoryWorkflow::Validation => config.validation_workflow,
-            };
-            if wanted.as_deref() == Some(file) {
-                candidates.push((story, which));
-            }
-        }
-        Ok((candidates.len() == 1).then(|| candidates.remove(0)))
-    }
 }
+
+#[path = "ship_queue.rs"]
+mod queue;
+#[path = "ship_workflows.rs"]
+mod workflows;
+pub use queue::{ProofRun, ShipOutcome};

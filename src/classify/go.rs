@@ -9,6 +9,7 @@ pub(super) const COMMANDS: &[&str] = &["go", "gotestsum", "golangci-lint", "stat
 pub(super) fn detect(ctx: &Ctx) -> Option<Classification> {
     let log = ctx.log;
     missing_package(log)
+        .or_else(|| no_go_files(log))
         .or_else(|| test_failures(log))
         .or_else(|| compile_errors(ctx))
         .or_else(|| panic(log))
@@ -142,8 +143,53 @@ fn compile_errors(ctx: &Ctx) -> Option<Classification> {
     Some(classification(kind, &lines, findings))
 }
 
+/// `no Go files in /path/docs`: the package the gate names has no code or
+/// tests, as pytest's exit 5 (a `spec_mismatch`).
+fn no_go_files(log: &Log) -> Option<Classification> {
+    let line = log
+        .lines
+        .iter()
+        .find(|l| l.starts_with("no Go files in "))?;
+    let lines = [
+        format!("go: {line}"),
+        "the package the gate names has no Go files: wrong path, or the code is missing"
+            .to_string(),
+    ];
+    Some(classification(
+        FailureKind::SpecMismatch,
+        &lines,
+        Vec::new(),
+    ))
+}
+
+/// `go test -timeout`'s alarm, `panic: test timed out after 2s`: a
+/// `timeout`, naming the test that was running (`running tests:` since Go
+/// 1.20, else the first `pkg.TestX(` frame of the goroutine dump).
+fn test_timed_out(log: &Log, i: usize) -> Option<Classification> {
+    let msg = log.at(i).strip_prefix("panic: test timed out after ")?;
+    let running = log.at(i + 1) == "running tests:";
+    let test = if running {
+        log.at(i + 2).split_whitespace().next().map(str::to_string)
+    } else {
+        log.lines[i..].iter().find_map(|l| {
+            let call = l.split('(').next()?;
+            let name = call.rsplit('.').next()?;
+            (name.starts_with("Test") && call.contains('.')).then(|| name.to_string())
+        })
+    };
+    let lines = [
+        format!("go test timed out after {msg}"),
+        test.map(|t| format!("still running: {t}"))
+            .unwrap_or_default(),
+    ];
+    Some(classification(FailureKind::Timeout, &lines, Vec::new()))
+}
+
 fn panic(log: &Log) -> Option<Classification> {
     let i = log.lines.iter().position(|l| l.starts_with("panic: "))?;
+    if let Some(c) = test_timed_out(log, i) {
+        return Some(c);
+    }
     let msg = log.at(i).trim_start_matches("panic: ").to_string();
     let has_goroutine =
         (i + 1..(i + 6).min(log.lines.len())).any(|j| log.at(j).starts_with("goroutine "));
@@ -166,4 +212,30 @@ fn panic(log: &Log) -> Option<Classification> {
         .unwrap_or_default();
     let lines = [format!("panic: {msg}"), at];
     Some(classification(FailureKind::RuntimeError, &lines, findings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::corpus_tests::classification_of;
+    use super::super::FailureKind;
+
+    #[test]
+    fn go_tests_alarm_is_a_timeout_naming_the_test_still_running() {
+        let c = classification_of("go-test-timeout");
+        assert_eq!(c.kind, FailureKind::Timeout);
+        insta::assert_snapshot!(c.summary, @r"
+        go test timed out after 2s
+        still running: TestDrain
+        ");
+    }
+
+    #[test]
+    fn a_package_without_go_files_is_a_spec_mismatch() {
+        let c = classification_of("go-no-go-files");
+        assert_eq!(c.kind, FailureKind::SpecMismatch);
+        insta::assert_snapshot!(c.summary, @r"
+        go: no Go files in /tmp/taskgate-failures/cases/go-no-go-files/docs
+        the package the gate names has no Go files: wrong path, or the code is missing
+        ");
+    }
 }

@@ -1,7 +1,8 @@
 //! make and the C/C++ toolchain it usually drives: gcc/clang diagnostics,
 //! missing headers, linker errors, missing targets and failed recipes.
 //! Runs after the language families, so `make test` running pytest is
-//! classified by the pytest parser, not here.
+//! classified by the pytest parser, not here. A recipe that failed with
+//! nothing recognised is a `test_failure`, like any plain command.
 
 use super::text::{between, classification, finding, is_meaningful, parse_location, show_location};
 use super::{Classification, Ctx, FailureKind, Finding};
@@ -82,17 +83,23 @@ pub(super) fn detect(ctx: &Ctx) -> Option<Classification> {
         };
         return Some(classification(kind, &[format!("make: {rule}")], findings));
     }
-    let (i, _) = recipe?;
+    // A recipe that exited non-zero with nothing recognised said "no", as
+    // a plain command does (see `shell::fallback`).
+    let (i, what) = recipe?;
+    let status = what
+        .rsplit_once("] Error ")
+        .map(|(_, n)| format!(": its recipe exited with status {}", n.trim()))
+        .unwrap_or_default();
     let before = log.lines[..i]
         .iter()
         .rev()
         .map(|l| l.trim())
         .find(|l| is_meaningful(l) && !l.starts_with("make"));
     let lines = [
-        target.unwrap_or_default(),
+        format!("{}{status}", target.unwrap_or_default()),
         before
             .map(|b| format!("last output: {b}"))
             .unwrap_or_default(),
     ];
-    Some(classification(FailureKind::Unknown, &lines, findings))
+    Some(classification(FailureKind::TestFailure, &lines, findings))
 }

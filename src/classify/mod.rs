@@ -13,19 +13,31 @@
 //! - Output is read as lines, once, from a bounded head and tail of the log
 //!   (see [`text::Log`]); every parser is a linear scan with bounded look-ahead,
 //!   so the cost is linear in the output size and capped for huge logs.
-//! - Parsers are tried in order: the tool family named in the command first,
-//!   then the others, then the generic shell/make rules, then `unknown`. The
-//!   first parser that recognises the output wins.
+//! - Conventions come first, then parsers, tried in order: a command that
+//!   never started (126/127), how it ended (a signal, `timeout`'s statuses:
+//!   [`status`]), a crash a wrapper reported, then the tool family named in
+//!   the command, the other families, the generic make/shell rules, and last
+//!   the plain-command rule: a non-zero exit status nobody explained is a
+//!   `test_failure` (the command said "no"). `unknown` is left for an
+//!   outcome with neither an exit status nor a signal. The table of
+//!   conventions and the reasons are in `docs/decisions/classifier-conventions.md`.
 
 mod go;
+mod js_runners;
 mod make;
 mod node;
+mod perl;
+mod pytest;
 mod python;
 mod python_lint;
 mod rust;
+mod sanitizers;
 mod shell;
+mod status;
 mod text;
 
+#[cfg(test)]
+mod conventions_tests;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
@@ -48,6 +60,7 @@ pub const SAMPLE_COMMANDS: &[&str] = &[
     "npx jest",
     "go test ./...",
     "make",
+    "perl t.pl",
     "./run.sh",
     "sh -c x",
     "",
@@ -139,11 +152,16 @@ pub struct Classification {
     pub findings: Vec<Finding>,
 }
 
-/// What the runner observed. `exit_code: None` means killed by a signal.
+/// What the runner observed. A command that exited has an `exit_code`; one
+/// killed by a signal has none and, when the runner knows it, a `signal`.
+/// (`sh -c` reports a child killed by signal N as exit status 128+N; that is
+/// read as the signal too.)
 #[derive(Debug, Clone, Copy)]
 pub struct Outcome<'a> {
     pub command: &'a str,
     pub exit_code: Option<i32>,
+    /// The signal that ended the command, when it did not exit.
+    pub signal: Option<i32>,
     pub timed_out: bool,
     pub timeout_seconds: Option<u64>,
     pub output: &'a [u8],
@@ -204,6 +222,7 @@ type Parser = fn(&Ctx) -> Option<Classification>;
 pub(crate) struct Ctx<'a> {
     pub command: &'a str,
     pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
     pub log: &'a text::Log,
 }
 
@@ -224,16 +243,25 @@ fn detect(outcome: &Outcome, log: &text::Log) -> Classification {
     let ctx = Ctx {
         command: outcome.command,
         exit_code: outcome.exit_code,
+        signal: outcome.signal,
         log,
     };
-    if let Some(c) = shell::launch_failure(&ctx) {
+    if ctx.exit_code == Some(0) {
+        return shell::passed(&ctx);
+    }
+    if let Some(c) = shell::launch_failure(&ctx)
+        .or_else(|| status::detect(&ctx))
+        .or_else(|| status::crash_in_output(&ctx))
+        .or_else(|| sanitizers::detect(&ctx))
+    {
         return c;
     }
-    let families: [(&[&str], Parser); 4] = [
+    let families: [(&[&str], Parser); 5] = [
         (rust::COMMANDS, rust::detect),
         (python::COMMANDS, python::detect),
         (node::COMMANDS, node::detect),
         (go::COMMANDS, go::detect),
+        (perl::COMMANDS, perl::detect),
     ];
     // The family named in the command goes first; the others still get a
     // turn because `make test` or a shell script can run any of them.
@@ -280,6 +308,7 @@ mod tests {
         classify(&Outcome {
             command,
             exit_code,
+            signal: None,
             timed_out: false,
             timeout_seconds: None,
             output,
@@ -303,6 +332,7 @@ mod tests {
         let c = classify(&Outcome {
             command: "cargo test",
             exit_code: None,
+            signal: Some(15),
             timed_out: true,
             timeout_seconds: Some(30),
             output: b"running 2 tests\ntest a ... ok\nwaiting for lock\n\n=====\n",
@@ -315,17 +345,93 @@ mod tests {
     }
 
     #[test]
-    fn empty_output_with_exit_one_is_unknown_and_says_so() {
-        let c = run("./check.sh", Some(1), b"");
-        assert_eq!(c.kind, FailureKind::Unknown);
-        insta::assert_snapshot!(c.summary, @"`./check.sh` exited with code 1 and printed nothing");
+    fn a_plain_command_exiting_non_zero_is_a_test_failure_naming_it_and_its_status() {
+        let c = run("grep -q hello greeting.txt", Some(1), b"");
+        assert_eq!(c.kind, FailureKind::TestFailure);
+        insta::assert_snapshot!(c.summary, @"`grep -q hello greeting.txt` exited with status 1 (no line matched) and printed nothing");
+        let c = run(
+            "./check.sh",
+            Some(3),
+            b"checking config\nport 8080 != 9090\n",
+        );
+        assert_eq!(c.kind, FailureKind::TestFailure);
+        insta::assert_snapshot!(c.summary, @r"
+        `./check.sh` exited with status 3
+        last output: port 8080 != 9090
+        ");
+        let c = run(
+            "diff expected.txt out.txt",
+            Some(1),
+            b"1c1\n< a\n---\n> b\n",
+        );
+        assert_eq!(c.kind, FailureKind::TestFailure);
+        assert!(c.summary.contains("(the files differ)"), "{}", c.summary);
+        let c = run("cd app && test \"$(cat VERSION)\" = 1.2.0", Some(1), b"");
+        assert_eq!(c.kind, FailureKind::TestFailure);
+        assert!(
+            c.summary.contains("(the condition is false)"),
+            "{}",
+            c.summary
+        );
     }
 
     #[test]
-    fn signal_kill_without_output_is_tooling_error() {
-        let c = run("cargo test", None, b"");
+    fn an_unexplained_linter_or_compiler_failure_keeps_its_kind() {
+        assert_eq!(
+            run("npx eslint .", Some(1), b"").kind,
+            FailureKind::LintFailure
+        );
+        assert_eq!(
+            run("cargo clippy", Some(101), b"").kind,
+            FailureKind::LintFailure
+        );
+        assert_eq!(
+            run("cargo build --release", Some(101), b"").kind,
+            FailureKind::BuildFailure
+        );
+        assert_eq!(
+            run("gcc -o x x.c", Some(1), b"").kind,
+            FailureKind::BuildFailure
+        );
+        assert_eq!(
+            run("cargo test", Some(101), b"").kind,
+            FailureKind::TestFailure
+        );
+    }
+
+    #[test]
+    fn command_not_found_anywhere_in_a_failed_script_is_a_tooling_error() {
+        let c = run("./ci.sh", Some(1), b"./ci.sh: 2: jq: not found\n");
         assert_eq!(c.kind, FailureKind::ToolingError);
-        insta::assert_snapshot!(c.summary, @"`cargo test` was killed by a signal and printed nothing");
+        insta::assert_snapshot!(c.summary, @r"
+        command not found: jq
+        install it on the runner or fix the gate command
+        ");
+    }
+
+    #[test]
+    fn unknown_only_without_an_exit_status_or_a_signal() {
+        let c = run("cargo test", None, b"");
+        assert_eq!(c.kind, FailureKind::Unknown);
+        insta::assert_snapshot!(c.summary, @"`cargo test` ended without an exit status or a signal and printed nothing");
+        for code in [1, 2, 3, 4, 5, 100, 101, 124, 125, 255, -1] {
+            assert_ne!(
+                run("./x", Some(code), b"").kind,
+                FailureKind::Unknown,
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn exit_status_zero_is_a_pass_never_a_failure() {
+        let c = run(
+            "pytest",
+            Some(0),
+            b"FAILED test_x.py::test_a - assert 1 == 2\n",
+        );
+        assert_eq!(c.kind, FailureKind::Unknown);
+        insta::assert_snapshot!(c.summary, @"`pytest` exited with status 0, which is a pass: nothing to classify");
     }
 
     #[test]
@@ -358,6 +464,7 @@ mod tests {
         let ctx = Ctx {
             command: "cd app && /usr/bin/cargo test",
             exit_code: Some(1),
+            signal: None,
             log: &log,
         };
         assert!(ctx.command_has(&["cargo"]));

@@ -1,5 +1,7 @@
 //! JavaScript/TypeScript: jest, `node --test` (TAP and spec reporters),
-//! eslint (stylish), tsc, uncaught exceptions and missing modules.
+//! eslint (stylish), tsc, uncaught exceptions and missing modules, and the
+//! package managers' own refusals (a missing script, nothing for npx to run).
+//! vitest and mocha are in `js_runners.rs`.
 
 use super::text::{
     between, classification, clip, finding, parse_location, show_location, Loc, Log,
@@ -7,12 +9,14 @@ use super::text::{
 use super::{Classification, Ctx, FailureKind, Finding};
 
 pub(super) const COMMANDS: &[&str] = &[
-    "node", "npm", "npx", "yarn", "pnpm", "jest", "eslint", "tsc", "vitest", "bun", "deno",
+    "node", "npm", "npx", "yarn", "pnpm", "jest", "eslint", "tsc", "vitest", "mocha", "bun", "deno",
 ];
 
 pub(super) fn detect(ctx: &Ctx) -> Option<Classification> {
     let log = ctx.log;
-    jest(log)
+    missing_script(ctx)
+        .or_else(|| jest(log))
+        .or_else(|| super::js_runners::detect(log))
         .or_else(|| node_test_tap(log))
         .or_else(|| eslint(log))
         .or_else(|| node_test_spec(log))
@@ -20,8 +24,82 @@ pub(super) fn detect(ctx: &Ctx) -> Option<Classification> {
         .or_else(|| uncaught(log))
 }
 
+/// npm, yarn and pnpm refusing to run a script package.json does not have,
+/// and npx finding nothing to run: the gate names what the project lacks.
+fn missing_script(ctx: &Ctx) -> Option<Classification> {
+    let cmd = ctx.command.trim();
+    ctx.log.lines.iter().find_map(|line| {
+        let t = line.trim();
+        let lines = if let Some((tool, name)) = no_such_script(t) {
+            [
+                format!("missing script `{name}` in package.json ({tool})"),
+                format!("add it to package.json's \"scripts\" or fix the gate command `{cmd}`"),
+            ]
+        } else {
+            [
+                nothing_for_npx(t)?,
+                format!("add it to the project's devDependencies or fix the gate command `{cmd}`"),
+            ]
+        };
+        Some(classification(
+            FailureKind::ToolingError,
+            &lines,
+            Vec::new(),
+        ))
+    })
+}
+
+/// The package manager and the script it did not find. npm 7+: `npm error
+/// Missing script: "test"` (`npm ERR!` before 10); pnpm:
+/// `ERR_PNPM_NO_SCRIPT  Missing script: lint`; yarn 1: `error Command "lint"
+/// not found.`; yarn 2+: `Usage Error: Couldn't find a script named "lint".`
+fn no_such_script(t: &str) -> Option<(&'static str, String)> {
+    let script = |rest: &str| {
+        between(rest, '"', '"')
+            .unwrap_or(rest.trim().trim_end_matches('.'))
+            .to_string()
+    };
+    if let Some((before, rest)) = t.split_once("Missing script: ") {
+        let tool = if before.contains("PNPM") {
+            "pnpm"
+        } else {
+            "npm"
+        };
+        return Some((tool, script(rest)));
+    }
+    let yarn = t
+        .strip_prefix("error Command ")
+        .and_then(|r| r.strip_suffix(" not found."))
+        .or_else(|| t.strip_prefix("Usage Error: Couldn't find a script named "))?;
+    Some(("yarn", script(yarn)))
+}
+
+/// npx: `npx canceled due to missing packages and no YES option:
+/// ["vitest@4.1.12"]`, or `could not determine executable to run`.
+fn nothing_for_npx(t: &str) -> Option<String> {
+    if t.ends_with("could not determine executable to run") {
+        return Some("npx found no executable to run".to_string());
+    }
+    let (_, rest) = t.split_once("npx canceled due to missing packages")?;
+    // `["vitest@4.1.12"]` → `vitest`: the version is the registry's.
+    let pkgs: Vec<&str> = between(rest, '[', ']')
+        .unwrap_or("")
+        .split(',')
+        .map(|p| p.trim().trim_matches('"'))
+        .map(|p| {
+            p.rsplit_once('@')
+                .filter(|(n, _)| !n.is_empty())
+                .map_or(p, |(n, _)| n)
+        })
+        .collect();
+    Some(format!(
+        "npx would have to download {}: it is not a dependency of the project",
+        pkgs.join(", ")
+    ))
+}
+
 /// `at fn (path:l:c)` or `at path:l:c`, skipping node internals.
-fn stack_frame(line: &str) -> Option<Loc> {
+pub(super) fn stack_frame(line: &str) -> Option<Loc> {
     let rest = line.trim_start().strip_prefix("at ")?;
     let loc = match rest.rsplit_once('(') {
         Some((_, inner)) => inner.trim_end_matches(')'),
@@ -34,7 +112,7 @@ fn stack_frame(line: &str) -> Option<Loc> {
     parse_location(loc)
 }
 
-fn missing(module: &str, findings: Vec<Finding>) -> Classification {
+pub(super) fn missing(module: &str, findings: Vec<Finding>) -> Classification {
     let lines = [
         format!("missing module `{module}` (Cannot find module)"),
         "install it (npm install) or add it to package.json".to_string(),
@@ -43,7 +121,7 @@ fn missing(module: &str, findings: Vec<Finding>) -> Classification {
 }
 
 /// `Cannot find module 'x'` / `Cannot find package 'x'` → `x`.
-fn missing_module(line: &str) -> Option<&str> {
+pub(super) fn missing_module(line: &str) -> Option<&str> {
     let (_, rest) = line
         .split_once("Cannot find module ")
         .or_else(|| line.split_once("Cannot find package "))?;

@@ -1,7 +1,8 @@
-//! Python: pytest and unittest failures, collection/import errors, uncaught
-//! tracebacks and syntax errors. The static checkers are in `python_lint.rs`.
+//! Python: unittest failures, uncaught tracebacks and syntax errors, and the
+//! helpers pytest's parser shares. pytest is in `pytest.rs`, the static
+//! checkers in `python_lint.rs`.
 
-use super::text::{classification, finding, parse_location, Loc, Log};
+use super::text::{classification, finding, Loc, Log};
 use super::{Classification, Ctx, FailureKind, Finding};
 
 pub(super) const COMMANDS: &[&str] = &[
@@ -11,19 +12,19 @@ pub(super) const COMMANDS: &[&str] = &[
 
 pub(super) fn detect(ctx: &Ctx) -> Option<Classification> {
     let log = ctx.log;
-    pytest(ctx)
+    super::pytest::detect(ctx)
         .or_else(|| unittest(log))
         .or_else(|| super::python_lint::detect(log))
         .or_else(|| traceback(log))
 }
 
 /// `No module named 'x'` (ModuleNotFoundError, ImportError) → `x`.
-fn missing_module(line: &str) -> Option<&str> {
+pub(super) fn missing_module(line: &str) -> Option<&str> {
     let (_, rest) = line.split_once("No module named ")?;
     Some(rest.trim_matches(|c| c == '\'' || c == '"'))
 }
 
-fn missing(module: &str, at: Option<String>, findings: Vec<Finding>) -> Classification {
+pub(super) fn missing(module: &str, at: Option<String>, findings: Vec<Finding>) -> Classification {
     let lines = [
         format!(
             "missing Python module `{module}` (ModuleNotFoundError){}",
@@ -34,118 +35,20 @@ fn missing(module: &str, at: Option<String>, findings: Vec<Finding>) -> Classifi
     classification(FailureKind::MissingDependency, &lines, findings)
 }
 
-fn pytest(ctx: &Ctx) -> Option<Classification> {
-    let log = ctx.log;
-    let is_pytest = ctx.command_has(&["pytest", "py.test"])
-        || log
-            .lines
-            .iter()
-            .any(|l| l.contains("test session starts") || l.contains("short test summary info"));
-    if !is_pytest {
-        return None;
-    }
-    let mut failed: Vec<(String, String)> = Vec::new();
-    let mut errors: Vec<String> = Vec::new();
-    let mut findings = Vec::new();
-    let mut first_e: Option<String> = None;
-    let mut last_e: Option<String> = None;
-    let mut module = None;
-    let mut totals = None;
-    for line in &log.lines {
-        let t = line.trim_end();
-        if let Some(rest) = t.strip_prefix("FAILED ") {
-            let (id, msg) = rest.split_once(" - ").unwrap_or((rest, ""));
-            failed.push((id.to_string(), msg.to_string()));
-        } else if let Some(rest) = t.strip_prefix("ERROR ") {
-            errors.push(rest.to_string());
-        } else if let Some(e) = t.strip_prefix("E ") {
-            let e = e.trim();
-            module = module.or_else(|| missing_module(e).map(str::to_string));
-            first_e.get_or_insert_with(|| e.to_string());
-            last_e = Some(e.to_string());
-        } else if t.starts_with('=')
-            && t.ends_with('=')
-            && (t.contains(" failed") || t.contains(" error"))
-        {
-            let inner = t.trim_matches(|c| c == '=' || c == ' ');
-            totals = Some(inner.split(" in ").next().unwrap_or(inner).to_string());
-        } else if let Some((loc, exc)) = t.rsplit_once(": ").filter(|(l, _)| l.contains(".py:")) {
-            // `test_fetch.py:5: AssertionError` closes a failure block.
-            if let Some(loc) = parse_location(loc).filter(|l| !is_library(&l.0)) {
-                findings.push(finding(
-                    loc,
-                    last_e.take().unwrap_or_else(|| exc.to_string()),
-                ));
-            }
-        } else if let Some(loc) = t
-            .strip_suffix(':')
-            .filter(|l| l.contains(".py:") && !l.contains(' '))
-        {
-            if let Some(loc) = parse_location(loc).filter(|l| !is_library(&l.0)) {
-                findings.push(finding(loc, last_e.take().unwrap_or_default()));
-            }
-        }
-    }
-    let at = findings.first().map(|f| format!("{}:{}", f.path, f.line));
-    if failed.is_empty() {
-        if let Some(m) = module {
-            return Some(missing(&m, at, findings));
-        }
-        if errors.is_empty() && totals.is_none() {
-            return None;
-        }
-        let kind = match &first_e {
-            Some(e) if e.starts_with("SyntaxError") || e.starts_with("IndentationError") => {
-                FailureKind::BuildFailure
-            }
-            _ => FailureKind::TestFailure,
-        };
-        let lines = [
-            format!(
-                "pytest error in {}",
-                errors.first().map(String::as_str).unwrap_or("collection")
-            ),
-            first_e.unwrap_or_default(),
-            totals.unwrap_or_default(),
-        ];
-        return Some(classification(kind, &lines, findings));
-    }
-    let (id, msg) = &failed[0];
-    let test_file = id.split("::").next().unwrap_or(id);
-    let at = findings
-        .iter()
-        .find(|f| f.path.ends_with(test_file))
-        .or(findings.first());
-    let detail = first_e.unwrap_or_else(|| msg.clone());
-    let lines = [
-        format!(
-            "test `{id}` failed{}",
-            at.map(|f| format!(" at {}:{}", f.path, f.line))
-                .unwrap_or_default()
-        ),
-        detail,
-        format!(
-            "{} (pytest)",
-            totals.unwrap_or_else(|| format!("{} failed", failed.len()))
-        ),
-    ];
-    Some(classification(FailureKind::TestFailure, &lines, findings))
-}
-
 /// Where a traceback's frames point: `  File "x.py", line 3, in f`.
-fn frame(line: &str) -> Option<(Loc, &str)> {
+pub(super) fn frame(line: &str) -> Option<(Loc, &str)> {
     let rest = line.trim_start().strip_prefix("File \"")?;
     let (path, rest) = rest.split_once("\", line ")?;
     let (num, func) = rest.split_once(", in ").unwrap_or((rest, ""));
     Some(((path.to_string(), num.trim().parse().ok()?, None), func))
 }
 
-fn is_library(path: &str) -> bool {
+pub(super) fn is_library(path: &str) -> bool {
     path.contains("/site-packages/") || path.contains("/lib/python") || path.starts_with('<')
 }
 
 /// `ExcName: message` (or a bare `ExcName`) at the start of a line.
-fn exception_line(line: &str) -> Option<&str> {
+pub(super) fn exception_line(line: &str) -> Option<&str> {
     let name = line.split(':').next()?;
     let ok = !line.starts_with(char::is_whitespace)
         && !name.is_empty()
@@ -167,10 +70,7 @@ fn exception_line(line: &str) -> Option<&str> {
 }
 
 fn unittest(log: &Log) -> Option<Classification> {
-    let start = log
-        .lines
-        .iter()
-        .position(|l| l.starts_with("FAIL: ") || l.starts_with("ERROR: "))?;
+    let start = log.lines.iter().position(|l| is_unittest_header(l))?;
     let header = log.at(start);
     let name = header.split_once(": ").map(|(_, n)| n).unwrap_or(header);
     let mut findings = Vec::new();
@@ -220,6 +120,20 @@ fn unittest(log: &Log) -> Option<Classification> {
         format!("{totals} (unittest)"),
     ];
     Some(classification(FailureKind::TestFailure, &lines, findings))
+}
+
+/// `FAIL: test_x (module.Class.test_x)` or `ERROR: …`: a test's name, then
+/// its dotted id in parentheses. (isort's `ERROR: path Imports are
+/// incorrectly sorted` is not one.)
+fn is_unittest_header(line: &str) -> bool {
+    let Some(rest) = line
+        .strip_prefix("FAIL: ")
+        .or_else(|| line.strip_prefix("ERROR: "))
+    else {
+        return false;
+    };
+    rest.split_once(" (")
+        .is_some_and(|(name, id)| !name.contains(' ') && id.ends_with(')') && !id.contains(' '))
 }
 
 /// An uncaught exception (the last traceback in the log), or a syntax error.

@@ -54,6 +54,10 @@ fn random_buffers_never_panic_and_keep_summary_short() {
                 2 => Some(127),
                 n => Some(n as i32),
             },
+            signal: match next() % 4 {
+                0 => Some((next() % 40) as i32),
+                _ => None,
+            },
             timed_out: next() % 10 == 0,
             timeout_seconds: Some(next() % 100),
             output: &buf,
@@ -81,6 +85,7 @@ fn a_100_mb_log_is_read_from_head_and_tail() {
     let c = classify(&Outcome {
         command: "cargo build",
         exit_code: Some(101),
+        signal: None,
         timed_out: false,
         timeout_seconds: None,
         output: &out,
@@ -102,6 +107,7 @@ fn output_in_another_locale_is_still_summarised() {
     let c = classify(&Outcome {
         command: "make",
         exit_code: Some(2),
+        signal: None,
         timed_out: false,
         timeout_seconds: None,
         output: out.as_bytes(),
@@ -122,10 +128,11 @@ fn one_enormous_line_without_newlines_is_fine() {
     let c = classify(&Outcome {
         command: "./run",
         exit_code: Some(2),
+        signal: None,
         timed_out: false,
         timeout_seconds: None,
         output: &out,
     });
-    assert_eq!(c.kind, FailureKind::Unknown);
+    assert_eq!(c.kind, FailureKind::TestFailure);
     assert_eq!(c.summary.lines().count(), 2);
 }

@@ -394,6 +394,7 @@ mod tests {
         detect(&Ctx {
             command,
             exit_code: Some(101),
+            signal: None,
             log: &log,
         })
     }

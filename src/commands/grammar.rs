@@ -6,14 +6,36 @@ use super::Syntax;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
     Plan,
-    Retry { gate: Option<String> },
-    Approve { override_reason: Option<String> },
+    Retry {
+        gate: Option<String>,
+    },
+    Approve {
+        override_reason: Option<String>,
+    },
     ApproveBranch,
-    Revise { feedback: String },
-    Reject { reason: String },
+    Revise {
+        feedback: String,
+    },
+    Reject {
+        reason: String,
+    },
     Pause,
     Resume,
     Ship,
+    /// `freeze <reason>`: nothing lands in the repository until `unfreeze`.
+    Freeze {
+        reason: String,
+    },
+    Unfreeze,
+    /// `rollback [--now <reason>]`: revert a shipped story; `--now` skips
+    /// the revert's proof (the reason is recorded).
+    Rollback {
+        now: Option<String>,
+    },
+    /// `unquarantine <test id>`: lifts a flaky test's quarantine.
+    Unquarantine {
+        test: String,
+    },
     Status,
     Explain,
     Help,
@@ -31,6 +53,10 @@ impl Command {
             Command::Pause => "pause",
             Command::Resume => "resume",
             Command::Ship => "ship",
+            Command::Freeze { .. } => "freeze",
+            Command::Unfreeze => "unfreeze",
+            Command::Rollback { .. } => "rollback",
+            Command::Unquarantine { .. } => "unquarantine",
             Command::Status => "status",
             Command::Explain => "explain",
             Command::Help => "help",
@@ -103,6 +129,14 @@ fn parse_named(name: &str, args: &str) -> Result<Command, CommandError> {
         "pause" => no_args("pause", args, Command::Pause)?,
         "resume" => no_args("resume", args, Command::Resume)?,
         "ship" => no_args("ship", args, Command::Ship)?,
+        "freeze" => Command::Freeze {
+            reason: required_text("freeze", "a reason", args)?,
+        },
+        "unfreeze" => no_args("unfreeze", args, Command::Unfreeze)?,
+        "rollback" => parse_rollback(args)?,
+        "unquarantine" => Command::Unquarantine {
+            test: required_text("unquarantine", "a test id", args)?,
+        },
         "status" => no_args("status", args, Command::Status)?,
         "explain" => no_args("explain", args, Command::Explain)?,
         "help" => Command::Help,
@@ -131,6 +165,22 @@ fn parse_approve(args: &str) -> Result<Command, CommandError> {
     }
     Ok(Command::Approve {
         override_reason: Some(required_text("approve --override", "a reason", reason)?),
+    })
+}
+
+fn parse_rollback(args: &str) -> Result<Command, CommandError> {
+    if args.is_empty() {
+        return Ok(Command::Rollback { now: None });
+    }
+    let (flag, reason) = split_word(args);
+    if flag != "--now" {
+        return Err(bad(
+            "rollback",
+            &format!("unknown argument `{flag}` (use `--now <reason>`)"),
+        ));
+    }
+    Ok(Command::Rollback {
+        now: Some(required_text("rollback --now", "a reason", reason)?),
     })
 }
 
@@ -242,6 +292,67 @@ mod tests {
             })
         );
         assert_eq!(one("/taskgate"), Ok(Command::Help));
+        assert_eq!(
+            one("/taskgate freeze release 2.0 in progress"),
+            Ok(Command::Freeze {
+                reason: "release 2.0 in progress".into()
+            })
+        );
+        assert_eq!(one("/unfreeze"), Ok(Command::Unfreeze));
+        assert_eq!(
+            one("/taskgate rollback"),
+            Ok(Command::Rollback { now: None })
+        );
+        assert_eq!(
+            one("/taskgate rollback --now \"prod is down\""),
+            Ok(Command::Rollback {
+                now: Some("prod is down".into())
+            })
+        );
+    }
+
+    #[test]
+    fn unquarantine_takes_the_whole_test_id_spaces_included() {
+        assert_eq!(
+            one("/taskgate unquarantine tests/test_x.py::test_net"),
+            Ok(Command::Unquarantine {
+                test: "tests/test_x.py::test_net".into()
+            })
+        );
+        assert_eq!(
+            one("/unquarantine strings > splits"),
+            Ok(Command::Unquarantine {
+                test: "strings > splits".into()
+            })
+        );
+        assert_eq!(
+            one("/taskgate unquarantine").unwrap_err().to_string(),
+            "`unquarantine`: needs a test id"
+        );
+    }
+
+    #[test]
+    fn freeze_and_rollback_arguments_are_explained() {
+        assert_eq!(
+            one("/taskgate freeze").unwrap_err().to_string(),
+            "`freeze`: needs a reason"
+        );
+        assert_eq!(
+            one("/taskgate freeze \"\"").unwrap_err().to_string(),
+            "`freeze`: needs a reason"
+        );
+        assert_eq!(
+            one("/taskgate unfreeze please").unwrap_err().to_string(),
+            "`unfreeze`: takes no arguments, got `please`"
+        );
+        assert_eq!(
+            one("/taskgate rollback --now").unwrap_err().to_string(),
+            "`rollback --now`: needs a reason"
+        );
+        assert_eq!(
+            one("/taskgate rollback now").unwrap_err().to_string(),
+            "`rollback`: unknown argument `now` (use `--now <reason>`)"
+        );
     }
 
     #[test]

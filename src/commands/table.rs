@@ -85,6 +85,30 @@ pub const COMMANDS: &[CommandSpec] = &[
         Maintain,
     ),
     spec(
+        "freeze",
+        "freeze <reason>",
+        "stop anything from landing in this repository until `unfreeze` (recorded)",
+        Maintain,
+    ),
+    spec(
+        "unfreeze",
+        "unfreeze",
+        "lift a freeze: stories land again",
+        Maintain,
+    ),
+    spec(
+        "rollback",
+        "rollback [--now <reason>]",
+        "revert a shipped story through a proven revert PR; `--now` skips the proof (recorded)",
+        Maintain,
+    ),
+    spec(
+        "unquarantine",
+        "unquarantine <test id>",
+        "lift a flaky test's quarantine: its failures fail gates again (recorded)",
+        Write,
+    ),
+    spec(
         "status",
         "status",
         "show the state of this story or task",
@@ -138,6 +162,9 @@ mod tests {
         assert_eq!(default_permission("ship"), Maintain);
         assert_eq!(default_permission("override"), Maintain);
         assert_eq!(default_permission("status"), Read);
+        for maintained in ["freeze", "unfreeze", "rollback"] {
+            assert_eq!(default_permission(maintained), Maintain, "{maintained}");
+        }
         assert_eq!(permission_keys().count(), COMMANDS.len() + 1);
     }
 }

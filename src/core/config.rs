@@ -29,7 +29,12 @@
 //! | `validation_workflow` | none | workflow dispatched after a successful deploy |
 //! | `commands.prefix` | `/taskgate` | the comment-command prefix |
 //! | `commands.short_form` | `true` | also accept `/retry` etc. without the prefix |
-//! | `commands.permissions.<command>` | `write`; `ship` and `override`: `maintain`; `status`, `explain`, `help`: `read` | `read`, `triage`, `write`, `maintain` or `admin` |
+//! | `commands.permissions.<command>` | `write`; `ship`, `override`, `freeze`, `unfreeze`, `rollback`: `maintain`; `status`, `explain`, `help`: `read` | `read`, `triage`, `write`, `maintain` or `admin` |
+//! | `freeze_windows` | none | weekly windows in UTC when nothing lands: `- { days: [fri], from: "16:00", to: "24:00", reason: weekend }` (`core::freeze`) |
+//! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
+//! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
+//! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit) before a test is quarantined (1–100; `core::flaky`) |
+//! | `flaky.quarantine_days` | 14 | how long a quarantine lasts, in days (1–365); `/taskgate unquarantine <test>` lifts it sooner |
 
 use std::collections::BTreeMap;
 
@@ -145,6 +150,25 @@ impl Default for Limits {
     }
 }
 
+/// `flaky.*`: when a flaky test is quarantined, and for how long
+/// (`core::flaky`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct FlakyConfig {
+    /// Flaky events that quarantine a test.
+    pub quarantine_after: u32,
+    /// Days a quarantine lasts.
+    pub quarantine_days: u32,
+}
+
+impl Default for FlakyConfig {
+    fn default() -> Self {
+        FlakyConfig {
+            quarantine_after: 3,
+            quarantine_days: 14,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CommandConfig {
     pub prefix: String,
@@ -182,6 +206,16 @@ pub struct RepoConfig {
     pub deploy_workflow: Option<String>,
     pub validation_workflow: Option<String>,
     pub commands: CommandConfig,
+    /// When nothing lands, every week (`core::freeze`).
+    pub freeze_windows: Vec<crate::core::freeze::FreezeWindow>,
+    /// Commands a rollback's revert must pass before it lands
+    /// (`core::ship::rollback`); none: it lands once it merges cleanly.
+    pub rollback_gates: Vec<String>,
+    /// The gates (by name: `unit`, `integration-backtest`) a ship's proof
+    /// runs on the current base; empty: every gate of the story.
+    pub ship_gates: Vec<String>,
+    /// Flaky-test quarantine (`core::flaky`).
+    pub flaky: FlakyConfig,
 }
 
 fn default_route(kind: &str) -> &'static str {
@@ -216,6 +250,10 @@ impl Default for RepoConfig {
             deploy_workflow: None,
             validation_workflow: None,
             commands: CommandConfig::default(),
+            freeze_windows: Vec::new(),
+            rollback_gates: Vec::new(),
+            ship_gates: Vec::new(),
+            flaky: FlakyConfig::default(),
         }
     }
 }
@@ -274,7 +312,12 @@ const TOP_KEYS: &[&str] = &[
     "deploy_workflow",
     "validation_workflow",
     "commands",
+    "freeze_windows",
+    "rollback_gates",
+    "ship_gates",
+    "flaky",
 ];
+const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days"];
 const ROLE_KEYS: &[&str] = &["assignees", "labels", "agent_workflow"];
 const LIMIT_KEYS: &[&str] = &[
     "max_debug_attempts",
@@ -365,6 +408,25 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     {
         read_commands(&cf, &mut c.commands, p);
     }
+    if let Some(n) = f.get("freeze_windows") {
+        c.freeze_windows = crate::core::freeze::read_freeze_windows(n, p);
+    }
+    c.rollback_gates = f
+        .str_list("rollback_gates", p)
+        .into_iter()
+        .map(|(cmd, _)| cmd)
+        .collect();
+    c.ship_gates = f
+        .str_list("ship_gates", p)
+        .into_iter()
+        .map(|(gate, _)| gate)
+        .collect();
+    if let Some(ff) = f
+        .get("flaky")
+        .and_then(|n| Fields::new(n, "flaky", FLAKY_KEYS, p))
+    {
+        read_flaky(&ff, &mut c.flaky, p);
+    }
     problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
     (c, problems)
 }
@@ -452,6 +514,16 @@ fn read_limits(lf: &Fields, l: &mut Limits, p: &mut Vec<Problem>) {
     }
     if let Some(v) = int("max_plan_depth", 1, 5, p) {
         l.max_plan_depth = v as u32
+    }
+}
+
+/// `flaky.*`, each within its range (see the table in the header).
+fn read_flaky(ff: &Fields, flaky: &mut FlakyConfig, p: &mut Vec<Problem>) {
+    if let Some(v) = ff.int("quarantine_after", 1, 100, p) {
+        flaky.quarantine_after = v as u32;
+    }
+    if let Some(v) = ff.int("quarantine_days", 1, 365, p) {
+        flaky.quarantine_days = v as u32;
     }
 }
 
@@ -656,5 +728,25 @@ commands: { prefix: /tg, short_form: false, permissions: { ship: admin, retry: t
         insta::assert_snapshot!(problems("runner: [local\n"), @r"
         .github/taskgate.yml:2:1: error: YAML syntax error: while parsing a flow sequence, expected ',' or ']'
         ");
+    }
+
+    #[test]
+    fn flaky_quarantine_keys_are_read_and_checked() {
+        let c = load_config(Some("flaky: { quarantine_after: 5, quarantine_days: 7 }\n")).unwrap();
+        assert_eq!(
+            c.flaky,
+            FlakyConfig {
+                quarantine_after: 5,
+                quarantine_days: 7
+            }
+        );
+        assert_eq!(RepoConfig::default().flaky.quarantine_after, 3);
+        assert_eq!(RepoConfig::default().flaky.quarantine_days, 14);
+        let src = "flaky: { quarantine_after: 0, quarantine_dayz: 7 }\n";
+        insta::assert_snapshot!(problems(src), @r"
+            .github/taskgate.yml:1:28: error: `quarantine_after` is 0, outside the allowed range 1..=100
+            .github/taskgate.yml:1:31: error: unknown key `quarantine_dayz` in flaky (did you mean `quarantine_days`?)
+        ");
+        assert!(load_config(Some(src)).is_err());
     }
 }

@@ -287,6 +287,52 @@ pub enum Effect {
         repo: RepoName,
         number: IssueNumber,
     },
+    /// Builds a ship's proving commit: `branch` (`taskgate/ship-<issue>`)
+    /// is set to `base`, then `head` is merged into it with GitHub's
+    /// merges API. The merge commit (or a conflict) is told to the story
+    /// through the inbox (`ShipWhat::ProofCommit` / `ProofConflict`).
+    PrepareShipCommit {
+        repo: RepoName,
+        story: String,
+        branch: String,
+        base: CommitSha,
+        head: CommitSha,
+        message: String,
+        round: u32,
+    },
+    /// Lands a proven ship: fast-forwards `branch` (the default branch) to
+    /// `commit`, never forced. GitHub refusing because the branch moved is
+    /// told to the story (`ShipWhat::BaseMoved`); any other refusal (a
+    /// protected branch) is posted on `report_to` (`MergeRefused`).
+    LandShipCommit {
+        repo: RepoName,
+        story: String,
+        branch: String,
+        commit: CommitSha,
+        round: u32,
+        report_to: String,
+        /// A rollback's revert commit, not a ship's proof: GitHub's answers
+        /// go to the rollback.
+        #[serde(default)]
+        revert: bool,
+    },
+    /// Builds a rollback's revert commit: the tree of `reverts`' first
+    /// parent on top of `reverts`, on `branch`, then `onto`'s head merged
+    /// in when it moved past `reverts`. Told to the story through the
+    /// inbox (`ShipWhat::RevertCommit` / `RevertConflict`).
+    PrepareRevert {
+        repo: RepoName,
+        story: String,
+        branch: String,
+        reverts: CommitSha,
+        onto: String,
+        message: String,
+        round: u32,
+    },
+    /// Looks at the repository's ship queue once this decision is stored.
+    AdvanceShipQueue {
+        repo: RepoName,
+    },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
     /// without converging, so a create GitHub keeps refusing cannot loop.
@@ -323,8 +369,28 @@ impl Effect {
             | Effect::LabelIssue { repo, .. }
             | Effect::UpdatePullRequest { repo, .. }
             | Effect::MarkPullRequestReady { repo, .. }
+            | Effect::PrepareShipCommit { repo, .. }
+            | Effect::LandShipCommit { repo, .. }
+            | Effect::PrepareRevert { repo, .. }
+            | Effect::AdvanceShipQueue { repo }
             | Effect::Reconcile { repo, .. } => repo,
         }
+    }
+
+    /// Performing it may record an internal delivery for the processor (a
+    /// reconcile pass, GitHub's answer to a ship, a refusal), which is
+    /// then woken at once rather than at its next poll.
+    pub fn may_record_delivery(&self) -> bool {
+        matches!(
+            self,
+            Effect::Reconcile { .. }
+                | Effect::AdvanceShipQueue { .. }
+                | Effect::PrepareShipCommit { .. }
+                | Effect::LandShipCommit { .. }
+                | Effect::PrepareRevert { .. }
+                | Effect::MergePullRequest { .. }
+                | Effect::DispatchWorkflow { .. }
+        )
     }
 
     /// An update that changes nothing.
@@ -366,6 +432,10 @@ impl Effect {
             Effect::LabelIssue { .. } => "label_issue",
             Effect::UpdatePullRequest { .. } => "update_pull_request",
             Effect::MarkPullRequestReady { .. } => "mark_pull_request_ready",
+            Effect::PrepareShipCommit { .. } => "prepare_ship_commit",
+            Effect::LandShipCommit { .. } => "land_ship_commit",
+            Effect::PrepareRevert { .. } => "prepare_revert",
+            Effect::AdvanceShipQueue { .. } => "advance_ship_queue",
             Effect::Reconcile { .. } => "reconcile",
         }
     }

@@ -99,4 +99,25 @@ pub enum Change {
         marker: String,
         record: crate::core::sync::IssueRecord,
     },
+    /// A human decision that took effect, for the audit log
+    /// (`core::audit`).
+    Audited(crate::core::audit::AuditEntry),
+    /// A repository frozen (or its reason changed) with `Some`, unfrozen
+    /// with `None` (`core::freeze`).
+    FreezeChanged {
+        repo: RepoName,
+        freeze: Option<crate::core::freeze::Freeze>,
+    },
+    /// A flaky test quarantined (`core::flaky`).
+    QuarantineStarted {
+        repo: RepoName,
+        quarantine: crate::core::flaky::Quarantine,
+    },
+    /// A quarantine (known by its test and start) lifted by a person.
+    QuarantineLifted {
+        repo: RepoName,
+        test_id: crate::results::TestId,
+        since_s: i64,
+        by: String,
+    },
 }

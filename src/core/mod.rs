@@ -6,11 +6,14 @@
 //! shell module (intake, store, github, web). Time and configuration come in
 //! as arguments, so every decision is a plain function that tests can call.
 
+pub mod audit;
 pub mod config;
 mod decide;
 mod effect;
 mod event;
 pub mod failure;
+pub mod flaky;
+pub mod freeze;
 pub mod internal;
 pub mod plan;
 pub mod redeliver;

@@ -22,6 +22,10 @@ pub enum Refusal {
     Retry(String),
     /// `approve-branch` with no branch todo waiting.
     NoBranchTodo,
+    /// `unfreeze` on a repository no command froze.
+    Freeze(super::freeze::FreezeRefusal),
+    /// `rollback` of a story taskgate cannot roll back now.
+    Rollback(String),
 }
 
 impl Refusal {
@@ -32,6 +36,8 @@ impl Refusal {
             Refusal::Review(r) => r.to_string(),
             Refusal::Retry(why) => why.clone(),
             Refusal::NoBranchTodo => "no branch todo is waiting for approval".into(),
+            Refusal::Freeze(r) => r.to_string(),
+            Refusal::Rollback(why) => why.clone(),
         }
     }
 

@@ -107,6 +107,14 @@ pub fn ship_elsewhere(syntax: &Syntax) -> String {
     )
 }
 
+/// `rollback` on an issue that is neither a story's issue nor its PR.
+pub fn rollback_elsewhere(syntax: &Syntax) -> String {
+    format!(
+        "`/{} rollback` works on a shipped story's issue or its pull request; this is neither.",
+        syntax.prefix
+    )
+}
+
 /// `status` on an issue that is neither a story's nor a task's.
 pub fn status_elsewhere(syntax: &Syntax) -> String {
     format!(

@@ -21,10 +21,15 @@ use serde::{Deserialize, Serialize};
 use crate::classify::{neutralize_mentions, strip_ansi, Classification, FailureKind};
 
 mod caps;
+mod evidence;
 
 pub use caps::{
     cap_report, MAX_ANNOTATIONS_PER_GATE, MAX_COMMANDS_PER_GATE, MAX_FINDINGS_PER_COMMAND,
     MAX_GATES, MAX_LINE_BYTES, MAX_LIST_ITEMS, MAX_OUTPUT_BYTES, MAX_PATH_BYTES,
+};
+pub use evidence::{
+    case_line, case_verdict, check_required_tests, CaseVerdict, GateTests, Unmet, UnmetRequired,
+    MAX_CASES_KEPT, MAX_FAILING_LISTED,
 };
 
 /// Bumped when a field changes meaning or disappears; additions keep it.
@@ -91,6 +96,10 @@ pub struct GateResult {
     /// Stopped by a newer push; not a verdict on the code.
     #[serde(default)]
     pub cancelled: bool,
+    /// Per-test results from the gate's report files; `None` when it wrote
+    /// none (the log classifier's verdict stands alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<GateTests>,
 }
 
 /// Every gate of one task at one commit.
@@ -203,6 +212,27 @@ pub fn render_gate_title(gate: &GateResult) -> String {
     if gate.cancelled {
         return "cancelled: superseded by a newer run".into();
     }
+    let mut parts = match gate.tests.as_ref().filter(|t| t.has_cases()) {
+        Some(tests) => vec![tests.counts_line()],
+        None => command_counts(gate),
+    };
+    let required = gate.tests.as_ref().map_or(0, |t| t.required.len());
+    let missing = gate.missing_artifacts.len() + gate.metric_failures.len() + required;
+    if missing > 0 {
+        parts.push(format!(
+            "{missing} acceptance check{} failed",
+            plural(missing)
+        ));
+    }
+    let mut title = parts.join(", ");
+    if let (false, Some(kind)) = (gate.passed, gate.kind) {
+        title.push_str(&format!(" — {kind}"));
+    }
+    title
+}
+
+/// "2 passed (1 flaky)", "1 failed": the gate's commands.
+fn command_counts(gate: &GateResult) -> Vec<String> {
     let passed = gate.commands.iter().filter(|c| c.passed()).count();
     let flaky = gate
         .commands
@@ -217,18 +247,7 @@ pub fn render_gate_title(gate: &GateResult) -> String {
     if failed > 0 {
         parts.push(format!("{failed} failed"));
     }
-    let missing = gate.missing_artifacts.len() + gate.metric_failures.len();
-    if missing > 0 {
-        parts.push(format!(
-            "{missing} acceptance check{} failed",
-            plural(missing)
-        ));
-    }
-    let mut title = parts.join(", ");
-    if let (false, Some(kind)) = (gate.passed, gate.kind) {
-        title.push_str(&format!(" — {kind}"));
-    }
-    title
+    parts
 }
 
 fn render_gate_summary(gate: &GateResult) -> String {
@@ -261,6 +280,9 @@ fn render_gate_summary(gate: &GateResult) -> String {
             gate.kind.map_or("failed", |k| k.as_str()),
             fenced(summary)
         );
+    }
+    if let Some(tests) = &gate.tests {
+        out.push_str(&evidence::render_tests_section(tests));
     }
     let lists = [
         ("Missing artifacts", &gate.missing_artifacts),
@@ -346,6 +368,20 @@ fn gate_annotations(gate: &GateResult, workspace: &str) -> (Vec<Annotation>, usi
     let mut out: Vec<Annotation> = Vec::new();
     let mut seen: HashSet<Annotation> = HashSet::new();
     let mut left_out = 0;
+    let mut add = |a: Annotation| {
+        if seen.contains(&a) {
+            return;
+        }
+        if out.len() < MAX_ANNOTATIONS_PER_GATE {
+            out.push(a.clone());
+        } else {
+            left_out += 1;
+        }
+        seen.insert(a);
+    };
+    if let Some(tests) = &gate.tests {
+        evidence::test_annotations(tests, workspace).for_each(&mut add);
+    }
     for c in &gate.commands {
         let Some(class) = &c.classification else {
             continue;
@@ -369,15 +405,7 @@ fn gate_annotations(gate: &GateResult, workspace: &str) -> (Vec<Annotation>, usi
                 message: neutralize_mentions(&f.message),
                 title: Some(title.clone()),
             };
-            if seen.contains(&a) {
-                continue;
-            }
-            if out.len() < MAX_ANNOTATIONS_PER_GATE {
-                out.push(a.clone());
-            } else {
-                left_out += 1;
-            }
-            seen.insert(a);
+            add(a);
         }
     }
     (out, left_out)
@@ -451,6 +479,15 @@ pub fn render_terminal_report(report: &RunReport) -> String {
                     let _ = writeln!(out, "      | {line}");
                 }
             }
+        }
+        if let Some(tests) = g.tests.as_ref().filter(|t| t.has_cases()) {
+            let _ = writeln!(out, "  tests: {}", tests.counts_line());
+            for case in tests.failing().take(MAX_FAILING_LISTED) {
+                let _ = writeln!(out, "    FAILED {}", one_line(&case_line(case)));
+            }
+        }
+        for r in g.tests.iter().flat_map(|t| &t.required) {
+            let _ = writeln!(out, "  {r}");
         }
         for a in &g.missing_artifacts {
             let _ = writeln!(out, "  missing artifact: {a}");
@@ -626,6 +663,7 @@ mod tests {
             metric_failures: vec!["rows_min = 3, expected >= 10".into()],
             warnings: vec![],
             cancelled: false,
+            tests: None,
         }
     }
 

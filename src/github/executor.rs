@@ -255,14 +255,15 @@ impl Executor {
         let stored = match outcome {
             Outcome::Done(result) => {
                 info!(attempt, "effect done");
-                if matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+                if row.effect.may_record_delivery() {
                     self.deliveries.notify_one();
                 }
                 self.store.effect_done(row.id, result).await
             }
             Outcome::Failed(why) => {
-                // A refused dispatch records its attempt's end in the inbox.
-                if matches!(row.effect, crate::core::Effect::DispatchWorkflow { .. }) {
+                // A refused merge or dispatch records what follows in the
+                // inbox.
+                if row.effect.may_record_delivery() {
                     self.deliveries.notify_one();
                 }
                 warn!(attempt, error = %why, "effect failed");

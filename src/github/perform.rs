@@ -124,6 +124,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             marker,
             blocker,
         } => set_blocked_by(ctx, repo, marker, blocker, false).await,
+        Effect::PrepareShipCommit { .. }
+        | Effect::LandShipCommit { .. }
+        | Effect::PrepareRevert { .. }
+        | Effect::AdvanceShipQueue { .. } => super::perform_ship::perform(ctx).await,
         Effect::CreateBranch { .. }
         | Effect::CreateCheckRun { .. }
         | Effect::OpenCheckRun { .. }

@@ -407,7 +407,7 @@ async fn dispatch_refused(
 
 /// Something for a story's ship gate that GitHub decided (a refused merge
 /// or dispatch), recorded through the inbox like runner progress.
-async fn ship_event(
+pub(super) async fn ship_event(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     story: &str,

@@ -429,6 +429,7 @@ fn tooling_error_report(
                 // Shown as a Markdown list item, where GitHub links the URL.
                 warnings: warnings.clone(),
                 cancelled: false,
+                tests: None,
             })
             .collect(),
         duration_ms: 0,

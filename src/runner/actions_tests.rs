@@ -46,6 +46,7 @@ fn report(task: &str, sha: &str) -> RunReport {
             metric_failures: vec![],
             warnings: vec![],
             cancelled: false,
+            tests: None,
         }],
         duration_ms: 1_300,
         cancelled: false,

@@ -20,7 +20,7 @@
 //! host that cannot sandbox runs nothing: every gate fails as
 //! `tooling_error` saying why and how to fix it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -31,6 +31,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::mirror::{GitError, Mirror};
 use super::process::{run_command, CommandSpec, ProcessOutput, DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
+use super::reports::{gate_reports, gate_tests, list_workspace, GateReports};
 use super::sandbox::{
     borrowed_objects, processes_limited, Isolation, SandboxRun, NETWORK_WARNING, PROCESSES_WARNING,
     UNSANDBOXED_WARNING, WORKSPACE,
@@ -42,8 +43,9 @@ use crate::core::plan::{
     effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
 };
 use crate::core::report::{
-    cap_report, relative_path, CommandResult, GateResult, RunReport, REPORT_VERSION,
+    cap_report, relative_path, CommandResult, GateResult, GateTests, RunReport, REPORT_VERSION,
 };
+use crate::results::{TestCase, TestId};
 
 /// A command's timeout when the plan gives none.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 600;
@@ -71,6 +73,9 @@ pub struct RunOptions {
     /// The repository allows the network (`runner_network: true`); only
     /// meaningful in the sandbox.
     pub network: bool,
+    /// The repository's tests quarantined as flaky now (`core::flaky`),
+    /// from the store: their failures do not fail a gate.
+    pub quarantined: Arc<BTreeSet<TestId>>,
 }
 
 impl Default for RunOptions {
@@ -84,6 +89,7 @@ impl Default for RunOptions {
             sha: None,
             isolation: Isolation::from_env(),
             network: false,
+            quarantined: Arc::default(),
         }
     }
 }
@@ -95,6 +101,9 @@ pub struct GateSpec {
     pub tests: Vec<TestSpec>,
     pub expected_artifacts: Vec<String>,
     pub metrics: Vec<Metric>,
+    /// Test ids that must be in the results and have passed (the task's
+    /// `required_tests:`, on the same gate as its artifacts and metrics).
+    pub required_tests: Vec<TestId>,
     /// Said in the report whatever happens (a discovered command).
     pub notes: Vec<String>,
     /// Fails the gate as `spec_mismatch` (nothing to run).
@@ -102,15 +111,32 @@ pub struct GateSpec {
 }
 
 impl GateSpec {
+    /// A gate of that name with nothing in it yet.
+    pub fn named(gate: &str) -> GateSpec {
+        GateSpec::new(gate)
+    }
+
     fn new(gate: &str) -> GateSpec {
         GateSpec {
             gate: gate.to_string(),
             tests: Vec::new(),
             expected_artifacts: Vec::new(),
             metrics: Vec::new(),
+            required_tests: Vec::new(),
             notes: Vec::new(),
             problem: None,
         }
+    }
+
+    /// The `reports:` globs of the gate's commands, each once.
+    pub fn reports(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = Vec::new();
+        for r in self.tests.iter().flat_map(|t| &t.reports) {
+            if !out.contains(&r.as_str()) {
+                out.push(r);
+            }
+        }
+        out
     }
 }
 
@@ -152,6 +178,7 @@ pub fn plan_gates(task: &Task, repo: &dyn RepoFiles) -> Vec<GateSpec> {
         .unwrap_or(gates.len() - 1);
     gates[checks].expected_artifacts = task.acceptance.expected_artifacts.clone();
     gates[checks].metrics = task.acceptance.metrics.clone();
+    gates[checks].required_tests = task.acceptance.required_tests.clone();
     gates
 }
 
@@ -181,7 +208,10 @@ pub async fn run_gate_specs(
         Err(why) => return refused(task, gates, &why, &options, start),
     };
     let mut ran: Vec<Vec<CommandResult>> = Vec::new();
+    let mut reports: Vec<Option<GateReports>> = Vec::new();
     let mut cancelled = false;
+    let roots = workspace_roots(workdir, sandbox.is_some());
+    let mut listing = list_workspace(workdir).await;
     for gate in &gates {
         let mut results = Vec::new();
         for test in &gate.tests {
@@ -193,14 +223,32 @@ pub async fn run_gate_specs(
             results.push(result);
         }
         ran.push(results);
+        let after = list_workspace(workdir).await;
+        reports.push(gate_reports(workdir, gate.reports(), &listing, &after, &roots).await);
+        listing = after;
     }
     cancelled |= options.cancel.is_cancelled();
     let outputs: Vec<&str> = ran.iter().flatten().map(|c| c.output.as_str()).collect();
     let (metrics, metric_warnings) = read_metrics(workdir, &outputs);
+    let all_cases: Vec<&TestCase> = reports.iter().flatten().flat_map(|r| &r.cases).collect();
+    let quarantined = |id: &TestId| options.quarantined.contains(id);
+    let tests: Vec<Option<GateTests>> = gates
+        .iter()
+        .zip(&reports)
+        .map(|(spec, found)| {
+            gate_tests(
+                &spec.required_tests,
+                found.as_ref(),
+                &all_cases,
+                &quarantined,
+            )
+        })
+        .collect();
     let gates = gates
         .into_iter()
         .zip(&ran)
-        .map(|(spec, commands)| {
+        .zip(tests)
+        .map(|((spec, commands), tests)| {
             let mut warnings = run_warnings.clone();
             warnings.extend(spec.notes.iter().cloned());
             let mut missing_artifacts = Vec::new();
@@ -219,8 +267,11 @@ pub async fn run_gate_specs(
             gate_result(
                 spec,
                 commands.clone(),
-                missing_artifacts,
-                metric_failures,
+                Checks {
+                    missing_artifacts,
+                    metric_failures,
+                    tests,
+                },
                 warnings,
                 cancelled,
             )
@@ -285,6 +336,7 @@ fn refused(
             metric_failures: Vec::new(),
             warnings: Vec::new(),
             cancelled: false,
+            tests: None,
         })
         .collect();
     RunReport {
@@ -297,14 +349,40 @@ fn refused(
     }
 }
 
+/// The absolute forms of the workspace a tool may print: as given,
+/// resolved, and where the sandbox mounts it.
+fn workspace_roots(workdir: &Path, sandboxed: bool) -> Vec<String> {
+    let inside = sandboxed.then(|| PathBuf::from(WORKSPACE));
+    [
+        Some(workdir.to_owned()),
+        workdir.canonicalize().ok(),
+        inside,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|p| p.display().to_string())
+    .collect()
+}
+
+/// What the gate checks beyond its commands' exit codes.
+struct Checks {
+    missing_artifacts: Vec<String>,
+    metric_failures: Vec<String>,
+    tests: Option<GateTests>,
+}
+
 fn gate_result(
     spec: GateSpec,
     commands: Vec<CommandResult>,
-    missing_artifacts: Vec<String>,
-    metric_failures: Vec<String>,
+    checked: Checks,
     mut warnings: Vec<String>,
     run_cancelled: bool,
 ) -> GateResult {
+    let Checks {
+        missing_artifacts,
+        metric_failures,
+        tests,
+    } = checked;
     for c in commands.iter().filter(|c| c.flaky) {
         let first = c
             .classification
@@ -318,7 +396,22 @@ fn gate_result(
     }
     let cancelled = run_cancelled
         && (commands.len() < spec.tests.len() || commands.iter().any(|c| !c.passed()));
-    let failing = commands.iter().find(|c| !c.passed());
+    let failing = commands
+        .iter()
+        .find(|c| !c.passed() && !excused_by_quarantine(c, tests.as_ref()));
+    if let Some(t) = tests.as_ref().filter(|t| t.quarantined > 0) {
+        warnings.push(format!(
+            "{} quarantined test{} failed (flaky, see the \"Flaky tests\" issue); \
+             {} not fail this gate",
+            t.quarantined,
+            if t.quarantined == 1 { "" } else { "s" },
+            if t.quarantined == 1 {
+                "it does"
+            } else {
+                "they do"
+            }
+        ));
+    }
     let checks: Vec<String> = spec
         .problem
         .iter()
@@ -329,20 +422,30 @@ fn gate_result(
                 .map(|a| format!("missing artifact: {a}")),
         )
         .chain(metric_failures.iter().map(|m| format!("metric {m}")))
+        .chain(
+            tests
+                .iter()
+                .flat_map(|t| &t.required)
+                .map(ToString::to_string),
+        )
         .collect();
+    let failed_tests = tests.as_ref().and_then(GateTests::failure_summary);
     let (kind, summary) = match (failing, checks.is_empty()) {
         _ if cancelled => (
             None,
             Some("cancelled: superseded by a newer run".to_string()),
         ),
-        (Some(c), _) => (
-            Some(
-                c.classification
-                    .as_ref()
-                    .map_or(FailureKind::Unknown, |k| k.kind),
-            ),
-            c.classification.as_ref().map(|k| k.summary.clone()),
-        ),
+        (Some(c), _) => {
+            let class = c.classification.as_ref();
+            let kind = class.map_or(FailureKind::Unknown, |k| k.kind);
+            match &failed_tests {
+                Some(names) => (Some(refined_kind(kind)), Some(names.clone())),
+                None => (Some(kind), class.map(|k| k.summary.clone())),
+            }
+        }
+        (None, _) if failed_tests.is_some() => {
+            (Some(FailureKind::TestFailure), failed_tests.clone())
+        }
         (None, false) => (
             Some(FailureKind::SpecMismatch),
             Some(checks[..checks.len().min(3)].join("\n")),
@@ -351,7 +454,7 @@ fn gate_result(
     };
     GateResult {
         gate: spec.gate,
-        passed: !cancelled && failing.is_none() && checks.is_empty(),
+        passed: !cancelled && failing.is_none() && failed_tests.is_none() && checks.is_empty(),
         kind,
         summary,
         commands,
@@ -359,6 +462,33 @@ fn gate_result(
         metric_failures,
         warnings,
         cancelled,
+        tests,
+    }
+}
+
+/// A failing command whose only failing tests are quarantined, and whose
+/// log says nothing more specific than a test failure (not a timeout, a
+/// build failure, a missing dependency…): the quarantine explains it.
+fn excused_by_quarantine(command: &CommandResult, tests: Option<&GateTests>) -> bool {
+    let Some(tests) = tests else { return false };
+    let kind = command
+        .classification
+        .as_ref()
+        .map_or(FailureKind::Unknown, |k| k.kind);
+    tests.failed == 0
+        && tests.quarantined > 0
+        && !command.timed_out
+        && command.exit_code.is_some()
+        && refined_kind(kind) == FailureKind::TestFailure
+}
+
+/// The kind of a failing command whose reports name failing tests: a
+/// vague verdict of the log classifier becomes `test_failure`; a specific
+/// one (a build failure, a timeout, a missing dependency) stands.
+fn refined_kind(kind: FailureKind) -> FailureKind {
+    match kind {
+        FailureKind::Unknown | FailureKind::RuntimeError => FailureKind::TestFailure,
+        other => other,
     }
 }
 
@@ -481,21 +611,13 @@ fn classified(
     let mut c = classify(&Outcome {
         command: &test.cmd,
         exit_code: out.exit_code,
+        signal: out.signal,
         timed_out: out.timed_out,
         timeout_seconds: Some(timeout_seconds),
         output: &out.output,
     });
     // Findings name files relative to the repository, whatever the tool printed.
-    let inside = sandboxed.then(|| PathBuf::from(WORKSPACE));
-    let roots: Vec<String> = [
-        Some(workdir.to_owned()),
-        workdir.canonicalize().ok(),
-        inside,
-    ]
-    .into_iter()
-    .flatten()
-    .map(|p| p.display().to_string())
-    .collect();
+    let roots = workspace_roots(workdir, sandboxed);
     for f in &mut c.findings {
         if let Some(rel) = roots
             .iter()

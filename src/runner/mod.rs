@@ -28,6 +28,8 @@ pub mod actions;
 pub mod local;
 pub mod mirror;
 pub mod process;
+pub mod proof;
+pub mod reports;
 pub mod sandbox;
 pub mod workspace;
 
@@ -40,6 +42,7 @@ pub use actions::{
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
+pub use proof::{proof_gates, rollback_gates};
 pub use sandbox::{Isolation, Sandbox, SandboxRun};
 pub use workspace::Workspace;
 

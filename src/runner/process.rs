@@ -515,6 +515,19 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_signal_is_reported_as_the_signal_or_as_the_shells_128_plus_n() {
+        // The shell itself killed: no exit status, the signal.
+        let out = run("echo starting; kill -SEGV $$", 5_000).await;
+        assert_eq!((out.exit_code, out.signal), (None, Some(libc::SIGSEGV)));
+        // A child killed, reported by `sh`: 128+N.
+        let out = run("sh -c 'kill -ABRT $$'; exit $?", 5_000).await;
+        assert_eq!(
+            (out.exit_code, out.signal),
+            (Some(128 + libc::SIGABRT), None)
+        );
+    }
+
+    #[tokio::test]
     async fn children_ignoring_sigterm_are_killed_after_the_grace_period() {
         let marker = "sleep 1001";
         let cmd = format!("sh -c 'trap \"\" TERM; {marker}' & wait");

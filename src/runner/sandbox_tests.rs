@@ -46,9 +46,11 @@ fn gate(cmd: &str, timeout_seconds: Option<u64>) -> Vec<GateSpec> {
             cmd: cmd.into(),
             gate: "test".into(),
             timeout_seconds,
+            reports: Vec::new(),
         }],
         expected_artifacts: Vec::new(),
         metrics: Vec::new(),
+        required_tests: Vec::new(),
         notes: Vec::new(),
         problem: None,
     }]

@@ -523,6 +523,9 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
                 task,
                 attempt: *attempt,
             };
+            if let Some(report) = report {
+                super::tests_history::record(db, &key, report)?;
+            }
             super::runs::update_attempt(db, key, *status, report.as_ref(), now_ms)?
         }
         Change::ShipUpdated {
@@ -535,6 +538,11 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
             marker,
             record,
         } => super::objects::put_record(db, repo, marker, record)?,
+        Change::Audited(entry) => super::audit::insert(db, entry)?,
+        Change::FreezeChanged { repo, freeze } => super::freeze::put(db, repo, freeze.as_ref())?,
+        Change::QuarantineStarted { .. } | Change::QuarantineLifted { .. } => {
+            super::quarantine::apply(db, change)?
+        }
         Change::InstallationRemoved { installation } => {
             db.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",

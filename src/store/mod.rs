@@ -22,7 +22,9 @@
 //! caller's side before the job goes to the writer: the system's unless
 //! [`Store::with_clock`] gives it the server's, which tests move on.
 
+mod audit;
 mod db;
+mod freeze;
 mod inbox;
 mod leases;
 mod lz4_dict;
@@ -31,6 +33,7 @@ mod outbox;
 mod pacing;
 mod payloads;
 mod pg;
+mod quarantine;
 mod recorded;
 mod runs;
 mod schema;
@@ -39,13 +42,16 @@ mod sql;
 mod task_counts;
 #[cfg(test)]
 pub(crate) mod testing;
+mod tests_history;
 mod writer;
 
+pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 pub use runs::{AttemptRow, AttemptSummary, TaskLocation};
 pub use ship::StoryRow;
 pub use task_counts::TaskCounts;
+pub use tests_history::{TestStat, STORY_TEST_ROWS};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -232,6 +232,61 @@ CREATE TABLE write_pacing (
 ALTER TABLE attempts ADD COLUMN claimed_by TEXT;
 ALTER TABLE attempts ADD COLUMN lease_until_ms INTEGER;
 "#,
+    // The audit log of human decisions (`store::audit`), kept without a
+    // retention limit, and each repository's manual freeze
+    // (`store::freeze`): a row while frozen.
+    r#"
+CREATE TABLE audit_log (
+    id          INTEGER PRIMARY KEY,
+    repo        TEXT NOT NULL,
+    at_s        INTEGER NOT NULL,
+    actor_id    INTEGER,                -- NULL: the HTTP API's token holder
+    actor_login TEXT NOT NULL,
+    action      TEXT NOT NULL,          -- core::audit::AuditAction::name
+    object      TEXT NOT NULL,
+    reason      TEXT,
+    via         TEXT NOT NULL           -- command | label | api | button
+);
+CREATE INDEX audit_log_at ON audit_log(at_s, id);
+CREATE INDEX audit_log_repo_at ON audit_log(repo, at_s, id);
+CREATE TABLE repo_freezes (
+    repo        TEXT PRIMARY KEY,
+    reason      TEXT NOT NULL,
+    by_login    TEXT NOT NULL,
+    by_id       INTEGER,
+    since_s     INTEGER NOT NULL
+);
+"#,
+    // Per-test history (`store::tests_history`): one row per test a gate's
+    // reports listed, per attempt, written with the attempt's report.
+    r#"
+CREATE TABLE test_results (
+    repo        TEXT NOT NULL,
+    story       TEXT NOT NULL,
+    task        TEXT NOT NULL,
+    attempt     INTEGER NOT NULL,
+    sha         TEXT NOT NULL,
+    gate        TEXT NOT NULL,
+    test_id     TEXT NOT NULL,
+    outcome     TEXT NOT NULL,          -- passed | failed | errored | skipped
+    duration_ms INTEGER,
+    PRIMARY KEY (repo, story, task, attempt, gate, test_id)
+);
+CREATE INDEX test_results_story ON test_results(repo, story, test_id);
+"#,
+    // Flaky-test quarantines (`store::quarantine`): one row per quarantine
+    // started, kept after it is lifted or expires (its events count once).
+    r#"
+CREATE TABLE quarantine (
+    repo        TEXT NOT NULL,
+    test_id     TEXT NOT NULL,
+    since_s     INTEGER NOT NULL,
+    until_s     INTEGER NOT NULL,
+    events      TEXT NOT NULL,          -- JSON of [core::flaky::FlakyEvent]
+    lifted_by   TEXT,                   -- NULL until `/taskgate unquarantine`
+    PRIMARY KEY (repo, test_id, since_s)
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

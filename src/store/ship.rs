@@ -75,6 +75,43 @@ impl Store {
         .await
     }
 
+    /// Repositories whose ship queue waits with nothing proving or
+    /// landing, each with one of its queued stories: a freeze (or a freeze
+    /// window) held it, and the queue is looked at again periodically.
+    pub async fn ship_queues_waiting(&self) -> Result<Vec<(RepoName, String)>, StoreError> {
+        let all: Vec<(String, String)> = self
+            .read(|db| {
+                db.query_map(
+                    "SELECT repo, story, record FROM story_ships ORDER BY repo, story",
+                    params![],
+                    |r| {
+                        Ok((
+                            format!("{}\n{}", r.get::<String>(0)?, r.get::<String>(1)?),
+                            r.get::<String>(2)?,
+                        ))
+                    },
+                )
+            })
+            .await?;
+        let mut by_repo: std::collections::BTreeMap<String, Vec<(String, StoryRecord)>> =
+            std::collections::BTreeMap::new();
+        for (key, json) in all {
+            let (repo, story) = key.split_once('\n').unwrap_or_default();
+            let record: StoryRecord = serde_json::from_str(&json).map_err(super::corrupt)?;
+            by_repo
+                .entry(repo.to_owned())
+                .or_default()
+                .push((story.to_owned(), record));
+        }
+        Ok(by_repo
+            .into_iter()
+            .filter_map(|(repo, stories)| {
+                let (story, _) = crate::core::ship::next_in_queue(&stories, false)?;
+                Some((RepoName::parse(&repo).ok()?, story.clone()))
+            })
+            .collect())
+    }
+
     /// Every planned story whose issue exists, oldest issue first.
     pub async fn stories(&self) -> Result<Vec<StoryRow>, StoreError> {
         self.read(|db| {
@@ -198,6 +235,37 @@ mod tests {
             assert!(store.story_run(&other, 9).await.unwrap().is_none());
             assert!(store.story_record(&repo, "file:s").await.unwrap().is_none());
             assert!(store.story_records(&repo).await.unwrap().is_empty());
+        }
+    }
+
+    fn record(state: crate::core::ship::ShipState, at: i64) -> StoryRecord {
+        StoryRecord {
+            state,
+            queued_at_ms: Some(at),
+            ..StoryRecord::default()
+        }
+    }
+
+    on_both_backends! {
+        async fn a_queue_waits_when_stories_are_queued_and_none_proves(store: Store) {
+            use crate::core::Change;
+            use crate::core::ship::ShipState::{Proving, Queued, Shippable};
+            let (a, b) = (RepoName::parse("o/a").unwrap(), RepoName::parse("o/b").unwrap());
+            let put = |repo: &RepoName, story: &str, r: StoryRecord| Change::ShipUpdated {
+                repo: repo.clone(),
+                story: story.into(),
+                record: Box::new(r),
+            };
+            let changes = vec![
+                put(&a, "file:late", record(Queued, 20)),
+                put(&a, "file:early", record(Queued, 10)),
+                put(&a, "file:done", record(Shippable, 5)),
+                put(&b, "file:waits", record(Queued, 1)),
+                put(&b, "file:proves", record(Proving, 2)),
+            ];
+            crate::store::audit::tests::apply(&store, changes).await;
+            let waiting = store.ship_queues_waiting().await.unwrap();
+            assert_eq!(waiting, vec![(a, "file:early".to_owned())], "b's queue is busy");
         }
     }
 }

@@ -1,7 +1,9 @@
-//! The HTTP API (SPEC §7, §9): stories and their ship gate.
+//! The HTTP API (SPEC §7, §9): stories and their ship gate, and the audit
+//! log.
 //!
 //! `GET /api/stories[/{id}]` lists stories with their state, story PR and
-//! tasks; `POST /api/stories/{id}/ship` asks to ship one. `{id}` is the
+//! tasks; `POST /api/stories/{id}/ship` asks to ship one; `GET /api/audit`
+//! reads the audit log ([`audit`]). `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
 //! <TASKGATE_API_TOKEN>`; a `GET` may give the token as a Basic password
@@ -15,6 +17,8 @@
 //! label and the command follow), and is then recorded in the inbox as a
 //! internal ship delivery, so the processor decides it like any other
 //! event (one at a time, with the story's latest state).
+
+mod audit;
 
 use std::sync::Arc;
 
@@ -49,6 +53,7 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/stories/{id}/ship", post(ship_story))
         .route("/api/tasks/{id}/accept", post(accept_task))
         .route("/api/tasks/{id}/reject", post(reject_task))
+        .route("/api/audit", get(audit::audit_log))
         // Every route, before any of its extractors run: a route added
         // later cannot forget the token, and a caller without it learns
         // nothing else (not even that a body is malformed).
@@ -73,7 +78,7 @@ async fn require_token(State(state): State<ApiState>, request: Request, next: Ne
     }
 }
 
-fn error(status: StatusCode, message: &str) -> Response {
+pub(super) fn error(status: StatusCode, message: &str) -> Response {
     (status, Json(json!({ "error": message }))).into_response()
 }
 
@@ -235,7 +240,21 @@ async fn ship_story(
     };
     // The same rule as the label and `/taskgate ship`: the processor
     // decides again on the latest record; this only answers 409 early.
-    if let Some(refusal) = ship_refusal(&record) {
+    let frozen = match state.store.repo_freeze(&row.repo).await {
+        Ok(manual) => {
+            let config =
+                crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
+            let now = state.store.clock().now_s();
+            crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now)
+        }
+        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    };
+    let refusal = ship_refusal(&record).or_else(|| {
+        frozen.map(|f| crate::core::ship::ShipRefusal::Frozen {
+            because: f.render(),
+        })
+    });
+    if let Some(refusal) = refusal {
         return (
             StatusCode::CONFLICT,
             Json(json!({

@@ -166,6 +166,7 @@ fn gate(name: &str, passed: bool) -> GateResult {
         metric_failures: vec![],
         warnings: vec![],
         cancelled: false,
+        tests: None,
     }
 }
 

@@ -1,14 +1,17 @@
 //! taskgate's integration tests: one binary, so the crate links once.
 //! Each module proves one part of the product against the fake GitHub.
 
+mod browser;
 mod support;
 
 mod actions_job;
 mod actions_runs;
+mod audit;
 mod chaos;
 mod commands_e2e;
 mod crash;
 mod dashboard;
+mod dashboard_browser;
 mod demo;
 mod distribution;
 mod echoes;
@@ -18,14 +21,18 @@ mod fixtures;
 mod intake;
 mod milestones;
 mod plan_sync;
+mod quarantine;
 mod redeliver;
 mod replicas;
 mod review_commands;
+mod rollback;
 mod runs;
 mod sandbox;
 mod serve_flags;
 mod setup;
 mod ship;
+mod ship_queue;
+mod test_results;
 mod trust_github;
 mod trust_web;
 mod webhook_proxy;

@@ -190,7 +190,7 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
         .find(|c| c.contains("Why `check` fails"))
         .expect("an explain reply");
     assert!(
-        explain.contains("`test` (unknown): `sh check.sh` exited with code 1"),
+        explain.contains("`test` (test_failure): `sh check.sh` exited with status 1"),
         "{explain}"
     );
 

@@ -72,6 +72,11 @@ impl Origin {
         }
     }
 
+    /// The bare repository the runner fetches from.
+    pub fn bare(&self) -> PathBuf {
+        self.root.join(format!("{REPO}.git"))
+    }
+
     pub fn source(&self) -> GitSource {
         GitSource {
             url_template: format!("file://{}/{{repo}}.git", self.root.display()),
@@ -113,6 +118,13 @@ pub async fn story_with_plan(plan: &str, config: Option<&str>, max_runs: usize) 
     story_with(plan, config, max_runs, |_| {}).await
 }
 
+/// Like [`story_with_plan`], with every commit the fake GitHub makes itself
+/// (the plan pushed to main, merges) a real commit of the runner's git
+/// remote, so that merge commits can be checked out and tested.
+pub async fn story_backed(plan: &str, config: Option<&str>, max_runs: usize) -> Story {
+    story_on(plan, config, max_runs, true, |_| {}).await
+}
+
 /// Like [`story_with_plan`], with the server's configuration adjusted.
 pub async fn story_with(
     plan: &str,
@@ -120,13 +132,26 @@ pub async fn story_with(
     max_runs: usize,
     adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
 ) -> Story {
+    story_on(plan, config, max_runs, false, adjust).await
+}
+
+async fn story_on(
+    plan: &str,
+    config: Option<&str>,
+    max_runs: usize,
+    backed: bool,
+    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
+) -> Story {
     crate::support::init_logs();
     let fake = fakehub::FakeGitHub::start().await;
-    fake.install(crate::support::INSTALLATION, REPO);
+    let repo = fake.install(crate::support::INSTALLATION, REPO);
     // These stories make many writes in a few seconds; the secondary limit
     // has tests of its own.
     fake.set_secondary_limit(100_000);
     let origin = Origin::new();
+    if backed {
+        repo.back_with_git(&origin.bare());
+    }
     let source = origin.source();
     let app = TestApp::with_config(fake, move |c| {
         c.git = Some(source);

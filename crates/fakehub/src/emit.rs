@@ -229,12 +229,14 @@ pub(crate) fn pull_changed(st: &mut State, at: At, number: u64, sender: &str, be
 
 /// Pull request `number` was merged into its base, whose head was
 /// `base_before`: `pull_request` closed (merged), `push` of the base with
-/// the merge commit, and `check_suite` requested for it.
+/// the merge commit, `check_suite` requested for it, then `issues` closed
+/// for each issue its body closes (into the default branch only).
 pub(crate) fn pull_merged(st: &mut State, at: At, number: u64, sender: &str, base_before: &str) {
     st.written(at.key, format!("merge:{number}"));
     pull(st, at, ("closed", number, sender), json!({}));
     let base = st.repos[at.key].pulls[&number].base.clone();
     branch_moved(st, at, &base, Some(base_before.to_string()), sender);
+    close_linked_issues(st, at, number, sender);
 }
 
 /// Whether moving a branch from `before` to `after` rewrote history.
@@ -333,7 +335,11 @@ fn synchronize(st: &mut State, at: At, branch: &str, (before, after): (&str, &st
 }
 
 /// Marks merged the open pull requests into `branch` whose head the
-/// fast-forward from `before` to `after` brought in, as GitHub does.
+/// fast-forward from `before` to `after` brought in, as GitHub does:
+/// merged by `sender`, their merge commit the oldest commit of the
+/// branch's new first-parent chain that contains the head (the head itself
+/// for a plain fast-forward); `pull_request` closed, then the issues their
+/// body closes.
 fn merge_contained(st: &mut State, at: At, branch: &str, before: &str, after: &str, sender: &str) {
     let r = &st.repos[at.key];
     let merged: Vec<(u64, String)> = r
@@ -342,24 +348,95 @@ fn merge_contained(st: &mut State, at: At, branch: &str, before: &str, after: &s
         .filter(|p| p.state == "open" && p.base == branch)
         .filter_map(|p| Some((p.number, r.branches.get(&p.head)?.clone())))
         .filter(|(_, head)| r.is_ancestor(head, after) && !r.is_ancestor(head, before))
+        .map(|(number, head)| (number, merging_commit(r, &head, before, after)))
         .collect();
-    let now = st.clock.now();
-    for (number, head) in merged {
+    for (number, merge_commit) in merged {
         let r = st.repos.get_mut(at.key).expect("repository exists");
-        let p = r.pulls.get_mut(&number).expect("listed above");
-        p.merged = true;
-        p.state = "closed".into();
-        p.merge_commit_sha = Some(head);
-        p.merged_at = Some(now);
-        p.closed_at = Some(now);
-        p.updated_at = now;
-        if let Some(i) = r.issues.get_mut(&number) {
-            i.state = "closed".into();
-            i.closed_at = Some(now);
-            i.updated_at = now;
-        }
+        crate::routes::pulls::mark_merged(r, number, &merge_commit, sender);
         st.written(at.key, format!("merge:{number}"));
         pull(st, at, ("closed", number, sender), json!({}));
+        close_linked_issues(st, at, number, sender);
+    }
+}
+
+/// The commit on `after`'s first-parent chain (down to `before`) that
+/// brought `head` in: the oldest one that contains it.
+fn merging_commit(r: &crate::state::Repo, head: &str, before: &str, after: &str) -> String {
+    let mut found = after.to_string();
+    let mut cursor = Some(after.to_string());
+    while let Some(sha) = cursor {
+        if sha == before || !r.is_ancestor(head, &sha) {
+            break;
+        }
+        cursor = r.commits.get(&sha).and_then(|c| c.parents.first().cloned());
+        found = sha;
+    }
+    found
+}
+
+/// The issue numbers a pull request body closes on merge: `#N` after one
+/// of GitHub's keywords (close, closes, closed, fix, fixes, fixed,
+/// resolve, resolves, resolved; any case, an optional colon), in order.
+pub(crate) fn closing_references(body: &str) -> Vec<u64> {
+    const KEYWORDS: [&str; 9] = [
+        "close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
+    ];
+    let mut out = Vec::new();
+    for (i, _) in body.match_indices('#') {
+        let rest = &body[i + 1..];
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let ends_word = !rest[digits..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let Ok(number) = rest[..digits].parse::<u64>() else {
+            continue;
+        };
+        let lead = &body[..i];
+        let separated = lead.ends_with(|c: char| c.is_whitespace() || c == ':');
+        let lead = lead.trim_end();
+        let lead = lead.strip_suffix(':').unwrap_or(lead);
+        let word_start = lead
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(0, |(p, c)| p + c.len_utf8());
+        let word = &lead[word_start..];
+        let keyword = KEYWORDS.iter().any(|k| k.eq_ignore_ascii_case(word));
+        if keyword && separated && ends_word && !out.contains(&number) {
+            out.push(number);
+        }
+    }
+    out
+}
+
+/// Pull request `number` was merged: when its base is the default branch,
+/// closes (as completed, by `sender`) the open issues its body closes with
+/// a keyword, each with `issues` closed. Other bases close nothing, as on
+/// GitHub.
+fn close_linked_issues(st: &mut State, at: At, number: u64, sender: &str) {
+    let now = st.clock.now();
+    let r = st.repos.get_mut(at.key).expect("repository exists");
+    let Some(p) = r.pulls.get(&number) else {
+        return;
+    };
+    if p.base != r.default_branch {
+        return;
+    }
+    for n in closing_references(p.body.as_deref().unwrap_or_default()) {
+        let r = st.repos.get_mut(at.key).expect("repository exists");
+        let Some(issue) = r.issues.get_mut(&n) else {
+            continue;
+        };
+        if issue.is_pull_request || issue.state != "open" {
+            continue;
+        }
+        let before = issue.clone();
+        issue.state = "closed".into();
+        issue.state_reason = Some("completed".into());
+        issue.closed_at = Some(now);
+        issue.updated_at = now;
+        issue_changed(st, at, n, sender, &before);
     }
 }
 
@@ -432,4 +509,21 @@ pub(crate) fn workflow_run(st: &mut State, at: At, action: &str, run_id: u64) {
     send(st, at, "workflow_run", |st, r| {
         payloads::workflow_run_in(st, r, at.base, (action, run_id, &bot))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::closing_references;
+
+    #[test]
+    fn closing_keywords_link_issues_in_any_case_with_an_optional_colon() {
+        let body = "Closes #1, fixes: #2 and RESOLVED #3.\nresolve #2 again";
+        assert_eq!(closing_references(body), [1, 2, 3]);
+    }
+
+    #[test]
+    fn mentions_without_a_keyword_or_glued_to_a_word_close_nothing() {
+        let body = "See #4. Unfixes #5, closes#6, fixes #7abc, closes the #8";
+        assert_eq!(closing_references(body), Vec::<u64>::new());
+    }
 }

@@ -36,6 +36,14 @@
 //! injects GitHub's replica lag (reads see the state before a write), and
 //! [`FakeGitHub::advance`] moves GitHub's clock on instead of sleeping.
 //!
+//! Commits are virtual (a random sha, the tree as a `path → content` map)
+//! unless a repository is backed by a real bare git repository
+//! ([`RepoHandle::back_with_git`]): then the commits the fake makes are
+//! real ones there, fetchable by sha, and merges are git's own (`merge`,
+//! `git_backing`). Either way a commit's `tree.sha` is git's id of its
+//! tree (`trees`), and the git data API (`GET`/`POST /git/commits`) makes
+//! commits on an existing tree, as a revert does.
+//!
 //! ```no_run
 //! # async fn demo() {
 //! let gh = fakehub::FakeGitHub::start().await;
@@ -62,13 +70,16 @@ mod auth;
 mod echo;
 mod emit;
 mod faults;
+mod git_backing;
 mod graphql_contract;
+mod merge;
 mod openapi;
 pub mod payloads;
 mod render;
 mod repo_handle;
 mod routes;
 mod state;
+mod trees;
 mod webhooks;
 
 pub use echo::{EchoRecord, EchoStats};

@@ -131,7 +131,7 @@ fn push_commit_json(r: &Repo, sha: &str, pusher: &str) -> Value {
         .keys()
         .filter(|f| !c.files.contains_key(*f))
         .collect();
-    json!({"id": c.sha, "tree_id": c.sha, "distinct": true, "message": c.message, "timestamp": render::ts(c.date),
+    json!({"id": c.sha, "tree_id": c.tree, "distinct": true, "message": c.message, "timestamp": render::ts(c.date),
            "url": format!("{html}/commit/{}", c.sha), "author": who, "committer": who,
            "added": added, "removed": removed, "modified": modified})
 }
@@ -224,7 +224,7 @@ fn suite_json(st: &State, r: &Repo, base: &str, s: &CheckSuite) -> Value {
     let head_commit = r.commits.get(&s.head_sha).map(|c| {
         let who =
             json!({"name": r.owner, "email": format!("{}@users.noreply.github.com", r.owner)});
-        json!({"id": c.sha, "tree_id": c.sha, "message": c.message, "timestamp": render::ts(c.date),
+        json!({"id": c.sha, "tree_id": c.tree, "message": c.message, "timestamp": render::ts(c.date),
                "author": who, "committer": who})
     });
     json!({

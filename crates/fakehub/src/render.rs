@@ -230,6 +230,8 @@ pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
     let head_sha = r.branches.get(&p.head).cloned().unwrap_or_default();
     let base_sha = r.branches.get(&p.base).cloned().unwrap_or_default();
     let issue = r.issues.get(&p.number);
+    // GitHub computes it from the branches (a conflict makes it false).
+    let mergeable = p.state != "open" || crate::routes::pulls::mergeable_now(r, p);
     let labels: Vec<Value> = issue
         .map(|i| {
             i.labels
@@ -252,8 +254,9 @@ pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
         "merged_at": opt_ts(p.merged_at), "merge_commit_sha": p.merge_commit_sha, "assignee": null, "assignees": [],
         "requested_reviewers": [], "requested_teams": [], "head": branch_end(st, base, r, &p.head, &head_sha),
         "base": branch_end(st, base, r, &p.base, &base_sha), "author_association": author_association(st, r, &p.author),
-        "auto_merge": null, "draft": p.draft, "merged": p.merged, "mergeable": if p.state == "open" { json!(p.mergeable) } else { Value::Null },
-        "rebaseable": p.mergeable, "mergeable_state": if p.mergeable { "clean" } else { "dirty" }, "merged_by": null,
+        "auto_merge": null, "draft": p.draft, "merged": p.merged, "mergeable": if p.state == "open" { json!(mergeable) } else { Value::Null },
+        "rebaseable": mergeable, "mergeable_state": if mergeable { "clean" } else { "dirty" },
+        "merged_by": p.merged_by.as_ref().map(|login| user_by_login(st, base, login)),
         "comments": 0, "review_comments": 0, "maintainer_can_modify": false, "commits": 1, "additions": 1, "deletions": 0,
         "changed_files": 1,
         "_links": {

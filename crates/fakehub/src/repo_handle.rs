@@ -114,6 +114,7 @@ impl RepoHandle {
                     merged: false,
                     mergeable: true,
                     merge_commit_sha: None,
+                    merged_by: None,
                     author: author_login.into(),
                     created_at: now,
                     updated_at: now,
@@ -207,7 +208,8 @@ impl RepoHandle {
         self.read(|r| r.pulls.values().cloned().collect())
     }
 
-    /// Makes a pull request (un)mergeable: merging an unmergeable one is 405.
+    /// Makes a pull request (un)mergeable: merging an unmergeable one is
+    /// 405. (Branches that conflict make it unmergeable anyway.)
     pub fn set_mergeable(&self, number: u64, mergeable: bool) {
         self.write(|r, _| {
             if let Some(p) = r.pulls.get_mut(&number) {
@@ -286,8 +288,16 @@ impl RepoHandle {
     /// same history the runner sees. `files` are changed on top of the
     /// branch's (or the default branch's) current files. Seeds the
     /// repository's state: no webhook (see [`RepoHandle::push_commit`]).
+    ///
+    /// When the repository is backed by git ([`RepoHandle::back_with_git`])
+    /// and the bare repository has `sha`, the commit is read from there
+    /// instead (`message` and `files` are then unused).
     pub fn record_commit(&self, branch: &str, sha: &str, message: &str, files: &[(&str, &str)]) {
         self.write(|r, _| {
+            if r.import_real(sha) {
+                r.branches.insert(branch.to_string(), sha.to_string());
+                return;
+            }
             let parent = r
                 .branches
                 .get(branch)
@@ -301,16 +311,17 @@ impl RepoHandle {
             for (path, content) in files {
                 all.insert((*path).to_string(), (*content).to_string());
             }
-            r.commits.insert(
-                sha.to_string(),
-                state::Commit {
-                    sha: sha.to_string(),
-                    parents: parent.into_iter().collect(),
-                    message: message.into(),
-                    files: all,
-                    date: r.clock.now(),
-                },
-            );
+            let tree = crate::trees::tree_id(&all);
+            let date = r.clock.now();
+            r.insert_commit(state::Commit {
+                sha: sha.to_string(),
+                parents: parent.into_iter().collect(),
+                message: message.into(),
+                files: all,
+                tree,
+                date,
+                authorship: None,
+            });
             r.branches.insert(branch.to_string(), sha.to_string());
         });
     }
@@ -389,23 +400,61 @@ impl RepoHandle {
         });
     }
 
-    /// `login` presses the merge button: a merge commit on the base. Sends
-    /// `pull_request` closed (merged), the base's `push` and `check_suite`
-    /// requested for the merge commit. Returns the merge commit's sha.
+    /// `login` presses the merge button: a merge commit on the base, its
+    /// tree the 3-way merge of the branches. Sends `pull_request` closed
+    /// (merged), the base's `push` and `check_suite` requested for the
+    /// merge commit. Returns the merge commit's sha.
     ///
     /// # Panics
-    /// When the pull request is not open or a branch is missing.
+    /// When the pull request is not open, a branch is missing, or the
+    /// branches conflict.
     pub fn merge_pull(&self, number: u64, login: &str) -> String {
         self.state().user(login);
         self.act(|st, at| {
             let r = st.repos.get_mut(at.key).expect("repository exists");
             let open = r.pulls.get(&number).is_some_and(|p| p.state == "open");
             assert!(open, "fakehub: pull request #{number} is not open");
-            let (sha, base_before) = crate::routes::pulls::merge(r, number, "merge", None)
-                .expect("the pull request's branches exist");
+            let (sha, base_before) = crate::routes::pulls::merge(r, number, ("merge", None), login)
+                .unwrap_or_else(|e| panic!("fakehub: merging #{number}: {e:?}"));
             emit::pull_merged(st, at, number, login, &base_before);
             sha
         })
+    }
+
+    /// Backs this repository's commits with real git objects in the bare
+    /// repository at `bare_repo` (e.g. the `file://` remote a runner
+    /// fetches from). From now on:
+    /// - its branches are the bare repository's: each of the bare
+    ///   repository's branches is imported, with its history and trees, and
+    ///   the fake's branch of that name moved to it (silently, as seeding);
+    /// - every commit the fake makes (pull request merges of any method,
+    ///   `POST /merges`, `POST /git/commits`, [`RepoHandle::push_files`],
+    ///   [`RepoHandle::with_file`]) is written there as a real commit,
+    ///   whose sha the fake then uses;
+    ///   a merge's tree is git's own merge of the parents' trees, and git's
+    ///   conflicts are the fake's. Each is kept fetchable by sha under
+    ///   `refs/fakehub/<sha>`; the bare repository's branches never move;
+    /// - a commit the test pushed to the bare repository and reports with
+    ///   [`RepoHandle::record_commit`] or [`RepoHandle::push_commit`] is
+    ///   read from it: its parents, message and files are git's, not the
+    ///   `files` given.
+    ///
+    /// Without it, commits are virtual (random shas), as before.
+    ///
+    /// # Panics
+    /// When `bare_repo` is not a git repository.
+    pub fn back_with_git(&self, bare_repo: &std::path::Path) -> &Self {
+        let backing =
+            crate::git_backing::GitBacking::open_at(bare_repo).unwrap_or_else(|e| panic!("{e}"));
+        let branches = backing.branches().unwrap_or_else(|e| panic!("{e}"));
+        self.write(|r, _| {
+            r.git = Some(backing);
+            for (name, sha) in branches {
+                r.import_real(&sha);
+                r.branches.insert(name, sha);
+            }
+        });
+        self
     }
 
     /// `pusher` pushes one commit changing `files` (path, content) onto
@@ -419,8 +468,12 @@ impl RepoHandle {
         message: &str,
         pusher: &str,
     ) -> String {
-        let sha = state::new_sha();
-        self.push_commit(branch, &sha, message, files, pusher);
+        self.state().user(pusher);
+        let before = self.branch_sha(branch);
+        let changes: Vec<(&str, Option<&str>)> =
+            files.iter().map(|(p, c)| (*p, Some(*c))).collect();
+        let sha = self.write(|r, _| r.commit_changes(branch, &changes, message));
+        self.act(|st, at| emit::branch_moved(st, at, branch, before, pusher));
         sha
     }
 

@@ -123,8 +123,14 @@ pub struct Pull {
     pub state: String,
     pub draft: bool,
     pub merged: bool,
+    /// False: refused as GitHub refuses a pull request it cannot merge
+    /// ([`crate::RepoHandle::set_mergeable`]); a conflict between the
+    /// branches makes it unmergeable too, whatever this says.
     pub mergeable: bool,
     pub merge_commit_sha: Option<String>,
+    /// Who merged it (the merge button's presser, or the pusher whose
+    /// push brought its head into the base).
+    pub merged_by: Option<String>,
     pub author: String,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -213,7 +219,29 @@ pub struct Commit {
     pub parents: Vec<String>,
     pub message: String,
     pub files: BTreeMap<String, String>,
+    /// The id of its tree: git's own when the repository is backed, else
+    /// the id git would give `files` (`trees::tree_id`).
+    pub tree: String,
     pub date: DateTime<Utc>,
+    /// Who wrote and committed it, for a commit made through the git data
+    /// API; `None` for the fake's own (rendered as the repository's owner,
+    /// at `date`).
+    pub authorship: Option<Authorship>,
+}
+
+/// A commit's author or committer, as git records them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GitActor {
+    pub name: String,
+    pub email: String,
+    pub date: DateTime<Utc>,
+}
+
+/// Who wrote a commit and who committed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Authorship {
+    pub author: GitActor,
+    pub committer: GitActor,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -224,6 +252,9 @@ pub struct Repo {
     pub default_branch: String,
     pub branches: BTreeMap<String, String>,
     pub commits: HashMap<String, Commit>,
+    /// Tree id → a commit with that tree, so a tree can be found again
+    /// (kept by [`Repo::insert_commit`]).
+    pub trees: HashMap<String, String>,
     pub next_number: u64,
     pub issues: BTreeMap<u64, Issue>,
     pub comments: Vec<Comment>,
@@ -243,6 +274,9 @@ pub struct Repo {
     pub visible_at: HashMap<String, Instant>,
     /// GitHub's clock, the state's own.
     pub clock: GitHubClock,
+    /// The bare repository the commits are real in, when backed
+    /// ([`crate::RepoHandle::back_with_git`]).
+    pub git: Option<crate::git_backing::GitBacking>,
 }
 
 impl Repo {
@@ -280,6 +314,11 @@ impl Repo {
         }
         false
     }
+    /// Records commit `c` (replacing one with its sha) and its tree.
+    pub fn insert_commit(&mut self, c: Commit) {
+        self.trees.insert(c.tree.clone(), c.sha.clone());
+        self.commits.insert(c.sha.clone(), c);
+    }
     /// The App's check suite on `head_sha`, if any.
     pub fn suite(&self, head_sha: &str) -> Option<&CheckSuite> {
         self.check_suites.iter().find(|s| s.head_sha == head_sha)
@@ -306,6 +345,18 @@ impl Repo {
         content: Option<&str>,
         message: &str,
     ) -> String {
+        self.commit_changes(branch, &[(path, content)], message)
+    }
+
+    /// Adds one commit on `branch` (created from the default branch if
+    /// absent) writing each `(path, content)` (`None`: deleting it): a
+    /// real commit when the repository is backed by git.
+    pub fn commit_changes(
+        &mut self,
+        branch: &str,
+        changes: &[(&str, Option<&str>)],
+        message: &str,
+    ) -> String {
         let parent = self
             .branches
             .get(branch)
@@ -316,22 +367,14 @@ impl Repo {
             .and_then(|p| self.commits.get(p))
             .map(|c| c.files.clone())
             .unwrap_or_default();
-        let path = path.trim_start_matches('/').to_string();
-        match content {
-            Some(content) => files.insert(path, content.to_string()),
-            None => files.remove(&path),
-        };
-        let sha = new_sha();
-        self.commits.insert(
-            sha.clone(),
-            Commit {
-                sha: sha.clone(),
-                parents: parent.into_iter().collect(),
-                message: message.into(),
-                files,
-                date: self.clock.now(),
-            },
-        );
+        for (path, content) in changes {
+            let path = path.trim_start_matches('/').to_string();
+            match content {
+                Some(content) => files.insert(path, content.to_string()),
+                None => files.remove(&path),
+            };
+        }
+        let sha = self.add_commit(parent.into_iter().collect(), message, files);
         self.branches.insert(branch.to_string(), sha.clone());
         sha
     }

@@ -4,8 +4,10 @@
 //! Owns: reading a comment with the repository's command syntax, checking
 //! each command's permission, handing it to its family's handler and
 //! answering: [`ship`] (`ship`), [`task`] (`retry`, `approve-branch`,
-//! `approve`, `revise`, `reject`, `pause`, `resume`), [`view`] (`status`,
-//! `explain`); `plan` goes to the plan sync, `help` is answered here.
+//! `approve`, `revise`, `reject`, `pause`, `resume`), [`freeze`]
+//! (`freeze`, `unfreeze`), [`rollback`], [`quarantine`] (`unquarantine`),
+//! [`view`] (`status`, `explain`);
+//! `plan` goes to the plan sync, `help` is answered here.
 //! Must not: decide what a command does to a task or story (`core::task`
 //! and `core::ship` do, and say why when they refuse, as a typed
 //! [`Refusal`](crate::core::refusal::Refusal)), or skip the permission check for anything that changes
@@ -24,6 +26,9 @@
 //! - **Permission is never assumed.** A user is known by id; when GitHub
 //!   cannot say what they may do, the command is refused with a reply.
 
+mod freeze;
+mod quarantine;
+mod rollback;
 mod ship;
 mod task;
 mod view;
@@ -63,11 +68,19 @@ impl Answer {
         elsewhere: impl FnOnce() -> Answer,
     ) -> Answer {
         match result {
-            Some(Ok(decision)) => Answer::Done(decision),
-            Some(Err(Refused { refusal, decision })) => {
+            Some(result) => Answer::of_result(name, syntax, result),
+            None => elsewhere(),
+        }
+    }
+
+    /// A command's result where it always applies (anywhere in the
+    /// repository): done, or refused with the core's reason.
+    fn of_result(name: &str, syntax: &Syntax, result: Result<Decision, Refused>) -> Answer {
+        match result {
+            Ok(decision) => Answer::Done(decision),
+            Err(Refused { refusal, decision }) => {
                 Answer::Reply(refusal.render(name, syntax), decision)
             }
-            None => elsewhere(),
         }
     }
 
@@ -324,6 +337,9 @@ impl Processor {
                 Ok(Answer::Silent(d))
             }
             Command::Ship => self.command_ship(inv).await,
+            Command::Freeze { .. } | Command::Unfreeze => self.command_freeze(inv, command).await,
+            Command::Rollback { now } => self.command_rollback(inv, now.as_deref()).await,
+            Command::Unquarantine { test } => self.command_unquarantine(inv, test).await,
             Command::Status | Command::Explain => self.command_view(inv, command).await,
             _ => self.command_task(inv, command).await,
         }
@@ -415,6 +431,32 @@ mod tests {
             needed(&Command::Status, &config),
             (Permission::Read, "status")
         );
+    }
+
+    #[test]
+    fn freeze_unfreeze_and_rollback_need_maintain_unless_configured() {
+        let mut config = RepoConfig::default();
+        let freeze = Command::Freeze {
+            reason: "release".into(),
+        };
+        assert_eq!(needed(&freeze, &config), (Permission::Maintain, "freeze"));
+        assert_eq!(
+            needed(&Command::Unfreeze, &config),
+            (Permission::Maintain, "unfreeze")
+        );
+        let rollback = Command::Rollback {
+            now: Some("prod is down".into()),
+        };
+        assert_eq!(
+            needed(&rollback, &config),
+            (Permission::Maintain, "rollback")
+        );
+        config
+            .commands
+            .permissions
+            .insert("freeze".into(), Permission::Admin);
+        assert_eq!(needed(&freeze, &config), (Permission::Admin, "freeze"));
+        assert!(changes_state(&Ok(Command::Unfreeze)));
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
 use crate::commands::Command;
+use crate::core::audit::AuditActor;
 use crate::core::render;
 use crate::core::task::{ReviewCommand, Reviewer};
 use crate::core::Decision;
@@ -40,7 +41,10 @@ impl Processor {
         let (repo, issue) = (inv.repo, inv.issue());
         let result = match command {
             Command::Retry { gate } => self.runs.retry_command(repo, issue, gate.clone()).await?,
-            Command::ApproveBranch => self.runs.approve_branch_command(repo, issue).await?,
+            Command::ApproveBranch => {
+                let by = AuditActor::from(inv.author);
+                self.runs.approve_branch_command(repo, issue, by).await?
+            }
             other => {
                 let review = review_of(other).expect("the dispatcher sends only task commands");
                 let by = Reviewer {

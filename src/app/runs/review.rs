@@ -3,9 +3,11 @@
 //! review, retry and branch-todo transitions and read-only views on it.
 //! The dispatcher (`app::commands`) checks permission and answers; this
 //! only loads, calls the core and hands back its decision or its typed
-//! [`Refusal`].
+//! [`Refusal`]. A decision that took effect carries its audit entry
+//! (`core::audit`); a refusal carries none.
 
-use super::{into_decision, on_trigger, Runs};
+use super::{into_decision, on_trigger, Located, Runs};
+use crate::core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
 use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::parse_plan;
 use crate::core::refusal::{Refusal, Refused};
@@ -45,10 +47,25 @@ impl Runs {
         command: &ReviewCommand,
         by: Reviewer<'_>,
     ) -> Result<TaskCommand, StoreError> {
+        let actor = AuditActor::user(by.id, by.login);
+        self.review(repo, issue, command, by, (actor, AuditVia::Command))
+            .await
+    }
+
+    /// A review command as `by`, audited as `audited` when it takes effect.
+    async fn review(
+        &self,
+        repo: &RepoName,
+        issue: IssueNumber,
+        command: &ReviewCommand,
+        by: Reviewer<'_>,
+        audited: (AuditActor<'_>, AuditVia),
+    ) -> Result<TaskCommand, StoreError> {
         let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
-        let ctx = located.context(repo, self.now());
+        let now = self.now();
+        let ctx = located.context(repo, now);
         let role = located
             .task
             .role
@@ -64,7 +81,14 @@ impl Runs {
         };
         Ok(Some(
             match task::on_review_command(&located.record, command, by, &ctx, &inputs) {
-                Ok(d) => Ok(into_decision(repo, &located, d)),
+                Ok(d) => {
+                    let (actor, via) = audited;
+                    let (action, reason) = audit::review_action(command, via);
+                    let mut decision = into_decision(repo, &located, d);
+                    let entry = audit_task(repo, now, actor, action, &located, via);
+                    decision.changes.push(entry.because(reason).change());
+                    Ok(decision)
+                }
                 Err(why) => Err(Refused {
                     decision: Decision::nothing(format!("task {}: {why}", located.loc.task)),
                     refusal: Refusal::Review(why),
@@ -74,7 +98,9 @@ impl Runs {
     }
 
     /// [`Runs::review_command`] for the API's accept and reject, whose
-    /// refusal is only recorded: the decision either way.
+    /// refusal is only recorded: the decision either way. Audited as the
+    /// API's (`api_accept`, `api_reject`), by `by.login` without a user id:
+    /// the API knows a token, not a person.
     pub async fn on_review_command(
         &self,
         repo: &RepoName,
@@ -82,8 +108,12 @@ impl Runs {
         command: &ReviewCommand,
         by: Reviewer<'_>,
     ) -> Result<Option<(Decision, bool)>, StoreError> {
+        let actor = AuditActor {
+            id: None,
+            login: by.login,
+        };
         Ok(self
-            .review_command(repo, issue, command, by)
+            .review(repo, issue, command, by, (actor, AuditVia::Api))
             .await?
             .map(|r| match r {
                 Ok(d) => (d, true),
@@ -118,11 +148,14 @@ impl Runs {
         &self,
         repo: &RepoName,
         issue: IssueNumber,
+        by: AuditActor<'_>,
     ) -> Result<TaskCommand, StoreError> {
         let Some(located) = self.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
-        let (d, opened) = self.approve_branch(repo, &located).await?;
+        let (d, opened) = self
+            .approve_branch_audited(repo, &located, by, AuditVia::Command)
+            .await?;
         Ok(Some(if opened {
             Ok(d)
         } else {
@@ -131,6 +164,44 @@ impl Runs {
                 refusal: Refusal::NoBranchTodo,
             })
         }))
+    }
+
+    /// The check run's "Approve branch todo" button, pressed by `sender`
+    /// (permission checked by the caller).
+    pub(super) async fn approve_branch_clicked(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        sender: Option<&crate::intake::payload::User>,
+    ) -> Result<Decision, StoreError> {
+        let by = match sender {
+            Some(user) => AuditActor::user(user.id, &user.login),
+            None => AuditActor {
+                id: None,
+                login: "someone unknown",
+            },
+        };
+        let (d, _) = self
+            .approve_branch_audited(repo, located, by, AuditVia::Button)
+            .await?;
+        Ok(d)
+    }
+
+    /// Opens the proposed branch todo and, when it did, audits it.
+    async fn approve_branch_audited(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        by: AuditActor<'_>,
+        via: AuditVia,
+    ) -> Result<(Decision, bool), StoreError> {
+        let now = self.now();
+        let (mut d, opened) = self.approve_branch(repo, located).await?;
+        if opened {
+            let entry = audit_task(repo, now, by, AuditAction::ApproveBranch, located, via);
+            d.changes.push(entry.change());
+        }
+        Ok((d, opened))
     }
 
     /// `/status` (or `/explain` when `explain`) on a task's issue or pull
@@ -178,4 +249,17 @@ impl Runs {
             .collect();
         Ok(Some(task::render_story_status(&story, &tasks)))
     }
+}
+
+/// The audit entry of a decision on a located task.
+fn audit_task(
+    repo: &RepoName,
+    now: i64,
+    by: AuditActor<'_>,
+    action: AuditAction,
+    located: &Located,
+    via: AuditVia,
+) -> AuditEntry {
+    let object = task_object(located.loc.issue, &located.loc.task);
+    AuditEntry::new(repo, now, by, action, object, via)
 }

@@ -117,7 +117,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     demo.same_plan_again().await?;
     demo.bad_plan().await?;
     local_run().await?;
-    let story = demo.sample_story().await?;
+    let story = demo.sample_story(&remote).await?;
     demo.red_then_green(&remote, &story.tasks[0]).await?;
     demo.green_at_once(&remote, &story.tasks[1..]).await?;
     demo.story_pr(&story).await?;
@@ -465,6 +465,7 @@ impl Demo {
 /// commits here (through git2) and the runner fetches from it.
 struct GitRemote {
     root: PathBuf,
+    path: PathBuf,
     repo: git2::Repository,
 }
 
@@ -475,6 +476,7 @@ impl GitRemote {
         let repo = git2::Repository::init_bare(&path).context("creating the demo's git remote")?;
         Ok(GitRemote {
             root: root.to_owned(),
+            path,
             repo,
         })
     }
@@ -486,19 +488,21 @@ impl GitRemote {
         }
     }
 
-    /// Commits `files` (top-level paths) on top of `branch` and returns the sha.
+    /// Commits `files` (top-level paths) on top of `parent` (the branch's
+    /// head as the fake GitHub has it, a real commit here) onto `branch`,
+    /// and returns the sha.
     fn commit(
         &self,
         branch: &str,
+        parent: Option<&str>,
         files: &[(&str, &str)],
         message: &str,
     ) -> anyhow::Result<String> {
         let r = &self.repo;
-        let refname = format!("refs/heads/{branch}");
-        let parent = r
-            .find_reference(&refname)
-            .ok()
-            .and_then(|p| p.peel_to_commit().ok());
+        let parent = parent
+            .map(|sha| r.find_commit(git2::Oid::from_str(sha)?))
+            .transpose()
+            .context("the branch head is a commit of the demo's git remote")?;
         let base = parent.as_ref().map(|c| c.tree()).transpose()?;
         let mut tree = r.treebuilder(base.as_ref())?;
         for (path, content) in files {
@@ -507,7 +511,8 @@ impl GitRemote {
         let tree = r.find_tree(tree.write()?)?;
         let who = git2::Signature::now("coder-agent", "agent@example.com")?;
         let parents: Vec<&git2::Commit> = parent.iter().collect();
-        let oid = r.commit(Some(&refname), &who, &who, message, &tree, &parents)?;
+        let oid = r.commit(None, &who, &who, message, &tree, &parents)?;
+        r.reference(&format!("refs/heads/{branch}"), oid, true, message)?;
         Ok(oid.to_string())
     }
 }

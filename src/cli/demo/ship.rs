@@ -66,8 +66,8 @@ impl Demo {
         Ok(())
     }
 
-    /// Step 12: @octocat adds the `ship` label; the story PR is merged and
-    /// the deploy workflow dispatched.
+    /// Step 12: @octocat adds the `ship` label; the story is proven on the
+    /// current base, lands, and the deploy workflow is dispatched.
     pub(super) async fn ship(&self, story: &Story) -> anyhow::Result<()> {
         println!();
         let pr = self.story_pull(story).await?;
@@ -82,7 +82,26 @@ impl Demo {
                 .find(|p| p.number == number && p.merged))
         })
         .await?;
-        println!("   PR #{number} merged into {}", merged.base);
+        let landed = repo.branch_sha(&merged.base).unwrap_or_default();
+        println!(
+            "   taskgate merged the story with {}'s head on taskgate/ship-{}, ran every gate on that merge commit,",
+            merged.base, story.issue
+        );
+        println!(
+            "   then moved {} to exactly the commit that passed, commit {}: GitHub marks PR #{number} merged",
+            merged.base,
+            short(&landed)
+        );
+        let mut proof: Vec<String> = repo
+            .check_runs()
+            .into_iter()
+            .filter(|c| c.head_sha == landed)
+            .map(|c| format!("{} {}", c.name, c.conclusion.unwrap_or_default()))
+            .collect();
+        proof.sort();
+        for line in proof {
+            println!("     check run {line}");
+        }
         // GitHub tells the app its pull request was merged.
         let dispatch = self.dispatched("deploy.yml").await?;
         self.settled().await?;

@@ -65,10 +65,20 @@ pub(super) struct Task {
 
 impl Demo {
     /// Step 7: taskgate installed on the sample repository, its files pushed.
-    pub(super) async fn sample_story(&mut self) -> anyhow::Result<Story> {
+    pub(super) async fn sample_story(&mut self, remote: &GitRemote) -> anyhow::Result<Story> {
         println!();
         println!("7. Installing taskgate on {SAMPLE_REPO}, @{USER}'s own repository (so @{USER} is its admin)");
         self.repo = self.fake.install(SAMPLE_INSTALLATION, SAMPLE_REPO);
+        // Every commit the fake GitHub makes (the pushed files, merges,
+        // the ship's merge commit) is a real commit the runner can test,
+        // on top of the repository's first commit.
+        remote.commit(
+            "main",
+            None,
+            &[("README.md", "# hello\n")],
+            "Initial commit",
+        )?;
+        self.repo.back_with_git(&remote.path);
         // The two workflows the config names, as GitHub Actions knows them.
         self.repo.add_workflow("deploy.yml");
         self.repo.add_workflow("validate.yml");
@@ -277,7 +287,8 @@ impl Demo {
     ) -> anyhow::Result<String> {
         let branch = &task.branch;
         let files = [(task.file, content)];
-        let sha = remote.commit(branch, &files, message)?;
+        let head = self.repo.branch_sha(branch);
+        let sha = remote.commit(branch, head.as_deref(), &files, message)?;
         self.repo
             .push_commit(branch, &sha, message, &files, "coder-agent");
         Ok(sha)

@@ -63,6 +63,7 @@ impl Discovered {
             cmd: self.cmd.clone(),
             timeout_seconds: None,
             gate: DEFAULT_GATE.into(),
+            reports: Vec::new(),
         }
     }
 }

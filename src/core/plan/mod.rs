@@ -41,6 +41,7 @@ pub use render::{
 pub use validate::validate_plan;
 
 use crate::core::config::{RepoConfig, ReviewMode};
+use crate::results::TestId;
 
 /// A task's id inside its plan (`data`, `signals`): stable across edits, used
 /// in markers, branch slugs and `depends_on`.
@@ -152,11 +153,17 @@ pub struct Acceptance {
     pub tests: Vec<TestSpec>,
     pub expected_artifacts: Vec<String>,
     pub metrics: Vec<Metric>,
+    /// Test ids (as `crate::results` forms them) that must be in the
+    /// results and have passed for the task's checks gate to pass.
+    pub required_tests: Vec<TestId>,
 }
 
 impl Acceptance {
     pub fn is_empty(&self) -> bool {
-        self.tests.is_empty() && self.expected_artifacts.is_empty() && self.metrics.is_empty()
+        self.tests.is_empty()
+            && self.expected_artifacts.is_empty()
+            && self.metrics.is_empty()
+            && self.required_tests.is_empty()
     }
 }
 
@@ -168,6 +175,10 @@ pub struct TestSpec {
     pub cmd: String,
     pub timeout_seconds: Option<u64>,
     pub gate: String,
+    /// Report files (paths or globs relative to the workspace) the command
+    /// writes; empty means "look in the usual places".
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

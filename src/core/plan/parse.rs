@@ -10,6 +10,7 @@ use super::{
     Task, TaskId, TestSpec, DEFAULT_GATE,
 };
 use crate::core::config::{ReviewMode, FAILURE_KINDS};
+use crate::results::{ReportGlobs, TestId};
 
 /// Bounds for test and milestone timeouts: one second to six hours (the
 /// longest a GitHub Actions job may run).
@@ -39,8 +40,8 @@ const TASK_KEYS: &[&str] = &[
     "max_retries",
     "review",
 ];
-const ACCEPTANCE_KEYS: &[&str] = &["tests", "expected_artifacts", "metrics"];
-const TEST_KEYS: &[&str] = &["cmd", "timeout_seconds", "gate"];
+const ACCEPTANCE_KEYS: &[&str] = &["tests", "expected_artifacts", "metrics", "required_tests"];
+const TEST_KEYS: &[&str] = &["cmd", "timeout_seconds", "gate", "reports"];
 const METRIC_KEYS: &[&str] = &["name", "operator", "value"];
 
 /// Parses a plan. The plan is returned whenever its shape could be read, even
@@ -296,7 +297,69 @@ fn parse_acceptance(node: &Node, context: &str, problems: &mut Vec<Problem>) -> 
             .map(|(s, _)| s)
             .collect(),
         metrics,
+        required_tests: required_tests(&f, problems),
     }
+}
+
+/// `required_tests:` ids: non-empty, each once.
+fn required_tests(f: &Fields, problems: &mut Vec<Problem>) -> Vec<TestId> {
+    let mut seen: BTreeMap<String, Pos> = BTreeMap::new();
+    let mut out = Vec::new();
+    for (id, pos) in f.str_list("required_tests", problems) {
+        if id.trim().is_empty() {
+            problems.push(Problem::new(Some(pos), ProblemKind::EmptyRequiredTest));
+            continue;
+        }
+        if let Some(first) = seen.get(&id) {
+            problems.push(Problem::new(
+                Some(pos),
+                ProblemKind::DuplicateRequiredTest {
+                    id,
+                    first_line: first.line,
+                },
+            ));
+            continue;
+        }
+        seen.insert(id.clone(), pos);
+        out.push(TestId::new(id));
+    }
+    out
+}
+
+/// A test's `reports:` paths or globs: inside the workspace, valid globs.
+fn reports(f: &Fields, problems: &mut Vec<Problem>) -> Vec<String> {
+    f.str_list("reports", problems)
+        .into_iter()
+        .filter_map(|(glob, pos)| match report_glob_problem(&glob) {
+            Some(reason) => {
+                problems.push(Problem::new(
+                    Some(pos),
+                    ProblemKind::BadReportGlob { glob, reason },
+                ));
+                None
+            }
+            None => Some(glob),
+        })
+        .collect()
+}
+
+/// Why a `reports:` entry cannot be used, if it cannot.
+fn report_glob_problem(glob: &str) -> Option<String> {
+    if glob.trim().is_empty() {
+        return Some("it is empty".into());
+    }
+    if glob.starts_with('/') || glob.starts_with('~') || glob.contains('\\') {
+        return Some(
+            "it must be relative to the workspace (no leading `/` or `~`, no `\\`)".into(),
+        );
+    }
+    if glob.split('/').any(|part| part == "..") {
+        return Some("it must stay inside the workspace (no `..`)".into());
+    }
+    ReportGlobs::new(&[glob]).err().map(|e| match e {
+        crate::results::ReportError::BadGlob { reason, .. } => reason,
+        other => other.to_string(),
+    })
 }
 
 fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option<TestSpec> {
@@ -306,6 +369,7 @@ fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option
             cmd: cmd.clone(),
             timeout_seconds: None,
             gate: DEFAULT_GATE.into(),
+            reports: Vec::new(),
         });
     }
     let f = Fields::new(node, &format!("a test of {context}"), TEST_KEYS, problems)?;
@@ -334,6 +398,7 @@ fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option
         cmd,
         timeout_seconds: timeout(&f, problems),
         gate,
+        reports: reports(&f, problems),
     })
 }
 
@@ -478,10 +543,41 @@ mod tests {
             TestSpec {
                 cmd: "make check".into(),
                 timeout_seconds: None,
-                gate: "test".into()
+                gate: "test".into(),
+                reports: vec![],
             }
         );
         assert!(t.requires_testing);
+    }
+
+    #[test]
+    fn reports_and_required_tests_are_read() {
+        let src = "story: s\ntasks:\n  - id: a\n    acceptance:\n      tests:\n        - { cmd: pytest, reports: [junit.xml, 'build/**/TEST-*.xml'] }\n      required_tests: ['tests/test_x.py::test_y', pkg.Test.works]\n";
+        let (plan, problems) = parse_plan(src);
+        assert!(problems.is_empty(), "{problems:?}");
+        let a = &plan.unwrap().tasks[0].acceptance;
+        assert_eq!(a.tests[0].reports, ["junit.xml", "build/**/TEST-*.xml"]);
+        let ids: Vec<&str> = a.required_tests.iter().map(TestId::as_str).collect();
+        assert_eq!(ids, ["tests/test_x.py::test_y", "pkg.Test.works"]);
+    }
+
+    #[test]
+    fn bad_report_globs_and_required_tests_point_at_their_line() {
+        let src = "story: s\ntasks:\n  - id: a\n    acceptance:\n      tests:\n        - cmd: pytest\n          reports:\n            - /tmp/junit.xml\n            - ../other/junit.xml\n            - 'out/[x.xml'\n            - ''\n            - ok.xml\n      required_tests:\n        - t1\n        - ''\n        - t1\n";
+        let (plan, _) = parse_plan(src);
+        assert_eq!(
+            plan.unwrap().tasks[0].acceptance.tests[0].reports,
+            ["ok.xml"]
+        );
+        insta::assert_snapshot!(report_for(src), @r"
+        plan.yml:8:15: error: `reports: /tmp/junit.xml` cannot be used: it must be relative to the workspace (no leading `/` or `~`, no `\`)
+        plan.yml:9:15: error: `reports: ../other/junit.xml` cannot be used: it must stay inside the workspace (no `..`)
+        plan.yml:10:15: error: `reports: out/[x.xml` cannot be used: unclosed character class; missing ']'
+        plan.yml:11:15: error: `reports: ` cannot be used: it is empty
+        plan.yml:15:11: error: `required_tests` has an empty id; write a test id as the results name it, e.g. `tests/test_x.py::test_y`
+        plan.yml:16:11: error: `required_tests` lists `t1` twice (first at line 14)
+        plan.yml: 6 errors
+        ");
     }
 
     #[test]

@@ -145,6 +145,15 @@ pub enum ProblemKind {
         command: String,
         suggestion: Option<String>,
     },
+    #[error("`reports: {glob}` cannot be used: {reason}")]
+    BadReportGlob { glob: String, reason: String },
+    #[error("`required_tests` has an empty id; write a test id as the results name it, e.g. `tests/test_x.py::test_y`")]
+    EmptyRequiredTest,
+    #[error("`required_tests` lists `{id}` twice (first at line {first_line})")]
+    DuplicateRequiredTest { id: String, first_line: usize },
+    /// A `freeze_windows` entry of the repository config (`core::freeze`).
+    #[error("`{field}`: {problem}")]
+    FreezeWindow { field: String, problem: String },
 }
 
 impl ProblemKind {

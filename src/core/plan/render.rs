@@ -147,7 +147,12 @@ fn test_line(t: &TestSpec) -> String {
         .timeout_seconds
         .map(|s| format!("  (timeout {s}s)"))
         .unwrap_or_default();
-    format!("test{gate}: {}{timeout}", t.cmd)
+    let reports = if t.reports.is_empty() {
+        String::new()
+    } else {
+        format!("  (reports: {})", t.reports.join(", "))
+    };
+    format!("test{gate}: {}{timeout}{reports}", t.cmd)
 }
 
 /// The task tree: ids, titles, states, progress of parents, dependencies,
@@ -259,6 +264,12 @@ fn render_level(
                 .metrics
                 .iter()
                 .map(|m| format!("metric: {} {} {}", m.name, m.operator.symbol(), m.value)),
+        );
+        details.extend(
+            t.acceptance
+                .required_tests
+                .iter()
+                .map(|id| format!("requires test: {id}")),
         );
         for d in details {
             writeln!(out, "{}", format!("{detail}{d}").trim_end()).ok();
@@ -421,6 +432,17 @@ mod tests {
                  no testing required
         integration:
           backtest after signals: pytest tests/integration -q  (timeout 300s)
+        ");
+    }
+
+    #[test]
+    fn tree_shows_report_globs_and_required_tests() {
+        let src = "story: S\ntasks:\n  - id: a\n    acceptance:\n      tests: [{ cmd: pytest, reports: [junit.xml] }]\n      required_tests: ['tests/test_x.py::test_y']\n";
+        insta::assert_snapshot!(render_tree(&plan(src, &NoFiles), &HashMap::new(), &NoFiles), @r"
+        S — 0/1 tasks complete
+        └─ a · a [pending]
+              test: pytest  (reports: junit.xml)
+              requires test: tests/test_x.py::test_y
         ");
     }
 

@@ -50,6 +50,7 @@ fn cap_gate(mut gate: GateResult) -> GateResult {
     cap_list(&mut gate.missing_artifacts);
     cap_list(&mut gate.metric_failures);
     cap_list(&mut gate.warnings);
+    gate.tests = gate.tests.map(super::evidence::capped);
     if dropped > 0 {
         gate.warnings.push(format!(
             "{dropped} more command(s) not shown: a gate keeps at most {MAX_COMMANDS_PER_GATE}"

@@ -1,10 +1,10 @@
 //! The transitions of a story's ship gate.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use super::refusal::{ship_refusal, ShipRefusal};
 use super::render;
-use super::{GateMark, ShipState, Shipper, StoryRecord, StoryRunRef, StoryWorkflow};
+use super::{GateMark, ShipState, Shipper, StoryRecord};
 use crate::core::config::RepoConfig;
 use crate::core::effect::{CheckStatus, CheckUpdate, Effect};
 use crate::core::plan::TaskState;
@@ -31,6 +31,12 @@ pub struct ShipContext<'a> {
     pub config: &'a RepoConfig,
     /// Labels known to exist in the repository.
     pub labels: &'a BTreeSet<String>,
+    /// Why the repository is frozen, when it is: nothing lands.
+    pub frozen: Option<&'a str>,
+    /// The time of the event, unix ms (the queue's order).
+    pub now_ms: i64,
+    /// Stories of the repository queued, proving or landing now.
+    pub queue_length: usize,
 }
 
 /// A task of the story as the ship gate sees it, in plan order.
@@ -69,7 +75,7 @@ pub struct ShipDecision {
 }
 
 impl ShipDecision {
-    fn unchanged(record: &StoryRecord, outcome: impl Into<String>) -> ShipDecision {
+    pub(super) fn unchanged(record: &StoryRecord, outcome: impl Into<String>) -> ShipDecision {
         ShipDecision {
             record: record.clone(),
             effects: vec![],
@@ -133,7 +139,12 @@ fn missing(ev: &Evaluation) -> Vec<String> {
 }
 
 /// Adds and removes labels on the story PR, creating missing ones first.
-fn label_pr(ctx: &ShipContext, pr: IssueNumber, add: &[&str], remove: &[&str]) -> Vec<Effect> {
+pub(super) fn label_pr(
+    ctx: &ShipContext,
+    pr: IssueNumber,
+    add: &[&str],
+    remove: &[&str],
+) -> Vec<Effect> {
     let mut effects: Vec<Effect> = add
         .iter()
         .filter(|name| !ctx.labels.contains(**name))
@@ -154,7 +165,12 @@ fn label_pr(ctx: &ShipContext, pr: IssueNumber, add: &[&str], remove: &[&str]) -
     effects
 }
 
-fn comment(ctx: &ShipContext, issue: IssueNumber, body: String, marker: String) -> Effect {
+pub(super) fn comment(
+    ctx: &ShipContext,
+    issue: IssueNumber,
+    body: String,
+    marker: String,
+) -> Effect {
     Effect::PostComment {
         repo: ctx.repo.clone(),
         issue,
@@ -251,7 +267,13 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
         }
         if let Some(head) = ev.head.clone().or_else(|| next.head.clone()) {
             next.head = Some(head.clone());
-            effects.extend(gate(&mut next, &head, &missing, ctx));
+            if next.proof_failed.as_ref().is_some_and(|f| f.head != head) {
+                // The story moved on since its proof failed: a new head
+                // is proven afresh when shipped.
+                next.proof_failed = None;
+            }
+            let blockers = gate_blockers(&next, &missing);
+            effects.extend(gate(&mut next, &head, &blockers, ctx));
         }
     }
     let outcome = if shippable {
@@ -272,16 +294,32 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
     }
 }
 
+/// What keeps the gate red besides a freeze: what is missing, and the
+/// last proof's failure on its base.
+fn gate_blockers(record: &StoryRecord, missing: &[String]) -> Vec<String> {
+    let mut out = missing.to_vec();
+    if let Some(failure) = &record.proof_failed {
+        out.extend(super::render_queue::proof_failure_lines(failure));
+    }
+    out
+}
+
 /// The `taskgate/ship-gate` check run on `head`: opened once per head,
 /// updated only when its verdict or reasons change.
-fn gate(
+pub(super) fn gate(
     next: &mut StoryRecord,
     head: &CommitSha,
     missing: &[String],
     ctx: &ShipContext,
 ) -> Vec<Effect> {
     let key = gate_key(ctx.story, head);
-    let green = missing.is_empty();
+    let green = missing.is_empty() && ctx.frozen.is_none();
+    // The freeze is part of what was written: lifting it rewrites the gate.
+    let mut missing = missing.to_vec();
+    if let Some(frozen) = ctx.frozen {
+        missing.push(format!("frozen: {frozen}"));
+    }
+    let missing = missing.as_slice();
     let mut effects = Vec::new();
     match &next.gate {
         Some(g) if g.key == key && g.green == green && g.missing == missing => return effects,
@@ -295,7 +333,8 @@ fn gate(
             summary: "taskgate is checking whether this story is shippable.".into(),
         }),
     }
-    let (title, summary) = render::gate_output(missing, &ctx.config.ship_label);
+    let blockers = &missing[..missing.len() - usize::from(ctx.frozen.is_some())];
+    let (title, summary) = render::gate_output(blockers, ctx.frozen, &ctx.config.ship_label);
     effects.push(Effect::UpdateCheckRun {
         repo: ctx.repo.clone(),
         key: key.clone(),
@@ -320,12 +359,18 @@ fn gate(
     effects
 }
 
-/// A person asked to ship (label, command or API). Shippable: the story PR
-/// is merged at its head and the story is `shipping`. Otherwise refused
-/// with what is missing; the label route takes the label off again.
+/// A person asked to ship (label, command or API). Shippable: the story
+/// joins the repository's ship queue (`queued`); it is proven on the
+/// current base when its turn comes (`core::ship::queue`). Otherwise
+/// refused with what is missing; the label route takes the label off.
 pub fn on_ship_request(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
-    let Some(refusal) = ship_refusal(record) else {
-        return ship(record, by, ctx);
+    let refusal = ship_refusal(record).or_else(|| {
+        ctx.frozen.map(|why| ShipRefusal::Frozen {
+            because: why.to_owned(),
+        })
+    });
+    let Some(refusal) = refusal else {
+        return queue(record, by, ctx);
     };
     let mut effects = Vec::new();
     if let (false, super::ShipVia::Label, Some(pr)) = (refusal.is_ignored(), by.via, record.pr) {
@@ -351,29 +396,24 @@ pub fn on_ship_request(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) ->
     }
 }
 
-/// The merge of a shippable story: `shipping`, said on the story issue.
-fn ship(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
+/// A shippable story joins the queue: `queued`, said on the story issue.
+fn queue(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
     let (Some(pr), Some(head)) = (record.pr, record.head.as_ref()) else {
         unreachable!("ship_refusal lets through only a story with its PR and head");
     };
     let mut next = record.clone();
-    next.state = ShipState::Shipping;
+    next.state = ShipState::Queued;
     next.shipped_by = Some(by.clone());
+    next.queued_at_ms = Some(ctx.now_ms);
+    next.proof = None;
     let effects = vec![
         comment(
             ctx,
             ctx.story_issue,
-            render::shipping(&by.login, by.via, pr, short(head)),
-            format!("shipping pr={pr} head={}", short(head)),
+            super::render_queue::queued(&by.login, by.via, pr, short(head), ctx.queue_length),
+            format!("queued pr={pr} head={} at={}", short(head), ctx.now_ms),
         ),
-        Effect::MergePullRequest {
-            repo: ctx.repo.clone(),
-            number: pr,
-            sha: head.clone(),
-            method: ctx.config.merge_method,
-            title: format!("{} (#{pr})", crate::core::report::plain_text(ctx.title)),
-            report_to: ctx.story_marker.to_owned(),
-        },
+        super::queue::advance(ctx),
     ];
     ShipDecision {
         record: next,
@@ -381,295 +421,29 @@ fn ship(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision {
         accepted: true,
         refused: None,
         outcome: format!(
-            "ship accepted from {} via {}: merging #{pr}",
+            "ship accepted from {} via {}: #{pr} queued ({} ahead)",
             by.login,
-            by.via.name()
+            by.via.name(),
+            ctx.queue_length
         ),
     }
 }
 
 /// GitHub refused the merge (the executor told the story issue why): the
 /// story is shippable again, for another try once fixed.
-pub fn on_merge_refused(record: &StoryRecord, why: &str) -> ShipDecision {
+pub fn on_merge_refused(record: &StoryRecord, why: &str, ctx: &ShipContext) -> ShipDecision {
     if record.state != ShipState::Shipping {
         return ShipDecision::unchanged(record, "merge refused while not shipping: nothing to do");
     }
     let mut next = record.clone();
     next.state = ShipState::Shippable;
     next.shipped_by = None;
+    next.queued_at_ms = None;
+    next.proof = None;
     ShipDecision {
+        effects: vec![super::queue::advance(ctx)],
         outcome: format!("merge refused ({why}): the story is shippable again"),
         ..ShipDecision::unchanged(&next, "")
-    }
-}
-
-fn dispatch(ctx: &ShipContext, workflow: &str, which: StoryWorkflow) -> Effect {
-    Effect::DispatchWorkflow {
-        repo: ctx.repo.clone(),
-        workflow: workflow.to_owned(),
-        git_ref: ctx.default_branch.to_owned(),
-        // No inputs: a deploy workflow need not declare any, and GitHub
-        // refuses inputs a workflow does not declare.
-        inputs: BTreeMap::new(),
-        report_to: Some(ctx.story_marker.to_owned()),
-        attempt: None,
-        story_run: Some(StoryRunRef {
-            story: ctx.story.to_owned(),
-            workflow: which,
-        }),
-    }
-}
-
-/// The story PR was merged. Through a ship request: the deploy workflow is
-/// dispatched (or, with none configured, the story is deployed at once).
-/// Any other merge went past the gate: recorded and said on the story issue.
-pub fn on_story_pr_merged(record: &StoryRecord, ctx: &ShipContext) -> ShipDecision {
-    let mut next = record.clone();
-    let pr = record.pr.map(|p| p.0).unwrap_or_default();
-    match record.state {
-        ShipState::Shipping => {}
-        ShipState::Building | ShipState::Shippable => {
-            next.merged_past_gate = true;
-            next.pr_closed = true;
-            let effects = vec![comment(
-                ctx,
-                ctx.story_issue,
-                render::merged_past_gate(pr, &record.missing),
-                format!("merged-past-gate pr={pr}"),
-            )];
-            return ShipDecision {
-                record: next,
-                effects,
-                accepted: false,
-                refused: None,
-                outcome: format!("story PR #{pr} merged past the ship gate"),
-            };
-        }
-        _ => return ShipDecision::unchanged(record, "story PR merged again: nothing to do"),
-    }
-    next.pr_closed = true;
-    match &ctx.config.deploy_workflow {
-        Some(workflow) => ShipDecision {
-            record: next,
-            effects: vec![
-                comment(
-                    ctx,
-                    ctx.story_issue,
-                    render::deploying(pr, workflow),
-                    format!("deploying pr={pr}"),
-                ),
-                dispatch(ctx, workflow, StoryWorkflow::Deploy),
-            ],
-            accepted: false,
-            refused: None,
-            outcome: format!("story PR #{pr} merged: deploy workflow {workflow} dispatched"),
-        },
-        None => deployed(
-            next,
-            ctx,
-            render::deployed_without_workflow(pr),
-            format!("story PR #{pr} merged; no deploy workflow: deployed"),
-        ),
-    }
-}
-
-/// The story is deployed: labelled, told, and validated next if a
-/// validation workflow is configured.
-fn deployed(
-    mut next: StoryRecord,
-    ctx: &ShipContext,
-    note: String,
-    outcome: String,
-) -> ShipDecision {
-    next.state = ShipState::Deployed;
-    let mut effects = Vec::new();
-    if let Some(pr) = next.pr {
-        effects.extend(label_pr(ctx, pr, &[labels::DEPLOYED], &[]));
-    }
-    let note = match &ctx.config.validation_workflow {
-        Some(w) => format!("{note} Validation workflow `{w}` dispatched."),
-        None => format!("{note} No `validation_workflow` is configured, so nothing validates the deploy; the story stays `deployed`."),
-    };
-    effects.push(comment(ctx, ctx.story_issue, note, "deployed".into()));
-    if let Some(w) = &ctx.config.validation_workflow {
-        effects.push(dispatch(ctx, w, StoryWorkflow::Validation));
-    }
-    ShipDecision {
-        record: next,
-        effects,
-        accepted: false,
-        refused: None,
-        outcome,
-    }
-}
-
-/// The deploy workflow run `run` finished. `report` says how (conclusion,
-/// link) for the people reading the story issue.
-pub fn on_deploy_finished(
-    record: &StoryRecord,
-    run: u64,
-    success: bool,
-    report: &str,
-    ctx: &ShipContext,
-) -> ShipDecision {
-    if record.state != ShipState::Shipping {
-        return ShipDecision::unchanged(
-            record,
-            format!(
-                "deploy run {run} finished while {}: ignored",
-                record.state.name()
-            ),
-        );
-    }
-    let mut next = record.clone();
-    next.deploy_run = Some(run);
-    if success {
-        return deployed(
-            next,
-            ctx,
-            render::deploy_succeeded(report),
-            format!("deploy run {run} succeeded"),
-        );
-    }
-    needs_fix(
-        next,
-        ctx,
-        render::deploy_failed(report),
-        format!("deploy run {run} failed"),
-        None,
-    )
-}
-
-/// The validation workflow run `run` finished: `review-ready`, or
-/// `needs-fix` with an issue on the story saying what failed.
-pub fn on_validation_finished(
-    record: &StoryRecord,
-    run: u64,
-    success: bool,
-    report: &str,
-    ctx: &ShipContext,
-) -> ShipDecision {
-    if record.state != ShipState::Deployed {
-        return ShipDecision::unchanged(
-            record,
-            format!(
-                "validation run {run} finished while {}: ignored",
-                record.state.name()
-            ),
-        );
-    }
-    let mut next = record.clone();
-    next.validation_run = Some(run);
-    if success {
-        next.state = ShipState::ReviewReady;
-        let mut effects = Vec::new();
-        if let Some(pr) = next.pr {
-            effects.extend(label_pr(ctx, pr, &[labels::REVIEW_READY], &[]));
-        }
-        effects.push(comment(
-            ctx,
-            ctx.story_issue,
-            render::validation_passed(report),
-            "review-ready".into(),
-        ));
-        return ShipDecision {
-            record: next,
-            effects,
-            accepted: false,
-            refused: None,
-            outcome: format!("validation run {run} passed: review-ready"),
-        };
-    }
-    let fix = render::validation_failed(report);
-    needs_fix(
-        next,
-        ctx,
-        fix.clone(),
-        format!("validation run {run} failed"),
-        Some(fix),
-    )
-}
-
-/// GitHub refused to start the deploy or validation workflow (the executor
-/// told the story issue why): the story needs a fix.
-pub fn on_workflow_refused(
-    record: &StoryRecord,
-    which: StoryWorkflow,
-    why: &str,
-    ctx: &ShipContext,
-) -> ShipDecision {
-    let expected = match which {
-        StoryWorkflow::Deploy => ShipState::Shipping,
-        StoryWorkflow::Validation => ShipState::Deployed,
-    };
-    if record.state != expected {
-        return ShipDecision::unchanged(record, "workflow refused while not waiting for it");
-    }
-    needs_fix(
-        record.clone(),
-        ctx,
-        render::workflow_refused(which.name(), why),
-        format!("the {} workflow could not start", which.name()),
-        None,
-    )
-}
-
-fn needs_fix(
-    mut next: StoryRecord,
-    ctx: &ShipContext,
-    note: String,
-    outcome: String,
-    fix_issue: Option<String>,
-) -> ShipDecision {
-    next.state = ShipState::NeedsFix;
-    let mut effects = Vec::new();
-    if let Some(pr) = next.pr {
-        effects.extend(label_pr(ctx, pr, &[labels::NEEDS_FIX], &[]));
-    }
-    effects.push(comment(ctx, ctx.story_issue, note, "needs-fix".into()));
-    if let Some(body) = fix_issue {
-        next.fixes += 1;
-        let marker = format!(
-            "story={} fix={}",
-            crate::core::story::markers::encode_value(ctx.story),
-            next.fixes
-        );
-        let mut labels_needed: Vec<Effect> = [labels::BRANCH_TODO, labels::NEEDS_FIX]
-            .iter()
-            .filter(|n| !ctx.labels.contains(**n))
-            .filter_map(|n| labels::spec(n))
-            .map(|spec| Effect::EnsureLabel {
-                repo: ctx.repo.clone(),
-                name: spec.name,
-                color: spec.color,
-                description: spec.description,
-            })
-            .collect();
-        effects.append(&mut labels_needed);
-        effects.push(Effect::CreateIssue {
-            repo: ctx.repo.clone(),
-            marker: marker.clone(),
-            title: format!(
-                "Fix {} — post-deploy validation failed",
-                crate::core::report::plain_text(ctx.title)
-            ),
-            body: format!("Story: #{}\n\n{body}", ctx.story_issue),
-            labels: vec![labels::BRANCH_TODO.into(), labels::NEEDS_FIX.into()],
-            assignees: vec![],
-        });
-        effects.push(Effect::LinkSubIssue {
-            repo: ctx.repo.clone(),
-            parent: ctx.story_marker.to_owned(),
-            child: marker,
-            replace_parent: false,
-        });
-    }
-    ShipDecision {
-        record: next,
-        effects,
-        accepted: false,
-        refused: None,
-        outcome,
     }
 }
 
@@ -685,17 +459,24 @@ pub fn on_story_pr_closed_unmerged(record: &StoryRecord, ctx: &ShipContext) -> S
     next.labelled_shippable = false;
     next.gate = None;
     next.pr_body = None;
-    if next.state == ShipState::Shipping {
+    let mut effects = vec![comment(
+        ctx,
+        ctx.story_issue,
+        render::closed_unmerged(pr.0),
+        format!("closed-unmerged pr={pr}"),
+    )];
+    if matches!(
+        next.state,
+        ShipState::Queued | ShipState::Proving | ShipState::Shipping
+    ) {
         next.state = ShipState::Shippable;
         next.shipped_by = None;
+        next.queued_at_ms = None;
+        next.proof = None;
+        effects.push(super::queue::advance(ctx));
     }
     ShipDecision {
-        effects: vec![comment(
-            ctx,
-            ctx.story_issue,
-            render::closed_unmerged(pr.0),
-            format!("closed-unmerged pr={pr}"),
-        )],
+        effects,
         outcome: format!("story PR #{pr} closed without merging"),
         ..ShipDecision::unchanged(&next, "")
     }
@@ -703,4 +484,4 @@ pub fn on_story_pr_closed_unmerged(record: &StoryRecord, ctx: &ShipContext) -> S
 
 #[cfg(test)]
 #[path = "decide_tests.rs"]
-mod tests;
+pub(super) mod tests;

@@ -1,15 +1,18 @@
 use super::*;
-use crate::core::ship::{ShipVia, Shipper};
+use crate::core::ship::{
+    on_deploy_finished, on_story_pr_merged, on_validation_finished, on_workflow_refused, ShipVia,
+    Shipper, StoryWorkflow,
+};
 use crate::ids::UserId;
 
-struct World {
-    repo: RepoName,
-    config: RepoConfig,
-    labels: BTreeSet<String>,
+pub(crate) struct World {
+    pub repo: RepoName,
+    pub config: RepoConfig,
+    pub labels: BTreeSet<String>,
 }
 
 impl World {
-    fn new() -> World {
+    pub(crate) fn new() -> World {
         World {
             repo: RepoName::parse("o/r").unwrap(),
             config: RepoConfig {
@@ -21,7 +24,7 @@ impl World {
         }
     }
 
-    fn ctx(&self) -> ShipContext<'_> {
+    pub(crate) fn ctx(&self) -> ShipContext<'_> {
         ShipContext {
             repo: &self.repo,
             story: "file:s",
@@ -32,6 +35,9 @@ impl World {
             default_branch: "main",
             config: &self.config,
             labels: &self.labels,
+            frozen: None,
+            now_ms: 1_000,
+            queue_length: 0,
         }
     }
 }
@@ -48,11 +54,11 @@ fn leaf(id: &str, state: Option<TaskState>) -> TaskProof {
     }
 }
 
-fn head() -> CommitSha {
+pub(crate) fn head() -> CommitSha {
     CommitSha("b".repeat(40))
 }
 
-fn octocat(via: ShipVia) -> Shipper {
+pub(crate) fn octocat(via: ShipVia) -> Shipper {
     Shipper {
         user: Some(UserId(5)),
         login: "octocat".into(),
@@ -60,11 +66,23 @@ fn octocat(via: ShipVia) -> Shipper {
     }
 }
 
-fn names(effects: &[Effect]) -> Vec<&'static str> {
+/// A shipped story proven on its base and landing (`shipping`).
+pub(crate) fn landing(w: &World) -> StoryRecord {
+    let queued = on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Api), &w.ctx()).record;
+    let base = CommitSha("c".repeat(40));
+    let proving = crate::core::ship::start_proof(&queued, &base, &head(), &w.ctx()).record;
+    let merge = CommitSha("d".repeat(40));
+    let (d, _) = crate::core::ship::on_proof_commit(&proving, 1, &merge, &w.ctx());
+    let d = crate::core::ship::on_proof_passed(&d.record, &merge, &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shipping);
+    d.record
+}
+
+pub(crate) fn names(effects: &[Effect]) -> Vec<&'static str> {
     effects.iter().map(Effect::name).collect()
 }
 
-fn shippable_with_pr(w: &World) -> StoryRecord {
+pub(crate) fn shippable_with_pr(w: &World) -> StoryRecord {
     let tasks = [leaf("a", Some(TaskState::Completed))];
     let ev = Evaluation {
         tasks: &tasks,
@@ -193,15 +211,16 @@ fn milestones_and_parents_block_shipping() {
 }
 
 #[test]
-fn shipping_merges_once_and_a_second_request_is_a_no_op() {
+fn shipping_queues_once_and_a_second_request_is_a_no_op() {
     let w = World::new();
     let record = shippable_with_pr(&w);
     let d = on_ship_request(&record, &octocat(ShipVia::Label), &w.ctx());
     assert!(d.accepted);
-    assert_eq!(d.record.state, ShipState::Shipping);
+    assert_eq!(d.record.state, ShipState::Queued);
+    assert_eq!(d.record.queued_at_ms, Some(1_000));
     assert_eq!(
         names(&d.effects),
-        vec!["post_comment", "merge_pull_request"]
+        vec!["post_comment", "advance_ship_queue"]
     );
     let again = on_ship_request(&d.record, &octocat(ShipVia::Label), &w.ctx());
     assert!(!again.accepted && again.effects.is_empty());
@@ -240,14 +259,19 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
 #[test]
 fn merged_deploys_then_validates_to_review_ready() {
     let w = World::new();
-    let shipping = on_ship_request(&shippable_with_pr(&w), &octocat(ShipVia::Api), &w.ctx()).record;
+    let shipping = landing(&w);
     let d = on_story_pr_merged(&shipping, &w.ctx());
+    assert_eq!(
+        names(&d.effects).last(),
+        Some(&"advance_ship_queue"),
+        "landed: the queue moves on"
+    );
     let Some(Effect::DispatchWorkflow {
         workflow,
         story_run,
         git_ref,
         ..
-    }) = d.effects.last()
+    }) = d.effects.iter().rev().nth(1)
     else {
         panic!("{:?}", d.effects)
     };
@@ -300,7 +324,7 @@ fn a_merge_outside_a_ship_is_recorded_past_the_gate() {
 fn without_a_deploy_workflow_the_story_is_deployed_at_once() {
     let mut w = World::new();
     w.config.deploy_workflow = None;
-    let shipping = on_ship_request(&shippable_with_pr(&w), &octocat(ShipVia::Api), &w.ctx()).record;
+    let shipping = landing(&w);
     let d = on_story_pr_merged(&shipping, &w.ctx());
     assert_eq!(d.record.state, ShipState::Deployed);
 }
@@ -308,9 +332,9 @@ fn without_a_deploy_workflow_the_story_is_deployed_at_once() {
 #[test]
 fn a_refused_merge_or_a_closed_pr_makes_a_shipping_story_shippable_again() {
     let w = World::new();
-    let shipping = on_ship_request(&shippable_with_pr(&w), &octocat(ShipVia::Api), &w.ctx()).record;
+    let shipping = landing(&w);
     assert_eq!(
-        on_merge_refused(&shipping, "405").record.state,
+        on_merge_refused(&shipping, "405", &w.ctx()).record.state,
         ShipState::Shippable
     );
     let d = on_story_pr_closed_unmerged(&shipping, &w.ctx());
@@ -321,7 +345,7 @@ fn a_refused_merge_or_a_closed_pr_makes_a_shipping_story_shippable_again() {
 #[test]
 fn a_refused_deploy_dispatch_needs_a_fix() {
     let w = World::new();
-    let shipping = on_ship_request(&shippable_with_pr(&w), &octocat(ShipVia::Api), &w.ctx()).record;
+    let shipping = landing(&w);
     let d = on_workflow_refused(&shipping, StoryWorkflow::Deploy, "404", &w.ctx());
     assert_eq!(d.record.state, ShipState::NeedsFix);
 }

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ShipVia, StoryWorkflow};
-use crate::ids::{RepoName, UserId};
+use crate::ids::{CommitSha, RepoName, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
 /// gate, recorded through the inbox.
@@ -34,4 +34,21 @@ pub enum ShipWhat {
         workflow: StoryWorkflow,
         why: String,
     },
+    /// GitHub made the proving merge commit of round `round`.
+    ProofCommit { round: u32, commit: CommitSha },
+    /// The story does not merge with the base of round `round`.
+    ProofConflict { round: u32, why: String },
+    /// GitHub refused to fast-forward the default branch to the tested
+    /// commit of round `round`: the base moved.
+    BaseMoved { round: u32 },
+    /// The revert commit of a rollback's round `round` was made.
+    RevertCommit { round: u32, commit: CommitSha },
+    /// The revert of round `round` could not be made (a conflict, or
+    /// GitHub refused), or the base moved under it too often.
+    RevertRefused { round: u32, why: String },
+    /// GitHub refused to fast-forward to the revert: the base moved.
+    RevertBaseMoved { round: u32 },
+    /// The repository's ship queue may move on (a ship ended, a freeze
+    /// lifted); `story` is empty.
+    Advance,
 }

@@ -15,22 +15,43 @@
 //!   and the gate in line); only [`on_ship_request`] — a person's label,
 //!   command or API call — merges. A merge that did not come through it is
 //!   recorded as `merged_past_gate` and said so on the story issue.
-//! - **One ship at a time.** A request while `shipping` is a no-op, so the
-//!   label added twice (two webhooks) merges once.
+//! - **One ship at a time.** A request while `queued`, `proving` or
+//!   `shipping` is a no-op, so the label added twice (two webhooks) ships
+//!   once. A shipped story is proven on the current base before anything
+//!   lands (`queue`).
 
 mod decide;
+mod deploy;
 mod event;
+mod proof;
+mod queue;
 mod refusal;
 mod render;
+mod render_queue;
+mod rollback;
 
 pub use decide::{
-    evaluate, on_deploy_finished, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged,
-    on_story_pr_merged, on_story_pr_seen, on_validation_finished, on_workflow_refused, Evaluation,
-    ShipContext, ShipDecision, TaskProof, SHIP_GATE,
+    evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,
+    Evaluation, ShipContext, ShipDecision, TaskProof, SHIP_GATE,
+};
+pub use deploy::{
+    on_deploy_finished, on_story_pr_merged, on_validation_finished, on_workflow_refused,
 };
 pub use event::{ShipEvent, ShipWhat};
+pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
+pub use queue::{
+    next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
+    on_proof_passed, queue_length, ship_audit, ship_branch, start_proof, ProofStep,
+    MAX_PROOF_ROUNDS,
+};
 pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
+pub use render_queue::render_land_refused;
+pub use rollback::{
+    on_revert_base_moved, on_revert_commit, on_revert_failed, on_revert_merged, on_revert_passed,
+    on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
+    RollbackAsk, RollbackState, ROLLBACK_TASK,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -45,7 +66,14 @@ pub enum ShipState {
     Building,
     /// Every top-level task is complete: a person may ship it.
     Shippable,
-    /// Shipping was asked for: the story PR is being merged and deployed.
+    /// A person shipped it: it waits its turn in the repository's ship
+    /// queue (or for a freeze to lift).
+    Queued,
+    /// Its turn: the story is merged with the current base on
+    /// `taskgate/ship-<issue>` and its gates run on that commit.
+    Proving,
+    /// Proven on the current base: the default branch is being moved to
+    /// the tested commit, then the deploy follows.
     Shipping,
     /// The deploy workflow succeeded; validation runs next.
     Deployed,
@@ -53,6 +81,8 @@ pub enum ShipState {
     ReviewReady,
     /// The deploy or the validation failed.
     NeedsFix,
+    /// Its revert landed on the default branch.
+    RolledBack,
 }
 
 impl ShipState {
@@ -60,10 +90,13 @@ impl ShipState {
         match self {
             ShipState::Building => "building",
             ShipState::Shippable => "shippable",
+            ShipState::Queued => "queued",
+            ShipState::Proving => "proving",
             ShipState::Shipping => "shipping",
             ShipState::Deployed => "deployed",
             ShipState::ReviewReady => "review-ready",
             ShipState::NeedsFix => "needs-fix",
+            ShipState::RolledBack => "rolled-back",
         }
     }
 }
@@ -150,6 +183,50 @@ pub struct StoryRecord {
     /// Fix issues opened after failed validations (their marker's round).
     #[serde(default)]
     pub fixes: u32,
+    /// When the story joined the ship queue (unix ms): the queue's order.
+    #[serde(default)]
+    pub queued_at_ms: Option<i64>,
+    /// The proof on the current base under way (`proving`, `shipping`).
+    #[serde(default)]
+    pub proof: Option<ShipProof>,
+    /// The last proof failed: on which base, and why. Shown on the gate
+    /// until the story head changes or a later proof passes.
+    #[serde(default)]
+    pub proof_failed: Option<ProofFailure>,
+    /// The tested commit that landed on the default branch.
+    #[serde(default)]
+    pub landed: Option<CommitSha>,
+    /// The story's rollback, once asked for.
+    #[serde(default)]
+    pub rollback: Option<rollback::Rollback>,
+}
+
+/// One proof of a story on the base it is to land on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShipProof {
+    /// 1 for the first proof of this ship; one more each time the base
+    /// moved before the tested commit could land.
+    pub round: u32,
+    /// The default branch's head the story was merged with.
+    pub base: CommitSha,
+    /// The story branch head that was merged.
+    pub head: CommitSha,
+    /// The merge commit on `taskgate/ship-<issue>`, once GitHub made it:
+    /// the commit that is tested and, if green, lands.
+    pub commit: Option<CommitSha>,
+}
+
+/// Why the last proof refused the ship.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProofFailure {
+    /// The base commit the story failed on.
+    pub base: CommitSha,
+    /// The story head that was proven.
+    pub head: CommitSha,
+    /// The tested merge commit, when there was one (none on a conflict).
+    pub commit: Option<CommitSha>,
+    /// One line per failing gate: the gate, its kind and the failing test.
+    pub failures: Vec<String>,
 }
 
 /// Which of a story's workflows a run is.

@@ -19,6 +19,8 @@ pub enum ShipRefusal {
     PrClosed,
     /// A ship is under way: a second request is a no-op.
     AlreadyShipping,
+    /// The repository is frozen (a person's freeze or a freeze window).
+    Frozen { because: String },
     /// Shipped already (`deployed`, `review-ready`, `needs-fix`).
     Past(ShipState),
 }
@@ -39,6 +41,7 @@ impl ShipRefusal {
                 vec!["the story pull request was closed; reopen it to ship".into()]
             }
             ShipRefusal::AlreadyShipping => vec!["the story is already shipping".into()],
+            ShipRefusal::Frozen { because } => vec![format!("nothing lands now: {because}")],
             ShipRefusal::Past(state) => vec![format!("the story is {} already", state.name())],
         }
     }
@@ -59,10 +62,13 @@ impl ShipRefusal {
 /// it would merge.
 pub fn ship_refusal(record: &StoryRecord) -> Option<ShipRefusal> {
     match record.state {
-        ShipState::Shipping => Some(ShipRefusal::AlreadyShipping),
-        ShipState::Deployed | ShipState::ReviewReady | ShipState::NeedsFix => {
-            Some(ShipRefusal::Past(record.state))
+        ShipState::Queued | ShipState::Proving | ShipState::Shipping => {
+            Some(ShipRefusal::AlreadyShipping)
         }
+        ShipState::Deployed
+        | ShipState::ReviewReady
+        | ShipState::NeedsFix
+        | ShipState::RolledBack => Some(ShipRefusal::Past(record.state)),
         ShipState::Building => Some(ShipRefusal::NotShippable {
             missing: record.missing.clone(),
         }),

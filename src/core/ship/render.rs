@@ -2,7 +2,6 @@
 //! check-run output, and the comments on the story issue and PR.
 
 use super::decide::TaskProof;
-use super::ShipVia;
 use crate::core::plan::TaskState;
 use crate::core::report::plain_text;
 use crate::ids::IssueNumber;
@@ -55,7 +54,17 @@ pub fn render_story_pr_body(story: IssueNumber, tasks: &[TaskProof], missing: &[
 }
 
 /// The `taskgate/ship-gate` output: title and summary.
-pub fn gate_output(missing: &[String], ship_label: &str) -> (String, String) {
+pub fn gate_output(missing: &[String], frozen: Option<&str>, ship_label: &str) -> (String, String) {
+    if let Some(frozen) = frozen {
+        let mut summary = format!("Nothing lands while the repository is frozen: {frozen}.");
+        if !missing.is_empty() {
+            summary.push_str(&format!(
+                "\n\nAnd the story is not shippable yet:\n\n{}",
+                render_missing(missing)
+            ));
+        }
+        return ("Frozen".into(), summary);
+    }
     if missing.is_empty() {
         return (
             "Shippable".into(),
@@ -75,13 +84,6 @@ pub fn ship_refused(login: &str, ship_label: &str, missing: &[String]) -> String
     format!(
         "@{login} this story is not shippable yet, so taskgate removed the `{ship_label}` label. Missing:\n\n{}",
         render_missing(missing)
-    )
-}
-
-pub fn shipping(login: &str, via: ShipVia, pr: IssueNumber, head: &str) -> String {
-    format!(
-        "Shipping, as {login} asked (by {}): merging #{pr} at `{head}`.",
-        via.name()
     )
 }
 
@@ -198,7 +200,7 @@ mod tests {
             "task `check` (Make the check pass) is not started".to_owned(),
             "integration milestone `backtest` has not passed".to_owned(),
         ];
-        let (title, summary) = gate_output(&missing, "ship");
+        let (title, summary) = gate_output(&missing, None, "ship");
         insta::assert_snapshot!(format!("{title}\n{summary}"), @r"
         Not shippable: 2 missing
         This story ships only when every task is complete.
@@ -219,6 +221,5 @@ mod tests {
 
         taskgate records this and does not deploy it.
         ");
-        insta::assert_snapshot!(shipping("octocat", ShipVia::Label, IssueNumber(9), "abc1234"), @"Shipping, as octocat asked (by label): merging #9 at `abc1234`.");
     }
 }

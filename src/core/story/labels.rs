@@ -27,6 +27,10 @@ pub const DEPLOYED: &str = "deployed";
 pub const REVIEW_READY: &str = "review-ready";
 /// Post-deploy validation failed.
 pub const NEEDS_FIX: &str = "needs-fix";
+/// On a revert pull request taskgate opened to roll a story back.
+pub const ROLLBACK: &str = "taskgate:rollback";
+/// On a story PR whose story was rolled back.
+pub const ROLLED_BACK: &str = "rolled-back";
 
 /// GitHub refuses longer label descriptions.
 pub const MAX_DESCRIPTION_CHARS: usize = 100;
@@ -174,6 +178,16 @@ pub fn catalogue() -> Vec<LabelSpec> {
             "d93f0b",
             "Post-deploy validation failed; a branch todo is open",
         ),
+        LabelSpec::new(
+            ROLLBACK,
+            "b60205",
+            "A revert of a shipped story, opened by taskgate; it lands once proven",
+        ),
+        LabelSpec::new(
+            ROLLED_BACK,
+            "b60205",
+            "This story was reverted on the default branch",
+        ),
     ]);
     out
 }
@@ -245,10 +259,12 @@ mod tests {
             DEPLOYED,
             REVIEW_READY,
             NEEDS_FIX,
+            ROLLBACK,
+            ROLLED_BACK,
         ] {
             assert!(names.contains(n), "{n}");
         }
-        assert_eq!(names.len(), 3 + 10 + 4 + 10 + 6);
+        assert_eq!(names.len(), 3 + 10 + 4 + 10 + 8);
     }
 
     #[test]

@@ -250,6 +250,9 @@ fn adopt_pull_request(
     if let Some(pr) = pr {
         next.pr = Some(pr);
         next.pr_requested = false;
+    } else if ctx.branch == ctx.story_branch {
+        // A milestone or a ship's proof runs on a branch of the story's
+        // own, never reviewed through a pull request.
     } else if next.pr.is_none() && (!next.pr_requested || record.head.as_ref() != Some(sha)) {
         // A commit on a task branch without a PR: open a draft
         // (SPEC §3) so the work has a place to be reviewed. Asked

@@ -45,6 +45,7 @@ fn gate(name: &str, passed: bool) -> GateResult {
         metric_failures: vec![],
         warnings: vec![],
         cancelled: false,
+        tests: None,
     }
 }
 

@@ -88,6 +88,7 @@ fn report(attempt: &Attempt, verdict: Verdict) -> RunReport {
                     _ => vec![],
                 },
                 cancelled: false,
+                tests: None,
             })
             .collect(),
         duration_ms: 1,

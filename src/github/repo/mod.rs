@@ -15,6 +15,7 @@ mod actions;
 mod checks;
 mod issues;
 mod pulls;
+mod refs;
 
 use http::Method;
 use octocrab::Octocrab;
@@ -24,6 +25,7 @@ use super::client::{send, ApiResponse, GitHubError};
 use crate::ids::{CommitSha, RepoName};
 
 pub(crate) use issues::IssuePatch;
+pub(crate) use refs::{FastForward, MergeOutcome};
 
 /// GitHub's REST API for one repository, through an installation's client.
 #[derive(Clone, Copy)]

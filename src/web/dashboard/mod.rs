@@ -1,6 +1,8 @@
 //! `GET /`: the dashboard (SPEC §9). Every story with its task tree,
 //! states, runs, gates, open branch todos and progress, the failure loop's
-//! totals, and the seed 000 review triggers that have fired.
+//! totals, the seed 000 review triggers that have fired, the repositories
+//! frozen now, each repository's tests quarantined as flaky, and its
+//! latest audit entries.
 //!
 //! Owns: reading what the page needs from the store, and the page.
 //! Must not: decide, write, or call GitHub. It shows what taskgate has
@@ -10,6 +12,10 @@
 //! as the password, so a browser can open it; see [`super::auth`]): plans,
 //! failures and their logs belong to the repositories they come from.
 
+mod audit_view;
+mod quarantine_view;
+mod queue_view;
+mod tests_view;
 mod view;
 
 use std::collections::BTreeMap;
@@ -26,6 +32,10 @@ use crate::clock::Clock;
 use crate::core::plan::{parse_plan, Plan};
 use crate::ids::RepoName;
 use crate::store::{Store, StoreError};
+pub use audit_view::{audit_sections, freeze_lines, AuditSection, FreezeLine, RepoFreeze};
+pub use quarantine_view::{quarantine_sections, QuarantineRow, QuarantineSection};
+pub use queue_view::{queue_rows, QueueRow};
+pub use tests_view::{story_tests, StoryTests, TestRow};
 pub use view::{dashboard_view, filtered_view, story_view, DashboardView, StoryInput};
 
 /// Attempts listed under each task (its run count says how many in all).
@@ -87,6 +97,10 @@ struct Page<'v> {
     triggers: &'v [view::Trigger],
     repos: &'v [view::RepoChoice],
     only: Option<&'v str>,
+    freezes: &'v [FreezeLine],
+    queue: &'v [QueueRow],
+    audit: &'v [AuditSection],
+    quarantined: &'v [QuarantineSection],
 }
 
 /// The dashboard as HTML.
@@ -98,6 +112,10 @@ pub fn render_dashboard(v: &DashboardView) -> String {
         triggers: &v.triggers,
         repos: &v.repos,
         only: v.only.as_deref(),
+        freezes: &v.freezes,
+        queue: &v.queue,
+        audit: &v.audit,
+        quarantined: &v.quarantined,
     }
     .render()
     .expect("the dashboard template writes only to a String")
@@ -206,7 +224,97 @@ pub async fn load_view(
             attempts: &l.attempts,
         })
         .collect();
-    Ok(filtered_view(&inputs, &repos, only, web_base, now))
+    let mut view = filtered_view(&inputs, &repos, only, web_base, now);
+    load_tests(store, &loaded, &mut view.stories).await?;
+    view.queue = queue_rows(&inputs);
+    view.freezes = load_freezes(store, &loaded, only, now).await?;
+    view.audit = load_audit(store, only).await?;
+    let quarantined: Vec<_> = store
+        .quarantines_in_force(now)
+        .await?
+        .into_iter()
+        .filter(|(repo, _)| only.is_none_or(|o| o == repo))
+        .collect();
+    view.quarantined = quarantine_sections(&quarantined);
+    Ok(view)
+}
+
+/// Each shown story's slowest and most-failing tests, from the history.
+async fn load_tests(
+    store: &Store,
+    loaded: &[Loaded],
+    stories: &mut [view::StoryView],
+) -> Result<(), StoreError> {
+    for l in loaded {
+        let Some(shown) = stories
+            .iter_mut()
+            .find(|s| s.repo == l.row.repo.as_str() && s.issue == l.row.issue.0)
+        else {
+            continue;
+        };
+        let rows = crate::store::STORY_TEST_ROWS;
+        let slowest = store.slowest_tests(&l.row.repo, &l.row.story, rows).await?;
+        let failing = store
+            .most_failing_tests(&l.row.repo, &l.row.story, rows)
+            .await?;
+        shown.tests = story_tests(&slowest, &failing);
+    }
+    Ok(())
+}
+
+/// The repositories frozen at `now` (of `only`, if given): every manual
+/// freeze, and the windows of the repositories whose stories were loaded
+/// (their config as last synced).
+async fn load_freezes(
+    store: &Store,
+    loaded: &[Loaded],
+    only: Option<&RepoName>,
+    now: i64,
+) -> Result<Vec<FreezeLine>, StoreError> {
+    let manual: BTreeMap<RepoName, crate::core::freeze::Freeze> =
+        store.repo_freezes().await?.into_iter().collect();
+    let mut windows: BTreeMap<&RepoName, Vec<crate::core::freeze::FreezeWindow>> = BTreeMap::new();
+    for l in loaded {
+        if !windows.contains_key(&l.row.repo) {
+            let config = l.plan.as_ref().and_then(|(_, c)| c.as_deref());
+            let config = crate::core::config::load_config(config).unwrap_or_default();
+            windows.insert(&l.row.repo, config.freeze_windows);
+        }
+    }
+    let mut names: Vec<&RepoName> = manual.keys().chain(windows.keys().copied()).collect();
+    names.sort();
+    names.dedup();
+    let repos: Vec<RepoFreeze<'_>> = names
+        .into_iter()
+        .filter(|r| only.is_none_or(|o| o == *r))
+        .map(|repo| RepoFreeze {
+            repo,
+            manual: manual.get(repo),
+            windows: windows.get(repo).map_or(&[], Vec::as_slice),
+        })
+        .collect();
+    Ok(freeze_lines(&repos, now))
+}
+
+/// The latest audit entries of each repository (of `only`, if given).
+async fn load_audit(
+    store: &Store,
+    only: Option<&RepoName>,
+) -> Result<Vec<AuditSection>, StoreError> {
+    let mut per_repo = Vec::new();
+    for repo in store.audit_repos().await? {
+        if only.is_some_and(|o| *o != repo) {
+            continue;
+        }
+        let query = crate::store::AuditQuery {
+            repo: Some(repo.clone()),
+            since_s: None,
+            limit: audit_view::AUDIT_ROWS,
+        };
+        let entries = store.audit_entries(&query).await?;
+        per_repo.push((repo, entries));
+    }
+    Ok(audit_sections(&per_repo))
 }
 
 #[cfg(test)]

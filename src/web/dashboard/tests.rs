@@ -492,3 +492,97 @@ fn a_milestone_has_its_own_row_and_bounds_and_is_not_a_task() {
         vec![("ready", 1), ("test-failed", 1), ("completed", 1)]
     );
 }
+
+#[test]
+fn a_story_shows_its_slowest_and_most_failing_tests() {
+    let f = Fixture::new();
+    let mut view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    let stat = |test: &str, failures: u64, mean_ms: u64| crate::store::TestStat {
+        task: "data".into(),
+        test_id: test.into(),
+        runs: 3,
+        failures,
+        mean_ms: Some(mean_ms),
+    };
+    view.stories[0].tests = story_tests(
+        &[stat("tests/test_slow.py::test_<big>", 0, 61_000)],
+        &[stat("tests/test_a.py::test_fetch", 2, 12)],
+    );
+    let page = render_dashboard(&view);
+    let start = page
+        .find("<details class=\"tests\">")
+        .expect("the tests section");
+    let end = start + page[start..].find("</details>").unwrap() + "</details>".len();
+    insta::assert_snapshot!(&page[start..end], @r#"
+    <details class="tests"><summary>Tests: slowest and most failing</summary>
+    <table>
+    <thead><tr><th>Slowest</th><th>Task</th><th>Mean</th><th>Failed</th></tr></thead>
+    <tbody>
+
+    <tr><td><code>tests/test_slow.py::test_&#60;big&#62;</code></td><td>data</td><td>1 min 01 s</td><td>0 of 3 runs</td></tr>
+
+    </tbody>
+    <thead><tr><th>Most failing</th><th>Task</th><th>Mean</th><th>Failed</th></tr></thead>
+    <tbody>
+
+    <tr><td><code>tests/test_a.py::test_fetch</code></td><td>data</td><td>12 ms</td><td>2 of 3 runs</td></tr>
+
+
+    </tbody>
+    </table>
+    </details>
+    "#);
+    // No history, no section.
+    let plain = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    assert!(!plain.contains("class=\"tests\""));
+}
+
+#[test]
+fn quarantined_tests_are_listed_per_repository() {
+    let f = Fixture::new();
+    let mut view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    let event = |attempt: u32| crate::core::flaky::FlakyEvent {
+        task: "s/data".into(),
+        sha: "a".repeat(40),
+        attempt,
+        kind: crate::core::flaky::EventKind::Retry,
+    };
+    let q = |test: &str| crate::core::flaky::Quarantine {
+        test_id: crate::results::TestId::new(test),
+        since_s: NOW - 86_400,
+        until_s: NOW + 13 * 86_400,
+        events: vec![event(2), event(4), event(6)],
+        lifted_by: None,
+    };
+    view.quarantined = quarantine_sections(&[
+        (repo(), q("tests/test_net.py::test_<retry>")),
+        (repo(), q("tests/test_net.py::test_timeout")),
+    ]);
+    let page = render_dashboard(&view);
+    let start = page
+        .find("<section class=\"quarantined\">")
+        .expect("the quarantine section");
+    let end = start + page[start..].find("</section>").unwrap() + "</section>".len();
+    insta::assert_snapshot!(&page[start..end], @r#"
+        <section class="quarantined">
+        <h2>Quarantined tests</h2>
+        <p class="muted">Flaky tests whose failures do not fail a gate until the quarantine ends or <code>/taskgate unquarantine &lt;test id&gt;</code> lifts it.</p>
+
+        <h3>acme/strategies</h3>
+        <table>
+        <thead><tr><th>Test</th><th>Since</th><th>Until</th><th>Flaky events</th></tr></thead>
+        <tbody>
+
+        <tr><td><code>tests/test_net.py::test_&#60;retry&#62;</code></td><td>2025-11-25 12:00 UTC</td><td>2025-12-09 12:00 UTC</td><td>3</td></tr>
+
+        <tr><td><code>tests/test_net.py::test_timeout</code></td><td>2025-11-25 12:00 UTC</td><td>2025-12-09 12:00 UTC</td><td>3</td></tr>
+
+        </tbody>
+        </table>
+
+        </section>
+    "#);
+    // Nothing quarantined, no section.
+    let plain = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    assert!(!plain.contains("class=\"quarantined\""));
+}

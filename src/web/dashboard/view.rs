@@ -51,6 +51,14 @@ pub struct DashboardView {
     /// `current` marks the one shown, if the page is filtered.
     pub repos: Vec<RepoChoice>,
     pub only: Option<String>,
+    /// Repositories in which nothing lands now (`audit_view`).
+    pub freezes: Vec<super::audit_view::FreezeLine>,
+    /// The stories shipped and not landed yet, in landing order.
+    pub queue: Vec<super::queue_view::QueueRow>,
+    /// The latest audit entries of each repository shown.
+    pub audit: Vec<super::audit_view::AuditSection>,
+    /// Each repository's tests quarantined as flaky now.
+    pub quarantined: Vec<super::quarantine_view::QuarantineSection>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -72,6 +80,9 @@ pub struct StoryView {
     pub total: usize,
     pub missing: Vec<String>,
     pub tasks: Vec<TaskRow>,
+    /// Its slowest and most-failing tests (filled by the handler, which
+    /// reads the history).
+    pub tests: super::tests_view::StoryTests,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -220,6 +231,10 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         totals,
         repos: Vec::new(),
         only: None,
+        freezes: Vec::new(),
+        queue: Vec::new(),
+        audit: Vec::new(),
+        quarantined: Vec::new(),
     }
 }
 
@@ -305,6 +320,7 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
         total,
         missing: s.record.missing.clone(),
         tasks,
+        tests: Default::default(),
     }
 }
 

@@ -118,6 +118,10 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
 pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> Value {
     let api = format!("{}/actions/runs/{}", render::repo_api(base, repo), r.id);
     let wf_id = repo.workflows.get(&r.workflow).copied().unwrap_or(0);
+    let tree = repo
+        .commits
+        .get(&r.head_sha)
+        .map_or(r.head_sha.as_str(), |c| c.tree.as_str());
     let repository = render::repository(st, base, repo);
     let who =
         json!({"name": repo.owner, "email": format!("{}@users.noreply.github.com", repo.owner)});
@@ -134,7 +138,7 @@ pub(crate) fn run_json(st: &State, base: &str, repo: &Repo, r: &WorkflowRun) -> 
         "check_suite_url": format!("{}/check-suites/{}", render::repo_api(base, repo), r.id + 1),
         "artifacts_url": format!("{api}/artifacts"), "cancel_url": format!("{api}/cancel"), "rerun_url": format!("{api}/rerun"),
         "workflow_url": format!("{}/actions/workflows/{wf_id}", render::repo_api(base, repo)),
-        "head_commit": {"id": r.head_sha, "tree_id": r.head_sha, "message": "commit", "timestamp": render::ts(r.created_at),
+        "head_commit": {"id": r.head_sha, "tree_id": tree, "message": "commit", "timestamp": render::ts(r.created_at),
                         "author": who, "committer": who},
         "repository": repository.clone(), "head_repository": repository,
     })

@@ -9,7 +9,7 @@
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
-use super::{inst, HResult, Reply, Req, Route};
+use super::{git_commits, inst, HResult, Reply, Req, Route};
 use crate::emit;
 use crate::render::{self, HTML};
 use crate::state::{Commit, Repo, State};
@@ -120,15 +120,15 @@ fn delete_ref(st: &mut State, req: &Req) -> HResult {
 
 pub(crate) fn commit_json(st: &State, base: &str, repo: &Repo, c: &Commit) -> Value {
     let api = render::repo_api(base, repo);
-    let who = json!({"name": repo.owner, "email": format!("{}@users.noreply.github.com", repo.owner), "date": render::ts(c.date)});
+    let (author, committer) = git_commits::actors_json(repo, c);
     let owner = render::user_by_login(st, base, &repo.owner);
     json!({
         "sha": c.sha, "node_id": format!("C_{}", &c.sha[..12]), "url": format!("{api}/commits/{}", c.sha),
         "html_url": format!("{HTML}/{}/commit/{}", repo.full_name(), c.sha), "comments_url": format!("{api}/commits/{}/comments", c.sha),
         "commit": {
-            "url": format!("{api}/git/commits/{}", c.sha), "author": who, "committer": who, "message": c.message,
-            "tree": {"sha": c.sha, "url": format!("{api}/git/trees/{}", c.sha)}, "comment_count": 0,
-            "verification": {"verified": false, "reason": "unsigned", "signature": null, "payload": null, "verified_at": null},
+            "url": format!("{api}/git/commits/{}", c.sha), "author": author, "committer": committer, "message": c.message,
+            "tree": {"sha": c.tree, "url": format!("{api}/git/trees/{}", c.tree)}, "comment_count": 0,
+            "verification": git_commits::unsigned(),
         },
         "author": owner, "committer": owner,
         "parents": c.parents.iter().map(|p| json!({"sha": p, "url": format!("{api}/commits/{p}"),

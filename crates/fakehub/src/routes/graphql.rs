@@ -424,6 +424,7 @@ mod tests {
                 draft: true,
                 merged: false,
                 mergeable: true,
+                merged_by: None,
                 merge_commit_sha: None,
                 author: "alice".into(),
                 created_at: now,

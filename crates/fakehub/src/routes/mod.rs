@@ -30,11 +30,13 @@ pub mod checks;
 pub mod collaborators;
 pub mod contents;
 pub mod git;
+pub mod git_commits;
 pub mod graphql;
 pub mod hook_deliveries;
 pub mod issues;
 pub mod labels;
 pub mod manifests;
+pub mod merges;
 pub mod pulls;
 pub mod sub_issues;
 mod url;
@@ -202,6 +204,8 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         labels::ROUTES,
         sub_issues::ROUTES,
         git::ROUTES,
+        git_commits::ROUTES,
+        merges::ROUTES,
         pulls::ROUTES,
         checks::ROUTES,
         contents::ROUTES,
@@ -517,6 +521,8 @@ fn validation_error(template: &str, error: &str) -> Value {
         ("/pulls", "PullRequest"),
         ("/check-runs", "CheckRun"),
         ("/git/refs", "Reference"),
+        ("/git/commits", "Commit"),
+        ("/merges", "Merge"),
         ("/dispatches", "WorkflowDispatch"),
         ("/issues", "Issue"),
     ]

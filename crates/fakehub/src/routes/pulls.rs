@@ -1,6 +1,8 @@
 //! Pull requests (same-repository heads). Each pull request also has an issue
 //! with the same number, so labels and comments go through the issues API as
-//! on GitHub. Merging writes a merge commit onto the base branch.
+//! on GitHub. Merging writes a merge commit onto the base branch, its tree
+//! the 3-way merge of the branches (`merge`); branches that conflict make
+//! the pull request unmergeable (`mergeable: false`, merging is 405).
 //!
 //! Writes echo (`emit`): `pull_request` opened, edited, closed, reopened;
 //! a merge sends `pull_request` closed (merged), the base's `push` and
@@ -12,8 +14,9 @@ use serde_json::{json, Value};
 use super::issues::{repo, repo_mut};
 use super::{inst, paginate, HResult, Reply, Req, Route};
 use crate::emit;
+use crate::merge::MergeError;
 use crate::render;
-use crate::state::{new_sha, Commit, Issue, Pull, Repo, State};
+use crate::state::{Issue, Pull, Repo, State};
 
 pub const ROUTES: &[Route] = &[
     inst("GET", "/repos/{owner}/{repo}/pulls", list_pulls),
@@ -153,6 +156,7 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
         merged: false,
         mergeable: true,
         merge_commit_sha: None,
+        merged_by: None,
         author,
         created_at: now,
         updated_at: now,
@@ -212,23 +216,31 @@ fn update_pull(st: &mut State, req: &Req) -> HResult {
     reply
 }
 
-/// Merges open pull request `number` (`method`: merge, squash or rebase,
-/// the last two as one commit on the base): writes the commit onto the
-/// base branch and marks the pull request merged. Returns the commit and
-/// the base's previous head; `None` when a branch is missing.
+/// Merges open pull request `number` as `merger` (`method`: merge, squash
+/// or rebase, the last two as one commit on the base): writes the commit
+/// onto the base branch (its tree the 3-way merge of the branches, see
+/// `merge`) and marks the pull request merged. Returns the commit and the
+/// base's previous head.
 pub(crate) fn merge(
     repo: &mut Repo,
     number: u64,
-    method: &str,
-    title: Option<String>,
-) -> Option<(String, String)> {
-    let p = repo.pulls.get(&number)?.clone();
-    let head_sha = repo.branches.get(&p.head)?.clone();
-    let base_sha = repo.branches.get(&p.base)?.clone();
-    let mut files = repo.commits[&base_sha].files.clone();
-    files.extend(repo.commits[&head_sha].files.clone());
+    (method, title): (&str, Option<String>),
+    merger: &str,
+) -> Result<(String, String), MergeError> {
+    let p = repo
+        .pulls
+        .get(&number)
+        .cloned()
+        .ok_or_else(|| MergeError::Missing(format!("pull request #{number}")))?;
+    let branch = |name: &str| {
+        repo.branches
+            .get(name)
+            .cloned()
+            .ok_or_else(|| MergeError::Missing(name.to_string()))
+    };
+    let (head_sha, base_sha) = (branch(&p.head)?, branch(&p.base)?);
     let parents = if method == "merge" {
-        vec![base_sha.clone(), head_sha]
+        vec![base_sha.clone(), head_sha.clone()]
     } else {
         vec![base_sha.clone()]
     };
@@ -238,44 +250,53 @@ pub(crate) fn merge(
             repo.owner, p.head
         )
     });
-    let sha = new_sha();
-    let now = repo.clock.now();
-    repo.commits.insert(
-        sha.clone(),
-        Commit {
-            sha: sha.clone(),
-            parents,
-            message,
-            files,
-            date: now,
-        },
-    );
+    let sha = repo.commit_merge((&base_sha, &head_sha), parents, message)?;
     repo.branches.insert(p.base.clone(), sha.clone());
-    let pr = repo.pulls.get_mut(&number).expect("exists");
-    pr.merged = true;
-    pr.state = "closed".into();
-    pr.merge_commit_sha = Some(sha.clone());
-    pr.merged_at = Some(now);
-    pr.closed_at = Some(now);
-    pr.updated_at = now;
+    mark_merged(repo, number, &sha, merger);
+    Ok((sha, base_sha))
+}
+
+/// Pull request `number` (and its issue) is now merged by `merger`, as
+/// `merge_commit_sha`.
+pub(crate) fn mark_merged(repo: &mut Repo, number: u64, merge_commit_sha: &str, merger: &str) {
+    let now = repo.clock.now();
+    if let Some(pr) = repo.pulls.get_mut(&number) {
+        pr.merged = true;
+        pr.state = "closed".into();
+        pr.merge_commit_sha = Some(merge_commit_sha.to_string());
+        pr.merged_by = Some(merger.to_string());
+        pr.merged_at = Some(now);
+        pr.closed_at = Some(now);
+        pr.updated_at = now;
+    }
     if let Some(i) = repo.issues.get_mut(&number) {
         i.state = "closed".into();
         i.closed_at = Some(now);
         i.updated_at = now;
     }
-    Some((sha, base_sha))
+}
+
+/// Whether open pull request `p` can be merged now: not marked
+/// unmergeable, both branches there, and no conflict between them.
+pub(crate) fn mergeable_now(repo: &Repo, p: &Pull) -> bool {
+    let (Some(head), Some(base)) = (repo.branches.get(&p.head), repo.branches.get(&p.base)) else {
+        return false;
+    };
+    p.mergeable && repo.merge_conflicts(base, head).is_ok_and(|c| c.is_empty())
 }
 
 fn merge_pull(st: &mut State, req: &Req) -> HResult {
     let number = req.num("pull_number")?;
+    let actor = req.actor(st);
     let (repo, _) = repo_mut(st, req)?;
     let p = repo
         .pulls
         .get(&number)
         .cloned()
         .ok_or_else(Reply::not_found)?;
+    let not_mergeable = || Reply::error(405, "Pull Request is not mergeable");
     if p.merged || p.state != "open" || !p.mergeable {
-        return Err(Reply::error(405, "Pull Request is not mergeable"));
+        return Err(not_mergeable());
     }
     if p.draft {
         // GitHub refuses to merge a draft until it is marked ready.
@@ -285,7 +306,7 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
         .branches
         .get(&p.head)
         .cloned()
-        .ok_or_else(|| Reply::error(405, "Pull Request is not mergeable"))?;
+        .ok_or_else(not_mergeable)?;
     if let Some(expected) = req.str_field("sha") {
         if expected != head_sha {
             return Err(Reply::error(
@@ -296,10 +317,16 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
     }
     let method = req.str_field("merge_method").unwrap_or("merge");
     let title = req.str_field("commit_title").map(str::to_string);
-    let (sha, base_before) = merge(repo, number, method, title)
-        .ok_or_else(|| Reply::error(405, "Pull Request is not mergeable"))?;
+    let (sha, base_before) = match merge(repo, number, (method, title), &actor) {
+        Ok(merged) => merged,
+        Err(MergeError::Backing(msg)) => return Err(Reply::error(500, &msg)),
+        // A conflict is what GitHub calls not mergeable.
+        Err(e @ (MergeError::Conflict(_) | MergeError::Missing(_))) => {
+            tracing::warn!("fakehub: pull request #{number} is not mergeable: {e:?}");
+            return Err(not_mergeable());
+        }
+    };
     let key = req.repo_key();
-    let actor = req.actor(st);
     emit::pull_merged(st, req.at(&key), number, &actor, &base_before);
     Ok(Reply::ok(
         json!({"sha": sha, "merged": true, "message": "Pull Request successfully merged"}),

@@ -10,7 +10,7 @@ use super::{Reply, Req};
 
 /// Parameters that may span several path segments (`heads/feature/x`, `a/b.yml`).
 fn is_greedy(name: &str) -> bool {
-    matches!(name, "ref" | "path" | "branch")
+    matches!(name, "ref" | "path" | "branch" | "basehead")
 }
 
 /// Matches `path` against an OpenAPI template; returns the parameters and

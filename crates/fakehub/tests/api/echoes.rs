@@ -11,22 +11,22 @@ use serde_json::{json, Value};
 
 use crate::*;
 
-const BOT: &str = "taskgate-test[bot]";
+pub(crate) const BOT: &str = "taskgate-test[bot]";
 const ZERO: &str = "0000000000000000000000000000000000000000";
 
 /// What the receiver got: (`X-GitHub-Event`, payload), in order.
 #[derive(Clone, Default)]
-struct Inbox(Arc<Mutex<Vec<(String, Value)>>>);
+pub(crate) struct Inbox(Arc<Mutex<Vec<(String, Value)>>>);
 
 impl Inbox {
     /// Everything received so far, emptied.
-    fn take(&self) -> Vec<(String, Value)> {
+    pub(crate) fn take(&self) -> Vec<(String, Value)> {
         std::mem::take(&mut self.0.lock().unwrap())
     }
 }
 
 /// (event, action, sender) of each webhook.
-fn summary(got: &[(String, Value)]) -> Vec<(String, String, String)> {
+pub(crate) fn summary(got: &[(String, Value)]) -> Vec<(String, String, String)> {
     got.iter()
         .map(|(e, p)| {
             let action = p["action"].as_str().unwrap_or("-").to_string();
@@ -39,14 +39,14 @@ fn summary(got: &[(String, Value)]) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn expect(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+pub(crate) fn expect(list: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
     list.iter()
         .map(|(e, a, s)| (e.to_string(), a.to_string(), s.to_string()))
         .collect()
 }
 
 /// A receiver on 127.0.0.1 that records each webhook and answers 202.
-async fn receiver() -> (String, Inbox) {
+pub(crate) async fn receiver() -> (String, Inbox) {
     let inbox = Inbox::default();
     let seen = inbox.clone();
     let app = axum::Router::new().route(
@@ -72,7 +72,7 @@ async fn receiver() -> (String, Inbox) {
 }
 
 /// `setup()` with the App webhook pointing at a fresh receiver.
-async fn echoing() -> (FakeGitHub, RepoHandle, Client, Inbox) {
+pub(crate) async fn echoing() -> (FakeGitHub, RepoHandle, Client, Inbox) {
     let (gh, repo, c) = setup().await;
     let (url, inbox) = receiver().await;
     gh.set_app_webhook(&url, "echo-secret");
@@ -80,7 +80,7 @@ async fn echoing() -> (FakeGitHub, RepoHandle, Client, Inbox) {
 }
 
 /// Settles the echoes and returns what the receiver got since last time.
-async fn settled(gh: &FakeGitHub, inbox: &Inbox) -> Vec<(String, Value)> {
+pub(crate) async fn settled(gh: &FakeGitHub, inbox: &Inbox) -> Vec<(String, Value)> {
     gh.echoes_settled().await;
     inbox.take()
 }

@@ -4,11 +4,14 @@
 mod auth;
 mod echoes;
 mod faults;
+mod git_backing;
+mod git_commits;
 mod git_pulls;
 mod graphql;
 mod hook_deliveries;
 mod issues;
 mod manifests;
+mod merges;
 mod octocrab_client;
 mod read_lag;
 

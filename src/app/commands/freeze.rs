@@ -1,0 +1,84 @@
+//! `/taskgate freeze <reason>` and `/taskgate unfreeze`, on any issue or
+//! pull request of the repository.
+//!
+//! Owns: loading the repository's manual freeze and handing it, with the
+//! commenter and the time, to `core::freeze`, and turning its decision or
+//! refusal into the answer. Must not: decide (`core::freeze::on_freeze`
+//! and `on_unfreeze` do: the freeze change and its audit entry, or the
+//! typed refusal).
+
+use super::{Answer, Invocation};
+use crate::app::processor::{DecideError, Processor};
+use crate::commands::Command;
+use crate::core::audit::AuditActor;
+use crate::core::freeze;
+
+impl Processor {
+    pub(super) async fn command_freeze(
+        &self,
+        inv: &Invocation<'_>,
+        command: &Command,
+    ) -> Result<Answer, DecideError> {
+        let current = self.store.repo_freeze(inv.repo).await?;
+        let now = self.store.clock().now_s();
+        let by = AuditActor::from(inv.author);
+        let result = match command {
+            Command::Freeze { reason } => Ok(freeze::on_freeze(
+                inv.repo,
+                current.as_ref(),
+                reason,
+                by,
+                now,
+            )),
+            _ => freeze::on_unfreeze(
+                inv.repo,
+                current.as_ref(),
+                &inv.config.freeze_windows,
+                by,
+                now,
+            ),
+        };
+        let result = match result {
+            Ok(mut decision) => {
+                // The stories' gates show the freeze; an unfreeze lets the
+                // ship queue move on.
+                let stories = self.store.story_records(inv.repo).await?;
+                let unfrozen = crate::core::freeze::unfrozen(&decision.changes)
+                    .next()
+                    .is_some();
+                decision
+                    .effects
+                    .extend(crate::core::ship::on_freeze_changed(
+                        inv.repo, &stories, unfrozen,
+                    ));
+                Ok(decision)
+            }
+            refused => refused,
+        };
+        Ok(Answer::of_result(command.name(), inv.syntax, result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::Syntax;
+    use crate::core::freeze::FreezeRefusal;
+    use crate::core::refusal::{Refusal, Refused};
+    use crate::core::Decision;
+
+    #[test]
+    fn an_unfreeze_refused_is_a_reply_and_stores_nothing() {
+        let refused = Refused {
+            refusal: Refusal::Freeze(FreezeRefusal::NotFrozen),
+            decision: Decision::nothing("unfreeze refused: the repository is not frozen"),
+        };
+        let Answer::Reply(text, d) =
+            Answer::of_result("unfreeze", &Syntax::default(), Err(refused))
+        else {
+            panic!("a refusal is a reply");
+        };
+        insta::assert_snapshot!(text, @"`/taskgate unfreeze` did nothing: the repository is not frozen.");
+        assert!(d.changes.is_empty() && d.effects.is_empty());
+    }
+}

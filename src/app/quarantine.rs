@@ -1,0 +1,89 @@
+//! After a run's report: the flaky events of its tests and the
+//! quarantines they start, with the repository's "Flaky tests" tracking
+//! issue (`core::flaky`).
+//!
+//! Owns: gathering what the core needs — the recorded history of the
+//! report's tests, this attempt's results (not stored yet: they are
+//! written by the same decision), the repository's quarantines and the
+//! time. Must not: decide (`core::flaky::new_quarantines` and
+//! `on_new_quarantines` do) or read anything a task printed beyond its
+//! test results: only recorded history quarantines a test.
+
+use std::collections::BTreeSet;
+
+use super::runs::Runs;
+use crate::core::config::RepoConfig;
+use crate::core::flaky::{self, RunResult, TestRun};
+use crate::core::report::RunReport;
+use crate::core::Decision;
+use crate::ids::RepoName;
+use crate::results::{Outcome, TestId};
+use crate::store::StoreError;
+
+/// One finished attempt, as the quarantine sees it.
+pub(super) struct FinishedRun<'a> {
+    pub repo: &'a RepoName,
+    pub story: &'a str,
+    pub task: &'a str,
+    pub attempt: u32,
+    pub report: &'a RunReport,
+}
+
+impl Runs {
+    /// The quarantines `run`'s results start, if any, and the tracking
+    /// issue's effect; nothing when no test of it became flaky enough.
+    pub(super) async fn quarantine_after_run(
+        &self,
+        run: &FinishedRun<'_>,
+        config: &RepoConfig,
+    ) -> Result<Decision, StoreError> {
+        let key = format!("{}/{}", run.story, run.task);
+        let sha = run.report.sha.clone().unwrap_or_default();
+        let mut current: Vec<TestRun> = Vec::new();
+        for gate in &run.report.gates {
+            for case in gate.tests.iter().flat_map(|t| &t.cases) {
+                current.push(TestRun {
+                    task: key.clone(),
+                    attempt: run.attempt,
+                    sha: sha.clone(),
+                    test_id: case.id.clone(),
+                    result: result_of(&case.outcome),
+                    file: case.file.clone(),
+                });
+            }
+        }
+        if sha.is_empty() || current.is_empty() {
+            return Ok(Decision::default());
+        }
+        let ids: BTreeSet<TestId> = current.iter().map(|r| r.test_id.clone()).collect();
+        let mut runs: Vec<TestRun> = self
+            .store
+            .flaky_history(run.repo)
+            .await?
+            .into_iter()
+            .filter(|r| ids.contains(&r.test_id) && !(r.task == key && r.attempt == run.attempt))
+            .collect();
+        runs.extend(current);
+        // Which files a commit changed is not known here yet: only events
+        // on a retry of the same commit are found (`core::flaky`, kind a).
+        let events = flaky::flaky_events(&runs, &|_| None);
+        if events.is_empty() {
+            return Ok(Decision::default());
+        }
+        let before = self.store.quarantines(run.repo).await?;
+        let now = self.now();
+        let started = flaky::new_quarantines(&events, &before, config.flaky, now);
+        let prefix = format!("/{}", super::commands::syntax_of(config).prefix);
+        Ok(flaky::on_new_quarantines(
+            run.repo, &before, started, &prefix, now,
+        ))
+    }
+}
+
+fn result_of(outcome: &Outcome) -> RunResult {
+    match outcome {
+        Outcome::Passed => RunResult::Pass,
+        Outcome::Failed { .. } | Outcome::Errored { .. } => RunResult::Fail,
+        Outcome::Skipped { .. } => RunResult::Skip,
+    }
+}

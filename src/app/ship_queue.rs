@@ -1,0 +1,293 @@
+//! The ship queue's shell: internal ship events (a request from the API,
+//! GitHub's answers to the proving merge and the landing, the queue's
+//! next look) and the proof's verdict, each read into the pure
+//! `core::ship` transitions with what they need from the store and
+//! GitHub (the base and story heads, the freeze in force).
+//!
+//! Owns: picking up the next queued story ([`Ship::advance`]) and reading
+//! the commits a proof starts from. Must not: decide (the core does), run
+//! the proof (the runs' `@ship` pseudo task does, on the processor's
+//! call) or write to GitHub (effects do).
+
+use super::*;
+use crate::core::ship::{ProofStep, ProofVerdict};
+
+/// A ship event's decision, and the proof run it asks for, if any.
+pub struct ShipOutcome {
+    pub decision: Decision,
+    pub proof_run: Option<ProofRun>,
+}
+
+/// A proof to run: the story's `@ship` or `@rollback` pseudo task at a
+/// commit.
+pub struct ProofRun {
+    pub repo: RepoName,
+    pub story: String,
+    pub task: &'static str,
+    pub commit: CommitSha,
+}
+
+impl From<Decision> for ShipOutcome {
+    fn from(decision: Decision) -> Self {
+        ShipOutcome {
+            decision,
+            proof_run: None,
+        }
+    }
+}
+
+impl Located {
+    fn outcome(&self, d: ShipDecision, step: ProofStep, task: &'static str) -> ShipOutcome {
+        let proof_run = match step {
+            ProofStep::Run(commit) => Some(ProofRun {
+                repo: self.repo.clone(),
+                story: self.story.clone(),
+                task,
+                commit,
+            }),
+            ProofStep::None => None,
+        };
+        ShipOutcome {
+            decision: self.finish(d),
+            proof_run,
+        }
+    }
+}
+
+impl Ship {
+    /// An internal ship event: an API ship request, GitHub refusing a
+    /// story's merge or dispatch, the proving commit made or refused, the
+    /// landing refused because the base moved, or the queue to look at.
+    pub async fn on_ship_event(&self, e: ShipEvent) -> Result<ShipOutcome, ShipError> {
+        if e.what == ShipWhat::Advance {
+            return Ok(self.advance(&e.repo).await?.into());
+        }
+        let Some(mut l) = self.locate(&e.repo, &e.story, None).await? else {
+            return Ok(Decision::nothing(format!("story {} is not known", e.story)).into());
+        };
+        let d = match e.what {
+            ShipWhat::Request { actor, login, via } => {
+                let by = Shipper {
+                    user: actor,
+                    login,
+                    via,
+                };
+                return Ok(self.request(l, by).await?.0.into());
+            }
+            ShipWhat::MergeRefused { why } => ship::on_merge_refused(&l.record, &why, &l.ctx()),
+            ShipWhat::WorkflowRefused { workflow, why } => {
+                self.read_default_branch(&mut l).await?;
+                ship::on_workflow_refused(&l.record, workflow, &why, &l.ctx())
+            }
+            ShipWhat::ProofCommit { round, commit } => {
+                let (d, step) = ship::on_proof_commit(&l.record, round, &commit, &l.ctx());
+                return Ok(l.outcome(d, step, ship::PROOF_TASK));
+            }
+            ShipWhat::RevertCommit { round, commit } => {
+                self.read_default_branch(&mut l).await?;
+                let gates = !l.config.rollback_gates.is_empty();
+                let (d, step) = ship::on_revert_commit(&l.record, round, &commit, gates, &l.ctx());
+                return Ok(l.outcome(d, step, ship::ROLLBACK_TASK));
+            }
+            ShipWhat::RevertRefused { round, why } => {
+                ship::on_revert_failed(&l.record, round, &why, &l.ctx())
+            }
+            ShipWhat::RevertBaseMoved { round } => {
+                self.read_default_branch(&mut l).await?;
+                ship::on_revert_base_moved(&l.record, round, &l.ctx())
+            }
+            ShipWhat::ProofConflict { round, why } => {
+                ship::on_proof_failed(&l.record, None, round, vec![why], &l.ctx())
+            }
+            ShipWhat::BaseMoved { round } => ship::on_base_moved(&l.record, round, &l.ctx()),
+            ShipWhat::Advance => unreachable!("handled above"),
+        };
+        Ok(l.finish(d).into())
+    }
+
+    async fn read_default_branch(&self, l: &mut Located) -> Result<(), ShipError> {
+        if l.default_branch.is_empty() {
+            let client = self.client(l).await?;
+            l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
+        }
+        Ok(())
+    }
+
+    /// The repository's queue moves on: the first queued story starts
+    /// proving on the default branch's head, unless a story is proving
+    /// or landing, or the repository is frozen.
+    pub async fn advance(&self, repo: &RepoName) -> Result<Decision, ShipError> {
+        let stories = self.store.story_records(repo).await?;
+        let Some((story, _)) = ship::next_in_queue(&stories, false) else {
+            return Ok(Decision::nothing("ship queue: nothing to start"));
+        };
+        let Some(mut l) = self.locate(repo, story, None).await? else {
+            return Ok(Decision::nothing("ship queue: the next story is not known"));
+        };
+        if let Some(why) = &l.frozen {
+            return Ok(Decision::nothing(format!(
+                "ship queue waits: frozen ({why})"
+            )));
+        }
+        let client = self.client(&l).await?;
+        let gh = RepoClient::new(&client, repo);
+        l.default_branch = gh.default_branch().await?;
+        let missing = |what: &str| ShipError::Payload(format!("{what} has no head"));
+        let base = gh
+            .branch_head(&l.default_branch)
+            .await?
+            .ok_or_else(|| missing(&l.default_branch))?;
+        let head = match gh.branch_head(&l.branch).await? {
+            Some(head) => head,
+            None => l.record.head.clone().ok_or_else(|| missing(&l.branch))?,
+        };
+        let d = ship::start_proof(&l.record, &base, &head, &l.ctx());
+        Ok(l.finish(d))
+    }
+
+    /// The proof's run ended: land the tested commit, or refuse the ship
+    /// (or the rollback's revert).
+    pub async fn on_proof_verdict(&self, v: ProofVerdict) -> Result<Decision, ShipError> {
+        let Some(mut l) = self.locate(&v.repo, &v.story, None).await? else {
+            return Ok(Decision::nothing("proof of an unknown story"));
+        };
+        self.read_default_branch(&mut l).await?;
+        if v.task == ship::ROLLBACK_TASK {
+            let d = if v.passed {
+                ship::on_revert_passed(&l.record, &v.commit, &l.ctx())
+            } else {
+                let round = l.record.rollback.as_ref().map_or(0, |r| r.round);
+                let why = format!(
+                    "Its gates failed on `{}`: {}",
+                    v.commit.short(),
+                    v.failures.join("; ")
+                );
+                ship::on_revert_failed(&l.record, round, &why, &l.ctx())
+            };
+            return Ok(l.finish(d));
+        }
+        let d = if v.passed {
+            ship::on_proof_passed(&l.record, &v.commit, &l.ctx())
+        } else {
+            let round = l.record.proof.as_ref().map_or(0, |p| p.round);
+            ship::on_proof_failed(&l.record, Some(&v.commit), round, v.failures, &l.ctx())
+        };
+        Ok(l.finish(d))
+    }
+
+    /// A push to the default branch while a story proves on an older
+    /// base: its proof can no longer land, so it is proven again at once
+    /// (rather than after its run, when the fast-forward would be refused).
+    pub async fn on_default_branch_push(
+        &self,
+        p: &crate::intake::payload::PushPayload,
+    ) -> Result<Decision, ShipError> {
+        let default = p.repository.default_branch.as_deref();
+        let branch = p.git_ref.strip_prefix("refs/heads/");
+        if default.is_none() || branch != default || p.deleted {
+            return Ok(Decision::nothing(""));
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let stories = self.store.story_records(&repo).await?;
+        let moved = stories.iter().find(|(_, r)| {
+            r.state == ShipState::Proving && r.proof.as_ref().is_some_and(|f| f.base != p.after)
+        });
+        let Some((story, record)) = moved else {
+            return Ok(Decision::nothing(""));
+        };
+        let round = record.proof.as_ref().map_or(0, |f| f.round);
+        let Some(l) = self.locate(&repo, story, default).await? else {
+            return Ok(Decision::nothing(""));
+        };
+        Ok(l.finish(ship::on_base_moved(&l.record, round, &l.ctx())))
+    }
+
+    /// A `pull_request` webhook of a rollback's revert PR (head
+    /// `taskgate/revert-<story issue>`): labelled when it appears; merged,
+    /// the story is rolled back.
+    pub(super) async fn on_revert_pull_request(
+        &self,
+        p: &crate::intake::payload::PullRequestPayload,
+        issue: IssueNumber,
+    ) -> Result<Option<Decision>, ShipError> {
+        use crate::intake::payload::PullRequestAction;
+        let default = p.repository.default_branch.as_deref();
+        if p.head_is_elsewhere() || default.is_some_and(|d| d != p.pull_request.base.name) {
+            return Ok(None);
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+            return Ok(None);
+        };
+        let Some(l) = self.locate(&repo, &story, default).await? else {
+            return Ok(None);
+        };
+        let number = p.pull_request.number;
+        let d = match &p.action {
+            PullRequestAction::Opened | PullRequestAction::Reopened => {
+                ship::on_revert_pr_seen(&l.record, number, &l.ctx())
+            }
+            PullRequestAction::Closed if p.pull_request.merged.unwrap_or(false) => {
+                ship::on_revert_merged(&l.record, number, &l.ctx())
+            }
+            action => {
+                return Ok(Some(Decision::nothing(format!(
+                    "revert PR {action}: nothing to do"
+                ))))
+            }
+        };
+        Ok(Some(l.finish(d)))
+    }
+
+    /// `/taskgate rollback [--now <reason>]` on a story's issue or PR, by
+    /// a maintainer (the dispatcher checked): the decision that starts the
+    /// rollback, or why not. `None` when the issue is not a story's.
+    pub async fn on_rollback_command(
+        &self,
+        repo: &RepoName,
+        issue_or_pr: IssueNumber,
+        actor: (UserId, &str),
+        now: Option<&str>,
+    ) -> Result<Option<Result<Decision, String>>, ShipError> {
+        let Some(story) = self.story_of(repo, issue_or_pr).await? else {
+            return Ok(None);
+        };
+        let Some(mut l) = self.locate(repo, &story, None).await? else {
+            return Ok(None);
+        };
+        self.read_default_branch(&mut l).await?;
+        let ask = ship::RollbackAsk {
+            by: Some(Shipper {
+                user: Some(actor.0),
+                login: actor.1.to_owned(),
+                via: ShipVia::Command,
+            }),
+            because: format!("@{} asked for it", actor.1),
+            now: now.map(str::to_owned),
+        };
+        let audit = ship::rollback_audit(&ask, &l.ctx());
+        Ok(Some(match ship::start_rollback(&l.record, ask, &l.ctx()) {
+            Ok(d) => {
+                let mut decision = l.finish(d);
+                decision.changes.extend(audit.map(|e| e.change()));
+                Ok(decision)
+            }
+            Err(why) => Err(why),
+        }))
+    }
+
+    /// Why nothing may land in `repo` now, if anything stops it.
+    pub(super) async fn frozen(
+        &self,
+        repo: &RepoName,
+        config: &RepoConfig,
+        now_ms: i64,
+    ) -> Result<Option<String>, StoreError> {
+        let manual = self.store.repo_freeze(repo).await?;
+        let now_s = now_ms.div_euclid(1000);
+        Ok(
+            crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now_s)
+                .map(|f| f.render()),
+        )
+    }
+}

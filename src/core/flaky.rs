@@ -1,0 +1,437 @@
+//! Flaky tests kept apart from broken ones (issue 21, item 4): which
+//! results of a test's history are *flaky events*, when enough of them
+//! quarantine the test, when a quarantine is in force, and the texts of the
+//! repository's one "Flaky tests" tracking issue and of `unquarantine`.
+//!
+//! Owns: [`flaky_events`], [`new_quarantines`], [`Quarantine`] and
+//! [`Quarantine::in_force`], the tracking issue's effects
+//! ([`tracking_issue_effects`]) and the `unquarantine` decision
+//! ([`on_unquarantine`]). Must not: do IO, await or read the clock (time
+//! comes in as `now_s`), or read reports: the shell hands over the
+//! recorded history ([`TestRun`]s), never anything a task printed.
+//!
+//! Ideas a reader needs:
+//! - **An event is history, not a claim.** (a) A test that failed on an
+//!   attempt and passed on a later attempt of the same commit (a retry of
+//!   the same sha) is one event, at the passing attempt. (b) A result that
+//!   changed between two consecutive tested commits of one task, when the
+//!   second commit did not touch the test's file, is one event, at the
+//!   second commit's first attempt; it needs the test's file and the
+//!   commit's changed files, and without either nothing is concluded.
+//! - **Always failing is broken, not flaky.** A test with no passing run in
+//!   the history given has no event at all.
+//! - **Events count once.** A quarantine keeps the events it was based on;
+//!   after it is lifted or expires, only newer events count toward the next.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::audit::{AuditAction, AuditActor, AuditEntry, AuditVia};
+use super::config::FlakyConfig;
+use super::effect::{hidden_marker, Effect};
+use super::event::Change;
+use super::freeze::utc_minute;
+use super::Decision;
+use crate::ids::RepoName;
+use crate::results::TestId;
+
+/// The tracking issue's marker (one per repository).
+pub const TRACKING_MARKER: &str = "flaky-tests";
+/// The tracking issue's title.
+pub const TRACKING_TITLE: &str = "Flaky tests";
+/// Quarantined tests named in a refusal as the closest to a wrong id.
+const CLOSEST_SHOWN: usize = 3;
+const DAY_S: i64 = 86_400;
+
+/// What one run of a test came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunResult {
+    Pass,
+    /// Failed or errored.
+    Fail,
+    Skip,
+}
+
+/// One recorded run of one test: a row of the per-test history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    /// The story and task (`story/task`): runs of one task branch.
+    pub task: String,
+    pub attempt: u32,
+    pub sha: String,
+    pub test_id: TestId,
+    pub result: RunResult,
+    /// The test's file, when its report gave one.
+    pub file: Option<String>,
+}
+
+/// How a flaky event showed itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Failed, then passed on a retry of the same commit.
+    Retry,
+    /// Changed result across commits that did not touch its file.
+    Untouched,
+}
+
+/// One flaky event: where the test's result flipped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct FlakyEvent {
+    pub task: String,
+    pub sha: String,
+    /// The attempt whose result showed the flip.
+    pub attempt: u32,
+    pub kind: EventKind,
+}
+
+/// A test quarantined as flaky in one repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Quarantine {
+    pub test_id: TestId,
+    pub since_s: i64,
+    pub until_s: i64,
+    pub events: Vec<FlakyEvent>,
+    /// Who lifted it (`/taskgate unquarantine`), if someone did.
+    pub lifted_by: Option<String>,
+}
+
+impl Quarantine {
+    /// Not lifted and not expired at `now_s`.
+    pub fn in_force(&self, now_s: i64) -> bool {
+        self.lifted_by.is_none() && now_s < self.until_s
+    }
+}
+
+/// One test's attempts of one task: attempt → (a run of it, its result).
+type Attempts<'r> = BTreeMap<u32, (&'r TestRun, RunResult)>;
+
+/// The flaky events of each test in `runs`. `changed_files(sha)` gives the
+/// files a commit changed since the task's previous tested commit, when
+/// the shell knows them; `None` leaves kind (b) undecided for that commit.
+pub fn flaky_events(
+    runs: &[TestRun],
+    changed_files: &dyn Fn(&str) -> Option<Vec<String>>,
+) -> BTreeMap<TestId, Vec<FlakyEvent>> {
+    // test → task → attempts in order, one result per attempt (a failure
+    // in any gate is the attempt's failure).
+    let mut by_test: BTreeMap<&TestId, BTreeMap<&str, Attempts<'_>>> = BTreeMap::new();
+    for run in runs {
+        let slot = by_test
+            .entry(&run.test_id)
+            .or_default()
+            .entry(&run.task)
+            .or_default()
+            .entry(run.attempt)
+            .or_insert((run, run.result));
+        if run.result == RunResult::Fail || slot.1 == RunResult::Skip {
+            slot.1 = run.result;
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (test, tasks) in by_test {
+        let ever_passed = tasks
+            .values()
+            .flat_map(BTreeMap::values)
+            .any(|(_, r)| *r == RunResult::Pass);
+        if !ever_passed {
+            continue;
+        }
+        let mut events = Vec::new();
+        for (task, attempts) in tasks {
+            let seq: Vec<(&TestRun, RunResult)> = attempts
+                .into_values()
+                .filter(|(_, r)| *r != RunResult::Skip)
+                .collect();
+            retry_events(task, &seq, &mut events);
+            untouched_events(task, &seq, changed_files, &mut events);
+        }
+        if !events.is_empty() {
+            events.sort();
+            out.insert(test.clone(), events);
+        }
+    }
+    out
+}
+
+/// (a): a failure followed by a pass on the same commit, one per pair.
+fn retry_events(task: &str, seq: &[(&TestRun, RunResult)], events: &mut Vec<FlakyEvent>) {
+    let mut failed_on: BTreeMap<&str, bool> = BTreeMap::new();
+    for (run, result) in seq {
+        let failed = failed_on.entry(&run.sha).or_default();
+        match result {
+            RunResult::Fail => *failed = true,
+            RunResult::Pass if *failed => {
+                *failed = false;
+                events.push(FlakyEvent {
+                    task: task.to_string(),
+                    sha: run.sha.clone(),
+                    attempt: run.attempt,
+                    kind: EventKind::Retry,
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// (b): a flip between consecutive commits when the later one did not
+/// touch the test's file (both known).
+fn untouched_events(
+    task: &str,
+    seq: &[(&TestRun, RunResult)],
+    changed_files: &dyn Fn(&str) -> Option<Vec<String>>,
+    events: &mut Vec<FlakyEvent>,
+) {
+    for pair in seq.windows(2) {
+        let ((before, was), (after, now)) = (pair[0], pair[1]);
+        if before.sha == after.sha || was == now {
+            continue;
+        }
+        let Some(file) = after.file.as_ref().or(before.file.as_ref()) else {
+            continue;
+        };
+        let Some(changed) = changed_files(&after.sha) else {
+            continue;
+        };
+        if !changed.iter().any(|f| f == file) {
+            events.push(FlakyEvent {
+                task: task.to_string(),
+                sha: after.sha.clone(),
+                attempt: after.attempt,
+                kind: EventKind::Untouched,
+            });
+        }
+    }
+}
+
+/// The quarantines to start at `now_s`: each test not already in
+/// quarantine with at least `quarantine_after` events not counted by an
+/// earlier quarantine of it.
+pub fn new_quarantines(
+    events: &BTreeMap<TestId, Vec<FlakyEvent>>,
+    existing: &[Quarantine],
+    policy: FlakyConfig,
+    now_s: i64,
+) -> Vec<Quarantine> {
+    let mut out = Vec::new();
+    for (test, events) in events {
+        let earlier: Vec<&Quarantine> = existing.iter().filter(|q| &q.test_id == test).collect();
+        if earlier.iter().any(|q| q.in_force(now_s)) {
+            continue;
+        }
+        let fresh: Vec<FlakyEvent> = events
+            .iter()
+            .filter(|e| !earlier.iter().any(|q| q.events.contains(e)))
+            .cloned()
+            .collect();
+        if fresh.len() >= policy.quarantine_after as usize {
+            out.push(Quarantine {
+                test_id: test.clone(),
+                since_s: now_s,
+                until_s: now_s + i64::from(policy.quarantine_days) * DAY_S,
+                events: fresh,
+                lifted_by: None,
+            });
+        }
+    }
+    out
+}
+
+/// The ids of the quarantines in force at `now_s`.
+pub fn in_force_ids(quarantines: &[Quarantine], now_s: i64) -> Vec<TestId> {
+    let mut ids: Vec<TestId> = quarantines
+        .iter()
+        .filter(|q| q.in_force(now_s))
+        .map(|q| q.test_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+/// The decision for quarantines that start: their changes and the
+/// tracking issue, created if the repository never had one (`before` holds
+/// every earlier quarantine, lifted and expired ones too), else updated.
+pub fn on_new_quarantines(
+    repo: &RepoName,
+    before: &[Quarantine],
+    started: Vec<Quarantine>,
+    prefix: &str,
+    now_s: i64,
+) -> Decision {
+    if started.is_empty() {
+        return Decision::default();
+    }
+    let mut all = before.to_vec();
+    all.extend(started.iter().cloned());
+    let names: Vec<String> = started.iter().map(|q| q.test_id.to_string()).collect();
+    let mut d = Decision::nothing(format!("quarantined as flaky: {}", names.join(", ")));
+    d.effects = tracking_issue_effects(repo, &all, !before.is_empty(), prefix, now_s);
+    d.changes = started
+        .into_iter()
+        .map(|quarantine| Change::QuarantineStarted {
+            repo: repo.clone(),
+            quarantine,
+        })
+        .collect();
+    d
+}
+
+/// The tracking issue's effect: created once (`exists` false: the
+/// repository never had a quarantine), then its body replaced in place.
+pub fn tracking_issue_effects(
+    repo: &RepoName,
+    quarantines: &[Quarantine],
+    exists: bool,
+    prefix: &str,
+    now_s: i64,
+) -> Vec<Effect> {
+    let body = render_tracking_body(quarantines, prefix, now_s);
+    if exists {
+        vec![Effect::UpdateIssue {
+            repo: repo.clone(),
+            marker: TRACKING_MARKER.into(),
+            title: None,
+            body: Some(body),
+            labels: None,
+            state: None,
+        }]
+    } else {
+        vec![Effect::CreateIssue {
+            repo: repo.clone(),
+            marker: TRACKING_MARKER.into(),
+            title: TRACKING_TITLE.into(),
+            body,
+            labels: Vec::new(),
+            assignees: Vec::new(),
+        }]
+    }
+}
+
+/// The tracking issue's body: each quarantine in force, since and until
+/// when, its events, and how to lift it.
+pub fn render_tracking_body(quarantines: &[Quarantine], prefix: &str, now_s: i64) -> String {
+    let mut out = String::from(
+        "taskgate quarantines a test after it fails and then passes on the same commit \
+         often enough: its failures no longer fail a gate (each check run shows them as \
+         warnings) until the quarantine ends.\n\n",
+    );
+    let mut active: Vec<&Quarantine> = quarantines.iter().filter(|q| q.in_force(now_s)).collect();
+    active.sort_by(|a, b| a.test_id.cmp(&b.test_id));
+    if active.is_empty() {
+        out.push_str("No test is quarantined now.\n");
+    } else {
+        out.push_str("| test | since | until | flaky events |\n|---|---|---|---|\n");
+        for q in active {
+            let events: Vec<String> = q.events.iter().map(render_event).collect();
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} |\n",
+                q.test_id.as_str().replace('|', "\\|").replace('`', "'"),
+                utc_minute(q.since_s),
+                utc_minute(q.until_s),
+                events.join(", ")
+            ));
+        }
+        out.push_str(&format!(
+            "\nTo lift a quarantine now, comment `{prefix} unquarantine <test id>` on any \
+             issue or pull request of this repository.\n"
+        ));
+    }
+    out.push_str(&format!("\n{}", hidden_marker(TRACKING_MARKER)));
+    out
+}
+
+/// ``abc1234 attempt 2`` (a retry), ``abc1234 attempt 1 (untouched)``.
+fn render_event(e: &FlakyEvent) -> String {
+    let short = e.sha.get(..7).unwrap_or(&e.sha);
+    match e.kind {
+        EventKind::Retry => format!("`{short}` attempt {}", e.attempt),
+        EventKind::Untouched => format!("`{short}` attempt {} (file untouched)", e.attempt),
+    }
+}
+
+/// `/taskgate unquarantine <test>`: lifts the quarantine in force of
+/// `test`, updates the tracking issue and audits it; `Err` is the reply
+/// when no quarantine of that id is in force (naming the closest ones).
+pub fn on_unquarantine(
+    repo: &RepoName,
+    quarantines: &[Quarantine],
+    test: &str,
+    by: AuditActor<'_>,
+    prefix: &str,
+    now_s: i64,
+) -> Result<Decision, String> {
+    let Some(found) = quarantines
+        .iter()
+        .find(|q| q.in_force(now_s) && q.test_id.as_str() == test)
+    else {
+        return Err(render_not_quarantined(test, quarantines, prefix, now_s));
+    };
+    let login = by.login.to_string();
+    let after: Vec<Quarantine> = quarantines
+        .iter()
+        .cloned()
+        .map(|mut q| {
+            if q == *found {
+                q.lifted_by = Some(login.clone());
+            }
+            q
+        })
+        .collect();
+    let mut d = Decision::nothing(format!("unquarantined `{test}`"));
+    d.changes.push(Change::QuarantineLifted {
+        repo: repo.clone(),
+        test_id: found.test_id.clone(),
+        since_s: found.since_s,
+        by: login,
+    });
+    d.changes.push(
+        AuditEntry::new(
+            repo,
+            now_s,
+            by,
+            AuditAction::Unquarantine,
+            format!("test {test}"),
+            AuditVia::Command,
+        )
+        .change(),
+    );
+    d.effects = tracking_issue_effects(repo, &after, true, prefix, now_s);
+    Ok(d)
+}
+
+/// The refusal of an `unquarantine` whose test is not quarantined.
+fn render_not_quarantined(
+    test: &str,
+    quarantines: &[Quarantine],
+    prefix: &str,
+    now_s: i64,
+) -> String {
+    let ids = in_force_ids(quarantines, now_s);
+    let mut text = format!(
+        "`{prefix} unquarantine` did nothing: `{}` is not quarantined.",
+        test.replace('`', "'")
+    );
+    if ids.is_empty() {
+        text.push_str(" No test of this repository is quarantined now.");
+        return text;
+    }
+    let mut ranked: Vec<(usize, &TestId)> = ids
+        .iter()
+        .map(|id| (strsim::levenshtein(id.as_str(), test), id))
+        .collect();
+    ranked.sort();
+    let closest: Vec<String> = ranked
+        .iter()
+        .take(CLOSEST_SHOWN)
+        .map(|(_, id)| format!("`{id}`"))
+        .collect();
+    text.push_str(&format!(" Quarantined now: {}.", closest.join(", ")));
+    text
+}
+
+#[cfg(test)]
+#[path = "flaky_tests.rs"]
+mod tests;

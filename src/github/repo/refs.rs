@@ -1,0 +1,145 @@
+//! Refs and merges for the ship queue: the proving branch set to a
+//! commit, a branch merged into it (GitHub's merges API), and the default
+//! branch fast-forwarded to the tested commit.
+
+use serde_json::{json, Value};
+
+use super::RepoClient;
+use crate::github::client::GitHubError;
+use crate::ids::CommitSha;
+
+/// What GitHub's merges API did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeOutcome {
+    /// A merge commit (201).
+    Merged(CommitSha),
+    /// The base contains the head already (204): nothing to merge.
+    NothingToMerge,
+    /// The two do not merge cleanly (409).
+    Conflict(String),
+}
+
+/// Whether a fast-forward was made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FastForward {
+    Done,
+    /// The branch is not an ancestor of the commit any more (422).
+    NotFastForward(String),
+}
+
+impl RepoClient<'_> {
+    /// Points branch `name` at `sha`, creating it or moving it by force.
+    pub(crate) async fn set_branch(&self, name: &str, sha: &CommitSha) -> Result<(), GitHubError> {
+        let update = json!({ "sha": sha, "force": true });
+        match self
+            .patch(&self.path(&format!("git/refs/heads/{name}")), &update)
+            .await
+        {
+            Ok(_) => Ok(()),
+            // GitHub answers 422 "Reference does not exist" for a new one.
+            Err(GitHubError::Http { status: 422, .. } | GitHubError::Http { status: 404, .. }) => {
+                let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
+                self.post(&self.path("git/refs"), Some(&body)).await?;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// `POST /merges`: merges `head` (a branch or sha) into branch `base`.
+    pub(crate) async fn merge_into(
+        &self,
+        base: &str,
+        head: &CommitSha,
+        message: &str,
+    ) -> Result<MergeOutcome, GitHubError> {
+        let body = json!({ "base": base, "head": head, "commit_message": message });
+        match self.post(&self.path("merges"), Some(&body)).await {
+            Ok(r) if r.status.as_u16() == 204 => Ok(MergeOutcome::NothingToMerge),
+            Ok(r) => {
+                let v: Value = r.json()?;
+                let sha = v["sha"].as_str().ok_or_else(|| {
+                    GitHubError::Unexpected("the merge answer names no sha".into())
+                })?;
+                Ok(MergeOutcome::Merged(CommitSha(sha.to_owned())))
+            }
+            Err(GitHubError::Http {
+                status: 409,
+                message,
+                ..
+            }) => Ok(MergeOutcome::Conflict(message)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A commit's parents, in order.
+    pub(crate) async fn commit_parents(
+        &self,
+        sha: &CommitSha,
+    ) -> Result<Vec<CommitSha>, GitHubError> {
+        let v: Value = self
+            .get(&self.path(&format!("commits/{sha}")))
+            .await?
+            .json()?;
+        Ok(v["parents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p["sha"].as_str())
+            .map(|s| CommitSha(s.to_owned()))
+            .collect())
+    }
+
+    /// The tree of a commit (GitHub's git data API).
+    pub(crate) async fn commit_tree(&self, sha: &CommitSha) -> Result<String, GitHubError> {
+        let v: Value = self
+            .get(&self.path(&format!("git/commits/{sha}")))
+            .await?
+            .json()?;
+        v["tree"]["sha"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| GitHubError::Unexpected(format!("commit {sha} names no tree")))
+    }
+
+    /// Makes a commit of `tree` on `parents` (no branch moves).
+    pub(crate) async fn create_commit(
+        &self,
+        message: &str,
+        tree: &str,
+        parents: &[CommitSha],
+    ) -> Result<CommitSha, GitHubError> {
+        let body = json!({ "message": message, "tree": tree, "parents": parents });
+        let v: Value = self
+            .post(&self.path("git/commits"), Some(&body))
+            .await?
+            .json()?;
+        v["sha"]
+            .as_str()
+            .map(|s| CommitSha(s.to_owned()))
+            .ok_or_else(|| GitHubError::Unexpected("the created commit names no sha".into()))
+    }
+
+    /// Moves branch `name` to `sha` only if that is a fast-forward.
+    pub(crate) async fn fast_forward(
+        &self,
+        name: &str,
+        sha: &CommitSha,
+    ) -> Result<FastForward, GitHubError> {
+        let update = json!({ "sha": sha, "force": false });
+        match self
+            .patch(&self.path(&format!("git/refs/heads/{name}")), &update)
+            .await
+        {
+            Ok(_) => Ok(FastForward::Done),
+            Err(GitHubError::Http {
+                status: 422,
+                message,
+                ..
+            }) if message.to_ascii_lowercase().contains("fast forward") => {
+                Ok(FastForward::NotFastForward(message))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}

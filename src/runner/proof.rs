@@ -1,0 +1,93 @@
+//! The gates of a ship's proof (`core::ship::PROOF_TASK`): every leaf
+//! task's gates and every integration milestone, resolved with the plan's
+//! files exactly as their own runs resolve them, under the names
+//! `ship/<task>/<gate>` and `ship/integration-<id>`.
+
+use super::local::{plan_gates, GateSpec};
+use crate::core::plan::{Plan, RepoFiles};
+use crate::core::ship::proof_gate;
+use crate::core::task::milestone::milestone_task;
+
+/// Every gate the story's proof runs, in plan order then milestones;
+/// only those named in `only` (the repository's `ship_gates`) when it is
+/// not empty.
+pub fn proof_gates(plan: &Plan, files: &dyn RepoFiles, only: &[String]) -> Vec<GateSpec> {
+    let wanted = |gate: &str| only.is_empty() || only.iter().any(|g| g == gate);
+    let mut out = Vec::new();
+    for walked in plan.walk() {
+        if walked.task.is_parent() {
+            continue;
+        }
+        for mut gate in plan_gates(walked.task, files) {
+            if wanted(&gate.gate) {
+                gate.gate = proof_gate(walked.task.id.value.as_str(), &gate.gate);
+                out.push(gate);
+            }
+        }
+    }
+    for milestone in &plan.integration {
+        for mut gate in plan_gates(&milestone_task(milestone), files) {
+            if wanted(&gate.gate) {
+                gate.gate = format!("ship/{}", gate.gate);
+                out.push(gate);
+            }
+        }
+    }
+    out
+}
+
+/// The gates of a rollback's revert: the repository's `rollback_gates`,
+/// one gate each (`rollback/1`, `rollback/2`, …).
+pub fn rollback_gates(commands: &[String]) -> Vec<GateSpec> {
+    commands
+        .iter()
+        .enumerate()
+        .map(|(i, cmd)| {
+            let gate = format!("rollback/{}", i + 1);
+            GateSpec {
+                tests: vec![crate::core::plan::TestSpec {
+                    cmd: cmd.clone(),
+                    timeout_seconds: None,
+                    gate: gate.clone(),
+                    reports: Vec::new(),
+                }],
+                ..GateSpec::named(&gate)
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::plan::{parse_plan, MemFiles};
+
+    #[test]
+    fn a_proof_runs_every_leaf_gate_and_every_milestone() {
+        let (plan, problems) = parse_plan(
+            "story: S\nintegration:\n  - { id: smoke, after: [data], cmd: 'sh smoke.sh' }\ntasks:\n  - id: data\n    title: D\n    acceptance: { tests: [{ cmd: 'true', gate: unit }, { cmd: 'true', gate: lint }] }\n  - id: docs\n    title: Docs\n    requires_testing: false\n  - id: group\n    title: G\n    tasks:\n      - { id: entry, title: E, acceptance: { tests: [{ cmd: 'true' }] } }\n",
+        );
+        let plan = plan.unwrap_or_else(|| panic!("{problems:?}"));
+        let names = |only: &[&str]| -> Vec<String> {
+            let only: Vec<String> = only.iter().map(|g| (*g).to_owned()).collect();
+            proof_gates(&plan, &MemFiles::default(), &only)
+                .into_iter()
+                .map(|g| g.gate)
+                .collect()
+        };
+        assert_eq!(
+            names(&[]),
+            [
+                "ship/data/unit",
+                "ship/data/lint",
+                "ship/entry/test",
+                "ship/integration-smoke"
+            ]
+        );
+        // `ship_gates: [unit, integration-smoke]`: those only.
+        assert_eq!(
+            names(&["unit", "integration-smoke"]),
+            ["ship/data/unit", "ship/integration-smoke"]
+        );
+    }
+}

@@ -1,0 +1,133 @@
+use super::*;
+use crate::core::flaky::EventKind;
+use crate::core::report::{GateResult, GateTests, RunReport, REPORT_VERSION};
+use crate::core::task::AttemptStatus;
+use crate::results::{Outcome, TestCase};
+use crate::store::testing::on_both_backends;
+
+fn repo(name: &str) -> RepoName {
+    RepoName::parse(name).unwrap()
+}
+
+fn event(attempt: u32) -> FlakyEvent {
+    FlakyEvent {
+        task: "s/check".into(),
+        sha: "a".repeat(40),
+        attempt,
+        kind: EventKind::Retry,
+    }
+}
+
+fn quarantine(test: &str, since_s: i64, until_s: i64) -> Quarantine {
+    Quarantine {
+        test_id: TestId::new(test),
+        since_s,
+        until_s,
+        events: vec![event(2), event(4)],
+        lifted_by: None,
+    }
+}
+
+async fn apply(store: &Store, changes: Vec<Change>) {
+    crate::store::audit::tests::apply(store, changes).await;
+}
+
+fn tcase(id: &str, failed: bool) -> TestCase {
+    TestCase {
+        id: TestId::new(id),
+        name: id.into(),
+        suite: None,
+        file: None,
+        line: None,
+        outcome: if failed {
+            Outcome::Failed {
+                message: "no".into(),
+                details: String::new(),
+            }
+        } else {
+            Outcome::Passed
+        },
+        duration_ms: None,
+    }
+}
+
+fn attempt(attempt: u32, cases: Vec<TestCase>) -> Change {
+    let tests = GateTests::new(cases, &|_| false, vec![], vec![]);
+    Change::AttemptUpdated {
+        repo: repo("acme/a"),
+        story: "s".into(),
+        task: "check".into(),
+        attempt,
+        status: AttemptStatus::Failed,
+        report: Some(RunReport {
+            version: REPORT_VERSION,
+            task: "check".into(),
+            sha: Some("b".repeat(40)),
+            gates: vec![GateResult {
+                gate: "test".into(),
+                passed: false,
+                kind: None,
+                summary: None,
+                commands: vec![],
+                missing_artifacts: vec![],
+                metric_failures: vec![],
+                warnings: vec![],
+                cancelled: false,
+                tests: Some(tests),
+            }],
+            duration_ms: 1,
+            cancelled: false,
+        }),
+    }
+}
+
+on_both_backends! {
+    async fn a_quarantine_is_kept_per_repository_lifted_once_and_never_deleted(store: Store) {
+        let (a, b) = (repo("acme/a"), repo("acme/b"));
+        assert!(store.quarantines(&a).await.unwrap().is_empty());
+        let q = quarantine("tests/x.py::test_y", 100, 1_000);
+        apply(&store, vec![Change::QuarantineStarted { repo: a.clone(), quarantine: q.clone() }]).await;
+        // The same start again (a redelivery) adds nothing.
+        apply(&store, vec![Change::QuarantineStarted { repo: a.clone(), quarantine: q.clone() }]).await;
+        assert_eq!(store.quarantines(&a).await.unwrap(), vec![q.clone()]);
+        assert!(store.quarantines(&b).await.unwrap().is_empty(), "per repository");
+        assert_eq!(store.quarantined_tests(&a, 500).await.unwrap(), vec![q.test_id.clone()]);
+        assert!(store.quarantined_tests(&a, 1_000).await.unwrap().is_empty(), "expired");
+        assert_eq!(store.quarantines_in_force(500).await.unwrap(), vec![(a.clone(), q.clone())]);
+
+        let lift = |by: &str| Change::QuarantineLifted {
+            repo: a.clone(),
+            test_id: q.test_id.clone(),
+            since_s: 100,
+            by: by.into(),
+        };
+        apply(&store, vec![lift("alice")]).await;
+        apply(&store, vec![lift("bob")]).await;
+        let kept = store.quarantines(&a).await.unwrap();
+        assert_eq!(kept.len(), 1, "a lifted quarantine stays, with its events");
+        assert_eq!(kept[0].lifted_by.as_deref(), Some("alice"), "lifted once");
+        assert_eq!(kept[0].events, q.events);
+        assert!(store.quarantined_tests(&a, 500).await.unwrap().is_empty());
+        assert!(store.quarantines_in_force(500).await.unwrap().is_empty());
+    }
+
+    async fn flaky_history_holds_the_runs_of_tests_that_ever_failed_oldest_first(store: Store) {
+        let a = repo("acme/a");
+        apply(&store, vec![attempt(1, vec![tcase("flaky", true), tcase("green", false)])]).await;
+        apply(&store, vec![attempt(2, vec![tcase("flaky", false), tcase("green", false)])]).await;
+        let runs = store.flaky_history(&a).await.unwrap();
+        let seen: Vec<(&str, u32, &str, RunResult)> = runs
+            .iter()
+            .map(|r| (r.task.as_str(), r.attempt, r.test_id.as_str(), r.result))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("s/check", 1, "flaky", RunResult::Fail),
+                ("s/check", 2, "flaky", RunResult::Pass)
+            ]
+        );
+        assert_eq!(runs[0].sha, "b".repeat(40));
+        assert!(store.flaky_history(&repo("acme/b")).await.unwrap().is_empty());
+    }
+}

@@ -1,0 +1,151 @@
+//! The dashboard's ship queue, as plain data: per repository, the stories
+//! shipped and not landed yet, in the order they land.
+//!
+//! Owns: what a person reads of the queue (position, story, who shipped
+//! it, what it is doing). Must not: read the store, or decide the order
+//! (`core::ship::next_in_queue`'s rule: proving or landing first, then by
+//! the time each was shipped).
+
+use super::view::StoryInput;
+use crate::core::ship::ShipState;
+
+/// One story in a repository's ship queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    pub repo: String,
+    /// 1 for the story proving or landing (or next to).
+    pub position: usize,
+    pub issue: u64,
+    pub title: String,
+    /// `@octocat by label`.
+    pub shipped_by: String,
+    /// `proving (round 1) on base abc1234, at def5678`, `landing`, `waiting`.
+    pub doing: String,
+}
+
+/// The queue rows of every repository shown, repository by repository.
+pub fn queue_rows(shown: &[StoryInput<'_>]) -> Vec<QueueRow> {
+    let mut queued: Vec<&StoryInput<'_>> = shown
+        .iter()
+        .filter(|s| {
+            matches!(
+                s.record.state,
+                ShipState::Queued | ShipState::Proving | ShipState::Shipping
+            )
+        })
+        .collect();
+    // Under way first, then by when each was shipped.
+    queued.sort_by_key(|s| {
+        (
+            s.repo.as_str().to_owned(),
+            s.record.state == ShipState::Queued,
+            s.record.queued_at_ms.unwrap_or(i64::MAX),
+            s.issue.0,
+        )
+    });
+    let mut rows: Vec<QueueRow> = Vec::new();
+    for s in queued {
+        let position = rows.iter().filter(|r| r.repo == s.repo.as_str()).count() + 1;
+        rows.push(QueueRow {
+            repo: s.repo.to_string(),
+            position,
+            issue: s.issue.0,
+            title: s
+                .plan
+                .map_or_else(|| s.story.to_owned(), |(p, _)| p.story.clone()),
+            shipped_by: s.record.shipped_by.as_ref().map_or_else(
+                || "someone".to_owned(),
+                |b| format!("@{} by {}", b.login, b.via.name()),
+            ),
+            doing: doing(s),
+        });
+    }
+    rows
+}
+
+fn doing(s: &StoryInput<'_>) -> String {
+    let proof = s.record.proof.as_ref();
+    match (s.record.state, proof) {
+        (ShipState::Proving, Some(p)) => {
+            let at = p
+                .commit
+                .as_ref()
+                .map_or("merging".to_owned(), |c| format!("testing {}", c.short()));
+            format!(
+                "proving (round {}) on base {}: {at}",
+                p.round,
+                p.base.short()
+            )
+        }
+        (ShipState::Shipping, Some(p)) => format!(
+            "landing {} on the default branch",
+            p.commit.as_ref().map_or("?", |c| c.short())
+        ),
+        (ShipState::Shipping, None) => "landing".to_owned(),
+        _ => "waiting its turn".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::ship::{ShipProof, ShipVia, Shipper, StoryRecord};
+    use crate::ids::{CommitSha, IssueNumber, RepoName};
+
+    #[test]
+    fn the_story_under_way_comes_first_then_the_order_they_were_shipped() {
+        let repo = RepoName::parse("o/r").unwrap();
+        let by = |login: &str| Shipper {
+            user: None,
+            login: login.into(),
+            via: ShipVia::Label,
+        };
+        let record = |state, at, who: &str, proof| StoryRecord {
+            state,
+            queued_at_ms: Some(at),
+            shipped_by: Some(by(who)),
+            proof,
+            ..StoryRecord::default()
+        };
+        let proving = record(
+            ShipState::Proving,
+            30,
+            "carol",
+            Some(ShipProof {
+                round: 2,
+                base: CommitSha("b".repeat(40)),
+                head: CommitSha("h".repeat(40)),
+                commit: Some(CommitSha("m".repeat(40))),
+            }),
+        );
+        let later = record(ShipState::Queued, 20, "bob", None);
+        let first = record(ShipState::Queued, 10, "alice", None);
+        let done = record(ShipState::Deployed, 5, "dan", None);
+        let (tasks, issues) = (BTreeMap::new(), BTreeMap::new());
+        let records = [(4, later), (5, done), (3, first), (7, proving)];
+        let shown: Vec<StoryInput<'_>> = records
+            .iter()
+            .map(|(issue, record)| StoryInput {
+                repo: &repo,
+                story: "file:s",
+                issue: IssueNumber(*issue),
+                record,
+                plan: None,
+                tasks: &tasks,
+                issues: &issues,
+                attempts: &[],
+            })
+            .collect();
+        let rows: Vec<String> = queue_rows(&shown)
+            .iter()
+            .map(|r| format!("{} #{} {} — {}", r.position, r.issue, r.shipped_by, r.doing))
+            .collect();
+        insta::assert_snapshot!(rows.join("\n"), @r"
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        2 #3 @alice by label — waiting its turn
+        3 #4 @bob by label — waiting its turn
+        ");
+    }
+}

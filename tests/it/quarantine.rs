@@ -1,0 +1,211 @@
+//! Flaky tests apart from broken ones, end to end: real commands on a real
+//! commit write JUnit reports; a test that fails and then passes on a
+//! retry of the same commit three times is quarantined, its later failure
+//! does not fail the gate (a warning instead), the "Flaky tests" issue is
+//! created once and updated in place, and `/taskgate unquarantine` lifts
+//! it. A test that always fails is never quarantined.
+//!
+//! Determinism: the commit never changes; the plan on the default branch
+//! says which report the command copies (`sh check.sh A|B|C`), and
+//! `/taskgate retry` runs the same commit again with it.
+
+use crate::runs::{story_with_plan, Story, PLAN_PATH};
+use crate::support::REPO;
+
+const FLAKY: &str = "tests/test_net.py::test_fetch";
+const BROKEN: &str = "tests/test_db.py::test_schema";
+
+fn plan(mode: &str) -> String {
+    format!(
+        r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - {{ cmd: "sh check.sh {mode}", timeout_seconds: 20 }}
+"#
+    )
+}
+
+/// Room for many failed runs before the failure loop escalates.
+const CONFIG: &str = "limits: { max_debug_attempts: 10, max_branch_depth: 5 }\n";
+
+fn case(file: &str, name: &str, failed: bool) -> String {
+    let class = file.trim_end_matches(".py").replace('/', ".");
+    let body = if failed {
+        r#"><failure message="assert 1 == 2">E   assert 1 == 2</failure></testcase>"#
+    } else {
+        "/>"
+    };
+    format!(
+        r#"<testcase classname="{class}" name="{name}" file="{file}" line="3" time="0.010"{body}"#
+    )
+}
+
+/// A pytest-style report: the flaky test and the broken one.
+fn junit(flaky_fails: bool, broken_fails: bool) -> String {
+    format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites><testsuite name=\"pytest\">\n{}\n{}\n</testsuite></testsuites>\n",
+        case("tests/test_net.py", "test_fetch", flaky_fails),
+        case("tests/test_db.py", "test_schema", broken_fails),
+    )
+}
+
+const CHECK: &str = "cp report-$1.xml junit.xml\ngrep -q '<failure' junit.xml && exit 1\nexit 0\n";
+
+async fn set_mode(s: &Story, mode: &str) {
+    s.app
+        .push_to_main(&[(PLAN_PATH, plan(mode).as_str())])
+        .await;
+}
+
+/// `/taskgate retry` on the task issue; waits for the `n`th check run.
+async fn retry(s: &Story, sha: &str, n: usize) -> fakehub::CheckRun {
+    s.app
+        .comment(s.task_issue, "octocat", "/taskgate retry")
+        .await;
+    let runs = s.completed(sha, n).await;
+    runs.into_iter().max_by_key(|c| c.id).unwrap()
+}
+
+fn tracking_issues(s: &Story) -> Vec<fakehub::Issue> {
+    s.app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .filter(|i| i.title == "Flaky tests")
+        .collect()
+}
+
+async fn quarantined(s: &Story) -> Vec<String> {
+    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let now = s.app.store().clock().now_s();
+    let ids = s.app.store().quarantined_tests(&repo, now).await.unwrap();
+    ids.into_iter().map(|t| t.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_test_flaky_on_retries_is_quarantined_warned_about_tracked_and_lifted() {
+    let s = story_with_plan(&plan("A"), Some(CONFIG), 1).await;
+    let sha = s
+        .push(
+            &[
+                ("report-A.xml", &junit(true, true)),
+                ("report-B.xml", &junit(false, true)),
+                ("report-C.xml", &junit(true, false)),
+                ("check.sh", CHECK),
+            ],
+            "tests",
+        )
+        .await;
+    s.completed(&sha, 1).await;
+    // Three flips on the same commit: fail (A), then pass (B).
+    let mut n = 1;
+    for flip in 1..=3 {
+        if flip > 1 {
+            set_mode(&s, "A").await;
+            n += 1;
+            retry(&s, &sha, n).await;
+        }
+        set_mode(&s, "B").await;
+        n += 1;
+        let run = retry(&s, &sha, n).await;
+        assert_eq!(
+            run.conclusion.as_deref(),
+            Some("failure"),
+            "the broken test"
+        );
+        if flip < 3 {
+            assert!(quarantined(&s).await.is_empty(), "after {flip} flips");
+            assert!(tracking_issues(&s).is_empty());
+        }
+    }
+    // The third event quarantines the flaky test, never the broken one.
+    assert_eq!(quarantined(&s).await, [FLAKY]);
+    let issues = tracking_issues(&s);
+    assert_eq!(issues.len(), 1, "one tracking issue");
+    let first_body = issues[0].body.clone().unwrap_or_default();
+    assert!(first_body.contains(FLAKY), "{first_body}");
+    assert!(!first_body.contains(BROKEN), "{first_body}");
+    assert!(
+        first_body.contains("unquarantine <test id>"),
+        "{first_body}"
+    );
+
+    // Its later failure does not fail the gate: a warning instead.
+    set_mode(&s, "C").await;
+    n += 1;
+    let run = retry(&s, &sha, n).await;
+    assert_eq!(run.conclusion.as_deref(), Some("success"), "{run:#?}");
+    insta::assert_snapshot!(run.title.clone().unwrap(), @"1 passed, 1 quarantined");
+    let levels: Vec<(&str, &str)> = run
+        .annotations
+        .iter()
+        .filter(|a| a["path"] == "tests/test_net.py")
+        .map(|a| {
+            (
+                a["annotation_level"].as_str().unwrap(),
+                a["title"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        levels,
+        [(
+            "warning",
+            "quarantined test failed (flaky, not failing): tests/test_net.py::test_fetch"
+        )]
+    );
+
+    // A wrong id is refused, naming the quarantined one; nothing changes.
+    s.app
+        .comment(
+            s.task_issue,
+            "octocat",
+            "/taskgate unquarantine tests/test_net.py::test_fech",
+        )
+        .await;
+    s.app.settle().await;
+    let replies = s.app.bot_comments(s.task_issue);
+    let refusal = replies
+        .iter()
+        .find(|c| c.contains("unquarantine` did nothing"))
+        .expect("a refusal reply");
+    assert!(refusal.contains(&format!("`{FLAKY}`")), "{refusal}");
+    assert_eq!(quarantined(&s).await, [FLAKY]);
+
+    // `/taskgate unquarantine` lifts it: a +1, the issue updated in place.
+    let comment = s
+        .app
+        .comment(
+            s.task_issue,
+            "octocat",
+            &format!("/taskgate unquarantine {FLAKY}"),
+        )
+        .await;
+    s.app.settle().await;
+    let reacted = s
+        .app
+        .fake
+        .repo(REPO)
+        .comments(s.task_issue)
+        .into_iter()
+        .find(|c| c.id == comment.id)
+        .is_some_and(|c| c.reactions.iter().any(|r| r.content == "+1"));
+    assert!(reacted, "answered with a +1");
+    assert!(quarantined(&s).await.is_empty());
+    let issues = tracking_issues(&s);
+    assert_eq!(issues.len(), 1, "still one tracking issue");
+    let body = issues[0].body.clone().unwrap_or_default();
+    assert_ne!(body, first_body, "updated in place");
+    assert!(body.contains("No test is quarantined now."), "{body}");
+
+    // Lifted: the same failure fails the gate again.
+    n += 1;
+    let run = retry(&s, &sha, n).await;
+    assert_eq!(run.conclusion.as_deref(), Some("failure"));
+    s.app.assert_contract_kept();
+}
