@@ -377,8 +377,9 @@ impl RunQueue {
         }
     }
 
-    /// Records a look at every ship queue that waits with nothing proving:
-    /// a freeze window may have ended. One per repository and period.
+    /// Records a look at every ship queue that waits with nothing proving
+    /// and no freeze in force: a freeze window ended, or an earlier look
+    /// was lost. One per repository and period.
     async fn look_at_ship_queues(&self) {
         let waiting = match self.store.ship_queues_waiting().await {
             Ok(waiting) => waiting,
@@ -392,6 +393,19 @@ impl RunQueue {
             let Ok(Some(plan)) = self.store.story(&repo, &story).await else {
                 continue;
             };
+            // Frozen still: the look would start nothing (a freeze can hold
+            // a queue for days; one delivery a minute would be noise).
+            let manual = self.store.repo_freeze(&repo).await.ok().flatten();
+            let config =
+                crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
+            let frozen = crate::core::freeze::freeze_in_force(
+                manual.as_ref(),
+                &config.freeze_windows,
+                self.clock.now_s(),
+            );
+            if frozen.is_some() {
+                continue;
+            }
             let event = crate::core::ship::ShipEvent {
                 repo: repo.clone(),
                 story: String::new(),

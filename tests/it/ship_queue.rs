@@ -545,3 +545,48 @@ async fn bench_ship_cost() {
         println!("  {n} × {route}");
     }
 }
+
+#[tokio::test]
+async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_ends() {
+    // A window tomorrow from 01:10 to 01:20 UTC; taskgate's clock is moved
+    // there (whatever the time the test runs at).
+    let now_s = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let tomorrow = now_s.div_euclid(86_400) + 1;
+    let day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][((tomorrow + 3) % 7) as usize];
+    let config = format!(
+        "freeze_windows:\n  - {{ days: [{day}], from: \"01:10\", to: \"01:20\", reason: \"release train\" }}\n"
+    );
+    let sh = Shipped::shippable_with(&config, SLOW_CHECK).await;
+    let minutes = |m: u64| std::time::Duration::from_secs(60 * m);
+    let to_one_am = (tomorrow * 86_400 + 3_600 - now_s) as u64;
+    sh.s.app
+        .clock
+        .advance(std::time::Duration::from_secs(to_one_am));
+
+    sh.add_ship_label().await;
+    sh.proof_running().await;
+    // The window opens while the proof runs: it passes, and waits.
+    sh.s.app.clock.advance(minutes(10));
+    eventually("the proven story waits for the window to end", || async {
+        sh.s.app
+            .bot_comments(sh.story_issue)
+            .iter()
+            .any(|c| c.contains("release train"))
+    })
+    .await;
+    sh.s.app.settle().await;
+    assert!(
+        !sh.story_pr().unwrap().merged,
+        "nothing lands inside the window"
+    );
+    assert_eq!(sh.state().await, "queued");
+
+    // The window ends: the periodic look at the queue proves it again, and
+    // it lands. Nobody asked.
+    sh.s.app.clock.advance(minutes(15));
+    sh.landed().await;
+    assert_eq!(sh.merges(), 1);
+}
