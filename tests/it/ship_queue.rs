@@ -234,6 +234,24 @@ async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
         "{notes}"
     );
     assert_eq!(sh.merges(), 1);
+    // The push restarted the proof at once: the first round never tried to
+    // land (no fast-forward GitHub had to refuse), and its run was
+    // cancelled rather than left to finish.
+    let refused: Vec<_> =
+        sh.s.app
+            .fake
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "PATCH" && r.path.ends_with("/git/refs/heads/main"))
+            .filter(|r| r.status == 422)
+            .collect();
+    assert!(refused.is_empty(), "{refused:#?}");
+    let first_run = sh.check_on(&first, "taskgate/ship/check/test");
+    assert_eq!(
+        first_run.conclusion.as_deref(),
+        Some("cancelled"),
+        "{first_run:#?}"
+    );
 }
 
 #[tokio::test]
