@@ -7,7 +7,10 @@
 //! ([`ActionsRuns::hand_over`]) and a superseded attempt into a cancel of its
 //! run, finding the attempt a workflow run is for,
 //! and reading its report artifact back (IO in the processor, like plan
-//! reads: a transient GitHub error is retried by the processor).
+//! reads: a transient GitHub error is retried by the processor), with the
+//! repository's flaky-test quarantine in force now applied to each gate
+//! (`core::report::apply_quarantine`: the job does not know it, and what
+//! the artifact says of it is not believed).
 //! Must not: decide a task's state — progress goes through
 //! [`Runs::on_progress`], the path the local runner's progress takes — or
 //! trust the artifact, which `runner::actions` checks before reading.
@@ -38,7 +41,7 @@ use serde_json::Value;
 use super::runs::{Progress, RunEvent, Runs};
 use crate::core::config::{load_config, RepoConfig, RunnerKind};
 use crate::core::plan::TaskId;
-use crate::core::report::RunReport;
+use crate::core::report::{apply_quarantine, RunReport};
 use crate::core::story::Marker;
 use crate::core::task::{AttemptStatus, RunJob};
 use crate::core::{AttemptRef, Change, Decision};
@@ -520,7 +523,17 @@ impl ActionsRuns {
         let client = self.github.installation_client(row.installation).await?;
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
-            Ok(report) => {
+            Ok(mut report) => {
+                // The job knows no quarantine, and the artifact is not
+                // believed about one: the server's is applied, as to a
+                // local run's.
+                let now = self.store.clock().now_s();
+                let quarantined = self.store.quarantined_tests(repo, now).await?;
+                let quarantined = quarantined.into_iter().collect();
+                for gate in &mut report.gates {
+                    apply_quarantine(gate, &quarantined);
+                }
+                super::commit_changes::record_from_github(&self.store, &client, row).await;
                 // A run without a report says nothing of the overhead.
                 self.counted.count(&self.metrics, row, run, &report);
                 return Ok(report);

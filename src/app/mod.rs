@@ -6,6 +6,7 @@
 
 pub mod actions_runs;
 mod commands;
+mod commit_changes;
 mod inbox_lease;
 mod processor;
 mod quarantine;

@@ -4,8 +4,10 @@
 //!
 //! Owns: gathering what the core needs — the recorded history of the
 //! report's tests, this attempt's results (not stored yet: they are
-//! written by the same decision), the repository's quarantines and the
-//! time. Must not: decide (`core::flaky::new_quarantines` and
+//! written by the same decision), the files changed between the commits
+//! a test flipped across (recorded by the runners,
+//! `store::commit_changes`), the repository's quarantines and the time.
+//! Must not: compute a diff (the runners do), decide (`core::flaky::new_quarantines` and
 //! `on_new_quarantines` do) or read anything a task printed beyond its
 //! test results: only recorded history quarantines a test.
 
@@ -13,7 +15,7 @@ use std::collections::BTreeSet;
 
 use super::runs::Runs;
 use crate::core::config::RepoConfig;
-use crate::core::flaky::{self, RunResult, TestRun};
+use crate::core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
 use crate::core::report::RunReport;
 use crate::core::Decision;
 use crate::ids::RepoName;
@@ -55,24 +57,39 @@ impl Runs {
         if sha.is_empty() || current.is_empty() {
             return Ok(Decision::default());
         }
-        let ids: BTreeSet<TestId> = current.iter().map(|r| r.test_id.clone()).collect();
+        let mut ids: Vec<TestId> = current.iter().map(|r| r.test_id.clone()).collect();
+        ids.sort();
+        ids.dedup();
+        let failing_now: BTreeSet<TestId> = current
+            .iter()
+            .filter(|r| r.result == RunResult::Fail)
+            .map(|r| r.test_id.clone())
+            .collect();
         let mut runs: Vec<TestRun> = self
             .store
-            .flaky_history(run.repo)
+            .flaky_history(run.repo, &ids, &failing_now)
             .await?
             .into_iter()
-            .filter(|r| ids.contains(&r.test_id) && !(r.task == key && r.attempt == run.attempt))
+            .filter(|r| !(r.task == key && r.attempt == run.attempt))
             .collect();
         runs.extend(current);
-        // Which files a commit changed is not known here yet: only events
-        // on a retry of the same commit are found (`core::flaky`, kind a).
-        let events = flaky::flaky_events(&runs, &|_| None);
+        // What the runners recorded of the commits a test flipped across
+        // (`store::commit_changes`): kind (b) needs them.
+        let known = (self.store)
+            .commit_changes(run.repo, flaky::flips_across_commits(&runs))
+            .await?;
+        let unrelated = config.flaky.unrelated_globs();
+        let changes = Changes {
+            files: &|pair: &CommitPair| known.get(pair).cloned().flatten(),
+            unrelated: &|path: &str| unrelated.is_match(path),
+        };
+        let events = flaky::flaky_events(&runs, changes);
         if events.is_empty() {
             return Ok(Decision::default());
         }
         let before = self.store.quarantines(run.repo).await?;
         let now = self.now();
-        let started = flaky::new_quarantines(&events, &before, config.flaky, now);
+        let started = flaky::new_quarantines(&events, &before, &config.flaky, now);
         let prefix = format!("/{}", super::commands::syntax_of(config).prefix);
         Ok(flaky::on_new_quarantines(
             run.repo, &before, started, &prefix, now,

@@ -612,10 +612,15 @@ impl RunQueue {
         };
         let mirror = self.mirrors.mirror(row.repo.as_str())?;
         mirror
-            .fetch_commit_async(self.git.url(row.repo.as_str()), token, row.sha.0.clone())
+            .fetch_commit_async(
+                self.git.url(row.repo.as_str()),
+                token.clone(),
+                row.sha.0.clone(),
+            )
             .await?;
         let ws =
-            Workspace::checkout_async(mirror, row.sha.0.clone(), self.workspaces.clone()).await?;
+            Workspace::checkout_async(mirror.clone(), row.sha.0.clone(), self.workspaces.clone())
+                .await?;
         let workspace = ws.path().display().to_string();
         // The network is the repository's choice, from its config on the
         // default branch (never the commit under test).
@@ -637,6 +642,9 @@ impl RunQueue {
         let report = run_gate_specs(ws.path(), row.task.clone(), gates, options).await;
         // Removing a big checkout is blocking work.
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
+        // Before the report is recorded: deciding on it reads them.
+        let url = self.git.url(row.repo.as_str());
+        super::commit_changes::record_from_mirror(&self.store, row, &mirror, url, token).await;
         Ok((report, workspace))
     }
 }

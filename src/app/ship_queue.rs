@@ -90,6 +90,7 @@ impl Ship {
                 return Ok(l.outcome(d, step, ship::ROLLBACK_TASK));
             }
             ShipWhat::RevertRefused { round, why } => {
+                self.read_default_branch(&mut l).await?;
                 ship::on_revert_failed(&l.record, round, &why, &l.ctx())
             }
             ShipWhat::RevertBaseMoved { round } => {

@@ -33,8 +33,9 @@
 //! | `freeze_windows` | none | weekly windows in UTC when nothing lands: `- { days: [fri], from: "16:00", to: "24:00", reason: weekend }` (`core::freeze`) |
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
-//! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit) before a test is quarantined (1–100; `core::flaky`) |
+//! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit, or changed result across a commit that touched none of its files) before a test is quarantined (1–100; `core::flaky`) |
 //! | `flaky.quarantine_days` | 14 | how long a quarantine lasts, in days (1–365); `/taskgate unquarantine <test>` lifts it sooner |
+//! | `flaky.unrelated_paths` | prose, licences, images | globs of paths whose change cannot change a test's result: a test whose result changes across a commit that changed only these (or nothing) is flaky (`core::flaky`, kind b) |
 
 use std::collections::BTreeMap;
 
@@ -152,20 +153,53 @@ impl Default for Limits {
 
 /// `flaky.*`: when a flaky test is quarantined, and for how long
 /// (`core::flaky`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FlakyConfig {
     /// Flaky events that quarantine a test.
     pub quarantine_after: u32,
     /// Days a quarantine lasts.
     pub quarantine_days: u32,
+    /// Globs of paths whose change cannot change a test's result: a test
+    /// that flips across a commit that changed only these is flaky.
+    pub unrelated_paths: Vec<String>,
 }
+
+/// `flaky.unrelated_paths` when the config names none: prose, licences
+/// and pictures.
+pub const DEFAULT_UNRELATED_PATHS: &[&str] = &[
+    "**/*.md",
+    "**/*.markdown",
+    "**/*.rst",
+    "**/*.adoc",
+    "docs/**",
+    "**/LICENSE*",
+    "**/NOTICE*",
+    "**/AUTHORS*",
+    "**/*.png",
+    "**/*.jpg",
+    "**/*.gif",
+    "**/*.svg",
+];
 
 impl Default for FlakyConfig {
     fn default() -> Self {
         FlakyConfig {
             quarantine_after: 3,
             quarantine_days: 14,
+            unrelated_paths: DEFAULT_UNRELATED_PATHS
+                .iter()
+                .map(|g| g.to_string())
+                .collect(),
         }
+    }
+}
+
+impl FlakyConfig {
+    /// [`FlakyConfig::unrelated_paths`] as a matcher (each glob was checked
+    /// when the config was read).
+    pub fn unrelated_globs(&self) -> crate::results::ReportGlobs {
+        let globs: Vec<&str> = self.unrelated_paths.iter().map(String::as_str).collect();
+        crate::results::ReportGlobs::new(&globs).unwrap_or_default()
     }
 }
 
@@ -317,7 +351,7 @@ const TOP_KEYS: &[&str] = &[
     "ship_gates",
     "flaky",
 ];
-const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days"];
+const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days", "unrelated_paths"];
 const ROLE_KEYS: &[&str] = &["assignees", "labels", "agent_workflow"];
 const LIMIT_KEYS: &[&str] = &[
     "max_debug_attempts",
@@ -524,6 +558,22 @@ fn read_flaky(ff: &Fields, flaky: &mut FlakyConfig, p: &mut Vec<Problem>) {
     }
     if let Some(v) = ff.int("quarantine_days", 1, 365, p) {
         flaky.quarantine_days = v as u32;
+    }
+    if ff.get("unrelated_paths").is_some() {
+        flaky.unrelated_paths = Vec::new();
+        for (glob, pos) in ff.str_list("unrelated_paths", p) {
+            let Err(e) = crate::results::ReportGlobs::new(&[glob.as_str()]) else {
+                flaky.unrelated_paths.push(glob);
+                continue;
+            };
+            let reason = match e {
+                crate::results::ReportError::BadGlob { reason, .. } => reason,
+                other => other.to_string(),
+            };
+            let key = "flaky.unrelated_paths".to_string();
+            let kind = ProblemKind::BadPathGlob { key, glob, reason };
+            p.push(Problem::new(Some(pos), kind));
+        }
     }
 }
 
@@ -737,9 +787,22 @@ commands: { prefix: /tg, short_form: false, permissions: { ship: admin, retry: t
             c.flaky,
             FlakyConfig {
                 quarantine_after: 5,
-                quarantine_days: 7
+                quarantine_days: 7,
+                ..FlakyConfig::default()
             }
         );
+        let globs = RepoConfig::default().flaky.unrelated_globs();
+        assert!(globs.is_match("README.md") && globs.is_match("docs/guide/x.txt"));
+        assert!(!globs.is_match("src/app.py") && !globs.is_match("tests/test_x.py"));
+        let own = load_config(Some("flaky: { unrelated_paths: ['notes/**'] }\n")).unwrap();
+        assert_eq!(
+            own.flaky.unrelated_paths,
+            ["notes/**"],
+            "the list replaces the default"
+        );
+        insta::assert_snapshot!(problems("flaky: { unrelated_paths: ['a/[b'] }\n"), @r"
+            .github/taskgate.yml:1:28: error: `flaky.unrelated_paths: a/[b` cannot be used: unclosed character class; missing ']'
+        ");
         assert_eq!(RepoConfig::default().flaky.quarantine_after, 3);
         assert_eq!(RepoConfig::default().flaky.quarantine_days, 14);
         let src = "flaky: { quarantine_after: 0, quarantine_dayz: 7 }\n";

@@ -15,9 +15,12 @@
 //!   attempt and passed on a later attempt of the same commit (a retry of
 //!   the same sha) is one event, at the passing attempt. (b) A result that
 //!   changed between two consecutive tested commits of one task, when the
-//!   second commit did not touch the test's file, is one event, at the
-//!   second commit's first attempt; it needs the test's file and the
-//!   commit's changed files, and without either nothing is concluded.
+//!   second commit touched none of the test's files, is one event, at the
+//!   second commit's first attempt. Which sources a test reads is not
+//!   known, so only a commit that changed nothing but paths that cannot
+//!   change a result (`flaky.unrelated_paths`: documentation, images…), or
+//!   nothing at all, leaves a test untouched; without the commit's changed
+//!   files nothing is concluded.
 //! - **Always failing is broken, not flaky.** A test with no passing run in
 //!   the history given has no event at all.
 //! - **Events count once.** A quarantine keeps the events it was based on;
@@ -107,15 +110,48 @@ impl Quarantine {
 /// One test's attempts of one task: attempt → (a run of it, its result).
 type Attempts<'r> = BTreeMap<u32, (&'r TestRun, RunResult)>;
 
-/// The flaky events of each test in `runs`. `changed_files(sha)` gives the
-/// files a commit changed since the task's previous tested commit, when
-/// the shell knows them; `None` leaves kind (b) undecided for that commit.
-pub fn flaky_events(
-    runs: &[TestRun],
-    changed_files: &dyn Fn(&str) -> Option<Vec<String>>,
-) -> BTreeMap<TestId, Vec<FlakyEvent>> {
-    // test → task → attempts in order, one result per attempt (a failure
-    // in any gate is the attempt's failure).
+/// The commits a task tested one after the other: `head` was tested next
+/// after `base`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CommitPair {
+    pub base: String,
+    pub head: String,
+}
+
+/// What the shell knows of the changes between a task's tested commits.
+#[derive(Clone, Copy)]
+pub struct Changes<'a> {
+    /// The files `pair.head` changed since `pair.base`; `None` when not
+    /// known (or too many to list), which leaves kind (b) undecided.
+    pub files: &'a dyn Fn(&CommitPair) -> Option<Vec<String>>,
+    /// Whether a path's change cannot change a test's result
+    /// (`flaky.unrelated_paths`: documentation, images…).
+    pub unrelated: &'a dyn Fn(&str) -> bool,
+}
+
+fn no_files(_: &CommitPair) -> Option<Vec<String>> {
+    None
+}
+
+fn nothing_unrelated(_: &str) -> bool {
+    false
+}
+
+impl Changes<'static> {
+    /// Nothing known: only events of kind (a) are found.
+    pub const UNKNOWN: Changes<'static> = Changes {
+        files: &no_files,
+        unrelated: &nothing_unrelated,
+    };
+}
+
+/// One test's results on one task: (a run of it, the attempt's result)
+/// per attempt that ran it, in attempt order, skips left out.
+type Sequence<'r> = Vec<(&'r TestRun, RunResult)>;
+
+/// `runs` as test → task → [`Sequence`]. An attempt's result is a failure
+/// when any gate of it failed the test.
+fn sequences(runs: &[TestRun]) -> BTreeMap<&TestId, BTreeMap<&str, Sequence<'_>>> {
     let mut by_test: BTreeMap<&TestId, BTreeMap<&str, Attempts<'_>>> = BTreeMap::new();
     for run in runs {
         let slot = by_test
@@ -129,23 +165,37 @@ pub fn flaky_events(
             slot.1 = run.result;
         }
     }
+    by_test
+        .into_iter()
+        .map(|(test, tasks)| {
+            let tasks = tasks
+                .into_iter()
+                .map(|(task, attempts)| {
+                    let seq = attempts
+                        .into_values()
+                        .filter(|(_, r)| *r != RunResult::Skip)
+                        .collect();
+                    (task, seq)
+                })
+                .collect();
+            (test, tasks)
+        })
+        .collect()
+}
+
+/// The flaky events of each test in `runs`, with what `changes` knows of
+/// the commits between a task's tested commits.
+pub fn flaky_events(runs: &[TestRun], changes: Changes<'_>) -> BTreeMap<TestId, Vec<FlakyEvent>> {
     let mut out = BTreeMap::new();
-    for (test, tasks) in by_test {
-        let ever_passed = tasks
-            .values()
-            .flat_map(BTreeMap::values)
-            .any(|(_, r)| *r == RunResult::Pass);
+    for (test, tasks) in sequences(runs) {
+        let ever_passed = tasks.values().flatten().any(|(_, r)| *r == RunResult::Pass);
         if !ever_passed {
             continue;
         }
         let mut events = Vec::new();
-        for (task, attempts) in tasks {
-            let seq: Vec<(&TestRun, RunResult)> = attempts
-                .into_values()
-                .filter(|(_, r)| *r != RunResult::Skip)
-                .collect();
+        for (task, seq) in tasks {
             retry_events(task, &seq, &mut events);
-            untouched_events(task, &seq, changed_files, &mut events);
+            untouched_events(task, &seq, changes, &mut events);
         }
         if !events.is_empty() {
             events.sort();
@@ -176,12 +226,15 @@ fn retry_events(task: &str, seq: &[(&TestRun, RunResult)], events: &mut Vec<Flak
     }
 }
 
-/// (b): a flip between consecutive commits when the later one did not
-/// touch the test's file (both known).
+/// (b): a flip between consecutive tested commits when the later one
+/// touched none of the test's files: it changed only paths that cannot
+/// change a test's result (or nothing at all), and not the test's own file.
+/// taskgate cannot know which sources a test reads, so every other path
+/// counts as one of them: a change to code is never called flakiness.
 fn untouched_events(
     task: &str,
     seq: &[(&TestRun, RunResult)],
-    changed_files: &dyn Fn(&str) -> Option<Vec<String>>,
+    changes: Changes<'_>,
     events: &mut Vec<FlakyEvent>,
 ) {
     for pair in seq.windows(2) {
@@ -189,13 +242,18 @@ fn untouched_events(
         if before.sha == after.sha || was == now {
             continue;
         }
-        let Some(file) = after.file.as_ref().or(before.file.as_ref()) else {
+        let commits = CommitPair {
+            base: before.sha.clone(),
+            head: after.sha.clone(),
+        };
+        let Some(changed) = (changes.files)(&commits) else {
             continue;
         };
-        let Some(changed) = changed_files(&after.sha) else {
-            continue;
-        };
-        if !changed.iter().any(|f| f == file) {
+        let own_file = after.file.as_ref().or(before.file.as_ref());
+        let touched = changed
+            .iter()
+            .any(|f| Some(f) == own_file || !(changes.unrelated)(f));
+        if !touched {
             events.push(FlakyEvent {
                 task: task.to_string(),
                 sha: after.sha.clone(),
@@ -206,13 +264,34 @@ fn untouched_events(
     }
 }
 
+/// The pairs of consecutive tested commits across which a test of `runs`
+/// changed result: the ones whose changes kind (b) needs to know.
+pub fn flips_across_commits(runs: &[TestRun]) -> Vec<CommitPair> {
+    let mut pairs: Vec<CommitPair> = sequences(runs)
+        .into_values()
+        .flat_map(BTreeMap::into_values)
+        .flat_map(|seq| {
+            seq.windows(2)
+                .filter(|w| w[0].0.sha != w[1].0.sha && w[0].1 != w[1].1)
+                .map(|w| CommitPair {
+                    base: w[0].0.sha.clone(),
+                    head: w[1].0.sha.clone(),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    pairs.sort();
+    pairs.dedup();
+    pairs
+}
+
 /// The quarantines to start at `now_s`: each test not already in
 /// quarantine with at least `quarantine_after` events not counted by an
 /// earlier quarantine of it.
 pub fn new_quarantines(
     events: &BTreeMap<TestId, Vec<FlakyEvent>>,
     existing: &[Quarantine],
-    policy: FlakyConfig,
+    policy: &FlakyConfig,
     now_s: i64,
 ) -> Vec<Quarantine> {
     let mut out = Vec::new();

@@ -23,8 +23,14 @@ fn run(test: &str, attempt: u32, sha: &str, result: RunResult) -> TestRun {
 
 use RunResult::{Fail, Pass, Skip};
 
-fn unknown(_: &str) -> Option<Vec<String>> {
-    None
+const UNKNOWN: Changes<'static> = Changes::UNKNOWN;
+
+/// Changes where `files(pair)` is known and only `.md` files are unrelated.
+fn known<'a>(files: &'a dyn Fn(&CommitPair) -> Option<Vec<String>>) -> Changes<'a> {
+    Changes {
+        files,
+        unrelated: &|path: &str| path.ends_with(".md"),
+    }
 }
 
 /// Fail then pass on the same commit, `n` times: attempts 1..=2n.
@@ -43,11 +49,12 @@ fn policy(after: u32) -> FlakyConfig {
     FlakyConfig {
         quarantine_after: after,
         quarantine_days: 14,
+        ..FlakyConfig::default()
     }
 }
 
 fn events_of(runs: &[TestRun]) -> Vec<(u32, EventKind)> {
-    flaky_events(runs, &unknown)
+    flaky_events(runs, UNKNOWN)
         .into_values()
         .flatten()
         .map(|e| (e.attempt, e.kind))
@@ -71,9 +78,9 @@ fn a_test_that_always_fails_is_never_flaky() {
     let runs: Vec<TestRun> = (1..=10)
         .map(|a| run("broken", a, if a % 2 == 0 { SHA_A } else { SHA_B }, Fail))
         .collect();
-    let changed = |_: &str| Some(vec!["README.md".to_string()]);
-    assert!(flaky_events(&runs, &changed).is_empty());
-    let quarantined = new_quarantines(&flaky_events(&runs, &changed), &[], policy(1), 0);
+    let readme = |_: &CommitPair| Some(vec!["README.md".to_string()]);
+    assert!(flaky_events(&runs, known(&readme)).is_empty());
+    let quarantined = new_quarantines(&flaky_events(&runs, known(&readme)), &[], &policy(1), 0);
     assert!(quarantined.is_empty());
 }
 
@@ -99,35 +106,56 @@ fn a_fix_on_a_new_commit_is_not_a_retry_event() {
 }
 
 #[test]
-fn a_flip_across_commits_counts_only_when_the_test_file_was_not_touched() {
+fn a_flip_across_commits_counts_only_when_the_commit_touched_none_of_the_tests_files() {
     let runs = vec![
         run("t", 1, SHA_A, Pass),
         run("t", 2, SHA_B, Fail),
         run("t", 3, SHA_C, Pass),
+        run("t", 4, SHA_A, Fail),
     ];
-    let changed = |sha: &str| {
-        Some(if sha == SHA_B {
-            vec!["README.md".to_string()]
-        } else {
-            vec!["tests/test_x.py".to_string()]
+    let files = |pair: &CommitPair| {
+        Some(match pair.head.as_str() {
+            // Only documentation: the test was not touched.
+            SHA_B => vec!["README.md".to_string(), "docs/x.md".to_string()],
+            // Its own file (even if it matched an unrelated glob).
+            SHA_C => vec!["tests/test_x.py".to_string()],
+            // Code it may read.
+            _ => vec!["README.md".to_string(), "src/app.py".to_string()],
         })
     };
-    let events: Vec<(u32, EventKind)> = flaky_events(&runs, &changed)
+    let events: Vec<(u32, EventKind)> = flaky_events(&runs, known(&files))
         .into_values()
         .flatten()
         .map(|e| (e.attempt, e.kind))
         .collect();
+    assert_eq!(events, [(2, EventKind::Untouched)]);
+    // A commit that changed nothing at all (a re-push of the same tree).
+    let nothing = |_: &CommitPair| Some(vec![]);
+    assert_eq!(flaky_events(&runs, known(&nothing)).len(), 1);
     assert_eq!(
-        events,
-        [(2, EventKind::Untouched)],
-        "SHA_C touched the file"
+        flaky_events(&runs, known(&nothing))[&TestId::new("t")].len(),
+        3
     );
-    // Without the test's file, nothing is concluded.
-    let no_file: Vec<TestRun> = runs
-        .into_iter()
-        .map(|r| TestRun { file: None, ..r })
-        .collect();
-    assert!(flaky_events(&no_file, &changed).is_empty());
+    // Unknown changes: nothing concluded.
+    assert!(flaky_events(&runs, UNKNOWN).is_empty());
+}
+
+#[test]
+fn the_pairs_to_compare_are_the_flips_across_commits() {
+    let runs = vec![
+        run("t", 1, SHA_A, Pass),
+        run("t", 2, SHA_A, Fail),
+        run("t", 3, SHA_B, Fail),
+        run("t", 4, SHA_C, Skip),
+        run("t", 5, SHA_C, Pass),
+        run("u", 1, SHA_A, Pass),
+        run("u", 5, SHA_C, Pass),
+    ];
+    let pair = |base: &str, head: &str| CommitPair {
+        base: base.into(),
+        head: head.into(),
+    };
+    assert_eq!(flips_across_commits(&runs), [pair(SHA_B, SHA_C)]);
 }
 
 #[test]
@@ -144,10 +172,10 @@ fn one_failing_gate_makes_the_attempt_a_failure() {
 #[test]
 fn the_nth_event_quarantines_for_the_configured_days() {
     let now = 1_000 * DAY;
-    let two = flaky_events(&flips("t", 2), &unknown);
-    assert!(new_quarantines(&two, &[], policy(3), now).is_empty());
-    let three = flaky_events(&flips("t", 3), &unknown);
-    let started = new_quarantines(&three, &[], policy(3), now);
+    let two = flaky_events(&flips("t", 2), UNKNOWN);
+    assert!(new_quarantines(&two, &[], &policy(3), now).is_empty());
+    let three = flaky_events(&flips("t", 3), UNKNOWN);
+    let started = new_quarantines(&three, &[], &policy(3), now);
     assert_eq!(started.len(), 1);
     let q = &started[0];
     assert_eq!((q.since_s, q.until_s), (now, now + 14 * DAY));
@@ -155,21 +183,21 @@ fn the_nth_event_quarantines_for_the_configured_days() {
     assert!(q.in_force(now) && q.in_force(now + 14 * DAY - 1));
     assert!(!q.in_force(now + 14 * DAY), "expired by the clock");
     // Already in force: nothing new.
-    assert!(new_quarantines(&three, &started, policy(3), now + DAY).is_empty());
+    assert!(new_quarantines(&three, &started, &policy(3), now + DAY).is_empty());
 }
 
 #[test]
 fn after_expiry_or_a_lift_only_new_events_count() {
     let now = 1_000 * DAY;
-    let three = flaky_events(&flips("t", 3), &unknown);
-    let first = new_quarantines(&three, &[], policy(3), now);
+    let three = flaky_events(&flips("t", 3), UNKNOWN);
+    let first = new_quarantines(&three, &[], &policy(3), now);
     let later = now + 15 * DAY;
     assert!(
-        new_quarantines(&three, &first, policy(3), later).is_empty(),
+        new_quarantines(&three, &first, &policy(3), later).is_empty(),
         "the same events do not quarantine twice"
     );
-    let six = flaky_events(&flips("t", 6), &unknown);
-    let again = new_quarantines(&six, &first, policy(3), later);
+    let six = flaky_events(&flips("t", 6), UNKNOWN);
+    let again = new_quarantines(&six, &first, &policy(3), later);
     assert_eq!(again.len(), 1);
     assert_eq!(again[0].since_s, later);
     let lifted = Quarantine {
@@ -178,19 +206,19 @@ fn after_expiry_or_a_lift_only_new_events_count() {
     };
     assert!(!lifted.in_force(now + DAY));
     assert!(
-        new_quarantines(&three, std::slice::from_ref(&lifted), policy(3), now + DAY).is_empty()
+        new_quarantines(&three, std::slice::from_ref(&lifted), &policy(3), now + DAY).is_empty()
     );
     assert_eq!(
-        new_quarantines(&six, &[lifted], policy(3), now + DAY).len(),
+        new_quarantines(&six, &[lifted], &policy(3), now + DAY).len(),
         1
     );
 }
 
 fn quarantined(test: &str, since_s: i64) -> Quarantine {
     new_quarantines(
-        &flaky_events(&flips(test, 3), &unknown),
+        &flaky_events(&flips(test, 3), UNKNOWN),
         &[],
-        policy(3),
+        &policy(3),
         since_s,
     )
     .remove(0)

@@ -22,6 +22,7 @@ use crate::classify::{neutralize_mentions, strip_ansi, Classification, FailureKi
 
 mod caps;
 mod evidence;
+mod verdict;
 
 pub use caps::{
     cap_report, MAX_ANNOTATIONS_PER_GATE, MAX_COMMANDS_PER_GATE, MAX_FINDINGS_PER_COMMAND,
@@ -31,6 +32,7 @@ pub use evidence::{
     case_line, case_verdict, check_required_tests, CaseVerdict, GateTests, Unmet, UnmetRequired,
     MAX_CASES_KEPT, MAX_FAILING_LISTED,
 };
+pub use verdict::{apply_quarantine, decide_verdict, excused_by_quarantine};
 
 /// Bumped when a field changes meaning or disappears; additions keep it.
 pub const REPORT_VERSION: u32 = 1;
@@ -386,7 +388,8 @@ fn gate_annotations(gate: &GateResult, workspace: &str) -> (Vec<Annotation>, usi
         let Some(class) = &c.classification else {
             continue;
         };
-        let level = if c.passed() {
+        // A command the quarantine excused did not fail its gate.
+        let level = if c.passed() || excused_by_quarantine(c, gate.tests.as_ref()) {
             AnnotationLevel::Warning
         } else {
             AnnotationLevel::Failure

@@ -74,7 +74,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             let done = revert(ctx, &proof, reverts, onto, message).await;
             told_if_refused(ctx, &proof, done, |round, why| ShipWhat::RevertRefused {
                 round,
-                why: format!("GitHub refused to build the revert: {why}"),
+                why: sentence(format!("GitHub refused to build the revert: {why}")),
             })
             .await
         }
@@ -169,8 +169,9 @@ struct Landing<'a> {
     revert: bool,
 }
 
-/// Fast-forwards the default branch to the tested commit. Already there
-/// (a retry after a lost answer) is done; moved elsewhere is told to the
+/// Fast-forwards the default branch to the tested commit. Already in its
+/// history (a retry after a lost answer: GitHub moved it, and others may
+/// have pushed on top since) is done; moved elsewhere is told to the
 /// story, which proves again.
 async fn land(
     ctx: &Ctx<'_>,
@@ -179,7 +180,7 @@ async fn land(
     report_to: &str,
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(l.repo);
-    if ctx.attempt > 1 && gh.branch_head(l.branch).await?.as_ref() == Some(commit) {
+    if ctx.attempt > 1 && gh.branch_contains(l.branch, commit).await? {
         return Ok(Some(json!({ "sha": commit, "landed": true }).to_string()));
     }
     match gh.fast_forward(l.branch, commit).await {
@@ -226,7 +227,7 @@ async fn revert(
     let Some(before) = parents.first() else {
         let what = ShipWhat::RevertRefused {
             round: proof.round,
-            why: format!("`{}` has no parent to go back to", reverts.short()),
+            why: format!("`{}` has no parent to go back to.", reverts.short()),
         };
         ship_event(ctx, proof.repo, proof.story, what, "revert-refused").await?;
         return Ok(None);
@@ -252,7 +253,7 @@ async fn revert(
         },
         MergeOutcome::Conflict(why) => ShipWhat::RevertRefused {
             round: proof.round,
-            why: format!("the revert does not merge with `{onto}` as it is now (GitHub: {why})"),
+            why: format!("The revert does not merge with `{onto}` as it is now (GitHub: {why})."),
         },
     };
     ship_event(ctx, proof.repo, proof.story, what, "revert-commit").await?;
@@ -276,10 +277,21 @@ async fn land_refused(
     let what = if l.revert {
         ShipWhat::RevertRefused {
             round: l.round,
-            why,
+            why: sentence(why),
         }
     } else {
         ShipWhat::MergeRefused { why }
     };
     ship_event(ctx, l.repo, l.story, what, "land-refused").await
+}
+
+/// A rollback's refusal is told as a sentence between others ("The
+/// rollback did not land. {why} Nothing changed on …"): it ends with a
+/// full stop, whatever GitHub's message ended with.
+fn sentence(why: String) -> String {
+    if why.ends_with(['.', '!', '?']) {
+        why
+    } else {
+        why + "."
+    }
 }

@@ -111,7 +111,7 @@ pub fn report_candidates(paths: &[&str]) -> Vec<Candidate> {
 
 /// A gate's configured `reports:` globs (`*` stays within one directory,
 /// `**` crosses them).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ReportGlobs {
     set: GlobSet,
 }
@@ -127,6 +127,11 @@ impl ReportGlobs {
             reason: e.kind().to_string(),
         })?;
         Ok(Self { set })
+    }
+
+    /// Whether `path` matches any glob.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(path)
     }
 
     /// The paths that match any glob, in the order given.

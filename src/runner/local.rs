@@ -10,7 +10,9 @@
 //! Per gate (tests grouped by `gate`, in plan order): each command runs once
 //! and, if it failed (not timed out, not cancelled), once more at once. A
 //! fail-then-pass is `flaky`: the gate passes with a warning. Failures are
-//! classified by [`classify`]. The task's `expected_artifacts` and `metrics`
+//! classified by [`classify`]; the gate's verdict, flaky-test quarantine
+//! included, is [`decide_verdict`]'s (the Actions runner's reports are
+//! judged again by the same code). The task's `expected_artifacts` and `metrics`
 //! are checked after every command has run, on the `test` gate if the task
 //! has one, else on its last gate; a missing artifact or metric, or a metric
 //! out of bounds, fails that gate as `spec_mismatch`.
@@ -43,7 +45,8 @@ use crate::core::plan::{
     effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
 };
 use crate::core::report::{
-    cap_report, relative_path, CommandResult, GateResult, GateTests, RunReport, REPORT_VERSION,
+    cap_report, decide_verdict, relative_path, CommandResult, GateResult, GateTests, RunReport,
+    REPORT_VERSION,
 };
 use crate::results::{TestCase, TestId};
 
@@ -396,100 +399,20 @@ fn gate_result(
     }
     let cancelled = run_cancelled
         && (commands.len() < spec.tests.len() || commands.iter().any(|c| !c.passed()));
-    let failing = commands
-        .iter()
-        .find(|c| !c.passed() && !excused_by_quarantine(c, tests.as_ref()));
-    if let Some(t) = tests.as_ref().filter(|t| t.quarantined > 0) {
-        warnings.push(format!(
-            "{} quarantined test{} failed (flaky, see the \"Flaky tests\" issue); \
-             {} not fail this gate",
-            t.quarantined,
-            if t.quarantined == 1 { "" } else { "s" },
-            if t.quarantined == 1 {
-                "it does"
-            } else {
-                "they do"
-            }
-        ));
-    }
-    let checks: Vec<String> = spec
-        .problem
-        .iter()
-        .cloned()
-        .chain(
-            missing_artifacts
-                .iter()
-                .map(|a| format!("missing artifact: {a}")),
-        )
-        .chain(metric_failures.iter().map(|m| format!("metric {m}")))
-        .chain(
-            tests
-                .iter()
-                .flat_map(|t| &t.required)
-                .map(ToString::to_string),
-        )
-        .collect();
-    let failed_tests = tests.as_ref().and_then(GateTests::failure_summary);
-    let (kind, summary) = match (failing, checks.is_empty()) {
-        _ if cancelled => (
-            None,
-            Some("cancelled: superseded by a newer run".to_string()),
-        ),
-        (Some(c), _) => {
-            let class = c.classification.as_ref();
-            let kind = class.map_or(FailureKind::Unknown, |k| k.kind);
-            match &failed_tests {
-                Some(names) => (Some(refined_kind(kind)), Some(names.clone())),
-                None => (Some(kind), class.map(|k| k.summary.clone())),
-            }
-        }
-        (None, _) if failed_tests.is_some() => {
-            (Some(FailureKind::TestFailure), failed_tests.clone())
-        }
-        (None, false) => (
-            Some(FailureKind::SpecMismatch),
-            Some(checks[..checks.len().min(3)].join("\n")),
-        ),
-        (None, true) => (None, None),
-    };
-    GateResult {
+    let mut gate = GateResult {
         gate: spec.gate,
-        passed: !cancelled && failing.is_none() && failed_tests.is_none() && checks.is_empty(),
-        kind,
-        summary,
+        passed: false,
+        kind: None,
+        summary: None,
         commands,
         missing_artifacts,
         metric_failures,
         warnings,
         cancelled,
         tests,
-    }
-}
-
-/// A failing command whose only failing tests are quarantined, and whose
-/// log says nothing more specific than a test failure (not a timeout, a
-/// build failure, a missing dependency…): the quarantine explains it.
-fn excused_by_quarantine(command: &CommandResult, tests: Option<&GateTests>) -> bool {
-    let Some(tests) = tests else { return false };
-    let kind = command
-        .classification
-        .as_ref()
-        .map_or(FailureKind::Unknown, |k| k.kind);
-    tests.failed == 0
-        && tests.quarantined > 0
-        && !command.timed_out
-        && command.exit_code.is_some()
-        && refined_kind(kind) == FailureKind::TestFailure
-}
-
-/// The kind of a failing command whose reports name failing tests: a
-/// vague verdict of the log classifier becomes `test_failure`; a specific
-/// one (a build failure, a timeout, a missing dependency) stands.
-fn refined_kind(kind: FailureKind) -> FailureKind {
-    match kind {
-        FailureKind::Unknown | FailureKind::RuntimeError => FailureKind::TestFailure,
-        other => other,
-    }
+    };
+    decide_verdict(&mut gate, spec.problem.as_deref());
+    gate
 }
 
 /// One command, re-run once at once if it failed.

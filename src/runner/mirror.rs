@@ -152,6 +152,39 @@ impl Mirror {
         fetch(&self.repo()?, url, token, &[HEADS_REFSPEC])
     }
 
+    /// The paths that differ between the trees of `base` and `head` (both
+    /// fetched already), sorted; `None` when more than `max` do. A rename
+    /// names both paths.
+    pub fn changed_files(
+        &self,
+        base: &str,
+        head: &str,
+        max: usize,
+    ) -> Result<Option<Vec<String>>, GitError> {
+        let repo = self.repo()?;
+        let tree_of = |sha: &str| -> Result<git2::Tree<'_>, GitError> {
+            let oid = parse_sha(sha)?;
+            let commit = repo
+                .find_commit(oid)
+                .map_err(|_| GitError::CommitNotFound(sha.to_string()))?;
+            Ok(commit.tree()?)
+        };
+        let (old, new) = (tree_of(base)?, tree_of(head)?);
+        let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), None)?;
+        let mut paths = std::collections::BTreeSet::new();
+        for delta in diff.deltas() {
+            for file in [delta.old_file(), delta.new_file()] {
+                if let Some(path) = file.path() {
+                    paths.insert(path.to_string_lossy().into_owned());
+                }
+            }
+            if paths.len() > max {
+                return Ok(None);
+            }
+        }
+        Ok(Some(paths.into_iter().collect()))
+    }
+
     /// [`Mirror::fetch_commit`] on the blocking pool.
     pub async fn fetch_commit_async(
         &self,
@@ -276,6 +309,34 @@ pub(crate) mod tests {
         pub fn url(&self) -> String {
             format!("file://{}", self.dir.path().display())
         }
+    }
+
+    #[test]
+    fn changed_files_are_the_paths_whose_content_differs_between_two_trees() {
+        let origin = Origin::new();
+        let a = origin.commit(&[("src/app.py", "1"), ("README.md", "x")], "a");
+        origin.git(&["mv", "README.md", "docs.md"]);
+        let b = origin.commit(&[("src/app.py", "2"), ("tests/new.py", "t")], "b");
+        let c = origin.commit(&[], "empty");
+        let root = tempfile::tempdir().unwrap();
+        let mirror = MirrorStore::new(root.path()).mirror("o/r").unwrap();
+        mirror.fetch_commit(&origin.url(), None, &c).unwrap();
+        let changed = mirror.changed_files(&a, &b, 10).unwrap().unwrap();
+        assert_eq!(
+            changed,
+            ["README.md", "docs.md", "src/app.py", "tests/new.py"]
+        );
+        assert_eq!(mirror.changed_files(&b, &c, 10).unwrap(), Some(vec![]));
+        assert_eq!(
+            mirror.changed_files(&a, &b, 3).unwrap(),
+            None,
+            "over the cap"
+        );
+        let unknown = "0".repeat(40);
+        assert!(matches!(
+            mirror.changed_files(&unknown, &b, 10),
+            Err(GitError::CommitNotFound(_))
+        ));
     }
 
     #[test]

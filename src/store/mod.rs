@@ -23,6 +23,7 @@
 //! [`Store::with_clock`] gives it the server's, which tests move on.
 
 mod audit;
+mod commit_changes;
 mod db;
 mod freeze;
 mod inbox;
@@ -46,6 +47,7 @@ mod tests_history;
 mod writer;
 
 pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
+pub use commit_changes::MAX_CHANGED_FILES;
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
 pub use runs::{AttemptRow, AttemptSummary, TaskLocation};

@@ -222,6 +222,19 @@ CREATE TABLE quarantine (
     PRIMARY KEY (repo, test_id, since_s)
 );
 "#,
+    // Flaky events across commits (`store::commit_changes`).
+    r#"
+ALTER TABLE test_results ADD COLUMN file TEXT COLLATE "C";
+CREATE TABLE commit_changes (
+    repo        TEXT COLLATE "C" NOT NULL,
+    base_sha    TEXT COLLATE "C" NOT NULL,
+    head_sha    TEXT COLLATE "C" NOT NULL,
+    files       TEXT COLLATE "C",
+    PRIMARY KEY (repo, base_sha, head_sha)
+);
+-- The flaky-event history is read by test, across stories.
+CREATE INDEX test_results_test ON test_results(repo, test_id);
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

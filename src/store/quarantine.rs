@@ -10,6 +10,8 @@
 //! then count once, and "the repository had a quarantine" is the one fact
 //! that says whether its "Flaky tests" issue was asked for already.
 
+use std::collections::BTreeSet;
+
 use rusqlite::params;
 
 use super::db::{Db, Row};
@@ -127,36 +129,99 @@ impl Store {
         Ok(crate::core::flaky::in_force_ids(&all, now_s))
     }
 
-    /// The recorded runs of `repo`'s tests that failed at least once, for
-    /// flaky events (the newest [`MAX_HISTORY_ROWS`]), oldest first.
-    pub async fn flaky_history(&self, repo: &RepoName) -> Result<Vec<TestRun>, StoreError> {
-        let repo = repo.clone();
-        let mut runs = self
-            .read(move |db| {
-                db.query_map(
-                    "SELECT story, task, attempt, sha, test_id, outcome FROM test_results
-                     WHERE repo = ?1 AND test_id IN (
-                         SELECT test_id FROM test_results
-                         WHERE repo = ?1 AND outcome IN ('failed', 'errored'))
-                     ORDER BY story DESC, task DESC, attempt DESC LIMIT ?2",
-                    params![repo.as_str(), i64::from(MAX_HISTORY_ROWS)],
-                    |r| {
-                        let outcome: String = r.get(5)?;
-                        Ok(TestRun {
-                            task: format!("{}/{}", r.get::<String>(0)?, r.get::<String>(1)?),
-                            attempt: u32::try_from(r.get::<i64>(2)?).unwrap_or(0),
-                            sha: r.get(3)?,
-                            test_id: TestId::new(r.get::<String>(4)?),
-                            result: run_result(&outcome),
-                            file: None,
-                        })
-                    },
-                )
-            })
-            .await?;
-        runs.reverse();
+    /// The recorded runs of those of `tests` that can have flaky events,
+    /// oldest first (the newest [`MAX_HISTORY_ROWS`] of each chunk of
+    /// ids): every run of a test in `failing_now` (it fails in the run
+    /// being decided, not stored yet), and of the others only those that
+    /// failed at least once before (a test that never failed has none).
+    pub async fn flaky_history(
+        &self,
+        repo: &RepoName,
+        tests: &[TestId],
+        failing_now: &BTreeSet<TestId>,
+    ) -> Result<Vec<TestRun>, StoreError> {
+        let mut runs = Vec::new();
+        for chunk in tests.chunks(HISTORY_IDS_PER_QUERY) {
+            let (repo, chunk) = (repo.clone(), chunk.to_vec());
+            let failing: Vec<bool> = chunk.iter().map(|t| failing_now.contains(t)).collect();
+            let mut rows = self
+                .read(move |db| history_of(db, &repo, &chunk, &failing))
+                .await?;
+            rows.reverse();
+            runs.extend(rows);
+        }
         Ok(runs)
     }
+}
+
+/// Ids asked for in one statement (`IN (?2, …)`), far below both
+/// databases' limits on parameters.
+const HISTORY_IDS_PER_QUERY: usize = 200;
+
+/// The history of `tests` (each with whether it fails now), newest first.
+/// Always [`HISTORY_IDS_PER_QUERY`] ids of each list, the unused ones
+/// NULL: one statement text, kept in the statement cache.
+fn history_of(
+    db: &Db,
+    repo: &RepoName,
+    tests: &[TestId],
+    failing: &[bool],
+) -> Result<Vec<TestRun>, StoreError> {
+    let n = HISTORY_IDS_PER_QUERY;
+    let asked = padded(tests.iter().map(TestId::as_str).collect(), n);
+    let failing_now = padded(
+        tests
+            .iter()
+            .zip(failing)
+            .filter_map(|(t, f)| f.then_some(t.as_str()))
+            .collect(),
+        n,
+    );
+    let list = |from: usize| {
+        (from..from + n)
+            .map(|i| format!("?{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // ?1 the repository, ?2 the row limit, then the asked ids, then those
+    // failing now.
+    let sql = format!(
+        "SELECT story, task, attempt, sha, test_id, outcome, file FROM test_results t
+         WHERE repo = ?1 AND test_id IN ({})
+           AND (test_id IN ({}) OR EXISTS (
+               SELECT 1 FROM test_results f
+               WHERE f.repo = t.repo AND f.test_id = t.test_id
+                 AND f.outcome IN ('failed', 'errored')))
+         ORDER BY story DESC, task DESC, attempt DESC LIMIT ?2",
+        list(3),
+        list(3 + n)
+    );
+    let (repo_text, limit) = (repo.as_str(), i64::from(MAX_HISTORY_ROWS));
+    let mut params: Vec<&dyn rusqlite::ToSql> = vec![&repo_text, &limit];
+    params.extend(
+        asked
+            .iter()
+            .chain(&failing_now)
+            .map(|t| t as &dyn rusqlite::ToSql),
+    );
+    db.query_map(&sql, &params, |r| {
+        let outcome: String = r.get(5)?;
+        Ok(TestRun {
+            task: format!("{}/{}", r.get::<String>(0)?, r.get::<String>(1)?),
+            attempt: u32::try_from(r.get::<i64>(2)?).unwrap_or(0),
+            sha: r.get(3)?,
+            test_id: TestId::new(r.get::<String>(4)?),
+            result: run_result(&outcome),
+            file: r.get(6)?,
+        })
+    })
+}
+
+/// `ids` and then NULLs, `n` in all.
+fn padded(ids: Vec<&str>, n: usize) -> Vec<Option<&str>> {
+    let mut ids: Vec<Option<&str>> = ids.into_iter().map(Some).collect();
+    ids.resize(n, None);
+    ids
 }
 
 /// A stored outcome as a run's result.

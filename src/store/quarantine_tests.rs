@@ -111,11 +111,15 @@ on_both_backends! {
         assert!(store.quarantines_in_force(500).await.unwrap().is_empty());
     }
 
-    async fn flaky_history_holds_the_runs_of_tests_that_ever_failed_oldest_first(store: Store) {
+    async fn flaky_history_holds_the_asked_tests_that_failed_before_or_fail_now_oldest_first(store: Store) {
         let a = repo("acme/a");
-        apply(&store, vec![attempt(1, vec![tcase("flaky", true), tcase("green", false)])]).await;
+        let mut first = vec![tcase("flaky", true), tcase("green", false), tcase("other", true)];
+        first[0].file = Some("tests/test_x.py".into());
+        apply(&store, vec![attempt(1, first)]).await;
         apply(&store, vec![attempt(2, vec![tcase("flaky", false), tcase("green", false)])]).await;
-        let runs = store.flaky_history(&a).await.unwrap();
+        let ids = |names: &[&str]| names.iter().map(|n| TestId::new(*n)).collect::<Vec<_>>();
+        let none = BTreeSet::new();
+        let runs = store.flaky_history(&a, &ids(&["flaky", "green"]), &none).await.unwrap();
         let seen: Vec<(&str, u32, &str, RunResult)> = runs
             .iter()
             .map(|r| (r.task.as_str(), r.attempt, r.test_id.as_str(), r.result))
@@ -125,9 +129,18 @@ on_both_backends! {
             [
                 ("s/check", 1, "flaky", RunResult::Fail),
                 ("s/check", 2, "flaky", RunResult::Pass)
-            ]
+            ],
+            "`green` never failed; `other` was not asked for"
         );
         assert_eq!(runs[0].sha, "b".repeat(40));
-        assert!(store.flaky_history(&repo("acme/b")).await.unwrap().is_empty());
+        assert_eq!(runs[0].file.as_deref(), Some("tests/test_x.py"), "the test's file is kept");
+        // A test failing in the run being decided brings its passes.
+        let failing: BTreeSet<TestId> = ids(&["green"]).into_iter().collect();
+        let runs = store.flaky_history(&a, &ids(&["green"]), &failing).await.unwrap();
+        assert_eq!(runs.len(), 2);
+        // More ids than one statement takes.
+        let many: Vec<TestId> = (0..450).map(|i| TestId::new(format!("t{i}"))).chain(ids(&["flaky"])).collect();
+        assert_eq!(store.flaky_history(&a, &many, &none).await.unwrap().len(), 2);
+        assert!(store.flaky_history(&repo("acme/b"), &ids(&["flaky"]), &none).await.unwrap().is_empty());
     }
 }

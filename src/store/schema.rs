@@ -287,6 +287,21 @@ CREATE TABLE quarantine (
     PRIMARY KEY (repo, test_id, since_s)
 );
 "#,
+    // Flaky events across commits (`core::flaky`, kind b): each test's
+    // file, and the files a task's tested commit changed since the one
+    // tested before it (`store::commit_changes`).
+    r#"
+ALTER TABLE test_results ADD COLUMN file TEXT;
+CREATE TABLE commit_changes (
+    repo        TEXT NOT NULL,
+    base_sha    TEXT NOT NULL,
+    head_sha    TEXT NOT NULL,
+    files       TEXT,                   -- JSON array; NULL: too many to list
+    PRIMARY KEY (repo, base_sha, head_sha)
+);
+-- The flaky-event history is read by test, across stories.
+CREATE INDEX test_results_test ON test_results(repo, test_id);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

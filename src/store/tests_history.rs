@@ -38,8 +38,8 @@ pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Resul
             let duration = case.duration_ms.and_then(|ms| i64::try_from(ms).ok());
             db.execute(
                 "INSERT INTO test_results
-                     (repo, story, task, attempt, sha, gate, test_id, outcome, duration_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     (repo, story, task, attempt, sha, gate, test_id, outcome, duration_ms, file)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT(repo, story, task, attempt, gate, test_id) DO NOTHING",
                 params![
                     key.repo.as_str(),
@@ -50,7 +50,8 @@ pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Resul
                     gate.gate,
                     case.id.as_str(),
                     outcome_name(&case.outcome),
-                    duration
+                    duration,
+                    case.file
                 ],
             )?;
         }

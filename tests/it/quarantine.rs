@@ -3,11 +3,14 @@
 //! retry of the same commit three times is quarantined, its later failure
 //! does not fail the gate (a warning instead), the "Flaky tests" issue is
 //! created once and updated in place, and `/taskgate unquarantine` lifts
-//! it. A test that always fails is never quarantined.
+//! it. A test that always fails is never quarantined. A test whose result
+//! changes across commits that touched none of its files (README-only
+//! commits) is quarantined too; a regression across commits that changed
+//! the code it reads is not.
 //!
-//! Determinism: the commit never changes; the plan on the default branch
-//! says which report the command copies (`sh check.sh A|B|C`), and
-//! `/taskgate retry` runs the same commit again with it.
+//! Determinism: the plan on the default branch says what the flaky test
+//! gives (`sh check.sh A|B|C` copies a report; `sh check.sh pass|fail`
+//! writes one), and `/taskgate retry` runs the same commit again with it.
 
 use crate::runs::{story_with_plan, Story, PLAN_PATH};
 use crate::support::REPO;
@@ -207,5 +210,94 @@ async fn a_test_flaky_on_retries_is_quarantined_warned_about_tracked_and_lifted(
     n += 1;
     let run = retry(&s, &sha, n).await;
     assert_eq!(run.conclusion.as_deref(), Some("failure"));
+    s.app.assert_contract_kept();
+}
+
+/// Writes `junit.xml` with two tests: `test_fetch`, whose result the plan
+/// on the default branch gives (`$1`: pass|fail), and `test_total`, which
+/// fails while `src/app.py` holds a bug (code the test reads).
+const CHECK_ACROSS: &str = r#"flaky=$1
+total=pass
+grep -q bug src/app.py && total=fail
+case_of() {
+  if [ "$2" = fail ]; then
+    printf '<testcase classname="tests.%s" name="%s" file="tests/%s.py" line="3" time="0.010"><failure message="assert 1 == 2">E   assert 1 == 2</failure></testcase>\n' "$1" "$3" "$1"
+  else
+    printf '<testcase classname="tests.%s" name="%s" file="tests/%s.py" line="3" time="0.010"/>\n' "$1" "$3" "$1"
+  fi
+}
+{
+  printf '<?xml version="1.0" encoding="utf-8"?>\n<testsuites><testsuite name="pytest">\n'
+  case_of test_net "$flaky" test_fetch
+  case_of test_app "$total" test_total
+  printf '</testsuite></testsuites>\n'
+} > junit.xml
+grep -q '<failure' junit.xml && exit 1
+exit 0
+"#;
+
+const REGRESSED: &str = "tests/test_app.py::test_total";
+
+/// Pushes `files` to the task branch with the flaky test's result `mode`
+/// set on the default branch first; returns the commit's one check run.
+async fn push_with(s: &Story, mode: &str, files: &[(&str, &str)]) -> fakehub::CheckRun {
+    set_mode(s, mode).await;
+    let sha = s.push(files, "next").await;
+    let runs = s.completed(&sha, 1).await;
+    runs.into_iter().max_by_key(|c| c.id).unwrap()
+}
+
+#[tokio::test]
+async fn a_test_that_flips_across_commits_touching_none_of_its_files_is_quarantined_a_regression_is_not(
+) {
+    let s = story_with_plan(&plan("pass"), Some(CONFIG), 1).await;
+    let readme = |n: &str| ("README.md", n.to_string());
+    let first = [
+        ("check.sh", CHECK_ACROSS.to_string()),
+        ("src/app.py", "total = 1\n".to_string()),
+        readme("1"),
+    ];
+    let first: Vec<(&str, &str)> = first.iter().map(|(p, t)| (*p, t.as_str())).collect();
+    let run = push_with(&s, "pass", &first).await;
+    assert_eq!(run.conclusion.as_deref(), Some("success"));
+    // `test_fetch` flips on commits that changed only the README: flaky
+    // events. `test_total` flips on commits that changed the code it
+    // reads: a regression and its fix, never an event.
+    let steps: [(&str, (&str, &str), &str); 6] = [
+        ("fail", ("README.md", "2"), "failure"),
+        ("pass", ("README.md", "3"), "success"),
+        ("pass", ("src/app.py", "total = bug\n"), "failure"),
+        ("pass", ("src/app.py", "total = 1\n"), "success"),
+        ("pass", ("src/app.py", "total = bug\n"), "failure"),
+        ("fail", ("README.md", "4"), "failure"),
+    ];
+    for (i, (mode, file, expected)) in steps.into_iter().enumerate() {
+        let run = push_with(&s, mode, &[file]).await;
+        assert_eq!(
+            run.conclusion.as_deref(),
+            Some(expected),
+            "step {i}: {run:#?}"
+        );
+        if i < 5 {
+            assert!(quarantined(&s).await.is_empty(), "after step {i}");
+        }
+    }
+    // The third flip across untouched commits quarantines `test_fetch`;
+    // the regression is never quarantined.
+    assert_eq!(quarantined(&s).await, [FLAKY]);
+    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let kept = s.app.store().quarantines(&repo).await.unwrap();
+    let kinds: Vec<taskgate::core::flaky::EventKind> =
+        kept[0].events.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [taskgate::core::flaky::EventKind::Untouched; 3]);
+    assert_eq!(tracking_issues(&s).len(), 1);
+
+    // Its next failure is a warning; the regressed test still counts.
+    let run = push_with(&s, "fail", &[("src/app.py", "total = 1\n")]).await;
+    assert_eq!(run.conclusion.as_deref(), Some("success"), "{run:#?}");
+    insta::assert_snapshot!(run.title.clone().unwrap(), @"1 passed, 1 quarantined");
+    let run = push_with(&s, "fail", &[("src/app.py", "total = bug\n")]).await;
+    assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
+    assert!(!quarantined(&s).await.contains(&REGRESSED.to_string()));
     s.app.assert_contract_kept();
 }

@@ -88,7 +88,9 @@ impl Origin {
     pub fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
         git(&self.work, &["checkout", "-q", "-B", branch]);
         for (path, content) in files {
-            std::fs::write(self.work.join(path), content).unwrap();
+            let path = self.work.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
         }
         git(&self.work, &["add", "."]);
         git(

@@ -473,7 +473,7 @@ async fn a_proof_that_passes_during_a_freeze_waits_and_lands_after_the_unfreeze(
         "{queue}"
     );
     assert!(queue.contains("@octocat by label"), "{queue}");
-    assert!(queue.contains("waiting its turn"), "{queue}");
+    assert!(queue.contains("waiting for the freeze to lift"), "{queue}");
     let text = page.text().await;
     assert!(
         text.contains("frozen by @octocat") && text.contains("incident"),

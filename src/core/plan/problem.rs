@@ -147,6 +147,12 @@ pub enum ProblemKind {
     },
     #[error("`reports: {glob}` cannot be used: {reason}")]
     BadReportGlob { glob: String, reason: String },
+    #[error("`{key}: {glob}` cannot be used: {reason}")]
+    BadPathGlob {
+        key: String,
+        glob: String,
+        reason: String,
+    },
     #[error("`required_tests` has an empty id; write a test id as the results name it, e.g. `tests/test_x.py::test_y`")]
     EmptyRequiredTest,
     #[error("`required_tests` lists `{id}` twice (first at line {first_line})")]

@@ -13,6 +13,7 @@
 
 mod actions;
 mod checks;
+mod compare;
 mod issues;
 mod pulls;
 mod refs;

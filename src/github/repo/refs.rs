@@ -1,6 +1,6 @@
 //! Refs and merges for the ship queue: the proving branch set to a
 //! commit, a branch merged into it (GitHub's merges API), and the default
-//! branch fast-forwarded to the tested commit.
+//! branch fast-forwarded to the tested commit (or found to hold it).
 
 use serde_json::{json, Value};
 
@@ -118,6 +118,20 @@ impl RepoClient<'_> {
             .as_str()
             .map(|s| CommitSha(s.to_owned()))
             .ok_or_else(|| GitHubError::Unexpected("the created commit names no sha".into()))
+    }
+
+    /// Whether branch `name` has `sha` in its history, at its tip or
+    /// behind it: GitHub compares the two as `identical` or `ahead`.
+    pub(crate) async fn branch_contains(
+        &self,
+        name: &str,
+        sha: &CommitSha,
+    ) -> Result<bool, GitHubError> {
+        let v: Value = self
+            .get(&self.path(&format!("compare/{sha}...{name}")))
+            .await?
+            .json()?;
+        Ok(matches!(v["status"].as_str(), Some("identical" | "ahead")))
     }
 
     /// Moves branch `name` to `sha` only if that is a fast-forward.

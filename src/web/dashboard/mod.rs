@@ -226,8 +226,8 @@ pub async fn load_view(
         .collect();
     let mut view = filtered_view(&inputs, &repos, only, web_base, now);
     load_tests(store, &loaded, &mut view.stories).await?;
-    view.queue = queue_rows(&inputs);
     view.freezes = load_freezes(store, &loaded, only, now).await?;
+    view.queue = queue_rows(&inputs, &view.freezes);
     view.audit = load_audit(store, only).await?;
     let quarantined: Vec<_> = store
         .quarantines_in_force(now)

@@ -6,6 +6,7 @@
 //! (`core::ship::next_in_queue`'s rule: proving or landing first, then by
 //! the time each was shipped).
 
+use super::audit_view::FreezeLine;
 use super::view::StoryInput;
 use crate::core::ship::ShipState;
 
@@ -23,8 +24,10 @@ pub struct QueueRow {
     pub doing: String,
 }
 
-/// The queue rows of every repository shown, repository by repository.
-pub fn queue_rows(shown: &[StoryInput<'_>]) -> Vec<QueueRow> {
+/// The queue rows of every repository shown, repository by repository;
+/// `frozen` the repositories frozen now (a queued story there waits for
+/// the freeze, not for its turn).
+pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueRow> {
     let mut queued: Vec<&StoryInput<'_>> = shown
         .iter()
         .filter(|s| {
@@ -57,13 +60,13 @@ pub fn queue_rows(shown: &[StoryInput<'_>]) -> Vec<QueueRow> {
                 || "someone".to_owned(),
                 |b| format!("@{} by {}", b.login, b.via.name()),
             ),
-            doing: doing(s),
+            doing: doing(s, frozen.iter().any(|f| f.repo == s.repo.as_str())),
         });
     }
     rows
 }
 
-fn doing(s: &StoryInput<'_>) -> String {
+fn doing(s: &StoryInput<'_>, frozen: bool) -> String {
     let proof = s.record.proof.as_ref();
     match (s.record.state, proof) {
         (ShipState::Proving, Some(p)) => {
@@ -82,6 +85,7 @@ fn doing(s: &StoryInput<'_>) -> String {
             p.commit.as_ref().map_or("?", |c| c.short())
         ),
         (ShipState::Shipping, None) => "landing".to_owned(),
+        _ if frozen => "waiting for the freeze to lift".to_owned(),
         _ => "waiting its turn".to_owned(),
     }
 }
@@ -138,14 +142,27 @@ mod tests {
                 attempts: &[],
             })
             .collect();
-        let rows: Vec<String> = queue_rows(&shown)
-            .iter()
-            .map(|r| format!("{} #{} {} — {}", r.position, r.issue, r.shipped_by, r.doing))
-            .collect();
-        insta::assert_snapshot!(rows.join("\n"), @r"
+        let rows = |frozen: &[FreezeLine]| {
+            queue_rows(&shown, frozen)
+                .iter()
+                .map(|r| format!("{} #{} {} — {}", r.position, r.issue, r.shipped_by, r.doing))
+                .collect::<Vec<String>>()
+                .join("\n")
+        };
+        insta::assert_snapshot!(rows(&[]), @r"
         1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
         2 #3 @alice by label — waiting its turn
         3 #4 @bob by label — waiting its turn
+        ");
+        let frozen = FreezeLine {
+            repo: "o/r".into(),
+            why: "frozen by @alice: release".into(),
+            manual: true,
+        };
+        insta::assert_snapshot!(rows(&[frozen]), @r"
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        2 #3 @alice by label — waiting for the freeze to lift
+        3 #4 @bob by label — waiting for the freeze to lift
         ");
     }
 }

@@ -32,6 +32,9 @@ pub const ROUTES: &[Route] = &[
 
 /// Commits listed by a comparison asked without paging parameters; the
 /// newest are kept, as GitHub keeps them.
+/// The changed files a comparison lists at most ("the response includes a
+/// maximum of 300 changed files", GitHub's REST docs for compare).
+const COMPARE_FILES: usize = 300;
 const COMPARE_COMMITS: usize = 250;
 
 fn merge_branch(st: &mut State, req: &Req) -> HResult {
@@ -107,7 +110,11 @@ fn compare(st: &mut State, req: &Req) -> HResult {
         "behind_by": behind_by,
         "total_commits": ahead.len(),
         "commits": listed.iter().map(|s| commit_json(st, &req.base, repo, &repo.commits[*s])).collect::<Vec<_>>(),
-        "files": diff_entries(repo, &req.base, (&merge_base, &head.sha)),
+        // GitHub lists at most 300 changed files, whatever the page.
+        "files": diff_entries(repo, &req.base, (&merge_base, &head.sha))
+            .into_iter()
+            .take(COMPARE_FILES)
+            .collect::<Vec<_>>(),
     })))
 }
 
