@@ -296,6 +296,9 @@ impl Processor {
                 .on_progress(run)
                 .await
                 .map_err(DecideError::Transient),
+            InternalEvent::QuarantineEnded(ended) => {
+                Ok(self.runs.on_quarantine_ended(ended).await?)
+            }
         }
     }
 

@@ -14,13 +14,18 @@
 use std::collections::BTreeSet;
 
 use super::runs::Runs;
+use crate::core::config::load_config;
 use crate::core::config::RepoConfig;
 use crate::core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
+use crate::core::internal::{InternalEvent, QuarantineEnded};
 use crate::core::report::RunReport;
+use crate::core::sync::StoryPlan;
 use crate::core::Decision;
+use crate::ids::DeliveryId;
 use crate::ids::RepoName;
 use crate::results::{Outcome, TestId};
-use crate::store::StoreError;
+use crate::store::{NewDelivery, Store, StoreError};
+use tracing::warn;
 
 /// One finished attempt, as the quarantine sees it.
 pub(super) struct FinishedRun<'a> {
@@ -102,5 +107,75 @@ fn result_of(outcome: &Outcome) -> RunResult {
         Outcome::Passed => RunResult::Pass,
         Outcome::Failed { .. } | Outcome::Errored { .. } => RunResult::Fail,
         Outcome::Skipped { .. } => RunResult::Skip,
+    }
+}
+
+/// How far back the periodic pass looks for quarantines that ran out: a
+/// replica down for less than this still updates the tracking issue.
+const ENDED_LOOKBACK_S: i64 = 7 * 86_400;
+
+/// A stored story of `repo`, for its installation and config (the
+/// repository's config is read with every story's plan).
+async fn a_story_of(store: &Store, repo: &RepoName) -> Result<Option<StoryPlan>, StoreError> {
+    let stories = store.stories().await?;
+    let Some(row) = stories.into_iter().find(|s| &s.repo == repo) else {
+        return Ok(None);
+    };
+    store.story(repo, &row.story).await
+}
+
+impl Runs {
+    /// A quarantine ran out: the repository's "Flaky tests" issue is
+    /// rewritten without it.
+    pub async fn on_quarantine_ended(
+        &self,
+        ended: QuarantineEnded,
+    ) -> Result<Decision, StoreError> {
+        let quarantines = self.store.quarantines(&ended.repo).await?;
+        let story = a_story_of(&self.store, &ended.repo).await?;
+        let config =
+            load_config(story.as_ref().and_then(|s| s.config.as_deref())).unwrap_or_default();
+        let prefix = format!("/{}", super::commands::syntax_of(&config).prefix);
+        Ok(flaky::on_quarantine_ended(
+            &ended.repo,
+            &quarantines,
+            &ended.test_id,
+            &prefix,
+            self.now(),
+        ))
+    }
+}
+
+/// Records the end of every quarantine that ran out lately (the run
+/// queue's periodic pass). The delivery id names the quarantine, so each
+/// end is decided once however often it is seen.
+pub(super) async fn record_ended_quarantines(store: &Store, now_s: i64) {
+    let ended = match store
+        .quarantines_ended_between(now_s - ENDED_LOOKBACK_S, now_s)
+        .await
+    {
+        Ok(ended) => ended,
+        Err(e) => return warn!(error = %e, "reading ended quarantines failed"),
+    };
+    for (repo, q) in ended {
+        let Ok(Some(story)) = a_story_of(store, &repo).await else {
+            continue;
+        };
+        let event = QuarantineEnded {
+            repo: repo.clone(),
+            test_id: q.test_id.clone(),
+            since_s: q.since_s,
+        };
+        let delivery = NewDelivery::internal(
+            DeliveryId(format!(
+                "taskgate-quarantine-ended {repo} {} {}",
+                q.since_s, q.test_id
+            )),
+            story.installation,
+            &InternalEvent::QuarantineEnded(event),
+        );
+        if let Err(e) = store.record_delivery(delivery).await {
+            warn!(error = %e, "recording a quarantine's end failed");
+        }
     }
 }

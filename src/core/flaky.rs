@@ -358,6 +358,27 @@ pub fn on_new_quarantines(
     d
 }
 
+/// The decision when quarantines ran out: the tracking issue rewritten
+/// without them (it exists: a quarantine was started). Nothing when one of
+/// the same test is in force again (re-quarantined since).
+pub fn on_quarantine_ended(
+    repo: &RepoName,
+    quarantines: &[Quarantine],
+    test: &TestId,
+    prefix: &str,
+    now_s: i64,
+) -> Decision {
+    if quarantines
+        .iter()
+        .any(|q| &q.test_id == test && q.in_force(now_s))
+    {
+        return Decision::nothing(format!("`{test}` is quarantined again"));
+    }
+    let mut d = Decision::nothing(format!("the quarantine of `{test}` ended"));
+    d.effects = tracking_issue_effects(repo, quarantines, true, prefix, now_s);
+    d
+}
+
 /// The tracking issue's effect: created once (`exists` false: the
 /// repository never had a quarantine), then its body replaced in place.
 pub fn tracking_issue_effects(
@@ -393,9 +414,10 @@ pub fn tracking_issue_effects(
 /// when, its events, and how to lift it.
 pub fn render_tracking_body(quarantines: &[Quarantine], prefix: &str, now_s: i64) -> String {
     let mut out = String::from(
-        "taskgate quarantines a test after it fails and then passes on the same commit \
-         often enough: its failures no longer fail a gate (each check run shows them as \
-         warnings) until the quarantine ends.\n\n",
+        "taskgate quarantines a test after it fails and then passes on the same commit, \
+         or changes result across commits that touched none of its files, often enough: \
+         its failures no longer fail a gate (each check run shows them as warnings) \
+         until the quarantine ends.\n\n",
     );
     let mut active: Vec<&Quarantine> = quarantines.iter().filter(|q| q.in_force(now_s)).collect();
     active.sort_by(|a, b| a.test_id.cmp(&b.test_id));
@@ -427,7 +449,7 @@ fn render_event(e: &FlakyEvent) -> String {
     let short = e.sha.get(..7).unwrap_or(&e.sha);
     match e.kind {
         EventKind::Retry => format!("`{short}` attempt {}", e.attempt),
-        EventKind::Untouched => format!("`{short}` attempt {} (file untouched)", e.attempt),
+        EventKind::Untouched => format!("`{short}` attempt {} (its files untouched)", e.attempt),
     }
 }
 

@@ -250,7 +250,7 @@ fn the_tracking_issue_is_created_once_then_updated_in_place() {
     };
     assert_eq!(marker, TRACKING_MARKER);
     insta::assert_snapshot!(body, @r"
-        taskgate quarantines a test after it fails and then passes on the same commit often enough: its failures no longer fail a gate (each check run shows them as warnings) until the quarantine ends.
+        taskgate quarantines a test after it fails and then passes on the same commit, or changes result across commits that touched none of its files, often enough: its failures no longer fail a gate (each check run shows them as warnings) until the quarantine ends.
 
         | test | since | until | flaky events |
         |---|---|---|---|
@@ -273,12 +273,37 @@ fn the_tracking_body_leaves_out_expired_and_lifted_quarantines() {
     lifted.lifted_by = Some("alice".into());
     let body = render_tracking_body(&[quarantined("a", now - 20 * DAY), lifted], "/tg", now);
     insta::assert_snapshot!(body, @r"
-        taskgate quarantines a test after it fails and then passes on the same commit often enough: its failures no longer fail a gate (each check run shows them as warnings) until the quarantine ends.
+        taskgate quarantines a test after it fails and then passes on the same commit, or changes result across commits that touched none of its files, often enough: its failures no longer fail a gate (each check run shows them as warnings) until the quarantine ends.
 
         No test is quarantined now.
 
         <!-- taskgate:flaky-tests -->
     ");
+}
+
+#[test]
+fn an_ended_quarantine_rewrites_the_tracking_issue_unless_quarantined_again() {
+    let now = 1_785_000_000;
+    let ended = quarantined("t", now - 20 * DAY);
+    let test = TestId::new("t");
+    let d = on_quarantine_ended(&repo(), std::slice::from_ref(&ended), &test, "/tg", now);
+    let [Effect::UpdateIssue {
+        body: Some(body), ..
+    }] = d.effects.as_slice()
+    else {
+        panic!("an update in place: {:?}", d.effects);
+    };
+    assert!(body.contains("No test is quarantined now."), "{body}");
+    assert!(
+        d.changes.is_empty(),
+        "nothing to store: the end is a matter of time"
+    );
+    let again = quarantined("t", now - DAY);
+    let d = on_quarantine_ended(&repo(), &[ended, again], &test, "/tg", now);
+    assert!(
+        d.effects.is_empty(),
+        "in force again: the issue lists it rightly"
+    );
 }
 
 fn alice() -> AuditActor<'static> {

@@ -30,6 +30,17 @@ pub enum InternalEvent {
     ActionsWatch(WatchEvent),
     /// Progress of a run, from the local run queue or a refused dispatch.
     Run(RunEvent),
+    /// A flaky test's quarantine ran out (the run queue's timer): the
+    /// repository's "Flaky tests" issue no longer lists it.
+    QuarantineEnded(QuarantineEnded),
+}
+
+/// The payload of a quarantine's end: which one (by test and start).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QuarantineEnded {
+    pub repo: RepoName,
+    pub test_id: crate::results::TestId,
+    pub since_s: i64,
 }
 
 /// The payload of a reconciliation pass.
@@ -58,13 +69,14 @@ pub struct WatchEvent {
 }
 
 /// The inbox's names for internal events; nothing else spells them.
-const NAMES: [(&str, InternalKind); 6] = [
+const NAMES: [(&str, InternalKind); 7] = [
     ("taskgate.reconcile", InternalKind::Reconcile),
     ("taskgate.review", InternalKind::Review),
     ("taskgate.ship", InternalKind::Ship),
     ("taskgate.tick", InternalKind::Tick),
     ("taskgate.actions-watch", InternalKind::ActionsWatch),
     ("taskgate.run", InternalKind::Run),
+    ("taskgate.quarantine-ended", InternalKind::QuarantineEnded),
 ];
 
 /// Which internal event a name stands for, known before the payload is read.
@@ -76,6 +88,7 @@ pub enum InternalKind {
     Tick,
     ActionsWatch,
     Run,
+    QuarantineEnded,
 }
 
 impl InternalKind {
@@ -111,6 +124,7 @@ impl InternalEvent {
             InternalEvent::Tick(_) => InternalKind::Tick,
             InternalEvent::ActionsWatch(_) => InternalKind::ActionsWatch,
             InternalEvent::Run(_) => InternalKind::Run,
+            InternalEvent::QuarantineEnded(_) => InternalKind::QuarantineEnded,
         }
     }
 
@@ -128,6 +142,7 @@ impl InternalEvent {
             InternalEvent::Tick(p) => serde_json::to_vec(p),
             InternalEvent::ActionsWatch(p) => serde_json::to_vec(p),
             InternalEvent::Run(p) => serde_json::to_vec(p),
+            InternalEvent::QuarantineEnded(p) => serde_json::to_vec(p),
         };
         json.expect("plain data serialises")
     }
@@ -153,6 +168,7 @@ impl InternalEvent {
             InternalKind::Tick => InternalEvent::Tick(read(kind, payload)?),
             InternalKind::ActionsWatch => InternalEvent::ActionsWatch(read(kind, payload)?),
             InternalKind::Run => InternalEvent::Run(read(kind, payload)?),
+            InternalKind::QuarantineEnded => InternalEvent::QuarantineEnded(read(kind, payload)?),
         })
     }
 }

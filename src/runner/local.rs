@@ -1,6 +1,14 @@
 //! The gate loop: a task's acceptance tests, run in a directory, become a
-//! [`RunReport`]. Used by the `local` runner (in a [`Workspace`]) and by
-//! `taskgate run` (in the current directory).
+//! [`RunReport`]. Used by the `local` runner (in a
+//! [`Workspace`](super::workspace::Workspace)) and by `taskgate run` (in the
+//! current directory).
+//!
+//! Owns: [`RunOptions`], the gates of a task ([`plan_gates`]), the loop over
+//! them ([`run_gate_specs`]) and the assembly of each [`GateResult`]; its
+//! children own one command with its re-run (`command`), the metrics
+//! (`metrics`) and the bound on concurrent runs with the whole run of one
+//! commit (`queue`: [`LocalRunner`]). Must not: talk to GitHub, decide task
+//! states, or judge a gate other than through [`decide_verdict`].
 //!
 //! Commands come only from the [`Task`] passed in — the plan as read from
 //! the default branch — never from files of the commit under test; the
@@ -10,8 +18,8 @@
 //! Per gate (tests grouped by `gate`, in plan order): each command runs once
 //! and, if it failed (not timed out, not cancelled), once more at once. A
 //! fail-then-pass is `flaky`: the gate passes with a warning. Failures are
-//! classified by [`classify`]; the gate's verdict, flaky-test quarantine
-//! included, is [`decide_verdict`]'s (the Actions runner's reports are
+//! classified by [`classify`](crate::classify::classify); the gate's
+//! verdict, flaky-test quarantine included, is [`decide_verdict`]'s (the Actions runner's reports are
 //! judged again by the same code). The task's `expected_artifacts` and `metrics`
 //! are checked after every command has run, on the `test` gate if the task
 //! has one, else on its last gate; a missing artifact or metric, or a metric
@@ -22,25 +30,20 @@
 //! host that cannot sandbox runs nothing: every gate fails as
 //! `tooling_error` saying why and how to fix it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-
-use super::mirror::{GitError, Mirror};
-use super::process::{run_command, CommandSpec, ProcessOutput, DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
+use super::process::{DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
 use super::reports::{gate_reports, gate_tests, list_workspace, GateReports};
 use super::sandbox::{
     borrowed_objects, processes_limited, Isolation, SandboxRun, NETWORK_WARNING, PROCESSES_WARNING,
     UNSANDBOXED_WARNING, WORKSPACE,
 };
-use super::workspace::Workspace;
 use super::CancelToken;
-use crate::classify::{classify, Classification, FailureKind, Outcome};
+use crate::classify::FailureKind;
 use crate::core::plan::{
     effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
 };
@@ -50,15 +53,17 @@ use crate::core::report::{
 };
 use crate::results::{TestCase, TestId};
 
+mod command;
+mod metrics;
+mod queue;
+
+use command::run_test;
+use metrics::{check_metrics, read_metrics};
+pub use metrics::{MAX_METRICS_FILE_BYTES, MAX_METRIC_WARNINGS, METRICS_FILE};
+pub use queue::{Checkout, LocalRunner, RunSlot};
+
 /// A command's timeout when the plan gives none.
 pub const DEFAULT_TIMEOUT_SECONDS: u64 = 600;
-/// The file a test may write its metrics to, at the workspace root.
-pub const METRICS_FILE: &str = "taskgate-metrics.json";
-const METRIC_PREFIX: &str = "::taskgate-metric ";
-/// Largest `taskgate-metrics.json` read; a larger one is refused with a warning.
-pub const MAX_METRICS_FILE_BYTES: u64 = 1 << 20;
-/// Unreadable-metric warnings said per run; the rest are counted.
-pub const MAX_METRIC_WARNINGS: usize = 20;
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -413,377 +418,6 @@ fn gate_result(
     };
     decide_verdict(&mut gate, spec.problem.as_deref());
     gate
-}
-
-/// One command, re-run once at once if it failed.
-async fn run_test(
-    workdir: &Path,
-    test: &TestSpec,
-    options: &RunOptions,
-    sandbox: Option<&SandboxRun>,
-) -> CommandResult {
-    let timeout = test
-        .timeout_seconds
-        .map_or(options.default_timeout, Duration::from_secs);
-    let spec = CommandSpec {
-        cmd: test.cmd.clone(),
-        workdir: workdir.to_owned(),
-        timeout,
-        grace: options.grace,
-        max_output_bytes: options.max_output_bytes,
-        sandbox: sandbox.cloned(),
-    };
-    let first = run_once(&spec, test, options, workdir).await;
-    let rerun = options.rerun_failures
-        && !first.passed()
-        && !first.timed_out
-        && !options.cancel.is_cancelled();
-    if !rerun {
-        return first;
-    }
-    let second = run_once(&spec, test, options, workdir).await;
-    if !second.passed() {
-        return second;
-    }
-    let classification = first.classification.map(|mut k| {
-        if k.kind == FailureKind::TestFailure {
-            k.kind = FailureKind::FlakyTest;
-        }
-        k
-    });
-    CommandResult {
-        exit_code: second.exit_code,
-        signal: second.signal,
-        duration_ms: first.duration_ms + second.duration_ms,
-        flaky: true,
-        classification,
-        ..first
-    }
-}
-
-async fn run_once(
-    spec: &CommandSpec,
-    test: &TestSpec,
-    options: &RunOptions,
-    workdir: &Path,
-) -> CommandResult {
-    let timeout_seconds = spec.timeout.as_secs();
-    let out = match run_command(spec, &options.cancel).await {
-        Ok(out) => out,
-        Err(e) => {
-            let message = format!(
-                "taskgate could not start `{}` in {}: {e}",
-                test.cmd,
-                workdir.display()
-            );
-            return CommandResult {
-                cmd: test.cmd.clone(),
-                gate: test.gate.clone(),
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                timeout_seconds,
-                duration_ms: 0,
-                output_bytes: message.len() as u64,
-                output: message.clone(),
-                truncated: false,
-                flaky: false,
-                classification: Some(Classification {
-                    kind: FailureKind::ToolingError,
-                    summary: message,
-                    findings: Vec::new(),
-                }),
-            };
-        }
-    };
-    let classification = (!out.success() && !out.cancelled)
-        .then(|| classified(&out, test, timeout_seconds, workdir, spec.sandbox.is_some()));
-    let ProcessOutput {
-        exit_code,
-        signal,
-        timed_out,
-        duration,
-        output,
-        output_bytes,
-        truncated,
-        ..
-    } = out;
-    CommandResult {
-        cmd: test.cmd.clone(),
-        gate: test.gate.clone(),
-        exit_code,
-        signal,
-        timed_out,
-        timeout_seconds,
-        duration_ms: duration.as_millis() as u64,
-        output: String::from_utf8_lossy(&output).into_owned(),
-        output_bytes,
-        truncated,
-        flaky: false,
-        classification,
-    }
-}
-
-fn classified(
-    out: &ProcessOutput,
-    test: &TestSpec,
-    timeout_seconds: u64,
-    workdir: &Path,
-    sandboxed: bool,
-) -> Classification {
-    let mut c = classify(&Outcome {
-        command: &test.cmd,
-        exit_code: out.exit_code,
-        signal: out.signal,
-        timed_out: out.timed_out,
-        timeout_seconds: Some(timeout_seconds),
-        output: &out.output,
-    });
-    // Findings name files relative to the repository, whatever the tool printed.
-    let roots = workspace_roots(workdir, sandboxed);
-    for f in &mut c.findings {
-        if let Some(rel) = roots
-            .iter()
-            .find_map(|r| relative_path(&f.path, r).filter(|_| f.path.starts_with(r.as_str())))
-        {
-            f.path = rel;
-        }
-    }
-    c
-}
-
-/// Metrics from `::taskgate-metric name=value` lines, then from
-/// `taskgate-metrics.json` (which wins), with warnings for what is unreadable.
-/// Linear in the output: names are kept in a map (bounded by the output
-/// cap), and at most [`MAX_METRIC_WARNINGS`] warnings are said.
-fn read_metrics(workdir: &Path, outputs: &[&str]) -> (HashMap<String, f64>, Vec<String>) {
-    let mut found: HashMap<String, f64> = HashMap::new();
-    let mut warnings = Vec::new();
-    let mut unreadable = 0usize;
-    let set = |found: &mut HashMap<String, f64>, name: &str, value: f64| {
-        if let Some(slot) = found.get_mut(name) {
-            *slot = value;
-        } else {
-            found.insert(name.to_string(), value);
-        }
-    };
-    for line in outputs.iter().flat_map(|o| o.lines()) {
-        let Some(rest) = line.trim().strip_prefix(METRIC_PREFIX) else {
-            continue;
-        };
-        for pair in rest.split_whitespace() {
-            match pair.split_once('=').map(|(n, v)| (n, v.parse::<f64>())) {
-                Some((name, Ok(value))) if !name.is_empty() && value.is_finite() => {
-                    set(&mut found, name, value)
-                }
-                _ => {
-                    unreadable += 1;
-                    if unreadable <= MAX_METRIC_WARNINGS {
-                        let pair = crate::core::report::clip_middle(pair, 200);
-                        warnings.push(format!("unreadable metric `{pair}` (expected name=number)"));
-                    }
-                }
-            }
-        }
-    }
-    if unreadable > MAX_METRIC_WARNINGS {
-        warnings.push(format!(
-            "… and {} more unreadable metrics",
-            unreadable - MAX_METRIC_WARNINGS
-        ));
-    }
-    match read_metrics_file(&workdir.join(METRICS_FILE)) {
-        Ok(None) => {}
-        Ok(Some(text)) => {
-            match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&text) {
-                Ok(map) => {
-                    let mut bad = 0usize;
-                    for (name, value) in map {
-                        match value.as_f64() {
-                            Some(v) => set(&mut found, &name, v),
-                            None => {
-                                bad += 1;
-                                if bad <= MAX_METRIC_WARNINGS {
-                                    let name = crate::core::report::clip_middle(&name, 200);
-                                    warnings
-                                        .push(format!("{METRICS_FILE}: `{name}` is not a number"));
-                                }
-                            }
-                        }
-                    }
-                    if bad > MAX_METRIC_WARNINGS {
-                        warnings.push(format!(
-                            "{METRICS_FILE}: … and {} more values that are not numbers",
-                            bad - MAX_METRIC_WARNINGS
-                        ));
-                    }
-                }
-                Err(e) => warnings.push(format!(
-                    "{METRICS_FILE} is not a JSON object of numbers: {e}"
-                )),
-            }
-        }
-        Err(why) => warnings.push(why),
-    }
-    (found, warnings)
-}
-
-/// The metrics file's text; `Ok(None)` when there is none. Written by the
-/// code under test, so it is opened without following a symbolic link
-/// (`O_NOFOLLOW`: a link to a file outside the workspace is refused, not
-/// read), must be a regular file, and is read to at most
-/// [`MAX_METRICS_FILE_BYTES`]. `Err` is the warning to show.
-fn read_metrics_file(path: &Path) -> Result<Option<String>, String> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = match std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(format!(
-                "{METRICS_FILE} is a symbolic link; taskgate does not follow it (write the file itself)"
-            ))
-        }
-        Err(e) => return Err(format!("{METRICS_FILE} could not be read: {e}")),
-    };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("{METRICS_FILE} could not be read: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{METRICS_FILE} is not a regular file; taskgate reads only a plain file"
-        ));
-    }
-    let too_large = || {
-        format!("{METRICS_FILE} is over {MAX_METRICS_FILE_BYTES} bytes; taskgate did not read it")
-    };
-    if meta.len() > MAX_METRICS_FILE_BYTES {
-        return Err(too_large());
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_METRICS_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{METRICS_FILE} could not be read: {e}"))?;
-    if bytes.len() as u64 > MAX_METRICS_FILE_BYTES {
-        return Err(too_large());
-    }
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
-}
-
-fn check_metrics(expected: &[Metric], found: &HashMap<String, f64>) -> Vec<String> {
-    expected
-        .iter()
-        .filter_map(|m| match found.get(m.name.as_str()) {
-            None => Some(format!(
-                "`{}` was not reported (print `{METRIC_PREFIX}{}=<value>` or write it to {METRICS_FILE})",
-                m.name, m.name
-            )),
-            Some(v) if !m.operator.holds(*v, m.value) => {
-                Some(format!("`{}` = {v}, expected {} {}", m.name, m.operator.symbol(), m.value))
-            }
-            Some(_) => None,
-        })
-        .collect()
-}
-
-/// Where [`LocalRunner::run_commit`] gets the commit and checks it out.
-pub struct Checkout<'a> {
-    /// The repository's mirror, fetched into.
-    pub mirror: &'a Mirror,
-    /// The repository's clone URL, and a token to fetch with.
-    pub url: String,
-    pub token: Option<String>,
-    /// Where the run's workspace is made (and removed after it).
-    pub workspaces: PathBuf,
-}
-
-/// Bounds how many runs go at once; later ones wait in FIFO order.
-#[derive(Debug, Clone)]
-pub struct LocalRunner {
-    permits: Arc<Semaphore>,
-    waiting: Arc<AtomicUsize>,
-    running: Arc<AtomicUsize>,
-}
-
-/// A place among the running; the next waiter goes when it is dropped.
-#[derive(Debug)]
-pub struct RunSlot {
-    _permit: OwnedSemaphorePermit,
-    running: Arc<AtomicUsize>,
-}
-
-impl Drop for RunSlot {
-    fn drop(&mut self) {
-        self.running.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl LocalRunner {
-    pub fn new(max_concurrent_runs: usize) -> Self {
-        LocalRunner {
-            permits: Arc::new(Semaphore::new(max_concurrent_runs.max(1))),
-            waiting: Arc::default(),
-            running: Arc::default(),
-        }
-    }
-
-    /// Waits for a slot. If it must wait, `on_queued(n)` is called first
-    /// with the number of runs ahead (running and waiting): "queued behind n runs".
-    pub async fn slot(&self, on_queued: impl FnOnce(usize)) -> RunSlot {
-        let permit = match self.permits.clone().try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => {
-                let ahead = self.running.load(Ordering::SeqCst)
-                    + self.waiting.fetch_add(1, Ordering::SeqCst);
-                on_queued(ahead);
-                let permit = self
-                    .permits
-                    .clone()
-                    .acquire_owned()
-                    .await
-                    .expect("the semaphore is never closed");
-                self.waiting.fetch_sub(1, Ordering::SeqCst);
-                permit
-            }
-        };
-        self.running.fetch_add(1, Ordering::SeqCst);
-        RunSlot {
-            _permit: permit,
-            running: self.running.clone(),
-        }
-    }
-
-    /// The whole local run of one task at one commit: wait for a slot, fetch
-    /// the commit into the mirror, check it out, run the gates, clean up.
-    pub async fn run_commit(
-        &self,
-        checkout: Checkout<'_>,
-        task: String,
-        gates: Vec<GateSpec>,
-        options: RunOptions,
-        on_queued: impl FnOnce(usize),
-    ) -> Result<RunReport, GitError> {
-        let Checkout {
-            mirror,
-            url,
-            token,
-            workspaces,
-        } = checkout;
-        let _slot = self.slot(on_queued).await;
-        let sha = options
-            .sha
-            .clone()
-            .ok_or_else(|| GitError::InvalidSha("(none given)".into()))?;
-        mirror.fetch_commit_async(url, token, sha.clone()).await?;
-        let ws = Workspace::checkout_async(mirror.clone(), sha, workspaces).await?;
-        let report = run_gate_specs(ws.path(), task, gates, options).await;
-        let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
-        Ok(report)
-    }
 }
 
 #[cfg(test)]

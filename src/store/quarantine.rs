@@ -102,13 +102,34 @@ impl Store {
         &self,
         now_s: i64,
     ) -> Result<Vec<(RepoName, Quarantine)>, StoreError> {
+        self.unlifted_ending_between(now_s, i64::MAX).await
+    }
+
+    /// The quarantines of every repository that ran out (not lifted)
+    /// after `from_s` and by `to_s`, by repository and test.
+    pub async fn quarantines_ended_between(
+        &self,
+        from_s: i64,
+        to_s: i64,
+    ) -> Result<Vec<(RepoName, Quarantine)>, StoreError> {
+        self.unlifted_ending_between(from_s, to_s).await
+    }
+
+    /// The quarantines not lifted whose end is after `from_s` and by
+    /// `to_s`, of every repository.
+    async fn unlifted_ending_between(
+        &self,
+        from_s: i64,
+        to_s: i64,
+    ) -> Result<Vec<(RepoName, Quarantine)>, StoreError> {
         self.read(move |db| {
             let rows = db.query_map(
                 &format!(
                     "SELECT {COLUMNS}, repo FROM quarantine
-                     WHERE lifted_by IS NULL AND until_s > ?1 ORDER BY repo, test_id"
+                     WHERE lifted_by IS NULL AND until_s > ?1 AND until_s <= ?2
+                     ORDER BY repo, test_id"
                 ),
-                params![now_s],
+                params![from_s, to_s],
                 |r| Ok((r.get::<String>(5)?, quarantine_of(r)?)),
             )?;
             rows.into_iter()

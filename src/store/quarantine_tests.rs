@@ -93,6 +93,9 @@ on_both_backends! {
         assert!(store.quarantines(&b).await.unwrap().is_empty(), "per repository");
         assert_eq!(store.quarantined_tests(&a, 500).await.unwrap(), vec![q.test_id.clone()]);
         assert!(store.quarantined_tests(&a, 1_000).await.unwrap().is_empty(), "expired");
+        assert_eq!(store.quarantines_ended_between(900, 1_000).await.unwrap(), vec![(a.clone(), q.clone())]);
+        assert!(store.quarantines_ended_between(1_000, 2_000).await.unwrap().is_empty());
+        assert!(store.quarantines_ended_between(0, 999).await.unwrap().is_empty());
         assert_eq!(store.quarantines_in_force(500).await.unwrap(), vec![(a.clone(), q.clone())]);
 
         let lift = |by: &str| Change::QuarantineLifted {

@@ -32,8 +32,10 @@ tasks:
     )
 }
 
-/// Room for many failed runs before the failure loop escalates.
-const CONFIG: &str = "limits: { max_debug_attempts: 10, max_branch_depth: 5 }\n";
+/// Room for many failed runs before the failure loop escalates, and
+/// branch todos that outlive a quarantine (the clock moves 15 days).
+const CONFIG: &str =
+    "limits: { max_debug_attempts: 10, max_branch_depth: 5, branch_timeout_seconds: 2592000 }\n";
 
 fn case(file: &str, name: &str, failed: bool) -> String {
     let class = file.trim_end_matches(".py").replace('/', ".");
@@ -299,5 +301,22 @@ async fn a_test_that_flips_across_commits_touching_none_of_its_files_is_quaranti
     let run = push_with(&s, "fail", &[("src/app.py", "total = bug\n")]).await;
     assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
     assert!(!quarantined(&s).await.contains(&REGRESSED.to_string()));
+
+    // After `flaky.quarantine_days` (14) the quarantine has run out: the
+    // periodic pass rewrites the tracking issue, and the flaky test's
+    // failure fails the gate again.
+    s.app
+        .clock
+        .advance(std::time::Duration::from_secs(15 * 86_400));
+    crate::support::eventually("the tracking issue drops the ended quarantine", || async {
+        let body = tracking_issues(&s)[0].body.clone().unwrap_or_default();
+        body.contains("No test is quarantined now.")
+    })
+    .await;
+    assert!(quarantined(&s).await.is_empty());
+    let run = push_with(&s, "fail", &[("src/app.py", "total = 1\n")]).await;
+    assert_eq!(run.conclusion.as_deref(), Some("failure"), "{run:#?}");
+    insta::assert_snapshot!(run.title.clone().unwrap(), @"1 failed, 1 passed — test_failure");
+    assert_eq!(tracking_issues(&s).len(), 1, "updated in place");
     s.app.assert_contract_kept();
 }

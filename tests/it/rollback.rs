@@ -113,14 +113,8 @@ async fn a_red_rollback_gate_lands_nothing_and_says_so() {
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
         .await;
-    eventually("the rollback is refused", || async {
-        sh.s.app
-            .bot_comments(sh.story_issue)
-            .iter()
-            .any(|c| c.contains("The rollback did not land"))
-    })
-    .await;
-    sh.s.app.settle().await;
+    sh.story_told("the rollback is refused", "The rollback did not land")
+        .await;
     assert_eq!(
         sh.repo().branch_sha("main").unwrap(),
         main,

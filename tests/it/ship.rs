@@ -160,6 +160,20 @@ impl Shipped {
         self.s.app.settle().await;
     }
 
+    /// Waits until taskgate said something containing `needle` on the
+    /// story issue (`what` names the wait), then for the inbox to settle.
+    pub async fn story_told(&self, what: &str, needle: &str) {
+        eventually(what, || async {
+            self.s
+                .app
+                .bot_comments(self.story_issue)
+                .iter()
+                .any(|c| c.contains(needle))
+        })
+        .await;
+        self.s.app.settle().await;
+    }
+
     /// Landings: the default branch moved to a tested commit (a story PR
     /// is never merged through the pull request API).
     pub fn merges(&self) -> usize {

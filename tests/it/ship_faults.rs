@@ -350,14 +350,8 @@ async fn a_revert_that_conflicts_with_the_default_branch_is_refused_and_lands_no
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
         .await;
-    eventually("the rollback is refused", || async {
-        sh.s.app
-            .bot_comments(sh.story_issue)
-            .iter()
-            .any(|c| c.contains("The rollback did not land"))
-    })
-    .await;
-    sh.s.app.settle().await;
+    sh.story_told("the rollback is refused", "The rollback did not land")
+        .await;
 
     let notes = sh.s.app.bot_comments(sh.story_issue);
     let refusal = notes

@@ -449,14 +449,11 @@ async fn a_proof_that_passes_during_a_freeze_waits_and_lands_after_the_unfreeze(
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate freeze incident")
         .await;
-    eventually("the proven story waits", || async {
-        sh.s.app
-            .bot_comments(sh.story_issue)
-            .iter()
-            .any(|c| c.contains("but nothing lands while the repository is frozen"))
-    })
+    sh.story_told(
+        "the proven story waits",
+        "but nothing lands while the repository is frozen",
+    )
     .await;
-    sh.s.app.settle().await;
     assert!(!sh.story_pr().unwrap().merged, "nothing lands while frozen");
     assert_eq!(sh.state().await, "queued");
 
@@ -588,14 +585,11 @@ async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_end
     sh.proof_running().await;
     // The window opens while the proof runs: it passes, and waits.
     sh.s.app.clock.advance(minutes(10));
-    eventually("the proven story waits for the window to end", || async {
-        sh.s.app
-            .bot_comments(sh.story_issue)
-            .iter()
-            .any(|c| c.contains("release train"))
-    })
+    sh.story_told(
+        "the proven story waits for the window to end",
+        "release train",
+    )
     .await;
-    sh.s.app.settle().await;
     assert!(
         !sh.story_pr().unwrap().merged,
         "nothing lands inside the window"

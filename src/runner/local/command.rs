@@ -1,0 +1,154 @@
+//! One command of a gate: run, re-run once at once if it failed, and
+//! classified, its findings' paths made relative to the repository.
+//!
+//! Owns: the fail-then-pass rule (`flaky`, a `test_failure` becomes
+//! `flaky_test`) and the `tooling_error` of a command that could not start.
+//! Must not: decide the gate's verdict (the parent does, through
+//! `decide_verdict`) or run anything outside [`run_command`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::super::process::{run_command, CommandSpec, ProcessOutput};
+use super::super::sandbox::SandboxRun;
+use super::{workspace_roots, RunOptions};
+use crate::classify::{classify, Classification, FailureKind, Outcome};
+use crate::core::plan::TestSpec;
+use crate::core::report::{relative_path, CommandResult};
+
+/// One command, re-run once at once if it failed.
+pub(super) async fn run_test(
+    workdir: &Path,
+    test: &TestSpec,
+    options: &RunOptions,
+    sandbox: Option<&SandboxRun>,
+) -> CommandResult {
+    let timeout = test
+        .timeout_seconds
+        .map_or(options.default_timeout, Duration::from_secs);
+    let spec = CommandSpec {
+        cmd: test.cmd.clone(),
+        workdir: workdir.to_owned(),
+        timeout,
+        grace: options.grace,
+        max_output_bytes: options.max_output_bytes,
+        sandbox: sandbox.cloned(),
+    };
+    let first = run_once(&spec, test, options, workdir).await;
+    let rerun = options.rerun_failures
+        && !first.passed()
+        && !first.timed_out
+        && !options.cancel.is_cancelled();
+    if !rerun {
+        return first;
+    }
+    let second = run_once(&spec, test, options, workdir).await;
+    if !second.passed() {
+        return second;
+    }
+    let classification = first.classification.map(|mut k| {
+        if k.kind == FailureKind::TestFailure {
+            k.kind = FailureKind::FlakyTest;
+        }
+        k
+    });
+    CommandResult {
+        exit_code: second.exit_code,
+        signal: second.signal,
+        duration_ms: first.duration_ms + second.duration_ms,
+        flaky: true,
+        classification,
+        ..first
+    }
+}
+
+async fn run_once(
+    spec: &CommandSpec,
+    test: &TestSpec,
+    options: &RunOptions,
+    workdir: &Path,
+) -> CommandResult {
+    let timeout_seconds = spec.timeout.as_secs();
+    let out = match run_command(spec, &options.cancel).await {
+        Ok(out) => out,
+        Err(e) => {
+            let message = format!(
+                "taskgate could not start `{}` in {}: {e}",
+                test.cmd,
+                workdir.display()
+            );
+            return CommandResult {
+                cmd: test.cmd.clone(),
+                gate: test.gate.clone(),
+                exit_code: None,
+                signal: None,
+                timed_out: false,
+                timeout_seconds,
+                duration_ms: 0,
+                output_bytes: message.len() as u64,
+                output: message.clone(),
+                truncated: false,
+                flaky: false,
+                classification: Some(Classification {
+                    kind: FailureKind::ToolingError,
+                    summary: message,
+                    findings: Vec::new(),
+                }),
+            };
+        }
+    };
+    let classification = (!out.success() && !out.cancelled)
+        .then(|| classified(&out, test, timeout_seconds, workdir, spec.sandbox.is_some()));
+    let ProcessOutput {
+        exit_code,
+        signal,
+        timed_out,
+        duration,
+        output,
+        output_bytes,
+        truncated,
+        ..
+    } = out;
+    CommandResult {
+        cmd: test.cmd.clone(),
+        gate: test.gate.clone(),
+        exit_code,
+        signal,
+        timed_out,
+        timeout_seconds,
+        duration_ms: duration.as_millis() as u64,
+        output: String::from_utf8_lossy(&output).into_owned(),
+        output_bytes,
+        truncated,
+        flaky: false,
+        classification,
+    }
+}
+
+fn classified(
+    out: &ProcessOutput,
+    test: &TestSpec,
+    timeout_seconds: u64,
+    workdir: &Path,
+    sandboxed: bool,
+) -> Classification {
+    let mut c = classify(&Outcome {
+        command: &test.cmd,
+        exit_code: out.exit_code,
+        signal: out.signal,
+        timed_out: out.timed_out,
+        timeout_seconds: Some(timeout_seconds),
+        output: &out.output,
+    });
+    // Findings name files relative to the repository, whatever the tool printed.
+    let roots = workspace_roots(workdir, sandboxed);
+    for f in &mut c.findings {
+        if let Some(rel) = roots
+            .iter()
+            .find_map(|r| relative_path(&f.path, r).filter(|_| f.path.starts_with(r.as_str())))
+        {
+            f.path = rel;
+        }
+    }
+    c
+}
