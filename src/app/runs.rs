@@ -6,6 +6,11 @@
 //! its plan as last synced from the default branch, and calls the pure
 //! `core::task`. Its result is one [`Decision`]: the task record, the run to
 //! queue or cancel and the effects, stored together by the processor.
+//!
+//! Owns: the events' entry points and a task decision as a processor
+//! decision. Must not: decide (the core does), store (the processor does),
+//! or locate tasks (`runs_locate.rs`) and run pseudo tasks (milestones and
+//! proofs: `runs_pseudo.rs`) here.
 
 use std::sync::Arc;
 
@@ -32,6 +37,8 @@ pub use crate::core::task::{Progress, RunEvent};
 
 mod review;
 
+use locate::Located;
+
 pub use crate::core::internal::TickEvent;
 
 /// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
@@ -53,42 +60,6 @@ pub struct Runs {
     pub clock: Clock,
     /// Wakes the runner when an attempt was queued or cancelled.
     pub runs_changed: Arc<Notify>,
-}
-
-/// A task with everything its transitions need.
-struct Located {
-    loc: TaskLocation,
-    settings: crate::core::plan::Settings,
-    installation: InstallationId,
-    task: Task,
-    gates: Vec<String>,
-    config: RepoConfig,
-    branch: String,
-    story_branch: String,
-    record: TaskRecord,
-    /// Issues of the dependencies not complete yet: the task is pending.
-    waiting_for: Vec<IssueNumber>,
-}
-
-impl Located {
-    fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
-        TaskContext {
-            repo,
-            installation: self.installation,
-            story: &self.loc.story,
-            task: &self.loc.task,
-            title: &self.task.title,
-            task_marker: &self.loc.marker,
-            task_issue: self.loc.issue,
-            branch: &self.branch,
-            story_branch: &self.story_branch,
-            gates: &self.gates,
-            waiting_for: &self.waiting_for,
-            review: self.task.review.unwrap_or(self.config.review),
-            merge_method: self.config.merge_method,
-            now,
-        }
-    }
 }
 
 /// A task decision as a processor decision: the record, the run queued or
@@ -158,99 +129,6 @@ impl Runs {
     /// The time decisions are taken at, in unix seconds.
     pub(super) fn now(&self) -> i64 {
         self.clock.now_s()
-    }
-
-    async fn locate(
-        &self,
-        repo: &RepoName,
-        loc: TaskLocation,
-    ) -> Result<Option<Located>, StoreError> {
-        let Some(plan) = self.store.story(repo, &loc.story).await? else {
-            return Ok(None);
-        };
-        let (Some(parsed), _) = parse_plan(&plan.plan) else {
-            return Ok(None);
-        };
-        let Some(task) = parsed.walk().into_iter().find_map(|r| {
-            (r.task.id.value.as_str() == loc.task && !r.task.is_parent()).then(|| r.task.clone())
-        }) else {
-            return Ok(None);
-        };
-        let config = load_config(plan.config.as_deref()).unwrap_or_default();
-        let files = MemFiles(plan.files.clone());
-        let gates = crate::runner::plan_gates(&task, &files)
-            .into_iter()
-            .map(|g| g.gate)
-            .collect();
-        let story_key = Marker::Story {
-            story: loc.story.clone(),
-        }
-        .key();
-        let Some(story_issue) = self.store.issue_record(repo, &story_key).await? else {
-            return Ok(None);
-        };
-        let records = self.store.task_records(repo, &loc.story).await?;
-        let record = records.get(&loc.task).cloned().unwrap_or_default();
-        let complete = |id: &crate::core::plan::TaskId| {
-            records
-                .get(id.as_str())
-                .is_some_and(|r| r.state == Some(TaskState::Completed))
-        };
-        let mut waiting_for = Vec::new();
-        for dep in parsed.incomplete_dependencies(&task, complete) {
-            let marker = Marker::Task {
-                story: loc.story.clone(),
-                task: dep,
-            }
-            .key();
-            if let Some(issue) = self.store.issue_record(repo, &marker).await? {
-                waiting_for.push(issue.number);
-            }
-        }
-        Ok(Some(Located {
-            waiting_for,
-            settings: parsed.settings.clone(),
-            branch: task_branch(loc.issue.0, &loc.task),
-            story_branch: story_branch(story_issue.number.0),
-            installation: plan.installation,
-            loc,
-            task,
-            gates,
-            config,
-            record,
-        }))
-    }
-
-    /// The task whose issue, or whose pull request, is `number`.
-    async fn locate_issue_or_pull(
-        &self,
-        repo: &RepoName,
-        number: IssueNumber,
-    ) -> Result<Option<Located>, StoreError> {
-        let loc = match self.store.task_by_issue(repo, number).await? {
-            Some(loc) => Some(loc),
-            None => self.store.task_by_pull(repo, number).await?,
-        };
-        match loc {
-            Some(loc) => self.locate(repo, loc).await,
-            None => Ok(None),
-        }
-    }
-
-    async fn locate_branch(
-        &self,
-        repo: &RepoName,
-        branch: &str,
-    ) -> Result<Option<Located>, StoreError> {
-        let Some(issue) = task_issue_of_branch(branch) else {
-            return Ok(None);
-        };
-        let Some(loc) = self.store.task_by_issue(repo, issue).await? else {
-            return Ok(None);
-        };
-        let located = self.locate(repo, loc).await?;
-        // Only the task's own branch: `taskgate/task-14-other` is not it.
-        Ok(located.filter(|l| branch.strip_prefix("refs/heads/").unwrap_or(branch) == l.branch))
     }
 
     /// Whether these changes queue or cancel a run: the run queue is woken
@@ -502,52 +380,6 @@ impl Runs {
         Ok(self.finish(&repo, &located, d))
     }
 
-    async fn task_location(
-        &self,
-        repo: &RepoName,
-        story: &str,
-        task: &str,
-    ) -> Result<Option<TaskLocation>, StoreError> {
-        let marker = Marker::Task {
-            story: story.to_owned(),
-            task: crate::core::plan::TaskId::new(task),
-        }
-        .key();
-        Ok(self
-            .store
-            .issue_record(repo, &marker)
-            .await?
-            .map(|r| TaskLocation {
-                story: story.to_owned(),
-                task: task.to_owned(),
-                marker,
-                issue: r.number,
-            }))
-    }
-
-    /// What the failure loop needs of the story: limits, manual mode, and
-    /// how many other tasks have a branch todo open.
-    async fn loop_inputs<'a>(
-        &self,
-        repo: &RepoName,
-        located: &'a Located,
-    ) -> Result<LoopInputs<'a>, StoreError> {
-        let open_todos_in_story = self
-            .store
-            .task_records(repo, &located.loc.story)
-            .await?
-            .iter()
-            .filter(|(task, r)| **task != located.loc.task && r.failure.open.is_some())
-            .count() as u32;
-        Ok(LoopInputs {
-            task: &located.task,
-            config: &located.config,
-            limits: located.config.effective_limits(&located.settings),
-            auto_fix: located.settings.auto_fix.unwrap_or(located.config.auto_fix),
-            open_todos_in_story,
-        })
-    }
-
     async fn follow_verdict(
         &self,
         repo: &RepoName,
@@ -642,10 +474,7 @@ impl Runs {
         };
         let ctx = located.context(&event.repo, self.now());
         let progress = event.progress;
-        let report = match &progress {
-            RunProgress::Finished { report, .. } => Some(report.clone()),
-            _ => None,
-        };
+        let report = finished_report(&progress);
         let d = on_run_progress(&located.record, &progress, &ctx);
         let d = match &report {
             Some(report) if d.verdict.is_some() => self
@@ -717,6 +546,14 @@ async fn refuse_click(
     })
 }
 
+/// A finished run's report; `None` for any other progress.
+fn finished_report(progress: &RunProgress) -> Option<RunReport> {
+    match progress {
+        RunProgress::Finished { report, .. } => Some(report.clone()),
+        _ => None,
+    }
+}
+
 /// Keeps a finished run's report with its attempt.
 fn attach_report(decision: &mut Decision, attempt: u32, report: Option<RunReport>) {
     for change in &mut decision.changes {
@@ -741,7 +578,11 @@ fn merge_decisions(mut a: Decision, b: Decision) -> Decision {
     a
 }
 
+#[path = "runs_locate.rs"]
+mod locate;
 #[path = "runs_milestones.rs"]
 mod milestones;
 #[path = "runs_proof.rs"]
 mod proof;
+#[path = "runs_pseudo.rs"]
+mod pseudo;

@@ -3,49 +3,19 @@
 //! are all complete run on the story branch's head; their progress goes
 //! through the same transitions and failure loop as a task's
 //! (`core::task::milestone`).
+//!
+//! Owns: which milestones are ready, locating one (its gate, on the story
+//! branch), and the pushes, "Re-run" clicks and run events that start or
+//! move one. Must not: repeat the pseudo task's transitions
+//! (`runs_pseudo.rs`) or read more into a milestone's verdict than its
+//! failure loop does.
 
+use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
 use crate::core::plan::Plan;
 use crate::core::task::milestone::{
-    milestone_gate, milestone_limits, milestone_of, milestone_task, milestone_task_id,
-    ready_milestones,
+    milestone_gate, milestone_of, milestone_task, milestone_task_id, ready_milestones,
 };
-
-/// A story's milestone with everything its transitions need.
-struct MilestoneAt {
-    story: String,
-    id: String,
-    task: Task,
-    gates: Vec<String>,
-    installation: InstallationId,
-    story_marker: String,
-    story_issue: IssueNumber,
-    story_branch: String,
-    config: RepoConfig,
-    settings: crate::core::plan::Settings,
-    record: TaskRecord,
-}
-
-impl MilestoneAt {
-    fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
-        TaskContext {
-            repo,
-            installation: self.installation,
-            story: &self.story,
-            task: &self.id,
-            title: &self.task.title,
-            task_marker: &self.story_marker,
-            task_issue: self.story_issue,
-            branch: &self.story_branch,
-            story_branch: &self.story_branch,
-            gates: &self.gates,
-            waiting_for: &[],
-            review: crate::core::config::ReviewMode::Human,
-            merge_method: self.config.merge_method,
-            now,
-        }
-    }
-}
 
 impl Runs {
     /// The story's plan and issue, if taskgate knows the story.
@@ -84,37 +54,22 @@ impl Runs {
         plan: &Plan,
         story_issue: &crate::core::sync::IssueRecord,
         id: &str,
-    ) -> Result<Option<MilestoneAt>, StoreError> {
+    ) -> Result<Option<PseudoTask>, StoreError> {
         let Some(m) = plan.integration.iter().find(|m| m.id.value.as_str() == id) else {
             return Ok(None);
         };
-        let task = milestone_task(m);
-        let pseudo = milestone_task_id(id);
-        let record = self
-            .store
-            .task_record(repo, &stored.story, &pseudo)
-            .await?
-            .unwrap_or(TaskRecord {
-                // A milestone runs on the story branch: it never opens a PR.
-                pr_requested: true,
-                ..TaskRecord::default()
-            });
-        Ok(Some(MilestoneAt {
-            story: stored.story.clone(),
-            id: pseudo,
+        let spec = PseudoSpec {
+            id: milestone_task_id(id),
+            task: milestone_task(m),
             gates: vec![milestone_gate(id)],
-            task,
-            installation: stored.installation,
-            story_marker: Marker::Story {
-                story: stored.story.clone(),
-            }
-            .key(),
-            story_issue: story_issue.number,
-            story_branch: story_branch(story_issue.number.0),
+            // A milestone runs on the story branch.
+            branch: story_branch(story_issue.number.0),
             config: load_config(stored.config.as_deref()).unwrap_or_default(),
-            settings: plan.settings.clone(),
-            record,
-        }))
+        };
+        let at = self
+            .pseudo_task(repo, stored, plan, story_issue.number, spec)
+            .await?;
+        Ok(Some(at))
     }
 
     /// Starts, at the story branch's `head`, every milestone whose tasks
@@ -149,14 +104,12 @@ impl Runs {
             else {
                 continue;
             };
-            let ctx = at.context(repo, self.now());
             let trigger = Trigger::Head {
                 sha: head.clone(),
                 pr: None,
                 pusher: None,
             };
-            let d = on_trigger(&at.record, &trigger, &ctx);
-            decisions.push(record_decision(repo, &at.story, &at.id, &at.record, d));
+            decisions.push(self.start_pseudo(repo, &at, &trigger));
         }
         Ok(decisions)
     }
@@ -237,13 +190,11 @@ impl Runs {
         if let Some(refused) = refuse_click(p, repo, command, needs, permissions).await {
             return Ok(refused);
         }
-        let ctx = at.context(repo, self.now());
         let trigger = Trigger::Retry {
             sha: Some(p.check_run.head_sha.clone()),
             gate: Some(key.gate.clone()),
         };
-        let d = on_trigger(&at.record, &trigger, &ctx);
-        Ok(record_decision(repo, &at.story, &at.id, &at.record, d))
+        Ok(self.start_pseudo(repo, &at, &trigger))
     }
 
     /// A milestone run's progress: the task transitions, then the failure
@@ -264,25 +215,8 @@ impl Runs {
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };
-        let ctx = at.context(&event.repo, self.now());
-        let progress = event.progress;
-        let report = match &progress {
-            RunProgress::Finished { report, .. } => Some(report.clone()),
-            _ => None,
-        };
-        let mut d = on_run_progress(&at.record, &progress, &ctx);
-        if let (Some(report), Some(_)) = (&report, d.verdict) {
-            let inputs = LoopInputs {
-                task: &at.task,
-                config: &at.config,
-                limits: milestone_limits(&at.config.effective_limits(&at.settings)),
-                auto_fix: true,
-                open_todos_in_story: 0,
-            };
-            d = task::follow_verdict(d, report, &ctx, &inputs);
-        }
-        let mut decision = record_decision(&event.repo, &at.story, &at.id, &at.record, d);
-        attach_report(&mut decision, progress.attempt(), report);
-        Ok(decision)
+        // A milestone's verdict only feeds its failure loop.
+        let run = self.pseudo_progress(&event.repo, &at, &event.progress);
+        Ok(run.decision)
     }
 }

@@ -1,50 +1,20 @@
 //! A ship's proof in the shell: the story's gates run as the pseudo task
-//! `@ship` on the tested merge commit, through the same transitions and
-//! failure loop as a task (its check runs, attempts and, on a failure, a
-//! branch todo on the story routed by kind). Its verdict goes to the ship
-//! queue, which lands the commit or refuses the ship.
+//! `@ship` on the tested merge commit (a rollback's as `@rollback` on the
+//! revert), through the same transitions and failure loop as a task (its
+//! check runs, attempts and, on a failure, a branch todo on the story
+//! routed by kind).
+//!
+//! Owns: locating a story's proof (its gates and branch) and turning a
+//! proof run's verdict into the [`ProofVerdict`] the ship queue lands or
+//! refuses the ship on. Must not: land, refuse or queue anything itself
+//! (`app::ship_queue` does), nor repeat the pseudo task's transitions
+//! (`runs_pseudo.rs`).
 
+use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
-use crate::core::ship::{proof_failures, proof_task, ship_branch, ProofVerdict};
-use crate::core::task::milestone::milestone_limits;
-
-/// A story's proof with everything its transitions need.
-struct ProofAt {
-    story: String,
-    /// `@ship` or `@rollback`.
-    id: String,
-    task: Task,
-    gates: Vec<String>,
-    installation: InstallationId,
-    story_marker: String,
-    story_issue: IssueNumber,
-    branch: String,
-    config: RepoConfig,
-    settings: crate::core::plan::Settings,
-    record: TaskRecord,
-}
-
-impl ProofAt {
-    fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
-        TaskContext {
-            repo,
-            installation: self.installation,
-            story: &self.story,
-            task: &self.id,
-            title: &self.task.title,
-            task_marker: &self.story_marker,
-            task_issue: self.story_issue,
-            branch: &self.branch,
-            // Not a task's branch: no pull request is opened for it.
-            story_branch: &self.branch,
-            gates: &self.gates,
-            waiting_for: &[],
-            review: crate::core::config::ReviewMode::Human,
-            merge_method: self.config.merge_method,
-            now,
-        }
-    }
-}
+use crate::core::ship::{
+    proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict, ROLLBACK_TASK,
+};
 
 impl Runs {
     async fn proof_at(
@@ -52,48 +22,34 @@ impl Runs {
         repo: &RepoName,
         story: &str,
         task: &str,
-    ) -> Result<Option<ProofAt>, StoreError> {
+    ) -> Result<Option<PseudoTask>, StoreError> {
         let Some((stored, plan, story_issue)) = self.story_plan(repo, story).await? else {
             return Ok(None);
         };
         let files = MemFiles(stored.files.clone());
         let config = load_config(stored.config.as_deref()).unwrap_or_default();
-        let gates = if task == crate::core::ship::ROLLBACK_TASK {
+        let rollback = task == ROLLBACK_TASK;
+        let gates = if rollback {
             crate::runner::rollback_gates(&config.rollback_gates)
         } else {
             crate::runner::proof_gates(&plan, &files, &config.ship_gates)
         };
-        let gates = gates.into_iter().map(|g| g.gate).collect();
-        let record = self
-            .store
-            .task_record(repo, story, task)
-            .await?
-            .unwrap_or(TaskRecord {
-                // A proof runs on the ship branch: it never opens a PR.
-                pr_requested: true,
-                ..TaskRecord::default()
-            });
-        let branch = if task == crate::core::ship::ROLLBACK_TASK {
-            crate::core::ship::revert_branch(story_issue.number)
-        } else {
-            ship_branch(story_issue.number)
-        };
-        Ok(Some(ProofAt {
-            story: story.to_owned(),
+        let spec = PseudoSpec {
             id: task.to_owned(),
             task: proof_task(&plan.story, task),
-            gates,
-            installation: stored.installation,
-            story_marker: Marker::Story {
-                story: story.to_owned(),
-            }
-            .key(),
-            story_issue: story_issue.number,
-            branch,
+            gates: gates.into_iter().map(|g| g.gate).collect(),
+            // A proof runs on the ship (or revert) branch.
+            branch: if rollback {
+                revert_branch(story_issue.number)
+            } else {
+                ship_branch(story_issue.number)
+            },
             config,
-            settings: plan.settings.clone(),
-            record,
-        }))
+        };
+        let at = self
+            .pseudo_task(repo, &stored, &plan, story_issue.number, spec)
+            .await?;
+        Ok(Some(at))
     }
 
     /// Starts the story's proof (`task`: `@ship` or `@rollback`) at
@@ -108,14 +64,12 @@ impl Runs {
         let Some(at) = self.proof_at(repo, story, task).await? else {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
-        let ctx = at.context(repo, self.now());
         let trigger = Trigger::Head {
             sha: commit.clone(),
             pr: None,
             pusher: None,
         };
-        let d = on_trigger(&at.record, &trigger, &ctx);
-        Ok(record_decision(repo, &at.story, &at.id, &at.record, d))
+        Ok(self.start_pseudo(repo, &at, &trigger))
     }
 
     /// A proof run's progress: the task transitions, the failure loop
@@ -132,50 +86,100 @@ impl Runs {
         let Some(at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
-        let ctx = at.context(&event.repo, self.now());
-        let progress = event.progress;
-        let report = match &progress {
-            RunProgress::Finished { report, .. } => Some(report.clone()),
-            _ => None,
-        };
-        let mut d = on_run_progress(&at.record, &progress, &ctx);
-        let commit = d.record.current.as_ref().map(|a| a.sha.clone());
-        // A proof that could not run (its commit gone) is no proof.
-        let skipped = match &progress {
-            RunProgress::Skipped { why, .. } => Some(why.clone()),
-            _ => None,
-        };
-        let verdict = match (d.verdict, skipped, commit) {
-            (Some(passed), _, Some(commit)) => Some(ProofVerdict {
-                repo: event.repo.clone(),
-                story: at.story.clone(),
-                task: at.id.clone(),
-                commit,
-                passed,
-                failures: report.as_ref().map(proof_failures).unwrap_or_default(),
-            }),
-            (None, Some(why), Some(commit)) => Some(ProofVerdict {
-                repo: event.repo.clone(),
-                story: at.story.clone(),
-                task: at.id.clone(),
-                commit,
-                passed: false,
-                failures: vec![format!("the proof could not run: {why}")],
-            }),
-            _ => None,
-        };
-        if let (Some(report), Some(_)) = (&report, d.verdict) {
-            let inputs = LoopInputs {
-                task: &at.task,
-                config: &at.config,
-                limits: milestone_limits(&at.config.effective_limits(&at.settings)),
-                auto_fix: true,
-                open_todos_in_story: 0,
-            };
-            d = task::follow_verdict(d, report, &ctx, &inputs);
+        let run = self.pseudo_progress(&event.repo, &at, &event.progress);
+        let proof = (at.story.as_str(), at.id.as_str());
+        let verdict = proof_verdict(&event.repo, proof, &event.progress, run.verdict, run.commit);
+        Ok((run.decision, verdict))
+    }
+}
+
+/// What the ship queue is told of a run of `proof` (its story and `@ship`
+/// or `@rollback`): its verdict once every gate has answered, or a failure
+/// when the proof could not run (its commit gone: no proof). `None` while
+/// it runs, or without an attempt.
+fn proof_verdict(
+    repo: &RepoName,
+    (story, task): (&str, &str),
+    progress: &RunProgress,
+    verdict: Option<bool>,
+    commit: Option<CommitSha>,
+) -> Option<ProofVerdict> {
+    let (passed, failures) = match (verdict, progress) {
+        (Some(passed), _) => {
+            let failures = finished_report(progress).as_ref().map(proof_failures);
+            (passed, failures.unwrap_or_default())
         }
-        let mut decision = record_decision(&event.repo, &at.story, &at.id, &at.record, d);
-        attach_report(&mut decision, progress.attempt(), report);
-        Ok((decision, verdict))
+        (None, RunProgress::Skipped { why, .. }) => {
+            (false, vec![format!("the proof could not run: {why}")])
+        }
+        (None, _) => return None,
+    };
+    Some(ProofVerdict {
+        repo: repo.clone(),
+        story: story.to_owned(),
+        task: task.to_owned(),
+        commit: commit?,
+        passed,
+        failures,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROOF: (&str, &str) = ("s", crate::core::ship::PROOF_TASK);
+
+    fn repo() -> RepoName {
+        RepoName::parse("o/r").unwrap()
+    }
+
+    fn commit() -> Option<CommitSha> {
+        Some(CommitSha("c0ffee".into()))
+    }
+
+    #[test]
+    fn a_proof_that_could_not_run_is_a_failed_proof_saying_why() {
+        let gone = RunProgress::Skipped {
+            attempt: 1,
+            why: "the commit `c0ffee` is gone".into(),
+        };
+        let verdict = proof_verdict(&repo(), PROOF, &gone, None, commit()).unwrap();
+        assert!(!verdict.passed);
+        assert_eq!(verdict.commit, CommitSha("c0ffee".into()));
+        insta::assert_snapshot!(verdict.failures.join("\n"), @"the proof could not run: the commit `c0ffee` is gone");
+    }
+
+    #[test]
+    fn a_passed_proof_is_a_verdict_without_failures() {
+        let finished = RunProgress::Finished {
+            attempt: 1,
+            report: RunReport {
+                version: 1,
+                task: PROOF.1.into(),
+                sha: Some("c0ffee".into()),
+                gates: vec![],
+                duration_ms: 5,
+                cancelled: false,
+            },
+            workspace: "/w".into(),
+        };
+        let verdict = proof_verdict(&repo(), PROOF, &finished, Some(true), commit()).unwrap();
+        assert!(verdict.passed);
+        assert!(verdict.failures.is_empty());
+    }
+
+    #[test]
+    fn a_proof_still_running_or_without_an_attempt_tells_the_ship_queue_nothing() {
+        let started = RunProgress::Started { attempt: 1 };
+        assert_eq!(
+            proof_verdict(&repo(), PROOF, &started, None, commit()),
+            None
+        );
+        let gone = RunProgress::Skipped {
+            attempt: 1,
+            why: "gone".into(),
+        };
+        assert_eq!(proof_verdict(&repo(), PROOF, &gone, None, None), None);
     }
 }

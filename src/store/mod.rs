@@ -23,6 +23,7 @@
 //! [`Store::with_clock`] gives it the server's, which tests move on.
 
 mod audit;
+mod claims;
 mod commit_changes;
 mod db;
 mod freeze;
@@ -41,6 +42,7 @@ mod schema;
 mod ship;
 mod sql;
 mod task_counts;
+mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tests_history;
@@ -50,9 +52,10 @@ pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
 pub use commit_changes::MAX_CHANGED_FILES;
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{EffectRow, EffectStatus};
-pub use runs::{AttemptRow, AttemptSummary, TaskLocation};
+pub use runs::{AttemptRow, AttemptSummary};
 pub use ship::StoryRow;
 pub use task_counts::TaskCounts;
+pub use tasks::TaskLocation;
 pub use tests_history::{TestStat, STORY_TEST_ROWS};
 
 use std::path::Path;

@@ -1,39 +1,24 @@
-//! Task records, acceptance attempts and the check runs opened for them.
+//! Acceptance attempts and the check runs and workflow runs opened for them.
+//!
+//! Owns: the statements on `attempts` (queueing, moving, reading),
+//! `check_runs` and `workflow_runs`, and [`AttemptRow`] and
+//! [`AttemptSummary`].
+//! Must not: hold task records (`store::tasks`) or claims on attempts
+//! (`store::claims`), or decide when an attempt runs (the core does).
 
 use rusqlite::params;
 
-use super::db::{Db, Dialect, Row};
+use super::db::{Db, Row};
 use super::{corrupt, Store, StoreError};
 use crate::core::config::RunnerKind;
 use crate::core::report::RunReport;
 use crate::core::story::markers::encode_value;
-use crate::core::story::Marker;
-use crate::core::task::{parse_check_key, AttemptStatus, RunJob, TaskRecord};
+use crate::core::task::{parse_check_key, AttemptStatus, RunJob};
 use crate::core::AttemptRef;
-use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use crate::ids::{CommitSha, InstallationId, RepoName};
 
-pub(super) fn put_task(
-    db: &Db,
-    repo: &RepoName,
-    story: &str,
-    task: &str,
-    record: &TaskRecord,
-) -> Result<(), StoreError> {
-    // The counts `/metrics` shows move with the record.
-    let counts = super::task_counts::on_write(db, [repo.as_str(), story, task], record)?;
-    db.execute(
-        "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
-        params![
-            repo.as_str(),
-            story,
-            task,
-            serde_json::to_string(record).expect("plain data serialises"),
-            counts
-        ],
-    )?;
-    Ok(())
-}
+// The inbox and the task counts reach `put_task` through here.
+pub(super) use super::tasks::put_task;
 
 /// Queues `job`'s attempt, stamped as queued at `now_ms`.
 pub(super) fn queue_attempt(
@@ -103,15 +88,6 @@ fn runner_name(runner: RunnerKind) -> &'static str {
         RunnerKind::Local => "local",
         RunnerKind::Actions => "actions",
     }
-}
-
-/// Where a task lives: its story key, plan id and issue marker key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TaskLocation {
-    pub story: String,
-    pub task: String,
-    pub marker: String,
-    pub issue: IssueNumber,
 }
 
 /// An attempt as stored.
@@ -209,40 +185,6 @@ pub struct AttemptSummary {
 }
 
 impl Store {
-    pub async fn task_record(
-        &self,
-        repo: &RepoName,
-        story: &str,
-        task: &str,
-    ) -> Result<Option<TaskRecord>, StoreError> {
-        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
-        self.read(move |db| {
-            super::json_record(
-                db,
-                "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
-                params![repo.as_str(), story, task],
-            )
-        })
-        .await
-    }
-
-    /// Every task record of a story, by task id.
-    pub async fn task_records(
-        &self,
-        repo: &RepoName,
-        story: &str,
-    ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
-        let (repo, story) = (repo.clone(), story.to_owned());
-        self.read(move |db| {
-            super::keyed_records(
-                db,
-                "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
-                params![repo.as_str(), story],
-            )
-        })
-        .await
-    }
-
     /// Attempts of `runner` still to run or running, oldest first.
     pub async fn active_attempts(&self, runner: RunnerKind) -> Result<Vec<AttemptRow>, StoreError> {
         self.read(move |db| {
@@ -335,68 +277,6 @@ impl Store {
         })
         .await
     }
-
-    /// Claims a queued or running attempt for this replica until a lease
-    /// from now ([`Store::lease_ms`]), or renews this replica's claim;
-    /// whether this replica holds it now. On PostgreSQL it is held only
-    /// when unclaimed, already this replica's, or its lease has run out, so
-    /// one replica runs it; on a SQLite file (one process) the claim is
-    /// always this process's, so a restart takes its old claims at once.
-    /// An attempt that has ended is never claimed.
-    pub async fn claim_attempt(
-        &self,
-        repo: &RepoName,
-        attempt: &AttemptRef,
-    ) -> Result<bool, StoreError> {
-        let (repo, a, owner) = (repo.clone(), attempt.clone(), self.replica().to_owned());
-        let now = self.clock.now_ms();
-        let until = now + self.lease_ms();
-        let alone = i64::from(!self.is_shared());
-        self.write_one(move |db| {
-            let changed = db.execute(
-                "UPDATE attempts SET claimed_by = ?5, lease_until_ms = ?6
-                 WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4
-                   AND status IN ('queued', 'running')
-                   AND (?8 = 1 OR claimed_by IS NULL OR claimed_by = ?5 OR lease_until_ms <= ?7)",
-                params![
-                    repo.as_str(),
-                    a.story,
-                    a.task,
-                    a.attempt,
-                    owner,
-                    until,
-                    now,
-                    alone
-                ],
-            )?;
-            Ok(changed == 1)
-        })
-        .await
-    }
-
-    /// Which replica claimed an attempt, and until when (ms); `None` when
-    /// unclaimed or unknown.
-    pub async fn attempt_claim(
-        &self,
-        repo: &RepoName,
-        attempt: &AttemptRef,
-    ) -> Result<Option<(String, i64)>, StoreError> {
-        let (repo, a) = (repo.clone(), attempt.clone());
-        self.read(move |db| {
-            let claim = db.query_opt(
-                "SELECT claimed_by, lease_until_ms FROM attempts
-                 WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
-                params![repo.as_str(), a.story, a.task, a.attempt],
-                |r| Ok((r.get::<Option<String>>(0)?, r.get::<Option<i64>>(1)?)),
-            )?;
-            Ok(match claim {
-                Some((Some(by), Some(until))) => Some((by, until)),
-                _ => None,
-            })
-        })
-        .await
-    }
-
     /// Records that GitHub started workflow run `run_id` for an attempt.
     pub async fn put_workflow_run(
         &self,
@@ -509,117 +389,11 @@ impl Store {
         })
         .await
     }
-
-    /// Tasks whose failure loop has a branch todo open: the timer looks at
-    /// their lifetime bound.
-    pub async fn tasks_with_open_todos(
-        &self,
-    ) -> Result<Vec<(RepoName, String, String)>, StoreError> {
-        self.read(|db| {
-            // An open todo is a `failure.open` that is there and not JSON
-            // null (`None` is stored as null). SQLite's `json_extract` is
-            // NULL for both a missing key and a JSON null; PostgreSQL's
-            // `jsonb_typeof` is NULL for the one and 'null' for the other,
-            // and `<> 'null'` leaves both out.
-            let sql = match db.dialect() {
-                Dialect::Sqlite => {
-                    "SELECT repo, story, task FROM tasks WHERE json_extract(record, '$.failure.open') IS NOT NULL"
-                }
-                Dialect::Postgres => {
-                    "SELECT repo, story, task FROM tasks WHERE jsonb_typeof(record::jsonb -> 'failure' -> 'open') <> 'null'"
-                }
-            };
-            db.query_map(sql, params![], |r| {
-                let repo = r.get::<String>(0)?;
-                Ok((
-                    RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
-                    r.get::<String>(1)?,
-                    r.get::<String>(2)?,
-                ))
-            })
-        })
-        .await
-    }
-
-    /// The task whose pull request is `number`.
-    pub async fn task_by_pull(
-        &self,
-        repo: &RepoName,
-        number: IssueNumber,
-    ) -> Result<Option<TaskLocation>, StoreError> {
-        let repo_name = repo.clone();
-        let found = self
-            .read(move |db| {
-                let rows = db.query_map(
-                    "SELECT story, task, record FROM tasks WHERE repo = ?1",
-                    params![repo_name.as_str()],
-                    |r| {
-                        Ok((
-                            r.get::<String>(0)?,
-                            r.get::<String>(1)?,
-                            r.get::<String>(2)?,
-                        ))
-                    },
-                )?;
-                for (story, task, json) in rows {
-                    let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
-                    if record.pr.is_some_and(|p| p.number == number) {
-                        return Ok(Some((story, task)));
-                    }
-                }
-                Ok(None)
-            })
-            .await?;
-        let Some((story, task)) = found else {
-            return Ok(None);
-        };
-        let marker = Marker::Task {
-            story: story.clone(),
-            task: crate::core::plan::TaskId::new(task.as_str()),
-        }
-        .key();
-        Ok(self
-            .issue_record(repo, &marker)
-            .await?
-            .map(|r| TaskLocation {
-                story,
-                task,
-                marker,
-                issue: r.number,
-            }))
-    }
-
-    /// The task whose issue is `number` in `repo`, if taskgate made it.
-    pub async fn task_by_issue(
-        &self,
-        repo: &RepoName,
-        number: IssueNumber,
-    ) -> Result<Option<TaskLocation>, StoreError> {
-        let repo = repo.clone();
-        self.read(move |db| {
-            for key in super::issue_markers(db, &repo, number)? {
-                let hidden = crate::core::hidden_marker(&key);
-                if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
-                    return Ok(Some(TaskLocation {
-                        story,
-                        task: task.as_str().to_owned(),
-                        marker: key,
-                        issue: number,
-                    }));
-                }
-            }
-            Ok(None)
-        })
-        .await
-    }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::clock::Clock;
     use crate::store::testing::on_both_backends;
 
     /// Puts attempts of repository `o/r` into `store`, each `(story, task,
@@ -644,79 +418,7 @@ mod tests {
             .unwrap();
     }
 
-    /// Queues attempt 1 of task `t` of story `s` in `o/r`, with `status`.
-    async fn one_attempt(store: &Store, status: &'static str) -> (RepoName, AttemptRef) {
-        store
-            .write(move |db| {
-                db.execute(
-                    "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-                     VALUES ('o/r', 's', 't', 1, 1, 'abc', '[]', ?1, 0, 'local')",
-                    params![status],
-                )?;
-                Ok(())
-            })
-            .await
-            .unwrap();
-        let attempt = AttemptRef {
-            story: "s".into(),
-            task: "t".into(),
-            attempt: 1,
-        };
-        (RepoName::parse("o/r").unwrap(), attempt)
-    }
-
-    /// Replicas `a` (this store's own name) and `b` on one database and
-    /// one movable clock, with 30 s claims.
-    fn two_replicas(store: &Store) -> (Store, Store, Clock) {
-        let clock = Clock::movable();
-        let lease = Duration::from_secs(30);
-        let a = store.clone().with_clock(clock.clone()).with_lease(lease);
-        let b = store
-            .as_replica("b")
-            .with_clock(clock.clone())
-            .with_lease(lease);
-        (a, b, clock)
-    }
-
     on_both_backends! {
-        async fn an_attempt_is_run_by_the_replica_that_claimed_it_until_its_claim_runs_out(store: Store) {
-            let (repo, attempt) = one_attempt(&store, "queued").await;
-            let (a, b, clock) = two_replicas(&store);
-            // On a shared database (PostgreSQL) a claim keeps other
-            // replicas off; a SQLite file has one process, whose claims
-            // always succeed.
-            let shared = store.is_shared();
-            assert!(a.claim_attempt(&repo, &attempt).await.unwrap());
-            assert_eq!(b.claim_attempt(&repo, &attempt).await.unwrap(), !shared);
-            if shared {
-                let (by, until) = a.attempt_claim(&repo, &attempt).await.unwrap().unwrap();
-                assert_eq!(by, a.replica());
-                assert!(until > clock.now_ms() + 29_000, "claimed for the lease");
-            }
-            // The holder renews it while the run goes on.
-            clock.advance(Duration::from_secs(20));
-            assert!(a.claim_attempt(&repo, &attempt).await.unwrap());
-            clock.advance(Duration::from_secs(20));
-            assert_eq!(b.claim_attempt(&repo, &attempt).await.unwrap(), !shared);
-            // Its holder gone quiet, the claim runs out and another takes
-            // it over; the first then finds its claim lost.
-            clock.advance(Duration::from_secs(11));
-            assert!(b.claim_attempt(&repo, &attempt).await.unwrap());
-            assert_eq!(a.claim_attempt(&repo, &attempt).await.unwrap(), !shared);
-            let (by, _) = a.attempt_claim(&repo, &attempt).await.unwrap().unwrap();
-            assert_eq!(by, if shared { "b" } else { a.replica() });
-        }
-
-        async fn an_attempt_that_ended_is_claimed_by_no_one(store: Store) {
-            let (repo, attempt) = one_attempt(&store, "passed").await;
-            let (a, b, _) = two_replicas(&store);
-            assert!(!a.claim_attempt(&repo, &attempt).await.unwrap());
-            assert!(!b.claim_attempt(&repo, &attempt).await.unwrap());
-            assert_eq!(a.attempt_claim(&repo, &attempt).await.unwrap(), None);
-            let unknown = AttemptRef { attempt: 2, ..attempt };
-            assert!(!a.claim_attempt(&repo, &unknown).await.unwrap());
-        }
-
         async fn recent_attempts_are_the_newest_few_of_each_task_of_one_story(store: Store) {
             let mut attempts: Vec<(&str, &str, u32)> = (1..=7).map(|n| ("file:s", "a", n)).collect();
             attempts.extend([("file:s", "b", 1), ("file:other", "a", 9)]);

@@ -1,0 +1,186 @@
+//! Task records: the `tasks` table, and finding a task by its pull
+//! request or its issue.
+//!
+//! Owns: the statements on `tasks` (a record's write moves the counts
+//! `/metrics` shows, `store::task_counts`) and [`TaskLocation`].
+//! Must not: touch attempts, claims or check runs (`store::runs`,
+//! `store::claims`), or decide anything about a task (the core does).
+
+use rusqlite::params;
+
+use super::db::{Db, Dialect};
+use super::{corrupt, Store, StoreError};
+use crate::core::story::Marker;
+use crate::core::task::TaskRecord;
+use crate::ids::{IssueNumber, RepoName};
+
+pub(super) fn put_task(
+    db: &Db,
+    repo: &RepoName,
+    story: &str,
+    task: &str,
+    record: &TaskRecord,
+) -> Result<(), StoreError> {
+    // The counts `/metrics` shows move with the record.
+    let counts = super::task_counts::on_write(db, [repo.as_str(), story, task], record)?;
+    db.execute(
+        "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
+        params![
+            repo.as_str(),
+            story,
+            task,
+            serde_json::to_string(record).expect("plain data serialises"),
+            counts
+        ],
+    )?;
+    Ok(())
+}
+
+/// Where a task lives: its story key, plan id and issue marker key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskLocation {
+    pub story: String,
+    pub task: String,
+    pub marker: String,
+    pub issue: IssueNumber,
+}
+
+impl Store {
+    pub async fn task_record(
+        &self,
+        repo: &RepoName,
+        story: &str,
+        task: &str,
+    ) -> Result<Option<TaskRecord>, StoreError> {
+        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        self.read(move |db| {
+            super::json_record(
+                db,
+                "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
+                params![repo.as_str(), story, task],
+            )
+        })
+        .await
+    }
+
+    /// Every task record of a story, by task id.
+    pub async fn task_records(
+        &self,
+        repo: &RepoName,
+        story: &str,
+    ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
+        let (repo, story) = (repo.clone(), story.to_owned());
+        self.read(move |db| {
+            super::keyed_records(
+                db,
+                "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
+                params![repo.as_str(), story],
+            )
+        })
+        .await
+    }
+
+    /// Tasks whose failure loop has a branch todo open: the timer looks at
+    /// their lifetime bound.
+    pub async fn tasks_with_open_todos(
+        &self,
+    ) -> Result<Vec<(RepoName, String, String)>, StoreError> {
+        self.read(|db| {
+            // An open todo is a `failure.open` that is there and not JSON
+            // null (`None` is stored as null). SQLite's `json_extract` is
+            // NULL for both a missing key and a JSON null; PostgreSQL's
+            // `jsonb_typeof` is NULL for the one and 'null' for the other,
+            // and `<> 'null'` leaves both out.
+            let sql = match db.dialect() {
+                Dialect::Sqlite => {
+                    "SELECT repo, story, task FROM tasks WHERE json_extract(record, '$.failure.open') IS NOT NULL"
+                }
+                Dialect::Postgres => {
+                    "SELECT repo, story, task FROM tasks WHERE jsonb_typeof(record::jsonb -> 'failure' -> 'open') <> 'null'"
+                }
+            };
+            db.query_map(sql, params![], |r| {
+                let repo = r.get::<String>(0)?;
+                Ok((
+                    RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                    r.get::<String>(1)?,
+                    r.get::<String>(2)?,
+                ))
+            })
+        })
+        .await
+    }
+
+    /// The task whose pull request is `number`.
+    pub async fn task_by_pull(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<TaskLocation>, StoreError> {
+        let repo_name = repo.clone();
+        let found = self
+            .read(move |db| {
+                let rows = db.query_map(
+                    "SELECT story, task, record FROM tasks WHERE repo = ?1",
+                    params![repo_name.as_str()],
+                    |r| {
+                        Ok((
+                            r.get::<String>(0)?,
+                            r.get::<String>(1)?,
+                            r.get::<String>(2)?,
+                        ))
+                    },
+                )?;
+                for (story, task, json) in rows {
+                    let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
+                    if record.pr.is_some_and(|p| p.number == number) {
+                        return Ok(Some((story, task)));
+                    }
+                }
+                Ok(None)
+            })
+            .await?;
+        let Some((story, task)) = found else {
+            return Ok(None);
+        };
+        let marker = Marker::Task {
+            story: story.clone(),
+            task: crate::core::plan::TaskId::new(task.as_str()),
+        }
+        .key();
+        Ok(self
+            .issue_record(repo, &marker)
+            .await?
+            .map(|r| TaskLocation {
+                story,
+                task,
+                marker,
+                issue: r.number,
+            }))
+    }
+
+    /// The task whose issue is `number` in `repo`, if taskgate made it.
+    pub async fn task_by_issue(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+    ) -> Result<Option<TaskLocation>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |db| {
+            for key in super::issue_markers(db, &repo, number)? {
+                let hidden = crate::core::hidden_marker(&key);
+                if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
+                    return Ok(Some(TaskLocation {
+                        story,
+                        task: task.as_str().to_owned(),
+                        marker: key,
+                        issue: number,
+                    }));
+                }
+            }
+            Ok(None)
+        })
+        .await
+    }
+}
