@@ -25,12 +25,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             message,
             round,
         } => {
-            let proof = Proof {
-                repo,
-                story,
-                branch,
-                round: *round,
-            };
+            let proof = Proof::new(repo, story, branch, *round);
             let done = prepare(ctx, &proof, base, head, message).await;
             told_if_refused(ctx, &proof, done, |round, why| ShipWhat::ProofConflict {
                 round,
@@ -65,12 +60,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             message,
             round,
         } => {
-            let proof = Proof {
-                repo,
-                story,
-                branch,
-                round: *round,
-            };
+            let proof = Proof::new(repo, story, branch, *round);
             let done = revert(ctx, &proof, reverts, onto, message).await;
             told_if_refused(ctx, &proof, done, |round, why| ShipWhat::RevertRefused {
                 round,
@@ -109,6 +99,17 @@ struct Proof<'a> {
     story: &'a str,
     branch: &'a str,
     round: u32,
+}
+
+impl<'a> Proof<'a> {
+    fn new(repo: &'a RepoName, story: &'a str, branch: &'a str, round: u32) -> Self {
+        Proof {
+            repo,
+            story,
+            branch,
+            round,
+        }
+    }
 }
 
 /// Sets the ship branch to `base` and merges `head` into it. A retry

@@ -2,7 +2,7 @@ use super::*;
 use crate::core::flaky::EventKind;
 use crate::core::report::{GateResult, GateTests, RunReport, REPORT_VERSION};
 use crate::core::task::AttemptStatus;
-use crate::results::{Outcome, TestCase};
+use crate::results::TestCase;
 use crate::store::testing::on_both_backends;
 
 fn repo(name: &str) -> RepoName {
@@ -33,22 +33,7 @@ async fn apply(store: &Store, changes: Vec<Change>) {
 }
 
 fn tcase(id: &str, failed: bool) -> TestCase {
-    TestCase {
-        id: TestId::new(id),
-        name: id.into(),
-        suite: None,
-        file: None,
-        line: None,
-        outcome: if failed {
-            Outcome::Failed {
-                message: "no".into(),
-                details: String::new(),
-            }
-        } else {
-            Outcome::Passed
-        },
-        duration_ms: None,
-    }
+    crate::store::tests_history::tests::test_case(id, failed, None)
 }
 
 fn attempt(attempt: u32, cases: Vec<TestCase>) -> Change {

@@ -150,4 +150,4 @@ impl Store {
 
 #[cfg(test)]
 #[path = "tests_history_tests.rs"]
-mod tests;
+pub(super) mod tests;

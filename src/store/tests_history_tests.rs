@@ -9,7 +9,9 @@ fn repo() -> RepoName {
     RepoName::parse("acme/app").unwrap()
 }
 
-fn test_case(id: &str, failed: bool, ms: Option<u64>) -> TestCase {
+/// A test case of `id` that failed or passed, taking `ms` (shared with
+/// the quarantine's store tests).
+pub(in crate::store) fn test_case(id: &str, failed: bool, ms: Option<u64>) -> TestCase {
     TestCase {
         id: TestId::new(id),
         name: id.into(),

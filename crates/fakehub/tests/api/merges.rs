@@ -422,3 +422,18 @@ async fn a_merge_into_another_branch_closes_no_issue() {
     assert_eq!(p.merged_by.as_deref(), Some("bob"));
     gh.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn compare_lists_at_most_300_changed_files_as_github_does() {
+    let (gh, repo, c, _inbox) = echoing().await;
+    let names: Vec<String> = (0..301).map(|i| format!("f{i:03}.txt")).collect();
+    let files: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "x\n")).collect();
+    repo.push_files("feature", &files, "many", "alice");
+    let r = c
+        .get("/repos/acme/widgets/compare/main...feature?per_page=1")
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.body["files"].as_array().unwrap().len(), 300);
+    assert_eq!(r.body["commits"].as_array().unwrap().len(), 1, "per_page");
+    gh.assert_contract_kept();
+}
