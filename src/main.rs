@@ -76,18 +76,20 @@ fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
     std::io::stdin()
         .read_to_end(&mut log)
         .context("reading the log from stdin")?;
-    let result = taskgate::classify::classify(&taskgate::classify::Outcome {
+    let outcome = taskgate::classify::Outcome {
         command: &args.cmd,
         exit_code: Some(args.exit_code),
         signal: None,
         timed_out: false,
         timeout_seconds: None,
         output: &log,
-    });
+    };
+    let result = taskgate::classify::classify(&outcome);
+    let verdict = taskgate::classify::verdict(&outcome, &result);
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        println!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {
-        print!("{}", taskgate::classify::render_report(&result));
+        print!("{}", taskgate::classify::render_report(&verdict));
     }
     Ok(())
 }
@@ -118,6 +120,17 @@ struct AppArgs {
 }
 
 impl AppArgs {
+    /// Every path made absolute against the directory taskgate started in,
+    /// once, before anything else runs (`cli::paths`).
+    fn absolute(mut self) -> anyhow::Result<AppArgs> {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        self.private_key_path = self
+            .private_key_path
+            .map(|p| cli::paths::absolute_in(&cwd, &p));
+        self.database_url = cli::paths::absolute_database_url(&cwd, &self.database_url);
+        Ok(self)
+    }
+
     fn private_key_pem(&self) -> anyhow::Result<String> {
         match (&self.private_key, &self.private_key_path) {
             (Some(pem), _) => Ok(pem.clone()),
@@ -205,7 +218,10 @@ struct ServeArgs {
 }
 
 impl ServeArgs {
-    fn into_config(self) -> anyhow::Result<ServeConfig> {
+    fn into_config(mut self) -> anyhow::Result<ServeConfig> {
+        self.app = self.app.absolute()?;
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        self.work_dir = cli::paths::absolute_in(&cwd, &self.work_dir);
         Ok(ServeConfig {
             app_id: self.app.app_id,
             private_key_pem: self.app.private_key_pem()?,
@@ -515,5 +531,21 @@ mod tests {
         );
         // 0 turns the pass off: `app::start` spawns it only for `Some`.
         assert_eq!(every(&["--redeliver-minutes", "0"]), None);
+    }
+
+    #[test]
+    fn the_default_paths_are_made_absolute_against_the_start_directory() {
+        let cwd = std::env::current_dir().unwrap();
+        let config = serve_config(&[
+            "--work-dir",
+            "taskgate-work",
+            "--database-url",
+            "sqlite://t.db",
+        ]);
+        assert_eq!(config.work_dir, cwd.join("taskgate-work"));
+        assert_eq!(
+            config.database_url,
+            format!("sqlite://{}", cwd.join("t.db").display())
+        );
     }
 }

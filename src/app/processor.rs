@@ -241,7 +241,7 @@ impl Processor {
             .parse(&delivery.payload)
             .map_err(|e| DecideError::Permanent(e.to_string()))?;
         match delivered {
-            Delivered::Internal(event) => self.decide_internal(event).await,
+            Delivered::Internal(event) => self.decide_internal(*event).await,
             Delivered::GitHub(webhook) => {
                 self.decide_webhook(delivery.installation, *webhook).await
             }

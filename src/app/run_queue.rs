@@ -580,6 +580,7 @@ fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
             .collect(),
         duration_ms: 0,
         cancelled: false,
+        runner_fault: Some(why.to_string()),
     }
 }
 

@@ -161,6 +161,7 @@ mod tests {
                 gates: vec![],
                 duration_ms: 5,
                 cancelled: false,
+                runner_fault: None,
             },
             workspace: "/w".into(),
         };

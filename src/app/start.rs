@@ -251,7 +251,10 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
     let s = s.clone();
     let clock = config.clock.clone();
     let runner = crate::runner::LocalRunner::new(config.max_concurrent_runs.max(1));
-    let work_dir = config.work_dir.clone();
+    // Absolute whatever the caller gave: bubblewrap and git resolve a
+    // relative path against their own working directory, not ours.
+    let work_dir =
+        std::path::absolute(&config.work_dir).unwrap_or_else(|_| config.work_dir.clone());
     let git = config
         .git
         .clone()

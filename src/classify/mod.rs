@@ -175,12 +175,32 @@ const MAX_SUMMARY_LINE: usize = 200;
 /// Classifies one failed command. Pure, linear in the output, never panics.
 /// The text `taskgate classify` prints: the kind, the summary, then the
 /// findings as `path:line[:column]: message`.
-pub fn render_report(c: &Classification) -> String {
-    let mut out = format!("kind: {}\n", c.kind.as_str());
-    for line in c.summary.lines() {
+/// What `taskgate classify` says of a log: the failure's kind, or `pass`
+/// when the command succeeded (exit 0, not timed out): a passing run has
+/// no failure kind, so it is not called `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Verdict<'a> {
+    pub kind: &'static str,
+    pub summary: &'a str,
+    pub findings: &'a [Finding],
+}
+
+/// The verdict on `outcome`, from its classification.
+pub fn verdict<'a>(outcome: &Outcome, c: &'a Classification) -> Verdict<'a> {
+    let passed = outcome.exit_code == Some(0) && !outcome.timed_out && outcome.signal.is_none();
+    Verdict {
+        kind: if passed { "pass" } else { c.kind.as_str() },
+        summary: &c.summary,
+        findings: &c.findings,
+    }
+}
+
+pub fn render_report(v: &Verdict) -> String {
+    let mut out = format!("kind: {}\n", v.kind);
+    for line in v.summary.lines() {
         out.push_str(&format!("summary: {line}\n"));
     }
-    for f in &c.findings {
+    for f in v.findings {
         match f.column {
             Some(col) => out.push_str(&format!("{}:{}:{}: {}\n", f.path, f.line, col, f.message)),
             None => out.push_str(&format!("{}:{}: {}\n", f.path, f.line, f.message)),

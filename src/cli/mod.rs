@@ -3,6 +3,7 @@
 
 pub mod demo;
 pub mod init;
+pub mod paths;
 pub mod plan;
 pub mod run;
 pub mod setup;

@@ -129,6 +129,13 @@ pub struct RunReport {
     pub duration_ms: u64,
     #[serde(default)]
     pub cancelled: bool,
+    /// The runner itself failed (its sandbox did not start, a workspace
+    /// could not be made, the host cannot sandbox): nothing the gates say
+    /// is a verdict on the code, and no branch todo follows. Set only by
+    /// taskgate's own runner code, never read from a report task code
+    /// could write (the Actions artifact's is dropped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner_fault: Option<String>,
 }
 
 impl RunReport {

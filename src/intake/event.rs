@@ -219,10 +219,10 @@ impl DeliveryKind {
             DeliveryKind::GitHub(kind) => {
                 Delivered::GitHub(Box::new(parse(kind.event_name(), body)?.webhook))
             }
-            DeliveryKind::Internal(kind) => Delivered::Internal(
+            DeliveryKind::Internal(kind) => Delivered::Internal(Box::new(
                 InternalEvent::parse(*kind, body)
                     .map_err(|e| PayloadError::Internal(e.to_string()))?,
-            ),
+            )),
         })
     }
 }
@@ -231,7 +231,7 @@ impl DeliveryKind {
 #[derive(Debug, Clone)]
 pub enum Delivered {
     GitHub(Box<Webhook>),
-    Internal(InternalEvent),
+    Internal(Box<InternalEvent>),
 }
 
 /// A parsed GitHub delivery.

@@ -353,7 +353,12 @@ pub fn read_report_zip(
     }
     // Within 64 MiB, task code still chooses how many gates, commands,
     // findings and warnings: they are capped before anything reads them.
-    Ok(cap_report(report))
+    // A runner fault excuses a run from the failure loop: the job's own
+    // claim of one is not believed, as task code could have written it.
+    Ok(cap_report(RunReport {
+        runner_fault: None,
+        ..report
+    }))
 }
 
 /// A relative path without `..`, backslashes or a drive letter.
@@ -434,6 +439,7 @@ fn tooling_error_report(
             .collect(),
         duration_ms: 0,
         cancelled: false,
+        runner_fault: None,
     }
 }
 

@@ -50,6 +50,7 @@ fn report(task: &str, sha: &str) -> RunReport {
         }],
         duration_ms: 1_300,
         cancelled: false,
+        runner_fault: None,
     }
 }
 

@@ -218,6 +218,7 @@ pub async fn run_gate_specs(
     let mut ran: Vec<Vec<CommandResult>> = Vec::new();
     let mut reports: Vec<Option<GateReports>> = Vec::new();
     let mut cancelled = false;
+    let mut runner_fault = None;
     let roots = workspace_roots(workdir, sandbox.is_some());
     let mut listing = list_workspace(workdir).await;
     for gate in &gates {
@@ -227,8 +228,14 @@ pub async fn run_gate_specs(
                 cancelled = true;
                 break;
             }
-            let result = run_test(workdir, test, &options, sandbox.as_ref()).await;
-            results.push(result);
+            if runner_fault.is_some() {
+                break;
+            }
+            let ran = run_test(workdir, test, &options, sandbox.as_ref()).await;
+            results.push(ran.result);
+            // The runner failed: the next commands would fail the same way,
+            // and none of it would say anything about the code.
+            runner_fault = runner_fault.or(ran.fault);
         }
         ran.push(results);
         let after = list_workspace(workdir).await;
@@ -292,6 +299,7 @@ pub async fn run_gate_specs(
         gates,
         duration_ms: start.elapsed().as_millis() as u64,
         cancelled,
+        runner_fault,
     })
 }
 
@@ -354,6 +362,7 @@ fn refused(
         gates,
         duration_ms: start.elapsed().as_millis() as u64,
         cancelled: false,
+        runner_fault: Some(why.to_string()),
     }
 }
 

@@ -32,7 +32,7 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-use super::sandbox::{PidsCgroup, SandboxRun};
+use super::sandbox::{PidsCgroup, SandboxRun, STARTED_MARK};
 use super::CancelToken;
 
 /// Output kept per command unless configured: 4 MiB.
@@ -103,6 +103,11 @@ pub struct ProcessOutput {
     /// Every byte printed, kept or not.
     pub output_bytes: u64,
     pub truncated: bool,
+    /// In the sandbox: the command never started (its output does not
+    /// begin with the sandbox's [`STARTED_MARK`]), so the output is
+    /// bubblewrap's own error ("Can't find source path …"), not the
+    /// command's. A fault of the runner, never a verdict on the code.
+    pub sandbox_failed: bool,
 }
 
 impl ProcessOutput {
@@ -170,8 +175,18 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
     if let Some(cgroup) = cgroup {
         cgroup.remove().await;
     }
-    let output_bytes = capture.total;
-    let (output, truncated) = capture.finish();
+    let mut output_bytes = capture.total;
+    let (mut output, truncated) = capture.finish();
+    let mut sandbox_failed = false;
+    if spec.sandbox.is_some() {
+        // The sandbox's script prints the mark before the command runs.
+        if output.first() == Some(&STARTED_MARK) {
+            output.remove(0);
+            output_bytes -= 1;
+        } else {
+            sandbox_failed = !timed_out && !cancelled;
+        }
+    }
     Ok(ProcessOutput {
         exit_code: status.code(),
         signal: status.signal(),
@@ -181,6 +196,7 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
         output,
         output_bytes,
         truncated,
+        sandbox_failed,
     })
 }
 

@@ -218,7 +218,7 @@ pub fn read_gate_reports(
         match read_one(workdir, &path, hint, after.kind(&path), &mut budget) {
             Ok((mut cases, note)) => {
                 relative_files(&mut cases, roots);
-                out.cases.extend(cases);
+                add_once(&mut out.cases, cases);
                 out.report_files.push(path);
                 out.problems.extend(note);
             }
@@ -226,6 +226,31 @@ pub fn read_gate_reports(
         }
     }
     Some(out)
+}
+
+/// Adds a report's cases, each test id once: one run written to two of
+/// the usual places (`junit.xml` and Surefire's
+/// `target/surefire-reports/TEST-*.xml`) is one run of each test, not two.
+/// Where the copies disagree, a failure counts over a pass.
+fn add_once(cases: &mut Vec<TestCase>, more: Vec<TestCase>) {
+    let mut at: std::collections::HashMap<TestId, usize> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.clone(), i))
+        .collect();
+    for case in more {
+        match at.get(&case.id) {
+            Some(&i) => {
+                if case.outcome.is_failure() && !cases[i].outcome.is_failure() {
+                    cases[i] = case;
+                }
+            }
+            None => {
+                at.insert(case.id.clone(), cases.len());
+                cases.push(case);
+            }
+        }
+    }
 }
 
 /// One report's cases and, if it was read only in part, a note saying so.

@@ -43,6 +43,26 @@ fn a_report_written_in_a_usual_place_is_found_and_read() {
 }
 
 #[test]
+fn one_run_written_to_two_usual_places_counts_each_test_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = Listing::of(dir.path());
+    fs::write(dir.path().join("junit.xml"), JUNIT).unwrap();
+    let surefire = dir.path().join("target/surefire-reports");
+    fs::create_dir_all(&surefire).unwrap();
+    fs::write(surefire.join("TEST-tests.test_adapter.xml"), JUNIT).unwrap();
+    let found = read(dir.path(), &[], &before).unwrap();
+    assert_eq!(found.report_files.len(), 2, "{:?}", found.report_files);
+    assert_eq!(
+        ids(&found),
+        [
+            "tests/test_adapter.py::test_fetch",
+            "tests/test_adapter.py::test_parse"
+        ],
+        "each test once, not \"2 passed, 2 failed\""
+    );
+}
+
+#[test]
 fn no_report_means_none_so_the_log_classifier_judges_alone() {
     let dir = tempfile::tempdir().unwrap();
     let before = Listing::of(dir.path());

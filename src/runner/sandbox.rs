@@ -45,6 +45,16 @@ pub const WORKSPACE: &str = "/workspace";
 /// The sandbox's private HOME, an empty tmpfs per command.
 pub const HOME: &str = "/home/runner";
 
+/// The first byte every sandboxed command prints, written by a fixed
+/// script inside the sandbox just before it execs the command
+/// ([`STARTED_SCRIPT`]): output that does not begin with it came from
+/// bubblewrap failing to set the sandbox up, never from the command, and
+/// task code cannot take back a byte printed before it ran. The runner
+/// strips it from what it keeps.
+pub const STARTED_MARK: u8 = 0x1e;
+/// `sh -c STARTED_SCRIPT sh CMD`: the mark, then CMD as `sh -c` ran it.
+const STARTED_SCRIPT: &str = "printf '\\036'; exec /bin/sh -c \"$1\"";
+
 /// Said on every gate of a run without the sandbox because the operator
 /// opted out.
 pub const UNSANDBOXED_WARNING: &str =
@@ -341,7 +351,8 @@ impl SandboxRun {
         for p in self.objects.iter().chain(&self.sandbox.ro_paths) {
             a.bind("--ro-bind-try", p, p);
         }
-        a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", cmd]);
+        a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", STARTED_SCRIPT]);
+        a.flags(&["sh", cmd]);
         a.0
     }
 

@@ -373,6 +373,41 @@ async fn a_host_that_cannot_sandbox_refuses_to_run_task_code() {
     );
     assert!(summary.contains("TASKGATE_UNSANDBOXED=1"), "{summary}");
     assert!(!host.workspace.join("ran").exists());
+    assert_eq!(
+        report.runner_fault.as_deref(),
+        Some(summary),
+        "not a verdict"
+    );
+}
+
+/// The bug of issue 33: `serve` on its default, relative work directory
+/// gave bubblewrap a relative workspace, which it looked up from inside
+/// that workspace and did not find. bwrap's own complaint is the runner's
+/// fault: `tooling_error`, a runner fault on the report (no branch todo),
+/// never a `test_failure`.
+#[tokio::test]
+async fn bubblewrap_failing_before_its_sandbox_starts_is_the_runners_fault() {
+    let cwd = std::env::current_dir().unwrap();
+    let dir = tempfile::tempdir_in(&cwd).unwrap();
+    let relative = dir.path().strip_prefix(&cwd).unwrap().to_owned();
+    let (report, _) = run_in(
+        &relative,
+        "touch ran",
+        options(Isolation::Sandbox(Arc::new(Sandbox::default()))),
+    )
+    .await;
+    let gate = &report.gates[0];
+    let why = report
+        .runner_fault
+        .as_deref()
+        .unwrap_or_else(|| panic!("a runner fault: {report:#?}"));
+    assert!(
+        why.starts_with("the sandbox did not start (bwrap: Can't find source path"),
+        "{why}"
+    );
+    assert!(!gate.passed);
+    assert_eq!(gate.kind, Some(FailureKind::ToolingError), "{gate:?}");
+    assert!(!dir.path().join("ran").exists());
 }
 
 #[tokio::test]
@@ -480,7 +515,7 @@ fn the_command_line_mounts_only_the_toolchain_and_the_workspace() {
         "--bind /srv/taskgate-work/workspaces/ws /workspace",
         "--ro-bind-try /srv/taskgate-work/mirrors/o/r.git/objects /srv/taskgate-work/mirrors/o/r.git/objects",
         "--ro-bind-try /opt/toolchain /opt/toolchain",
-        "--chdir /workspace -- /bin/sh -c make test",
+        r#"--chdir /workspace -- /bin/sh -c printf '\036'; exec /bin/sh -c "$1" sh make test"#,
     ] {
         assert!(line.contains(must), "`{must}` missing in {line}");
     }

@@ -50,6 +50,7 @@ fn report(cases: Vec<TestCase>) -> RunReport {
         }],
         duration_ms: 10,
         cancelled: false,
+        runner_fault: None,
     }
 }
 

@@ -179,6 +179,7 @@ fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
         gates: gates.iter().map(|(g, passed)| gate(g, *passed)).collect(),
         duration_ms: 1200,
         cancelled: false,
+        runner_fault: None,
     }
 }
 

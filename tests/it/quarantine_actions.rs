@@ -98,6 +98,7 @@ impl Story {
             gates: vec![gate],
             duration_ms: 1200,
             cancelled: false,
+            runner_fault: None,
         };
         let conclusion = if report.passed() {
             "success"

@@ -64,6 +64,49 @@ impl GitBacking {
         Ok(backing)
     }
 
+    /// The bare repository's directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the fake's branches (name, sha) under the git namespace `ns`
+    /// (`refs/namespaces/<ns>/refs/heads/<name>`) and removes the others
+    /// there, so that `git upload-pack` in that namespace advertises what
+    /// GitHub would (`git_http`). A sha the bare repository lacks (a
+    /// virtual commit made before it was backed) is left out.
+    pub(crate) fn publish_namespace(
+        &self,
+        ns: &str,
+        branches: &[(String, String)],
+    ) -> Result<(), String> {
+        let repo = self.open()?;
+        let prefix = format!("refs/namespaces/{ns}/refs/heads/");
+        let wanted: BTreeMap<String, Oid> = branches
+            .iter()
+            .filter_map(|(name, sha)| {
+                let oid = Oid::from_str(sha).ok()?;
+                repo.find_commit(oid).ok()?;
+                Some((format!("{prefix}{name}"), oid))
+            })
+            .collect();
+        let stale: Vec<String> = repo
+            .references_glob(&format!("{prefix}*"))
+            .map_err(|e| self.err(e))?
+            .filter_map(|r| r.ok()?.name().map(str::to_owned))
+            .filter(|name| !wanted.contains_key(name))
+            .collect();
+        for name in stale {
+            if let Ok(mut r) = repo.find_reference(&name) {
+                r.delete().map_err(|e| self.err(e))?;
+            }
+        }
+        for (name, oid) in wanted {
+            repo.reference(&name, oid, true, "fakehub: GitHub's branches")
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+
     fn open(&self) -> Result<Repository, String> {
         Repository::open(&self.path).map_err(|e| describe(&self.path, &e))
     }

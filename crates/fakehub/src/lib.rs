@@ -71,6 +71,7 @@ mod echo;
 mod emit;
 mod faults;
 mod git_backing;
+mod git_http;
 mod graphql_contract;
 mod merge;
 mod openapi;
@@ -202,6 +203,7 @@ impl FakeGitHub {
                 routes::manifests::ORG_FORM,
                 post(routes::manifests::org_form).fallback(handle),
             )
+            .merge(git_http::router())
             .fallback(handle)
             .with_state(shared.clone());
         spawn_server(listener, app);

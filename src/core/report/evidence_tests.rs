@@ -355,6 +355,7 @@ mod rendering {
             gates: vec![gate()],
             duration_ms: 1_000,
             cancelled: false,
+            runner_fault: None,
         };
         insta::assert_snapshot!(render_terminal_report(&report), @r"
         taskgate run: task `data`: 1 of 1 gate failed (1.0 s)

@@ -129,7 +129,7 @@ pub(super) fn reconcile(ctx: &TaskContext) -> Effect {
 }
 
 /// Moves the check run under `key` on (see [`CheckUpdate`]).
-fn update_check(
+pub(super) fn update_check(
     ctx: &TaskContext,
     key: String,
     status: CheckStatus,
@@ -574,6 +574,9 @@ fn finish(
     workspace: &str,
     ctx: &TaskContext,
 ) -> TaskDecision {
+    if let Some(why) = &report.runner_fault {
+        return super::runner_fault::on_runner_fault(record, current, why, ctx);
+    }
     let mut next = record.clone();
     let mut effects = Vec::new();
     for gate in &current.gates {

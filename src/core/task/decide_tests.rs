@@ -59,6 +59,7 @@ fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
             gates,
             duration_ms: 10,
             cancelled: false,
+            runner_fault: None,
         },
         workspace: String::new(),
     }
@@ -500,4 +501,62 @@ fn the_draft_pr_is_asked_for_again_at_a_new_head_until_its_webhook_arrives() {
     // GitHub refused it ("No commits between"), or its webhook is late.
     let second = push(&first.record, 'b', &f);
     assert_eq!(names(&second.effects)[0], "create_pull_request");
+}
+
+/// Issue 33: the runner's own failure (bwrap's complaint, a host that
+/// cannot sandbox) is no verdict: the gates fail as `tooling_error` naming
+/// the runner, no verdict goes to the failure loop (so no branch todo), the
+/// task is back in progress, and one comment on the task issue says it.
+#[test]
+fn a_runner_fault_fails_the_checks_without_a_verdict_and_says_so_once_on_the_task() {
+    let f = fixture(&["unit"]);
+    let queued = push(&TaskRecord::default(), 'a', &f);
+    let mut done = finished(1, 'a', vec![gate("unit", false)]);
+    if let RunProgress::Finished { report, .. } = &mut done {
+        report.runner_fault =
+            Some("the sandbox did not start (bwrap: Can't find source path taskgate-work/workspaces/x: No such file or directory)".into());
+    }
+    let d = on_run_progress(&queued.record, &done, &f.ctx());
+    assert_eq!(
+        d.verdict, None,
+        "no verdict: the failure loop opens nothing"
+    );
+    assert_eq!(d.record.state, Some(TaskState::InProgress));
+    assert_eq!(
+        d.record.current.as_ref().map(|a| a.status),
+        Some(AttemptStatus::Skipped)
+    );
+    assert_eq!(
+        conclusions(&d.effects),
+        [(
+            "story=file:s task=data attempt=1 gate=unit".to_string(),
+            Some("failure".to_string())
+        )]
+    );
+    let Some(Effect::UpdateCheckRun { update, .. }) = d.effects.first() else {
+        panic!("{:?}", d.effects)
+    };
+    let output = update.output.as_ref().unwrap();
+    insta::assert_snapshot!(format!("{}\n\n{}", output.title, output.summary), @r"
+    Not run — tooling_error (taskgate's runner)
+
+    taskgate could not run this gate: the sandbox did not start (bwrap: Can't find source path taskgate-work/workspaces/x: No such file or directory). This is a fault of taskgate's runner on its host, not a verdict on the code: no branch todo was opened. Press Retry once the host is fixed (`taskgate doctor` on the host says what it lacks).
+    ");
+    let Some(Effect::UpsertComment { marker, body, .. }) = d
+        .effects
+        .iter()
+        .find(|e| matches!(e, Effect::UpsertComment { .. }))
+    else {
+        panic!("{:?}", d.effects)
+    };
+    assert_eq!(marker, "runner-fault story=file:s task=data");
+    insta::assert_snapshot!(body, @r"
+    **taskgate could not run this task's acceptance tests** (attempt 1, commit `aaaaaaa`).
+
+    > the sandbox did not start (bwrap: Can't find source path taskgate-work/workspaces/x: No such file or directory)
+
+    This is a fault of taskgate's runner on its host, not of the code: no branch todo was opened and the attempt does not count against the task's bounds.
+
+    **To fix it**, whoever runs taskgate: run `taskgate doctor` on the host, which says what it lacks, then comment `/taskgate retry` here or press Retry on a check run.
+    ");
 }

@@ -30,6 +30,7 @@ mod props;
 mod render;
 mod review;
 mod review_text;
+mod runner_fault;
 #[cfg(test)]
 mod test_fixture;
 

@@ -93,6 +93,7 @@ fn report(attempt: &Attempt, verdict: Verdict) -> RunReport {
             .collect(),
         duration_ms: 1,
         cancelled: false,
+        runner_fault: None,
     }
 }
 

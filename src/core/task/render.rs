@@ -118,6 +118,33 @@ pub fn task_pull_body(task_issue: IssueNumber) -> String {
     )
 }
 
+/// A gate's check run when the runner itself failed: failed (the commit
+/// is not proven) but named a fault of taskgate's host, not of the code.
+pub fn runner_fault_output(why: &str) -> CheckOutput {
+    CheckOutput {
+        title: "Not run — tooling_error (taskgate's runner)".into(),
+        summary: format!(
+            "taskgate could not run this gate: {}. This is a fault of taskgate's runner on its host, not a verdict on the code: no branch todo was opened. Press Retry once the host is fixed (`taskgate doctor` on the host says what it lacks).",
+            plain_text(why.trim_end_matches('.'))
+        ),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
+/// Said once on the task issue (and kept current) when the runner itself
+/// failed: what happened, that it counts for nothing, and who can fix it.
+pub fn render_runner_fault(attempt: u32, sha: &CommitSha, why: &str) -> String {
+    format!(
+        "**taskgate could not run this task's acceptance tests** (attempt {attempt}, commit `{}`).\n\n\
+         > {}\n\n\
+         This is a fault of taskgate's runner on its host, not of the code: no branch todo was opened and the attempt does not count against the task's bounds.\n\n\
+         **To fix it**, whoever runs taskgate: run `taskgate doctor` on the host, which says what it lacks, then comment `/taskgate retry` here or press Retry on a check run.",
+        sha.short(),
+        plain_text(why.trim_end_matches('.')).replace('\n', "\n> ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,9 @@
 //! classified, its findings' paths made relative to the repository.
 //!
 //! Owns: the fail-then-pass rule (`flaky`, a `test_failure` becomes
-//! `flaky_test`) and the `tooling_error` of a command that could not start.
+//! `flaky_test`) and the `tooling_error` of a command that could not start
+//! or whose sandbox did not start: a fault of the runner ([`Ran::fault`]),
+//! which ends the run without a verdict on the code.
 //! Must not: decide the gate's verdict (the parent does, through
 //! `decide_verdict`) or run anything outside [`run_command`].
 
@@ -16,13 +18,22 @@ use crate::classify::{classify, Classification, FailureKind, Outcome};
 use crate::core::plan::TestSpec;
 use crate::core::report::{relative_path, CommandResult};
 
+/// A command's result, and whether the runner itself failed to run it.
+pub(super) struct Ran {
+    pub result: CommandResult,
+    /// The command could not start, or bubblewrap failed before its
+    /// sandbox started ("Can't find source path …"): the runner's fault,
+    /// said in these words; never a verdict on the code.
+    pub fault: Option<String>,
+}
+
 /// One command, re-run once at once if it failed.
 pub(super) async fn run_test(
     workdir: &Path,
     test: &TestSpec,
     options: &RunOptions,
     sandbox: Option<&SandboxRun>,
-) -> CommandResult {
+) -> Ran {
     let timeout = test
         .timeout_seconds
         .map_or(options.default_timeout, Duration::from_secs);
@@ -36,29 +47,35 @@ pub(super) async fn run_test(
     };
     let first = run_once(&spec, test, options, workdir).await;
     let rerun = options.rerun_failures
-        && !first.passed()
-        && !first.timed_out
+        && first.fault.is_none()
+        && !first.result.passed()
+        && !first.result.timed_out
         && !options.cancel.is_cancelled();
     if !rerun {
         return first;
     }
     let second = run_once(&spec, test, options, workdir).await;
-    if !second.passed() {
+    if second.fault.is_some() || !second.result.passed() {
         return second;
     }
+    let (first, second) = (first.result, second.result);
     let classification = first.classification.map(|mut k| {
         if k.kind == FailureKind::TestFailure {
             k.kind = FailureKind::FlakyTest;
         }
         k
     });
-    CommandResult {
+    let result = CommandResult {
         exit_code: second.exit_code,
         signal: second.signal,
         duration_ms: first.duration_ms + second.duration_ms,
         flaky: true,
         classification,
         ..first
+    };
+    Ran {
+        result,
+        fault: None,
     }
 }
 
@@ -67,9 +84,10 @@ async fn run_once(
     test: &TestSpec,
     options: &RunOptions,
     workdir: &Path,
-) -> CommandResult {
+) -> Ran {
     let timeout_seconds = spec.timeout.as_secs();
     let out = match run_command(spec, &options.cancel).await {
+        Ok(out) if out.sandbox_failed => return sandbox_failed(out, test, timeout_seconds),
         Ok(out) => out,
         Err(e) => {
             let message = format!(
@@ -77,23 +95,9 @@ async fn run_once(
                 test.cmd,
                 workdir.display()
             );
-            return CommandResult {
-                cmd: test.cmd.clone(),
-                gate: test.gate.clone(),
-                exit_code: None,
-                signal: None,
-                timed_out: false,
-                timeout_seconds,
-                duration_ms: 0,
-                output_bytes: message.len() as u64,
-                output: message.clone(),
-                truncated: false,
-                flaky: false,
-                classification: Some(Classification {
-                    kind: FailureKind::ToolingError,
-                    summary: message,
-                    findings: Vec::new(),
-                }),
+            return Ran {
+                fault: Some(message.clone()),
+                result: not_started(test, timeout_seconds, message, String::new()),
             };
         }
     };
@@ -109,7 +113,7 @@ async fn run_once(
         truncated,
         ..
     } = out;
-    CommandResult {
+    let result = CommandResult {
         cmd: test.cmd.clone(),
         gate: test.gate.clone(),
         exit_code,
@@ -122,6 +126,60 @@ async fn run_once(
         truncated,
         flaky: false,
         classification,
+    };
+    Ran {
+        result,
+        fault: None,
+    }
+}
+
+/// bubblewrap ended before its sandbox started: what it printed is its
+/// own complaint (a path it could not find, a namespace it may not make),
+/// said as the runner's fault with its first line.
+fn sandbox_failed(out: ProcessOutput, test: &TestSpec, timeout_seconds: u64) -> Ran {
+    let printed = String::from_utf8_lossy(&out.output).into_owned();
+    let first_line = printed
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("it exited without a word");
+    let first_line: String = first_line.chars().take(300).collect();
+    let message = format!("the sandbox did not start ({first_line})");
+    Ran {
+        fault: Some(message.clone()),
+        result: not_started(test, timeout_seconds, message, printed),
+    }
+}
+
+/// A command that never ran: `tooling_error`, saying why.
+fn not_started(
+    test: &TestSpec,
+    timeout_seconds: u64,
+    message: String,
+    printed: String,
+) -> CommandResult {
+    let output = if printed.is_empty() {
+        message.clone()
+    } else {
+        printed
+    };
+    CommandResult {
+        cmd: test.cmd.clone(),
+        gate: test.gate.clone(),
+        exit_code: None,
+        signal: None,
+        timed_out: false,
+        timeout_seconds,
+        duration_ms: 0,
+        output_bytes: output.len() as u64,
+        output,
+        truncated: false,
+        flaky: false,
+        classification: Some(Classification {
+            kind: FailureKind::ToolingError,
+            summary: message,
+            findings: Vec::new(),
+        }),
     }
 }
 

@@ -6,6 +6,7 @@ mod echoes;
 mod faults;
 mod git_backing;
 mod git_commits;
+mod git_http;
 mod git_pulls;
 mod graphql;
 mod hook_deliveries;
