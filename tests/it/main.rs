@@ -13,6 +13,7 @@ mod crash;
 mod dashboard;
 mod dashboard_browser;
 mod demo;
+mod dependent_branches;
 mod distribution;
 mod echoes;
 mod executor_faults;
