@@ -55,6 +55,8 @@ use crate::runner::{
 };
 use crate::store::{AttemptRow, NewDelivery, Store};
 
+mod tested;
+
 /// Where the runner gets a repository's commits.
 #[derive(Debug, Clone)]
 pub struct GitSource {
@@ -481,9 +483,15 @@ impl RunQueue {
                 row.sha.0.clone(),
             )
             .await?;
-        let ws =
-            Workspace::checkout_async(mirror.clone(), row.sha.0.clone(), self.workspaces.clone())
-                .await?;
+        let (tested, notes) = self.tested_commit(row, &mirror, token.clone()).await?;
+        let gates: Vec<_> = gates
+            .into_iter()
+            .map(|mut g| {
+                g.notes.extend(notes.iter().cloned());
+                g
+            })
+            .collect();
+        let ws = Workspace::checkout_async(mirror.clone(), tested, self.workspaces.clone()).await?;
         let workspace = ws.path().display().to_string();
         // The network is the repository's choice, from its config on the
         // default branch (never the commit under test).

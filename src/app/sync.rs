@@ -14,10 +14,11 @@ use octocrab::Octocrab;
 
 use crate::core::config::CONFIG_PATH;
 use crate::core::internal::Reconcile;
+use crate::core::plan::TaskId;
 use crate::core::story::{story_key_for_file, story_key_for_issue};
 use crate::core::sync::{
-    decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, CommentPlan,
-    IssueRecord, Known, StoryPlan,
+    decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, record_branch_start,
+    CommentPlan, IssueRecord, Known, StoryPlan,
 };
 use crate::core::Decision;
 use crate::github::{client::send, GitHubApp, GitHubError};
@@ -242,23 +243,43 @@ impl Syncer {
         let Some(plan) = self.store.story(&r.repo, &r.story).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", r.story)));
         };
-        let known = self.known(&r.repo, &r.story).await?;
-        Ok(decide_reconcile(&plan, &known.as_known(), r.round))
+        let mut known = self.known(&r.repo, &r.story).await?;
+        // A task branch just started: recorded on its task, and the pass
+        // renders the issue with it.
+        let started = match &r.started {
+            Some(started) => {
+                let record = (self.store)
+                    .task_record(&r.repo, &r.story, &started.task)
+                    .await?;
+                let change = record_branch_start(&r.repo, &r.story, started, record);
+                if change.is_some() {
+                    known
+                        .starts
+                        .insert(TaskId::new(&started.task), started.start.clone());
+                }
+                change
+            }
+            None => None,
+        };
+        let mut decision = decide_reconcile(&plan, &known.as_known(), r.round);
+        decision.changes.extend(started);
+        Ok(decision)
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {
         let issues = self.store.story_issues(repo, story).await?;
-        let states = self
-            .store
-            .task_records(repo, story)
-            .await?
+        let records = self.store.task_records(repo, story).await?;
+        let states = records
+            .iter()
+            .filter_map(|(task, record)| Some((TaskId::new(task), record.state?)))
+            .collect();
+        let starts = records
             .into_iter()
-            .filter_map(|(task, record)| {
-                Some((crate::core::plan::TaskId::new(task), record.state?))
-            })
+            .filter_map(|(task, record)| Some((TaskId::new(&task), record.branch?)))
             .collect();
         Ok(OwnedKnown {
             states,
+            starts,
             issues,
             branches: self.store.branches(repo).await?,
             labels: self.store.labels(repo).await?,
@@ -267,7 +288,8 @@ impl Syncer {
 }
 
 struct OwnedKnown {
-    states: BTreeMap<crate::core::plan::TaskId, crate::core::plan::TaskState>,
+    states: BTreeMap<TaskId, crate::core::plan::TaskState>,
+    starts: BTreeMap<TaskId, crate::core::story::BranchStart>,
     issues: BTreeMap<String, IssueRecord>,
     branches: BTreeSet<String>,
     labels: BTreeSet<String>,
@@ -280,6 +302,7 @@ impl OwnedKnown {
             branches: &self.branches,
             labels: &self.labels,
             states: &self.states,
+            starts: &self.starts,
         }
     }
 }

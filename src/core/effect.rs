@@ -195,6 +195,20 @@ pub enum Effect {
         name: String,
         sha: CommitSha,
     },
+    /// A ready task's branch (SPEC §3): made at the story branch's head,
+    /// or, when it exists, brought up to date with it (a fast-forward, or
+    /// a merge of the story branch: `core::story::start`). What was done
+    /// is reported through the inbox (a reconcile pass that records it on
+    /// the task); a conflict is said on the task's issue (`marker`).
+    StartTaskBranch {
+        repo: RepoName,
+        /// The story key and the task id, for the report.
+        story: String,
+        task: String,
+        name: String,
+        story_branch: String,
+        marker: String,
+    },
     CreateCheckRun {
         repo: RepoName,
         check: CheckRunSpec,
@@ -359,6 +373,7 @@ impl Effect {
             | Effect::AddBlockedBy { repo, .. }
             | Effect::RemoveBlockedBy { repo, .. }
             | Effect::CreateBranch { repo, .. }
+            | Effect::StartTaskBranch { repo, .. }
             | Effect::CreateCheckRun { repo, .. }
             | Effect::DispatchWorkflow { repo, .. }
             | Effect::CancelWorkflowRun { repo, .. }
@@ -384,6 +399,7 @@ impl Effect {
         matches!(
             self,
             Effect::Reconcile { .. }
+                | Effect::StartTaskBranch { .. }
                 | Effect::AdvanceShipQueue { .. }
                 | Effect::PrepareShipCommit { .. }
                 | Effect::LandShipCommit { .. }
@@ -422,6 +438,7 @@ impl Effect {
             Effect::AddBlockedBy { .. } => "add_blocked_by",
             Effect::RemoveBlockedBy { .. } => "remove_blocked_by",
             Effect::CreateBranch { .. } => "create_branch",
+            Effect::StartTaskBranch { .. } => "start_task_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
             Effect::DispatchWorkflow { .. } => "dispatch_workflow",
             Effect::CancelWorkflowRun { .. } => "cancel_workflow_run",

@@ -51,6 +51,17 @@ pub struct Reconcile {
     /// Passes so far; bounds a reconciliation that never settles.
     #[serde(default)]
     pub round: u32,
+    /// A task branch the executor just started (`Effect::StartTaskBranch`),
+    /// to record on its task before the pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<BranchStarted>,
+}
+
+/// What the executor did to a ready task's branch.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BranchStarted {
+    pub task: String,
+    pub start: crate::core::story::BranchStart,
 }
 
 /// The payload of a lifetime tick.

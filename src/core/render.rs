@@ -233,6 +233,12 @@ pub fn render_effect_purpose(effect: &crate::core::Effect) -> String {
             "record this issue's dependencies (blocked by)".into()
         }
         E::CreateBranch { name, .. } => format!("create the branch `{}`", sanitize(name)),
+        E::StartTaskBranch { name, .. } => {
+            format!(
+                "start the branch `{}` from the story branch",
+                sanitize(name)
+            )
+        }
         E::CreatePullRequest { head, .. } => {
             format!("open a pull request from `{}`", sanitize(head))
         }

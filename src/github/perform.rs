@@ -128,6 +128,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::LandShipCommit { .. }
         | Effect::PrepareRevert { .. }
         | Effect::AdvanceShipQueue { .. } => super::perform_ship::perform(ctx).await,
+        Effect::StartTaskBranch { .. } => super::perform_branches::perform(ctx).await,
         Effect::CreateBranch { .. }
         | Effect::CreateCheckRun { .. }
         | Effect::OpenCheckRun { .. }
@@ -385,6 +386,7 @@ async fn enqueue_reconcile(
         repo: repo.clone(),
         story: story.to_owned(),
         round,
+        started: None,
     });
     ctx.store
         .record_delivery(NewDelivery::internal(

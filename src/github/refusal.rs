@@ -57,7 +57,9 @@ async fn issue_to_tell(ctx: &Ctx<'_>) -> Option<IssueNumber> {
         Effect::UpdatePullRequest { number, .. } | Effect::MarkPullRequestReady { number, .. } => {
             return Some(*number)
         }
-        Effect::CreateBranch { name, .. } => return branch_issue(name),
+        Effect::CreateBranch { name, .. } | Effect::StartTaskBranch { name, .. } => {
+            return branch_issue(name)
+        }
         Effect::CreatePullRequest { head, .. } => return branch_issue(head),
         Effect::LabelMarked { marker, .. }
         | Effect::UpdateIssue { marker, .. }

@@ -8,7 +8,8 @@
 //! timeout, a scrubbed environment and capped output), the sandbox around
 //! each ([`sandbox`]: bubblewrap, limits, the host check), git ([`mirror`]: one
 //! bare mirror per repository; [`workspace`]: a throwaway checkout of one
-//! exact commit) and the gate loop ([`local`]: re-run once, classify, check
+//! exact commit; [`test_merge`]: a task's head merged with its story branch,
+//! as pull-request CI tests it) and the gate loop ([`local`]: re-run once, classify, check
 //! artifacts and metrics, bound concurrent runs, cancel).
 //!
 //! Must not: talk to GitHub (except [`actions`], which reads artifacts),
@@ -31,6 +32,7 @@ pub mod process;
 pub mod proof;
 pub mod reports;
 pub mod sandbox;
+pub mod test_merge;
 pub mod workspace;
 
 use tokio::sync::watch;
@@ -44,6 +46,7 @@ pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
 pub use proof::{proof_gates, rollback_gates};
 pub use sandbox::{Isolation, Sandbox, SandboxRun};
+pub use test_merge::TestMerge;
 pub use workspace::Workspace;
 
 /// Stops a running attempt when a newer push supersedes it. Dropping every

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskgate::ids::RepoName;
 
-use crate::runs::{story_with_plan, Story};
+use crate::runs::{story_backed, story_with_plan, Story};
 use crate::support::{fixture, metric, TestApp, INSTALLATION, REPO};
 
 /// `check` first; `report` waits for it.
@@ -63,7 +63,11 @@ async fn branches_taskgate_creates_come_back_as_pushes_and_start_nothing() {
         .into_iter()
         .filter(|e| e.event == "push" && e.sender.ends_with("[bot]"))
         .collect();
-    assert_eq!(echoed.len(), 3, "the story's and two tasks' branches");
+    assert_eq!(
+        echoed.len(),
+        2,
+        "the story's and the ready task's branches (the pending one has none yet)"
+    );
     // No run, no check run, no pull request, no state change.
     assert_eq!(attempts(&s, "check").await, 0);
     assert_eq!(attempts(&s, "report").await, 0);
@@ -102,12 +106,23 @@ async fn check_suite_requested_starts_nothing_the_push_of_the_commit_does() {
 
 #[tokio::test]
 async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_is() {
-    let s = story_with_plan(CHAIN, None, 2).await;
-    let (report, branch) = s.app.task_and_branch("Write the report", "report");
-    // An agent starts on the report early, and its test fails meanwhile.
+    let s = story_backed(CHAIN, None, 2).await;
+    let repo = s.app.fake.repo(REPO);
+    let report = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.title == "Write the report")
+        .unwrap()
+        .number;
+    let branch = format!("taskgate/task-{report}-report");
+    assert_eq!(repo.branch_sha(&branch), None, "no branch while pending");
+    // An agent starts on the report early, on a branch of its own from
+    // main, and its test fails meanwhile.
+    let main = repo.branch_sha("main").unwrap();
     let early = s
-        .push_to(&branch, &[("report.sh", "exit 1\n")], "early")
-        .await;
+        .origin
+        .commit_from(&branch, &main, &[("report.sh", "exit 1\n")], "early");
+    repo.push_commit(&branch, &early, "early", &[], "agent");
     s.app.settle().await;
     let checks = s.checks(&early);
     assert_eq!(checks.len(), 1, "{checks:#?}");
@@ -120,26 +135,38 @@ async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_
     );
     assert_eq!(attempts(&s, "report").await, 0);
     assert!(labels(&s, report).contains(&"state:pending".to_owned()));
-    let todos = s
-        .app
-        .fake
-        .repo(REPO)
+    let todos = repo
         .issues()
         .into_iter()
         .filter(|i| i.labels.iter().any(|l| l == "taskgate:branch-todo"))
         .count();
     assert_eq!(todos, 0, "no branch todo for a pending task");
 
-    // The dependency passes and merges: the report's work is tested now.
-    let green = s.push(&[("check.sh", "exit 0\n")], "check").await;
+    // The dependency passes and merges: the report's branch is brought up
+    // to date (the story branch merged into it) and that head is tested.
+    let from = repo.branch_sha(&s.branch).unwrap();
+    let green = s
+        .origin
+        .commit_from(&s.branch, &from, &[("check.sh", "exit 0\n")], "check");
+    repo.push_commit(&s.branch, &green, "check", &[], "agent");
     s.completed(&green, 1).await;
     ready(&s, s.pull().number).await;
     assert!(s.pull().merged);
-    let runs = s.completed(&early, 2).await;
-    let test = runs.iter().find(|c| c.name == "taskgate/test").unwrap();
-    assert_eq!(test.conclusion.as_deref(), Some("failure"));
-    assert_eq!(attempts(&s, "report").await, 1);
+    let head = repo.branch_sha(&branch).unwrap();
+    assert_ne!(head, early, "the story branch was merged into it");
+    assert_eq!(repo.file(&branch, "check.sh").as_deref(), Some("exit 0\n"));
+    let runs = s.completed(&head, 1).await;
+    assert_eq!(runs[0].name, "taskgate/test");
+    assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
+    // The early head was queued as the dependency completed, then
+    // superseded by the head brought up to date.
+    assert_eq!(attempts(&s, "report").await, 2);
     assert!(labels(&s, report).contains(&"state:test-failed".to_owned()));
+    let body = repo.issue(report).unwrap().body.unwrap_or_default();
+    assert!(
+        body.contains("was brought up to date: the story branch"),
+        "{body}"
+    );
     s.app.assert_contract_kept();
 }
 
@@ -225,10 +252,11 @@ fn own_echoes(text: &str) -> BTreeMap<(String, String), f64> {
 #[tokio::test]
 async fn taskgates_own_echoes_cause_no_write_and_its_merges_carry_the_story_on() {
     let s = story_with_plan(CHAIN, None, 2).await;
-    let (_, branch) = s.app.task_and_branch("Write the report", "report");
     let green = s.push(&[("check.sh", "exit 0\n")], "check").await;
     s.completed(&green, 1).await;
     ready(&s, s.pull().number).await;
+    // The report is ready now: its branch is made from the story branch.
+    let (_, branch) = s.app.task_and_branch("Write the report", "report");
     let report = s
         .push_to(&branch, &[("report.sh", "exit 0\n")], "report")
         .await;

@@ -14,6 +14,7 @@ mod crash;
 mod dashboard;
 mod dashboard_browser;
 mod demo;
+mod dependent_branches;
 mod distribution;
 mod echoes;
 mod executor_faults;

@@ -71,12 +71,12 @@ async fn a_pushed_plan_becomes_a_story_with_tasks_links_labels_and_branches() {
         entry.labels
     );
 
-    // Branches: the story's and one per leaf task.
+    // Branches: the story's, and one per leaf task that is ready (SPEC
+    // §3); `entry` gets its branch when `data` completes.
     let base = repo.branch_sha("main").unwrap();
     for branch in [
         format!("taskgate/story-{}", story.number),
         format!("taskgate/task-{}-data", data.number),
-        format!("taskgate/task-{}-entry", entry.number),
         format!("taskgate/task-{}-docs", docs.number),
     ] {
         assert_eq!(
@@ -85,6 +85,8 @@ async fn a_pushed_plan_becomes_a_story_with_tasks_links_labels_and_branches() {
             "{branch}"
         );
     }
+    let pending = format!("taskgate/task-{}-entry", entry.number);
+    assert_eq!(repo.branch_sha(&pending), None, "{pending}");
     assert!(repo.labels().iter().any(|l| l.name == "state:pending"));
 
     let body = story.body.unwrap();
@@ -232,7 +234,8 @@ async fn after_losing_the_database_resync_rebuilds_and_the_next_push_changes_not
     let found = taskgate::app::resync::resync(&github, app.store(), &repo)
         .await
         .unwrap();
-    assert_eq!((found.issues, found.branches), (5, 4));
+    // The story's branch and its two ready tasks' (`entry` is pending).
+    assert_eq!((found.issues, found.branches), (5, 3));
 
     push_file(&app, PLAN_PATH, &format!("{plan}\n")).await;
     assert_eq!(write_count(&app), writes);

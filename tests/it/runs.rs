@@ -84,6 +84,29 @@ impl Origin {
         }
     }
 
+    /// Commits `files` on `branch` as GitHub has it at `from` (a commit
+    /// the fake GitHub made, or one pushed), and pushes it; returns the sha.
+    pub fn commit_from(
+        &self,
+        branch: &str,
+        from: &str,
+        files: &[(&str, &str)],
+        message: &str,
+    ) -> String {
+        git(
+            &self.work,
+            &[
+                "fetch",
+                "-q",
+                "origin",
+                "+refs/fakehub/*:refs/fakehub/*",
+                "+refs/heads/*:refs/remotes/origin/*",
+            ],
+        );
+        git(&self.work, &["checkout", "-q", "-B", branch, from]);
+        self.commit(branch, files, message)
+    }
+
     /// Commits `files` on `branch` and pushes it; returns the sha.
     pub fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
         git(&self.work, &["checkout", "-q", "-B", branch]);

@@ -114,6 +114,26 @@ fn choose_database(cfg: &mut ServeConfig) -> Option<pgtest::PgDatabase<'static>>
     Some(database)
 }
 
+/// GitHub's webhooks out of order within 3 s and 5 % of them twice
+/// (`FakeGitHub::shuffle_deliveries`): for every test with
+/// `FAKEHUB_SHUFFLE=1`, with the seed of `FAKEHUB_SHUFFLE_SEED` (else a
+/// random one, printed).
+pub fn shuffle_if_asked(fake: &FakeGitHub) {
+    if std::env::var("FAKEHUB_SHUFFLE").is_ok_and(|v| v == "1") {
+        shuffle(fake);
+    }
+}
+
+/// Shuffles `fake`'s webhooks as `FAKEHUB_SHUFFLE=1` does, whatever the
+/// environment says.
+pub fn shuffle(fake: &FakeGitHub) {
+    let seed = std::env::var("FAKEHUB_SHUFFLE_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| fastrand::u64(..));
+    fake.shuffle_deliveries(std::time::Duration::from_secs(3), 0.05, seed);
+}
+
 impl TestApp {
     pub async fn start() -> TestApp {
         TestApp::start_with(|_| {}).await
@@ -145,6 +165,7 @@ impl TestApp {
         let url = format!("http://{}", running.addr);
         // The App's webhook: from now on the fake sends every webhook
         // GitHub sends for each write, taskgate's own included.
+        shuffle_if_asked(&fake);
         fake.set_app_webhook(&format!("{url}/webhook"), SECRET);
         let watch = Arc::new(Watch {
             loops: running.loops(),

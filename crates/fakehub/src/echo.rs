@@ -12,7 +12,10 @@
 //! so every echo is also in the App's delivery log, then counts it.
 //!
 //! Echoes are on once the App's webhook is set (`FakeGitHub::set_app_webhook`)
-//! and not silenced, and only for repositories with an installation.
+//! and not silenced, and only for repositories with an installation. In
+//! the shuffle mode (`shuffle`, `FakeGitHub::shuffle_deliveries`) the task
+//! sends them by a due time drawn within a window, not in queue order, and
+//! sends some twice.
 
 use std::sync::{Arc, OnceLock, Weak};
 
@@ -20,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::openapi;
+use crate::shuffle::{Queued, Waiting};
 use crate::state::{PendingDelivery, State};
 use crate::Shared;
 
@@ -36,6 +40,8 @@ pub struct EchoStats {
     pub from_app: u64,
     /// Queued echoes whose sender is a person.
     pub from_people: u64,
+    /// Second copies sent by the shuffle mode (counted in `queued` too).
+    pub duplicated: u64,
 }
 
 /// One delivered echo, in delivery order.
@@ -58,6 +64,8 @@ pub struct Echoes {
     pub pending: Vec<(String, Value)>,
     pub stats: EchoStats,
     pub log: Vec<EchoRecord>,
+    /// Out of order and twice (`FakeGitHub::shuffle_deliveries`).
+    pub shuffle: Option<crate::shuffle::Shuffle>,
 }
 
 /// Whether a write to repository `key` is echoed now.
@@ -107,8 +115,23 @@ pub(crate) fn flush(shared: &Shared, st: &mut State) {
             guid: crate::state::random_hex(32),
             payload,
         };
-        // The task lives as long as the fake: a send cannot fail before.
-        let _ = shared.echo_tx.send(attempt);
+        let now = st.clock.instant();
+        let copies = match st.echo.shuffle.as_mut() {
+            Some(shuffle) => shuffle.copies(attempt, now),
+            None => vec![Queued {
+                attempt,
+                due: None,
+                duplicate: false,
+            }],
+        };
+        for copy in copies {
+            if copy.duplicate {
+                st.echo.stats.queued += 1;
+                st.echo.stats.duplicated += 1;
+            }
+            // The task lives as long as the fake: a send cannot fail before.
+            let _ = shared.echo_tx.send(copy);
+        }
     }
 }
 
@@ -124,25 +147,32 @@ fn sender_of(payload: &Value) -> String {
 }
 
 /// The channel the task drains; the sender goes into `Shared`.
-pub(crate) fn channel() -> (
-    UnboundedSender<PendingDelivery>,
-    UnboundedReceiver<PendingDelivery>,
-) {
+pub(crate) fn channel() -> (UnboundedSender<Queued>, UnboundedReceiver<Queued>) {
     tokio::sync::mpsc::unbounded_channel()
 }
 
-/// Starts the delivery task: one echo at a time, in queue order. It holds
-/// the fake weakly and ends with it (the channel closes).
-pub(crate) fn spawn(shared: Weak<Shared>, mut rx: UnboundedReceiver<PendingDelivery>) {
+/// Starts the delivery task: one echo at a time, in queue order, or by
+/// due time in the shuffle mode. It holds the fake weakly and ends with it
+/// (the channel closes).
+pub(crate) fn spawn(shared: Weak<Shared>, mut rx: UnboundedReceiver<Queued>) {
     tokio::spawn(async move {
-        while let Some(attempt) = rx.recv().await {
+        let mut waiting = Waiting::default();
+        loop {
+            let next = match next_due(&shared, &mut waiting, &mut rx).await {
+                Some(next) => next,
+                None => return,
+            };
             let Some(shared) = shared.upgrade() else {
                 return;
             };
+            let Queued {
+                attempt, duplicate, ..
+            } = next;
             let event = attempt.event.clone();
             let action = action_of(&attempt.payload);
             let sender = sender_of(&attempt.payload);
-            let (status, _) = crate::webhooks::deliver_logged(&shared, attempt, false).await;
+            // A second copy is logged as GitHub logs a redelivery.
+            let (status, _) = crate::webhooks::deliver_logged(&shared, attempt, duplicate).await;
             {
                 let mut st = shared.lock();
                 st.echo.stats.delivered += 1;
@@ -156,6 +186,41 @@ pub(crate) fn spawn(shared: Weak<Shared>, mut rx: UnboundedReceiver<PendingDeliv
             shared.echo_done.notify_waiters();
         }
     });
+}
+
+/// The next echo to send: the first queued, or in the shuffle mode the
+/// first due (waiting, compressed, while newer ones may overtake it).
+/// `None` once the fake is gone.
+async fn next_due(
+    shared: &Weak<Shared>,
+    waiting: &mut Waiting,
+    rx: &mut UnboundedReceiver<Queued>,
+) -> Option<Queued> {
+    loop {
+        while let Ok(queued) = rx.try_recv() {
+            let now = shared.upgrade()?.lock().clock.instant();
+            waiting.push(queued, now);
+        }
+        if waiting.is_empty() {
+            let queued = rx.recv().await?;
+            let now = shared.upgrade()?.lock().clock.instant();
+            waiting.push(queued, now);
+            continue;
+        }
+        let now = shared.upgrade()?.lock().clock.instant();
+        match waiting.pop_due(now) {
+            Ok(next) => return Some(next),
+            Err(wait) => {
+                tokio::select! {
+                    queued = rx.recv() => {
+                        let now = shared.upgrade()?.lock().clock.instant();
+                        waiting.push(queued?, now);
+                    }
+                    () = tokio::time::sleep(wait) => {}
+                }
+            }
+        }
+    }
 }
 
 /// Waits until every queued echo was delivered and answered.

@@ -35,6 +35,11 @@
 //! [`FakeGitHub::echoes_settled`] observe them; [`FakeGitHub::set_read_lag`]
 //! injects GitHub's replica lag (reads see the state before a write), and
 //! [`FakeGitHub::advance`] moves GitHub's clock on instead of sleeping.
+//! [`FakeGitHub::shuffle_deliveries`] turns on what GitHub does not
+//! promise either: echoes sent out of order within a window of GitHub's
+//! clock (the wait compressed, so tests stay fast) and about a share of
+//! them sent twice with the same `X-GitHub-Delivery` (logged as
+//! redeliveries), from a seeded generator whose seed it prints (`shuffle`).
 //!
 //! Commits are virtual (a random sha, the tree as a `path → content` map)
 //! unless a repository is backed by a real bare git repository
@@ -79,6 +84,7 @@ pub mod payloads;
 mod render;
 mod repo_handle;
 mod routes;
+mod shuffle;
 mod state;
 mod trees;
 mod webhooks;
@@ -115,7 +121,7 @@ pub(crate) struct Shared {
     storage_url: String,
     openapi: openapi::OpenApi,
     /// Feeds the echo delivery task (see `echo`).
-    echo_tx: tokio::sync::mpsc::UnboundedSender<state::PendingDelivery>,
+    echo_tx: tokio::sync::mpsc::UnboundedSender<shuffle::Queued>,
     /// Signalled after each echo is delivered.
     echo_done: tokio::sync::Notify,
     /// Signalled after each attempt is added to the delivery log.
@@ -445,6 +451,21 @@ impl FakeGitHub {
         let out = act();
         self.inner.lock().echo.silenced = was;
         out
+    }
+
+    /// From now on, echoes are sent out of order and some twice, as
+    /// GitHub may: each is due at a time drawn within `window` of GitHub's
+    /// clock after its write and sent when due (the wait compressed 50×,
+    /// or at once when [`FakeGitHub::advance`] passes it), and about
+    /// `duplicate_share` of them (0.05: one in twenty) are sent again with
+    /// the same delivery id, logged as a redelivery. Draws come from
+    /// `seed`, which is printed so a failure can be repeated.
+    pub fn shuffle_deliveries(&self, window: Duration, duplicate_share: f64, seed: u64) {
+        eprintln!(
+            "fakehub: webhooks shuffled within {window:?}, {:.0} % sent twice, seed {seed} (FAKEHUB_SHUFFLE_SEED={seed} repeats it)",
+            duplicate_share * 100.0
+        );
+        self.inner.lock().echo.shuffle = Some(shuffle::Shuffle::new(window, duplicate_share, seed));
     }
 
     /// The echo counters: the fake is quiet when `queued == delivered`.

@@ -33,6 +33,9 @@ pub struct TaskView {
     /// has a number: it is then named by a reference the executor
     /// resolves (`refs`). `None`: named by its title.
     pub marker: Option<String>,
+    /// The task's branch and what it was started from, once the task
+    /// became ready (`core::story::start`).
+    pub branch: Option<(String, super::BranchStart)>,
 }
 
 /// The story issue's body. The story title is the issue title and is not
@@ -122,6 +125,7 @@ pub fn render_task_body(
     if !task.depends_on.is_empty() {
         depends_on_section(plan, task, &v, &mut rest);
     }
+    branch_section(plan, task, &v, &mut rest);
     task_footer(story, task, &mut rest);
     match task
         .description
@@ -210,6 +214,34 @@ fn depends_on_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
         };
         writeln!(rest, "- {name} · {}", code(v.state_of(&d.value).name())).ok();
     }
+}
+
+/// What the task's branch was started from, where that says something: a
+/// task with dependencies (their merged work is in it), or a branch that
+/// existed and was brought up to date. A task without dependencies whose
+/// branch was made at the story head says nothing more (its issue is not
+/// edited for it).
+fn branch_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+    let Some((name, start)) = v.given.get(&task.id.value).and_then(|t| t.branch.as_ref()) else {
+        return;
+    };
+    if task.depends_on.is_empty() && start.how == super::StartHow::Created {
+        return;
+    }
+    let deps: Vec<String> = task
+        .depends_on
+        .iter()
+        .map(|d| match plan.task(&d.value) {
+            Some(dep) => v.name(dep),
+            None => code(d.value.as_str()),
+        })
+        .collect();
+    writeln!(
+        rest,
+        "\n### Branch\n\n{}",
+        super::start::render_branch_line(name, start, &deps)
+    )
+    .ok();
 }
 
 /// Role, failure routing and plan id, then the marker.

@@ -21,6 +21,7 @@ fn views(rows: &[(&str, Option<u64>, TaskState)]) -> BTreeMap<TaskId, TaskView> 
                 issue: *issue,
                 state: *state,
                 marker: None,
+                branch: None,
             };
             (TaskId::new(*id), view)
         })

@@ -48,6 +48,8 @@ pub struct Known<'a> {
     pub labels: &'a BTreeSet<String>,
     /// Task states decided by runs and reviews, by task id.
     pub states: &'a BTreeMap<crate::core::plan::TaskId, crate::core::plan::TaskState>,
+    /// What each ready task's branch was started from, by task id.
+    pub starts: &'a BTreeMap<crate::core::plan::TaskId, crate::core::story::BranchStart>,
 }
 
 /// Decides what a freshly read plan implies.
@@ -222,6 +224,7 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
         branches: known.branches,
         labels: known.labels,
         states: known.states,
+        starts: known.starts,
     };
     effects.extend(pass(&plan, parsed, &files, &adopted));
     let outcome = format!(
@@ -297,6 +300,28 @@ pub fn decide_reconcile(plan: &StoryPlan, known: &Known, round: u32) -> Decision
     }
 }
 
+/// A ready task's branch was started (the executor's report): recorded on
+/// the task's record. The first report wins: a repeated start only found
+/// the branch up to date with what the first one did.
+pub fn record_branch_start(
+    repo: &RepoName,
+    story: &str,
+    started: &crate::core::internal::BranchStarted,
+    record: Option<crate::core::task::TaskRecord>,
+) -> Option<Change> {
+    let mut record = record.unwrap_or_default();
+    if record.branch.is_some() {
+        return None;
+    }
+    record.branch = Some(started.start.clone());
+    Some(Change::TaskUpdated {
+        repo: repo.clone(),
+        story: story.to_owned(),
+        task: started.task.clone(),
+        record: Box::new(record),
+    })
+}
+
 fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec<Effect> {
     reconcile(
         &plan.story,
@@ -309,6 +334,7 @@ fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec
             branches: known.branches,
             labels: known.labels,
             states: known.states,
+            starts: known.starts,
         },
     )
 }
@@ -372,6 +398,7 @@ mod removed_plan_tests {
             branches: &BTreeSet::new(),
             labels: &BTreeSet::new(),
             states: &BTreeMap::new(),
+            starts: &BTreeMap::new(),
         };
         let repo = RepoName::parse("o/r").unwrap();
         let sha = CommitSha("ab12cd34".repeat(5));

@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::core::effect::{Effect, IssueState};
 use crate::core::plan::{parent_state, Plan, RepoFiles, Task, TaskId, TaskState};
 use crate::core::story::{
-    labels, render_story_body, render_task_body, story_branch, task_branch, Marker, TaskView,
+    labels, render_story_body, render_task_body, story_branch, task_branch, BranchStart, Marker,
+    TaskView,
 };
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
 
@@ -37,6 +38,9 @@ pub struct RepoView<'a> {
     /// missing here takes its state from its `state:*` label, else is
     /// pending or ready by its dependencies.
     pub states: &'a BTreeMap<TaskId, TaskState>,
+    /// What each task's branch was started from, once its task became
+    /// ready (`core::story::start`), from the task records.
+    pub starts: &'a BTreeMap<TaskId, BranchStart>,
 }
 
 struct Desired<'p> {
@@ -120,12 +124,17 @@ fn task_views(
             let issue = view.issues.get(&key).map(|i| i.number.0);
             let state = states[&id];
             let marker = Some(key);
+            let branch = match (issue, view.starts.get(&id)) {
+                (Some(n), Some(start)) => Some((task_branch(n, id.as_str()), start.clone())),
+                _ => None,
+            };
             (
                 id,
                 TaskView {
                     issue,
                     state,
                     marker,
+                    branch,
                 },
             )
         })
@@ -330,28 +339,60 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// Branches: the story's from the default branch, one per leaf task
-    /// from the story branch (both start at the same commit). The slug
-    /// comes from the task id, which never changes, not from its title.
+    /// Branches: the story's from the default branch; a leaf task's from
+    /// the story branch's head once the task is ready (SPEC §3), so that
+    /// it holds its dependencies' merged work. The slug comes from the
+    /// task id, which never changes, not from its title.
     fn create_branches(&self, effects: &mut Vec<Effect>) {
         let issues = self.view.issues;
-        let story_number = issues[&self.keys.story_key].number.0;
-        let mut branches = vec![story_branch(story_number)];
-        for r in self.plan.walk() {
-            if !r.task.is_parent() {
-                let number = issues[&self.keys.task(&r.task.id.value)].number.0;
-                branches.push(task_branch(number, r.task.id.value.as_str()));
-            }
+        let story = story_branch(issues[&self.keys.story_key].number.0);
+        if !self.view.branches.contains(&story) {
+            effects.push(Effect::CreateBranch {
+                repo: self.view.repo.clone(),
+                name: story.clone(),
+                sha: self.view.base_sha.clone(),
+            });
         }
-        for name in branches {
-            if !self.view.branches.contains(&name) {
-                effects.push(Effect::CreateBranch {
+        for r in self.plan.walk() {
+            let task = r.task;
+            if task.is_parent() {
+                continue;
+            }
+            let marker = self.keys.task(&task.id.value);
+            let name = task_branch(issues[&marker].number.0, task.id.value.as_str());
+            if self.starts_branch(task, &name) {
+                effects.push(Effect::StartTaskBranch {
                     repo: self.view.repo.clone(),
+                    story: self.story.to_owned(),
+                    task: task.id.value.as_str().to_owned(),
                     name,
-                    sha: self.view.base_sha.clone(),
+                    story_branch: story.clone(),
+                    marker,
                 });
             }
         }
+    }
+
+    /// A leaf's branch is started once, when every dependency is complete
+    /// and the task is not: made where taskgate has not made it, and for a
+    /// task with dependencies brought up to date where it exists already
+    /// (made at planning time by an older taskgate, or pushed by a person).
+    fn starts_branch(&self, task: &Task, name: &str) -> bool {
+        let id = &task.id.value;
+        if self.view.starts.contains_key(id)
+            || matches!(
+                self.states[id],
+                TaskState::Pending | TaskState::Completed | TaskState::Rejected
+            )
+        {
+            return false;
+        }
+        let deps_done = task.depends_on.iter().all(|d| {
+            self.states
+                .get(&d.value)
+                .is_none_or(|s| *s == TaskState::Completed)
+        });
+        deps_done && (!self.view.branches.contains(name) || !task.depends_on.is_empty())
     }
 }
 
@@ -489,6 +530,7 @@ mod tests {
             branches: &BTreeSet::new(),
             labels: &BTreeSet::new(),
             states: &BTreeMap::new(),
+            starts: &BTreeMap::new(),
         };
         let effects = reconcile("file:s", &plan, &NoFiles, &view);
         let closed = crate::core::sync::test_support::closed_not_planned(&effects);
@@ -523,6 +565,7 @@ mod tests {
             branches: &BTreeSet::new(),
             labels: &BTreeSet::new(),
             states: &states,
+            starts: &BTreeMap::new(),
         };
         reconcile("file:s", &plan, &NoFiles, &view)
             .into_iter()

@@ -102,6 +102,11 @@ pub struct TaskRecord {
     /// approve it themselves unless the repository allows it.
     #[serde(default)]
     pub pushed_by: Vec<crate::ids::UserId>,
+    /// What its branch was started from when the task became ready
+    /// (`core::story::start`); `None` before, and for branches made by an
+    /// older taskgate at planning time.
+    #[serde(default)]
+    pub branch: Option<crate::core::story::BranchStart>,
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).

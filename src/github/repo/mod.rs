@@ -12,6 +12,7 @@
 //! (`perform` does both, one effect at a time).
 
 mod actions;
+mod branches;
 mod checks;
 mod compare;
 mod issues;
