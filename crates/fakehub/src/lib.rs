@@ -66,6 +66,7 @@ use axum::extract::State as AxState;
 use axum::http::{HeaderMap, Method, Uri};
 use serde_json::Value;
 
+mod accounts;
 mod auth;
 mod echo;
 mod emit;
@@ -246,7 +247,7 @@ impl FakeGitHub {
             .or_insert_with(|| state::Installation {
                 id: installation_id,
                 account: owner,
-                repos: Default::default(),
+                ..Default::default()
             })
             .repos
             .insert(key.clone());

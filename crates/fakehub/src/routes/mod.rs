@@ -37,6 +37,7 @@ pub mod issues;
 pub mod labels;
 pub mod manifests;
 pub mod merges;
+pub mod orgs;
 pub mod pulls;
 pub mod sub_issues;
 mod url;
@@ -211,6 +212,7 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         contents::ROUTES,
         actions::ROUTES,
         collaborators::ROUTES,
+        orgs::ROUTES,
         graphql::ROUTES,
     ]
     .into_iter()
