@@ -14,6 +14,7 @@ mod dashboard;
 mod dashboard_browser;
 mod demo;
 mod distribution;
+mod doctor;
 mod echoes;
 mod executor_faults;
 mod failure_loop;

@@ -11,6 +11,7 @@
 //! Must not: read or write the store, or decide whether a call is made
 //! (`perform` does both, one effect at a time).
 
+mod about;
 mod actions;
 mod checks;
 mod compare;
