@@ -38,6 +38,7 @@ pub mod labels;
 pub mod manifests;
 pub mod merges;
 pub mod pulls;
+pub mod rules;
 pub mod sub_issues;
 mod url;
 
@@ -207,6 +208,7 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         git_commits::ROUTES,
         merges::ROUTES,
         pulls::ROUTES,
+        rules::ROUTES,
         checks::ROUTES,
         contents::ROUTES,
         actions::ROUTES,

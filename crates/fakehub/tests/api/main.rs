@@ -14,6 +14,7 @@ mod manifests;
 mod merges;
 mod octocrab_client;
 mod read_lag;
+mod rules;
 
 use fakehub::FakeGitHub;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
