@@ -115,6 +115,8 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/git/commits/{commit_sha}"],
   ["post", "/repos/{owner}/{repo}/git/commits"],
   ["get", "/repos/{owner}/{repo}/branches/{branch}"],
+  ["get", "/repos/{owner}/{repo}/rules/branches/{branch}"],
+  ["get", "/repos/{owner}/{repo}/rulesets/{ruleset_id}"],
   ["post", "/repos/{owner}/{repo}/merges"],
   ["get", "/repos/{owner}/{repo}/compare/{basehead}"],
   ["get", "/repos/{owner}/{repo}/pulls"],

@@ -35,6 +35,7 @@ mod setup;
 mod ship;
 mod ship_faults;
 mod ship_queue;
+mod ship_rules;
 mod test_results;
 mod trust_github;
 mod trust_web;

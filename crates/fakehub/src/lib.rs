@@ -78,6 +78,7 @@ mod openapi;
 pub mod payloads;
 mod render;
 mod repo_handle;
+mod repo_handle_rules;
 mod routes;
 mod state;
 mod trees;
@@ -87,7 +88,8 @@ pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, NOT_ACCESSIBLE};
 pub use repo_handle::RepoHandle;
 pub use state::{
-    Artifact, CheckRun, Comment, Issue, Label, Pull, Reaction, User, WorkflowDispatch, WorkflowRun,
+    Artifact, BypassActor, CheckRun, Comment, Issue, Label, Pull, Reaction, Rule, Ruleset, User,
+    WorkflowDispatch, WorkflowRun,
 };
 pub use webhooks::signature;
 

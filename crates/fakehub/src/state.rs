@@ -15,11 +15,13 @@
 //! `state::repo`, re-exported here.
 
 mod repo;
+mod rules;
 
 pub use repo::{
     Artifact, Authorship, CheckRun, CheckSuite, Comment, Commit, GitActor, Issue, Label, Pull,
     Reaction, Repo, WorkflowDispatch, WorkflowRun,
 };
+pub use rules::{Actor, BypassActor, Change, Rule, Ruleset};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};

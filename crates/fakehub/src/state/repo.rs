@@ -242,6 +242,8 @@ pub struct Repo {
     /// The bare repository the commits are real in, when backed
     /// ([`crate::RepoHandle::back_with_git`]).
     pub git: Option<crate::git_backing::GitBacking>,
+    /// Its rulesets and classic branch protection rules (`state::rules`).
+    pub rulesets: Vec<super::Ruleset>,
 }
 
 impl Repo {

@@ -14,6 +14,7 @@ mod manifests;
 mod merges;
 mod octocrab_client;
 mod read_lag;
+mod rules;
 mod settings;
 
 use fakehub::FakeGitHub;
