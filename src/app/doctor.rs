@@ -4,7 +4,9 @@
 //! Owns: the calls: as the App (`GET /app`, the repository's installation,
 //! the delivery log) and as the installation (the repository, its owner's
 //! plan, `.github/taskgate.yml` and the workflows it names on the default
-//! branch, each role's assignees), and the sandbox probe. Must not: decide
+//! branch, each role's assignees, the default branch's rules through
+//! `RepoClient::branch_rules`, as the ship queue reads them), and the
+//! sandbox probe. Must not: decide
 //! anything of the report; a call that fails becomes "could not check" in
 //! the facts, never a guess.
 
@@ -218,7 +220,7 @@ fn unread(why: &str) -> RepoFacts {
         config_text: Err(why.to_owned()),
         assignees: Vec::new(),
         workflows: BTreeMap::new(),
-        landing: None,
+        landing: Err(why.to_owned()),
     }
 }
 
@@ -257,6 +259,7 @@ async fn read_repo(client: &RepoClient<'_>) -> (RepoFacts, Option<u64>) {
             workflows.insert(file, facts);
         }
     }
+    let landing = said(client.branch_rules(&branch).await);
     let about = AboutRepo {
         default_branch: branch,
         html_url: repository.html_url.clone(),
@@ -269,7 +272,7 @@ async fn read_repo(client: &RepoClient<'_>) -> (RepoFacts, Option<u64>) {
         config_text,
         assignees,
         workflows,
-        landing: None,
+        landing,
     };
     (facts, Some(repository.id))
 }

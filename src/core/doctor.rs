@@ -10,15 +10,17 @@
 //!
 //! Ideas a reader needs:
 //! - **A finding blocks only when taskgate cannot do its work**: a missing
-//!   permission or event, no installation, a config it refuses, the
-//!   runner's workflow gone, a sandbox that cannot run task code, GitHub
-//!   unable to reach taskgate. What taskgate works around (no drafts, an
+//!   permission or event, no installation, a config it refuses, a merge
+//!   queue on the default branch, the runner's workflow gone, a sandbox
+//!   that cannot run task code, GitHub unable to reach taskgate
+//!   (docs/decisions/doctor.md). What taskgate works around (no drafts, an
 //!   assignee GitHub refuses, old failed deliveries) is a warning. The CLI
 //!   exits non-zero when anything blocks.
 //! - **A fact that could not be read is said, never guessed**: GitHub's
 //!   answer is shown as "could not check", a warning.
 
 mod checks;
+mod landing;
 mod manifest;
 mod render;
 
@@ -29,6 +31,7 @@ pub use render::{render_markdown, render_terminal};
 use std::collections::BTreeMap;
 
 use crate::core::config::RepoConfig;
+use crate::core::ship::BranchRules;
 use crate::ids::RepoName;
 
 /// A fact the shell read, or why it could not (GitHub's answer).
@@ -89,9 +92,8 @@ pub struct RepoFacts {
     pub assignees: Vec<(String, String, Checked<bool>)>,
     /// Each workflow the config names, by file.
     pub workflows: BTreeMap<String, Checked<WorkflowFacts>>,
-    /// Whether taskgate may land on the default branch; `None` until the
-    /// rules are read (see the module header of the shell's doctor).
-    pub landing: Option<Checked<LandingFacts>>,
+    /// The default branch's rules, as they apply to the App.
+    pub landing: Checked<BranchRules>,
 }
 
 /// `GET /repos/{owner}/{repo}` and the owner's plan.
@@ -117,14 +119,6 @@ pub enum WorkflowFacts {
         /// GitHub's `state`: `active`, `disabled_manually`, …
         state: String,
     },
-}
-
-/// The default branch's rules as they apply to taskgate.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LandingFacts {
-    /// Each rule that stops taskgate moving the branch itself, with the
-    /// setting that allows it.
-    pub refusals: Vec<String>,
 }
 
 /// The App's delivery log, narrowed to this repository and GitHub's three
@@ -217,7 +211,7 @@ pub fn diagnose(facts: &Facts, needs: &Needs) -> Report {
         if let Some(config) = &config {
             checks::workflows(facts, repo, config, &mut findings);
         }
-        checks::landing(facts, repo, &mut findings);
+        landing::landing(facts, repo, &mut findings);
         let runner = config.as_ref().map(|c| c.runner);
         checks::sandbox(facts, runner, &mut findings);
     } else {

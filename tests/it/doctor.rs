@@ -6,7 +6,7 @@
 //! whether taskgate runs as root, where no process limit applies), so the
 //! snapshots show it as `[sandbox]` and the tests check it apart.
 
-use fakehub::FakeGitHub;
+use fakehub::{BypassActor, FakeGitHub, Rule, Ruleset};
 use serde_json::json;
 
 use crate::support::{TestApp, INSTALLATION, REPO, SECRET};
@@ -67,7 +67,8 @@ fn sandbox_apart(report: &str) -> String {
 }
 
 /// A repository of an organisation, with a config naming an assignee and
-/// the Actions runner, and that runner's workflow on `main`.
+/// the Actions runner, that runner's workflow on `main`, and `main`
+/// requiring `taskgate/ship-gate` with the App a bypass actor.
 fn healthy_repository(fake: &FakeGitHub) -> fakehub::RepoHandle {
     fake.add_org("octo-org", "team");
     let repo = fake.install(INSTALLATION, REPO);
@@ -81,6 +82,11 @@ fn healthy_repository(fake: &FakeGitHub) -> fakehub::RepoHandle {
         "main",
         ".github/workflows/taskgate-run.yml",
         "on:\n  workflow_dispatch:\n    inputs: {}\n",
+    );
+    repo.with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::required_checks(&["taskgate/ship-gate"]))
+            .bypass(BypassActor::App(fake.app_id())),
     );
     repo
 }
@@ -102,7 +108,7 @@ async fn a_healthy_repository_has_nothing_to_change_and_the_doctor_exits_0() {
     ok    Draft pull requests: available (a public repository)
     ok    Assignees: `alice` (coder) can be assigned
     ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
-    note  Landing on `main`: not checked: this taskgate does not read the branch's rules yet
+    ok    Landing on `main`: taskgate moves `main` to each tested commit itself
     [sandbox]
     ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
 
@@ -146,6 +152,15 @@ async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
         "on: workflow_dispatch\n",
     )
     .disable_workflow("agent.yml");
+    // Reviews and linear history required; taskgate may bypass neither.
+    repo.with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::PullRequest {
+                required_approvals: 1,
+                allowed_merge_methods: vec![],
+            })
+            .rule(Rule::RequiredLinearHistory),
+    );
     // GitHub's latest delivery for the repository did not reach taskgate.
     let issue = repo.create_issue("Plan the work", "", "alice");
     let comment = repo.add_comment(issue, "/taskgate help", "alice");
@@ -209,7 +224,8 @@ async fn a_reader_asks_in_a_comment_and_gets_the_report_in_one_reply() {
     - ✅ **Configuration**: no `.github/taskgate.yml`: the defaults apply (runner `local`)
     - ✅ **Draft pull requests**: available (a public repository)
     - ✅ **Assignees**: no role names assignees
-    - ℹ️ **Landing on `main`**: not checked: this taskgate does not read the branch's rules yet
+    - ✅ **Landing on `main`**: taskgate moves `main` to each tested commit itself
+    - ℹ️ **Landing on `main`**: `taskgate/ship-gate` is not a required check: a person can merge a story pull request taskgate has not proven<br>Require `taskgate/ship-gate` in a ruleset of the branch. ([rulesets](https://github.com/octo-org/hello-world/settings/rules))
     [sandbox]
     - ✅ **Webhook deliveries**: none for octo-org/hello-world failed in the last 3 days
 

@@ -11,7 +11,7 @@ const PLANS_DOC: &str =
     "https://docs.github.com/en/get-started/learning-about-github/githubs-plans";
 const DISPATCH_DOC: &str = "https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow-runs/events-that-trigger-workflows#workflow_dispatch";
 
-fn finding(level: Level, topic: impl Into<String>, says: impl Into<String>) -> Finding {
+pub(super) fn finding(level: Level, topic: impl Into<String>, says: impl Into<String>) -> Finding {
     Finding {
         level,
         topic: topic.into(),
@@ -22,12 +22,12 @@ fn finding(level: Level, topic: impl Into<String>, says: impl Into<String>) -> F
 }
 
 impl Finding {
-    fn fix(mut self, fix: impl Into<String>) -> Finding {
+    pub(super) fn fix(mut self, fix: impl Into<String>) -> Finding {
         self.fix = Some(fix.into());
         self
     }
 
-    fn link(mut self, label: &str, url: impl Into<String>) -> Finding {
+    pub(super) fn link(mut self, label: &str, url: impl Into<String>) -> Finding {
         self.links.push(Link {
             label: label.into(),
             url: url.into(),
@@ -55,21 +55,21 @@ fn app_settings(facts: &Facts, page: &str) -> String {
 }
 
 /// The repository's page.
-fn repo_url(facts: &Facts) -> String {
+pub(super) fn repo_url(facts: &Facts) -> String {
     match facts.repository.as_ref().map(|r| &r.about) {
         Some(Ok(about)) => about.html_url.clone(),
         _ => format!("{}/{}", facts.web, facts.repo),
     }
 }
 
-fn default_branch(facts: &Facts) -> String {
+pub(super) fn default_branch(facts: &Facts) -> String {
     match facts.repository.as_ref().map(|r| &r.about) {
         Some(Ok(about)) => about.default_branch.clone(),
         _ => "the default branch".into(),
     }
 }
 
-fn could_not(level: Level, topic: &str, what: &str, why: &str) -> Finding {
+pub(super) fn could_not(level: Level, topic: &str, what: &str, why: &str) -> Finding {
     finding(level, topic, format!("could not {what}: {why}"))
 }
 
@@ -381,38 +381,6 @@ pub(super) fn workflows(
                 format!("{purpose} is on `{branch}` and can be dispatched"),
             ),
         });
-    }
-}
-
-/// Whether taskgate may land on the default branch under its rules.
-pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
-    let branch = default_branch(facts);
-    let topic = format!("Landing on `{branch}`");
-    match &repo.landing {
-        None => out.push(finding(
-            Level::Note,
-            topic,
-            "not checked: this taskgate does not read the branch's rules yet",
-        )),
-        Some(Err(why)) => out.push(could_not(
-            Level::Warn,
-            &topic,
-            "read the branch's rules",
-            why,
-        )),
-        Some(Ok(l)) if l.refusals.is_empty() => out.push(finding(
-            Level::Ok,
-            topic,
-            "taskgate may move the branch under its rules",
-        )),
-        Some(Ok(l)) => {
-            for refusal in &l.refusals {
-                out.push(finding(Level::Block, topic.clone(), refusal.clone()).link(
-                    "the branch's rules",
-                    format!("{}/settings/rules", repo_url(facts)),
-                ));
-            }
-        }
     }
 }
 

@@ -1,6 +1,22 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::core::ship::{BranchRule, Bypass, RuleKind};
+
+/// `main` requires `taskgate/ship-gate`; the App bypasses it or not.
+fn ship_gate_required(bypass: Bypass) -> BranchRules {
+    BranchRules {
+        branch: "main".into(),
+        classic: false,
+        rules: vec![BranchRule {
+            rule: RuleKind::RequiredChecks {
+                contexts: vec!["taskgate/ship-gate".into()],
+            },
+            ruleset: Some(7),
+            bypass,
+        }],
+    }
+}
 
 fn needs() -> Needs {
     Needs::from_manifest(include_str!("../../../app-manifest.yml")).unwrap()
@@ -60,9 +76,7 @@ fn healthy() -> Facts {
             )]
             .into_iter()
             .collect(),
-            landing: Some(Ok(LandingFacts {
-                refusals: Vec::new(),
-            })),
+            landing: Ok(ship_gate_required(Bypass::Always)),
         }),
         deliveries: Ok(DeliveryFacts::default()),
         sandbox: SandboxFacts::Works {
@@ -102,7 +116,7 @@ fn a_healthy_repository_has_nothing_to_change() {
     ok    Draft pull requests: available (a public repository)
     ok    Assignees: `alice` (coder) can be assigned
     ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
-    ok    Landing on `main`: taskgate may move the branch under its rules
+    ok    Landing on `main`: taskgate moves `main` to each tested commit itself
     ok    Sandbox: bubblewrap runs task code in its sandbox on this host
     ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
 
@@ -302,6 +316,84 @@ fn what_could_not_be_read_is_said_not_guessed() {
         [
             "Warn Assignee `alice`: could not ask whether they can be assigned: GitHub answered 502: Bad Gateway",
             "Warn Webhook deliveries: could not read the App's delivery log: GitHub answered 401: Bad credentials",
+        ]
+    );
+}
+
+fn landing(rules: BranchRules) -> Vec<String> {
+    let mut facts = healthy();
+    repo(&mut facts).landing = Ok(rules);
+    diagnose(&facts, &needs())
+        .findings
+        .into_iter()
+        .filter(|f| f.topic == "Landing on `main`")
+        .map(|f| format!("{:?} {}", f.level, f.says))
+        .collect()
+}
+
+fn rule(rule: RuleKind, bypass: Bypass) -> BranchRule {
+    BranchRule {
+        rule,
+        ruleset: Some(7),
+        bypass,
+    }
+}
+
+#[test]
+fn landing_says_how_taskgate_lands_and_what_can_hold_it_up() {
+    let mut rules = ship_gate_required(Bypass::Never);
+    rules
+        .rules
+        .push(rule(RuleKind::LinearHistory, Bypass::Never));
+    rules.rules.push(rule(
+        RuleKind::PullRequest {
+            approvals: 1,
+            methods: Vec::new(),
+        },
+        Bypass::Never,
+    ));
+    rules.rules.push(rule(
+        RuleKind::RequiredChecks {
+            contexts: vec!["ci/lint".into()],
+        },
+        Bypass::Never,
+    ));
+    assert_eq!(
+        landing(rules),
+        [
+            "Ok taskgate lands each story by merging its story pull request (a squash), the landed tree checked against the tested one, as one linear commit (the branch requires linear history)",
+            "Warn story pull requests need 1 approving review: GitHub refuses taskgate's merge until then",
+            "Note `ci/lint` must pass on a story pull request too: GitHub merges it only then",
+        ]
+    );
+}
+
+#[test]
+fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
+    let queued = BranchRules {
+        branch: "main".into(),
+        classic: false,
+        rules: vec![rule(RuleKind::MergeQueue, Bypass::Always)],
+    };
+    assert_eq!(
+        landing(queued),
+        ["Block `main` takes changes only through GitHub's merge queue, which taskgate does not use: no story can land"]
+    );
+    assert_eq!(
+        landing(BranchRules::none("main")),
+        [
+            "Ok taskgate moves `main` to each tested commit itself",
+            "Note `taskgate/ship-gate` is not a required check: a person can merge a story pull request taskgate has not proven",
+        ]
+    );
+    let mut classic = ship_gate_required(Bypass::Never);
+    classic.classic = true;
+    classic.rules[0].ruleset = None;
+    assert_eq!(
+        landing(classic),
+        [
+            "Ok taskgate lands each story by merging its story pull request (a merge commit), the landed tree checked against the tested one",
+            "Note classic branch protection is on, and the App sees only its required checks: reviews or push restrictions it asks for hold taskgate's merge up",
         ]
     );
 }
