@@ -115,6 +115,8 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/git/commits/{commit_sha}"],
   ["post", "/repos/{owner}/{repo}/git/commits"],
   ["get", "/repos/{owner}/{repo}/branches/{branch}"],
+  ["get", "/repos/{owner}/{repo}/rules/branches/{branch}"],
+  ["get", "/repos/{owner}/{repo}/rulesets/{ruleset_id}"],
   ["post", "/repos/{owner}/{repo}/merges"],
   ["get", "/repos/{owner}/{repo}/compare/{basehead}"],
   ["get", "/repos/{owner}/{repo}/pulls"],
@@ -135,6 +137,11 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"],
   ["get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"],
   ["get", "/repos/{owner}/{repo}/collaborators/{username}/permission"],
+  // `taskgate doctor`: whether a role's assignee can be assigned, the
+  // Actions runner's workflow, the owner's plan (drafts).
+  ["get", "/repos/{owner}/{repo}/assignees/{assignee}"],
+  ["get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}"],
+  ["get", "/orgs/{org}"],
 ];
 
 // Depth at which $ref resolution (only needed when no dereferenced variant

@@ -48,6 +48,10 @@ enum Command {
     Init(cli::init::InitArgs),
     /// Register taskgate as a GitHub App (the manifest flow) and write its settings to .env.
     Setup(cli::setup::SetupArgs),
+    /// Check what a repository needs for taskgate: permissions, branch rules,
+    /// drafts, assignees, workflows, failed deliveries, the sandbox. Exits 1
+    /// when something stops taskgate.
+    Doctor(DoctorArgs),
     /// Run a task's acceptance tests in the current checkout and print the report.
     Run(cli::run::RunArgs),
     /// Validate or show plans.
@@ -282,6 +286,26 @@ fn migrate(args: MigrateArgs) -> anyhow::Result<()> {
 }
 
 #[derive(Args)]
+struct DoctorArgs {
+    #[command(flatten)]
+    app: AppArgs,
+    /// The repository, as owner/name (default: the one the current
+    /// directory's `origin` remote names).
+    #[arg(value_name = "OWNER/REPO")]
+    repo: Option<String>,
+}
+
+async fn doctor(args: DoctorArgs) -> anyhow::Result<i32> {
+    cli::doctor::run(cli::doctor::DoctorRun {
+        app_id: args.app.app_id,
+        private_key_pem: args.app.private_key_pem()?,
+        github_api_url: args.app.github_api_url,
+        repo: args.repo,
+    })
+    .await
+}
+
+#[derive(Args)]
 struct ResyncArgs {
     #[command(flatten)]
     app: AppArgs,
@@ -429,6 +453,12 @@ async fn run() -> anyhow::Result<()> {
         Command::Migrate(args) => migrate(args)?,
         Command::Init(args) => print!("{}", cli::init::run(&args)?),
         Command::Setup(args) => cli::setup::run(args).await?,
+        Command::Doctor(args) => {
+            let code = doctor(args).await?;
+            if code != 0 {
+                std::process::exit(code);
+            }
+        }
         Command::Run(args) => {
             let code = cli::run::run(args).await?;
             if code != 0 {

@@ -7,6 +7,7 @@
 pub mod actions_runs;
 mod commands;
 mod commit_changes;
+pub mod doctor;
 mod inbox_lease;
 mod processor;
 mod quarantine;

@@ -44,6 +44,8 @@ pub struct Processor {
     pub retry: crate::github::executor::Backoff,
     /// The installations whose deliveries this replica decides.
     pub inboxes: super::inbox_lease::InboxLeases,
+    /// What `/taskgate doctor` reads GitHub with.
+    pub doctor: super::doctor::DoctorSetup,
 }
 
 /// How deciding a delivery went.

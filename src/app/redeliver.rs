@@ -57,16 +57,46 @@ pub struct Redeliver {
     pub asked: std::sync::Mutex<std::collections::HashMap<String, i64>>,
 }
 
-/// One entry of GitHub's delivery log, as much as the policy reads.
-#[derive(Debug, Deserialize)]
-struct LogEntry {
-    id: u64,
-    guid: String,
-    event: String,
-    delivered_at: String,
-    status: String,
+/// One entry of GitHub's delivery log, as much as the policy (and
+/// `taskgate doctor`) reads.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct LogEntry {
+    pub id: u64,
+    pub guid: String,
+    pub event: String,
+    pub delivered_at: String,
+    /// `OK`, `Invalid HTTP Response: 503`, `failed to connect to host`.
+    pub status: String,
     #[serde(default)]
-    redelivery: bool,
+    pub redelivery: bool,
+    #[serde(default)]
+    pub installation_id: Option<u64>,
+    #[serde(default)]
+    pub repository_id: Option<u64>,
+}
+
+/// The App's delivery log, newest first, back to `since` (unix seconds)
+/// or [`MAX_PAGES`] pages.
+pub(crate) async fn read_log(
+    client: &octocrab::Octocrab,
+    since: i64,
+) -> Result<Vec<LogEntry>, GitHubError> {
+    let mut url = "/app/hook/deliveries?per_page=100".to_owned();
+    let mut log = Vec::new();
+    for _ in 0..MAX_PAGES {
+        let response = send(client, Method::GET, &url, None).await?;
+        let page: Vec<LogEntry> = response.json()?;
+        let reached = page.iter().any(|d| {
+            chrono::DateTime::parse_from_rfc3339(&d.delivered_at)
+                .is_ok_and(|at| at.timestamp() < since)
+        });
+        log.extend(page);
+        match response.next_page() {
+            Some(next) if !reached => url = next,
+            _ => break,
+        }
+    }
+    Ok(log)
 }
 
 impl LogEntry {
@@ -120,19 +150,11 @@ impl Redeliver {
     /// policy picks; returns how many redeliveries were asked for.
     pub async fn pass(&self, since: i64) -> Result<usize, RedeliverError> {
         let client = self.github.app_client()?;
-        let mut url = "/app/hook/deliveries?per_page=100".to_owned();
-        let mut log = Vec::new();
-        for _ in 0..MAX_PAGES {
-            let response = send(&client, Method::GET, &url, None).await?;
-            let page: Vec<LogEntry> = response.json()?;
-            let before = log.len();
-            log.extend(page.into_iter().filter_map(LogEntry::into_core));
-            let reached = log[before..].iter().any(|d| d.delivered_at < since);
-            match response.next_page() {
-                Some(next) if !reached => url = next,
-                _ => break,
-            }
-        }
+        let log: Vec<HookDelivery> = read_log(&client, since)
+            .await?
+            .into_iter()
+            .filter_map(LogEntry::into_core)
+            .collect();
         let guids: HashSet<String> = log.iter().map(|d| d.guid.clone()).collect();
         let recorded = self
             .store

@@ -139,6 +139,10 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             permissions,
         },
         inboxes: Default::default(),
+        doctor: super::doctor::DoctorSetup {
+            github: s.github.clone(),
+            api_url: config.github_api_url.clone(),
+        },
     }
 }
 

@@ -8,7 +8,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use base64::Engine;
 use http::Method;
 use octocrab::Octocrab;
 
@@ -314,31 +313,9 @@ async fn read_file(
     path: &str,
     sha: &CommitSha,
 ) -> Result<Option<String>, GitHubError> {
-    #[derive(serde::Deserialize)]
-    struct Contents {
-        #[serde(default)]
-        content: Option<String>,
-        #[serde(default)]
-        encoding: Option<String>,
-    }
-    let url = format!("/repos/{repo}/contents/{path}?ref={sha}");
-    let response = match send(client, Method::GET, &url, None).await {
-        Ok(r) => r,
-        Err(GitHubError::Http { status: 404, .. }) => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    // A directory answers with an array: not a file.
-    let Ok(contents) = response.json::<Contents>() else {
-        return Ok(None);
-    };
-    let (Some(content), Some("base64")) = (contents.content, contents.encoding.as_deref()) else {
-        return Ok(None);
-    };
-    let cleaned: String = content.chars().filter(|c| !c.is_whitespace()).collect();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(cleaned)
-        .map_err(|e| GitHubError::Unexpected(format!("{path}: content is not base64: {e}")))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    crate::github::RepoClient::new(client, repo)
+        .file(path, &sha.to_string())
+        .await
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! binary edge: files and stdin are read here, `anyhow` is allowed here.
 
 pub mod demo;
+pub mod doctor;
 pub mod init;
 pub mod paths;
 pub mod plan;

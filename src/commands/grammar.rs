@@ -38,6 +38,8 @@ pub enum Command {
     },
     Status,
     Explain,
+    /// What the repository needs for taskgate (`core::doctor`).
+    Doctor,
     Help,
 }
 
@@ -59,6 +61,7 @@ impl Command {
             Command::Unquarantine { .. } => "unquarantine",
             Command::Status => "status",
             Command::Explain => "explain",
+            Command::Doctor => "doctor",
             Command::Help => "help",
         }
     }
@@ -139,6 +142,7 @@ fn parse_named(name: &str, args: &str) -> Result<Command, CommandError> {
         },
         "status" => no_args("status", args, Command::Status)?,
         "explain" => no_args("explain", args, Command::Explain)?,
+        "doctor" => no_args("doctor", args, Command::Doctor)?,
         "help" => Command::Help,
         _ => {
             return Err(CommandError::Unknown {

@@ -120,6 +120,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         "show the latest failure diagnosis",
         Read,
     ),
+    spec(
+        "doctor",
+        "doctor",
+        "check what this repository needs for taskgate (permissions, branch rules, drafts, assignees, workflows, failed deliveries, sandbox)",
+        Read,
+    ),
     spec("help", "help", "show this list", Read),
 ];
 

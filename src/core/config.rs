@@ -29,7 +29,7 @@
 //! | `validation_workflow` | none | workflow dispatched after a successful deploy |
 //! | `commands.prefix` | `/taskgate` | the comment-command prefix |
 //! | `commands.short_form` | `true` | also accept `/retry` etc. without the prefix |
-//! | `commands.permissions.<command>` | `write`; `ship`, `override`, `freeze`, `unfreeze`, `rollback`: `maintain`; `status`, `explain`, `help`: `read` | `read`, `triage`, `write`, `maintain` or `admin` |
+//! | `commands.permissions.<command>` | `write`; `ship`, `override`, `freeze`, `unfreeze`, `rollback`: `maintain`; `status`, `explain`, `doctor`, `help`: `read` | `read`, `triage`, `write`, `maintain` or `admin` |
 //! | `freeze_windows` | none | weekly windows in UTC when nothing lands: `- { days: [fri], from: "16:00", to: "24:00", reason: weekend }` (`core::freeze`) |
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |

@@ -9,6 +9,7 @@
 pub mod audit;
 pub mod config;
 mod decide;
+pub mod doctor;
 mod effect;
 mod event;
 pub mod failure;

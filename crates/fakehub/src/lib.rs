@@ -71,6 +71,7 @@ use axum::extract::State as AxState;
 use axum::http::{HeaderMap, Method, Uri};
 use serde_json::Value;
 
+mod accounts;
 mod auth;
 mod echo;
 mod emit;
@@ -83,6 +84,7 @@ mod openapi;
 pub mod payloads;
 mod render;
 mod repo_handle;
+mod repo_handle_rules;
 mod routes;
 mod shuffle;
 mod state;
@@ -93,7 +95,8 @@ pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, NOT_ACCESSIBLE};
 pub use repo_handle::RepoHandle;
 pub use state::{
-    Artifact, CheckRun, Comment, Issue, Label, Pull, Reaction, User, WorkflowDispatch, WorkflowRun,
+    Artifact, BypassActor, CheckRun, Comment, Issue, Label, Pull, Reaction, Rule, Ruleset, User,
+    WorkflowDispatch, WorkflowRun,
 };
 pub use webhooks::signature;
 
@@ -254,7 +257,7 @@ impl FakeGitHub {
             .or_insert_with(|| state::Installation {
                 id: installation_id,
                 account: owner,
-                repos: Default::default(),
+                ..Default::default()
             })
             .repos
             .insert(key.clone());

@@ -64,7 +64,7 @@ pub fn repository(st: &State, base: &str, r: &Repo) -> Value {
     let owner = user_by_login(st, base, &r.owner);
     let open = r.issues.values().filter(|i| i.state == "open").count();
     let mut v = json!({
-        "id": r.id, "node_id": node_id("R", r.id), "name": r.name, "full_name": r.full_name(), "private": false,
+        "id": r.id, "node_id": node_id("R", r.id), "name": r.name, "full_name": r.full_name(), "private": r.private,
         "owner": owner, "html_url": html, "description": null, "fork": false, "url": api,
         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z", "pushed_at": "2024-01-01T00:00:00Z",
         "git_url": format!("git://github.com/{}.git", r.full_name()), "ssh_url": format!("git@github.com:{}.git", r.full_name()),
@@ -73,7 +73,7 @@ pub fn repository(st: &State, base: &str, r: &Repo) -> Value {
         "has_downloads": true, "has_wiki": true, "has_pages": false, "has_discussions": false, "forks_count": 0,
         "mirror_url": null, "archived": false, "disabled": false, "open_issues_count": open, "license": null,
         "allow_forking": true, "is_template": false, "web_commit_signoff_required": false, "topics": [],
-        "visibility": "public", "forks": 0, "open_issues": open, "watchers": 0, "default_branch": r.default_branch,
+        "visibility": if r.private { "private" } else { "public" }, "forks": 0, "open_issues": open, "watchers": 0, "default_branch": r.default_branch,
         "custom_properties": {},
     });
     let urls = [
@@ -279,7 +279,7 @@ pub fn app(st: &State, base: &str) -> Value {
         "owner": owner, "name": "taskgate (test)", "description": "taskgate under test",
         "external_url": "https://example.com/taskgate", "html_url": format!("{HTML}/apps/{}", st.slug),
         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
-        "permissions": permissions(), "events": ["check_run", "issue_comment", "issues", "pull_request", "push", "workflow_run"],
+        "permissions": permissions(), "events": EVENTS,
         "installations_count": st.installations.len(),
     });
     if let Some(r) = &st.registered {
@@ -295,17 +295,35 @@ pub fn app(st: &State, base: &str) -> Value {
     v
 }
 
+/// What taskgate's `app-manifest.yml` asks for: the fake App's
+/// permissions, and an installation's unless a test set others.
 pub fn permissions() -> Value {
     json!({"actions": "write", "checks": "write", "contents": "write", "issues": "write", "metadata": "read",
            "pull_requests": "write"})
 }
 
+/// The events `app-manifest.yml` subscribes to: the fake App's, and an
+/// installation's unless a test set others.
+pub const EVENTS: [&str; 7] = [
+    "check_run",
+    "check_suite",
+    "issue_comment",
+    "issues",
+    "pull_request",
+    "push",
+    "workflow_run",
+];
+
 pub fn installation(st: &State, base: &str, id: u64) -> Value {
-    let account = st
-        .installations
-        .get(&id)
-        .map(|i| i.account.clone())
-        .unwrap_or_default();
+    let inst = st.installations.get(&id);
+    let account = inst.map(|i| i.account.clone()).unwrap_or_default();
+    let granted = inst
+        .and_then(|i| i.permissions.clone())
+        .unwrap_or_else(permissions);
+    let events = inst
+        .and_then(|i| i.events.clone())
+        .unwrap_or_else(|| EVENTS.map(String::from).to_vec());
+    let suspended_at = opt_ts(inst.and_then(|i| i.suspended_at));
     let acc = st.known_user(&account).unwrap_or_else(|| User {
         login: account,
         id: 0,
@@ -315,12 +333,25 @@ pub fn installation(st: &State, base: &str, id: u64) -> Value {
         "id": id, "account": user(base, &acc), "repository_selection": "selected",
         "access_tokens_url": format!("{base}/app/installations/{id}/access_tokens"),
         "repositories_url": format!("{base}/installation/repositories"),
-        "html_url": format!("{HTML}/settings/installations/{id}"), "app_id": st.app_id, "app_slug": st.slug,
-        "target_id": acc.id, "target_type": acc.kind, "permissions": permissions(),
-        "events": ["check_run", "issue_comment", "issues", "pull_request", "push", "workflow_run"],
+        "html_url": installation_html(&acc, id), "app_id": st.app_id, "app_slug": st.slug,
+        "target_id": acc.id, "target_type": acc.kind, "permissions": granted,
+        "events": events,
         "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z", "single_file_name": null,
-        "has_multiple_single_files": false, "single_file_paths": [], "suspended_by": null, "suspended_at": null,
+        "has_multiple_single_files": false, "single_file_paths": [], "suspended_by": null, "suspended_at": suspended_at,
     })
+}
+
+/// Where an installation's owner manages it: a person's settings, or the
+/// organisation's.
+fn installation_html(account: &User, id: u64) -> String {
+    if account.kind == "Organization" {
+        format!(
+            "{HTML}/organizations/{}/settings/installations/{id}",
+            account.login
+        )
+    } else {
+        format!("{HTML}/settings/installations/{id}")
+    }
 }
 
 pub fn check_run(st: &State, base: &str, r: &Repo, c: &CheckRun) -> Value {

@@ -45,6 +45,11 @@ impl RepoHandle {
         f(repo, ids)
     }
 
+    /// Changes the repository's settings under the state lock (no webhook).
+    pub(crate) fn change(&self, f: impl FnOnce(&mut Repo)) {
+        self.write(|r, _| f(r));
+    }
+
     /// Runs one action under the state lock, then hands its echoes to the
     /// delivery task.
     fn act<T>(&self, f: impl FnOnce(&mut state::State, At) -> T) -> T {

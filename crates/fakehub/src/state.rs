@@ -15,11 +15,13 @@
 //! `state::repo`, re-exported here.
 
 mod repo;
+mod rules;
 
 pub use repo::{
     Artifact, Authorship, CheckRun, CheckSuite, Comment, Commit, GitActor, Issue, Label, Pull,
     Reaction, Repo, WorkflowDispatch, WorkflowRun,
 };
+pub use rules::{Actor, BypassActor, Change, Rule, Ruleset};
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -133,11 +135,20 @@ pub struct PendingDelivery {
     pub payload: Value,
 }
 
+#[derive(Default)]
 pub struct Installation {
     pub id: u64,
     pub account: String,
     /// Lower-cased full names of the repositories it may touch.
     pub repos: BTreeSet<String>,
+    /// What the installation granted (`{"issues": "write", ...}`); `None`:
+    /// everything taskgate's `app-manifest.yml` asks for
+    /// ([`crate::render::permissions`]).
+    pub permissions: Option<Value>,
+    /// The events it is subscribed to; `None`: the manifest's.
+    pub events: Option<Vec<String>>,
+    /// When it was suspended (`suspended_at`), if it is.
+    pub suspended_at: Option<DateTime<Utc>>,
 }
 
 /// Everything the fake knows. Held behind one mutex, never across an await.
@@ -192,6 +203,10 @@ pub struct State {
     pub read_lag: Duration,
     /// GitHub's clock; every repository holds a clone.
     pub clock: GitHubClock,
+    /// The GitHub plan of an account (lower-cased login → `free`, `team`,
+    /// `enterprise`, ...), where a test set one; `GET /orgs/{org}` shows an
+    /// organisation's to an installation granted `organization_plan`.
+    pub plans: HashMap<String, String>,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -229,6 +244,7 @@ impl State {
             echo: Default::default(),
             read_lag: Duration::ZERO,
             clock: GitHubClock::default(),
+            plans: HashMap::new(),
         };
         let bot = st.bot_login();
         st.users.insert(
@@ -295,6 +311,29 @@ impl State {
             return p.clone();
         }
         "read".into()
+    }
+
+    /// Whether `login` can be assigned to issues of `repo`, as GitHub's
+    /// `GET /repos/{owner}/{repo}/assignees/{assignee}` answers: the owner,
+    /// anyone with write access or more, and, in an organisation's
+    /// repository, its members with read or triage access. Someone GitHub
+    /// has never seen, or with no access, cannot be.
+    pub fn assignable(&self, repo: &Repo, login: &str) -> bool {
+        if login.eq_ignore_ascii_case(&repo.owner) {
+            return true;
+        }
+        let org_repo = self
+            .known_user(&repo.owner)
+            .is_some_and(|o| o.kind == "Organization");
+        match self
+            .permissions
+            .get(&login.to_lowercase())
+            .map(String::as_str)
+        {
+            Some("admin" | "maintain" | "write") => self.known_user(login).is_some(),
+            Some("triage" | "read") => org_repo && self.known_user(login).is_some(),
+            _ => false,
+        }
     }
 
     pub fn ensure_repo(&mut self, full_name: &str) -> String {

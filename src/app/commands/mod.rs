@@ -6,7 +6,7 @@
 //! answering: [`ship`] (`ship`), [`task`] (`retry`, `approve-branch`,
 //! `approve`, `revise`, `reject`, `pause`, `resume`), [`freeze`]
 //! (`freeze`, `unfreeze`), [`rollback`], [`quarantine`] (`unquarantine`),
-//! [`view`] (`status`, `explain`);
+//! [`view`] (`status`, `explain`), [`doctor`];
 //! `plan` goes to the plan sync, `help` is answered here.
 //! Must not: decide what a command does to a task or story (`core::task`
 //! and `core::ship` do, and say why when they refuse, as a typed
@@ -26,6 +26,7 @@
 //! - **Permission is never assumed.** A user is known by id; when GitHub
 //!   cannot say what they may do, the command is refused with a reply.
 
+mod doctor;
 mod freeze;
 mod quarantine;
 mod rollback;
@@ -164,7 +165,7 @@ fn needed(command: &Command, config: &RepoConfig) -> (Permission, &'static str) 
 fn changes_state(command: &Parsed) -> bool {
     matches!(
         command,
-        Ok(c) if !matches!(c, Command::Help | Command::Status | Command::Explain)
+        Ok(c) if !matches!(c, Command::Help | Command::Status | Command::Explain | Command::Doctor)
     )
 }
 
@@ -341,6 +342,7 @@ impl Processor {
             Command::Rollback { now } => self.command_rollback(inv, now.as_deref()).await,
             Command::Unquarantine { test } => self.command_unquarantine(inv, test).await,
             Command::Status | Command::Explain => self.command_view(inv, command).await,
+            Command::Doctor => Ok(self.command_doctor(inv).await),
             _ => self.command_task(inv, command).await,
         }
     }

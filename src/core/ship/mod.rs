@@ -29,6 +29,7 @@ mod refusal;
 mod render;
 mod render_queue;
 mod rollback;
+mod rules;
 
 pub use decide::{
     evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,
@@ -51,6 +52,10 @@ pub use rollback::{
     on_revert_base_moved, on_revert_commit, on_revert_failed, on_revert_merged, on_revert_passed,
     on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
     RollbackAsk, RollbackState, ROLLBACK_TASK,
+};
+pub use rules::{
+    landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
+    Unlandable, Violation,
 };
 
 use serde::{Deserialize, Serialize};

@@ -1,6 +1,6 @@
 //! A typed GitHub client for one repository: one method per call taskgate
 //! makes (issues, comments, labels, refs, pulls, check runs, workflow
-//! dispatches and runs, issue dependencies, sub-issues).
+//! dispatches and runs, issue dependencies, sub-issues, a branch's rules).
 //!
 //! Owns: every REST path and request body the effect executor sends, and
 //! which of GitHub's refusals mean "done already" (a label or branch that
@@ -11,6 +11,7 @@
 //! Must not: read or write the store, or decide whether a call is made
 //! (`perform` does both, one effect at a time).
 
+mod about;
 mod actions;
 mod branches;
 mod checks;
@@ -18,6 +19,7 @@ mod compare;
 mod issues;
 mod pulls;
 mod refs;
+mod rules;
 
 use http::Method;
 use octocrab::Octocrab;

@@ -26,6 +26,11 @@ pub const BLOB_PREFIX: &str = "/_fakehub/blobs/";
 pub const ROUTES: &[Route] = &[
     inst(
         "GET",
+        "/repos/{owner}/{repo}/actions/workflows/{workflow_id}",
+        get_workflow,
+    ),
+    inst(
+        "GET",
         "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs",
         list_workflow_runs,
     ),
@@ -71,10 +76,52 @@ fn workflow_file(workflows: &BTreeMap<String, u64>, wf: &str) -> Result<String, 
         .ok_or_else(Reply::not_found)
 }
 
+/// A workflow: one registered with `RepoHandle::add_workflow`, or a file
+/// under `.github/workflows/` on the default branch (GitHub registers a
+/// workflow when its file reaches the default branch). `state` is `active`
+/// unless a person disabled it (`RepoHandle::disable_workflow`).
+fn get_workflow(st: &mut State, req: &Req) -> HResult {
+    let key = req.repo_key();
+    let wf = req.param("workflow_id");
+    let (repo, ids) = st.repo_ids(&key).ok_or_else(Reply::not_found)?;
+    let file = match workflow_file(&repo.workflows, wf) {
+        Ok(file) => file,
+        Err(not_found) => {
+            let path = format!(".github/workflows/{wf}");
+            let on_default = repo.resolve(&repo.default_branch.clone());
+            if !on_default.is_some_and(|c| c.files.contains_key(&path)) {
+                return Err(not_found);
+            }
+            repo.workflows.insert(wf.to_owned(), ids.next());
+            wf.to_owned()
+        }
+    };
+    let id = repo.workflows[&file];
+    let state = if repo.disabled_workflows.contains(&file) {
+        "disabled_manually"
+    } else {
+        "active"
+    };
+    let api = render::repo_api(&req.base, repo);
+    let full = repo.full_name();
+    Ok(Reply::ok(json!({
+        "id": id, "node_id": format!("W_fake{id}"), "name": file, "path": format!(".github/workflows/{file}"),
+        "state": state, "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-01-01T00:00:00Z",
+        "url": format!("{api}/actions/workflows/{id}"),
+        "html_url": format!("{HTML}/{full}/blob/{}/.github/workflows/{file}", repo.default_branch),
+        "badge_url": format!("{HTML}/{full}/workflows/{file}/badge.svg"),
+    })))
+}
+
 fn dispatch(st: &mut State, req: &Req) -> HResult {
     let (repo, _) = repo_mut(st, req)?;
     let wf = req.param("workflow_id");
     let file = workflow_file(&repo.workflows, wf)?;
+    if repo.disabled_workflows.contains(&file) {
+        return Err(Reply::unprocessable(
+            "Cannot trigger a 'workflow_dispatch' on a disabled workflow",
+        ));
+    }
     let git_ref = req.str_field("ref").unwrap_or_default().to_string();
     if repo.resolve(&git_ref).is_none() {
         return Err(Reply::unprocessable(&format!(

@@ -53,10 +53,14 @@ fn create_token(st: &mut State, req: &Req) -> HResult {
         return Err(Reply::not_found());
     }
     let (token, expires_at) = crate::auth::mint_token(st, id);
+    let granted = st.installations[&id]
+        .permissions
+        .clone()
+        .unwrap_or_else(render::permissions);
     Ok(Reply::created(json!({
         "token": token,
         "expires_at": render::ts(expires_at),
-        "permissions": render::permissions(),
+        "permissions": granted,
         "repository_selection": "selected",
     })))
 }

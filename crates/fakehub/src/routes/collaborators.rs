@@ -1,6 +1,8 @@
 //! A user's permission on a repository. `permission` is GitHub's legacy
 //! field (maintain → write, triage → read); `role_name` is the real role.
 //! Unknown users are 404; known users without a role read (public repository).
+//! And whether a user can be assigned to its issues: 204, else 404
+//! (`State::assignable`).
 
 use serde_json::json;
 
@@ -9,11 +11,27 @@ use super::{inst, HResult, Reply, Req, Route};
 use crate::render;
 use crate::state::State;
 
-pub const ROUTES: &[Route] = &[inst(
-    "GET",
-    "/repos/{owner}/{repo}/collaborators/{username}/permission",
-    get_permission,
-)];
+pub const ROUTES: &[Route] = &[
+    inst(
+        "GET",
+        "/repos/{owner}/{repo}/collaborators/{username}/permission",
+        get_permission,
+    ),
+    inst(
+        "GET",
+        "/repos/{owner}/{repo}/assignees/{assignee}",
+        check_assignee,
+    ),
+];
+
+fn check_assignee(st: &mut State, req: &Req) -> HResult {
+    let repo = repo(st, req)?;
+    if st.assignable(repo, req.param("assignee")) {
+        Ok(Reply::no_content())
+    } else {
+        Err(Reply::not_found())
+    }
+}
 
 fn get_permission(st: &mut State, req: &Req) -> HResult {
     let repo = repo(st, req)?;

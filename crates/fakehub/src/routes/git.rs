@@ -9,10 +9,10 @@
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
-use super::{git_commits, inst, HResult, Reply, Req, Route};
+use super::{git_commits, inst, rules, HResult, Reply, Req, Route};
 use crate::emit;
 use crate::render::{self, HTML};
-use crate::state::{Commit, Repo, State};
+use crate::state::{Change, Commit, Repo, State};
 
 pub const ROUTES: &[Route] = &[
     inst("GET", "/repos/{owner}/{repo}/git/ref/{ref}", get_ref),
@@ -94,21 +94,34 @@ fn update_ref(st: &mut State, req: &Req) -> HResult {
     if !repo.commits.contains_key(&sha) {
         return Err(Reply::unprocessable("Object does not exist"));
     }
-    if !force && !repo.is_ancestor(&old, &sha) {
+    let fast_forward = repo.is_ancestor(&old, &sha);
+    if !force && !fast_forward {
         return Err(Reply::unprocessable("Update is not a fast forward"));
     }
+    let change = Change::Update {
+        old: &old,
+        new: &sha,
+        forced: !fast_forward,
+    };
+    let key = req.repo_key();
+    if let Some(refusal) = rules::refused(st, &st.repos[&key], &branch, &change, 422) {
+        return Err(refusal);
+    }
+    let repo = st.repos.get_mut(&key).expect("the repository was found");
     repo.branches.insert(branch.clone(), sha.clone());
     let reply = Reply::ok(ref_json(&req.base, repo, &branch, &sha));
-    let key = req.repo_key();
     emit::branch_moved(st, req.at(&key), &branch, Some(old), &actor);
     Ok(reply)
 }
 
 fn delete_ref(st: &mut State, req: &Req) -> HResult {
     let actor = req.actor(st);
-    let (repo, _) = repo_mut(st, req)?;
     let branch = branch_name(req.param("ref"))
         .ok_or_else(|| Reply::unprocessable("Reference does not exist"))?;
+    if let Some(refusal) = rules::refused(st, repo(st, req)?, branch, &Change::Delete, 422) {
+        return Err(refusal);
+    }
+    let (repo, _) = repo_mut(st, req)?;
     let old = repo
         .branches
         .remove(branch)
@@ -148,10 +161,32 @@ fn get_branch(st: &mut State, req: &Req) -> HResult {
         .ok_or_else(|| Reply::error(404, "Branch not found"))?;
     let commit = commit_json(st, &req.base, repo, &repo.commits[sha]);
     let api = render::repo_api(&req.base, repo);
+    // Classic protection shows its required checks here; a ruleset's are
+    // read from the rules API, but it protects the branch all the same.
+    let classic: Vec<&String> = repo
+        .rules_for(name)
+        .filter(|set| set.classic)
+        .flat_map(|set| &set.rules)
+        .filter_map(|rule| match rule {
+            crate::state::Rule::RequiredStatusChecks(contexts) => Some(contexts),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let enabled = repo.rules_for(name).any(|set| set.classic);
+    let level = if classic.is_empty() {
+        "off"
+    } else {
+        "non_admins"
+    };
+    let checks: Vec<Value> = classic
+        .iter()
+        .map(|c| json!({"context": c, "app_id": null}))
+        .collect();
     Ok(Reply::ok(json!({
-        "name": name, "commit": commit, "protected": false,
+        "name": name, "commit": commit, "protected": repo.is_protected(name),
         "_links": {"self": format!("{api}/branches/{name}"), "html": format!("{HTML}/{}/tree/{name}", repo.full_name())},
-        "protection": {"enabled": false, "required_status_checks": {"enforcement_level": "off", "contexts": [], "checks": []}},
+        "protection": {"enabled": enabled, "required_status_checks": {"enforcement_level": level, "contexts": classic, "checks": checks}},
         "protection_url": format!("{api}/branches/{name}/protection"),
     })))
 }

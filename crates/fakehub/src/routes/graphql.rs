@@ -444,6 +444,7 @@ mod tests {
                 id: 7,
                 account: "acme".into(),
                 repos: [key].into_iter().collect(),
+                ..Installation::default()
             },
         );
         (st, mine, theirs)

@@ -3,7 +3,8 @@
 //!
 //! Owns: GitHub's answers for both — 201 with the merge commit, 204 when
 //! the base already contains the head, 404 `Base does not exist` / `Head
-//! does not exist`, 409 `Merge conflict`; a comparison's `status`, counts,
+//! does not exist`, 409 `Merge conflict`, 409 with the violations when
+//! the base's rules refuse the merge commit; a comparison's `status`, counts,
 //! commits and files. Must not: merge trees itself (`merge` does), or pick
 //! the webhooks (`emit::branch_moved` does: `push` of the base, the pull
 //! requests the merge brought in marked merged, `check_suite` requested).
@@ -19,11 +20,11 @@ use serde_json::{json, Value};
 
 use super::git::commit_json;
 use super::issues::{repo, repo_mut};
-use super::{inst, HResult, Reply, Req, Route};
+use super::{inst, rules, HResult, Reply, Req, Route};
 use crate::emit;
 use crate::merge::MergeError;
 use crate::render::{self, HTML};
-use crate::state::{Repo, State};
+use crate::state::{Change, Repo, State};
 
 pub const ROUTES: &[Route] = &[
     inst("POST", "/repos/{owner}/{repo}/merges", merge_branch),
@@ -65,8 +66,19 @@ fn merge_branch(st: &mut State, req: &Req) -> HResult {
             return Err(Reply::error(500, &msg))
         }
     };
-    repo.branches.insert(base.clone(), sha.clone());
+    // The merge commit is made; whether the base may move to it is the
+    // rules' call, as for a push (GitHub answers 409 when they refuse).
     let key = req.repo_key();
+    let change = Change::Update {
+        old: &base_sha,
+        new: &sha,
+        forced: false,
+    };
+    if let Some(refusal) = rules::refused(st, &st.repos[&key], &base, &change, 409) {
+        return Err(refusal);
+    }
+    let repo = st.repos.get_mut(&key).expect("the repository was found");
+    repo.branches.insert(base.clone(), sha.clone());
     let repo = &st.repos[&key];
     let reply = Reply::created(commit_json(st, &req.base, repo, &repo.commits[&sha]));
     emit::branch_moved(st, req.at(&key), &base, Some(base_sha), &actor);

@@ -37,7 +37,9 @@ pub mod issues;
 pub mod labels;
 pub mod manifests;
 pub mod merges;
+pub mod orgs;
 pub mod pulls;
+pub mod rules;
 pub mod sub_issues;
 mod url;
 
@@ -207,10 +209,12 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         git_commits::ROUTES,
         merges::ROUTES,
         pulls::ROUTES,
+        rules::ROUTES,
         checks::ROUTES,
         contents::ROUTES,
         actions::ROUTES,
         collaborators::ROUTES,
+        orgs::ROUTES,
         graphql::ROUTES,
     ]
     .into_iter()

@@ -2,7 +2,9 @@
 //! with the same number, so labels and comments go through the issues API as
 //! on GitHub. Merging writes a merge commit onto the base branch, its tree
 //! the 3-way merge of the branches (`merge`); branches that conflict make
-//! the pull request unmergeable (`mergeable: false`, merging is 405).
+//! the pull request unmergeable (`mergeable: false`, merging is 405), and
+//! so do the base's rules (405 with their violations: a required check
+//! not passed on the head, reviews, linear history, a merge queue).
 //!
 //! Writes echo (`emit`): `pull_request` opened, edited, closed, reopened;
 //! a merge sends `pull_request` closed (merged), the base's `push` and
@@ -12,11 +14,11 @@
 use serde_json::{json, Value};
 
 use super::issues::{repo, repo_mut};
-use super::{inst, paginate, HResult, Reply, Req, Route};
+use super::{inst, paginate, rules, HResult, Reply, Req, Route};
 use crate::emit;
 use crate::merge::MergeError;
 use crate::render;
-use crate::state::{Issue, Pull, Repo, State};
+use crate::state::{Change, Issue, Pull, Repo, State};
 
 pub const ROUTES: &[Route] = &[
     inst("GET", "/repos/{owner}/{repo}/pulls", list_pulls),
@@ -316,6 +318,14 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
         }
     }
     let method = req.str_field("merge_method").unwrap_or("merge");
+    let change = Change::MergePull {
+        head: &head_sha,
+        method,
+    };
+    if let Some(refusal) = rules::refused(st, &st.repos[&req.repo_key()], &p.base, &change, 405) {
+        return Err(refusal);
+    }
+    let (repo, _) = repo_mut(st, req)?;
     let title = req.str_field("commit_title").map(str::to_string);
     let (sha, base_before) = match merge(repo, number, (method, title), &actor) {
         Ok(merged) => merged,

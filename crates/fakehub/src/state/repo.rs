@@ -210,6 +210,8 @@ pub struct Repo {
     pub owner: String,
     pub name: String,
     pub default_branch: String,
+    /// A private repository (`private`, `visibility`).
+    pub private: bool,
     pub branches: BTreeMap<String, String>,
     pub commits: HashMap<String, Commit>,
     /// Tree id → a commit with that tree, so a tree can be found again
@@ -222,6 +224,9 @@ pub struct Repo {
     pub pulls: BTreeMap<u64, Pull>,
     pub check_runs: Vec<CheckRun>,
     pub workflows: BTreeMap<String, u64>,
+    /// Workflows (by file) a person disabled: `state` `disabled_manually`,
+    /// and a dispatch answers 422.
+    pub disabled_workflows: BTreeSet<String>,
     /// A workflow's `run-name` template, by file: `${{ inputs.x }}` is
     /// filled from a dispatch's inputs.
     pub run_names: BTreeMap<String, String>,
@@ -237,6 +242,8 @@ pub struct Repo {
     /// The bare repository the commits are real in, when backed
     /// ([`crate::RepoHandle::back_with_git`]).
     pub git: Option<crate::git_backing::GitBacking>,
+    /// Its rulesets and classic branch protection rules (`state::rules`).
+    pub rulesets: Vec<super::Ruleset>,
 }
 
 impl Repo {

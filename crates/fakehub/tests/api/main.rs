@@ -15,6 +15,8 @@ mod manifests;
 mod merges;
 mod octocrab_client;
 mod read_lag;
+mod rules;
+mod settings;
 
 use fakehub::FakeGitHub;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};

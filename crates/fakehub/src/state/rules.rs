@@ -1,0 +1,327 @@
+//! Branch rules as GitHub applies them: repository rulesets and classic
+//! branch protection, the actors that may bypass them, and the violations
+//! an update of a branch (a ref update, a server-side merge, a pull
+//! request's merge) runs into.
+//!
+//! Owns: the rules' plain data, which rules apply to a branch, and the
+//! violation lines GitHub writes (one sentence per broken rule).
+//! Must not: answer HTTP or pick a status (`routes::rules` and the ref,
+//! merge and pull routes do: a ref update is 422, a server-side merge
+//! 409, a pull request's merge 405).
+//!
+//! Two ideas a reader needs:
+//! - **Rulesets and classic protection say the same thing in two
+//!   voices.** A ruleset's refusal starts "Repository rule violations
+//!   found" and lists one violation a paragraph; classic protection
+//!   gives the violations alone, on one line. Only rulesets are listed by
+//!   `GET /rules/branches/{branch}`; both make a branch `protected`.
+//! - **Who acts decides.** An installation token acts as its App; a bypass
+//!   actor (the App by its id, or a named user) is let through every rule
+//!   of that ruleset.
+
+use super::Repo;
+
+/// One rule of a ruleset (GitHub's rule `type` in brackets).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Rule {
+    /// Changes through a pull request only (`pull_request`), with this
+    /// many approving reviews and these merge methods allowed (empty:
+    /// every method).
+    PullRequest {
+        required_approvals: u32,
+        allowed_merge_methods: Vec<String>,
+    },
+    /// These checks, by context name, must have passed on the new head
+    /// (`required_status_checks`).
+    RequiredStatusChecks(Vec<String>),
+    /// No merge commits (`required_linear_history`).
+    RequiredLinearHistory,
+    /// No forced updates (`non_fast_forward`).
+    NonFastForward,
+    /// The branch may not be deleted (`deletion`).
+    Deletion,
+    /// Changes through GitHub's merge queue only (`merge_queue`).
+    MergeQueue,
+}
+
+impl Rule {
+    /// A pull request rule with no reviews required and every method.
+    pub fn pull_request() -> Rule {
+        Rule::PullRequest {
+            required_approvals: 0,
+            allowed_merge_methods: vec![],
+        }
+    }
+
+    /// Required status checks, by context name.
+    pub fn required_checks(contexts: &[&str]) -> Rule {
+        Rule::RequiredStatusChecks(contexts.iter().map(|c| (*c).to_owned()).collect())
+    }
+
+    /// GitHub's name of the rule's type.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Rule::PullRequest { .. } => "pull_request",
+            Rule::RequiredStatusChecks(_) => "required_status_checks",
+            Rule::RequiredLinearHistory => "required_linear_history",
+            Rule::NonFastForward => "non_fast_forward",
+            Rule::Deletion => "deletion",
+            Rule::MergeQueue => "merge_queue",
+        }
+    }
+}
+
+/// Who may bypass a ruleset (always: GitHub's `bypass_mode: always`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum BypassActor {
+    /// A GitHub App, by its id (`actor_type: Integration`).
+    App(u64),
+    /// A user, by login (`actor_type: User`).
+    User(String),
+}
+
+/// A repository ruleset, or a classic branch protection rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ruleset {
+    pub id: u64,
+    pub name: String,
+    /// The branches it targets: `~DEFAULT_BRANCH`, `~ALL`, a name, or a
+    /// name ending in `*`.
+    pub branches: Vec<String>,
+    pub rules: Vec<Rule>,
+    pub bypass: Vec<BypassActor>,
+    /// Classic branch protection rather than a ruleset: not listed by
+    /// the rules API, and refusals in its own words.
+    pub classic: bool,
+}
+
+impl Ruleset {
+    /// A ruleset named `name` on the default branch, with no rules yet.
+    pub fn new(name: &str) -> Ruleset {
+        Ruleset {
+            id: 0,
+            name: name.to_owned(),
+            branches: vec!["~DEFAULT_BRANCH".to_owned()],
+            rules: vec![],
+            bypass: vec![],
+            classic: false,
+        }
+    }
+
+    /// Classic branch protection of `branch`.
+    pub fn classic(branch: &str) -> Ruleset {
+        Ruleset {
+            classic: true,
+            branches: vec![branch.to_owned()],
+            ..Ruleset::new(branch)
+        }
+    }
+
+    /// Targets `branches` instead.
+    pub fn on(mut self, branches: &[&str]) -> Ruleset {
+        self.branches = branches.iter().map(|b| (*b).to_owned()).collect();
+        self
+    }
+
+    pub fn rule(mut self, rule: Rule) -> Ruleset {
+        self.rules.push(rule);
+        self
+    }
+
+    pub fn bypass(mut self, actor: BypassActor) -> Ruleset {
+        self.bypass.push(actor);
+        self
+    }
+
+    fn targets(&self, repo: &Repo, branch: &str) -> bool {
+        self.branches.iter().any(|b| {
+            let b = b.strip_prefix("refs/heads/").unwrap_or(b);
+            match b {
+                "~ALL" => true,
+                "~DEFAULT_BRANCH" => branch == repo.default_branch,
+                pattern => match pattern.strip_suffix('*') {
+                    Some(prefix) => branch.starts_with(prefix),
+                    None => branch == pattern,
+                },
+            }
+        })
+    }
+
+    /// Whether `actor` may bypass this ruleset.
+    pub fn bypassed_by(&self, actor: &Actor) -> bool {
+        self.bypass.iter().any(|b| match (b, actor) {
+            (BypassActor::App(id), Actor::App(app)) => id == app,
+            (BypassActor::User(login), Actor::User(user)) => login.eq_ignore_ascii_case(user),
+            _ => false,
+        })
+    }
+}
+
+/// Who makes a change.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Actor {
+    /// An installation token: its App, by id.
+    App(u64),
+    /// A person, by login.
+    User(String),
+}
+
+/// A change to a branch, as the rules judge it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Change<'a> {
+    /// The branch moves from `old` to `new` (a ref update, a push, or a
+    /// server-side merge), `forced` when `old` is not behind `new`.
+    Update {
+        old: &'a str,
+        new: &'a str,
+        forced: bool,
+    },
+    /// The branch is deleted.
+    Delete,
+    /// A pull request whose head is `head` is merged into it by `method`
+    /// (`merge`, `squash`, `rebase`).
+    MergePull { head: &'a str, method: &'a str },
+}
+
+/// Why the rules refuse a change: the violation lines, and whether a
+/// ruleset (rather than classic protection) said so.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violations {
+    pub lines: Vec<String>,
+    pub ruleset: bool,
+}
+
+impl Violations {
+    /// GitHub's message: a ruleset's "Repository rule violations found"
+    /// and a paragraph per violation, or classic protection's one line.
+    pub fn message(&self) -> String {
+        if self.ruleset {
+            format!(
+                "Repository rule violations found\n\n{}\n\n",
+                self.lines.join("\n\n")
+            )
+        } else {
+            self.lines.join(" ")
+        }
+    }
+}
+
+impl Repo {
+    /// The rulesets and classic protection rules that apply to `branch`.
+    pub fn rules_for<'a>(&'a self, branch: &'a str) -> impl Iterator<Item = &'a Ruleset> {
+        self.rulesets
+            .iter()
+            .filter(move |r| r.targets(self, branch))
+    }
+
+    /// Whether any rule protects `branch`.
+    pub fn is_protected(&self, branch: &str) -> bool {
+        self.rules_for(branch).next().is_some()
+    }
+
+    /// What the rules of `branch` say to `change` by `actor`; `None`: it
+    /// may be made.
+    pub fn violations(&self, branch: &str, actor: &Actor, change: &Change) -> Option<Violations> {
+        let mut lines = Vec::new();
+        let mut ruleset = false;
+        for set in self.rules_for(branch).filter(|s| !s.bypassed_by(actor)) {
+            let before = lines.len();
+            for rule in &set.rules {
+                for line in self.broken(rule, change) {
+                    if !lines.contains(&line) {
+                        lines.push(line);
+                    }
+                }
+            }
+            ruleset |= !set.classic && lines.len() > before;
+        }
+        (!lines.is_empty()).then_some(Violations { lines, ruleset })
+    }
+
+    /// The sentences `rule` says about `change`, none when it keeps it.
+    fn broken(&self, rule: &Rule, change: &Change) -> Vec<String> {
+        match (rule, change) {
+            (Rule::PullRequest { .. }, Change::Update { .. }) => {
+                vec!["Changes must be made through a pull request.".into()]
+            }
+            (
+                Rule::PullRequest {
+                    required_approvals, ..
+                },
+                Change::MergePull { .. },
+            ) if *required_approvals > 0 => {
+                // The fake has no reviews: none is ever approving.
+                let s = if *required_approvals == 1 { "" } else { "s" };
+                vec![format!(
+                    "At least {required_approvals} approving review{s} is required by reviewers with write access."
+                )]
+            }
+            (Rule::MergeQueue, Change::Update { .. } | Change::MergePull { .. }) => {
+                vec!["Changes must be made through the merge queue".into()]
+            }
+            (Rule::RequiredStatusChecks(contexts), Change::Update { new: sha, .. })
+            | (Rule::RequiredStatusChecks(contexts), Change::MergePull { head: sha, .. }) => {
+                contexts
+                    .iter()
+                    .filter_map(|c| self.check_problem(sha, c))
+                    .collect()
+            }
+            (Rule::RequiredLinearHistory, Change::Update { old, new, .. }) => {
+                let merges = self.merge_commits_between(old, new);
+                if merges.is_empty() {
+                    vec![]
+                } else {
+                    vec!["This branch must not contain merge commits.".into()]
+                }
+            }
+            (Rule::RequiredLinearHistory, Change::MergePull { method, .. })
+                if *method == "merge" =>
+            {
+                vec!["Merge commits are not allowed on this repository.".into()]
+            }
+            (Rule::NonFastForward, Change::Update { forced: true, .. }) => {
+                vec!["Cannot force-push to this branch".into()]
+            }
+            (Rule::Deletion, Change::Delete) => vec!["Cannot delete this branch".into()],
+            _ => vec![],
+        }
+    }
+
+    /// Why required check `context` does not let `sha` through: absent
+    /// ("expected"), not finished ("pending"), or not a success.
+    fn check_problem(&self, sha: &str, context: &str) -> Option<String> {
+        let run = self
+            .check_runs
+            .iter()
+            .rev()
+            .find(|r| r.head_sha == sha && r.name == context);
+        let how = match run {
+            None => "is expected",
+            Some(r) if r.status != "completed" => "is pending",
+            Some(r) => match r.conclusion.as_deref() {
+                Some("success" | "neutral" | "skipped") => return None,
+                _ => "is failing",
+            },
+        };
+        Some(format!("Required status check \"{context}\" {how}."))
+    }
+
+    /// The merge commits reachable from `new` and not from `old`.
+    fn merge_commits_between(&self, old: &str, new: &str) -> Vec<String> {
+        let mut stack = vec![new.to_owned()];
+        let mut seen = std::collections::BTreeSet::new();
+        let mut out = Vec::new();
+        while let Some(sha) = stack.pop() {
+            if !seen.insert(sha.clone()) || self.is_ancestor(&sha, old) {
+                continue;
+            }
+            if let Some(c) = self.commits.get(&sha) {
+                if c.parents.len() > 1 {
+                    out.push(sha.clone());
+                }
+                stack.extend(c.parents.iter().cloned());
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,235 @@
+//! `taskgate doctor OWNER/REPO` (the real binary) and `/taskgate doctor` in
+//! a comment, against the fake GitHub: a repository with nothing to change,
+//! one with every problem the doctor knows, one the App is not installed on.
+//!
+//! The sandbox line depends on the host running the tests (bubblewrap, and
+//! whether taskgate runs as root, where no process limit applies), so the
+//! snapshots show it as `[sandbox]` and the tests check it apart.
+
+use fakehub::{BypassActor, FakeGitHub, Rule, Ruleset};
+use serde_json::json;
+
+use crate::support::{TestApp, INSTALLATION, REPO, SECRET};
+
+/// Where GitHub posted while taskgate was not listening.
+const DOWN: &str = "http://127.0.0.1:9/webhook";
+
+/// Runs `taskgate doctor repo` against `fake` in an empty directory, with
+/// the App's credentials and `envs`: its exit code and what it printed.
+async fn doctor(fake: &FakeGitHub, repo: &str, envs: &[(&str, &str)]) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_taskgate"))
+        .args(["doctor", repo])
+        .current_dir(dir.path())
+        .env_remove("PRIVATE_KEY_PATH")
+        .env_remove("TASKGATE_UNSANDBOXED")
+        .env_remove("TASKGATE_BWRAP")
+        .env("APP_ID", fake.app_id().to_string())
+        .env("PRIVATE_KEY", FakeGitHub::private_key_pem())
+        .env("GITHUB_API_URL", fake.url())
+        .envs(envs.iter().copied())
+        .output()
+        .await
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        !stdout.is_empty(),
+        "no report: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().expect("an exit code"), stdout)
+}
+
+/// `report` with the host-dependent sandbox finding (its line, and what
+/// to change under it) as `[sandbox]`, after checking it is one a host
+/// that can sandbox gives.
+fn sandbox_apart(report: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_sandbox = false;
+    for line in report.lines() {
+        let sandbox = line.contains("Sandbox**: ")
+            || line.get(6..).is_some_and(|l| l.starts_with("Sandbox: "));
+        if sandbox {
+            assert!(
+                line.contains("bubblewrap runs task code"),
+                "this host cannot sandbox: {line}"
+            );
+            out.push("[sandbox]".to_owned());
+            in_sandbox = true;
+        } else if in_sandbox && line.starts_with("      ") {
+            // what to change under it (a root host's process limit)
+        } else {
+            in_sandbox = false;
+            out.push(line.to_owned());
+        }
+    }
+    out.join("\n")
+}
+
+/// A repository of an organisation, with a config naming an assignee and
+/// the Actions runner, that runner's workflow on `main`, and `main`
+/// requiring `taskgate/ship-gate` with the App a bypass actor.
+fn healthy_repository(fake: &FakeGitHub) -> fakehub::RepoHandle {
+    fake.add_org("octo-org", "team");
+    let repo = fake.install(INSTALLATION, REPO);
+    fake.add_user("alice", 501, "write");
+    repo.with_file(
+        "main",
+        ".github/taskgate.yml",
+        "runner: actions\nroles:\n  coder: { assignees: [alice] }\n",
+    )
+    .with_file(
+        "main",
+        ".github/workflows/taskgate-run.yml",
+        "on:\n  workflow_dispatch:\n    inputs: {}\n",
+    );
+    repo.with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::required_checks(&["taskgate/ship-gate"]))
+            .bypass(BypassActor::App(fake.app_id())),
+    );
+    repo
+}
+
+#[tokio::test]
+async fn a_healthy_repository_has_nothing_to_change_and_the_doctor_exits_0() {
+    let fake = FakeGitHub::start().await;
+    healthy_repository(&fake);
+    let (code, out) = doctor(&fake, REPO, &[]).await;
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!(sandbox_apart(&out), @r"
+    taskgate doctor: octo-org/hello-world
+
+    ok    Installation: installation 31 grants every permission and event app-manifest.yml asks for
+    note  Permission `workflows`: not granted: GitHub refuses taskgate's writes of a story or proof that changes `.github/workflows/`
+          Grant `workflows: write` to the App if stories will change workflows.
+          the App's permissions: https://github.com/settings/apps/taskgate-test/permissions
+    ok    Configuration: `.github/taskgate.yml` is valid (runner `actions`)
+    ok    Draft pull requests: available (a public repository)
+    ok    Assignees: `alice` (coder) can be assigned
+    ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
+    ok    Landing on `main`: taskgate moves `main` to each tested commit itself
+    [sandbox]
+    ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
+
+    Nothing stops taskgate on octo-org/hello-world.
+    ");
+    fake.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
+    let fake = FakeGitHub::start().await;
+    let repo = fake.install(INSTALLATION, REPO);
+    repo.make_private();
+    fake.grant(
+        INSTALLATION,
+        json!({"actions": "write", "checks": "write", "contents": "write", "issues": "read",
+               "metadata": "read"}),
+    );
+    fake.subscribe(
+        INSTALLATION,
+        &[
+            "issues",
+            "issue_comment",
+            "pull_request",
+            "push",
+            "check_run",
+            "workflow_run",
+        ],
+    );
+    fake.add_user("alice", 501, "write");
+    repo.with_file(
+        "main",
+        ".github/taskgate.yml",
+        "deploy_workflow: deploy.yml\nvalidation_workflow: validate.yml\n\
+         roles:\n  coder: { assignees: [alice, mallory], agent_workflow: agent.yml }\n",
+    )
+    .with_file("main", ".github/workflows/deploy.yml", "on: push\n")
+    .with_file(
+        "main",
+        ".github/workflows/agent.yml",
+        "on: workflow_dispatch\n",
+    )
+    .disable_workflow("agent.yml");
+    // Reviews and linear history required; taskgate may bypass neither.
+    repo.with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::PullRequest {
+                required_approvals: 1,
+                allowed_merge_methods: vec![],
+            })
+            .rule(Rule::RequiredLinearHistory),
+    );
+    // GitHub's latest delivery for the repository did not reach taskgate.
+    let issue = repo.create_issue("Plan the work", "", "alice");
+    let comment = repo.add_comment(issue, "/taskgate help", "alice");
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+    fake.deliver(DOWN, SECRET, "issue_comment", "guid-down", &payload)
+        .await;
+
+    let (code, out) = doctor(&fake, REPO, &[("TASKGATE_BWRAP", "/nonexistent/bwrap")]).await;
+    assert_eq!(code, 1, "{out}");
+    let out = out.replace(
+        &fake.hook_deliveries()[0]["delivered_at"]
+            .as_str()
+            .unwrap()
+            .to_owned(),
+        "[time]",
+    );
+    insta::assert_snapshot!(out);
+    fake.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn an_app_not_installed_on_the_repository_is_told_where_to_install_it() {
+    let fake = FakeGitHub::start().await;
+    fake.install(INSTALLATION, REPO);
+    fake.repo("octo-org/elsewhere");
+    let (code, out) = doctor(&fake, "octo-org/elsewhere", &[]).await;
+    assert_eq!(code, 1, "{out}");
+    insta::assert_snapshot!(sandbox_apart(&out), @r"
+    taskgate doctor: octo-org/elsewhere
+
+    FAIL  Installation: the App is not installed on octo-org/elsewhere
+          Install it on the repository (or add the repository to its installation).
+          install the App: https://github.com/apps/taskgate-test/installations/new
+    [sandbox]
+    ok    Webhook deliveries: none for octo-org/elsewhere failed in the last 3 days
+
+    1 problem stops taskgate on octo-org/elsewhere.
+    ");
+    fake.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_reader_asks_in_a_comment_and_gets_the_report_in_one_reply() {
+    let app = TestApp::start().await;
+    app.fake.add_user("reader", 777, "read");
+    let issue = app
+        .fake
+        .repo(REPO)
+        .create_issue("Is it set up?", "", "octocat");
+    app.comment(issue, "reader", "/taskgate doctor").await;
+    app.settle().await;
+
+    let replies = app.bot_comments(issue);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let reply = replies[0].split("\n<!--").next().unwrap();
+    insta::assert_snapshot!(sandbox_apart(reply), @r"
+    @reader **taskgate doctor** for `octo-org/hello-world`
+
+    - ✅ **Installation**: installation 31 grants every permission and event app-manifest.yml asks for
+    - ℹ️ **Permission `workflows`**: not granted: GitHub refuses taskgate's writes of a story or proof that changes `.github/workflows/`<br>Grant `workflows: write` to the App if stories will change workflows. ([the App's permissions](https://github.com/settings/apps/taskgate-test/permissions))
+    - ✅ **Configuration**: no `.github/taskgate.yml`: the defaults apply (runner `local`)
+    - ✅ **Draft pull requests**: available (a public repository)
+    - ✅ **Assignees**: no role names assignees
+    - ✅ **Landing on `main`**: taskgate moves `main` to each tested commit itself
+    - ℹ️ **Landing on `main`**: `taskgate/ship-gate` is not a required check: a person can merge a story pull request taskgate has not proven<br>Require `taskgate/ship-gate` in a ruleset of the branch. ([rulesets](https://github.com/octo-org/hello-world/settings/rules))
+    [sandbox]
+    - ✅ **Webhook deliveries**: none for octo-org/hello-world failed in the last 3 days
+
+    Nothing stops taskgate on octo-org/hello-world.
+    ");
+    app.assert_contract_kept();
+}
