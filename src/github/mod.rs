@@ -11,6 +11,7 @@ pub mod client;
 pub mod executor;
 pub mod manifest;
 mod perform;
+mod perform_land;
 mod perform_runs;
 mod perform_ship;
 pub mod permissions;

@@ -29,6 +29,9 @@ pub enum FastForward {
 
 impl RepoClient<'_> {
     /// Points branch `name` at `sha`, creating it or moving it by force.
+    /// Only GitHub's "Reference does not exist" means the branch is
+    /// missing; any other 404 or 422 (the commit unknown, a rule refusing
+    /// the update, no access) is the error it is.
     pub(crate) async fn set_branch(&self, name: &str, sha: &CommitSha) -> Result<(), GitHubError> {
         let update = json!({ "sha": sha, "force": true });
         match self
@@ -36,8 +39,11 @@ impl RepoClient<'_> {
             .await
         {
             Ok(_) => Ok(()),
-            // GitHub answers 422 "Reference does not exist" for a new one.
-            Err(GitHubError::Http { status: 422, .. } | GitHubError::Http { status: 404, .. }) => {
+            Err(GitHubError::Http {
+                status: 404 | 422,
+                message,
+                ..
+            }) if message.contains("Reference does not exist") => {
                 let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
                 self.post(&self.path("git/refs"), Some(&body)).await?;
                 Ok(())
@@ -63,11 +69,12 @@ impl RepoClient<'_> {
                 })?;
                 Ok(MergeOutcome::Merged(CommitSha(sha.to_owned())))
             }
+            // A conflict; a 409 of the base's rules is not one.
             Err(GitHubError::Http {
                 status: 409,
                 message,
                 ..
-            }) => Ok(MergeOutcome::Conflict(message)),
+            }) if !message.contains("rule violations") => Ok(MergeOutcome::Conflict(message)),
             Err(e) => Err(e),
         }
     }
