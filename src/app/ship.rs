@@ -35,6 +35,7 @@ use crate::intake::payload::{
     PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
 };
 use crate::store::{Store, StoreError};
+pub use rules_cache::RulesCache;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShipError {
@@ -63,6 +64,8 @@ pub struct Ship {
     pub store: Store,
     /// The `ship` label needs the same permission as `/taskgate ship`.
     pub permissions: Arc<crate::github::Permissions>,
+    /// The default branches' rules, read before each proof.
+    pub rules: Arc<RulesCache>,
 }
 
 /// The story issue number in a story branch name: `taskgate/story-12` → 12.
@@ -347,7 +350,7 @@ impl Ship {
                             pr.draft.unwrap_or(false),
                         );
                     }
-                    ship::on_story_pr_merged(&l.record, &l.ctx())
+                    ship::on_story_pr_merged(&l.record, pr.merge_commit_sha.as_ref(), &l.ctx())
                 } else {
                     ship::on_story_pr_closed_unmerged(&l.record, &l.ctx())
                 };
@@ -524,6 +527,8 @@ impl Ship {
 
 #[path = "ship_queue.rs"]
 mod queue;
+#[path = "ship_rules.rs"]
+mod rules_cache;
 #[path = "ship_workflows.rs"]
 mod workflows;
 pub use queue::{ProofRun, ShipOutcome};

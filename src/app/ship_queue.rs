@@ -101,6 +101,23 @@ impl Ship {
                 ship::on_proof_failed(&l.record, None, round, vec![why], &l.ctx())
             }
             ShipWhat::BaseMoved { round } => ship::on_base_moved(&l.record, round, &l.ctx()),
+            ShipWhat::LandRefused {
+                round,
+                status: _,
+                message,
+            } => {
+                self.read_default_branch(&mut l).await?;
+                let found = ship::violations(&message);
+                ship::on_land_refused(&l.record, round, &found, &message, &l.ctx())
+            }
+            ShipWhat::LandedUntested { round, commit } => {
+                self.read_default_branch(&mut l).await?;
+                ship::on_landed_untested(&l.record, round, &commit, &l.ctx())
+            }
+            ShipWhat::LandFailed { round, why } => {
+                self.read_default_branch(&mut l).await?;
+                ship::on_land_failed(&l.record, round, &why, &l.ctx())
+            }
             ShipWhat::Advance => unreachable!("handled above"),
         };
         Ok(l.finish(d).into())
@@ -142,7 +159,8 @@ impl Ship {
             Some(head) => head,
             None => l.record.head.clone().ok_or_else(|| missing(&l.branch))?,
         };
-        let d = ship::start_proof(&l.record, &base, &head, &l.ctx());
+        let rules = self.branch_rules(&gh, repo, &l.default_branch).await?;
+        let d = ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx());
         Ok(l.finish(d))
     }
 

@@ -137,6 +137,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             github: s.github.clone(),
             store: s.store.clone(),
             permissions,
+            rules: Default::default(),
         },
         inboxes: Default::default(),
         doctor: super::doctor::DoctorSetup {

@@ -313,11 +313,18 @@ pub enum Effect {
         head: CommitSha,
         message: String,
         round: u32,
+        /// The branch's rules require linear history: the merge commit's
+        /// tree is committed again on `base` alone (the story squashed
+        /// onto the base), and that commit is the proof.
+        #[serde(default)]
+        linear: bool,
     },
     /// Lands a proven ship: fast-forwards `branch` (the default branch) to
-    /// `commit`, never forced. GitHub refusing because the branch moved is
-    /// told to the story (`ShipWhat::BaseMoved`); any other refusal (a
-    /// protected branch) is posted on `report_to` (`MergeRefused`).
+    /// `commit`, never forced, once `taskgate/ship-gate` is green on it; or,
+    /// with `pull`, merges the story PR instead (where the rules ask for
+    /// it). GitHub refusing because the branch moved is told to the story
+    /// (`ShipWhat::BaseMoved`); a rule's refusal (`LandRefused`) and any
+    /// other failure (`LandFailed`) take it out of the queue.
     LandShipCommit {
         repo: RepoName,
         story: String,
@@ -329,6 +336,9 @@ pub enum Effect {
         /// go to the rollback.
         #[serde(default)]
         revert: bool,
+        /// Land by merging the story PR, not by a fast-forward.
+        #[serde(default)]
+        pull: Option<crate::core::ship::PullLanding>,
     },
     /// Builds a rollback's revert commit: the tree of `reverts`' first
     /// parent on top of `reverts`, on `branch`, then `onto`'s head merged

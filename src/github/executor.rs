@@ -399,7 +399,10 @@ impl Executor {
             }
             let failures = row.failures + 1;
             if failures >= self.backoff.max_attempts {
-                return Outcome::Failed(format!("gave up after {failures} failed attempts: {err}"));
+                let why = format!("gave up after {failures} failed attempts: {err}");
+                // A ship given up must not hold its repository's queue.
+                super::perform_land::given_up(&self.store, row, &why).await;
+                return Outcome::Failed(why);
             }
             return Outcome::RetryAt {
                 due_ms: self.clock.now_ms() + self.backoff.delay(failures).as_millis() as i64,

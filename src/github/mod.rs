@@ -12,6 +12,7 @@ pub mod executor;
 pub mod manifest;
 mod perform;
 mod perform_branches;
+mod perform_land;
 mod perform_runs;
 mod perform_ship;
 pub mod permissions;

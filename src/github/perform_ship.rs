@@ -1,15 +1,17 @@
 //! Effects of the ship queue → GitHub calls: the proving merge commit made
-//! on `taskgate/ship-<issue>`, the default branch fast-forwarded to the
-//! tested commit, and the queue's next look recorded through the inbox.
+//! on `taskgate/ship-<issue>` (squashed onto the base where history must be
+//! linear), the landing (`perform_land`), the revert of a rollback, and the
+//! queue's next look recorded through the inbox.
 //! What GitHub answers (the merge commit, a conflict, a base that moved)
 //! goes back to the story as an internal ship event; the core decides.
 
 use serde_json::json;
 
 use super::client::GitHubError;
-use super::perform::{post_comment, record, Ctx};
+use super::perform::Ctx;
+use super::perform_land::{land, Landing};
 use super::perform_runs::ship_event;
-use super::repo::{FastForward, MergeOutcome};
+use super::repo::MergeOutcome;
 use crate::core::ship::ShipWhat;
 use crate::core::Effect;
 use crate::ids::{CommitSha, RepoName};
@@ -24,9 +26,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             head,
             message,
             round,
+            linear,
         } => {
             let proof = Proof::new(repo, story, branch, *round);
-            let done = prepare(ctx, &proof, base, head, message).await;
+            let done = prepare(ctx, &proof, (base, head), message, *linear).await;
             told_if_refused(ctx, &proof, done, |round, why| ShipWhat::ProofConflict {
                 round,
                 why: format!("GitHub refused to build the merge commit: {why}"),
@@ -41,6 +44,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             round,
             report_to,
             revert,
+            pull,
         } => {
             let landing = Landing {
                 repo,
@@ -49,7 +53,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                 round: *round,
                 revert: *revert,
             };
-            land(ctx, &landing, commit, report_to).await
+            land(ctx, &landing, commit, report_to, pull.as_ref()).await
         }
         Effect::PrepareRevert {
             repo,
@@ -60,7 +64,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             message,
             round,
         } => {
-            let proof = Proof::new(repo, story, branch, *round);
+            let proof = Proof {
+                revert: true,
+                ..Proof::new(repo, story, branch, *round)
+            };
             let done = revert(ctx, &proof, reverts, onto, message).await;
             told_if_refused(ctx, &proof, done, |round, why| ShipWhat::RevertRefused {
                 round,
@@ -86,7 +93,24 @@ async fn told_if_refused(
 ) -> Result<Option<String>, GitHubError> {
     match done {
         Err(e) if !e.is_transient() && !matches!(e, GitHubError::Store(_)) => {
-            let what = what(proof.round, &e);
+            let what = match &e {
+                // A rule or a permission said no: said as one, with the
+                // setting that lets taskgate through.
+                GitHubError::Http {
+                    status, message, ..
+                } if !proof.revert
+                    && crate::core::ship::violations(message)
+                        .iter()
+                        .any(|v| !matches!(v, crate::core::ship::Violation::Other(_))) =>
+                {
+                    ShipWhat::LandRefused {
+                        round: proof.round,
+                        status: *status,
+                        message: message.clone(),
+                    }
+                }
+                _ => what(proof.round, &e),
+            };
             ship_event(ctx, proof.repo, proof.story, what, "refused").await?;
             Err(e)
         }
@@ -99,6 +123,8 @@ struct Proof<'a> {
     story: &'a str,
     branch: &'a str,
     round: u32,
+    /// A rollback's revert, not a ship's proof.
+    revert: bool,
 }
 
 impl<'a> Proof<'a> {
@@ -108,22 +134,25 @@ impl<'a> Proof<'a> {
             story,
             branch,
             round,
+            revert: false,
         }
     }
 }
 
-/// Sets the ship branch to `base` and merges `head` into it. A retry
+/// Sets the ship branch to `base` and merges `head` into it; with
+/// `linear`, commits the merge's tree again on `base` alone (the story
+/// squashed onto the base) and points the ship branch there. A retry
 /// after a lost answer finds the merge commit it made already (the ship
 /// branch's head, whose parents are `base` and `head`).
 async fn prepare(
     ctx: &Ctx<'_>,
     proof: &Proof<'_>,
-    base: &CommitSha,
-    head: &CommitSha,
+    (base, head): (&CommitSha, &CommitSha),
     message: &str,
+    linear: bool,
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(proof.repo);
-    if ctx.attempt > 1 {
+    if ctx.attempt > 1 && !linear {
         if let Some(tip) = gh.branch_head(proof.branch).await? {
             if gh.commit_parents(&tip).await? == [base.clone(), head.clone()] {
                 return proof_commit(ctx, proof, tip).await;
@@ -132,6 +161,14 @@ async fn prepare(
     }
     gh.set_branch(proof.branch, base).await?;
     match gh.merge_into(proof.branch, head, message).await? {
+        MergeOutcome::Merged(commit) if linear => {
+            let tree = gh.commit_tree(&commit).await?;
+            let squashed = gh
+                .create_commit(message, &tree, std::slice::from_ref(base))
+                .await?;
+            gh.set_branch(proof.branch, &squashed).await?;
+            proof_commit(ctx, proof, squashed).await
+        }
         MergeOutcome::Merged(commit) => proof_commit(ctx, proof, commit).await,
         // The base contains the story already: the base itself is what
         // would land, and it is what gets tested.
@@ -159,58 +196,6 @@ async fn proof_commit(
     };
     ship_event(ctx, proof.repo, proof.story, what, "proof-commit").await?;
     Ok(Some(result))
-}
-
-/// What lands: a ship's proof, or a rollback's revert.
-struct Landing<'a> {
-    repo: &'a RepoName,
-    story: &'a str,
-    branch: &'a str,
-    round: u32,
-    revert: bool,
-}
-
-/// Fast-forwards the default branch to the tested commit. Already in its
-/// history (a retry after a lost answer: GitHub moved it, and others may
-/// have pushed on top since) is done; moved elsewhere is told to the
-/// story, which proves again.
-async fn land(
-    ctx: &Ctx<'_>,
-    l: &Landing<'_>,
-    commit: &CommitSha,
-    report_to: &str,
-) -> Result<Option<String>, GitHubError> {
-    let gh = ctx.repo(l.repo);
-    if ctx.attempt > 1 && gh.branch_contains(l.branch, commit).await? {
-        return Ok(Some(json!({ "sha": commit, "landed": true }).to_string()));
-    }
-    match gh.fast_forward(l.branch, commit).await {
-        Ok(FastForward::Done) => Ok(Some(json!({ "sha": commit, "landed": true }).to_string())),
-        Ok(FastForward::NotFastForward(why)) => {
-            let what = if l.revert {
-                ShipWhat::RevertBaseMoved { round: l.round }
-            } else {
-                ShipWhat::BaseMoved { round: l.round }
-            };
-            ship_event(ctx, l.repo, l.story, what, "base-moved").await?;
-            Ok(Some(json!({ "landed": false, "why": why }).to_string()))
-        }
-        Err(GitHubError::Http {
-            status: status @ (403 | 409 | 422),
-            message,
-            headers,
-        }) => {
-            // A protected branch the App may not push to, say: a person
-            // has to act, so it is told and not retried.
-            land_refused(ctx, l, report_to, status, &message).await?;
-            Err(GitHubError::Http {
-                status,
-                message,
-                headers,
-            })
-        }
-        Err(e) => Err(e),
-    }
 }
 
 /// Builds the revert commit: the tree of `reverts`' first parent on top of
@@ -261,35 +246,10 @@ async fn revert(
     Ok(None)
 }
 
-/// Tells the story issue that GitHub refused the landing, and the story
-/// (`MergeRefused`, or the rollback's `RevertRefused`).
-async fn land_refused(
-    ctx: &Ctx<'_>,
-    l: &Landing<'_>,
-    report_to: &str,
-    status: u16,
-    message: &str,
-) -> Result<(), GitHubError> {
-    let issue = record(ctx, l.repo, report_to).await?;
-    let note = crate::core::ship::render_land_refused(l.branch, status, message);
-    let marker = format!("land-refused effect={}", ctx.row.id);
-    post_comment(ctx, l.repo, issue.number, &note, &marker).await?;
-    let why = format!("GitHub answered {status}: {message}");
-    let what = if l.revert {
-        ShipWhat::RevertRefused {
-            round: l.round,
-            why: sentence(why),
-        }
-    } else {
-        ShipWhat::MergeRefused { why }
-    };
-    ship_event(ctx, l.repo, l.story, what, "land-refused").await
-}
-
 /// A rollback's refusal is told as a sentence between others ("The
 /// rollback did not land. {why} Nothing changed on …"): it ends with a
 /// full stop, whatever GitHub's message ended with.
-fn sentence(why: String) -> String {
+pub(super) fn sentence(why: String) -> String {
     if why.ends_with(['.', '!', '?']) {
         why
     } else {

@@ -272,9 +272,20 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
     })
     .await;
     assert!(!sh.story_pr().unwrap().merged);
-    let notes = sh.s.app.bot_comments(sh.story_issue).join("\n");
-    assert!(notes.contains("GitHub refused to move `main`"), "{notes}");
-    assert!(notes.contains("403"), "{notes}");
+    // Said once, on the story PR, with what GitHub said and what to change.
+    let notes =
+        sh.s.app
+            .bot_comments(sh.story_pr().unwrap().number)
+            .join("\n");
+    assert!(
+        notes.contains("Not shipped: the rules of `main` refused taskgate"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("Resource not accessible by integration"),
+        "{notes}"
+    );
+    assert!(!sh.pr_labels().contains(&"ship".to_owned()));
 }
 
 const OTHER_PLAN: &str = r#"

@@ -90,3 +90,231 @@ async fn the_rules_of_a_branch_are_read_with_whether_taskgate_may_bypass_each() 
         .unwrap();
     assert!(other.rules.is_empty() && !other.classic);
 }
+
+/// The story's one check: slow enough for the test to act while the
+/// proof runs.
+const SLOW_CHECK: &str = "sleep 2\nexit 0\n";
+const CHECK: &str = "exit 0\n";
+const CONFIG: &str = "ship_label: ship\n";
+
+use crate::ship::Shipped;
+use crate::support::eventually;
+
+impl Shipped {
+    fn main_tip(&self) -> String {
+        self.repo().branch_sha("main").unwrap()
+    }
+
+    fn ship_tip(&self) -> String {
+        self.repo()
+            .branch_sha(&format!("taskgate/ship-{}", self.story_issue))
+            .expect("the proof's branch")
+    }
+
+    /// A commit's parents and tree, as the fake GitHub holds it.
+    fn commit(&self, sha: &str) -> (Vec<String>, String) {
+        let c = self.repo().commit(sha).expect("the commit exists");
+        (c.parents, c.tree)
+    }
+
+    fn pr_notes(&self) -> Vec<String> {
+        self.s.app.bot_comments(self.story_pr().unwrap().number)
+    }
+
+    /// Refused PATCHes of `main` (a landing GitHub's rules turned down).
+    fn refused_landings(&self) -> usize {
+        self.s
+            .app
+            .fake
+            .requests()
+            .iter()
+            .filter(|r| r.method == "PATCH" && r.path.ends_with("/git/refs/heads/main"))
+            .filter(|r| r.status >= 400)
+            .count()
+    }
+
+    /// Waits until the ship ended without landing: shippable again, the
+    /// label off.
+    async fn refused(&self) {
+        eventually("the ship was refused", || async {
+            self.state().await == "shippable" && !self.pr_labels().contains(&"ship".to_owned())
+        })
+        .await;
+        self.s.app.settle().await;
+    }
+}
+
+/// Someone else's work on `main`, so the proof is a real merge.
+async fn other_work(sh: &Shipped) -> String {
+    sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
+    sh.main_tip()
+}
+
+#[tokio::test]
+async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_gate_is_written() {
+    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let repo = sh.repo();
+    repo.with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::pull_request())
+            .rule(Rule::NonFastForward)
+            .rule(Rule::Deletion)
+            .bypass(BypassActor::App(sh.s.app.fake.app_id())),
+    );
+    repo.with_ruleset(Ruleset::new("gate").rule(Rule::required_checks(&["taskgate/ship-gate"])));
+    let base = other_work(&sh).await;
+    sh.add_ship_label().await;
+    let proof = {
+        let ship_branch = format!("taskgate/ship-{}", sh.story_issue);
+        eventually("the proof runs", || async {
+            repo.branch_sha(&ship_branch)
+                .is_some_and(|tip| !sh.s.checks(&tip).is_empty())
+        })
+        .await;
+        repo.branch_sha(&ship_branch).unwrap()
+    };
+    // The gate's write on the tested commit fails once and comes later:
+    // the landing waits for it rather than meet the rule without it.
+    sh.s.app.fake.inject(
+        "POST /repos/{owner}/{repo}/check-runs",
+        fakehub::Fault::Status {
+            status: 502,
+            times: 1,
+        },
+    );
+    sh.landed().await;
+    assert_eq!(sh.main_tip(), proof, "exactly the tested commit landed");
+    assert_eq!(sh.commit(&proof).0[0], base);
+    assert_eq!(sh.refused_landings(), 0, "no landing met the rule unready");
+    assert_eq!(sh.state().await, "deployed");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn without_bypass_the_story_pr_is_merged_at_its_proven_head_and_lands_the_proven_tree() {
+    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    sh.repo().with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::pull_request())
+            .rule(Rule::required_checks(&["taskgate/ship-gate"])),
+    );
+    let base = other_work(&sh).await;
+    let story_head = sh.repo().branch_sha(&sh.story_pr().unwrap().head).unwrap();
+    sh.add_ship_label().await;
+    sh.landed().await;
+    let landed = sh.main_tip();
+    let (parents, tree) = sh.commit(&landed);
+    assert_eq!(parents, [base, story_head.clone()]);
+    assert_eq!(tree, sh.commit(&sh.ship_tip()).1, "the proven tree landed");
+    let story_pr = format!("/pulls/{}/merge", sh.story_pr().unwrap().number);
+    let merge =
+        sh.s.app
+            .fake
+            .requests()
+            .into_iter()
+            .find(|r| r.method == "PUT" && r.path.ends_with(&story_pr) && r.status == 200)
+            .expect("the story PR was merged");
+    assert_eq!(merge.body["sha"], story_head, "its head pinned");
+    assert_eq!(sh.refused_landings(), 0, "no push the rules refuse");
+    assert_eq!(sh.state().await, "deployed");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn linear_history_is_honoured_where_taskgate_may_bypass_it_the_squash_of_the_proven_tree_lands(
+) {
+    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    sh.repo().with_ruleset(
+        Ruleset::new("linear")
+            .rule(Rule::pull_request())
+            .rule(Rule::RequiredLinearHistory)
+            .bypass(BypassActor::App(sh.s.app.fake.app_id())),
+    );
+    let base = other_work(&sh).await;
+    sh.add_ship_label().await;
+    sh.landed().await;
+    let proof = sh.ship_tip();
+    let (proof_parents, proof_tree) = sh.commit(&proof);
+    assert_eq!(
+        proof_parents,
+        std::slice::from_ref(&base),
+        "the proof is linear"
+    );
+    let (parents, tree) = sh.commit(&sh.main_tip());
+    assert_eq!(parents, [base], "no merge commit landed");
+    assert_eq!(tree, proof_tree, "the proven tree landed");
+    assert!(sh.repo().file("main", "NOTES.md").is_some());
+    assert!(sh.repo().file("main", "check.sh").is_some());
+    assert_eq!(sh.state().await, "deployed");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_merge_queue_is_named_once_on_the_story_pr_with_the_setting_and_nothing_is_proven() {
+    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    sh.repo()
+        .with_ruleset(Ruleset::new("queue").rule(Rule::MergeQueue));
+    let before = sh.main_tip();
+    sh.add_ship_label().await;
+    sh.refused().await;
+    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert!(
+        sh.repo()
+            .branch_sha(&format!("taskgate/ship-{}", sh.story_issue))
+            .is_none(),
+        "no proof was built for a ship that cannot land"
+    );
+    let notes: Vec<String> = sh
+        .pr_notes()
+        .into_iter()
+        .filter(|n| n.contains("Not shipped"))
+        .collect();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    assert!(notes[0].contains("merge queue"), "{}", notes[0]);
+    assert!(notes[0].contains("managing-a-merge-queue"), "{}", notes[0]);
+    let gate = sh.gate();
+    assert_eq!(gate.conclusion.as_deref(), Some("failure"));
+    assert!(
+        gate.summary.unwrap_or_default().contains("merge queue"),
+        "the gate says why"
+    );
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_rule_taskgate_cannot_meet_is_said_once_with_the_rule_the_branch_and_the_setting() {
+    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    sh.repo()
+        .with_ruleset(Ruleset::new("reviews").rule(Rule::PullRequest {
+            required_approvals: 1,
+            allowed_merge_methods: vec![],
+        }));
+    let before = sh.main_tip();
+    sh.add_ship_label().await;
+    sh.refused().await;
+    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert!(!sh.story_pr().unwrap().merged);
+    let notes: Vec<String> = sh
+        .pr_notes()
+        .into_iter()
+        .filter(|n| n.contains("Not shipped"))
+        .collect();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    let note = &notes[0];
+    assert!(
+        note.contains("the rules of `main` refused taskgate"),
+        "{note}"
+    );
+    assert!(note.contains("approving review"), "{note}");
+    assert!(note.contains("bypass list"), "{note}");
+    assert!(note.contains("https://docs.github.com/"), "{note}");
+    let gate = sh.gate();
+    assert_eq!(gate.conclusion.as_deref(), Some("failure"));
+    assert!(
+        gate.summary
+            .unwrap_or_default()
+            .contains("approving review"),
+        "the gate says why"
+    );
+    sh.s.app.assert_contract_kept();
+}

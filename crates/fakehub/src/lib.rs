@@ -95,8 +95,8 @@ pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, NOT_ACCESSIBLE};
 pub use repo_handle::RepoHandle;
 pub use state::{
-    Artifact, BypassActor, CheckRun, Comment, Issue, Label, Pull, Reaction, Rule, Ruleset, User,
-    WorkflowDispatch, WorkflowRun,
+    Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Rule, Ruleset,
+    User, WorkflowDispatch, WorkflowRun,
 };
 pub use webhooks::signature;
 

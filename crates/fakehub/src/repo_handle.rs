@@ -566,6 +566,11 @@ impl RepoHandle {
         self.read(|r| r.id)
     }
 
+    /// A commit by sha: its parents, tree and files.
+    pub fn commit(&self, sha: &str) -> Option<state::Commit> {
+        self.read(|r| r.commits.get(sha).cloned())
+    }
+
     pub fn full_name(&self) -> String {
         self.read(|r| r.full_name())
     }

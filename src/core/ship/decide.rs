@@ -272,6 +272,9 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
                 // is proven afresh when shipped.
                 next.proof_failed = None;
             }
+            if next.land_refused.as_ref().is_some_and(|f| f.head != head) {
+                next.land_refused = None;
+            }
             let blockers = gate_blockers(&next, &missing);
             effects.extend(gate(&mut next, &head, &blockers, ctx));
         }
@@ -300,6 +303,9 @@ fn gate_blockers(record: &StoryRecord, missing: &[String]) -> Vec<String> {
     let mut out = missing.to_vec();
     if let Some(failure) = &record.proof_failed {
         out.extend(super::render_queue::proof_failure_lines(failure));
+    }
+    if let Some(refused) = &record.land_refused {
+        out.extend(refused.lines.iter().cloned());
     }
     out
 }

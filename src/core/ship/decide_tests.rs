@@ -70,7 +70,13 @@ pub(crate) fn octocat(via: ShipVia) -> Shipper {
 pub(crate) fn landing(w: &World) -> StoryRecord {
     let queued = on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Api), &w.ctx()).record;
     let base = CommitSha("c".repeat(40));
-    let proving = crate::core::ship::start_proof(&queued, &base, &head(), &w.ctx()).record;
+    let proving = crate::core::ship::start_proof(
+        &queued,
+        (&base, &head()),
+        &crate::core::ship::BranchRules::default(),
+        &w.ctx(),
+    )
+    .record;
     let merge = CommitSha("d".repeat(40));
     let (d, _) = crate::core::ship::on_proof_commit(&proving, 1, &merge, &w.ctx());
     let d = crate::core::ship::on_proof_passed(&d.record, &merge, &w.ctx());
@@ -260,7 +266,7 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
 fn merged_deploys_then_validates_to_review_ready() {
     let w = World::new();
     let shipping = landing(&w);
-    let d = on_story_pr_merged(&shipping, &w.ctx());
+    let d = on_story_pr_merged(&shipping, None, &w.ctx());
     assert_eq!(
         names(&d.effects).last(),
         Some(&"advance_ship_queue"),
@@ -315,7 +321,7 @@ fn failed_validation_needs_a_fix_and_opens_an_issue_on_the_story() {
 #[test]
 fn a_merge_outside_a_ship_is_recorded_past_the_gate() {
     let w = World::new();
-    let d = on_story_pr_merged(&shippable_with_pr(&w), &w.ctx());
+    let d = on_story_pr_merged(&shippable_with_pr(&w), None, &w.ctx());
     assert!(d.record.merged_past_gate);
     assert_eq!(names(&d.effects), vec!["post_comment"]);
 }
@@ -325,7 +331,7 @@ fn without_a_deploy_workflow_the_story_is_deployed_at_once() {
     let mut w = World::new();
     w.config.deploy_workflow = None;
     let shipping = landing(&w);
-    let d = on_story_pr_merged(&shipping, &w.ctx());
+    let d = on_story_pr_merged(&shipping, None, &w.ctx());
     assert_eq!(d.record.state, ShipState::Deployed);
 }
 

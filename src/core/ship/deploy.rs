@@ -9,6 +9,7 @@ use super::render;
 use super::{ShipState, StoryRecord, StoryRunRef, StoryWorkflow};
 use crate::core::effect::Effect;
 use crate::core::story::labels;
+use crate::ids::CommitSha;
 
 fn dispatch(ctx: &ShipContext, workflow: &str, which: StoryWorkflow) -> Effect {
     Effect::DispatchWorkflow {
@@ -30,7 +31,11 @@ fn dispatch(ctx: &ShipContext, workflow: &str, which: StoryWorkflow) -> Effect {
 /// The story PR was merged. Through a ship request: the deploy workflow is
 /// dispatched (or, with none configured, the story is deployed at once).
 /// Any other merge went past the gate: recorded and said on the story issue.
-pub fn on_story_pr_merged(record: &StoryRecord, ctx: &ShipContext) -> ShipDecision {
+pub fn on_story_pr_merged(
+    record: &StoryRecord,
+    merge_commit: Option<&CommitSha>,
+    ctx: &ShipContext,
+) -> ShipDecision {
     let mut next = record.clone();
     let pr = record.pr.map(|p| p.0).unwrap_or_default();
     match record.state {
@@ -63,7 +68,15 @@ pub fn on_story_pr_merged(record: &StoryRecord, ctx: &ShipContext) -> ShipDecisi
     }
     next.pr_closed = true;
     next.queued_at_ms = None;
-    next.landed = record.proof.as_ref().and_then(|p| p.commit.clone());
+    // A fast-forward lands the tested commit itself; the story PR's merge
+    // lands as GitHub's merge commit (of the proven tree).
+    next.landed = match record.proof.as_ref() {
+        Some(p) if matches!(p.landing.via, super::LandVia::PullRequest { .. }) => {
+            merge_commit.cloned().or_else(|| p.commit.clone())
+        }
+        Some(p) => p.commit.clone(),
+        None => None,
+    };
     let mut d = match &ctx.config.deploy_workflow {
         Some(workflow) => ShipDecision {
             record: next,

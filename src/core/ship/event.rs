@@ -48,6 +48,19 @@ pub enum ShipWhat {
     RevertRefused { round: u32, why: String },
     /// GitHub refused to fast-forward to the revert: the base moved.
     RevertBaseMoved { round: u32 },
+    /// The default branch's rules refused the landing of round `round`:
+    /// GitHub's status and message.
+    LandRefused {
+        round: u32,
+        status: u16,
+        message: String,
+    },
+    /// The landing (or the proof's commit) of round `round` failed for
+    /// another reason: a 404, or 5xx past the retries.
+    LandFailed { round: u32, why: String },
+    /// The story PR of round `round` merged as `commit`, whose tree is not
+    /// the proven one (the base moved between the look and the merge).
+    LandedUntested { round: u32, commit: CommitSha },
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,

@@ -23,6 +23,7 @@
 mod decide;
 mod deploy;
 mod event;
+mod landing;
 mod proof;
 mod queue;
 mod refusal;
@@ -39,6 +40,10 @@ pub use deploy::{
     on_deploy_finished, on_story_pr_merged, on_validation_finished, on_workflow_refused,
 };
 pub use event::{ShipEvent, ShipWhat};
+pub use landing::{
+    on_land_failed, on_land_refused, on_landed_untested, refuse_unlandable, LandRefusal,
+    PullLanding,
+};
 pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
@@ -204,6 +209,11 @@ pub struct StoryRecord {
     /// The story's rollback, once asked for.
     #[serde(default)]
     pub rollback: Option<rollback::Rollback>,
+    /// The last ship was proven but the default branch's rules (or a
+    /// failed landing) kept it out: shown on the gate until the story
+    /// moves on.
+    #[serde(default)]
+    pub land_refused: Option<LandRefusal>,
 }
 
 /// One proof of a story on the base it is to land on.
@@ -219,6 +229,10 @@ pub struct ShipProof {
     /// The merge commit on `taskgate/ship-<issue>`, once GitHub made it:
     /// the commit that is tested and, if green, lands.
     pub commit: Option<CommitSha>,
+    /// How it lands under the default branch's rules, decided when the
+    /// proof started.
+    #[serde(default)]
+    pub landing: LandingPlan,
 }
 
 /// Why the last proof refused the ship.

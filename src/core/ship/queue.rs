@@ -23,7 +23,9 @@
 //!   freeze waits at the head of the queue and is proven again after.
 
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
+use super::landing::PullLanding;
 use super::render_queue as render;
+use super::rules::{landing_plan, BranchRules, LandVia, LandingPlan};
 use super::{ProofFailure, ShipProof, ShipState, StoryRecord};
 use crate::core::effect::Effect;
 use crate::core::story::markers::encode_value;
@@ -79,11 +81,14 @@ pub fn queue_length(stories: &[(String, StoryRecord)]) -> usize {
 }
 
 /// The queued story's turn: `taskgate/ship-<issue>` is reset to `base`
-/// and `head` (the story branch) merged into it.
+/// and `head` (the story branch) merged into it, the proof built and
+/// later landed as the default branch's `rules` allow (a linear commit
+/// where they require linear history); refused at once where they leave
+/// taskgate no way to land (a merge queue).
 pub fn start_proof(
     record: &StoryRecord,
-    base: &CommitSha,
-    head: &CommitSha,
+    (base, head): (&CommitSha, &CommitSha),
+    rules: &BranchRules,
     ctx: &ShipContext,
 ) -> ShipDecision {
     if record.state != ShipState::Queued {
@@ -93,6 +98,21 @@ pub fn start_proof(
         );
     }
     let round = record.proof.as_ref().map_or(1, |p| p.round + 1);
+    let landing = match landing_plan(rules) {
+        Ok(plan) => plan,
+        Err(why) => {
+            let mut proving = record.clone();
+            proving.state = ShipState::Shipping;
+            proving.proof = Some(ShipProof {
+                round,
+                base: base.clone(),
+                head: head.clone(),
+                commit: None,
+                landing: LandingPlan::default(),
+            });
+            return super::landing::refuse_unlandable(&proving, &why, ctx);
+        }
+    };
     let mut next = record.clone();
     next.state = ShipState::Proving;
     next.proof = Some(ShipProof {
@@ -100,6 +120,7 @@ pub fn start_proof(
         base: base.clone(),
         head: head.clone(),
         commit: None,
+        landing,
     });
     let effects = vec![Effect::PrepareShipCommit {
         repo: ctx.repo.clone(),
@@ -109,6 +130,7 @@ pub fn start_proof(
         head: head.clone(),
         message: render::ship_commit_message(ctx.title, ctx.story_issue, record.pr),
         round,
+        linear: landing.linear,
     }];
     ShipDecision {
         outcome: format!(
@@ -170,6 +192,7 @@ pub fn on_proof_passed(
     };
     let mut next = record.clone();
     next.proof_failed = None;
+    next.land_refused = None;
     if let Some(frozen) = ctx.frozen {
         // A freeze is nobody's failure: the next proof starts at round 1.
         next.state = ShipState::Queued;
@@ -185,8 +208,28 @@ pub fn on_proof_passed(
     next.state = ShipState::Shipping;
     let round = proof.round;
     // The gate on the tested commit too: a branch protection that
-    // requires `taskgate/ship-gate` finds it on what lands.
-    let mut effects = gate(&mut next, commit, &[], ctx);
+    // requires `taskgate/ship-gate` finds it on what lands. (Through the
+    // story PR, GitHub judges the PR's head, whose gate is green already.)
+    // The record keeps the mark of the story head's gate, which a
+    // refused landing turns red.
+    let mut effects = match proof.landing.via {
+        LandVia::FastForward => gate(&mut next.clone(), commit, &[], ctx),
+        LandVia::PullRequest { .. } => vec![],
+    };
+    let pull = match (proof.landing.via, record.pr) {
+        (LandVia::PullRequest { method }, Some(number)) => Some(PullLanding {
+            number,
+            head: proof.head.clone(),
+            base: proof.base.clone(),
+            method,
+            title: render::ship_commit_message(ctx.title, ctx.story_issue, record.pr)
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+        }),
+        _ => None,
+    };
     effects.push(Effect::LandShipCommit {
         repo: ctx.repo.clone(),
         story: ctx.story.to_owned(),
@@ -195,6 +238,7 @@ pub fn on_proof_passed(
         round,
         report_to: ctx.story_marker.to_owned(),
         revert: false,
+        pull,
     });
     ShipDecision {
         effects,

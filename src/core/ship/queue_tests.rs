@@ -11,7 +11,12 @@ fn queued(w: &World) -> StoryRecord {
 }
 
 fn proving(w: &World) -> StoryRecord {
-    let d = start_proof(&queued(w), &sha('c'), &head(), &w.ctx());
+    let d = start_proof(
+        &queued(w),
+        (&sha('c'), &head()),
+        &crate::core::ship::BranchRules::default(),
+        &w.ctx(),
+    );
     let (d, step) = on_proof_commit(&d.record, 1, &sha('d'), &w.ctx());
     assert_eq!(step, ProofStep::Run(sha('d')));
     d.record
@@ -53,7 +58,12 @@ fn the_earliest_queued_story_proves_next_and_only_one_at_a_time() {
 #[test]
 fn its_turn_merges_the_story_with_the_base_on_the_ship_branch() {
     let w = World::new();
-    let d = start_proof(&queued(&w), &sha('c'), &head(), &w.ctx());
+    let d = start_proof(
+        &queued(&w),
+        (&sha('c'), &head()),
+        &crate::core::ship::BranchRules::default(),
+        &w.ctx(),
+    );
     assert_eq!(d.record.state, ShipState::Proving);
     let proof = d.record.proof.clone().unwrap();
     assert_eq!((proof.round, proof.commit), (1, None));
@@ -72,7 +82,12 @@ fn its_turn_merges_the_story_with_the_base_on_the_ship_branch() {
         ("taskgate/ship-1", &sha('c'), &head(), 1)
     );
     // Not queued: nothing starts.
-    let again = start_proof(&d.record, &sha('c'), &head(), &w.ctx());
+    let again = start_proof(
+        &d.record,
+        (&sha('c'), &head()),
+        &crate::core::ship::BranchRules::default(),
+        &w.ctx(),
+    );
     assert!(again.effects.is_empty());
 }
 
@@ -160,7 +175,12 @@ fn a_failing_proof_refuses_the_ship_and_keeps_the_gate_red_until_the_story_moves
 #[test]
 fn a_story_that_does_not_merge_with_the_base_is_refused() {
     let w = World::new();
-    let d = start_proof(&queued(&w), &sha('c'), &head(), &w.ctx());
+    let d = start_proof(
+        &queued(&w),
+        (&sha('c'), &head()),
+        &crate::core::ship::BranchRules::default(),
+        &w.ctx(),
+    );
     let why = vec!["it does not merge cleanly; GitHub: Merge conflict".to_owned()];
     let refused = on_proof_failed(&d.record, None, 1, why.clone(), &w.ctx());
     assert_eq!(refused.record.state, ShipState::Shippable);
@@ -178,7 +198,12 @@ fn a_base_that_moves_is_proven_again_a_bounded_number_of_times() {
         let d = on_base_moved(&record, round, &w.ctx());
         assert_eq!(d.record.state, ShipState::Queued, "round {round}");
         assert_eq!(names(&d.effects), ["post_comment", "advance_ship_queue"]);
-        let d = start_proof(&d.record, &sha('e'), &head(), &w.ctx());
+        let d = start_proof(
+            &d.record,
+            (&sha('e'), &head()),
+            &crate::core::ship::BranchRules::default(),
+            &w.ctx(),
+        );
         assert_eq!(d.record.proof.as_ref().unwrap().round, round + 1);
         record = on_proof_commit(&d.record, round + 1, &sha('f'), &w.ctx())
             .0
@@ -213,7 +238,7 @@ fn a_ship_request_while_frozen_is_refused_with_the_reason() {
 #[test]
 fn a_story_pr_merged_by_hand_while_queued_leaves_the_queue() {
     let w = World::new();
-    let d = crate::core::ship::on_story_pr_merged(&queued(&w), &w.ctx());
+    let d = crate::core::ship::on_story_pr_merged(&queued(&w), None, &w.ctx());
     assert!(d.record.merged_past_gate);
     assert_eq!(d.record.state, ShipState::Shippable);
     assert_eq!(names(&d.effects), ["post_comment", "advance_ship_queue"]);

@@ -112,6 +112,7 @@ mod tests {
             base: sha('b'),
             head: sha('h'),
             commit: Some(sha('m')),
+            landing: Default::default(),
         };
         insta::assert_snapshot!(proving(&proof, IssueNumber(3)), @"Proving (round 1): `taskgate/ship-3` merges the story at `hhhhhhh` with the base at `bbbbbbb`; the story's gates run on `mmmmmmm`.");
         insta::assert_snapshot!(base_moved(&proof, 3), @"The default branch moved past `bbbbbbb` before the tested commit could land, so nothing landed. Proving again on the new base (round 2 of at most 3).");

@@ -244,6 +244,7 @@ fn land(ctx: &ShipContext, commit: &CommitSha, round: u32) -> Effect {
         round,
         report_to: ctx.story_marker.to_owned(),
         revert: true,
+        pull: None,
     }
 }
 

@@ -8,7 +8,7 @@ fn sha(c: char) -> CommitSha {
 
 /// A story that landed as `dddd…` and was deployed.
 fn landed(w: &World) -> StoryRecord {
-    let d = on_story_pr_merged(&landing(w), &w.ctx());
+    let d = on_story_pr_merged(&landing(w), None, &w.ctx());
     assert_eq!(d.record.landed, Some(sha('d')), "the tested commit is kept");
     d.record
 }

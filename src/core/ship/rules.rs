@@ -138,13 +138,18 @@ impl BranchRules {
     }
 
     /// Whether some rule stops taskgate from moving the branch itself.
+    /// Its own ship gate does not: taskgate writes it green on the tested
+    /// commit before it moves the branch.
     fn stops_direct_push(&self) -> bool {
         self.rules.iter().any(|r| {
             r.bypass != Bypass::Always
-                && matches!(
-                    r.rule,
-                    RuleKind::PullRequest { .. } | RuleKind::RequiredChecks { .. }
-                )
+                && match &r.rule {
+                    RuleKind::PullRequest { .. } => true,
+                    RuleKind::RequiredChecks { contexts } => {
+                        contexts.iter().any(|c| c != SHIP_GATE)
+                    }
+                    _ => false,
+                }
         })
     }
 
@@ -209,6 +214,11 @@ pub enum Violation {
     LinearHistory,
     ForcePush,
     MergeQueue,
+    /// The change touches a workflow file (`file`), which GitHub lets an
+    /// App write only with the `workflows` permission.
+    WorkflowsPermission {
+        file: String,
+    },
     /// Something else GitHub said.
     Other(String),
 }
@@ -217,6 +227,9 @@ pub enum Violation {
 /// "Repository rule violations found" and a paragraph each, or classic
 /// protection's sentences on one line).
 pub fn violations(message: &str) -> Vec<Violation> {
+    if let Some(file) = workflow_refused(message) {
+        return vec![Violation::WorkflowsPermission { file }];
+    }
     let body = message
         .trim()
         .strip_prefix("Repository rule violations found")
@@ -283,6 +296,18 @@ fn classify(sentence: &str) -> Violation {
     } else {
         Violation::Other(sentence.to_owned())
     }
+}
+
+/// GitHub's "refusing to allow a GitHub App to create or update workflow
+/// `.github/workflows/x.yml` without `workflows` permission" → the file.
+fn workflow_refused(message: &str) -> Option<String> {
+    let rest = message.split_once("create or update workflow")?.1;
+    if !rest.contains("`workflows` permission") && !rest.contains("workflows permission") {
+        return None;
+    }
+    let file = rest.trim_start().trim_start_matches('`');
+    let end = file.find(['`', ' ']).unwrap_or(file.len());
+    Some(file[..end].to_owned())
 }
 
 /// `Required status check "ci" is expected.` → `ci`.
@@ -397,6 +422,12 @@ mod tests {
     }
 
     #[test]
+    fn taskgates_own_required_gate_needs_no_pull_request() {
+        let gate_only = rules(vec![rule(gate(), Bypass::Never)]);
+        assert_eq!(landing_plan(&gate_only).unwrap().via, LandVia::FastForward);
+    }
+
+    #[test]
     fn a_merge_queue_is_never_jumped() {
         let queue = rules(vec![rule(RuleKind::MergeQueue, Bypass::Always)]);
         assert_eq!(
@@ -431,6 +462,10 @@ mod tests {
         assert_eq!(
             violations("Merge commits are not allowed on this repository."),
             [Violation::LinearHistory]
+        );
+        assert_eq!(
+            violations("refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission"),
+            [Violation::WorkflowsPermission { file: ".github/workflows/ci.yml".into() }]
         );
     }
 }

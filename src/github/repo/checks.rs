@@ -58,6 +58,26 @@ impl RepoClient<'_> {
         }))
     }
 
+    /// Whether the newest check run named `name` on `sha` succeeded.
+    pub(crate) async fn check_passed(
+        &self,
+        sha: &CommitSha,
+        name: &str,
+    ) -> Result<bool, GitHubError> {
+        let path = self.path(&format!(
+            "commits/{sha}/check-runs?check_name={name}&filter=latest&per_page=100"
+        ));
+        let list: Value = self.get(&path).await?.json()?;
+        let newest = list["check_runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .max_by_key(|r| r["id"].as_u64().unwrap_or(0));
+        Ok(newest.is_some_and(|r| {
+            r["status"] == "completed" && r["conclusion"].as_str() == Some("success")
+        }))
+    }
+
     /// A queued check run carrying `key` as its `external_id`.
     pub(crate) async fn create_queued_check_run(
         &self,

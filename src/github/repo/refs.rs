@@ -29,6 +29,9 @@ pub enum FastForward {
 
 impl RepoClient<'_> {
     /// Points branch `name` at `sha`, creating it or moving it by force.
+    /// Only GitHub's "Reference does not exist" means the branch is
+    /// missing; any other 404 or 422 (the commit unknown, a rule refusing
+    /// the update, no access) is the error it is.
     pub(crate) async fn set_branch(&self, name: &str, sha: &CommitSha) -> Result<(), GitHubError> {
         let update = json!({ "sha": sha, "force": true });
         match self
@@ -36,8 +39,11 @@ impl RepoClient<'_> {
             .await
         {
             Ok(_) => Ok(()),
-            // GitHub answers 422 "Reference does not exist" for a new one.
-            Err(GitHubError::Http { status: 422, .. } | GitHubError::Http { status: 404, .. }) => {
+            Err(GitHubError::Http {
+                status: 404 | 422,
+                message,
+                ..
+            }) if message.contains("Reference does not exist") => {
                 let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
                 self.post(&self.path("git/refs"), Some(&body)).await?;
                 Ok(())
@@ -63,11 +69,12 @@ impl RepoClient<'_> {
                 })?;
                 Ok(MergeOutcome::Merged(CommitSha(sha.to_owned())))
             }
+            // A conflict; a 409 of the base's rules is not one.
             Err(GitHubError::Http {
                 status: 409,
                 message,
                 ..
-            }) => Ok(MergeOutcome::Conflict(message)),
+            }) if !message.contains("rule violations") => Ok(MergeOutcome::Conflict(message)),
             Err(e) => Err(e),
         }
     }
@@ -155,5 +162,73 @@ impl RepoClient<'_> {
             }
             Err(e) => Err(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fakehub::{FakeGitHub, Rule, Ruleset};
+
+    use super::*;
+    use crate::github::{AppCredentials, GitHubApp};
+    use crate::ids::{InstallationId, RepoName};
+
+    async fn fake() -> (FakeGitHub, fakehub::RepoHandle, octocrab::Octocrab) {
+        let gh = FakeGitHub::start().await;
+        let repo = gh.install(7, "acme/widgets");
+        let creds = AppCredentials::from_pem(gh.app_id(), FakeGitHub::private_key_pem()).unwrap();
+        let client = GitHubApp::new(&gh.url(), creds)
+            .installation_client(InstallationId(7))
+            .await
+            .unwrap();
+        (gh, repo, client)
+    }
+
+    #[tokio::test]
+    async fn set_branch_creates_only_a_missing_branch_and_says_any_other_refusal() {
+        let (gh, repo, client) = fake().await;
+        let name = RepoName::parse("acme/widgets").unwrap();
+        let gh_repo = RepoClient::new(&client, &name);
+        let first = CommitSha(repo.branch_sha("main").unwrap());
+        let second = CommitSha(repo.push_files("main", &[("a", "a\n")], "A", "alice"));
+        // Missing: created.
+        gh_repo
+            .set_branch("taskgate/ship-1", &second)
+            .await
+            .unwrap();
+        assert_eq!(repo.branch_sha("taskgate/ship-1"), Some(second.0.clone()));
+        // A rule refuses moving it back: the refusal, not a second create.
+        repo.with_ruleset(
+            Ruleset::new("ship branches")
+                .on(&["taskgate/*"])
+                .rule(Rule::NonFastForward),
+        );
+        let refused = gh_repo.set_branch("taskgate/ship-1", &first).await;
+        let Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) = refused
+        else {
+            panic!("{refused:?}");
+        };
+        assert!(message.contains("Cannot force-push"), "{message}");
+        // An unknown commit is GitHub's 422 too, and no branch is made.
+        let unknown = CommitSha("0".repeat(40));
+        assert!(gh_repo
+            .set_branch("taskgate/ship-2", &unknown)
+            .await
+            .is_err());
+        assert_eq!(repo.branch_sha("taskgate/ship-2"), None);
+        let creates = gh
+            .requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/git/refs"))
+            .count();
+        assert_eq!(
+            creates, 2,
+            "one create for each missing branch, none after the refusal"
+        );
+        gh.assert_contract_kept();
     }
 }

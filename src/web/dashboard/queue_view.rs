@@ -122,6 +122,7 @@ mod tests {
                 base: CommitSha("b".repeat(40)),
                 head: CommitSha("h".repeat(40)),
                 commit: Some(CommitSha("m".repeat(40))),
+                landing: Default::default(),
             }),
         );
         let later = record(ShipState::Queued, 20, "bob", None);

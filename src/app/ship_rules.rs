@@ -1,0 +1,54 @@
+//! The default branch's rules for the ship queue: read from GitHub before
+//! each proof (`RepoClient::branch_rules`) and kept for [`RULES_TTL_MS`]
+//! by the injected clock, so a busy queue does not read them for every
+//! story while a changed setting is seen within a minute.
+//!
+//! Owns: the cache. Must not: decide how to land (`core::ship::landing_plan`).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use super::{Ship, ShipError};
+use crate::core::ship::BranchRules;
+use crate::github::RepoClient;
+use crate::ids::RepoName;
+
+/// How long rules read from GitHub are trusted.
+pub const RULES_TTL_MS: i64 = 60_000;
+
+/// Rules read per repository and branch, with when they were read.
+#[derive(Default)]
+pub struct RulesCache {
+    entries: Mutex<HashMap<(RepoName, String), (i64, BranchRules)>>,
+}
+
+impl Ship {
+    /// The rules of `branch`, read again when older than [`RULES_TTL_MS`].
+    pub(super) async fn branch_rules(
+        &self,
+        gh: &RepoClient<'_>,
+        repo: &RepoName,
+        branch: &str,
+    ) -> Result<BranchRules, ShipError> {
+        let now = self.store.clock().now_ms();
+        let key = (repo.clone(), branch.to_owned());
+        let cached = self
+            .rules
+            .entries
+            .lock()
+            .expect("the rules cache is not poisoned")
+            .get(&key)
+            .filter(|(at, _)| now - at < RULES_TTL_MS)
+            .map(|(_, rules)| rules.clone());
+        if let Some(rules) = cached {
+            return Ok(rules);
+        }
+        let rules = gh.branch_rules(branch).await?;
+        self.rules
+            .entries
+            .lock()
+            .expect("the rules cache is not poisoned")
+            .insert(key, (now, rules.clone()));
+        Ok(rules)
+    }
+}
