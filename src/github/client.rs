@@ -84,15 +84,19 @@ impl GitHubError {
     }
 }
 
-/// Whether an answer is one of GitHub's rate limits: a 429, or a 403 that
+/// Whether an answer is one of GitHub's rate limits: a 429, a 403 that
 /// carries `retry-after`, says no requests remain (`x-ratelimit-remaining:
-/// 0`), or names a secondary limit or abuse detection in its message. Any
-/// other 403 is a refusal (a missing permission, a locked issue): GitHub
-/// sends `x-ratelimit-*` headers on every answer, so only their value counts.
+/// 0`), or names a secondary limit or abuse detection in its message, or
+/// the 422 GitHub answers content created too fast ("was submitted too
+/// quickly": nothing was created, and the same request goes through after
+/// a wait). Any other 403 is a refusal (a missing permission, a locked
+/// issue): GitHub sends `x-ratelimit-*` headers on every answer, so only
+/// their value counts.
 pub fn is_rate_limit(status: u16, headers: &HeaderMap, message: &str) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let message = message.to_ascii_lowercase();
     status == 429
+        || (status == 422 && message.contains("was submitted too quickly"))
         || (status == 403
             && (headers.contains_key("retry-after")
                 || header("x-ratelimit-remaining").map(str::trim) == Some("0")
@@ -293,6 +297,18 @@ mod tests {
         };
         assert!(primary.is_rate_limit() && primary.is_transient());
         assert!(GitHubError::Transport("reset".into()).is_transient());
+        let too_quickly = GitHubError::Http {
+            status: 422,
+            message: r#"Validation Failed ([{"code":"custom","field":"body","message":"was submitted too quickly","resource":"Issue"}])"#.into(),
+            headers: Box::default(),
+        };
+        assert!(too_quickly.is_rate_limit() && too_quickly.is_transient());
+        let invalid = GitHubError::Http {
+            status: 422,
+            message: "Validation Failed".into(),
+            headers: Box::default(),
+        };
+        assert!(!invalid.is_rate_limit());
     }
 
     #[test]

@@ -52,7 +52,7 @@ use super::perform;
 use crate::clock::Clock;
 use crate::ids::InstallationId;
 use crate::metrics::Metrics;
-use crate::store::{EffectRow, Store};
+use crate::store::{EffectRow, Store, WriteSlot};
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -86,43 +86,9 @@ impl Backoff {
     }
 }
 
-/// Spacing of content-creating calls per installation, across all
-/// replicas. GitHub's secondary limit allows about 80 such requests a
-/// minute and asks integrations to leave time between them; pacing keeps
-/// taskgate under it instead of bouncing off it.
-#[derive(Debug, Clone, Copy)]
-pub struct Pacing {
-    /// Writes allowed per `per`; 0 turns pacing off.
-    pub writes: u32,
-    pub per: Duration,
-}
-
-impl Default for Pacing {
-    fn default() -> Self {
-        Pacing {
-            writes: 60,
-            per: Duration::from_secs(60),
-        }
-    }
-}
-
-impl Pacing {
-    pub fn interval(&self) -> Duration {
-        if self.writes == 0 {
-            Duration::ZERO
-        } else {
-            self.per / self.writes
-        }
-    }
-
-    /// [`Pacing::interval`] in whole milliseconds, rounded up so writes are
-    /// never closer than asked; 0 when pacing is off.
-    pub fn interval_ms(&self) -> i64 {
-        let interval = self.interval();
-        let ms = interval.as_millis() + u128::from(interval.subsec_nanos() % 1_000_000 != 0);
-        i64::try_from(ms).unwrap_or(i64::MAX)
-    }
-}
+/// The write budget (`core::pace`): content-creating calls per installation
+/// a minute and an hour, across all replicas.
+pub use crate::core::pace::Pacing;
 
 pub struct Executor {
     pub store: Store,
@@ -144,6 +110,17 @@ pub struct Executor {
 struct Claim {
     attempt: u32,
     until_ms: i64,
+}
+
+/// What the write budget says about an effect's call.
+enum Paced {
+    /// Its slot has come: call GitHub.
+    Go,
+    /// Another replica took the effect over while it waited.
+    Lost,
+    /// No room before this time: the effect waits until then, and the
+    /// installation with it.
+    Later(i64),
 }
 
 /// What became of one attempt.
@@ -246,8 +223,10 @@ impl Executor {
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
         let claim = self.claim(&row).await?;
-        if !self.pace(&row, &claim).await {
-            return None;
+        match self.pace(&row, &claim).await {
+            Paced::Go => {}
+            Paced::Lost => return None,
+            Paced::Later(at) => return self.wait_for_budget(&row, at).await,
         }
         let attempt = claim.attempt;
         let outcome = self.attempt_within_claim(&row, &claim).await;
@@ -309,20 +288,24 @@ impl Executor {
     }
 
     /// Waits for the installation's next write slot, taken from the store so
-    /// that every replica's writes are spaced together; false when the
-    /// effect was lost to another replica meanwhile. Reads are not paced.
-    async fn pace(&self, row: &EffectRow, claim: &Claim) -> bool {
+    /// that every replica's writes are spaced together. A slot within a
+    /// couple of intervals is waited for here; one further off (the hour's
+    /// budget is spent) is not taken, and the effect is put off until it
+    /// ([`Paced::Later`]). Reads are not paced.
+    async fn pace(&self, row: &EffectRow, claim: &Claim) -> Paced {
         let interval = self.pacing.interval_ms();
-        if interval == 0 || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
-            return true;
+        if self.pacing.is_off() || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return Paced::Go;
         }
         let now = self.clock.now_ms();
+        let max_wait = 2 * interval + 1_000;
         let slot = match self
             .store
-            .take_write_slot(row.installation, now, interval)
+            .take_write_slot(row.installation, now, self.pacing, max_wait)
             .await
         {
-            Ok(slot) => slot,
+            Ok(WriteSlot::At(slot)) => slot,
+            Ok(WriteSlot::Later(at)) => return Paced::Later(at),
             Err(e) => {
                 warn!(error = %e, "could not take a write slot; waiting one interval");
                 now + interval
@@ -340,16 +323,30 @@ impl Executor {
                 Ok(true) => {}
                 Ok(false) => {
                     debug!("another replica took the effect over; skipped");
-                    return false;
+                    return Paced::Lost;
                 }
                 Err(e) => {
                     warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
-                    return false;
+                    return Paced::Lost;
                 }
             }
         }
         self.clock.sleep_until_ms(slot).await;
-        true
+        Paced::Go
+    }
+
+    /// Puts the effect off until the write budget has room at `at`, without
+    /// counting a failure, and pauses its installation until then.
+    async fn wait_for_budget(&self, row: &EffectRow, at: i64) -> Option<(InstallationId, i64)> {
+        let why = format!(
+            "waiting for the write budget ({} a minute, {} an hour)",
+            self.pacing.per_minute, self.pacing.per_hour
+        );
+        info!(retry_in_ms = at - self.clock.now_ms(), "{why}");
+        if let Err(e) = self.store.effect_retry_at(row.id, at, why, false).await {
+            warn!(error = %e, "could not put the effect off");
+        }
+        Some((row.installation, at))
     }
 
     async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {

@@ -297,7 +297,12 @@ pub fn decide_reconcile(plan: &StoryPlan, known: &Known, round: u32) -> Decision
     }
 }
 
-fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec<Effect> {
+pub(super) fn pass(
+    plan: &StoryPlan,
+    parsed: &Plan,
+    files: &MemFiles,
+    known: &Known,
+) -> Vec<Effect> {
     reconcile(
         &plan.story,
         parsed,

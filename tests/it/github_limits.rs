@@ -1,0 +1,189 @@
+//! GitHub's other limits (issue 33, item 4), each as the fake serves it:
+//! secondary rate limits and the write budget, repositories without
+//! drafts, assignees GitHub refuses, a base branch modified during a
+//! merge, the sub-issue limits, check runs of other Apps, and list reads
+//! that lag.
+
+use std::time::Duration;
+
+use fakehub::Fault;
+use taskgate::github::Pacing;
+use taskgate::store::EffectStatus;
+
+use crate::support::{eventually, TestApp, REPO};
+
+const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
+const CREATE_ISSUE: &str = "POST /repos/{owner}/{repo}/issues";
+const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
+
+fn plan_fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/fixtures/plans/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+/// `n` top-level tasks, each blocked by the one before.
+pub fn chain_plan(n: usize) -> String {
+    let mut plan = format!("story: {n} tasks\ntasks:\n");
+    for i in 0..n {
+        plan.push_str(&format!(
+            "  - id: t{i}\n    title: Task {i}\n    requires_testing: false\n"
+        ));
+        if i > 0 {
+            plan.push_str(&format!("    depends_on: [t{}]\n", i - 1));
+        }
+    }
+    plan
+}
+
+/// Waits until GitHub has answered `route` with `status`.
+async fn answered(app: &TestApp, route: &str, status: u16) {
+    eventually(&format!("{route} answered {status}"), || async {
+        app.statuses(route).contains(&status)
+    })
+    .await;
+}
+
+/// The effect `name` that met a rate limit is put off by about a minute:
+/// not due within 57 s, due within 61 s.
+async fn put_off_a_minute(app: &TestApp, name: &str) {
+    let limited = |e: &taskgate::store::EffectRow| {
+        e.effect.name() == name
+            && e.last_error
+                .as_deref()
+                .is_some_and(|w| w.contains("rate limit"))
+    };
+    eventually(&format!("{name} put off for a rate limit"), || async {
+        app.store().effects().await.unwrap().iter().any(limited)
+    })
+    .await;
+    let effects = app.store().effects().await.unwrap();
+    let id = effects.iter().find(|e| limited(e)).unwrap().id;
+    let now = app.clock.now_ms();
+    let due_by = |ms: i64| async move {
+        let due = app.store().due_effects(now + ms, 1_000).await.unwrap();
+        due.iter().any(|e| e.id == id)
+    };
+    assert!(!due_by(57_000).await, "{name} is due within 57 s");
+    assert!(due_by(61_000).await, "{name} is not due within 61 s");
+}
+
+#[tokio::test]
+async fn a_secondary_limit_without_retry_after_waits_a_minute_then_goes_on() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    app.fake
+        .inject(CREATE_COMMENT, Fault::SecondaryRateLimitWithoutRetryAfter);
+    app.comment(issue, "octocat", "/taskgate help").await;
+    answered(&app, CREATE_COMMENT, 403).await;
+
+    // GitHub gives no time: taskgate waits a minute, on its clock.
+    put_off_a_minute(&app, "post_comment").await;
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![403]);
+    app.advance(Duration::from_secs(61));
+    app.settle().await;
+
+    assert_eq!(app.statuses(CREATE_COMMENT), vec![403, 201]);
+    assert_eq!(app.bot_comments(issue).len(), 1);
+    let effects = app.store().effects().await.unwrap();
+    let reply = effects.iter().find(|e| e.effect.name() == "post_comment");
+    let reply = reply.unwrap();
+    assert_eq!((reply.status, reply.failures), (EffectStatus::Done, 0));
+}
+
+#[tokio::test]
+async fn an_issue_submitted_too_quickly_is_created_once_after_a_wait() {
+    let app = TestApp::start().await;
+    app.fake.inject(CREATE_ISSUE, Fault::SubmittedTooQuickly);
+    app.fake.repo(REPO).push_files(
+        "main",
+        &[(PLAN_PATH, &plan_fixture("momentum.yml"))],
+        "Plan",
+        "octocat",
+    );
+    answered(&app, CREATE_ISSUE, 422).await;
+    // A rate limit, not a refusal: the plan waits a minute and goes on.
+    put_off_a_minute(&app, "create_issue").await;
+    app.advance(Duration::from_secs(61));
+    app.settle().await;
+
+    let issues = app.fake.repo(REPO).issues();
+    let mut titles: Vec<&str> = issues.iter().map(|i| i.title.as_str()).collect();
+    titles.sort_unstable();
+    let before = titles.len();
+    titles.dedup();
+    assert_eq!((before, titles.len()), (5, 5), "{titles:?}");
+    let failed: Vec<_> = app
+        .store()
+        .effects()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.status == EffectStatus::Failed)
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+#[tokio::test]
+async fn a_plan_over_the_hourly_budget_says_on_its_story_when_it_will_be_complete_and_completes() {
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, REPO);
+    // GitHub allows 30 writes an hour here; taskgate budgets 20.
+    fake.set_secondary_hourly_limit(30);
+    let app = TestApp::with_config(fake, |c| {
+        c.pacing = Pacing {
+            per_minute: 60,
+            per_hour: 20,
+        };
+    })
+    .await;
+    app.fake.repo(REPO).push_files(
+        "main",
+        &[(".taskgate/stories/chain.yml", &chain_plan(8))],
+        "Plan",
+        "octocat",
+    );
+    let took = app.advance_until_settled(Duration::from_secs(60)).await;
+
+    let repo = app.fake.repo(REPO);
+    let story = repo
+        .issues()
+        .into_iter()
+        .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
+        .unwrap();
+    let notes: Vec<String> = app
+        .bot_comments(story.number)
+        .into_iter()
+        .filter(|b| b.starts_with("This plan needs about"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let note = &notes[0];
+    assert!(
+        note.contains("taskgate makes at most 20 an hour (60 a minute)"),
+        "{note}"
+    );
+    // Complete: every task linked under the story, each blocked by the one
+    // before, and it took more than an hour of GitHub's time.
+    let tasks: Vec<_> = repo
+        .issues()
+        .into_iter()
+        .filter(|i| i.title.starts_with("Task "))
+        .collect();
+    assert_eq!(tasks.len(), 8);
+    assert!(
+        tasks.iter().all(|t| t.parent == Some(story.id)),
+        "{tasks:#?}"
+    );
+    assert_eq!(tasks.iter().filter(|t| t.blocked_by.len() == 1).count(), 7);
+    assert!(took >= Duration::from_secs(3_600), "{took:?}");
+    // Never over GitHub's limits: the budget kept taskgate under them.
+    let refused: Vec<_> = app
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.status == 403 || r.status == 429 || r.status == 422)
+        .collect();
+    assert!(refused.is_empty(), "{refused:#?}");
+}
