@@ -76,6 +76,24 @@ impl GitHubError {
         }
     }
 
+    /// GitHub's validation `errors` of a 422, as [`error_message`] wrote
+    /// them after its message; empty for any other answer.
+    pub fn validation_errors(&self) -> Vec<serde_json::Value> {
+        let GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        message
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+            .and_then(|errors| serde_json::from_str(errors).ok())
+            .unwrap_or_default()
+    }
+
     pub fn status(&self) -> Option<u16> {
         match self {
             GitHubError::Http { status, .. } => Some(*status),
@@ -319,5 +337,14 @@ mod tests {
             r#"Validation Failed ([{"code":"missing_field","field":"title"}])"#
         );
         assert_eq!(error_message(b"<html>oops"), "<html>oops");
+        let refused = GitHubError::Http {
+            status: 422,
+            message: error_message(br#"{"message":"Validation Failed","errors":[{"value":"ghost","resource":"Issue","field":"assignees","code":"invalid"}]}"#),
+            headers: Box::default(),
+        };
+        assert_eq!(refused.validation_errors()[0]["value"], "ghost");
+        assert!(GitHubError::Transport("x".into())
+            .validation_errors()
+            .is_empty());
     }
 }

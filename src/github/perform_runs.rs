@@ -40,16 +40,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             update_check_run(ctx, repo, key, update).await
         }
         Effect::CreatePullRequest {
+            repo,
             head,
             base,
             title,
             body,
             draft,
             ..
-        } => Ok(gh
-            .create_pull(head, base, title, body, *draft)
-            .await?
-            .map(|created| created.to_result())),
+        } => create_pull_request(ctx, repo, head, base, title, body, *draft).await,
         Effect::MergePullRequest {
             repo,
             number,
@@ -91,6 +89,30 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         }
         other => unreachable!("`{}` is not a run effect", other.name()),
     }
+}
+
+/// Opens a pull request, a draft where the repository has drafts. Where
+/// GitHub refused one, it is opened as a normal pull request and the
+/// repository is remembered, so later ones are not asked as drafts again.
+async fn create_pull_request(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    head: &str,
+    base: &str,
+    title: &str,
+    body: &str,
+    draft: bool,
+) -> Result<Option<String>, GitHubError> {
+    let draft = draft && !ctx.store.drafts_unavailable(repo).await?;
+    let opened = ctx
+        .repo(repo)
+        .create_pull_or_normal(head, base, title, body, draft)
+        .await?;
+    if opened.drafts_refused {
+        let now = ctx.store.clock().now_ms();
+        ctx.store.remember_no_drafts(repo, now).await?;
+    }
+    Ok(opened.created.map(|created| created.to_result()))
 }
 
 /// Creates a queued check run, or on a retry finds the one GitHub already

@@ -187,3 +187,113 @@ async fn a_plan_over_the_hourly_budget_says_on_its_story_when_it_will_be_complet
         .collect();
     assert!(refused.is_empty(), "{refused:#?}");
 }
+
+const TWO_TASKS: &str = r#"
+story: Two tasks
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "true", timeout_seconds: 20 }
+  - id: other
+    title: Other work
+    acceptance:
+      tests:
+        - { cmd: "true", timeout_seconds: 20 }
+"#;
+
+const CREATE_PULL: &str = "POST /repos/{owner}/{repo}/pulls";
+
+#[tokio::test]
+async fn without_drafts_the_task_pr_is_a_normal_one_and_drafts_are_not_asked_again() {
+    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    // A private repository on GitHub Free.
+    s.app.fake.repo(REPO).without_drafts();
+    let (_, other) = s.app.task_and_branch("Other work", "other");
+
+    let sha = s.push(&[("work.txt", "one")], "work").await;
+    s.completed(&sha, 1).await;
+    let sha = s.push_to(&other, &[("other.txt", "two")], "work").await;
+    s.completed(&sha, 1).await;
+
+    // Asked as a draft once, refused, opened as a normal PR; the second
+    // task's PR (and the story's, once both merged) opened normal at once.
+    let asked: Vec<(bool, u16)> = s
+        .app
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.route.as_deref() == Some("/repos/{owner}/{repo}/pulls"))
+        .map(|r| (r.body["draft"] == serde_json::json!(true), r.status))
+        .collect();
+    assert_eq!(
+        asked[..3],
+        [(true, 422), (false, 201), (false, 201)],
+        "{CREATE_PULL}"
+    );
+    assert!(asked[3..].iter().all(|a| *a == (false, 201)), "{asked:?}");
+    let pulls = s.app.fake.repo(REPO).pulls();
+    assert!(pulls.len() >= 2);
+    assert!(pulls.iter().all(|p| !p.draft), "{pulls:#?}");
+    let failed: Vec<_> = s
+        .app
+        .store()
+        .effects()
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.status == EffectStatus::Failed)
+        .collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+const ONE_RED_TASK: &str = r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+#[tokio::test]
+async fn a_todo_for_an_unassignable_login_is_opened_without_it_and_says_so_once() {
+    // `ghost` is not a collaborator: GitHub refuses to assign it.
+    let config = "roles:\n  coder: { assignees: [ghost] }\n";
+    let s = crate::runs::story_with_plan(ONE_RED_TASK, Some(config), 2).await;
+    for attempt in 1..=2 {
+        let red = format!("echo 'expected 10 rows' >&2\nexit {attempt}\n");
+        let sha = s.push(&[("check.sh", &red)], "try").await;
+        s.completed(&sha, 1).await;
+    }
+
+    let repo = s.app.fake.repo(REPO);
+    let todos: Vec<_> = repo
+        .issues()
+        .into_iter()
+        .filter(|i| i.labels.contains(&"taskgate:branch-todo".to_owned()))
+        .collect();
+    assert_eq!(todos.len(), 1, "{todos:#?}");
+    let todo = &todos[0];
+    assert!(todo.assignees.is_empty());
+    let task = repo.issue(s.task_issue).unwrap();
+    assert_eq!(todo.parent, Some(task.id), "still a sub-issue of its task");
+    let notes: Vec<String> = s
+        .app
+        .bot_comments(todo.number)
+        .into_iter()
+        .filter(|b| b.starts_with("taskgate could not assign this issue"))
+        .collect();
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert!(notes[0].contains("`ghost`") && notes[0].contains("the role `coder`"));
+    assert_eq!(
+        s.app
+            .statuses(CREATE_ISSUE)
+            .iter()
+            .filter(|st| **st == 422)
+            .count(),
+        1
+    );
+}

@@ -294,6 +294,19 @@ impl State {
         "read".into()
     }
 
+    /// Whether `login` can be assigned issues of repository `key`: its
+    /// collaborators with triage access or more (the owner included), as
+    /// `GET /repos/{owner}/{repo}/assignees` lists them.
+    pub fn assignable(&self, key: &str, login: &str) -> bool {
+        let Some(repo) = self.repos.get(key) else {
+            return false;
+        };
+        matches!(
+            self.permission(repo, login).as_str(),
+            "triage" | "write" | "maintain" | "admin"
+        )
+    }
+
     pub fn ensure_repo(&mut self, full_name: &str) -> String {
         let key = full_name.to_lowercase();
         if !self.repos.contains_key(&key) {

@@ -237,6 +237,21 @@ pub struct Repo {
     /// The bare repository the commits are real in, when backed
     /// ([`crate::RepoHandle::back_with_git`]).
     pub git: Option<crate::git_backing::GitBacking>,
+    /// What the owner's plan allows here (`RepoHandle::without_drafts`).
+    pub plan: PlanFeatures,
+}
+
+/// What a repository's plan on GitHub allows.
+#[derive(Clone, Debug)]
+pub struct PlanFeatures {
+    /// Draft pull requests: not in private repositories on GitHub Free.
+    pub drafts: bool,
+}
+
+impl Default for PlanFeatures {
+    fn default() -> Self {
+        PlanFeatures { drafts: true }
+    }
 }
 
 impl Repo {

@@ -1,0 +1,58 @@
+//! GitHub's limits on one repository (issue 33): drafts the owner's plan
+//! does not have, assignees that cannot be assigned.
+
+use serde_json::json;
+
+use crate::*;
+
+#[tokio::test]
+async fn a_repository_without_drafts_refuses_a_draft_and_takes_a_normal_pr() {
+    let (_gh, repo, c) = setup().await;
+    repo.without_drafts();
+    repo.push_files("feature", &[("f.txt", "x")], "work", "alice");
+    let ask =
+        |draft: bool| json!({"title": "t", "head": "feature", "base": "main", "draft": draft});
+    let r = c.post("/repos/acme/widgets/pulls", ask(true)).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.body["errors"][0]["message"],
+        "Draft pull requests are not supported in this repository."
+    );
+    assert!(repo.pulls().is_empty());
+    let r = c.post("/repos/acme/widgets/pulls", ask(false)).await;
+    assert_eq!((r.status, r.body["draft"].clone()), (201, json!(false)));
+}
+
+#[tokio::test]
+async fn an_issue_for_a_login_that_cannot_be_assigned_is_refused_whole() {
+    let (gh, repo, c) = setup().await;
+    gh.add_user("alice", 77, "write");
+    gh.add_user("reader", 78, "read");
+    let r = c
+        .post(
+            "/repos/acme/widgets/issues",
+            json!({"title": "t", "assignees": ["alice", "ghost"]}),
+        )
+        .await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.body["errors"][0],
+        json!({"value": "ghost", "resource": "Issue", "field": "assignees", "code": "invalid"})
+    );
+    let reader = c
+        .post(
+            "/repos/acme/widgets/issues",
+            json!({"title": "t", "assignees": ["reader"]}),
+        )
+        .await;
+    assert_eq!(reader.status, 422, "read access is not enough");
+    assert!(repo.issues().is_empty());
+    let r = c
+        .post(
+            "/repos/acme/widgets/issues",
+            json!({"title": "t", "assignees": ["alice", "acme"]}),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    assert_eq!(repo.issues()[0].assignees, ["alice", "acme"]);
+}
