@@ -33,6 +33,11 @@ pub enum GitHubError {
     /// lag its writes for a moment): worth another try.
     #[error("GitHub does not show it yet: {0}")]
     NotYetVisible(String),
+    /// GitHub refused for a passing reason and asks for the same request
+    /// again (a pull request's merge meeting "Base branch was modified"):
+    /// worth another try.
+    #[error("GitHub asks to try again: {0}")]
+    TryAgain(String),
 }
 
 impl GitHubError {
@@ -59,7 +64,9 @@ impl GitHubError {
     pub fn is_transient(&self) -> bool {
         match self {
             GitHubError::Http { status, .. } => *status >= 500 || self.is_rate_limit(),
-            GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => true,
+            GitHubError::Transport(_)
+            | GitHubError::NotYetVisible(_)
+            | GitHubError::TryAgain(_) => true,
             GitHubError::Config(_) | GitHubError::Store(_) | GitHubError::Unexpected(_) => false,
         }
     }

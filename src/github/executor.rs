@@ -6,9 +6,10 @@
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
-//! - 5xx, no answer, and a read that does not show yet what taskgate just
-//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`)
-//!   back off exponentially, up to `max_attempts` such failures
+//! - 5xx, no answer, a read that does not show yet what taskgate just
+//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`),
+//!   and a refusal GitHub asks to try again (a merge meeting "Base branch
+//!   was modified": `GitHubError::TryAgain`) back off exponentially, up to `max_attempts` such failures
 //!   (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
 //! - a 403 that is not a rate limit (a missing permission: "Resource not
@@ -386,7 +387,9 @@ impl Executor {
                     return Outcome::Failed(err.to_string());
                 }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
-                GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
+                GitHubError::Transport(_)
+                | GitHubError::NotYetVisible(_)
+                | GitHubError::TryAgain(_) => {}
                 GitHubError::Http { .. }
                 | GitHubError::Unexpected(_)
                 | GitHubError::Config(_)
@@ -412,6 +415,7 @@ impl Executor {
             Ok(client) => {
                 let ctx = perform::Ctx {
                     client: &client,
+                    app_id: self.github.app_id(),
                     store: &self.store,
                     row,
                     attempt,
@@ -452,6 +456,7 @@ impl Executor {
     ) -> Result<Option<String>, GitHubError> {
         let ctx = perform::Ctx {
             client,
+            app_id: self.github.app_id(),
             store: &self.store,
             row,
             attempt,

@@ -24,6 +24,8 @@ use crate::store::{EffectRow, NewDelivery, Store};
 
 pub(super) struct Ctx<'a> {
     pub client: &'a Octocrab,
+    /// taskgate's own App: check runs of another App are never its.
+    pub app_id: u64,
     pub store: &'a Store,
     pub row: &'a EffectRow,
     pub attempt: u32,

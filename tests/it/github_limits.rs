@@ -297,3 +297,66 @@ async fn a_todo_for_an_unassignable_login_is_opened_without_it_and_says_so_once(
         1
     );
 }
+
+const MERGE_PULL: &str = "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge";
+
+#[tokio::test]
+async fn a_merge_meeting_base_branch_was_modified_is_tried_again() {
+    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    // A normal PR, so that auto review merges it once proven.
+    s.app.fake.repo(REPO).without_drafts();
+    s.app.fake.inject(MERGE_PULL, Fault::BaseBranchModified);
+    let sha = s.push(&[("work.txt", "one")], "work").await;
+    s.completed(&sha, 1).await;
+    s.app.settle().await;
+
+    assert_eq!(s.app.statuses(MERGE_PULL), vec![405, 200]);
+    assert!(s.pull().merged, "the task PR is merged");
+    let said: Vec<String> = s
+        .app
+        .bot_comments(s.task_issue)
+        .into_iter()
+        .filter(|b| b.contains("was refused"))
+        .collect();
+    assert!(said.is_empty(), "{said:#?}");
+}
+
+const CREATE_CHECK_RUN: &str = "POST /repos/{owner}/{repo}/check-runs";
+const UPDATE_CHECK_RUN: &str = "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}";
+
+#[tokio::test]
+async fn a_check_run_of_another_app_with_the_same_name_and_key_is_never_touched() {
+    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let repo = s.app.fake.repo(REPO);
+    let sha = s.origin.commit(&s.branch, &[("work.txt", "one")], "work");
+    // A second taskgate App (staging) on the same repository made the
+    // same check run, with the same key.
+    let key = "story=file:checks task=check attempt=1 gate=test";
+    let staging =
+        repo.add_check_run_of_app((9_999, "taskgate-staging"), "taskgate/test", &sha, key);
+    // taskgate's own create fails once, so its retry looks for the run.
+    s.app.fake.inject(
+        CREATE_CHECK_RUN,
+        Fault::Status {
+            status: 502,
+            times: 1,
+        },
+    );
+    repo.push_commit(&s.branch, &sha, "work", &[("work.txt", "one")], "agent");
+    eventually("taskgate's own check run completed", || async {
+        repo.check_runs()
+            .iter()
+            .any(|c| c.head_sha == sha && c.other_app.is_none() && c.status == "completed")
+    })
+    .await;
+    s.app.settle().await;
+
+    let theirs = repo
+        .check_runs()
+        .into_iter()
+        .find(|c| c.id == staging)
+        .unwrap();
+    assert_eq!((theirs.status.as_str(), theirs.title), ("queued", None));
+    assert!(!s.app.statuses(UPDATE_CHECK_RUN).contains(&403));
+    assert_eq!(s.app.statuses(CREATE_CHECK_RUN), vec![502, 201]);
+}

@@ -49,6 +49,10 @@ pub enum Fault {
     /// feature", which GitHub may also answer while a just-pushed commit
     /// is not visible to it yet), without applying the change.
     Unprocessable { message: String },
+    /// GitHub's 405 when the base branch moved while a pull request was
+    /// being merged: "Base branch was modified. Review and try the merge
+    /// again." Nothing is merged.
+    BaseBranchModified,
     /// Wait this long, then handle the request normally.
     Latency(Duration),
     /// Apply the change, then wait this long before answering.
@@ -117,6 +121,10 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         )),
         Fault::Unprocessable { message } => FaultAction::Answer(Reply::invalid(
             json!({"resource": "PullRequest", "code": "custom", "message": message}),
+        )),
+        Fault::BaseBranchModified => FaultAction::Answer(Reply::error(
+            405,
+            "Base branch was modified. Review and try the merge again.",
         )),
         Fault::Latency(d) => FaultAction::Delay(d),
         Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),

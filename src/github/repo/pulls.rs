@@ -119,7 +119,12 @@ impl RepoClient<'_> {
         Ok(())
     }
 
-    /// Merges pull request `number` at `sha`; GitHub's answer.
+    /// Merges pull request `number` at `sha`; GitHub's answer. GitHub's 405
+    /// "Base branch was modified" (the base moved during the merge; nothing
+    /// was merged, and GitHub asks to try again) is
+    /// [`GitHubError::TryAgain`]: the merge is pinned to `sha`, so trying
+    /// again merges the same head into the moved base, or is refused then
+    /// for what it is.
     pub(crate) async fn merge_pull(
         &self,
         number: IssueNumber,
@@ -128,9 +133,20 @@ impl RepoClient<'_> {
         title: &str,
     ) -> Result<Value, GitHubError> {
         let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
-        self.put(&self.path(&format!("pulls/{number}/merge")), &body)
-            .await?
-            .json()
+        match self
+            .put(&self.path(&format!("pulls/{number}/merge")), &body)
+            .await
+        {
+            Ok(answer) => answer.json(),
+            Err(GitHubError::Http {
+                status: 405,
+                message,
+                ..
+            }) if message.contains("Base branch was modified") => Err(GitHubError::TryAgain(
+                format!("405 merging #{number}: {message}"),
+            )),
+            Err(e) => Err(e),
+        }
     }
 
     /// Runs [`MARK_READY_MUTATION`] on the pull request with `node_id`.

@@ -116,6 +116,10 @@ pub struct CheckRun {
     pub actions: Vec<Value>,
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
+    /// The App that created it: `None` for the App under test, else another
+    /// App's id and slug (`RepoHandle::add_check_run_of_app`). Only the
+    /// App that created a check run may change it.
+    pub other_app: Option<(u64, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
