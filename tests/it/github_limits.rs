@@ -38,6 +38,24 @@ pub fn chain_plan(n: usize) -> String {
     plan
 }
 
+/// `phases` parent tasks of `per_phase` leaves each (GitHub allows 100
+/// sub-issues an issue), each leaf blocked by the one before it.
+pub fn phased_plan(phases: usize, per_phase: usize) -> String {
+    let mut plan = format!("story: {} tasks\ntasks:\n", phases * per_phase);
+    for p in 0..phases {
+        plan.push_str(&format!("  - id: p{p}\n    title: Phase {p}\n    tasks:\n"));
+        for i in 0..per_phase {
+            plan.push_str(&format!(
+                "      - id: p{p}t{i}\n        title: Task {p}.{i}\n        requires_testing: false\n"
+            ));
+            if i > 0 {
+                plan.push_str(&format!("        depends_on: [p{p}t{}]\n", i - 1));
+            }
+        }
+    }
+    plan
+}
+
 /// Waits until GitHub has answered `route` with `status`.
 async fn answered(app: &TestApp, route: &str, status: u16) {
     eventually(&format!("{route} answered {status}"), || async {
@@ -359,4 +377,58 @@ async fn a_check_run_of_another_app_with_the_same_name_and_key_is_never_touched(
     assert_eq!((theirs.status.as_str(), theirs.title), ("queued", None));
     assert!(!s.app.statuses(UPDATE_CHECK_RUN).contains(&403));
     assert_eq!(s.app.statuses(CREATE_CHECK_RUN), vec![502, 201]);
+}
+
+/// `docs/benchmarks.md`: a 150-task plan materialised at the default write
+/// budget against GitHub's default secondary limits, on moved clocks. Run
+/// with `cargo test --release --test it bench_a_150_task_plan -- --ignored
+/// --nocapture`.
+#[tokio::test]
+#[ignore = "a benchmark: prints figures for docs/benchmarks.md"]
+async fn bench_a_150_task_plan_under_the_hourly_budget() {
+    crate::support::init_logs();
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(crate::support::INSTALLATION, REPO);
+    let app = TestApp::with_config(fake, |c| c.pacing = Pacing::default()).await;
+    let started = std::time::Instant::now();
+    app.fake.repo(REPO).push_files(
+        "main",
+        &[(".taskgate/stories/big.yml", &phased_plan(3, 50))],
+        "Plan",
+        "octocat",
+    );
+    let took = app.advance_until_settled(Duration::from_secs(1)).await;
+    let writes: Vec<_> = app
+        .fake
+        .writes()
+        .into_iter()
+        .filter(|w| !w.path.starts_with("/app/"))
+        .collect();
+    let refused = app
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| matches!(r.status, 403 | 422 | 429))
+        .count();
+    let story = app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
+        .unwrap();
+    let note = app
+        .bot_comments(story.number)
+        .into_iter()
+        .find(|b| b.starts_with("This plan needs about"))
+        .unwrap_or_default();
+    println!(
+        "150-task plan: {} writes, complete after {:.1} min of GitHub's time \
+         ({:.1} s on this machine), {refused} refused\nstory note: {note}",
+        writes.len(),
+        took.as_secs_f64() / 60.0,
+        started.elapsed().as_secs_f64()
+    );
+    assert_eq!(refused, 0);
+    assert_eq!(app.fake.repo(REPO).issues().len(), 1 + 3 + 150);
 }
