@@ -281,10 +281,7 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
         notes.contains("Not shipped: the rules of `main` refused taskgate"),
         "{notes}"
     );
-    assert!(
-        notes.contains("Resource not accessible by integration"),
-        "{notes}"
-    );
+    assert!(notes.contains("GitHub said: Forbidden"), "{notes}");
     assert!(!sh.pr_labels().contains(&"ship".to_owned()));
 }
 
