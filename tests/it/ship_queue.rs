@@ -271,6 +271,7 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
         sh.state().await == "shippable"
     })
     .await;
+    sh.s.app.settle().await;
     assert!(!sh.story_pr().unwrap().merged);
     // Said once, on the story PR, with what GitHub said and what to change.
     let notes =
