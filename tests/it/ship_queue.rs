@@ -271,6 +271,7 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
         sh.state().await == "shippable"
     })
     .await;
+    sh.s.app.settle().await;
     assert!(!sh.story_pr().unwrap().merged);
     // Said once, on the story PR, with what GitHub said and what to change.
     let notes =
@@ -281,10 +282,7 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
         notes.contains("Not shipped: the rules of `main` refused taskgate"),
         "{notes}"
     );
-    assert!(
-        notes.contains("Resource not accessible by integration"),
-        "{notes}"
-    );
+    assert!(notes.contains("GitHub said: Forbidden"), "{notes}");
     assert!(!sh.pr_labels().contains(&"ship".to_owned()));
 }
 

@@ -28,7 +28,7 @@ fn a_refused_landing_is_said_once_on_the_story_pr_with_the_rule_and_the_setting(
         [
             "label_issue",
             "post_comment",
-            "open_check_run",
+            // The story head's gate, written before, turns red.
             "update_check_run",
             "advance_ship_queue"
         ]
