@@ -144,6 +144,7 @@ fn writes_needed(
             branches: &branches,
             labels: &labels,
             states: known.states,
+            starts: known.starts,
         },
     );
     count(first) + count(&next)
