@@ -351,10 +351,21 @@ async fn link_sub_issue(
     );
     // Both issues are taskgate's and exist; a child just created may not
     // be visible to the link yet.
-    ctx.repo(repo)
+    match ctx
+        .repo(repo)
         .add_sub_issue(p.number, c.id, replace_parent)
         .await
-        .map_err(GitHubError::lagging)?;
+    {
+        Ok(()) => {}
+        // Linked already (an earlier attempt whose answer was lost, or a
+        // second pass that read a list GitHub had not updated yet): done.
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.contains("duplicate sub-issues") => {}
+        Err(e) => return Err(e.lagging()),
+    }
     c.parent = Some(parent.to_owned());
     ctx.store.put_issue_record(repo, child, c).await?;
     Ok(None)
