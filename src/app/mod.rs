@@ -118,7 +118,10 @@ impl ServeConfig {
                 max: Duration::from_millis(200),
                 max_attempts: 5,
             },
-            pacing: Pacing::OFF,
+            pacing: Pacing {
+                writes: 0,
+                per: Duration::from_secs(60),
+            },
             work_dir: database
                 .parent()
                 .unwrap_or(std::path::Path::new("."))

@@ -56,9 +56,6 @@ pub enum SyncError {
 pub struct Syncer {
     pub github: Arc<GitHubApp>,
     pub store: Store,
-    /// The write budget, for the note on a plan that needs more than an
-    /// hour of it.
-    pub pacing: crate::core::pace::Pacing,
 }
 
 fn is_plan_file(path: &str) -> bool {
@@ -122,8 +119,7 @@ impl Syncer {
                 sha: sha.clone(),
             };
             let known = self.known(&repo, &story).await?;
-            let mut d = decide_plan(plan, &known.as_known());
-            self.announce_pace(&mut d, &known);
+            let d = decide_plan(plan, &known.as_known());
             outcomes.push(d.outcome);
             decision.changes.extend(d.changes);
             decision.effects.extend(d.effects);
@@ -207,9 +203,7 @@ impl Syncer {
             comment: p.comment.id,
             issue,
         };
-        let mut d = decide_comment_plan(plan, &comment, &known.as_known());
-        self.announce_pace(&mut d, &known);
-        Ok(d)
+        Ok(decide_comment_plan(plan, &comment, &known.as_known()))
     }
 
     /// With nothing recorded for `repo` (a first sync, or a lost database),
@@ -269,13 +263,6 @@ impl Syncer {
         let mut decision = decide_reconcile(&plan, &known.as_known(), r.round);
         decision.changes.extend(started);
         Ok(decision)
-    }
-
-    /// The note on a plan's story when it needs more writes than an hour
-    /// of the budget allows (decided by the core).
-    fn announce_pace(&self, decision: &mut Decision, known: &OwnedKnown) {
-        let now_s = self.store.clock().now_s();
-        crate::core::sync::announce_pace(decision, &known.as_known(), &self.pacing, now_s);
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {

@@ -6,10 +6,9 @@
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
-//! - 5xx, no answer, a read that does not show yet what taskgate just
-//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`),
-//!   and a refusal GitHub asks to try again (a merge meeting "Base branch
-//!   was modified": `GitHubError::TryAgain`) back off exponentially, up to `max_attempts` such failures
+//! - 5xx, no answer, and a read that does not show yet what taskgate just
+//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`)
+//!   back off exponentially, up to `max_attempts` such failures
 //!   (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
 //! - a 403 that is not a rate limit (a missing permission: "Resource not
@@ -53,7 +52,7 @@ use super::perform;
 use crate::clock::Clock;
 use crate::ids::InstallationId;
 use crate::metrics::Metrics;
-use crate::store::{EffectRow, Store, WriteSlot};
+use crate::store::{EffectRow, Store};
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -87,9 +86,43 @@ impl Backoff {
     }
 }
 
-/// The write budget (`core::pace`): content-creating calls per installation
-/// a minute and an hour, across all replicas.
-pub use crate::core::pace::Pacing;
+/// Spacing of content-creating calls per installation, across all
+/// replicas. GitHub's secondary limit allows about 80 such requests a
+/// minute and asks integrations to leave time between them; pacing keeps
+/// taskgate under it instead of bouncing off it.
+#[derive(Debug, Clone, Copy)]
+pub struct Pacing {
+    /// Writes allowed per `per`; 0 turns pacing off.
+    pub writes: u32,
+    pub per: Duration,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Pacing {
+            writes: 60,
+            per: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Pacing {
+    pub fn interval(&self) -> Duration {
+        if self.writes == 0 {
+            Duration::ZERO
+        } else {
+            self.per / self.writes
+        }
+    }
+
+    /// [`Pacing::interval`] in whole milliseconds, rounded up so writes are
+    /// never closer than asked; 0 when pacing is off.
+    pub fn interval_ms(&self) -> i64 {
+        let interval = self.interval();
+        let ms = interval.as_millis() + u128::from(interval.subsec_nanos() % 1_000_000 != 0);
+        i64::try_from(ms).unwrap_or(i64::MAX)
+    }
+}
 
 pub struct Executor {
     pub store: Store,
@@ -111,17 +144,6 @@ pub struct Executor {
 struct Claim {
     attempt: u32,
     until_ms: i64,
-}
-
-/// What the write budget says about an effect's call.
-enum Paced {
-    /// Its slot has come: call GitHub.
-    Go,
-    /// Another replica took the effect over while it waited.
-    Lost,
-    /// No room before this time: the effect waits until then, and the
-    /// installation with it.
-    Later(i64),
 }
 
 /// What became of one attempt.
@@ -224,10 +246,8 @@ impl Executor {
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
         let claim = self.claim(&row).await?;
-        match self.pace(&row, &claim).await {
-            Paced::Go => {}
-            Paced::Lost => return None,
-            Paced::Later(at) => return self.wait_for_budget(&row, at).await,
+        if !self.pace(&row, &claim).await {
+            return None;
         }
         let attempt = claim.attempt;
         let outcome = self.attempt_within_claim(&row, &claim).await;
@@ -289,24 +309,20 @@ impl Executor {
     }
 
     /// Waits for the installation's next write slot, taken from the store so
-    /// that every replica's writes are spaced together. A slot within a
-    /// couple of intervals is waited for here; one further off (the hour's
-    /// budget is spent) is not taken, and the effect is put off until it
-    /// ([`Paced::Later`]). Reads are not paced.
-    async fn pace(&self, row: &EffectRow, claim: &Claim) -> Paced {
+    /// that every replica's writes are spaced together; false when the
+    /// effect was lost to another replica meanwhile. Reads are not paced.
+    async fn pace(&self, row: &EffectRow, claim: &Claim) -> bool {
         let interval = self.pacing.interval_ms();
-        if self.pacing.is_off() || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
-            return Paced::Go;
+        if interval == 0 || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return true;
         }
         let now = self.clock.now_ms();
-        let max_wait = 2 * interval + 1_000;
         let slot = match self
             .store
-            .take_write_slot(row.installation, now, self.pacing, max_wait)
+            .take_write_slot(row.installation, now, interval)
             .await
         {
-            Ok(WriteSlot::At(slot)) => slot,
-            Ok(WriteSlot::Later(at)) => return Paced::Later(at),
+            Ok(slot) => slot,
             Err(e) => {
                 warn!(error = %e, "could not take a write slot; waiting one interval");
                 now + interval
@@ -324,30 +340,16 @@ impl Executor {
                 Ok(true) => {}
                 Ok(false) => {
                     debug!("another replica took the effect over; skipped");
-                    return Paced::Lost;
+                    return false;
                 }
                 Err(e) => {
                     warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
-                    return Paced::Lost;
+                    return false;
                 }
             }
         }
         self.clock.sleep_until_ms(slot).await;
-        Paced::Go
-    }
-
-    /// Puts the effect off until the write budget has room at `at`, without
-    /// counting a failure, and pauses its installation until then.
-    async fn wait_for_budget(&self, row: &EffectRow, at: i64) -> Option<(InstallationId, i64)> {
-        let why = format!(
-            "waiting for the write budget ({} a minute, {} an hour)",
-            self.pacing.per_minute, self.pacing.per_hour
-        );
-        info!(retry_in_ms = at - self.clock.now_ms(), "{why}");
-        if let Err(e) = self.store.effect_retry_at(row.id, at, why, false).await {
-            warn!(error = %e, "could not put the effect off");
-        }
-        Some((row.installation, at))
+        true
     }
 
     async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {
@@ -387,9 +389,7 @@ impl Executor {
                     return Outcome::Failed(err.to_string());
                 }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
-                GitHubError::Transport(_)
-                | GitHubError::NotYetVisible(_)
-                | GitHubError::TryAgain(_) => {}
+                GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
                 GitHubError::Http { .. }
                 | GitHubError::Unexpected(_)
                 | GitHubError::Config(_)
@@ -418,7 +418,6 @@ impl Executor {
             Ok(client) => {
                 let ctx = perform::Ctx {
                     client: &client,
-                    app_id: self.github.app_id(),
                     store: &self.store,
                     row,
                     attempt,
@@ -459,7 +458,6 @@ impl Executor {
     ) -> Result<Option<String>, GitHubError> {
         let ctx = perform::Ctx {
             client,
-            app_id: self.github.app_id(),
             store: &self.store,
             row,
             attempt,

@@ -21,7 +21,6 @@ mod echoes;
 mod executor_faults;
 mod failure_loop;
 mod fixtures;
-mod github_limits;
 mod intake;
 mod milestones;
 mod plan_sync;

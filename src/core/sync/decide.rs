@@ -322,12 +322,7 @@ pub fn record_branch_start(
     })
 }
 
-pub(super) fn pass(
-    plan: &StoryPlan,
-    parsed: &Plan,
-    files: &MemFiles,
-    known: &Known,
-) -> Vec<Effect> {
+fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec<Effect> {
     reconcile(
         &plan.story,
         parsed,
