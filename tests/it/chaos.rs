@@ -22,7 +22,7 @@ use fakehub::FakeGitHub;
 use taskgate::store::Store;
 
 use crate::runs::{Origin, PLAN_PATH};
-use crate::support::{INSTALLATION, REPO, SECRET};
+use crate::support::{free_port, INSTALLATION, REPO, SECRET};
 
 const REPLICAS: usize = 3;
 
@@ -166,14 +166,6 @@ async fn start_front(ports: Vec<u16>) -> String {
     let url = format!("http://{}/webhook", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     url
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn replica_env(fake: &FakeGitHub, database: &str, git: &str) -> Vec<(String, String)> {

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 
 use fakehub::FakeGitHub;
 
-use crate::support::{INSTALLATION, REPO, SECRET};
+use crate::support::{free_port, INSTALLATION, REPO, SECRET};
 
 const PLAN: &str = r#"
 story: Greeting
@@ -64,14 +64,6 @@ impl Served {
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Starts the real binary in `cwd` with a cleared environment: `PATH` and
