@@ -174,9 +174,14 @@ struct ServeArgs {
     /// First retry delay for GitHub 5xx answers and lost connections, in ms.
     #[arg(long, env = "TASKGATE_RETRY_BASE_MS", default_value_t = 1000)]
     retry_base_ms: u64,
-    /// Content-creating GitHub calls per minute and installation (0: unpaced).
-    #[arg(long, env = "TASKGATE_WRITES_PER_MINUTE", default_value_t = 60)]
+    /// Content-creating GitHub calls per minute and installation, evenly
+    /// spaced (GitHub allows 80; 0: unspaced).
+    #[arg(long, env = "TASKGATE_WRITES_PER_MINUTE", default_value_t = Pacing::default().per_minute)]
     writes_per_minute: u32,
+    /// Content-creating GitHub calls in any hour per installation (GitHub
+    /// allows 500; 0: unbounded).
+    #[arg(long, env = "TASKGATE_WRITES_PER_HOUR", default_value_t = Pacing::default().per_hour)]
+    writes_per_hour: u32,
     /// Where the local runner keeps repository mirrors and run workspaces.
     #[arg(long, env = "TASKGATE_WORK_DIR", default_value = "taskgate-work")]
     work_dir: PathBuf,
@@ -242,8 +247,8 @@ impl ServeArgs {
                 ..Backoff::default()
             },
             pacing: Pacing {
-                writes: self.writes_per_minute,
-                per: Duration::from_secs(60),
+                per_minute: self.writes_per_minute,
+                per_hour: self.writes_per_hour,
             },
             work_dir: self.work_dir,
             max_concurrent_runs: self.max_runs,

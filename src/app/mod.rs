@@ -118,10 +118,7 @@ impl ServeConfig {
                 max: Duration::from_millis(200),
                 max_attempts: 5,
             },
-            pacing: Pacing {
-                writes: 0,
-                per: Duration::from_secs(60),
-            },
+            pacing: Pacing::OFF,
             work_dir: database
                 .parent()
                 .unwrap_or(std::path::Path::new("."))

@@ -119,6 +119,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         syncer: sync::Syncer {
             github: s.github.clone(),
             store: s.store.clone(),
+            pacing: config.pacing,
         },
         runs: runs::Runs {
             store: s.store.clone(),

@@ -56,6 +56,9 @@ pub enum SyncError {
 pub struct Syncer {
     pub github: Arc<GitHubApp>,
     pub store: Store,
+    /// The write budget, for the note on a plan that needs more than an
+    /// hour of it.
+    pub pacing: crate::core::pace::Pacing,
 }
 
 fn is_plan_file(path: &str) -> bool {
@@ -119,7 +122,8 @@ impl Syncer {
                 sha: sha.clone(),
             };
             let known = self.known(&repo, &story).await?;
-            let d = decide_plan(plan, &known.as_known());
+            let mut d = decide_plan(plan, &known.as_known());
+            self.announce_pace(&mut d, &known);
             outcomes.push(d.outcome);
             decision.changes.extend(d.changes);
             decision.effects.extend(d.effects);
@@ -203,7 +207,9 @@ impl Syncer {
             comment: p.comment.id,
             issue,
         };
-        Ok(decide_comment_plan(plan, &comment, &known.as_known()))
+        let mut d = decide_comment_plan(plan, &comment, &known.as_known());
+        self.announce_pace(&mut d, &known);
+        Ok(d)
     }
 
     /// With nothing recorded for `repo` (a first sync, or a lost database),
@@ -263,6 +269,13 @@ impl Syncer {
         let mut decision = decide_reconcile(&plan, &known.as_known(), r.round);
         decision.changes.extend(started);
         Ok(decision)
+    }
+
+    /// The note on a plan's story when it needs more writes than an hour
+    /// of the budget allows (decided by the core).
+    fn announce_pace(&self, decision: &mut Decision, known: &OwnedKnown) {
+        let now_s = self.store.clock().now_s();
+        crate::core::sync::announce_pace(decision, &known.as_known(), &self.pacing, now_s);
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {

@@ -279,6 +279,31 @@ pub fn render_refused_by_github(effect: &crate::core::Effect, message: &str) -> 
     )
 }
 
+/// What an issue says when GitHub would not assign it to some of its
+/// role's `assignees` (a login that is not a collaborator who can be
+/// assigned here), so taskgate opened it without them. The role is read
+/// from the issue's `role:<name>` label. Logins are quoted, not mentioned:
+/// they cannot be assigned, and need not be pinged.
+pub fn render_unassignable(logins: &[String], labels: &[String]) -> String {
+    let who = logins
+        .iter()
+        .map(|l| format!("`{}`", sanitize(l)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let role = labels
+        .iter()
+        .find_map(|l| l.strip_prefix("role:"))
+        .map_or("the role".to_owned(), |r| {
+            format!("the role `{}`", sanitize(r))
+        });
+    format!(
+        "taskgate could not assign this issue to {who}: GitHub refused the assignee \
+         (only collaborators with at least triage access can be assigned), so the issue was \
+         opened without assignees. To fix it, give {who} access to the repository (triage or \
+         more), or change the `assignees` of {role} in `.github/taskgate.yml`."
+    )
+}
+
 /// Echoed user text must not break out of its inline code span or ping
 /// anyone: backticks are replaced and the length is capped.
 fn sanitize(text: &str) -> String {
@@ -302,6 +327,12 @@ mod tests {
         );
         assert!(!text.contains("@org"), "{text}");
         assert!(!text.contains("<!--"), "{text}");
+    }
+
+    #[test]
+    fn an_unassignable_login_is_named_with_the_two_ways_to_fix_it() {
+        let labels = ["taskgate:branch-todo".to_owned(), "role:coder".to_owned()];
+        insta::assert_snapshot!(render_unassignable(&["ghost".to_owned()], &labels), @"taskgate could not assign this issue to `ghost`: GitHub refused the assignee (only collaborators with at least triage access can be assigned), so the issue was opened without assignees. To fix it, give `ghost` access to the repository (triage or more), or change the `assignees` of the role `coder` in `.github/taskgate.yml`.");
     }
 
     #[test]

@@ -168,6 +168,11 @@ impl GitHubApp {
         }
     }
 
+    /// The App's id.
+    pub fn app_id(&self) -> u64 {
+        self.creds.app_id
+    }
+
     fn client_with_bearer(&self, token: String) -> Result<Octocrab, GitHubError> {
         Octocrab::builder()
             .base_uri(self.base_url.as_str())

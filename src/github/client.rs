@@ -33,6 +33,11 @@ pub enum GitHubError {
     /// lag its writes for a moment): worth another try.
     #[error("GitHub does not show it yet: {0}")]
     NotYetVisible(String),
+    /// GitHub refused for a passing reason and asks for the same request
+    /// again (a pull request's merge meeting "Base branch was modified"):
+    /// worth another try.
+    #[error("GitHub asks to try again: {0}")]
+    TryAgain(String),
 }
 
 impl GitHubError {
@@ -59,7 +64,9 @@ impl GitHubError {
     pub fn is_transient(&self) -> bool {
         match self {
             GitHubError::Http { status, .. } => *status >= 500 || self.is_rate_limit(),
-            GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => true,
+            GitHubError::Transport(_)
+            | GitHubError::NotYetVisible(_)
+            | GitHubError::TryAgain(_) => true,
             GitHubError::Config(_) | GitHubError::Store(_) | GitHubError::Unexpected(_) => false,
         }
     }
@@ -76,6 +83,24 @@ impl GitHubError {
         }
     }
 
+    /// GitHub's validation `errors` of a 422, as [`error_message`] wrote
+    /// them after its message; empty for any other answer.
+    pub fn validation_errors(&self) -> Vec<serde_json::Value> {
+        let GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        } = self
+        else {
+            return Vec::new();
+        };
+        message
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.strip_suffix(')'))
+            .and_then(|errors| serde_json::from_str(errors).ok())
+            .unwrap_or_default()
+    }
+
     pub fn status(&self) -> Option<u16> {
         match self {
             GitHubError::Http { status, .. } => Some(*status),
@@ -84,15 +109,19 @@ impl GitHubError {
     }
 }
 
-/// Whether an answer is one of GitHub's rate limits: a 429, or a 403 that
+/// Whether an answer is one of GitHub's rate limits: a 429, a 403 that
 /// carries `retry-after`, says no requests remain (`x-ratelimit-remaining:
-/// 0`), or names a secondary limit or abuse detection in its message. Any
-/// other 403 is a refusal (a missing permission, a locked issue): GitHub
-/// sends `x-ratelimit-*` headers on every answer, so only their value counts.
+/// 0`), or names a secondary limit or abuse detection in its message, or
+/// the 422 GitHub answers content created too fast ("was submitted too
+/// quickly": nothing was created, and the same request goes through after
+/// a wait). Any other 403 is a refusal (a missing permission, a locked
+/// issue): GitHub sends `x-ratelimit-*` headers on every answer, so only
+/// their value counts.
 pub fn is_rate_limit(status: u16, headers: &HeaderMap, message: &str) -> bool {
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let message = message.to_ascii_lowercase();
     status == 429
+        || (status == 422 && message.contains("was submitted too quickly"))
         || (status == 403
             && (headers.contains_key("retry-after")
                 || header("x-ratelimit-remaining").map(str::trim) == Some("0")
@@ -293,6 +322,18 @@ mod tests {
         };
         assert!(primary.is_rate_limit() && primary.is_transient());
         assert!(GitHubError::Transport("reset".into()).is_transient());
+        let too_quickly = GitHubError::Http {
+            status: 422,
+            message: r#"Validation Failed ([{"code":"custom","field":"body","message":"was submitted too quickly","resource":"Issue"}])"#.into(),
+            headers: Box::default(),
+        };
+        assert!(too_quickly.is_rate_limit() && too_quickly.is_transient());
+        let invalid = GitHubError::Http {
+            status: 422,
+            message: "Validation Failed".into(),
+            headers: Box::default(),
+        };
+        assert!(!invalid.is_rate_limit());
     }
 
     #[test]
@@ -303,5 +344,14 @@ mod tests {
             r#"Validation Failed ([{"code":"missing_field","field":"title"}])"#
         );
         assert_eq!(error_message(b"<html>oops"), "<html>oops");
+        let refused = GitHubError::Http {
+            status: 422,
+            message: error_message(br#"{"message":"Validation Failed","errors":[{"value":"ghost","resource":"Issue","field":"assignees","code":"invalid"}]}"#),
+            headers: Box::default(),
+        };
+        assert_eq!(refused.validation_errors()[0]["value"], "ghost");
+        assert!(GitHubError::Transport("x".into())
+            .validation_errors()
+            .is_empty());
     }
 }

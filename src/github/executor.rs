@@ -6,9 +6,10 @@
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
-//! - 5xx, no answer, and a read that does not show yet what taskgate just
-//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`)
-//!   back off exponentially, up to `max_attempts` such failures
+//! - 5xx, no answer, a read that does not show yet what taskgate just
+//!   made (GitHub's reads lag its writes: `GitHubError::NotYetVisible`),
+//!   and a refusal GitHub asks to try again (a merge meeting "Base branch
+//!   was modified": `GitHubError::TryAgain`) back off exponentially, up to `max_attempts` such failures
 //!   (rate-limited attempts do not count);
 //! - 401 forgets the installation token and tries once more at once;
 //! - a 403 that is not a rate limit (a missing permission: "Resource not
@@ -52,7 +53,7 @@ use super::perform;
 use crate::clock::Clock;
 use crate::ids::InstallationId;
 use crate::metrics::Metrics;
-use crate::store::{EffectRow, Store};
+use crate::store::{EffectRow, Store, WriteSlot};
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -86,43 +87,9 @@ impl Backoff {
     }
 }
 
-/// Spacing of content-creating calls per installation, across all
-/// replicas. GitHub's secondary limit allows about 80 such requests a
-/// minute and asks integrations to leave time between them; pacing keeps
-/// taskgate under it instead of bouncing off it.
-#[derive(Debug, Clone, Copy)]
-pub struct Pacing {
-    /// Writes allowed per `per`; 0 turns pacing off.
-    pub writes: u32,
-    pub per: Duration,
-}
-
-impl Default for Pacing {
-    fn default() -> Self {
-        Pacing {
-            writes: 60,
-            per: Duration::from_secs(60),
-        }
-    }
-}
-
-impl Pacing {
-    pub fn interval(&self) -> Duration {
-        if self.writes == 0 {
-            Duration::ZERO
-        } else {
-            self.per / self.writes
-        }
-    }
-
-    /// [`Pacing::interval`] in whole milliseconds, rounded up so writes are
-    /// never closer than asked; 0 when pacing is off.
-    pub fn interval_ms(&self) -> i64 {
-        let interval = self.interval();
-        let ms = interval.as_millis() + u128::from(interval.subsec_nanos() % 1_000_000 != 0);
-        i64::try_from(ms).unwrap_or(i64::MAX)
-    }
-}
+/// The write budget (`core::pace`): content-creating calls per installation
+/// a minute and an hour, across all replicas.
+pub use crate::core::pace::Pacing;
 
 pub struct Executor {
     pub store: Store,
@@ -144,6 +111,17 @@ pub struct Executor {
 struct Claim {
     attempt: u32,
     until_ms: i64,
+}
+
+/// What the write budget says about an effect's call.
+enum Paced {
+    /// Its slot has come: call GitHub.
+    Go,
+    /// Another replica took the effect over while it waited.
+    Lost,
+    /// No room before this time: the effect waits until then, and the
+    /// installation with it.
+    Later(i64),
 }
 
 /// What became of one attempt.
@@ -245,9 +223,14 @@ impl Executor {
     }
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
-        let claim = self.claim(&row).await?;
-        if !self.pace(&row, &claim).await {
+        if self.reconcile_waits(&row).await {
             return None;
+        }
+        let mut claim = self.claim(&row).await?;
+        match self.pace(&row, &mut claim).await {
+            Paced::Go => {}
+            Paced::Lost => return None,
+            Paced::Later(at) => return self.wait_for_budget(&row, at).await,
         }
         let attempt = claim.attempt;
         let outcome = self.attempt_within_claim(&row, &claim).await;
@@ -287,6 +270,39 @@ impl Executor {
         pause
     }
 
+    /// A reconciliation pass compares the plan with what the effects
+    /// before it made, so it waits while any of them is still pending (a
+    /// retry, a write put off for the budget): run earlier, it would take
+    /// an issue not made yet for a missing one and make it twice. Whether
+    /// it was put off.
+    async fn reconcile_waits(&self, row: &EffectRow) -> bool {
+        if !matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return false;
+        }
+        let earlier = match self
+            .store
+            .earlier_pending_due_ms(row.installation, row.id)
+            .await
+        {
+            Ok(Some(due)) => due,
+            Ok(None) => return false,
+            Err(e) => {
+                warn!(error = %e, "could not read the effects before the pass; running it");
+                return false;
+            }
+        };
+        let due = earlier.max(self.clock.now_ms() + 1);
+        debug!(
+            retry_in_ms = due - self.clock.now_ms(),
+            "the pass waits for the effects before it"
+        );
+        let why = "waiting for the effects queued before it".to_owned();
+        if let Err(e) = self.store.effect_retry_at(row.id, due, why, false).await {
+            warn!(error = %e, "could not put the pass off");
+        }
+        true
+    }
+
     /// Claims the effect's attempt before GitHub is called, recording it
     /// durably; `None` when another replica claimed it first (or the store
     /// failed: then GitHub is not called either).
@@ -309,47 +325,86 @@ impl Executor {
     }
 
     /// Waits for the installation's next write slot, taken from the store so
-    /// that every replica's writes are spaced together; false when the
-    /// effect was lost to another replica meanwhile. Reads are not paced.
-    async fn pace(&self, row: &EffectRow, claim: &Claim) -> bool {
+    /// that every replica's writes are spaced together. A slot within a
+    /// couple of intervals is waited for here; one further off (the hour's
+    /// budget is spent) is not taken, and the effect is put off until it
+    /// ([`Paced::Later`]). Reads are not paced.
+    async fn pace(&self, row: &EffectRow, claim: &mut Claim) -> Paced {
         let interval = self.pacing.interval_ms();
-        if interval == 0 || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
-            return true;
+        if self.pacing.is_off() || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return Paced::Go;
         }
         let now = self.clock.now_ms();
+        let max_wait = 2 * interval + 1_000;
         let slot = match self
             .store
-            .take_write_slot(row.installation, now, interval)
+            .take_write_slot(row.installation, now, self.pacing, max_wait)
             .await
         {
-            Ok(slot) => slot,
+            Ok(WriteSlot::At(slot)) => slot,
+            Ok(WriteSlot::Later(at)) => return Paced::Later(at),
             Err(e) => {
                 warn!(error = %e, "could not take a write slot; waiting one interval");
                 now + interval
             }
         };
-        let lease = self.store.effect_claim_ms();
         // A wait that would eat into the claim holds it on, so no replica
         // takes the effect over while this one is about to call GitHub.
-        if lease > 0 && slot > claim.until_ms - lease / 2 {
-            match self
-                .store
-                .extend_effect_claim(row.id, claim.attempt, slot + lease)
-                .await
-            {
-                Ok(true) => {}
-                Ok(false) => {
-                    debug!("another replica took the effect over; skipped");
-                    return false;
-                }
-                Err(e) => {
-                    warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
-                    return false;
-                }
-            }
+        if !self.hold_claim(row, claim, slot).await {
+            return Paced::Lost;
         }
         self.clock.sleep_until_ms(slot).await;
-        true
+        // Woken later than the slot (a stalled process; a test's clock moved
+        // on by minutes): the call still gets a whole claim, or none.
+        if !self.hold_claim(row, claim, self.clock.now_ms()).await {
+            return Paced::Lost;
+        }
+        Paced::Go
+    }
+
+    /// Holds the claim on until a lease after `from` when it would end
+    /// sooner than half a lease after it (replicas sharing the outbox only);
+    /// whether the attempt is still this replica's.
+    async fn hold_claim(&self, row: &EffectRow, claim: &mut Claim, from: i64) -> bool {
+        let lease = self.store.effect_claim_ms();
+        if lease == 0 || from <= claim.until_ms - lease / 2 {
+            return true;
+        }
+        let until = from + lease;
+        match self
+            .store
+            .extend_effect_claim(row.id, claim.attempt, until)
+            .await
+        {
+            // The attempt's own time limit is counted from the claim held
+            // on, not the one taken before the wait.
+            Ok(true) => {
+                claim.until_ms = until;
+                true
+            }
+            Ok(false) => {
+                debug!("another replica took the effect over; skipped");
+                false
+            }
+            Err(e) => {
+                warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
+                false
+            }
+        }
+    }
+
+    /// Puts the effect off until the write budget has room at `at`, without
+    /// counting a failure, and pauses its installation until then.
+    async fn wait_for_budget(&self, row: &EffectRow, at: i64) -> Option<(InstallationId, i64)> {
+        let why = format!(
+            "waiting for the write budget ({} a minute, {} an hour)",
+            self.pacing.per_minute, self.pacing.per_hour
+        );
+        info!(retry_in_ms = at - self.clock.now_ms(), "{why}");
+        if let Err(e) = self.store.effect_retry_at(row.id, at, why, false).await {
+            warn!(error = %e, "could not put the effect off");
+        }
+        Some((row.installation, at))
     }
 
     async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {
@@ -389,7 +444,9 @@ impl Executor {
                     return Outcome::Failed(err.to_string());
                 }
                 GitHubError::Http { status, .. } if *status >= 500 => {}
-                GitHubError::Transport(_) | GitHubError::NotYetVisible(_) => {}
+                GitHubError::Transport(_)
+                | GitHubError::NotYetVisible(_)
+                | GitHubError::TryAgain(_) => {}
                 GitHubError::Http { .. }
                 | GitHubError::Unexpected(_)
                 | GitHubError::Config(_)
@@ -418,6 +475,7 @@ impl Executor {
             Ok(client) => {
                 let ctx = perform::Ctx {
                     client: &client,
+                    app_id: self.github.app_id(),
                     store: &self.store,
                     row,
                     attempt,
@@ -458,6 +516,7 @@ impl Executor {
     ) -> Result<Option<String>, GitHubError> {
         let ctx = perform::Ctx {
             client,
+            app_id: self.github.app_id(),
             store: &self.store,
             row,
             attempt,

@@ -24,6 +24,8 @@ use crate::store::{EffectRow, NewDelivery, Store};
 
 pub(super) struct Ctx<'a> {
     pub client: &'a Octocrab,
+    /// taskgate's own App: check runs of another App are never its.
+    pub app_id: u64,
     pub store: &'a Store,
     pub row: &'a EffectRow,
     pub attempt: u32,
@@ -217,20 +219,36 @@ async fn create_issue(
     } else {
         format!("{body}\n\n{hidden}")
     };
+    // Another effect made it already (a pass that ran while this one was
+    // waiting for a retry): the issue is that one, never a second.
+    if let Some(made) = ctx.store.issue_record(repo, marker).await? {
+        return Ok(Some(
+            json!({ "number": made.number.0, "id": made.id.0 }).to_string(),
+        ));
+    }
     let mut found = None;
     if ctx.attempt > 1 {
         let label = labels.first().map(String::as_str).unwrap_or_default();
         found = gh.find_issue(label, &hidden).await?;
     }
-    let created = match found {
-        Some(issue) => issue,
+    let (created, refused) = match found {
+        Some(issue) => (issue, Vec::new()),
         // The record keeps the whole body, so the sync, comparing it with
         // what it would write, does not rewrite a cut one forever.
-        None => gh.create_issue(title, &body, labels, assignees).await?,
+        None => {
+            gh.create_issue_assigning(title, &body, labels, assignees)
+                .await?
+        }
     };
     let number = created["number"]
         .as_u64()
         .ok_or_else(|| GitHubError::Unexpected("issue without a number".into()))?;
+    if !refused.is_empty() {
+        // Opened without them: said once, in the issue.
+        let note = crate::core::render::render_unassignable(&refused, labels);
+        let marker = format!("unassignable effect={}", ctx.row.id);
+        post_comment(ctx, repo, IssueNumber(number), &note, &marker).await?;
+    }
     let id = created["id"]
         .as_u64()
         .ok_or_else(|| GitHubError::Unexpected("issue without an id".into()))?;

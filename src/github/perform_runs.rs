@@ -40,16 +40,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             update_check_run(ctx, repo, key, update).await
         }
         Effect::CreatePullRequest {
+            repo,
             head,
             base,
             title,
             body,
             draft,
             ..
-        } => Ok(gh
-            .create_pull(head, base, title, body, *draft)
-            .await?
-            .map(|created| created.to_result())),
+        } => create_pull_request(ctx, repo, head, base, title, body, *draft).await,
         Effect::MergePullRequest {
             repo,
             number,
@@ -93,6 +91,30 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     }
 }
 
+/// Opens a pull request, a draft where the repository has drafts. Where
+/// GitHub refused one, it is opened as a normal pull request and the
+/// repository is remembered, so later ones are not asked as drafts again.
+async fn create_pull_request(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    head: &str,
+    base: &str,
+    title: &str,
+    body: &str,
+    draft: bool,
+) -> Result<Option<String>, GitHubError> {
+    let draft = draft && !ctx.store.drafts_unavailable(repo).await?;
+    let opened = ctx
+        .repo(repo)
+        .create_pull_or_normal(head, base, title, body, draft)
+        .await?;
+    if opened.drafts_refused {
+        let now = ctx.store.clock().now_ms();
+        ctx.store.remember_no_drafts(repo, now).await?;
+    }
+    Ok(opened.created.map(|created| created.to_result()))
+}
+
 /// Creates a queued check run, or on a retry finds the one GitHub already
 /// has with this `external_id`, and records its id under the key.
 pub(super) async fn open_check_run(
@@ -106,7 +128,7 @@ pub(super) async fn open_check_run(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(repo);
     if ctx.attempt > 1 {
-        if let Some(id) = gh.find_check_run(head_sha, name, key).await? {
+        if let Some(id) = gh.find_check_run(ctx.app_id, head_sha, name, key).await? {
             ctx.store.put_check_run(repo, key, id).await?;
             return Ok(Some(json!({ "id": id }).to_string()));
         }

@@ -144,6 +144,24 @@ impl Store {
         .await
     }
 
+    /// When the earliest pending effect of `installation` queued before
+    /// `before` falls due, if any is pending.
+    pub async fn earlier_pending_due_ms(
+        &self,
+        installation: InstallationId,
+        before: EffectId,
+    ) -> Result<Option<i64>, StoreError> {
+        self.read(move |db| {
+            db.query_one(
+                "SELECT MIN(next_attempt_ms) FROM effects
+                 WHERE status = 'pending' AND installation_id = ?1 AND id < ?2",
+                params![installation, before],
+                |r| r.get::<Option<i64>>(0),
+            )
+        })
+        .await
+    }
+
     /// When the next pending effect falls due, if any.
     pub async fn next_effect_due_ms(&self) -> Result<Option<i64>, StoreError> {
         self.read(|db| {

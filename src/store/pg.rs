@@ -235,6 +235,19 @@ CREATE TABLE commit_changes (
 -- The flaky-event history is read by test, across stories.
 CREATE INDEX test_results_test ON test_results(repo, test_id);
 "#,
+    // GitHub's limits: the hourly write budget and repositories without
+    // drafts (`store::pacing`, `store::repo_traits`).
+    r#"
+CREATE TABLE write_slots (
+    installation_id BIGINT NOT NULL,
+    at_ms           BIGINT NOT NULL
+);
+CREATE INDEX write_slots_at ON write_slots(installation_id, at_ms);
+CREATE TABLE repo_no_drafts (
+    repo     TEXT COLLATE "C" PRIMARY KEY,
+    since_ms BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

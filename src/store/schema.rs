@@ -302,6 +302,20 @@ CREATE TABLE commit_changes (
 -- The flaky-event history is read by test, across stories.
 CREATE INDEX test_results_test ON test_results(repo, test_id);
 "#,
+    // GitHub's limits (issue 33): each installation's writes of the past
+    // hour, for the hourly budget (`store::pacing`), and the repositories
+    // that have no draft pull requests (`store::repo_traits`).
+    r#"
+CREATE TABLE write_slots (
+    installation_id INTEGER NOT NULL,
+    at_ms           INTEGER NOT NULL
+);
+CREATE INDEX write_slots_at ON write_slots(installation_id, at_ms);
+CREATE TABLE repo_no_drafts (
+    repo     TEXT PRIMARY KEY,
+    since_ms INTEGER NOT NULL
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -64,6 +64,8 @@ fn bot_texts(s: &Story, number: u64) -> Vec<String> {
 #[tokio::test]
 async fn failing_runs_open_a_routed_branch_todo_go_deeper_and_escalate_once() {
     let s = story_with_plan(PLAN, Some(CONFIG), 2).await;
+    // The coder role's assignee is a collaborator: GitHub can assign her.
+    s.app.fake.set_permission("alice", "write");
     let task = s.app.fake.repo(REPO).issue(s.task_issue).unwrap();
 
     red_push(&s, 1).await;

@@ -21,6 +21,7 @@ mod echoes;
 mod executor_faults;
 mod failure_loop;
 mod fixtures;
+mod github_limits;
 mod intake;
 mod milestones;
 mod plan_sync;

@@ -271,18 +271,23 @@ async fn a_sixty_task_plan_materialises_paced_under_the_secondary_limit() {
     crate::support::init_logs();
     let fake = fakehub::FakeGitHub::start().await;
     fake.install(crate::support::INSTALLATION, REPO);
-    // GitHub's 80 content-creating requests a minute, thirty times faster;
-    // taskgate paced at 75 per window, as it is at 60 a minute in production.
-    let window = std::time::Duration::from_secs(2);
-    fake.set_secondary_window(80, window);
+    // GitHub's 80 content-creating requests a minute and 500 an hour (the
+    // fake's defaults, on its clock); taskgate at its default budget, 60 a
+    // minute and 450 an hour, on its own. Both clocks move on together.
     let app = TestApp::with_config(fake, |c| {
-        c.pacing = taskgate::github::Pacing {
-            writes: 75,
-            per: window,
-        };
+        c.pacing = taskgate::github::Pacing::default();
     })
     .await;
-    push_file(&app, ".taskgate/stories/sixty.yml", &sixty_task_plan()).await;
+    app.fake.repo(REPO).push_files(
+        "main",
+        &[(".taskgate/stories/sixty.yml", &sixty_task_plan())],
+        "Update the plan",
+        "octocat",
+    );
+    let took = app
+        .advance_until_settled(std::time::Duration::from_secs(1))
+        .await;
+    println!("60-task plan: complete after {took:?} of GitHub's time");
 
     let rejected: Vec<_> = app
         .fake

@@ -305,6 +305,48 @@ impl TestApp {
             .expect("a text body")
     }
 
+    /// Moves taskgate's clock and GitHub's on together, at once.
+    pub fn advance(&self, by: Duration) {
+        self.clock.advance(by);
+        self.fake.advance(by);
+    }
+
+    /// Lets time pass until GitHub and taskgate are both quiet: both clocks
+    /// move on by `step` whenever taskgate is waiting for time (no request
+    /// reached GitHub during the last poll: a write slot, a rate-limit
+    /// pause), until nothing is left; then [`TestApp::settle`]. Returns the
+    /// time moved on: with `step` no longer than the pacing's interval, the
+    /// time the work takes on GitHub's clock.
+    pub async fn advance_until_settled(&self, step: Duration) -> Duration {
+        let mut moved = Duration::ZERO;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
+        // What the test just did has reached taskgate (its deliveries are
+        // recorded) before "nothing left" can be believed.
+        self.fake.echoes_settled().await;
+        let mut seen = usize::MAX;
+        loop {
+            self.watch.check();
+            let stats = self.fake.echo_stats();
+            let left = self.store().unfinished_work().await.unwrap();
+            if left == 0 && stats.delivered == stats.queued {
+                self.settle().await;
+                return moved;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "not quiet after moving the clocks {moved:?} on: {left} left"
+            );
+            let requests = self.fake.requests().len();
+            if requests == seen {
+                self.advance(step);
+                moved += step;
+            }
+            seen = requests;
+            // The poll of `eventually`: the loops run on what moved.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Waits until GitHub and taskgate are both quiet: every webhook the
     /// fake sent was answered, every recorded delivery processed, the
     /// outbox empty of due work, and no write made meanwhile (each write

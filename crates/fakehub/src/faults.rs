@@ -1,10 +1,17 @@
-//! Injected failures and GitHub's secondary rate limit.
+//! Injected failures and GitHub's secondary rate limits.
 //!
 //! Faults queue per route key (`"POST /repos/{owner}/{repo}/issues"`, the
 //! OpenAPI template); each matching request consumes one (a `Status` fault
-//! with `times: n` answers n requests). The secondary limit counts
-//! content-creating requests per installation over a sliding minute.
+//! with `times: n` answers n requests). The secondary limits count
+//! content-creating requests per installation over a sliding minute and a
+//! sliding hour, on GitHub's clock (`FakeGitHub::advance` moves them on):
+//! GitHub documents "no more than 80 content-generating requests per minute
+//! and no more than 500 content-generating requests per hour". Over either,
+//! a write is answered as [`SecondaryAnswer`] says: a 403 with or without
+//! `retry-after`, or, for a new issue or comment, the temporary 422 "was
+//! submitted too quickly".
 
+use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -19,6 +26,13 @@ pub enum Fault {
     Status { status: u16, times: u32 },
     /// 403 "You have exceeded a secondary rate limit" with `retry-after`.
     SecondaryRateLimit { retry_after_secs: u64 },
+    /// The same 403 without `retry-after` (and with requests remaining):
+    /// GitHub then asks to wait at least a minute.
+    SecondaryRateLimitWithoutRetryAfter,
+    /// GitHub's temporary 422 for content created too fast: "Validation
+    /// Failed" whose one error says "was submitted too quickly"; nothing
+    /// is created.
+    SubmittedTooQuickly,
     /// 403 with `x-ratelimit-remaining: 0` and `x-ratelimit-reset: now + n`.
     PrimaryRateLimit { reset_in_secs: u64 },
     /// 401 "Bad credentials" once.
@@ -35,6 +49,10 @@ pub enum Fault {
     /// feature", which GitHub may also answer while a just-pushed commit
     /// is not visible to it yet), without applying the change.
     Unprocessable { message: String },
+    /// GitHub's 405 when the base branch moved while a pull request was
+    /// being merged: "Base branch was modified. Review and try the merge
+    /// again." Nothing is merged.
+    BaseBranchModified,
     /// Wait this long, then handle the request normally.
     Latency(Duration),
     /// Apply the change, then wait this long before answering.
@@ -76,8 +94,10 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
             FaultAction::Answer(Reply::error(status, status_message(status)))
         }
         Fault::SecondaryRateLimit { retry_after_secs } => {
-            FaultAction::Answer(secondary_reply(retry_after_secs))
+            FaultAction::Answer(secondary_reply(Some(retry_after_secs)))
         }
+        Fault::SecondaryRateLimitWithoutRetryAfter => FaultAction::Answer(secondary_reply(None)),
+        Fault::SubmittedTooQuickly => FaultAction::Answer(too_quickly_reply("Issue")),
         Fault::PrimaryRateLimit { reset_in_secs } => {
             let reset = chrono::Utc::now().timestamp() + reset_in_secs as i64;
             let mut r = Reply::error(
@@ -101,6 +121,10 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         )),
         Fault::Unprocessable { message } => FaultAction::Answer(Reply::invalid(
             json!({"resource": "PullRequest", "code": "custom", "message": message}),
+        )),
+        Fault::BaseBranchModified => FaultAction::Answer(Reply::error(
+            405,
+            "Base branch was modified. Review and try the merge again.",
         )),
         Fault::Latency(d) => FaultAction::Delay(d),
         Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),
@@ -129,34 +153,128 @@ fn status_message(status: u16) -> &'static str {
     }
 }
 
-pub(crate) fn secondary_reply(retry_after_secs: u64) -> Reply {
+/// GitHub's 403 for a secondary rate limit, with `retry-after` when given.
+pub(crate) fn secondary_reply(retry_after_secs: Option<u64>) -> Reply {
     let mut r = Reply::error(
         403,
         "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
     );
-    r.headers
-        .push(("retry-after".into(), retry_after_secs.to_string()));
+    if let Some(secs) = retry_after_secs {
+        r.headers.push(("retry-after".into(), secs.to_string()));
+    }
     r
 }
 
-/// Counts one content-creating request; `Some(reply)` when over the limit.
-pub(crate) fn secondary_limit(st: &mut State, installation: u64) -> Option<Reply> {
-    if st.secondary_limit == 0 {
+/// GitHub's temporary 422 for content created too fast.
+pub(crate) fn too_quickly_reply(resource: &str) -> Reply {
+    Reply::invalid(json!({
+        "resource": resource, "code": "custom", "field": "body",
+        "message": "was submitted too quickly",
+    }))
+}
+
+/// How a write over a secondary limit is answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SecondaryAnswer {
+    /// 403 with `retry-after`: the seconds until the window has room.
+    #[default]
+    RetryAfter,
+    /// 403 without `retry-after`.
+    WithoutRetryAfter,
+    /// A new issue or comment gets the 422 "was submitted too quickly";
+    /// other writes a 403 without `retry-after`.
+    SubmittedTooQuickly,
+}
+
+/// GitHub's secondary limits on content-creating requests.
+pub struct SecondaryLimits {
+    /// Writes per installation in any `minute`; 0 turns both limits off.
+    pub per_minute: u32,
+    /// Writes per installation in any `hour`; 0 turns this one off.
+    pub per_hour: u32,
+    pub minute: Duration,
+    pub hour: Duration,
+    pub answer: SecondaryAnswer,
+    /// Each installation's accepted writes within the last hour, on
+    /// GitHub's clock.
+    pub writes: HashMap<u64, VecDeque<Instant>>,
+}
+
+impl Default for SecondaryLimits {
+    fn default() -> Self {
+        SecondaryLimits {
+            per_minute: 80,
+            per_hour: 500,
+            minute: Duration::from_secs(60),
+            hour: Duration::from_secs(3600),
+            answer: SecondaryAnswer::default(),
+            writes: HashMap::new(),
+        }
+    }
+}
+
+impl SecondaryLimits {
+    /// How long until a write fits both windows at `now`; `None` when it
+    /// fits now.
+    fn wait(&self, times: &VecDeque<Instant>, now: Instant) -> Option<Duration> {
+        let full = |limit: u32, window: Duration| -> Option<Duration> {
+            if limit == 0 {
+                return None;
+            }
+            let inside: Vec<&Instant> = times
+                .iter()
+                .filter(|t| now.duration_since(**t) < window)
+                .collect();
+            let over = inside.len().checked_sub(limit as usize)?;
+            // The write that must leave the window before another fits.
+            Some(window - now.duration_since(*inside[over]))
+        };
+        let minute = full(self.per_minute, self.minute);
+        let hour = full(self.per_hour, self.hour);
+        minute.into_iter().chain(hour).max()
+    }
+}
+
+/// Counts one content-creating request to `template`; `Some(reply)` when
+/// it is over a secondary limit (and then it is not counted).
+pub(crate) fn secondary_limit(st: &mut State, installation: u64, template: &str) -> Option<Reply> {
+    let limits = &mut st.secondary;
+    if limits.per_minute == 0 {
         return None;
     }
-    let now = Instant::now();
-    let limit = st.secondary_limit as usize;
-    let window = st.secondary_window;
-    let times = st.write_times.entry(installation).or_default();
+    let now = st.clock.instant();
+    let keep = limits.hour.max(limits.minute);
+    let times = limits.writes.entry(installation).or_default();
     while times
         .front()
-        .is_some_and(|t| now.duration_since(*t) >= window)
+        .is_some_and(|t| now.duration_since(*t) >= keep)
     {
         times.pop_front();
     }
-    if times.len() >= limit {
-        return Some(secondary_reply(window.as_secs().max(1)));
+    let times = times.clone();
+    if let Some(wait) = limits.wait(&times, now) {
+        let creates_content = template.ends_with("/issues") || template.ends_with("/comments");
+        return Some(match limits.answer {
+            SecondaryAnswer::RetryAfter => {
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                secondary_reply(Some(secs.max(1)))
+            }
+            SecondaryAnswer::SubmittedTooQuickly if creates_content => {
+                too_quickly_reply(if template.ends_with("/comments") {
+                    "IssueComment"
+                } else {
+                    "Issue"
+                })
+            }
+            SecondaryAnswer::WithoutRetryAfter | SecondaryAnswer::SubmittedTooQuickly => {
+                secondary_reply(None)
+            }
+        });
     }
-    times.push_back(now);
+    limits
+        .writes
+        .entry(installation)
+        .or_default()
+        .push_back(now);
     None
 }

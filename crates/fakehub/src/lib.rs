@@ -92,7 +92,7 @@ mod trees;
 mod webhooks;
 
 pub use echo::{EchoRecord, EchoStats};
-pub use faults::{Fault, NOT_ACCESSIBLE};
+pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
 pub use repo_handle::RepoHandle;
 pub use state::{
     Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Rule, Ruleset,
@@ -321,13 +321,13 @@ impl FakeGitHub {
             .push_back(fault);
     }
 
-    /// Shrinks the secondary limit's window (one minute on GitHub) so a
-    /// test can prove pacing in seconds: `limit` writes per `window`.
+    /// Shrinks the secondary limit's minute (one on GitHub) so a test can
+    /// prove pacing in seconds: `limit` writes per `window`.
     pub fn set_secondary_window(&self, limit: u32, window: Duration) {
         let mut st = self.inner.lock();
-        st.secondary_limit = limit;
-        st.secondary_window = window;
-        st.write_times.clear();
+        st.secondary.per_minute = limit;
+        st.secondary.minute = window;
+        st.secondary.writes.clear();
     }
 
     /// Faults queued on `route` and not consumed yet: a test waits for 0 to
@@ -349,11 +349,29 @@ impl FakeGitHub {
     }
 
     /// Content-creating requests allowed per installation per sliding minute
-    /// (default 80, GitHub's documented figure); 0 disables the limit.
+    /// (default 80, GitHub's documented figure); 0 turns off both limits,
+    /// the minute's and the hour's. An hourly limit below the new minute
+    /// limit is raised to it, so a test that lifts the minute's limit to
+    /// make many writes is not stopped by the hour's.
     pub fn set_secondary_limit(&self, writes_per_minute: u32) {
         let mut st = self.inner.lock();
-        st.secondary_limit = writes_per_minute;
-        st.write_times.clear();
+        st.secondary.per_minute = writes_per_minute;
+        st.secondary.per_hour = st.secondary.per_hour.max(writes_per_minute);
+        st.secondary.writes.clear();
+    }
+
+    /// Content-creating requests allowed per installation per sliding hour
+    /// (default 500, GitHub's documented figure); 0 turns it off.
+    pub fn set_secondary_hourly_limit(&self, writes_per_hour: u32) {
+        let mut st = self.inner.lock();
+        st.secondary.per_hour = writes_per_hour;
+        st.secondary.writes.clear();
+    }
+
+    /// How a write over a secondary limit is answered (default: 403 with
+    /// `retry-after`).
+    pub fn set_secondary_answer(&self, answer: SecondaryAnswer) {
+        self.inner.lock().secondary.answer = answer;
     }
 
     pub fn requests(&self) -> Vec<RecordedRequest> {
@@ -502,9 +520,10 @@ impl FakeGitHub {
     /// Moves GitHub's clock on by `by`, at once: a read lag runs out, and
     /// what GitHub stamps from now on (issues, comments, pull requests,
     /// commits, check runs, workflow runs, artifacts, the delivery log) is
-    /// stamped that much later. Authentication (JWTs, token lifetimes) and
-    /// rate-limit windows keep the real clock: tests that want a token to
-    /// expire say so ([`FakeGitHub::expire_tokens`]).
+    /// stamped that much later, and the secondary limits' windows move on.
+    /// Authentication (JWTs, token lifetimes) and the primary rate limit
+    /// keep the real clock: tests that want a token to expire say so
+    /// ([`FakeGitHub::expire_tokens`]).
     pub fn advance(&self, by: Duration) {
         self.inner.lock().clock.advance(by);
     }

@@ -187,7 +187,7 @@ pub(crate) fn suite_status(r: &Repo, s: &CheckSuite) -> (&'static str, Option<St
     let runs: Vec<_> = r
         .check_runs
         .iter()
-        .filter(|c| c.head_sha == s.head_sha)
+        .filter(|c| c.head_sha == s.head_sha && c.other_app.is_none())
         .collect();
     if runs.is_empty() {
         return ("queued", None);

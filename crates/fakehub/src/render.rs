@@ -356,7 +356,14 @@ fn installation_html(account: &User, id: u64) -> String {
 
 pub fn check_run(st: &State, base: &str, r: &Repo, c: &CheckRun) -> Value {
     let api = format!("{}/check-runs/{}", repo_api(base, r), c.id);
-    let app = app(st, base);
+    let mut app = app(st, base);
+    if let Some((id, slug)) = &c.other_app {
+        app["id"] = json!(id);
+        app["slug"] = json!(slug);
+        app["name"] = json!(slug);
+        app["node_id"] = json!(node_id("A", *id));
+        app["html_url"] = json!(format!("{HTML}/apps/{slug}"));
+    }
     // GitHub falls back to the App's homepage when no details_url was given.
     let details_url = c
         .details_url

@@ -26,6 +26,8 @@ pub struct RepoHandle {
     key: String,
 }
 
+mod limits;
+
 impl RepoHandle {
     pub(crate) fn new(inner: Arc<Shared>, key: String) -> RepoHandle {
         RepoHandle { inner, key }

@@ -7,9 +7,10 @@
 //! share one counter per repository, as on GitHub.
 //!
 //! Time is GitHub's clock ([`GitHubClock`]): the real time, moved on by
-//! `FakeGitHub::advance`. It stamps what GitHub stamps and ends read lag;
-//! authentication (JWTs, token lifetimes) and rate-limit windows keep the
-//! real clock, so moving it on never logs taskgate out.
+//! `FakeGitHub::advance`. It stamps what GitHub stamps, ends read lag and
+//! moves the secondary limits' windows on; authentication (JWTs, token
+//! lifetimes) and the primary rate limit keep the real clock, so moving it
+//! on never logs taskgate out.
 //!
 //! A repository and what it holds (issues, pulls, commits, ...) are in
 //! `state::repo`, re-exported here.
@@ -164,14 +165,12 @@ pub struct State {
     pub token_ttl: Duration,
     pub repos: BTreeMap<String, Repo>,
     pub faults: HashMap<String, VecDeque<Fault>>,
-    pub secondary_limit: u32,
+    /// GitHub's secondary limits on content-creating requests.
+    pub secondary: crate::faults::SecondaryLimits,
     /// Whether a dispatch asked for `return_run_details` gets them (false:
     /// a GitHub Enterprise Server older than the parameter, which answers
     /// 204 whatever it is asked).
     pub dispatch_run_details: bool,
-    /// The sliding window the limit counts over (GitHub: one minute).
-    pub secondary_window: std::time::Duration,
-    pub write_times: HashMap<u64, VecDeque<Instant>>,
     pub rate_used: HashMap<String, u64>,
     pub rate_reset: i64,
     pub requests: Vec<crate::RecordedRequest>,
@@ -224,10 +223,8 @@ impl State {
             token_ttl: Duration::from_secs(3600),
             repos: BTreeMap::new(),
             faults: HashMap::new(),
-            secondary_limit: 80,
+            secondary: Default::default(),
             dispatch_run_details: true,
-            secondary_window: std::time::Duration::from_secs(60),
-            write_times: HashMap::new(),
             rate_used: HashMap::new(),
             rate_reset: Utc::now().timestamp() + 3600,
             requests: Vec::new(),
@@ -334,6 +331,20 @@ impl State {
             Some("triage" | "read") => org_repo && self.known_user(login).is_some(),
             _ => false,
         }
+    }
+
+    /// Whether `login` can be assigned issues of repository `key` when an
+    /// issue is created: its collaborators with triage access or more (the
+    /// owner included), as `GET /repos/{owner}/{repo}/assignees` lists
+    /// them.
+    pub fn assignable_in(&self, key: &str, login: &str) -> bool {
+        let Some(repo) = self.repos.get(key) else {
+            return false;
+        };
+        matches!(
+            self.permission(repo, login).as_str(),
+            "triage" | "write" | "maintain" | "admin"
+        )
     }
 
     pub fn ensure_repo(&mut self, full_name: &str) -> String {

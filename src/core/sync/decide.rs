@@ -322,7 +322,12 @@ pub fn record_branch_start(
     })
 }
 
-fn pass(plan: &StoryPlan, parsed: &Plan, files: &MemFiles, known: &Known) -> Vec<Effect> {
+pub(super) fn pass(
+    plan: &StoryPlan,
+    parsed: &Plan,
+    files: &MemFiles,
+    known: &Known,
+) -> Vec<Effect> {
     reconcile(
         &plan.story,
         parsed,

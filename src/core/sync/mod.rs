@@ -15,6 +15,7 @@
 
 mod decide;
 mod desired;
+mod pace;
 #[cfg(test)]
 mod test_support;
 
@@ -25,6 +26,7 @@ pub use decide::{
     decide_removed_plan, record_branch_start, CommentPlan, Known, MAX_RECONCILE_ROUNDS, PLAN_CHECK,
 };
 pub use desired::{reconcile, IssueRecord, RepoView};
+pub use pace::announce_pace;
 
 use crate::ids::{CommitSha, InstallationId, RepoName};
 

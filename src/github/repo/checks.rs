@@ -39,20 +39,25 @@ impl RepoClient<'_> {
         Created::read(&self.post(&self.path("check-runs"), Some(&body)).await?)
     }
 
-    /// The id of the check run named `name` on `head_sha` whose
-    /// `external_id` is `key`.
+    /// The id of App `app_id`'s check run named `name` on `head_sha` whose
+    /// `external_id` is `key`. Another App's run of that name (a second
+    /// taskgate App on the repository, staging beside production, makes
+    /// the same names and keys) is never taken: GitHub would refuse to
+    /// change it, and it is not taskgate's to change.
     pub(crate) async fn find_check_run(
         &self,
+        app_id: u64,
         head_sha: &CommitSha,
         name: &str,
         key: &str,
     ) -> Result<Option<u64>, GitHubError> {
         let path = self.path(&format!(
-            "commits/{head_sha}/check-runs?check_name={name}&filter=all&per_page=100"
+            "commits/{head_sha}/check-runs?check_name={name}&app_id={app_id}&filter=all&per_page=100"
         ));
         let list: Value = self.get(&path).await?.json()?;
         Ok(list["check_runs"].as_array().and_then(|runs| {
             runs.iter()
+                .filter(|r| r["app"]["id"].as_u64() == Some(app_id))
                 .find(|r| r["external_id"].as_str() == Some(key))
                 .and_then(|r| r["id"].as_u64())
         }))

@@ -130,6 +130,41 @@ impl RepoClient<'_> {
             .json()
     }
 
+    /// Opens an issue with `assignees`; where GitHub refuses the whole
+    /// issue for a login it cannot assign (422, `assignees` `invalid`),
+    /// opens it without them. GitHub's answer, and the logins it refused
+    /// (all of them when it does not name them).
+    pub(crate) async fn create_issue_assigning(
+        &self,
+        title: &str,
+        body: &str,
+        labels: &[String],
+        assignees: &[String],
+    ) -> Result<(Value, Vec<String>), GitHubError> {
+        match self.create_issue(title, body, labels, assignees).await {
+            Err(e) if !assignees.is_empty() => {
+                let errors = e.validation_errors();
+                let refused: Vec<&Value> = errors
+                    .iter()
+                    .filter(|v| v["field"] == "assignees" || v["field"] == "assignee")
+                    .collect();
+                if refused.is_empty() {
+                    return Err(e);
+                }
+                let mut logins: Vec<String> = refused
+                    .iter()
+                    .filter_map(|v| v["value"].as_str().map(str::to_owned))
+                    .collect();
+                if logins.is_empty() {
+                    logins = assignees.to_vec();
+                }
+                let created = self.create_issue(title, body, labels, &[]).await?;
+                Ok((created, logins))
+            }
+            other => Ok((other?, Vec::new())),
+        }
+    }
+
     pub(crate) async fn update_issue(
         &self,
         issue: IssueNumber,

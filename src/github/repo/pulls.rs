@@ -14,6 +14,17 @@ use crate::ids::{CommitSha, IssueNumber};
 pub const MARK_READY_MUTATION: &str = "mutation MarkReady($id: ID!) { \
     markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { number isDraft } } }";
 
+/// GitHub's refusal of a draft where the owner's plan has none.
+const DRAFTS_NOT_SUPPORTED: &str = "Draft pull requests are not supported in this repository";
+
+/// What [`RepoClient::create_pull_or_normal`] did.
+pub(crate) struct Opened {
+    /// The pull request, or `None` when there was nothing to open.
+    pub created: Option<Created>,
+    /// GitHub refused a draft here: the repository has none.
+    pub drafts_refused: bool,
+}
+
 impl RepoClient<'_> {
     /// Creates branch `name` at `sha`; one that exists already is kept.
     pub(crate) async fn create_branch(
@@ -53,6 +64,35 @@ impl RepoClient<'_> {
         }
     }
 
+    /// Opens a pull request as a draft where the repository has drafts:
+    /// where GitHub refuses one ("Draft pull requests are not supported in
+    /// this repository": a private repository on GitHub Free), it is
+    /// opened as a normal one. The answer says which happened
+    /// ([`Opened::drafts_refused`]), for the caller to remember.
+    pub(crate) async fn create_pull_or_normal(
+        &self,
+        head: &str,
+        base: &str,
+        title: &str,
+        body: &str,
+        draft: bool,
+    ) -> Result<Opened, GitHubError> {
+        match self.create_pull(head, base, title, body, draft).await {
+            Err(GitHubError::Http {
+                status: 422,
+                message,
+                ..
+            }) if draft && message.contains(DRAFTS_NOT_SUPPORTED) => Ok(Opened {
+                created: self.create_pull(head, base, title, body, false).await?,
+                drafts_refused: true,
+            }),
+            other => Ok(Opened {
+                created: other?,
+                drafts_refused: false,
+            }),
+        }
+    }
+
     /// The pull request as GitHub shows it.
     pub(crate) async fn get_pull(&self, number: IssueNumber) -> Result<Value, GitHubError> {
         self.get(&self.path(&format!("pulls/{number}")))
@@ -79,7 +119,12 @@ impl RepoClient<'_> {
         Ok(())
     }
 
-    /// Merges pull request `number` at `sha`; GitHub's answer.
+    /// Merges pull request `number` at `sha`; GitHub's answer. GitHub's 405
+    /// "Base branch was modified" (the base moved during the merge; nothing
+    /// was merged, and GitHub asks to try again) is
+    /// [`GitHubError::TryAgain`]: the merge is pinned to `sha`, so trying
+    /// again merges the same head into the moved base, or is refused then
+    /// for what it is.
     pub(crate) async fn merge_pull(
         &self,
         number: IssueNumber,
@@ -88,9 +133,20 @@ impl RepoClient<'_> {
         title: &str,
     ) -> Result<Value, GitHubError> {
         let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
-        self.put(&self.path(&format!("pulls/{number}/merge")), &body)
-            .await?
-            .json()
+        match self
+            .put(&self.path(&format!("pulls/{number}/merge")), &body)
+            .await
+        {
+            Ok(answer) => answer.json(),
+            Err(GitHubError::Http {
+                status: 405,
+                message,
+                ..
+            }) if message.contains("Base branch was modified") => Err(GitHubError::TryAgain(
+                format!("405 merging #{number}: {message}"),
+            )),
+            Err(e) => Err(e),
+        }
     }
 
     /// Runs [`MARK_READY_MUTATION`] on the pull request with `node_id`.

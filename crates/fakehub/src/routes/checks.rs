@@ -1,4 +1,6 @@
-//! Check runs: create, update, get, list for a ref. GitHub's limits are
+//! Check runs: create, update, get, list for a ref (by name, status and
+//! `app_id`). A check run belongs to the App that created it: another
+//! App's PATCH is refused with GitHub's 403 "Invalid app_id …". GitHub's limits are
 //! enforced (summary/text ≤ 65535 characters, ≤ 50 annotations per request,
 //! ≤ 3 actions with label/identifier ≤ 20 and description ≤ 40 characters);
 //! annotations accumulate across updates, as on GitHub.
@@ -168,6 +170,7 @@ fn create_check_run(st: &mut State, req: &Req) -> HResult {
         actions: Vec::new(),
         started_at: Some(now),
         completed_at: None,
+        other_app: None,
     };
     apply(&mut run, &req.body, now);
     let id = run.id;
@@ -191,6 +194,12 @@ fn update_check_run(st: &mut State, req: &Req) -> HResult {
         .iter_mut()
         .find(|c| c.id == id)
         .ok_or_else(Reply::not_found)?;
+    if let Some((app_id, _)) = &run.other_app {
+        return Err(Reply::error(
+            403,
+            &format!("Invalid app_id `{app_id}` - check run can only be modified by the GitHub App that created it."),
+        ));
+    }
     let was_completed = run.status == "completed";
     apply(run, &req.body, now);
     let key = req.repo_key();
@@ -207,6 +216,8 @@ fn list_for_ref(st: &mut State, req: &Req) -> HResult {
         .ok_or_else(|| Reply::unprocessable(&format!("No commit found for SHA: {r}")))?;
     let name = req.query.get("check_name");
     let status = req.query.get("status");
+    let app_id = req.query.get("app_id").and_then(|a| a.parse::<u64>().ok());
+    let of_app = |c: &CheckRun| c.other_app.as_ref().map_or(st.app_id, |(id, _)| *id);
     let latest_only = req.query.get("filter").map(String::as_str) != Some("all");
     let mut runs: Vec<&CheckRun> = repo
         .check_runs
@@ -215,6 +226,7 @@ fn list_for_ref(st: &mut State, req: &Req) -> HResult {
         .filter(|c| c.head_sha == sha)
         .filter(|c| name.is_none_or(|n| c.name == *n))
         .filter(|c| status.is_none_or(|s| c.status == *s))
+        .filter(|c| app_id.is_none_or(|a| of_app(c) == a))
         .collect();
     if latest_only {
         let mut seen = Vec::new();

@@ -99,7 +99,7 @@ fn graphql(st: &mut State, req: &Req) -> HResult {
     };
     // GitHub counts mutations, not queries, as content-creating requests.
     if op.kind == OpKind::Mutation {
-        if let Some(reply) = faults::secondary_limit(st, inst) {
+        if let Some(reply) = faults::secondary_limit(st, inst, "/graphql") {
             return Err(reply);
         }
     }
@@ -643,7 +643,7 @@ mod tests {
     #[test]
     fn mutations_count_against_the_secondary_limit() {
         let (mut st, id, _) = setup();
-        st.secondary_limit = 1;
+        st.secondary.per_minute = 1;
         call(
             &mut st,
             json!({"query": MARK_READY, "variables": {"id": id}}),

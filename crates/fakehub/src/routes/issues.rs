@@ -207,6 +207,16 @@ fn create_issue(st: &mut State, req: &Req) -> HResult {
         ));
     };
     let author = req.actor(st);
+    let assignees = strings(req.body.get("assignees"));
+    // GitHub refuses the whole issue for a login that cannot be assigned.
+    if let Some(login) = assignees
+        .iter()
+        .find(|l| !st.assignable_in(&req.repo_key(), l))
+    {
+        return Err(Reply::invalid(serde_json::json!({
+            "value": login, "resource": "Issue", "field": "assignees", "code": "invalid",
+        })));
+    }
     let (repo, ids) = repo_mut(st, req)?;
     let number = open_issue(
         repo,
@@ -217,7 +227,7 @@ fn create_issue(st: &mut State, req: &Req) -> HResult {
         &strings(req.body.get("labels")),
     );
     if let Some(i) = repo.issues.get_mut(&number) {
-        i.assignees = strings(req.body.get("assignees"));
+        i.assignees = assignees;
     }
     let reply = issue_reply(st, req, number, 201);
     let key = req.repo_key();

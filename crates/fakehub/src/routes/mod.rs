@@ -506,7 +506,7 @@ fn run(
     }
     let counted = route.auth == AuthKind::Installation && req.method != "GET";
     if let (Some(Caller::Installation(inst)), true) = (&req.caller, counted) {
-        if let Some(reply) = faults::secondary_limit(st, *inst) {
+        if let Some(reply) = faults::secondary_limit(st, *inst, route.template) {
             return Err(reply);
         }
     }

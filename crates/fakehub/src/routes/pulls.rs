@@ -81,6 +81,10 @@ fn list_pulls(st: &mut State, req: &Req) -> HResult {
     Ok(paginate(req, items))
 }
 
+/// GitHub's refusal of a draft where the owner's plan has none (a private
+/// repository on GitHub Free).
+pub const DRAFTS_NOT_SUPPORTED: &str = "Draft pull requests are not supported in this repository.";
+
 fn create_pull(st: &mut State, req: &Req) -> HResult {
     let author = req.actor(st);
     let (repo, ids) = repo_mut(st, req)?;
@@ -108,6 +112,13 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
         return Err(Reply::invalid(
             json!({"resource": "PullRequest", "code": "custom", "message": msg}),
         ));
+    }
+    let draft = req.body.get("draft").and_then(Value::as_bool) == Some(true);
+    if draft && !repo.plan.drafts {
+        return Err(Reply::invalid(json!({
+            "resource": "PullRequest", "code": "custom",
+            "message": DRAFTS_NOT_SUPPORTED,
+        })));
     }
     if head_sha == base_sha {
         let msg = format!("No commits between {base} and {head}");
@@ -150,11 +161,7 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
         head,
         base,
         state: "open".into(),
-        draft: req
-            .body
-            .get("draft")
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        draft,
         merged: false,
         mergeable: true,
         merge_commit_sha: None,

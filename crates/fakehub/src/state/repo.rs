@@ -116,6 +116,10 @@ pub struct CheckRun {
     pub actions: Vec<Value>,
     pub started_at: Option<DateTime<Utc>>,
     pub completed_at: Option<DateTime<Utc>>,
+    /// The App that created it: `None` for the App under test, else another
+    /// App's id and slug (`RepoHandle::add_check_run_of_app`). Only the
+    /// App that created a check run may change it.
+    pub other_app: Option<(u64, String)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -244,6 +248,21 @@ pub struct Repo {
     pub git: Option<crate::git_backing::GitBacking>,
     /// Its rulesets and classic branch protection rules (`state::rules`).
     pub rulesets: Vec<super::Ruleset>,
+    /// What the owner's plan allows here (`RepoHandle::without_drafts`).
+    pub plan: PlanFeatures,
+}
+
+/// What a repository's plan on GitHub allows.
+#[derive(Clone, Debug)]
+pub struct PlanFeatures {
+    /// Draft pull requests: not in private repositories on GitHub Free.
+    pub drafts: bool,
+}
+
+impl Default for PlanFeatures {
+    fn default() -> Self {
+        PlanFeatures { drafts: true }
+    }
 }
 
 impl Repo {

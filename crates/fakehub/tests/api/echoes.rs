@@ -336,6 +336,8 @@ async fn pull_requests_edit_ready_label_and_merge() {
 #[tokio::test]
 async fn issues_send_opened_labeled_assigned_then_the_differences() {
     let (gh, _repo, c, inbox) = echoing().await;
+    // An assignee must be a collaborator GitHub can assign.
+    gh.set_permission("octocat", "write");
     let r = c
         .post(
             "/repos/acme/widgets/issues",

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use fakehub::Fault;
+use fakehub::{Fault, SecondaryAnswer};
 use serde_json::json;
 
 use crate::*;
@@ -88,6 +88,87 @@ async fn secondary_limit_counts_writes_per_installation() {
     );
     gh.set_secondary_limit(0);
     assert_eq!(c.post(&url, json!({"body": "x"})).await.status, 201);
+}
+
+#[tokio::test]
+async fn the_hourly_secondary_limit_counts_on_githubs_clock() {
+    let (gh, repo, c) = setup().await;
+    // GitHub: no more than 80 a minute and 500 an hour; here 3 and 5.
+    gh.set_secondary_limit(3);
+    gh.set_secondary_hourly_limit(5);
+    let n = repo.create_issue("t", "b", "alice");
+    let url = format!("/repos/acme/widgets/issues/{n}/comments");
+    let mut statuses = Vec::new();
+    for _ in 0..4 {
+        statuses.push(c.post(&url, json!({"body": "x"})).await.status);
+    }
+    assert_eq!(statuses, [201, 201, 201, 403], "the minute's limit");
+    // A minute later the minute has room, the hour two writes more.
+    gh.advance(Duration::from_secs(61));
+    statuses.clear();
+    for _ in 0..3 {
+        statuses.push(c.post(&url, json!({"body": "x"})).await.status);
+    }
+    assert_eq!(statuses, [201, 201, 403], "the hour's limit");
+    let r = c.post(&url, json!({"body": "x"})).await;
+    let wait: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    // The first write leaves the hour 3600 s after it was made.
+    assert!((3_530..=3_540).contains(&wait), "{wait}");
+    gh.advance(Duration::from_secs(wait));
+    assert_eq!(c.post(&url, json!({"body": "x"})).await.status, 201);
+}
+
+#[tokio::test]
+async fn a_secondary_limit_may_answer_without_retry_after_or_as_submitted_too_quickly() {
+    let (gh, repo, c) = setup().await;
+    gh.set_secondary_limit(1);
+    let n = repo.create_issue("t", "b", "alice");
+    let url = format!("/repos/acme/widgets/issues/{n}/comments");
+    assert_eq!(c.post(&url, json!({"body": "x"})).await.status, 201);
+
+    gh.set_secondary_answer(SecondaryAnswer::WithoutRetryAfter);
+    let r = c.post(&url, json!({"body": "x"})).await;
+    assert_eq!(r.status, 403);
+    assert!(r.headers.get("retry-after").is_none());
+    assert!(r.body["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("You have exceeded a secondary rate limit"));
+
+    gh.set_secondary_answer(SecondaryAnswer::SubmittedTooQuickly);
+    let r = c.post(&url, json!({"body": "x"})).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(r.body["errors"][0]["message"], "was submitted too quickly");
+    let issues = c
+        .post("/repos/acme/widgets/issues", json!({"title": "t"}))
+        .await;
+    assert_eq!(issues.status, 422);
+    assert_eq!(repo.comments(n).len(), 1, "nothing made over the limit");
+    assert_eq!(repo.issues().len(), 1);
+    // Writes that create no content get the 403.
+    let labels = c
+        .post(
+            &format!("/repos/acme/widgets/issues/{n}/labels"),
+            json!({"labels": ["x"]}),
+        )
+        .await;
+    assert_eq!(labels.status, 403);
+}
+
+#[tokio::test]
+async fn secondary_faults_without_retry_after_and_submitted_too_quickly() {
+    let (gh, repo, c) = setup().await;
+    let n = repo.create_issue("t", "b", "alice");
+    let url = format!("/repos/acme/widgets/issues/{n}/comments");
+    gh.inject(COMMENTS, Fault::SecondaryRateLimitWithoutRetryAfter);
+    gh.inject(COMMENTS, Fault::SubmittedTooQuickly);
+    let r = c.post(&url, json!({"body": "x"})).await;
+    assert_eq!(r.status, 403);
+    assert!(r.headers.get("retry-after").is_none());
+    let r = c.post(&url, json!({"body": "x"})).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(r.body["errors"][0]["message"], "was submitted too quickly");
+    assert!(repo.comments(n).is_empty());
 }
 
 #[tokio::test]

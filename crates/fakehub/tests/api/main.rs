@@ -11,6 +11,7 @@ mod git_pulls;
 mod graphql;
 mod hook_deliveries;
 mod issues;
+mod limits;
 mod manifests;
 mod merges;
 mod octocrab_client;
