@@ -47,7 +47,11 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             "the story branch {story_branch} is not visible yet"
         ))
     })?;
-    let (how, conflict) = if gh.create_branch_if_new(name, &story_sha).await? {
+    // Looked at before it is made: a pass that asks again before the
+    // first start is recorded finds it with a read, not a refused write
+    // (GitHub's secondary limits count refusals too).
+    let exists = gh.branch_head(name).await?.is_some();
+    let (how, conflict) = if !exists && gh.create_branch_if_new(name, &story_sha).await? {
         (StartHow::Created, None)
     } else {
         bring_up_to_date(gh, name, story_branch, &story_sha).await?
