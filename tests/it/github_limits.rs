@@ -10,19 +10,12 @@ use fakehub::Fault;
 use taskgate::github::Pacing;
 use taskgate::store::EffectStatus;
 
+use crate::plan_sync::plan_fixture;
 use crate::support::{eventually, TestApp, REPO};
 
 const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
 const CREATE_ISSUE: &str = "POST /repos/{owner}/{repo}/issues";
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
-
-fn plan_fixture(name: &str) -> String {
-    std::fs::read_to_string(format!(
-        "{}/fixtures/plans/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    ))
-    .unwrap()
-}
 
 /// `n` top-level tasks, each blocked by the one before.
 pub fn chain_plan(n: usize) -> String {
@@ -133,15 +126,7 @@ async fn an_issue_submitted_too_quickly_is_created_once_after_a_wait() {
     let before = titles.len();
     titles.dedup();
     assert_eq!((before, titles.len()), (5, 5), "{titles:?}");
-    let failed: Vec<_> = app
-        .store()
-        .effects()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.status == EffectStatus::Failed)
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    app.assert_no_effect_failed().await;
 }
 
 #[tokio::test]
@@ -234,15 +219,7 @@ async fn a_pass_queued_behind_a_write_being_retried_waits_for_it_and_makes_nothi
         .collect();
     tasks.sort();
     assert_eq!(tasks, ["Task 0", "Task 1", "Task 2"]);
-    let failed: Vec<_> = app
-        .store()
-        .effects()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.status == EffectStatus::Failed)
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    app.assert_no_effect_failed().await;
 }
 
 const TWO_TASKS: &str = r#"
@@ -293,16 +270,7 @@ async fn without_drafts_the_task_pr_is_a_normal_one_and_drafts_are_not_asked_aga
     let pulls = s.app.fake.repo(REPO).pulls();
     assert!(pulls.len() >= 2);
     assert!(pulls.iter().all(|p| !p.draft), "{pulls:#?}");
-    let failed: Vec<_> = s
-        .app
-        .store()
-        .effects()
-        .await
-        .unwrap()
-        .into_iter()
-        .filter(|e| e.status == EffectStatus::Failed)
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
+    s.app.assert_no_effect_failed().await;
 }
 
 const ONE_RED_TASK: &str = r#"

@@ -7,7 +7,7 @@ use crate::support::{TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
 
-fn plan_fixture(name: &str) -> String {
+pub fn plan_fixture(name: &str) -> String {
     std::fs::read_to_string(format!(
         "{}/fixtures/plans/{name}",
         env!("CARGO_MANIFEST_DIR")

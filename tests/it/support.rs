@@ -208,6 +208,17 @@ impl TestApp {
         &self.running.as_ref().unwrap().store
     }
 
+    /// Asserts that the outbox gave up no effect (naming those it did).
+    pub async fn assert_no_effect_failed(&self) {
+        let effects = self.store().effects().await.unwrap();
+        let failed: Vec<_> = effects
+            .iter()
+            .filter(|e| e.status == taskgate::store::EffectStatus::Failed)
+            .map(|e| (e.effect.name(), e.last_error.clone()))
+            .collect();
+        assert!(failed.is_empty(), "{failed:#?}");
+    }
+
     /// Posts a signed delivery with a fresh delivery id.
     pub async fn deliver(&self, event: &str, payload: &Value) -> (u16, String) {
         let id = format!("{:032x}", fastrand::u128(..));
