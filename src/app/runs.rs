@@ -23,7 +23,7 @@ use crate::core::report::RunReport;
 use crate::core::story::{story_branch, task_branch, Marker};
 use crate::core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
-    LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+    HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
 use crate::core::{Change, Decision};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
@@ -227,6 +227,7 @@ impl Runs {
                     pusher: (p.action == PullRequestAction::Synchronize)
                         .then(|| p.sender.as_ref().map(|s| s.id))
                         .flatten(),
+                    source: HeadSource::Webhook { before: None },
                 },
                 &ctx,
             ),
@@ -293,6 +294,9 @@ impl Runs {
             sha: p.after.clone(),
             pr: None,
             pusher: p.sender.as_ref().map(|s| s.id),
+            source: HeadSource::Webhook {
+                before: Some(p.before.clone()),
+            },
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
         Ok(Some(self.finish(&repo, &located, d)))

@@ -108,6 +108,7 @@ impl Runs {
                 sha: head.clone(),
                 pr: None,
                 pusher: None,
+                source: HeadSource::Taskgate,
             };
             decisions.push(self.start_pseudo(repo, &at, &trigger));
         }

@@ -68,6 +68,7 @@ impl Runs {
             sha: commit.clone(),
             pr: None,
             pusher: None,
+            source: HeadSource::Taskgate,
         };
         Ok(self.start_pseudo(repo, &at, &trigger))
     }

@@ -571,6 +571,37 @@ async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
     s.app.assert_contract_kept();
 }
 
+/// GitHub does not promise the order of its webhooks: the task PR's
+/// `opened` may arrive after the push's attempt already ended, refused.
+/// Neither it nor a later label on the PR asks for the head to run again
+/// (that is Retry's job): one refusal, one dispatch tried.
+#[tokio::test]
+async fn a_pull_request_event_after_a_refused_dispatch_does_not_try_again() {
+    let s = story_on_actions(false).await;
+    s.push(SHA1).await;
+    eventually("the refusal is posted on the task issue", || async {
+        !s.app.bot_comments(s.task_issue).is_empty()
+    })
+    .await;
+    s.app.settle().await;
+    let pr = s
+        .repo()
+        .pulls()
+        .into_iter()
+        .find(|p| p.head == s.branch)
+        .expect("the task PR");
+    let late = payloads::pull_request("opened", &s.repo(), pr.number);
+    assert_eq!(s.app.deliver("pull_request", &late).await.0, 202);
+    s.repo().add_labels(pr.number, &["looked-at"], "octocat");
+    s.app.settle().await;
+    let comments = s.app.bot_comments(s.task_issue);
+    assert_eq!(comments.len(), 1, "{comments:#?}");
+    let dispatches = s
+        .app
+        .statuses("POST /repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches");
+    assert_eq!(dispatches, [404], "one dispatch tried");
+}
+
 #[tokio::test]
 async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
     let s = story_on_actions(true).await;

@@ -170,6 +170,40 @@ async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_
     s.app.assert_contract_kept();
 }
 
+/// GitHub does not promise the order of its webhooks: the `opened` of the
+/// draft PR taskgate opened at the first head may arrive after the push
+/// that moved the branch on. It is late, not news: the task keeps its
+/// head, and the first head is not tested again.
+#[tokio::test]
+async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_back() {
+    let s = story_with_plan(CHAIN, None, 2).await;
+    let first = s.push(&[("check.sh", "exit 1\n")], "first").await;
+    s.completed(&first, 1).await;
+    let repo = s.app.fake.repo(REPO);
+    // The PR's `opened`, as GitHub built it at the first head.
+    let opened = fakehub::payloads::pull_request("opened", &repo, s.pull().number);
+    assert_eq!(opened["pull_request"]["head"]["sha"], first.as_str());
+    let second = s.push(&[("check.sh", "exit 0\n")], "second").await;
+    s.completed(&second, 1).await;
+
+    assert_eq!(s.app.deliver("pull_request", &opened).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(attempts(&s, "check").await, 2);
+    assert_eq!(
+        s.checks(&first).len(),
+        1,
+        "the first head is not tested again"
+    );
+    let record = s
+        .app
+        .store()
+        .task_record(&repo_name(), "file:checks", "check")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.head.map(|h| h.0), Some(second));
+}
+
 #[tokio::test]
 async fn the_draft_pr_is_asked_for_again_when_github_answered_no_commits_between() {
     let s = story_with_plan(CHAIN, None, 2).await;

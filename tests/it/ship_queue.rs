@@ -206,9 +206,15 @@ async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
     let sh = Shipped::proving_with(SLOW_CHECK).await;
     sh.add_ship_label().await;
     let first = sh.proof_running().await;
-    // main moves while the proof runs.
-    sh.s.app.push_to_main(&[("NOTES.md", "meanwhile\n")]).await;
-    let moved = sh.main_head();
+    // main moves while the proof runs (its head read at once: the story
+    // may land on it while the webhooks settle).
+    let moved = sh.repo().push_files(
+        "main",
+        &[("NOTES.md", "meanwhile\n")],
+        "Meanwhile",
+        "octocat",
+    );
+    sh.s.app.settle().await;
 
     eventually("the story landed", || async {
         sh.story_pr().unwrap().merged

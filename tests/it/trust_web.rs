@@ -230,12 +230,17 @@ async fn when_the_store_fails_the_processor_backs_off_instead_of_rereading_githu
     let app = TestApp::start_with(move |c| c.database_url = url).await;
     fail_decisions(&database, true);
 
-    // A plan pushed to main: deciding it reads the plan from GitHub.
+    // A plan pushed to main: deciding it reads the plan from GitHub. Only
+    // the push is delivered: its `check_suite`, which may come first (GitHub
+    // does not promise an order), would be the decision retried instead.
+    let repo = app.fake.repo(REPO);
+    let main = repo.branch_sha("main");
+    app.fake
+        .without_echoes(|| repo.push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat"));
+    let push = fakehub::payloads::push(&repo, "main", main.as_deref(), "octocat");
     let before = app.fake.requests().len();
     let started = std::time::Instant::now();
-    app.fake
-        .repo(REPO)
-        .push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat");
+    assert_eq!(app.deliver("push", &push).await.0, 202);
     let reads = || {
         app.fake.requests()[before..]
             .iter()

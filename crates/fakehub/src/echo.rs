@@ -115,7 +115,7 @@ pub(crate) fn flush(shared: &Shared, st: &mut State) {
             guid: crate::state::random_hex(32),
             payload,
         };
-        let now = st.clock.instant();
+        let now = clock(st);
         let copies = match st.echo.shuffle.as_mut() {
             Some(shuffle) => shuffle.copies(attempt, now),
             None => vec![Queued {
@@ -132,6 +132,15 @@ pub(crate) fn flush(shared: &Shared, st: &mut State) {
             // The task lives as long as the fake: a send cannot fail before.
             let _ = shared.echo_tx.send(copy);
         }
+    }
+}
+
+/// The clock due times are drawn and compared on: the shuffle mode's
+/// compressed one, else GitHub's.
+fn clock(st: &State) -> std::time::Instant {
+    match st.echo.shuffle.as_ref() {
+        Some(shuffle) => shuffle.now(st.clock.ahead()),
+        None => st.clock.instant(),
     }
 }
 
@@ -198,22 +207,22 @@ async fn next_due(
 ) -> Option<Queued> {
     loop {
         while let Ok(queued) = rx.try_recv() {
-            let now = shared.upgrade()?.lock().clock.instant();
+            let now = clock(&shared.upgrade()?.lock());
             waiting.push(queued, now);
         }
         if waiting.is_empty() {
             let queued = rx.recv().await?;
-            let now = shared.upgrade()?.lock().clock.instant();
+            let now = clock(&shared.upgrade()?.lock());
             waiting.push(queued, now);
             continue;
         }
-        let now = shared.upgrade()?.lock().clock.instant();
+        let now = clock(&shared.upgrade()?.lock());
         match waiting.pop_due(now) {
             Ok(next) => return Some(next),
             Err(wait) => {
                 tokio::select! {
                     queued = rx.recv() => {
-                        let now = shared.upgrade()?.lock().clock.instant();
+                        let now = clock(&shared.upgrade()?.lock());
                         waiting.push(queued?, now);
                     }
                     () = tokio::time::sleep(wait) => {}

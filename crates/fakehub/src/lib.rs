@@ -486,7 +486,10 @@ impl FakeGitHub {
             "fakehub: webhooks shuffled within {window:?}, {:.0} % sent twice, seed {seed} (FAKEHUB_SHUFFLE_SEED={seed} repeats it)",
             duplicate_share * 100.0
         );
-        self.inner.lock().echo.shuffle = Some(shuffle::Shuffle::new(window, duplicate_share, seed));
+        let mut st = self.inner.lock();
+        let shuffle = shuffle::Shuffle::new(window, duplicate_share, seed)
+            .continuing(st.echo.shuffle.as_ref());
+        st.echo.shuffle = Some(shuffle);
     }
 
     /// The echo counters: the fake is quiet when `queued == delivered`.

@@ -9,11 +9,13 @@
 //! first; about `duplicate_share` of them are sent a second time, with the
 //! same delivery id, due within the window after the first copy.
 //!
-//! Waiting for a due time would make every test take seconds, so the wait
-//! is compressed ([`COMPRESSION`]: a 3 s window holds an echo at most
-//! 60 ms of real time), and moving GitHub's clock (`FakeGitHub::advance`)
-//! past a due time releases it at once. The order is what the window
-//! decides, not the wall clock. Draws come from one seeded generator, so a
+//! Waiting for a due time would make every test take seconds, so the
+//! mode keeps its own clock ([`Shuffle::now`]), which runs [`COMPRESSION`]
+//! times faster than the real one from the moment the mode starts: a 3 s
+//! window holds an echo at most 60 ms of real time. Moving GitHub's clock
+//! (`FakeGitHub::advance`) moves it too, so passing a due time releases
+//! the echo at once. The order is what the window decides, not the wall
+//! clock. Draws come from one seeded generator, so a
 //! failing run is repeated with its seed (printed when the mode starts).
 //!
 //! Owns: the draws and the queue ordered by due time. Must not: build or
@@ -33,6 +35,8 @@ pub struct Shuffle {
     pub window: Duration,
     pub duplicate_share: f64,
     rng: fastrand::Rng,
+    /// When the mode started, on the real clock.
+    started: Instant,
 }
 
 /// One copy of an echo on its way.
@@ -50,7 +54,26 @@ impl Shuffle {
             window,
             duplicate_share: duplicate_share.clamp(0.0, 1.0),
             rng: fastrand::Rng::with_seed(seed),
+            started: Instant::now(),
         }
+    }
+
+    /// The same mode on `previous`'s clock, when the mode was on already
+    /// (a second server in front of the same fake): echoes waiting keep
+    /// their due times.
+    pub(crate) fn continuing(mut self, previous: Option<&Shuffle>) -> Shuffle {
+        if let Some(previous) = previous {
+            self.started = previous.started;
+        }
+        self
+    }
+
+    /// The mode's clock: the real time since the mode started, run
+    /// [`COMPRESSION`] times faster, plus how far GitHub's clock was moved
+    /// on (`ahead`). Due times are drawn and compared on it, so a wait of
+    /// `d` on it takes `d / COMPRESSION` of real time.
+    pub(crate) fn now(&self, ahead: Duration) -> Instant {
+        compressed(self.started, Instant::now(), ahead)
     }
 
     fn within_window(&mut self) -> Duration {
@@ -80,6 +103,11 @@ impl Shuffle {
         );
         copies
     }
+}
+
+/// The compressed time at real instant `real` of a mode started at `started`.
+fn compressed(started: Instant, real: Instant, ahead: Duration) -> Instant {
+    started + real.saturating_duration_since(started) * COMPRESSION + ahead
 }
 
 /// Echoes waiting for their due time, the earliest first (ties in the
@@ -166,6 +194,21 @@ mod tests {
         assert!(position("g399") > position("g0"));
         assert_eq!(order(7), (out, duplicates), "the seed repeats the order");
         assert_ne!(order(8).0, order(7).0);
+    }
+
+    #[test]
+    fn the_modes_clock_runs_fifty_times_faster_and_moves_with_githubs() {
+        let started = Instant::now();
+        let real = started + Duration::from_millis(60);
+        assert_eq!(
+            compressed(started, real, Duration::ZERO),
+            started + Duration::from_secs(3),
+            "60 ms of real time is a 3 s window"
+        );
+        assert_eq!(
+            compressed(started, real, Duration::from_secs(10)),
+            started + Duration::from_secs(13)
+        );
     }
 
     #[test]

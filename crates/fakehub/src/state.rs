@@ -43,7 +43,7 @@ pub struct GitHubClock {
 }
 
 impl GitHubClock {
-    fn ahead(&self) -> Duration {
+    pub(crate) fn ahead(&self) -> Duration {
         Duration::from_millis(self.ahead_ms.load(Ordering::SeqCst))
     }
     /// What GitHub would stamp now.

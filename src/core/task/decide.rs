@@ -1,6 +1,8 @@
 //! The transitions of a task's runs.
 
 use super::check::check_key;
+pub use super::heads::HeadSource;
+use super::heads::{late, move_head};
 use super::render;
 use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
 use crate::core::config::{MergeMethod, ReviewMode};
@@ -48,6 +50,8 @@ pub enum Trigger {
         /// Who pushed it, when a push says (its `sender`): a pusher may
         /// not approve the task they worked on (`allow_self_approval`).
         pusher: Option<UserId>,
+        /// A webhook, which may be late (`heads`), or taskgate's own.
+        source: HeadSource,
     },
     /// Run again at the head (or `sha`), all gates or one: check suite or
     /// check run re-requested, the Retry button, `/taskgate retry [gate]`.
@@ -162,6 +166,9 @@ pub const KEPT_PUSHERS: usize = 20;
 pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
     let noted = note_pusher(record, trigger);
     let record = noted.as_ref().unwrap_or(record);
+    if let Some(late) = late(record, trigger) {
+        return late;
+    }
     if matches!(
         record.state,
         Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
@@ -176,7 +183,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
     let (sha, gates) = match trigger {
         Trigger::Head { sha, pr, .. } => {
             adopt_pull_request(record, &mut next, sha, *pr, ctx, &mut effects);
-            next.head = Some(sha.clone());
+            move_head(&mut next, sha, trigger);
             if already_tested(record, sha, ctx) {
                 return already_tested_head(record, next, sha, *pr, ctx, effects);
             }
@@ -231,7 +238,7 @@ fn not_run(record: &TaskRecord, trigger: &Trigger) -> TaskDecision {
     let mut next = record.clone();
     if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
         // Remembered, so `/resume` tests what was pushed meanwhile.
-        next.head = Some(sha.clone());
+        move_head(&mut next, sha, trigger);
         next.pr = pr.or(next.pr);
     }
     TaskDecision::unchanged(&next, format!("task is {state}: not run"))
@@ -271,13 +278,15 @@ fn adopt_pull_request(
     }
 }
 
-/// `sha` with all the task's gates is tested or being tested (an attempt
-/// cancelled or skipped does not count).
+/// `sha` with all the task's gates is tested or being tested, or its
+/// attempt could not run (skipped: a refused dispatch, a runner fault),
+/// which waits for Retry: a webhook that names the head again (a
+/// `pull_request` event delivered after the push's attempt ended, a label,
+/// a redelivery) is no request to run it again. An attempt cancelled (by a
+/// pause, a newer head) does not count.
 fn already_tested(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
     record.current.as_ref().is_some_and(|a| {
-        a.sha == *sha
-            && a.gates.len() == ctx.gates.len()
-            && !matches!(a.status, AttemptStatus::Cancelled | AttemptStatus::Skipped)
+        a.sha == *sha && a.gates.len() == ctx.gates.len() && a.status != AttemptStatus::Cancelled
     })
 }
 
@@ -401,7 +410,7 @@ fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDec
                 next.pr_requested = false;
             }
             let new_head = record.head.as_ref() != Some(sha);
-            next.head = Some(sha.clone());
+            move_head(&mut next, sha, trigger);
             let effects = if new_head {
                 vec![Effect::CreateCheckRun {
                     repo: ctx.repo.clone(),
@@ -441,6 +450,7 @@ pub fn on_dependencies_complete(record: &TaskRecord, ctx: &TaskContext) -> Optio
             sha: head,
             pr: record.pr,
             pusher: None,
+            source: HeadSource::Taskgate,
         },
         ctx,
     );
@@ -760,6 +770,7 @@ pub fn on_ready_for_review(
             sha: sha.clone(),
             pr: Some(pr),
             pusher: None,
+            source: HeadSource::Webhook { before: None },
         },
         ctx,
     )

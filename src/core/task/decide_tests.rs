@@ -16,6 +16,7 @@ fn push(record: &TaskRecord, c: char, f: &Fixture) -> TaskDecision {
             sha: sha(c),
             pr: None,
             pusher: None,
+            source: HeadSource::Taskgate,
         },
         &f.ctx(),
     )
@@ -29,6 +30,7 @@ fn pr_event(record: &TaskRecord, c: char, pr: PullRef, f: &Fixture) -> TaskDecis
             sha: sha(c),
             pr: Some(pr),
             pusher: None,
+            source: HeadSource::Taskgate,
         },
         &f.ctx(),
     )

@@ -22,6 +22,7 @@
 mod check;
 mod decide;
 mod fork;
+mod heads;
 mod loop_hook;
 pub mod milestone;
 mod progress;
@@ -37,7 +38,7 @@ mod test_fixture;
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
     on_dependencies_complete, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger,
-    RunProgress, TaskContext, TaskDecision, Trigger,
+    HeadSource, RunProgress, TaskContext, TaskDecision, Trigger,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
@@ -72,6 +73,10 @@ pub struct TaskRecord {
     pub pr_requested: bool,
     /// The head commit of the task branch, as last seen.
     pub head: Option<CommitSha>,
+    /// Heads the branch had before, the most recent last: a webhook that
+    /// names one arrived late and is ignored (`heads`).
+    #[serde(default)]
+    pub superseded: Vec<CommitSha>,
     /// Attempts started so far; the next one is `attempts + 1`.
     pub attempts: u32,
     pub current: Option<Attempt>,

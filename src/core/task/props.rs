@@ -186,6 +186,7 @@ impl World {
                     sha: self.sha(),
                     pr: None,
                     pusher: None,
+                    source: HeadSource::Taskgate,
                 };
                 on_trigger(&self.record, &trigger, &self.ctx())
             }
@@ -194,6 +195,7 @@ impl World {
                     sha: self.sha(),
                     pr: None,
                     pusher: None,
+                    source: HeadSource::Taskgate,
                 };
                 on_trigger(&self.record, &trigger, &self.ctx())
             }

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use super::decide::{proven_at, reconcile, supersede};
 use super::review_text as text;
-use super::{AttemptStatus, Override, TaskContext, TaskDecision, TaskRecord, Trigger};
+use super::{AttemptStatus, HeadSource, Override, TaskContext, TaskDecision, TaskRecord, Trigger};
 use crate::core::config::ReviewMode;
 use crate::core::effect::Effect;
 use crate::core::plan::TaskState;
@@ -367,6 +367,7 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> Result<TaskDecision, Review
                 sha: head,
                 pr: None,
                 pusher: None,
+                source: HeadSource::Taskgate,
             },
             ctx,
         );

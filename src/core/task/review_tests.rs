@@ -270,6 +270,7 @@ fn pause_cancels_the_active_attempt_and_resume_tests_what_was_pushed_meanwhile()
             sha: sha('c'),
             pr: None,
             pusher: None,
+            source: HeadSource::Taskgate,
         },
         &f.ctx(),
     );
