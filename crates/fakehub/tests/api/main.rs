@@ -12,6 +12,7 @@ mod graphql;
 mod hook_deliveries;
 mod issues;
 mod manifests;
+mod merge_queue;
 mod merges;
 mod octocrab_client;
 mod read_lag;
