@@ -37,7 +37,12 @@ impl From<Decision> for ShipOutcome {
 }
 
 impl Located {
-    fn outcome(&self, d: ShipDecision, step: ProofStep, task: &'static str) -> ShipOutcome {
+    pub(super) fn outcome(
+        &self,
+        d: ShipDecision,
+        step: ProofStep,
+        task: &'static str,
+    ) -> ShipOutcome {
         let proof_run = match step {
             ProofStep::Run(commit) => Some(ProofRun {
                 repo: self.repo.clone(),

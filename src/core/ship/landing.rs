@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::queue::advance;
 use super::rules::{Unlandable, Violation};
-use super::{ShipState, StoryRecord};
+use super::{ShipState, StoryRecord, SHIP_GATE};
 use crate::core::config::MergeMethod;
 use crate::core::report::plain_text;
 use crate::ids::{CommitSha, IssueNumber};
@@ -31,6 +31,10 @@ pub struct PullLanding {
     pub base: CommitSha,
     pub method: MergeMethod,
     pub title: String,
+    /// Enqueue it in GitHub's merge queue (GraphQL `enqueuePullRequest`,
+    /// `expectedHeadOid` the proven head) rather than merge it.
+    #[serde(default)]
+    pub queue: bool,
 }
 
 /// Why the last ship did not land although its proof passed: shown on the
@@ -62,15 +66,16 @@ pub fn on_land_refused(
     out_of_queue(record, lines, note, "land-refused", ctx)
 }
 
-/// The rules of the default branch leave taskgate no way to land at all
-/// (a merge queue): refused before any proof, the same way.
+/// The rules of the default branch leave taskgate no way to land a tested
+/// tree (a merge queue that would not wait for its gate): refused before
+/// any proof, the same way.
 pub fn refuse_unlandable(
     record: &StoryRecord,
     why: &Unlandable,
     ctx: &ShipContext,
 ) -> ShipDecision {
     let violation = match why {
-        Unlandable::MergeQueue { .. } => Violation::MergeQueue,
+        Unlandable::MergeQueue { .. } => Violation::QueueWithoutGate,
     };
     let line = rule_line(&violation, ctx.default_branch);
     let note = refused_note(ctx, std::slice::from_ref(&violation), "");
@@ -142,7 +147,7 @@ fn landing(record: &StoryRecord, round: u32) -> bool {
 /// Out of the queue, shippable again: the label off, `note` on the story
 /// PR (once: its marker names the head and the kind), the gate red with
 /// `lines`, and the queue moves on.
-fn out_of_queue(
+pub(super) fn out_of_queue(
     record: &StoryRecord,
     lines: Vec<String>,
     note: String,
@@ -199,8 +204,11 @@ fn rule_line(v: &Violation, branch: &str) -> String {
         }
         Violation::LinearHistory => format!("`{branch}` requires linear history"),
         Violation::ForcePush => format!("`{branch}` may not be force-pushed"),
-        Violation::MergeQueue => format!(
-            "`{branch}` takes changes through GitHub's merge queue only, which taskgate does not drive"
+        Violation::MergeQueue => {
+            format!("`{branch}` takes changes through GitHub's merge queue only")
+        }
+        Violation::QueueWithoutGate => format!(
+            "`{branch}` takes changes through GitHub's merge queue, which does not require `{SHIP_GATE}`: it would land merge groups without waiting for taskgate's proof"
         ),
         Violation::WorkflowsPermission { file } => format!(
             "the story changes `{}`, and taskgate's installation lacks the `workflows` permission",
@@ -228,7 +236,10 @@ fn fix(v: &Violation, branch: &str) -> String {
             "allow squash merges on the repository (taskgate squashes where history must be linear) ([GitHub's docs]({RULESETS_DOC}))"
         ),
         Violation::MergeQueue => format!(
-            "take `{branch}` out of the merge queue rule (or add the taskgate App to its bypass list and remove the rule for it), so taskgate can land what it proved ([GitHub's docs]({MERGE_QUEUE_DOC}))"
+            "ship again: taskgate reads the rules of `{branch}` again and enqueues the story PR in the merge queue ([GitHub's docs]({MERGE_QUEUE_DOC}))"
+        ),
+        Violation::QueueWithoutGate => format!(
+            "add `{SHIP_GATE}` to the required status checks of `{branch}`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs]({MERGE_QUEUE_DOC}))"
         ),
         Violation::WorkflowsPermission { .. } => format!(
             "grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs]({WORKFLOWS_DOC}))"

@@ -24,6 +24,7 @@ mod decide;
 mod deploy;
 mod event;
 mod landing;
+mod merge_queue;
 mod proof;
 mod queue;
 mod refusal;
@@ -44,6 +45,7 @@ pub use landing::{
     on_land_failed, on_land_refused, on_landed_untested, refuse_unlandable, LandRefusal,
     PullLanding,
 };
+pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
 pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
