@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::queue::advance;
 use super::rules::{Unlandable, Violation};
-use super::{ShipState, StoryRecord, SHIP_GATE};
+use super::{ProofStep, ShipState, StoryRecord, SHIP_GATE};
 use crate::core::config::MergeMethod;
 use crate::core::report::plain_text;
 use crate::ids::{CommitSha, IssueNumber};
@@ -111,30 +111,88 @@ pub fn on_land_failed(
 
 /// The story PR merged as `commit`, whose tree is not the tree that was
 /// proven (the default branch moved between taskgate's look and GitHub's
-/// merge). It is what landed, so a rollback reverts it; said on the story.
+/// merge). It is what landed, so a rollback reverts it; it is proven at
+/// once: the story's gates run on it (the `@ship` pseudo task).
 pub fn on_landed_untested(
     record: &StoryRecord,
     round: u32,
     commit: &CommitSha,
     ctx: &ShipContext,
-) -> ShipDecision {
+) -> (ShipDecision, ProofStep) {
     let Some(proof) = record.proof.as_ref().filter(|p| p.round == round) else {
-        return ShipDecision::unchanged(record, "an earlier landing: ignored");
+        let d = ShipDecision::unchanged(record, "an earlier landing: ignored");
+        return (d, ProofStep::None);
     };
     let mut next = record.clone();
     next.landed = Some(commit.clone());
+    next.landed_proving = Some(commit.clone());
     let note = format!(
-        "**What landed was not what was proven.** The story PR merged as `{}` while `{}` moved under the merge, so its tree is not the tree proven on `{}`. If it breaks `{}`, take it out with `/taskgate rollback`.",
+        "**What landed was not what was proven.** The story PR merged as `{}` while `{}` moved under the merge, so its tree is not the tree proven on `{}`. taskgate proves the landed commit now: the story's gates run on `{}`, and if they fail it is rolled back.",
         commit.short(),
         plain_text(ctx.default_branch),
         proof.base.short(),
-        plain_text(ctx.default_branch),
+        commit.short(),
     );
     let marker = format!("landed-untested commit={}", commit.short());
-    ShipDecision {
+    let d = ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker)],
-        outcome: format!("landed untested as {}", commit.short()),
+        outcome: format!("landed untested as {}: proving it", commit.short()),
         ..ShipDecision::unchanged(&next, "")
+    };
+    (d, ProofStep::Run(commit.clone()))
+}
+
+/// The proof of a landed commit that was not the proven tree ended: green
+/// is said on the story; red starts the rollback (the revert PR, proven
+/// and landed like a ship), said with the failing gates.
+pub fn on_landed_proven(
+    record: &StoryRecord,
+    commit: &CommitSha,
+    (passed, failures): (bool, &[String]),
+    ctx: &ShipContext,
+) -> ShipDecision {
+    if record.landed_proving.as_ref() != Some(commit) {
+        return ShipDecision::unchanged(record, "not the landed commit under proof: ignored");
+    }
+    let mut next = record.clone();
+    next.landed_proving = None;
+    if passed {
+        let note = format!(
+            "**Proven after landing.** The story's gates passed on the landed commit `{}`.",
+            commit.short()
+        );
+        let marker = format!("landed-proven commit={}", commit.short());
+        return ShipDecision {
+            effects: vec![comment(ctx, ctx.story_issue, note, marker)],
+            outcome: format!("landed commit {} proven after landing", commit.short()),
+            ..ShipDecision::unchanged(&next, "")
+        };
+    }
+    let because = format!(
+        "the story's gates failed on the landed commit `{}`, whose tree is not the tree that was proven ({})",
+        commit.short(),
+        failures.join("; ")
+    );
+    let ask = super::RollbackAsk {
+        by: None,
+        because,
+        now: None,
+    };
+    match super::start_rollback(&next, ask, ctx) {
+        Ok(d) => d,
+        Err(why) => {
+            let note = format!(
+                "**The landed commit `{}` fails the story's gates**, and taskgate cannot roll it back: {}.",
+                commit.short(),
+                plain_text(&why)
+            );
+            let marker = format!("landed-red commit={}", commit.short());
+            ShipDecision {
+                effects: vec![comment(ctx, ctx.story_issue, note, marker)],
+                outcome: format!("landed commit {} red; no rollback", commit.short()),
+                ..ShipDecision::unchanged(&next, "")
+            }
+        }
     }
 }
 
