@@ -53,6 +53,7 @@ const WEBHOOK_EVENTS = [
   "check_run",
   "check_suite",
   "workflow_run",
+  "merge_group",
 ];
 
 // The webhooks fakehub sends (its echoes of writes), as [event, actions];
@@ -73,6 +74,7 @@ const WEBHOOK_SCHEMAS = [
   ["check_run", ["created", "completed", "rerequested", "requested_action"]],
   ["check_suite", ["requested", "rerequested", "completed"]],
   ["workflow_run", ["requested", "in_progress", "completed"]],
+  ["merge_group", ["checks_requested", "destroyed"]],
 ];
 
 // [method, path template] exactly as GitHub's description spells them.

@@ -43,7 +43,7 @@ const DEFAULT_SCHEMA = "@octokit/graphql-schema@15.26.1";
 // The root fields taskgate calls, per operation type.
 const ROOT_FIELDS = {
   query: [],
-  mutation: ["markPullRequestReadyForReview"],
+  mutation: ["markPullRequestReadyForReview", "enqueuePullRequest"],
 };
 
 // Types whose fields the fake validates selections and literals against.
@@ -51,6 +51,9 @@ const EXPANDED = [
   "MarkPullRequestReadyForReviewInput",
   "MarkPullRequestReadyForReviewPayload",
   "PullRequest",
+  "EnqueuePullRequestInput",
+  "EnqueuePullRequestPayload",
+  "MergeQueueEntry",
 ];
 
 // GraphQL's built-in scalars: variables may name them even when no kept

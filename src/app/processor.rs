@@ -263,15 +263,7 @@ impl Processor {
             InternalEvent::Review(review) => self.api_review(review).await,
             InternalEvent::Ship(ship) => {
                 let outcome = self.ship.on_ship_event(ship).await?;
-                let mut decision = outcome.decision;
-                if let Some(p) = outcome.proof_run {
-                    let run = self
-                        .runs
-                        .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
-                        .await?;
-                    merge(&mut decision, run);
-                }
-                Ok(decision)
+                self.with_proof_run(outcome).await
             }
             InternalEvent::Run(run) if crate::core::ship::is_proof_task(&run.task) => {
                 let (mut decision, verdict) = self
@@ -304,6 +296,22 @@ impl Processor {
         }
     }
 
+    /// A ship decision, with the proof run it asks for started.
+    async fn with_proof_run(
+        &self,
+        outcome: crate::app::ship::ShipOutcome,
+    ) -> Result<Decision, DecideError> {
+        let mut decision = outcome.decision;
+        if let Some(p) = outcome.proof_run {
+            let run = self
+                .runs
+                .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
+                .await?;
+            merge(&mut decision, run);
+        }
+        Ok(decision)
+    }
+
     /// GitHub's webhooks. Only an installation can act on GitHub: without
     /// one, the core answers what it can alone.
     async fn decide_webhook(
@@ -320,6 +328,11 @@ impl Processor {
                 None => Ok(self.runs.on_pull_request(p).await?),
             },
             Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p).await?),
+            // GitHub's merge queue: taskgate is the CI of merge groups.
+            Webhook::MergeGroup(p) => {
+                let outcome = self.ship.on_merge_group(p).await?;
+                self.with_proof_run(outcome).await
+            }
             Webhook::CheckRun(p) => Ok(self
                 .runs
                 .on_check_run(p, self.context.app_id, &self.permissions)

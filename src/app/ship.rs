@@ -525,6 +525,8 @@ impl Ship {
     }
 }
 
+#[path = "ship_merge_group.rs"]
+mod merge_group;
 #[path = "ship_queue.rs"]
 mod queue;
 #[path = "ship_rules.rs"]

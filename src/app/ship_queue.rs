@@ -37,7 +37,12 @@ impl From<Decision> for ShipOutcome {
 }
 
 impl Located {
-    fn outcome(&self, d: ShipDecision, step: ProofStep, task: &'static str) -> ShipOutcome {
+    pub(super) fn outcome(
+        &self,
+        d: ShipDecision,
+        step: ProofStep,
+        task: &'static str,
+    ) -> ShipOutcome {
         let proof_run = match step {
             ProofStep::Run(commit) => Some(ProofRun {
                 repo: self.repo.clone(),
@@ -112,7 +117,8 @@ impl Ship {
             }
             ShipWhat::LandedUntested { round, commit } => {
                 self.read_default_branch(&mut l).await?;
-                ship::on_landed_untested(&l.record, round, &commit, &l.ctx())
+                let (d, step) = ship::on_landed_untested(&l.record, round, &commit, &l.ctx());
+                return Ok(l.outcome(d, step, ship::PROOF_TASK));
             }
             ShipWhat::LandFailed { round, why } => {
                 self.read_default_branch(&mut l).await?;
@@ -183,6 +189,11 @@ impl Ship {
                 );
                 ship::on_revert_failed(&l.record, round, &why, &l.ctx())
             };
+            return Ok(l.finish(d));
+        }
+        if l.record.landed_proving.as_ref() == Some(&v.commit) {
+            let verdict = (v.passed, v.failures.as_slice());
+            let d = ship::on_landed_proven(&l.record, &v.commit, verdict, &l.ctx());
             return Ok(l.finish(d));
         }
         let d = if v.passed {

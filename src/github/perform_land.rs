@@ -45,6 +45,7 @@ pub(super) async fn land(
     pull: Option<&PullLanding>,
 ) -> Result<Option<String>, GitHubError> {
     let done = match pull {
+        Some(p) if p.queue => enqueue_story_pr(ctx, l, p).await,
         Some(p) => merge_story_pr(ctx, l, commit, p).await,
         None => fast_forward(ctx, l, commit).await,
     };
@@ -179,6 +180,29 @@ async fn merge_story_pr(
         ship_event(ctx, l.repo, l.story, what, "landed-untested").await?;
     }
     Ok(landed(&sha))
+}
+
+/// Enqueues the story PR in GitHub's merge queue at its shipped head,
+/// once `taskgate/ship-gate` is green there (GitHub judges the required
+/// checks on the head when it enqueues). What lands is then the merge
+/// group taskgate proves when GitHub asks (`merge_group`).
+async fn enqueue_story_pr(
+    ctx: &Ctx<'_>,
+    l: &Landing<'_>,
+    p: &PullLanding,
+) -> Result<Option<String>, GitHubError> {
+    let gh = ctx.repo(l.repo);
+    let pull = gh.get_pull(p.number).await?;
+    if pull["merged"].as_bool() == Some(true) {
+        let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
+        return Ok(landed(&CommitSha(sha.to_owned())));
+    }
+    gate_written(ctx, l, &p.head).await?;
+    let node_id = pull["node_id"].as_str().unwrap_or_default();
+    gh.enqueue(node_id, &p.head).await?;
+    Ok(Some(
+        json!({ "enqueued": true, "head": p.head }).to_string(),
+    ))
 }
 
 /// GitHub refused the landing for good: a rule (told to the story, which

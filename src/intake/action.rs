@@ -134,6 +134,15 @@ actions! {
     }
 }
 
+actions! {
+    /// `merge_group`: GitHub's merge queue asks for checks on a merge
+    /// group, or destroys one (merged, invalidated, dequeued).
+    MergeGroupAction {
+        ChecksRequested = "checks_requested",
+        Destroyed = "destroyed",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -28,6 +28,7 @@ pub const HANDLED_EVENTS: &[&str] = &[
     "check_run",
     "check_suite",
     "workflow_run",
+    "merge_group",
 ];
 
 /// A GitHub delivery's event and action, typed from the names alone
@@ -44,6 +45,7 @@ pub enum WebhookKind {
     CheckRun(CheckRunAction),
     CheckSuite(CheckSuiteAction),
     WorkflowRun(WorkflowRunAction),
+    MergeGroup(MergeGroupAction),
 }
 
 impl WebhookKind {
@@ -63,6 +65,7 @@ impl WebhookKind {
             "check_run" => WebhookKind::CheckRun(CheckRunAction::parse(action)),
             "check_suite" => WebhookKind::CheckSuite(CheckSuiteAction::parse(action)),
             "workflow_run" => WebhookKind::WorkflowRun(WorkflowRunAction::parse(action)),
+            "merge_group" => WebhookKind::MergeGroup(MergeGroupAction::parse(action)),
             _ => return None,
         })
     }
@@ -82,6 +85,7 @@ impl WebhookKind {
             WebhookKind::CheckRun(a) => a.is_acted_on(),
             WebhookKind::CheckSuite(a) => a.is_acted_on(),
             WebhookKind::WorkflowRun(a) => a.is_acted_on(),
+            WebhookKind::MergeGroup(a) => a.is_acted_on(),
         }
     }
 
@@ -100,6 +104,7 @@ impl WebhookKind {
             Some(WebhookKind::CheckRun(_)) => CheckRunAction::ACTED_ON,
             Some(WebhookKind::CheckSuite(_)) => CheckSuiteAction::ACTED_ON,
             Some(WebhookKind::WorkflowRun(_)) => WorkflowRunAction::ACTED_ON,
+            Some(WebhookKind::MergeGroup(_)) => MergeGroupAction::ACTED_ON,
         }
     }
 
@@ -116,6 +121,7 @@ impl WebhookKind {
             WebhookKind::CheckRun(_) => "check_run",
             WebhookKind::CheckSuite(_) => "check_suite",
             WebhookKind::WorkflowRun(_) => "workflow_run",
+            WebhookKind::MergeGroup(_) => "merge_group",
         }
     }
 
@@ -131,6 +137,7 @@ impl WebhookKind {
             WebhookKind::CheckRun(a) => Some(a.as_str()),
             WebhookKind::CheckSuite(a) => Some(a.as_str()),
             WebhookKind::WorkflowRun(a) => Some(a.as_str()),
+            WebhookKind::MergeGroup(a) => Some(a.as_str()),
         }
     }
 }
@@ -148,6 +155,7 @@ pub enum Webhook {
     CheckRun(CheckRunPayload),
     CheckSuite(CheckSuitePayload),
     WorkflowRun(WorkflowRunPayload),
+    MergeGroup(MergeGroupPayload),
 }
 
 impl Webhook {
@@ -166,6 +174,7 @@ impl Webhook {
             Webhook::CheckRun(p) => WebhookKind::CheckRun(p.action.clone()),
             Webhook::CheckSuite(p) => WebhookKind::CheckSuite(p.action.clone()),
             Webhook::WorkflowRun(p) => WebhookKind::WorkflowRun(p.action.clone()),
+            Webhook::MergeGroup(p) => WebhookKind::MergeGroup(p.action.clone()),
         }
     }
 
@@ -183,6 +192,7 @@ impl Webhook {
             Webhook::CheckRun(p) => of(&p.installation),
             Webhook::CheckSuite(p) => of(&p.installation),
             Webhook::WorkflowRun(p) => of(&p.installation),
+            Webhook::MergeGroup(p) => of(&p.installation),
         }
     }
 }
@@ -287,6 +297,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Parsed, PayloadError> {
         "check_run" => Webhook::CheckRun(typed(event, body)?),
         "check_suite" => Webhook::CheckSuite(typed(event, body)?),
         "workflow_run" => Webhook::WorkflowRun(typed(event, body)?),
+        "merge_group" => Webhook::MergeGroup(typed(event, body)?),
         other => return Err(PayloadError::Unhandled(other.to_owned())),
     };
     Ok(Parsed { webhook })

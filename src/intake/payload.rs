@@ -350,3 +350,35 @@ pub struct WorkflowRunPayload {
     pub workflow_run: WorkflowRun,
     pub repository: Repository,
 }
+
+/// A merge group of GitHub's merge queue: the base (or the group ahead)
+/// with a pull request merged in, on `gh-readonly-queue/...`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MergeGroup {
+    pub head_sha: CommitSha,
+    /// `refs/heads/gh-readonly-queue/{base}/pr-{number}-{sha}`.
+    pub head_ref: String,
+    pub base_sha: CommitSha,
+    pub base_ref: String,
+}
+
+impl MergeGroup {
+    /// The pull request the group merges, read off its ref.
+    pub fn pull_number(&self) -> Option<IssueNumber> {
+        let tail = self.head_ref.rsplit('/').next()?;
+        let (number, _) = tail.strip_prefix("pr-")?.split_once('-')?;
+        number.parse().ok().map(IssueNumber)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct MergeGroupPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
+    pub action: MergeGroupAction,
+    /// Why a group was destroyed: `merged`, `invalidated`, `dequeued`.
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub merge_group: MergeGroup,
+    pub repository: Repository,
+}

@@ -80,7 +80,8 @@ pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
         | Webhook::Push(_)
         | Webhook::CheckRun(_)
         | Webhook::CheckSuite(_)
-        | Webhook::WorkflowRun(_) => unused(),
+        | Webhook::WorkflowRun(_)
+        | Webhook::MergeGroup(_) => unused(),
     })
 }
 

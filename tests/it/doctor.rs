@@ -136,6 +136,7 @@ async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
             "push",
             "check_run",
             "workflow_run",
+            "merge_group",
         ],
     );
     fake.add_user("alice", 501, "write");

@@ -38,6 +38,7 @@ mod serve_flags;
 mod setup;
 mod ship;
 mod ship_faults;
+mod ship_landed;
 mod ship_queue;
 mod ship_rules;
 mod test_results;

@@ -1,8 +1,9 @@
 //! Shipping under the default branch's rules (issue 33 item 3): the
 //! rules read as the App sees them, and a ship taken end to end under
 //! rulesets in each combination — taskgate a bypass actor, not one,
-//! linear history required, a merge queue — lands a proven tree or is
-//! refused with the rule named, once, on the story PR.
+//! linear history required, a merge queue (taskgate the CI of its merge
+//! groups) — lands a proven tree or is refused with the rule named, once,
+//! on the story PR.
 
 use fakehub::{BypassActor, Rule, Ruleset};
 use taskgate::core::config::MergeMethod;
@@ -249,8 +250,140 @@ async fn linear_history_is_honoured_where_taskgate_may_bypass_it_the_squash_of_t
     sh.s.app.assert_contract_kept();
 }
 
+/// `main` takes changes through GitHub's merge queue, which requires
+/// taskgate's gate.
+fn merge_queue(sh: &Shipped) {
+    sh.repo().with_ruleset(
+        Ruleset::new("queue")
+            .rule(Rule::MergeQueue)
+            .rule(Rule::required_checks(&["taskgate/ship-gate"])),
+    );
+}
+
+impl Shipped {
+    /// The `Not shipped` notes on the story PR.
+    fn not_shipped(&self) -> Vec<String> {
+        self.pr_notes()
+            .into_iter()
+            .filter(|n| n.contains("Not shipped"))
+            .map(|n| n.split("\n\n<!--").next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
+    /// Waits until GitHub's merge queue holds the story PR's group.
+    async fn group_built(&self) -> fakehub::QueueEntry {
+        eventually("the merge group is built", || async {
+            !self.repo().merge_queue().is_empty()
+        })
+        .await;
+        self.repo().merge_queue()[0].clone()
+    }
+}
+
 #[tokio::test]
-async fn a_merge_queue_is_named_once_on_the_story_pr_with_the_setting_and_nothing_is_proven() {
+async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_lands_that_commit() {
+    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    merge_queue(&sh);
+    let base = other_work(&sh).await;
+    let story_head = sh.repo().branch_sha(&sh.story_pr().unwrap().head).unwrap();
+    sh.add_ship_label().await;
+    let group = sh.group_built().await;
+    assert_eq!(
+        group.head_sha, story_head,
+        "the head shipped is the head enqueued"
+    );
+    sh.landed().await;
+    let landed = sh.main_tip();
+    assert_eq!(landed, group.group_sha, "the merge group's commit landed");
+    assert_eq!(
+        sh.commit(&landed).0,
+        [base, story_head],
+        "the base with the story merged"
+    );
+    let proven: Vec<(String, Option<String>)> =
+        sh.s.checks(&landed)
+            .into_iter()
+            .map(|c| (c.name, c.conclusion))
+            .collect();
+    assert!(
+        proven.contains(&("taskgate/ship/check/test".into(), Some("success".into())))
+            && proven.contains(&("taskgate/ship-gate".into(), Some("success".into()))),
+        "the story's gates ran on the merge group and the gate reported there: {proven:#?}"
+    );
+    let writes = sh.s.app.fake.writes();
+    let story_merge = format!("/pulls/{}/merge", sh.story_pr().unwrap().number);
+    assert!(
+        !writes
+            .iter()
+            .any(|w| (w.method == "PUT" && w.path.ends_with(&story_merge))
+                || (w.method == "PATCH" && w.path.ends_with("/git/refs/heads/main"))),
+        "taskgate moved nothing itself: the queue landed it"
+    );
+    assert!(
+        sh.repo()
+            .branch_sha(&format!("taskgate/ship-{}", sh.story_issue))
+            .is_none(),
+        "no proof of its own up front"
+    );
+    assert!(sh.not_shipped().is_empty());
+    assert_eq!(sh.state().await, "deployed");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_merge_group_that_fails_the_storys_gates_is_dequeued_and_the_failure_said_once() {
+    // The story passes alone and fails with the other work on `main`.
+    let check = "test ! -f NOTES.md\n";
+    let sh = Shipped::shippable_with(CONFIG, check).await;
+    merge_queue(&sh);
+    let before = other_work(&sh).await;
+    sh.add_ship_label().await;
+    let group = sh.group_built().await;
+    sh.refused().await;
+    eventually("GitHub's queue let it go", || async {
+        sh.repo().merge_queue().is_empty()
+    })
+    .await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert!(!sh.story_pr().unwrap().merged);
+    let red =
+        sh.s.checks(&group.group_sha)
+            .into_iter()
+            .find(|c| c.name == "taskgate/ship-gate")
+            .expect("the gate on the merge group");
+    assert_eq!(red.conclusion.as_deref(), Some("failure"));
+    let notes = sh.not_shipped();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    assert!(notes[0].contains("ship/check/test"), "{}", notes[0]);
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lands() {
+    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    merge_queue(&sh);
+    let before = sh.main_tip();
+    sh.add_ship_label().await;
+    let group = sh.group_built().await;
+    sh.repo().push_files(
+        &sh.branch,
+        &[("late.txt", "late\n")],
+        "Late work",
+        "mallory",
+    );
+    sh.refused().await;
+    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert!(!sh.story_pr().unwrap().merged);
+    let notes = sh.not_shipped();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    insta::assert_snapshot!(notes[0].replace(&group.group_sha[..7], "<group>"), @"**Not shipped: GitHub's merge queue took the story PR out.** It destroyed merge group `<group>` without merging it (GitHub's reason: `dequeued`): a required check failed on the group, or the story PR's head moved. Nothing landed and the `ship` label was removed; ship again to retry.");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_merge_queue_that_would_not_wait_for_the_ship_gate_is_refused_with_the_setting_and_nothing_is_proven(
+) {
     let sh = Shipped::shippable_with(CONFIG, CHECK).await;
     sh.repo()
         .with_ruleset(Ruleset::new("queue").rule(Rule::MergeQueue));
@@ -261,17 +394,22 @@ async fn a_merge_queue_is_named_once_on_the_story_pr_with_the_setting_and_nothin
     assert!(
         sh.repo()
             .branch_sha(&format!("taskgate/ship-{}", sh.story_issue))
-            .is_none(),
-        "no proof was built for a ship that cannot land"
+            .is_none()
+            && sh.repo().merge_queue().is_empty(),
+        "no proof and nothing enqueued for a ship that cannot land tested"
     );
-    let notes: Vec<String> = sh
-        .pr_notes()
-        .into_iter()
-        .filter(|n| n.contains("Not shipped"))
-        .collect();
+    let notes = sh.not_shipped();
     assert_eq!(notes.len(), 1, "said once: {notes:#?}");
-    assert!(notes[0].contains("merge queue"), "{}", notes[0]);
-    assert!(notes[0].contains("managing-a-merge-queue"), "{}", notes[0]);
+    insta::assert_snapshot!(notes[0], @r"
+    **Not shipped: the rules of `main` refused taskgate.** Nothing landed and the `ship` label was removed.
+
+    - `main` takes changes through GitHub's merge queue, which does not require `taskgate/ship-gate`: it would land merge groups without waiting for taskgate's proof.
+
+    To let taskgate land this story:
+    - add `taskgate/ship-gate` to the required status checks of `main`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue)).
+
+    Then ship again.
+    ");
     let gate = sh.gate();
     assert_eq!(gate.conclusion.as_deref(), Some("failure"));
     assert!(

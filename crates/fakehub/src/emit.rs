@@ -41,6 +41,16 @@ fn send(
     echo::queue(st, event, payload);
 }
 
+/// [`send`] for the echoes of other modules (`merge_queue`).
+pub(crate) fn send_event(
+    st: &mut State,
+    at: At,
+    event: &str,
+    build: impl FnOnce(&State, &crate::state::Repo) -> Value,
+) {
+    send(st, at, event, build);
+}
+
 /// An `issues` webhook, or `pull_request` when the issue is a pull request.
 fn issue_event(st: &mut State, at: At, (action, number, sender): (&str, u64, &str), extra: Value) {
     let is_pull = st.repos[at.key]
@@ -295,6 +305,7 @@ pub(crate) fn branch_moved(
     let Some(after) = after else { return };
     if let Some(before) = &before {
         synchronize(st, at, branch, (before, &after), sender);
+        crate::merge_queue::on_head_moved(st, at, branch);
         if !forced {
             merge_contained(st, at, branch, before, &after, sender);
         }

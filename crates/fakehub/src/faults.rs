@@ -62,6 +62,15 @@ pub enum Fault {
     /// Apply the change, then answer `status` instead of the real answer:
     /// a proxy losing GitHub's reply after the work was done.
     StatusAfterApply { status: u16 },
+    /// Before the request is handled, `pusher` pushes a commit changing
+    /// `files` (path, content) onto `branch` of the request's repository:
+    /// someone else's work landing in the window between a client's last
+    /// look and its write (a base that moves under a pull request's merge).
+    PushFirst {
+        branch: String,
+        files: Vec<(String, String)>,
+        pusher: String,
+    },
 }
 
 /// What the pipeline should do with a consumed fault.
@@ -71,6 +80,12 @@ pub(crate) enum FaultAction {
     DelayAfter(Duration),
     ReplaceAfter(Reply),
     Drop,
+    /// Push first (`Fault::PushFirst`), then handle the request.
+    PushFirst {
+        branch: String,
+        files: Vec<(String, String)>,
+        pusher: String,
+    },
 }
 
 pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
@@ -132,7 +147,36 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         Fault::StatusAfterApply { status } => {
             FaultAction::ReplaceAfter(Reply::error(status, status_message(status)))
         }
+        Fault::PushFirst {
+            branch,
+            files,
+            pusher,
+        } => FaultAction::PushFirst {
+            branch,
+            files,
+            pusher,
+        },
     })
+}
+
+/// `pusher` pushes a commit changing `files` onto `branch` of the
+/// repository at `at`, with its echoes, as a person's push would.
+pub(crate) fn push_first(
+    st: &mut State,
+    at: crate::emit::At,
+    (branch, files, pusher): (&str, &[(String, String)], &str),
+) {
+    st.user(pusher);
+    let Some(repo) = st.repos.get_mut(at.key) else {
+        return;
+    };
+    let before = repo.branches.get(branch).cloned();
+    let changes: Vec<(&str, Option<&str>)> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), Some(c.as_str())))
+        .collect();
+    repo.commit_changes(branch, &changes, "Other work");
+    crate::emit::branch_moved(st, at, branch, before, pusher);
 }
 
 /// GitHub's message when an installation lacks the permission a call needs.

@@ -80,6 +80,7 @@ mod git_backing;
 mod git_http;
 mod graphql_contract;
 mod merge;
+mod merge_queue;
 mod openapi;
 pub mod payloads;
 mod render;
@@ -93,6 +94,7 @@ mod webhooks;
 
 pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
+pub use merge_queue::{QueueEntry, QUEUE_BOT};
 pub use repo_handle::RepoHandle;
 pub use state::{
     Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Rule, Ruleset,

@@ -304,11 +304,12 @@ pub fn permissions() -> Value {
 
 /// The events `app-manifest.yml` subscribes to: the fake App's, and an
 /// installation's unless a test set others.
-pub const EVENTS: [&str; 7] = [
+pub const EVENTS: [&str; 8] = [
     "check_run",
     "check_suite",
     "issue_comment",
     "issues",
+    "merge_group",
     "pull_request",
     "push",
     "workflow_run",

@@ -29,3 +29,11 @@ impl RepoHandle {
         repo.rulesets.retain(|r| r.id != id);
     }
 }
+
+impl RepoHandle {
+    /// The merge queue's entries, in order (`merge_queue`).
+    pub fn merge_queue(&self) -> Vec<crate::QueueEntry> {
+        let st = self.shared().lock();
+        st.repos[self.key()].merge_queue.clone()
+    }
+}

@@ -44,8 +44,8 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
     let plan = match landing_plan(rules) {
         Err(Unlandable::MergeQueue { ruleset }) => {
             out.push(
-                finding(Level::Block, topic, format!("`{branch}` takes changes only through GitHub's merge queue, which taskgate does not use: no story can land"))
-                    .fix("Take \"Require merge queue\" out of the branch's ruleset, or land stories by hand.")
+                finding(Level::Block, topic, format!("`{branch}` takes changes only through GitHub's merge queue, which does not require `{SHIP_GATE}`: it would land merge groups taskgate has not proven, so no story ships"))
+                    .fix(format!("Require `{SHIP_GATE}` in the ruleset with the merge queue rule."))
                     .link("the ruleset", rules_page(facts, ruleset)),
             );
             return;
@@ -58,6 +58,7 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
             "taskgate lands each story by merging its story pull request ({}), the landed tree checked against the tested one",
             method_name(method)
         ),
+        LandVia::MergeQueue => "taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (the App needs the `merge_group` event)".to_owned(),
     };
     let linear = if plan.linear {
         ", as one linear commit (the branch requires linear history)"

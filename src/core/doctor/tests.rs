@@ -377,7 +377,13 @@ fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
     };
     assert_eq!(
         landing(queued),
-        ["Block `main` takes changes only through GitHub's merge queue, which taskgate does not use: no story can land"]
+        ["Block `main` takes changes only through GitHub's merge queue, which does not require `taskgate/ship-gate`: it would land merge groups taskgate has not proven, so no story ships"]
+    );
+    let mut gated = ship_gate_required(Bypass::Never);
+    gated.rules.push(rule(RuleKind::MergeQueue, Bypass::Never));
+    assert_eq!(
+        landing(gated),
+        ["Ok taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (the App needs the `merge_group` event)"]
     );
     assert_eq!(
         landing(BranchRules::none("main")),

@@ -71,7 +71,12 @@ pub fn on_story_pr_merged(
     // A fast-forward lands the tested commit itself; the story PR's merge
     // lands as GitHub's merge commit (of the proven tree).
     next.landed = match record.proof.as_ref() {
-        Some(p) if matches!(p.landing.via, super::LandVia::PullRequest { .. }) => {
+        Some(p)
+            if matches!(
+                p.landing.via,
+                super::LandVia::PullRequest { .. } | super::LandVia::MergeQueue
+            ) =>
+        {
             merge_commit.cloned().or_else(|| p.commit.clone())
         }
         Some(p) => p.commit.clone(),

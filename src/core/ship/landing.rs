@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::queue::advance;
 use super::rules::{Unlandable, Violation};
-use super::{ShipState, StoryRecord};
+use super::{ProofStep, ShipState, StoryRecord, SHIP_GATE};
 use crate::core::config::MergeMethod;
 use crate::core::report::plain_text;
 use crate::ids::{CommitSha, IssueNumber};
@@ -31,6 +31,10 @@ pub struct PullLanding {
     pub base: CommitSha,
     pub method: MergeMethod,
     pub title: String,
+    /// Enqueue it in GitHub's merge queue (GraphQL `enqueuePullRequest`,
+    /// `expectedHeadOid` the proven head) rather than merge it.
+    #[serde(default)]
+    pub queue: bool,
 }
 
 /// Why the last ship did not land although its proof passed: shown on the
@@ -62,15 +66,16 @@ pub fn on_land_refused(
     out_of_queue(record, lines, note, "land-refused", ctx)
 }
 
-/// The rules of the default branch leave taskgate no way to land at all
-/// (a merge queue): refused before any proof, the same way.
+/// The rules of the default branch leave taskgate no way to land a tested
+/// tree (a merge queue that would not wait for its gate): refused before
+/// any proof, the same way.
 pub fn refuse_unlandable(
     record: &StoryRecord,
     why: &Unlandable,
     ctx: &ShipContext,
 ) -> ShipDecision {
     let violation = match why {
-        Unlandable::MergeQueue { .. } => Violation::MergeQueue,
+        Unlandable::MergeQueue { .. } => Violation::QueueWithoutGate,
     };
     let line = rule_line(&violation, ctx.default_branch);
     let note = refused_note(ctx, std::slice::from_ref(&violation), "");
@@ -106,30 +111,88 @@ pub fn on_land_failed(
 
 /// The story PR merged as `commit`, whose tree is not the tree that was
 /// proven (the default branch moved between taskgate's look and GitHub's
-/// merge). It is what landed, so a rollback reverts it; said on the story.
+/// merge). It is what landed, so a rollback reverts it; it is proven at
+/// once: the story's gates run on it (the `@ship` pseudo task).
 pub fn on_landed_untested(
     record: &StoryRecord,
     round: u32,
     commit: &CommitSha,
     ctx: &ShipContext,
-) -> ShipDecision {
+) -> (ShipDecision, ProofStep) {
     let Some(proof) = record.proof.as_ref().filter(|p| p.round == round) else {
-        return ShipDecision::unchanged(record, "an earlier landing: ignored");
+        let d = ShipDecision::unchanged(record, "an earlier landing: ignored");
+        return (d, ProofStep::None);
     };
     let mut next = record.clone();
     next.landed = Some(commit.clone());
+    next.landed_proving = Some(commit.clone());
     let note = format!(
-        "**What landed was not what was proven.** The story PR merged as `{}` while `{}` moved under the merge, so its tree is not the tree proven on `{}`. If it breaks `{}`, take it out with `/taskgate rollback`.",
+        "**What landed was not what was proven.** The story PR merged as `{}` while `{}` moved under the merge, so its tree is not the tree proven on `{}`. taskgate proves the landed commit now: the story's gates run on `{}`, and if they fail it is rolled back.",
         commit.short(),
         plain_text(ctx.default_branch),
         proof.base.short(),
-        plain_text(ctx.default_branch),
+        commit.short(),
     );
     let marker = format!("landed-untested commit={}", commit.short());
-    ShipDecision {
+    let d = ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker)],
-        outcome: format!("landed untested as {}", commit.short()),
+        outcome: format!("landed untested as {}: proving it", commit.short()),
         ..ShipDecision::unchanged(&next, "")
+    };
+    (d, ProofStep::Run(commit.clone()))
+}
+
+/// The proof of a landed commit that was not the proven tree ended: green
+/// is said on the story; red starts the rollback (the revert PR, proven
+/// and landed like a ship), said with the failing gates.
+pub fn on_landed_proven(
+    record: &StoryRecord,
+    commit: &CommitSha,
+    (passed, failures): (bool, &[String]),
+    ctx: &ShipContext,
+) -> ShipDecision {
+    if record.landed_proving.as_ref() != Some(commit) {
+        return ShipDecision::unchanged(record, "not the landed commit under proof: ignored");
+    }
+    let mut next = record.clone();
+    next.landed_proving = None;
+    if passed {
+        let note = format!(
+            "**Proven after landing.** The story's gates passed on the landed commit `{}`.",
+            commit.short()
+        );
+        let marker = format!("landed-proven commit={}", commit.short());
+        return ShipDecision {
+            effects: vec![comment(ctx, ctx.story_issue, note, marker)],
+            outcome: format!("landed commit {} proven after landing", commit.short()),
+            ..ShipDecision::unchanged(&next, "")
+        };
+    }
+    let because = format!(
+        "the story's gates failed on the landed commit `{}`, whose tree is not the tree that was proven ({})",
+        commit.short(),
+        failures.join("; ")
+    );
+    let ask = super::RollbackAsk {
+        by: None,
+        because,
+        now: None,
+    };
+    match super::start_rollback(&next, ask, ctx) {
+        Ok(d) => d,
+        Err(why) => {
+            let note = format!(
+                "**The landed commit `{}` fails the story's gates**, and taskgate cannot roll it back: {}.",
+                commit.short(),
+                plain_text(&why)
+            );
+            let marker = format!("landed-red commit={}", commit.short());
+            ShipDecision {
+                effects: vec![comment(ctx, ctx.story_issue, note, marker)],
+                outcome: format!("landed commit {} red; no rollback", commit.short()),
+                ..ShipDecision::unchanged(&next, "")
+            }
+        }
     }
 }
 
@@ -142,7 +205,7 @@ fn landing(record: &StoryRecord, round: u32) -> bool {
 /// Out of the queue, shippable again: the label off, `note` on the story
 /// PR (once: its marker names the head and the kind), the gate red with
 /// `lines`, and the queue moves on.
-fn out_of_queue(
+pub(super) fn out_of_queue(
     record: &StoryRecord,
     lines: Vec<String>,
     note: String,
@@ -199,8 +262,11 @@ fn rule_line(v: &Violation, branch: &str) -> String {
         }
         Violation::LinearHistory => format!("`{branch}` requires linear history"),
         Violation::ForcePush => format!("`{branch}` may not be force-pushed"),
-        Violation::MergeQueue => format!(
-            "`{branch}` takes changes through GitHub's merge queue only, which taskgate does not drive"
+        Violation::MergeQueue => {
+            format!("`{branch}` takes changes through GitHub's merge queue only")
+        }
+        Violation::QueueWithoutGate => format!(
+            "`{branch}` takes changes through GitHub's merge queue, which does not require `{SHIP_GATE}`: it would land merge groups without waiting for taskgate's proof"
         ),
         Violation::WorkflowsPermission { file } => format!(
             "the story changes `{}`, and taskgate's installation lacks the `workflows` permission",
@@ -228,7 +294,10 @@ fn fix(v: &Violation, branch: &str) -> String {
             "allow squash merges on the repository (taskgate squashes where history must be linear) ([GitHub's docs]({RULESETS_DOC}))"
         ),
         Violation::MergeQueue => format!(
-            "take `{branch}` out of the merge queue rule (or add the taskgate App to its bypass list and remove the rule for it), so taskgate can land what it proved ([GitHub's docs]({MERGE_QUEUE_DOC}))"
+            "ship again: taskgate reads the rules of `{branch}` again and enqueues the story PR in the merge queue ([GitHub's docs]({MERGE_QUEUE_DOC}))"
+        ),
+        Violation::QueueWithoutGate => format!(
+            "add `{SHIP_GATE}` to the required status checks of `{branch}`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs]({MERGE_QUEUE_DOC}))"
         ),
         Violation::WorkflowsPermission { .. } => format!(
             "grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs]({WORKFLOWS_DOC}))"

@@ -63,7 +63,7 @@ fn a_refused_landing_is_said_once_on_the_story_pr_with_the_rule_and_the_setting(
 }
 
 #[test]
-fn a_merge_queue_refuses_the_ship_before_any_proof() {
+fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_proof() {
     let w = World::new();
     let queued = on_ship_request(
         &crate::core::ship::decide::tests::shippable_with_pr(&w),
@@ -87,10 +87,10 @@ fn a_merge_queue_refuses_the_ship_before_any_proof() {
     insta::assert_snapshot!(comment_on(&d.effects, 9), @r"
     **Not shipped: the rules of `main` refused taskgate.** Nothing landed and the `ship` label was removed.
 
-    - `main` takes changes through GitHub's merge queue only, which taskgate does not drive.
+    - `main` takes changes through GitHub's merge queue, which does not require `taskgate/ship-gate`: it would land merge groups without waiting for taskgate's proof.
 
     To let taskgate land this story:
-    - take `main` out of the merge queue rule (or add the taskgate App to its bypass list and remove the rule for it), so taskgate can land what it proved ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue)).
+    - add `taskgate/ship-gate` to the required status checks of `main`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue)).
 
     Then ship again.
     ");

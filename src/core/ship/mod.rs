@@ -24,6 +24,7 @@ mod decide;
 mod deploy;
 mod event;
 mod landing;
+mod merge_queue;
 mod proof;
 mod queue;
 mod refusal;
@@ -41,9 +42,10 @@ pub use deploy::{
 };
 pub use event::{ShipEvent, ShipWhat};
 pub use landing::{
-    on_land_failed, on_land_refused, on_landed_untested, refuse_unlandable, LandRefusal,
-    PullLanding,
+    on_land_failed, on_land_refused, on_landed_proven, on_landed_untested, refuse_unlandable,
+    LandRefusal, PullLanding,
 };
+pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
 pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
@@ -206,6 +208,10 @@ pub struct StoryRecord {
     /// The tested commit that landed on the default branch.
     #[serde(default)]
     pub landed: Option<CommitSha>,
+    /// A landed commit whose tree is not the proven tree, being proven
+    /// now (its gates run on it; red rolls it back).
+    #[serde(default)]
+    pub landed_proving: Option<CommitSha>,
     /// The story's rollback, once asked for.
     #[serde(default)]
     pub rollback: Option<rollback::Rollback>,

@@ -113,6 +113,9 @@ pub fn start_proof(
             return super::landing::refuse_unlandable(&proving, &why, ctx);
         }
     };
+    if landing.via == LandVia::MergeQueue {
+        return super::merge_queue::enqueue(record, round, (base, head), landing, ctx);
+    }
     let mut next = record.clone();
     next.state = ShipState::Proving;
     next.proof = Some(ShipProof {
@@ -213,9 +216,21 @@ pub fn on_proof_passed(
     // The record keeps the mark of the story head's gate, which a
     // refused landing turns red.
     let mut effects = match proof.landing.via {
-        LandVia::FastForward => gate(&mut next.clone(), commit, &[], ctx),
+        LandVia::FastForward | LandVia::MergeQueue => gate(&mut next.clone(), commit, &[], ctx),
         LandVia::PullRequest { .. } => vec![],
     };
+    if proof.landing.via == LandVia::MergeQueue {
+        // The green gate on the merge group is the landing: GitHub's
+        // queue moves the branch to exactly this commit.
+        return ShipDecision {
+            effects,
+            outcome: format!(
+                "merge group {} proven: GitHub's merge queue lands it",
+                commit.short()
+            ),
+            ..ShipDecision::unchanged(&next, "")
+        };
+    }
     let pull = match (proof.landing.via, record.pr) {
         (LandVia::PullRequest { method }, Some(number)) => Some(PullLanding {
             number,
@@ -227,6 +242,7 @@ pub fn on_proof_passed(
                 .next()
                 .unwrap_or_default()
                 .to_owned(),
+            queue: false,
         }),
         _ => None,
     };
@@ -276,7 +292,14 @@ pub fn on_proof_failed(
         commit: commit.cloned(),
         failures,
     };
-    refuse(record, failure, ctx)
+    let mut d = refuse(record, failure, ctx);
+    if let (LandVia::MergeQueue, Some(group)) = (proof.landing.via, commit) {
+        // Red on the merge group too: GitHub's queue takes it out.
+        let lines = render::proof_failure_lines(d.record.proof_failed.as_ref().expect("refused"));
+        d.effects
+            .extend(gate(&mut record.clone(), group, &lines, ctx));
+    }
+    d
 }
 
 /// The ship ends without landing: back to `shippable`, the label off,
@@ -326,6 +349,9 @@ pub fn on_base_moved(record: &StoryRecord, round: u32, ctx: &ShipContext) -> Shi
     };
     if !matches!(record.state, ShipState::Proving | ShipState::Shipping) {
         return ShipDecision::unchanged(record, "not proving: the base may move");
+    }
+    if proof.landing.via == LandVia::MergeQueue {
+        return ShipDecision::unchanged(record, "the merge queue rebuilds its groups itself");
     }
     if round >= MAX_PROOF_ROUNDS {
         let failure = ProofFailure {

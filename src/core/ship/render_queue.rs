@@ -37,6 +37,48 @@ pub fn proving(proof: &ShipProof, story: IssueNumber) -> String {
     )
 }
 
+pub fn enqueued(pr: IssueNumber, head: &CommitSha, branch: &str) -> String {
+    format!(
+        "Shipping through GitHub's merge queue: `{}` takes changes through it, so taskgate put #{pr} in the queue at `{}` (a later head is not shipped). GitHub merges it with the base in a merge group; the story's gates run on that group's commit, and GitHub lands exactly that commit once `taskgate/ship-gate` passed on it.",
+        plain_text(branch),
+        head.short()
+    )
+}
+
+pub fn proving_group(proof: &ShipProof, group: &CommitSha) -> String {
+    format!(
+        "Proving merge group `{}` of GitHub's merge queue: the story at `{}` merged with the base. The story's gates run on it, and `taskgate/ship-gate` reports there.",
+        group.short(),
+        proof.head.short()
+    )
+}
+
+/// The gate's line on a merge group that does not merge the shipped head.
+pub fn group_without_head(group: &CommitSha, head: &CommitSha) -> String {
+    format!(
+        "merge group `{}` does not merge the story head `{}` that was shipped",
+        group.short(),
+        head.short()
+    )
+}
+
+pub fn dequeued_line(group: &CommitSha, reason: &str) -> String {
+    format!(
+        "GitHub's merge queue destroyed merge group `{}` without merging it (`{}`)",
+        group.short(),
+        plain_text(reason)
+    )
+}
+
+pub fn dequeued(group: &CommitSha, reason: &str, label: &str) -> String {
+    format!(
+        "**Not shipped: GitHub's merge queue took the story PR out.** It destroyed merge group `{}` without merging it (GitHub's reason: `{}`): a required check failed on the group, or the story PR's head moved. Nothing landed and the `{}` label was removed; ship again to retry.",
+        group.short(),
+        plain_text(reason),
+        plain_text(label)
+    )
+}
+
 pub fn proven_but_frozen(commit: &CommitSha, frozen: &str) -> String {
     format!(
         "Proven at `{}`, but nothing lands while the repository is frozen ({frozen}). The story waits at the head of the queue and is proven again on the base as it is when the freeze lifts.",

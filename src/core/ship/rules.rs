@@ -92,6 +92,10 @@ pub enum LandVia {
     /// taskgate merges the story PR (its head pinned, the base checked
     /// to be the proven base first), then checks the landed tree.
     PullRequest { method: MergeMethod },
+    /// GitHub's merge queue: taskgate enqueues the story PR (its head
+    /// pinned) and acts as the CI of its merge group, whose commit lands
+    /// once taskgate's proof of it passed.
+    MergeQueue,
 }
 
 /// The landing the rules allow, decided when the proof starts.
@@ -102,10 +106,12 @@ pub struct LandingPlan {
     pub linear: bool,
 }
 
-/// A rule taskgate cannot land under at all.
+/// Rules taskgate cannot land under without landing an untested tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unlandable {
-    /// The branch takes changes through GitHub's merge queue only.
+    /// The branch takes changes through GitHub's merge queue, which does
+    /// not require `taskgate/ship-gate`: it would land merge groups
+    /// without waiting for taskgate's proof of them.
     MergeQueue { ruleset: Option<u64> },
 }
 
@@ -120,6 +126,11 @@ impl BranchRules {
 
     fn has(&self, want: impl Fn(&RuleKind) -> bool) -> bool {
         self.rules.iter().any(|r| want(&r.rule))
+    }
+
+    /// Whether some rule requires the check `context`.
+    pub fn requires(&self, context: &str) -> bool {
+        self.has(|r| matches!(r, RuleKind::RequiredChecks { contexts } if contexts.iter().any(|c| c == context)))
     }
 
     /// Required checks besides taskgate's own ship gate.
@@ -172,7 +183,16 @@ impl BranchRules {
 /// How a story lands on a branch with `rules`, or why it cannot.
 pub fn landing_plan(rules: &BranchRules) -> Result<LandingPlan, Unlandable> {
     if let Some(r) = rules.rules.iter().find(|r| r.rule == RuleKind::MergeQueue) {
-        return Err(Unlandable::MergeQueue { ruleset: r.ruleset });
+        // Never jumped, bypass or not: the queue is how the branch moves.
+        // It lands a group only once the required checks pass on it, so
+        // taskgate's gate must be one of them.
+        if !rules.requires(SHIP_GATE) {
+            return Err(Unlandable::MergeQueue { ruleset: r.ruleset });
+        }
+        return Ok(LandingPlan {
+            via: LandVia::MergeQueue,
+            linear: false,
+        });
     }
     let linear = rules.has(|r| *r == RuleKind::LinearHistory);
     let through_pr =
@@ -213,7 +233,11 @@ pub enum Violation {
     },
     LinearHistory,
     ForcePush,
+    /// GitHub said the branch takes changes through its merge queue (a
+    /// rule added since taskgate read them).
     MergeQueue,
+    /// The branch's merge queue does not require `taskgate/ship-gate`.
+    QueueWithoutGate,
     /// The change touches a workflow file (`file`), which GitHub lets an
     /// App write only with the `workflows` permission.
     WorkflowsPermission {
@@ -428,10 +452,15 @@ mod tests {
     }
 
     #[test]
-    fn a_merge_queue_is_never_jumped() {
-        let queue = rules(vec![rule(RuleKind::MergeQueue, Bypass::Always)]);
+    fn a_merge_queue_is_never_jumped_and_must_wait_for_taskgates_gate() {
+        let queue = rules(vec![
+            rule(RuleKind::MergeQueue, Bypass::Always),
+            rule(gate(), Bypass::Always),
+        ]);
+        assert_eq!(landing_plan(&queue).unwrap().via, LandVia::MergeQueue);
+        let ungated = rules(vec![rule(RuleKind::MergeQueue, Bypass::Always)]);
         assert_eq!(
-            landing_plan(&queue),
+            landing_plan(&ungated),
             Err(Unlandable::MergeQueue { ruleset: Some(1) })
         );
     }

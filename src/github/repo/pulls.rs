@@ -1,5 +1,6 @@
-//! Branches and pull requests: creating, editing, merging, and marking a
-//! draft ready for review (GraphQL's, as REST has no such call).
+//! Branches and pull requests: creating, editing, merging, marking a
+//! draft ready for review and enqueueing in GitHub's merge queue (both
+//! GraphQL's, as REST has no such calls).
 
 use serde_json::{json, Value};
 
@@ -24,6 +25,11 @@ pub(crate) struct Opened {
     /// GitHub refused a draft here: the repository has none.
     pub drafts_refused: bool,
 }
+
+/// GraphQL's way to add a pull request to its base branch's merge queue
+/// (REST has none), only while its head is `$head`.
+pub const ENQUEUE_MUTATION: &str = "mutation Enqueue($id: ID!, $head: GitObjectID) { \
+    enqueuePullRequest(input: {pullRequestId: $id, expectedHeadOid: $head}) { mergeQueueEntry { position } } }";
 
 impl RepoClient<'_> {
     /// Creates branch `name` at `sha`; one that exists already is kept.
@@ -159,6 +165,27 @@ impl RepoClient<'_> {
             Some(why) => Err(GitHubError::Unexpected(format!(
                 "GraphQL refused markPullRequestReadyForReview: {why}"
             ))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl RepoClient<'_> {
+    /// Runs [`ENQUEUE_MUTATION`] on the pull request with `node_id` at
+    /// `head`. GitHub's refusal (not mergeable, a required check not
+    /// passed, another head) is a 422 with its words.
+    pub(crate) async fn enqueue(&self, node_id: &str, head: &CommitSha) -> Result<(), GitHubError> {
+        let request =
+            json!({ "query": ENQUEUE_MUTATION, "variables": { "id": node_id, "head": head } });
+        let answer: Value = send(self.client, http::Method::POST, "/graphql", Some(&request))
+            .await?
+            .json()?;
+        match graphql_refusal(&answer) {
+            Some(why) => Err(GitHubError::Http {
+                status: 422,
+                message: why,
+                headers: Box::default(),
+            }),
             None => Ok(()),
         }
     }

@@ -177,7 +177,20 @@ fn create_check_run(st: &mut State, req: &Req) -> HResult {
     repo.check_runs.push(run);
     let key = req.repo_key();
     emit::check_run_created(st, req.at(&key), id);
+    queue_moves(st, req.at(&key), id);
     run_reply(st, req, id, 201)
+}
+
+/// A merge group's checks changed: its merge queue may move on.
+fn queue_moves(st: &mut State, at: crate::emit::At, id: u64) {
+    let sha = st.repos[at.key]
+        .check_runs
+        .iter()
+        .find(|r| r.id == id)
+        .map(|r| r.head_sha.clone());
+    if let Some(sha) = sha {
+        crate::merge_queue::on_check(st, at, &sha);
+    }
 }
 
 fn get_check_run(st: &mut State, req: &Req) -> HResult {
@@ -204,6 +217,7 @@ fn update_check_run(st: &mut State, req: &Req) -> HResult {
     apply(run, &req.body, now);
     let key = req.repo_key();
     emit::check_run_updated(st, req.at(&key), id, was_completed);
+    queue_moves(st, req.at(&key), id);
     run_reply(st, req, id, 200)
 }
 

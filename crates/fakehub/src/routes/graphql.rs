@@ -1,5 +1,6 @@
 //! `POST /graphql`: GitHub's GraphQL endpoint, for the operations taskgate
-//! sends (today only the mutation `markPullRequestReadyForReview`).
+//! sends: the mutations `markPullRequestReadyForReview` and
+//! `enqueuePullRequest` (`graphql/enqueue.rs`, GitHub's merge queue).
 //!
 //! It owns *executing* a document: reading the request body, refusing what
 //! the GraphQL contract (`graphql_contract`) rejects — recorded as a contract
@@ -30,13 +31,26 @@ pub const ROUTES: &[Route] = &[Route {
     handler: graphql,
 }];
 
+mod enqueue;
+
 const DOCS: &str = "https://docs.github.com/graphql";
 
 /// The fields fakehub can answer, per type. The contract may allow more; a
 /// selection outside this list is refused as a gap in the fake rather than
 /// answered with made-up nulls.
 const RENDERED: &[(&str, &[&str])] = &[
-    ("Mutation", &["markPullRequestReadyForReview"]),
+    (
+        "Mutation",
+        &["markPullRequestReadyForReview", "enqueuePullRequest"],
+    ),
+    (
+        "EnqueuePullRequestPayload",
+        &["clientMutationId", "mergeQueueEntry"],
+    ),
+    (
+        "MergeQueueEntry",
+        &["id", "position", "state", "enqueuedAt", "pullRequest"],
+    ),
     (
         "MarkPullRequestReadyForReviewPayload",
         &["clientMutationId", "pullRequest"],
@@ -228,6 +242,7 @@ fn execute(
         let value = match f.name.as_str() {
             "__typename" => json!(contract::schema().root(op.kind)),
             "markPullRequestReadyForReview" => mark_ready(st, req, (inst, f, vars), &mut errors),
+            "enqueuePullRequest" => enqueue::enqueue(st, req, (inst, f, vars), &mut errors),
             // `unrendered` refused everything else.
             _ => Value::Null,
         };

@@ -398,6 +398,15 @@ impl Incoming {
             Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
             Some(FaultAction::DelayAfter(d)) => after.delay = Some(d),
             Some(FaultAction::ReplaceAfter(reply)) => after.replace = Some(reply),
+            Some(FaultAction::PushFirst {
+                branch,
+                files,
+                pusher,
+            }) => {
+                let key = self.req.repo_key();
+                let at = self.req.at(&key);
+                faults::push_first(&mut shared.lock(), at, (&branch, &files, &pusher));
+            }
             Some(FaultAction::Drop) => {
                 self.record(&mut shared.lock(), Some(template), 0);
                 // Unwinding out of the connection task closes the socket unanswered.

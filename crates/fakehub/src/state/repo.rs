@@ -248,6 +248,8 @@ pub struct Repo {
     pub git: Option<crate::git_backing::GitBacking>,
     /// Its rulesets and classic branch protection rules (`state::rules`).
     pub rulesets: Vec<super::Ruleset>,
+    /// Its merge queue's entries, in order (`merge_queue`).
+    pub merge_queue: Vec<crate::merge_queue::QueueEntry>,
     /// What the owner's plan allows here (`RepoHandle::without_drafts`).
     pub plan: PlanFeatures,
 }

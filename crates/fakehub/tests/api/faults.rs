@@ -209,3 +209,35 @@ async fn drop_connection_closes_without_answering_or_applying() {
         201
     );
 }
+
+/// `PushFirst`: someone else's push lands on the base between a client's
+/// look and its merge, so GitHub merges the pull request into the moved
+/// base (its `sha` guard only pins the head).
+#[tokio::test]
+async fn a_push_injected_before_a_merge_moves_the_base_under_it() {
+    let (gh, repo, c) = setup().await;
+    let head = repo.push_files("feature", &[("a.txt", "a\n")], "Feature", "alice");
+    let n = repo.create_pull("feature", "main", "Feature", "alice");
+    let looked = repo.branch_sha("main").unwrap();
+    gh.inject(
+        "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge",
+        fakehub::Fault::PushFirst {
+            branch: "main".into(),
+            files: vec![("other.txt".into(), "other\n".into())],
+            pusher: "bob".into(),
+        },
+    );
+    let r = c
+        .call(
+            "PUT",
+            &format!("/repos/acme/widgets/pulls/{n}/merge"),
+            Some(serde_json::json!({"sha": head})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let merged = repo.commit(r.body["sha"].as_str().unwrap()).unwrap();
+    assert_ne!(merged.parents[0], looked, "the base had moved");
+    assert_eq!(merged.parents[1], head);
+    assert!(repo.file("main", "other.txt").is_some() && repo.file("main", "a.txt").is_some());
+    gh.assert_contract_kept();
+}

@@ -13,6 +13,7 @@ mod hook_deliveries;
 mod issues;
 mod limits;
 mod manifests;
+mod merge_queue;
 mod merges;
 mod octocrab_client;
 mod read_lag;
