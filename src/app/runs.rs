@@ -36,6 +36,7 @@ use crate::store::{Store, StoreError, TaskLocation};
 pub use crate::core::task::{Progress, RunEvent};
 
 mod review;
+mod started;
 
 use locate::Located;
 

@@ -271,3 +271,36 @@ async fn a_task_branch_fast_forwarded_to_the_story_branch_runs_nothing() {
     assert_eq!(s.cli_gate_runs().len(), 1);
     s.app.assert_contract_kept();
 }
+
+/// A task whose branch had work before its dependency completed is brought
+/// up to date when the dependency merges: the story branch is merged into
+/// it. That one update is one attempt, at the merge, not one for the old
+/// head and another for the merge.
+#[tokio::test]
+async fn an_early_branch_brought_up_to_date_is_tested_once() {
+    let s = story(false).await;
+    let repo = s.app.fake.repo(REPO);
+    let (cli_branch, story_branch) = (s.branch("Command line", "cli"), s.story_branch());
+    let at = repo.branch_sha(&story_branch).unwrap();
+    let files = [
+        ("cli.sh", "cli() { greeting; }\n"),
+        ("test_cli.sh", TEST_CLI),
+    ];
+    let early = s.origin.commit_from(&cli_branch, &at, &files, "cli");
+    repo.push_commit(&cli_branch, &early, "cli", &files, "agent");
+    s.app.settle().await;
+    assert_eq!(s.cli_gate_runs(), [], "pending: not run");
+
+    s.finish_core().await;
+    let merged = repo.branch_sha(&cli_branch).unwrap();
+    assert_ne!(merged, early, "the story branch was merged in");
+    assert!(repo.file(&cli_branch, "core.sh").is_some());
+    assert_eq!(s.conclusion(&merged).await, "success");
+    let runs: Vec<(String, u32)> = s
+        .cli_gate_runs()
+        .into_iter()
+        .map(|c| (c.head_sha, c.conclusion.map_or(0, |_| 1)))
+        .collect();
+    assert_eq!(runs, [(merged, 1)], "one attempt for one update");
+    s.app.assert_contract_kept();
+}

@@ -36,8 +36,8 @@ mod test_fixture;
 
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
-    on_dependencies_complete, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger,
-    RunProgress, TaskContext, TaskDecision, Trigger,
+    on_branch_started, on_dependencies_complete, on_pull_closed, on_ready_for_review,
+    on_run_progress, on_trigger, RunProgress, TaskContext, TaskDecision, Trigger,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
