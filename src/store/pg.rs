@@ -235,6 +235,10 @@ CREATE TABLE commit_changes (
 -- The flaky-event history is read by test, across stories.
 CREATE INDEX test_results_test ON test_results(repo, test_id);
 "#,
+    // The story branch head an Actions attempt was dispatched to merge.
+    r#"
+ALTER TABLE attempts ADD COLUMN base TEXT COLLATE "C";
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

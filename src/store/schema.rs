@@ -302,6 +302,11 @@ CREATE TABLE commit_changes (
 -- The flaky-event history is read by test, across stories.
 CREATE INDEX test_results_test ON test_results(repo, test_id);
 "#,
+    // The story branch head an Actions attempt was dispatched to merge
+    // (`core::task::RunJob::base`), checked against its report.
+    r#"
+ALTER TABLE attempts ADD COLUMN base TEXT;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -379,6 +379,7 @@ fn queue_attempt(
             attempt: number,
             sha: sha.clone(),
             gates,
+            base: None,
         }),
         cancelled,
         verdict: None,

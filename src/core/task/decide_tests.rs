@@ -60,6 +60,7 @@ fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
             duration_ms: 10,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         },
         workspace: String::new(),
     }

@@ -201,4 +201,9 @@ pub struct RunJob {
     pub attempt: u32,
     pub sha: CommitSha,
     pub gates: Vec<String>,
+    /// The story branch's head the run merges into `sha` first (SPEC §3),
+    /// where the runner needs it said: set by the shell when it hands the
+    /// run to the Actions workflow (the local runner reads the branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<CommitSha>,
 }
