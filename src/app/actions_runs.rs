@@ -11,6 +11,8 @@
 //! repository's flaky-test quarantine in force now applied to each gate
 //! (`core::report::apply_quarantine`: the job does not know it, and what
 //! the artifact says of it is not believed).
+//! What a run tested (its head merged with the story branch, checked
+//! against the dispatch) is `actions_runs/tested.rs`.
 //! Must not: decide a task's state — progress goes through
 //! [`Runs::on_progress`], the path the local runner's progress takes — or
 //! trust the artifact, which `runner::actions` checks before reading.
@@ -251,11 +253,14 @@ impl ActionsRuns {
                 task: TaskId::new(job.task.as_str()),
             }
             .key();
+            // The job tests the head merged with the story branch as it
+            // is now, as CI on a pull request does (SPEC §3).
+            job.base = self.story_head(job).await?;
             // The story names the plan: a repository may hold several.
             let inputs = dispatch_inputs(
                 &job.story,
                 &job.task,
-                &job.sha,
+                (&job.sha, job.base.as_ref()),
                 &job.gates,
                 &attempt_run_id(&attempt),
             );
@@ -337,11 +342,7 @@ impl ActionsRuns {
             )));
         }
         let progress = if completed {
-            Progress::Finished {
-                attempt: row.attempt,
-                report: self.report(&repo, &row, run).await?,
-                workspace: String::new(),
-            }
+            self.finished(&repo, &row, run).await?
         } else {
             Progress::Started {
                 attempt: row.attempt,
@@ -424,11 +425,7 @@ impl ActionsRuns {
             WatchStep::Start => Progress::Started {
                 attempt: row.attempt,
             },
-            WatchStep::FinishFromRun(run) => Progress::Finished {
-                attempt: row.attempt,
-                report: self.report(&repo, &row, &run).await?,
-                workspace: String::new(),
-            },
+            WatchStep::FinishFromRun(run) => self.finished(&repo, &row, &run).await?,
             WatchStep::GiveUp(why) => Progress::Finished {
                 attempt: row.attempt,
                 report: report_for_missing_artifact(&row.task, &row.sha, &row.gates, &why, None),
@@ -512,14 +509,14 @@ impl ActionsRuns {
         }))
     }
 
-    /// The run's checked report, or the `tooling_error` stand-in saying why
-    /// there is none. Only a transient GitHub error is an error.
+    /// The run's checked report, or why there is none. Only a transient
+    /// GitHub error is an error.
     async fn report(
         &self,
         repo: &RepoName,
         row: &AttemptRow,
         run: &WorkflowRun,
-    ) -> Result<RunReport, ActionsError> {
+    ) -> Result<Result<RunReport, String>, ActionsError> {
         let client = self.github.installation_client(row.installation).await?;
         let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
         {
@@ -536,7 +533,7 @@ impl ActionsRuns {
                 super::commit_changes::record_from_github(&self.store, &client, row).await;
                 // A run without a report says nothing of the overhead.
                 self.counted.count(&self.metrics, row, run, &report);
-                return Ok(report);
+                return Ok(Ok(report));
             }
             Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
             Err(ArtifactError::NoReport { .. }) => format!(
@@ -548,13 +545,7 @@ impl ActionsRuns {
             Some(conclusion) => format!("{why}; the run concluded `{conclusion}`"),
             None => why,
         };
-        Ok(report_for_missing_artifact(
-            &row.task,
-            &row.sha,
-            &row.gates,
-            &why,
-            run.html_url.as_deref(),
-        ))
+        Ok(Err(why))
     }
 }
 
@@ -576,6 +567,8 @@ async fn on_progress(
         .await
         .map_err(ActionsError::Progress)
 }
+
+mod tested;
 
 #[cfg(test)]
 #[path = "actions_runs_tests.rs"]

@@ -18,6 +18,7 @@ fn a_run_is_counted_once_however_often_its_report_is_fetched() {
         finished_ms: None,
         report: None,
         runner: RunnerKind::Actions,
+        base: None,
     };
     let run: WorkflowRun = serde_json::from_value(serde_json::json!({
         "id": 7, "head_sha": "1111111111111111111111111111111111111111",

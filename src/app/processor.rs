@@ -255,6 +255,16 @@ impl Processor {
         match event {
             InternalEvent::Reconcile(pass) => {
                 let mut decision = self.syncer.on_reconcile(&pass).await?;
+                // A task branch just started: the work pushed while its
+                // task was pending may be tested now.
+                if let Some(started) = &pass.started {
+                    let run = (self.runs)
+                        .on_branch_started(&pass.repo, &pass.story, started)
+                        .await?;
+                    if let Some(run) = run {
+                        merge(&mut decision, run);
+                    }
+                }
                 // The story's ship gate follows its tasks.
                 let ship = self.ship.on_reconcile(&pass).await?;
                 merge(&mut decision, ship);

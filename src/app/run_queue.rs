@@ -589,6 +589,7 @@ fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
         duration_ms: 0,
         cancelled: false,
         runner_fault: Some(why.to_string()),
+        tested: None,
     }
 }
 

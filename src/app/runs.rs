@@ -36,6 +36,7 @@ use crate::store::{Store, StoreError, TaskLocation};
 pub use crate::core::task::{Progress, RunEvent};
 
 mod review;
+mod started;
 
 use locate::Located;
 
@@ -284,6 +285,13 @@ impl Runs {
             // taskgate's own branch creation, echoed: not work.
             return Ok(Some(Decision::nothing(
                 "task branch created without new commits: nothing to test",
+            )));
+        }
+        if !p.brings_work() {
+            // taskgate's fast-forward to the story branch, echoed: the
+            // commits are the story branch's, none the task's own.
+            return Ok(Some(Decision::nothing(
+                "task branch moved to commits already on another branch: nothing to test",
             )));
         }
         let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {

@@ -163,6 +163,7 @@ mod tests {
                 duration_ms: 5,
                 cancelled: false,
                 runner_fault: None,
+                tested: None,
             },
             workspace: "/w".into(),
         };

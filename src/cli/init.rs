@@ -249,6 +249,13 @@ mod tests {
         }
     }
 
+    /// The workflow as `init` writes it (the version hidden).
+    #[test]
+    fn the_workflow_as_written() {
+        let v = env!("CARGO_PKG_VERSION");
+        insta::assert_snapshot!(workflow().replace(v, "X.Y.Z"));
+    }
+
     #[test]
     fn the_workflow_matches_what_the_runner_dispatches_and_reads() {
         use saphyr::LoadableYamlNode;

@@ -5,6 +5,10 @@
 //! of the default branch, so the commands come from the plan as merged, not
 //! from the commit under test, and `--gates` runs only the dispatched gates.
 //!
+//! With `--base`, the checkout is first merged with the story branch's head
+//! (SPEC §3: a task's head is tested as CI on a pull request tests it),
+//! and the report says what was tested.
+//!
 //! Commands run as the person running it, on the host, unless `--sandbox`
 //! asks for the bot's sandbox (with its network rule from the config and the
 //! operator's `TASKGATE_SANDBOX_*` settings).
@@ -16,10 +20,11 @@ use taskgate::core::config::{load_config, RepoConfig, CONFIG_PATH};
 use taskgate::core::plan::{
     check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
 };
-use taskgate::core::report::render_terminal_report;
+use taskgate::core::report::{render_terminal_report, Tested};
 use taskgate::ids::CommitSha;
 use taskgate::runner::actions::report_for_setup_error;
 use taskgate::runner::local::run_gate_specs;
+use taskgate::runner::test_merge::merge_into_checkout;
 use taskgate::runner::{cancel_pair, plan_gates, GateSpec, Isolation, RunOptions};
 
 use super::DirFiles;
@@ -55,6 +60,13 @@ pub struct RunArgs {
     /// in the current directory.
     #[arg(long, value_name = "DIR")]
     pub plan_root: Option<PathBuf>,
+    /// The story branch's head (a full sha) to test the current checkout
+    /// merged with, as CI on a pull request tests its merge; the `actions`
+    /// runner passes it. The checkout moves to the merge (nothing pushed);
+    /// when the two conflict no gate runs, and the report says so. Needs a
+    /// git checkout holding both commits. Empty: as if absent.
+    #[arg(long, value_name = "SHA")]
+    pub base: Option<String>,
     /// Run every command in the sandbox the bot uses (bubblewrap): only the
     /// current directory writable, no network unless `runner_network: true`.
     #[arg(long, env = "TASKGATE_SANDBOX")]
@@ -87,6 +99,22 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         gates,
         config,
     } = loaded;
+    let tested = match args.base.as_deref().filter(|b| !b.is_empty()) {
+        None => None,
+        Some(base) => match merge_into_checkout(&root, base) {
+            Ok(tested) => Some(tested),
+            Err(e) => {
+                let e = anyhow::Error::new(e).context(format!(
+                    "merging the story branch's head {base} into the checkout"
+                ));
+                write_setup_error(&args, &e)?;
+                return Err(e);
+            }
+        },
+    };
+    if let Some(Tested::Conflict { base }) = &tested {
+        return not_run_for_conflict(&args, &task, base);
+    }
     let (cancel, token) = cancel_pair();
     // Commands run in their own process groups, so a terminal's Ctrl-C does
     // not reach them: pass it on.
@@ -116,13 +144,46 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         network: config.runner_network,
         ..RunOptions::default()
     };
-    let report = run_gate_specs(&root, task, gates, options).await;
+    let mut report = run_gate_specs(&root, task, gates, options).await;
+    report.tested = tested;
     print!("{}", render_terminal_report(&report));
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report)?;
         std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// The head conflicts with the story branch's head `base`: no gate runs,
+/// the report (when asked for) says so, and the exit code is 1.
+fn not_run_for_conflict(args: &RunArgs, task: &str, base: &str) -> anyhow::Result<i32> {
+    let why = format!(
+        "not run: the head conflicts with the story branch's head {base}; merge the story \
+         branch into the task branch and push"
+    );
+    eprintln!("taskgate run: {why}");
+    if let (Some(path), Some(sha)) = (&args.json, args.sha.as_deref().filter(|s| !s.is_empty())) {
+        let gates = requested_gates(args);
+        let mut report = report_for_setup_error(task, &CommitSha(sha.to_owned()), &gates, &why);
+        report.tested = Some(Tested::Conflict {
+            base: base.to_owned(),
+        });
+        let json = serde_json::to_string_pretty(&report)?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(1)
+}
+
+/// The gates `--gates` names (empty: every gate of the task).
+fn requested_gates(args: &RunArgs) -> Vec<String> {
+    args.gates
+        .as_deref()
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|g| !g.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Writes the stand-in report of [`report_for_setup_error`] for a task that
@@ -134,15 +195,7 @@ fn write_setup_error(args: &RunArgs, error: &anyhow::Error) -> anyhow::Result<()
     if sha.is_empty() {
         return Ok(());
     }
-    let gates: Vec<String> = args
-        .gates
-        .as_deref()
-        .unwrap_or("")
-        .split(',')
-        .map(str::trim)
-        .filter(|g| !g.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let gates = requested_gates(args);
     let why = format!("taskgate run could not run the task: {error:#}");
     let report = report_for_setup_error(task, &CommitSha(sha.clone()), &gates, &why);
     let json = serde_json::to_string_pretty(&report)?;

@@ -136,6 +136,37 @@ pub struct RunReport {
     /// could write (the Actions artifact's is dropped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runner_fault: Option<String>,
+    /// What the gates ran on when the runner merged the story branch into
+    /// `sha` (SPEC §3: a task's head is tested merged with its story
+    /// branch, as CI on a pull request is); `None`: `sha` as it is. Read
+    /// from an Actions artifact only as far as it matches what was
+    /// dispatched (`core::story::start::check_tested`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tested: Option<Tested>,
+}
+
+/// The commit a run's gates tested, relative to its head `sha` and the
+/// story branch's head `base` it was asked to merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Tested {
+    /// The head holds `base` already: it was tested as it is.
+    Holds { base: String },
+    /// `merge`, the head merged with `base`, was tested.
+    Merged { base: String, merge: String },
+    /// The head conflicts with `base`: no gate ran.
+    Conflict { base: String },
+}
+
+impl Tested {
+    /// The story branch head it was merged with (or conflicts with).
+    pub fn base(&self) -> &str {
+        match self {
+            Tested::Holds { base } | Tested::Merged { base, .. } | Tested::Conflict { base } => {
+                base
+            }
+        }
+    }
 }
 
 impl RunReport {

@@ -44,8 +44,10 @@ pub const REPORT_FILE: &str = "taskgate-report.json";
 /// GitHub accepts at most 10 inputs on older servers (25 on github.com since
 /// 2025); values are strings. `story` is the story key (`file:checks`), so
 /// that in a repository with several plans the job runs the task of the
-/// dispatched story's plan (`taskgate run --story`).
-pub const WORKFLOW_INPUTS: [&str; 5] = ["story", "task", "sha", "gates", "run_id"];
+/// dispatched story's plan (`taskgate run --story`); `base` is the story
+/// branch's head the job merges into `sha` before testing (`taskgate run
+/// --base`), as CI on a pull request tests its merge (empty: none).
+pub const WORKFLOW_INPUTS: [&str; 6] = ["story", "task", "sha", "base", "gates", "run_id"];
 
 /// The taskgate release whose `taskgate run` writes reports this server
 /// reads: what a workflow must install (`uses: <action>@v<this>`).
@@ -109,12 +111,13 @@ pub enum ArtifactError {
 }
 
 /// The `workflow_dispatch` inputs of one run: `story` the story key whose
-/// plan holds `task`, `gates` comma-joined (empty: every gate of the task),
-/// `run_id` taskgate's own id for the attempt.
+/// plan holds `task`, `base` the story branch's head to merge into `sha`
+/// (none: `sha` is tested as it is), `gates` comma-joined (empty: every
+/// gate of the task), `run_id` taskgate's own id for the attempt.
 pub fn dispatch_inputs(
     story: &str,
     task: &str,
-    sha: &CommitSha,
+    (sha, base): (&CommitSha, Option<&CommitSha>),
     gates: &[String],
     run_id: &str,
 ) -> BTreeMap<String, String> {
@@ -122,6 +125,10 @@ pub fn dispatch_inputs(
         ("story", story.to_string()),
         ("task", task.to_string()),
         ("sha", sha.as_str().to_string()),
+        (
+            "base",
+            base.map(|b| b.as_str().to_string()).unwrap_or_default(),
+        ),
         ("gates", gates.join(",")),
         ("run_id", run_id.to_string()),
     ]
@@ -355,6 +362,8 @@ pub fn read_report_zip(
     // findings and warnings: they are capped before anything reads them.
     // A runner fault excuses a run from the failure loop: the job's own
     // claim of one is not believed, as task code could have written it.
+    // What it says it tested is checked against the dispatch by the caller
+    // (`core::story::start::check_tested`).
     Ok(cap_report(RunReport {
         runner_fault: None,
         ..report
@@ -440,6 +449,7 @@ fn tooling_error_report(
         duration_ms: 0,
         cancelled: false,
         runner_fault: None,
+        tested: None,
     }
 }
 

@@ -300,6 +300,7 @@ pub async fn run_gate_specs(
         duration_ms: start.elapsed().as_millis() as u64,
         cancelled,
         runner_fault,
+        tested: None,
     })
 }
 
@@ -363,6 +364,7 @@ fn refused(
         duration_ms: start.elapsed().as_millis() as u64,
         cancelled: false,
         runner_fault: Some(why.to_string()),
+        tested: None,
     }
 }
 

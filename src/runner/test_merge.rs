@@ -3,11 +3,16 @@
 //! (`refs/pull/<n>/merge`) rather than the head alone.
 //!
 //! Owns: [`Mirror::test_merge`], which makes that merge commit in the
-//! mirror (libgit2, nothing pushed, no ref moved). Must not: decide what
-//! the report says about it (`core::story::start`), or fetch (the caller
-//! fetched the branches first).
+//! mirror (libgit2, nothing pushed, no ref moved), and
+//! [`merge_into_checkout`], the same in the Actions job's checkout
+//! (`taskgate run --base`). Must not: decide what the report says about it
+//! (`core::story::start`), or fetch (the caller fetched the commits first).
 
-use git2::{Oid, Signature};
+use std::path::Path;
+
+use git2::{build::CheckoutBuilder, Commit, Oid, Repository, Signature};
+
+use crate::core::report::Tested;
 
 use super::mirror::{parse_sha, GitError, Mirror};
 
@@ -52,17 +57,13 @@ impl Mirror {
         };
         let base_sha = base_oid.to_string();
         let (h, b) = (find(head_oid, head)?, find(base_oid, &base_sha)?);
-        let mut index = repo.merge_commits(&h, &b, None)?;
-        if index.has_conflicts() {
-            return Ok(TestMerge::Conflict { base: base_sha });
-        }
-        let tree = repo.find_tree(index.write_tree_to(&repo)?)?;
-        let who = Signature::new("taskgate", "taskgate@localhost", &h.time())?;
         let message = format!("Merge {base} ({base_sha}) into {head}\n");
-        let merge = repo.commit(None, &who, &who, &message, &tree, &[&h, &b])?;
-        Ok(TestMerge::Merged {
-            commit: merge.to_string(),
-            base: base_sha,
+        Ok(match merge_commit(&repo, &h, &b, &message)? {
+            Some(merge) => TestMerge::Merged {
+                commit: merge.to_string(),
+                base: base_sha,
+            },
+            None => TestMerge::Conflict { base: base_sha },
         })
     }
 
@@ -82,6 +83,60 @@ impl Mirror {
         .await
         .map_err(|e| GitError::Join(e.to_string()))?
     }
+}
+
+/// The merge commit of `h` and `b` (deterministic: author, committer and
+/// time are the head's), or `None` when they conflict. No ref moves.
+fn merge_commit(
+    repo: &Repository,
+    h: &Commit<'_>,
+    b: &Commit<'_>,
+    message: &str,
+) -> Result<Option<Oid>, GitError> {
+    let mut index = repo.merge_commits(h, b, None)?;
+    if index.has_conflicts() {
+        return Ok(None);
+    }
+    let tree = repo.find_tree(index.write_tree_to(repo)?)?;
+    let who = Signature::new("taskgate", "taskgate@localhost", &h.time())?;
+    Ok(Some(repo.commit(
+        None,
+        &who,
+        &who,
+        message,
+        &tree,
+        &[h, b],
+    )?))
+}
+
+/// The checkout at `dir` (its `HEAD` the head under test) made ready to
+/// test merged with commit `base`, the story branch's head, as CI on a
+/// pull request tests it: when the head does not hold `base`, the work
+/// tree and a detached `HEAD` move to their merge (nothing pushed); when
+/// they conflict, nothing moves. `base` must be in the repository (the
+/// Actions job checks out with the whole history).
+pub fn merge_into_checkout(dir: &Path, base: &str) -> Result<Tested, GitError> {
+    let repo = Repository::open(dir)?;
+    let h = repo.head()?.peel_to_commit()?;
+    let base_oid = parse_sha(base)?;
+    let b = repo
+        .find_commit(base_oid)
+        .map_err(|_| GitError::CommitNotFound(base.to_owned()))?;
+    let base = base_oid.to_string();
+    if h.id() == base_oid || repo.graph_descendant_of(h.id(), base_oid)? {
+        return Ok(Tested::Holds { base });
+    }
+    let message = format!("Merge {base} into {}\n", h.id());
+    let Some(merge) = merge_commit(&repo, &h, &b, &message)? else {
+        return Ok(Tested::Conflict { base });
+    };
+    let commit = repo.find_commit(merge)?;
+    repo.checkout_tree(commit.as_object(), Some(CheckoutBuilder::new().force()))?;
+    repo.set_head_detached(merge)?;
+    Ok(Tested::Merged {
+        base,
+        merge: merge.to_string(),
+    })
 }
 
 #[cfg(test)]

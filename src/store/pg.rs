@@ -248,6 +248,10 @@ CREATE TABLE repo_no_drafts (
     since_ms BIGINT NOT NULL
 );
 "#,
+    // The story branch head an Actions attempt was dispatched to merge.
+    r#"
+ALTER TABLE attempts ADD COLUMN base TEXT COLLATE "C";
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

@@ -63,6 +63,7 @@ fn attempt(attempt: u32, cases: Vec<TestCase>) -> Change {
             duration_ms: 1,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         }),
     }
 }

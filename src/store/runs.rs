@@ -28,8 +28,8 @@ pub(super) fn queue_attempt(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     db.execute(
-        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9)
+        "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner, base)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
          ON CONFLICT(repo, story, task, attempt) DO NOTHING",
         params![
             job.repo.as_str(),
@@ -40,7 +40,8 @@ pub(super) fn queue_attempt(
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
             now_ms,
-            runner_name(runner)
+            runner_name(runner),
+            job.base.as_ref().map(CommitSha::as_str)
         ],
     )?;
     Ok(())
@@ -106,15 +107,18 @@ pub struct AttemptRow {
     pub finished_ms: Option<i64>,
     pub report: Option<RunReport>,
     pub runner: RunnerKind,
+    /// The story branch head the run was dispatched to merge (Actions).
+    pub base: Option<CommitSha>,
 }
 
-const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report, runner";
+const ATTEMPT_COLUMNS: &str = "repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, started_ms, finished_ms, report, runner, base";
 
 fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let repo: String = r.get(0)?;
     let gates: String = r.get(6)?;
     let report: Option<String> = r.get(11)?;
     let runner: String = r.get(12)?;
+    let base: Option<String> = r.get(13)?;
     Ok(AttemptRow {
         repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
         story: r.get(1)?,
@@ -136,6 +140,7 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
             "actions" => RunnerKind::Actions,
             other => return Err(StoreError::Corrupt(format!("unknown runner `{other}`"))),
         },
+        base: base.map(CommitSha),
     })
 }
 

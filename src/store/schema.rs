@@ -316,6 +316,11 @@ CREATE TABLE repo_no_drafts (
     since_ms INTEGER NOT NULL
 );
 "#,
+    // The story branch head an Actions attempt was dispatched to merge
+    // (`core::task::RunJob::base`), checked against its report.
+    r#"
+ALTER TABLE attempts ADD COLUMN base TEXT;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -51,6 +51,7 @@ fn report(cases: Vec<TestCase>) -> RunReport {
         duration_ms: 10,
         cancelled: false,
         runner_fault: None,
+        tested: None,
     }
 }
 

@@ -1,12 +1,14 @@
 //! The `actions` runner's job, played on this machine with the real binary:
 //! `taskgate init` writes the workflow, the job's `taskgate run` step runs
 //! the default branch's plan against the commit under test, and the report
-//! it writes reads back as the runner expects.
+//! it writes reads back as the runner expects; with `--base`, it tests the
+//! commit merged with the story branch's head, as CI on a pull request does.
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use taskgate::core::report::Tested;
 use taskgate::ids::CommitSha;
 use taskgate::runner::actions::{read_report_zip, ArtifactLimits, REPORT_FILE};
 
@@ -162,4 +164,112 @@ fn with_several_plans_the_job_runs_the_dispatched_storys_plan() {
         refused.gates[0].kind,
         Some(taskgate::classify::FailureKind::ToolingError)
     );
+}
+
+/// `git` in `dir`, with an identity; its stdout trimmed.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=agent",
+            "-c",
+            "user.email=agent@example.com",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Commits `files` in the checkout at `dir`; gives the sha.
+fn commit(dir: &Path, files: &[(&str, &str)], message: &str) -> String {
+    for (path, content) in files {
+        write(&dir.join(path), content);
+    }
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn the_job_tests_the_head_merged_with_the_story_branch_or_says_they_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let (trusted, tested) = (dir.path().join("trusted"), dir.path().join("tested"));
+    write(
+        &trusted.join(".taskgate/stories/s.yml"),
+        "story: s\ntasks:\n  - id: t\n    acceptance:\n      tests: ['test -f core.sh && test -f cli.sh']\n",
+    );
+    // The story branch got core.sh after the task branch was started.
+    std::fs::create_dir_all(&tested).unwrap();
+    git(&tested, &["init", "-q", "-b", "start"]);
+    commit(&tested, &[("README", "r\n")], "start");
+    git(&tested, &["checkout", "-q", "-b", "story"]);
+    let story = commit(&tested, &[("core.sh", "core\n")], "core merged");
+    git(&tested, &["checkout", "-q", "-b", "task", "start"]);
+    let head = commit(&tested, &[("cli.sh", "cli\n")], "cli");
+    let job = |head: &str| {
+        taskgate(
+            &tested,
+            &[
+                "run",
+                "--plan-root",
+                "../trusted",
+                "--task",
+                "t",
+                "--sha",
+                head,
+                "--base",
+                &story,
+                "--json",
+                "../taskgate-report.json",
+            ],
+        )
+    };
+    let report = || {
+        let json = std::fs::read(dir.path().join("taskgate-report.json")).unwrap();
+        serde_json::from_slice::<taskgate::core::report::RunReport>(&json).unwrap()
+    };
+    let out = job(&head);
+    assert!(out.status.success(), "{out:?}");
+    let merged = report();
+    assert!(merged.passed(), "the head alone lacks core.sh");
+    assert_eq!(merged.sha.as_deref(), Some(head.as_str()));
+    let Some(Tested::Merged { base, merge }) = merged.tested else {
+        panic!("{:?}", merged.tested)
+    };
+    assert_eq!(base, story);
+    assert_eq!(git(&tested, &["rev-parse", "HEAD"]), merge);
+    assert_eq!(git(&tested, &["rev-parse", "HEAD^1"]), head);
+
+    // A head that holds the story head is tested as it is.
+    git(&tested, &["checkout", "-q", "-f", "story"]);
+    let holds = commit(&tested, &[("cli.sh", "cli\n")], "cli on top");
+    assert!(job(&holds).status.success());
+    assert_eq!(
+        report().tested,
+        Some(Tested::Holds {
+            base: story.clone()
+        })
+    );
+
+    // Both wrote core.sh: they conflict, and nothing runs.
+    git(&tested, &["checkout", "-q", "-b", "clash", "start"]);
+    let clash = commit(
+        &tested,
+        &[("core.sh", "mine\n"), ("cli.sh", "cli\n")],
+        "clash",
+    );
+    let out = job(&clash);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr).replace(&story, "<story>");
+    insta::assert_snapshot!(stderr.trim(), @"taskgate run: not run: the head conflicts with the story branch's head <story>; merge the story branch into the task branch and push");
+    let refused = report();
+    assert_eq!(refused.tested, Some(Tested::Conflict { base: story }));
+    assert!(
+        refused.gates.iter().all(|g| g.commands.is_empty()),
+        "no gate ran"
+    );
+    assert_eq!(git(&tested, &["rev-parse", "HEAD"]), clash, "nothing moved");
 }

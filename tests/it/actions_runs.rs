@@ -29,15 +29,15 @@ const CONFIG: &str = "runner: actions\n";
 const WORKFLOW: &str = "taskgate-run.yml";
 const GATES: [&str; 2] = ["test", "lint"];
 
-struct Story {
-    app: TestApp,
-    task_issue: u64,
-    branch: String,
+pub(crate) struct Story {
+    pub(crate) app: TestApp,
+    pub(crate) task_issue: u64,
+    pub(crate) branch: String,
 }
 
 /// A story with one task whose repository runs tests with the workflow;
 /// `with_workflow: false` leaves the workflow file out of the repository.
-async fn story_on_actions(with_workflow: bool) -> Story {
+pub(crate) async fn story_on_actions(with_workflow: bool) -> Story {
     story_on_actions_with(with_workflow, |_| {}).await
 }
 
@@ -73,7 +73,7 @@ async fn story_on_actions_with(
 }
 
 impl Story {
-    fn repo(&self) -> RepoHandle {
+    pub(crate) fn repo(&self) -> RepoHandle {
         self.app.fake.repo(REPO)
     }
 
@@ -90,7 +90,7 @@ impl Story {
     }
 
     /// Pushes `sha` and waits for its workflow run; returns the run's id.
-    async fn push_and_dispatch(&self, sha: &str) -> u64 {
+    pub(crate) async fn push_and_dispatch(&self, sha: &str) -> u64 {
         self.push(sha).await;
         eventually("the runner workflow is dispatched", || async {
             self.dispatch_for(sha).is_some()
@@ -100,7 +100,7 @@ impl Story {
         self.dispatch_for(sha).unwrap().run_id
     }
 
-    fn dispatch_for(&self, sha: &str) -> Option<fakehub::WorkflowDispatch> {
+    pub(crate) fn dispatch_for(&self, sha: &str) -> Option<fakehub::WorkflowDispatch> {
         self.repo()
             .dispatches()
             .into_iter()
@@ -116,7 +116,12 @@ impl Story {
     }
 
     /// GitHub Actions ends run `run_id` with these artifacts and says so.
-    async fn complete(&self, run_id: u64, conclusion: &str, artifacts: &[(&str, &[u8])]) {
+    pub(crate) async fn complete(
+        &self,
+        run_id: u64,
+        conclusion: &str,
+        artifacts: &[(&str, &[u8])],
+    ) {
         self.repo().complete_run(run_id, conclusion, artifacts);
         self.app.settle().await;
     }
@@ -135,7 +140,7 @@ impl Story {
             .await;
     }
 
-    fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
+    pub(crate) fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
         self.repo()
             .check_runs()
             .into_iter()
@@ -171,7 +176,7 @@ fn gate(name: &str, passed: bool) -> GateResult {
 }
 
 /// What the workflow's `taskgate run` writes for task `check` at `sha`.
-fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
+pub(crate) fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
         task: "check".into(),
@@ -180,11 +185,12 @@ fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
         duration_ms: 1200,
         cancelled: false,
         runner_fault: None,
+        tested: None,
     }
 }
 
 /// What upload-artifact uploads: the report in a zip.
-fn zipped(report: &RunReport) -> Vec<u8> {
+pub(crate) fn zipped(report: &RunReport) -> Vec<u8> {
     let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     let options = zip::write::SimpleFileOptions::default()
         .compression_method(zip::CompressionMethod::Deflated);
@@ -236,12 +242,15 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
     let dispatch = s.dispatch_for(SHA1).unwrap();
     assert_eq!(dispatch.workflow, WORKFLOW);
     assert_eq!(dispatch.git_ref, "main", "on the default branch");
+    // The story branch's head, to test the commit merged with it.
+    let story_head = s.repo().branch_sha("taskgate/story-1").unwrap();
     assert_eq!(
         dispatch.inputs,
         json!({
             "story": "file:checks",
             "task": "check",
             "sha": SHA1,
+            "base": story_head,
             "gates": "test,lint",
             "run_id": "story=file:checks task=check attempt=1",
         })

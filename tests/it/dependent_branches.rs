@@ -82,6 +82,50 @@ impl Story {
         done().unwrap().conclusion.unwrap()
     }
 
+    fn branch(&self, title: &str, id: &str) -> String {
+        format!("taskgate/task-{}-{id}", self.issue(title))
+    }
+
+    fn story_branch(&self) -> String {
+        format!(
+            "taskgate/story-{}",
+            self.issue("A command line over a core")
+        )
+    }
+
+    /// `core` worked on, tested green and merged into the story branch.
+    async fn finish_core(&self) {
+        let core_branch = self.branch("Core module", "core");
+        let core_head = self
+            .work(
+                &core_branch,
+                &[
+                    ("core.sh", "greeting() { echo \"core says hi\"; }\n"),
+                    (
+                        "test_core.sh",
+                        ". ./core.sh\ntest \"$(greeting)\" = \"core says hi\"\n",
+                    ),
+                ],
+                "core",
+            )
+            .await;
+        assert_eq!(self.conclusion(&core_head).await, "success");
+        self.merge(&core_branch).await;
+    }
+
+    /// The check runs of `cli`'s gate, whatever their commit.
+    fn cli_gate_runs(&self) -> Vec<fakehub::CheckRun> {
+        let repo = self.app.fake.repo(REPO);
+        (repo.check_runs().into_iter())
+            .filter(|c| {
+                c.name == "taskgate/test"
+                    && c.external_id
+                        .as_deref()
+                        .is_some_and(|k| k.contains(" task=cli "))
+            })
+            .collect()
+    }
+
     /// The task PR of `branch` marked ready; auto review merges it.
     async fn merge(&self, branch: &str) {
         let repo = self.app.fake.repo(REPO);
@@ -148,21 +192,7 @@ async fn two_tasks(s: Story) -> String {
         "cli is pending: no branch yet"
     );
 
-    let core_head = s
-        .work(
-            &core_branch,
-            &[
-                ("core.sh", "greeting() { echo \"core says hi\"; }\n"),
-                (
-                    "test_core.sh",
-                    ". ./core.sh\ntest \"$(greeting)\" = \"core says hi\"\n",
-                ),
-            ],
-            "core",
-        )
-        .await;
-    assert_eq!(s.conclusion(&core_head).await, "success");
-    s.merge(&core_branch).await;
+    s.finish_core().await;
 
     // cli became ready: its branch is made from the story branch, which
     // holds core's merged work.
@@ -193,4 +223,84 @@ async fn two_tasks(s: Story) -> String {
     let branch = &branch[..branch.find("**Role:**").unwrap()];
     s.app.assert_contract_kept();
     without_shas(branch).trim().to_owned()
+}
+
+/// A task branch that exists without commits of its own when its task
+/// becomes ready is fast-forwarded to the story branch. GitHub lists the
+/// story's commits in that push as `distinct: false`: it brings no work of
+/// the task's own (SPEC §3), so nothing runs until the task's work comes.
+#[tokio::test]
+async fn a_task_branch_fast_forwarded_to_the_story_branch_runs_nothing() {
+    let s = story(false).await;
+    let repo = s.app.fake.repo(REPO);
+    let (cli_branch, story_branch) = (s.branch("Command line", "cli"), s.story_branch());
+    // A person made cli's branch at the story head while cli was pending.
+    let at = repo.branch_sha(&story_branch).unwrap();
+    repo.push_commit(&cli_branch, &at, "", &[], "agent");
+    s.app.settle().await;
+
+    s.finish_core().await;
+    let story_head = repo.branch_sha(&story_branch).unwrap();
+    assert_ne!(story_head, at);
+    assert_eq!(
+        repo.branch_sha(&cli_branch),
+        Some(story_head),
+        "fast-forwarded"
+    );
+    s.app.settle().await;
+    assert_eq!(
+        s.cli_gate_runs(),
+        [],
+        "no run for commits that bring no work"
+    );
+    let labels = repo.issue(s.issue("Command line")).unwrap().labels;
+    assert!(labels.contains(&"state:ready".to_string()), "{labels:?}");
+
+    // The task's own work runs, once.
+    let head = s
+        .work(
+            &cli_branch,
+            &[
+                ("cli.sh", "cli() { greeting; }\n"),
+                ("test_cli.sh", TEST_CLI),
+            ],
+            "cli",
+        )
+        .await;
+    assert_eq!(s.conclusion(&head).await, "success");
+    assert_eq!(s.cli_gate_runs().len(), 1);
+    s.app.assert_contract_kept();
+}
+
+/// A task whose branch had work before its dependency completed is brought
+/// up to date when the dependency merges: the story branch is merged into
+/// it. That one update is one attempt, at the merge, not one for the old
+/// head and another for the merge.
+#[tokio::test]
+async fn an_early_branch_brought_up_to_date_is_tested_once() {
+    let s = story(false).await;
+    let repo = s.app.fake.repo(REPO);
+    let (cli_branch, story_branch) = (s.branch("Command line", "cli"), s.story_branch());
+    let at = repo.branch_sha(&story_branch).unwrap();
+    let files = [
+        ("cli.sh", "cli() { greeting; }\n"),
+        ("test_cli.sh", TEST_CLI),
+    ];
+    let early = s.origin.commit_from(&cli_branch, &at, &files, "cli");
+    repo.push_commit(&cli_branch, &early, "cli", &files, "agent");
+    s.app.settle().await;
+    assert_eq!(s.cli_gate_runs(), [], "pending: not run");
+
+    s.finish_core().await;
+    let merged = repo.branch_sha(&cli_branch).unwrap();
+    assert_ne!(merged, early, "the story branch was merged in");
+    assert!(repo.file(&cli_branch, "core.sh").is_some());
+    assert_eq!(s.conclusion(&merged).await, "success");
+    let runs: Vec<(String, u32)> = s
+        .cli_gate_runs()
+        .into_iter()
+        .map(|c| (c.head_sha, c.conclusion.map_or(0, |_| 1)))
+        .collect();
+    assert_eq!(runs, [(merged, 1)], "one attempt for one update");
+    s.app.assert_contract_kept();
 }

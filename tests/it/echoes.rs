@@ -158,9 +158,9 @@ async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_
     let runs = s.completed(&head, 1).await;
     assert_eq!(runs[0].name, "taskgate/test");
     assert_eq!(runs[0].conclusion.as_deref(), Some("failure"));
-    // The early head was queued as the dependency completed, then
-    // superseded by the head brought up to date.
-    assert_eq!(attempts(&s, "report").await, 2);
+    // One update, one attempt: the early head is not queued as the
+    // dependency completes, only the head brought up to date is.
+    assert_eq!(attempts(&s, "report").await, 1);
     assert!(labels(&s, report).contains(&"state:test-failed".to_owned()));
     let body = repo.issue(report).unwrap().body.unwrap_or_default();
     assert!(

@@ -5,6 +5,7 @@ mod browser;
 mod support;
 
 mod actions_job;
+mod actions_merge;
 mod actions_runs;
 mod audit;
 mod chaos;

@@ -99,6 +99,7 @@ impl Story {
             duration_ms: 1200,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         };
         let conclusion = if report.passed() {
             "success"

@@ -106,7 +106,16 @@ pub(crate) struct Push<'a> {
     pub pusher: &'a str,
 }
 
-fn push_commit_json(r: &Repo, sha: &str, pusher: &str) -> Value {
+/// Whether `sha` is new to the repository with a push of `branch`: on no
+/// other branch already. GitHub marks the others `distinct: false` (a
+/// fast-forward to commits another branch holds brings none of its own).
+fn distinct(r: &Repo, branch: &str, sha: &str) -> bool {
+    !r.branches
+        .iter()
+        .any(|(b, head)| b != branch && r.is_ancestor(sha, head))
+}
+
+fn push_commit_json(r: &Repo, sha: &str, pusher: &str, distinct: bool) -> Value {
     let html = format!("{}/{}", render::HTML, r.full_name());
     let c = &r.commits[sha];
     let who = json!({"name": pusher, "email": format!("{pusher}@users.noreply.github.com"), "username": pusher});
@@ -131,7 +140,7 @@ fn push_commit_json(r: &Repo, sha: &str, pusher: &str) -> Value {
         .keys()
         .filter(|f| !c.files.contains_key(*f))
         .collect();
-    json!({"id": c.sha, "tree_id": c.tree, "distinct": true, "message": c.message, "timestamp": render::ts(c.date),
+    json!({"id": c.sha, "tree_id": c.tree, "distinct": distinct, "message": c.message, "timestamp": render::ts(c.date),
            "url": format!("{html}/commit/{}", c.sha), "author": who, "committer": who,
            "added": added, "removed": removed, "modified": modified})
 }
@@ -143,7 +152,7 @@ pub(crate) fn push_in(st: &State, r: &Repo, base: &str, p: &Push) -> Value {
         .commits
         .iter()
         .filter(|s| r.commits.contains_key(*s))
-        .map(|s| push_commit_json(r, s, p.pusher))
+        .map(|s| push_commit_json(r, s, p.pusher, distinct(r, p.branch, s)))
         .collect();
     let mut repository = render::repository(st, base, r);
     repository["owner"]["name"] = json!(r.owner);
@@ -155,7 +164,7 @@ pub(crate) fn push_in(st: &State, r: &Repo, base: &str, p: &Push) -> Value {
         "pusher": {"name": p.pusher, "email": format!("{}@users.noreply.github.com", p.pusher)},
         "created": before == ZERO_SHA, "deleted": after == ZERO_SHA, "forced": p.forced, "base_ref": null,
         "compare": format!("{html}/compare/{}...{}", &before[..12], &after[..12]),
-        "head_commit": if r.commits.contains_key(after) { push_commit_json(r, after, p.pusher) } else { Value::Null },
+        "head_commit": if r.commits.contains_key(after) { push_commit_json(r, after, p.pusher, distinct(r, p.branch, after)) } else { Value::Null },
         "commits": commits,
     });
     let mut v = envelope(st, r, base, p.pusher, v);

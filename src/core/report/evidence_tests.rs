@@ -356,6 +356,7 @@ mod rendering {
             duration_ms: 1_000,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         };
         insta::assert_snapshot!(render_terminal_report(&report), @r"
         taskgate run: task `data`: 1 of 1 gate failed (1.0 s)

@@ -129,6 +129,7 @@ mod tests {
             duration_ms: 75_500,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         };
         insta::assert_snapshot!(render_terminal_report(&report), @r"
             taskgate run: task `data` at 0123456789ab: 1 of 2 gates failed (1 min 15 s)

@@ -6,7 +6,9 @@
 //! existing branch is brought up to date ([`catch_up`]), and the sentences
 //! people read about it (the task issue's "Branch" line, the merge
 //! commit's message, the note when the story branch does not merge, and
-//! the gates' warning when a head was tested merged with the story branch).
+//! the gates' warning when a head was tested merged with the story branch),
+//! and what an untrusted report may say it tested ([`check_tested`]: no
+//! more than the story head that was dispatched).
 //! Must not: call GitHub (the executor does, then reports the start
 //! through the inbox) or read anything but its arguments.
 //!
@@ -20,6 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::core::report::Tested;
 use crate::ids::CommitSha;
 
 /// What taskgate did to a task's branch when the task became ready.
@@ -135,6 +138,90 @@ pub fn render_tested_alone(story_branch: &str, story_sha: &CommitSha) -> String 
     )
 }
 
+/// A warning on each gate of a run asked to merge the story branch that
+/// does not say it did (a workflow whose taskgate predates the merge): its
+/// head was tested alone, and is trusted as no more.
+pub fn render_not_merged(story_branch: &str, story_sha: &CommitSha) -> String {
+    format!(
+        "tested the head alone: the workflow run did not merge the story branch `{story_branch}` at `{}` into it (run `taskgate init --force` to update the workflow)",
+        short(story_sha)
+    )
+}
+
+/// Why a head that conflicts with its story branch was not run.
+pub fn render_conflict_not_run(story_branch: &str, story_sha: &CommitSha) -> String {
+    format!(
+        "the head conflicts with the story branch `{story_branch}` at `{}`, so it cannot be tested merged with it as a pull request is; merge the story branch into the task branch and push",
+        short(story_sha)
+    )
+}
+
+/// What a run's report says it tested, as far as it is believed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestedCheck {
+    /// Nothing was asked to merge, and nothing was: the head as it is.
+    AsIs,
+    /// The head held the story head it was asked to merge.
+    Holds,
+    /// The head merged with the story head `base` was tested.
+    Merged { base: CommitSha },
+    /// Asked to merge `base`, the run does not say it did: the head alone.
+    NotMerged { base: CommitSha },
+    /// The head conflicts with `base`: no gate ran.
+    Conflict { base: CommitSha },
+}
+
+/// A report that claims a merge other than the one dispatched.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the report says the head was tested with the story branch at {claimed}, but {dispatched} was dispatched")]
+pub struct TestedMismatch {
+    pub claimed: String,
+    pub dispatched: String,
+}
+
+/// The warning each gate carries for what was tested, if any; `None` also
+/// for a conflict, whose run is reported as not run
+/// ([`render_conflict_not_run`]).
+pub fn tested_warning(check: &TestedCheck, story_branch: &str) -> Option<String> {
+    match check {
+        TestedCheck::Merged { base } => Some(render_tested_merged(story_branch, base)),
+        TestedCheck::NotMerged { base } => Some(render_not_merged(story_branch, base)),
+        TestedCheck::AsIs | TestedCheck::Holds | TestedCheck::Conflict { .. } => None,
+    }
+}
+
+/// Checks what an untrusted report (an Actions artifact) says it tested
+/// against the story head `dispatched` with the run: it may say less
+/// (nothing merged: the head alone), never more (another story head, or
+/// a merge that was not asked for).
+pub fn check_tested(
+    dispatched: Option<&CommitSha>,
+    tested: Option<&Tested>,
+) -> Result<TestedCheck, TestedMismatch> {
+    let (Some(base), Some(tested)) = (dispatched, tested) else {
+        return match (dispatched, tested) {
+            (Some(base), None) => Ok(TestedCheck::NotMerged { base: base.clone() }),
+            (None, Some(t)) => Err(TestedMismatch {
+                claimed: t.base().to_owned(),
+                dispatched: "no story branch".into(),
+            }),
+            _ => Ok(TestedCheck::AsIs),
+        };
+    };
+    if tested.base() != base.as_str() {
+        return Err(TestedMismatch {
+            claimed: tested.base().to_owned(),
+            dispatched: base.0.clone(),
+        });
+    }
+    let base = base.clone();
+    Ok(match tested {
+        Tested::Holds { .. } => TestedCheck::Holds,
+        Tested::Merged { .. } => TestedCheck::Merged { base },
+        Tested::Conflict { .. } => TestedCheck::Conflict { base },
+    })
+}
+
 fn short(sha: &CommitSha) -> &str {
     sha.0.get(..7).unwrap_or(&sha.0)
 }
@@ -188,6 +275,43 @@ mod tests {
         let sha = CommitSha("0123456789abcdef0123456789abcdef01234567".into());
         insta::assert_snapshot!(render_tested_merged("taskgate/story-1", &sha), @"tested merged with the story branch `taskgate/story-1` at `0123456`, as CI on a pull request is: the branch lacks some of its commits");
         insta::assert_snapshot!(render_tested_alone("taskgate/story-1", &sha), @"tested the head alone: it conflicts with the story branch `taskgate/story-1` at `0123456`; merge the story branch into it");
+    }
+
+    #[test]
+    fn a_report_may_say_it_tested_less_than_was_dispatched_never_more() {
+        let base = CommitSha("0123456789abcdef0123456789abcdef01234567".into());
+        let other = "fedcba9876543210fedcba9876543210fedcba98".to_string();
+        let said = |b: &str| Tested::Merged {
+            base: b.into(),
+            merge: "m".into(),
+        };
+        let check = |d: Option<&CommitSha>, t: Option<Tested>| check_tested(d, t.as_ref());
+        assert_eq!(check(None, None), Ok(TestedCheck::AsIs));
+        assert_eq!(
+            check(Some(&base), None),
+            Ok(TestedCheck::NotMerged { base: base.clone() })
+        );
+        assert_eq!(
+            check(Some(&base), Some(said(&base.0))),
+            Ok(TestedCheck::Merged { base: base.clone() })
+        );
+        let holds = Tested::Holds {
+            base: base.0.clone(),
+        };
+        assert_eq!(check(Some(&base), Some(holds)), Ok(TestedCheck::Holds));
+        let conflict = Tested::Conflict {
+            base: base.0.clone(),
+        };
+        assert_eq!(
+            check(Some(&base), Some(conflict)),
+            Ok(TestedCheck::Conflict { base: base.clone() })
+        );
+        let wrong = check(Some(&base), Some(said(&other))).unwrap_err();
+        insta::assert_snapshot!(wrong, @"the report says the head was tested with the story branch at fedcba9876543210fedcba9876543210fedcba98, but 0123456789abcdef0123456789abcdef01234567 was dispatched");
+        let unasked = check(None, Some(said(&other))).unwrap_err();
+        insta::assert_snapshot!(unasked, @"the report says the head was tested with the story branch at fedcba9876543210fedcba9876543210fedcba98, but no story branch was dispatched");
+        insta::assert_snapshot!(render_not_merged("taskgate/story-1", &base), @"tested the head alone: the workflow run did not merge the story branch `taskgate/story-1` at `0123456` into it (run `taskgate init --force` to update the workflow)");
+        insta::assert_snapshot!(render_conflict_not_run("taskgate/story-1", &base), @"the head conflicts with the story branch `taskgate/story-1` at `0123456`, so it cannot be tested merged with it as a pull request is; merge the story branch into the task branch and push");
     }
 
     #[test]

@@ -388,6 +388,7 @@ fn queue_attempt(
             attempt: number,
             sha: sha.clone(),
             gates,
+            base: None,
         }),
         cancelled,
         verdict: None,
@@ -440,9 +441,39 @@ fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDec
 }
 
 /// The task's last dependency completed: work pushed while it was pending
-/// is tested now (nothing happens when none was pushed, or its head was
-/// tested already).
+/// is tested, once its branch holds the dependencies' work. The branch is
+/// started first (`Effect::StartTaskBranch`, reported through the inbox):
+/// until then nothing runs here, and after it [`on_branch_started`] says
+/// what does. Nothing happens when no work was pushed, or its head was
+/// tested already.
 pub fn on_dependencies_complete(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDecision> {
+    record.branch.as_ref()?;
+    test_recorded_head(record, ctx)
+}
+
+/// A ready task's branch was started (SPEC §3). Work pushed while it was
+/// pending is tested once for that one update: when the story branch was
+/// merged into it, at the merge, whose push starts the run like any work
+/// pushed; when the branch already held the story head, or conflicts with
+/// it (no push follows), at the recorded head, now. `record` is the task's
+/// before the start was recorded: a start reported again does nothing.
+pub fn on_branch_started(
+    record: &TaskRecord,
+    start: &crate::core::story::BranchStart,
+    ctx: &TaskContext,
+) -> Option<TaskDecision> {
+    use crate::core::story::StartHow;
+    if record.branch.is_some() || !matches!(start.how, StartHow::UpToDate | StartHow::Conflict) {
+        return None;
+    }
+    let started = TaskRecord {
+        branch: Some(start.clone()),
+        ..record.clone()
+    };
+    test_recorded_head(&started, ctx)
+}
+
+fn test_recorded_head(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDecision> {
     let head = record.head.clone()?;
     let d = on_trigger(
         record,

@@ -62,6 +62,7 @@ fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
             duration_ms: 10,
             cancelled: false,
             runner_fault: None,
+            tested: None,
         },
         workspace: String::new(),
     }
@@ -449,19 +450,38 @@ fn a_pending_task_is_not_run_and_its_pushed_head_waits_for_its_dependencies() {
 }
 
 #[test]
-fn the_work_pushed_while_pending_is_tested_once_the_dependencies_complete() {
+fn the_work_pushed_while_pending_is_tested_once_its_branch_is_started() {
+    use crate::core::story::{BranchStart, StartHow};
     let mut f = fixture(&["unit"]);
     f.waiting_for = vec![IssueNumber(3)];
     let waiting = push(&TaskRecord::default(), 'a', &f).record;
     f.waiting_for.clear();
-    let d = on_dependencies_complete(&waiting, &f.ctx()).expect("a run starts");
-    assert_eq!(d.run.as_ref().unwrap().sha, sha('a'));
-    assert_eq!(d.record.state, Some(TaskState::Testing));
-    assert!(names(&d.effects).contains(&"create_pull_request"));
+    // The dependency completed: the branch is brought up to date first.
+    assert!(on_dependencies_complete(&waiting, &f.ctx()).is_none());
+    let start = |how| BranchStart {
+        story_branch: "taskgate/story-1".into(),
+        story_sha: sha('b'),
+        how,
+    };
+    // The story branch merged in: the merge's push runs it, not the start.
+    let merged = start(StartHow::Merged { merge: sha('c') });
+    assert!(on_branch_started(&waiting, &merged, &f.ctx()).is_none());
+    // Up to date already, or conflicting: no push follows, the recorded
+    // head runs now, once.
+    for how in [StartHow::UpToDate, StartHow::Conflict] {
+        let d = on_branch_started(&waiting, &start(how), &f.ctx()).expect("a run starts");
+        assert_eq!(d.run.as_ref().unwrap().sha, sha('a'));
+        assert_eq!(d.record.state, Some(TaskState::Testing));
+        assert!(d.record.branch.is_some());
+        assert!(names(&d.effects).contains(&"create_pull_request"));
+        let again = start(StartHow::UpToDate);
+        assert!(on_branch_started(&d.record, &again, &f.ctx()).is_none());
+        // Once started, a completion tests a head not tested yet.
+        assert!(on_dependencies_complete(&d.record, &f.ctx()).is_none());
+    }
     // Nothing pushed while pending: nothing to run.
-    assert!(on_dependencies_complete(&TaskRecord::default(), &f.ctx()).is_none());
-    // Already tested at that head: not again.
-    assert!(on_dependencies_complete(&d.record, &f.ctx()).is_none());
+    let up_to_date = start(StartHow::UpToDate);
+    assert!(on_branch_started(&TaskRecord::default(), &up_to_date, &f.ctx()).is_none());
 }
 
 #[test]

@@ -37,8 +37,8 @@ mod test_fixture;
 
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
-    on_dependencies_complete, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger,
-    HeadSource, RunProgress, TaskContext, TaskDecision, Trigger,
+    on_branch_started, on_dependencies_complete, on_pull_closed, on_ready_for_review,
+    on_run_progress, on_trigger, HeadSource, RunProgress, TaskContext, TaskDecision, Trigger,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
@@ -206,4 +206,9 @@ pub struct RunJob {
     pub attempt: u32,
     pub sha: CommitSha,
     pub gates: Vec<String>,
+    /// The story branch's head the run merges into `sha` first (SPEC §3),
+    /// where the runner needs it said: set by the shell when it hands the
+    /// run to the Actions workflow (the local runner reads the branch).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<CommitSha>,
 }

@@ -94,6 +94,7 @@ fn report(attempt: &Attempt, verdict: Verdict) -> RunReport {
         duration_ms: 1,
         cancelled: false,
         runner_fault: None,
+        tested: None,
     }
 }
 

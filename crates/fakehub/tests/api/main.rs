@@ -2,6 +2,7 @@
 //! prove its responses deserialise into the real client's models).
 
 mod auth;
+mod distinct;
 mod echoes;
 mod faults;
 mod git_backing;
