@@ -62,6 +62,10 @@ pub struct Backoff {
     /// Failed attempts (server error or no answer) before an effect is
     /// given up; attempts that met a rate limit do not count.
     pub max_attempts: u32,
+    /// How long GitHub's lists may take to show a write: the least wait
+    /// before an effect that may have created its object (its answer was
+    /// lost, or it was interrupted) looks for it again (`lag`).
+    pub read_lag: Duration,
 }
 
 impl Default for Backoff {
@@ -70,9 +74,15 @@ impl Default for Backoff {
             base: Duration::from_secs(1),
             max: Duration::from_secs(600),
             max_attempts: 8,
+            read_lag: DEFAULT_READ_LAG,
         }
     }
 }
+
+/// GitHub documents no bound on how far its lists lag its writes; seconds
+/// are what integrations meet. A retry that waits this long costs little:
+/// it follows a lost answer or a crash only.
+pub const DEFAULT_READ_LAG: Duration = Duration::from_secs(10);
 
 impl Backoff {
     /// Delay after the `attempt`-th failure (1-based), with ±20 % jitter so
@@ -245,6 +255,9 @@ impl Executor {
     }
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
+        if self.wait_out_the_lag(&row).await || self.wait_for_its_pass(&row).await {
+            return None;
+        }
         let claim = self.claim(&row).await?;
         if !self.pace(&row, &claim).await {
             return None;
@@ -285,6 +298,50 @@ impl Executor {
             warn!(error = %e, "could not store the effect's outcome");
         }
         pause
+    }
+
+    /// Puts off an effect whose last attempt was interrupted before GitHub
+    /// answered, until GitHub's lists can show what it may have made
+    /// (`lag`); true when it was put off.
+    async fn wait_out_the_lag(&self, row: &EffectRow) -> bool {
+        let now = self.clock.now_ms();
+        let Some(due_ms) = super::lag::interrupted_retry_at(row, now, &self.backoff) else {
+            return false;
+        };
+        info!(
+            retry_in_ms = due_ms - now,
+            "{}",
+            super::lag::WAITING_OUT_THE_LAG
+        );
+        let why = super::lag::WAITING_OUT_THE_LAG.to_owned();
+        if let Err(e) = self.store.effect_retry_at(row.id, due_ms, why, false).await {
+            warn!(error = %e, "could not put the effect off; trying it now");
+            return false;
+        }
+        true
+    }
+
+    /// Puts off a reconcile pass while a write its pass decided before it
+    /// is still to be retried: the pass reads what those writes recorded
+    /// (an issue it would otherwise create again). True when put off.
+    async fn wait_for_its_pass(&self, row: &EffectRow) -> bool {
+        if !matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+            return false;
+        }
+        let due_ms = match self.store.earlier_pending_due_ms(row.id).await {
+            Ok(Some(due_ms)) => due_ms.max(self.clock.now_ms() + 50),
+            Ok(None) => return false,
+            Err(e) => {
+                warn!(error = %e, "could not read the pass's writes; running the pass now");
+                return false;
+            }
+        };
+        let why = "waits for an earlier write of its pass".to_owned();
+        if let Err(e) = self.store.effect_retry_at(row.id, due_ms, why, false).await {
+            warn!(error = %e, "could not put the pass off; running it now");
+            return false;
+        }
+        true
     }
 
     /// Claims the effect's attempt before GitHub is called, recording it
@@ -404,8 +461,10 @@ impl Executor {
                 super::perform_land::given_up(&self.store, row, &why).await;
                 return Outcome::Failed(why);
             }
+            let delay = self.backoff.delay(failures);
+            let delay = super::lag::retry_delay(&row.effect, &err, delay, &self.backoff);
             return Outcome::RetryAt {
-                due_ms: self.clock.now_ms() + self.backoff.delay(failures).as_millis() as i64,
+                due_ms: self.clock.now_ms() + delay.as_millis() as i64,
                 why: err.to_string(),
             };
         }
@@ -543,6 +602,7 @@ mod tests {
             base: Duration::from_millis(100),
             max: Duration::from_millis(1000),
             max_attempts: 5,
+            read_lag: Duration::ZERO,
         };
         assert!(b.delay(1) <= Duration::from_millis(120));
         assert!(b.delay(3) >= Duration::from_millis(320));

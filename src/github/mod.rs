@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod client;
 pub mod executor;
+mod lag;
 pub mod manifest;
 mod perform;
 mod perform_branches;

@@ -156,6 +156,22 @@ impl Store {
         .await
     }
 
+    /// When the last of the effects decided with `id` (same delivery) and
+    /// queued before it, still pending, is due; `None` when none is: a
+    /// reconcile pass waits for the writes of its own pass.
+    pub async fn earlier_pending_due_ms(&self, id: EffectId) -> Result<Option<i64>, StoreError> {
+        self.read(move |db| {
+            db.query_one(
+                "SELECT MAX(e.next_attempt_ms) FROM effects e, effects me
+                 WHERE me.id = ?1 AND e.delivery_seq = me.delivery_seq
+                   AND e.id < me.id AND e.status = 'pending'",
+                params![id],
+                |r| r.get::<Option<i64>>(0),
+            )
+        })
+        .await
+    }
+
     /// Claims the effect's next attempt, durably, before GitHub is called:
     /// succeeds only while the effect is pending and due at `now_ms`,
     /// counts the attempt, and returns its number; `None` when it is not

@@ -22,6 +22,7 @@ mod executor_faults;
 mod failure_loop;
 mod fixtures;
 mod intake;
+mod lists_lag;
 mod milestones;
 mod plan_sync;
 mod quarantine;
