@@ -255,7 +255,7 @@ impl Executor {
     }
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
-        if self.wait_out_the_lag(&row).await || self.wait_for_its_pass(&row).await {
+        if super::lag::put_off(&self.store, &self.clock, &self.backoff, &row).await {
             return None;
         }
         let claim = self.claim(&row).await?;
@@ -298,50 +298,6 @@ impl Executor {
             warn!(error = %e, "could not store the effect's outcome");
         }
         pause
-    }
-
-    /// Puts off an effect whose last attempt was interrupted before GitHub
-    /// answered, until GitHub's lists can show what it may have made
-    /// (`lag`); true when it was put off.
-    async fn wait_out_the_lag(&self, row: &EffectRow) -> bool {
-        let now = self.clock.now_ms();
-        let Some(due_ms) = super::lag::interrupted_retry_at(row, now, &self.backoff) else {
-            return false;
-        };
-        info!(
-            retry_in_ms = due_ms - now,
-            "{}",
-            super::lag::WAITING_OUT_THE_LAG
-        );
-        let why = super::lag::WAITING_OUT_THE_LAG.to_owned();
-        if let Err(e) = self.store.effect_retry_at(row.id, due_ms, why, false).await {
-            warn!(error = %e, "could not put the effect off; trying it now");
-            return false;
-        }
-        true
-    }
-
-    /// Puts off a reconcile pass while a write its pass decided before it
-    /// is still to be retried: the pass reads what those writes recorded
-    /// (an issue it would otherwise create again). True when put off.
-    async fn wait_for_its_pass(&self, row: &EffectRow) -> bool {
-        if !matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
-            return false;
-        }
-        let due_ms = match self.store.earlier_pending_due_ms(row.id).await {
-            Ok(Some(due_ms)) => due_ms.max(self.clock.now_ms() + 50),
-            Ok(None) => return false,
-            Err(e) => {
-                warn!(error = %e, "could not read the pass's writes; running the pass now");
-                return false;
-            }
-        };
-        let why = "waits for an earlier write of its pass".to_owned();
-        if let Err(e) = self.store.effect_retry_at(row.id, due_ms, why, false).await {
-            warn!(error = %e, "could not put the pass off; running it now");
-            return false;
-        }
-        true
     }
 
     /// Claims the effect's attempt before GitHub is called, recording it

@@ -15,15 +15,19 @@
 //! applied before the answer was lost), or when it was interrupted with no
 //! outcome recorded (a crash, a replica lost mid-call). The retry of such
 //! an attempt is due no sooner than [`Backoff::read_lag`] after it, so the
-//! lookup reads a list that has caught up. See
+//! lookup reads a list that has caught up. A reconcile pass likewise waits
+//! for the writes its pass decided before it. See
 //! `docs/decisions/reads-that-lag.md`.
 
 use std::time::Duration;
 
+use tracing::{info, warn};
+
 use super::client::GitHubError;
 use super::executor::Backoff;
+use crate::clock::Clock;
 use crate::core::Effect;
-use crate::store::EffectRow;
+use crate::store::{EffectRow, Store};
 
 /// Whether a retry of `effect` looks, through a list GitHub may update
 /// late, for the object an earlier attempt may have created.
@@ -78,8 +82,48 @@ pub(super) fn interrupted_retry_at(row: &EffectRow, now_ms: i64, backoff: &Backo
 }
 
 /// What the outbox says of an effect waiting out the read lag.
-pub(super) const WAITING_OUT_THE_LAG: &str =
+const WAITING_OUT_THE_LAG: &str =
     "interrupted before GitHub answered; waiting out GitHub's read lag before looking for what it made";
+
+/// Puts `row` off, before it is claimed, when it must not run yet: its
+/// last attempt was interrupted and GitHub's lists may not show what it
+/// made, or it is a reconcile pass whose own earlier writes are still to
+/// be retried (the pass reads what they record, and would create an issue
+/// again). True when put off; the wait does not count as a failure.
+pub(super) async fn put_off(
+    store: &Store,
+    clock: &Clock,
+    backoff: &Backoff,
+    row: &EffectRow,
+) -> bool {
+    let now = clock.now_ms();
+    let (due_ms, why) = if let Some(due_ms) = interrupted_retry_at(row, now, backoff) {
+        (due_ms, WAITING_OUT_THE_LAG)
+    } else if matches!(row.effect, Effect::Reconcile { .. }) {
+        match store.earlier_pending_due_ms(row.id).await {
+            Ok(Some(due_ms)) => (
+                due_ms.max(now + 50),
+                "waits for an earlier write of its pass",
+            ),
+            Ok(None) => return false,
+            Err(e) => {
+                warn!(error = %e, "could not read the pass's writes; running the pass now");
+                return false;
+            }
+        }
+    } else {
+        return false;
+    };
+    info!(retry_in_ms = due_ms - now, reason = why, "effect put off");
+    if let Err(e) = store
+        .effect_retry_at(row.id, due_ms, why.to_owned(), false)
+        .await
+    {
+        warn!(error = %e, "could not put the effect off; trying it now");
+        return false;
+    }
+    true
+}
 
 #[cfg(test)]
 mod tests {
