@@ -14,6 +14,7 @@ pub mod manifest;
 mod perform;
 mod perform_branches;
 mod perform_land;
+mod perform_links;
 mod perform_runs;
 mod perform_ship;
 pub mod permissions;

@@ -21,6 +21,7 @@ mod echoes;
 mod executor_faults;
 mod failure_loop;
 mod fixtures;
+mod github_sub_issue_limits;
 mod intake;
 mod lists_lag;
 mod milestones;

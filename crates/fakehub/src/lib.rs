@@ -84,6 +84,7 @@ mod openapi;
 pub mod payloads;
 mod render;
 mod repo_handle;
+mod repo_handle_issues;
 mod repo_handle_rules;
 mod routes;
 mod shuffle;
