@@ -91,6 +91,7 @@ mod shuffle;
 mod state;
 mod trees;
 mod webhooks;
+mod workflows_permission;
 
 pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, NOT_ACCESSIBLE};
