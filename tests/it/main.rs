@@ -45,3 +45,4 @@ mod test_results;
 mod trust_github;
 mod trust_web;
 mod webhook_proxy;
+mod workflows_permission;

@@ -24,6 +24,7 @@ mod decide;
 mod deploy;
 mod event;
 mod landing;
+pub(crate) use landing::WORKFLOWS_DOC;
 mod proof;
 mod queue;
 mod refusal;
