@@ -117,6 +117,8 @@ impl ServeConfig {
                 base: Duration::from_millis(20),
                 max: Duration::from_millis(200),
                 max_attempts: 5,
+                // The fake's lists lag only when a test says so.
+                read_lag: Duration::ZERO,
             },
             pacing: Pacing::OFF,
             work_dir: database

@@ -668,6 +668,7 @@ mod tests {
             base: Duration::from_secs(1),
             max: Duration::from_secs(600),
             max_attempts: 5,
+            read_lag: Duration::ZERO,
         };
         let hour = 3_600_000;
         let at = next_try(0, hour, 1, &backoff, "502").unwrap();

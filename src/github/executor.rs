@@ -63,6 +63,10 @@ pub struct Backoff {
     /// Failed attempts (server error or no answer) before an effect is
     /// given up; attempts that met a rate limit do not count.
     pub max_attempts: u32,
+    /// How long GitHub's lists may take to show a write: the least wait
+    /// before an effect that may have created its object (its answer was
+    /// lost, or it was interrupted) looks for it again (`lag`).
+    pub read_lag: Duration,
 }
 
 impl Default for Backoff {
@@ -71,9 +75,15 @@ impl Default for Backoff {
             base: Duration::from_secs(1),
             max: Duration::from_secs(600),
             max_attempts: 8,
+            read_lag: DEFAULT_READ_LAG,
         }
     }
 }
+
+/// GitHub documents no bound on how far its lists lag its writes; seconds
+/// are what integrations meet. A retry that waits this long costs little:
+/// it follows a lost answer or a crash only.
+pub const DEFAULT_READ_LAG: Duration = Duration::from_secs(10);
 
 impl Backoff {
     /// Delay after the `attempt`-th failure (1-based), with ±20 % jitter so
@@ -223,7 +233,7 @@ impl Executor {
     }
 
     async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
-        if self.reconcile_waits(&row).await {
+        if super::lag::put_off(&self.store, &self.clock, &self.backoff, &row).await {
             return None;
         }
         let mut claim = self.claim(&row).await?;
@@ -268,39 +278,6 @@ impl Executor {
             warn!(error = %e, "could not store the effect's outcome");
         }
         pause
-    }
-
-    /// A reconciliation pass compares the plan with what the effects
-    /// before it made, so it waits while any of them is still pending (a
-    /// retry, a write put off for the budget): run earlier, it would take
-    /// an issue not made yet for a missing one and make it twice. Whether
-    /// it was put off.
-    async fn reconcile_waits(&self, row: &EffectRow) -> bool {
-        if !matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
-            return false;
-        }
-        let earlier = match self
-            .store
-            .earlier_pending_due_ms(row.installation, row.id)
-            .await
-        {
-            Ok(Some(due)) => due,
-            Ok(None) => return false,
-            Err(e) => {
-                warn!(error = %e, "could not read the effects before the pass; running it");
-                return false;
-            }
-        };
-        let due = earlier.max(self.clock.now_ms() + 1);
-        debug!(
-            retry_in_ms = due - self.clock.now_ms(),
-            "the pass waits for the effects before it"
-        );
-        let why = "waiting for the effects queued before it".to_owned();
-        if let Err(e) = self.store.effect_retry_at(row.id, due, why, false).await {
-            warn!(error = %e, "could not put the pass off");
-        }
-        true
     }
 
     /// Claims the effect's attempt before GitHub is called, recording it
@@ -461,8 +438,10 @@ impl Executor {
                 super::perform_land::given_up(&self.store, row, &why).await;
                 return Outcome::Failed(why);
             }
+            let delay = self.backoff.delay(failures);
+            let delay = super::lag::retry_delay(&row.effect, &err, delay, &self.backoff);
             return Outcome::RetryAt {
-                due_ms: self.clock.now_ms() + self.backoff.delay(failures).as_millis() as i64,
+                due_ms: self.clock.now_ms() + delay.as_millis() as i64,
                 why: err.to_string(),
             };
         }
@@ -602,6 +581,7 @@ mod tests {
             base: Duration::from_millis(100),
             max: Duration::from_millis(1000),
             max_attempts: 5,
+            read_lag: Duration::ZERO,
         };
         assert!(b.delay(1) <= Duration::from_millis(120));
         assert!(b.delay(3) >= Duration::from_millis(320));

@@ -9,10 +9,12 @@
 pub mod auth;
 pub mod client;
 pub mod executor;
+mod lag;
 pub mod manifest;
 mod perform;
 mod perform_branches;
 mod perform_land;
+mod perform_links;
 mod perform_runs;
 mod perform_ship;
 pub mod permissions;

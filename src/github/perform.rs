@@ -180,7 +180,7 @@ pub(super) async fn post_comment(
 
 /// The comment carrying `marker` on `issue`, edited to `body`; created
 /// when there is none yet.
-async fn upsert_comment(
+pub(super) async fn upsert_comment(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     issue: IssueNumber,
@@ -371,6 +371,10 @@ async fn link_sub_issue(
             message,
             ..
         }) if message.contains("duplicate sub-issues") => {}
+        // Past GitHub's limits: said on the child once, not retried.
+        Err(e) if super::perform_links::is_refused_link(&e) => {
+            super::perform_links::say_link_refused(ctx, repo, &p, &c, &e).await?;
+        }
         Err(e) => return Err(e.lagging()),
     }
     c.parent = Some(parent.to_owned());

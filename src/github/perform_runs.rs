@@ -220,7 +220,12 @@ async fn merge_refused(
         None => crate::core::task::render_merge_refused(number, status, message),
     };
     let comment_marker = format!("merge-refused effect={}", ctx.row.id);
-    post_comment(ctx, repo, issue.number, &note, &comment_marker).await?;
+    // A task PR's own change GitHub refused (a workflow file): said there.
+    let on = match story.is_none() && crate::core::task::workflow_refused(message).is_some() {
+        true => number,
+        false => issue.number,
+    };
+    post_comment(ctx, repo, on, &note, &comment_marker).await?;
     if let Some(story) = story {
         let what = ShipWhat::MergeRefused {
             why: format!("GitHub answered {status}: {message}"),

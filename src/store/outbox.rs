@@ -145,7 +145,9 @@ impl Store {
     }
 
     /// When the earliest pending effect of `installation` queued before
-    /// `before` falls due, if any is pending.
+    /// `before` falls due, if any is pending: a reconcile pass waits for
+    /// every write queued before it (its own pass's, and an earlier
+    /// delivery's), since it reads what they record.
     pub async fn earlier_pending_due_ms(
         &self,
         installation: InstallationId,

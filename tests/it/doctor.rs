@@ -234,3 +234,44 @@ async fn a_reader_asks_in_a_comment_and_gets_the_report_in_one_reply() {
     ");
     app.assert_contract_kept();
 }
+
+/// The lines of `report` about drafts: the finding and what to change.
+fn drafts_lines(report: &str) -> String {
+    let lines: Vec<&str> = report.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("Draft pull requests"))
+        .expect("a drafts finding");
+    let mut out = vec![lines[at]];
+    out.extend(
+        lines[at + 1..]
+            .iter()
+            .take_while(|l| l.starts_with("      ")),
+    );
+    out.join("\n")
+}
+
+#[tokio::test]
+async fn drafts_in_a_private_organisation_repository_are_unknown_until_the_first_task_pr_without_the_plan(
+) {
+    let fake = FakeGitHub::start().await;
+    let repo = healthy_repository(&fake);
+    repo.make_private();
+    let (code, out) = doctor(&fake, REPO, &[]).await;
+    assert_eq!(code, 0, "nothing stops taskgate: {out}");
+    insta::assert_snapshot!(drafts_lines(&out), @r"
+    note  Draft pull requests: unknown: a private repository of an organisation whose plan GitHub shows only to an App with `organization_plan: read`
+          Nothing to change: taskgate asks for a draft at the first task pull request and, where GitHub refuses it, opens a normal pull request and remembers that for this repository. To know now, grant the App `organization_plan: read`.
+          GitHub's plans: https://docs.github.com/en/get-started/learning-about-github/githubs-plans
+    ");
+
+    // With the organisation's plan shown to the App, the doctor knows.
+    fake.grant(
+        INSTALLATION,
+        json!({"checks": "write", "issues": "write", "pull_requests": "write",
+               "contents": "write", "actions": "write", "metadata": "read",
+               "organization_plan": "read"}),
+    );
+    let (_, out) = doctor(&fake, REPO, &[]).await;
+    insta::assert_snapshot!(drafts_lines(&out), @"ok    Draft pull requests: available (a private repository on the `team` plan)");
+}

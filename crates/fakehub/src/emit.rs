@@ -183,6 +183,9 @@ pub(crate) fn comment(
     sender: &str,
     extra: Value,
 ) {
+    if action == "created" {
+        st.written(at.key, format!("comment:{}", c.id));
+    }
     send(st, at, "issue_comment", |st, r| {
         payloads::issue_comment_in(st, r, at.base, (action, c, sender), extra)
     });
@@ -516,6 +519,9 @@ pub(crate) fn check_run_updated(st: &mut State, at: At, id: u64, was_completed: 
 /// `workflow_run` / `action` for run `run_id`, sent by the App's bot (the
 /// App dispatched it).
 pub(crate) fn workflow_run(st: &mut State, at: At, action: &str, run_id: u64) {
+    if action == "requested" {
+        st.written(at.key, format!("run:{run_id}"));
+    }
     let bot = st.bot_login();
     send(st, at, "workflow_run", |st, r| {
         payloads::workflow_run_in(st, r, at.base, (action, run_id, &bot))

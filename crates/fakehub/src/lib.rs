@@ -85,12 +85,14 @@ mod openapi;
 pub mod payloads;
 mod render;
 mod repo_handle;
+mod repo_handle_issues;
 mod repo_handle_rules;
 mod routes;
 mod shuffle;
 mod state;
 mod trees;
 mod webhooks;
+mod workflows_permission;
 
 pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
@@ -517,7 +519,10 @@ impl FakeGitHub {
     /// `GET` of a just-created ref, branch, issue or pull request answers
     /// 404; `POST .../sub_issues` naming a just-created issue answers 404,
     /// as for an issue that does not exist; a `GET` of a just-merged pull
-    /// request answers it open and not merged. Writes apply at once.
+    /// request answers it open and not merged; lists leave out what is
+    /// new: a just-created issue from `GET .../issues`, a just-created
+    /// comment from its issue's comments, a just-dispatched workflow run
+    /// from its workflow's runs. Writes apply at once.
     pub fn set_read_lag(&self, lag: Duration) {
         self.inner.lock().read_lag = lag;
     }

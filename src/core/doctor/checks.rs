@@ -276,18 +276,42 @@ pub(super) fn drafts(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
     out.push(match (about.private, about.owner_is_org, plan.as_deref()) {
         (false, _, _) => available("a public repository"),
         _ if facts.enterprise_server => available("GitHub Enterprise Server"),
-        (true, false, _) => unavailable("a private repository of a personal account (GitHub Free or Pro)".into()),
-        (true, true, Some("free")) => unavailable("a private repository of an organisation on GitHub Free".into()),
+        (true, false, _) => {
+            unavailable("a private repository of a personal account (GitHub Free or Pro)".into())
+        }
+        (true, true, Some("free")) => {
+            unavailable("a private repository of an organisation on GitHub Free".into())
+        }
         (true, true, Some(p @ ("team" | "enterprise" | "business" | "business_plus"))) => {
             available(&format!("a private repository on the `{p}` plan"))
         }
-        (true, true, other) => {
-            let plan = other.map_or("not shown to the App".to_owned(), |p| format!("`{p}`"));
-            finding(Level::Note, topic, format!("unknown: a private repository of an organisation whose plan is {plan}"))
-                .fix("Drafts in private repositories need GitHub Team or Enterprise Cloud; elsewhere taskgate opens task pull requests as normal ones. GitHub shows the plan to an App with `organization_plan: read`.")
-                .link("GitHub's plans", PLANS_DOC)
-        }
+        (true, true, Some(other)) => unknown_drafts(format!("on the `{other}` plan"), false),
+        (true, true, None) => unknown_drafts(
+            "whose plan GitHub shows only to an App with `organization_plan: read`".into(),
+            !granted(facts, "organization_plan"),
+        ),
     });
+}
+
+/// Drafts that only the first task pull request will tell: nothing to
+/// change, since taskgate falls back to a normal pull request then.
+fn unknown_drafts(whose: String, may_grant: bool) -> Finding {
+    let mut fix = "Nothing to change: taskgate asks for a draft at the first task pull request and, where GitHub refuses it, opens a normal pull request and remembers that for this repository.".to_owned();
+    if may_grant {
+        fix.push_str(" To know now, grant the App `organization_plan: read`.");
+    }
+    finding(
+        Level::Note,
+        "Draft pull requests",
+        format!("unknown: a private repository of an organisation {whose}"),
+    )
+    .fix(fix)
+    .link("GitHub's plans", PLANS_DOC)
+}
+
+/// Whether the installation was granted `permission` (any access).
+fn granted(facts: &Facts, permission: &str) -> bool {
+    matches!(&facts.installation, Ok(Some(i)) if i.permissions.contains_key(permission))
 }
 
 /// Each role's assignees: GitHub refuses to assign who cannot be.

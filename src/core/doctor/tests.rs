@@ -208,7 +208,7 @@ fn drafts_are_missing_from_private_repositories_on_free_plans_only() {
     );
     assert_eq!(
         drafts(true, true, None, false),
-        ["Note Draft pull requests: unknown: a private repository of an organisation whose plan is not shown to the App"]
+        ["Note Draft pull requests: unknown: a private repository of an organisation whose plan GitHub shows only to an App with `organization_plan: read`"]
     );
 }
 

@@ -244,7 +244,7 @@ pub(super) fn out_of_queue(
 const RULESETS_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/creating-rulesets-for-a-repository#granting-bypass-permissions-for-your-ruleset";
 const MERGE_QUEUE_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue";
 const CHECKS_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-protected-branches/about-protected-branches#require-status-checks-before-merging";
-const WORKFLOWS_DOC: &str = "https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app";
+pub(crate) const WORKFLOWS_DOC: &str = "https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app";
 
 /// The gate's line for one violation: the rule and the branch.
 fn rule_line(v: &Violation, branch: &str) -> String {

@@ -25,6 +25,7 @@ mod deploy;
 mod event;
 mod landing;
 mod merge_queue;
+pub(crate) use landing::WORKFLOWS_DOC;
 mod proof;
 mod queue;
 mod refusal;

@@ -27,6 +27,7 @@ pub mod labels;
 pub mod markers;
 mod refs;
 pub mod start;
+pub mod sub_issues;
 
 pub use body::{render_story_body, render_task_body, TaskView, MAX_BODY_CHARS};
 pub use branches::{story_branch, task_branch};
@@ -34,3 +35,4 @@ pub use labels::{catalogue, spec, LabelSpec};
 pub use markers::{story_key_for_file, story_key_for_issue, Marker};
 pub use refs::{issue_ref, referenced_markers, resolve_issue_refs};
 pub use start::{BranchStart, StartHow};
+pub use sub_issues::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};

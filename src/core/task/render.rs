@@ -76,6 +76,9 @@ pub fn missing_gate_output(gate: &str) -> CheckOutput {
 
 /// Said on the task when GitHub refuses to merge its pull request.
 pub fn render_merge_refused(pr: IssueNumber, status: u16, message: &str) -> String {
+    if let Some(file) = workflow_refused(message) {
+        return render_workflow_merge_refused(pr, &file);
+    }
     let why = match status {
         409 => "its branch moved after the run that proved it; the new head is tested by itself",
         _ => "GitHub cannot merge it as it is (a merge conflict with the story branch, or a branch protection rule)",
@@ -83,6 +86,29 @@ pub fn render_merge_refused(pr: IssueNumber, status: u16, message: &str) -> Stri
     format!(
         "The task's pull request #{pr} passed its acceptance tests, but merging it into the story branch was refused: {why}. GitHub said: \"{}\". The story is not affected; once the conflict is resolved and pushed, the new head is tested and merged.",
         plain_text(message)
+    )
+}
+
+/// The workflow file GitHub's refusal `message` names, when it refused
+/// for want of the `workflows` permission: then the refusal is said on the
+/// pull request itself, whose change it is.
+pub fn workflow_refused(message: &str) -> Option<String> {
+    crate::core::ship::violations(message)
+        .into_iter()
+        .find_map(|v| match v {
+            crate::core::ship::Violation::WorkflowsPermission { file } => Some(file),
+            _ => None,
+        })
+}
+
+/// A task pull request that changes a workflow file, which GitHub lets
+/// taskgate merge only with the `workflows` permission.
+fn render_workflow_merge_refused(pr: IssueNumber, file: &str) -> String {
+    format!(
+        "This pull request (#{pr}) passed its acceptance tests, but GitHub refused to merge it into the story branch: it changes `{}`, and taskgate's installation lacks the `workflows` permission, which GitHub requires of an App that changes a workflow file.\n\n\
+         To let it merge, grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs]({})), then push to the task's branch again: its new head is tested and merged. Or leave the workflow change out of the task.",
+        plain_text(file),
+        crate::core::ship::WORKFLOWS_DOC
     )
 }
 

@@ -7,7 +7,8 @@
 //! storage; that origin refuses requests carrying GitHub credentials.
 //!
 //! Writes echo (`emit`): the run a dispatch creates sends `workflow_run`
-//! requested, a cancel `workflow_run` completed.
+//! requested, a cancel `workflow_run` completed. For the read lag, a
+//! just-created run is missing from its workflow's run list.
 
 use std::collections::BTreeMap;
 
@@ -222,6 +223,7 @@ fn list_workflow_runs(st: &mut State, req: &Req) -> HResult {
         .iter()
         .rev()
         .filter(|r| r.workflow == file)
+        .filter(|r| !repo.lagging(&format!("run:{}", r.id)))
         .filter(|r| event.is_none_or(|e| r.event == *e))
         .filter(|r| branch.is_none_or(|b| r.head_branch == *b))
         .map(|r| run_json(st, &req.base, repo, r))

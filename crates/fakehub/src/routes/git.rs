@@ -107,6 +107,12 @@ fn update_ref(st: &mut State, req: &Req) -> HResult {
     if let Some(refusal) = rules::refused(st, &st.repos[&key], &branch, &change, 422) {
         return Err(refusal);
     }
+    let workflows = (old.as_str(), sha.as_str());
+    if let Some(refusal) =
+        crate::workflows_permission::refused(st, req, &st.repos[&key], workflows, 422)
+    {
+        return Err(refusal);
+    }
     let repo = st.repos.get_mut(&key).expect("the repository was found");
     repo.branches.insert(branch.clone(), sha.clone());
     let reply = Reply::ok(ref_json(&req.base, repo, &branch, &sha));

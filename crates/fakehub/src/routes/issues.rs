@@ -4,7 +4,9 @@
 //! Writes echo (`emit`): `issues` opened (then labeled / assigned), edited,
 //! closed, reopened, labeled, unlabeled, assigned, unassigned, and
 //! `issue_comment` created / edited. Reactions send nothing to this App (it
-//! is not subscribed). A just-created issue is 404 for the read lag.
+//! is not subscribed). For the read lag, a just-created issue is 404 and
+//! missing from `GET .../issues`, and a just-created comment is missing from
+//! its issue's comment list, as GitHub's lists lag its writes.
 
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -188,6 +190,7 @@ fn list_issues(st: &mut State, req: &Req) -> HResult {
         .issues
         .values()
         .rev()
+        .filter(|i| !repo.lagging(&format!("issue:{}", i.number)))
         .filter(|i| state == "all" || i.state == state)
         .filter(|i| {
             labels
@@ -306,6 +309,7 @@ fn list_comments(st: &mut State, req: &Req) -> HResult {
         .comments
         .iter()
         .filter(|c| c.issue_number == number)
+        .filter(|c| !repo.lagging(&format!("comment:{}", c.id)))
         .map(|c| render::comment(st, &req.base, repo, c))
         .collect();
     Ok(paginate(req, items))

@@ -77,6 +77,12 @@ fn merge_branch(st: &mut State, req: &Req) -> HResult {
     if let Some(refusal) = rules::refused(st, &st.repos[&key], &base, &change, 409) {
         return Err(refusal);
     }
+    let workflows = (base_sha.as_str(), sha.as_str());
+    if let Some(refusal) =
+        crate::workflows_permission::refused(st, req, &st.repos[&key], workflows, 409)
+    {
+        return Err(refusal);
+    }
     let repo = st.repos.get_mut(&key).expect("the repository was found");
     repo.branches.insert(base.clone(), sha.clone());
     let repo = &st.repos[&key];

@@ -332,6 +332,16 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
     if let Some(refusal) = rules::refused(st, &st.repos[&req.repo_key()], &p.base, &change, 405) {
         return Err(refusal);
     }
+    // What the merge brings to the base: the head's changes since the
+    // merge base.
+    let repo = &st.repos[&req.repo_key()];
+    let base_sha = repo.branches.get(&p.base).cloned().unwrap_or_default();
+    let since = repo.merge_base(&base_sha, &head_sha).unwrap_or(base_sha);
+    if let Some(refusal) =
+        crate::workflows_permission::refused(st, req, repo, (&since, &head_sha), 405)
+    {
+        return Err(refusal);
+    }
     let (repo, _) = repo_mut(st, req)?;
     let title = req.str_field("commit_title").map(str::to_string);
     let (sha, base_before) = match merge(repo, number, (method, title), &actor) {

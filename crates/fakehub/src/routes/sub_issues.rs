@@ -1,6 +1,10 @@
 //! Sub-issues and issue dependencies ("blocked by"). Both take database ids
-//! (`sub_issue_id`, `issue_id`), not numbers, as GitHub does; a parent holds
-//! at most 100 sub-issues. Links send no webhook to this App (it is not
+//! (`sub_issue_id`, `issue_id`), not numbers, as GitHub does. GitHub's
+//! documented limits ("Adding sub-issues": up to 100 sub-issues per parent
+//! and up to eight levels of nested sub-issues) answer 422; the docs do not
+//! give the wording, so the messages here are the fake's own. Levels count
+//! from the top issue (level 1): a link that would put an issue, or the
+//! deepest issue of the sub-issue's own tree, below level 8 is refused. Links send no webhook to this App (it is not
 //! subscribed to `sub_issues`). For the injected read lag, naming a
 //! just-created issue as `sub_issue_id` answers 404, as GitHub answers an
 //! id it cannot find.
@@ -13,6 +17,30 @@ use crate::render;
 use crate::state::State;
 
 pub const MAX_SUB_ISSUES: usize = 100;
+/// Levels of nested sub-issues, the top issue being level 1.
+pub const MAX_SUB_ISSUE_LEVELS: usize = 8;
+
+/// The level of issue `id`: 1 for an issue without a parent.
+fn level(repo: &crate::state::Repo, id: u64) -> usize {
+    let mut level = 1;
+    let mut cursor = repo.issue_by_id(id).and_then(|i| i.parent);
+    while let Some(parent) = cursor {
+        level += 1;
+        cursor = repo.issue_by_id(parent).and_then(|i| i.parent);
+    }
+    level
+}
+
+/// Levels in the tree under issue `id`, itself included (1 for a leaf).
+fn height(repo: &crate::state::Repo, id: u64) -> usize {
+    let children = repo.issue_by_id(id).map(|i| i.sub_issues.clone());
+    1 + children
+        .unwrap_or_default()
+        .iter()
+        .map(|c| height(repo, *c))
+        .max()
+        .unwrap_or(0)
+}
 
 pub const ROUTES: &[Route] = &[
     inst(
@@ -112,6 +140,11 @@ fn add_sub_issue(st: &mut State, req: &Req) -> HResult {
     }
     if let (Some(_), false) = (sub.parent, replace) {
         return Err(Reply::unprocessable("Sub issue may only have one parent"));
+    }
+    if level(repo, parent_id) + height(repo, sub_id) > MAX_SUB_ISSUE_LEVELS {
+        return Err(Reply::unprocessable(
+            "Sub-issues cannot be nested more than 8 levels deep",
+        ));
     }
     // A parent may not become a descendant of its own sub-issue.
     let mut cursor = Some(parent_id);

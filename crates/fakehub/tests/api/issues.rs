@@ -225,3 +225,53 @@ async fn sub_issues_take_database_ids_and_dependencies_block() {
     assert_eq!(r.status, 201);
     assert_eq!(repo.issue(child).unwrap().blocked_by, [blocker_id]);
 }
+
+/// GitHub's documented limits ("Adding sub-issues"): up to 100 sub-issues
+/// per parent, up to eight levels of nesting; each refused with 422.
+#[tokio::test]
+async fn sub_issues_stop_at_100_children_and_8_levels() {
+    let (gh, repo, c) = setup().await;
+    // A hundred links in a moment: past the secondary limit, which is not
+    // what this test is about.
+    gh.set_secondary_limit(1000);
+    let link = |parent: u64, child: u64| {
+        let c = &c;
+        let id = repo.issue(child).unwrap().id;
+        async move {
+            let url = format!("/repos/acme/widgets/issues/{parent}/sub_issues");
+            c.post(&url, json!({"sub_issue_id": id})).await
+        }
+    };
+    // Levels 1 to 8 link; a ninth does not.
+    let chain: Vec<u64> = (1..=9)
+        .map(|n| repo.create_issue(&format!("level {n}"), "", "alice"))
+        .collect();
+    for pair in chain[..8].windows(2) {
+        assert_eq!(link(pair[0], pair[1]).await.status, 201);
+    }
+    let r = link(chain[7], chain[8]).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.body["message"],
+        "Sub-issues cannot be nested more than 8 levels deep"
+    );
+    // A tree two levels high cannot go under level 7 either.
+    let top = repo.create_issue("top", "", "alice");
+    let under = repo.create_issue("under", "", "alice");
+    assert_eq!(link(top, under).await.status, 201);
+    assert_eq!(link(chain[6], top).await.status, 422);
+    assert_eq!(link(chain[5], top).await.status, 201);
+
+    let parent = repo.create_issue("parent", "", "alice");
+    for n in 0..100 {
+        let child = repo.create_issue(&format!("child {n}"), "", "alice");
+        assert_eq!(link(parent, child).await.status, 201);
+    }
+    let extra = repo.create_issue("child 101", "", "alice");
+    let r = link(parent, extra).await;
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.body["message"],
+        "Parent issue has reached the maximum number of sub-issues (100)"
+    );
+}

@@ -20,6 +20,7 @@ mod octocrab_client;
 mod read_lag;
 mod rules;
 mod settings;
+mod workflows_permission;
 
 use fakehub::FakeGitHub;
 use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};

@@ -83,3 +83,55 @@ async fn read_lag_hides_new_objects_and_merges_for_a_while() {
     );
     gh.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn lists_leave_out_new_issues_comments_and_runs_for_a_while() {
+    let (gh, repo, c) = setup().await;
+    repo.add_workflow("agent.yml");
+    gh.set_read_lag(Duration::from_secs(60));
+    let issue = c
+        .post("/repos/acme/widgets/issues", json!({"title": "New"}))
+        .await;
+    assert_eq!(issue.status, 201, "writes apply at once");
+    let number = issue.body["number"].as_u64().unwrap();
+    let comments = format!("/repos/acme/widgets/issues/{number}/comments");
+    gh.advance(Duration::from_secs(61));
+    let r = c.post(&comments, json!({"body": "hello"})).await;
+    assert_eq!(r.status, 201);
+    let r = c
+        .post(
+            "/repos/acme/widgets/actions/workflows/agent.yml/dispatches",
+            json!({"ref": "main"}),
+        )
+        .await;
+    assert_eq!(r.status, 204);
+    let again = c
+        .post("/repos/acme/widgets/issues", json!({"title": "Newer"}))
+        .await;
+    assert_eq!(again.status, 201);
+    assert_eq!(
+        listed(&c, &comments).await,
+        (1, 0, 0),
+        "the new issue, comment and run are not listed yet"
+    );
+    gh.advance(Duration::from_secs(61));
+    assert_eq!(
+        listed(&c, &comments).await,
+        (2, 1, 1),
+        "listed once the lag ran out"
+    );
+    gh.assert_contract_kept();
+}
+
+/// How many issues, comments on the issue and dispatched runs are listed.
+async fn listed(c: &Client, comments: &str) -> (usize, usize, usize) {
+    let issues = c.get("/repos/acme/widgets/issues?state=all").await.body;
+    let comments = c.get(comments).await.body;
+    let runs = "/repos/acme/widgets/actions/workflows/agent.yml/runs?event=workflow_dispatch";
+    let runs = c.get(runs).await.body;
+    (
+        issues.as_array().unwrap().len(),
+        comments.as_array().unwrap().len(),
+        runs["workflow_runs"].as_array().unwrap().len(),
+    )
+}
