@@ -267,11 +267,7 @@ async fn start_workflow(
     inputs: &BTreeMap<String, String>,
     report_to: &Option<String>,
 ) -> Result<Option<u64>, GitHubError> {
-    match ctx
-        .repo(repo)
-        .dispatch_workflow(workflow, git_ref, inputs)
-        .await
-    {
+    match dispatch_or_without_base(ctx, repo, workflow, git_ref, inputs).await {
         Err(GitHubError::Http {
             status: status @ (404 | 422),
             message,
@@ -288,6 +284,36 @@ async fn start_workflow(
                 message,
                 headers,
             })
+        }
+        other => other,
+    }
+}
+
+/// Dispatches the runner workflow; where GitHub refuses the `base` input
+/// (a workflow written by an older `taskgate init` does not declare it),
+/// dispatches again without it: the job then tests the head alone, and
+/// the gates say so with the fix (`taskgate init --force`), rather than
+/// no task being tested until someone updates the workflow.
+async fn dispatch_or_without_base(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    workflow: &str,
+    git_ref: &str,
+    inputs: &BTreeMap<String, String>,
+) -> Result<Option<u64>, GitHubError> {
+    let gh = ctx.repo(repo);
+    match gh.dispatch_workflow(workflow, git_ref, inputs).await {
+        Err(GitHubError::Http {
+            status: 422,
+            message,
+            ..
+        }) if message.starts_with("Unexpected inputs provided")
+            && message.contains("\"base\"")
+            && inputs.contains_key("base") =>
+        {
+            let mut older = inputs.clone();
+            older.remove("base");
+            gh.dispatch_workflow(workflow, git_ref, &older).await
         }
         other => other,
     }

@@ -6,7 +6,7 @@
 
 use taskgate::core::report::Tested;
 
-use crate::actions_runs::{report, story_on_actions, zipped, Story};
+use crate::actions_runs::{report, story_on_actions, zipped, Story, WORKFLOW};
 
 const SHA3: &str = "3333333333333333333333333333333333333333";
 const SHA4: &str = "4444444444444444444444444444444444444444";
@@ -128,6 +128,36 @@ async fn a_head_that_conflicts_with_its_story_branch_is_not_run_and_says_to_merg
     assert!(
         !labels.iter().any(|l| l == "state:test-failed"),
         "{labels:?}"
+    );
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_workflow_from_an_older_init_is_dispatched_without_base_and_the_gates_say_how_to_update_it(
+) {
+    let s = story_on_actions(true).await;
+    // The workflow `taskgate init` wrote before `base` existed: GitHub
+    // refuses a dispatch with an input it does not declare.
+    s.repo()
+        .declare_workflow_inputs(WORKFLOW, &["story", "task", "sha", "gates", "run_id"]);
+
+    let checks = s.run_reporting(SHA3, None).await;
+    let asked: Vec<u16> = s
+        .app
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/dispatches"))
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(asked, [422, 200]);
+    assert!(s.dispatch_for(SHA3).unwrap().inputs.get("base").is_none());
+    assert_eq!(checks[0].conclusion.as_deref(), Some("success"));
+    let text = said(&checks[0]);
+    assert!(
+        text.contains("tested the head alone: the workflow run did not merge the story branch")
+            && text.contains("run `taskgate init --force` to update the workflow"),
+        "{text}"
     );
     s.app.assert_contract_kept();
 }

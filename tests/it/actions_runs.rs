@@ -26,7 +26,7 @@ tasks:
         - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
 "#;
 const CONFIG: &str = "runner: actions\n";
-const WORKFLOW: &str = "taskgate-run.yml";
+pub(crate) const WORKFLOW: &str = "taskgate-run.yml";
 const GATES: [&str; 2] = ["test", "lint"];
 
 pub(crate) struct Story {

@@ -251,6 +251,18 @@ impl RepoHandle {
         })
     }
 
+    /// Declares the `workflow_dispatch` inputs of workflow `file`, as its
+    /// `on.workflow_dispatch.inputs` would: GitHub then refuses a dispatch
+    /// with any other input (422 "Unexpected inputs provided: [...]").
+    pub fn declare_workflow_inputs(&self, file: &str, inputs: &[&str]) {
+        self.write(|r, _| {
+            r.workflow_inputs.insert(
+                file.to_string(),
+                inputs.iter().map(|i| (*i).to_string()).collect(),
+            );
+        });
+    }
+
     /// Gives workflow `file` a `run-name` (`${{ inputs.x }}` is filled
     /// from each dispatch's inputs), as the workflow file's key would.
     pub fn set_run_name(&self, file: &str, template: &str) {

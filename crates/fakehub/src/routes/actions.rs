@@ -130,6 +130,18 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         )));
     }
     let inputs = req.body.get("inputs").cloned().unwrap_or(json!({}));
+    if let Some(declared) = repo.workflow_inputs.get(&file) {
+        let unexpected: Vec<&String> = inputs
+            .as_object()
+            .map(|given| given.keys().filter(|k| !declared.contains(*k)).collect())
+            .unwrap_or_default();
+        if !unexpected.is_empty() {
+            return Err(Reply::unprocessable(&format!(
+                "Unexpected inputs provided: {}",
+                serde_json::to_string(&unexpected).expect("strings serialise")
+            )));
+        }
+    }
     let key = req.repo_key();
     let branch = git_ref
         .trim_start_matches("refs/")

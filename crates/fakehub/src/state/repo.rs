@@ -231,6 +231,10 @@ pub struct Repo {
     /// Workflows (by file) a person disabled: `state` `disabled_manually`,
     /// and a dispatch answers 422.
     pub disabled_workflows: BTreeSet<String>,
+    /// The `workflow_dispatch` inputs a workflow file declares, by file,
+    /// where a test declared them: a dispatch with any other input is
+    /// refused, as GitHub refuses it. Undeclared: any input is taken.
+    pub workflow_inputs: BTreeMap<String, BTreeSet<String>>,
     /// A workflow's `run-name` template, by file: `${{ inputs.x }}` is
     /// filled from a dispatch's inputs.
     pub run_names: BTreeMap<String, String>,
