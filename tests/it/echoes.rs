@@ -365,12 +365,14 @@ async fn an_echo_redelivered_or_duplicated_costs_no_write() {
 
 #[tokio::test]
 async fn reads_that_lag_writes_are_retried_without_failing_or_duplicating() {
-    // Retries spread over ~1 s (20 ms doubling to 200 ms, 8 tries), well
-    // past the lag below, however busy the machine.
-    let app = TestApp::start_with(|c| c.backoff.max_attempts = 8).await;
+    // Retries spread over ~2.7 s (20 ms doubling to 200 ms, 16 tries),
+    // well past the lag below. The lag is long enough that the links,
+    // which a pass makes once every issue is made, meet it however busy
+    // the machine (at 300 ms a slow pass came after it: nothing lagged).
+    let app = TestApp::start_with(|c| c.backoff.max_attempts = 16).await;
     // For a moment after each write, GitHub's reads do not show it: a
     // just-created issue cannot be linked as a sub-issue yet.
-    app.fake.set_read_lag(Duration::from_millis(300));
+    app.fake.set_read_lag(Duration::from_millis(1_000));
     app.push_to_main(&[(
         ".taskgate/stories/momentum.yml",
         include_str!("../../fixtures/plans/momentum.yml"),
