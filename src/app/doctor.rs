@@ -48,6 +48,30 @@ pub fn needs() -> Needs {
     Needs::from_manifest(crate::setup::APP_MANIFEST).expect("the shipped manifest is readable")
 }
 
+/// `repo`'s installation as the App sees it (`GET /repos/{repo}/installation`):
+/// its permissions, subscribed events and suspension; `None` where the App
+/// is not installed. The doctor reads it, and the ship queue before a
+/// story goes through the merge queue (does it receive `merge_group`?).
+pub async fn installation(
+    github: &GitHubApp,
+    repo: &RepoName,
+) -> Result<Option<InstallationFacts>, GitHubError> {
+    let path = format!("/repos/{repo}/installation");
+    let answer = send(&github.app_client()?, http::Method::GET, &path, None).await;
+    let inst: serde_json::Value = match answer {
+        Ok(r) => r.json()?,
+        Err(GitHubError::Http { status: 404, .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(InstallationFacts {
+        id: inst["id"].as_u64().unwrap_or_default(),
+        html_url: inst["html_url"].as_str().unwrap_or_default().to_owned(),
+        permissions: levels(&inst["permissions"]),
+        events: strings(&inst["events"]),
+        suspended: !inst["suspended_at"].is_null(),
+    }))
+}
+
 fn said<T>(result: Result<T, GitHubError>) -> Checked<T> {
     result.map_err(|e| e.to_string())
 }
@@ -128,20 +152,7 @@ impl Doctor<'_> {
         &self,
         repo: &RepoName,
     ) -> Result<Option<InstallationFacts>, GitHubError> {
-        let path = format!("/repos/{repo}/installation");
-        let answer = send(&self.github.app_client()?, http::Method::GET, &path, None).await;
-        let inst: serde_json::Value = match answer {
-            Ok(r) => r.json()?,
-            Err(GitHubError::Http { status: 404, .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        Ok(Some(InstallationFacts {
-            id: inst["id"].as_u64().unwrap_or_default(),
-            html_url: inst["html_url"].as_str().unwrap_or_default().to_owned(),
-            permissions: levels(&inst["permissions"]),
-            events: strings(&inst["events"]),
-            suspended: !inst["suspended_at"].is_null(),
-        }))
+        installation(self.github, repo).await
     }
 
     /// The repository's deliveries of the last three days: the repository's

@@ -1,7 +1,9 @@
 //! The default branch's rules for the ship queue: read from GitHub before
 //! each proof (`RepoClient::branch_rules`) and kept for [`RULES_TTL_MS`]
 //! by the injected clock, so a busy queue does not read them for every
-//! story while a changed setting is seen within a minute.
+//! story while a changed setting is seen within a minute. Where the
+//! branch has a merge queue, whether the installation receives the
+//! `merge_group` event is read with them (`doctor::installation`).
 //!
 //! Owns: the cache. Must not: decide how to land (`core::ship::landing_plan`).
 
@@ -9,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{Ship, ShipError};
-use crate::core::ship::BranchRules;
+use crate::core::ship::{BranchRules, RuleKind};
 use crate::github::RepoClient;
 use crate::ids::RepoName;
 
@@ -43,7 +45,13 @@ impl Ship {
         if let Some(rules) = cached {
             return Ok(rules);
         }
-        let rules = gh.branch_rules(branch).await?;
+        let mut rules = gh.branch_rules(branch).await?;
+        if rules.rules.iter().any(|r| r.rule == RuleKind::MergeQueue) {
+            // Without `merge_group` webhooks no group would be proven.
+            let inst = crate::app::doctor::installation(&self.github, repo).await?;
+            rules.merge_group_unsubscribed =
+                inst.is_some_and(|i| !i.events.iter().any(|e| e == "merge_group"));
+        }
         self.rules
             .entries
             .lock()

@@ -3,7 +3,8 @@
 //! rulesets in each combination — taskgate a bypass actor, not one,
 //! linear history required, a merge queue (taskgate the CI of its merge
 //! groups) — lands a proven tree or is refused with the rule named, once,
-//! on the story PR.
+//! on the story PR; so is a merge queue whose `merge_group` webhooks the
+//! installation does not receive.
 
 use fakehub::{BypassActor, Rule, Ruleset};
 use taskgate::core::config::MergeMethod;
@@ -414,6 +415,57 @@ async fn a_merge_queue_that_would_not_wait_for_the_ship_gate_is_refused_with_the
     assert_eq!(gate.conclusion.as_deref(), Some("failure"));
     assert!(
         gate.summary.unwrap_or_default().contains("merge queue"),
+        "the gate says why"
+    );
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn an_installation_without_the_merge_group_event_is_refused_before_anything_is_enqueued() {
+    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    merge_queue(&sh);
+    // Installed before the App's manifest added `merge_group`, and the
+    // new event never accepted: GitHub would send it no merge group.
+    sh.s.app.fake.subscribe(
+        crate::support::INSTALLATION,
+        &[
+            "check_run",
+            "check_suite",
+            "issue_comment",
+            "issues",
+            "pull_request",
+            "push",
+            "workflow_run",
+        ],
+    );
+    let before = sh.main_tip();
+    sh.add_ship_label().await;
+    sh.refused().await;
+    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert!(
+        sh.repo().merge_queue().is_empty()
+            && sh
+                .repo()
+                .branch_sha(&format!("taskgate/ship-{}", sh.story_issue))
+                .is_none(),
+        "nothing enqueued and nothing proven for a queue taskgate would never hear from"
+    );
+    let notes = sh.not_shipped();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    insta::assert_snapshot!(notes[0], @r"
+    **Not shipped: taskgate cannot ship through the merge queue of `main`.** Nothing landed and the `ship` label was removed.
+
+    - `main` takes changes through GitHub's merge queue, and taskgate's installation does not receive the `merge_group` event: taskgate would never be asked to prove a merge group, and the queue would wait for it forever.
+
+    To let taskgate land this story:
+    - accept the `merge_group` event in the taskgate installation's settings (GitHub asks the owner to review the App's updated permissions and events) ([GitHub's docs](https://docs.github.com/en/apps/using-github-apps/approving-updated-permissions-for-a-github-app)).
+
+    Then ship again.
+    ");
+    let gate = sh.gate();
+    assert_eq!(gate.conclusion.as_deref(), Some("failure"));
+    assert!(
+        gate.summary.unwrap_or_default().contains("`merge_group`"),
         "the gate says why"
     );
     sh.s.app.assert_contract_kept();

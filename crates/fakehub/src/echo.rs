@@ -12,7 +12,8 @@
 //! so every echo is also in the App's delivery log, then counts it.
 //!
 //! Echoes are on once the App's webhook is set (`FakeGitHub::set_app_webhook`)
-//! and not silenced, and only for repositories with an installation. In
+//! and not silenced, only for repositories with an installation, and
+//! only the events that installation is subscribed to. In
 //! the shuffle mode (`shuffle`, `FakeGitHub::shuffle_deliveries`) the task
 //! sends them by a due time drawn within a window, not in queue order, and
 //! sends some twice.
@@ -73,6 +74,21 @@ pub fn on(st: &State, key: &str) -> bool {
     st.app_webhook.is_some()
         && !st.echo.silenced
         && st.installations.values().any(|i| i.repos.contains(key))
+}
+
+/// Whether the installation of repository `key` is subscribed to `event`
+/// (the manifest's events unless a test set others with
+/// `FakeGitHub::subscribe`): GitHub sends an App only the events its
+/// installation accepted.
+pub fn subscribed(st: &State, key: &str, event: &str) -> bool {
+    st.installations
+        .values()
+        .filter(|i| i.repos.contains(key))
+        .any(|i| {
+            i.events
+                .as_ref()
+                .is_none_or(|e| e.iter().any(|x| x == event))
+        })
 }
 
 /// Queues one webhook of the current write (call only when [`on`]).

@@ -34,7 +34,7 @@ fn send(
     event: &str,
     build: impl FnOnce(&State, &crate::state::Repo) -> Value,
 ) {
-    if !echo::on(st, at.key) {
+    if !echo::on(st, at.key) || !echo::subscribed(st, at.key, event) {
         return;
     }
     let payload = build(st, &st.repos[at.key]);

@@ -50,6 +50,11 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
             );
             return;
         }
+        // Never read here: the installation's events are checked on their own.
+        Err(Unlandable::MergeGroupEvent) => crate::core::ship::LandingPlan {
+            via: LandVia::MergeQueue,
+            linear: false,
+        },
         Ok(plan) => plan,
     };
     let how = match plan.via {

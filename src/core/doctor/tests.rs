@@ -8,6 +8,7 @@ fn ship_gate_required(bypass: Bypass) -> BranchRules {
     BranchRules {
         branch: "main".into(),
         classic: false,
+        merge_group_unsubscribed: false,
         rules: vec![BranchRule {
             rule: RuleKind::RequiredChecks {
                 contexts: vec!["taskgate/ship-gate".into()],
@@ -373,6 +374,7 @@ fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
     let queued = BranchRules {
         branch: "main".into(),
         classic: false,
+        merge_group_unsubscribed: false,
         rules: vec![rule(RuleKind::MergeQueue, Bypass::Always)],
     };
     assert_eq!(

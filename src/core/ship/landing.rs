@@ -67,8 +67,9 @@ pub fn on_land_refused(
 }
 
 /// The rules of the default branch leave taskgate no way to land a tested
-/// tree (a merge queue that would not wait for its gate): refused before
-/// any proof, the same way.
+/// tree (a merge queue that would not wait for its gate, or whose
+/// `merge_group` webhooks the installation does not receive): refused
+/// before anything is enqueued or proven, the same way.
 pub fn refuse_unlandable(
     record: &StoryRecord,
     why: &Unlandable,
@@ -76,6 +77,7 @@ pub fn refuse_unlandable(
 ) -> ShipDecision {
     let violation = match why {
         Unlandable::MergeQueue { .. } => Violation::QueueWithoutGate,
+        Unlandable::MergeGroupEvent => Violation::MergeGroupEvent,
     };
     let line = rule_line(&violation, ctx.default_branch);
     let note = refused_note(ctx, std::slice::from_ref(&violation), "");
@@ -244,6 +246,7 @@ pub(super) fn out_of_queue(
 const RULESETS_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/creating-rulesets-for-a-repository#granting-bypass-permissions-for-your-ruleset";
 const MERGE_QUEUE_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue";
 const CHECKS_DOC: &str = "https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-protected-branches/about-protected-branches#require-status-checks-before-merging";
+const APP_EVENTS_DOC: &str = "https://docs.github.com/en/apps/using-github-apps/approving-updated-permissions-for-a-github-app";
 pub(crate) const WORKFLOWS_DOC: &str = "https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app";
 
 /// The gate's line for one violation: the rule and the branch.
@@ -267,6 +270,9 @@ fn rule_line(v: &Violation, branch: &str) -> String {
         }
         Violation::QueueWithoutGate => format!(
             "`{branch}` takes changes through GitHub's merge queue, which does not require `{SHIP_GATE}`: it would land merge groups without waiting for taskgate's proof"
+        ),
+        Violation::MergeGroupEvent => format!(
+            "`{branch}` takes changes through GitHub's merge queue, and taskgate's installation does not receive the `merge_group` event: taskgate would never be asked to prove a merge group, and the queue would wait for it forever"
         ),
         Violation::WorkflowsPermission { file } => format!(
             "the story changes `{}`, and taskgate's installation lacks the `workflows` permission",
@@ -299,6 +305,9 @@ fn fix(v: &Violation, branch: &str) -> String {
         Violation::QueueWithoutGate => format!(
             "add `{SHIP_GATE}` to the required status checks of `{branch}`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs]({MERGE_QUEUE_DOC}))"
         ),
+        Violation::MergeGroupEvent => format!(
+            "accept the `merge_group` event in the taskgate installation's settings (GitHub asks the owner to review the App's updated permissions and events) ([GitHub's docs]({APP_EVENTS_DOC}))"
+        ),
         Violation::WorkflowsPermission { .. } => format!(
             "grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs]({WORKFLOWS_DOC}))"
         ),
@@ -323,9 +332,16 @@ fn refused_note(ctx: &ShipContext, violations: &[Violation], message: &str) -> S
             plain_text(&message.split_whitespace().collect::<Vec<_>>().join(" "))
         )
     };
+    let headline = if violations == [Violation::MergeGroupEvent] {
+        format!(
+            "taskgate cannot ship through the merge queue of `{}`",
+            plain_text(branch)
+        )
+    } else {
+        format!("the rules of `{}` refused taskgate", plain_text(branch))
+    };
     format!(
-        "**Not shipped: the rules of `{}` refused taskgate.** Nothing landed and the `{}` label was removed.\n\n{}{said}\n\nTo let taskgate land this story:\n{}\n\nThen ship again.",
-        plain_text(branch),
+        "**Not shipped: {headline}.** Nothing landed and the `{}` label was removed.\n\n{}{said}\n\nTo let taskgate land this story:\n{}\n\nThen ship again.",
         plain_text(&ctx.config.ship_label),
         rules.join("\n"),
         fixes.join("\n"),

@@ -74,6 +74,7 @@ fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_pr
     let rules = BranchRules {
         branch: "main".into(),
         classic: false,
+        merge_group_unsubscribed: false,
         rules: vec![BranchRule {
             rule: RuleKind::MergeQueue,
             ruleset: Some(4),

@@ -15,6 +15,7 @@ fn queue_rules() -> BranchRules {
     BranchRules {
         branch: "main".into(),
         classic: false,
+        merge_group_unsubscribed: false,
         rules: vec![
             rule(RuleKind::MergeQueue),
             rule(RuleKind::RequiredChecks {

@@ -80,6 +80,11 @@ pub struct BranchRules {
     /// through the pull request, as any contributor would.
     pub classic: bool,
     pub rules: Vec<BranchRule>,
+    /// taskgate's installation does not receive `merge_group` webhooks
+    /// (its subscribed events lack it): read where the branch has a merge
+    /// queue, which taskgate then cannot prove the groups of.
+    #[serde(default)]
+    pub merge_group_unsubscribed: bool,
 }
 
 /// How a proven story lands.
@@ -113,6 +118,10 @@ pub enum Unlandable {
     /// not require `taskgate/ship-gate`: it would land merge groups
     /// without waiting for taskgate's proof of them.
     MergeQueue { ruleset: Option<u64> },
+    /// The branch takes changes through GitHub's merge queue, but the
+    /// installation does not receive `merge_group` webhooks: taskgate
+    /// would enqueue the story PR and never prove its group.
+    MergeGroupEvent,
 }
 
 impl BranchRules {
@@ -189,6 +198,9 @@ pub fn landing_plan(rules: &BranchRules) -> Result<LandingPlan, Unlandable> {
         if !rules.requires(SHIP_GATE) {
             return Err(Unlandable::MergeQueue { ruleset: r.ruleset });
         }
+        if rules.merge_group_unsubscribed {
+            return Err(Unlandable::MergeGroupEvent);
+        }
         return Ok(LandingPlan {
             via: LandVia::MergeQueue,
             linear: false,
@@ -238,6 +250,9 @@ pub enum Violation {
     MergeQueue,
     /// The branch's merge queue does not require `taskgate/ship-gate`.
     QueueWithoutGate,
+    /// The branch takes changes through GitHub's merge queue, and the
+    /// installation does not receive `merge_group` webhooks.
+    MergeGroupEvent,
     /// The change touches a workflow file (`file`), which GitHub lets an
     /// App write only with the `workflows` permission.
     WorkflowsPermission {
@@ -358,6 +373,7 @@ mod tests {
             branch: "main".into(),
             classic: false,
             rules: list,
+            merge_group_unsubscribed: false,
         }
     }
 
@@ -463,6 +479,16 @@ mod tests {
             landing_plan(&ungated),
             Err(Unlandable::MergeQueue { ruleset: Some(1) })
         );
+    }
+
+    #[test]
+    fn a_merge_queue_whose_merge_group_events_never_arrive_cannot_be_shipped_through() {
+        let mut unheard = rules(vec![
+            rule(RuleKind::MergeQueue, Bypass::Always),
+            rule(gate(), Bypass::Always),
+        ]);
+        unheard.merge_group_unsubscribed = true;
+        assert_eq!(landing_plan(&unheard), Err(Unlandable::MergeGroupEvent));
     }
 
     #[test]

@@ -56,6 +56,7 @@ impl RepoClient<'_> {
             branch: branch.to_owned(),
             classic,
             rules,
+            merge_group_unsubscribed: false,
         })
     }
 

@@ -691,3 +691,19 @@ async fn nothing_echoes_without_a_webhook_an_installation_or_when_silenced() {
     assert_eq!(gh.echo_stats(), fakehub::EchoStats::default());
     assert!(inbox.take().is_empty());
 }
+
+#[tokio::test]
+async fn an_installation_gets_only_the_events_it_is_subscribed_to() {
+    let (gh, repo, c, inbox) = echoing().await;
+    // Installed before the App asked for `issues`, never accepted.
+    gh.subscribe(7, &["issue_comment"]);
+    repo.create_issue("Bug", "b", "alice");
+    c.post(
+        "/repos/acme/widgets/issues/1/comments",
+        json!({"body": "on it"}),
+    )
+    .await;
+    let got = settled(&gh, &inbox).await;
+    assert_eq!(summary(&got), expect(&[("issue_comment", "created", BOT)]));
+    gh.assert_contract_kept();
+}
