@@ -121,23 +121,16 @@ pub fn on_merge_group_checks(
         };
         return (d, ProofStep::None);
     }
-    let mut next = record.clone();
     let mut proof = proof.clone();
     proof.commit = Some(group.clone());
-    next.state = ShipState::Proving;
     let note = render::proving_group(&proof, group);
     let marker = format!(
         "proving-group story={} group={}",
         encode_value(ctx.story),
         group.short()
     );
-    next.proof = Some(proof);
-    let d = ShipDecision {
-        effects: vec![comment(ctx, ctx.story_issue, note, marker)],
-        outcome: format!("proving merge group {}", group.short()),
-        ..ShipDecision::unchanged(&next, "")
-    };
-    (d, ProofStep::Run(group.clone()))
+    let outcome = format!("proving merge group {}", group.short());
+    super::queue::prove_at(record, proof, (note, marker, outcome), ctx)
 }
 
 /// GitHub destroyed merge group `group` for `reason` (`merged`,

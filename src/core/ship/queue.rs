@@ -165,7 +165,6 @@ pub fn on_proof_commit(
             ProofStep::None,
         );
     }
-    let mut next = record.clone();
     let mut proof = proof.clone();
     proof.commit = Some(commit.clone());
     let note = render::proving(&proof, ctx.story_issue);
@@ -174,13 +173,29 @@ pub fn on_proof_commit(
         encode_value(ctx.story),
         commit.short()
     );
+    let outcome = format!("proving round {round} at {}", commit.short());
+    prove_at(record, proof, (note, marker, outcome), ctx)
+}
+
+/// The story proves `proof` at its commit (a proving commit of its own,
+/// or GitHub's merge group): recorded, said once on the story issue, and
+/// the story's gates run there.
+pub(super) fn prove_at(
+    record: &StoryRecord,
+    proof: ShipProof,
+    (note, marker, outcome): (String, String, String),
+    ctx: &ShipContext,
+) -> (ShipDecision, ProofStep) {
+    let commit = proof.commit.clone().expect("a proof at a commit");
+    let mut next = record.clone();
+    next.state = ShipState::Proving;
     next.proof = Some(proof);
     let d = ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker)],
-        outcome: format!("proving round {round} at {}", commit.short()),
+        outcome,
         ..ShipDecision::unchanged(&next, "")
     };
-    (d, ProofStep::Run(commit.clone()))
+    (d, ProofStep::Run(commit))
 }
 
 /// The proof's gates passed at `commit`: it lands, unless the repository

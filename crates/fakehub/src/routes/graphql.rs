@@ -263,13 +263,7 @@ fn mark_ready(
     (inst, f, vars): (u64, &Field, &Map<String, Value>),
     errors: &mut Vec<Value>,
 ) -> Value {
-    let input = f.arg("input").map(|l| l.resolve(vars)).unwrap_or_default();
-    let id = match &input["pullRequestId"] {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let Some((key, number)) = find_pull(st, inst, &id) else {
-        errors.push(not_found(f, &id));
+    let Some((input, key, number)) = input_pull(st, (inst, f, vars), errors) else {
         return Value::Null;
     };
     let repo = st.repos.get_mut(&key).expect("found above");
@@ -339,6 +333,26 @@ fn pull_node_id(id: u64) -> String {
 
 /// The repository key and number of the pull request with this node id,
 /// among the installation's repositories only.
+/// A mutation's `input` and the pull request its `pullRequestId` names,
+/// visible to installation `inst`; `None` with GitHub's NOT_FOUND error
+/// pushed when there is none.
+fn input_pull(
+    st: &State,
+    (inst, f, vars): (u64, &Field, &Map<String, Value>),
+    errors: &mut Vec<Value>,
+) -> Option<(Value, String, u64)> {
+    let input = f.arg("input").map(|l| l.resolve(vars)).unwrap_or_default();
+    let id = match &input["pullRequestId"] {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    let Some((key, number)) = find_pull(st, inst, &id) else {
+        errors.push(not_found(f, &id));
+        return None;
+    };
+    Some((input, key, number))
+}
+
 fn find_pull(st: &State, inst: u64, node_id: &str) -> Option<(String, u64)> {
     let installed = &st.installations.get(&inst)?.repos;
     installed.iter().find_map(|key| {

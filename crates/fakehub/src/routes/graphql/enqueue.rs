@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{find_pull, not_found, select, PullView};
+use super::{input_pull, select, PullView};
 use crate::graphql_contract::Field;
 use crate::merge_queue::{self, QueueEntry};
 use crate::render;
@@ -25,13 +25,7 @@ pub(super) fn enqueue(
     (inst, f, vars): (u64, &Field, &Map<String, Value>),
     errors: &mut Vec<Value>,
 ) -> Value {
-    let input = f.arg("input").map(|l| l.resolve(vars)).unwrap_or_default();
-    let id = match &input["pullRequestId"] {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let Some((key, number)) = find_pull(st, inst, &id) else {
-        errors.push(not_found(f, &id));
+    let Some((input, key, number)) = input_pull(st, (inst, f, vars), errors) else {
         return Value::Null;
     };
     let expected = input["expectedHeadOid"].as_str();
