@@ -5,8 +5,6 @@
 //! its parent's body, and no pass asks GitHub for the link again. Each test
 //! fails without `src/github/perform_links.rs`.
 
-use taskgate::store::EffectStatus;
-
 use crate::support::{TestApp, REPO};
 
 const PLAN: &str = r#"
@@ -28,15 +26,6 @@ tasks:
 fn link_posts(app: &TestApp) -> usize {
     app.statuses("POST /repos/{owner}/{repo}/issues/{issue_number}/sub_issues")
         .len()
-}
-
-async fn no_failed_effects(app: &TestApp) {
-    let effects = app.store().effects().await.unwrap();
-    let failed: Vec<_> = effects
-        .iter()
-        .filter(|e| e.status == EffectStatus::Failed)
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
 }
 
 fn issue_titled(app: &TestApp, title: &str) -> fakehub::Issue {
@@ -85,7 +74,7 @@ async fn a_story_at_the_eighth_level_says_once_on_each_task_that_it_cannot_hold_
     <!-- taskgate:sub-issue-refused -->
     "
     );
-    no_failed_effects(&app).await;
+    app.assert_no_effect_failed().await;
     let asked = link_posts(&app);
 
     // The plan again: no link asked for again, nothing said again.
@@ -128,6 +117,6 @@ async fn a_task_past_a_hundred_sub_issues_is_said_once_and_the_plan_goes_on() {
         said[0].contains("maximum number of sub-issues (100)"),
         "{said:#?}"
     );
-    no_failed_effects(&app).await;
+    app.assert_no_effect_failed().await;
     app.task_and_branch("Second task", "two");
 }
