@@ -165,6 +165,8 @@ async fn listen(
         metrics: s.metrics.clone(),
         recorded: s.recorded.clone(),
         bodies: crate::intake::BodyBudget::new(config.webhook_memory_mib)?,
+        clock: config.clock.clone(),
+        retention: config.retention,
     });
     let addr = format!("{}:{}", config.host, config.port);
     let listener = TcpListener::bind(&addr)

@@ -1,7 +1,7 @@
 //! `POST /webhook`.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
@@ -10,10 +10,12 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::Notify;
 use tracing::{info, warn, Instrument};
 
+use super::age;
 use super::budget::{BodyBudget, ReadError};
 use super::event::WebhookKind;
 use super::{event, signature, translate};
-use crate::ids::{DeliveryId, InstallationId};
+use crate::clock::Clock;
+use crate::ids::DeliveryId;
 use crate::metrics::Metrics;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
 
@@ -31,6 +33,11 @@ pub struct IntakeState {
     pub recorded: Arc<Notify>,
     /// Bounds the memory that request bodies being read and handled hold.
     pub bodies: BodyBudget,
+    /// "Now", for the age of an event (`intake::age`).
+    pub clock: Clock,
+    /// How long delivery ids are kept (`TASKGATE_RETENTION_DAYS`): an
+    /// event older than this is refused as a possible replay.
+    pub retention: Duration,
 }
 
 fn reply(status: StatusCode, message: impl Into<String>) -> Response {
@@ -146,7 +153,13 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
         );
     }
     let (kind, installation) = match check_payload(event_name, &body) {
-        Ok(Some((kind, installation))) => (Some(kind), installation),
+        Ok(Some(parsed)) => {
+            let happened = age::event_time(&parsed.webhook);
+            if let Err(e) = age::too_old(happened, state.clock.now_s(), state.retention) {
+                return refuse_old(state, event_name, &e);
+            }
+            (Some(parsed.kind()), parsed.installation())
+        }
         Ok(None) => (None, None),
         Err(e) => return refuse_payload(state, event_name, e),
     };
@@ -172,12 +185,19 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
 fn check_payload(
     event_name: &str,
     body: &[u8],
-) -> Result<Option<(WebhookKind, Option<InstallationId>)>, event::PayloadError> {
+) -> Result<Option<event::Parsed>, event::PayloadError> {
     if !event::is_handled(event_name) {
         return event::check_json(body).map(|()| None);
     }
-    let parsed = event::parse(event_name, body)?;
-    Ok(Some((parsed.kind(), parsed.installation())))
+    event::parse(event_name, body).map(Some)
+}
+
+/// An event older than the delivery log remembers: refused before anything
+/// is stored, and counted (`taskgate_deliveries_total{outcome="too_old"}`).
+fn refuse_old(state: &IntakeState, event_name: &str, e: &age::TooOld) -> Response {
+    state.metrics.delivery(event_name, "too_old");
+    warn!(error = %e, "webhook refused as a possible replay");
+    reply(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
 }
 
 fn refuse_payload(state: &IntakeState, event_name: &str, e: event::PayloadError) -> Response {

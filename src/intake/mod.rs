@@ -12,6 +12,7 @@
 //! the delivery as already processed.
 
 pub mod action;
+pub mod age;
 mod budget;
 pub mod event;
 mod handler;

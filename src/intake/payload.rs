@@ -32,6 +32,10 @@ pub struct Repository {
     pub default_branch: Option<String>,
     #[serde(default)]
     pub fork: bool,
+    /// When the branch was pushed: a Unix time in `push` payloads, a date
+    /// elsewhere (`intake::age`).
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub pushed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// A repository as listed in installation payloads (no default branch).
@@ -68,6 +72,8 @@ pub struct Issue {
     /// Present when the issue is a pull request.
     #[serde(default)]
     pub pull_request: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -85,6 +91,10 @@ pub struct Comment {
     pub user: User,
     #[serde(default)]
     pub performed_via_github_app: Option<AppRef>,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub created_at: Option<chrono::DateTime<chrono::Utc>>,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -125,6 +135,8 @@ pub struct PullRequest {
     #[serde(default)]
     pub merge_commit_sha: Option<CommitSha>,
     pub user: User,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -181,6 +193,8 @@ pub struct CheckSuite {
     pub conclusion: Option<String>,
     #[serde(default)]
     pub app: Option<AppRef>,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

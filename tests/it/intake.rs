@@ -462,3 +462,50 @@ async fn healthz_and_metrics_answer() {
     assert!(value("taskgate_store_commit_jobs_sum") >= 1.0);
     assert!(metrics.contains("taskgate_store_checkpoint_seconds_count"));
 }
+
+/// A captured delivery sent again once its id is forgotten (retention) is
+/// refused by the age of its event, and counted: an old command is not
+/// acted on a second time with its sender's permission of today.
+#[tokio::test]
+async fn a_delivery_replayed_after_its_id_is_forgotten_is_refused_by_its_events_age() {
+    let app = TestApp::start().await;
+    let repo = app.fake.repo(crate::support::REPO);
+    let issue = repo.create_issue("Hello", "", "octocat");
+    let comment = app
+        .fake
+        .without_echoes(|| repo.add_comment(issue, "/taskgate help", "octocat"));
+    let captured = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+    let (status, _) = app.deliver_as("issue_comment", "captured", &captured).await;
+    assert_eq!(status, 202);
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1);
+
+    let retention = taskgate::app::retention::DEFAULT_RETENTION;
+    app.advance(retention + std::time::Duration::from_secs(24 * 60 * 60));
+    taskgate::app::retention::prune_once(app.store(), retention)
+        .await
+        .unwrap();
+    let (status, text) = app.deliver_as("issue_comment", "captured", &captured).await;
+    assert_eq!(status, 422, "{text}");
+    assert!(text.contains("more than 30 days ago"), "{text}");
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1, "the command ran once");
+    let metrics = app.metrics().await;
+    assert!(
+        metrics
+            .contains("taskgate_deliveries_total{event=\"issue_comment\",outcome=\"too_old\"} 1"),
+        "{metrics}"
+    );
+}
+
+/// GitHub's documented examples are from 2019: as documented, the ones
+/// with an event time are refused, and say why.
+#[tokio::test]
+async fn a_documented_example_from_2019_is_refused_as_too_old_and_not_stored() {
+    let app = TestApp::start().await;
+    let old = crate::support::fixture_as_documented("issue_comment/created.1.json");
+    let (status, text) = app.deliver("issue_comment", &old).await;
+    assert_eq!(status, 422);
+    insta::assert_snapshot!(text, @"refused: this event happened at 2019-05-15 15:20:21 UTC, more than 30 days ago; taskgate keeps delivery ids that long (TASKGATE_RETENTION_DAYS), so an older event may be a replay and is not acted on");
+    assert_eq!(stored(&app).await, 0);
+}

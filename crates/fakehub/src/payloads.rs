@@ -158,6 +158,10 @@ pub(crate) fn push_in(st: &State, r: &Repo, base: &str, p: &Push) -> Value {
     repository["owner"]["name"] = json!(r.owner);
     repository["owner"]["email"] = Value::Null;
     repository["master_branch"] = json!(r.default_branch);
+    // A push's repository carries Unix seconds, as GitHub sends them there
+    // (its other payloads carry dates): `pushed_at` is this push.
+    repository["created_at"] = json!(1_704_067_200);
+    repository["pushed_at"] = json!(st.clock.now().timestamp());
     let (before, after) = (p.before, p.after);
     let v = json!({
         "ref": format!("refs/heads/{}", p.branch), "before": before, "after": after,
