@@ -119,7 +119,12 @@ struct AppArgs {
     #[arg(long, env = "GITHUB_API_URL", default_value = "https://api.github.com")]
     github_api_url: String,
     /// Where state lives: sqlite://PATH.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://taskgate.db",
+        hide_env_values = true
+    )]
     database_url: String,
 }
 
@@ -276,7 +281,12 @@ impl ServeArgs {
 #[derive(Args)]
 struct MigrateArgs {
     /// The database: sqlite://PATH or postgres://USER@HOST:PORT/DB.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://taskgate.db")]
+    #[arg(
+        long,
+        env = "DATABASE_URL",
+        default_value = "sqlite://taskgate.db",
+        hide_env_values = true
+    )]
     database_url: String,
 }
 

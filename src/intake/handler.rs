@@ -155,7 +155,10 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
     let (kind, installation) = match check_payload(event_name, &body) {
         Ok(Some(parsed)) => {
             let happened = age::event_time(&parsed.webhook);
-            if let Err(e) = age::too_old(happened, state.clock.now_s(), state.retention) {
+            // Read as the store's stamps read it (milliseconds): intake
+            // records, the processor decides.
+            let now_s = state.clock.now_ms().div_euclid(1000);
+            if let Err(e) = age::too_old(happened, now_s, state.retention) {
                 return refuse_old(state, event_name, &e);
             }
             (Some(parsed.kind()), parsed.installation())

@@ -179,8 +179,36 @@ impl DatabaseUrl {
             .or_else(|| url.strip_prefix("sqlite:"))
             .filter(|p| !p.is_empty() && !p.starts_with(":memory:"))
             .map(|p| DatabaseUrl::Sqlite(p.into()))
-            .ok_or_else(|| StoreError::UnsupportedUrl(url.to_owned()))
+            .ok_or_else(|| StoreError::UnsupportedUrl(redact_url(url)))
     }
+}
+
+/// A database URL fit to print: the password of `scheme://user:password@`
+/// and any `password=` parameter replaced by `***`. An error or a log line
+/// names the database, never its secret.
+pub fn redact_url(url: &str) -> String {
+    let mut out = url.to_owned();
+    if let Some(scheme_end) = out.find("://").map(|i| i + 3) {
+        let authority_end = out[scheme_end..]
+            .find(['/', '?', '#'])
+            .map_or(out.len(), |i| scheme_end + i);
+        if let Some(at) = out[scheme_end..authority_end].rfind('@') {
+            let userinfo = scheme_end..scheme_end + at;
+            if let Some(colon) = out[userinfo.clone()].find(':') {
+                out.replace_range(userinfo.start + colon + 1..userinfo.end, "***");
+            }
+        }
+    }
+    let mut rest = 0;
+    while let Some(found) = out[rest..].to_ascii_lowercase().find("password=") {
+        let value_start = rest + found + "password=".len();
+        let value_end = out[value_start..]
+            .find(['&', ' ', '#'])
+            .map_or(out.len(), |i| value_start + i);
+        out.replace_range(value_start..value_end, "***");
+        rest = value_start + 3;
+    }
+    out
 }
 
 impl Store {
@@ -404,4 +432,32 @@ where
     rows.into_iter()
         .map(|(key, json)| Ok((key, serde_json::from_str(&json).map_err(corrupt)?)))
         .collect()
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::*;
+
+    #[test]
+    fn a_database_url_is_printed_without_its_password() {
+        let shown = [
+            "postgres://taskgate:s3cret@db.internal:5432/taskgate",
+            "postgresql://taskgate@db/taskgate?sslmode=require&password=s3cret",
+            "mysql://root:hunter2@localhost/db",
+            "sqlite:///var/lib/taskgate/taskgate.db",
+        ]
+        .map(redact_url);
+        insta::assert_snapshot!(shown.join("\n"), @r"
+        postgres://taskgate:***@db.internal:5432/taskgate
+        postgresql://taskgate@db/taskgate?sslmode=require&password=***
+        mysql://root:***@localhost/db
+        sqlite:///var/lib/taskgate/taskgate.db
+        ");
+    }
+
+    #[test]
+    fn an_unsupported_url_is_refused_without_echoing_its_password() {
+        let e = DatabaseUrl::parse("mysql://root:hunter2@localhost/db").unwrap_err();
+        insta::assert_snapshot!(e, @"`mysql://root:***@localhost/db` is not a supported DATABASE_URL (use sqlite://PATH or postgres://USER@HOST:PORT/DB)");
+    }
 }

@@ -26,6 +26,9 @@ struct WebState {
     store: Store,
     /// The token `/metrics` needs, when it needs one.
     metrics_token: Option<Arc<str>>,
+    /// `TASKGATE_API_TOKEN`: `/healthz` says why it is unhealthy only to
+    /// a caller who shows it.
+    token: Option<Arc<str>>,
     metrics: Arc<Metrics>,
     loops: Arc<crate::app::supervisor::Loops>,
 }
@@ -91,6 +94,7 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
     let web = WebState {
         store: intake.store.clone(),
         metrics_token: token.clone().filter(|_| config.metrics_auth),
+        token: token.clone(),
         metrics: intake.metrics.clone(),
         loops: config.loops,
     };
@@ -105,24 +109,31 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
     webhook.merge(other).merge(api).merge(dashboard)
 }
 
-/// 200 when the store answers and every supervised loop runs; 503 naming
-/// what is not.
-async fn healthz(State(web): State<WebState>) -> impl IntoResponse {
-    let down = web.loops.down_now();
-    if !down.is_empty() {
-        let text: String = down
-            .iter()
-            .map(|(name, why)| format!("loop {name} is down: {why}\n"))
-            .collect();
-        return (StatusCode::SERVICE_UNAVAILABLE, text);
+/// 200 `ok` when the store answers and every supervised loop runs, else
+/// 503 `unhealthy`. Why (a loop's panic message, the store's error, which
+/// can name a host or a path) is said only to a caller with the API token;
+/// a load balancer needs the status alone, and the log has the rest.
+async fn healthz(State(web): State<WebState>, headers: HeaderMap) -> impl IntoResponse {
+    let mut why: String = web
+        .loops
+        .down_now()
+        .iter()
+        .map(|(name, why)| format!("loop {name} is down: {why}\n"))
+        .collect();
+    if why.is_empty() {
+        if let Err(e) = web.store.ping().await {
+            why = format!("store unreachable: {e}\n");
+        }
     }
-    match web.store.ping().await {
-        Ok(()) => (StatusCode::OK, "ok\n".to_owned()),
-        Err(e) => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("store unreachable: {e}\n"),
-        ),
+    if why.is_empty() {
+        return (StatusCode::OK, "ok\n".to_owned());
     }
+    let given = headers.get("authorization").and_then(|v| v.to_str().ok());
+    if auth::authorized(web.token.as_deref(), given) {
+        return (StatusCode::SERVICE_UNAVAILABLE, why);
+    }
+    tracing::warn!(why = %why.trim_end(), "unhealthy");
+    (StatusCode::SERVICE_UNAVAILABLE, "unhealthy\n".to_owned())
 }
 
 /// What the store knows, summed, and the counters. With

@@ -295,3 +295,28 @@ fn migrate_says_what_it_did_on_sqlite_and_postgres() {
     assert_eq!(code, Some(1));
     insta::assert_snapshot!(refused, @"Error: `mysql://localhost/taskgate` is not a supported DATABASE_URL (use sqlite://PATH or postgres://USER@HOST:PORT/DB)");
 }
+
+/// A database password never reaches a terminal: `--help` with
+/// `DATABASE_URL` set does not show its value, and a refused URL is echoed
+/// with its password masked.
+#[test]
+fn a_database_password_is_shown_neither_by_help_nor_by_an_error() {
+    let url = "postgres://taskgate:s3cret-pw@127.0.0.1:9/taskgate";
+    for args in [
+        vec!["--help"],
+        vec!["serve", "--help"],
+        vec!["migrate", "--help"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_taskgate"))
+            .args(&args)
+            .env("DATABASE_URL", url)
+            .output()
+            .expect("the binary runs");
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(!help.contains("s3cret-pw"), "{args:?} shows it:\n{help}");
+    }
+    let (code, stderr) = serve_with(&[], &[("DATABASE_URL", "mysql://root:s3cret-pw@db/x")]);
+    assert_ne!(code, Some(0));
+    assert!(!stderr.contains("s3cret-pw"), "{stderr}");
+    assert!(stderr.contains("mysql://root:***@db/x"), "{stderr}");
+}
