@@ -97,6 +97,18 @@ impl Clock {
         ahead.send_modify(|ms| *ms += millis(by));
     }
 
+    /// How far [`Clock::advance`] has moved this clock on; 0 for any other
+    /// clock. Time a test moves on passes for everyone, the database's
+    /// clock included: leases on PostgreSQL are judged by that clock plus
+    /// this (`store::leases`), so a replica's own wrong time counts for
+    /// nothing there.
+    pub fn moved_ms(&self) -> i64 {
+        match &self.0 {
+            Source::Movable(ahead) => *ahead.borrow(),
+            _ => 0,
+        }
+    }
+
     /// Returns once the clock reads `at_ms` or later.
     pub async fn sleep_until_ms(&self, at_ms: i64) {
         let Source::Movable(ahead) = &self.0 else {

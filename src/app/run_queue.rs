@@ -19,6 +19,11 @@
 //! (the processor cancelled it: a newer push, a merge) is stopped: its
 //! process groups get SIGTERM, then SIGKILL.
 //!
+//! Runners are shared fairly between installations (`run_queue::fair`):
+//! queued attempts are claimed only as runners come free, one
+//! installation's at a time in rounds, so one installation's backlog
+//! never holds up another's run by more than one turn.
+//!
 //! With several replicas on one PostgreSQL database, each attempt is run
 //! by one of them: the replica that claimed it (`Store::claim_attempt`)
 //! runs it on its own runner and renews the claim every third of a lease;
@@ -38,10 +43,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::sync::Notify;
-use tracing::{debug, info, info_span, warn, Instrument};
+use tracing::{info, info_span, warn, Instrument};
 
 use super::runs::{Progress, RunEvent};
-use crate::core::config::RunnerKind;
 use crate::core::internal::InternalEvent;
 use crate::core::plan::{parse_plan, MemFiles};
 use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
@@ -55,6 +59,7 @@ use crate::runner::{
 };
 use crate::store::{AttemptRow, NewDelivery, Store};
 
+mod fair;
 mod tested;
 
 /// Where the runner gets a repository's commits.
@@ -115,6 +120,8 @@ type Runs = Arc<Mutex<HashMap<AttemptKey, Run>>>;
 #[derive(Clone)]
 pub struct InHand {
     runs: Runs,
+    /// Queued attempts already told how many runs are ahead of them.
+    told_waiting: Arc<Mutex<std::collections::HashSet<AttemptKey>>>,
     /// Held by whoever starts the loop and by the loop running now, never
     /// by the runs themselves.
     owner: Option<Arc<Owner>>,
@@ -126,6 +133,7 @@ impl Default for InHand {
         InHand {
             owner: Some(Arc::new(Owner(runs.clone()))),
             runs,
+            told_waiting: Arc::default(),
         }
     }
 }
@@ -216,46 +224,6 @@ impl RunQueue {
         }
     }
 
-    /// Stops the runs the processor cancelled, and claims and starts the
-    /// queued attempts no replica runs.
-    async fn take_up_runs(self: &Arc<Self>) {
-        let active = match self.store.active_attempts(RunnerKind::Local).await {
-            Ok(active) => active,
-            Err(e) => {
-                warn!(error = %e, "reading queued runs failed");
-                return;
-            }
-        };
-        let keys: Vec<AttemptKey> = active.iter().map(key).collect();
-        // A finished attempt stays in hand until the processor has
-        // recorded that end (it leaves the active set), so it is never
-        // started a second time in between.
-        self.in_hand.lock().retain(|k, run| {
-            let keep = keys.contains(k);
-            if !keep && !run.finished {
-                info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
-                run.cancel.cancel();
-            }
-            keep
-        });
-        for row in active {
-            if self.in_hand.lock().contains_key(&key(&row)) {
-                continue;
-            }
-            match self
-                .store
-                .claim_attempt(&row.repo, &attempt_ref(&row))
-                .await
-            {
-                Ok(true) => self.start_run(row),
-                Ok(false) => {
-                    debug!(task = %row.task, attempt = row.attempt, "another replica runs this attempt");
-                }
-                Err(e) => warn!(error = %e, "claiming an attempt failed"),
-            }
-        }
-    }
-
     /// Runs a claimed attempt, keeping its claim while it is in hand.
     fn start_run(self: &Arc<Self>, row: AttemptRow) {
         let k = key(&row);
@@ -280,6 +248,9 @@ impl RunQueue {
                     } else if let Some(run) = runs.get_mut(&k) {
                         run.finished = true;
                     }
+                    drop(runs);
+                    // A runner is free: the next queued attempt may start.
+                    this.runs_changed.notify_one();
                 };
                 tokio::join!(run, this.keep_claim(&row));
             }

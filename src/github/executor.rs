@@ -2,7 +2,15 @@
 //! on GitHub, one at a time.
 //!
 //! Serial on purpose: GitHub asks integrations to make content-creating
-//! requests serially, and its secondary rate limits punish bursts. Failures
+//! requests serially, and its secondary rate limits punish bursts.
+//!
+//! Fair between installations: effects are taken in turns
+//! (`github::turns`), one call per installation with effects due in
+//! each turn, installations in rotation; within an installation, in the
+//! order they were queued. Nothing sleeps inline: an installation whose
+//! write budget has no slot yet is paused until it has, and the others
+//! go on. So a backlog of thousands of writes in one installation delays
+//! another's write by one turn at most. Failures
 //! are sorted the way GitHub documents them:
 //! - 403/429 rate limits wait for `retry-after`, else `x-ratelimit-reset`,
 //!   else a minute, and pause the whole installation meanwhile;
@@ -31,8 +39,12 @@
 //! attempt, so it looks for the marker as after a crash. Write pacing is
 //! shared the same way: each write takes its slot from the store
 //! (`Store::take_write_slot`), so an installation's writes are spaced
-//! across all replicas. On a SQLite file (one process) a claim lasts no
-//! time and a restart retries at once.
+//! across all replicas. Claims are judged by the database's clock, and an
+//! attempt's outcome is recorded only while its claim holds
+//! (`Store::settle_effect`): an answer that came after the claim ran out
+//! is dropped, and the effect is tried again under a new claim, which
+//! looks for its marker first. On a SQLite file (one process) a claim
+//! lasts no time and a restart retries at once.
 //!
 //! Due times and pauses are read from the injected [`Clock`], and the wait
 //! for the next one sleeps on it: a test that advances the clock past a
@@ -50,10 +62,11 @@ use tracing::{debug, info, info_span, warn, Instrument};
 use super::auth::GitHubApp;
 use super::client::GitHubError;
 use super::perform;
+use super::turns::{Rotation, Turn};
 use crate::clock::Clock;
 use crate::ids::InstallationId;
 use crate::metrics::Metrics;
-use crate::store::{EffectRow, Store, WriteSlot};
+use crate::store::{Claimed, EffectRow, Settlement, Store, WriteSlot};
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -116,23 +129,17 @@ pub struct Executor {
     pub deliveries: Arc<Notify>,
 }
 
-/// An attempt this replica claimed: its number, and until when no other
-/// replica takes the effect (now, on a SQLite file).
-struct Claim {
-    attempt: u32,
-    until_ms: i64,
-}
-
 /// What the write budget says about an effect's call.
 enum Paced {
     /// Its slot has come: call GitHub.
     Go,
-    /// Another replica took the effect over while it waited.
-    Lost,
-    /// No room before this time: the effect waits until then, and the
-    /// installation with it.
+    /// No room before this time: the installation waits until then.
     Later(i64),
 }
+
+/// How many of an installation's due effects a turn reads: enough to get
+/// past a few put off without a call.
+const READ_PER_TURN: usize = 4;
 
 /// What became of one attempt.
 enum Outcome {
@@ -156,10 +163,11 @@ impl Executor {
     /// Runs until the task is dropped.
     pub async fn run(self) {
         let mut paused: HashMap<InstallationId, i64> = HashMap::new();
+        let mut rotation = Rotation::default();
         loop {
             let now = self.clock.now_ms();
             paused.retain(|_, until| *until > now);
-            let due = match self.store.due_effects(now, 64).await {
+            let due = match self.store.due_by_installation(now, READ_PER_TURN).await {
                 Ok(due) => due,
                 Err(e) => {
                     warn!(error = %e, "reading the outbox failed");
@@ -167,29 +175,36 @@ impl Executor {
                     continue;
                 }
             };
-            let runnable: Vec<EffectRow> = due
-                .into_iter()
-                .filter(|row| !paused.contains_key(&row.installation))
-                .collect();
-            if runnable.is_empty() {
-                self.idle(&paused).await;
+            let turn = rotation.turn(due.by_installation, &paused);
+            if turn.is_empty() {
+                self.idle(&paused, due.next_due_ms).await;
                 continue;
             }
-            for row in runnable {
-                if paused.contains_key(&row.installation) {
-                    continue;
-                }
-                let span = info_span!("effect", id = %row.id, kind = row.effect.name(), installation = %row.installation);
-                if let Some(until) = self.perform(row).instrument(span).await {
-                    paused.insert(until.0, until.1);
+            for (installation, rows) in turn {
+                if let Some(until) = self.take_turn(rows).await {
+                    paused.insert(installation, until);
                 }
             }
         }
     }
 
+    /// One installation's turn: its due effects in order until one calls
+    /// GitHub (put off without a call, one does not use the turn); a
+    /// pause for the installation when its budget or a rate limit says so.
+    async fn take_turn(&self, rows: Vec<EffectRow>) -> Option<i64> {
+        for row in rows {
+            let span = info_span!("effect", id = %row.id, kind = row.effect.name(), installation = %row.installation);
+            match self.perform(row).instrument(span).await {
+                Turn::Passed => continue,
+                Turn::Used => return None,
+                Turn::Pause(until) => return Some(until),
+            }
+        }
+        None
+    }
+
     /// Sleeps until woken, the next effect is due, or a pause ends.
-    async fn idle(&self, paused: &HashMap<InstallationId, i64>) {
-        let next_due = self.store.next_effect_due_ms().await.ok().flatten();
+    async fn idle(&self, paused: &HashMap<InstallationId, i64>, next_due: Option<i64>) {
         let next_pause_end = paused.values().min().copied();
         // An absolute time, so a clock moved on from now wakes it.
         let now = self.clock.now_ms();
@@ -206,20 +221,19 @@ impl Executor {
         }
     }
 
-    /// Performs one effect, if this replica claims it first; returns an
-    /// installation pause when rate limited.
     /// The attempt, given up before its claim runs out where replicas share
     /// the outbox: a call that outlived its claim could run beside another
     /// replica's attempt at the same effect. Given up, it is retried like a
     /// call that got no answer, by whichever replica claims it next, which
-    /// looks for the effect's marker first.
-    async fn attempt_within_claim(&self, row: &EffectRow, claim: &Claim) -> Outcome {
-        if !self.store.is_shared() {
+    /// looks for the effect's marker first. (Its outcome would be dropped
+    /// anyway: `Store::settle_effect` records none after the claim.)
+    async fn attempt_within_claim(&self, row: &EffectRow, claim: &Claimed) -> Outcome {
+        let claim_ms = self.store.effect_claim_ms();
+        if claim_ms == 0 {
             return self.attempt(row, claim.attempt).await;
         }
-        // A margin for storing the outcome before the claim ends.
-        let left_ms = (claim.until_ms - self.clock.now_ms()) * 3 / 4;
-        let limit = Duration::from_millis(left_ms.max(1) as u64);
+        // Taken just now; a margin for storing the outcome before it ends.
+        let limit = Duration::from_millis((claim_ms * 3 / 4).max(1) as u64);
         match tokio::time::timeout(limit, self.attempt(row, claim.attempt)).await {
             Ok(outcome) => outcome,
             Err(_) => Outcome::RetryAt {
@@ -232,26 +246,47 @@ impl Executor {
         }
     }
 
-    async fn perform(&self, row: EffectRow) -> Option<(InstallationId, i64)> {
+    /// Performs one effect, if its budget has room and this replica claims
+    /// it first; what that took of the installation's turn.
+    async fn perform(&self, row: EffectRow) -> Turn {
         if super::lag::put_off(&self.store, &self.clock, &self.backoff, &row).await {
-            return None;
+            return Turn::Passed;
         }
-        let mut claim = self.claim(&row).await?;
-        match self.pace(&row, &mut claim).await {
-            Paced::Go => {}
-            Paced::Lost => return None,
-            Paced::Later(at) => return self.wait_for_budget(&row, at).await,
+        if let Paced::Later(at) = self.pace(&row).await {
+            return self.wait_for_budget(&row, at).await;
         }
+        let Some(claim) = self.claim(&row).await else {
+            return Turn::Passed;
+        };
         let attempt = claim.attempt;
         let outcome = self.attempt_within_claim(&row, &claim).await;
-        let mut pause = None;
-        let stored = match outcome {
+        let (settlement, pause) = self.settlement(&row, attempt, outcome);
+        match self.store.settle_effect(row.id, attempt, settlement).await {
+            Ok(true) => {}
+            Ok(false) => warn!(
+                attempt,
+                "the claim ran out while GitHub was called: its outcome is dropped, and the effect is tried again under a new claim"
+            ),
+            Err(e) => warn!(error = %e, "could not store the effect's outcome"),
+        }
+        pause.map_or(Turn::Used, Turn::Pause)
+    }
+
+    /// What an attempt's outcome records, and the installation's pause
+    /// when GitHub rate limited it.
+    fn settlement(
+        &self,
+        row: &EffectRow,
+        attempt: u32,
+        outcome: Outcome,
+    ) -> (Settlement, Option<i64>) {
+        match outcome {
             Outcome::Done(result) => {
                 info!(attempt, "effect done");
                 if row.effect.may_record_delivery() {
                     self.deliveries.notify_one();
                 }
-                self.store.effect_done(row.id, result).await
+                (Settlement::Done(result), None)
             }
             Outcome::Failed(why) => {
                 // A refused merge or dispatch records what follows in the
@@ -260,36 +295,38 @@ impl Executor {
                     self.deliveries.notify_one();
                 }
                 warn!(attempt, error = %why, "effect failed");
-                self.store.effect_failed(row.id, why).await
+                (Settlement::Failed(why), None)
             }
             Outcome::RetryAt { due_ms, why } => {
                 info!(attempt, retry_in_ms = due_ms - self.clock.now_ms(), reason = %why, "effect will be retried");
-                self.store.effect_retry_at(row.id, due_ms, why, true).await
+                (
+                    Settlement::RetryAt {
+                        due_ms,
+                        why,
+                        failed: true,
+                    },
+                    None,
+                )
             }
             Outcome::RateLimited { until_ms, why } => {
                 info!(attempt, retry_in_ms = until_ms - self.clock.now_ms(), reason = %why, "rate limited; effect will be retried");
-                pause = Some((row.installation, until_ms));
-                self.store
-                    .effect_retry_at(row.id, until_ms, why, false)
-                    .await
+                let retry = Settlement::RetryAt {
+                    due_ms: until_ms,
+                    why,
+                    failed: false,
+                };
+                (retry, Some(until_ms))
             }
-        };
-        if let Err(e) = stored {
-            warn!(error = %e, "could not store the effect's outcome");
         }
-        pause
     }
 
     /// Claims the effect's attempt before GitHub is called, recording it
     /// durably; `None` when another replica claimed it first (or the store
     /// failed: then GitHub is not called either).
-    async fn claim(&self, row: &EffectRow) -> Option<Claim> {
-        let (now, claim_ms) = (self.clock.now_ms(), self.store.effect_claim_ms());
-        match self.store.claim_effect_attempt(row.id, now, claim_ms).await {
-            Ok(Some(attempt)) => Some(Claim {
-                attempt,
-                until_ms: now + claim_ms,
-            }),
+    async fn claim(&self, row: &EffectRow) -> Option<Claimed> {
+        let claim_ms = self.store.effect_claim_ms();
+        match self.store.claim_effect_attempt(row.id, claim_ms).await {
+            Ok(Some(claim)) => Some(claim),
             Ok(None) => {
                 debug!("another replica claimed the effect first; skipped");
                 None
@@ -301,87 +338,47 @@ impl Executor {
         }
     }
 
-    /// Waits for the installation's next write slot, taken from the store so
-    /// that every replica's writes are spaced together. A slot within a
-    /// couple of intervals is waited for here; one further off (the hour's
-    /// budget is spent) is not taken, and the effect is put off until it
-    /// ([`Paced::Later`]). Reads are not paced.
-    async fn pace(&self, row: &EffectRow, claim: &mut Claim) -> Paced {
-        let interval = self.pacing.interval_ms();
+    /// Takes the installation's write slot now, from the store, so that
+    /// every replica's writes are spaced together; reads are not paced.
+    /// When the budget has no slot now, none is taken and the installation
+    /// waits until it has ([`Paced::Later`]): nothing sleeps here, so
+    /// other installations' effects go on meanwhile.
+    async fn pace(&self, row: &EffectRow) -> Paced {
         if self.pacing.is_off() || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
             return Paced::Go;
         }
         let now = self.clock.now_ms();
-        let max_wait = 2 * interval + 1_000;
-        let slot = match self
-            .store
-            .take_write_slot(row.installation, now, self.pacing, max_wait)
-            .await
-        {
-            Ok(WriteSlot::At(slot)) => slot,
-            Ok(WriteSlot::Later(at)) => return Paced::Later(at),
-            Err(e) => {
-                warn!(error = %e, "could not take a write slot; waiting one interval");
-                now + interval
-            }
-        };
-        // A wait that would eat into the claim holds it on, so no replica
-        // takes the effect over while this one is about to call GitHub.
-        if !self.hold_claim(row, claim, slot).await {
-            return Paced::Lost;
-        }
-        self.clock.sleep_until_ms(slot).await;
-        // Woken later than the slot (a stalled process; a test's clock moved
-        // on by minutes): the call still gets a whole claim, or none.
-        if !self.hold_claim(row, claim, self.clock.now_ms()).await {
-            return Paced::Lost;
-        }
-        Paced::Go
-    }
-
-    /// Holds the claim on until a lease after `from` when it would end
-    /// sooner than half a lease after it (replicas sharing the outbox only);
-    /// whether the attempt is still this replica's.
-    async fn hold_claim(&self, row: &EffectRow, claim: &mut Claim, from: i64) -> bool {
-        let lease = self.store.effect_claim_ms();
-        if lease == 0 || from <= claim.until_ms - lease / 2 {
-            return true;
-        }
-        let until = from + lease;
         match self
             .store
-            .extend_effect_claim(row.id, claim.attempt, until)
+            .take_write_slot(row.installation, now, self.pacing, 0)
             .await
         {
-            // The attempt's own time limit is counted from the claim held
-            // on, not the one taken before the wait.
-            Ok(true) => {
-                claim.until_ms = until;
-                true
-            }
-            Ok(false) => {
-                debug!("another replica took the effect over; skipped");
-                false
-            }
+            Ok(WriteSlot::At(_)) => Paced::Go,
+            Ok(WriteSlot::Later(at)) => Paced::Later(at),
             Err(e) => {
-                warn!(error = %e, "could not hold the claim for the write slot; not calling GitHub");
-                false
+                warn!(error = %e, "could not take a write slot; waiting one interval");
+                Paced::Later(now + self.pacing.interval_ms().max(1))
             }
         }
     }
 
-    /// Puts the effect off until the write budget has room at `at`, without
-    /// counting a failure, and pauses its installation until then.
-    async fn wait_for_budget(&self, row: &EffectRow, at: i64) -> Option<(InstallationId, i64)> {
-        let why = format!(
-            "waiting for the write budget ({} a minute, {} an hour)",
-            self.pacing.per_minute, self.pacing.per_hour
-        );
-        info!(retry_in_ms = at - self.clock.now_ms(), "{why}");
-        if let Err(e) = self.store.effect_retry_at(row.id, at, why, false).await {
-            warn!(error = %e, "could not put the effect off");
+    /// Pauses the installation until the write budget has room at `at`,
+    /// without counting a failure. A wait beyond a couple of intervals
+    /// (the hour's budget is spent) is also written on the effect, so the
+    /// outbox says why it waits and other replicas leave it until then.
+    async fn wait_for_budget(&self, row: &EffectRow, at: i64) -> Turn {
+        let now = self.clock.now_ms();
+        if at - now > 2 * self.pacing.interval_ms() + 1_000 {
+            let why = format!(
+                "waiting for the write budget ({} a minute, {} an hour)",
+                self.pacing.per_minute, self.pacing.per_hour
+            );
+            info!(retry_in_ms = at - now, "{why}");
+            if let Err(e) = self.store.effect_retry_at(row.id, at, why, false).await {
+                warn!(error = %e, "could not put the effect off");
+            }
         }
-        Some((row.installation, at))
+        Turn::Pause(at)
     }
 
     async fn attempt(&self, row: &EffectRow, attempt: u32) -> Outcome {

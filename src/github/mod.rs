@@ -20,6 +20,7 @@ mod perform_ship;
 pub mod permissions;
 mod refusal;
 mod repo;
+mod turns;
 
 pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken};
 pub use client::{ApiResponse, Capped, GitHubError};

@@ -15,7 +15,8 @@ use crate::ids::RepoName;
 
 impl Store {
     /// Claims a queued or running attempt for this replica until a lease
-    /// from now ([`Store::lease_ms`]), or renews this replica's claim;
+    /// from now ([`Store::lease_ms`], by the database's clock on
+    /// PostgreSQL: `store::leases`), or renews this replica's claim;
     /// whether this replica holds it now. On PostgreSQL it is held only
     /// when unclaimed, already this replica's, or its lease has run out, so
     /// one replica runs it; on a SQLite file (one process) the claim is
@@ -27,10 +28,13 @@ impl Store {
         attempt: &AttemptRef,
     ) -> Result<bool, StoreError> {
         let (repo, a, owner) = (repo.clone(), attempt.clone(), self.replica().to_owned());
-        let now = self.clock.now_ms();
-        let until = now + self.lease_ms();
+        let (process_now, moved) = self.lease_clock();
+        let lease = self.lease_ms();
         let alone = i64::from(!self.is_shared());
-        self.write_one(move |db| {
+        self.write(move |db| {
+            // The database's clock on PostgreSQL (`store::leases`).
+            let now = super::leases::lease_now_ms(db, process_now, moved)?;
+            let until = now + lease;
             let changed = db.execute(
                 "UPDATE attempts SET claimed_by = ?5, lease_until_ms = ?6
                  WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4
@@ -145,6 +149,18 @@ mod tests {
             assert_eq!(a.claim_attempt(&repo, &attempt).await.unwrap(), !shared);
             let (by, _) = a.attempt_claim(&repo, &attempt).await.unwrap().unwrap();
             assert_eq!(by, if shared { "b" } else { a.replica() });
+        }
+
+        async fn a_replica_whose_clock_runs_ahead_takes_over_no_live_claim(store: Store) {
+            let (repo, attempt) = one_attempt(&store, "queued").await;
+            let a = store.clone();
+            let b = store
+                .as_replica("b")
+                .with_clock(Clock::from_source(crate::store::leases::Ahead(3_600_000)));
+            assert!(a.claim_attempt(&repo, &attempt).await.unwrap());
+            // On PostgreSQL the claim runs out by the database's clock; a
+            // SQLite file's one process holds all its claims anyway.
+            assert_eq!(b.claim_attempt(&repo, &attempt).await.unwrap(), !store.is_shared());
         }
 
         async fn an_attempt_that_ended_is_claimed_by_no_one(store: Store) {

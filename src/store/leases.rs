@@ -15,11 +15,40 @@
 //!   delivery is marked processed only while it is `received`, an effect
 //!   claimed only while it is due): a lease that ran out mid-work costs
 //!   repeated work, never a second result.
+//! - **Leases run on the database's clock.** On PostgreSQL "now" for a
+//!   lease, an attempt's claim or an effect's claim is read from the
+//!   server (`clock_timestamp()`) inside the statement's transaction
+//!   ([`lease_now_ms`]), never from the replica asking: a replica whose
+//!   clock runs an hour ahead would otherwise see every live lease as run
+//!   out and take it. Only time a test moved on ([`Clock::moved_ms`]) is
+//!   added. A SQLite file has one process, whose clock is the only one:
+//!   there the store's clock serves.
 //! - On a SQLite file there is one process, which takes every lease.
+//!
+//! [`Clock::moved_ms`]: crate::clock::Clock::moved_ms
 
 use rusqlite::params;
 
+use super::db::{Db, Dialect};
 use super::{Store, StoreError};
+
+/// The database's time in whole milliseconds since the epoch (rounded
+/// down), when the statement runs.
+const DATABASE_NOW_MS: &str =
+    "SELECT CAST(floor(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)";
+
+/// "Now" for leases and claims, within `db`'s transaction: the
+/// database's clock on PostgreSQL, moved on by `moved_ms` (what a test
+/// advanced the process's clock by); `process_now_ms` on a SQLite file.
+pub(super) fn lease_now_ms(db: &Db, process_now_ms: i64, moved_ms: i64) -> Result<i64, StoreError> {
+    match db.dialect() {
+        Dialect::Sqlite => Ok(process_now_ms),
+        Dialect::Postgres => {
+            let now = db.query_one(DATABASE_NOW_MS, params![], |r| r.get::<i64>(0))?;
+            Ok(now + moved_ms)
+        }
+    }
+}
 
 /// This process's name among the replicas: host, pid and a random part,
 /// so a restarted process (same pid in a new container) is someone else.
@@ -36,12 +65,20 @@ impl Store {
         &self.replica
     }
 
-    /// Takes (or renews) lease `name` for `for_ms` from now; whether this
-    /// replica holds it now.
+    /// The process's "now" and how far a test moved it on, for
+    /// [`lease_now_ms`].
+    pub(super) fn lease_clock(&self) -> (i64, i64) {
+        (self.clock.now_ms(), self.clock.moved_ms())
+    }
+
+    /// Takes (or renews) lease `name` for `for_ms` from now (by the
+    /// database's clock, [`lease_now_ms`]); whether this replica holds it
+    /// now.
     pub async fn take_lease(&self, name: &str, for_ms: i64) -> Result<bool, StoreError> {
         let (name, owner) = (name.to_owned(), self.replica.clone());
-        let now = self.clock.now_ms();
-        self.write_one(move |db| {
+        let (process_now, moved) = self.lease_clock();
+        self.write(move |db| {
+            let now = lease_now_ms(db, process_now, moved)?;
             let held = db.query_opt(
                 "INSERT INTO leases (name, owner, until_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(name) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms
@@ -87,12 +124,44 @@ impl Store {
     }
 }
 
+/// A clock running `.0` ms ahead of the system's: a replica whose host
+/// keeps the wrong time (tests of leases on the database's clock).
+#[cfg(test)]
+pub(crate) struct Ahead(pub i64);
+
+#[cfg(test)]
+impl crate::clock::TimeSource for Ahead {
+    fn now_ms(&self) -> i64 {
+        chrono::Utc::now().timestamp_millis() + self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
+    use super::Ahead;
     use crate::clock::Clock;
     use crate::store::testing::on_both_backends;
+
+    /// Replicas share only the database: a replica whose clock runs an
+    /// hour ahead must not see a live lease as run out.
+    #[tokio::test]
+    async fn a_replica_whose_clock_runs_ahead_cannot_take_a_live_lease_on_postgres() {
+        let held = crate::store::testing::postgres();
+        let a = held.store.clone();
+        let hour = 3_600_000;
+        let b = held
+            .store
+            .as_replica("b")
+            .with_clock(Clock::from_source(Ahead(hour)));
+        assert!(a.take_lease("inbox:7", 60_000).await.unwrap());
+        assert!(!b.take_lease("inbox:7", 60_000).await.unwrap());
+        // Its own lease lasts a minute of the database's time, not an hour
+        // less: a replica on the right time cannot take it either.
+        assert!(b.take_lease("pass:retention", 60_000).await.unwrap());
+        assert!(!a.take_lease("pass:retention", 60_000).await.unwrap());
+    }
 
     on_both_backends! {
         async fn a_lease_is_held_by_one_replica_until_it_runs_out(store: Store) {

@@ -26,6 +26,7 @@ mod audit;
 mod claims;
 mod commit_changes;
 mod db;
+mod effect_claims;
 mod freeze;
 mod inbox;
 mod leases;
@@ -51,8 +52,9 @@ mod writer;
 
 pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
 pub use commit_changes::MAX_CHANGED_FILES;
+pub use effect_claims::{Claimed, Settlement};
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
-pub use outbox::{EffectRow, EffectStatus};
+pub use outbox::{DueEffects, EffectRow, EffectStatus};
 pub use pacing::WriteSlot;
 pub use runs::{AttemptRow, AttemptSummary};
 pub use ship::StoryRow;

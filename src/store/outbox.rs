@@ -78,6 +78,16 @@ pub(super) fn insert(
     Ok(())
 }
 
+/// What [`Store::due_by_installation`] found.
+#[derive(Debug, Default)]
+pub struct DueEffects {
+    /// Each installation with effects due, in id order, with its oldest
+    /// due effects in id order.
+    pub by_installation: Vec<(InstallationId, Vec<EffectRow>)>,
+    /// When the earliest effect not due yet falls due.
+    pub next_due_ms: Option<i64>,
+}
+
 fn row_to_effect(r: &Row) -> Result<(EffectRowRaw, String), StoreError> {
     Ok((
         EffectRowRaw {
@@ -144,6 +154,56 @@ impl Store {
         .await
     }
 
+    /// The executor's next turn: for each installation with effects due at
+    /// `now_ms`, its oldest due ones (at most `per_installation`, in id
+    /// order), and when the next effect not yet due falls due.
+    ///
+    /// Three statements in one read, none a sort of the whole outbox: the
+    /// installations with something due and their first due id (one
+    /// aggregate over the due index), then each one's first few from that
+    /// id on (the primary key), then the earliest time to come.
+    pub async fn due_by_installation(
+        &self,
+        now_ms: i64,
+        per_installation: usize,
+    ) -> Result<DueEffects, StoreError> {
+        self.read(move |db| {
+            let firsts = db.query_map(
+                "SELECT installation_id, MIN(id) FROM effects
+                 WHERE status = 'pending' AND next_attempt_ms <= ?1
+                 GROUP BY installation_id ORDER BY installation_id",
+                params![now_ms],
+                |r| Ok((r.get::<InstallationId>(0)?, r.get::<EffectId>(1)?)),
+            )?;
+            let mut by_installation = Vec::with_capacity(firsts.len());
+            for (installation, first) in firsts {
+                let rows = db.query_map(
+                    &format!(
+                        "SELECT {COLUMNS} FROM effects
+                         WHERE installation_id = ?1 AND id >= ?2 AND status = 'pending'
+                           AND next_attempt_ms <= ?3
+                         ORDER BY id LIMIT ?4"
+                    ),
+                    params![installation, first, now_ms, per_installation as i64],
+                    row_to_effect,
+                )?;
+                let rows = rows.into_iter().map(decode).collect::<Result<_, _>>()?;
+                by_installation.push((installation, rows));
+            }
+            let next_due_ms = db.query_one(
+                "SELECT MIN(next_attempt_ms) FROM effects
+                 WHERE status = 'pending' AND next_attempt_ms > ?1",
+                params![now_ms],
+                |r| r.get::<Option<i64>>(0),
+            )?;
+            Ok(DueEffects {
+                by_installation,
+                next_due_ms,
+            })
+        })
+        .await
+    }
+
     /// When the earliest pending effect of `installation` queued before
     /// `before` falls due, if any is pending: a reconcile pass waits for
     /// every write queued before it (its own pass's, and an earlier
@@ -164,121 +224,31 @@ impl Store {
         .await
     }
 
-    /// When the next pending effect falls due, if any.
-    pub async fn next_effect_due_ms(&self) -> Result<Option<i64>, StoreError> {
-        self.read(|db| {
-            db.query_one(
-                "SELECT MIN(next_attempt_ms) FROM effects WHERE status = 'pending'",
-                params![],
-                |r| r.get::<Option<i64>>(0),
-            )
-        })
-        .await
-    }
-
-    /// Claims the effect's next attempt, durably, before GitHub is called:
-    /// succeeds only while the effect is pending and due at `now_ms`,
-    /// counts the attempt, and returns its number; `None` when it is not
-    /// (another replica claimed it first, or it ended meanwhile).
-    ///
-    /// A claim of `claim_ms` > 0 (replicas sharing PostgreSQL) also moves
-    /// the effect's due time to the claim's end: no other replica takes it
-    /// until then, and one that died mid-call leaves it due again there,
-    /// for anyone. A claim of 0 (one process on a SQLite file) leaves the
-    /// due time alone, so a restart retries at once.
-    ///
-    /// Either way a restart or a takeover that finds `attempts > 0` on a
-    /// pending effect knows GitHub may already have accepted it, and looks
-    /// before creating again. [`Store::effect_done`], [`Store::effect_failed`]
-    /// and [`Store::effect_retry_at`] end the claim.
-    pub async fn claim_effect_attempt(
-        &self,
-        id: EffectId,
-        now_ms: i64,
-        claim_ms: i64,
-    ) -> Result<Option<u32>, StoreError> {
-        let until_ms = (claim_ms > 0).then(|| now_ms + claim_ms);
-        self.write_one(move |db| {
-            let attempts = db.query_opt(
-                "UPDATE effects SET attempts = attempts + 1, next_attempt_ms = COALESCE(?3, next_attempt_ms)
-                 WHERE id = ?1 AND status = 'pending' AND next_attempt_ms <= ?2
-                 RETURNING attempts",
-                params![id, now_ms, until_ms],
-                |r| r.get::<i64>(0),
-            )?;
-            Ok(attempts.map(|n| n as u32))
-        })
-        .await
-    }
-
-    /// How long [`Store::claim_effect_attempt`] should hold an effect from
-    /// other replicas: a lease ([`Store::lease_ms`]) on a shared database,
-    /// nothing on a SQLite file (one process, whose restart must retry at
-    /// once).
-    pub fn effect_claim_ms(&self) -> i64 {
-        if self.is_shared() {
-            self.lease_ms()
-        } else {
-            0
-        }
-    }
-
-    /// Holds the claim on attempt `attempt` of an effect until `until_ms`
-    /// (a wait for a write slot would outlast it); whether it was still
-    /// this attempt's, i.e. no other replica has taken the effect over.
-    pub async fn extend_effect_claim(
-        &self,
-        id: EffectId,
-        attempt: u32,
-        until_ms: i64,
-    ) -> Result<bool, StoreError> {
-        self.write_one(move |db| {
-            let changed = db.execute(
-                "UPDATE effects SET next_attempt_ms = ?3
-                 WHERE id = ?1 AND status = 'pending' AND attempts = ?2",
-                params![id, attempt as i64, until_ms],
-            )?;
-            Ok(changed == 1)
-        })
-        .await
-    }
-
-    pub async fn effect_done(
-        &self,
-        id: EffectId,
-        result: Option<String>,
-    ) -> Result<(), StoreError> {
-        self.finish_effect(id, EffectStatus::Done, result, None)
-            .await
-    }
-
-    pub async fn effect_failed(&self, id: EffectId, error: String) -> Result<(), StoreError> {
-        self.finish_effect(id, EffectStatus::Failed, None, Some(error))
-            .await
-    }
-
-    async fn finish_effect(
+    /// Ends an effect whatever its claim (the store's own tests; the
+    /// executor settles its claims: [`Store::settle_effect`]).
+    #[cfg(test)]
+    pub(crate) async fn end_effect(
         &self,
         id: EffectId,
         status: EffectStatus,
-        result: Option<String>,
         error: Option<String>,
     ) -> Result<(), StoreError> {
         let now = self.clock.now_ms();
         self.write(move |db| {
             db.execute(
-                "UPDATE effects SET status = ?2, result = ?3, last_error = COALESCE(?4, last_error), done_at_ms = ?5
+                "UPDATE effects SET status = ?2, last_error = COALESCE(?3, last_error), done_at_ms = ?4
                  WHERE id = ?1",
-                params![id, status, result, error, now],
+                params![id, status, error, now],
             )?;
             Ok(())
         })
         .await
     }
 
-    /// Leaves the effect pending, due again at `due_ms`, noting why.
-    /// Schedules the effect's next attempt; `failed` counts this one
-    /// toward giving up (a server error or no answer, not a rate limit).
+    /// Leaves an effect no attempt holds pending, due again at `due_ms`,
+    /// noting why (put off before it is claimed: `github::lag`, the write
+    /// budget); `failed` counts toward giving up. A claimed attempt ends
+    /// through [`Store::settle_effect`].
     pub async fn effect_retry_at(
         &self,
         id: EffectId,
@@ -354,10 +324,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::clock::Clock;
     use crate::ids::{IssueNumber, RepoName};
     use crate::store::testing::on_both_backends;
 
@@ -370,16 +337,6 @@ mod tests {
         }
     }
 
-    /// One pending effect, due now; its id.
-    async fn one_effect(store: &Store) -> EffectId {
-        let now = store.clock().now_ms();
-        store
-            .write(move |db| insert(db, None, InstallationId(1), &[comment(1)], now))
-            .await
-            .unwrap();
-        store.effects().await.unwrap()[0].id
-    }
-
     on_both_backends! {
         async fn pruning_forgets_ended_effects_and_keeps_pending_ones(store: Store) {
             let effects = (1..=3).map(comment).collect::<Vec<_>>();
@@ -389,9 +346,9 @@ mod tests {
                 .await
                 .unwrap();
             let rows = store.effects().await.unwrap();
-            store.effect_done(rows[0].id, None).await.unwrap();
+            store.end_effect(rows[0].id, EffectStatus::Done, None).await.unwrap();
             store
-                .effect_failed(rows[1].id, "GitHub answered 422".into())
+                .end_effect(rows[1].id, EffectStatus::Failed, Some("GitHub answered 422".into()))
                 .await
                 .unwrap();
 
@@ -403,66 +360,6 @@ mod tests {
             assert_eq!(left.len(), 1);
             assert_eq!(left[0].id, rows[2].id, "the pending one stays");
             assert_eq!(store.outbox_depth().await.unwrap(), 1);
-        }
-
-        async fn of_two_replicas_claiming_a_due_effect_one_wins(store: Store) {
-            let clock = Clock::movable();
-            let a = store.clone().with_clock(clock.clone());
-            let b = store.as_replica("b").with_clock(clock.clone());
-            let id = one_effect(&a).await;
-            let now = clock.now_ms();
-            assert_eq!(a.claim_effect_attempt(id, now, 30_000).await.unwrap(), Some(1));
-            assert_eq!(b.claim_effect_attempt(id, now, 30_000).await.unwrap(), None);
-            // Claimed, it is no longer due for anyone until the claim ends.
-            assert!(b.due_effects(now, 10).await.unwrap().is_empty());
-            assert_eq!(b.effects().await.unwrap()[0].attempts, 1);
-        }
-
-        async fn a_claim_that_runs_out_is_taken_over_as_a_second_attempt(store: Store) {
-            let clock = Clock::movable();
-            let a = store.clone().with_clock(clock.clone());
-            let b = store.as_replica("b").with_clock(clock.clone());
-            let id = one_effect(&a).await;
-            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), Some(1));
-            // Replica a dies mid-call: nothing ends its claim.
-            clock.advance(Duration::from_secs(29));
-            assert_eq!(b.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
-            clock.advance(Duration::from_secs(1));
-            let now = clock.now_ms();
-            assert_eq!(b.due_effects(now, 10).await.unwrap().len(), 1);
-            // Attempt 2: the executor looks for the effect's marker first.
-            assert_eq!(b.claim_effect_attempt(id, now, 30_000).await.unwrap(), Some(2));
-            // A holds the claim no more and cannot keep it for a slot.
-            assert!(!a.extend_effect_claim(id, 1, now + 60_000).await.unwrap());
-            assert!(b.extend_effect_claim(id, 2, now + 60_000).await.unwrap());
-            clock.advance(Duration::from_secs(59));
-            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
-            // An ended effect is claimed by no one.
-            b.effect_done(id, None).await.unwrap();
-            clock.advance(Duration::from_secs(3600));
-            assert_eq!(a.claim_effect_attempt(id, clock.now_ms(), 30_000).await.unwrap(), None);
-        }
-
-        async fn a_claim_holds_an_effect_only_where_replicas_share_the_database(store: Store) {
-            let clock = Clock::movable();
-            let store = store.with_clock(clock.clone());
-            let id = one_effect(&store).await;
-            let claim = store.effect_claim_ms();
-            assert_eq!(claim, if store.is_shared() { store.lease_ms() } else { 0 });
-            let now = clock.now_ms();
-            assert_eq!(store.claim_effect_attempt(id, now, claim).await.unwrap(), Some(1));
-            // The process dies mid-call and starts again at once.
-            let due = store.due_effects(now, 10).await.unwrap();
-            let retried = store.claim_effect_attempt(id, now, claim).await.unwrap();
-            if store.is_shared() {
-                // Another replica may still be calling: wait out the lease.
-                assert!(due.is_empty());
-                assert_eq!(retried, None);
-            } else {
-                // One process on a SQLite file: nobody else is calling.
-                assert_eq!(due.len(), 1);
-                assert_eq!(retried, Some(2));
-            }
         }
 
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {
@@ -480,37 +377,5 @@ mod tests {
                 other => panic!("expected corrupt data, got {other:?}"),
             }
         }
-    }
-
-    /// Replicas on connections of their own, racing for the same effects:
-    /// PostgreSQL's row locks, not one writer thread, keep them apart.
-    #[tokio::test]
-    async fn replicas_racing_on_postgres_claim_each_effect_once() {
-        let database = pgtest::fresh_database();
-        let a = Store::open_postgres(database.url()).unwrap();
-        let b = Store::open_postgres(database.url()).unwrap();
-        let effects = (1..=20).map(comment).collect::<Vec<_>>();
-        let now = a.clock().now_ms();
-        a.write(move |db| insert(db, None, InstallationId(1), &effects, now))
-            .await
-            .unwrap();
-        let ids: Vec<EffectId> = a.effects().await.unwrap().iter().map(|e| e.id).collect();
-        let claim_all = |store: Store, ids: Vec<EffectId>| async move {
-            let mut won = Vec::new();
-            for id in ids {
-                if let Some(attempt) = store.claim_effect_attempt(id, now, 30_000).await.unwrap() {
-                    won.push((id, attempt));
-                }
-            }
-            won
-        };
-        let (won_a, won_b) = tokio::join!(
-            tokio::spawn(claim_all(a.clone(), ids.clone())),
-            tokio::spawn(claim_all(b.clone(), ids.clone()))
-        );
-        let mut won: Vec<_> = won_a.unwrap().into_iter().chain(won_b.unwrap()).collect();
-        won.sort_unstable();
-        let once: Vec<_> = ids.iter().map(|id| (*id, 1)).collect();
-        assert_eq!(won, once, "each effect claimed once, as its first attempt");
     }
 }

@@ -21,6 +21,7 @@ mod doctor;
 mod echoes;
 mod executor_faults;
 mod failure_loop;
+mod fair_shares;
 mod fixtures;
 mod github_limits;
 mod github_sub_issue_limits;

@@ -32,6 +32,7 @@ pub struct Checkout<'a> {
 #[derive(Debug, Clone)]
 pub struct LocalRunner {
     permits: Arc<Semaphore>,
+    capacity: usize,
     waiting: Arc<AtomicUsize>,
     running: Arc<AtomicUsize>,
 }
@@ -53,9 +54,15 @@ impl LocalRunner {
     pub fn new(max_concurrent_runs: usize) -> Self {
         LocalRunner {
             permits: Arc::new(Semaphore::new(max_concurrent_runs.max(1))),
+            capacity: max_concurrent_runs.max(1),
             waiting: Arc::default(),
             running: Arc::default(),
         }
+    }
+
+    /// How many runs may go at once.
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Waits for a slot. If it must wait, `on_queued(n)` is called first

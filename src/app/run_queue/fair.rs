@@ -1,0 +1,209 @@
+//! Fair shares of the local runner between installations: which queued
+//! attempts start when runners come free.
+//!
+//! Owns: the order queued attempts are started in ([`fair_order`]), and
+//! taking them up: claiming and starting as many as runners are free,
+//! telling the others how many runs are ahead of them.
+//! Must not: run an attempt (`app::run_queue` does), or decide about a
+//! task.
+//!
+//! The idea a reader needs: attempts are taken in rounds, one per
+//! installation with attempts queued in each round; within a round the
+//! installation with the fewest runs going comes first (then the one whose
+//! oldest attempt waited longest), and within an installation attempts
+//! keep the order they were queued in. A 10,000-task plan in one
+//! installation therefore delays another installation's run by one turn
+//! of the runner at most, where one global FIFO made it wait for all
+//! 10,000.
+
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use tracing::{debug, info, warn};
+
+use super::{attempt_ref, key, AttemptKey, RunQueue};
+use crate::app::runs::Progress;
+use crate::core::config::RunnerKind;
+use crate::core::task::AttemptStatus;
+use crate::ids::InstallationId;
+use crate::store::AttemptRow;
+
+impl RunQueue {
+    /// Stops the runs the processor cancelled; claims and starts queued
+    /// attempts no replica runs, as many as runners are free, in
+    /// [`fair_order`]; tells the others how many runs are ahead of them.
+    /// An attempt is claimed only when it can start, so a replica holds
+    /// no more than it runs.
+    pub(super) async fn take_up_runs(self: &Arc<Self>) {
+        let active = match self.store.active_attempts(RunnerKind::Local).await {
+            Ok(active) => active,
+            Err(e) => {
+                warn!(error = %e, "reading queued runs failed");
+                return;
+            }
+        };
+        let keys: std::collections::HashSet<AttemptKey> = active.iter().map(key).collect();
+        // A finished attempt stays in hand until the processor has
+        // recorded that end (it leaves the active set), so it is never
+        // started a second time in between.
+        self.in_hand.lock().retain(|k, run| {
+            let keep = keys.contains(k);
+            if !keep && !run.finished {
+                info!(task = %k.2, attempt = k.3, "attempt cancelled: stopping it");
+                run.cancel.cancel();
+            }
+            keep
+        });
+        self.told_waiting().retain(|k| keys.contains(k));
+        let (mut running, mut going, mut waiting) = (HashMap::new(), 0, Vec::new());
+        {
+            let runs = self.in_hand.lock();
+            for row in active {
+                match runs.get(&key(&row)) {
+                    Some(run) if !run.finished => {
+                        *running.entry(row.installation).or_insert(0) += 1;
+                        going += 1;
+                    }
+                    Some(_) => {}
+                    None => waiting.push(row),
+                }
+            }
+        }
+        let mut free = self.runner.capacity().saturating_sub(going);
+        for (place, row) in fair_order(waiting, &running).into_iter().enumerate() {
+            if free == 0 {
+                self.tell_waiting(&row, going + place).await;
+                continue;
+            }
+            match self
+                .store
+                .claim_attempt(&row.repo, &attempt_ref(&row))
+                .await
+            {
+                Ok(true) => {
+                    self.start_run(row);
+                    free -= 1;
+                }
+                Ok(false) => {
+                    debug!(task = %row.task, attempt = row.attempt, "another replica runs this attempt");
+                }
+                Err(e) => warn!(error = %e, "claiming an attempt failed"),
+            }
+        }
+    }
+
+    fn told_waiting(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<AttemptKey>> {
+        (self.in_hand.told_waiting.lock()).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records, once, that a queued attempt waits with `ahead` runs
+    /// before it: its check runs say so. An attempt another replica took
+    /// up (running) is not set back.
+    async fn tell_waiting(&self, row: &AttemptRow, ahead: usize) {
+        if row.status != AttemptStatus::Queued || !self.told_waiting().insert(key(row)) {
+            return;
+        }
+        let waiting = Progress::Waiting {
+            attempt: row.attempt,
+            ahead,
+        };
+        self.record(row, waiting, &AtomicBool::new(false)).await;
+    }
+}
+
+/// `queued` (oldest first) in the order they should start, given how many
+/// runs each installation has going now.
+pub(super) fn fair_order(
+    queued: Vec<AttemptRow>,
+    running: &HashMap<InstallationId, usize>,
+) -> Vec<AttemptRow> {
+    // Each installation's attempts, in the order queued; installations in
+    // the order of their oldest attempt.
+    let mut lanes: Vec<(InstallationId, std::collections::VecDeque<AttemptRow>)> = Vec::new();
+    for row in queued {
+        match lanes.iter_mut().find(|(i, _)| *i == row.installation) {
+            Some((_, lane)) => lane.push_back(row),
+            None => lanes.push((row.installation, [row].into())),
+        }
+    }
+    // Fewest runs going first; a stable sort keeps the oldest first among
+    // equals.
+    lanes.sort_by_key(|(i, _)| running.get(i).copied().unwrap_or(0));
+    let mut order = Vec::new();
+    while !lanes.is_empty() {
+        for (_, lane) in &mut lanes {
+            order.extend(lane.pop_front());
+        }
+        lanes.retain(|(_, lane)| !lane.is_empty());
+    }
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::config::RunnerKind;
+    use crate::core::task::AttemptStatus;
+    use crate::ids::{CommitSha, RepoName};
+
+    fn queued(installation: u64, task: &str, queued_ms: i64) -> AttemptRow {
+        AttemptRow {
+            repo: RepoName::parse(&format!("o/r{installation}")).unwrap(),
+            story: "s".into(),
+            task: task.into(),
+            attempt: 1,
+            installation: InstallationId(installation),
+            sha: CommitSha("abc".into()),
+            gates: vec![],
+            status: AttemptStatus::Queued,
+            queued_ms,
+            started_ms: None,
+            finished_ms: None,
+            report: None,
+            runner: RunnerKind::Local,
+            base: None,
+        }
+    }
+
+    fn names(order: &[AttemptRow]) -> Vec<String> {
+        order
+            .iter()
+            .map(|r| format!("{}:{}", r.installation, r.task))
+            .collect()
+    }
+
+    #[test]
+    fn another_installations_run_waits_one_turn_behind_a_backlog_of_ten_thousand() {
+        let mut rows: Vec<AttemptRow> = (0..10_000)
+            .map(|n| queued(1, &format!("t{n}"), n))
+            .collect();
+        rows.push(queued(2, "reply", 10_000));
+        // With nothing running, it goes second: after one of the backlog's.
+        let order = fair_order(rows.clone(), &HashMap::new());
+        assert_eq!(names(&order[..3]), ["1:t0", "2:reply", "1:t1"]);
+        // With the backlog's runs holding every runner, it goes first.
+        let busy = HashMap::from([(InstallationId(1), 2)]);
+        let order = fair_order(rows, &busy);
+        assert_eq!(names(&order[..2]), ["2:reply", "1:t0"]);
+        // The backlog keeps its own order.
+        let backlog: Vec<&str> = order.iter().skip(1).map(|r| r.task.as_str()).collect();
+        assert!(backlog
+            .windows(2)
+            .all(|w| w[0][1..].parse::<u32>().unwrap() < w[1][1..].parse::<u32>().unwrap()));
+    }
+
+    #[test]
+    fn rounds_take_one_attempt_of_each_installation() {
+        let rows = vec![
+            queued(1, "a", 1),
+            queued(1, "b", 2),
+            queued(3, "x", 3),
+            queued(1, "c", 4),
+            queued(2, "y", 5),
+            queued(3, "z", 6),
+        ];
+        let order = fair_order(rows, &HashMap::new());
+        assert_eq!(names(&order), ["1:a", "3:x", "2:y", "1:b", "3:z", "1:c"]);
+    }
+}
