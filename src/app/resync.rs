@@ -3,7 +3,9 @@
 //!
 //! Everything taskgate creates carries a hidden marker, so the issues, their
 //! sub-issue and blocked-by links, the branches and the labels can all be
-//! read back. Plans are not: the next push of each plan re-saves it, and
+//! read back. Only issues the App made count ([`OwnApp::made`]): a marker is
+//! text anyone can paste, so a person's or another App's issue labelled
+//! story or task is never taken for one of taskgate's. Plans are not: the next push of each plan re-saves it, and
 //! since the records now match GitHub, that push changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -15,7 +17,7 @@ use serde_json::Value;
 use super::sync::SyncError;
 use crate::core::story::{labels, story_branch, task_branch, Marker};
 use crate::core::sync::IssueRecord;
-use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::github::{client::send, GitHubApp, GitHubError, OwnApp};
 use crate::ids::{InstallationId, IssueId, IssueNumber, RepoName};
 use crate::store::Store;
 
@@ -65,20 +67,23 @@ pub async fn resync(
             .as_u64()
             .ok_or_else(|| SyncError::Payload("installation without an id".into()))?,
     );
+    // Names the App's bot (`<slug>[bot]`) for `own_app`.
+    github.app_info().await?;
     let client = github.installation_client(installation).await?;
-    rebuild(&client, store, repo, installation).await
+    rebuild(&client, &github.own_app(), store, repo, installation).await
 }
 
-/// Reads back what taskgate owns in `repo` and records it, replacing what
-/// the store had.
+/// Reads back what taskgate (the App `own`) owns in `repo` and records it,
+/// replacing what the store had.
 pub async fn rebuild(
     client: &Octocrab,
+    own: &OwnApp,
     store: &Store,
     repo: &RepoName,
     installation: InstallationId,
 ) -> Result<Resynced, SyncError> {
     let client = client.clone();
-    let found = read_issues(&client, repo).await?;
+    let found = read_issues(&client, own, repo).await?;
     let (parents, mut blockers) = read_links(&client, repo, &found).await?;
     let branches = read_branches(&client, repo, &found).await?;
     let repo_labels: BTreeSet<String> = list_all(&client, &format!("/repos/{repo}/labels"))
@@ -107,10 +112,11 @@ pub async fn rebuild(
     Ok(resynced)
 }
 
-/// Issues taskgate owns (labelled story or task, with a marker), by
-/// marker key; their links are read next.
+/// Issues taskgate owns (made by the App, labelled story or task, with a
+/// marker), by marker key; their links are read next.
 async fn read_issues(
     client: &Octocrab,
+    own: &OwnApp,
     repo: &RepoName,
 ) -> Result<BTreeMap<String, (Marker, IssueRecord)>, SyncError> {
     let mut found = BTreeMap::new();
@@ -121,6 +127,9 @@ async fn read_issues(
         )
         .await?
         {
+            if !own.made(&issue) {
+                continue;
+            }
             let body = issue["body"].as_str().unwrap_or_default();
             let Some(marker) = Marker::find_in(body) else {
                 continue;

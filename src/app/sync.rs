@@ -222,7 +222,8 @@ impl Syncer {
         installation: InstallationId,
     ) -> Result<(), SyncError> {
         if self.store.issue_records(repo, "").await?.is_empty() {
-            super::resync::rebuild(client, &self.store, repo, installation).await?;
+            let own = self.github.own_app();
+            super::resync::rebuild(client, &own, &self.store, repo, installation).await?;
         }
         Ok(())
     }

@@ -297,7 +297,11 @@ mod tests {
             })
             .expect("an upload step");
         assert_eq!(upload["with"]["name"].as_str(), Some(REPORT_ARTIFACT));
-        assert_eq!(upload["with"]["path"].as_str(), Some(REPORT_FILE));
+        // Out of the task code's reach, under the runner's temp folder; the
+        // artifact's entry is named after the file.
+        let path = upload["with"]["path"].as_str().unwrap();
+        assert!(path.starts_with("${{ runner.temp }}/"), "{path}");
+        assert!(path.ends_with(&format!("/{REPORT_FILE}")), "{path}");
         assert_eq!(upload["if"].as_str(), Some("always()"));
         let default_workflow = RepoConfig::default().runner_workflow;
         assert!(WORKFLOW_PATH.ends_with(&default_workflow));

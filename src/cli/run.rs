@@ -12,6 +12,13 @@
 //! Commands run as the person running it, on the host, unless `--sandbox`
 //! asks for the bot's sandbox (with its network rule from the config and the
 //! operator's `TASKGATE_SANDBOX_*` settings).
+//!
+//! The report is written by this process, after every command's processes
+//! are gone, and never through a link: a new file renamed over `--json`.
+//! With `--sandbox` (as the `actions` runner's job runs it), `--json` must
+//! lie outside the directory the commands run in, so task code can neither
+//! see the report nor plant a link where it will be written
+//! (docs/decisions/actions-sandbox.md).
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +27,7 @@ use taskgate::core::config::{load_config, RepoConfig, CONFIG_PATH};
 use taskgate::core::plan::{
     check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
 };
-use taskgate::core::report::{render_terminal_report, Tested};
+use taskgate::core::report::{render_terminal_report, RunReport, Tested};
 use taskgate::ids::CommitSha;
 use taskgate::runner::actions::report_for_setup_error;
 use taskgate::runner::local::run_gate_specs;
@@ -87,6 +94,9 @@ struct Loaded {
 /// runs show the reason.
 pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     let root = std::env::current_dir().context("reading the current directory")?;
+    if let (true, Some(json)) = (args.sandbox, &args.json) {
+        report_outside_workspace(&root, json)?;
+    }
     let loaded = match load(&args, &root) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -148,10 +158,51 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
     report.tested = tested;
     print!("{}", render_terminal_report(&report));
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+        write_report(path, &report)?;
     }
     Ok(if report.passed() { 0 } else { 1 })
+}
+
+/// Refuses a `--json` path inside `root`, the directory sandboxed commands
+/// see (read-write) as their workspace.
+fn report_outside_workspace(root: &Path, json: &Path) -> anyhow::Result<()> {
+    let path = root.join(json);
+    let parent = path.parent().unwrap_or(&path);
+    let parent = parent
+        .canonicalize()
+        .with_context(|| format!("--json {}: reading its folder", json.display()))?;
+    let root = root
+        .canonicalize()
+        .context("reading the current directory")?;
+    if parent.starts_with(&root) {
+        bail!(
+            "--json {}: with --sandbox the report must be written outside the current \
+             directory, where task code cannot reach it (e.g. under $RUNNER_TEMP)",
+            json.display()
+        );
+    }
+    Ok(())
+}
+
+/// Writes `report` as JSON to `path`: a new file beside it, renamed over it,
+/// so a link at `path` is replaced, never followed.
+fn write_report(path: &Path, report: &RunReport) -> anyhow::Result<()> {
+    use std::io::Write;
+    let json = serde_json::to_string_pretty(report)? + "\n";
+    let name = path
+        .file_name()
+        .map_or_else(|| "report".into(), |n| n.to_string_lossy().into_owned());
+    let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut f| f.write_all(json.as_bytes()))
+        .and_then(|()| std::fs::rename(&temp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written.with_context(|| format!("writing {}", path.display()))
 }
 
 /// The head conflicts with the story branch's head `base`: no gate runs,
@@ -168,8 +219,7 @@ fn not_run_for_conflict(args: &RunArgs, task: &str, base: &str) -> anyhow::Resul
         report.tested = Some(Tested::Conflict {
             base: base.to_owned(),
         });
-        let json = serde_json::to_string_pretty(&report)?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+        write_report(path, &report)?;
     }
     Ok(1)
 }
@@ -198,8 +248,7 @@ fn write_setup_error(args: &RunArgs, error: &anyhow::Error) -> anyhow::Result<()
     let gates = requested_gates(args);
     let why = format!("taskgate run could not run the task: {error:#}");
     let report = report_for_setup_error(task, &CommitSha(sha.clone()), &gates, &why);
-    let json = serde_json::to_string_pretty(&report)?;
-    std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))
+    write_report(path, &report)
 }
 
 /// Reads the plan and config (from `--plan-root`) and picks the task and
@@ -425,6 +474,48 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert_eq!(err, "the task has no gate `e2e`; its gates: test, lint");
+    }
+
+    #[test]
+    fn with_the_sandbox_the_report_is_written_only_outside_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let (workspace, temp) = (dir.path().join("tested"), dir.path().join("temp"));
+        std::fs::create_dir_all(workspace.join("out")).unwrap();
+        std::fs::create_dir_all(&temp).unwrap();
+        let refused = |json: &Path| {
+            report_outside_workspace(&workspace, json)
+                .map_err(|e| e.to_string())
+                .err()
+        };
+        assert_eq!(refused(&temp.join("r.json")), None);
+        assert_eq!(refused(Path::new("../temp/r.json")), None);
+        insta::assert_snapshot!(refused(Path::new("r.json")).unwrap(), @"--json r.json: with --sandbox the report must be written outside the current directory, where task code cannot reach it (e.g. under $RUNNER_TEMP)");
+        assert!(refused(Path::new("out/r.json")).is_some());
+        assert!(refused(&workspace.join("out/../r.json")).is_some());
+        // A link out of the workspace is judged by where it leads.
+        std::os::unix::fs::symlink(&temp, workspace.join("link")).unwrap();
+        assert_eq!(refused(Path::new("link/r.json")), None);
+    }
+
+    #[test]
+    fn the_report_replaces_a_link_at_its_path_instead_of_writing_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, "kept\n").unwrap();
+        let path = dir.path().join("report.json");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let report = report_for_setup_error("t", &CommitSha("a".repeat(40)), &[], "why");
+        write_report(&path, &report).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
+        assert!(!path.symlink_metadata().unwrap().is_symlink());
+        let back: RunReport =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back.task, "t");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            2,
+            "no temp file left"
+        );
     }
 
     #[test]

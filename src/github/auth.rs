@@ -128,6 +128,8 @@ pub struct GitHubApp {
     base_url: String,
     creds: AppCredentials,
     tokens: std::sync::Mutex<HashMap<InstallationId, Slot>>,
+    /// The App's slug, once `GET /app` answered ([`GitHubApp::app_info`]).
+    slug: std::sync::OnceLock<String>,
 }
 
 /// `POST /app/installations/{id}/access_tokens`'s answer (the fields used).
@@ -165,12 +167,22 @@ impl GitHubApp {
             base_url: base_url.trim_end_matches('/').to_owned(),
             creds,
             tokens: std::sync::Mutex::new(HashMap::new()),
+            slug: std::sync::OnceLock::new(),
         }
     }
 
     /// The App's id.
     pub fn app_id(&self) -> u64 {
         self.creds.app_id
+    }
+
+    /// The App as GitHub names it on what it made: its id, and its bot's
+    /// login once [`GitHubApp::app_info`] has answered.
+    pub fn own_app(&self) -> super::OwnApp {
+        super::OwnApp {
+            app_id: self.creds.app_id,
+            bot_login: self.slug.get().map(|slug| format!("{slug}[bot]")),
+        }
     }
 
     fn client_with_bearer(&self, token: String) -> Result<Octocrab, GitHubError> {
@@ -197,7 +209,9 @@ impl GitHubApp {
     /// `GET /app`: the app's id and slug (its bot is `<slug>[bot]`).
     pub async fn app_info(&self) -> Result<AppInfo, GitHubError> {
         let response = client::send(&self.app_client()?, http::Method::GET, "/app", None).await?;
-        response.json()
+        let app: AppInfo = response.json()?;
+        let _ = self.slug.set(app.slug.clone());
+        Ok(app)
     }
 
     /// A client for `installation`, reusing a cached token while it has

@@ -451,7 +451,7 @@ impl Executor {
             Ok(client) => {
                 let ctx = perform::Ctx {
                     client: &client,
-                    app_id: self.github.app_id(),
+                    own: self.github.own_app(),
                     store: &self.store,
                     row,
                     attempt,
@@ -492,7 +492,7 @@ impl Executor {
     ) -> Result<Option<String>, GitHubError> {
         let ctx = perform::Ctx {
             client,
-            app_id: self.github.app_id(),
+            own: self.github.own_app(),
             store: &self.store,
             row,
             attempt,

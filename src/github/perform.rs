@@ -24,8 +24,9 @@ use crate::store::{EffectRow, NewDelivery, Store};
 
 pub(super) struct Ctx<'a> {
     pub client: &'a Octocrab,
-    /// taskgate's own App: check runs of another App are never its.
-    pub app_id: u64,
+    /// taskgate's own App: check runs, issues and comments of another App
+    /// are never its.
+    pub own: super::OwnApp,
     pub store: &'a Store,
     pub row: &'a EffectRow,
     pub attempt: u32,
@@ -168,7 +169,7 @@ pub(super) async fn post_comment(
     let marker = hidden_marker(marker);
     if ctx.attempt > 1 {
         let since = Some(ctx.row.created_at_ms);
-        if let Some(found) = gh.find_comment(issue, &marker, since).await? {
+        if let Some(found) = gh.find_comment(&ctx.own, issue, &marker, since).await? {
             return Ok(Some(found.to_string()));
         }
     }
@@ -190,7 +191,7 @@ pub(super) async fn upsert_comment(
     let gh = ctx.repo(repo);
     let hidden = hidden_marker(marker);
     let text = format!("{body}\n\n{hidden}");
-    let written = match gh.find_comment(issue, &hidden, None).await? {
+    let written = match gh.find_comment(&ctx.own, issue, &hidden, None).await? {
         Some(found) => {
             let id = found["id"]
                 .as_u64()
@@ -229,7 +230,7 @@ async fn create_issue(
     let mut found = None;
     if ctx.attempt > 1 {
         let label = labels.first().map(String::as_str).unwrap_or_default();
-        found = gh.find_issue(label, &hidden).await?;
+        found = gh.find_issue(&ctx.own, label, &hidden).await?;
     }
     let (created, refused) = match found {
         Some(issue) => (issue, Vec::new()),

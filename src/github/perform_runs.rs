@@ -128,7 +128,10 @@ pub(super) async fn open_check_run(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(repo);
     if ctx.attempt > 1 {
-        if let Some(id) = gh.find_check_run(ctx.app_id, head_sha, name, key).await? {
+        if let Some(id) = gh
+            .find_check_run(ctx.own.app_id, head_sha, name, key)
+            .await?
+        {
             ctx.store.put_check_run(repo, key, id).await?;
             return Ok(Some(json!({ "id": id }).to_string()));
         }

@@ -36,7 +36,11 @@ pub(super) async fn report_refusal(
         fnv1a(message.as_bytes())
     ));
     let gh = ctx.repo(repo);
-    if gh.find_comment(issue, &hidden, None).await?.is_some() {
+    if gh
+        .find_comment(&ctx.own, issue, &hidden, None)
+        .await?
+        .is_some()
+    {
         return Ok(Some(issue));
     }
     let note = crate::core::render::render_refused_by_github(effect, message);

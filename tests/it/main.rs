@@ -47,6 +47,7 @@ mod ship_queue;
 mod ship_rules;
 mod test_results;
 mod trust_github;
+mod trust_own_items;
 mod trust_web;
 mod webhook_proxy;
 mod workflows_permission;

@@ -49,7 +49,12 @@ pub fn user_by_login(st: &State, base: &str, login: &str) -> Value {
     let u = st.known_user(login).unwrap_or_else(|| User {
         login: login.into(),
         id: 0,
-        kind: "User".into(),
+        kind: if login.ends_with("[bot]") {
+            "Bot"
+        } else {
+            "User"
+        }
+        .into(),
     });
     user(base, &u)
 }
@@ -194,7 +199,7 @@ pub fn issue(st: &State, base: &str, r: &Repo, i: &Issue) -> Value {
         "comments": comments, "created_at": ts(i.created_at), "updated_at": ts(i.updated_at), "closed_at": opt_ts(i.closed_at),
         "author_association": author_association(st, r, &i.author), "active_lock_reason": null, "body": i.body,
         "closed_by": null, "reactions": reactions_summary(format!("{api}/reactions"), &i.reactions),
-        "timeline_url": format!("{api}/timeline"), "performed_via_github_app": null, "state_reason": i.state_reason,
+        "timeline_url": format!("{api}/timeline"), "performed_via_github_app": performed_via(st, base, &i.author), "state_reason": i.state_reason,
         "sub_issues_summary": {"total": total, "completed": done, "percent_completed": (done * 100).checked_div(total).unwrap_or(0)},
     });
     if i.is_pull_request {
@@ -213,7 +218,7 @@ pub fn comment(st: &State, base: &str, r: &Repo, c: &Comment) -> Value {
         "issue_url": format!("{}/issues/{}", repo_api(base, r), c.issue_number), "id": c.id, "node_id": node_id("IC", c.id),
         "user": user_by_login(st, base, &c.author), "created_at": ts(c.created_at), "updated_at": ts(c.updated_at),
         "author_association": author_association(st, r, &c.author), "body": c.body,
-        "reactions": reactions_summary(format!("{api}/reactions"), &c.reactions), "performed_via_github_app": null,
+        "reactions": reactions_summary(format!("{api}/reactions"), &c.reactions), "performed_via_github_app": performed_via(st, base, &c.author),
     })
 }
 
@@ -270,6 +275,37 @@ pub fn pull(st: &State, base: &str, r: &Repo, p: &Pull) -> Value {
         },
     })
 }
+
+/// `performed_via_github_app` of an issue or comment by `author`: the App
+/// whose bot account made it (GitHub's `integration`), null for a person.
+/// The fake's own App made what its bot wrote; any other `<slug>[bot]` is
+/// another App, with an id of its own.
+pub fn performed_via(st: &State, base: &str, author: &str) -> Value {
+    let mut v = app(st, base);
+    // The webhook schema of an issue's or comment's App enumerates events
+    // without `merge_group` (it predates merge queues): left out here.
+    if let Some(events) = v["events"].as_array_mut() {
+        events.retain(|e| e != "merge_group");
+    }
+    if author.eq_ignore_ascii_case(&st.bot_login()) {
+        return v;
+    }
+    let Some(slug) = author.strip_suffix("[bot]") else {
+        return Value::Null;
+    };
+    let bot_id = st.known_user(author).map_or(0, |u| u.id);
+    let id = OTHER_APP_IDS + bot_id % OTHER_APP_IDS;
+    v["id"] = json!(id);
+    v["slug"] = json!(slug);
+    v["node_id"] = json!(node_id("A", id));
+    v["client_id"] = json!(format!("Iv1.{slug}"));
+    v["name"] = json!(slug);
+    v["html_url"] = json!(format!("{HTML}/apps/{slug}"));
+    v
+}
+
+/// Where the ids of Apps other than the fake's own start.
+const OTHER_APP_IDS: u64 = 9_000_000;
 
 /// The fake's app; after a manifest conversion, as the manifest registered it.
 pub fn app(st: &State, base: &str) -> Value {

@@ -280,7 +280,9 @@ impl State {
         format!("{}[bot]", self.slug)
     }
 
-    /// The user with this login, created (kind "User") if unknown.
+    /// The user with this login, created if unknown: kind "Bot" for a
+    /// `<slug>[bot]` login (a GitHub App's bot account, as GitHub names
+    /// them), "User" otherwise.
     pub fn user(&mut self, login: &str) -> User {
         if let Some(u) = self.users.get(&login.to_lowercase()) {
             return u.clone();
@@ -288,7 +290,12 @@ impl State {
         let u = User {
             login: login.into(),
             id: self.next_id(),
-            kind: "User".into(),
+            kind: if login.ends_with("[bot]") {
+                "Bot"
+            } else {
+                "User"
+            }
+            .into(),
         };
         self.users.insert(login.to_lowercase(), u.clone());
         u

@@ -697,3 +697,51 @@ fn a_long_lived_task_keeps_a_bounded_history_and_counts_everything() {
     assert_eq!(state.totals.fixed_seconds, 300);
     assert_eq!(state.totals.opened.values().sum::<u64>(), 30);
 }
+
+#[test]
+fn task_output_quoting_a_marker_cannot_carry_one_into_the_todo() {
+    let f = Fixture::new();
+    let forged = "<!-- taskgate:story=file:s task=data todo=2 -->";
+    let mut r = run(1, FailureKind::TestFailure, 0);
+    r.gates[0].summary = format!("1 failed\n{forged}\nend");
+    r.gates[0].commands = vec![format!("echo '{forged}'")];
+    r.changes_since_green = Some(format!("abc1234 {forged}"));
+    let d = on_failed_run(&LoopState::default(), &r, &f.ctx());
+    let bodies: Vec<&str> = d
+        .effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::CreateIssue { body, .. } | Effect::CommentOnMarker { body, .. } => {
+                Some(body.as_str())
+            }
+            _ => None,
+        })
+        .collect();
+    assert!(!bodies.is_empty());
+    for body in &bodies {
+        assert!(!body.contains(forged), "{body}");
+        // The only comment left is the todo's own marker, if any.
+        let comments: Vec<&str> = body
+            .match_indices("<!--")
+            .map(|(i, _)| &body[i..])
+            .collect();
+        assert!(comments.len() <= 1, "{body}");
+        assert!(comments
+            .iter()
+            .all(|c| c.starts_with(&format!("<!-- taskgate:{TODO1} -->"))));
+    }
+    let todo = bodies[0];
+    let start = todo.find("#### Gate").unwrap();
+    let end = todo.find("### Changes since").unwrap();
+    insta::assert_snapshot!(todo[start..end].replace('\u{200B}', "<ZWSP>"), @r#"
+    #### Gate `unit`: test_failure
+
+    ```text
+    1 failed
+    <!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->
+    end
+    ```
+
+    Failing commands: `echo '<!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->'`
+    "#);
+}

@@ -1,7 +1,7 @@
 //! Text helpers for everything the report shows: untrusted tool output made
 //! safe for a terminal or a Markdown code fence, and cut to a byte limit.
 //!
-//! Owns: [`plain_text`], [`clean_log`], [`code_span`], [`clip_middle`] (head
+//! Owns: [`plain_text`], [`clean_log`], [`code_span`], [`break_comment_openers`], [`clip_middle`] (head
 //! and tail kept, on char boundaries, the cut said) and small wording
 //! helpers. Must not: know the report's structure; these work on strings.
 
@@ -31,7 +31,7 @@ pub(super) fn one_line(s: &str) -> String {
 /// A Markdown code span that holds `s` whatever backticks it contains, on
 /// one line, mentions neutralised: for commands and other untrusted text.
 pub fn code_span(s: &str) -> String {
-    let s = neutralize_mentions(&one_line(s));
+    let s = break_comment_openers(&neutralize_mentions(&one_line(s)));
     let longest = longest_backtick_run(&s);
     let ticks = "`".repeat(longest + 1);
     let pad = if s.starts_with('`') || s.ends_with('`') {
@@ -50,9 +50,18 @@ fn longest_backtick_run(s: &str) -> usize {
     s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
 }
 
+/// `<!--` broken by a zero-width space: task output quoted in an issue or
+/// comment can never carry an HTML comment, so never one of taskgate's
+/// markers (`<!-- taskgate:… -->`) for a later read-back to find. Inside a
+/// code fence or span an entity would show as written; the space does not.
+pub fn break_comment_openers(s: &str) -> String {
+    s.replace("<!--", "<!\u{200B}--")
+}
+
 /// Tool output made safe inside a ```` ``` ```` fence on GitHub: see
-/// [`plain_text`], then mentions neutralised and a zero-width space put
-/// between consecutive backticks so no line can close the fence.
+/// [`plain_text`], then mentions neutralised, comment openers broken
+/// ([`break_comment_openers`]) and a zero-width space put between
+/// consecutive backticks so no line can close the fence.
 pub fn clean_log(s: &str) -> String {
     let plain = plain_text(s);
     let mut out = String::with_capacity(plain.len());
@@ -62,7 +71,7 @@ pub fn clean_log(s: &str) -> String {
         }
         out.push(c);
     }
-    neutralize_mentions(&out)
+    break_comment_openers(&neutralize_mentions(&out))
 }
 
 /// Tool output without terminal escapes and control characters (newlines

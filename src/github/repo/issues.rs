@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::{done_if_exists, done_on, find_by_marker, Created, RepoClient};
+use super::{done_if_exists, done_on, find_by_marker, Created, OwnApp, RepoClient};
 use crate::core::render::fit_github_body;
 use crate::core::{IssueState, Reaction};
 use crate::github::client::GitHubError;
@@ -65,15 +65,17 @@ impl RepoClient<'_> {
         self.path(&format!("issues/{issue}/comments"))
     }
 
-    /// The bot's comment on `issue` holding `marker`, among those updated
+    /// The App's comment on `issue` holding `marker`, among those updated
     /// since `since_ms` when given.
     pub(crate) async fn find_comment(
         &self,
+        own: &OwnApp,
         issue: IssueNumber,
         marker: &str,
         since_ms: Option<i64>,
     ) -> Result<Option<Value>, GitHubError> {
-        find_by_marker(self.client, &self.comments_path(issue), marker, since_ms).await
+        let list = self.comments_path(issue);
+        find_by_marker(self.client, own, &list, marker, since_ms).await
     }
 
     pub(crate) async fn create_comment(
@@ -102,14 +104,15 @@ impl RepoClient<'_> {
         Ok(())
     }
 
-    /// The bot's issue labelled `label` (open or closed) holding `marker`.
+    /// The App's issue labelled `label` (open or closed) holding `marker`.
     pub(crate) async fn find_issue(
         &self,
+        own: &OwnApp,
         label: &str,
         marker: &str,
     ) -> Result<Option<Value>, GitHubError> {
         let list = self.path(&format!("issues?state=all&labels={label}"));
-        find_by_marker(self.client, &list, marker, None).await
+        find_by_marker(self.client, own, &list, marker, None).await
     }
 
     /// Opens an issue; GitHub's answer (with its `number` and `id`).

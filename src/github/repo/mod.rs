@@ -17,6 +17,7 @@ mod branches;
 mod checks;
 mod compare;
 mod issues;
+mod own;
 mod pulls;
 mod refs;
 mod rules;
@@ -29,6 +30,7 @@ use super::client::{send, ApiResponse, GitHubError};
 use crate::ids::{CommitSha, RepoName};
 
 pub(crate) use issues::IssuePatch;
+pub use own::OwnApp;
 pub(crate) use refs::{FastForward, MergeOutcome};
 
 /// GitHub's REST API for one repository, through an installation's client.
@@ -140,10 +142,11 @@ fn done_if_exists(
     }
 }
 
-/// Pages through a list endpoint for an item of the bot's own whose body
+/// Pages through a list endpoint for an item of the App's own whose body
 /// holds `marker`; `since_ms` narrows a comment list to recent ones.
 async fn find_by_marker(
     client: &Octocrab,
+    own: &OwnApp,
     list_path: &str,
     marker: &str,
     since_ms: Option<i64>,
@@ -158,12 +161,13 @@ async fn find_by_marker(
     for _ in 0..50 {
         let response = send(client, Method::GET, &url, None).await?;
         let page: Vec<Value> = response.json()?;
-        // Only the bot's own items: anyone may paste a marker into a
-        // comment, and taskgate must not adopt (or edit) theirs.
-        if let Some(item) = page.into_iter().find(|i| {
-            i["user"]["type"].as_str() == Some("Bot")
-                && i["body"].as_str().is_some_and(|b| b.contains(marker))
-        }) {
+        // Only the App's own items: anyone may paste a marker into a
+        // comment, another App's bot may write one, and taskgate must not
+        // adopt (or edit) theirs.
+        if let Some(item) = page
+            .into_iter()
+            .find(|i| own.made(i) && i["body"].as_str().is_some_and(|b| b.contains(marker)))
+        {
             return Ok(Some(item));
         }
         match response.next_page() {

@@ -23,7 +23,7 @@ async fn issue_comment_and_reaction_lifecycle() {
         )
         .await;
     assert_eq!(r.status, 201);
-    assert!(r.body["performed_via_github_app"].is_null());
+    assert_eq!(r.body["performed_via_github_app"]["id"], gh.app_id());
     assert_eq!(r.body["user"]["type"], "Bot");
     let comment_id = r.body["id"].as_u64().unwrap();
     let r = c
@@ -274,4 +274,52 @@ async fn sub_issues_stop_at_100_children_and_8_levels() {
         r.body["message"],
         "Parent issue has reached the maximum number of sub-issues (100)"
     );
+}
+
+/// GitHub says which App made an issue or comment: `performed_via_github_app`
+/// is the App whose installation token wrote it (`user` its `<slug>[bot]`
+/// account, type Bot), null for a person.
+#[tokio::test]
+async fn issues_and_comments_say_which_app_made_them() {
+    let (gh, repo, c) = setup().await;
+    let ours = c
+        .post(
+            "/repos/acme/widgets/issues",
+            json!({"title": "Story", "body": "b"}),
+        )
+        .await;
+    assert_eq!(ours.body["performed_via_github_app"]["id"], gh.app_id());
+    assert_eq!(
+        ours.body["performed_via_github_app"]["slug"],
+        "taskgate-test"
+    );
+    let number = ours.body["number"].as_u64().unwrap();
+    let other = repo.create_issue("Theirs", "b", "other-app[bot]");
+    repo.add_comment(number, "by a person", "octocat");
+    repo.add_comment(number, "by another app", "other-app[bot]");
+
+    let theirs = c.get(&format!("/repos/acme/widgets/issues/{other}")).await;
+    assert_eq!(theirs.body["user"]["type"], "Bot");
+    let via = &theirs.body["performed_via_github_app"];
+    assert_eq!(via["slug"], "other-app");
+    assert_ne!(via["id"], gh.app_id());
+    let comments = c
+        .get(&format!("/repos/acme/widgets/issues/{number}/comments"))
+        .await;
+    let said: Vec<(String, String, Option<u64>)> = comments
+        .body
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["user"]["login"].as_str().unwrap().to_owned(),
+                c["user"]["type"].as_str().unwrap().to_owned(),
+                c["performed_via_github_app"]["id"].as_u64(),
+            )
+        })
+        .collect();
+    assert_eq!(said[0], ("octocat".into(), "User".into(), None));
+    assert_eq!(said[1].1, "Bot");
+    assert!(said[1].2.is_some_and(|id| id != gh.app_id()), "{said:?}");
 }
