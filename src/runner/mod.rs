@@ -32,6 +32,8 @@ pub mod process;
 pub mod proof;
 pub mod reports;
 pub mod sandbox;
+pub mod sandbox_files;
+pub mod sandbox_net;
 pub mod test_merge;
 pub mod workspace;
 

@@ -5,17 +5,19 @@
 //! at start: [`Isolation::from_env`]), the `bwrap` command line, the resource
 //! limits set on it, and the check that the host can sandbox at all
 //! ([`Sandbox::probe`]). Must not: run commands itself ([`super::process`]
-//! does), or take any setting from the repository under test except the one
-//! bit [`SandboxRun::network`], which comes from `.github/taskgate.yml` on the
-//! default branch.
+//! does), or take any setting from the repository under test: even
+//! [`SandboxRun::network`] is the operator's decision on the repository's
+//! request (`core::network`), carried out by [`super::sandbox_net`].
 //!
 //! What a command sees: the system's toolchain read-only (`/usr`, `/bin`,
 //! `/sbin`, `/lib*`, the parts of `/etc` tools read), the operator's extra
 //! read-only paths, the workspace read-write at [`WORKSPACE`], a private
 //! `/tmp` and HOME ([`HOME`]), its own `/proc` and `/dev`; new user, mount,
-//! pid, ipc, uts, cgroup and (unless allowed) network namespaces; no
-//! capabilities and no further user namespaces. Nothing of taskgate's —
-//! work directory, database, key, `.env`, other mirrors — is mounted.
+//! pid, ipc, uts, cgroup and network namespaces (a run allowed the network
+//! gets a way out of its own, [`super::sandbox_net`]); no capabilities and
+//! no further user namespaces. Nothing of taskgate's — work directory,
+//! database, key, `.env`, other mirrors — is mounted, nor the host's
+//! accounts or credentials ([`super::sandbox_files`]).
 //!
 //! Two ideas a reader needs:
 //! - bwrap's `--new-session` puts pid 1 of the sandbox and everything under it
@@ -40,6 +42,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use super::sandbox_files::{credential_masks, EtcFiles, Mask};
+
 /// Where the workspace is mounted inside the sandbox (and the commands' cwd).
 pub const WORKSPACE: &str = "/workspace";
 /// The sandbox's private HOME, an empty tmpfs per command.
@@ -62,9 +66,6 @@ pub const UNSANDBOXED_WARNING: &str =
 /// Said on every gate of a sandboxed run whose processes nothing could count.
 pub const PROCESSES_WARNING: &str = "the sandbox could not limit the number of processes \
      (taskgate runs as root, where RLIMIT_NPROC does not apply, and no pids cgroup is writable)";
-/// Said on every gate of a sandboxed run that was allowed the network.
-pub const NETWORK_WARNING: &str =
-    "the sandbox allowed network access (`runner_network: true` in .github/taskgate.yml)";
 
 /// Defaults of the operator's limits (docs/configuration.md).
 pub const DEFAULT_MAX_PROCESSES: u64 = 512;
@@ -83,8 +84,6 @@ const ETC: &[&str] = &[
     "/etc/ssl",
     "/etc/ca-certificates",
     "/etc/pki",
-    "/etc/passwd",
-    "/etc/group",
     "/etc/hosts",
     "/etc/host.conf",
     "/etc/nsswitch.conf",
@@ -148,10 +147,21 @@ pub struct Limits {
     pub max_processes: u64,
     /// RLIMIT_AS, in bytes.
     pub memory_bytes: u64,
-    /// RLIMIT_FSIZE, in bytes; also the size of `/tmp` and HOME.
+    /// RLIMIT_FSIZE, in bytes.
     pub file_size_bytes: u64,
     /// RLIMIT_NOFILE.
     pub max_files: u64,
+}
+
+impl Limits {
+    /// The size of `/tmp` and of HOME, each: a file's size limit, and at
+    /// most a quarter of the memory limit, so both together hold at most
+    /// half of it. (Memory the command's processes map is bounded by
+    /// RLIMIT_AS, which never counts a tmpfs; where a memory cgroup is
+    /// made, the kernel charges tmpfs pages to it as well.)
+    pub fn tmpfs_bytes(&self) -> u64 {
+        self.file_size_bytes.min(self.memory_bytes / 4).max(1 << 20)
+    }
 }
 
 impl Default for Limits {
@@ -190,11 +200,14 @@ impl Default for Sandbox {
 #[derive(Debug, Clone)]
 pub struct SandboxRun {
     pub sandbox: Arc<Sandbox>,
-    /// `runner_network: true`: share the host's network.
+    /// The operator allowed the repository's request for the network:
+    /// egress to public addresses only ([`super::sandbox_net`]).
     pub network: bool,
     /// Read-only at the same path: the object directories the workspace's
     /// git borrows from its mirror (read before any command ran).
     pub objects: Vec<PathBuf>,
+    /// The run's own `/etc/passwd`, `/etc/group` and `resolv.conf`.
+    pub etc: Arc<EtcFiles>,
 }
 
 impl Sandbox {
@@ -254,14 +267,11 @@ impl Sandbox {
         if WORKS.lock().unwrap().contains(&self.program) {
             return Ok(());
         }
-        let run = SandboxRun {
-            sandbox: Arc::new(self.clone()),
-            network: false,
-            objects: Vec::new(),
-        };
+        let run = SandboxRun::new(Arc::new(self.clone()), false, Vec::new())
+            .map_err(|e| format!("taskgate refused to run task code: the sandbox's files: {e}"))?;
         let dir = std::env::temp_dir();
         let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(run.args(&dir, "true", None))
+        cmd.args(run.args(&dir, "true", None, None))
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .stdin(std::process::Stdio::null())
@@ -296,9 +306,31 @@ impl Sandbox {
 }
 
 impl SandboxRun {
+    /// One run's sandbox, with its generated files.
+    pub fn new(
+        sandbox: Arc<Sandbox>,
+        network: bool,
+        objects: Vec<PathBuf>,
+    ) -> std::io::Result<SandboxRun> {
+        Ok(SandboxRun {
+            sandbox,
+            network,
+            objects,
+            etc: Arc::new(EtcFiles::new(network)?),
+        })
+    }
+
     /// `bwrap`'s arguments for running `cmd` with `workdir` as the workspace.
-    /// The pid-1 process group is written to `info_fd` when given.
-    pub fn args(&self, workdir: &Path, cmd: &str, info_fd: Option<RawFd>) -> Vec<OsString> {
+    /// The pid-1 process group is written to `info_fd` when given; with
+    /// `block_fd`, the command waits for a byte on it (a run allowed the
+    /// network: until its namespace is attached).
+    pub fn args(
+        &self,
+        workdir: &Path,
+        cmd: &str,
+        info_fd: Option<RawFd>,
+        block_fd: Option<RawFd>,
+    ) -> Vec<OsString> {
         let mut a = Args(Vec::new());
         a.flags(&[
             "--unshare-user",
@@ -306,10 +338,10 @@ impl SandboxRun {
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
+            // Always: a run allowed the network gets it through this
+            // namespace (super::sandbox_net), never the host's.
+            "--unshare-net",
         ]);
-        if !self.network {
-            a.flags(&["--unshare-net"]);
-        }
         a.flags(&[
             "--disable-userns",
             "--die-with-parent",
@@ -322,6 +354,10 @@ impl SandboxRun {
         ]);
         if let Some(fd) = info_fd {
             a.flags(&["--info-fd"]);
+            a.path(fd.to_string());
+        }
+        if let Some(fd) = block_fd {
+            a.flags(&["--block-fd"]);
             a.path(fd.to_string());
         }
         a.bind("--ro-bind", "/usr", "/usr");
@@ -339,10 +375,12 @@ impl SandboxRun {
         for etc in ETC.iter().map(PathBuf::from).chain(python_etc()) {
             a.bind("--ro-bind-try", &etc, &etc);
         }
+        a.bind("--ro-bind", self.etc.passwd(), "/etc/passwd");
+        a.bind("--ro-bind", self.etc.group(), "/etc/group");
         if self.network {
-            a.bind("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+            a.bind("--ro-bind", self.etc.resolv_conf(), "/etc/resolv.conf");
         }
-        let size = self.sandbox.limits.file_size_bytes.to_string();
+        let size = self.sandbox.limits.tmpfs_bytes().to_string();
         a.flags(&["--proc", "/proc", "--dev", "/dev"]);
         a.flags(&["--size", &size, "--tmpfs", "/tmp"]);
         a.flags(&["--size", &size, "--tmpfs", HOME]);
@@ -350,6 +388,21 @@ impl SandboxRun {
         // Last: they may lie under /tmp (tests) and must not be hidden by it.
         for p in self.objects.iter().chain(&self.sandbox.ro_paths) {
             a.bind("--ro-bind-try", p, p);
+        }
+        // Over everything mounted: the credentials under it, however the
+        // operator listed a parent folder.
+        let mut mounted: Vec<PathBuf> = vec!["/usr".into()];
+        mounted.extend(self.sandbox.ro_paths.iter().cloned());
+        for mask in credential_masks(&mounted) {
+            match mask {
+                Mask::Dir(p) => {
+                    a.flags(&["--tmpfs"]);
+                    a.path(p.as_os_str().to_owned());
+                    a.flags(&["--remount-ro"]);
+                    a.path(p.into_os_string());
+                }
+                Mask::File(p) => a.bind("--ro-bind", "/dev/null", p),
+            }
         }
         a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", STARTED_SCRIPT]);
         a.flags(&["sh", cmd]);
@@ -581,4 +634,4 @@ impl Args {
 
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
-mod tests;
+pub(crate) mod tests;
