@@ -184,3 +184,7 @@ impl Drop for EtcFiles {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+#[cfg(test)]
+#[path = "sandbox_files_tests.rs"]
+mod tests;
