@@ -229,6 +229,13 @@ struct ServeArgs {
     /// deliveries are replayed to this server, as Probot does.
     #[arg(long, env = "WEBHOOK_PROXY_URL", value_parser = taskgate::app::webhook_proxy::parse_proxy_url)]
     webhook_proxy_url: Option<String>,
+    /// Which repositories' task code may reach the network when their
+    /// `.github/taskgate.yml` asks (`runner_network: true`): `never`, or a
+    /// comma-separated list of owner/repo. Public addresses only, never the
+    /// host's loopback, link-local or private ones.
+    #[arg(long, env = "TASKGATE_RUNNER_NETWORK", default_value = "never",
+          value_parser = str::parse::<taskgate::core::network::RunnerNetwork>)]
+    runner_network: taskgate::core::network::RunnerNetwork,
 }
 
 impl ServeArgs {
@@ -274,6 +281,7 @@ impl ServeArgs {
             webhook_memory_mib: self.webhook_memory_mib,
             header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
             clock: taskgate::clock::Clock::system(),
+            runner_network: self.runner_network,
         })
     }
 }
@@ -503,6 +511,14 @@ mod tests {
             unreachable!("parsed `serve`")
         };
         args.into_config().expect("a complete configuration")
+    }
+
+    #[test]
+    fn the_runner_network_is_never_unless_the_operator_lists_repositories() {
+        use taskgate::core::network::RunnerNetwork;
+        assert_eq!(serve_config(&[]).runner_network, RunnerNetwork::Never);
+        let listed = serve_config(&["--runner-network", "octo/web,Octo/API"]).runner_network;
+        assert_eq!(listed.to_string(), "octo/api,octo/web");
     }
 
     #[test]

@@ -91,6 +91,9 @@ pub struct ServeConfig {
     /// How long a claim on work shared by replicas lasts unrenewed
     /// (`TASKGATE_LEASE_SECONDS`; PostgreSQL only).
     pub lease: Duration,
+    /// Which repositories' task code may reach the network
+    /// (`TASKGATE_RUNNER_NETWORK`; none by default).
+    pub runner_network: crate::core::network::RunnerNetwork,
 }
 
 impl ServeConfig {
@@ -138,6 +141,7 @@ impl ServeConfig {
             header_read_timeout: web::HEADER_READ_TIMEOUT,
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
+            runner_network: crate::core::network::RunnerNetwork::Never,
         }
     }
 }

@@ -181,6 +181,9 @@ pub struct RunQueue {
     pub workspaces: PathBuf,
     pub git: GitSource,
     pub options: RunOptions,
+    /// Which repositories' task code may reach the network
+    /// (`TASKGATE_RUNNER_NETWORK`); a repository's config only asks.
+    pub network: crate::core::network::RunnerNetwork,
     /// Woken by the processor when attempts were queued or cancelled.
     pub runs_changed: Arc<Notify>,
     /// Wakes the processor when progress was recorded.
@@ -464,11 +467,12 @@ impl RunQueue {
             .collect();
         let ws = Workspace::checkout_async(mirror.clone(), tested, self.workspaces.clone()).await?;
         let workspace = ws.path().display().to_string();
-        // The network is the repository's choice, from its config on the
-        // default branch (never the commit under test).
-        let network = crate::core::config::load_config(plan.config.as_deref())
+        // The repository asks for the network in its config on the default
+        // branch (never the commit under test); the operator decides.
+        let asked = crate::core::config::load_config(plan.config.as_deref())
             .map(|c| c.runner_network)
             .unwrap_or(false);
+        let network = self.network.decide(&row.repo, asked);
         // Quarantined tests come from the store's recorded history only.
         let quarantined = (self.store)
             .quarantined_tests(&row.repo, self.store.clock().now_s())

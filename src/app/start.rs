@@ -268,6 +268,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
         .clone()
         .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url));
     let (tick_every, actions_watch) = (config.tick_every, config.actions_watch);
+    let runner_network = config.runner_network.clone();
     let in_hand = run_queue::InHand::default();
     move || {
         let queue = run_queue::RunQueue {
@@ -278,6 +279,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
             workspaces: work_dir.join("workspaces"),
             git: git.clone(),
             options: crate::runner::RunOptions::default(),
+            network: runner_network.clone(),
             runs_changed: s.runs_changed.clone(),
             recorded: s.recorded.clone(),
             tick_every,

@@ -151,7 +151,8 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         cancel: token,
         sha: args.sha.filter(|s| !s.is_empty()),
         isolation,
-        network: config.runner_network,
+        // Who runs `taskgate run` is the operator: the config's request stands.
+        network: taskgate::core::network::Network::granted_if(config.runner_network),
         ..RunOptions::default()
     };
     let mut report = run_gate_specs(&root, task, gates, options).await;

@@ -16,6 +16,7 @@ pub mod failure;
 pub mod flaky;
 pub mod freeze;
 pub mod internal;
+pub mod network;
 pub mod pace;
 pub mod plan;
 pub mod redeliver;

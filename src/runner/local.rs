@@ -39,11 +39,12 @@ use std::time::{Duration, Instant};
 use super::process::{DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
 use super::reports::{gate_reports, gate_tests, list_workspace, GateReports};
 use super::sandbox::{
-    borrowed_objects, processes_limited, Isolation, SandboxRun, NETWORK_WARNING, PROCESSES_WARNING,
+    borrowed_objects, processes_limited, Isolation, SandboxRun, PROCESSES_WARNING,
     UNSANDBOXED_WARNING, WORKSPACE,
 };
 use super::CancelToken;
 use crate::classify::FailureKind;
+use crate::core::network::Network;
 use crate::core::plan::{
     effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
 };
@@ -78,9 +79,9 @@ pub struct RunOptions {
     /// Sandbox or not; the default is the bot's, from taskgate's
     /// environment ([`Isolation::from_env`]).
     pub isolation: Isolation,
-    /// The repository allows the network (`runner_network: true`); only
-    /// meaningful in the sandbox.
-    pub network: bool,
+    /// The network the repository asked for, as the operator decided
+    /// (`core::network`); only meaningful in the sandbox.
+    pub network: Network,
     /// The repository's tests quarantined as flaky now (`core::flaky`),
     /// from the store: their failures do not fail a gate.
     pub quarantined: Arc<BTreeSet<TestId>>,
@@ -96,7 +97,7 @@ impl Default for RunOptions {
             cancel: CancelToken::never(),
             sha: None,
             isolation: Isolation::from_env(),
-            network: false,
+            network: Network::Offline,
             quarantined: Arc::default(),
         }
     }
@@ -316,18 +317,21 @@ async fn isolate(
         Isolation::Refused(why) => Err(format!("taskgate refused to run task code: {why}")),
         Isolation::Sandbox(sandbox) => {
             sandbox.probe().await?;
-            let mut warnings = Vec::new();
-            if options.network {
-                warnings.push(NETWORK_WARNING.to_string());
-            }
+            let mut warnings: Vec<String> = options
+                .network
+                .render_warning()
+                .into_iter()
+                .map(String::from)
+                .collect();
             if !processes_limited() {
                 warnings.push(PROCESSES_WARNING.to_string());
             }
-            let run = SandboxRun {
-                sandbox: sandbox.clone(),
-                network: options.network,
-                objects: borrowed_objects(workdir),
-            };
+            let run = SandboxRun::new(
+                sandbox.clone(),
+                options.network.allowed(),
+                borrowed_objects(workdir),
+            )
+            .map_err(|e| format!("taskgate refused to run task code: the sandbox's files: {e}"))?;
             Ok((Some(run), warnings))
         }
     }

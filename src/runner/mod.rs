@@ -32,6 +32,9 @@ pub mod process;
 pub mod proof;
 pub mod reports;
 pub mod sandbox;
+mod sandbox_cgroup;
+pub mod sandbox_files;
+pub mod sandbox_net;
 pub mod test_merge;
 pub mod workspace;
 

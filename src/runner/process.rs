@@ -140,6 +140,7 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
         mut child,
         info,
         cgroup,
+        block,
     } = spawn(spec, write_end)?;
     let mut group = Group {
         leader: child.id().map(|pid| pid as i32),
@@ -148,6 +149,18 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
     if let Some(info) = info {
         group.sandbox = sandbox_pid(info).await;
     }
+    // A run allowed the network: its command waits until the namespace is
+    // attached; on failure it never runs, and the reason is its output.
+    let (_network, network_failed) = match block {
+        Some(block) => match attach_network(group.sandbox, &block).await {
+            Ok(attached) => (Some(attached), None),
+            Err(why) => {
+                group.signal(libc::SIGKILL);
+                (None, Some(why))
+            }
+        },
+        None => (None, None),
+    };
     let reader = pipe::Receiver::from_owned_fd(read_end)?;
     let (stop_tx, stop_rx) = oneshot::channel();
     let mut drain = tokio::spawn(drain(reader, spec.max_output_bytes, stop_rx));
@@ -178,7 +191,11 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
     let mut output_bytes = capture.total;
     let (mut output, truncated) = capture.finish();
     let mut sandbox_failed = false;
-    if spec.sandbox.is_some() {
+    if let Some(why) = network_failed {
+        output = why.into_bytes();
+        output_bytes = output.len() as u64;
+        sandbox_failed = true;
+    } else if spec.sandbox.is_some() {
         // The sandbox's script prints the mark before the command runs.
         if output.first() == Some(&STARTED_MARK) {
             output.remove(0);
@@ -206,6 +223,8 @@ struct Spawned {
     /// In the sandbox: where bwrap says which pid the sandbox's pid 1 is.
     info: Option<OwnedFd>,
     cgroup: Option<PidsCgroup>,
+    /// A sandbox allowed the network: a byte here lets its command start.
+    block: Option<OwnedFd>,
 }
 
 /// A command ready to spawn, with what must outlive the spawn.
@@ -215,6 +234,8 @@ struct Prepared {
     /// bwrap's info pipe: our read end, and the write end it inherits.
     info: Option<(OwnedFd, OwnedFd)>,
     cgroup: Option<PidsCgroup>,
+    /// bwrap's block pipe: our write end, and the read end it inherits.
+    block: Option<(OwnedFd, OwnedFd)>,
 }
 
 /// Starts the command in a process group of its own, stdout and stderr
@@ -226,6 +247,7 @@ fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
         env,
         info,
         cgroup,
+        block,
     } = match &spec.sandbox {
         None => {
             let mut cmd = Command::new("/bin/sh");
@@ -235,6 +257,7 @@ fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
                 env,
                 info: None,
                 cgroup: None,
+                block: None,
             }
         }
         Some(sandbox) => sandboxed_command(spec, sandbox, env)?,
@@ -252,6 +275,7 @@ fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
         child,
         info: info.map(|(read, _write)| read),
         cgroup,
+        block: block.map(|(write, _read)| write),
     })
     // `cmd` drops here, closing our copies of the write ends: the pipe
     // reaches end-of-file when the last process of the group lets go.
@@ -266,10 +290,17 @@ fn sandboxed_command(
 ) -> io::Result<Prepared> {
     // Told where the sandbox's pid 1 is, on a pipe only bwrap gets.
     let (info_read, info_write) = pipe_pair()?;
+    let block = if sandbox.network {
+        let (read, write) = pipe_pair()?;
+        Some((write, read))
+    } else {
+        None
+    };
+    let block_fd = block.as_ref().map(|(_, read)| read.as_raw_fd());
     let mut cmd = Command::new(&sandbox.sandbox.program);
-    cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(info_write.as_raw_fd())));
-    let limits = sandbox.rlimits(spec.timeout + spec.grace);
     let fd = info_write.as_raw_fd();
+    cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(fd), block_fd));
+    let limits = sandbox.rlimits(spec.timeout + spec.grace);
     let l = &sandbox.sandbox.limits;
     let cgroup = PidsCgroup::create(l.max_processes, l.memory_bytes);
     let procs = cgroup.as_ref().map(PidsCgroup::procs);
@@ -278,8 +309,10 @@ fn sandboxed_command(
     // before the fork.
     unsafe {
         cmd.pre_exec(move || {
-            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                return Err(io::Error::last_os_error());
+            for fd in std::iter::once(fd).chain(block_fd) {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
             }
             if let Some(procs) = &procs {
                 let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
@@ -305,24 +338,53 @@ fn sandboxed_command(
         env: sandbox.env(env),
         info: Some((info_read, info_write)),
         cgroup,
+        block,
     })
 }
 
-/// The sandbox's pid 1 (outside numbering) from bwrap's `--info-fd` JSON;
-/// `None` if bwrap ended before saying (it failed to set up).
+/// The sandbox's pid 1 (outside numbering) from bwrap's `--info-fd` JSON,
+/// read up to its closing brace (a sandbox held on `--block-fd` keeps the
+/// pipe open); `None` if bwrap ended before saying (it failed to set up).
 async fn sandbox_pid(info: OwnedFd) -> Option<i32> {
     let mut reader = pipe::Receiver::from_owned_fd(info).ok()?;
     let mut text = Vec::new();
-    let read = reader.read_to_end(&mut text);
+    let read = async {
+        let mut buf = [0u8; 256];
+        while !text.contains(&b'}') {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => text.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
     tokio::time::timeout(Duration::from_secs(10), read)
         .await
-        .ok()?
         .ok()?;
     let json: serde_json::Value = serde_json::from_slice(&text).ok()?;
     json.get("child-pid")?
         .as_i64()
         .and_then(|p| i32::try_from(p).ok())
         .filter(|p| *p > 1)
+}
+
+/// Attaches the network of the sandbox whose pid 1 is `pid`, then lets its
+/// command start.
+async fn attach_network(
+    pid: Option<i32>,
+    block: &OwnedFd,
+) -> Result<super::sandbox_net::Attached, String> {
+    let pid = pid.ok_or("the sandbox did not start (bwrap gave no pid)")?;
+    let attached = super::sandbox_net::attach(pid)
+        .await
+        .map_err(|why| format!("the sandbox's network could not be set up: {why}"))?;
+    // SAFETY: write(2) of one byte from a valid buffer to a pipe we own.
+    if unsafe { libc::write(block.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
+        return Err(format!(
+            "the sandbox's command could not be started: {}",
+            io::Error::last_os_error()
+        ));
+    }
+    Ok(attached)
 }
 
 /// The process groups of one command: the leader's (`sh`, or bwrap's

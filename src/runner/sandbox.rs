@@ -5,17 +5,19 @@
 //! at start: [`Isolation::from_env`]), the `bwrap` command line, the resource
 //! limits set on it, and the check that the host can sandbox at all
 //! ([`Sandbox::probe`]). Must not: run commands itself ([`super::process`]
-//! does), or take any setting from the repository under test except the one
-//! bit [`SandboxRun::network`], which comes from `.github/taskgate.yml` on the
-//! default branch.
+//! does), or take any setting from the repository under test: even
+//! [`SandboxRun::network`] is the operator's decision on the repository's
+//! request (`core::network`), carried out by [`super::sandbox_net`].
 //!
 //! What a command sees: the system's toolchain read-only (`/usr`, `/bin`,
 //! `/sbin`, `/lib*`, the parts of `/etc` tools read), the operator's extra
 //! read-only paths, the workspace read-write at [`WORKSPACE`], a private
 //! `/tmp` and HOME ([`HOME`]), its own `/proc` and `/dev`; new user, mount,
-//! pid, ipc, uts, cgroup and (unless allowed) network namespaces; no
-//! capabilities and no further user namespaces. Nothing of taskgate's —
-//! work directory, database, key, `.env`, other mirrors — is mounted.
+//! pid, ipc, uts, cgroup and network namespaces (a run allowed the network
+//! gets a way out of its own, [`super::sandbox_net`]); no capabilities and
+//! no further user namespaces. Nothing of taskgate's — work directory,
+//! database, key, `.env`, other mirrors — is mounted, nor the host's
+//! accounts or credentials ([`super::sandbox_files`]).
 //!
 //! Two ideas a reader needs:
 //! - bwrap's `--new-session` puts pid 1 of the sandbox and everything under it
@@ -33,12 +35,14 @@
 //!   gets one of its own ([`PidsCgroup`]). Where neither holds, each gate
 //!   says its processes were not limited.
 
-use std::ffi::{CString, OsString};
+use std::ffi::OsString;
 use std::os::fd::RawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+pub use super::sandbox_cgroup::{processes_limited, PidsCgroup};
+use super::sandbox_files::{credential_masks, EtcFiles, Mask};
 
 /// Where the workspace is mounted inside the sandbox (and the commands' cwd).
 pub const WORKSPACE: &str = "/workspace";
@@ -62,9 +66,6 @@ pub const UNSANDBOXED_WARNING: &str =
 /// Said on every gate of a sandboxed run whose processes nothing could count.
 pub const PROCESSES_WARNING: &str = "the sandbox could not limit the number of processes \
      (taskgate runs as root, where RLIMIT_NPROC does not apply, and no pids cgroup is writable)";
-/// Said on every gate of a sandboxed run that was allowed the network.
-pub const NETWORK_WARNING: &str =
-    "the sandbox allowed network access (`runner_network: true` in .github/taskgate.yml)";
 
 /// Defaults of the operator's limits (docs/configuration.md).
 pub const DEFAULT_MAX_PROCESSES: u64 = 512;
@@ -83,8 +84,6 @@ const ETC: &[&str] = &[
     "/etc/ssl",
     "/etc/ca-certificates",
     "/etc/pki",
-    "/etc/passwd",
-    "/etc/group",
     "/etc/hosts",
     "/etc/host.conf",
     "/etc/nsswitch.conf",
@@ -148,10 +147,21 @@ pub struct Limits {
     pub max_processes: u64,
     /// RLIMIT_AS, in bytes.
     pub memory_bytes: u64,
-    /// RLIMIT_FSIZE, in bytes; also the size of `/tmp` and HOME.
+    /// RLIMIT_FSIZE, in bytes.
     pub file_size_bytes: u64,
     /// RLIMIT_NOFILE.
     pub max_files: u64,
+}
+
+impl Limits {
+    /// The size of `/tmp` and of HOME, each: a file's size limit, and at
+    /// most a quarter of the memory limit, so both together hold at most
+    /// half of it. (Memory the command's processes map is bounded by
+    /// RLIMIT_AS, which never counts a tmpfs; where a memory cgroup is
+    /// made, the kernel charges tmpfs pages to it as well.)
+    pub fn tmpfs_bytes(&self) -> u64 {
+        self.file_size_bytes.min(self.memory_bytes / 4).max(1 << 20)
+    }
 }
 
 impl Default for Limits {
@@ -190,11 +200,14 @@ impl Default for Sandbox {
 #[derive(Debug, Clone)]
 pub struct SandboxRun {
     pub sandbox: Arc<Sandbox>,
-    /// `runner_network: true`: share the host's network.
+    /// The operator allowed the repository's request for the network:
+    /// egress to public addresses only ([`super::sandbox_net`]).
     pub network: bool,
     /// Read-only at the same path: the object directories the workspace's
     /// git borrows from its mirror (read before any command ran).
     pub objects: Vec<PathBuf>,
+    /// The run's own `/etc/passwd`, `/etc/group` and `resolv.conf`.
+    pub etc: Arc<EtcFiles>,
 }
 
 impl Sandbox {
@@ -254,14 +267,11 @@ impl Sandbox {
         if WORKS.lock().unwrap().contains(&self.program) {
             return Ok(());
         }
-        let run = SandboxRun {
-            sandbox: Arc::new(self.clone()),
-            network: false,
-            objects: Vec::new(),
-        };
+        let run = SandboxRun::new(Arc::new(self.clone()), false, Vec::new())
+            .map_err(|e| format!("taskgate refused to run task code: the sandbox's files: {e}"))?;
         let dir = std::env::temp_dir();
         let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(run.args(&dir, "true", None))
+        cmd.args(run.args(&dir, "true", None, None))
             .env_clear()
             .env("PATH", "/usr/bin:/bin")
             .stdin(std::process::Stdio::null())
@@ -296,9 +306,31 @@ impl Sandbox {
 }
 
 impl SandboxRun {
+    /// One run's sandbox, with its generated files.
+    pub fn new(
+        sandbox: Arc<Sandbox>,
+        network: bool,
+        objects: Vec<PathBuf>,
+    ) -> std::io::Result<SandboxRun> {
+        Ok(SandboxRun {
+            sandbox,
+            network,
+            objects,
+            etc: Arc::new(EtcFiles::new(network)?),
+        })
+    }
+
     /// `bwrap`'s arguments for running `cmd` with `workdir` as the workspace.
-    /// The pid-1 process group is written to `info_fd` when given.
-    pub fn args(&self, workdir: &Path, cmd: &str, info_fd: Option<RawFd>) -> Vec<OsString> {
+    /// The pid-1 process group is written to `info_fd` when given; with
+    /// `block_fd`, the command waits for a byte on it (a run allowed the
+    /// network: until its namespace is attached).
+    pub fn args(
+        &self,
+        workdir: &Path,
+        cmd: &str,
+        info_fd: Option<RawFd>,
+        block_fd: Option<RawFd>,
+    ) -> Vec<OsString> {
         let mut a = Args(Vec::new());
         a.flags(&[
             "--unshare-user",
@@ -306,10 +338,10 @@ impl SandboxRun {
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
+            // Always: a run allowed the network gets it through this
+            // namespace (super::sandbox_net), never the host's.
+            "--unshare-net",
         ]);
-        if !self.network {
-            a.flags(&["--unshare-net"]);
-        }
         a.flags(&[
             "--disable-userns",
             "--die-with-parent",
@@ -322,6 +354,10 @@ impl SandboxRun {
         ]);
         if let Some(fd) = info_fd {
             a.flags(&["--info-fd"]);
+            a.path(fd.to_string());
+        }
+        if let Some(fd) = block_fd {
+            a.flags(&["--block-fd"]);
             a.path(fd.to_string());
         }
         a.bind("--ro-bind", "/usr", "/usr");
@@ -339,10 +375,12 @@ impl SandboxRun {
         for etc in ETC.iter().map(PathBuf::from).chain(python_etc()) {
             a.bind("--ro-bind-try", &etc, &etc);
         }
+        a.bind("--ro-bind", self.etc.passwd(), "/etc/passwd");
+        a.bind("--ro-bind", self.etc.group(), "/etc/group");
         if self.network {
-            a.bind("--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
+            a.bind("--ro-bind", self.etc.resolv_conf(), "/etc/resolv.conf");
         }
-        let size = self.sandbox.limits.file_size_bytes.to_string();
+        let size = self.sandbox.limits.tmpfs_bytes().to_string();
         a.flags(&["--proc", "/proc", "--dev", "/dev"]);
         a.flags(&["--size", &size, "--tmpfs", "/tmp"]);
         a.flags(&["--size", &size, "--tmpfs", HOME]);
@@ -350,6 +388,21 @@ impl SandboxRun {
         // Last: they may lie under /tmp (tests) and must not be hidden by it.
         for p in self.objects.iter().chain(&self.sandbox.ro_paths) {
             a.bind("--ro-bind-try", p, p);
+        }
+        // Over everything mounted: the credentials under it, however the
+        // operator listed a parent folder.
+        let mut mounted: Vec<PathBuf> = vec!["/usr".into()];
+        mounted.extend(self.sandbox.ro_paths.iter().cloned());
+        for mask in credential_masks(&mounted) {
+            match mask {
+                Mask::Dir(p) => {
+                    a.flags(&["--tmpfs"]);
+                    a.path(p.as_os_str().to_owned());
+                    a.flags(&["--remount-ro"]);
+                    a.path(p.into_os_string());
+                }
+                Mask::File(p) => a.bind("--ro-bind", "/dev/null", p),
+            }
         }
         a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", STARTED_SCRIPT]);
         a.flags(&["sh", cmd]);
@@ -377,155 +430,6 @@ impl SandboxRun {
         env.push(("HOME".into(), HOME.into()));
         env.push(("TMPDIR".into(), "/tmp".into()));
         env
-    }
-}
-
-/// Whether the process limit holds on this host: RLIMIT_NPROC for a
-/// non-root user, a [`PidsCgroup`] for root.
-pub fn processes_limited() -> bool {
-    // SAFETY: geteuid(2) cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    !root || pids_parent().is_some()
-}
-
-/// A `pids` cgroup of one command, removed after it (once empty). The
-/// command's bwrap joins it between fork and exec ([`PidsCgroup::procs`]).
-#[derive(Debug)]
-pub struct PidsCgroup {
-    dir: PathBuf,
-}
-
-impl PidsCgroup {
-    /// A new cgroup allowing `max` processes; `None` where taskgate cannot
-    /// make one. Where the cgroup is a v2 one with the memory controller
-    /// enabled for it, `memory` bytes bound the command's processes
-    /// together (`memory.max`, no swap), beside each one's `RLIMIT_AS`.
-    pub fn create(max: u64, memory: u64) -> Option<PidsCgroup> {
-        Self::create_in(&pids_parent()?, max, memory)
-    }
-
-    fn create_in(parent: &Path, max: u64, memory: u64) -> Option<PidsCgroup> {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = parent.join(format!("taskgate-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).ok()?;
-        let cgroup = PidsCgroup { dir };
-        cgroup.limit(max, memory)?;
-        Some(cgroup)
-    }
-
-    fn limit(&self, max: u64, memory: u64) -> Option<()> {
-        std::fs::write(self.dir.join("pids.max"), max.to_string()).ok()?;
-        // A v2 cgroup shows `memory.max` only when its parent delegates
-        // the memory controller; v1's pids hierarchy never has it.
-        if self.dir.join("memory.max").exists() {
-            std::fs::write(self.dir.join("memory.max"), memory.to_string()).ok()?;
-            let swap = self.dir.join("memory.swap.max");
-            if swap.exists() {
-                let _ = std::fs::write(swap, "0");
-            }
-        }
-        Some(())
-    }
-
-    /// The file a process writes `0` to to join.
-    pub fn procs(&self) -> CString {
-        CString::new(self.dir.join("cgroup.procs").as_os_str().as_bytes())
-            .expect("a path without NUL")
-    }
-
-    /// Removes the cgroup once its processes are gone (they were killed;
-    /// their exit takes a moment).
-    pub async fn remove(mut self) {
-        let dir = std::mem::take(&mut self.dir);
-        for _ in 0..200 {
-            if std::fs::remove_dir(&dir).is_ok() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        tracing::warn!(dir = %dir.display(), "could not remove a pids cgroup");
-    }
-}
-
-impl Drop for PidsCgroup {
-    /// A run abandoned mid-way: its processes were just killed; remove the
-    /// cgroup when they are gone, off the async threads.
-    fn drop(&mut self) {
-        let dir = std::mem::take(&mut self.dir);
-        if dir.as_os_str().is_empty() || std::fs::remove_dir(&dir).is_ok() {
-            return;
-        }
-        std::thread::spawn(move || {
-            for _ in 0..200 {
-                std::thread::sleep(Duration::from_millis(10));
-                if std::fs::remove_dir(&dir).is_ok() {
-                    return;
-                }
-            }
-        });
-    }
-}
-
-/// The cgroup under which per-command `pids` cgroups are made: taskgate's
-/// own in the v1 `pids` hierarchy, or in the v2 one when `pids` is enabled
-/// for its children; checked once by making and removing one.
-fn pids_parent() -> Option<PathBuf> {
-    static PARENT: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    PARENT
-        .get_or_init(|| {
-            let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-            let root = Path::new("/sys/fs/cgroup");
-            let candidates = own.lines().filter_map(|line| {
-                let mut parts = line.splitn(3, ':');
-                let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-                let path = path.trim_start_matches('/');
-                if controllers.split(',').any(|c| c == "pids") {
-                    Some(root.join("pids").join(path))
-                } else if controllers.is_empty() && root.join("cgroup.controllers").exists() {
-                    let dir = root.join(path);
-                    let enabled = std::fs::read_to_string(dir.join("cgroup.subtree_control"))
-                        .ok()?
-                        .split_whitespace()
-                        .any(|c| c == "pids");
-                    enabled.then_some(dir)
-                } else {
-                    None
-                }
-            });
-            for dir in candidates {
-                remove_stale(&dir);
-                let probe = dir.join(format!("taskgate-probe-{}", std::process::id()));
-                if std::fs::create_dir(&probe).is_ok() {
-                    let usable = probe.join("pids.max").exists();
-                    let _ = std::fs::remove_dir(&probe);
-                    if usable {
-                        return Some(dir);
-                    }
-                }
-            }
-            None
-        })
-        .clone()
-}
-
-/// Removes the empty per-command cgroups of taskgate processes that are
-/// gone (killed before they could clean up).
-fn remove_stale(parent: &Path) {
-    let Ok(entries) = std::fs::read_dir(parent) else {
-        return;
-    };
-    for entry in entries.filter_map(|e| e.ok()) {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let pid = name
-            .strip_prefix("taskgate-")
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if let Some(pid) = pid {
-            if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-                let _ = std::fs::remove_dir(entry.path());
-            }
-        }
     }
 }
 
@@ -581,4 +485,4 @@ impl Args {
 
 #[cfg(test)]
 #[path = "sandbox_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::classify::FailureKind;
+use crate::core::network::Network;
 use crate::core::plan::TestSpec;
 use crate::core::report::RunReport;
 use crate::runner::local::{run_gate_specs, GateSpec, RunOptions};
@@ -22,14 +23,14 @@ use crate::runner::{MirrorStore, Workspace};
 
 /// The sandbox as the bot runs it, or none when the tests are asked to show
 /// that the attacks work without it.
-fn isolation() -> Isolation {
+pub(crate) fn isolation() -> Isolation {
     match std::env::var("TASKGATE_TEST_SANDBOX").as_deref() {
         Ok("off") => Isolation::Unsandboxed,
         _ => Isolation::Sandbox(Arc::new(Sandbox::default())),
     }
 }
 
-fn options(isolation: Isolation) -> RunOptions {
+pub(crate) fn options(isolation: Isolation) -> RunOptions {
     RunOptions {
         default_timeout: Duration::from_secs(30),
         grace: Duration::from_millis(500),
@@ -57,7 +58,7 @@ fn gate(cmd: &str, timeout_seconds: Option<u64>) -> Vec<GateSpec> {
 }
 
 /// Runs `cmd` as the only command of a task in `workdir`; its output.
-async fn run_in(workdir: &Path, cmd: &str, options: RunOptions) -> (RunReport, String) {
+pub(crate) async fn run_in(workdir: &Path, cmd: &str, options: RunOptions) -> (RunReport, String) {
     let report = run_gate_specs(workdir, "t".into(), gate(cmd, None), options).await;
     let output = report.gates[0]
         .commands
@@ -73,14 +74,14 @@ async fn attack(workdir: &Path, cmd: &str) -> String {
 
 /// A work directory laid out as `taskgate serve` lays it out, with the
 /// secrets an attacker wants next to it.
-struct Host {
+pub(crate) struct Host {
     _tmp: tempfile::TempDir,
-    root: std::path::PathBuf,
-    workspace: std::path::PathBuf,
+    pub(crate) root: std::path::PathBuf,
+    pub(crate) workspace: std::path::PathBuf,
 }
 
 impl Host {
-    fn new() -> Host {
+    pub(crate) fn new() -> Host {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().to_owned();
         std::fs::write(
@@ -419,19 +420,24 @@ async fn an_unsandboxed_run_says_so_on_every_gate() {
 }
 
 #[tokio::test]
-async fn the_network_when_allowed_is_said_on_every_gate() {
+async fn the_network_when_allowed_or_refused_is_said_on_every_gate() {
     let host = Host::new();
-    let (report, out) = run_in(
-        &host.workspace,
-        "test -e /etc/resolv.conf || echo no-resolv-conf",
-        RunOptions {
-            network: true,
-            ..options(Isolation::Sandbox(Arc::new(Sandbox::default())))
-        },
-    )
-    .await;
-    assert!(report.passed(), "{out}");
-    assert_eq!(report.gates[0].warnings[0], NETWORK_WARNING);
+    for (network, says) in [
+        (Network::Allowed, "the sandbox allowed network access"),
+        (Network::Refused, "ran offline"),
+    ] {
+        let (report, out) = run_in(
+            &host.workspace,
+            "test -e /etc/resolv.conf || echo no-resolv-conf",
+            RunOptions {
+                network,
+                ..options(Isolation::Sandbox(Arc::new(Sandbox::default())))
+            },
+        )
+        .await;
+        assert!(report.passed(), "{out}");
+        assert!(report.gates[0].warnings[0].starts_with(says), "{report:?}");
+    }
 }
 
 #[test]
@@ -488,19 +494,22 @@ fn settings_come_from_the_environment_with_defaults() {
 
 #[test]
 fn the_command_line_mounts_only_the_toolchain_and_the_workspace() {
-    let run = SandboxRun {
-        sandbox: Arc::new(Sandbox {
+    let run = SandboxRun::new(
+        Arc::new(Sandbox {
             ro_paths: vec!["/opt/toolchain".into()],
             ..Sandbox::default()
         }),
-        network: false,
-        objects: vec!["/srv/taskgate-work/mirrors/o/r.git/objects".into()],
-    };
+        false,
+        vec!["/srv/taskgate-work/mirrors/o/r.git/objects".into()],
+    )
+    .unwrap();
+    let etc = run.etc.passwd().parent().unwrap().display().to_string();
     let args: Vec<String> = run
         .args(
             Path::new("/srv/taskgate-work/workspaces/ws"),
             "make test",
             Some(7),
+            None,
         )
         .into_iter()
         .map(|a| a.to_string_lossy().into_owned())
@@ -533,20 +542,22 @@ fn the_command_line_mounts_only_the_toolchain_and_the_workspace() {
             || b.starts_with("/lib")
             || b.starts_with("/srv/taskgate-work/workspaces/ws")
             || b.starts_with("/srv/taskgate-work/mirrors/o/r.git/objects")
+            || b.starts_with(&etc)
             || *b == "/opt/toolchain"),
         "{binds:?}"
     );
-    let with_network = SandboxRun {
-        network: true,
-        ..run
-    };
+    let with_network = SandboxRun::new(run.sandbox.clone(), true, Vec::new()).unwrap();
     let line = with_network
-        .args(Path::new("/w"), "true", None)
+        .args(Path::new("/w"), "true", None, Some(9))
         .into_iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    assert!(!line.contains("--unshare-net") && line.contains("/etc/resolv.conf"));
+    assert!(
+        line.contains("--unshare-net") && line.contains("--block-fd 9"),
+        "its own namespace, held until attached: {line}"
+    );
+    assert!(line.contains("/etc/resolv.conf"));
 }
 
 fn pgrep(pattern: &str) -> bool {

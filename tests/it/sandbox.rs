@@ -1,49 +1,76 @@
 //! The runner's sandbox through the whole app: the repository's config on
-//! the default branch decides whether task code reaches the network, and
-//! the check run says so. (The attacks on the sandbox itself are tested
-//! against the runner in `src/runner/sandbox_tests.rs`.)
+//! the default branch asks for the network, the operator
+//! (`TASKGATE_RUNNER_NETWORK`) decides, and the check run says what became
+//! of the request. (The attacks on the sandbox itself, with and without the
+//! network, are tested against the runner in `src/runner/sandbox_tests.rs`
+//! and `src/runner/sandbox_net_tests.rs`.)
 
-use crate::runs::story_with_plan;
+use taskgate::core::network::RunnerNetwork;
 
-/// A task whose test connects to a TCP listener on the host's loopback.
-fn plan(port: u16) -> String {
-    format!(
-        r#"
+use crate::runs::story_with;
+use crate::support::REPO;
+
+/// A task whose test passes only with a way out of the sandbox's own
+/// network namespace (slirp4netns's tap device).
+const PLAN: &str = r#"
 story: Networked work
 tasks:
   - id: check
     title: Make the check pass
     acceptance:
       tests:
-        - {{ cmd: "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), timeout=5)'", gate: net, timeout_seconds: 20 }}
-"#
-    )
-}
+        - { cmd: "python3 -c 'import socket, sys; sys.exit(\"tap0\" not in [n for _, n in socket.if_nameindex()])'", gate: net, timeout_seconds: 20 }
+"#;
 
-async fn net_check(config: Option<&str>) -> fakehub::CheckRun {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let s = story_with_plan(&plan(port), config, 1).await;
+async fn net_check(config: Option<&str>, operator: &str) -> fakehub::CheckRun {
+    let operator: RunnerNetwork = operator.parse().unwrap();
+    let s = story_with(PLAN, config, 1, |c| c.runner_network = operator).await;
     let sha = s.push(&[("notes.md", "work\n")], "work").await;
     let runs = s.completed(&sha, 1).await;
-    drop(listener);
     runs.into_iter().next().unwrap()
 }
 
-#[tokio::test]
-async fn task_code_has_no_network_unless_the_repository_allows_it_and_the_check_run_says_so() {
-    let closed = net_check(None).await;
-    assert_eq!(closed.conclusion.as_deref(), Some("failure"), "{closed:#?}");
-
-    let open = net_check(Some("runner_network: true\n")).await;
-    assert_eq!(open.conclusion.as_deref(), Some("success"), "{open:#?}");
-    let said = format!(
+fn said(run: &fakehub::CheckRun) -> String {
+    format!(
         "{}\n{}",
-        open.summary.as_deref().unwrap_or_default(),
-        open.text.as_deref().unwrap_or_default()
+        run.summary.as_deref().unwrap_or_default(),
+        run.text.as_deref().unwrap_or_default()
+    )
+}
+
+#[tokio::test]
+async fn the_network_is_the_operators_to_give_and_the_check_run_says_what_became_of_the_request() {
+    let asks = Some("runner_network: true\n");
+    let unasked = net_check(None, REPO).await;
+    assert_eq!(
+        unasked.conclusion.as_deref(),
+        Some("failure"),
+        "{unasked:#?}"
+    );
+    assert!(!said(&unasked).contains("network"), "{}", said(&unasked));
+
+    let refused = net_check(asks, "never").await;
+    assert_eq!(
+        refused.conclusion.as_deref(),
+        Some("failure"),
+        "{refused:#?}"
+    );
+    let text = said(&refused);
+    let line = text
+        .lines()
+        .find(|l| l.contains("ran offline"))
+        .unwrap_or(&text);
+    insta::assert_snapshot!(line, @"- ran offline: .github/taskgate.yml asks for the network (`runner_network: true`), but this taskgate's operator does not allow it for this repository (TASKGATE_RUNNER_NETWORK)");
+
+    let allowed = net_check(asks, &format!("other/repo,{REPO}")).await;
+    assert_eq!(
+        allowed.conclusion.as_deref(),
+        Some("success"),
+        "{allowed:#?}"
     );
     assert!(
-        said.contains("the sandbox allowed network access"),
-        "{said}"
+        said(&allowed).contains("the sandbox allowed network access to public addresses only"),
+        "{}",
+        said(&allowed)
     );
 }
