@@ -337,7 +337,7 @@ impl Processor {
                 Some(decision) => Ok(decision),
                 None => Ok(self.runs.on_pull_request(p).await?),
             },
-            Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p).await?),
+            Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p, &self.permissions).await?),
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
                 let outcome = self.ship.on_merge_group(p).await?;

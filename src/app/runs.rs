@@ -310,7 +310,16 @@ impl Runs {
         Ok(Some(self.finish(&repo, &located, d)))
     }
 
-    pub async fn on_check_suite(&self, p: &CheckSuitePayload) -> Result<Decision, StoreError> {
+    /// A check suite requested (nothing: the push runs) or re-requested
+    /// ("Re-run all checks"): a retry of the task's head, held to what
+    /// `/taskgate retry` is: the sender needs the `retry` permission of the
+    /// repository's config, and only the head taskgate heard pushed to the
+    /// task branch runs (a fork's commit, or any other, is not).
+    pub async fn on_check_suite(
+        &self,
+        p: &CheckSuitePayload,
+        permissions: &crate::github::Permissions,
+    ) -> Result<Decision, StoreError> {
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
         let Some(branch) = p.check_suite.head_branch.as_deref() else {
             return Ok(Decision::nothing("check suite without a branch"));
@@ -326,6 +335,19 @@ impl Runs {
                 "check_suite.{}: runs start from the push",
                 p.action
             )));
+        }
+        let needs = located.config.required_permission("retry");
+        let by = (p.sender.as_ref(), p.installation.as_ref());
+        if let Some(refused) = refuse_sender(
+            by,
+            &repo,
+            "check_suite.rerequested: retry",
+            needs,
+            permissions,
+        )
+        .await
+        {
+            return Ok(refused);
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
@@ -375,7 +397,9 @@ impl Runs {
         // A click needs what the command needs (GitHub lets anyone with
         // write access press a button; the repo config may ask for more).
         let needs = located.config.required_permission(command);
-        if let Some(refused) = refuse_click(p, &repo, command, needs, permissions).await {
+        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let what = format!("check_run.{}: {command}", p.action);
+        if let Some(refused) = refuse_sender(by, &repo, &what, needs, permissions).await {
             return Ok(refused);
         }
         if command == "approve-branch" {
@@ -532,17 +556,21 @@ fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
     }
 }
 
-/// Why a click on a check run's button (or "Re-run") is refused: its sender
-/// lacks what the command needs (GitHub lets anyone with write access
-/// press a button; the repo config may ask for more). `None`: allowed.
-async fn refuse_click(
-    p: &CheckRunPayload,
+/// Why a click on a check run's button, "Re-run" or "Re-run all checks"
+/// (`what`) is refused: its sender lacks what the command needs (GitHub
+/// lets anyone with write access press a button; the repo config may ask
+/// for more), or the payload names no sender. `None`: allowed.
+async fn refuse_sender(
+    (sender, installation): (
+        Option<&crate::intake::payload::User>,
+        Option<&crate::intake::payload::InstallationRef>,
+    ),
     repo: &RepoName,
-    command: &str,
+    what: &str,
     needs: crate::core::config::Permission,
     permissions: &crate::github::Permissions,
 ) -> Option<Decision> {
-    let has = match (&p.sender, p.installation.as_ref()) {
+    let has = match (sender, installation) {
         (Some(s), Some(i)) => permissions
             .level(i.id, repo, s.id, &s.login)
             .await
@@ -551,8 +579,7 @@ async fn refuse_click(
     };
     (has < Some(needs)).then(|| {
         Decision::nothing(format!(
-            "check_run.{}: {command} refused: the sender lacks {} permission",
-            p.action,
+            "{what} refused: the sender lacks {} permission",
             needs.name()
         ))
     })

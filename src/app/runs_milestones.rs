@@ -188,7 +188,9 @@ impl Runs {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };
         let needs = at.config.required_permission(command);
-        if let Some(refused) = refuse_click(p, repo, command, needs, permissions).await {
+        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let what = format!("check_run.{}: {command}", p.action);
+        if let Some(refused) = refuse_sender(by, repo, &what, needs, permissions).await {
             return Ok(refused);
         }
         let trigger = Trigger::Retry {

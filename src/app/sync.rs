@@ -1,9 +1,12 @@
 //! Reading plans from GitHub for the reconciler: the IO half of plan sync.
 //!
-//! A push to the default branch that touches `.taskgate/stories/*.yml` is
-//! answered by reading, at the pushed commit, each changed plan, the repo
-//! config and the few files test-command discovery looks at; the pure
-//! `core::sync` then decides. Reads only: every write is an effect.
+//! A push to the default branch that touches `.taskgate/stories/*.yml` or
+//! `.github/taskgate.yml` is answered by reading, at the pushed commit,
+//! each changed plan, the repo config and the few files test-command
+//! discovery looks at; the pure `core::sync` then decides, and
+//! `core::config::push` makes the config the repository's current one
+//! (every story's decisions follow it). Reads only: every write is an
+//! effect or a change.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -11,7 +14,7 @@ use std::sync::Arc;
 use http::Method;
 use octocrab::Octocrab;
 
-use crate::core::config::CONFIG_PATH;
+use crate::core::config::{decide_config_read, load_config, Problems, RepoConfig, CONFIG_PATH};
 use crate::core::internal::Reconcile;
 use crate::core::plan::TaskId;
 use crate::core::story::{story_key_for_file, story_key_for_issue};
@@ -89,14 +92,15 @@ impl Syncer {
                 present.insert(path.as_str(), false);
             }
         }
+        let config_changed = present.contains_key(CONFIG_PATH);
         present.retain(|path, _| is_plan_file(path));
         let changed: BTreeSet<&str> = present
             .iter()
             .filter(|(_, there)| **there)
             .map(|(path, _)| *path)
             .collect();
-        if present.is_empty() {
-            return Ok(Decision::nothing("no plan files changed"));
+        if present.is_empty() && !config_changed {
+            return Ok(Decision::nothing("no plan files or config changed"));
         }
         let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         let client = self.github.installation_client(installation).await?;
@@ -104,8 +108,16 @@ impl Syncer {
             .await?;
         let sha = &push.after;
         let (config, files) = self.repo_files(&client, &repo, sha).await?;
-        let mut decision = Decision::nothing("");
-        let mut outcomes = Vec::new();
+        // The config first: every decision after this push follows it, for
+        // every story. Its problems are said here unless a plan read in this
+        // push says them (a plan is refused with its config's problems).
+        let problems = if changed.is_empty() {
+            Problems::Report
+        } else {
+            Problems::ReportedWithThePlans
+        };
+        let mut decision = decide_config_read(&repo, sha, config.clone(), problems);
+        let mut outcomes = vec![std::mem::take(&mut decision.outcome)];
         for path in changed {
             let Some(text) = read_file(&client, &repo, path, sha).await? else {
                 continue;
@@ -164,20 +176,7 @@ impl Syncer {
         };
         let client = self.github.installation_client(installation).await?;
         let branch = p.repository.default_branch.as_deref().unwrap_or("main");
-        let head: serde_json::Value = send(
-            &client,
-            Method::GET,
-            &format!("/repos/{repo}/git/ref/heads/{branch}"),
-            None,
-        )
-        .await?
-        .json()?;
-        let sha = CommitSha(
-            head["object"]["sha"]
-                .as_str()
-                .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
-                .to_owned(),
-        );
+        let sha = branch_head(&client, &repo, branch).await?;
         self.read_back_if_unknown(&client, &repo, installation)
             .await?;
         let (config, files) = self.repo_files(&client, &repo, &sha).await?;
@@ -207,9 +206,29 @@ impl Syncer {
             comment: p.comment.id,
             issue,
         };
+        let read = decide_config_read(
+            &repo,
+            &plan.sha,
+            plan.config.clone(),
+            Problems::ReportedWithThePlans,
+        );
         let mut d = decide_comment_plan(plan, &comment, &known.as_known());
         self.announce_pace(&mut d, &known);
+        d.changes.extend(read.changes);
         Ok(d)
+    }
+
+    /// The config everything in `repo` follows (`store::repo_config`);
+    /// with none recorded yet (a database from before the record), the
+    /// copy saved with the repository's most recently planned story, else
+    /// the defaults (a repository no push has synced). Reads no GitHub, so
+    /// a comment is answered whatever GitHub's state.
+    pub async fn repo_config(&self, repo: &RepoName) -> Result<RepoConfig, SyncError> {
+        let text = match self.store.repo_config(repo).await? {
+            Some(record) => record.config,
+            None => self.store.latest_story_config(repo).await?.flatten(),
+        };
+        Ok(load_config(text.as_deref()).unwrap_or_default())
     }
 
     /// With nothing recorded for `repo` (a first sync, or a lost database),
@@ -318,6 +337,28 @@ impl OwnedKnown {
             starts: &self.starts,
         }
     }
+}
+
+/// The commit `branch` of `repo` is at.
+async fn branch_head(
+    client: &Octocrab,
+    repo: &RepoName,
+    branch: &str,
+) -> Result<CommitSha, SyncError> {
+    let head: serde_json::Value = send(
+        client,
+        Method::GET,
+        &format!("/repos/{repo}/git/ref/heads/{branch}"),
+        None,
+    )
+    .await?
+    .json()?;
+    Ok(CommitSha(
+        head["object"]["sha"]
+            .as_str()
+            .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
+            .to_owned(),
+    ))
 }
 
 /// A file's text at `sha`, or `None` when it does not exist there.

@@ -330,7 +330,9 @@ impl RepoConfig {
     }
 }
 
+pub mod push;
 mod read;
+pub use push::{decide_config_read, Problems};
 pub use read::{load_config, parse_config};
 
 #[cfg(test)]

@@ -108,6 +108,15 @@ pub enum Change {
         repo: RepoName,
         freeze: Option<crate::core::freeze::Freeze>,
     },
+    /// The repository's config (`.github/taskgate.yml` on the default
+    /// branch) as of commit `sha`: `None` when the file is not there (the
+    /// defaults). Only a config that loads is recorded (`core::config::push`);
+    /// every later decision, for every story, reads this one.
+    RepoConfigChanged {
+        repo: RepoName,
+        sha: crate::ids::CommitSha,
+        config: Option<String>,
+    },
     /// A flaky test quarantined (`core::flaky`).
     QuarantineStarted {
         repo: RepoName,

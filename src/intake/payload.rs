@@ -378,6 +378,9 @@ pub struct CheckSuitePayload {
     pub action: CheckSuiteAction,
     pub check_suite: CheckSuite,
     pub repository: Repository,
+    /// Who pressed "Re-run all checks" (for `rerequested`).
+    #[serde(default)]
+    pub sender: Option<User>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

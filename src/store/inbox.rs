@@ -540,6 +540,9 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
         } => super::objects::put_record(db, repo, marker, record)?,
         Change::Audited(entry) => super::audit::insert(db, entry)?,
         Change::FreezeChanged { repo, freeze } => super::freeze::put(db, repo, freeze.as_ref())?,
+        Change::RepoConfigChanged { repo, sha, config } => {
+            super::repo_config::put(db, repo, sha, config.as_deref(), now_ms)?
+        }
         Change::QuarantineStarted { .. } | Change::QuarantineLifted { .. } => {
             super::quarantine::apply(db, change)?
         }

@@ -242,6 +242,9 @@ impl Store {
         .await
     }
 
+    /// A story's last valid plan, with the config its decisions follow:
+    /// the repository's current one (`store::repo_config`), else the copy
+    /// saved with the plan.
     pub async fn story(
         &self,
         repo: &RepoName,
@@ -249,20 +252,24 @@ impl Store {
     ) -> Result<Option<StoryPlan>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |db| {
-            db.query_opt(
-                "SELECT installation_id, source, plan, config, files, sha FROM stories WHERE repo = ?1 AND story = ?2",
-                params![repo.as_str(), story],
-                |r| {
-                    Ok((
-                        r.get::<InstallationId>(0)?,
-                        r.get::<String>(1)?,
-                        r.get::<String>(2)?,
-                        r.get::<Option<String>>(3)?,
-                        r.get::<String>(4)?,
-                        r.get::<String>(5)?,
-                    ))
-                },
-            )?
+            // The repository's current config, not the copy saved with
+            // the plan, where one is recorded (`store::repo_config`).
+            let sql = format!(
+                "SELECT s.installation_id, s.source, s.plan, {}, s.files, s.sha
+                 FROM stories s LEFT JOIN repo_configs c ON c.repo = s.repo
+                 WHERE s.repo = ?1 AND s.story = ?2",
+                super::repo_config::STORY_CONFIG
+            );
+            db.query_opt(&sql, params![repo.as_str(), story], |r| {
+                Ok((
+                    r.get::<InstallationId>(0)?,
+                    r.get::<String>(1)?,
+                    r.get::<String>(2)?,
+                    r.get::<Option<String>>(3)?,
+                    r.get::<String>(4)?,
+                    r.get::<String>(5)?,
+                ))
+            })?
             .map(|(installation, source, plan, config, files, sha)| {
                 Ok(StoryPlan {
                     repo: repo.clone(),

@@ -252,6 +252,15 @@ CREATE TABLE repo_no_drafts (
     r#"
 ALTER TABLE attempts ADD COLUMN base TEXT COLLATE "C";
 "#,
+    // Each repository's current config (`store::repo_config`).
+    r#"
+CREATE TABLE repo_configs (
+    repo        TEXT COLLATE "C" PRIMARY KEY,
+    config      TEXT COLLATE "C",
+    sha         TEXT COLLATE "C" NOT NULL,
+    updated_ms  BIGINT NOT NULL
+);
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

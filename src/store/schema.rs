@@ -321,6 +321,16 @@ CREATE TABLE repo_no_drafts (
     r#"
 ALTER TABLE attempts ADD COLUMN base TEXT;
 "#,
+    // Each repository's current config (`store::repo_config`), read by
+    // every decision in place of the copy saved with a story's plan.
+    r#"
+CREATE TABLE repo_configs (
+    repo        TEXT PRIMARY KEY,
+    config      TEXT,
+    sha         TEXT NOT NULL,
+    updated_ms  INTEGER NOT NULL
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -11,6 +11,7 @@ mod audit;
 mod chaos;
 mod classify_cli;
 mod commands_e2e;
+mod config_trust;
 mod crash;
 mod dashboard;
 mod dashboard_browser;

@@ -221,7 +221,9 @@ impl Processor {
         if core::is_own(&author, "", &self.context) {
             return nothing("edited by taskgate itself");
         }
-        let config = self.runs.command_config(&repo, p.issue.number).await?;
+        // The repository's config, wherever the comment is: a task PR, a
+        // story PR, a plan issue or a plain issue.
+        let config = self.syncer.repo_config(&repo).await?;
         let syntax = syntax_of(&config);
         let mut parsed = commands::parse_comment(body, &syntax);
         let edit = match (edited, p.changes.as_ref().and_then(|c| c.body.as_ref())) {

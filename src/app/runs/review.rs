@@ -1,5 +1,5 @@
 //! The task side of comment commands: finding the task (or story) an issue
-//! or pull request belongs to, its configuration, and running the pure
+//! or pull request belongs to, and running the pure
 //! review, retry and branch-todo transitions and read-only views on it.
 //! The dispatcher (`app::commands`) checks permission and answers; this
 //! only loads, calls the core and hands back its decision or its typed
@@ -8,7 +8,6 @@
 
 use super::{into_decision, on_trigger, Located, Runs};
 use crate::core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
-use crate::core::config::{load_config, RepoConfig};
 use crate::core::plan::parse_plan;
 use crate::core::refusal::{Refusal, Refused};
 use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
@@ -20,24 +19,6 @@ use crate::store::StoreError;
 pub type TaskCommand = Option<Result<Decision, Refused>>;
 
 impl Runs {
-    /// The configuration commands on `issue` follow: its task's or story's
-    /// (as last synced), else the defaults.
-    pub async fn command_config(
-        &self,
-        repo: &RepoName,
-        issue: IssueNumber,
-    ) -> Result<RepoConfig, StoreError> {
-        if let Some(located) = self.locate_issue_or_pull(repo, issue).await? {
-            return Ok(located.config);
-        }
-        if let Some(story) = self.store.story_by_issue(repo, issue).await? {
-            if let Some(plan) = self.store.story(repo, &story).await? {
-                return Ok(load_config(plan.config.as_deref()).unwrap_or_default());
-            }
-        }
-        Ok(RepoConfig::default())
-    }
-
     /// `/approve`, `/revise`, `/reject`, `/pause`, `/resume` on a task's
     /// issue or pull request.
     pub async fn review_command(

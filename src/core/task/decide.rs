@@ -324,12 +324,16 @@ fn retry_target(
     gate: Option<&str>,
     ctx: &TaskContext,
 ) -> Result<(CommitSha, Vec<String>), String> {
-    let Some(sha) = sha.or(record.head.as_ref()).cloned() else {
+    // Only the head taskgate heard pushed to the task branch is retried:
+    // a re-run naming a commit it never heard of (a fork's, one whose
+    // push it missed) runs nothing, as `/taskgate retry` would not.
+    let Some(head) = record.head.as_ref() else {
         return Err("nothing pushed yet: nothing to retry".into());
     };
+    let sha = sha.unwrap_or(head).clone();
     // Re-running an older commit's check run must not move the
     // task back to that commit: only the head is retried.
-    if record.head.as_ref().is_some_and(|head| *head != sha) {
+    if *head != sha {
         return Err(format!(
             "{} is not the branch's head any more: push or retry the head",
             short(&sha)

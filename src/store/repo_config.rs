@@ -1,0 +1,162 @@
+//! Each repository's current config: the text of `.github/taskgate.yml`
+//! on its default branch, as of the last push (or plan sync) that read a
+//! config which loads.
+//!
+//! Owns: the `repo_configs` table's statements, and the rule that a
+//! story's plan is read back with this config in place of the copy saved
+//! with it (`Store::story`), so every decision after a config push, for
+//! every story, follows the new config. The copy saved with a plan is the
+//! fallback only for a repository with no record (a database from before
+//! this table).
+//! Must not: parse or judge the config (`core::config::push` decides
+//! which text is recorded; a config with problems never is).
+
+use rusqlite::params;
+
+use super::db::Db;
+use super::{Store, StoreError};
+use crate::ids::{CommitSha, RepoName};
+
+/// The config a repository's decisions follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepoConfigRecord {
+    /// The file's text; `None` when the default branch has none (the
+    /// defaults).
+    pub config: Option<String>,
+    /// The commit it was read at.
+    pub sha: CommitSha,
+}
+
+/// Applies [`Change::RepoConfigChanged`](crate::core::Change::RepoConfigChanged).
+pub(super) fn put(
+    db: &Db,
+    repo: &RepoName,
+    sha: &CommitSha,
+    config: Option<&str>,
+    now_ms: i64,
+) -> Result<(), StoreError> {
+    db.execute(
+        "INSERT INTO repo_configs (repo, config, sha, updated_ms) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT(repo) DO UPDATE SET config = ?2, sha = ?3, updated_ms = ?4",
+        params![repo.as_str(), config, sha.as_str(), now_ms],
+    )?;
+    Ok(())
+}
+
+/// The column a story's config is read from: the repository's record
+/// when there is one, else the copy saved with the plan. `s` is the
+/// `stories` row, `c` the `repo_configs` row left-joined on the repo.
+pub(super) const STORY_CONFIG: &str = "CASE WHEN c.repo IS NULL THEN s.config ELSE c.config END";
+
+impl Store {
+    /// The config saved with `repo`'s most recently planned story (`None`:
+    /// no story; `Some(None)`: planned without a config file).
+    pub async fn latest_story_config(
+        &self,
+        repo: &RepoName,
+    ) -> Result<Option<Option<String>>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |db| {
+            db.query_opt(
+                "SELECT config FROM stories WHERE repo = ?1 ORDER BY updated_ms DESC, story LIMIT 1",
+                params![repo.as_str()],
+                |r| r.get::<Option<String>>(0),
+            )
+        })
+        .await
+    }
+
+    /// The config `repo`'s decisions follow, when one was recorded.
+    pub async fn repo_config(
+        &self,
+        repo: &RepoName,
+    ) -> Result<Option<RepoConfigRecord>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |db| {
+            db.query_opt(
+                "SELECT config, sha FROM repo_configs WHERE repo = ?1",
+                params![repo.as_str()],
+                |r| {
+                    Ok(RepoConfigRecord {
+                        config: r.get(0)?,
+                        sha: CommitSha(r.get(1)?),
+                    })
+                },
+            )
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::core::sync::StoryPlan;
+    use crate::core::Change;
+    use crate::ids::InstallationId;
+    use crate::store::testing::on_both_backends;
+
+    fn repo(name: &str) -> RepoName {
+        RepoName::parse(name).unwrap()
+    }
+
+    fn planned(repo: &RepoName, story: &str, config: Option<&str>) -> Change {
+        Change::StoryPlanned(StoryPlan {
+            repo: repo.clone(),
+            story: story.into(),
+            installation: InstallationId(1),
+            source: format!(".taskgate/stories/{story}.yml"),
+            plan: "story: s".into(),
+            config: config.map(str::to_owned),
+            files: BTreeMap::new(),
+            sha: CommitSha("a".repeat(40)),
+        })
+    }
+
+    fn config_changed(repo: &RepoName, config: Option<&str>) -> Change {
+        Change::RepoConfigChanged {
+            repo: repo.clone(),
+            sha: CommitSha("b".repeat(40)),
+            config: config.map(str::to_owned),
+        }
+    }
+
+    async fn apply(store: &Store, changes: Vec<Change>) {
+        crate::store::audit::tests::apply(store, changes).await;
+    }
+
+    async fn story_config(store: &Store, repo: &RepoName, story: &str) -> Option<String> {
+        store.story(repo, story).await.unwrap().unwrap().config
+    }
+
+    on_both_backends! {
+        async fn every_story_reads_the_repositorys_current_config_once_one_is_recorded(store: Store) {
+            let (a, b) = (repo("acme/a"), repo("acme/b"));
+            let old = "review: human\n";
+            apply(&store, vec![planned(&a, "x", Some(old)), planned(&a, "y", None), planned(&b, "z", Some(old))]).await;
+            // No record yet (a database from before the table): each story's own copy.
+            assert_eq!(store.repo_config(&a).await.unwrap(), None);
+            assert!(store.latest_story_config(&a).await.unwrap().is_some());
+            assert_eq!(store.latest_story_config(&repo("acme/none")).await.unwrap(), None);
+            assert_eq!(story_config(&store, &a, "x").await.as_deref(), Some(old));
+            assert_eq!(story_config(&store, &a, "y").await, None);
+
+            let new = "runner_network: false\n";
+            apply(&store, vec![config_changed(&a, Some(new))]).await;
+            assert_eq!(
+                store.repo_config(&a).await.unwrap(),
+                Some(RepoConfigRecord { config: Some(new.into()), sha: CommitSha("b".repeat(40)) })
+            );
+            assert_eq!(story_config(&store, &a, "x").await.as_deref(), Some(new));
+            assert_eq!(story_config(&store, &a, "y").await.as_deref(), Some(new));
+            assert_eq!(story_config(&store, &b, "z").await.as_deref(), Some(old), "per repository");
+
+            // The file removed: the defaults, for every story.
+            apply(&store, vec![config_changed(&a, None)]).await;
+            assert_eq!(story_config(&store, &a, "x").await, None);
+            assert_eq!(store.repo_config(&a).await.unwrap().unwrap().config, None);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Settings that can't be sidestepped (issue 28, items 2, 3 and 8): every
+//! command, wherever it is written, follows the repository's config; a
+//! push that changes only `.github/taskgate.yml` governs the next decision
+//! of every existing story; "Re-run all checks" is held to what
+//! `/taskgate retry` is.
+
+use serde_json::json;
+use taskgate::ids::RepoName;
+
+use crate::runs::{story_backed, story_with_plan, Story};
+use crate::ship::Shipped;
+use crate::support::{fixture, INSTALLATION, REPO};
+
+const ONE_TASK: &str = r#"
+story: Checked work
+tasks:
+  - id: check
+    title: Make the check pass
+    acceptance:
+      tests:
+        - { cmd: "sh check.sh", timeout_seconds: 20 }
+"#;
+
+fn repo_name() -> RepoName {
+    RepoName::parse(REPO).unwrap()
+}
+
+/// The bot's replies on `issue` that answer `login`, first line only.
+fn replies_to(app: &crate::support::TestApp, issue: u64, login: &str) -> Vec<String> {
+    app.bot_comments(issue)
+        .into_iter()
+        .filter(|c| c.starts_with(&format!("@{login}")))
+        .map(|c| c.lines().next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_a_story_pr_and_a_plain_issue(
+) {
+    let config = "deploy_workflow: deploy.yml\ncommands:\n  prefix: /tg\n  short_form: false\n  permissions:\n    ship: admin\n    rollback: admin\n    freeze: admin\n";
+    // octocat maintains the repository: enough for the defaults, not for
+    // this config.
+    let sh = Shipped::shippable(config).await;
+    let app = &sh.s.app;
+    let story_pr = sh.story_pr().unwrap().number;
+    app.comment(story_pr, "octocat", "/tg ship").await;
+    app.comment(sh.story_issue, "octocat", "/tg rollback").await;
+    let plain = app
+        .fake
+        .repo(REPO)
+        .create_issue("Release 2.0", "Tracking the release.", "octocat");
+    app.settle().await;
+    app.comment(plain, "octocat", "/tg freeze release 2.0")
+        .await;
+    app.settle().await;
+
+    let refused =
+        [story_pr, sh.story_issue, plain].map(|n| replies_to(app, n, "octocat").join("\n"));
+    insta::assert_snapshot!(refused.join("\n"), @r"
+    @octocat `/tg ship` needs admin permission on the repository; @octocat has maintain.
+    @octocat `/tg rollback` needs admin permission on the repository; @octocat has maintain.
+    @octocat `/tg freeze` needs admin permission on the repository; @octocat has maintain.
+    ");
+    assert_eq!(sh.merges(), 0, "nothing shipped");
+    assert_eq!(app.store().repo_freeze(&repo_name()).await.unwrap(), None);
+
+    // An admin may, with the configured prefix, on the plain issue.
+    app.fake.add_user("ada", 90_001, "admin");
+    app.comment(plain, "ada", "/tg freeze release 2.0").await;
+    app.settle().await;
+    let frozen = app.store().repo_freeze(&repo_name()).await.unwrap();
+    assert_eq!(frozen.map(|f| f.by_login), Some("ada".to_owned()));
+}
+
+#[tokio::test]
+async fn a_push_that_changes_only_the_config_governs_the_next_decision_of_an_existing_story() {
+    // Planned with the defaults: a passing task PR merges by itself.
+    let s = story_backed(ONE_TASK, None, 1).await;
+    let repo = s.app.fake.repo(REPO);
+    s.app
+        .push_to_main(&[(".github/taskgate.yml", "review: human\n")])
+        .await;
+    let record = s.app.store().repo_config(&repo_name()).await.unwrap();
+    assert_eq!(
+        record.and_then(|r| r.config).as_deref(),
+        Some("review: human\n")
+    );
+
+    // A config with problems is said on its commit, and not taken.
+    s.app
+        .push_to_main(&[(".github/taskgate.yml", "review: sometimes\n")])
+        .await;
+    let head = repo.branch_sha("main").unwrap();
+    let said: Vec<_> = repo
+        .check_runs()
+        .into_iter()
+        .filter(|c| c.head_sha == head)
+        .map(|c| {
+            (
+                c.name,
+                c.conclusion.unwrap_or_default(),
+                c.title.unwrap_or_default(),
+            )
+        })
+        .collect();
+    insta::assert_debug_snapshot!(said, @r#"
+    [
+        (
+            "taskgate/plan",
+            "failure",
+            "1 problem(s) in .github/taskgate.yml; taskgate keeps the last good config",
+        ),
+    ]
+    "#);
+
+    // The story's next decision follows `review: human`: the passing PR
+    // waits for a person.
+    let green = s.push(&[("check.sh", "exit 0\n")], "works").await;
+    s.completed(&green, 1).await;
+    repo.set_draft(s.pull().number, false, "agent");
+    s.app.settle().await;
+    assert!(!s.pull().merged, "human review: the PR waits for /approve");
+    s.app.comment(s.pull().number, "octocat", "/approve").await;
+    s.app.settle().await;
+    assert!(s.pull().merged, "approved: merged");
+}
+
+/// GitHub's `check_suite.rerequested` for `sha` on `branch` (`None`: a
+/// fork's, whose branch GitHub does not name), pressed by `sender`.
+fn rerun_all(branch: Option<&str>, sha: &str, sender: (&str, u64)) -> serde_json::Value {
+    let mut suite = fixture("check_suite/rerequested.1.json");
+    suite["check_suite"]["head_branch"] = json!(branch);
+    suite["check_suite"]["head_sha"] = json!(sha);
+    suite["check_suite"]["pull_requests"] = json!([]);
+    suite["repository"]["full_name"] = json!(REPO);
+    suite["installation"]["id"] = json!(INSTALLATION);
+    suite["sender"]["login"] = json!(sender.0);
+    suite["sender"]["id"] = json!(sender.1);
+    suite
+}
+
+async fn attempts(s: &Story) -> usize {
+    s.app
+        .store()
+        .attempts(&repo_name(), "file:checks", "check")
+        .await
+        .unwrap()
+        .len()
+}
+
+#[tokio::test]
+async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
+    let config = "commands:\n  permissions:\n    retry: maintain\n";
+    let s = story_with_plan(ONE_TASK, Some(config), 1).await;
+    let red = s.push(&[("check.sh", "exit 1\n")], "red").await;
+    s.completed(&red, 1).await;
+    assert_eq!(attempts(&s).await, 1);
+
+    s.app.fake.add_user("wes", 90_002, "write");
+    let by_writer = rerun_all(Some(&s.branch), &red, ("wes", 90_002));
+    assert_eq!(s.app.deliver("check_suite", &by_writer).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(attempts(&s).await, 1, "a writer's re-run is refused");
+
+    s.app.fake.add_user("mia", 90_003, "maintain");
+    let by_maintainer = rerun_all(Some(&s.branch), &red, ("mia", 90_003));
+    assert_eq!(s.app.deliver("check_suite", &by_maintainer).await.0, 202);
+    s.app.settle().await;
+    assert_eq!(attempts(&s).await, 2, "a maintainer's re-run runs");
+}
+
+#[tokio::test]
+async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_forks_commit() {
+    let s = story_with_plan(ONE_TASK, None, 1).await;
+    s.app.fake.add_user("mia", 90_003, "maintain");
+    // A commit pushed to a fork: GitHub names no branch for its suite.
+    let fork = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";
+    let from_fork = rerun_all(None, fork, ("mia", 90_003));
+    assert_eq!(s.app.deliver("check_suite", &from_fork).await.0, 202);
+    // The same commit under the task branch's name: taskgate never heard
+    // it pushed there, so it is not the task's head and does not run.
+    let named_like_the_task = rerun_all(Some(&s.branch), fork, ("mia", 90_003));
+    assert_eq!(
+        s.app.deliver("check_suite", &named_like_the_task).await.0,
+        202
+    );
+    s.app.settle().await;
+    assert_eq!(attempts(&s).await, 0);
+    assert!(s.checks(fork).is_empty());
+}
