@@ -192,12 +192,7 @@ impl Runs {
         let d = match p.action {
             PullRequestAction::Closed => {
                 let merged = pr.merged.unwrap_or(false);
-                let mut d = on_pull_closed(&located.record, merged, &ctx);
-                if merged {
-                    // What the merge made on the story branch: the ship
-                    // gate takes only such commits there.
-                    d.record.merged_as = pr.merge_commit_sha.clone();
-                }
+                let d = on_pull_closed(&located.record, merged, &ctx);
                 let mut decision = self.finish(&repo, &located, d);
                 // The merge may complete what an integration milestone
                 // or another task waits for.

@@ -285,9 +285,6 @@ impl Ship {
                 .branch_head(&l.branch)
                 .await?;
         }
-        if let Some(head) = ev.head.clone() {
-            self.vet(&mut l, &client, &head).await?;
-        }
         let d = ship::evaluate(&l.record, &ev, &l.ctx());
         Ok(l.finish(d))
     }
@@ -439,13 +436,9 @@ impl Ship {
         by: Shipper,
     ) -> Result<(Decision, Option<ShipRefusal>), ShipError> {
         let mut l = l;
-        let client = self.client(&l).await?;
         if l.default_branch.is_empty() {
+            let client = self.client(&l).await?;
             l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
-        }
-        // Every commit on the story branch came from a proven task PR.
-        if let Some(head) = l.record.head.clone() {
-            self.vet(&mut l, &client, &head).await?;
         }
         let evaluated = self.evaluate_record(&l).await?;
         let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
@@ -541,8 +534,6 @@ impl Ship {
 
 #[path = "ship_merge_group.rs"]
 mod merge_group;
-#[path = "ship_pin.rs"]
-mod pin;
 #[path = "ship_queue.rs"]
 mod queue;
 #[path = "ship_rules.rs"]

@@ -48,7 +48,7 @@ pub use landing::{
     LandRefusal, PullLanding,
 };
 pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
-pub use pin::{foreign_commits, on_story_head_moved, pinned_head, proof_parents, Vetted};
+pub use pin::{on_story_head_moved, pinned_head, proof_parents};
 pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
@@ -171,10 +171,6 @@ pub struct StoryRecord {
     /// on both stores): then the head as last seen.
     #[serde(default)]
     pub pinned: Option<CommitSha>,
-    /// The story branch's commits as last checked (`pin`): one that no
-    /// proven task PR made keeps the story from shipping.
-    #[serde(default)]
-    pub vetted: Option<pin::Vetted>,
     /// A story PR was asked for and its webhook has not arrived yet.
     #[serde(default)]
     pub pr_requested: bool,

@@ -24,8 +24,6 @@ use super::render_queue as render;
 use super::rules::LandVia;
 use super::{ShipProof, ShipState, StoryRecord};
 use crate::ids::CommitSha;
-use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
 
 /// The story head the ship request was made on. A record queued by a
 /// taskgate from before the pin falls back on the head as last seen.
@@ -113,57 +111,6 @@ pub fn proof_parents(
     Err(render::unexpected_parents(commit, parents, &expected))
 }
 
-/// The story branch's commits as last checked: at which head, and those
-/// on its first-parent line that no proven task PR's merge made.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Vetted {
-    pub head: CommitSha,
-    pub foreign: Vec<CommitSha>,
-    /// GitHub listed too many commits to check them all.
-    #[serde(default)]
-    pub too_many: bool,
-}
-
-/// The commits on the story branch's first-parent line from `head` back
-/// to the default branch that are not a task PR's merge (`merges`, as
-/// recorded when each task PR merged), newest first. `commits` are the
-/// story branch's commits the default branch lacks, with their parents
-/// (GitHub's comparison). A task's own commits are second parents of its
-/// merge and need no check; with a squash merge there are none.
-pub fn foreign_commits(
-    head: &CommitSha,
-    commits: &[(CommitSha, Vec<CommitSha>)],
-    merges: &BTreeSet<CommitSha>,
-) -> Vec<CommitSha> {
-    let parents: BTreeMap<&CommitSha, &Vec<CommitSha>> =
-        commits.iter().map(|(c, p)| (c, p)).collect();
-    let mut foreign = Vec::new();
-    let mut at = Some(head);
-    while let Some(commit) = at {
-        let Some(its) = parents.get(commit) else {
-            break; // on the default branch: not the story's
-        };
-        if !merges.contains(commit) {
-            foreign.push(commit.clone());
-        }
-        at = its.first();
-    }
-    foreign
-}
-
-/// The story's line for each commit that did not come from a proven task
-/// PR, when the story branch was checked at `head`: it is not shippable.
-pub(super) fn foreign_lines(record: &StoryRecord, head: &CommitSha) -> Vec<String> {
-    let Some(vetted) = record.vetted.as_ref().filter(|v| v.head == *head) else {
-        return vec![];
-    };
-    let mut lines: Vec<String> = vetted.foreign.iter().map(render::foreign_commit).collect();
-    if vetted.too_many {
-        lines.push(render::too_many_commits(head));
-    }
-    lines
-}
-
 /// Whether a merge group's commit, with `parents`, merges the pinned
 /// head into the queue's base (the previous group or the branch): two
 /// parents, the second the head that was shipped.
@@ -244,59 +191,6 @@ mod tests {
         let proving = start_proof(&q, (&sha('c'), &head()), &BranchRules::default(), &w.ctx());
         let d = on_story_head_moved(&proving.record, &sha('x'), &w.ctx());
         assert_eq!(d.record.state, ShipState::Shippable);
-    }
-
-    #[test]
-    fn a_commit_no_task_pr_merged_is_named_and_task_commits_behind_a_merge_are_not() {
-        let (m1, m2, x, t1, t2) = (sha('1'), sha('2'), sha('x'), sha('t'), sha('u'));
-        // main ← m1 (task 1's squash) ← x (pushed by hand) ← m2 (task 2's
-        // merge of t2, itself on t1).
-        let commits = vec![
-            (m1.clone(), vec![sha('0')]),
-            (x.clone(), vec![m1.clone()]),
-            (t1.clone(), vec![m1.clone()]),
-            (t2.clone(), vec![t1.clone()]),
-            (m2.clone(), vec![x.clone(), t2.clone()]),
-        ];
-        let merges: BTreeSet<CommitSha> = [m1.clone(), m2.clone()].into();
-        assert_eq!(foreign_commits(&m2, &commits, &merges), vec![x.clone()]);
-        assert_eq!(foreign_commits(&m1, &commits, &merges), vec![]);
-        assert_eq!(foreign_commits(&x, &commits, &merges), vec![x]);
-    }
-
-    #[test]
-    fn a_foreign_commit_makes_the_story_not_shippable_and_ship_is_refused_naming_it() {
-        use crate::core::plan::TaskState;
-        use crate::core::ship::{evaluate, Evaluation, ShipRefusal, TaskProof};
-        let w = World::new();
-        let mut record = shippable_with_pr(&w);
-        assert_eq!(record.state, ShipState::Shippable);
-        record.vetted = Some(Vetted {
-            head: head(),
-            foreign: vec![sha('x')],
-            too_many: false,
-        });
-        let tasks = [TaskProof {
-            id: "a".into(),
-            title: "A".into(),
-            issue: None,
-            top: "a".into(),
-            is_parent: false,
-            state: Some(TaskState::Completed),
-            proven: vec![],
-        }];
-        let ev = Evaluation {
-            tasks: &tasks,
-            milestones: &[],
-            head: Some(head()),
-        };
-        let d = evaluate(&record, &ev, &w.ctx());
-        assert_eq!(d.record.state, ShipState::Building, "not shippable");
-        let asked = on_ship_request(&d.record, &octocat(ShipVia::Command), &w.ctx());
-        let Some(ShipRefusal::NotShippable { missing }) = asked.refused else {
-            panic!("{:?}", asked.refused)
-        };
-        insta::assert_snapshot!(missing.join("\n"), @"commit `xxxxxxx` on the story branch did not come from a proven task PR: move the story branch back before it, or bring the change through a task");
     }
 
     #[test]

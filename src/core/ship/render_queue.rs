@@ -120,21 +120,6 @@ pub fn story_changed(pinned: &CommitSha, head: &CommitSha, label: &str) -> Strin
     )
 }
 
-/// What keeps a story with a commit no proven task PR made from shipping.
-pub fn foreign_commit(commit: &CommitSha) -> String {
-    format!(
-        "commit `{}` on the story branch did not come from a proven task PR: move the story branch back before it, or bring the change through a task",
-        commit.short()
-    )
-}
-
-pub fn too_many_commits(head: &CommitSha) -> String {
-    format!(
-        "the story branch at `{}` has more commits than taskgate checks (1,000): each must come from a proven task PR",
-        head.short()
-    )
-}
-
 /// The proof's line when its commit does not merge exactly what it
 /// should.
 pub fn unexpected_parents(

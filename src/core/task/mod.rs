@@ -112,10 +112,6 @@ pub struct TaskRecord {
     /// older taskgate at planning time.
     #[serde(default)]
     pub branch: Option<crate::core::story::BranchStart>,
-    /// The commit its PR's merge made on the story branch: the ship gate
-    /// takes only such commits on a story branch (`core::ship::pin`).
-    #[serde(default)]
-    pub merged_as: Option<CommitSha>,
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).
