@@ -355,7 +355,12 @@ impl Processor {
             },
             // A task branch's push is a run; any other may change a plan.
             Webhook::Push(push) => match self.runs.on_push(push).await? {
-                Some(decision) => Ok(decision),
+                Some(mut decision) => {
+                    // A story that moved after `ship` leaves the queue.
+                    let ship = self.ship.on_story_branch_push(push).await?;
+                    merge(&mut decision, ship);
+                    Ok(decision)
+                }
                 None => {
                     let mut decision = self.syncer.on_push(installation, push).await?;
                     // A story proving on the base this push replaced.

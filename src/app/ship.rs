@@ -330,13 +330,20 @@ impl Ship {
             | PullRequestAction::Reopened
             | PullRequestAction::Synchronize
             | PullRequestAction::ReadyForReview => {
+                // A head that moved after `ship` takes the story out of
+                // the queue first (`core::ship::pin`).
+                let moved = ship::on_story_head_moved(&l.record, &pr.head.sha, &l.ctx());
+                l.record = moved.record;
                 l.record = ship::on_story_pr_seen(
                     &l.record,
                     number,
                     &pr.head.sha,
                     pr.draft.unwrap_or(false),
                 );
-                let d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
+                let mut d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
+                let mut effects = moved.effects;
+                effects.append(&mut d.effects);
+                d.effects = effects;
                 Ok(Some(d))
             }
             PullRequestAction::Labeled => self.on_ship_label(l, p).await.map(Some),

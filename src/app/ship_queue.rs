@@ -85,7 +85,14 @@ impl Ship {
                 ship::on_workflow_refused(&l.record, workflow, &why, &l.ctx())
             }
             ShipWhat::ProofCommit { round, commit } => {
-                let (d, step) = ship::on_proof_commit(&l.record, round, &commit, &l.ctx());
+                // Its parents as GitHub has them now: checked before it
+                // runs (`core::ship::proof_parents`).
+                let client = self.client(&l).await?;
+                let parents = RepoClient::new(&client, &l.repo)
+                    .commit_parents(&commit)
+                    .await?;
+                let (d, step) =
+                    ship::on_proof_commit(&l.record, round, &commit, &parents, &l.ctx());
                 return Ok(l.outcome(d, step, ship::PROOF_TASK));
             }
             ShipWhat::RevertCommit { round, commit } => {
@@ -161,10 +168,12 @@ impl Ship {
             .branch_head(&l.default_branch)
             .await?
             .ok_or_else(|| missing(&l.default_branch))?;
-        let head = match gh.branch_head(&l.branch).await? {
-            Some(head) => head,
-            None => l.record.head.clone().ok_or_else(|| missing(&l.branch))?,
-        };
+        // The story branch's head now, compared with the pinned head (what
+        // was shipped): only the pinned head is proven.
+        let head = gh
+            .branch_head(&l.branch)
+            .await?
+            .ok_or_else(|| missing(&l.branch))?;
         let rules = self.branch_rules(&gh, repo, &l.default_branch).await?;
         let d = ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx());
         Ok(l.finish(d))
@@ -230,6 +239,29 @@ impl Ship {
             return Ok(Decision::nothing(""));
         };
         Ok(l.finish(ship::on_base_moved(&l.record, round, &l.ctx())))
+    }
+
+    /// A push to a story branch (`taskgate/story-<n>`): a story queued or
+    /// proving on another head leaves the queue (`core::ship::pin`).
+    pub async fn on_story_branch_push(
+        &self,
+        p: &crate::intake::payload::PushPayload,
+    ) -> Result<Decision, ShipError> {
+        let Some(issue) = super::story_issue_of_branch(&p.git_ref) else {
+            return Ok(Decision::nothing(""));
+        };
+        if p.deleted {
+            return Ok(Decision::nothing(""));
+        }
+        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+            return Ok(Decision::nothing(""));
+        };
+        let default = p.repository.default_branch.as_deref();
+        let Some(l) = self.locate(&repo, &story, default).await? else {
+            return Ok(Decision::nothing(""));
+        };
+        Ok(l.finish(ship::on_story_head_moved(&l.record, &p.after, &l.ctx())))
     }
 
     /// A `pull_request` webhook of a rollback's revert PR (head

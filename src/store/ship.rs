@@ -238,6 +238,28 @@ mod tests {
         }
     }
 
+    on_both_backends! {
+        async fn a_record_stored_before_the_pin_reads_without_it(store: Store) {
+            // A queued story as an older taskgate stored it: no `pinned`.
+            let old = r#"{"state":"queued","pr":9,"head":"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb","shipped_by":null,"deploy_run":null,"validation_run":null,"queued_at_ms":10}"#;
+            store
+                .write_one(move |db| {
+                    db.execute(
+                        "INSERT INTO story_ships (repo, story, record) VALUES (?1, ?2, ?3)",
+                        params!["o/r", "file:s", old],
+                    )?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            let repo = RepoName::parse("o/r").unwrap();
+            let read = store.story_record(&repo, "file:s").await.unwrap().unwrap();
+            assert_eq!(read.pinned, None);
+            let head = crate::ids::CommitSha("b".repeat(40));
+            assert_eq!(crate::core::ship::pinned_head(&read), Some(&head), "the head as last seen");
+        }
+    }
+
     fn record(state: crate::core::ship::ShipState, at: i64) -> StoryRecord {
         StoryRecord {
             state,

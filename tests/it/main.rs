@@ -44,6 +44,7 @@ mod setup;
 mod ship;
 mod ship_faults;
 mod ship_landed;
+mod ship_pinned;
 mod ship_queue;
 mod ship_rules;
 mod test_results;

@@ -378,7 +378,13 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
     assert!(!sh.story_pr().unwrap().merged);
     let notes = sh.not_shipped();
     assert_eq!(notes.len(), 1, "said once: {notes:#?}");
-    insta::assert_snapshot!(notes[0].replace(&group.group_sha[..7], "<group>"), @"**Not shipped: GitHub's merge queue took the story PR out.** It destroyed merge group `<group>` without merging it (GitHub's reason: `dequeued`): a required check failed on the group, or the story PR's head moved. Nothing landed and the `ship` label was removed; ship again to retry.");
+    // taskgate sees the push itself: the story is out before GitHub's
+    // `dequeued` of the group arrives, which then changes nothing.
+    let (shipped, late) = (
+        &group.head_sha[..7],
+        &sh.repo().branch_sha(&sh.branch).unwrap()[..7],
+    );
+    insta::assert_snapshot!(notes[0].replace(shipped, "<shipped>").replace(late, "<late>"), @"**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `<shipped>`; its branch is now at `<late>`. Nothing of it landed, and the `ship` label was removed. Look at what changed since `<shipped>` before you ship again.");
     sh.s.app.assert_contract_kept();
 }
 

@@ -410,6 +410,8 @@ fn queue(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision 
     let mut next = record.clone();
     next.state = ShipState::Queued;
     next.shipped_by = Some(by.clone());
+    // What was shipped: only this head is proven and lands (`pin`).
+    next.pinned = Some(head.clone());
     next.queued_at_ms = Some(ctx.now_ms);
     next.proof = None;
     let effects = vec![

@@ -78,7 +78,8 @@ pub(crate) fn landing(w: &World) -> StoryRecord {
     )
     .record;
     let merge = CommitSha("d".repeat(40));
-    let (d, _) = crate::core::ship::on_proof_commit(&proving, 1, &merge, &w.ctx());
+    let (d, _) =
+        crate::core::ship::on_proof_commit(&proving, 1, &merge, &[base.clone(), head()], &w.ctx());
     let d = crate::core::ship::on_proof_passed(&d.record, &merge, &w.ctx());
     assert_eq!(d.record.state, ShipState::Shipping);
     d.record

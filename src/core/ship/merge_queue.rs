@@ -112,7 +112,7 @@ pub fn on_merge_group_checks(
         let d = ShipDecision::unchanged(record, "this merge group is proving already");
         return (d, ProofStep::None);
     }
-    if !parents.contains(&proof.head) {
+    if !super::pin::merges_pinned_head(parents, &proof.head) {
         let line = render::group_without_head(group, &proof.head);
         let d = ShipDecision {
             effects: gate(&mut record.clone(), group, &[line], ctx),

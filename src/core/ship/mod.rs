@@ -25,6 +25,7 @@ mod deploy;
 mod event;
 mod landing;
 mod merge_queue;
+mod pin;
 pub(crate) use landing::WORKFLOWS_DOC;
 mod proof;
 mod queue;
@@ -47,6 +48,7 @@ pub use landing::{
     LandRefusal, PullLanding,
 };
 pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
+pub use pin::{on_story_head_moved, pinned_head, proof_parents};
 pub use proof::{is_proof_task, proof_failures, proof_gate, proof_task, ProofVerdict, PROOF_TASK};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
@@ -162,6 +164,13 @@ pub struct StoryRecord {
     pub pr: Option<IssueNumber>,
     /// The story PR's head as last seen.
     pub head: Option<CommitSha>,
+    /// The story head the accepted ship request was made on: the only
+    /// head that is proven and lands for it (`pin`). Set when the story
+    /// joins the queue; a head that moves away from it takes the story
+    /// out. Absent in records from before the pin (JSON, so old rows read
+    /// on both stores): then the head as last seen.
+    #[serde(default)]
+    pub pinned: Option<CommitSha>,
     /// A story PR was asked for and its webhook has not arrived yet.
     #[serde(default)]
     pub pr_requested: bool,
@@ -231,7 +240,7 @@ pub struct ShipProof {
     pub round: u32,
     /// The default branch's head the story was merged with.
     pub base: CommitSha,
-    /// The story branch head that was merged.
+    /// The story head that was merged: the pinned head.
     pub head: CommitSha,
     /// The merge commit on `taskgate/ship-<issue>`, once GitHub made it:
     /// the commit that is tested and, if green, lands.

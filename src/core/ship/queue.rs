@@ -81,13 +81,15 @@ pub fn queue_length(stories: &[(String, StoryRecord)]) -> usize {
 }
 
 /// The queued story's turn: `taskgate/ship-<issue>` is reset to `base`
-/// and `head` (the story branch) merged into it, the proof built and
-/// later landed as the default branch's `rules` allow (a linear commit
-/// where they require linear history); refused at once where they leave
-/// taskgate no way to land (a merge queue).
+/// and the pinned head (what was shipped) merged into it, the proof built
+/// and later landed as the default branch's `rules` allow (a linear
+/// commit where they require linear history); refused at once where they
+/// leave taskgate no way to land (a merge queue). `branch_head` is the
+/// story branch's head read now: one that is not the pinned head takes
+/// the story out of the queue instead (`pin`).
 pub fn start_proof(
     record: &StoryRecord,
-    (base, head): (&CommitSha, &CommitSha),
+    (base, branch_head): (&CommitSha, &CommitSha),
     rules: &BranchRules,
     ctx: &ShipContext,
 ) -> ShipDecision {
@@ -97,6 +99,13 @@ pub fn start_proof(
             format!("story is {}: not waiting in the queue", record.state.name()),
         );
     }
+    let Some(head) = super::pin::pinned_head(record).cloned() else {
+        return super::pin::on_story_head_moved(record, branch_head, ctx);
+    };
+    if head != *branch_head {
+        return super::pin::on_story_head_moved(record, branch_head, ctx);
+    }
+    let head = &head;
     let round = record.proof.as_ref().map_or(1, |p| p.round + 1);
     let landing = match landing_plan(rules) {
         Ok(plan) => plan,
@@ -146,11 +155,15 @@ pub fn start_proof(
     }
 }
 
-/// GitHub made the proving merge commit: its gates run next.
+/// GitHub made the proving merge commit, whose parents are `parents`:
+/// its gates run next, if it merges exactly the base and the pinned head
+/// (`pin::proof_parents`); otherwise the ship is refused before anything
+/// runs.
 pub fn on_proof_commit(
     record: &StoryRecord,
     round: u32,
     commit: &CommitSha,
+    parents: &[CommitSha],
     ctx: &ShipContext,
 ) -> (ShipDecision, ProofStep) {
     let Some(proof) = current(record, round, ShipState::Proving) else {
@@ -164,6 +177,10 @@ pub fn on_proof_commit(
             ShipDecision::unchanged(record, "the proving commit is known already"),
             ProofStep::None,
         );
+    }
+    if let Err(line) = super::pin::proof_parents(proof, commit, parents) {
+        let d = on_proof_failed(record, None, round, vec![line], ctx);
+        return (d, ProofStep::None);
     }
     let mut proof = proof.clone();
     proof.commit = Some(commit.clone());

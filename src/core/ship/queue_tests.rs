@@ -17,7 +17,7 @@ fn proving(w: &World) -> StoryRecord {
         &crate::core::ship::BranchRules::default(),
         &w.ctx(),
     );
-    let (d, step) = on_proof_commit(&d.record, 1, &sha('d'), &w.ctx());
+    let (d, step) = on_proof_commit(&d.record, 1, &sha('d'), &[sha('c'), head()], &w.ctx());
     assert_eq!(step, ProofStep::Run(sha('d')));
     d.record
 }
@@ -95,9 +95,9 @@ fn its_turn_merges_the_story_with_the_base_on_the_ship_branch() {
 fn a_proving_commit_of_another_round_or_a_second_time_is_ignored() {
     let w = World::new();
     let proving = proving(&w);
-    let (d, step) = on_proof_commit(&proving, 1, &sha('e'), &w.ctx());
+    let (d, step) = on_proof_commit(&proving, 1, &sha('e'), &[sha('c'), head()], &w.ctx());
     assert_eq!((d.record, step), (proving.clone(), ProofStep::None));
-    let (d, step) = on_proof_commit(&proving, 2, &sha('e'), &w.ctx());
+    let (d, step) = on_proof_commit(&proving, 2, &sha('e'), &[sha('c'), head()], &w.ctx());
     assert_eq!((d.record, step), (proving, ProofStep::None));
 }
 
@@ -205,9 +205,15 @@ fn a_base_that_moves_is_proven_again_a_bounded_number_of_times() {
             &w.ctx(),
         );
         assert_eq!(d.record.proof.as_ref().unwrap().round, round + 1);
-        record = on_proof_commit(&d.record, round + 1, &sha('f'), &w.ctx())
-            .0
-            .record;
+        record = on_proof_commit(
+            &d.record,
+            round + 1,
+            &sha('f'),
+            &[sha('e'), head()],
+            &w.ctx(),
+        )
+        .0
+        .record;
     }
     let d = on_base_moved(&record, MAX_PROOF_ROUNDS, &w.ctx());
     assert_eq!(d.record.state, ShipState::Shippable);

@@ -109,6 +109,46 @@ pub fn render_land_refused(branch: &str, status: u16, message: &str) -> String {
     )
 }
 
+/// On the story PR when its head moved after `ship` (issue 28 item 1).
+pub fn story_changed(pinned: &CommitSha, head: &CommitSha, label: &str) -> String {
+    format!(
+        "**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `{}`; its branch is now at `{}`. Nothing of it landed, and the `{}` label was removed. Look at what changed since `{}` before you ship again.",
+        pinned.short(),
+        head.short(),
+        plain_text(label),
+        pinned.short()
+    )
+}
+
+/// The proof's line when its commit does not merge exactly what it
+/// should.
+pub fn unexpected_parents(
+    commit: &CommitSha,
+    parents: &[CommitSha],
+    expected: &[CommitSha],
+) -> String {
+    let list = |shas: &[CommitSha]| {
+        if shas.is_empty() {
+            return "none".to_owned();
+        }
+        shas.iter()
+            .map(|s| format!("`{}`", s.short()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let what = if expected.len() == 1 {
+        "exactly the base"
+    } else {
+        "exactly the base and the shipped head"
+    };
+    format!(
+        "the proof commit `{}` has the parents {}, not {what} ({}): nothing of it was tested or landed",
+        commit.short(),
+        list(parents),
+        list(expected)
+    )
+}
+
 /// The gate's lines for a failed proof.
 pub fn proof_failure_lines(failure: &ProofFailure) -> Vec<String> {
     let on = match &failure.commit {

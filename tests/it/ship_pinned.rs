@@ -1,0 +1,133 @@
+//! What lands is what was shipped (issue 28 item 1), end to end: a ship
+//! pins the story head it was made on; a commit pushed straight onto a
+//! queued story's branch (no task PR, no review) never reaches the default
+//! branch on the strength of the earlier `ship`, and the story PR says so.
+
+use crate::ship::Shipped;
+use crate::support::eventually;
+
+/// The first story's check, slow enough for the second story to wait
+/// behind its proof while the push arrives.
+const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
+
+const OTHER_PLAN: &str = r#"
+story: Other shipped work
+tasks:
+  - id: other
+    title: Other work
+    acceptance:
+      tests:
+        - { cmd: "sh other.sh", timeout_seconds: 20 }
+"#;
+
+impl Shipped {
+    /// A second story in the same repository, its one task done: its
+    /// story issue and story branch.
+    async fn second_story(&self) -> (u64, String) {
+        self.s
+            .app
+            .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
+            .await;
+        let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
+        let green = self
+            .s
+            .push_to(&task_branch, &[("other.sh", "exit 0\n")], "other works")
+            .await;
+        self.s.completed(&green, 1).await;
+        let task_pr = self
+            .repo()
+            .pulls()
+            .into_iter()
+            .find(|p| p.head == task_branch)
+            .expect("the other task's PR");
+        self.repo().set_draft(task_pr.number, false, "agent");
+        self.s.app.settle().await;
+        let issue = self
+            .repo()
+            .issues()
+            .into_iter()
+            .find(|i| {
+                i.number != self.story_issue && i.labels.iter().any(|l| l == "taskgate:story")
+            })
+            .expect("the second story's issue")
+            .number;
+        let branch = format!("taskgate/story-{issue}");
+        eventually("the second story PR is open", || async {
+            self.pull_of(&branch).is_some()
+        })
+        .await;
+        (issue, branch)
+    }
+
+    fn pull_of(&self, branch: &str) -> Option<fakehub::Pull> {
+        self.repo().pulls().into_iter().find(|p| p.head == branch)
+    }
+
+    async fn state_of(&self, issue: u64) -> String {
+        let (status, v) = self
+            .api("GET", &format!("/api/stories/{issue}"), Some("api-token"))
+            .await;
+        assert_eq!(status, 200, "{v}");
+        v["state"].as_str().unwrap().to_owned()
+    }
+}
+
+#[tokio::test]
+async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
+    let a = Shipped::shippable_with("ship_label: ship\n", SLOW_CHECK).await;
+    let (b_issue, b_branch) = a.second_story().await;
+    let b_pr = a.pull_of(&b_branch).unwrap().number;
+    let shipped_head = a.repo().branch_sha(&b_branch).unwrap();
+
+    // A ships first and proves; B is shipped behind it and waits.
+    a.add_ship_label().await;
+    eventually("A proves", || async { a.state().await == "proving" }).await;
+    a.repo().add_labels(b_pr, &["ship"], "octocat");
+    eventually("B waits its turn", || async {
+        a.state_of(b_issue).await == "queued"
+    })
+    .await;
+    assert_eq!(a.state().await, "proving", "A still proves");
+
+    // A writer pushes one more commit straight onto B's story branch.
+    let sneaked =
+        a.s.push_to(
+            &b_branch,
+            &[("sneaked.txt", "unreviewed\n")],
+            "one more thing",
+        )
+        .await;
+
+    eventually("A landed", || async {
+        a.story_pr().is_some_and(|p| p.merged)
+    })
+    .await;
+    a.s.app.settle().await;
+    eventually("B left the queue", || async {
+        a.state_of(b_issue).await != "queued"
+    })
+    .await;
+    a.s.app.settle().await;
+
+    assert!(
+        a.repo().file("main", "sneaked.txt").is_none(),
+        "nothing of the push reached main"
+    );
+    assert!(!a.pull_of(&b_branch).unwrap().merged, "B did not land");
+    assert_eq!(a.merges(), 1, "only A landed");
+    let b_notes = a.s.app.bot_comments(b_pr).join("\n");
+    assert!(
+        b_notes.contains("the story changed after `ship`: ship again to land it"),
+        "{b_notes}"
+    );
+    assert!(b_notes.contains(&shipped_head[..7]), "{b_notes}");
+    assert!(b_notes.contains(&sneaked[..7]), "{b_notes}");
+    assert_eq!(
+        b_notes.matches("changed after `ship`").count(),
+        1,
+        "said once: {b_notes}"
+    );
+    let b_labels = a.repo().issue(b_pr).unwrap().labels;
+    assert!(!b_labels.contains(&"ship".to_owned()), "{b_labels:?}");
+    a.s.app.assert_contract_kept();
+}
