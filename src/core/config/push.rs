@@ -17,7 +17,7 @@ use crate::core::decide::Decision;
 use crate::core::event::Change;
 use crate::core::plan::{render_problems, Problem};
 use crate::core::sync::PLAN_CHECK;
-use crate::core::{CheckAnnotation, CheckRunSpec, Effect};
+use crate::core::{CheckRunSpec, Effect};
 use crate::ids::{CommitSha, RepoName};
 
 /// Whether problems in the config are said here, or by the plan decision
@@ -71,16 +71,7 @@ pub fn decide_config_read(
 /// The failing check run on `sha` listing the config's problems.
 fn config_refused(repo: &RepoName, sha: &CommitSha, problems: &[Problem]) -> Effect {
     let errors = problems.iter().filter(|p| p.is_error()).count();
-    let annotations = problems
-        .iter()
-        .filter_map(|p| {
-            p.pos.map(|pos| CheckAnnotation {
-                path: CONFIG_PATH.to_owned(),
-                line: pos.line as u32,
-                message: p.message.clone(),
-            })
-        })
-        .collect();
+    let annotations = Problem::annotations(CONFIG_PATH, problems);
     let report = render_problems(CONFIG_PATH, problems);
     Effect::CreateCheckRun {
         repo: repo.clone(),

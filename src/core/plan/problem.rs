@@ -39,6 +39,21 @@ impl Problem {
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
+
+    /// The check-run annotations for `problems` in the file at `path`: one
+    /// per problem that has a place.
+    pub fn annotations(path: &str, problems: &[Problem]) -> Vec<crate::core::CheckAnnotation> {
+        problems
+            .iter()
+            .filter_map(|p| {
+                p.pos.map(|pos| crate::core::CheckAnnotation {
+                    path: path.to_owned(),
+                    line: pos.line as u32,
+                    message: p.message.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 fn hint(suggestion: &Option<String>) -> String {

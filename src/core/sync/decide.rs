@@ -13,7 +13,7 @@ use crate::core::plan::{
 };
 use crate::core::story::Marker;
 use crate::core::IssueState;
-use crate::core::{CheckAnnotation, CheckRunSpec, Effect, Reaction};
+use crate::core::{CheckRunSpec, Effect, Reaction};
 use crate::ids::{CommentId, CommitSha, RepoName};
 
 /// The check run that reports plan problems.
@@ -346,16 +346,7 @@ pub(super) fn pass(
 
 fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) -> Decision {
     let errors = problems.iter().filter(|p| p.is_error()).count();
-    let annotations = problems
-        .iter()
-        .filter_map(|p| {
-            p.pos.map(|pos| CheckAnnotation {
-                path: file.to_owned(),
-                line: pos.line as u32,
-                message: p.message.clone(),
-            })
-        })
-        .collect();
+    let annotations = Problem::annotations(file, problems);
     Decision {
         outcome: format!("plan {} has {errors} error(s); nothing changed", plan.source),
         changes: vec![],
