@@ -31,16 +31,21 @@ async fn the_short_form_works_and_nonsense_gets_the_closest_command() {
     let repo = app.fake.repo(REPO);
     let issue = repo.create_issue("Story", "", "octocat");
     app.comment(issue, "octocat", "/help").await;
-    app.comment(issue, "octocat", "/taskgate stauts").await;
+    let typo = app.comment(issue, "octocat", "/taskgate stauts").await;
     app.settle().await;
 
+    // Each comment gets its reply; in which order they are posted is the
+    // order GitHub delivered the comments in, which it does not promise.
     let replies = app.bot_comments(issue);
     assert_eq!(replies.len(), 2, "{replies:?}");
-    assert!(replies[0].contains("/taskgate help"));
-    insta::assert_snapshot!(replies[1], @r"
+    let (typo_replies, help_replies): (Vec<_>, Vec<_>) =
+        replies.iter().partition(|r| r.contains("stauts"));
+    assert!(help_replies[0].contains("/taskgate status"));
+    let reply = typo_replies[0].replace(&typo.id.to_string(), "<typo>");
+    insta::assert_snapshot!(reply, @r"
     @octocat `/taskgate stauts` is not a taskgate command. Did you mean `/taskgate status`? `/taskgate help` lists them all.
 
-    <!-- taskgate:reply-to=1006 -->
+    <!-- taskgate:reply-to=<typo> -->
     ");
 }
 
