@@ -336,17 +336,17 @@ impl Runs {
                 p.action
             )));
         }
-        let needs = located.config.required_permission("retry");
         let by = (p.sender.as_ref(), p.installation.as_ref());
-        if let Some(refused) = refuse_sender(
-            by,
-            &repo,
-            "check_suite.rerequested: retry",
-            needs,
-            permissions,
-        )
-        .await
-        {
+        let click = Click {
+            repo: &repo,
+            what: "check_suite.rerequested: retry".to_owned(),
+            label: "“Re-run all checks”",
+            command: "retry",
+            config: &located.config,
+            tell: located.answered_on(),
+            at: &p.check_suite.head_sha,
+        };
+        if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let ctx = located.context(&repo, self.now());
@@ -396,10 +396,17 @@ impl Runs {
         };
         // A click needs what the command needs (GitHub lets anyone with
         // write access press a button; the repo config may ask for more).
-        let needs = located.config.required_permission(command);
         let by = (p.sender.as_ref(), p.installation.as_ref());
-        let what = format!("check_run.{}: {command}", p.action);
-        if let Some(refused) = refuse_sender(by, &repo, &what, needs, permissions).await {
+        let click = Click {
+            repo: &repo,
+            what: format!("check_run.{}: {command}", p.action),
+            label: click_label(p),
+            command,
+            config: &located.config,
+            tell: located.answered_on(),
+            at: &p.check_run.head_sha,
+        };
+        if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         if command == "approve-branch" {
@@ -540,6 +547,14 @@ impl Runs {
     }
 }
 
+/// A check-run click as GitHub labels it, for a reply.
+pub(super) fn click_label(p: &CheckRunPayload) -> &'static str {
+    match p.action {
+        CheckRunAction::Rerequested => "“Re-run”",
+        _ => "A click on the check run's button",
+    }
+}
+
 /// The command a check-run event asks for: `retry` ("Re-run" or the Retry
 /// button) or `approve-branch` (its button).
 fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
@@ -556,33 +571,75 @@ fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
     }
 }
 
+/// A click on one of taskgate's check runs, as `refuse_sender` judges it.
+pub(super) struct Click<'a> {
+    pub(super) repo: &'a RepoName,
+    /// For the log: the event and the command (`check_run.rerequested: retry`).
+    pub(super) what: String,
+    /// As GitHub labels it, for the reply.
+    pub(super) label: &'a str,
+    pub(super) command: &'a str,
+    pub(super) config: &'a crate::core::config::RepoConfig,
+    /// Where the clicker is told of a refusal.
+    pub(super) tell: IssueNumber,
+    pub(super) at: &'a CommitSha,
+}
+
+impl Located {
+    /// Where a click on this task's check runs is answered: its pull
+    /// request, else its issue.
+    pub(super) fn answered_on(&self) -> IssueNumber {
+        self.record.pr.map_or(self.loc.issue, |p| p.number)
+    }
+}
+
 /// Why a click on a check run's button, "Re-run" or "Re-run all checks"
-/// (`what`) is refused: its sender lacks what the command needs (GitHub
-/// lets anyone with write access press a button; the repo config may ask
-/// for more), or the payload names no sender. `None`: allowed.
+/// is refused: its sender lacks what the command needs (GitHub lets anyone
+/// with write access press a button; the repo config may ask for more), or
+/// the payload names no sender. The sender is told where the check run's
+/// task or story is, once per click and commit: GitHub shows nothing where
+/// the click was made. `None`: allowed.
 async fn refuse_sender(
     (sender, installation): (
         Option<&crate::intake::payload::User>,
         Option<&crate::intake::payload::InstallationRef>,
     ),
-    repo: &RepoName,
-    what: &str,
-    needs: crate::core::config::Permission,
+    click: Click<'_>,
     permissions: &crate::github::Permissions,
 ) -> Option<Decision> {
+    let needs = click.config.required_permission(click.command);
     let has = match (sender, installation) {
         (Some(s), Some(i)) => permissions
-            .level(i.id, repo, s.id, &s.login)
+            .level(i.id, click.repo, s.id, &s.login)
             .await
             .unwrap_or(None),
         _ => None,
     };
-    (has < Some(needs)).then(|| {
-        Decision::nothing(format!(
-            "{what} refused: the sender lacks {} permission",
-            needs.name()
-        ))
-    })
+    if has >= Some(needs) {
+        return None;
+    }
+    let mut refused = Decision::nothing(format!(
+        "{} refused: the sender lacks {} permission",
+        click.what,
+        needs.name()
+    ));
+    if let Some(sender) = sender {
+        let syntax = super::commands::syntax_of(click.config);
+        refused.effects.push(crate::core::render::click_refused(
+            &crate::core::render::ClickRefused {
+                repo: click.repo,
+                issue: click.tell,
+                click: click.label,
+                command: click.command,
+                needs,
+                login: &sender.login,
+                has,
+                syntax: &syntax,
+                at: click.at,
+            },
+        ));
+    }
+    Some(refused)
 }
 
 /// A finished run's report; `None` for any other progress.

@@ -187,10 +187,17 @@ impl Runs {
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };
-        let needs = at.config.required_permission(command);
         let by = (p.sender.as_ref(), p.installation.as_ref());
-        let what = format!("check_run.{}: {command}", p.action);
-        if let Some(refused) = refuse_sender(by, repo, &what, needs, permissions).await {
+        let click = super::Click {
+            repo,
+            what: format!("check_run.{}: {command}", p.action),
+            label: super::click_label(p),
+            command,
+            config: &at.config,
+            tell: story_issue.number,
+            at: &p.check_run.head_sha,
+        };
+        if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let trigger = Trigger::Retry {

@@ -75,6 +75,41 @@ pub fn permission_refused(
     )
 }
 
+/// A click on one of taskgate's check runs ("Re-run", "Re-run all checks",
+/// a button) whose sender lacks what its command needs.
+pub struct ClickRefused<'a> {
+    pub repo: &'a crate::ids::RepoName,
+    /// Where the clicker looks: the task's pull request (else its issue),
+    /// the story's issue for a milestone.
+    pub issue: crate::ids::IssueNumber,
+    /// The click as GitHub labels it.
+    pub click: &'a str,
+    pub command: &'a str,
+    pub needs: crate::core::config::Permission,
+    pub login: &'a str,
+    pub has: Option<crate::core::config::Permission>,
+    pub syntax: &'a Syntax,
+    /// The commit clicked on: the reply is said once per sender, click
+    /// and commit.
+    pub at: &'a crate::ids::CommitSha,
+}
+
+/// The reply to a refused click: GitHub shows nothing where the click was
+/// made, so it is said on the issue or pull request the check run is about,
+/// in one comment however often the click is repeated.
+pub fn click_refused(c: &ClickRefused<'_>) -> crate::core::Effect {
+    crate::core::Effect::UpsertComment {
+        repo: c.repo.clone(),
+        issue: c.issue,
+        body: format!(
+            "{} was not acted on: {}",
+            c.click,
+            permission_refused(c.command, c.needs, c.login, c.has, c.syntax)
+        ),
+        marker: format!("click-refused {} by={} at={}", c.command, c.login, c.at.0),
+    }
+}
+
 /// GitHub could not say what the commenter may do: refused, never allowed.
 pub fn permission_unchecked(command: &str, syntax: &Syntax) -> String {
     format!(

@@ -161,6 +161,33 @@ async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
     assert_eq!(s.app.deliver("check_suite", &by_writer).await.0, 202);
     s.app.settle().await;
     assert_eq!(attempts(&s).await, 1, "a writer's re-run is refused");
+    // GitHub shows nothing where the click was made: the writer is told on
+    // the task's pull request (else its issue), once for this commit.
+    let told_on = s
+        .app
+        .fake
+        .repo(REPO)
+        .pulls()
+        .into_iter()
+        .find(|p| p.head == s.branch)
+        .map_or(s.task_issue, |p| p.number);
+    let told: Vec<String> = s
+        .app
+        .bot_comments(told_on)
+        .into_iter()
+        .filter(|c| c.contains("was not acted on"))
+        .collect();
+    assert_eq!(told.len(), 1, "{told:?}");
+    insta::assert_snapshot!(told[0].lines().next().unwrap(), @"“Re-run all checks” was not acted on: `/taskgate retry` needs maintain permission on the repository; @wes has write.");
+    assert_eq!(s.app.deliver("check_suite", &by_writer).await.0, 202);
+    s.app.settle().await;
+    let again = s
+        .app
+        .bot_comments(told_on)
+        .into_iter()
+        .filter(|c| c.contains("was not acted on"))
+        .count();
+    assert_eq!(again, 1, "said once for this commit");
 
     s.app.fake.add_user("mia", 90_003, "maintain");
     let by_maintainer = rerun_all(Some(&s.branch), &red, ("mia", 90_003));
