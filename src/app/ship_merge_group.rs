@@ -4,7 +4,8 @@
 //! the group left the queue without merging.
 //!
 //! Owns: finding the story a group is for (its pull request, named in the
-//! group's ref) and reading the group commit's parents. Must not: decide
+//! group's ref), reading the group commit's parents and, for a group
+//! dequeued, the story branch's head. Must not: decide
 //! (`core::ship::on_merge_group_*`) or run the proof (the processor does,
 //! on the outcome's proof run).
 
@@ -39,7 +40,24 @@ impl Ship {
             }
             MergeGroupAction::Destroyed => {
                 let reason = p.reason.as_deref().unwrap_or("dequeued");
-                let d = ship::on_merge_group_destroyed(&l.record, group, reason, &l.ctx());
+                // GitHub drops a PR whose head moved, maybe before the push
+                // reaches taskgate: the branch says which reason it was.
+                let head = match reason {
+                    "merged" | "invalidated" => None,
+                    _ => {
+                        let client = self.client(&l).await?;
+                        RepoClient::new(&client, &repo)
+                            .branch_head(&l.branch)
+                            .await?
+                    }
+                };
+                let d = ship::on_merge_group_destroyed(
+                    &l.record,
+                    group,
+                    reason,
+                    head.as_ref(),
+                    &l.ctx(),
+                );
                 Ok(l.finish(d).into())
             }
             MergeGroupAction::Other(action) => {

@@ -378,8 +378,8 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
     assert!(!sh.story_pr().unwrap().merged);
     let notes = sh.not_shipped();
     assert_eq!(notes.len(), 1, "said once: {notes:#?}");
-    // taskgate sees the push itself: the story is out before GitHub's
-    // `dequeued` of the group arrives, which then changes nothing.
+    // Whichever comes first, the push or GitHub's `dequeued` of the group
+    // (shuffled webhooks), the reason said is the moved head.
     let (shipped, late) = (
         &group.head_sha[..7],
         &sh.repo().branch_sha(&sh.branch).unwrap()[..7],

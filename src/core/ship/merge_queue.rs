@@ -137,10 +137,16 @@ pub fn on_merge_group_checks(
 /// `invalidated`, `dequeued`). Merged: the story PR's merge follows.
 /// Invalidated: GitHub builds the group again and asks anew. Dequeued:
 /// the story PR left the queue; nothing landed, and the story PR says so.
+///
+/// `story_head` is the story branch's head as read when the `dequeued`
+/// came. GitHub drops a PR whose head moved, and its `destroyed` may reach
+/// taskgate before the push that moved it: a head other than the pinned
+/// one is then the reason said, as when the push comes first.
 pub fn on_merge_group_destroyed(
     record: &StoryRecord,
     group: &CommitSha,
     reason: &str,
+    story_head: Option<&CommitSha>,
     ctx: &ShipContext,
 ) -> ShipDecision {
     let Some(proof) = in_queue(record) else {
@@ -158,6 +164,9 @@ pub fn on_merge_group_destroyed(
             "the merge group was invalidated: GitHub builds it again",
         ),
         _ => {
+            if let Some(head) = story_head.filter(|h| super::pinned_head(record) != Some(*h)) {
+                return super::on_story_head_moved(record, head, ctx);
+            }
             let line = render::dequeued_line(group, reason);
             let note = render::dequeued(group, reason, &ctx.config.ship_label);
             out_of_queue(record, vec![line], note, "queue-dequeued", ctx)

@@ -2,8 +2,8 @@ use super::*;
 use crate::core::ship::decide::tests::{head, names, octocat, shippable_with_pr, World};
 use crate::core::ship::rules::{BranchRule, BranchRules, Bypass, RuleKind};
 use crate::core::ship::{
-    on_base_moved, on_proof_failed, on_proof_passed, on_ship_request, start_proof, ShipVia,
-    SHIP_GATE,
+    on_base_moved, on_proof_failed, on_proof_passed, on_ship_request, on_story_head_moved,
+    start_proof, ShipVia, SHIP_GATE,
 };
 
 fn queue_rules() -> BranchRules {
@@ -110,7 +110,7 @@ fn a_red_merge_group_refuses_the_ship_and_turns_its_gate_red_so_github_dequeues_
     assert_eq!(failed.record.state, ShipState::Shippable);
     assert_eq!(gate_on(&failed.effects, &group).as_deref(), Some("failure"));
     // GitHub's `destroyed` that follows changes nothing more.
-    let after = on_merge_group_destroyed(&failed.record, &group, "dequeued", &w.ctx());
+    let after = on_merge_group_destroyed(&failed.record, &group, "dequeued", None, &w.ctx());
     assert!(after.effects.is_empty());
 }
 
@@ -129,13 +129,14 @@ fn a_dequeued_group_ends_the_ship_and_an_invalidated_one_waits_for_the_next() {
     let w = World::new();
     let group = sha('9');
     let (d, _) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
-    let invalidated = on_merge_group_destroyed(&d.record, &group, "invalidated", &w.ctx());
+    let invalidated = on_merge_group_destroyed(&d.record, &group, "invalidated", None, &w.ctx());
     assert_eq!(invalidated.record, d.record);
     assert!(invalidated.effects.is_empty());
     let rebuilt = sha('8');
     let (again, step) = on_merge_group_checks(&d.record, &rebuilt, &[sha('d'), head()], &w.ctx());
     assert_eq!(step, ProofStep::Run(rebuilt.clone()));
-    let dequeued = on_merge_group_destroyed(&again.record, &rebuilt, "dequeued", &w.ctx());
+    let dequeued =
+        on_merge_group_destroyed(&again.record, &rebuilt, "dequeued", Some(&head()), &w.ctx());
     assert_eq!(dequeued.record.state, ShipState::Shippable);
     assert_eq!(
         names(&dequeued.effects),
@@ -146,4 +147,23 @@ fn a_dequeued_group_ends_the_ship_and_an_invalidated_one_waits_for_the_next() {
             "advance_ship_queue"
         ]
     );
+}
+
+#[test]
+fn a_dequeue_that_arrives_before_the_push_that_caused_it_says_the_story_changed() {
+    let w = World::new();
+    let group = sha('9');
+    let (d, _) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
+    let late = sha('7');
+    let dequeued = on_merge_group_destroyed(&d.record, &group, "dequeued", Some(&late), &w.ctx());
+    assert_eq!(dequeued.record.state, ShipState::Shippable);
+    assert_eq!(dequeued.record.head.as_ref(), Some(&late));
+    assert!(
+        comment(&dequeued.effects).contains("the story changed after `ship`"),
+        "{}",
+        comment(&dequeued.effects)
+    );
+    // The push that follows finds the story out already.
+    let pushed = on_story_head_moved(&dequeued.record, &late, &w.ctx());
+    assert!(pushed.effects.is_empty());
 }
