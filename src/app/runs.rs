@@ -61,6 +61,9 @@ pub struct Runs {
     pub clock: Clock,
     /// Wakes the runner when an attempt was queued or cancelled.
     pub runs_changed: Arc<Notify>,
+    /// The App's bot (`<slug>[bot]`), once GitHub named it: a task PR it
+    /// merged was merged the configured way.
+    pub bot_login: Option<String>,
 }
 
 /// A task decision as a processor decision: the record, the run queued or
@@ -132,6 +135,23 @@ impl Runs {
         self.clock.now_s()
     }
 
+    /// The commits a merged task PR made on the story branch when more
+    /// than one: taskgate rebased it (`merge_method: rebase`). Merged by
+    /// anyone else, the method is unknown: one, and any other commit is
+    /// named for a person to accept.
+    fn rebased_commits(
+        &self,
+        pr: &crate::intake::payload::PullRequest,
+        method: crate::core::config::MergeMethod,
+    ) -> Option<u32> {
+        let by_taskgate = match (&pr.merged_by, &self.bot_login) {
+            (Some(by), Some(bot)) => by.login.eq_ignore_ascii_case(bot),
+            _ => false,
+        };
+        let rebased = by_taskgate && method == crate::core::config::MergeMethod::Rebase;
+        pr.commits.filter(|n| rebased && *n > 1)
+    }
+
     /// Whether these changes queue or cancel a run: the run queue is woken
     /// once they are stored.
     pub fn affects_runs(changes: &[Change]) -> bool {
@@ -192,7 +212,13 @@ impl Runs {
         let d = match p.action {
             PullRequestAction::Closed => {
                 let merged = pr.merged.unwrap_or(false);
-                let d = on_pull_closed(&located.record, merged, &ctx);
+                let mut d = on_pull_closed(&located.record, merged, &ctx);
+                if merged {
+                    // What the merge made on the story branch: the ship
+                    // gate takes only such commits there.
+                    d.record.merged_as = pr.merge_commit_sha.clone();
+                    d.record.merged_commits = self.rebased_commits(pr, ctx.merge_method);
+                }
                 let mut decision = self.finish(&repo, &located, d);
                 // The merge may complete what an integration milestone
                 // or another task waits for.

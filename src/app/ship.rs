@@ -68,17 +68,7 @@ pub struct Ship {
     pub rules: Arc<RulesCache>,
 }
 
-/// The story issue number in a story branch name: `taskgate/story-12` → 12.
-pub fn story_issue_of_branch(branch: &str) -> Option<IssueNumber> {
-    let digits = branch
-        .strip_prefix("refs/heads/")
-        .unwrap_or(branch)
-        .strip_prefix("taskgate/story-")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok().map(IssueNumber)
-}
+pub use crate::core::story::story_issue_of_branch;
 
 /// The story issue number in a revert branch name: `taskgate/revert-12`.
 pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
@@ -285,6 +275,9 @@ impl Ship {
                 .branch_head(&l.branch)
                 .await?;
         }
+        if let Some(head) = ev.head.clone() {
+            self.vet(&mut l, &client, &head).await?;
+        }
         let d = ship::evaluate(&l.record, &ev, &l.ctx());
         Ok(l.finish(d))
     }
@@ -436,9 +429,13 @@ impl Ship {
         by: Shipper,
     ) -> Result<(Decision, Option<ShipRefusal>), ShipError> {
         let mut l = l;
+        let client = self.client(&l).await?;
         if l.default_branch.is_empty() {
-            let client = self.client(&l).await?;
             l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
+        }
+        // Every commit on the story branch came from a proven task PR.
+        if let Some(head) = l.record.head.clone() {
+            self.vet(&mut l, &client, &head).await?;
         }
         let evaluated = self.evaluate_record(&l).await?;
         let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
@@ -534,6 +531,8 @@ impl Ship {
 
 #[path = "ship_merge_group.rs"]
 mod merge_group;
+#[path = "ship_pin.rs"]
+mod pin;
 #[path = "ship_queue.rs"]
 mod queue;
 #[path = "ship_rules.rs"]

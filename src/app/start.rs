@@ -110,7 +110,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         metrics: s.metrics.clone(),
         context: Context {
             app_id: config.app_id,
-            bot_login,
+            bot_login: bot_login.clone(),
             syntax: Syntax::default(),
         },
         recorded: s.recorded.clone(),
@@ -125,6 +125,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             store: s.store.clone(),
             clock: config.clock.clone(),
             runs_changed: s.runs_changed.clone(),
+            bot_login,
         },
         actions: actions_runs::ActionsRuns {
             github: s.github.clone(),

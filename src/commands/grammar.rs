@@ -22,6 +22,11 @@ pub enum Command {
     Pause,
     Resume,
     Ship,
+    /// `accept-commits <commit>`: commits on a story branch that no task
+    /// PR made, up to `<commit>`, accepted as the story's (recorded).
+    AcceptCommits {
+        commit: String,
+    },
     /// `freeze <reason>`: nothing lands in the repository until `unfreeze`.
     Freeze {
         reason: String,
@@ -55,6 +60,7 @@ impl Command {
             Command::Pause => "pause",
             Command::Resume => "resume",
             Command::Ship => "ship",
+            Command::AcceptCommits { .. } => "accept-commits",
             Command::Freeze { .. } => "freeze",
             Command::Unfreeze => "unfreeze",
             Command::Rollback { .. } => "rollback",
@@ -132,6 +138,7 @@ fn parse_named(name: &str, args: &str) -> Result<Command, CommandError> {
         "pause" => no_args("pause", args, Command::Pause)?,
         "resume" => no_args("resume", args, Command::Resume)?,
         "ship" => no_args("ship", args, Command::Ship)?,
+        "accept-commits" => parse_accept_commits(args)?,
         "freeze" => Command::Freeze {
             reason: required_text("freeze", "a reason", args)?,
         },
@@ -170,6 +177,27 @@ fn parse_approve(args: &str) -> Result<Command, CommandError> {
     Ok(Command::Approve {
         override_reason: Some(required_text("approve --override", "a reason", reason)?),
     })
+}
+
+/// One commit, by at least 7 hex digits of its sha (GitHub's short form).
+fn parse_accept_commits(args: &str) -> Result<Command, CommandError> {
+    const NAME: &str = "accept-commits";
+    match words(args).as_slice() {
+        [commit]
+            if (7..=40).contains(&commit.len())
+                && commit.chars().all(|c| c.is_ascii_hexdigit()) =>
+        {
+            Ok(Command::AcceptCommits {
+                commit: commit.to_ascii_lowercase(),
+            })
+        }
+        [] => Err(bad(NAME, "needs the commit to accept up to (its sha)")),
+        [other] => Err(bad(
+            NAME,
+            &format!("`{other}` is not a commit sha (7 to 40 hex digits)"),
+        )),
+        _ => Err(bad(NAME, "takes one commit: the newest to accept")),
+    }
 }
 
 fn parse_rollback(args: &str) -> Result<Command, CommandError> {

@@ -163,4 +163,33 @@ mod tests {
             vec![Ok(Command::Help)]
         );
     }
+
+    #[test]
+    fn accept_commits_takes_one_sha_of_seven_to_forty_hex_digits() {
+        assert_eq!(
+            parse("/taskgate accept-commits ABCDEF1"),
+            vec![Ok(Command::AcceptCommits {
+                commit: "abcdef1".into()
+            })]
+        );
+        let refused = |line: &str| match parse(line).pop() {
+            Some(Err(e)) => e.to_string(),
+            other => panic!("{other:?}"),
+        };
+        insta::assert_snapshot!(
+            [
+                refused("/taskgate accept-commits"),
+                refused("/taskgate accept-commits abc"),
+                refused("/taskgate accept-commits main"),
+                refused("/taskgate accept-commits abcdef1 1234567"),
+            ]
+            .join("\n"),
+            @r"
+        `accept-commits`: needs the commit to accept up to (its sha)
+        `accept-commits`: `abc` is not a commit sha (7 to 40 hex digits)
+        `accept-commits`: `main` is not a commit sha (7 to 40 hex digits)
+        `accept-commits`: takes one commit: the newest to accept
+        "
+        );
+    }
 }

@@ -85,6 +85,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         Maintain,
     ),
     spec(
+        "accept-commits",
+        "accept-commits <commit>",
+        "accept the story branch's commits up to `<commit>` that no task PR made (recorded)",
+        Maintain,
+    ),
+    spec(
         "freeze",
         "freeze <reason>",
         "stop anything from landing in this repository until `unfreeze` (recorded)",

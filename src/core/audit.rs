@@ -43,10 +43,13 @@ pub enum AuditAction {
     /// `unquarantine <test>`: a flaky test's quarantine lifted
     /// (`core::flaky`).
     Unquarantine,
+    /// `accept-commits <commit>`: commits on a story branch that no task
+    /// PR made, accepted by name (`core::ship::vet`).
+    AcceptCommits,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 14] = [
+    pub const ALL: [AuditAction; 15] = [
         AuditAction::Approve,
         AuditAction::Override,
         AuditAction::Revise,
@@ -61,6 +64,7 @@ impl AuditAction {
         AuditAction::ApiReject,
         AuditAction::ApproveBranch,
         AuditAction::Unquarantine,
+        AuditAction::AcceptCommits,
     ];
 
     /// The stored and served name (serde's): `approve`, `api_accept`, …
@@ -80,6 +84,7 @@ impl AuditAction {
             AuditAction::ApiReject => "api_reject",
             AuditAction::ApproveBranch => "approve_branch",
             AuditAction::Unquarantine => "unquarantine",
+            AuditAction::AcceptCommits => "accept_commits",
         }
     }
 

@@ -26,6 +26,8 @@ pub enum Refusal {
     Freeze(super::freeze::FreezeRefusal),
     /// `rollback` of a story taskgate cannot roll back now.
     Rollback(String),
+    /// `accept-commits` naming no commit that waits.
+    AcceptCommits(super::ship::AcceptRefusal),
 }
 
 impl Refusal {
@@ -38,6 +40,7 @@ impl Refusal {
             Refusal::NoBranchTodo => "no branch todo is waiting for approval".into(),
             Refusal::Freeze(r) => r.to_string(),
             Refusal::Rollback(why) => why.clone(),
+            Refusal::AcceptCommits(why) => why.to_string(),
         }
     }
 

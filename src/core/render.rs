@@ -136,9 +136,14 @@ pub fn not_on_a_task(command: &str, syntax: &Syntax) -> String {
 
 /// `ship` on an issue that is not a story's or its pull request.
 pub fn ship_elsewhere(syntax: &Syntax) -> String {
+    not_on_a_story("ship", syntax)
+}
+
+/// A story's command on an issue that is not a story's or its pull request.
+pub fn not_on_a_story(command: &str, syntax: &Syntax) -> String {
     format!(
-        "`/{} ship` works on a story's issue or its pull request; this is neither.",
-        syntax.prefix
+        "`{}` works on a story's issue or its pull request; this is neither.",
+        invocation(syntax, command)
     )
 }
 

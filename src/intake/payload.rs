@@ -134,6 +134,12 @@ pub struct PullRequest {
     /// The merge commit (the base branch's new head) once merged.
     #[serde(default)]
     pub merge_commit_sha: Option<CommitSha>,
+    /// Who merged it, once merged.
+    #[serde(default)]
+    pub merged_by: Option<User>,
+    /// How many commits it has (a rebase merge makes as many on the base).
+    #[serde(default)]
+    pub commits: Option<u32>,
     pub user: User,
     #[serde(default, deserialize_with = "super::age::lenient_stamp")]
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,

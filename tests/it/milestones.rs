@@ -90,7 +90,14 @@ async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
         .await;
     let runs = s.completed(&fixed, 1).await;
     assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
-    // Every task complete and the milestone green: the story is shippable.
+    // The fixes were pushed straight onto the story branch, not through a
+    // task PR: a maintainer accepts them by naming the newest.
+    s.app.settle().await;
+    s.app.fake.add_user("mia", 78, "maintain");
+    let accept = format!("/taskgate accept-commits {}", &fixed[..7]);
+    s.app.comment(story.number, "mia", &accept).await;
+    // Every task complete, the milestone green and every commit a task's
+    // or accepted: the story is shippable.
     s.app.settle().await;
     let story_pr = repo
         .pulls()

@@ -129,5 +129,96 @@ async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
     );
     let b_labels = a.repo().issue(b_pr).unwrap().labels;
     assert!(!b_labels.contains(&"ship".to_owned()), "{b_labels:?}");
+
+    // The pushed commit came from no task PR: B is not shippable, and
+    // shipping it again is refused, naming the commit.
+    assert_eq!(a.state_of(b_issue).await, "building");
+    a.repo().add_labels(b_pr, &["ship"], "octocat");
+    let named = format!(
+        "commit `{}` on the story branch did not come from a proven task PR",
+        &sneaked[..7]
+    );
+    eventually("the second ship is refused", || async {
+        a.s.app
+            .bot_comments(b_pr)
+            .iter()
+            .any(|c| c.contains("not shippable yet") && c.contains(&named))
+    })
+    .await;
+    a.s.app.settle().await;
+    assert!(a.repo().file("main", "sneaked.txt").is_none());
+    assert_eq!(a.merges(), 1, "still only A landed");
+    let b_labels = a.repo().issue(b_pr).unwrap().labels;
+    assert!(!b_labels.contains(&"ship".to_owned()), "{b_labels:?}");
     a.s.app.assert_contract_kept();
+}
+
+/// The bot's comments on `issue` that mention `text`.
+fn said(sh: &Shipped, issue: u64, text: &str) -> Vec<String> {
+    sh.s.app
+        .bot_comments(issue)
+        .into_iter()
+        .filter(|c| c.contains(text))
+        .map(|c| c.lines().next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_it_by_name() {
+    let sh = Shipped::shippable_with("ship_label: ship\n", "exit 0\n").await;
+    let pr = sh.story_pr().unwrap().number;
+    sh.s.app.fake.add_user("mallory", 99, "write");
+    let hotfix = sh.repo().push_files(
+        &sh.branch,
+        &[("hotfix.txt", "straight onto the story\n")],
+        "Hotfix",
+        "mallory",
+    );
+    let short = &hotfix[..7];
+    eventually("the story is not shippable, naming the commit", || async {
+        let gate = sh.repo().check_runs().into_iter().find(|c| {
+            c.name == "taskgate/ship-gate" && c.head_sha == hotfix && c.status == "completed"
+        });
+        sh.state().await == "building"
+            && gate.is_some_and(|g| {
+                g.summary
+                    .unwrap_or_default()
+                    .contains(&format!("commit `{short}`"))
+            })
+    })
+    .await;
+
+    // A writer cannot accept it; a commit not waiting is refused.
+    let accept = format!("/taskgate accept-commits {short}");
+    sh.s.app.comment(sh.story_issue, "mallory", &accept).await;
+    sh.s.app
+        .comment(pr, "octocat", "/taskgate accept-commits 1234567")
+        .await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.state().await, "building");
+    let refused = said(&sh, sh.story_issue, "accept-commits");
+    insta::assert_snapshot!(refused.join("\n"), @"@mallory `/taskgate accept-commits` needs maintain permission on the repository; @mallory has write.");
+    let refused = said(&sh, pr, "accept-commits")
+        .join("\n")
+        .replace(short, "<hotfix>");
+    insta::assert_snapshot!(refused, @"@octocat `/taskgate accept-commits` did nothing: `1234567` is not one of the commits waiting on the story branch (`<hotfix>`): name one of them.");
+
+    // A maintainer accepts it by name: said once, recorded, shippable.
+    sh.s.app.comment(pr, "octocat", &accept).await;
+    eventually("shippable again", || async {
+        sh.state().await == "shippable"
+    })
+    .await;
+    let accepted = said(&sh, pr, "accepted 1 commit");
+    assert_eq!(accepted.len(), 1, "{accepted:#?}");
+    let (status, audit) = sh.api("GET", "/api/audit?limit=1", Some("api-token")).await;
+    assert_eq!(status, 200, "{audit}");
+    assert_eq!(audit["entries"][0]["action"], "accept_commits");
+    assert_eq!(audit["entries"][0]["login"], "octocat");
+    assert_eq!(audit["entries"][0]["reason"], short);
+
+    sh.add_ship_label().await;
+    sh.landed().await;
+    assert!(sh.repo().file("main", "hotfix.txt").is_some());
+    sh.s.app.assert_contract_kept();
 }

@@ -373,7 +373,12 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
         "Late work",
         "mallory",
     );
-    sh.refused().await;
+    // Out of the queue, and not shippable: no task PR made `Late work`.
+    eventually("the ship was refused", || async {
+        sh.state().await == "building" && !sh.pr_labels().contains(&"ship".to_owned())
+    })
+    .await;
+    sh.s.app.settle().await;
     assert_eq!(sh.main_tip(), before, "nothing landed");
     assert!(!sh.story_pr().unwrap().merged);
     let notes = sh.not_shipped();

@@ -10,10 +10,11 @@ use crate::support::eventually;
 const CONFIG: &str = "ship_label: ship\n";
 const CI: &str = "on: push\njobs: {}\n";
 
-/// A shippable story whose branch a maintainer changed a workflow on.
+/// A shippable story whose branch a maintainer changed a workflow on
+/// (straight onto the story branch, so accepted by name).
 async fn story_changing_a_workflow() -> Shipped {
     let sh = Shipped::new(CONFIG).await;
-    sh.repo().push_files(
+    let ci = sh.repo().push_files(
         &sh.branch,
         &[(".github/workflows/ci.yml", CI)],
         "CI for the story",
@@ -22,6 +23,9 @@ async fn story_changing_a_workflow() -> Shipped {
     sh.s.app.settle().await;
     sh.complete_the_task().await;
     assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
+    let accept = format!("/taskgate accept-commits {}", &ci[..7]);
+    sh.s.app.comment(sh.story_issue, "octocat", &accept).await;
+    eventually("shippable", || async { sh.state().await == "shippable" }).await;
     sh
 }
 

@@ -340,6 +340,7 @@ impl Processor {
                 Ok(Answer::Silent(d))
             }
             Command::Ship => self.command_ship(inv).await,
+            Command::AcceptCommits { commit } => self.command_accept_commits(inv, commit).await,
             Command::Freeze { .. } | Command::Unfreeze => self.command_freeze(inv, command).await,
             Command::Rollback { now } => self.command_rollback(inv, now.as_deref()).await,
             Command::Unquarantine { test } => self.command_unquarantine(inv, test).await,

@@ -1,13 +1,17 @@
-//! `/taskgate ship` on a story's issue or its pull request.
+//! `/taskgate ship` and `/taskgate accept-commits <commit>` on a story's
+//! issue or its pull request.
 //!
 //! Owns: handing the request to `app::ship` as the commenter and turning
 //! the core's answer into the reply. Must not: decide whether the story
 //! ships (`core::ship::on_ship_request` does, with the same rule as the
-//! label and the API).
+//! label and the API) or which commits are accepted (`core::ship::vet`).
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
+use crate::core::refusal::{Refusal, Refused};
 use crate::core::render;
+use crate::core::ship::{ShipVia, Shipper};
+use crate::core::Decision;
 
 impl Processor {
     pub(super) async fn command_ship(&self, inv: &Invocation<'_>) -> Result<Answer, DecideError> {
@@ -17,6 +21,32 @@ impl Processor {
             .await?;
         Ok(Answer::of("ship", inv.syntax, result, || {
             Answer::reply(render::ship_elsewhere(inv.syntax))
+        }))
+    }
+
+    pub(super) async fn command_accept_commits(
+        &self,
+        inv: &Invocation<'_>,
+        commit: &str,
+    ) -> Result<Answer, DecideError> {
+        let by = Shipper {
+            user: Some(inv.author.id),
+            login: inv.author.login.clone(),
+            via: ShipVia::Command,
+        };
+        let result = self
+            .ship
+            .on_accept_commits(inv.repo, inv.issue(), by, commit)
+            .await?
+            .map(|answer| {
+                answer.map_err(|why| Refused {
+                    decision: Decision::nothing(format!("accept-commits refused: {why}")),
+                    refusal: Refusal::AcceptCommits(why),
+                })
+            });
+        const NAME: &str = "accept-commits";
+        Ok(Answer::of(NAME, inv.syntax, result, || {
+            Answer::reply(render::not_on_a_story(NAME, inv.syntax))
         }))
     }
 }

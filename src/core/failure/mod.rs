@@ -377,6 +377,7 @@ impl<'c, 'a> Step<'c, 'a> {
             todo,
             failure: self.latest_failure(),
             branch: self.ctx.task_branch,
+            prefix: &self.ctx.config.commands.prefix,
             max_attempts: max_attempts(self.ctx.task, self.ctx.limits),
             max_depth: self.ctx.limits.max_branch_depth,
             timeout_seconds: self.ctx.limits.branch_timeout_seconds,

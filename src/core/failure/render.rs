@@ -24,6 +24,8 @@ pub struct TodoView<'a> {
     /// The latest failed run.
     pub failure: Option<&'a FailureRecord>,
     pub branch: &'a str,
+    /// The repository's command prefix (`/taskgate`).
+    pub prefix: &'a str,
     pub max_attempts: u32,
     pub max_depth: u32,
     pub timeout_seconds: u64,
@@ -65,11 +67,12 @@ pub fn render_todo_body(v: &TodoView) -> String {
     let t = v.todo;
     let mut out = format!(
         "The acceptance run of task **{}** failed with **{}**; this todo is routed to the \
-         **{}** role. Push the fix to {}: the next green run closes it.\n\n",
+         **{}** role. Push the fix to {}: the next green run closes it.{}\n\n",
         title(v.task),
         t.kind,
         inline(&t.role),
         code_span(v.branch),
+        accept_note(v.branch, v.prefix),
     );
     let left = (t.opened_at + v.timeout_seconds as i64 - v.now).max(0);
     let _ = write!(
@@ -290,10 +293,11 @@ pub fn render_escalation_report(ctx: &LoopContext, s: &LoopState, reason: Bound)
     let kind = dominant_kind(&s.failures);
     let _ = write!(
         out,
-        "**Suggested next step** ({kind}): {}\n\nPush a fix to {}; a green run closes the loop. \
+        "**Suggested next step** ({kind}): {}\n\nPush a fix to {}; a green run closes the loop.{} \
          Remove `needs-human` once it is handled.",
         suggestion(kind),
-        code_span(ctx.task_branch)
+        code_span(ctx.task_branch),
+        accept_note(ctx.task_branch, &ctx.config.commands.prefix),
     );
     clip_middle(&out, MAX_BODY_CHARS)
 }
@@ -303,6 +307,19 @@ fn round_of(m: &Marker) -> u32 {
         Marker::BranchTodo { round, .. } => *round,
         _ => 0,
     }
+}
+
+/// For a fix pushed straight onto a story branch (an integration
+/// milestone's): it comes from no task PR, so a maintainer accepts it
+/// before the story ships (`core::ship::vet`).
+fn accept_note(branch: &str, prefix: &str) -> String {
+    if crate::core::story::story_issue_of_branch(branch).is_none() {
+        return String::new();
+    }
+    format!(
+        " A fix pushed there comes from no task PR: before the story ships, a maintainer \
+         accepts it by naming the newest commit (`{prefix} accept-commits <sha>`)."
+    )
 }
 
 /// The kind seen most across the kept failures; ties go to the latest.

@@ -745,3 +745,34 @@ fn task_output_quoting_a_marker_cannot_carry_one_into_the_todo() {
     Failing commands: `echo '<!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->'`
     "#);
 }
+
+#[test]
+fn a_fix_pushed_onto_a_story_branch_is_said_to_need_a_maintainers_acceptance() {
+    let mut f = Fixture::new();
+    f.config.commands.prefix = "/tg".into();
+    let on_story = LoopContext {
+        task_branch: "taskgate/story-7",
+        ..f.ctx()
+    };
+    let d = on_failed_run(
+        &LoopState::default(),
+        &run(1, FailureKind::TestFailure, 0),
+        &on_story,
+    );
+    let body = d
+        .effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::CreateIssue { body, .. } => Some(body.clone()),
+            _ => None,
+        })
+        .expect("a branch todo");
+    insta::assert_snapshot!(body.lines().next().unwrap(), @"The acceptance run of task **Data loading** failed with **test_failure**; this todo is routed to the **coder** role. Push the fix to `taskgate/story-7`: the next green run closes it. A fix pushed there comes from no task PR: before the story ships, a maintainer accepts it by naming the newest commit (`/tg accept-commits <sha>`).");
+    // A task branch's fix comes through its PR: no such note.
+    let d = on_failed_run(
+        &LoopState::default(),
+        &run(1, FailureKind::TestFailure, 0),
+        &f.ctx(),
+    );
+    assert!(!format!("{:?}", d.effects).contains("accept-commits"));
+}

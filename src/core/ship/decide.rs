@@ -206,7 +206,14 @@ pub fn on_story_pr_seen(
 /// or not, the story PR opened or updated, its `shippable` label and the
 /// ship gate on its head brought in line. Never merges.
 pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> ShipDecision {
-    let missing = missing(ev);
+    let mut missing = missing(ev);
+    if let Some(head) = ev.head.as_ref().or(record.head.as_ref()) {
+        missing.extend(super::vet::foreign_lines(
+            record,
+            head,
+            &ctx.config.commands.prefix,
+        ));
+    }
     let shippable = missing.is_empty();
     let mut next = record.clone();
     let building = matches!(next.state, ShipState::Building | ShipState::Shippable);

@@ -26,6 +26,7 @@ mod event;
 mod landing;
 mod merge_queue;
 mod pin;
+mod vet;
 pub(crate) use landing::WORKFLOWS_DOC;
 mod proof;
 mod queue;
@@ -67,6 +68,7 @@ pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
     Unlandable, Violation,
 };
+pub use vet::{foreign_commits, on_accept_commits, AcceptRefusal, Vetted};
 
 use serde::{Deserialize, Serialize};
 
@@ -171,6 +173,14 @@ pub struct StoryRecord {
     /// on both stores): then the head as last seen.
     #[serde(default)]
     pub pinned: Option<CommitSha>,
+    /// The story branch's commits as last checked (`pin`): one that no
+    /// proven task PR made keeps the story from shipping.
+    #[serde(default)]
+    pub vetted: Option<vet::Vetted>,
+    /// Commits no task PR made that a person accepted by name
+    /// (`accept-commits`), each with its ancestry (`vet`).
+    #[serde(default)]
+    pub accepted: Vec<CommitSha>,
     /// A story PR was asked for and its webhook has not arrived yet.
     #[serde(default)]
     pub pr_requested: bool,

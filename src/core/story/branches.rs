@@ -15,6 +15,18 @@ pub fn story_branch(story_issue: u64) -> String {
     format!("taskgate/story-{story_issue}")
 }
 
+/// The story issue number in a story branch name: `taskgate/story-12` → 12.
+pub fn story_issue_of_branch(branch: &str) -> Option<crate::ids::IssueNumber> {
+    let digits = branch
+        .strip_prefix("refs/heads/")
+        .unwrap_or(branch)
+        .strip_prefix("taskgate/story-")?;
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().map(crate::ids::IssueNumber)
+}
+
 /// `taskgate/task-14-entry-conditions`.
 pub fn task_branch(task_issue: u64, title: &str) -> String {
     format!("taskgate/task-{task_issue}-{}", slug(title))

@@ -112,6 +112,15 @@ pub struct TaskRecord {
     /// older taskgate at planning time.
     #[serde(default)]
     pub branch: Option<crate::core::story::BranchStart>,
+    /// The commit its PR's merge made on the story branch: the ship gate
+    /// takes only such commits on a story branch (`core::ship::vet`).
+    #[serde(default)]
+    pub merged_as: Option<CommitSha>,
+    /// How many commits that merge made on the story branch when more
+    /// than one: the PR's commits, rebased by taskgate (`merge_method:
+    /// rebase`) onto the story branch one by one.
+    #[serde(default)]
+    pub merged_commits: Option<u32>,
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).

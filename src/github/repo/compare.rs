@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::RepoClient;
 use crate::github::GitHubError;
+use crate::ids::CommitSha;
 
 /// The changed files a comparison lists at most: "the list of changed
 /// files … includes up to 300 changed files for the entire comparison"
@@ -37,5 +38,43 @@ impl RepoClient<'_> {
         paths.sort();
         paths.dedup();
         Ok(Some(paths))
+    }
+}
+
+/// The commits a story branch check lists at most (10 pages of 100).
+const MAX_COMPARED_COMMITS: usize = 1000;
+
+impl RepoClient<'_> {
+    /// The commits `head` has that `base` lacks, each with its parents
+    /// (oldest first, as GitHub lists them), and whether there were more
+    /// than [`MAX_COMPARED_COMMITS`].
+    pub async fn commits_ahead(
+        &self,
+        base: &str,
+        head: &str,
+    ) -> Result<(Vec<(CommitSha, Vec<CommitSha>)>, bool), GitHubError> {
+        let mut out = Vec::new();
+        for page in 1..=MAX_COMPARED_COMMITS / 100 {
+            let path = self.path(&format!("compare/{base}...{head}?per_page=100&page={page}"));
+            let comparison: Value = self.get(&path).await?.json()?;
+            let ahead = comparison["ahead_by"].as_u64().unwrap_or(0) as usize;
+            let listed = comparison["commits"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let sha = |v: &Value| v["sha"].as_str().map(|s| CommitSha(s.to_owned()));
+            for c in &listed {
+                let parents = c["parents"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(sha);
+                out.extend(sha(c).map(|s| (s, parents.collect())));
+            }
+            if listed.is_empty() || out.len() >= ahead {
+                return Ok((out, false));
+            }
+        }
+        Ok((out, true))
     }
 }

@@ -1,0 +1,118 @@
+//! The story branch's commits checked against the task PRs' merges
+//! (issue 28 item 1), and `accept-commits`: the shell half of
+//! `core::ship::vet`.
+//!
+//! Owns: reading the story branch's commits the default branch lacks
+//! (GitHub's comparison) and what the story's task PRs merged as (the task
+//! records), once per story head; finding the story an `accept-commits`
+//! names. Must not: decide what a foreign commit means or whether one may
+//! be accepted (the core's gate, refusal and acceptance do).
+
+use super::*;
+use std::collections::BTreeMap;
+
+use crate::core::ship::AcceptRefusal;
+
+impl Ship {
+    /// Checks the story branch at `head` unless it was found clean there
+    /// already: [`StoryRecord::vetted`] then names every commit on it that
+    /// no proven task PR's merge made and no person accepted. A head with
+    /// such commits is checked again each time (a task PR's merge may have
+    /// been recorded since).
+    pub(super) async fn vet(
+        &self,
+        l: &mut Located,
+        client: &Octocrab,
+        head: &CommitSha,
+    ) -> Result<(), ShipError> {
+        if l.record
+            .vetted
+            .as_ref()
+            .is_some_and(|v| v.head == *head && v.foreign.is_empty() && !v.too_many)
+        {
+            return Ok(());
+        }
+        let gh = RepoClient::new(client, &l.repo);
+        if l.default_branch.is_empty() {
+            l.default_branch = gh.default_branch().await?;
+        }
+        let (commits, too_many) = gh.commits_ahead(&l.default_branch, head.as_str()).await?;
+        let merges = self.task_merges(l, &gh).await?;
+        l.record.vetted = Some(ship::Vetted {
+            head: head.clone(),
+            foreign: ship::foreign_commits(head, &commits, &merges, &l.record.accepted),
+            too_many,
+        });
+        Ok(())
+    }
+
+    /// Each completed task PR's merge commit, with how many commits the
+    /// merge made on the story branch.
+    async fn task_merges(
+        &self,
+        l: &Located,
+        gh: &RepoClient<'_>,
+    ) -> Result<BTreeMap<CommitSha, u32>, ShipError> {
+        let mut merges = BTreeMap::new();
+        let records = self.store.task_records(&l.repo, &l.story).await?;
+        let done = records
+            .into_values()
+            .filter(|r| r.state == Some(crate::core::plan::TaskState::Completed));
+        for r in done {
+            match (r.merged_as, r.pr) {
+                (Some(sha), _) => {
+                    merges.insert(sha, r.merged_commits.unwrap_or(1));
+                }
+                // Merged before taskgate recorded merges (or its webhook
+                // was lost): GitHub says what the merge made.
+                (None, Some(pr)) => {
+                    let pull = gh.get_pull(pr.number).await?;
+                    if pull["merged"].as_bool() == Some(true) {
+                        let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
+                        merges.insert(CommitSha(sha.to_owned()), 1);
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+        Ok(merges)
+    }
+
+    /// `/taskgate accept-commits <commit>` on a story's issue or PR by
+    /// `by`: the story branch checked at its head, then the core's
+    /// acceptance (recorded, said, the story evaluated again) or why not.
+    /// `None` when the issue is not a story's.
+    pub async fn on_accept_commits(
+        &self,
+        repo: &RepoName,
+        issue_or_pr: IssueNumber,
+        by: Shipper,
+        given: &str,
+    ) -> Result<Option<Result<Decision, AcceptRefusal>>, ShipError> {
+        let Some(story) = self.story_of(repo, issue_or_pr).await? else {
+            return Ok(None);
+        };
+        let Some(mut l) = self.locate(repo, &story, None).await? else {
+            return Ok(None);
+        };
+        let client = self.client(&l).await?;
+        let Some(head) = RepoClient::new(&client, repo)
+            .branch_head(&l.branch)
+            .await?
+        else {
+            return Ok(Some(Err(AcceptRefusal::NothingWaiting)));
+        };
+        l.record.head = Some(head.clone());
+        self.vet(&mut l, &client, &head).await?;
+        let (accepted, audit) = match ship::on_accept_commits(&l.record, given, &by, &l.ctx()) {
+            Ok(done) => done,
+            Err(why) => return Ok(Some(Err(why))),
+        };
+        l.record = accepted.record;
+        let said = accepted.effects;
+        let mut decision = self.evaluate(l, Some(head)).await?;
+        decision.effects.splice(0..0, said);
+        decision.changes.push(audit.change());
+        Ok(Some(Ok(decision)))
+    }
+}
