@@ -34,9 +34,21 @@ struct Cli {
     command: Command,
 }
 
+impl Command {
+    /// The demo narrates on stdout: logs stay quiet unless asked for.
+    fn narrates(&self) -> bool {
+        #[cfg(feature = "demo")]
+        if matches!(self, Command::Demo(_)) {
+            return true;
+        }
+        false
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Walk through what taskgate does, against a fake GitHub on this machine.
+    #[cfg(feature = "demo")]
     Demo(cli::demo::DemoArgs),
     /// Run the GitHub App: webhook intake, processing and the GitHub executor.
     Serve(ServeArgs),
@@ -433,7 +445,7 @@ async fn run() -> anyhow::Result<()> {
     }
     let cli = Cli::parse();
     // The demo narrates on stdout; its logs stay quiet unless asked for.
-    let default_filter = if matches!(cli.command, Command::Demo(_)) {
+    let default_filter = if cli.command.narrates() {
         "warn"
     } else {
         "info"
@@ -459,6 +471,7 @@ async fn run() -> anyhow::Result<()> {
             .init(),
     }
     match cli.command {
+        #[cfg(feature = "demo")]
         Command::Demo(args) => cli::demo::run(args).await?,
         Command::Serve(args) => {
             // The sandbox's settings (TASKGATE_SANDBOX_*, TASKGATE_UNSANDBOXED)

@@ -30,7 +30,6 @@ use tokio::task::JoinHandle;
 
 use crate::github::{Backoff, GitHubError, Pacing};
 use crate::store::{Store, StoreError};
-use crate::web;
 pub use processor::Processor;
 pub use start::start;
 
@@ -83,7 +82,7 @@ pub struct ServeConfig {
     /// (`TASKGATE_WEBHOOK_MEMORY_MIB`; at least 25, GitHub's largest body).
     pub webhook_memory_mib: usize,
     /// How long a request's headers may take to arrive, and a kept-alive
-    /// connection may sit idle ([`web::HEADER_READ_TIMEOUT`]).
+    /// connection may sit idle ([`crate::web::HEADER_READ_TIMEOUT`]).
     pub header_read_timeout: Duration,
     /// The one clock every part reads "now" from: the store's stamps,
     /// due times, periods and decisions (tests move it on).
@@ -100,6 +99,7 @@ impl ServeConfig {
     /// A server on 127.0.0.1 (any free port) in front of an in-process fake
     /// GitHub, as `taskgate demo` and the tests run it: fast retries, no
     /// pacing (tests with many writes raise the fake's secondary limit).
+    #[cfg(feature = "demo")]
     pub fn against_fake(
         fake: &fakehub::FakeGitHub,
         webhook_secret: &str,
@@ -136,9 +136,9 @@ impl ServeConfig {
             // Tests that want it turn it on: the fake's log is their own.
             redeliver_every: None,
             webhook_proxy_url: None,
-            webhook_path: web::DEFAULT_WEBHOOK_PATH.to_owned(),
+            webhook_path: crate::web::DEFAULT_WEBHOOK_PATH.to_owned(),
             webhook_memory_mib: crate::intake::DEFAULT_MEMORY_MIB,
-            header_read_timeout: web::HEADER_READ_TIMEOUT,
+            header_read_timeout: crate::web::HEADER_READ_TIMEOUT,
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
             runner_network: crate::core::network::RunnerNetwork::Never,

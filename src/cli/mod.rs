@@ -1,6 +1,7 @@
 //! Subcommands of the `taskgate` binary other than `serve`. This is the
 //! binary edge: files and stdin are read here, `anyhow` is allowed here.
 
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod doctor;
 pub mod init;
