@@ -42,6 +42,8 @@ mod repo_config;
 mod repo_traits;
 mod runs;
 mod schema;
+#[cfg(test)]
+mod schema_agreement;
 mod ship;
 mod sql;
 mod task_counts;
