@@ -19,6 +19,9 @@
 //! event (one at a time, with the story's latest state).
 
 mod audit;
+mod error;
+
+pub use error::ApiError;
 
 use std::sync::Arc;
 
@@ -69,17 +72,9 @@ async fn require_token(State(state): State<ApiState>, request: Request, next: Ne
     };
     match authorized(&state, request.headers(), usage) {
         Check::Granted => next.run(request).await,
-        Check::Missing => unauthorized(),
-        Check::BasicForChange => error(
-            StatusCode::FORBIDDEN,
-            "a state-changing call needs `Authorization: Bearer <TASKGATE_API_TOKEN>`; \
-             Basic credentials (what a browser replays) are accepted for reading only",
-        ),
+        Check::Missing => ApiError::Unauthorized.into_response(),
+        Check::BasicForChange => ApiError::BasicForChange.into_response(),
     }
-}
-
-pub(super) fn error(status: StatusCode, message: &str) -> Response {
-    (status, Json(json!({ "error": message }))).into_response()
 }
 
 fn authorized(
@@ -91,13 +86,6 @@ fn authorized(
         state.token.as_deref(),
         headers.get("authorization").and_then(|v| v.to_str().ok()),
         usage,
-    )
-}
-
-fn unauthorized() -> Response {
-    error(
-        StatusCode::UNAUTHORIZED,
-        "a valid `Authorization: Bearer <TASKGATE_API_TOKEN>` header is required",
     )
 }
 
@@ -152,56 +140,50 @@ async fn story_json(store: &Store, row: &StoryRow) -> Result<Value, crate::store
     }))
 }
 
+/// `?repo=owner/name`, when given.
+fn repo_of(q: &RepoQuery) -> Result<Option<RepoName>, ApiError> {
+    q.repo
+        .as_deref()
+        .map(RepoName::parse)
+        .transpose()
+        .map_err(ApiError::BadRequest)
+}
+
 /// Every story, or those of `?repo=owner/name`.
-async fn list_stories(State(state): State<ApiState>, Query(q): Query<RepoQuery>) -> Response {
-    let only = match q.repo.as_deref().map(RepoName::parse).transpose() {
-        Ok(r) => r,
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
-    };
-    let rows = match state.store.stories().await {
-        Ok(rows) => rows,
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    };
+async fn list_stories(
+    State(state): State<ApiState>,
+    Query(q): Query<RepoQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let only = repo_of(&q)?;
+    let rows = state.store.stories().await?;
     let mut out = Vec::new();
     for row in rows
         .iter()
         .filter(|r| only.as_ref().is_none_or(|o| &r.repo == o))
     {
-        match story_json(&state.store, row).await {
-            Ok(v) => out.push(v),
-            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        }
+        out.push(story_json(&state.store, row).await?);
     }
-    Json(json!({ "stories": out })).into_response()
+    Ok(Json(json!({ "stories": out })))
 }
 
-/// The story with issue `id` (in `repo`, when given). `Err` is the answer.
-async fn find(state: &ApiState, id: &str, repo: Option<&str>) -> Result<StoryRow, Response> {
+/// The story with issue `id` (in `?repo=`, when given).
+async fn find(state: &ApiState, id: &str, q: &RepoQuery) -> Result<StoryRow, ApiError> {
     let Ok(number) = id.parse::<u64>() else {
-        return Err(error(
-            StatusCode::NOT_FOUND,
+        return Err(ApiError::NotFound(
             "no story has this id (use the story issue number)",
         ));
     };
-    let repo = match repo.map(RepoName::parse).transpose() {
-        Ok(r) => r,
-        Err(e) => return Err(error(StatusCode::BAD_REQUEST, &e)),
-    };
-    let rows = state
-        .store
-        .stories()
-        .await
-        .map_err(|e| error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()))?;
+    let repo = repo_of(q)?;
+    let rows = state.store.stories().await?;
     let mut found: Vec<StoryRow> = rows
         .into_iter()
         .filter(|r| r.issue == IssueNumber(number) && repo.as_ref().is_none_or(|n| *n == r.repo))
         .collect();
     match found.len() {
-        0 => Err(error(StatusCode::NOT_FOUND, "no story has this id")),
+        0 => Err(ApiError::NotFound("no story has this id")),
         1 => Ok(found.remove(0)),
-        _ => Err(error(
-            StatusCode::BAD_REQUEST,
-            "several repositories have a story with this issue number: add ?repo=owner/name",
+        _ => Err(ApiError::BadRequest(
+            "several repositories have a story with this issue number: add ?repo=owner/name".into(),
         )),
     }
 }
@@ -210,60 +192,42 @@ async fn get_story(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
-) -> Response {
-    let row = match find(&state, &id, q.repo.as_deref()).await {
-        Ok(row) => row,
-        Err(answer) => return answer,
-    };
-    match story_json(&state.store, &row).await {
-        Ok(v) => Json(v).into_response(),
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    }
+) -> Result<Json<Value>, ApiError> {
+    let row = find(&state, &id, &q).await?;
+    Ok(Json(story_json(&state.store, &row).await?))
 }
 
 async fn ship_story(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
-) -> Response {
-    let row = match find(&state, &id, q.repo.as_deref()).await {
-        Ok(row) => row,
-        Err(answer) => return answer,
-    };
-    let (record, plan) = match (
-        state.store.story_record(&row.repo, &row.story).await,
-        state.store.story(&row.repo, &row.story).await,
-    ) {
-        (Ok(r), Ok(Some(p))) => (r.unwrap_or_default(), p),
-        (Err(e), _) | (_, Err(e)) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        (_, Ok(None)) => return error(StatusCode::NOT_FOUND, "no story has this id"),
+) -> Result<Response, ApiError> {
+    let row = find(&state, &id, &q).await?;
+    let record = state
+        .store
+        .story_record(&row.repo, &row.story)
+        .await?
+        .unwrap_or_default();
+    let Some(plan) = state.store.story(&row.repo, &row.story).await? else {
+        return Err(ApiError::NotFound("no story has this id"));
     };
     // The same rule as the label and `/taskgate ship`: the processor
     // decides again on the latest record; this only answers 409 early.
-    let frozen = match state.store.repo_freeze(&row.repo).await {
-        Ok(manual) => {
-            let config =
-                crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
-            let now = state.store.clock().now_s();
-            crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now)
-        }
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    };
+    let manual = state.store.repo_freeze(&row.repo).await?;
+    let config = crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
+    let now = state.store.clock().now_s();
+    let frozen = crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now);
     let refusal = ship_refusal(&record).or_else(|| {
         frozen.map(|f| crate::core::ship::ShipRefusal::Frozen {
             because: f.render(),
         })
     });
     if let Some(refusal) = refusal {
-        return (
-            StatusCode::CONFLICT,
-            Json(json!({
-                "error": "the story is not shippable",
-                "state": record.state.name(),
-                "reasons": refusal.reasons(),
-            })),
-        )
-            .into_response();
+        return Err(ApiError::Conflict {
+            error: "the story is not shippable".into(),
+            state: record.state.name().into(),
+            reasons: Some(refusal.reasons()),
+        });
     }
     let event = ShipEvent {
         repo: row.repo.clone(),
@@ -280,22 +244,20 @@ async fn ship_story(
         &InternalEvent::Ship(event),
     )
     .with_action("request");
-    if let Err(e) = state.store.record_delivery(delivery).await {
-        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-    }
+    state.store.record_delivery(delivery).await?;
     state.recorded.notify_one();
-    (
+    Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "accepted": true, "story": row.story, "issue": row.issue.0 })),
     )
-        .into_response()
+        .into_response())
 }
 
 async fn accept_task(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
-) -> Response {
+) -> Result<Response, ApiError> {
     review_task(state, id, q, None).await
 }
 
@@ -309,14 +271,13 @@ async fn reject_task(
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
     body: Option<Json<RejectBody>>,
-) -> Response {
+) -> Result<Response, ApiError> {
     let reason = match body {
         Some(Json(b)) if !b.reason.trim().is_empty() => b.reason,
         _ => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "a rejection needs a reason: {\"reason\": \"…\"}",
-            )
+            return Err(ApiError::BadRequest(
+                "a rejection needs a reason: {\"reason\": \"…\"}".into(),
+            ))
         }
     };
     review_task(state, id, q, Some(reason)).await
@@ -331,49 +292,44 @@ async fn review_task(
     id: String,
     q: RepoQuery,
     reject: Option<String>,
-) -> Response {
+) -> Result<Response, ApiError> {
     use crate::core::task::{api_review_refusal, ApiReview, ReviewCommand};
     let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
-        return error(
-            StatusCode::NOT_FOUND,
+        return Err(ApiError::NotFound(
             "no task has this id (use the task issue number)",
-        );
+        ));
     };
-    let repos: Vec<RepoName> = match q.repo.as_deref().map(RepoName::parse).transpose() {
-        Ok(Some(repo)) => vec![repo],
-        Ok(None) => match state.store.stories().await {
-            Ok(rows) => {
-                let mut repos: Vec<RepoName> = rows.into_iter().map(|r| r.repo).collect();
-                repos.sort();
-                repos.dedup();
-                repos
-            }
-            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        },
-        Err(e) => return error(StatusCode::BAD_REQUEST, &e),
+    let repos: Vec<RepoName> = match repo_of(&q)? {
+        Some(repo) => vec![repo],
+        None => {
+            let rows = state.store.stories().await?;
+            let mut repos: Vec<RepoName> = rows.into_iter().map(|r| r.repo).collect();
+            repos.sort();
+            repos.dedup();
+            repos
+        }
     };
     let mut found = Vec::new();
     for repo in repos {
-        match state.store.task_by_issue(&repo, number).await {
-            Ok(Some(loc)) => found.push((repo, loc)),
-            Ok(None) => {}
-            Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        if let Some(loc) = state.store.task_by_issue(&repo, number).await? {
+            found.push((repo, loc));
         }
     }
     let (repo, loc) = match found.len() {
-        0 => return error(StatusCode::NOT_FOUND, "no task has this id"),
+        0 => return Err(ApiError::NotFound("no task has this id")),
         1 => found.remove(0),
         _ => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                "several repositories have a task with this issue number: add ?repo=owner/name",
-            )
+            return Err(ApiError::BadRequest(
+                "several repositories have a task with this issue number: add ?repo=owner/name"
+                    .into(),
+            ))
         }
     };
-    let record = match state.store.task_record(&repo, &loc.story, &loc.task).await {
-        Ok(r) => r.unwrap_or_default(),
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    };
+    let record = state
+        .store
+        .task_record(&repo, &loc.story, &loc.task)
+        .await?
+        .unwrap_or_default();
     // The command's rules, from the core: the processor decides again on
     // the latest record; this only answers 409 early.
     let command = match &reject {
@@ -385,18 +341,16 @@ async fn review_task(
         },
     };
     if let Some(refusal) = api_review_refusal(record.state, &command) {
-        let state_name = record.state.map(|s| s.name()).unwrap_or("not started");
-        return (
-            StatusCode::CONFLICT,
-            Json(json!({ "error": refusal.to_string(), "state": state_name })),
-        )
-            .into_response();
+        return Err(ApiError::Conflict {
+            error: refusal.to_string(),
+            state: record.state.map_or("not started", |s| s.name()).into(),
+            reasons: None,
+        });
     }
-    let installation = match state.store.story(&repo, &loc.story).await {
-        Ok(Some(plan)) => plan.installation,
-        Ok(None) => return error(StatusCode::NOT_FOUND, "no task has this id"),
-        Err(e) => return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+    let Some(plan) = state.store.story(&repo, &loc.story).await? else {
+        return Err(ApiError::NotFound("no task has this id"));
     };
+    let installation = plan.installation;
     let event = ApiReview {
         repo: repo.clone(),
         issue: number,
@@ -407,13 +361,11 @@ async fn review_task(
         installation,
         &InternalEvent::Review(event),
     );
-    if let Err(e) = state.store.record_delivery(delivery).await {
-        return error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
-    }
+    state.store.record_delivery(delivery).await?;
     state.recorded.notify_one();
-    (
+    Ok((
         StatusCode::ACCEPTED,
         Json(json!({ "accepted": true, "task": loc.task, "issue": number.0 })),
     )
-        .into_response()
+        .into_response())
 }

@@ -9,12 +9,10 @@
 //! `object`, the `reason`, and `via`. Must not: decide or write.
 
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use super::{error, ApiState};
+use super::{ApiError, ApiState};
 use crate::core::audit::AuditEntry;
 use crate::ids::RepoName;
 use crate::store::{AuditQuery, MAX_AUDIT_LIMIT};
@@ -95,18 +93,11 @@ fn rfc3339(at_s: i64) -> String {
 pub(super) async fn audit_log(
     State(state): State<ApiState>,
     Query(params): Query<AuditParams>,
-) -> Response {
-    let query = match read_query(&params) {
-        Ok(q) => q,
-        Err(why) => return error(StatusCode::BAD_REQUEST, &why),
-    };
-    match state.store.audit_entries(&query).await {
-        Ok(entries) => {
-            let entries: Vec<Value> = entries.iter().map(entry_json).collect();
-            Json(json!({ "entries": entries })).into_response()
-        }
-        Err(e) => error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-    }
+) -> Result<Json<Value>, ApiError> {
+    let query = read_query(&params).map_err(ApiError::BadRequest)?;
+    let entries = state.store.audit_entries(&query).await?;
+    let entries: Vec<Value> = entries.iter().map(entry_json).collect();
+    Ok(Json(json!({ "entries": entries })))
 }
 
 #[cfg(test)]
