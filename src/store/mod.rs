@@ -1,9 +1,11 @@
-//! The store: one SQLite file holding taskgate's state, the inbox of
-//! webhook deliveries and the outbox of effects.
+//! The store: taskgate's state, the inbox of webhook deliveries and the
+//! outbox of effects, in a SQLite file (one process) or a PostgreSQL
+//! database (one or more replicas, `pg.rs`); every statement is written
+//! once for both (`db.rs`), and their schemas are tested to agree.
 //!
-//! Owns: the schema, every SQL statement, and the single writer thread.
+//! Owns: the schemas, every SQL statement, and the single writer thread.
 //! Must not: call GitHub, decide anything (the core decides), or block an
-//! async task (all SQLite work happens on the writer thread or in
+//! async task (all database work happens on the writer thread or in
 //! `spawn_blocking`).
 //!
 //! Two ideas a reader needs:
