@@ -36,8 +36,7 @@ pub enum IssueState {
 pub struct CheckRunSpec {
     pub name: String,
     pub head_sha: CommitSha,
-    /// GitHub's conclusion: success, failure, neutral, …
-    pub conclusion: String,
+    pub conclusion: CheckConclusion,
     pub title: String,
     pub summary: String,
     pub annotations: Vec<CheckAnnotation>,
@@ -47,9 +46,8 @@ pub struct CheckRunSpec {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckUpdate {
     pub status: CheckStatus,
-    /// GitHub's conclusion when `status` is completed: success, failure,
-    /// neutral, cancelled, timed_out, action_required, skipped.
-    pub conclusion: Option<String>,
+    /// GitHub's conclusion when `status` is completed.
+    pub conclusion: Option<CheckConclusion>,
     pub output: Option<crate::core::report::CheckOutput>,
     /// Offer the "Retry" button (`requested_action` identifier `retry`).
     pub retry_button: bool,
@@ -72,6 +70,39 @@ impl CheckStatus {
             CheckStatus::Queued => "queued",
             CheckStatus::InProgress => "in_progress",
             CheckStatus::Completed => "completed",
+        }
+    }
+}
+
+/// A check run's conclusion, of those taskgate writes (GitHub's names, as
+/// serialized and sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckConclusion {
+    Success,
+    Failure,
+    Neutral,
+    Cancelled,
+    Skipped,
+}
+
+impl CheckConclusion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckConclusion::Success => "success",
+            CheckConclusion::Failure => "failure",
+            CheckConclusion::Neutral => "neutral",
+            CheckConclusion::Cancelled => "cancelled",
+            CheckConclusion::Skipped => "skipped",
+        }
+    }
+
+    /// `success` when `passed`, else `failure`.
+    pub fn of(passed: bool) -> CheckConclusion {
+        if passed {
+            CheckConclusion::Success
+        } else {
+            CheckConclusion::Failure
         }
     }
 }

@@ -30,7 +30,7 @@ pub mod task;
 
 pub use decide::{answer_comment, is_own, on_event, on_unused, CommentRef, Context, Decision};
 pub use effect::{
-    hidden_marker, AttemptRef, CheckAnnotation, CheckRunSpec, CheckStatus, CheckUpdate, Effect,
-    IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
+    hidden_marker, AttemptRef, CheckAnnotation, CheckConclusion, CheckRunSpec, CheckStatus,
+    CheckUpdate, Effect, IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
 };
 pub use event::{Actor, Change, Event};

@@ -17,6 +17,7 @@ use crate::core::decide::Decision;
 use crate::core::event::Change;
 use crate::core::plan::{render_problems, Problem};
 use crate::core::sync::PLAN_CHECK;
+use crate::core::CheckConclusion;
 use crate::core::{CheckRunSpec, Effect};
 use crate::ids::{CommitSha, RepoName};
 
@@ -78,7 +79,7 @@ fn config_refused(repo: &RepoName, sha: &CommitSha, problems: &[Problem]) -> Eff
         check: CheckRunSpec {
             name: PLAN_CHECK.to_owned(),
             head_sha: sha.clone(),
-            conclusion: "failure".to_owned(),
+            conclusion: CheckConclusion::Failure,
             title: format!(
                 "{errors} problem(s) in {CONFIG_PATH}; taskgate keeps the last good config"
             ),
@@ -137,7 +138,7 @@ mod tests {
             panic!("one check run: {:?}", d.effects);
         };
         assert_eq!(check.name, PLAN_CHECK);
-        assert_eq!(check.conclusion, "failure");
+        assert_eq!(check.conclusion.as_str(), "failure");
         insta::assert_snapshot!(format!("{}\n\n{}", check.title, check.summary), @r"
         1 problem(s) in .github/taskgate.yml; taskgate keeps the last good config
 

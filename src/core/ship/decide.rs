@@ -1,5 +1,6 @@
 //! The transitions of a story's ship gate.
 
+use crate::core::CheckConclusion;
 use std::collections::BTreeSet;
 
 use super::refusal::{ship_refusal, ShipRefusal};
@@ -353,7 +354,7 @@ pub(super) fn gate(
         key: key.clone(),
         update: CheckUpdate {
             status: CheckStatus::Completed,
-            conclusion: Some(if green { "success" } else { "failure" }.into()),
+            conclusion: Some(CheckConclusion::of(green)),
             output: Some(CheckOutput {
                 title,
                 summary,

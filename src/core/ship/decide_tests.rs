@@ -183,7 +183,7 @@ fn a_complete_story_opens_its_pr_once_then_labels_it_and_turns_the_gate_green() 
     let Effect::UpdateCheckRun { update, .. } = &d.effects[3] else {
         panic!()
     };
-    assert_eq!(update.conclusion.as_deref(), Some("success"));
+    assert_eq!(update.conclusion.map(|c| c.as_str()), Some("success"));
     assert!(
         evaluate(&d.record, &ev, &w.ctx()).effects.is_empty(),
         "an unchanged gate costs nothing"

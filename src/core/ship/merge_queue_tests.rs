@@ -52,7 +52,9 @@ fn gate_on(effects: &[Effect], sha: &CommitSha) -> Option<String> {
         _ => None,
     })?;
     effects.iter().find_map(|e| match e {
-        Effect::UpdateCheckRun { key: k, update, .. } if *k == key => update.conclusion.clone(),
+        Effect::UpdateCheckRun { key: k, update, .. } if *k == key => {
+            update.conclusion.map(|c| c.as_str().to_owned())
+        }
         _ => None,
     })
 }

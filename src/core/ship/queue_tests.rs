@@ -160,7 +160,7 @@ fn a_failing_proof_refuses_the_ship_and_keeps_the_gate_red_until_the_story_moves
     let Some(Effect::UpdateCheckRun { update, .. }) = d.effects.get(2) else {
         unreachable!()
     };
-    assert_eq!(update.conclusion.as_deref(), Some("failure"));
+    assert_eq!(update.conclusion.map(|c| c.as_str()), Some("failure"));
     let summary = &update.output.as_ref().unwrap().summary;
     assert!(
         summary.contains("fails on the merge with base `ccccccc`"),

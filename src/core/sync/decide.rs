@@ -2,6 +2,7 @@
 //! failing `taskgate/plan` check run listing every problem, or the story's
 //! plan saved and the first reconciliation pass queued.
 
+use crate::core::CheckConclusion;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{reconcile, IssueRecord, RepoView, StoryPlan};
@@ -355,7 +356,7 @@ fn bad_plan(plan: &StoryPlan, file: &str, problems: &[Problem], report: String) 
             check: CheckRunSpec {
                 name: PLAN_CHECK.to_owned(),
                 head_sha: plan.sha.clone(),
-                conclusion: "failure".to_owned(),
+                conclusion: CheckConclusion::Failure,
                 title: format!("{errors} problem(s) in {file}; nothing was created or changed"),
                 summary: format!(
                     "taskgate read `{file}` and found problems. Fix them and push again; until then the story stays as it was.\n\n```text\n{}\n```",

@@ -11,6 +11,7 @@ use crate::core::plan::TaskState;
 use crate::core::report::{
     annotation_batches, render_check_output, CheckOutput, GateResult, RunReport,
 };
+use crate::core::CheckConclusion;
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, UserId};
 
 /// What the transitions need to know about the task and its repository.
@@ -137,7 +138,7 @@ pub(super) fn update_check(
     ctx: &TaskContext,
     key: String,
     status: CheckStatus,
-    conclusion: Option<String>,
+    conclusion: Option<CheckConclusion>,
     output: Option<CheckOutput>,
     retry_button: bool,
 ) -> Effect {
@@ -422,7 +423,7 @@ fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDec
                     check: crate::core::effect::CheckRunSpec {
                         name: render::PENDING_CHECK.into(),
                         head_sha: sha.clone(),
-                        conclusion: "neutral".into(),
+                        conclusion: CheckConclusion::Neutral,
                         title: format!("Not run: {waiting}"),
                         summary: render::pending_summary(ctx.waiting_for),
                         annotations: vec![],
@@ -505,7 +506,7 @@ pub(super) fn supersede(
             ctx,
             check_key(ctx.story, ctx.task, current.number, gate),
             CheckStatus::Completed,
-            Some("cancelled".into()),
+            Some(CheckConclusion::Cancelled),
             Some(render::superseded_output(current.number, short(by))),
             false,
         ));
@@ -594,7 +595,7 @@ pub fn on_run_progress(
                         ctx,
                         keys(g),
                         CheckStatus::Completed,
-                        Some("cancelled".into()),
+                        Some(CheckConclusion::Cancelled),
                         Some(render::skipped_output(why)),
                         true,
                     )
@@ -643,7 +644,7 @@ fn finish(
                     ctx,
                     key,
                     CheckStatus::Completed,
-                    Some("failure".into()),
+                    Some(CheckConclusion::Failure),
                     Some(render::missing_gate_output(gate)),
                     true,
                 ));
@@ -680,7 +681,7 @@ fn completed_check(
         ctx,
         key.clone(),
         CheckStatus::Completed,
-        Some(if result.passed { "success" } else { "failure" }.into()),
+        Some(CheckConclusion::of(result.passed)),
         Some(first),
         true,
     )];

@@ -1,6 +1,7 @@
 //! Pull requests from forks: never run, since their code would run on
 //! taskgate's runner with the repository's access.
 
+use crate::core::CheckConclusion;
 use crate::core::{CheckRunSpec, Decision, Effect};
 use crate::ids::{CommitSha, RepoName};
 
@@ -17,7 +18,7 @@ pub fn decide_fork_pull(repo: &RepoName, head_sha: &CommitSha, new_head: bool) -
             check: CheckRunSpec {
                 name: "taskgate/acceptance".into(),
                 head_sha: head_sha.clone(),
-                conclusion: "neutral".into(),
+                conclusion: CheckConclusion::Neutral,
                 title: "Not run: pull request from a fork".into(),
                 summary: super::render_fork_summary(),
                 annotations: vec![],

@@ -10,6 +10,7 @@ use crate::core::failure::{
 };
 use crate::core::plan::{Task, TaskState};
 use crate::core::report::RunReport;
+use crate::core::CheckConclusion;
 
 /// What the failure loop needs beyond the task's run context.
 #[derive(Debug, Clone)]
@@ -104,7 +105,7 @@ pub fn follow_verdict(
                 key: super::check_key(ctx.story, ctx.task, current.number, gate),
                 update: crate::core::CheckUpdate {
                     status: crate::core::CheckStatus::Completed,
-                    conclusion: Some("failure".into()),
+                    conclusion: Some(CheckConclusion::Failure),
                     output: None,
                     retry_button: true,
                     approve_button: true,

@@ -14,6 +14,7 @@ use super::{Attempt, AttemptStatus, TaskContext, TaskDecision, TaskRecord};
 use crate::core::effect::{CheckStatus, Effect};
 use crate::core::plan::TaskState;
 use crate::core::task::check_key;
+use crate::core::CheckConclusion;
 
 pub(super) fn on_runner_fault(
     record: &TaskRecord,
@@ -34,7 +35,7 @@ pub(super) fn on_runner_fault(
                 ctx,
                 check_key(ctx.story, ctx.task, current.number, gate),
                 CheckStatus::Completed,
-                Some("failure".into()),
+                Some(CheckConclusion::Failure),
                 Some(runner_fault_output(why)),
                 true,
             )
