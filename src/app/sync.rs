@@ -14,7 +14,9 @@ use std::sync::Arc;
 use http::Method;
 use octocrab::Octocrab;
 
-use crate::core::config::{decide_config_read, load_config, Problems, RepoConfig, CONFIG_PATH};
+use crate::core::config::{
+    decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
+};
 use crate::core::internal::Reconcile;
 use crate::core::plan::TaskId;
 use crate::core::story::{story_key_for_file, story_key_for_issue};
@@ -27,6 +29,9 @@ use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::ids::{CommitSha, InstallationId, RepoName};
 use crate::intake::payload::{IssueCommentPayload, PushPayload};
 use crate::store::{Store, StoreError};
+
+mod first_read;
+pub use first_read::added_repositories;
 
 /// Where story plans live on the default branch.
 pub const STORIES_DIR: &str = ".taskgate/stories/";
@@ -92,6 +97,8 @@ impl Syncer {
                 present.insert(path.as_str(), false);
             }
         }
+        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
+        let unrecorded = self.store.repo_config(&repo).await?.is_none();
         let config_changed = present.contains_key(CONFIG_PATH);
         present.retain(|path, _| is_plan_file(path));
         let changed: BTreeSet<&str> = present
@@ -100,9 +107,12 @@ impl Syncer {
             .map(|(path, _)| *path)
             .collect();
         if present.is_empty() && !config_changed {
+            // A repository with no config recorded has it read now.
+            if unrecorded {
+                return Ok(self.first_read_at(installation, &repo, &push.after).await);
+            }
             return Ok(Decision::nothing("no plan files or config changed"));
         }
-        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         let client = self.github.installation_client(installation).await?;
         self.read_back_if_unknown(&client, &repo, installation)
             .await?;
@@ -111,12 +121,14 @@ impl Syncer {
         // The config first: every decision after this push follows it, for
         // every story. Its problems are said here unless a plan read in this
         // push says them (a plan is refused with its config's problems).
-        let problems = if changed.is_empty() {
-            Problems::Report
+        let mut decision = if !changed.is_empty() {
+            decide_config_read(&repo, sha, config.clone(), Problems::ReportedWithThePlans)
+        } else if unrecorded {
+            let last_good = self.store.latest_story_config(&repo).await?.flatten();
+            decide_first_config_read(&repo, sha, config.clone(), last_good)
         } else {
-            Problems::ReportedWithThePlans
+            decide_config_read(&repo, sha, config.clone(), Problems::Report)
         };
-        let mut decision = decide_config_read(&repo, sha, config.clone(), problems);
         let mut outcomes = vec![std::mem::take(&mut decision.outcome)];
         for path in changed {
             let Some(text) = read_file(&client, &repo, path, sha).await? else {
