@@ -16,7 +16,10 @@
 //! The lazy read happens before the comment is read (the processor calls
 //! [`Syncer::read_config_if_unrecorded`]), records what it read in its own
 //! commit (`Store::record_first_config`), and `repo_config` then finds it;
-//! when GitHub fails, the comment is answered with the fallback as before.
+//! when GitHub fails, or has not answered within 5 s, the comment is
+//! answered with the fallback as before.
+
+use std::time::Duration;
 
 use octocrab::Octocrab;
 use tracing::warn;
@@ -51,6 +54,12 @@ pub fn added_repositories(webhook: &Webhook) -> &[RepositoryRef] {
         _ => &[],
     }
 }
+
+/// How long a comment waits for the lazy read of its repository's config
+/// (a token and three reads, well under a second when GitHub is well): a
+/// GitHub that hangs delays the answer by this much, not by its own
+/// timeouts.
+const LAZY_READ_WAIT: Duration = Duration::from_secs(5);
 
 impl Syncer {
     /// The App was installed on `repos`: each one's config, read at its
@@ -136,8 +145,15 @@ impl Syncer {
                 return;
             }
         }
-        if let Err(e) = self.record_first_read(installation, repo).await {
-            warn!(%repo, error = %e, "reading the config of a repository with none recorded failed: this comment follows the defaults");
+        let read = tokio::time::timeout(LAZY_READ_WAIT, self.record_first_read(installation, repo));
+        match read.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                warn!(%repo, error = %e, "reading the config of a repository with none recorded failed: this comment follows the fallback");
+            }
+            Err(_) => {
+                warn!(%repo, wait_s = LAZY_READ_WAIT.as_secs(), "GitHub did not answer the config read of a repository with none recorded in time: this comment follows the fallback");
+            }
         }
     }
 
