@@ -5,7 +5,9 @@
 //! each changed plan, the repo config and the few files test-command
 //! discovery looks at; the pure `core::sync` then decides, and
 //! `core::config::push` makes the config the repository's current one
-//! (every story's decisions follow it). Reads only: every write is an
+//! (every story's decisions follow it). What a push changed comes from its
+//! commits, or from GitHub when the webhook may have capped them
+//! (`sync::pushed`). Reads only: every write is an
 //! effect or a change.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,6 +33,7 @@ use crate::intake::payload::{IssueCommentPayload, PushPayload};
 use crate::store::{Store, StoreError};
 
 mod first_read;
+mod pushed;
 pub use first_read::added_repositories;
 
 /// Where story plans live on the default branch.
@@ -87,24 +90,16 @@ impl Syncer {
         if push.git_ref != format!("refs/heads/{default_branch}") || push.deleted {
             return Ok(Decision::nothing("push to another branch"));
         }
-        // Each plan file's last word in the push: there, or removed.
-        let mut present: BTreeMap<&str, bool> = BTreeMap::new();
-        for c in &push.commits {
-            for path in c.added.iter().chain(&c.modified) {
-                present.insert(path.as_str(), true);
-            }
-            for path in &c.removed {
-                present.insert(path.as_str(), false);
-            }
-        }
         let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
+        // Each plan file's last word in the push: there, or removed.
+        let mut present = self.pushed(installation, &repo, push).await?;
         let unrecorded = self.store.repo_config(&repo).await?.is_none();
         let config_changed = present.contains_key(CONFIG_PATH);
         present.retain(|path, _| is_plan_file(path));
         let changed: BTreeSet<&str> = present
             .iter()
             .filter(|(_, there)| **there)
-            .map(|(path, _)| *path)
+            .map(|(path, _)| path.as_str())
             .collect();
         if present.is_empty() && !config_changed {
             // A repository with no config recorded has it read now.
