@@ -219,7 +219,7 @@ async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_fork
 /// One push of `first` then more commits than a push webhook lists, each
 /// writing one of 400 files (`spread`: more than a comparison lists) or
 /// `counter.txt`.
-fn large_push(app: &crate::support::TestApp, first: (&str, &str), spread: bool) {
+fn large_push(app: &crate::support::TestApp, first: &[(&str, &str)], spread: bool) {
     let names: Vec<String> = (0..fakehub::payloads::PUSH_COMMITS_MAX)
         .map(|i| {
             if spread {
@@ -229,7 +229,7 @@ fn large_push(app: &crate::support::TestApp, first: (&str, &str), spread: bool) 
             }
         })
         .collect();
-    let mut commits = vec![(vec![first], "The change that matters".to_owned())];
+    let mut commits = vec![(first.to_vec(), "The change that matters".to_owned())];
     commits.extend(
         names
             .iter()
@@ -257,7 +257,7 @@ async fn a_config_change_in_an_early_commit_of_a_push_larger_than_github_lists_i
     );
 
     // GitHub lists the newest 2048 commits: the config's is not among them.
-    large_push(&app, (".github/taskgate.yml", "review: auto\n"), false);
+    large_push(&app, &[(".github/taskgate.yml", "review: auto\n")], false);
     app.settle().await;
     assert_eq!(
         recorded_config(&app).await.as_deref(),
@@ -266,12 +266,23 @@ async fn a_config_change_in_an_early_commit_of_a_push_larger_than_github_lists_i
     );
 
     // More than 300 files changed too: the comparison is capped, and the
-    // config is read again at the head.
-    large_push(&app, (".github/taskgate.yml", "review: human\n"), true);
+    // config and every plan are read again at the head.
+    let first = [
+        (".github/taskgate.yml", "review: human\n"),
+        (".taskgate/stories/checks.yml", ONE_TASK),
+    ];
+    large_push(&app, &first, true);
     app.settle().await;
     assert_eq!(
         recorded_config(&app).await.as_deref(),
         Some("review: human\n"),
         "read again at the head"
     );
+    let planned = app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .any(|i| i.title.contains("Checked work"));
+    assert!(planned, "the plan added in the first commit is planned");
 }

@@ -167,3 +167,35 @@ async fn an_unheard_repositorys_first_push_records_its_config_whatever_it_change
         (Some(ADMIN_FREEZE), head.as_str())
     );
 }
+
+#[tokio::test]
+async fn a_config_with_problems_read_at_a_first_comment_is_said_once_and_the_defaults_answer() {
+    let app = configured_but_unheard("commands:\n  permissions:\n    freeze: owner\n").await;
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Question", "", "octocat");
+    app.settle().await;
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 2, "both answered");
+    let head = repo.branch_sha("main").unwrap();
+    let said: Vec<_> = repo
+        .check_runs()
+        .into_iter()
+        .filter(|c| c.head_sha == head)
+        .map(|c| (c.name, c.conclusion.unwrap_or_default()))
+        .collect();
+    assert_eq!(
+        said,
+        [("taskgate/plan".to_owned(), "failure".to_owned())],
+        "said once"
+    );
+    let record = app
+        .store()
+        .repo_config(&repo_name())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.config, None, "the defaults, recorded");
+    app.assert_no_effect_failed().await;
+}
