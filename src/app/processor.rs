@@ -20,7 +20,7 @@ use super::supervisor::{CatchUnwind, Doubling};
 use super::sync::{SyncError, Syncer};
 use crate::core::internal::InternalEvent;
 use crate::core::{self, Context, Decision};
-use crate::ids::InstallationId;
+use crate::ids::{InstallationId, RepoName};
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
 use crate::metrics::Metrics;
@@ -370,11 +370,27 @@ impl Processor {
                 }
             },
             // Every command of a comment, `plan` included: see `app::commands`.
-            Webhook::IssueComment(comment) => self.on_comment(installation, comment).await,
-            Webhook::Ping(_)
-            | Webhook::Installation(_)
-            | Webhook::InstallationRepositories(_)
-            | Webhook::Issues(_) => self.decide_in_core(&webhook),
+            // A repository with no config recorded has it read first.
+            Webhook::IssueComment(comment) => {
+                if let Ok(repo) = RepoName::parse(&comment.repository.full_name) {
+                    (self.syncer)
+                        .read_config_if_unrecorded(installation, &repo)
+                        .await;
+                }
+                self.on_comment(installation, comment).await
+            }
+            // The repositories added have their config read (never
+            // failing the delivery: `sync::first_read`).
+            Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
+                let mut decision = self.decide_in_core(&webhook)?;
+                let added = super::sync::added_repositories(&webhook);
+                merge(
+                    &mut decision,
+                    self.syncer.on_installed(installation, added).await,
+                );
+                Ok(decision)
+            }
+            Webhook::Ping(_) | Webhook::Issues(_) => self.decide_in_core(&webhook),
         }
     }
 

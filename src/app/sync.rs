@@ -5,7 +5,9 @@
 //! each changed plan, the repo config and the few files test-command
 //! discovery looks at; the pure `core::sync` then decides, and
 //! `core::config::push` makes the config the repository's current one
-//! (every story's decisions follow it). Reads only: every write is an
+//! (every story's decisions follow it). What a push changed comes from its
+//! commits, or from GitHub when the webhook may have capped them
+//! (`sync::pushed`). Reads only: every write is an
 //! effect or a change.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -14,7 +16,9 @@ use std::sync::Arc;
 use http::Method;
 use octocrab::Octocrab;
 
-use crate::core::config::{decide_config_read, load_config, Problems, RepoConfig, CONFIG_PATH};
+use crate::core::config::{
+    decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
+};
 use crate::core::internal::Reconcile;
 use crate::core::plan::TaskId;
 use crate::core::story::{story_key_for_file, story_key_for_issue};
@@ -27,6 +31,10 @@ use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::ids::{CommitSha, InstallationId, RepoName};
 use crate::intake::payload::{IssueCommentPayload, PushPayload};
 use crate::store::{Store, StoreError};
+
+mod first_read;
+mod pushed;
+pub use first_read::added_repositories;
 
 /// Where story plans live on the default branch.
 pub const STORIES_DIR: &str = ".taskgate/stories/";
@@ -82,27 +90,24 @@ impl Syncer {
         if push.git_ref != format!("refs/heads/{default_branch}") || push.deleted {
             return Ok(Decision::nothing("push to another branch"));
         }
+        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         // Each plan file's last word in the push: there, or removed.
-        let mut present: BTreeMap<&str, bool> = BTreeMap::new();
-        for c in &push.commits {
-            for path in c.added.iter().chain(&c.modified) {
-                present.insert(path.as_str(), true);
-            }
-            for path in &c.removed {
-                present.insert(path.as_str(), false);
-            }
-        }
+        let mut present = self.pushed(installation, &repo, push).await?;
+        let unrecorded = self.store.repo_config(&repo).await?.is_none();
         let config_changed = present.contains_key(CONFIG_PATH);
         present.retain(|path, _| is_plan_file(path));
         let changed: BTreeSet<&str> = present
             .iter()
             .filter(|(_, there)| **there)
-            .map(|(path, _)| *path)
+            .map(|(path, _)| path.as_str())
             .collect();
         if present.is_empty() && !config_changed {
+            // A repository with no config recorded has it read now.
+            if unrecorded {
+                return Ok(self.first_read_at(installation, &repo, &push.after).await);
+            }
             return Ok(Decision::nothing("no plan files or config changed"));
         }
-        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
         let client = self.github.installation_client(installation).await?;
         self.read_back_if_unknown(&client, &repo, installation)
             .await?;
@@ -111,12 +116,14 @@ impl Syncer {
         // The config first: every decision after this push follows it, for
         // every story. Its problems are said here unless a plan read in this
         // push says them (a plan is refused with its config's problems).
-        let problems = if changed.is_empty() {
-            Problems::Report
+        let mut decision = if !changed.is_empty() {
+            decide_config_read(&repo, sha, config.clone(), Problems::ReportedWithThePlans)
+        } else if unrecorded {
+            let last_good = self.store.latest_story_config(&repo).await?.flatten();
+            decide_first_config_read(&repo, sha, config.clone(), last_good)
         } else {
-            Problems::ReportedWithThePlans
+            decide_config_read(&repo, sha, config.clone(), Problems::Report)
         };
-        let mut decision = decide_config_read(&repo, sha, config.clone(), problems);
         let mut outcomes = vec![std::mem::take(&mut decision.outcome)];
         for path in changed {
             let Some(text) = read_file(&client, &repo, path, sha).await? else {

@@ -332,7 +332,7 @@ impl RepoConfig {
 
 pub mod push;
 mod read;
-pub use push::{decide_config_read, Problems};
+pub use push::{decide_config_read, decide_first_config_read, Problems};
 pub use read::{load_config, parse_config};
 
 #[cfg(test)]

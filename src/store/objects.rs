@@ -242,6 +242,20 @@ impl Store {
         .await
     }
 
+    /// Where each of `repo`'s planned stories was planned from (a plan
+    /// file's path, or `issue #N`).
+    pub async fn story_sources(&self, repo: &RepoName) -> Result<Vec<String>, StoreError> {
+        let repo = repo.clone();
+        self.read(move |db| {
+            db.query_map(
+                "SELECT source FROM stories WHERE repo = ?1 ORDER BY source",
+                params![repo.as_str()],
+                |r| r.get::<String>(0),
+            )
+        })
+        .await
+    }
+
     /// A story's last valid plan, with the config its decisions follow:
     /// the repository's current one (`store::repo_config`), else the copy
     /// saved with the plan.

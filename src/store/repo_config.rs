@@ -7,7 +7,9 @@
 //! with it (`Store::story`), so every decision after a config push, for
 //! every story, follows the new config. The copy saved with a plan is the
 //! fallback only for a repository with no record (a database from before
-//! this table).
+//! this table). A repository's first read (`app::sync`'s lazy read, for a
+//! comment in a repository nothing recorded) is stored outside a
+//! delivery's decision, with its effects, by [`Store::record_first_config`].
 //! Must not: parse or judge the config (`core::config::push` decides
 //! which text is recorded; a config with problems never is).
 
@@ -15,7 +17,8 @@ use rusqlite::params;
 
 use super::db::Db;
 use super::{Store, StoreError};
-use crate::ids::{CommitSha, RepoName};
+use crate::core::Effect;
+use crate::ids::{CommitSha, InstallationId, RepoName};
 
 /// The config a repository's decisions follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +65,35 @@ impl Store {
                 params![repo.as_str()],
                 |r| r.get::<Option<String>>(0),
             )
+        })
+        .await
+    }
+
+    /// Records the first read of `repo`'s config (decided by
+    /// `core::config::decide_first_config_read`) and queues its `effects`
+    /// (a config's problems said on its commit), in one commit, unless a
+    /// record exists by then: what a push decided meanwhile stays. Returns
+    /// whether it was recorded.
+    pub async fn record_first_config(
+        &self,
+        installation: InstallationId,
+        repo: &RepoName,
+        record: RepoConfigRecord,
+        effects: Vec<Effect>,
+    ) -> Result<bool, StoreError> {
+        let repo = repo.clone();
+        let now = self.clock().now_ms();
+        self.write(move |db| {
+            let inserted = db.execute(
+                "INSERT INTO repo_configs (repo, config, sha, updated_ms) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(repo) DO NOTHING",
+                params![repo.as_str(), record.config, record.sha.as_str(), now],
+            )?;
+            if inserted == 0 {
+                return Ok(false);
+            }
+            super::outbox::insert(db, None, installation, &effects, now)?;
+            Ok(true)
         })
         .await
     }
@@ -157,6 +189,23 @@ mod tests {
             apply(&store, vec![config_changed(&a, None)]).await;
             assert_eq!(story_config(&store, &a, "x").await, None);
             assert_eq!(store.repo_config(&a).await.unwrap().unwrap().config, None);
+        }
+
+        async fn a_first_read_is_recorded_only_where_nothing_is(store: Store) {
+            let a = repo("acme/a");
+            let first = RepoConfigRecord { config: Some("review: human\n".into()), sha: CommitSha("c".repeat(40)) };
+            let recorded = store.record_first_config(InstallationId(7), &a, first.clone(), vec![]).await.unwrap();
+            assert!(recorded);
+            assert_eq!(store.repo_config(&a).await.unwrap(), Some(first.clone()));
+
+            // A push's record is never replaced by a (late) first read.
+            apply(&store, vec![config_changed(&a, Some("review: auto\n"))]).await;
+            let late = store.record_first_config(InstallationId(7), &a, first, vec![]).await.unwrap();
+            assert!(!late);
+            assert_eq!(
+                store.repo_config(&a).await.unwrap().and_then(|r| r.config).as_deref(),
+                Some("review: auto\n")
+            );
         }
     }
 }

@@ -215,3 +215,74 @@ async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_fork
     assert_eq!(attempts(&s).await, 0);
     assert!(s.checks(fork).is_empty());
 }
+
+/// One push of `first` then more commits than a push webhook lists, each
+/// writing one of 400 files (`spread`: more than a comparison lists) or
+/// `counter.txt`.
+fn large_push(app: &crate::support::TestApp, first: &[(&str, &str)], spread: bool) {
+    let names: Vec<String> = (0..fakehub::payloads::PUSH_COMMITS_MAX)
+        .map(|i| {
+            if spread {
+                format!("counter-{}.txt", i % 400)
+            } else {
+                "counter.txt".to_owned()
+            }
+        })
+        .collect();
+    let mut commits = vec![(first.to_vec(), "The change that matters".to_owned())];
+    commits.extend(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (vec![(name.as_str(), "counted\n")], format!("Count {i}"))),
+    );
+    app.fake
+        .repo(REPO)
+        .push_commits("main", &commits, "octocat");
+}
+
+async fn recorded_config(app: &crate::support::TestApp) -> Option<String> {
+    let record = app.store().repo_config(&repo_name()).await.unwrap();
+    record.and_then(|r| r.config)
+}
+
+#[tokio::test]
+async fn a_config_change_in_an_early_commit_of_a_push_larger_than_github_lists_is_recorded() {
+    let app = crate::support::TestApp::start().await;
+    app.push_to_main(&[(".github/taskgate.yml", "review: human\n")])
+        .await;
+    assert_eq!(
+        recorded_config(&app).await.as_deref(),
+        Some("review: human\n")
+    );
+
+    // GitHub lists the newest 2048 commits: the config's is not among them.
+    large_push(&app, &[(".github/taskgate.yml", "review: auto\n")], false);
+    app.settle().await;
+    assert_eq!(
+        recorded_config(&app).await.as_deref(),
+        Some("review: auto\n"),
+        "found by comparing before and after"
+    );
+
+    // More than 300 files changed too: the comparison is capped, and the
+    // config and every plan are read again at the head.
+    let first = [
+        (".github/taskgate.yml", "review: human\n"),
+        (".taskgate/stories/checks.yml", ONE_TASK),
+    ];
+    large_push(&app, &first, true);
+    app.settle().await;
+    assert_eq!(
+        recorded_config(&app).await.as_deref(),
+        Some("review: human\n"),
+        "read again at the head"
+    );
+    let planned = app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .any(|i| i.title.contains("Checked work"));
+    assert!(planned, "the plan added in the first commit is planned");
+}

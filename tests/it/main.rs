@@ -12,6 +12,7 @@ mod chaos;
 mod classify_cli;
 mod commands_e2e;
 mod config_trust;
+mod config_unsynced;
 mod crash;
 mod dashboard;
 mod dashboard_browser;

@@ -284,13 +284,22 @@ pub fn issues_opened(repo: &RepoHandle, issue_number: u64) -> Value {
     issues("opened", repo, issue_number)
 }
 
+/// The commits a `push` payload lists at most: "The array includes a
+/// maximum of 2048 commits. If necessary, you can use the Commits API to
+/// fetch additional commits" (GitHub's description of the push event's
+/// `commits`, `fixtures/openapi/webhooks-subset.json`). Nothing else in the
+/// payload says it was capped (no `size` in a webhook, unlike the Events
+/// API): a receiver sees exactly this many and must compare `before` with
+/// `after`. Which ones GitHub keeps is not documented: the newest, here.
+pub const PUSH_COMMITS_MAX: usize = 2048;
+
 /// The first-parent chain from `after` back to (not including) `before`,
-/// oldest first, at most 20 commits as in GitHub's payloads.
+/// oldest first, at most [`PUSH_COMMITS_MAX`] (the newest).
 pub(crate) fn chain(r: &Repo, after: &str, stop: impl Fn(&str) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cursor = Some(after.to_string());
     while let Some(sha) = cursor {
-        if stop(&sha) || !r.commits.contains_key(&sha) || out.len() >= 20 {
+        if stop(&sha) || !r.commits.contains_key(&sha) || out.len() >= PUSH_COMMITS_MAX {
             break;
         }
         cursor = r.commits[&sha].parents.first().cloned();

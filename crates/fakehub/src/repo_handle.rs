@@ -496,6 +496,29 @@ impl RepoHandle {
         sha
     }
 
+    /// Several commits on `branch` in one push, as a `git push` of a local
+    /// history: each of `commits` (files, message) on top of the one
+    /// before. Sends `create` for a new branch, one `push` (listing at most
+    /// [`crate::payloads::PUSH_COMMITS_MAX`] of them, as GitHub does), and
+    /// `check_suite` requested. Returns the head's sha.
+    pub fn push_commits(
+        &self,
+        branch: &str,
+        commits: &[(Vec<(&str, &str)>, String)],
+        pusher: &str,
+    ) -> String {
+        self.state().user(pusher);
+        let before = self.branch_sha(branch);
+        let mut head = String::new();
+        for (files, message) in commits {
+            let changes: Vec<(&str, Option<&str>)> =
+                files.iter().map(|(p, c)| (*p, Some(*c))).collect();
+            head = self.write(|r, _| r.commit_changes(branch, &changes, message));
+        }
+        self.act(|st, at| emit::branch_moved(st, at, branch, before, pusher));
+        head
+    }
+
     /// [`RepoHandle::record_commit`] (the caller's real git `sha` is kept)
     /// as a push by `pusher`: sends `create` for a new branch, `push`, and
     /// `check_suite` requested.

@@ -10,7 +10,11 @@
 //!
 //! One idea a reader needs: a config with problems is never recorded, so
 //! the last good one stays in force; a loosening or a tightening takes
-//! effect only as a whole, valid file.
+//! effect only as a whole, valid file. A repository read for the first
+//! time (just installed, or nothing recorded) has no record to keep: its
+//! last good config, the defaults, is recorded in place of a config with
+//! problems ([`decide_first_config_read`]), so it is read and reported
+//! once, not at every comment.
 
 use super::{load_config, CONFIG_PATH};
 use crate::core::decide::Decision;
@@ -67,6 +71,40 @@ pub fn decide_config_read(
             }
         }
     }
+}
+
+/// The first read of `repo`'s config, at its default branch's head `sha`
+/// (nothing recorded yet: the App was just installed, or installed while
+/// taskgate was down, or the database lost the record). As
+/// [`decide_config_read`], except that a config with problems records
+/// `last_good` in its place (`None`: the defaults; else the copy saved
+/// with the repository's latest plan) and its problems are said on
+/// `sha`'s `taskgate/plan` check run: the repository follows its last good
+/// config, and is not read again until a push changes the file.
+pub fn decide_first_config_read(
+    repo: &RepoName,
+    sha: &CommitSha,
+    config: Option<String>,
+    last_good: Option<String>,
+) -> Decision {
+    let mut decision = decide_config_read(repo, sha, config, Problems::Report);
+    if decision.changes.is_empty() {
+        decision.outcome = format!(
+            "{CONFIG_PATH} at {} has problems: the repository keeps its last good config ({})",
+            sha.short(),
+            if last_good.is_some() {
+                "its latest plan's"
+            } else {
+                "the defaults"
+            }
+        );
+        decision.changes.push(Change::RepoConfigChanged {
+            repo: repo.clone(),
+            sha: sha.clone(),
+            config: last_good,
+        });
+    }
+    decision
 }
 
 /// The failing check run on `sha` listing the config's problems.
@@ -155,5 +193,38 @@ mod tests {
             Problems::ReportedWithThePlans,
         );
         assert!(quiet.changes.is_empty() && quiet.effects.is_empty());
+    }
+
+    #[test]
+    fn a_first_read_records_the_config_or_in_place_of_one_with_problems_the_last_good() {
+        let good = "commands:\n  permissions:\n    ship: admin\n";
+        let d = decide_first_config_read(&repo(), &sha(), Some(good.into()), None);
+        assert_eq!(
+            d,
+            decide_config_read(&repo(), &sha(), Some(good.into()), Problems::Report)
+        );
+
+        let broken = "commands:\n  permissions:\n    ship: owner\n";
+        let d = decide_first_config_read(&repo(), &sha(), Some(broken.into()), None);
+        assert_eq!(
+            d.changes,
+            vec![Change::RepoConfigChanged {
+                repo: repo(),
+                sha: sha(),
+                config: None
+            }],
+            "the defaults are recorded: read once"
+        );
+        assert!(
+            matches!(&d.effects[..], [Effect::CreateCheckRun { check, .. }] if check.conclusion == CheckConclusion::Failure),
+            "and the problems said on the commit"
+        );
+        insta::assert_snapshot!(d.outcome, @".github/taskgate.yml at c0ffeec has problems: the repository keeps its last good config (the defaults)");
+        let planned =
+            decide_first_config_read(&repo(), &sha(), Some(broken.into()), Some(good.into()));
+        assert!(matches!(
+            &planned.changes[..],
+            [Change::RepoConfigChanged { config: Some(c), .. }] if c == good
+        ));
     }
 }

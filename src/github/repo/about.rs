@@ -76,6 +76,25 @@ impl RepoClient<'_> {
         Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
     }
 
+    /// The paths of the files directly in folder `dir` at `git_ref` (no
+    /// sub-folders); none when the folder is not there. GitHub lists at
+    /// most 1,000 entries of a folder.
+    pub async fn dir_files(&self, dir: &str, git_ref: &str) -> Result<Vec<String>, GitHubError> {
+        let url = self.path(&format!("contents/{dir}?ref={git_ref}"));
+        let Some(response) = found(self.get(&url).await)? else {
+            return Ok(Vec::new());
+        };
+        // A file answers with an object: not a folder.
+        let Ok(entries) = response.json::<Vec<Value>>() else {
+            return Ok(Vec::new());
+        };
+        Ok(entries
+            .iter()
+            .filter(|e| e["type"] == "file")
+            .filter_map(|e| e["path"].as_str().map(str::to_owned))
+            .collect())
+    }
+
     /// Whether `login` can be assigned to the repository's issues
     /// (GitHub: 204, else 404).
     pub async fn assignable(&self, login: &str) -> Result<bool, GitHubError> {

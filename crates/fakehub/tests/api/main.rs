@@ -17,6 +17,7 @@ mod manifests;
 mod merge_queue;
 mod merges;
 mod octocrab_client;
+mod push_commits;
 mod read_lag;
 mod rules;
 mod settings;

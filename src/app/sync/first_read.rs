@@ -1,0 +1,216 @@
+//! A repository's config read before any push syncs it: when the App is
+//! installed on it (`installation.created`, `installation_repositories.added`)
+//! and, lazily, at a push or before a comment in a repository with nothing recorded
+//! (installed while taskgate was down, or the record lost with the
+//! database), so that a freshly installed repository follows its own
+//! `.github/taskgate.yml` (permissions, prefix, `runner_network`, …) from
+//! its first command, not the defaults until its first config push.
+//!
+//! Owns: reading the config at the default branch's head, and what a
+//! failed read does: it is logged and leaves the repository as it was,
+//! never failing the delivery (the lazy read tries again at the next
+//! comment). Must not: decide which text is recorded or what a config's
+//! problems say (`core::config::push`).
+//!
+//! One idea a reader needs: `Syncer::repo_config` still reads no GitHub.
+//! The lazy read happens before the comment is read (the processor calls
+//! [`Syncer::read_config_if_unrecorded`]), records what it read in its own
+//! commit (`Store::record_first_config`), and `repo_config` then finds it;
+//! when GitHub fails, or has not answered within 5 s, the comment is
+//! answered with the fallback as before.
+
+use std::time::Duration;
+
+use octocrab::Octocrab;
+use tracing::warn;
+
+use super::{read_file, SyncError, Syncer};
+use crate::core::config::{decide_config_read, decide_first_config_read, Problems, CONFIG_PATH};
+use crate::core::{Change, Decision};
+use crate::github::RepoClient;
+use crate::ids::{CommitSha, InstallationId, RepoName};
+use crate::intake::action::{InstallationAction, InstallationRepositoriesAction};
+use crate::intake::event::Webhook;
+use crate::intake::payload::RepositoryRef;
+use crate::store::RepoConfigRecord;
+
+/// Repositories whose config one installation delivery reads (three
+/// requests each); an installation on more is read lazily for the rest,
+/// at each one's first comment or push.
+pub const INSTALL_READS: usize = 100;
+
+/// The repositories an installation webhook adds: all of a new
+/// installation's, or those added to one; none for other actions.
+pub fn added_repositories(webhook: &Webhook) -> &[RepositoryRef] {
+    match webhook {
+        Webhook::Installation(p) if p.action == InstallationAction::Created => {
+            p.repositories.as_deref().unwrap_or_default()
+        }
+        Webhook::InstallationRepositories(p)
+            if p.action == InstallationRepositoriesAction::Added =>
+        {
+            &p.repositories_added
+        }
+        _ => &[],
+    }
+}
+
+/// How long a comment waits for the lazy read of its repository's config
+/// (a token and three reads, well under a second when GitHub is well): a
+/// GitHub that hangs delays the answer by this much, not by its own
+/// timeouts.
+const LAZY_READ_WAIT: Duration = Duration::from_secs(5);
+
+impl Syncer {
+    /// The App was installed on `repos`: each one's config, read at its
+    /// default branch's head, becomes its current config (problems are
+    /// said on that commit's `taskgate/plan` check run). A repository
+    /// GitHub does not answer for is logged and left to the lazy read.
+    pub async fn on_installed(
+        &self,
+        installation: InstallationId,
+        repos: &[RepositoryRef],
+    ) -> Decision {
+        if repos.is_empty() {
+            return Decision::default();
+        }
+        let client = match self.github.installation_client(installation).await {
+            Ok(client) => client,
+            Err(e) => {
+                warn!(%installation, error = %e, "no client for a new installation: its repositories' configs are read at their first comment or push");
+                return Decision::nothing("configs not read (GitHub did not answer)");
+            }
+        };
+        let mut decision = Decision::default();
+        let mut outcomes = Vec::new();
+        for r in repos.iter().take(INSTALL_READS) {
+            let Ok(repo) = RepoName::parse(&r.full_name) else {
+                continue;
+            };
+            match self.decide_read(&client, &repo).await {
+                Ok(Some(d)) => {
+                    outcomes.push(d.outcome);
+                    decision.changes.extend(d.changes);
+                    decision.effects.extend(d.effects);
+                }
+                Ok(None) => outcomes.push(format!("{repo} is empty: no config to read")),
+                Err(e) => {
+                    warn!(%repo, error = %e, "reading a newly installed repository's config failed: it is read at its first comment or push");
+                    outcomes.push(format!("{repo}: config not read ({e})"));
+                }
+            }
+        }
+        decision.outcome = outcomes.join("; ");
+        decision
+    }
+
+    /// A push to the default branch of `repo`, which has no config
+    /// recorded, changed neither a plan nor the config: the config at
+    /// `sha` is read and recorded now. A failed read is logged and leaves
+    /// the push decided without it.
+    pub async fn first_read_at(
+        &self,
+        installation: InstallationId,
+        repo: &RepoName,
+        sha: &CommitSha,
+    ) -> Decision {
+        let read = async {
+            let client = self.github.installation_client(installation).await?;
+            let config = read_file(&client, repo, CONFIG_PATH, sha).await?;
+            let last_good = self.store.latest_story_config(repo).await?.flatten();
+            Ok::<_, SyncError>(decide_first_config_read(repo, sha, config, last_good))
+        };
+        match read.await {
+            Ok(decision) => decision,
+            Err(e) => {
+                warn!(%repo, error = %e, "reading the config of a repository with none recorded failed: it is read at its next comment or push");
+                Decision::nothing(format!(
+                    "no plan files or config changed; config not read ({e})"
+                ))
+            }
+        }
+    }
+
+    /// Before a comment in `repo` is read: with no config recorded for it,
+    /// reads it now and records it (`Store::record_first_config`), so the
+    /// comment's commands follow it. A failure is logged: the comment then
+    /// follows the fallback (`Syncer::repo_config`) and the next one tries
+    /// again.
+    pub async fn read_config_if_unrecorded(&self, installation: InstallationId, repo: &RepoName) {
+        match self.store.repo_config(repo).await {
+            Ok(None) => {}
+            Ok(Some(_)) => return,
+            Err(e) => {
+                warn!(%repo, error = %e, "reading the recorded config failed");
+                return;
+            }
+        }
+        let read = tokio::time::timeout(LAZY_READ_WAIT, self.record_first_read(installation, repo));
+        match read.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                warn!(%repo, error = %e, "reading the config of a repository with none recorded failed: this comment follows the fallback");
+            }
+            Err(_) => {
+                warn!(%repo, wait_s = LAZY_READ_WAIT.as_secs(), "GitHub did not answer the config read of a repository with none recorded in time: this comment follows the fallback");
+            }
+        }
+    }
+
+    async fn record_first_read(
+        &self,
+        installation: InstallationId,
+        repo: &RepoName,
+    ) -> Result<(), SyncError> {
+        let client = self.github.installation_client(installation).await?;
+        let Some(decision) = self.decide_read(&client, repo).await? else {
+            return Ok(());
+        };
+        let recorded = decision.changes.into_iter().find_map(|c| match c {
+            Change::RepoConfigChanged { sha, config, .. } => Some(RepoConfigRecord { config, sha }),
+            _ => None,
+        });
+        if let Some(record) = recorded {
+            (self.store)
+                .record_first_config(installation, repo, record, decision.effects)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// `repo`'s config at its default branch's head, decided: a first
+    /// read (nothing recorded: a config with problems leaves the last good
+    /// one recorded) or a re-read (the record stays when it has problems).
+    /// `None`: the repository is empty.
+    async fn decide_read(
+        &self,
+        client: &Octocrab,
+        repo: &RepoName,
+    ) -> Result<Option<Decision>, SyncError> {
+        let Some((sha, config)) = config_at_head(client, repo).await? else {
+            return Ok(None);
+        };
+        Ok(Some(match self.store.repo_config(repo).await? {
+            Some(_) => decide_config_read(repo, &sha, config, Problems::Report),
+            None => {
+                let last_good = self.store.latest_story_config(repo).await?.flatten();
+                decide_first_config_read(repo, &sha, config, last_good)
+            }
+        }))
+    }
+}
+
+/// The default branch's head and the config there (`None`: no file, the
+/// defaults); `None` for an empty repository.
+async fn config_at_head(
+    client: &Octocrab,
+    repo: &RepoName,
+) -> Result<Option<(CommitSha, Option<String>)>, SyncError> {
+    let github = RepoClient::new(client, repo);
+    let branch = github.default_branch().await?;
+    let Some(sha) = github.branch_head(&branch).await? else {
+        return Ok(None);
+    };
+    let config = read_file(client, repo, CONFIG_PATH, &sha).await?;
+    Ok(Some((sha, config)))
+}
