@@ -91,18 +91,7 @@ async fn a_push_that_changes_only_the_config_governs_the_next_decision_of_an_exi
         .push_to_main(&[(".github/taskgate.yml", "review: sometimes\n")])
         .await;
     let head = repo.branch_sha("main").unwrap();
-    let said: Vec<_> = repo
-        .check_runs()
-        .into_iter()
-        .filter(|c| c.head_sha == head)
-        .map(|c| {
-            (
-                c.name,
-                c.conclusion.unwrap_or_default(),
-                c.title.unwrap_or_default(),
-            )
-        })
-        .collect();
+    let said = crate::support::check_titles(&repo, &head);
     insta::assert_debug_snapshot!(said, @r#"
     [
         (

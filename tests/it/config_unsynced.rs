@@ -36,6 +36,12 @@ async fn configured_but_unheard(config: &str) -> TestApp {
 }
 
 /// GitHub's `installation_repositories` / `added` for [`REPO`].
+/// The config recorded for the repository.
+async fn recorded(app: &TestApp) -> taskgate::store::RepoConfigRecord {
+    let record = app.store().repo_config(&repo_name()).await.unwrap();
+    record.expect("a config recorded")
+}
+
 fn repository_added() -> serde_json::Value {
     let mut added = fixture("installation_repositories/added.1.json");
     added["installation"]["id"] = json!(INSTALLATION);
@@ -77,12 +83,7 @@ async fn a_repository_just_installed_follows_its_config_before_any_push() {
     );
     app.settle().await;
     let head = app.fake.repo(REPO).branch_sha("main").unwrap();
-    let record = app
-        .store()
-        .repo_config(&repo_name())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = recorded(&app).await;
     assert_eq!(
         (record.config.as_deref(), record.sha.as_str()),
         (Some(ADMIN_FREEZE), head.as_str())
@@ -118,18 +119,7 @@ async fn a_config_with_problems_found_at_installation_is_said_on_the_head_and_th
     app.settle().await;
     let repo = app.fake.repo(REPO);
     let head = repo.branch_sha("main").unwrap();
-    let said: Vec<_> = repo
-        .check_runs()
-        .into_iter()
-        .filter(|c| c.head_sha == head)
-        .map(|c| {
-            (
-                c.name,
-                c.conclusion.unwrap_or_default(),
-                c.title.unwrap_or_default(),
-            )
-        })
-        .collect();
+    let said = crate::support::check_titles(&repo, &head);
     insta::assert_debug_snapshot!(said, @r#"
     [
         (
@@ -141,12 +131,7 @@ async fn a_config_with_problems_found_at_installation_is_said_on_the_head_and_th
     "#);
     // The defaults are the last good config: recorded, so the repository
     // is not read (nor its problems said) again at every comment.
-    let record = app
-        .store()
-        .repo_config(&repo_name())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = recorded(&app).await;
     assert_eq!((record.config, record.sha.as_str()), (None, head.as_str()));
     app.assert_no_effect_failed().await;
 }
@@ -156,12 +141,7 @@ async fn an_unheard_repositorys_first_push_records_its_config_whatever_it_change
     let app = configured_but_unheard(ADMIN_FREEZE).await;
     app.push_to_main(&[("README.md", "# hello\n")]).await;
     let head = app.fake.repo(REPO).branch_sha("main").unwrap();
-    let record = app
-        .store()
-        .repo_config(&repo_name())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = recorded(&app).await;
     assert_eq!(
         (record.config.as_deref(), record.sha.as_str()),
         (Some(ADMIN_FREEZE), head.as_str())
@@ -190,12 +170,7 @@ async fn a_config_with_problems_read_at_a_first_comment_is_said_once_and_the_def
         [("taskgate/plan".to_owned(), "failure".to_owned())],
         "said once"
     );
-    let record = app
-        .store()
-        .repo_config(&repo_name())
-        .await
-        .unwrap()
-        .unwrap();
+    let record = recorded(&app).await;
     assert_eq!(record.config, None, "the defaults, recorded");
     app.assert_no_effect_failed().await;
 }

@@ -447,6 +447,22 @@ where
 /// from 2019, and taskgate refuses an event older than its retention as a
 /// possible replay (`intake::age`). Only the times GitHub gives the event
 /// are moved; [`fixture_as_documented`] keeps them.
+/// The check runs on commit `sha` of `repo`, as (name, conclusion,
+/// title): what a person sees on that commit.
+pub fn check_titles(repo: &fakehub::RepoHandle, sha: &str) -> Vec<(String, String, String)> {
+    repo.check_runs()
+        .into_iter()
+        .filter(|c| c.head_sha == sha)
+        .map(|c| {
+            (
+                c.name,
+                c.conclusion.unwrap_or_default(),
+                c.title.unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
 pub fn fixture(path: &str) -> Value {
     let mut payload = fixture_as_documented(path);
     let now = chrono::Utc::now();
