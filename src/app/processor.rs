@@ -262,12 +262,12 @@ impl Processor {
                         .on_branch_started(&pass.repo, &pass.story, started)
                         .await?;
                     if let Some(run) = run {
-                        merge(&mut decision, run);
+                        decision.merge(run);
                     }
                 }
                 // The story's ship gate follows its tasks.
                 let ship = self.ship.on_reconcile(&pass).await?;
-                merge(&mut decision, ship);
+                decision.merge(ship);
                 Ok(decision)
             }
             InternalEvent::Review(review) => self.api_review(review).await,
@@ -283,7 +283,7 @@ impl Processor {
                     .map_err(DecideError::Transient)?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;
-                    merge(&mut decision, ship);
+                    decision.merge(ship);
                 }
                 Ok(decision)
             }
@@ -317,7 +317,7 @@ impl Processor {
                 .runs
                 .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
                 .await?;
-            merge(&mut decision, run);
+            decision.merge(run);
         }
         Ok(decision)
     }
@@ -358,14 +358,14 @@ impl Processor {
                 Some(mut decision) => {
                     // A story that moved after `ship` leaves the queue.
                     let ship = self.ship.on_story_branch_push(push).await?;
-                    merge(&mut decision, ship);
+                    decision.merge(ship);
                     Ok(decision)
                 }
                 None => {
                     let mut decision = self.syncer.on_push(installation, push).await?;
                     // A story proving on the base this push replaced.
                     let ship = self.ship.on_default_branch_push(push).await?;
-                    merge(&mut decision, ship);
+                    decision.merge(ship);
                     Ok(decision)
                 }
             },
@@ -384,10 +384,7 @@ impl Processor {
             Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
                 let mut decision = self.decide_in_core(&webhook)?;
                 let added = super::sync::added_repositories(&webhook);
-                merge(
-                    &mut decision,
-                    self.syncer.on_installed(installation, added).await,
-                );
+                decision.merge(self.syncer.on_installed(installation, added).await);
                 Ok(decision)
             }
             Webhook::Ping(_) | Webhook::Issues(_) => self.decide_in_core(&webhook),
@@ -592,15 +589,6 @@ fn settled_outcome(delivery: &PendingDelivery) -> Option<String> {
         DeliveryKind::GitHub(kind) => translate::settled_outcome(&kind),
         DeliveryKind::Internal(_) => None,
     }
-}
-
-/// Adds `other`'s changes, effects and outcome to `decision`.
-fn merge(decision: &mut Decision, other: Decision) {
-    if !other.outcome.is_empty() {
-        decision.outcome = format!("{}; {}", decision.outcome, other.outcome);
-    }
-    decision.changes.extend(other.changes);
-    decision.effects.extend(other.effects);
 }
 
 impl Processor {

@@ -228,12 +228,12 @@ impl Runs {
                         .start_ready_milestones(&repo, &located.loc.story, head, Some(done))
                         .await?
                     {
-                        decision = merge_decisions(decision, more);
+                        decision.merge(more);
                     }
                 }
                 if merged {
                     for more in self.start_unblocked_tasks(&repo, &located).await? {
-                        decision = merge_decisions(decision, more);
+                        decision.merge(more);
                     }
                 }
                 return Ok(decision);
@@ -564,7 +564,7 @@ impl Runs {
             let flaky = self.quarantine_after_run(&run, &located.config).await;
             let flaky = flaky.map_err(|e| e.to_string())?;
             if !flaky.changes.is_empty() {
-                decision = merge_decisions(decision, flaky);
+                decision.merge(flaky);
             }
         }
         // The report is kept with the attempt.
@@ -690,14 +690,6 @@ fn attach_report(decision: &mut Decision, attempt: u32, report: Option<RunReport
             }
         }
     }
-}
-
-/// Two decisions stored as one.
-fn merge_decisions(mut a: Decision, b: Decision) -> Decision {
-    a.changes.extend(b.changes);
-    a.effects.extend(b.effects);
-    a.outcome = format!("{}; {}", a.outcome, b.outcome);
-    a
 }
 
 #[path = "runs_locate.rs"]

@@ -155,7 +155,7 @@ impl Runs {
             .await?;
         let mut all = Decision::nothing("story branch moved");
         for d in decisions {
-            all = merge_decisions(all, d);
+            all.merge(d);
         }
         Ok(Some(all))
     }

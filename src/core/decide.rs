@@ -32,6 +32,18 @@ impl Decision {
             ..Decision::default()
         }
     }
+
+    /// Adds `other`'s changes and effects after this one's, to be stored
+    /// as one; the outcomes are joined with `; `, an empty one left out.
+    pub fn merge(&mut self, other: Decision) {
+        self.changes.extend(other.changes);
+        self.effects.extend(other.effects);
+        self.outcome = match (self.outcome.is_empty(), other.outcome.is_empty()) {
+            (_, true) => std::mem::take(&mut self.outcome),
+            (true, false) => other.outcome,
+            (false, false) => format!("{}; {}", self.outcome, other.outcome),
+        };
+    }
 }
 
 pub fn on_event(event: &Event, ctx: &Context) -> Decision {
@@ -195,6 +207,24 @@ fn answer(command: &Result<Command, CommandError>, syntax: &Syntax) -> String {
 mod tests {
     use super::*;
     use crate::ids::UserId;
+
+    #[test]
+    fn merged_decisions_keep_both_in_order_and_join_only_outcomes_that_say_something() {
+        let pong = |outcome: &str| Decision {
+            effects: vec![Effect::AdvanceShipQueue {
+                repo: crate::ids::RepoName::parse("o/r").unwrap(),
+            }],
+            ..Decision::nothing(outcome)
+        };
+        let mut d = pong("a");
+        d.merge(pong(""));
+        assert_eq!((d.outcome.as_str(), d.effects.len()), ("a", 2));
+        d.merge(pong("b"));
+        assert_eq!(d.outcome, "a; b");
+        let mut empty = Decision::nothing("");
+        empty.merge(pong("c"));
+        assert_eq!(empty.outcome, "c");
+    }
 
     fn ctx() -> Context {
         Context {

@@ -123,8 +123,13 @@ async fn killed_after_the_commit_before_the_call_the_effect_happens_once() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("taskgate.db");
     // The token exchange hangs, so the effect is committed and its attempt
-    // begun, but the comment is never sent before the kill.
-    fake.inject(ACCESS_TOKEN, Fault::Latency(Duration::from_secs(30)));
+    // begun, but the comment is never sent before the kill. Twice: the
+    // comment's first read of the repository's config mints a token too,
+    // and gives up on it after a while (`sync::first_read`); the reply's
+    // own mint must hang as well.
+    for _ in 0..2 {
+        fake.inject(ACCESS_TOKEN, Fault::Latency(Duration::from_secs(30)));
+    }
     let server = spawn(&fake, &db).await;
     let issue = help_request(&fake, &server).await;
     let store = Store::open(&db).unwrap();
