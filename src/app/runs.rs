@@ -136,9 +136,8 @@ impl Runs {
     }
 
     /// The commits a merged task PR made on the story branch when more
-    /// than one: taskgate rebased it (`merge_method: rebase`). Merged by
-    /// anyone else, the method is unknown: one, and any other commit is
-    /// named for a person to accept.
+    /// than one (`core::ship::rebased_commits`): whether the App's bot
+    /// merged it is the shell's to say.
     fn rebased_commits(
         &self,
         pr: &crate::intake::payload::PullRequest,
@@ -148,8 +147,7 @@ impl Runs {
             (Some(by), Some(bot)) => by.login.eq_ignore_ascii_case(bot),
             _ => false,
         };
-        let rebased = by_taskgate && method == crate::core::config::MergeMethod::Rebase;
-        pr.commits.filter(|n| rebased && *n > 1)
+        crate::core::ship::rebased_commits(method, by_taskgate, pr.commits)
     }
 
     /// Whether these changes queue or cancel a run: the run queue is woken

@@ -14,30 +14,31 @@ use std::collections::BTreeMap;
 use crate::core::ship::AcceptRefusal;
 
 impl Ship {
-    /// Checks the story branch at `head` unless it was found clean there
-    /// already: [`StoryRecord::vetted`] then names every commit on it that
-    /// no proven task PR's merge made and no person accepted. A head with
-    /// such commits is checked again each time (a task PR's merge may have
-    /// been recorded since).
+    /// Checks the story branch at `head`: [`StoryRecord::vetted`] then
+    /// names every commit on it that no proven task PR's merge made and no
+    /// person accepted. GitHub's comparison is read once per head: again
+    /// only when a commit it named has since been recorded as a task PR's
+    /// merge (the push of a merge can arrive before its pull request's
+    /// `closed`).
     pub(super) async fn vet(
         &self,
         l: &mut Located,
         client: &Octocrab,
         head: &CommitSha,
     ) -> Result<(), ShipError> {
-        if l.record
-            .vetted
-            .as_ref()
-            .is_some_and(|v| v.head == *head && v.foreign.is_empty() && !v.too_many)
-        {
+        let at_head = l.record.vetted.as_ref().filter(|v| v.head == *head);
+        if at_head.is_some_and(|v| v.foreign.is_empty()) {
             return Ok(());
         }
         let gh = RepoClient::new(client, &l.repo);
+        let merges = self.task_merges(l, &gh).await?;
+        if at_head.is_some_and(|v| v.holds(&merges)) {
+            return Ok(());
+        }
         if l.default_branch.is_empty() {
             l.default_branch = gh.default_branch().await?;
         }
         let (commits, too_many) = gh.commits_ahead(&l.default_branch, head.as_str()).await?;
-        let merges = self.task_merges(l, &gh).await?;
         l.record.vetted = Some(ship::Vetted {
             head: head.clone(),
             foreign: ship::foreign_commits(head, &commits, &merges, &l.record.accepted),

@@ -204,11 +204,19 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
     insta::assert_snapshot!(refused, @"@octocat `/taskgate accept-commits` did nothing: `1234567` is not one of the commits waiting on the story branch (`<hotfix>`): name one of them.");
 
     // A maintainer accepts it by name: said once, recorded, shippable.
+    // The branch was compared at this head already: not again.
+    const COMPARE: &str = "GET /repos/{owner}/{repo}/compare/{basehead}";
+    let compared = sh.s.app.statuses(COMPARE).len();
     sh.s.app.comment(pr, "octocat", &accept).await;
     eventually("shippable again", || async {
         sh.state().await == "shippable"
     })
     .await;
+    assert_eq!(
+        sh.s.app.statuses(COMPARE).len(),
+        compared,
+        "one compare a head"
+    );
     let accepted = said(&sh, pr, "accepted 1 commit");
     assert_eq!(accepted.len(), 1, "{accepted:#?}");
     let (status, audit) = sh.api("GET", "/api/audit?limit=1", Some("api-token")).await;

@@ -68,7 +68,7 @@ pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
     Unlandable, Violation,
 };
-pub use vet::{foreign_commits, on_accept_commits, AcceptRefusal, Vetted};
+pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};
 
 use serde::{Deserialize, Serialize};
 

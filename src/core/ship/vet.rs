@@ -42,6 +42,30 @@ pub struct Vetted {
     pub too_many: bool,
 }
 
+/// How many commits a merged task PR made on the story branch, when more
+/// than one: its `commits`, when taskgate rebased it (`merge_method:
+/// rebase`, merged by the App's bot). Merged by anyone else the method is
+/// unknown (GitHub does not say): one, and any other commit is named for a
+/// person to accept.
+pub fn rebased_commits(
+    method: crate::core::config::MergeMethod,
+    by_taskgate: bool,
+    commits: Option<u32>,
+) -> Option<u32> {
+    let rebased = by_taskgate && method == crate::core::config::MergeMethod::Rebase;
+    commits.filter(|n| rebased && *n > 1)
+}
+
+impl Vetted {
+    /// Whether a new check at the same head would say the same: no commit
+    /// this one named is now a task PR's merge (`merges`, as
+    /// [`foreign_commits`] takes them). The commits behind a head never
+    /// change; what a person accepted is taken off `foreign` at once.
+    pub fn holds(&self, merges: &BTreeMap<CommitSha, u32>) -> bool {
+        !self.foreign.iter().any(|c| merges.contains_key(c))
+    }
+}
+
 /// The commits on the story branch's first-parent line from `head` back
 /// to the default branch that no task PR's merge made, newest first.
 ///
@@ -238,6 +262,28 @@ mod tests {
         // other two are named.
         let one = merges(&[(&r3, 1)]);
         assert_eq!(foreign_commits(&y, &commits, &one, &[]), vec![y, r2, r1, x]);
+    }
+
+    #[test]
+    fn a_check_holds_until_a_commit_it_named_is_recorded_as_a_task_merge() {
+        let checked = Vetted {
+            head: sha('h'),
+            foreign: vec![sha('h')],
+            too_many: false,
+        };
+        assert!(checked.holds(&merges(&[(&sha('o'), 1)])));
+        // The merge's `closed` came after the push that made it the head.
+        assert!(!checked.holds(&merges(&[(&sha('h'), 1)])));
+    }
+
+    #[test]
+    fn only_a_rebase_by_taskgate_counts_the_prs_commits() {
+        use crate::core::config::MergeMethod::{Merge, Rebase, Squash};
+        assert_eq!(rebased_commits(Rebase, true, Some(3)), Some(3));
+        assert_eq!(rebased_commits(Rebase, true, Some(1)), None);
+        assert_eq!(rebased_commits(Rebase, false, Some(3)), None, "by a person");
+        assert_eq!(rebased_commits(Squash, true, Some(3)), None);
+        assert_eq!(rebased_commits(Merge, true, Some(3)), None);
     }
 
     fn story_with_foreign(w: &World, foreign: Vec<CommitSha>) -> StoryRecord {
