@@ -10,56 +10,8 @@ use crate::support::eventually;
 /// behind its proof while the push arrives.
 const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
 
-const OTHER_PLAN: &str = r#"
-story: Other shipped work
-tasks:
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
-
 impl Shipped {
-    /// A second story in the same repository, its one task done: its
-    /// story issue and story branch.
-    async fn second_story(&self) -> (u64, String) {
-        self.s
-            .app
-            .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
-            .await;
-        let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
-        let green = self
-            .s
-            .push_to(&task_branch, &[("other.sh", "exit 0\n")], "other works")
-            .await;
-        self.s.completed(&green, 1).await;
-        let task_pr = self
-            .repo()
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == task_branch)
-            .expect("the other task's PR");
-        self.repo().set_draft(task_pr.number, false, "agent");
-        self.s.app.settle().await;
-        let issue = self
-            .repo()
-            .issues()
-            .into_iter()
-            .find(|i| {
-                i.number != self.story_issue && i.labels.iter().any(|l| l == "taskgate:story")
-            })
-            .expect("the second story's issue")
-            .number;
-        let branch = format!("taskgate/story-{issue}");
-        eventually("the second story PR is open", || async {
-            self.pull_of(&branch).is_some()
-        })
-        .await;
-        (issue, branch)
-    }
-
-    fn pull_of(&self, branch: &str) -> Option<fakehub::Pull> {
+    pub(crate) fn pull_of(&self, branch: &str) -> Option<fakehub::Pull> {
         self.repo().pulls().into_iter().find(|p| p.head == branch)
     }
 

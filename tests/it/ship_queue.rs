@@ -38,7 +38,55 @@ fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap().trim().to_owned()
 }
 
+const OTHER_PLAN: &str = r#"
+story: Other shipped work
+tasks:
+  - id: other
+    title: Other work
+    acceptance:
+      tests:
+        - { cmd: "sh other.sh", timeout_seconds: 20 }
+"#;
+
 impl Shipped {
+    /// A second story in the same repository, its one task done: its
+    /// story issue and story branch.
+    pub(crate) async fn second_story(&self) -> (u64, String) {
+        self.s
+            .app
+            .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
+            .await;
+        let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
+        let green = self
+            .s
+            .push_to(&task_branch, &[("other.sh", "exit 0\n")], "other works")
+            .await;
+        self.s.completed(&green, 1).await;
+        let task_pr = self
+            .repo()
+            .pulls()
+            .into_iter()
+            .find(|p| p.head == task_branch)
+            .expect("the other task's PR");
+        self.repo().set_draft(task_pr.number, false, "agent");
+        self.s.app.settle().await;
+        let issue = self
+            .repo()
+            .issues()
+            .into_iter()
+            .find(|i| {
+                i.number != self.story_issue && i.labels.iter().any(|l| l == "taskgate:story")
+            })
+            .expect("the second story's issue")
+            .number;
+        let branch = format!("taskgate/story-{issue}");
+        eventually("the second story PR is open", || async {
+            self.pull_of(&branch).is_some()
+        })
+        .await;
+        (issue, branch)
+    }
+
     /// A shippable story whose task's check is `check`.
     async fn proving_with(check: &str) -> Shipped {
         Shipped::shippable_with(CONFIG, check).await
@@ -292,36 +340,11 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
     assert!(!sh.pr_labels().contains(&"ship".to_owned()));
 }
 
-const OTHER_PLAN: &str = r#"
-story: Other shipped work
-tasks:
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
-
 #[tokio::test]
 async fn two_stories_shipped_together_land_one_after_another_each_proven_on_its_base() {
     let sh = Shipped::proving_with(CHECK).await;
     // A second story in the same repository, its one task done too.
-    sh.s.app
-        .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
-        .await;
-    let (_, other_branch) = sh.s.app.task_and_branch("Other work", "other");
-    let green =
-        sh.s.push_to(&other_branch, &[("other.sh", "exit 0\n")], "other works")
-            .await;
-    sh.s.completed(&green, 1).await;
-    let task_pr = sh
-        .repo()
-        .pulls()
-        .into_iter()
-        .find(|p| p.head == other_branch)
-        .expect("the other task's PR");
-    sh.repo().set_draft(task_pr.number, false, "agent");
-    sh.s.app.settle().await;
+    sh.second_story().await;
     let story_prs = || {
         sh.repo()
             .pulls()
