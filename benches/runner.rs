@@ -18,12 +18,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, ensure, Context};
-use taskgate::core::config::RepoConfig;
-use taskgate::core::plan::{check_plan, NoFiles, TaskId};
 use taskgate::runner::local::Checkout;
 use taskgate::runner::{
     plan_gates, run_gate_specs, GateSpec, LocalRunner, Mirror, MirrorStore, RunOptions, Workspace,
 };
+use taskgate_core::config::RepoConfig;
+use taskgate_core::plan::{check_plan, NoFiles, TaskId};
 
 const REPO: &str = "bench/repo";
 

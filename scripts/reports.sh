@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes the real test-report fixtures under fixtures/reports/<tool>/ that
-# src/results/ is tested on: each tool runs a small project of its own with
+# crates/taskgate-core/src/results/ is tested on: each tool runs a small project of its own with
 # one passing, one failing and one skipped test, and writes its report.
 #
 #   bash scripts/reports.sh [TOOL...]     (default: every tool)

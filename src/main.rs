@@ -92,7 +92,7 @@ fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
     std::io::stdin()
         .read_to_end(&mut log)
         .context("reading the log from stdin")?;
-    let outcome = taskgate::classify::Outcome {
+    let outcome = taskgate_core::classify::Outcome {
         command: &args.cmd,
         exit_code: Some(args.exit_code),
         signal: None,
@@ -100,12 +100,12 @@ fn classify(args: ClassifyArgs) -> anyhow::Result<()> {
         timeout_seconds: None,
         output: &log,
     };
-    let result = taskgate::classify::classify(&outcome);
-    let verdict = taskgate::classify::verdict(&outcome, &result);
+    let result = taskgate_core::classify::classify(&outcome);
+    let verdict = taskgate_core::classify::verdict(&outcome, &result);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&verdict)?);
     } else {
-        print!("{}", taskgate::classify::render_report(&verdict));
+        print!("{}", taskgate_core::classify::render_report(&verdict));
     }
     Ok(())
 }
@@ -246,8 +246,8 @@ struct ServeArgs {
     /// comma-separated list of owner/repo. Public addresses only, never the
     /// host's loopback, link-local or private ones.
     #[arg(long, env = "TASKGATE_RUNNER_NETWORK", default_value = "never",
-          value_parser = str::parse::<taskgate::core::network::RunnerNetwork>)]
-    runner_network: taskgate::core::network::RunnerNetwork,
+          value_parser = str::parse::<taskgate_core::network::RunnerNetwork>)]
+    runner_network: taskgate_core::network::RunnerNetwork,
 }
 
 impl ServeArgs {
@@ -350,7 +350,7 @@ struct ResyncArgs {
 }
 
 async fn resync(args: ResyncArgs) -> anyhow::Result<()> {
-    let repo = taskgate::ids::RepoName::parse(&args.repo).map_err(anyhow::Error::msg)?;
+    let repo = taskgate_core::ids::RepoName::parse(&args.repo).map_err(anyhow::Error::msg)?;
     let creds =
         taskgate::github::AppCredentials::from_pem(args.app.app_id, &args.app.private_key_pem()?)?;
     let github = taskgate::github::GitHubApp::new(&args.app.github_api_url, creds);
@@ -528,7 +528,7 @@ mod tests {
 
     #[test]
     fn the_runner_network_is_never_unless_the_operator_lists_repositories() {
-        use taskgate::core::network::RunnerNetwork;
+        use taskgate_core::network::RunnerNetwork;
         assert_eq!(serve_config(&[]).runner_network, RunnerNetwork::Never);
         let listed = serve_config(&["--runner-network", "octo/web,Octo/API"]).runner_network;
         assert_eq!(listed.to_string(), "octo/api,octo/web");

@@ -67,7 +67,7 @@ pub struct Snapshot {
     pub inbox_put_off: i64,
     /// Task records by their state (`blocked`, `testing`, …).
     pub tasks_by_state: std::collections::BTreeMap<String, i64>,
-    pub loop_stats: crate::core::failure::LoopStats,
+    pub loop_stats: taskgate_core::failure::LoopStats,
     /// Tasks approved with `/approve --override` despite their checker.
     pub overrides: i64,
 }

@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::classify::{classify, Outcome, SAMPLE_COMMANDS};
+use taskgate_core::classify::{classify, Outcome, SAMPLE_COMMANDS};
 
 fuzz_target!(|data: &[u8]| {
     // First byte picks the exit status and the timeout flag, the second the

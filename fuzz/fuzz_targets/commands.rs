@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::commands::{command_names, parse_comment, yaml_block, Syntax};
+use taskgate_core::commands::{command_names, parse_comment, yaml_block, Syntax};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(body) = std::str::from_utf8(data) else {

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::core::config::{load_config, parse_config, FAILURE_KINDS};
+use taskgate_core::config::{load_config, parse_config, FAILURE_KINDS};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {

@@ -6,8 +6,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::core::story::markers::{decode_value, encode_value, Marker};
-use taskgate::core::task::{check_key, parse_check_key, CheckKey};
+use taskgate_core::story::markers::{decode_value, encode_value, Marker};
+use taskgate_core::task::{check_key, parse_check_key, CheckKey};
 
 fuzz_target!(|input: (&str, &str, u32, &str, &str)| {
     let (story, task, attempt, gate, text) = input;

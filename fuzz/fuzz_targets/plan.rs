@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::core::config::RepoConfig;
-use taskgate::core::plan::{parse_plan, render_problems, validate_plan, NoFiles, Problem};
+use taskgate_core::config::RepoConfig;
+use taskgate_core::plan::{parse_plan, render_problems, validate_plan, NoFiles, Problem};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else {

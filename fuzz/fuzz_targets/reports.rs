@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskgate::results::{detect_format, parse_report, Limits, Outcome, ReportFormat};
+use taskgate_core::results::{detect_format, parse_report, Limits, Outcome, ReportFormat};
 
 const FORMATS: [ReportFormat; 4] = [
     ReportFormat::Junit,

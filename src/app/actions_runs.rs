@@ -41,14 +41,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::runs::{Progress, RunEvent, Runs};
-use crate::core::config::{load_config, RepoConfig, RunnerKind};
-use crate::core::plan::TaskId;
-use crate::core::report::{apply_quarantine, RunReport};
-use crate::core::story::Marker;
-use crate::core::task::{AttemptStatus, RunJob};
-use crate::core::{AttemptRef, Change, Decision};
 use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
-use crate::ids::RepoName;
 use crate::intake::payload::{WorkflowRun, WorkflowRunAction, WorkflowRunPayload};
 use crate::metrics::Metrics;
 use crate::runner::actions::{
@@ -56,8 +49,15 @@ use crate::runner::actions::{
     report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
 };
 use crate::store::{AttemptRow, Store, StoreError};
+use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
+use taskgate_core::ids::RepoName;
+use taskgate_core::plan::TaskId;
+use taskgate_core::report::{apply_quarantine, RunReport};
+use taskgate_core::story::Marker;
+use taskgate_core::task::{AttemptStatus, RunJob};
+use taskgate_core::{AttemptRef, Change, Decision};
 
-pub use crate::core::internal::WatchEvent;
+pub use taskgate_core::internal::WatchEvent;
 
 /// How long an attempt whose run GitHub never named is waited for: a
 /// queued job waits at most 24 hours for a runner on GitHub, so by then a
@@ -219,7 +219,7 @@ impl ActionsRuns {
                 ..
             } = change
             {
-                let cancel = crate::core::Effect::CancelWorkflowRun {
+                let cancel = taskgate_core::Effect::CancelWorkflowRun {
                     repo: repo.clone(),
                     attempt: AttemptRef {
                         story: story.clone(),
@@ -275,7 +275,7 @@ impl ActionsRuns {
             *change = Change::RunDispatched(job.clone());
         }
         if let Some(first) = dispatched.first() {
-            if let crate::core::Effect::DispatchWorkflow { workflow, .. } = first {
+            if let taskgate_core::Effect::DispatchWorkflow { workflow, .. } = first {
                 decision.outcome =
                     format!("{}; dispatched to workflow {workflow}", decision.outcome);
             }

@@ -13,10 +13,10 @@
 use octocrab::Octocrab;
 use tracing::warn;
 
-use crate::core::flaky::CommitPair;
 use crate::github::RepoClient;
 use crate::runner::Mirror;
 use crate::store::{AttemptRow, Store, MAX_CHANGED_FILES};
+use taskgate_core::flaky::CommitPair;
 
 /// The commits whose changes `row`'s decision may need: the task's
 /// previously tested commit and `row`'s, unless none was tested before or

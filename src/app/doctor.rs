@@ -12,17 +12,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::core::config::CONFIG_PATH;
-use crate::core::doctor::{
+use crate::github::client::send;
+use crate::github::{GitHubApp, GitHubError, RepoClient};
+use crate::intake::event::HANDLED_EVENTS;
+use crate::runner::Isolation;
+use taskgate_core::config::CONFIG_PATH;
+use taskgate_core::doctor::{
     self, AboutRepo, AppFacts, Checked, DeliveryFacts, Facts, FailedDelivery, InstallationFacts,
     Needs, RepoFacts, Report, SandboxFacts, WorkflowFacts,
 };
-use crate::core::redeliver::REDELIVERY_WINDOW_SECONDS;
-use crate::github::client::send;
-use crate::github::{GitHubApp, GitHubError, RepoClient};
-use crate::ids::{InstallationId, RepoName};
-use crate::intake::event::HANDLED_EVENTS;
-use crate::runner::Isolation;
+use taskgate_core::ids::{InstallationId, RepoName};
+use taskgate_core::redeliver::REDELIVERY_WINDOW_SECONDS;
 
 /// What the processor keeps to answer `/taskgate doctor`.
 pub struct DoctorSetup {

@@ -17,8 +17,8 @@ use std::sync::Mutex;
 
 use tracing::warn;
 
-use crate::ids::InstallationId;
 use crate::store::Store;
+use taskgate_core::ids::InstallationId;
 
 #[derive(Default)]
 pub struct InboxLeases {

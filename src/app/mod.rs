@@ -92,7 +92,7 @@ pub struct ServeConfig {
     pub lease: Duration,
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`; none by default).
-    pub runner_network: crate::core::network::RunnerNetwork,
+    pub runner_network: taskgate_core::network::RunnerNetwork,
 }
 
 impl ServeConfig {
@@ -141,7 +141,7 @@ impl ServeConfig {
             header_read_timeout: crate::web::HEADER_READ_TIMEOUT,
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
-            runner_network: crate::core::network::RunnerNetwork::Never,
+            runner_network: taskgate_core::network::RunnerNetwork::Never,
         }
     }
 }

@@ -18,13 +18,13 @@ use super::runs::Runs;
 use super::ship::{Ship, ShipError};
 use super::supervisor::{CatchUnwind, Doubling};
 use super::sync::{SyncError, Syncer};
-use crate::core::internal::InternalEvent;
-use crate::core::{self, Context, Decision};
-use crate::ids::{InstallationId, RepoName};
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
 use crate::metrics::Metrics;
 use crate::store::{PendingDelivery, Store};
+use taskgate_core::ids::{InstallationId, RepoName};
+use taskgate_core::internal::InternalEvent;
+use taskgate_core::{Context, Decision};
 
 pub struct Processor {
     pub store: Store,
@@ -275,7 +275,7 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run) if crate::core::ship::is_proof_task(&run.task) => {
+            InternalEvent::Run(run) if taskgate_core::ship::is_proof_task(&run.task) => {
                 let (mut decision, verdict) = self
                     .runs
                     .proof_progress(run)
@@ -394,12 +394,12 @@ impl Processor {
     fn decide_in_core(&self, webhook: &Webhook) -> Result<Decision, DecideError> {
         let event =
             translate::to_event(webhook).map_err(|e| DecideError::Permanent(e.to_string()))?;
-        Ok(core::on_event(&event, &self.context))
+        Ok(taskgate_core::on_event(&event, &self.context))
     }
 
     /// What the core makes of an event nothing acts on yet.
     fn decide_unused(&self, delivery: &PendingDelivery) -> Decision {
-        core::on_unused(&delivery.event, delivery.action.as_deref())
+        taskgate_core::on_unused(&delivery.event, delivery.action.as_deref())
     }
 
     /// Marks `unchanged` processed in one commit and empties it; returns
@@ -594,8 +594,8 @@ fn settled_outcome(delivery: &PendingDelivery) -> Option<String> {
 impl Processor {
     /// `POST /api/tasks/{id}/accept|reject`, as `/taskgate approve` or
     /// `/taskgate reject` by the API's token holder.
-    async fn api_review(&self, r: crate::core::task::ApiReview) -> Result<Decision, DecideError> {
-        use crate::core::task::{ReviewCommand, Reviewer};
+    async fn api_review(&self, r: taskgate_core::task::ApiReview) -> Result<Decision, DecideError> {
+        use taskgate_core::task::{ReviewCommand, Reviewer};
         let command = match r.reject {
             None => ReviewCommand::Approve {
                 override_reason: None,
@@ -603,7 +603,7 @@ impl Processor {
             Some(reason) => ReviewCommand::Reject { reason },
         };
         let by = Reviewer {
-            id: crate::ids::UserId(0),
+            id: taskgate_core::ids::UserId(0),
             login: "the HTTP API",
         };
         Ok(

@@ -14,17 +14,17 @@
 use std::collections::BTreeSet;
 
 use super::runs::Runs;
-use crate::core::config::load_config;
-use crate::core::config::RepoConfig;
-use crate::core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
-use crate::core::internal::{InternalEvent, QuarantineEnded};
-use crate::core::report::RunReport;
-use crate::core::sync::StoryPlan;
-use crate::core::Decision;
-use crate::ids::DeliveryId;
-use crate::ids::RepoName;
-use crate::results::{Outcome, TestId};
 use crate::store::{NewDelivery, Store, StoreError};
+use taskgate_core::config::load_config;
+use taskgate_core::config::RepoConfig;
+use taskgate_core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
+use taskgate_core::ids::DeliveryId;
+use taskgate_core::ids::RepoName;
+use taskgate_core::internal::{InternalEvent, QuarantineEnded};
+use taskgate_core::report::RunReport;
+use taskgate_core::results::{Outcome, TestId};
+use taskgate_core::sync::StoryPlan;
+use taskgate_core::Decision;
 use tracing::warn;
 
 /// One finished attempt, as the quarantine sees it.

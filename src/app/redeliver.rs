@@ -19,11 +19,11 @@ use serde::Deserialize;
 use tracing::{info, warn};
 
 use crate::clock::Clock;
-use crate::core::redeliver::{to_redeliver, HookDelivery, REDELIVERY_WINDOW_SECONDS};
 use crate::github::client::send;
 use crate::github::{GitHubApp, GitHubError};
 use crate::intake::event::HANDLED_EVENTS;
 use crate::store::{Store, StoreError};
+use taskgate_core::redeliver::{to_redeliver, HookDelivery, REDELIVERY_WINDOW_SECONDS};
 
 /// Pages of 100 log entries read in one pass at most: a pass after a long
 /// outage of a busy app stops there and goes on from the newest.

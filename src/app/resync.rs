@@ -15,11 +15,11 @@ use octocrab::Octocrab;
 use serde_json::Value;
 
 use super::sync::SyncError;
-use crate::core::story::{labels, story_branch, task_branch, Marker};
-use crate::core::sync::IssueRecord;
 use crate::github::{client::send, GitHubApp, GitHubError, OwnApp};
-use crate::ids::{InstallationId, IssueId, IssueNumber, RepoName};
 use crate::store::Store;
+use taskgate_core::ids::{InstallationId, IssueId, IssueNumber, RepoName};
+use taskgate_core::story::{labels, story_branch, task_branch, Marker};
+use taskgate_core::sync::IssueRecord;
 
 /// What a resync found.
 #[derive(Debug, Clone, PartialEq, Eq)]

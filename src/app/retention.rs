@@ -95,8 +95,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_prune_keeps_what_is_younger_than_the_retention() {
-        use crate::ids::DeliveryId;
         use crate::store::{Disposition, NewDelivery};
+        use taskgate_core::ids::DeliveryId;
         let dir = tempfile::tempdir().unwrap();
         let clock = crate::clock::Clock::movable();
         let store = Store::open(&dir.path().join("t.db"))

@@ -46,18 +46,18 @@ use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
 use super::runs::{Progress, RunEvent};
-use crate::core::internal::InternalEvent;
-use crate::core::plan::{parse_plan, MemFiles};
-use crate::core::report::{GateResult, RunReport, REPORT_VERSION};
-use crate::core::task::AttemptStatus;
-use crate::core::AttemptRef;
 use crate::github::GitHubApp;
-use crate::ids::DeliveryId;
 use crate::runner::{
     cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
     RunOptions, Workspace,
 };
 use crate::store::{AttemptRow, NewDelivery, Store};
+use taskgate_core::ids::DeliveryId;
+use taskgate_core::internal::InternalEvent;
+use taskgate_core::plan::{parse_plan, MemFiles};
+use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
+use taskgate_core::task::AttemptStatus;
+use taskgate_core::AttemptRef;
 
 mod fair;
 mod tested;
@@ -183,7 +183,7 @@ pub struct RunQueue {
     pub options: RunOptions,
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`); a repository's config only asks.
-    pub network: crate::core::network::RunnerNetwork,
+    pub network: taskgate_core::network::RunnerNetwork,
     /// Woken by the processor when attempts were queued or cancelled.
     pub runs_changed: Arc<Notify>,
     /// Wakes the processor when progress was recorded.
@@ -469,7 +469,7 @@ impl RunQueue {
         let workspace = ws.path().display().to_string();
         // The repository asks for the network in its config on the default
         // branch (never the commit under test); the operator decides.
-        let asked = crate::core::config::load_config(plan.config.as_deref())
+        let asked = taskgate_core::config::load_config(plan.config.as_deref())
             .map(|c| c.runner_network)
             .unwrap_or(false);
         let network = self.network.decide(&row.repo, asked);
@@ -499,25 +499,25 @@ impl RunQueue {
 /// task's own, an integration milestone's (a pseudo task of one gate), or
 /// a ship's proof (every leaf's and every milestone's).
 fn resolve_gates(
-    plan: &crate::core::plan::Plan,
+    plan: &taskgate_core::plan::Plan,
     task: &str,
     files: &MemFiles,
     config: Option<&str>,
 ) -> Option<Vec<crate::runner::GateSpec>> {
-    if crate::core::ship::is_proof_task(task) {
-        let config = crate::core::config::load_config(config).unwrap_or_default();
-        return Some(if task == crate::core::ship::ROLLBACK_TASK {
+    if taskgate_core::ship::is_proof_task(task) {
+        let config = taskgate_core::config::load_config(config).unwrap_or_default();
+        return Some(if task == taskgate_core::ship::ROLLBACK_TASK {
             crate::runner::rollback_gates(&config.rollback_gates)
         } else {
             crate::runner::proof_gates(plan, files, &config.ship_gates)
         });
     }
-    let resolved = match crate::core::task::milestone::milestone_of(task) {
+    let resolved = match taskgate_core::task::milestone::milestone_of(task) {
         Some(id) => plan
             .integration
             .iter()
             .find(|m| m.id.value.as_str() == id)
-            .map(crate::core::task::milestone::milestone_task),
+            .map(taskgate_core::task::milestone::milestone_task),
         None => plan
             .walk()
             .into_iter()
@@ -540,7 +540,7 @@ enum RunError {
 /// A run that could not start (no mirror, no token, no plan) fails every
 /// gate as `tooling_error`: a fault of the runner, said as such.
 fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
-    let kind = crate::classify::FailureKind::ToolingError;
+    let kind = taskgate_core::classify::FailureKind::ToolingError;
     RunReport {
         version: REPORT_VERSION,
         task: row.task.clone(),

@@ -11,11 +11,11 @@ use tracing::warn;
 
 use super::RunQueue;
 use crate::app::actions_runs::WatchEvent;
-use crate::core::config::RunnerKind;
-use crate::core::internal::InternalEvent;
-use crate::core::AttemptRef;
-use crate::ids::DeliveryId;
 use crate::store::NewDelivery;
+use taskgate_core::config::RunnerKind;
+use taskgate_core::ids::DeliveryId;
+use taskgate_core::internal::InternalEvent;
+use taskgate_core::AttemptRef;
 
 impl RunQueue {
     /// The periodic passes, each run once per cluster: by the replica
@@ -89,8 +89,8 @@ impl RunQueue {
             // a queue for days; one delivery a minute would be noise).
             let manual = self.store.repo_freeze(&repo).await.ok().flatten();
             let config =
-                crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
-            let frozen = crate::core::freeze::freeze_in_force(
+                taskgate_core::config::load_config(plan.config.as_deref()).unwrap_or_default();
+            let frozen = taskgate_core::freeze::freeze_in_force(
                 manual.as_ref(),
                 &config.freeze_windows,
                 self.clock.now_s(),
@@ -98,10 +98,10 @@ impl RunQueue {
             if frozen.is_some() {
                 continue;
             }
-            let event = crate::core::ship::ShipEvent {
+            let event = taskgate_core::ship::ShipEvent {
                 repo: repo.clone(),
                 story: String::new(),
-                what: crate::core::ship::ShipWhat::Advance,
+                what: taskgate_core::ship::ShipWhat::Advance,
             };
             let delivery = NewDelivery::internal(
                 DeliveryId(format!("taskgate-ship-queue {repo} {period}")),

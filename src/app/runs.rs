@@ -17,30 +17,30 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
-use crate::core::config::{load_config, RepoConfig};
-use crate::core::plan::{parse_plan, MemFiles, Task, TaskState};
-use crate::core::report::RunReport;
-use crate::core::story::{story_branch, task_branch, Marker};
-use crate::core::task::{
-    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
-    HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
-};
-use crate::core::{Change, Decision};
-use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::intake::payload::{
     CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
     PullRequestPayload, PushPayload,
 };
 use crate::store::{Store, StoreError, TaskLocation};
+use taskgate_core::config::{load_config, RepoConfig};
+use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
+use taskgate_core::report::RunReport;
+use taskgate_core::story::{story_branch, task_branch, Marker};
+use taskgate_core::task::{
+    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
+    HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+};
+use taskgate_core::{Change, Decision};
 
-pub use crate::core::task::{Progress, RunEvent};
+pub use taskgate_core::task::{Progress, RunEvent};
 
 mod review;
 mod started;
 
 use locate::Located;
 
-pub use crate::core::internal::TickEvent;
+pub use taskgate_core::internal::TickEvent;
 
 /// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
 pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
@@ -141,13 +141,13 @@ impl Runs {
     fn rebased_commits(
         &self,
         pr: &crate::intake::payload::PullRequest,
-        method: crate::core::config::MergeMethod,
+        method: taskgate_core::config::MergeMethod,
     ) -> Option<u32> {
         let by_taskgate = match (&pr.merged_by, &self.bot_login) {
             (Some(by), Some(bot)) => by.login.eq_ignore_ascii_case(bot),
             _ => false,
         };
-        crate::core::ship::rebased_commits(method, by_taskgate, pr.commits)
+        taskgate_core::ship::rebased_commits(method, by_taskgate, pr.commits)
     }
 
     /// Whether these changes queue or cancel a run: the run queue is woken
@@ -452,7 +452,7 @@ impl Runs {
         repo: &RepoName,
         located: &Located,
         d: TaskDecision,
-        report: &crate::core::report::RunReport,
+        report: &taskgate_core::report::RunReport,
     ) -> Result<TaskDecision, StoreError> {
         let inputs = self.loop_inputs(repo, located).await?;
         Ok(task::follow_verdict(
@@ -473,8 +473,8 @@ impl Runs {
         let inputs = self.loop_inputs(repo, located).await?;
         let ctx = located.context(repo, self.now());
         let lctx = task::loop_context(&ctx, &inputs, true);
-        let ld = crate::core::failure::on_approve_branch(&located.record.failure, ctx.now, &lctx);
-        let opened = ld.outcome != crate::core::failure::LoopOutcome::Nothing;
+        let ld = taskgate_core::failure::on_approve_branch(&located.record.failure, ctx.now, &lctx);
+        let opened = ld.outcome != taskgate_core::failure::LoopOutcome::Nothing;
         let mut record = located.record.clone();
         record.failure = ld.state;
         record.human_involved = true;
@@ -585,10 +585,10 @@ fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
     let button = p.requested_action.as_ref().map(|a| a.identifier.as_str());
     match p.action {
         CheckRunAction::Rerequested => Some("retry"),
-        CheckRunAction::RequestedAction if button == Some(crate::core::RETRY_ACTION) => {
+        CheckRunAction::RequestedAction if button == Some(taskgate_core::RETRY_ACTION) => {
             Some("retry")
         }
-        CheckRunAction::RequestedAction if button == Some(crate::core::APPROVE_BRANCH_ACTION) => {
+        CheckRunAction::RequestedAction if button == Some(taskgate_core::APPROVE_BRANCH_ACTION) => {
             Some("approve-branch")
         }
         CheckRunAction::RequestedAction | CheckRunAction::Other(_) => None,
@@ -603,7 +603,7 @@ pub(super) struct Click<'a> {
     /// As GitHub labels it, for the reply.
     pub(super) label: &'a str,
     pub(super) command: &'a str,
-    pub(super) config: &'a crate::core::config::RepoConfig,
+    pub(super) config: &'a taskgate_core::config::RepoConfig,
     /// Where the clicker is told of a refusal.
     pub(super) tell: IssueNumber,
     pub(super) at: &'a CommitSha,
@@ -649,8 +649,8 @@ async fn refuse_sender(
     ));
     if let Some(sender) = sender {
         let syntax = super::commands::syntax_of(click.config);
-        refused.effects.push(crate::core::render::click_refused(
-            &crate::core::render::ClickRefused {
+        refused.effects.push(taskgate_core::render::click_refused(
+            &taskgate_core::render::ClickRefused {
                 repo: click.repo,
                 issue: click.tell,
                 click: click.label,

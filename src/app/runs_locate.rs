@@ -12,7 +12,7 @@ use super::*;
 /// A task with everything its transitions need.
 pub(super) struct Located {
     pub(super) loc: TaskLocation,
-    pub(super) settings: crate::core::plan::Settings,
+    pub(super) settings: taskgate_core::plan::Settings,
     pub(super) installation: InstallationId,
     pub(super) task: Task,
     pub(super) gates: Vec<String>,
@@ -77,7 +77,7 @@ impl Runs {
         };
         let records = self.store.task_records(repo, &loc.story).await?;
         let record = records.get(&loc.task).cloned().unwrap_or_default();
-        let complete = |id: &crate::core::plan::TaskId| {
+        let complete = |id: &taskgate_core::plan::TaskId| {
             records
                 .get(id.as_str())
                 .is_some_and(|r| r.state == Some(TaskState::Completed))
@@ -147,7 +147,7 @@ impl Runs {
     ) -> Result<Option<TaskLocation>, StoreError> {
         let marker = Marker::Task {
             story: story.to_owned(),
-            task: crate::core::plan::TaskId::new(task),
+            task: taskgate_core::plan::TaskId::new(task),
         }
         .key();
         Ok(self

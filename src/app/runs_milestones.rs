@@ -12,8 +12,8 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
-use crate::core::plan::Plan;
-use crate::core::task::milestone::{
+use taskgate_core::plan::Plan;
+use taskgate_core::task::milestone::{
     milestone_gate, milestone_of, milestone_task, milestone_task_id, ready_milestones,
 };
 
@@ -25,9 +25,9 @@ impl Runs {
         story: &str,
     ) -> Result<
         Option<(
-            crate::core::sync::StoryPlan,
+            taskgate_core::sync::StoryPlan,
             Plan,
-            crate::core::sync::IssueRecord,
+            taskgate_core::sync::IssueRecord,
         )>,
         StoreError,
     > {
@@ -50,9 +50,9 @@ impl Runs {
     async fn milestone_at(
         &self,
         repo: &RepoName,
-        stored: &crate::core::sync::StoryPlan,
+        stored: &taskgate_core::sync::StoryPlan,
         plan: &Plan,
-        story_issue: &crate::core::sync::IssueRecord,
+        story_issue: &taskgate_core::sync::IssueRecord,
         id: &str,
     ) -> Result<Option<PseudoTask>, StoreError> {
         let Some(m) = plan.integration.iter().find(|m| m.id.value.as_str() == id) else {
@@ -89,7 +89,7 @@ impl Runs {
             return Ok(vec![]);
         }
         let records = self.store.task_records(repo, story).await?;
-        let state_of = |id: &crate::core::plan::TaskId| -> Option<TaskState> {
+        let state_of = |id: &taskgate_core::plan::TaskId| -> Option<TaskState> {
             match just {
                 Some((task, state)) if task == id.as_str() => Some(state),
                 _ => records.get(id.as_str()).and_then(|r| r.state),
@@ -136,7 +136,7 @@ impl Runs {
             )));
         }
         let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let story = crate::core::story::story_key_for_issue(number);
+        let story = taskgate_core::story::story_key_for_issue(number);
         // The story key is the issue's for comment plans; file plans are
         // found through the story issue's marker.
         let story = match self.store.story(&repo, &story).await? {

@@ -12,7 +12,7 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
-use crate::core::ship::{
+use taskgate_core::ship::{
     proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict, ROLLBACK_TASK,
 };
 
@@ -129,7 +129,7 @@ fn proof_verdict(
 mod tests {
     use super::*;
 
-    const PROOF: (&str, &str) = ("s", crate::core::ship::PROOF_TASK);
+    const PROOF: (&str, &str) = ("s", taskgate_core::ship::PROOF_TASK);
 
     fn repo() -> RepoName {
         RepoName::parse("o/r").unwrap()

@@ -11,9 +11,9 @@
 //! verdict also goes to the ship queue).
 
 use super::*;
-use crate::core::plan::{Plan, Settings};
-use crate::core::sync::StoryPlan;
-use crate::core::task::milestone::milestone_limits;
+use taskgate_core::plan::{Plan, Settings};
+use taskgate_core::sync::StoryPlan;
+use taskgate_core::task::milestone::milestone_limits;
 
 /// A story's pseudo task with everything its transitions need.
 pub(super) struct PseudoTask {
@@ -68,7 +68,7 @@ impl PseudoTask {
             story_branch: &self.branch,
             gates: &self.gates,
             waiting_for: &[],
-            review: crate::core::config::ReviewMode::Human,
+            review: taskgate_core::config::ReviewMode::Human,
             merge_method: self.config.merge_method,
             now,
         }

@@ -19,23 +19,23 @@ use std::sync::Arc;
 
 use octocrab::Octocrab;
 
-use crate::core::config::{load_config, RepoConfig};
-use crate::core::internal::Reconcile;
-use crate::core::plan::{parse_plan, Plan};
-use crate::core::refusal::{Refusal, Refused};
-use crate::core::ship::{
-    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState, ShipVia,
-    ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
-};
-use crate::core::story::{story_branch, Marker};
-use crate::core::{Change, Decision};
 use crate::github::{GitHubApp, GitHubError, RepoClient};
-use crate::ids::{CommitSha, IssueNumber, RepoName, UserId};
 use crate::intake::payload::{
     PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
 };
 use crate::store::{Store, StoreError};
 pub use rules_cache::RulesCache;
+use taskgate_core::config::{load_config, RepoConfig};
+use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, UserId};
+use taskgate_core::internal::Reconcile;
+use taskgate_core::plan::{parse_plan, Plan};
+use taskgate_core::refusal::{Refusal, Refused};
+use taskgate_core::ship::{
+    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState, ShipVia,
+    ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
+};
+use taskgate_core::story::{story_branch, Marker};
+use taskgate_core::{Change, Decision};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ShipError {
@@ -68,7 +68,7 @@ pub struct Ship {
     pub rules: Arc<RulesCache>,
 }
 
-pub use crate::core::story::story_issue_of_branch;
+pub use taskgate_core::story::story_issue_of_branch;
 
 /// The story issue number in a revert branch name: `taskgate/revert-12`.
 pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
@@ -86,7 +86,7 @@ pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
 pub(super) struct Located {
     repo: RepoName,
     story: String,
-    installation: crate::ids::InstallationId,
+    installation: taskgate_core::ids::InstallationId,
     plan: Plan,
     config: RepoConfig,
     marker: String,
@@ -455,11 +455,11 @@ impl Ship {
         let mut open = Vec::new();
         for m in &l.plan.integration {
             let id = m.id.value.as_str();
-            let pseudo = crate::core::task::milestone::milestone_task_id(id);
+            let pseudo = taskgate_core::task::milestone::milestone_task_id(id);
             let record = self.store.task_record(&l.repo, &l.story, &pseudo).await?;
             let passed = record.is_some_and(|r| {
                 r.current
-                    .is_some_and(|a| a.status == crate::core::task::AttemptStatus::Passed)
+                    .is_some_and(|a| a.status == taskgate_core::task::AttemptStatus::Passed)
             });
             if !passed {
                 open.push(id.to_owned());

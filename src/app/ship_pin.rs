@@ -11,7 +11,7 @@
 use super::*;
 use std::collections::BTreeMap;
 
-use crate::core::ship::AcceptRefusal;
+use taskgate_core::ship::AcceptRefusal;
 
 impl Ship {
     /// Checks the story branch at `head`: [`StoryRecord::vetted`] then
@@ -58,7 +58,7 @@ impl Ship {
         let records = self.store.task_records(&l.repo, &l.story).await?;
         let done = records
             .into_values()
-            .filter(|r| r.state == Some(crate::core::plan::TaskState::Completed));
+            .filter(|r| r.state == Some(taskgate_core::plan::TaskState::Completed));
         for r in done {
             match (r.merged_as, r.pr) {
                 (Some(sha), _) => {

@@ -10,7 +10,7 @@
 //! call) or write to GitHub (effects do).
 
 use super::*;
-use crate::core::ship::{ProofStep, ProofVerdict};
+use taskgate_core::ship::{ProofStep, ProofVerdict};
 
 /// A ship event's decision, and the proof run it asks for, if any.
 pub struct ShipOutcome {
@@ -348,7 +348,7 @@ impl Ship {
         let manual = self.store.repo_freeze(repo).await?;
         let now_s = now_ms.div_euclid(1000);
         Ok(
-            crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now_s)
+            taskgate_core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now_s)
                 .map(|f| f.render()),
         )
     }

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{Ship, ShipError};
-use crate::core::ship::{BranchRules, RuleKind};
 use crate::github::RepoClient;
-use crate::ids::RepoName;
+use taskgate_core::ids::RepoName;
+use taskgate_core::ship::{BranchRules, RuleKind};
 
 /// How long rules read from GitHub are trusted.
 pub const RULES_TTL_MS: i64 = 60_000;

@@ -18,13 +18,13 @@ use super::{
     actions_runs, redeliver, retention, run_queue, runs, ship, supervisor, sync, webhook_proxy,
     LoopFuture, LoopStart, Running, ServeConfig, StartError,
 };
-use crate::commands::Syntax;
-use crate::core::Context;
 use crate::github::{AppCredentials, Executor, GitHubApp};
 use crate::intake::IntakeState;
 use crate::metrics::Metrics;
 use crate::store::Store;
 use crate::web;
+use taskgate_core::commands::Syntax;
+use taskgate_core::Context;
 
 /// What every part shares.
 #[derive(Clone)]

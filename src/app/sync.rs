@@ -16,21 +16,21 @@ use std::sync::Arc;
 use http::Method;
 use octocrab::Octocrab;
 
-use crate::core::config::{
+use crate::github::{client::send, GitHubApp, GitHubError};
+use crate::intake::payload::{IssueCommentPayload, PushPayload};
+use crate::store::{Store, StoreError};
+use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
 };
-use crate::core::internal::Reconcile;
-use crate::core::plan::TaskId;
-use crate::core::story::{story_key_for_file, story_key_for_issue};
-use crate::core::sync::{
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::internal::Reconcile;
+use taskgate_core::plan::TaskId;
+use taskgate_core::story::{story_key_for_file, story_key_for_issue};
+use taskgate_core::sync::{
     decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, record_branch_start,
     CommentPlan, IssueRecord, Known, StoryPlan,
 };
-use crate::core::Decision;
-use crate::github::{client::send, GitHubApp, GitHubError};
-use crate::ids::{CommitSha, InstallationId, RepoName};
-use crate::intake::payload::{IssueCommentPayload, PushPayload};
-use crate::store::{Store, StoreError};
+use taskgate_core::Decision;
 
 mod first_read;
 mod pushed;
@@ -69,7 +69,7 @@ pub struct Syncer {
     pub store: Store,
     /// The write budget, for the note on a plan that needs more than an
     /// hour of it.
-    pub pacing: crate::core::pace::Pacing,
+    pub pacing: taskgate_core::pace::Pacing,
 }
 
 fn is_plan_file(path: &str) -> bool {
@@ -173,8 +173,8 @@ impl Syncer {
     ) -> Result<Decision, SyncError> {
         let repo = RepoName::parse(&p.repository.full_name).map_err(SyncError::Payload)?;
         let body = p.comment.body.as_deref().unwrap_or_default();
-        let Some(yaml) = crate::commands::yaml_block(body) else {
-            return Ok(crate::core::sync::decide_plan_comment_without_yaml(
+        let Some(yaml) = taskgate_core::commands::yaml_block(body) else {
+            return Ok(taskgate_core::sync::decide_plan_comment_without_yaml(
                 &repo,
                 p.issue.number,
                 p.comment.id,
@@ -302,7 +302,7 @@ impl Syncer {
     /// of the budget allows (decided by the core).
     fn announce_pace(&self, decision: &mut Decision, known: &OwnedKnown) {
         let now_s = self.store.clock().now_s();
-        crate::core::sync::announce_pace(decision, &known.as_known(), &self.pacing, now_s);
+        taskgate_core::sync::announce_pace(decision, &known.as_known(), &self.pacing, now_s);
     }
 
     async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {
@@ -327,8 +327,8 @@ impl Syncer {
 }
 
 struct OwnedKnown {
-    states: BTreeMap<TaskId, crate::core::plan::TaskState>,
-    starts: BTreeMap<TaskId, crate::core::story::BranchStart>,
+    states: BTreeMap<TaskId, taskgate_core::plan::TaskState>,
+    starts: BTreeMap<TaskId, taskgate_core::story::BranchStart>,
     issues: BTreeMap<String, IssueRecord>,
     branches: BTreeSet<String>,
     labels: BTreeSet<String>,

@@ -5,10 +5,10 @@
 
 use anyhow::{bail, Context};
 use taskgate::app::doctor::Doctor;
-use taskgate::core::doctor::render_terminal;
 use taskgate::github::{AppCredentials, GitHubApp};
-use taskgate::ids::RepoName;
 use taskgate::runner::Isolation;
+use taskgate_core::doctor::render_terminal;
+use taskgate_core::ids::RepoName;
 
 /// What `doctor` needs besides the App's credentials.
 pub struct DoctorRun {

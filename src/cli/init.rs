@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use taskgate::core::config::CONFIG_PATH;
+use taskgate_core::config::CONFIG_PATH;
 
 /// Where the runner workflow goes; its name is `runner_workflow`'s default.
 pub const WORKFLOW_PATH: &str = ".github/workflows/taskgate-run.yml";
@@ -115,8 +115,8 @@ fn write(path: &Path, content: &str) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskgate::core::config::{load_config, parse_config, RepoConfig};
     use taskgate::runner::actions::{REPORT_ARTIFACT, REPORT_FILE, WORKFLOW_INPUTS};
+    use taskgate_core::config::{load_config, parse_config, RepoConfig};
 
     /// The composite action the workflow uses (taskgate's repository root).
     const ACTION: &str = include_str!("../../action.yml");

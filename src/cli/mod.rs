@@ -12,7 +12,7 @@ pub mod setup;
 
 use std::path::{Path, PathBuf};
 
-use taskgate::core::plan::RepoFiles;
+use taskgate_core::plan::RepoFiles;
 
 /// The working tree as the plan's repository view, for test-command
 /// discovery from the command line.

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Subcommand;
-use taskgate::core::config::{load_config, CONFIG_PATH};
-use taskgate::core::plan::{
+use taskgate_core::config::{load_config, CONFIG_PATH};
+use taskgate_core::plan::{
     check_plan, render_mermaid, render_problems, render_tree, render_validation_report,
 };
 
@@ -48,7 +48,7 @@ pub fn run(command: PlanCommand) -> anyhow::Result<i32> {
     }
 }
 
-fn repo_config(repo: &Path) -> anyhow::Result<Result<taskgate::core::config::RepoConfig, String>> {
+fn repo_config(repo: &Path) -> anyhow::Result<Result<taskgate_core::config::RepoConfig, String>> {
     let path = repo.join(CONFIG_PATH);
     let src = match std::fs::read_to_string(&path) {
         Ok(s) => Some(s),

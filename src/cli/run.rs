@@ -23,16 +23,16 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use taskgate::core::config::{load_config, RepoConfig, CONFIG_PATH};
-use taskgate::core::plan::{
-    check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
-};
-use taskgate::core::report::{render_terminal_report, RunReport, Tested};
-use taskgate::ids::CommitSha;
 use taskgate::runner::actions::report_for_setup_error;
 use taskgate::runner::local::run_gate_specs;
 use taskgate::runner::test_merge::merge_into_checkout;
 use taskgate::runner::{cancel_pair, plan_gates, GateSpec, Isolation, RunOptions};
+use taskgate_core::config::{load_config, RepoConfig, CONFIG_PATH};
+use taskgate_core::ids::CommitSha;
+use taskgate_core::plan::{
+    check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
+};
+use taskgate_core::report::{render_terminal_report, RunReport, Tested};
 
 use super::DirFiles;
 
@@ -152,7 +152,7 @@ pub async fn run(args: RunArgs) -> anyhow::Result<i32> {
         sha: args.sha.filter(|s| !s.is_empty()),
         isolation,
         // Who runs `taskgate run` is the operator: the config's request stands.
-        network: taskgate::core::network::Network::granted_if(config.runner_network),
+        network: taskgate_core::network::Network::granted_if(config.runner_network),
         ..RunOptions::default()
     };
     let mut report = run_gate_specs(&root, task, gates, options).await;
@@ -428,8 +428,8 @@ fn pick_task<'p>(plan: &'p Plan, id: Option<&str>) -> anyhow::Result<&'p Task> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskgate::core::config::RepoConfig;
-    use taskgate::core::plan::NoFiles;
+    use taskgate_core::config::RepoConfig;
+    use taskgate_core::plan::NoFiles;
 
     fn plan(src: &str) -> Plan {
         check_plan("p.yml", src, &RepoConfig::default(), &NoFiles)

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use tracing::debug;
 
 use super::client::{self, GitHubError};
-use crate::ids::InstallationId;
+use taskgate_core::ids::InstallationId;
 
 /// A token is renewed when less than this is left, so a call never starts
 /// with a token about to lapse.

@@ -64,9 +64,9 @@ use super::client::GitHubError;
 use super::perform;
 use super::turns::{Rotation, Turn};
 use crate::clock::Clock;
-use crate::ids::InstallationId;
 use crate::metrics::Metrics;
 use crate::store::{Claimed, EffectRow, Settlement, Store, WriteSlot};
+use taskgate_core::ids::InstallationId;
 
 /// Exponential backoff for 5xx and lost connections.
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +112,7 @@ impl Backoff {
 
 /// The write budget (`core::pace`): content-creating calls per installation
 /// a minute and an hour, across all replicas.
-pub use crate::core::pace::Pacing;
+pub use taskgate_core::pace::Pacing;
 
 pub struct Executor {
     pub store: Store,
@@ -344,7 +344,7 @@ impl Executor {
     /// waits until it has ([`Paced::Later`]): nothing sleeps here, so
     /// other installations' effects go on meanwhile.
     async fn pace(&self, row: &EffectRow) -> Paced {
-        if self.pacing.is_off() || matches!(row.effect, crate::core::Effect::Reconcile { .. }) {
+        if self.pacing.is_off() || matches!(row.effect, taskgate_core::Effect::Reconcile { .. }) {
             return Paced::Go;
         }
         let now = self.clock.now_ms();

@@ -26,8 +26,8 @@ use tracing::{info, warn};
 use super::client::GitHubError;
 use super::executor::Backoff;
 use crate::clock::Clock;
-use crate::core::Effect;
 use crate::store::{EffectRow, Store};
+use taskgate_core::Effect;
 
 /// Whether a retry of `effect` looks, through a list GitHub may update
 /// late, for the object an earlier attempt may have created.
@@ -138,7 +138,7 @@ mod tests {
 
     fn create_issue() -> Effect {
         Effect::CreateIssue {
-            repo: crate::ids::RepoName::parse("o/r").unwrap(),
+            repo: taskgate_core::ids::RepoName::parse("o/r").unwrap(),
             marker: "story=s".into(),
             title: "t".into(),
             body: "b".into(),
@@ -167,8 +167,8 @@ mod tests {
         // Nothing was written: the backoff alone.
         assert_eq!(wait(GitHubError::NotYetVisible("404".into())), short);
         let label = Effect::LabelIssue {
-            repo: crate::ids::RepoName::parse("o/r").unwrap(),
-            issue: crate::ids::IssueNumber(1),
+            repo: taskgate_core::ids::RepoName::parse("o/r").unwrap(),
+            issue: taskgate_core::ids::IssueNumber(1),
             add: vec![],
             remove: vec![],
         };

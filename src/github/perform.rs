@@ -16,11 +16,11 @@ use serde_json::json;
 use super::client::GitHubError;
 use super::perform_runs as runs;
 use super::repo::{IssuePatch, RepoClient};
-use crate::core::internal::{InternalEvent, Reconcile};
-use crate::core::sync::IssueRecord;
-use crate::core::{hidden_marker, Effect, IssueState};
-use crate::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
 use crate::store::{EffectRow, NewDelivery, Store};
+use taskgate_core::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
+use taskgate_core::internal::{InternalEvent, Reconcile};
+use taskgate_core::sync::IssueRecord;
+use taskgate_core::{hidden_marker, Effect, IssueState};
 
 pub(super) struct Ctx<'a> {
     pub client: &'a Octocrab,
@@ -246,7 +246,7 @@ async fn create_issue(
         .ok_or_else(|| GitHubError::Unexpected("issue without a number".into()))?;
     if !refused.is_empty() {
         // Opened without them: said once, in the issue.
-        let note = crate::core::render::render_unassignable(&refused, labels);
+        let note = taskgate_core::render::render_unassignable(&refused, labels);
         let marker = format!("unassignable effect={}", ctx.row.id);
         post_comment(ctx, repo, IssueNumber(number), &note, &marker).await?;
     }
@@ -275,12 +275,12 @@ async fn resolve_issue_refs(
     body: &str,
 ) -> Result<String, GitHubError> {
     let mut numbers = HashMap::new();
-    for key in crate::core::story::referenced_markers(body) {
+    for key in taskgate_core::story::referenced_markers(body) {
         if let Some(r) = ctx.store.issue_record(repo, &key).await? {
             numbers.insert(key, r.number.0);
         }
     }
-    Ok(crate::core::story::resolve_issue_refs(body, |key| {
+    Ok(taskgate_core::story::resolve_issue_refs(body, |key| {
         numbers.get(key).copied()
     }))
 }

@@ -11,15 +11,15 @@
 
 use super::client::GitHubError;
 use super::perform::{post_comment, record, Ctx};
-use crate::core::internal::{BranchStarted, InternalEvent, Reconcile};
-use crate::core::story::start::{
+use crate::github::repo::{FastForward, MergeOutcome, RepoClient};
+use crate::store::NewDelivery;
+use taskgate_core::ids::{CommitSha, DeliveryId};
+use taskgate_core::internal::{BranchStarted, InternalEvent, Reconcile};
+use taskgate_core::story::start::{
     catch_up, render_catch_up_conflict, render_catch_up_message, CatchUp,
 };
-use crate::core::story::{BranchStart, StartHow};
-use crate::core::Effect;
-use crate::github::repo::{FastForward, MergeOutcome, RepoClient};
-use crate::ids::{CommitSha, DeliveryId};
-use crate::store::NewDelivery;
+use taskgate_core::story::{BranchStart, StartHow};
+use taskgate_core::Effect;
 
 /// Performs `Effect::StartTaskBranch`.
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {

@@ -19,9 +19,9 @@ use super::client::GitHubError;
 use super::perform::{post_comment, record, Ctx};
 use super::perform_runs::ship_event;
 use super::repo::FastForward;
-use crate::core::ship::{PullLanding, ShipWhat, SHIP_GATE};
-use crate::ids::{CommitSha, RepoName};
 use crate::store::{EffectRow, NewDelivery, Store};
+use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ship::{PullLanding, ShipWhat, SHIP_GATE};
 
 /// What lands: a ship's proof, or a rollback's revert.
 pub(super) struct Landing<'a> {
@@ -224,7 +224,7 @@ async fn refused(
         return ship_event(ctx, l.repo, l.story, what, "land-refused").await;
     }
     let issue = record(ctx, l.repo, report_to).await?;
-    let note = crate::core::ship::render_land_refused(l.branch, status, message);
+    let note = taskgate_core::ship::render_land_refused(l.branch, status, message);
     let marker = format!("land-refused effect={}", ctx.row.id);
     post_comment(ctx, l.repo, issue.number, &note, &marker).await?;
     let why = format!("GitHub answered {status}: {message}");
@@ -239,7 +239,7 @@ async fn refused(
 /// retries): the story is told, so that it leaves the queue and the
 /// repository's queue moves on.
 pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
-    use crate::core::Effect;
+    use taskgate_core::Effect;
     let (repo, story, what) = match &row.effect {
         Effect::PrepareShipCommit {
             repo, story, round, ..
@@ -273,15 +273,15 @@ pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
         ),
         _ => return,
     };
-    let event = crate::core::ship::ShipEvent {
+    let event = taskgate_core::ship::ShipEvent {
         repo: repo.clone(),
         story: story.clone(),
         what,
     };
     let delivery = NewDelivery::internal(
-        crate::ids::DeliveryId(format!("taskgate-given-up-{}", row.id)),
+        taskgate_core::ids::DeliveryId(format!("taskgate-given-up-{}", row.id)),
         row.installation,
-        &crate::core::internal::InternalEvent::Ship(event),
+        &taskgate_core::internal::InternalEvent::Ship(event),
     )
     .with_action("given-up");
     if let Err(e) = store.record_delivery(delivery).await {

@@ -9,9 +9,9 @@
 
 use super::client::GitHubError;
 use super::perform::{upsert_comment, Ctx};
-use crate::core::story::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};
-use crate::core::sync::IssueRecord;
-use crate::ids::RepoName;
+use taskgate_core::ids::RepoName;
+use taskgate_core::story::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};
+use taskgate_core::sync::IssueRecord;
 
 /// Whether `err` is GitHub refusing the link itself: a 422 other than the
 /// duplicate a lost answer leaves and than an issue GitHub does not show

@@ -10,11 +10,11 @@ use serde_json::json;
 
 use super::client::GitHubError;
 use super::perform::{done, post_comment, record, Ctx};
-use crate::core::internal::InternalEvent;
-use crate::core::ship::{ShipWhat, StoryRunRef};
-use crate::core::{AttemptRef, CheckUpdate, Effect};
-use crate::ids::{CommitSha, DeliveryId, IssueNumber, RepoName};
 use crate::store::NewDelivery;
+use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName};
+use taskgate_core::internal::InternalEvent;
+use taskgate_core::ship::{ShipWhat, StoryRunRef};
+use taskgate_core::{AttemptRef, CheckUpdate, Effect};
 
 /// Performs a branch, check-run, pull-request or workflow effect.
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
@@ -169,7 +169,7 @@ pub(super) async fn merge_pull_request(
     repo: &RepoName,
     number: IssueNumber,
     sha: &CommitSha,
-    method: crate::core::config::MergeMethod,
+    method: taskgate_core::config::MergeMethod,
     title: &str,
     report_to: &str,
 ) -> Result<Option<String>, GitHubError> {
@@ -213,18 +213,18 @@ async fn merge_refused(
     message: &str,
 ) -> Result<(), GitHubError> {
     let issue = record(ctx, repo, report_to).await?;
-    let hidden = crate::core::hidden_marker(report_to);
-    let story = match crate::core::story::Marker::find_in(&hidden) {
-        Some(crate::core::story::Marker::Story { story }) => Some(story),
+    let hidden = taskgate_core::hidden_marker(report_to);
+    let story = match taskgate_core::story::Marker::find_in(&hidden) {
+        Some(taskgate_core::story::Marker::Story { story }) => Some(story),
         _ => None,
     };
     let note = match story {
-        Some(_) => crate::core::ship::render_merge_refused(number, status, message),
-        None => crate::core::task::render_merge_refused(number, status, message),
+        Some(_) => taskgate_core::ship::render_merge_refused(number, status, message),
+        None => taskgate_core::task::render_merge_refused(number, status, message),
     };
     let comment_marker = format!("merge-refused effect={}", ctx.row.id);
     // A task PR's own change GitHub refused (a workflow file): said there.
-    let on = match story.is_none() && crate::core::task::workflow_refused(message).is_some() {
+    let on = match story.is_none() && taskgate_core::task::workflow_refused(message).is_some() {
         true => number,
         false => issue.number,
     };
@@ -333,9 +333,9 @@ fn render_dispatch_refused(
         "Could not start workflow `{}` on `{}`: GitHub answered {status} ({}). \
          Check that the file exists on that ref and has a `workflow_dispatch` trigger \
          with these inputs: {}.",
-        crate::core::report::plain_text(workflow),
-        crate::core::report::plain_text(git_ref),
-        crate::core::report::plain_text(message),
+        taskgate_core::report::plain_text(workflow),
+        taskgate_core::report::plain_text(git_ref),
+        taskgate_core::report::plain_text(message),
         inputs
             .keys()
             .map(|k| format!("`{k}`"))
@@ -439,11 +439,11 @@ async fn dispatch_refused(
     attempt: &AttemptRef,
     why: String,
 ) -> Result<(), GitHubError> {
-    let event = crate::core::task::RunEvent {
+    let event = taskgate_core::task::RunEvent {
         repo: repo.clone(),
         story: attempt.story.clone(),
         task: attempt.task.clone(),
-        progress: crate::core::task::Progress::Skipped {
+        progress: taskgate_core::task::Progress::Skipped {
             attempt: attempt.attempt,
             why,
         },
@@ -470,7 +470,7 @@ pub(super) async fn ship_event(
     what: ShipWhat,
     name: &str,
 ) -> Result<(), GitHubError> {
-    let event = crate::core::ship::ShipEvent {
+    let event = taskgate_core::ship::ShipEvent {
         repo: repo.clone(),
         story: story.to_owned(),
         what,

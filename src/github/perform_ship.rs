@@ -12,9 +12,9 @@ use super::perform::Ctx;
 use super::perform_land::{land, Landing};
 use super::perform_runs::ship_event;
 use super::repo::MergeOutcome;
-use crate::core::ship::ShipWhat;
-use crate::core::Effect;
-use crate::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ship::ShipWhat;
+use taskgate_core::Effect;
 
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
     match &ctx.row.effect {
@@ -99,9 +99,9 @@ async fn told_if_refused(
                 GitHubError::Http {
                     status, message, ..
                 } if !proof.revert
-                    && crate::core::ship::violations(message)
+                    && taskgate_core::ship::violations(message)
                         .iter()
-                        .any(|v| !matches!(v, crate::core::ship::Violation::Other(_))) =>
+                        .any(|v| !matches!(v, taskgate_core::ship::Violation::Other(_))) =>
                 {
                     ShipWhat::LandRefused {
                         round: proof.round,

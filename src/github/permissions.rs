@@ -24,8 +24,8 @@ use tokio::sync::Mutex;
 
 use super::client::{send, GitHubError};
 use super::GitHubApp;
-use crate::core::config::Permission;
-use crate::ids::{InstallationId, RepoName, UserId};
+use taskgate_core::config::Permission;
+use taskgate_core::ids::{InstallationId, RepoName, UserId};
 
 /// How long an answer is trusted: a revoked collaborator loses their
 /// commands within a minute, and a burst of commands costs one request.

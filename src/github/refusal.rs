@@ -13,9 +13,9 @@
 
 use super::client::GitHubError;
 use super::perform::Ctx;
-use crate::core::story::Marker;
-use crate::core::{hidden_marker, Effect};
-use crate::ids::IssueNumber;
+use taskgate_core::ids::IssueNumber;
+use taskgate_core::story::Marker;
+use taskgate_core::{hidden_marker, Effect};
 
 /// Posts GitHub's refusal of `ctx`'s effect where a person will see it,
 /// once per issue, kind of effect and message. `Ok(None)` when the effect
@@ -43,7 +43,7 @@ pub(super) async fn report_refusal(
     {
         return Ok(Some(issue));
     }
-    let note = crate::core::render::render_refused_by_github(effect, message);
+    let note = taskgate_core::render::render_refused_by_github(effect, message);
     gh.create_comment(issue, &format!("{note}\n\n{hidden}"))
         .await?;
     Ok(Some(issue))

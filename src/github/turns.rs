@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use crate::ids::InstallationId;
+use taskgate_core::ids::InstallationId;
 
 /// What performing one effect took of its installation's turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,8 @@
 use serde::de::DeserializeOwned;
 
 use super::payload::*;
-use crate::core::internal::{InternalEvent, InternalKind};
-use crate::ids::InstallationId;
+use taskgate_core::ids::InstallationId;
+use taskgate_core::internal::{InternalEvent, InternalKind};
 
 /// The GitHub events taskgate subscribes to (see `app-manifest.yml`).
 pub const HANDLED_EVENTS: &[&str] = &[

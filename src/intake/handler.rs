@@ -15,9 +15,9 @@ use super::budget::{BodyBudget, ReadError};
 use super::event::WebhookKind;
 use super::{event, signature, translate};
 use crate::clock::Clock;
-use crate::ids::DeliveryId;
 use crate::metrics::Metrics;
 use crate::store::{Disposition, NewDelivery, Recorded, Store};
+use taskgate_core::ids::DeliveryId;
 
 /// GitHub's delivery ids are UUIDs (36 characters); this leaves room for
 /// other senders' and refuses what no sender needs.

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 pub use super::action::*;
 
-use crate::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
+use taskgate_core::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct InstallationRef {

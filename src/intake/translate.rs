@@ -4,8 +4,8 @@ use super::event::{Webhook, WebhookKind};
 use super::payload::{
     InstallationAction, InstallationRepositoriesAction, IssueCommentAction, RepositoryRef, User,
 };
-use crate::core::{Actor, Event};
-use crate::ids::RepoName;
+use taskgate_core::ids::RepoName;
+use taskgate_core::{Actor, Event};
 
 /// Why a parsed payload could not become an event.
 #[derive(Debug, thiserror::Error)]
@@ -20,7 +20,7 @@ pub fn settled_outcome(kind: &WebhookKind) -> Option<String> {
     if kind.matters() {
         return None;
     }
-    let decision = crate::core::on_unused(kind.event_name(), kind.action());
+    let decision = taskgate_core::on_unused(kind.event_name(), kind.action());
     (decision.changes.is_empty() && decision.effects.is_empty()).then_some(decision.outcome)
 }
 

@@ -27,14 +27,14 @@ use std::io::{Cursor, Read};
 
 use serde::Deserialize;
 
-use crate::classify::FailureKind;
-use crate::core::plan::DEFAULT_GATE;
-use crate::core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
-use crate::core::story::markers::{decode_value, encode_value};
-use crate::core::{AttemptRef, Effect};
 use crate::github::client::{get_capped, send, Capped};
 use crate::github::GitHubError;
-use crate::ids::{CommitSha, RepoName};
+use taskgate_core::classify::FailureKind;
+use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::plan::DEFAULT_GATE;
+use taskgate_core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
+use taskgate_core::story::markers::{decode_value, encode_value};
+use taskgate_core::{AttemptRef, Effect};
 
 /// The artifact the workflow uploads.
 pub const REPORT_ARTIFACT: &str = "taskgate-report";

@@ -7,9 +7,9 @@ use fakehub::FakeGitHub;
 use zip::write::SimpleFileOptions;
 
 use super::*;
-use crate::core::report::{render_check_output, CommandResult};
 use crate::github::{AppCredentials, GitHubApp};
-use crate::ids::InstallationId;
+use taskgate_core::ids::InstallationId;
+use taskgate_core::report::{render_check_output, CommandResult};
 
 const TASK: &str = "data";
 const REPO: &str = "acme/widgets";
@@ -411,8 +411,8 @@ fn a_dispatch_stored_before_attempts_were_recorded_still_reads() {
 /// within every cap and what it keeps is what was reported, in order.
 #[test]
 fn a_report_with_200000_findings_is_capped_when_read_back() {
-    use crate::classify::{Classification, Finding};
-    use crate::core::report::{
+    use taskgate_core::classify::{Classification, Finding};
+    use taskgate_core::report::{
         MAX_ANNOTATIONS_PER_GATE, MAX_COMMANDS_PER_GATE, MAX_FINDINGS_PER_COMMAND, MAX_LIST_ITEMS,
     };
     let mut big = report(TASK, sha().as_str());
@@ -421,7 +421,7 @@ fn a_report_with_200000_findings_is_capped_when_read_back() {
     let mut failing = gate.commands[0].clone();
     failing.exit_code = Some(1);
     failing.classification = Some(Classification {
-        kind: crate::classify::FailureKind::LintFailure,
+        kind: taskgate_core::classify::FailureKind::LintFailure,
         summary: "ruff: 200000 errors".into(),
         findings: (0..200_000)
             .map(|i| Finding {
@@ -455,5 +455,5 @@ fn a_report_with_200000_findings_is_capped_when_read_back() {
     let output = render_check_output(gate, "");
     assert_eq!(output.annotations.len(), MAX_FINDINGS_PER_COMMAND);
     assert!(output.annotations.len() <= MAX_ANNOTATIONS_PER_GATE);
-    assert!(output.summary.len() <= crate::core::report::CHECK_TEXT_LIMIT);
+    assert!(output.summary.len() <= taskgate_core::report::CHECK_TEXT_LIMIT);
 }

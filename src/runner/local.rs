@@ -18,7 +18,7 @@
 //! Per gate (tests grouped by `gate`, in plan order): each command runs once
 //! and, if it failed (not timed out, not cancelled), once more at once. A
 //! fail-then-pass is `flaky`: the gate passes with a warning. Failures are
-//! classified by [`classify`](crate::classify::classify); the gate's
+//! classified by [`classify`](taskgate_core::classify::classify); the gate's
 //! verdict, flaky-test quarantine included, is [`decide_verdict`]'s (the Actions runner's reports are
 //! judged again by the same code). The task's `expected_artifacts` and `metrics`
 //! are checked after every command has run, on the `test` gate if the task
@@ -43,16 +43,16 @@ use super::sandbox::{
     UNSANDBOXED_WARNING, WORKSPACE,
 };
 use super::CancelToken;
-use crate::classify::FailureKind;
-use crate::core::network::Network;
-use crate::core::plan::{
+use taskgate_core::classify::FailureKind;
+use taskgate_core::network::Network;
+use taskgate_core::plan::{
     effective_tests, EffectiveTests, Metric, RepoFiles, Task, TestSpec, DEFAULT_GATE,
 };
-use crate::core::report::{
+use taskgate_core::report::{
     cap_report, decide_verdict, relative_path, CommandResult, GateResult, GateTests, RunReport,
     REPORT_VERSION,
 };
-use crate::results::{TestCase, TestId};
+use taskgate_core::results::{TestCase, TestId};
 
 mod command;
 mod metrics;

@@ -1,10 +1,10 @@
 //! Real processes in temporary directories; no mocks.
 
 use super::*;
-use crate::core::plan::{parse_plan, NoFiles, TaskId};
 use crate::runner::cancel_pair;
 use crate::runner::mirror::tests::Origin;
 use crate::runner::MirrorStore;
+use taskgate_core::plan::{parse_plan, NoFiles, TaskId};
 
 fn task(yaml_tests: &str, extra: &str) -> Task {
     let src =

@@ -2,7 +2,7 @@
 //! by `taskgate run` in CI and on a laptop, and the `actions` runner's
 //! ([`actions`]: dispatch a workflow that runs `taskgate run`, read its report
 //! artifact back), so every runner produces the same
-//! [`RunReport`](crate::core::report::RunReport).
+//! [`RunReport`](taskgate_core::report::RunReport).
 //!
 //! Owns: processes ([`process`]: one command in its own process group, with a
 //! timeout, a scrubbed environment and capped output), the sandbox around
@@ -14,7 +14,7 @@
 //!
 //! Must not: talk to GitHub (except [`actions`], which reads artifacts),
 //! decide task states, or take a command from the
-//! commit under test. Commands come only from the [`Plan`](crate::core::plan::Plan)
+//! commit under test. Commands come only from the [`Plan`](taskgate_core::plan::Plan)
 //! the caller passes in, read from the default branch; the checkout is only
 //! where they run. The code under test is untrusted: the bot runs every
 //! command in the [`sandbox`] (and refuses to run any where the host cannot

@@ -4,9 +4,9 @@
 //! `ship/<task>/<gate>` and `ship/integration-<id>`.
 
 use super::local::{plan_gates, GateSpec};
-use crate::core::plan::{Plan, RepoFiles};
-use crate::core::ship::proof_gate;
-use crate::core::task::milestone::milestone_task;
+use taskgate_core::plan::{Plan, RepoFiles};
+use taskgate_core::ship::proof_gate;
+use taskgate_core::task::milestone::milestone_task;
 
 /// Every gate the story's proof runs, in plan order then milestones;
 /// only those named in `only` (the repository's `ship_gates`) when it is
@@ -45,7 +45,7 @@ pub fn rollback_gates(commands: &[String]) -> Vec<GateSpec> {
         .map(|(i, cmd)| {
             let gate = format!("rollback/{}", i + 1);
             GateSpec {
-                tests: vec![crate::core::plan::TestSpec {
+                tests: vec![taskgate_core::plan::TestSpec {
                     cmd: cmd.clone(),
                     timeout_seconds: None,
                     gate: gate.clone(),
@@ -60,7 +60,7 @@ pub fn rollback_gates(commands: &[String]) -> Vec<GateSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::plan::{parse_plan, MemFiles};
+    use taskgate_core::plan::{parse_plan, MemFiles};
 
     #[test]
     fn a_proof_runs_every_leaf_gate_and_every_milestone() {

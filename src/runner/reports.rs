@@ -1,6 +1,6 @@
 //! A gate's test reports, read from its workspace after its commands ran:
 //! the files its `reports:` globs name, else the usual report locations
-//! ([`report_candidates`]), parsed by [`crate::results`].
+//! ([`report_candidates`]), parsed by [`taskgate_core::results`].
 //!
 //! Owns: the bounded walk of the workspace ([`Listing`]), the rule that a
 //! report must be written by the gate itself ([`Listing::fresh_since`]),
@@ -20,7 +20,7 @@
 //!   left by an earlier gate or an earlier `taskgate run` in the same
 //!   directory, never stands in for this run's results.
 //!
-//! [`GateTests`]: crate::core::report::GateTests
+//! [`GateTests`]: taskgate_core::report::GateTests
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -28,8 +28,8 @@ use std::io::{Read, Seek};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::core::report::{check_required_tests, GateTests};
-use crate::results::{
+use taskgate_core::report::{check_required_tests, GateTests};
+use taskgate_core::results::{
     detect_format, parse_report, report_candidates, Limits, ReportGlobs, TestCase, TestId,
     Truncated,
 };
@@ -168,7 +168,7 @@ pub fn read_gate_reports(
 ) -> Option<GateReports> {
     let fresh = after.fresh_since(before);
     let mut out = GateReports::default();
-    let chosen: Vec<(String, Option<crate::results::ReportFormat>)> = if globs.is_empty() {
+    let chosen: Vec<(String, Option<taskgate_core::results::ReportFormat>)> = if globs.is_empty() {
         let found = report_candidates(&fresh);
         if found.is_empty() {
             return None;
@@ -257,7 +257,7 @@ fn add_once(cases: &mut Vec<TestCase>, more: Vec<TestCase>) {
 fn read_one(
     workdir: &Path,
     path: &str,
-    hint: Option<crate::results::ReportFormat>,
+    hint: Option<taskgate_core::results::ReportFormat>,
     kind: Option<Kind>,
     budget: &mut (u64, usize),
 ) -> Result<(Vec<TestCase>, Option<String>), String> {
@@ -354,7 +354,7 @@ fn relative_files(cases: &mut [TestCase], roots: &[String]) {
             continue;
         }
         if let Some(rel) = roots.iter().find_map(|r| {
-            crate::core::report::relative_path(file, r).filter(|_| file.starts_with(r.as_str()))
+            taskgate_core::report::relative_path(file, r).filter(|_| file.starts_with(r.as_str()))
         }) {
             case.file = Some(rel);
         }

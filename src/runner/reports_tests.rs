@@ -5,7 +5,7 @@ use std::fs;
 use std::os::unix::fs::symlink;
 
 use super::*;
-use crate::results::Outcome;
+use taskgate_core::results::Outcome;
 
 const JUNIT: &str = r#"<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="2" failures="1">
@@ -198,10 +198,10 @@ fn required_tests_without_any_report_say_so() {
 mod gates {
     use std::time::Duration;
 
-    use crate::classify::FailureKind;
-    use crate::core::plan::{parse_plan, NoFiles, Task, TaskId};
     use crate::runner::local::{run_gates, RunOptions};
     use crate::runner::sandbox::Isolation;
+    use taskgate_core::classify::FailureKind;
+    use taskgate_core::plan::{parse_plan, NoFiles, Task, TaskId};
 
     use super::JUNIT;
 
@@ -213,7 +213,7 @@ mod gates {
         plan.task(&TaskId::new("t")).unwrap().clone()
     }
 
-    async fn run(dir: &std::path::Path, t: &Task) -> crate::core::report::GateResult {
+    async fn run(dir: &std::path::Path, t: &Task) -> taskgate_core::report::GateResult {
         let options = RunOptions {
             default_timeout: Duration::from_secs(10),
             rerun_failures: false,

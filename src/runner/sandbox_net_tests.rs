@@ -14,10 +14,10 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 
-use crate::core::network::Network;
 use crate::runner::local::RunOptions;
 use crate::runner::sandbox::tests::{options, run_in, Host};
 use crate::runner::{Isolation, Sandbox};
+use taskgate_core::network::Network;
 
 /// The addresses the test's host has, beside 127.0.0.1.
 const HOST_SETUP: &[&str] = &[

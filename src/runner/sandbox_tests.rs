@@ -13,13 +13,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::classify::FailureKind;
-use crate::core::network::Network;
-use crate::core::plan::TestSpec;
-use crate::core::report::RunReport;
 use crate::runner::local::{run_gate_specs, GateSpec, RunOptions};
 use crate::runner::mirror::tests::Origin;
 use crate::runner::{MirrorStore, Workspace};
+use taskgate_core::classify::FailureKind;
+use taskgate_core::network::Network;
+use taskgate_core::plan::TestSpec;
+use taskgate_core::report::RunReport;
 
 /// The sandbox as the bot runs it, or none when the tests are asked to show
 /// that the attacks work without it.

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use git2::{build::CheckoutBuilder, Commit, Oid, Repository, Signature};
 
-use crate::core::report::Tested;
+use taskgate_core::report::Tested;
 
 use super::mirror::{parse_sha, GitError, Mirror};
 

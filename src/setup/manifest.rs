@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::SetupError;
-use crate::core::plan::yaml::{self, Node};
+use taskgate_core::plan::yaml::{self, Node};
 
 /// The manifest shipped with taskgate (the permissions and events it needs).
 pub const APP_MANIFEST: &str = include_str!("../../app-manifest.yml");

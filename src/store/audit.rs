@@ -6,12 +6,13 @@
 //! entries: retention (`app::retention`) prunes deliveries and effects,
 //! never this log (docs/decisions/audit-and-freeze.md).
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use crate::core::audit::{AuditAction, AuditEntry, AuditVia};
-use crate::ids::{RepoName, UserId};
+use taskgate_core::audit::{AuditAction, AuditEntry, AuditVia};
+use taskgate_core::ids::{RepoName, UserId};
 
 /// The most entries one read returns (`GET /api/audit?limit=`).
 pub const MAX_AUDIT_LIMIT: u32 = 1000;
@@ -26,7 +27,7 @@ pub struct AuditQuery {
     pub limit: u32,
 }
 
-/// Applies [`Change::Audited`](crate::core::Change::Audited).
+/// Applies [`Change::Audited`](taskgate_core::Change::Audited).
 pub(super) fn insert(db: &Db, e: &AuditEntry) -> Result<(), StoreError> {
     db.execute(
         "INSERT INTO audit_log (repo, at_s, actor_id, actor_login, action, object, reason, via)
@@ -34,7 +35,7 @@ pub(super) fn insert(db: &Db, e: &AuditEntry) -> Result<(), StoreError> {
         params![
             e.repo.as_str(),
             e.at_s,
-            e.actor_id,
+            e.actor_id.map(Sql),
             e.actor_login,
             e.action.name(),
             e.object,
@@ -52,7 +53,7 @@ fn entry_of(r: &Row) -> Result<AuditEntry, StoreError> {
     Ok(AuditEntry {
         repo: RepoName::parse(&word(0)?).map_err(StoreError::Corrupt)?,
         at_s: r.get(1)?,
-        actor_id: r.get::<Option<UserId>>(2)?,
+        actor_id: r.sql_opt::<UserId>(2)?,
         actor_login: word(3)?,
         action: AuditAction::from_name(&action)
             .ok_or_else(|| StoreError::Corrupt(format!("`{action}` is not an audit action")))?,
@@ -113,11 +114,11 @@ impl Store {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::core::audit::{task_object, AuditActor, REPOSITORY};
-    use crate::core::Change;
-    use crate::ids::{DeliveryId, InstallationId, IssueNumber};
     use crate::store::testing::on_both_backends;
     use crate::store::{Disposition, NewDelivery, Recorded};
+    use taskgate_core::audit::{task_object, AuditActor, REPOSITORY};
+    use taskgate_core::ids::{DeliveryId, InstallationId, IssueNumber};
+    use taskgate_core::Change;
 
     /// Stores `changes` as a decision is stored: with a delivery marked
     /// processed, in one transaction.

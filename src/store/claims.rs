@@ -10,8 +10,8 @@
 use rusqlite::params;
 
 use super::{Store, StoreError};
-use crate::core::AttemptRef;
-use crate::ids::RepoName;
+use taskgate_core::ids::RepoName;
+use taskgate_core::AttemptRef;
 
 impl Store {
     /// Claims a queued or running attempt for this replica until a lease

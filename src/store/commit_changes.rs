@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 use rusqlite::params;
 
 use super::{Store, StoreError};
-use crate::core::flaky::CommitPair;
-use crate::ids::RepoName;
+use taskgate_core::flaky::CommitPair;
+use taskgate_core::ids::RepoName;
 
 /// Files listed per pair at most; a commit that changed more is stored as
 /// "too many to list" (and decides nothing).

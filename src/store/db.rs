@@ -10,7 +10,7 @@
 //! Ideas a reader needs:
 //! - **rusqlite's types are the lingua franca.** Parameters are bound with
 //!   rusqlite's `params![…]` and rows read with its `FromSql`, so the ids'
-//!   and statuses' conversions (`store::sql`) serve both backends. On
+//!   and statuses' conversions (`store::sql`'s `Sql`) serve both backends. On
 //!   PostgreSQL each parameter becomes the type the prepared statement
 //!   expects (an integer for `BIGINT`, text for `TEXT`, bytes for `BYTEA`),
 //!   and each column comes back as the SQLite value it would have been.
@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use rusqlite::types::{FromSql, ToSql, ToSqlOutput, Value, ValueRef};
 
+use super::sql::Sql;
 use super::StoreError;
 
 /// Which SQL dialect a statement runs in, for the few that differ.
@@ -59,6 +60,23 @@ impl Row<'_> {
                     .map_err(|e| StoreError::Corrupt(e.to_string()))
             }
         }
+    }
+
+    /// Column `index`, read as a core type through [`Sql`] (an id, an
+    /// attempt status).
+    pub fn sql<T>(&self, index: usize) -> Result<T, StoreError>
+    where
+        Sql<T>: FromSql,
+    {
+        self.get::<Sql<T>>(index).map(|v| v.0)
+    }
+
+    /// A nullable column of a core type.
+    pub fn sql_opt<T>(&self, index: usize) -> Result<Option<T>, StoreError>
+    where
+        Sql<T>: FromSql,
+    {
+        Ok(self.get::<Option<Sql<T>>>(index)?.map(|v| v.0))
     }
 }
 

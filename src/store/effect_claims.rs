@@ -15,10 +15,11 @@
 //! (the next attempt looks for its marker first). On a SQLite file one
 //! process holds every claim: only a newer attempt fences an older one.
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use super::{Store, StoreError};
-use crate::ids::EffectId;
+use taskgate_core::ids::EffectId;
 
 /// An attempt [`Store::claim_effect_attempt`] claimed: its number, and
 /// until when no other replica takes the effect (by the database's clock;
@@ -77,7 +78,7 @@ impl Store {
                 "UPDATE effects SET attempts = attempts + 1, next_attempt_ms = COALESCE(?3, next_attempt_ms)
                  WHERE id = ?1 AND status = 'pending' AND next_attempt_ms <= ?2
                  RETURNING attempts",
-                params![id, now, until_ms],
+                params![Sql(id), now, until_ms],
                 |r| r.get::<i64>(0),
             )?;
             Ok(attempts.map(|n| Claimed {
@@ -122,18 +123,18 @@ impl Store {
             let changed = match settlement {
                 Settlement::Done(result) => db.execute(
                     &format!("UPDATE effects SET status = 'done', result = ?5, done_at_ms = ?6 WHERE {HELD}"),
-                    params![id, attempt, shared, now, result, done_at],
+                    params![Sql(id), attempt, shared, now, result, done_at],
                 )?,
                 Settlement::Failed(why) => db.execute(
                     &format!("UPDATE effects SET status = 'failed', last_error = ?5, done_at_ms = ?6 WHERE {HELD}"),
-                    params![id, attempt, shared, now, why, done_at],
+                    params![Sql(id), attempt, shared, now, why, done_at],
                 )?,
                 Settlement::RetryAt { due_ms, why, failed } => db.execute(
                     &format!(
                         "UPDATE effects SET next_attempt_ms = ?5, last_error = ?6, failures = failures + ?7
                          WHERE {HELD}"
                     ),
-                    params![id, attempt, shared, now, due_ms, why, i64::from(failed)],
+                    params![Sql(id), attempt, shared, now, due_ms, why, i64::from(failed)],
                 )?,
             };
             Ok(changed == 1)
@@ -148,10 +149,10 @@ mod tests {
 
     use super::*;
     use crate::clock::Clock;
-    use crate::core::Effect;
-    use crate::ids::{InstallationId, IssueNumber, RepoName};
     use crate::store::testing::on_both_backends;
     use crate::store::EffectStatus;
+    use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
+    use taskgate_core::Effect;
 
     fn comment(n: u64) -> Effect {
         Effect::PostComment {

@@ -5,14 +5,15 @@
 //! freeze is in force (windows from the config count too:
 //! `core::freeze::freeze_in_force`).
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use crate::core::freeze::Freeze;
-use crate::ids::{RepoName, UserId};
+use taskgate_core::freeze::Freeze;
+use taskgate_core::ids::{RepoName, UserId};
 
-/// Applies [`Change::FreezeChanged`](crate::core::Change::FreezeChanged):
+/// Applies [`Change::FreezeChanged`](taskgate_core::Change::FreezeChanged):
 /// `Some` freezes (or replaces the reason), `None` lifts the freeze.
 pub(super) fn put(db: &Db, repo: &RepoName, freeze: Option<&Freeze>) -> Result<(), StoreError> {
     match freeze {
@@ -20,7 +21,13 @@ pub(super) fn put(db: &Db, repo: &RepoName, freeze: Option<&Freeze>) -> Result<(
             "INSERT INTO repo_freezes (repo, reason, by_login, by_id, since_s)
              VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(repo) DO UPDATE SET reason = ?2, by_login = ?3, by_id = ?4, since_s = ?5",
-            params![repo.as_str(), f.reason, f.by_login, f.by_id, f.since_s],
+            params![
+                repo.as_str(),
+                f.reason,
+                f.by_login,
+                f.by_id.map(Sql),
+                f.since_s
+            ],
         )?,
         None => db.execute(
             "DELETE FROM repo_freezes WHERE repo = ?1",
@@ -34,7 +41,7 @@ fn freeze_of(r: &Row) -> Result<Freeze, StoreError> {
     Ok(Freeze {
         reason: r.get(0)?,
         by_login: r.get(1)?,
-        by_id: r.get::<Option<UserId>>(2)?,
+        by_id: r.sql_opt::<UserId>(2)?,
         since_s: r.get(3)?,
     })
 }
@@ -72,8 +79,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Change;
     use crate::store::testing::on_both_backends;
+    use taskgate_core::Change;
 
     fn repo(name: &str) -> RepoName {
         RepoName::parse(name).unwrap()

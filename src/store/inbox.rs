@@ -1,15 +1,16 @@
 //! The inbox: every verified delivery, recorded before it is acknowledged,
 //! processed after.
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use tracing::warn;
 
 use super::db::{Db, Dialect};
 use super::{outbox, payloads, Store, StoreError};
-use crate::core::config::RunnerKind;
-use crate::core::{Change, Effect};
-use crate::ids::{DeliveryId, InstallationId, RepoName};
+use taskgate_core::config::RunnerKind;
+use taskgate_core::ids::{DeliveryId, InstallationId, RepoName};
+use taskgate_core::{Change, Effect};
 
 #[derive(Clone)]
 pub struct NewDelivery {
@@ -27,7 +28,7 @@ impl NewDelivery {
     pub fn internal(
         delivery_id: DeliveryId,
         installation: InstallationId,
-        event: &crate::core::internal::InternalEvent,
+        event: &taskgate_core::internal::InternalEvent,
     ) -> NewDelivery {
         NewDelivery {
             delivery_id,
@@ -124,7 +125,7 @@ impl Store {
                     d.delivery_id.as_str(),
                     d.event,
                     d.action,
-                    d.installation,
+                    d.installation.map(Sql),
                     now,
                     status,
                     outcome,
@@ -169,7 +170,7 @@ impl Store {
                     d.delivery_id.as_str(),
                     d.event,
                     d.action,
-                    d.installation,
+                    d.installation.map(Sql),
                     now,
                     status,
                     outcome,
@@ -212,7 +213,7 @@ impl Store {
                         seq: r.get(0)?,
                         delivery_id: DeliveryId(r.get(1)?),
                         event: r.get(2)?,
-                        installation: r.get(3)?,
+                        installation: r.sql_opt(3)?,
                         received_at_ms: r.get(4)?,
                         action: r.get(5)?,
                         payload: Vec::new(),
@@ -426,7 +427,7 @@ impl Store {
         self.read(move |db| {
             db.query_map(
                 "SELECT repo FROM installation_repos WHERE installation_id = ?1 ORDER BY repo",
-                params![installation],
+                params![Sql(installation)],
                 |r| RepoName::parse(&r.get::<String>(0)?).map_err(StoreError::Corrupt),
             )
         })
@@ -476,19 +477,19 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
                 "INSERT INTO installations (id, account, updated_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(id) DO UPDATE SET account = COALESCE(?2, installations.account),
                                                 updated_ms = ?3",
-                params![installation, account, now_ms],
+                params![Sql(*installation), account, now_ms],
             )?;
             for repo in added {
                 db.execute(
                     "INSERT INTO installation_repos (installation_id, repo) VALUES (?1, ?2)
                      ON CONFLICT DO NOTHING",
-                    params![installation, repo.as_str()],
+                    params![Sql(*installation), repo.as_str()],
                 )?;
             }
             for repo in removed {
                 db.execute(
                     "DELETE FROM installation_repos WHERE installation_id = ?1 AND repo = ?2",
-                    params![installation, repo.as_str()],
+                    params![Sql(*installation), repo.as_str()],
                 )?;
             }
         }
@@ -549,11 +550,11 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
         Change::InstallationRemoved { installation } => {
             db.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",
-                params![installation],
+                params![Sql(*installation)],
             )?;
             db.execute(
                 "DELETE FROM installations WHERE id = ?1",
-                params![installation],
+                params![Sql(*installation)],
             )?;
         }
     }

@@ -47,7 +47,7 @@ mod schema;
 #[cfg(test)]
 mod schema_agreement;
 mod ship;
-mod sql;
+pub(crate) mod sql;
 mod task_counts;
 mod tasks;
 #[cfg(test)]
@@ -398,12 +398,12 @@ impl Store {
 /// or task it made there, if any).
 pub(crate) fn issue_markers(
     db: &Db,
-    repo: &crate::ids::RepoName,
-    number: crate::ids::IssueNumber,
+    repo: &taskgate_core::ids::RepoName,
+    number: taskgate_core::ids::IssueNumber,
 ) -> Result<Vec<String>, StoreError> {
     db.query_map(
         "SELECT marker FROM issues WHERE repo = ?1 AND number = ?2",
-        rusqlite::params![repo.as_str(), number],
+        rusqlite::params![repo.as_str(), sql::Sql(number)],
         |r| r.get::<String>(0),
     )
 }

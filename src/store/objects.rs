@@ -1,14 +1,15 @@
 //! What taskgate owns on GitHub: issues by marker, branches, labels, and
 //! the stories' last valid plans.
 
+use super::sql::Sql;
 use std::collections::{BTreeMap, BTreeSet};
 
 use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use crate::core::sync::{IssueRecord, StoryPlan};
-use crate::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
+use taskgate_core::sync::{IssueRecord, StoryPlan};
 
 fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).expect("plain data serialises")
@@ -22,8 +23,8 @@ fn read_record(r: &Row) -> Result<(String, IssueRecordRaw), StoreError> {
     Ok((
         r.get(0)?,
         IssueRecordRaw {
-            number: r.get(1)?,
-            id: r.get(2)?,
+            number: r.sql(1)?,
+            id: r.sql(2)?,
             title: r.get(3)?,
             body: r.get(4)?,
             labels: r.get(5)?,
@@ -77,8 +78,8 @@ pub(super) fn put_record(
         params![
             repo.as_str(),
             marker,
-            r.number,
-            r.id,
+            Sql(r.number),
+            Sql(r.id),
             r.title,
             r.body,
             json(&r.labels),
@@ -121,7 +122,7 @@ impl Store {
         repo: &RepoName,
         story: &str,
     ) -> Result<BTreeMap<String, IssueRecord>, StoreError> {
-        let key = crate::core::story::Marker::Story {
+        let key = taskgate_core::story::Marker::Story {
             story: story.to_owned(),
         }
         .key();
@@ -276,7 +277,7 @@ impl Store {
             );
             db.query_opt(&sql, params![repo.as_str(), story], |r| {
                 Ok((
-                    r.get::<InstallationId>(0)?,
+                    r.sql::<InstallationId>(0)?,
                     r.get::<String>(1)?,
                     r.get::<String>(2)?,
                     r.get::<Option<String>>(3)?,
@@ -313,7 +314,7 @@ pub(super) fn save_story(db: &Db, s: &StoryPlan, now_ms: i64) -> Result<(), Stor
         params![
             s.repo.as_str(),
             s.story,
-            s.installation,
+            Sql(s.installation),
             s.source,
             s.plan,
             s.config,
@@ -328,8 +329,8 @@ pub(super) fn save_story(db: &Db, s: &StoryPlan, now_ms: i64) -> Result<(), Stor
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{IssueId, IssueNumber};
     use crate::store::testing::on_both_backends;
+    use taskgate_core::ids::{IssueId, IssueNumber};
 
     fn record(number: u64) -> IssueRecord {
         IssueRecord {

@@ -1,13 +1,14 @@
 //! The outbox: effects waiting to be performed on GitHub, with their
 //! attempts, next due time and result.
 
+use super::sql::Sql;
 use rusqlite::params;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use crate::core::Effect;
-use crate::ids::{EffectId, InstallationId};
+use taskgate_core::ids::{EffectId, InstallationId};
+use taskgate_core::Effect;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EffectStatus {
@@ -72,7 +73,7 @@ pub(super) fn insert(
         db.execute(
             "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
              VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
-            params![delivery_seq, installation, json, now],
+            params![delivery_seq, Sql(installation), json, now],
         )?;
     }
     Ok(())
@@ -91,8 +92,8 @@ pub struct DueEffects {
 fn row_to_effect(r: &Row) -> Result<(EffectRowRaw, String), StoreError> {
     Ok((
         EffectRowRaw {
-            id: r.get(0)?,
-            installation: r.get(1)?,
+            id: r.sql(0)?,
+            installation: r.sql(1)?,
             status: r.get(3)?,
             attempts: r.get(4)?,
             last_error: r.get(5)?,
@@ -173,7 +174,7 @@ impl Store {
                  WHERE status = 'pending' AND next_attempt_ms <= ?1
                  GROUP BY installation_id ORDER BY installation_id",
                 params![now_ms],
-                |r| Ok((r.get::<InstallationId>(0)?, r.get::<EffectId>(1)?)),
+                |r| Ok((r.sql::<InstallationId>(0)?, r.sql::<EffectId>(1)?)),
             )?;
             let mut by_installation = Vec::with_capacity(firsts.len());
             for (installation, first) in firsts {
@@ -184,7 +185,12 @@ impl Store {
                            AND next_attempt_ms <= ?3
                          ORDER BY id LIMIT ?4"
                     ),
-                    params![installation, first, now_ms, per_installation as i64],
+                    params![
+                        Sql(installation),
+                        Sql(first),
+                        now_ms,
+                        per_installation as i64
+                    ],
                     row_to_effect,
                 )?;
                 let rows = rows.into_iter().map(decode).collect::<Result<_, _>>()?;
@@ -217,7 +223,7 @@ impl Store {
             db.query_one(
                 "SELECT MIN(next_attempt_ms) FROM effects
                  WHERE status = 'pending' AND installation_id = ?1 AND id < ?2",
-                params![installation, before],
+                params![Sql(installation), Sql(before)],
                 |r| r.get::<Option<i64>>(0),
             )
         })
@@ -238,7 +244,7 @@ impl Store {
             db.execute(
                 "UPDATE effects SET status = ?2, last_error = COALESCE(?3, last_error), done_at_ms = ?4
                  WHERE id = ?1",
-                params![id, status, error, now],
+                params![Sql(id), status, error, now],
             )?;
             Ok(())
         })
@@ -260,7 +266,7 @@ impl Store {
             db.execute(
                 "UPDATE effects SET next_attempt_ms = ?2, last_error = ?3, failures = failures + ?4
                  WHERE id = ?1",
-                params![id, due_ms, error, failed as i64],
+                params![Sql(id), due_ms, error, failed as i64],
             )?;
             Ok(())
         })
@@ -325,8 +331,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{IssueNumber, RepoName};
     use crate::store::testing::on_both_backends;
+    use taskgate_core::ids::{IssueNumber, RepoName};
 
     fn comment(n: u64) -> Effect {
         Effect::PostComment {

@@ -20,11 +20,12 @@
 //! write that is not about to happen. On a SQLite file the one process
 //! takes every slot, the same way.
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use super::{Store, StoreError};
-use crate::core::pace::Pacing;
-use crate::ids::InstallationId;
+use taskgate_core::ids::InstallationId;
+use taskgate_core::pace::Pacing;
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -56,14 +57,14 @@ impl Store {
                 "INSERT INTO write_pacing (installation_id, next_write_ms) VALUES (?1, ?2)
                  ON CONFLICT(installation_id) DO UPDATE SET next_write_ms = write_pacing.next_write_ms
                  RETURNING next_write_ms",
-                params![installation, now_ms],
+                params![Sql(installation), now_ms],
                 |r| r.get::<i64>(0),
             )?;
             let hour_full = if per_hour > 0 {
                 db.query_opt(
                     "SELECT at_ms FROM write_slots WHERE installation_id = ?1
                      ORDER BY at_ms DESC LIMIT 1 OFFSET ?2",
-                    params![installation, per_hour - 1],
+                    params![Sql(installation), per_hour - 1],
                     |r| r.get::<i64>(0),
                 )?
                 .map(|at| at + HOUR_MS)
@@ -76,16 +77,16 @@ impl Store {
             }
             db.execute(
                 "UPDATE write_pacing SET next_write_ms = ?2 WHERE installation_id = ?1",
-                params![installation, slot + interval],
+                params![Sql(installation), slot + interval],
             )?;
             if per_hour > 0 {
                 db.execute(
                     "INSERT INTO write_slots (installation_id, at_ms) VALUES (?1, ?2)",
-                    params![installation, slot],
+                    params![Sql(installation), slot],
                 )?;
                 db.execute(
                     "DELETE FROM write_slots WHERE installation_id = ?1 AND at_ms <= ?2",
-                    params![installation, slot - HOUR_MS],
+                    params![Sql(installation), slot - HOUR_MS],
                 )?;
             }
             Ok(WriteSlot::At(slot))
@@ -97,10 +98,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::WriteSlot::{At, Later};
-    use crate::core::pace::Pacing;
-    use crate::ids::InstallationId;
     use crate::store::testing::on_both_backends;
     use crate::store::Store;
+    use taskgate_core::ids::InstallationId;
+    use taskgate_core::pace::Pacing;
 
     const SECOND: i64 = 1_000;
     const HOUR: i64 = 3_600 * SECOND;

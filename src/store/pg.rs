@@ -314,9 +314,9 @@ pub(super) fn migrate(conn: &mut PgConn) -> Result<(usize, usize), StoreError> {
 
 #[cfg(test)]
 mod tests {
-    use crate::core::ship::{StoryRunRef, StoryWorkflow};
-    use crate::ids::RepoName;
     use crate::store::{Store, StoreError};
+    use taskgate_core::ids::RepoName;
+    use taskgate_core::ship::{StoryRunRef, StoryWorkflow};
 
     #[tokio::test]
     async fn a_fresh_database_is_migrated_once_and_serves_the_store() {

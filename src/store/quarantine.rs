@@ -16,10 +16,10 @@ use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use crate::core::flaky::{FlakyEvent, Quarantine, RunResult, TestRun};
-use crate::core::Change;
-use crate::ids::RepoName;
-use crate::results::TestId;
+use taskgate_core::flaky::{FlakyEvent, Quarantine, RunResult, TestRun};
+use taskgate_core::ids::RepoName;
+use taskgate_core::results::TestId;
+use taskgate_core::Change;
 
 /// History rows read for flaky events, newest kept.
 pub const MAX_HISTORY_ROWS: u32 = 20_000;
@@ -147,7 +147,7 @@ impl Store {
         now_s: i64,
     ) -> Result<Vec<TestId>, StoreError> {
         let all = self.quarantines(repo).await?;
-        Ok(crate::core::flaky::in_force_ids(&all, now_s))
+        Ok(taskgate_core::flaky::in_force_ids(&all, now_s))
     }
 
     /// The recorded runs of those of `tests` that can have flaky events,

@@ -1,9 +1,9 @@
 use super::*;
-use crate::core::flaky::EventKind;
-use crate::core::report::{GateResult, GateTests, RunReport, REPORT_VERSION};
-use crate::core::task::AttemptStatus;
-use crate::results::TestCase;
 use crate::store::testing::on_both_backends;
+use taskgate_core::flaky::EventKind;
+use taskgate_core::report::{GateResult, GateTests, RunReport, REPORT_VERSION};
+use taskgate_core::results::TestCase;
+use taskgate_core::task::AttemptStatus;
 
 fn repo(name: &str) -> RepoName {
     RepoName::parse(name).unwrap()

@@ -17,8 +17,8 @@ use rusqlite::params;
 
 use super::db::Db;
 use super::{Store, StoreError};
-use crate::core::Effect;
-use crate::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::Effect;
 
 /// The config a repository's decisions follow.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct RepoConfigRecord {
     pub sha: CommitSha,
 }
 
-/// Applies [`Change::RepoConfigChanged`](crate::core::Change::RepoConfigChanged).
+/// Applies [`Change::RepoConfigChanged`](taskgate_core::Change::RepoConfigChanged).
 pub(super) fn put(
     db: &Db,
     repo: &RepoName,
@@ -125,10 +125,10 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::sync::StoryPlan;
-    use crate::core::Change;
-    use crate::ids::InstallationId;
     use crate::store::testing::on_both_backends;
+    use taskgate_core::ids::InstallationId;
+    use taskgate_core::sync::StoryPlan;
+    use taskgate_core::Change;
 
     fn repo(name: &str) -> RepoName {
         RepoName::parse(name).unwrap()

@@ -9,7 +9,7 @@
 use rusqlite::params;
 
 use super::{Store, StoreError};
-use crate::ids::RepoName;
+use taskgate_core::ids::RepoName;
 
 impl Store {
     /// Whether GitHub has refused a draft pull request in `repo`.
@@ -45,8 +45,8 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::ids::RepoName;
     use crate::store::testing::on_both_backends;
+    use taskgate_core::ids::RepoName;
 
     on_both_backends! {
         async fn a_repository_without_drafts_is_remembered_once(store: Store) {

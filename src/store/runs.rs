@@ -6,16 +6,17 @@
 //! Must not: hold task records (`store::tasks`) or claims on attempts
 //! (`store::claims`), or decide when an attempt runs (the core does).
 
+use super::sql::Sql;
 use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{corrupt, Store, StoreError};
-use crate::core::config::RunnerKind;
-use crate::core::report::RunReport;
-use crate::core::story::markers::encode_value;
-use crate::core::task::{parse_check_key, AttemptStatus, RunJob};
-use crate::core::AttemptRef;
-use crate::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::config::RunnerKind;
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::report::RunReport;
+use taskgate_core::story::markers::encode_value;
+use taskgate_core::task::{parse_check_key, AttemptStatus, RunJob};
+use taskgate_core::AttemptRef;
 
 // The inbox and the task counts reach `put_task` through here.
 pub(super) use super::tasks::put_task;
@@ -36,7 +37,7 @@ pub(super) fn queue_attempt(
             job.story,
             job.task,
             job.attempt,
-            job.installation,
+            Sql(job.installation),
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
             now_ms,
@@ -76,7 +77,7 @@ pub(super) fn update_attempt(
             key.story,
             key.task,
             key.attempt,
-            status,
+            Sql(status),
             now_ms,
             report
         ],
@@ -124,10 +125,10 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
         story: r.get(1)?,
         task: r.get(2)?,
         attempt: r.get(3)?,
-        installation: r.get(4)?,
+        installation: r.sql(4)?,
         sha: CommitSha(r.get(5)?),
         gates: serde_json::from_str(&gates).map_err(corrupt)?,
-        status: r.get(7)?,
+        status: r.sql(7)?,
         queued_ms: r.get(8)?,
         started_ms: r.get(9)?,
         finished_ms: r.get(10)?,
@@ -447,7 +448,7 @@ mod tests {
             put_attempts(&store, &[("file:a", "t", 1), ("file:a", "t", 2), ("file:ab", "t", 1)])
                 .await;
             let repo = RepoName::parse("o/r").unwrap();
-            let key = crate::core::task::check_key;
+            let key = taskgate_core::task::check_key;
             for (key, id) in [
                 (key("file:a", "t", 2, "unit"), 11),
                 (key("file:a", "t", 2, "lint"), 12),

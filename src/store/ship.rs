@@ -5,9 +5,9 @@ use rusqlite::params;
 
 use super::db::Db;
 use super::{Store, StoreError};
-use crate::core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
-use crate::core::story::Marker;
-use crate::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
+use taskgate_core::story::Marker;
 
 pub(super) fn put_story_record(
     db: &Db,
@@ -106,7 +106,7 @@ impl Store {
         Ok(by_repo
             .into_iter()
             .filter_map(|(repo, stories)| {
-                let (story, _) = crate::core::ship::next_in_queue(&stories, false)?;
+                let (story, _) = taskgate_core::ship::next_in_queue(&stories, false)?;
                 Some((RepoName::parse(&repo).ok()?, story.clone()))
             })
             .collect())
@@ -126,7 +126,7 @@ impl Store {
                         r.get::<String>(0)?,
                         r.get::<String>(1)?,
                         r.get::<String>(2)?,
-                        r.get::<IssueNumber>(3)?,
+                        r.sql::<IssueNumber>(3)?,
                     ))
                 },
             )?;
@@ -255,12 +255,12 @@ mod tests {
             let repo = RepoName::parse("o/r").unwrap();
             let read = store.story_record(&repo, "file:s").await.unwrap().unwrap();
             assert_eq!(read.pinned, None);
-            let head = crate::ids::CommitSha("b".repeat(40));
-            assert_eq!(crate::core::ship::pinned_head(&read), Some(&head), "the head as last seen");
+            let head = taskgate_core::ids::CommitSha("b".repeat(40));
+            assert_eq!(taskgate_core::ship::pinned_head(&read), Some(&head), "the head as last seen");
         }
     }
 
-    fn record(state: crate::core::ship::ShipState, at: i64) -> StoryRecord {
+    fn record(state: taskgate_core::ship::ShipState, at: i64) -> StoryRecord {
         StoryRecord {
             state,
             queued_at_ms: Some(at),
@@ -270,8 +270,8 @@ mod tests {
 
     on_both_backends! {
         async fn a_queue_waits_when_stories_are_queued_and_none_proves(store: Store) {
-            use crate::core::Change;
-            use crate::core::ship::ShipState::{Proving, Queued, Shippable};
+            use taskgate_core::Change;
+            use taskgate_core::ship::ShipState::{Proving, Queued, Shippable};
             let (a, b) = (RepoName::parse("o/a").unwrap(), RepoName::parse("o/b").unwrap());
             let put = |repo: &RepoName, story: &str, r: StoryRecord| Change::ShipUpdated {
                 repo: repo.clone(),

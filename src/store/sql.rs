@@ -1,12 +1,13 @@
-//! How taskgate's own types cross SQLite: the id newtypes and the attempt
-//! status as rusqlite `ToSql`/`FromSql`, so a statement binds `installation`
-//! rather than `installation.0 as i64`, and a row reads back an
-//! `InstallationId` rather than an `i64` to wrap.
+//! How taskgate's own types cross SQL: the core's id newtypes and the
+//! attempt status, bound and read through [`Sql`], so a statement binds
+//! `Sql(installation)` rather than `installation.0 as i64`, and a row reads
+//! back an `InstallationId` rather than an `i64` to wrap.
 //!
-//! Owns: these conversions (the outbox's `EffectStatus` has its own beside
-//! its type). Must not: know a table or a statement; those stay with their
-//! module. The impls live here rather than in `ids` or `core` so that only
-//! the store depends on rusqlite.
+//! Owns: these conversions (the outbox's `EffectStatus`, a store type, has
+//! its own beside it). Must not: know a table or a statement; those stay
+//! with their module. The types belong to `taskgate-core`, which has no
+//! database crate, and Rust lets only their crate or rusqlite's implement
+//! rusqlite's traits for them: hence the wrapper, local to the store.
 //!
 //! One idea a reader needs: GitHub's ids are unsigned and SQLite's integers
 //! signed, so an id is stored as the same 64 bits (`as i64`) and read back
@@ -15,20 +16,25 @@
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
-use crate::core::task::AttemptStatus;
-use crate::ids::{CommentId, EffectId, InstallationId, IssueId, IssueNumber, UserId};
+use taskgate_core::ids::{CommentId, EffectId, InstallationId, IssueId, IssueNumber, UserId};
+use taskgate_core::task::AttemptStatus;
+
+/// A core type as a SQL value: `Sql(issue)` in `params!`, and
+/// `row.get::<Sql<IssueNumber>>(i)?.0` to read one back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sql<T>(pub T);
 
 macro_rules! int_id_sql {
     ($($name:ident),*) => {$(
-        impl ToSql for $name {
+        impl ToSql for Sql<$name> {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::from(self.0 as i64))
+                Ok(ToSqlOutput::from(self.0 .0 as i64))
             }
         }
 
-        impl FromSql for $name {
+        impl FromSql for Sql<$name> {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                i64::column_result(value).map(|v| $name(v as u64))
+                i64::column_result(value).map(|v| Sql($name(v as u64)))
             }
         }
     )*};
@@ -45,17 +51,18 @@ int_id_sql!(
 
 /// Stored as its lower-case word, which the schema's queries compare
 /// against (`status = 'running'`).
-impl ToSql for AttemptStatus {
+impl ToSql for Sql<AttemptStatus> {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-        Ok(ToSqlOutput::from(self.as_str()))
+        Ok(ToSqlOutput::from(self.0.as_str()))
     }
 }
 
 /// A word no status has is corrupt data, not a status to guess.
-impl FromSql for AttemptStatus {
+impl FromSql for Sql<AttemptStatus> {
     fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
         let word = value.as_str()?;
         AttemptStatus::parse(word)
+            .map(Sql)
             .ok_or_else(|| FromSqlError::Other(format!("`{word}` is not an attempt status").into()))
     }
 }
@@ -76,15 +83,15 @@ mod tests {
             i64::MAX as u64 + 1,
             u64::MAX,
         ] {
-            let id = InstallationId(raw);
-            let (back, stored): (InstallationId, i64) = conn
+            let id = Sql(InstallationId(raw));
+            let (back, stored): (Sql<InstallationId>, i64) = conn
                 .query_row("SELECT ?1, ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap();
             assert_eq!(back, id);
             assert_eq!(stored, raw as i64);
         }
         let stored: i64 = conn
-            .query_row("SELECT ?1", [IssueNumber(12)], |r| r.get(0))
+            .query_row("SELECT ?1", [Sql(IssueNumber(12))], |r| r.get(0))
             .unwrap();
         assert_eq!(stored, 12);
     }
@@ -93,7 +100,7 @@ mod tests {
     fn attempt_status_is_stored_as_its_word() {
         let conn = Connection::open_in_memory().unwrap();
         let word: String = conn
-            .query_row("SELECT ?1", [AttemptStatus::Cancelled], |r| r.get(0))
+            .query_row("SELECT ?1", [Sql(AttemptStatus::Cancelled)], |r| r.get(0))
             .unwrap();
         assert_eq!(word, "cancelled");
     }

@@ -14,8 +14,8 @@ use rusqlite::{params, Connection};
 
 use super::db::Db;
 use super::{corrupt, Store, StoreError};
-use crate::core::failure::LoopStats;
-use crate::core::task::TaskRecord;
+use taskgate_core::failure::LoopStats;
+use taskgate_core::task::TaskRecord;
 
 /// The sums `/metrics` shows over every task.
 #[derive(Debug, Default, PartialEq)]
@@ -171,10 +171,10 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::failure::{LoopState, LoopTotals};
-    use crate::core::plan::TaskState;
-    use crate::ids::RepoName;
     use crate::store::testing::on_both_backends;
+    use taskgate_core::failure::{LoopState, LoopTotals};
+    use taskgate_core::ids::RepoName;
+    use taskgate_core::plan::TaskState;
 
     fn record(state: TaskState, todos: u64, overrides: u32) -> TaskRecord {
         TaskRecord {

@@ -10,9 +10,9 @@ use rusqlite::params;
 
 use super::db::{Db, Dialect};
 use super::{corrupt, Store, StoreError};
-use crate::core::story::Marker;
-use crate::core::task::TaskRecord;
-use crate::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::story::Marker;
+use taskgate_core::task::TaskRecord;
 
 pub(super) fn put_task(
     db: &Db,
@@ -146,7 +146,7 @@ impl Store {
         };
         let marker = Marker::Task {
             story: story.clone(),
-            task: crate::core::plan::TaskId::new(task.as_str()),
+            task: taskgate_core::plan::TaskId::new(task.as_str()),
         }
         .key();
         Ok(self
@@ -169,7 +169,7 @@ impl Store {
         let repo = repo.clone();
         self.read(move |db| {
             for key in super::issue_markers(db, &repo, number)? {
-                let hidden = crate::core::hidden_marker(&key);
+                let hidden = taskgate_core::hidden_marker(&key);
                 if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
                     return Ok(Some(TaskLocation {
                         story,

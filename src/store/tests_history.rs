@@ -11,16 +11,16 @@
 //! so the history never holds half an attempt. Only the cases the report
 //! kept are stored (`core::report::MAX_CASES_KEPT` per gate, failing first).
 //!
-//! [`Change::AttemptUpdated`]: crate::core::Change::AttemptUpdated
+//! [`Change::AttemptUpdated`]: taskgate_core::Change::AttemptUpdated
 
 use rusqlite::params;
 
 use super::db::Db;
 use super::runs::AttemptKey;
 use super::{Store, StoreError};
-use crate::core::report::RunReport;
-use crate::ids::RepoName;
-use crate::results::Outcome;
+use taskgate_core::ids::RepoName;
+use taskgate_core::report::RunReport;
+use taskgate_core::results::Outcome;
 
 /// Rows shown per list on the dashboard.
 pub const STORY_TEST_ROWS: u32 = 5;

@@ -1,9 +1,9 @@
 use super::*;
-use crate::core::report::{GateResult, GateTests, REPORT_VERSION};
-use crate::core::task::AttemptStatus;
-use crate::core::Change;
-use crate::results::{TestCase, TestId};
 use crate::store::testing::on_both_backends;
+use taskgate_core::report::{GateResult, GateTests, REPORT_VERSION};
+use taskgate_core::results::{TestCase, TestId};
+use taskgate_core::task::AttemptStatus;
+use taskgate_core::Change;
 
 fn repo() -> RepoName {
     RepoName::parse("acme/app").unwrap()

@@ -34,11 +34,11 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-use crate::core::internal::InternalEvent;
-use crate::core::plan::parse_plan;
-use crate::core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat};
-use crate::ids::{DeliveryId, IssueNumber, RepoName};
 use crate::store::{NewDelivery, Store, StoryRow};
+use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
+use taskgate_core::internal::InternalEvent;
+use taskgate_core::plan::parse_plan;
+use taskgate_core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -214,11 +214,12 @@ async fn ship_story(
     // The same rule as the label and `/taskgate ship`: the processor
     // decides again on the latest record; this only answers 409 early.
     let manual = state.store.repo_freeze(&row.repo).await?;
-    let config = crate::core::config::load_config(plan.config.as_deref()).unwrap_or_default();
+    let config = taskgate_core::config::load_config(plan.config.as_deref()).unwrap_or_default();
     let now = state.store.clock().now_s();
-    let frozen = crate::core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now);
+    let frozen =
+        taskgate_core::freeze::freeze_in_force(manual.as_ref(), &config.freeze_windows, now);
     let refusal = ship_refusal(&record).or_else(|| {
-        frozen.map(|f| crate::core::ship::ShipRefusal::Frozen {
+        frozen.map(|f| taskgate_core::ship::ShipRefusal::Frozen {
             because: f.render(),
         })
     });
@@ -293,7 +294,7 @@ async fn review_task(
     q: RepoQuery,
     reject: Option<String>,
 ) -> Result<Response, ApiError> {
-    use crate::core::task::{api_review_refusal, ApiReview, ReviewCommand};
+    use taskgate_core::task::{api_review_refusal, ApiReview, ReviewCommand};
     let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
         return Err(ApiError::NotFound(
             "no task has this id (use the task issue number)",

@@ -8,9 +8,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use taskgate::core::report::Tested;
-use taskgate::ids::CommitSha;
 use taskgate::runner::actions::{read_report_zip, ArtifactLimits, REPORT_FILE};
+use taskgate_core::ids::CommitSha;
+use taskgate_core::report::Tested;
 
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
@@ -139,7 +139,7 @@ fn with_several_plans_the_job_runs_the_dispatched_storys_plan() {
     };
     let report = || {
         let json = std::fs::read(dir.path().join("taskgate-report.json")).unwrap();
-        serde_json::from_slice::<taskgate::core::report::RunReport>(&json).unwrap()
+        serde_json::from_slice::<taskgate_core::report::RunReport>(&json).unwrap()
     };
     assert!(job("file:b").status.success());
     assert!(tested.join("ran-b").exists() && !tested.join("ran-a").exists());
@@ -162,7 +162,7 @@ fn with_several_plans_the_job_runs_the_dispatched_storys_plan() {
     insta::assert_snapshot!(summary, @"taskgate run could not run the task: story `issue:7` was planned in a `/taskgate plan` comment on issue #7, and the actions runner runs only plans committed to the default branch (.taskgate/stories/): commit the plan there, or set `runner: local`");
     assert_eq!(
         refused.gates[0].kind,
-        Some(taskgate::classify::FailureKind::ToolingError)
+        Some(taskgate_core::classify::FailureKind::ToolingError)
     );
 }
 
@@ -229,7 +229,7 @@ fn the_job_tests_the_head_merged_with_the_story_branch_or_says_they_conflict() {
     };
     let report = || {
         let json = std::fs::read(dir.path().join("taskgate-report.json")).unwrap();
-        serde_json::from_slice::<taskgate::core::report::RunReport>(&json).unwrap()
+        serde_json::from_slice::<taskgate_core::report::RunReport>(&json).unwrap()
     };
     let out = job(&head);
     assert!(out.status.success(), "{out:?}");

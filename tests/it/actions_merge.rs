@@ -4,7 +4,7 @@
 //! --base`) and its report says what it tested. The report is untrusted:
 //! it may say less than was dispatched (the head alone), never more.
 
-use taskgate::core::report::Tested;
+use taskgate_core::report::Tested;
 
 use crate::actions_runs::{report, story_on_actions, zipped, Story, WORKFLOW};
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use fakehub::{payloads, RepoHandle};
 use serde_json::json;
-use taskgate::classify::FailureKind;
-use taskgate::core::report::{GateResult, RunReport, REPORT_VERSION};
+use taskgate_core::classify::FailureKind;
+use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
 
 use crate::support::{eventually, metric, TestApp, REPO};
 
@@ -263,7 +263,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         .app
         .store()
         .attempt(
-            &taskgate::ids::RepoName::parse(REPO).unwrap(),
+            &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
             "file:checks",
             "check",
             1,
@@ -271,7 +271,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(attempt.runner, taskgate::core::config::RunnerKind::Actions);
+    assert_eq!(attempt.runner, taskgate_core::config::RunnerKind::Actions);
 
     s.repo().start_run(run_id);
     s.app.settle().await;
@@ -758,8 +758,8 @@ async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
     s.app.fake.withhold_dispatch_run_details();
     s.repo().set_run_name(WORKFLOW, &template_run_name());
     let run_id = s.push_and_dispatch(SHA1).await;
-    let repo_name = taskgate::ids::RepoName::parse(REPO).unwrap();
-    let attempt = taskgate::core::AttemptRef {
+    let repo_name = taskgate_core::ids::RepoName::parse(REPO).unwrap();
+    let attempt = taskgate_core::AttemptRef {
         story: "file:checks".into(),
         task: "check".into(),
         attempt: 1,

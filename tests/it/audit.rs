@@ -154,8 +154,8 @@ async fn someone_with_write_permission_cannot_freeze() {
     );
 }
 
-fn repo() -> taskgate::ids::RepoName {
-    taskgate::ids::RepoName::parse(REPO).unwrap()
+fn repo() -> taskgate_core::ids::RepoName {
+    taskgate_core::ids::RepoName::parse(REPO).unwrap()
 }
 
 const PLAN: &str = r#"

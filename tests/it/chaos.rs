@@ -223,7 +223,7 @@ async fn quiet(store: &Store, fake: &FakeGitHub, limit: Duration) {
         let inbox = store.inbox_depth().await.unwrap();
         let outbox = store.outbox_depth().await.unwrap();
         let runs = store
-            .active_attempts(taskgate::core::config::RunnerKind::Local)
+            .active_attempts(taskgate_core::config::RunnerKind::Local)
             .await
             .unwrap();
         let echoes = fake.echo_stats();

@@ -15,7 +15,7 @@ async fn help_gets_exactly_one_reply_listing_every_command() {
 
     let replies = app.bot_comments(issue);
     assert_eq!(replies.len(), 1, "{replies:?}");
-    for command in taskgate::commands::command_names() {
+    for command in taskgate_core::commands::command_names() {
         assert!(
             replies[0].contains(&format!("/taskgate {command}")),
             "{command} missing"

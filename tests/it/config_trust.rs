@@ -5,7 +5,7 @@
 //! `/taskgate retry` is.
 
 use serde_json::json;
-use taskgate::ids::RepoName;
+use taskgate_core::ids::RepoName;
 
 use crate::runs::{story_backed, story_with_plan, Story};
 use crate::ship::Shipped;

@@ -4,7 +4,7 @@
 //! down, or a lost database), never the defaults until a config push.
 
 use serde_json::json;
-use taskgate::ids::RepoName;
+use taskgate_core::ids::RepoName;
 
 use crate::support::{fixture, TestApp, INSTALLATION, REPO};
 

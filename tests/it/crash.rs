@@ -222,10 +222,10 @@ async fn a_delivery_recorded_before_a_crash_is_processed_after_restart() {
         let store = Store::open(&db).unwrap();
         store
             .record_delivery(NewDelivery {
-                delivery_id: taskgate::ids::DeliveryId("left-behind".into()),
+                delivery_id: taskgate_core::ids::DeliveryId("left-behind".into()),
                 event: "issue_comment".into(),
                 action: Some("created".into()),
-                installation: Some(taskgate::ids::InstallationId(INSTALLATION)),
+                installation: Some(taskgate_core::ids::InstallationId(INSTALLATION)),
                 payload: serde_json::to_vec(&payload).unwrap().into(),
                 disposition: taskgate::store::Disposition::Pending,
             })

@@ -9,8 +9,8 @@ use std::path::Path;
 use std::process::Command;
 
 use saphyr::{LoadableYamlNode, Yaml};
-use taskgate::ids::CommitSha;
 use taskgate::runner::actions::{read_report_zip, ArtifactLimits};
+use taskgate_core::ids::CommitSha;
 
 const ACTION: &str = include_str!("../../action.yml");
 const README: &str = include_str!("../../README.md");

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use taskgate::ids::RepoName;
+use taskgate_core::ids::RepoName;
 
 use crate::runs::{story_backed, story_with_plan, Story};
 use crate::support::{fixture, metric, TestApp, INSTALLATION, REPO};

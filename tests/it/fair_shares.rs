@@ -9,10 +9,10 @@
 //! the other installation's one.
 
 use fakehub::{FakeGitHub, RecordedRequest};
-use taskgate::core::pace::Pacing;
-use taskgate::core::Effect;
-use taskgate::ids::{DeliveryId, InstallationId, IssueNumber, RepoName};
 use taskgate::store::{Disposition, EffectStatus, NewDelivery, Recorded, Store};
+use taskgate_core::ids::{DeliveryId, InstallationId, IssueNumber, RepoName};
+use taskgate_core::pace::Pacing;
+use taskgate_core::Effect;
 
 use crate::support::{eventually, on_postgres, TestApp, INSTALLATION, REPO};
 

@@ -100,7 +100,7 @@ fn events_the_processor_skips_are_ones_the_core_ignores() {
         if !parsed.kind().matters() {
             let ev = translate::to_event(&parsed.webhook).unwrap();
             assert!(
-                matches!(ev, taskgate::core::Event::Unused { .. }),
+                matches!(ev, taskgate_core::Event::Unused { .. }),
                 "{}: skipped but the core would act on {ev:?}",
                 path.display()
             );
@@ -111,14 +111,14 @@ fn events_the_processor_skips_are_ones_the_core_ignores() {
 #[tokio::test]
 async fn installation_events_record_and_forget_the_repositories_covered() {
     let app = TestApp::start().await;
-    let installation = taskgate::ids::InstallationId(957387);
+    let installation = taskgate_core::ids::InstallationId(957387);
     let created = crate::support::fixture("installation/created.1.json");
     assert_eq!(app.deliver("installation", &created).await.0, 202);
     app.settle().await;
     let repos = app.store().installation_repos(installation).await.unwrap();
     assert_eq!(
         repos,
-        vec![taskgate::ids::RepoName::parse("codertocat/hello-world").unwrap()]
+        vec![taskgate_core::ids::RepoName::parse("codertocat/hello-world").unwrap()]
     );
 
     let mut deleted = created.clone();

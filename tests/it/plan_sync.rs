@@ -230,7 +230,7 @@ async fn after_losing_the_database_resync_rebuilds_and_the_next_push_changes_not
     )
     .unwrap();
     let github = taskgate::github::GitHubApp::new(&app.fake.url(), creds);
-    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     let found = taskgate::app::resync::resync(&github, app.store(), &repo)
         .await
         .unwrap();
@@ -497,7 +497,7 @@ async fn creates_github_keeps_refusing_end_after_a_bounded_number_of_passes() {
         .count();
     // The push's pass and MAX_RECONCILE_ROUNDS more, five issues each;
     // then it stops.
-    let passes = 1 + taskgate::core::sync::MAX_RECONCILE_ROUNDS as usize;
+    let passes = 1 + taskgate_core::sync::MAX_RECONCILE_ROUNDS as usize;
     assert_eq!(attempts, 5 * passes);
     assert!(app.fake.repo(REPO).issues().is_empty());
 }
@@ -608,7 +608,7 @@ async fn removing_the_plan_file_closes_the_story_and_restoring_it_reopens_it() {
             .any(|c| c.contains("`.taskgate/stories/momentum.yml` was removed")),
         "{said:#?}"
     );
-    let repo_name = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let repo_name = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     assert!(app
         .store()
         .story(&repo_name, "file:momentum")

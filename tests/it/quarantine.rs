@@ -86,7 +86,7 @@ fn tracking_issues(s: &Story) -> Vec<fakehub::Issue> {
 }
 
 async fn quarantined(s: &Story) -> Vec<String> {
-    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     let now = s.app.store().clock().now_s();
     let ids = s.app.store().quarantined_tests(&repo, now).await.unwrap();
     ids.into_iter().map(|t| t.to_string()).collect()
@@ -287,11 +287,11 @@ async fn a_test_that_flips_across_commits_touching_none_of_its_files_is_quaranti
     // The third flip across untouched commits quarantines `test_fetch`;
     // the regression is never quarantined.
     assert_eq!(quarantined(&s).await, [FLAKY]);
-    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     let kept = s.app.store().quarantines(&repo).await.unwrap();
-    let kinds: Vec<taskgate::core::flaky::EventKind> =
+    let kinds: Vec<taskgate_core::flaky::EventKind> =
         kept[0].events.iter().map(|e| e.kind).collect();
-    assert_eq!(kinds, [taskgate::core::flaky::EventKind::Untouched; 3]);
+    assert_eq!(kinds, [taskgate_core::flaky::EventKind::Untouched; 3]);
     assert_eq!(tracking_issues(&s).len(), 1);
 
     // Its next failure is a warning; the regressed test still counts.

@@ -11,11 +11,11 @@
 
 use std::io::Write;
 
-use taskgate::classify::{Classification, FailureKind, Finding};
-use taskgate::core::report::{
+use taskgate_core::classify::{Classification, FailureKind, Finding};
+use taskgate_core::report::{
     decide_verdict, CommandResult, GateResult, GateTests, RunReport, REPORT_VERSION,
 };
-use taskgate::results::{Outcome, TestCase, TestId};
+use taskgate_core::results::{Outcome, TestCase, TestId};
 
 use crate::support::{eventually, TestApp, REPO};
 
@@ -131,7 +131,7 @@ impl Story {
     }
 
     async fn quarantined(&self) -> Vec<String> {
-        let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+        let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
         let now = self.app.store().clock().now_s();
         let ids = self.app.store().quarantined_tests(&repo, now).await;
         ids.unwrap().into_iter().map(|t| t.to_string()).collect()
@@ -304,8 +304,8 @@ async fn recorded_changes(files: &[(&str, &str)]) -> Option<Option<Vec<String>>>
     let run_id = s.dispatched_at(NEXT, 1).await;
     let check = s.report_at(NEXT, run_id, job_gate(true, false, &[])).await;
     assert_eq!(check.conclusion.as_deref(), Some("failure"));
-    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
-    let pair = taskgate::core::flaky::CommitPair {
+    let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
+    let pair = taskgate_core::flaky::CommitPair {
         base: SHA.into(),
         head: NEXT.into(),
     };

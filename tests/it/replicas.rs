@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use taskgate::app::ServeConfig;
 use taskgate::clock::Clock;
-use taskgate::core::AttemptRef;
-use taskgate::ids::RepoName;
 use taskgate::store::Store;
+use taskgate_core::ids::RepoName;
+use taskgate_core::AttemptRef;
 
 use crate::runs::{story_with, Story};
 use crate::support::{eventually, TestApp, REPO, SECRET};

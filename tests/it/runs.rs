@@ -328,7 +328,7 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
         .app
         .store()
         .attempts(
-            &taskgate::ids::RepoName::parse(REPO).unwrap(),
+            &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
             story,
             "check",
         )

@@ -5,7 +5,7 @@
 //! network, are tested against the runner in `src/runner/sandbox_tests.rs`
 //! and `src/runner/sandbox_net_tests.rs`.)
 
-use taskgate::core::network::RunnerNetwork;
+use taskgate_core::network::RunnerNetwork;
 
 use crate::runs::story_with;
 use crate::support::REPO;

@@ -560,18 +560,18 @@ async fn bench_ship_cost() {
             .map(|w| format!("{} {}", w.method, w.route.clone().unwrap_or_default()))
             .collect();
 
-        let repo = taskgate::ids::RepoName::parse(crate::support::REPO).unwrap();
+        let repo = taskgate_core::ids::RepoName::parse(crate::support::REPO).unwrap();
         let story =
             sh.s.app
                 .store()
-                .story_by_issue(&repo, taskgate::ids::IssueNumber(sh.story_issue))
+                .story_by_issue(&repo, taskgate_core::ids::IssueNumber(sh.story_issue))
                 .await
                 .unwrap()
                 .unwrap();
         let proof =
             sh.s.app
                 .store()
-                .attempts(&repo, &story, taskgate::core::ship::PROOF_TASK)
+                .attempts(&repo, &story, taskgate_core::ship::PROOF_TASK)
                 .await
                 .unwrap();
         let tests_ms: i64 = proof

@@ -7,10 +7,10 @@
 //! installation does not receive.
 
 use fakehub::{BypassActor, Rule, Ruleset};
-use taskgate::core::config::MergeMethod;
-use taskgate::core::ship::{BranchRule, Bypass, RuleKind};
 use taskgate::github::RepoClient;
-use taskgate::ids::RepoName;
+use taskgate_core::config::MergeMethod;
+use taskgate_core::ids::RepoName;
+use taskgate_core::ship::{BranchRule, Bypass, RuleKind};
 
 use crate::support::CheckedFake;
 

@@ -85,7 +85,7 @@ async fn a_junit_report_puts_test_counts_in_the_title_and_failing_tests_in_the_s
         .collect();
     assert_eq!(paths, [("tests/test_adapter.py", 12)]);
     // The attempt's tests are in the story's history.
-    let repo = taskgate::ids::RepoName::parse(crate::support::REPO).unwrap();
+    let repo = taskgate_core::ids::RepoName::parse(crate::support::REPO).unwrap();
     let failing = s
         .app
         .store()

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use fakehub::{FakeGitHub, Fault, NOT_ACCESSIBLE};
 use taskgate::github::{AppCredentials, GitHubApp};
-use taskgate::ids::InstallationId;
 use taskgate::store::EffectStatus;
+use taskgate_core::ids::InstallationId;
 
 use crate::support::{eventually, TestApp, REPO};
 

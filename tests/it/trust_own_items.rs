@@ -3,8 +3,8 @@
 //! made are adopted, by the executor's marker recovery and by `resync`.
 
 use fakehub::Fault;
-use taskgate::core::plan::TaskId;
-use taskgate::core::story::{labels, Marker};
+use taskgate_core::plan::TaskId;
+use taskgate_core::story::{labels, Marker};
 
 use crate::support::{TestApp, REPO};
 
@@ -47,7 +47,7 @@ async fn another_apps_issue_carrying_a_storys_marker_is_not_adopted_on_retry() {
     let record = app
         .store()
         .issue_record(
-            &taskgate::ids::RepoName::parse(REPO).unwrap(),
+            &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
             &story_b.key(),
         )
         .await
@@ -83,7 +83,7 @@ async fn resync_rebuilds_only_from_issues_the_app_made() {
     )
     .unwrap();
     let github = taskgate::github::GitHubApp::new(&app.fake.url(), creds);
-    let repo = taskgate::ids::RepoName::parse(REPO).unwrap();
+    let repo = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     let found = taskgate::app::resync::resync(&github, app.store(), &repo)
         .await
         .unwrap();

@@ -13,12 +13,12 @@
 use super::{
     report_for_missing_artifact, ActionsError, ActionsRuns, Marker, Progress, RepoClient, RunJob,
 };
-use crate::core::story::start::{
-    check_tested, render_conflict_not_run, tested_warning, TestedCheck,
-};
-use crate::ids::{CommitSha, RepoName};
 use crate::intake::payload::WorkflowRun;
 use crate::store::{AttemptRow, StoreError};
+use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::story::start::{
+    check_tested, render_conflict_not_run, tested_warning, TestedCheck,
+};
 
 impl ActionsRuns {
     /// The story branch of a task's story (none for milestones and proofs,
@@ -34,7 +34,7 @@ impl ActionsRuns {
         }
         .key();
         let issue = self.store.issue_record(repo, &key).await?;
-        Ok(issue.map(|i| crate::core::story::story_branch(i.number.0)))
+        Ok(issue.map(|i| taskgate_core::story::story_branch(i.number.0)))
     }
 
     /// The head of a task's story branch as GitHub has it now: what the

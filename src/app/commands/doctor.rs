@@ -8,7 +8,7 @@
 use super::{Answer, Invocation};
 use crate::app::doctor::Doctor;
 use crate::app::processor::Processor;
-use crate::core::doctor::render_markdown;
+use taskgate_core::doctor::render_markdown;
 
 impl Processor {
     pub(super) async fn command_doctor(&self, inv: &Invocation<'_>) -> Answer {

@@ -9,9 +9,9 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::commands::Command;
-use crate::core::audit::AuditActor;
-use crate::core::freeze;
+use taskgate_core::audit::AuditActor;
+use taskgate_core::commands::Command;
+use taskgate_core::freeze;
 
 impl Processor {
     pub(super) async fn command_freeze(
@@ -43,12 +43,12 @@ impl Processor {
                 // The stories' gates show the freeze; an unfreeze lets the
                 // ship queue move on.
                 let stories = self.store.story_records(inv.repo).await?;
-                let unfrozen = crate::core::freeze::unfrozen(&decision.changes)
+                let unfrozen = taskgate_core::freeze::unfrozen(&decision.changes)
                     .next()
                     .is_some();
                 decision
                     .effects
-                    .extend(crate::core::ship::on_freeze_changed(
+                    .extend(taskgate_core::ship::on_freeze_changed(
                         inv.repo, &stories, unfrozen,
                     ));
                 Ok(decision)
@@ -62,10 +62,10 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::Syntax;
-    use crate::core::freeze::FreezeRefusal;
-    use crate::core::refusal::{Refusal, Refused};
-    use crate::core::Decision;
+    use taskgate_core::commands::Syntax;
+    use taskgate_core::freeze::FreezeRefusal;
+    use taskgate_core::refusal::{Refusal, Refused};
+    use taskgate_core::Decision;
 
     #[test]
     fn an_unfreeze_refused_is_a_reply_and_stores_nothing() {

@@ -10,7 +10,7 @@
 //! `plan` goes to the plan sync, `help` is answered here.
 //! Must not: decide what a command does to a task or story (`core::task`
 //! and `core::ship` do, and say why when they refuse, as a typed
-//! [`Refusal`](crate::core::refusal::Refusal)), or skip the permission check for anything that changes
+//! [`Refusal`](taskgate_core::refusal::Refusal)), or skip the permission check for anything that changes
 //! state or reads a task (only `help` and unparseable commands are
 //! answered unchecked).
 //!
@@ -34,12 +34,12 @@ mod ship;
 mod task;
 mod view;
 
-use crate::commands::{self, Command, CommandError, Syntax};
-use crate::core::config::{Permission, RepoConfig};
-use crate::core::refusal::Refused;
-use crate::core::{self, render, Actor, CommentRef, Decision};
-use crate::ids::{InstallationId, IssueNumber, RepoName};
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
+use taskgate_core::commands::{self, Command, CommandError, Syntax};
+use taskgate_core::config::{Permission, RepoConfig};
+use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
+use taskgate_core::refusal::Refused;
+use taskgate_core::{render, Actor, CommentRef, Decision};
 
 use super::processor::{DecideError, Processor};
 
@@ -208,7 +208,7 @@ impl Processor {
         let via_app = p.comment.performed_via_github_app.as_ref().map(|a| a.id);
         let author = actor(&p.comment.user, via_app);
         let body = p.comment.body.as_deref().unwrap_or_default();
-        if core::is_own(&author, body, &self.context) {
+        if taskgate_core::is_own(&author, body, &self.context) {
             return nothing("own comment");
         }
         // The commands an edit added are the editor's, with the editor's
@@ -218,7 +218,7 @@ impl Processor {
             (true, Some(editor)) if editor.id != author.id => actor(editor, None),
             _ => author,
         };
-        if core::is_own(&author, "", &self.context) {
+        if taskgate_core::is_own(&author, "", &self.context) {
             return nothing("edited by taskgate itself");
         }
         // The repository's config, wherever the comment is: a task PR, a
@@ -303,7 +303,7 @@ impl Processor {
             comment: p.comment.id,
             edit: c.edit,
         };
-        let answered = core::answer_comment(&to, &c.author.login, &replies, done);
+        let answered = taskgate_core::answer_comment(&to, &c.author.login, &replies, done);
         decision.effects.extend(answered);
         decision.outcome = outcomes.join("; ");
         Ok(decision)

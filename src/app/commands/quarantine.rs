@@ -9,8 +9,8 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::core::audit::AuditActor;
-use crate::core::flaky;
+use taskgate_core::audit::AuditActor;
+use taskgate_core::flaky;
 
 impl Processor {
     pub(super) async fn command_unquarantine(
@@ -27,7 +27,7 @@ impl Processor {
                 Ok(decision) => Answer::Done(decision),
                 Err(refusal) => Answer::Reply(
                     refusal,
-                    crate::core::Decision::nothing("unquarantine refused: not quarantined"),
+                    taskgate_core::Decision::nothing("unquarantine refused: not quarantined"),
                 ),
             },
         )

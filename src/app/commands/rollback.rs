@@ -8,8 +8,8 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::core::refusal::{Refusal, Refused};
-use crate::core::{render, Decision};
+use taskgate_core::refusal::{Refusal, Refused};
+use taskgate_core::{render, Decision};
 
 impl Processor {
     pub(super) async fn command_rollback(

@@ -8,10 +8,10 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::core::refusal::{Refusal, Refused};
-use crate::core::render;
-use crate::core::ship::{ShipVia, Shipper};
-use crate::core::Decision;
+use taskgate_core::refusal::{Refusal, Refused};
+use taskgate_core::render;
+use taskgate_core::ship::{ShipVia, Shipper};
+use taskgate_core::Decision;
 
 impl Processor {
     pub(super) async fn command_ship(&self, inv: &Invocation<'_>) -> Result<Answer, DecideError> {
@@ -54,10 +54,10 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::Syntax;
-    use crate::core::refusal::{Refusal, Refused};
-    use crate::core::ship::ShipRefusal;
-    use crate::core::Decision;
+    use taskgate_core::commands::Syntax;
+    use taskgate_core::refusal::{Refusal, Refused};
+    use taskgate_core::ship::ShipRefusal;
+    use taskgate_core::Decision;
 
     #[test]
     fn a_refused_ship_is_answered_with_the_core_reason() {

@@ -8,11 +8,11 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::commands::Command;
-use crate::core::audit::AuditActor;
-use crate::core::render;
-use crate::core::task::{ReviewCommand, Reviewer};
-use crate::core::Decision;
+use taskgate_core::audit::AuditActor;
+use taskgate_core::commands::Command;
+use taskgate_core::render;
+use taskgate_core::task::{ReviewCommand, Reviewer};
+use taskgate_core::Decision;
 
 /// The review transition a command asks for; `None` for the others.
 fn review_of(command: &Command) -> Option<ReviewCommand> {
@@ -67,9 +67,9 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::Syntax;
-    use crate::core::refusal::{Refusal, Refused};
-    use crate::core::task::ReviewRefusal;
+    use taskgate_core::commands::Syntax;
+    use taskgate_core::refusal::{Refusal, Refused};
+    use taskgate_core::task::ReviewRefusal;
 
     #[test]
     fn each_review_command_maps_to_its_transition() {

@@ -3,8 +3,8 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use crate::commands::Command;
-use crate::core::render;
+use taskgate_core::commands::Command;
+use taskgate_core::render;
 
 impl Processor {
     pub(super) async fn command_view(
@@ -27,8 +27,8 @@ impl Processor {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::Syntax;
-    use crate::core::render;
+    use taskgate_core::commands::Syntax;
+    use taskgate_core::render;
 
     #[test]
     fn outside_a_task_or_story_the_reply_says_where_they_work() {

@@ -24,10 +24,10 @@ use tracing::{debug, info, warn};
 
 use super::{attempt_ref, key, AttemptKey, RunQueue};
 use crate::app::runs::Progress;
-use crate::core::config::RunnerKind;
-use crate::core::task::AttemptStatus;
-use crate::ids::InstallationId;
 use crate::store::AttemptRow;
+use taskgate_core::config::RunnerKind;
+use taskgate_core::ids::InstallationId;
+use taskgate_core::task::AttemptStatus;
 
 impl RunQueue {
     /// Stops the runs the processor cancelled; claims and starts queued
@@ -143,9 +143,9 @@ pub(super) fn fair_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::config::RunnerKind;
-    use crate::core::task::AttemptStatus;
-    use crate::ids::{CommitSha, RepoName};
+    use taskgate_core::config::RunnerKind;
+    use taskgate_core::ids::{CommitSha, RepoName};
+    use taskgate_core::task::AttemptStatus;
 
     fn queued(installation: u64, task: &str, queued_ms: i64) -> AttemptRow {
         AttemptRow {

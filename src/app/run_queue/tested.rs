@@ -6,10 +6,10 @@
 //! (`runner::test_merge`). Must not: word the warning (`core::story::start`).
 
 use super::{RunError, RunQueue};
-use crate::core::story::start::{render_tested_alone, render_tested_merged};
-use crate::ids::CommitSha;
 use crate::runner::{Mirror, TestMerge};
 use crate::store::AttemptRow;
+use taskgate_core::ids::CommitSha;
+use taskgate_core::story::start::{render_tested_alone, render_tested_merged};
 
 impl RunQueue {
     /// The commit a task's gates test: its head merged with its story
@@ -25,7 +25,7 @@ impl RunQueue {
         if row.task.starts_with('@') {
             return Ok((head, Vec::new()));
         }
-        let story_key = crate::core::story::Marker::Story {
+        let story_key = taskgate_core::story::Marker::Story {
             story: row.story.clone(),
         }
         .key();
@@ -34,7 +34,7 @@ impl RunQueue {
         let Some(story_issue) = story_issue else {
             return Ok((head, Vec::new()));
         };
-        let base = crate::core::story::story_branch(story_issue.number.0);
+        let base = taskgate_core::story::story_branch(story_issue.number.0);
         let url = self.git.url(row.repo.as_str());
         let merge = mirror
             .test_merge_async(url, token, head.clone(), base.clone())

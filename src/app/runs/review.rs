@@ -7,13 +7,13 @@
 //! (`core::audit`); a refusal carries none.
 
 use super::{into_decision, on_trigger, Located, Runs};
-use crate::core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
-use crate::core::plan::parse_plan;
-use crate::core::refusal::{Refusal, Refused};
-use crate::core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
-use crate::core::Decision;
-use crate::ids::{IssueNumber, RepoName};
 use crate::store::StoreError;
+use taskgate_core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
+use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::plan::parse_plan;
+use taskgate_core::refusal::{Refusal, Refused};
+use taskgate_core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
+use taskgate_core::Decision;
 
 /// A task command's result: `None` when the issue is not a task's.
 pub type TaskCommand = Option<Result<Decision, Refused>>;

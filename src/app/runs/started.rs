@@ -8,11 +8,11 @@
 //! sync does, `app::sync`), or decide whether anything runs.
 
 use super::{into_decision, Runs};
-use crate::core::internal::BranchStarted;
-use crate::core::task;
-use crate::core::Decision;
-use crate::ids::RepoName;
 use crate::store::StoreError;
+use taskgate_core::ids::RepoName;
+use taskgate_core::internal::BranchStarted;
+use taskgate_core::task;
+use taskgate_core::Decision;
 
 impl Runs {
     /// The run a task's branch start calls for, if any. Its record carries

@@ -25,14 +25,14 @@ use octocrab::Octocrab;
 use tracing::warn;
 
 use super::{read_file, SyncError, Syncer};
-use crate::core::config::{decide_config_read, decide_first_config_read, Problems, CONFIG_PATH};
-use crate::core::{Change, Decision};
 use crate::github::RepoClient;
-use crate::ids::{CommitSha, InstallationId, RepoName};
 use crate::intake::action::{InstallationAction, InstallationRepositoriesAction};
 use crate::intake::event::Webhook;
 use crate::intake::payload::RepositoryRef;
 use crate::store::RepoConfigRecord;
+use taskgate_core::config::{decide_config_read, decide_first_config_read, Problems, CONFIG_PATH};
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::{Change, Decision};
 
 /// Repositories whose config one installation delivery reads (three
 /// requests each); an installation on more is read lazily for the rest,

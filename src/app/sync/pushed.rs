@@ -14,10 +14,10 @@
 use std::collections::BTreeMap;
 
 use super::{is_plan_file, SyncError, Syncer, STORIES_DIR};
-use crate::core::config::CONFIG_PATH;
 use crate::github::RepoClient;
-use crate::ids::{InstallationId, RepoName};
 use crate::intake::payload::PushPayload;
+use taskgate_core::config::CONFIG_PATH;
+use taskgate_core::ids::{InstallationId, RepoName};
 
 /// The commits a push webhook lists at most: "The array includes a maximum
 /// of 2048 commits" (GitHub's description of the push event's `commits`,

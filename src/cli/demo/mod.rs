@@ -136,7 +136,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     println!("Every request taskgate made matched GitHub's published REST contract.");
     println!(
         "Done in {}.",
-        taskgate::core::report::render_duration(started.elapsed().as_millis() as u64)
+        taskgate_core::report::render_duration(started.elapsed().as_millis() as u64)
     );
 
     if args.keep {

@@ -97,7 +97,7 @@ impl Demo {
             Ok(issues.find(|i| i.labels.iter().any(|l| l == "taskgate:story")))
         })
         .await?;
-        let plan = taskgate::core::plan::parse_plan(SAMPLE[2].1)
+        let plan = taskgate_core::plan::parse_plan(SAMPLE[2].1)
             .0
             .context("the sample plan parses")?;
         let mut tasks = Vec::new();

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 
 use super::RepoClient;
 use crate::github::client::GitHubError;
-use crate::ids::CommitSha;
+use taskgate_core::ids::CommitSha;
 
 impl RepoClient<'_> {
     /// Creates branch `name` at `sha`: `true` when made, `false` when it

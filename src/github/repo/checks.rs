@@ -4,10 +4,10 @@
 use serde_json::{json, Value};
 
 use super::{Created, RepoClient};
-use crate::core::report::CheckOutput;
-use crate::core::{CheckRunSpec, CheckStatus, CheckUpdate, APPROVE_BRANCH_ACTION, RETRY_ACTION};
 use crate::github::client::GitHubError;
-use crate::ids::CommitSha;
+use taskgate_core::ids::CommitSha;
+use taskgate_core::report::CheckOutput;
+use taskgate_core::{CheckRunSpec, CheckStatus, CheckUpdate, APPROVE_BRANCH_ACTION, RETRY_ACTION};
 
 /// GitHub allows at most 50 annotations per check-run request.
 const MAX_ANNOTATIONS: usize = 50;

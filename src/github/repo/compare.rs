@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::RepoClient;
 use crate::github::GitHubError;
-use crate::ids::CommitSha;
+use taskgate_core::ids::CommitSha;
 
 /// The changed files a comparison lists at most: "the list of changed
 /// files … includes up to 300 changed files for the entire comparison"

@@ -4,10 +4,10 @@
 use serde_json::{json, Value};
 
 use super::{done_if_exists, done_on, find_by_marker, Created, OwnApp, RepoClient};
-use crate::core::render::fit_github_body;
-use crate::core::{IssueState, Reaction};
 use crate::github::client::GitHubError;
-use crate::ids::{CommentId, IssueId, IssueNumber};
+use taskgate_core::ids::{CommentId, IssueId, IssueNumber};
+use taskgate_core::render::fit_github_body;
+use taskgate_core::{IssueState, Reaction};
 
 /// The fields of an issue to change; `None` leaves one as it is.
 pub(crate) struct IssuePatch<'p> {

@@ -27,7 +27,7 @@ use octocrab::Octocrab;
 use serde_json::Value;
 
 use super::client::{send, ApiResponse, GitHubError};
-use crate::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName};
 
 pub(crate) use issues::IssuePatch;
 pub use own::OwnApp;

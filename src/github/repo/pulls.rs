@@ -5,10 +5,10 @@
 use serde_json::{json, Value};
 
 use super::{done_if_exists, Created, RepoClient};
-use crate::core::config::MergeMethod;
-use crate::core::render::fit_github_body;
 use crate::github::client::{send, GitHubError};
-use crate::ids::{CommitSha, IssueNumber};
+use taskgate_core::config::MergeMethod;
+use taskgate_core::ids::{CommitSha, IssueNumber};
+use taskgate_core::render::fit_github_body;
 
 /// GraphQL's way to mark a draft ready for review (REST has none). The
 /// fake GitHub checks it against GitHub's published schema.

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 use super::RepoClient;
 use crate::github::client::GitHubError;
-use crate::ids::CommitSha;
+use taskgate_core::ids::CommitSha;
 
 /// What GitHub's merges API did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,7 +171,7 @@ mod tests {
 
     use super::*;
     use crate::github::{AppCredentials, GitHubApp};
-    use crate::ids::{InstallationId, RepoName};
+    use taskgate_core::ids::{InstallationId, RepoName};
 
     async fn fake() -> (FakeGitHub, fakehub::RepoHandle, octocrab::Octocrab) {
         let gh = FakeGitHub::start().await;

@@ -10,9 +10,9 @@
 use serde_json::Value;
 
 use super::RepoClient;
-use crate::core::config::MergeMethod;
-use crate::core::ship::{BranchRule, BranchRules, Bypass, RuleKind};
 use crate::github::client::GitHubError;
+use taskgate_core::config::MergeMethod;
+use taskgate_core::ship::{BranchRule, BranchRules, Bypass, RuleKind};
 
 /// Pages of rules read at most (100 rules a page).
 const MAX_PAGES: usize = 10;

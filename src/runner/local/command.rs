@@ -14,9 +14,9 @@ use std::time::Duration;
 use super::super::process::{run_command, CommandSpec, ProcessOutput};
 use super::super::sandbox::SandboxRun;
 use super::{workspace_roots, RunOptions};
-use crate::classify::{classify, Classification, FailureKind, Outcome};
-use crate::core::plan::TestSpec;
-use crate::core::report::{relative_path, CommandResult};
+use taskgate_core::classify::{classify, Classification, FailureKind, Outcome};
+use taskgate_core::plan::TestSpec;
+use taskgate_core::report::{relative_path, CommandResult};
 
 /// A command's result, and whether the runner itself failed to run it.
 pub(super) struct Ran {

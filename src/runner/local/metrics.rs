@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::core::plan::Metric;
+use taskgate_core::plan::Metric;
 
 /// The file a test may write its metrics to, at the workspace root.
 pub const METRICS_FILE: &str = "taskgate-metrics.json";
@@ -50,7 +50,7 @@ pub(super) fn read_metrics(
                 _ => {
                     unreadable += 1;
                     if unreadable <= MAX_METRIC_WARNINGS {
-                        let pair = crate::core::report::clip_middle(pair, 200);
+                        let pair = taskgate_core::report::clip_middle(pair, 200);
                         warnings.push(format!("unreadable metric `{pair}` (expected name=number)"));
                     }
                 }
@@ -75,7 +75,7 @@ pub(super) fn read_metrics(
                             None => {
                                 bad += 1;
                                 if bad <= MAX_METRIC_WARNINGS {
-                                    let name = crate::core::report::clip_middle(&name, 200);
+                                    let name = taskgate_core::report::clip_middle(&name, 200);
                                     warnings
                                         .push(format!("{METRICS_FILE}: `{name}` is not a number"));
                                 }

@@ -15,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::super::mirror::{GitError, Mirror};
 use super::super::workspace::Workspace;
 use super::{run_gate_specs, GateSpec, RunOptions};
-use crate::core::report::RunReport;
+use taskgate_core::report::RunReport;
 
 /// Where [`LocalRunner::run_commit`] gets the commit and checks it out.
 pub struct Checkout<'a> {

@@ -13,9 +13,9 @@ use axum::Json;
 use serde_json::{json, Value};
 
 use super::{ApiError, ApiState};
-use crate::core::audit::AuditEntry;
-use crate::ids::RepoName;
 use crate::store::{AuditQuery, MAX_AUDIT_LIMIT};
+use taskgate_core::audit::AuditEntry;
+use taskgate_core::ids::RepoName;
 
 /// Entries returned when `?limit=` is not given.
 pub const DEFAULT_LIMIT: u32 = 100;
@@ -103,8 +103,8 @@ pub(super) async fn audit_log(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::audit::{task_object, AuditAction, AuditActor, AuditVia};
-    use crate::ids::{IssueNumber, UserId};
+    use taskgate_core::audit::{task_object, AuditAction, AuditActor, AuditVia};
+    use taskgate_core::ids::{IssueNumber, UserId};
 
     fn params(repo: Option<&str>, since: Option<&str>, limit: Option<&str>) -> AuditParams {
         AuditParams {

@@ -6,9 +6,9 @@
 //! `now` comes in), or decide whether a freeze is in force
 //! (`core::freeze::freeze_in_force` does).
 
-use crate::core::audit::AuditEntry;
-use crate::core::freeze::{freeze_in_force, utc_minute, Freeze, FreezeWindow};
-use crate::ids::RepoName;
+use taskgate_core::audit::AuditEntry;
+use taskgate_core::freeze::{freeze_in_force, utc_minute, Freeze, FreezeWindow};
+use taskgate_core::ids::RepoName;
 
 /// Audit entries shown per repository.
 pub const AUDIT_ROWS: u32 = 50;
@@ -96,11 +96,11 @@ mod tests {
     use chrono::Weekday;
 
     use super::*;
-    use crate::core::audit::{
+    use crate::web::dashboard::{dashboard_view, render_dashboard};
+    use taskgate_core::audit::{
         task_object, AuditAction, AuditActor, AuditVia, API_LOGIN, REPOSITORY,
     };
-    use crate::ids::{IssueNumber, UserId};
-    use crate::web::dashboard::{dashboard_view, render_dashboard};
+    use taskgate_core::ids::{IssueNumber, UserId};
 
     /// Friday 2026-11-27 17:00 UTC.
     const NOW: i64 = 1_795_737_600 + 17 * 3_600;

@@ -29,12 +29,12 @@ use axum::routing::get;
 use axum::Router;
 
 use crate::clock::Clock;
-use crate::core::plan::{parse_plan, Plan};
-use crate::ids::RepoName;
 use crate::store::{Store, StoreError};
 pub use audit_view::{audit_sections, freeze_lines, AuditSection, FreezeLine, RepoFreeze};
 pub use quarantine_view::{quarantine_sections, QuarantineRow, QuarantineSection};
 pub use queue_view::{queue_rows, QueueRow};
+use taskgate_core::ids::RepoName;
+use taskgate_core::plan::{parse_plan, Plan};
 pub use tests_view::{story_tests, StoryTests, TestRow};
 pub use view::{dashboard_view, filtered_view, story_view, DashboardView, StoryInput};
 
@@ -166,10 +166,10 @@ async fn dashboard(
 /// One story's records, owned, for [`StoryInput`] to borrow.
 struct Loaded {
     row: crate::store::StoryRow,
-    record: crate::core::ship::StoryRecord,
+    record: taskgate_core::ship::StoryRecord,
     plan: Option<(Plan, Option<String>)>,
-    tasks: BTreeMap<String, crate::core::task::TaskRecord>,
-    issues: BTreeMap<String, crate::core::sync::IssueRecord>,
+    tasks: BTreeMap<String, taskgate_core::task::TaskRecord>,
+    issues: BTreeMap<String, taskgate_core::sync::IssueRecord>,
     attempts: Vec<crate::store::AttemptSummary>,
 }
 
@@ -271,13 +271,14 @@ async fn load_freezes(
     only: Option<&RepoName>,
     now: i64,
 ) -> Result<Vec<FreezeLine>, StoreError> {
-    let manual: BTreeMap<RepoName, crate::core::freeze::Freeze> =
+    let manual: BTreeMap<RepoName, taskgate_core::freeze::Freeze> =
         store.repo_freezes().await?.into_iter().collect();
-    let mut windows: BTreeMap<&RepoName, Vec<crate::core::freeze::FreezeWindow>> = BTreeMap::new();
+    let mut windows: BTreeMap<&RepoName, Vec<taskgate_core::freeze::FreezeWindow>> =
+        BTreeMap::new();
     for l in loaded {
         if !windows.contains_key(&l.row.repo) {
             let config = l.plan.as_ref().and_then(|(_, c)| c.as_deref());
-            let config = crate::core::config::load_config(config).unwrap_or_default();
+            let config = taskgate_core::config::load_config(config).unwrap_or_default();
             windows.insert(&l.row.repo, config.freeze_windows);
         }
     }

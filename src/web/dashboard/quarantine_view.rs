@@ -6,9 +6,9 @@
 //! the quarantines in force at `now`), or decide what is in force
 //! (`core::flaky::Quarantine::in_force` does).
 
-use crate::core::flaky::Quarantine;
-use crate::core::freeze::utc_minute;
-use crate::ids::RepoName;
+use taskgate_core::flaky::Quarantine;
+use taskgate_core::freeze::utc_minute;
+use taskgate_core::ids::RepoName;
 
 /// One quarantined test.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 
 use super::audit_view::FreezeLine;
 use super::view::StoryInput;
-use crate::core::ship::ShipState;
+use taskgate_core::ship::ShipState;
 
 /// One story in a repository's ship queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,8 +95,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::core::ship::{ShipProof, ShipVia, Shipper, StoryRecord};
-    use crate::ids::{CommitSha, IssueNumber, RepoName};
+    use taskgate_core::ids::{CommitSha, IssueNumber, RepoName};
+    use taskgate_core::ship::{ShipProof, ShipVia, Shipper, StoryRecord};
 
     #[test]
     fn the_story_under_way_comes_first_then_the_order_they_were_shipped() {

@@ -2,17 +2,17 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::view::{duration, CheckLink, Trigger};
 use super::*;
-use crate::classify::FailureKind;
-use crate::core::failure::{
+use crate::store::AttemptSummary;
+use taskgate_core::classify::FailureKind;
+use taskgate_core::failure::{
     Bound, ClosedTodo, Escalation, LoopState, LoopTotals, OpenTodo, Resolution,
 };
-use crate::core::plan::{TaskId, TaskState};
-use crate::core::ship::{ShipState, StoryRecord};
-use crate::core::story::Marker;
-use crate::core::sync::IssueRecord;
-use crate::core::task::{GateVerdict, TaskRecord};
-use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
-use crate::store::AttemptSummary;
+use taskgate_core::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+use taskgate_core::plan::{TaskId, TaskState};
+use taskgate_core::ship::{ShipState, StoryRecord};
+use taskgate_core::story::Marker;
+use taskgate_core::sync::IssueRecord;
+use taskgate_core::task::{GateVerdict, TaskRecord};
 
 const PLAN: &str = r#"
 story: Momentum <strategy> with RSI
@@ -541,14 +541,14 @@ fn a_story_shows_its_slowest_and_most_failing_tests() {
 fn quarantined_tests_are_listed_per_repository() {
     let f = Fixture::new();
     let mut view = dashboard_view(&[f.input()], "https://github.com", NOW);
-    let event = |attempt: u32| crate::core::flaky::FlakyEvent {
+    let event = |attempt: u32| taskgate_core::flaky::FlakyEvent {
         task: "s/data".into(),
         sha: "a".repeat(40),
         attempt,
-        kind: crate::core::flaky::EventKind::Retry,
+        kind: taskgate_core::flaky::EventKind::Retry,
     };
-    let q = |test: &str| crate::core::flaky::Quarantine {
-        test_id: crate::results::TestId::new(test),
+    let q = |test: &str| taskgate_core::flaky::Quarantine {
+        test_id: taskgate_core::results::TestId::new(test),
         since_s: NOW - 86_400,
         until_s: NOW + 13 * 86_400,
         events: vec![event(2), event(4), event(6)],

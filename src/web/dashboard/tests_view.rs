@@ -4,8 +4,8 @@
 //! Pure: stored statistics in, rows to lay out. Owns the wording and the
 //! caps of that part of the page. Must not: read the store or the clock.
 
-use crate::core::report::render_duration;
 use crate::store::{TestStat, STORY_TEST_ROWS};
+use taskgate_core::report::render_duration;
 
 /// One test of a story, as a row.
 #[derive(Debug, Clone, PartialEq, Eq)]

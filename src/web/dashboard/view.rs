@@ -5,18 +5,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::core::config::{load_config, Limits};
-use crate::core::failure::{max_attempts, Bound, LoopStats, Resolution};
-use crate::core::plan::render::{progress, resolve_states};
-use crate::core::plan::{Plan, Task, TaskId, TaskState};
-use crate::core::report::render_duration;
-use crate::core::ship::StoryRecord;
-use crate::core::story::Marker;
-use crate::core::sync::IssueRecord;
-use crate::core::task::milestone::{milestone_limits, milestone_task, milestone_task_id};
-use crate::core::task::TaskRecord;
-use crate::ids::{IssueNumber, RepoName};
 use crate::store::AttemptSummary;
+use taskgate_core::config::{load_config, Limits};
+use taskgate_core::failure::{max_attempts, Bound, LoopStats, Resolution};
+use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::plan::render::{progress, resolve_states};
+use taskgate_core::plan::{Plan, Task, TaskId, TaskState};
+use taskgate_core::report::render_duration;
+use taskgate_core::ship::StoryRecord;
+use taskgate_core::story::Marker;
+use taskgate_core::sync::IssueRecord;
+use taskgate_core::task::milestone::{milestone_limits, milestone_task, milestone_task_id};
+use taskgate_core::task::TaskRecord;
 
 /// Seed 000 asks to revisit the design when the bug hunters fix fewer than
 /// half of the failures on their own.

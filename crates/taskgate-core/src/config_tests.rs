@@ -1,0 +1,162 @@
+use super::*;
+use crate::plan::render_problems;
+
+fn problems(src: &str) -> String {
+    render_problems(CONFIG_PATH, &parse_config(src).1)
+}
+
+#[test]
+fn a_missing_file_means_the_defaults() {
+    let c = load_config(None).unwrap();
+    assert_eq!(c, RepoConfig::default());
+    assert_eq!(c.runner, RunnerKind::Local);
+    assert_eq!(
+        (
+            c.limits.max_debug_attempts,
+            c.limits.max_branch_depth,
+            c.limits.max_concurrent_branches
+        ),
+        (3, 2, 5)
+    );
+    assert_eq!(c.role_for("test_failure"), "coder");
+    assert_eq!(c.role_for("spec_mismatch"), "architect");
+    assert_eq!(c.role_for("flaky_test"), "tester");
+    assert_eq!(c.role_for("unknown"), "debugger");
+    assert_eq!(c.required_permission("retry"), Permission::Write);
+    assert_eq!(c.required_permission("ship"), Permission::Maintain);
+    assert_eq!(c.required_permission("override"), Permission::Maintain);
+    assert_eq!(c.required_permission("help"), Permission::Read);
+    assert_eq!(
+        (c.commands.prefix.as_str(), c.commands.short_form),
+        ("/taskgate", true)
+    );
+    assert_eq!(load_config(Some("")).unwrap(), RepoConfig::default());
+}
+
+#[test]
+fn a_full_config_is_read() {
+    let src = r#"
+runner: actions
+roles:
+  coder: { assignees: [alice], labels: [agent:coder], agent_workflow: coder-agent.yml }
+  qa: { assignees: [bob] }
+routing: { flaky_test: qa }
+limits: { max_debug_attempts: 5, max_concurrent_runs: 8 }
+review: human
+auto_fix: false
+merge_method: rebase
+ship_label: release
+deploy_workflow: deploy.yml
+validation_workflow: smoke.yml
+commands: { prefix: /tg, short_form: false, permissions: { ship: admin, retry: triage } }
+"#;
+    let c = load_config(Some(src)).unwrap();
+    assert_eq!(c.runner, RunnerKind::Actions);
+    assert!(!c.runner_network, "no network unless asked");
+    let c = load_config(Some("runner_network: true\n")).unwrap();
+    assert!(c.runner_network);
+    let c = load_config(Some(src)).unwrap();
+    assert_eq!(
+        c.roles["coder"].agent_workflow.as_deref(),
+        Some("coder-agent.yml")
+    );
+    assert!(c.roles.contains_key("debugger"), "default roles stay");
+    assert_eq!(c.role_for("flaky_test"), "qa");
+    assert_eq!(
+        c.role_for("timeout"),
+        "tester",
+        "other routes keep their default"
+    );
+    assert_eq!(
+        (
+            c.limits.max_debug_attempts,
+            c.limits.max_concurrent_runs,
+            c.limits.max_branch_depth
+        ),
+        (5, 8, 2)
+    );
+    assert_eq!(
+        (c.review, c.auto_fix, c.merge_method),
+        (ReviewMode::Human, false, MergeMethod::Rebase)
+    );
+    assert_eq!(c.ship_label, "release");
+    assert_eq!(c.deploy_workflow.as_deref(), Some("deploy.yml"));
+    assert_eq!(c.validation_workflow.as_deref(), Some("smoke.yml"));
+    assert_eq!(
+        (c.commands.prefix.as_str(), c.commands.short_form),
+        ("/tg", false)
+    );
+    assert_eq!(c.required_permission("ship"), Permission::Admin);
+    assert_eq!(c.required_permission("retry"), Permission::Triage);
+}
+
+#[test]
+fn story_settings_override_limits() {
+    let c = RepoConfig::default();
+    let s = Settings {
+        max_debug_attempts: Some(1),
+        max_depth: Some(4),
+        ..Settings::default()
+    };
+    let l = c.effective_limits(&s);
+    assert_eq!(
+        (l.max_debug_attempts, l.max_plan_depth, l.max_branch_depth),
+        (1, 4, 2)
+    );
+}
+
+#[test]
+fn every_config_problem_is_reported_with_its_place() {
+    let src = "runer: actions\nrouting:\n  test_failure: codr\n  timout: tester\nlimits: { max_debug_attempts: 0, max_branchdepth: 2 }\nreview: manual\ncommands:\n  permissions: { shipp: admin, retry: owner }\n";
+    insta::assert_snapshot!(problems(src), @r"
+    .github/taskgate.yml:1:1: error: unknown key `runer` in the config (did you mean `runner`?)
+    .github/taskgate.yml:3:17: error: `routing.test_failure` names unknown role `codr` (did you mean `coder`?); known roles: architect, coder, debugger, tester
+    .github/taskgate.yml:4:3: error: unknown failure kind `timout` (did you mean `timeout`?)
+    .github/taskgate.yml:5:31: error: `max_debug_attempts` is 0, outside the allowed range 1..=10
+    .github/taskgate.yml:5:34: error: unknown key `max_branchdepth` in limits (did you mean `max_branch_depth`?)
+    .github/taskgate.yml:6:9: error: `review: manual` is not valid; expected one of: auto, human
+    .github/taskgate.yml:8:18: error: unknown command `shipp` (did you mean `ship`?)
+    .github/taskgate.yml:8:39: error: `permissions.retry: owner` is not valid; expected one of: read, triage, write, maintain, admin
+    ");
+    assert!(load_config(Some(src)).is_err());
+}
+
+#[test]
+fn syntax_errors_in_config() {
+    insta::assert_snapshot!(problems("runner: [local\n"), @r"
+    .github/taskgate.yml:2:1: error: YAML syntax error: while parsing a flow sequence, expected ',' or ']'
+    ");
+}
+
+#[test]
+fn flaky_quarantine_keys_are_read_and_checked() {
+    let c = load_config(Some("flaky: { quarantine_after: 5, quarantine_days: 7 }\n")).unwrap();
+    assert_eq!(
+        c.flaky,
+        FlakyConfig {
+            quarantine_after: 5,
+            quarantine_days: 7,
+            ..FlakyConfig::default()
+        }
+    );
+    let globs = RepoConfig::default().flaky.unrelated_globs();
+    assert!(globs.is_match("README.md") && globs.is_match("docs/guide/x.txt"));
+    assert!(!globs.is_match("src/app.py") && !globs.is_match("tests/test_x.py"));
+    let own = load_config(Some("flaky: { unrelated_paths: ['notes/**'] }\n")).unwrap();
+    assert_eq!(
+        own.flaky.unrelated_paths,
+        ["notes/**"],
+        "the list replaces the default"
+    );
+    insta::assert_snapshot!(problems("flaky: { unrelated_paths: ['a/[b'] }\n"), @r"
+        .github/taskgate.yml:1:28: error: `flaky.unrelated_paths: a/[b` cannot be used: unclosed character class; missing ']'
+    ");
+    assert_eq!(RepoConfig::default().flaky.quarantine_after, 3);
+    assert_eq!(RepoConfig::default().flaky.quarantine_days, 14);
+    let src = "flaky: { quarantine_after: 0, quarantine_dayz: 7 }\n";
+    insta::assert_snapshot!(problems(src), @r"
+        .github/taskgate.yml:1:28: error: `quarantine_after` is 0, outside the allowed range 1..=100
+        .github/taskgate.yml:1:31: error: unknown key `quarantine_dayz` in flaky (did you mean `quarantine_days`?)
+    ");
+    assert!(load_config(Some(src)).is_err());
+}

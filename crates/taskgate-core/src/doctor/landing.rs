@@ -1,0 +1,121 @@
+//! Whether taskgate may land on the default branch under its rules, how
+//! (`core::ship::landing_plan` decides that, for the ship queue and here
+//! alike), and what in the rules can still stop a landing, each with the
+//! setting that lets taskgate through.
+
+use super::checks::{could_not, default_branch, finding, repo_url};
+use super::{Facts, Finding, Level, RepoFacts};
+use crate::config::MergeMethod;
+use crate::ship::{landing_plan, BranchRules, Bypass, LandVia, RuleKind, Unlandable, SHIP_GATE};
+
+fn method_name(method: MergeMethod) -> &'static str {
+    match method {
+        MergeMethod::Merge => "a merge commit",
+        MergeMethod::Squash => "a squash",
+        MergeMethod::Rebase => "a rebase",
+    }
+}
+
+/// The page of a ruleset, or of them all (and of classic protection).
+fn rules_page(facts: &Facts, ruleset: Option<u64>) -> String {
+    match ruleset {
+        Some(id) => format!("{}/settings/rules/{id}", repo_url(facts)),
+        None => format!("{}/settings/rules", repo_url(facts)),
+    }
+}
+
+pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
+    let branch = default_branch(facts);
+    let topic = format!("Landing on `{branch}`");
+    let rules = match &repo.landing {
+        Err(why) => {
+            out.push(could_not(
+                Level::Warn,
+                &topic,
+                "read the branch's rules",
+                why,
+            ));
+            return;
+        }
+        Ok(rules) => rules,
+    };
+    let plan = match landing_plan(rules) {
+        Err(Unlandable::MergeQueue { ruleset }) => {
+            out.push(
+                finding(Level::Block, topic, format!("`{branch}` takes changes only through GitHub's merge queue, which does not require `{SHIP_GATE}`: it would land merge groups taskgate has not proven, so no story ships"))
+                    .fix(format!("Require `{SHIP_GATE}` in the ruleset with the merge queue rule."))
+                    .link("the ruleset", rules_page(facts, ruleset)),
+            );
+            return;
+        }
+        // Never read here: the installation's events are checked on their own.
+        Err(Unlandable::MergeGroupEvent) => crate::ship::LandingPlan {
+            via: LandVia::MergeQueue,
+            linear: false,
+        },
+        Ok(plan) => plan,
+    };
+    let how = match plan.via {
+        LandVia::FastForward => format!("taskgate moves `{branch}` to each tested commit itself"),
+        LandVia::PullRequest { method } => format!(
+            "taskgate lands each story by merging its story pull request ({}), the landed tree checked against the tested one",
+            method_name(method)
+        ),
+        LandVia::MergeQueue => "taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (the App needs the `merge_group` event)".to_owned(),
+    };
+    let linear = if plan.linear {
+        ", as one linear commit (the branch requires linear history)"
+    } else {
+        ""
+    };
+    out.push(finding(Level::Ok, topic.clone(), format!("{how}{linear}")));
+    out.extend(what_can_stop_it(facts, rules, &topic));
+}
+
+/// The rules that can still hold a landing up, and the ship gate not
+/// being required.
+fn what_can_stop_it(facts: &Facts, rules: &BranchRules, topic: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for r in &rules.rules {
+        if let RuleKind::PullRequest { approvals, .. } = r.rule {
+            if approvals > 0 && r.bypass == Bypass::Never {
+                let reviews = if approvals == 1 { "review" } else { "reviews" };
+                out.push(
+                    finding(Level::Warn, topic, format!("story pull requests need {approvals} approving {reviews}: GitHub refuses taskgate's merge until then"))
+                        .fix("Approve a story pull request before shipping it, or add the App as a bypass actor of the ruleset.")
+                        .link("the ruleset", rules_page(facts, r.ruleset)),
+                );
+            }
+        }
+    }
+    let others = rules.other_checks();
+    if !others.is_empty() {
+        let listed: Vec<String> = others.iter().map(|c| format!("`{c}`")).collect();
+        out.push(finding(
+            Level::Note,
+            topic,
+            format!(
+                "{} must pass on a story pull request too: GitHub merges it only then",
+                listed.join(", ")
+            ),
+        ));
+    }
+    if rules.classic {
+        out.push(
+            finding(Level::Note, topic, "classic branch protection is on, and the App sees only its required checks: reviews or push restrictions it asks for hold taskgate's merge up")
+                .fix("Approve story pull requests before shipping them, or protect the branch with a ruleset that names the App as a bypass actor.")
+                .link("branch protection", format!("{}/settings/branches", repo_url(facts))),
+        );
+    }
+    let ship_gate_required = rules.rules.iter().any(|r| {
+        matches!(&r.rule, RuleKind::RequiredChecks { contexts } if contexts.iter().any(|c| c == SHIP_GATE))
+    });
+    if !ship_gate_required {
+        out.push(
+            finding(Level::Note, topic, format!("`{SHIP_GATE}` is not a required check: a person can merge a story pull request taskgate has not proven"))
+                .fix(format!("Require `{SHIP_GATE}` in a ruleset of the branch."))
+                .link("rulesets", rules_page(facts, None)),
+        );
+    }
+    out
+}

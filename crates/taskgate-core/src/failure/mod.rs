@@ -1,0 +1,738 @@
+//! The failure loop's policy (SPEC §4): what happens to a task when its
+//! acceptance run fails, passes, times out or a person approves a branch
+//! todo. A failed run opens (or updates) a *branch todo* issue routed to a
+//! role, bounded retries go deeper, and a hit bound escalates to a human.
+//!
+//! Owns: the per-task [`LoopState`] (stored as JSON in the task's row by the
+//! shell), the transitions [`on_failed_run`], [`on_green_run`],
+//! [`on_approve_branch`] and [`on_tick`], routing ([`route`]) and the texts
+//! of branch todos, attempt comments and escalation reports ([`render`]).
+//! Must not: do IO, await, read the clock (time comes in as `now`, unix
+//! seconds) or know how effects are performed. It never sets the task's
+//! `state:*` label: [`is_task_blocked`] tells the caller when to.
+//!
+//! Ideas a reader needs:
+//! - **Counting.** The run that opens a todo is its attempt 1; each later
+//!   failed run on it is the next attempt, up to `N` (`max_debug_attempts`,
+//!   or the task's `max_retries`). The failed run after attempt `N/N`
+//!   closes the spent todo (superseded) and opens one level deeper,
+//!   re-routed by [`route`]; at the deepest level (`D`) it escalates
+//!   instead. So a task that always fails gets exactly `N × D` failed runs
+//!   into todos, and the next one escalates, once.
+//! - **Episodes.** A green run ends an episode; the next failure starts a
+//!   new *round*, whose todo markers carry the round number, so they never
+//!   collide with the closed todos of an earlier round.
+//! - **Idempotence.** Failed runs carry the shell's attempt number; one not
+//!   newer than the last seen (a redelivered webhook) changes nothing. Every
+//!   comment carries a marker unique to what it reports.
+
+mod render;
+mod route;
+mod stats;
+
+#[cfg(test)]
+mod props;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::classify::FailureKind;
+use crate::config::{Limits, RepoConfig};
+use crate::effect::{Effect, IssueState};
+use crate::ids::{CommitSha, RepoName};
+use crate::plan::Task;
+use crate::story::{labels, Marker};
+
+pub use render::{
+    render_attempt_comment, render_deferred_comment, render_escalated_todo_comment,
+    render_escalation_report, render_fixed_comment, render_proposal_comment,
+    render_superseded_comment, render_todo_body, render_todo_title, TodoView,
+};
+pub use route::route;
+pub use stats::LoopStats;
+
+/// Failed runs kept in [`LoopState::failures`].
+pub const KEPT_FAILURES: usize = 10;
+/// Closed todos kept in [`LoopState::history`].
+pub const KEPT_HISTORY: usize = 20;
+
+/// What the loop has done for one task, counted, not listed, so a record
+/// stays small however long the task lives.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoopTotals {
+    /// Todos opened, by `kind/role`.
+    pub opened: BTreeMap<String, u64>,
+    /// Todos closed by a green run, and their summed lifetime.
+    pub fixed: u64,
+    pub fixed_seconds: u64,
+}
+
+/// Everything the loop remembers about one task.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LoopState {
+    /// The open branch todo, if any.
+    pub open: Option<OpenTodo>,
+    /// The last [`KEPT_HISTORY`] closed todos, oldest first (the report
+    /// reads them; the metrics read [`LoopState::totals`]).
+    pub history: Vec<ClosedTodo>,
+    /// Running counts over the task's whole life, for `/metrics`.
+    pub totals: LoopTotals,
+    /// The last [`KEPT_FAILURES`] failed runs, oldest first, texts clipped.
+    pub failures: Vec<FailureRecord>,
+    /// Set when a bound is hit; see [`is_task_blocked`].
+    pub escalation: Option<Escalation>,
+    /// Manual mode: a todo proposed, waiting for `/taskgate approve-branch`.
+    pub proposal: Option<Proposal>,
+    pub last_green: Option<CommitSha>,
+    /// Todos closed by a green run with no human command since they opened.
+    pub fixed_without_human: u32,
+    pub fixed_with_human: u32,
+    /// The newest run attempt handled: older or equal ones are redeliveries.
+    pub last_attempt: u32,
+    /// Failure episodes started (the round in todo markers); 0 before any.
+    pub round: u32,
+    /// This episode is waiting for `max_concurrent_branches`; said once.
+    pub deferred: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenTodo {
+    /// The todo issue's marker key.
+    pub marker: String,
+    /// 1 for the first todo of an episode.
+    pub depth: u32,
+    /// Failed runs counted on this todo, the opening one included.
+    pub failed_runs: u32,
+    pub kind: FailureKind,
+    pub role: String,
+    pub opened_at: i64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    /// A green run closed it.
+    Fixed,
+    /// Its attempts ran out and a deeper todo replaced it.
+    Superseded,
+    /// A bound was hit and a person was called.
+    Escalated,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClosedTodo {
+    pub marker: String,
+    pub depth: u32,
+    pub kind: FailureKind,
+    pub role: String,
+    pub opened_at: i64,
+    pub closed_at: i64,
+    pub resolution: Resolution,
+    /// Failed runs counted on it.
+    #[serde(default)]
+    pub failed_runs: u32,
+}
+
+/// One failed run as remembered (texts clipped, see [`FailedRun`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureRecord {
+    pub attempt: u32,
+    pub sha: CommitSha,
+    pub gates: Vec<GateFailure>,
+    pub changes_since_green: Option<String>,
+    pub at: i64,
+}
+
+/// The bound that was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// The todo at the deepest allowed level used all its attempts and
+    /// failed again.
+    Attempts,
+    /// A deeper todo was needed beyond `max_branch_depth` (lowered while
+    /// a todo was open).
+    Depth,
+    /// A todo outlived `branch_timeout_seconds`.
+    Timeout,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Escalation {
+    pub reason: Bound,
+    pub at: i64,
+    /// The episode it ended.
+    pub round: u32,
+    /// A green run came since: failures are handled again. The record and
+    /// the `needs-human` label stay until a person clears them.
+    #[serde(default)]
+    pub passed_since: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Proposal {
+    /// The marker key the todo will have.
+    pub marker: String,
+    pub depth: u32,
+    pub kind: FailureKind,
+    pub role: String,
+    /// The failed run it was proposed for.
+    pub attempt: u32,
+    pub proposed_at: i64,
+}
+
+/// A failed acceptance run as the shell reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedRun {
+    /// The shell's run counter for this task: increases with every run.
+    pub attempt: u32,
+    pub sha: CommitSha,
+    /// Failing gates, in plan order; the first one's kind names the todo.
+    pub gates: Vec<GateFailure>,
+    /// What changed since the last green run (e.g. a short log), if known.
+    pub changes_since_green: Option<String>,
+    pub now: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateFailure {
+    pub gate: String,
+    pub kind: FailureKind,
+    /// The classifier's summary: untrusted tool output.
+    pub summary: String,
+    /// The failing commands: from the plan, shown verbatim but inert.
+    pub commands: Vec<String>,
+}
+
+/// What a transition needs to know besides the state.
+#[derive(Debug, Clone, Copy)]
+pub struct LoopContext<'a> {
+    pub repo: &'a RepoName,
+    /// The story key.
+    pub story: &'a str,
+    pub task: &'a Task,
+    /// Marker key of the task issue.
+    pub task_marker: &'a str,
+    pub task_branch: &'a str,
+    pub config: &'a RepoConfig,
+    /// Already story-effective ([`RepoConfig::effective_limits`]).
+    pub limits: &'a Limits,
+    pub auto_fix: bool,
+    /// Other tasks' open todos in this story (`max_concurrent_branches`).
+    pub open_todos_in_story: u32,
+    /// A human command touched this task since the todo opened.
+    pub human_involved: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoopDecision {
+    pub state: LoopState,
+    pub effects: Vec<Effect>,
+    pub outcome: LoopOutcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopOutcome {
+    /// A first todo was opened.
+    Opened {
+        depth: u32,
+    },
+    /// The open todo counted another failed run.
+    Updated {
+        failed_runs: u32,
+    },
+    /// A spent todo was superseded by a deeper one.
+    Deepened {
+        depth: u32,
+    },
+    Escalated(Bound),
+    /// Manual mode: a todo was proposed on the task.
+    Proposed,
+    /// `max_concurrent_branches` reached: the task waits.
+    Deferred,
+    /// The open todo was closed by a green run.
+    Closed {
+        resolution_seconds: i64,
+    },
+    Nothing,
+}
+
+/// Clip limits for what is stored and shown, in bytes.
+const SUMMARY_BYTES: usize = 2_000;
+const COMMAND_BYTES: usize = 300;
+const COMMANDS_KEPT: usize = 5;
+const GATES_KEPT: usize = 10;
+const CHANGES_BYTES: usize = 4_000;
+
+/// The attempts a todo of this task gets: the task's `max_retries`, else
+/// the story's `max_debug_attempts`; at least 1.
+pub fn max_attempts(task: &Task, limits: &Limits) -> u32 {
+    task.max_retries.unwrap_or(limits.max_debug_attempts).max(1)
+}
+
+/// The reason text when the loop has blocked the task (escalated), else
+/// `None`. A green run does not clear it: a person does, with
+/// [`clear_escalation`].
+pub fn is_task_blocked(state: &LoopState) -> Option<String> {
+    state
+        .escalation
+        .as_ref()
+        .map(|e| render::render_bound(e.reason).to_owned())
+}
+
+/// A person has taken over (e.g. `/taskgate resume`): the escalation is
+/// forgotten and the next failure starts a new episode.
+pub fn clear_escalation(state: &LoopState) -> LoopState {
+    LoopState {
+        escalation: None,
+        ..state.clone()
+    }
+}
+
+/// Failures are ignored while escalated, until a green run.
+fn ignoring_failures(state: &LoopState) -> bool {
+    state.escalation.as_ref().is_some_and(|e| !e.passed_since)
+}
+
+struct Step<'c, 'a> {
+    s: LoopState,
+    effects: Vec<Effect>,
+    ctx: &'c LoopContext<'a>,
+}
+
+impl<'c, 'a> Step<'c, 'a> {
+    fn new(state: &LoopState, ctx: &'c LoopContext<'a>) -> Self {
+        Step {
+            s: state.clone(),
+            effects: Vec::new(),
+            ctx,
+        }
+    }
+
+    fn done(self, outcome: LoopOutcome) -> LoopDecision {
+        LoopDecision {
+            state: self.s,
+            effects: self.effects,
+            outcome,
+        }
+    }
+
+    fn repo(&self) -> RepoName {
+        self.ctx.repo.clone()
+    }
+
+    fn todo_marker(&self, depth: u32) -> String {
+        Marker::BranchTodo {
+            story: self.ctx.story.to_owned(),
+            task: self.ctx.task.id.value.clone(),
+            depth,
+            round: self.s.round.max(1),
+        }
+        .key()
+    }
+
+    fn comment(&mut self, marker: &str, body: String, comment_marker: String) {
+        self.effects.push(Effect::CommentOnMarker {
+            repo: self.repo(),
+            marker: marker.to_owned(),
+            body,
+            comment_marker,
+        });
+    }
+
+    fn set_state(&mut self, marker: &str, state: IssueState) {
+        self.effects.push(Effect::UpdateIssue {
+            repo: self.repo(),
+            marker: marker.to_owned(),
+            title: None,
+            body: None,
+            labels: None,
+            state: Some(state),
+        });
+    }
+
+    fn ensure_label(&mut self, name: &str) {
+        if let Some(spec) = labels::spec(name) {
+            self.effects.push(Effect::EnsureLabel {
+                repo: self.repo(),
+                name: spec.name,
+                color: spec.color,
+                description: spec.description,
+            });
+        }
+    }
+
+    fn latest_failure(&self) -> Option<&FailureRecord> {
+        self.s.failures.last()
+    }
+
+    fn view<'v>(&'v self, todo: &'v OpenTodo, now: i64) -> TodoView<'v> {
+        TodoView {
+            task: self.ctx.task,
+            todo,
+            failure: self.latest_failure(),
+            branch: self.ctx.task_branch,
+            prefix: &self.ctx.config.commands.prefix,
+            max_attempts: max_attempts(self.ctx.task, self.ctx.limits),
+            max_depth: self.ctx.limits.max_branch_depth,
+            timeout_seconds: self.ctx.limits.branch_timeout_seconds,
+            now,
+        }
+    }
+
+    fn dispatch(&mut self, todo: &OpenTodo) {
+        let role = self.ctx.config.roles.get(&todo.role);
+        let Some(workflow) = role.and_then(|r| r.agent_workflow.clone()) else {
+            return;
+        };
+        let inputs = BTreeMap::from([
+            ("task".to_owned(), self.ctx.task.id.value.to_string()),
+            ("todo".to_owned(), todo.marker.clone()),
+            ("branch".to_owned(), self.ctx.task_branch.to_owned()),
+            ("role".to_owned(), todo.role.clone()),
+        ]);
+        self.effects.push(Effect::DispatchWorkflow {
+            repo: self.repo(),
+            workflow,
+            git_ref: self.ctx.task_branch.to_owned(),
+            inputs,
+            report_to: Some(todo.marker.clone()),
+            attempt: None,
+            story_run: None,
+        });
+    }
+
+    /// Opens the todo at `depth` for the latest failure, or proposes it in
+    /// manual mode.
+    fn open_or_propose(&mut self, depth: u32, now: i64) -> LoopOutcome {
+        let kind = self
+            .latest_failure()
+            .and_then(|f| f.gates.first())
+            .map_or(FailureKind::Unknown, |g| g.kind);
+        let role = route(kind, self.ctx.task, self.ctx.config, depth);
+        let marker = self.todo_marker(depth);
+        if self.ctx.auto_fix {
+            self.open_todo(marker, depth, kind, role, now);
+            return if depth > 1 {
+                LoopOutcome::Deepened { depth }
+            } else {
+                LoopOutcome::Opened { depth }
+            };
+        }
+        let proposal = Proposal {
+            marker,
+            depth,
+            kind,
+            role,
+            attempt: self.latest_failure().map_or(0, |f| f.attempt),
+            proposed_at: now,
+        };
+        let body = render_proposal_comment(
+            self.ctx.task,
+            &proposal,
+            self.latest_failure(),
+            self.ctx.limits.max_branch_depth,
+            &self.ctx.config.commands.prefix,
+        );
+        let task_marker = self.ctx.task_marker.to_owned();
+        self.comment(&task_marker, body, format!("proposal {}", proposal.marker));
+        self.s.proposal = Some(proposal);
+        LoopOutcome::Proposed
+    }
+
+    fn open_todo(&mut self, marker: String, depth: u32, kind: FailureKind, role: String, now: i64) {
+        let todo = OpenTodo {
+            marker,
+            depth,
+            failed_runs: 1,
+            kind,
+            role,
+            opened_at: now,
+        };
+        let role_label = labels::role_label(&todo.role);
+        let kind_label = labels::kind_label(kind);
+        for name in [labels::BRANCH_TODO, &role_label, &kind_label] {
+            self.ensure_label(name);
+        }
+        let role = self.ctx.config.roles.get(&todo.role);
+        let mut issue_labels = vec![labels::BRANCH_TODO.to_owned(), role_label, kind_label];
+        for extra in role.map(|r| r.labels.clone()).unwrap_or_default() {
+            if !issue_labels.contains(&extra) {
+                issue_labels.push(extra);
+            }
+        }
+        self.effects.push(Effect::CreateIssue {
+            repo: self.repo(),
+            marker: todo.marker.clone(),
+            title: render_todo_title(self.ctx.task, kind),
+            body: render_todo_body(&self.view(&todo, now)),
+            labels: issue_labels,
+            assignees: role.map(|r| r.assignees.clone()).unwrap_or_default(),
+        });
+        self.effects.push(Effect::LinkSubIssue {
+            repo: self.repo(),
+            parent: self.ctx.task_marker.to_owned(),
+            child: todo.marker.clone(),
+            replace_parent: false,
+        });
+        self.dispatch(&todo);
+        *self
+            .s
+            .totals
+            .opened
+            .entry(format!("{}/{}", todo.kind.as_str(), todo.role))
+            .or_default() += 1;
+        self.s.open = Some(todo);
+    }
+
+    fn close_open(&mut self, now: i64, resolution: Resolution) -> Option<OpenTodo> {
+        let todo = self.s.open.take()?;
+        let state = match resolution {
+            Resolution::Fixed => IssueState::ClosedCompleted,
+            Resolution::Superseded | Resolution::Escalated => IssueState::ClosedNotPlanned,
+        };
+        self.set_state(&todo.marker, state);
+        self.s.history.push(ClosedTodo {
+            marker: todo.marker.clone(),
+            depth: todo.depth,
+            kind: todo.kind,
+            role: todo.role.clone(),
+            opened_at: todo.opened_at,
+            closed_at: now,
+            resolution,
+            failed_runs: todo.failed_runs,
+        });
+        let excess = self.s.history.len().saturating_sub(KEPT_HISTORY);
+        self.s.history.drain(..excess);
+        if resolution == Resolution::Fixed {
+            self.s.totals.fixed += 1;
+            self.s.totals.fixed_seconds += now.saturating_sub(todo.opened_at).max(0) as u64;
+        }
+        Some(todo)
+    }
+
+    fn escalate(mut self, reason: Bound, now: i64) -> LoopDecision {
+        if let Some(todo) = self.s.open.clone() {
+            let body = render_escalated_todo_comment(reason);
+            self.comment(
+                &todo.marker,
+                body,
+                format!("todo-escalated {}", todo.marker),
+            );
+            self.close_open(now, Resolution::Escalated);
+        }
+        self.s.proposal = None;
+        self.s.deferred = false;
+        let round = self.s.round;
+        self.s.escalation = Some(Escalation {
+            reason,
+            at: now,
+            round,
+            passed_since: false,
+        });
+        self.ensure_label(labels::NEEDS_HUMAN);
+        let task_marker = self.ctx.task_marker.to_owned();
+        self.effects.push(Effect::LabelMarked {
+            repo: self.repo(),
+            marker: task_marker.clone(),
+            add: vec![labels::NEEDS_HUMAN.to_owned()],
+            remove: vec![],
+        });
+        let report = render_escalation_report(self.ctx, &self.s, reason);
+        self.comment(
+            &task_marker,
+            report,
+            format!("escalation round={round} {task_marker}"),
+        );
+        self.done(LoopOutcome::Escalated(reason))
+    }
+
+    fn timed_out(&self, now: i64) -> bool {
+        let limit = i64::try_from(self.ctx.limits.branch_timeout_seconds).unwrap_or(i64::MAX);
+        self.s
+            .open
+            .as_ref()
+            .is_some_and(|t| now.saturating_sub(t.opened_at) >= limit)
+    }
+}
+
+/// A failed run: opens, updates, deepens, proposes, defers or escalates.
+pub fn on_failed_run(state: &LoopState, run: &FailedRun, ctx: &LoopContext) -> LoopDecision {
+    let mut step = Step::new(state, ctx);
+    if run.attempt <= state.last_attempt {
+        return step.done(LoopOutcome::Nothing);
+    }
+    step.s.last_attempt = run.attempt;
+    step.s.failures.push(record(run));
+    let excess = step.s.failures.len().saturating_sub(KEPT_FAILURES);
+    step.s.failures.drain(..excess);
+    if ignoring_failures(&step.s) {
+        return step.done(LoopOutcome::Nothing);
+    }
+    let now = run.now;
+    if step.timed_out(now) {
+        return step.escalate(Bound::Timeout, now);
+    }
+    let max = max_attempts(ctx.task, ctx.limits);
+    let max_depth = ctx.limits.max_branch_depth.max(1);
+
+    if let Some(todo) = step.s.open.clone() {
+        if todo.depth > max_depth {
+            return step.escalate(Bound::Depth, now);
+        }
+        if todo.failed_runs < max {
+            let failed_runs = todo.failed_runs + 1;
+            let todo = OpenTodo {
+                failed_runs,
+                ..todo
+            };
+            let view = step.view(&todo, now);
+            let body = render_todo_body(&view);
+            let comment = render_attempt_comment(&view);
+            step.effects.push(Effect::UpdateIssue {
+                repo: step.repo(),
+                marker: todo.marker.clone(),
+                title: None,
+                body: Some(body),
+                labels: None,
+                state: None,
+            });
+            step.comment(
+                &todo.marker,
+                comment,
+                format!("todo-attempt={} {}", run.attempt, todo.marker),
+            );
+            step.dispatch(&todo);
+            step.s.open = Some(todo);
+            return step.done(LoopOutcome::Updated { failed_runs });
+        }
+        // Spent: supersede with a deeper todo.
+        let depth = todo.depth + 1;
+        if depth > max_depth {
+            return step.escalate(Bound::Attempts, now);
+        }
+        let body = render_superseded_comment(&todo, depth, max_depth);
+        step.comment(
+            &todo.marker,
+            body,
+            format!("todo-superseded {}", todo.marker),
+        );
+        step.close_open(now, Resolution::Superseded);
+        let outcome = step.open_or_propose(depth, now);
+        return step.done(outcome);
+    }
+
+    if step.s.proposal.is_some() {
+        // Waiting for a person; the proposal stays as it was posted.
+        return step.done(LoopOutcome::Nothing);
+    }
+    if !step.s.deferred {
+        step.s.round += 1;
+    }
+    if ctx.open_todos_in_story >= ctx.limits.max_concurrent_branches {
+        if !step.s.deferred {
+            step.s.deferred = true;
+            let body = render_deferred_comment(ctx.limits.max_concurrent_branches);
+            let marker = format!("deferred round={} {}", step.s.round, ctx.task_marker);
+            step.comment(ctx.task_marker, body, marker);
+        }
+        return step.done(LoopOutcome::Deferred);
+    }
+    step.s.deferred = false;
+    let outcome = step.open_or_propose(1, now);
+    step.done(outcome)
+}
+
+/// A green run: closes the open todo as completed with its resolution time,
+/// drops a pending proposal and records the commit. An escalation stays
+/// (see [`is_task_blocked`]), but failures are handled again after it.
+pub fn on_green_run(
+    state: &LoopState,
+    sha: &CommitSha,
+    now: i64,
+    ctx: &LoopContext,
+) -> LoopDecision {
+    let mut step = Step::new(state, ctx);
+    step.s.last_green = Some(sha.clone());
+    step.s.proposal = None;
+    step.s.deferred = false;
+    if let Some(e) = &mut step.s.escalation {
+        e.passed_since = true;
+    }
+    let Some(todo) = step.s.open.clone() else {
+        return step.done(LoopOutcome::Nothing);
+    };
+    let resolution_seconds = now.saturating_sub(todo.opened_at).max(0);
+    let body = render_fixed_comment(sha, todo.failed_runs, resolution_seconds);
+    step.comment(&todo.marker, body, format!("todo-fixed {}", todo.marker));
+    step.close_open(now, Resolution::Fixed);
+    if ctx.human_involved {
+        step.s.fixed_with_human += 1;
+    } else {
+        step.s.fixed_without_human += 1;
+    }
+    step.done(LoopOutcome::Closed { resolution_seconds })
+}
+
+/// `/taskgate approve-branch`: opens the proposed todo (manual mode). The
+/// concurrency limit is not checked again: a person decided.
+pub fn on_approve_branch(state: &LoopState, now: i64, ctx: &LoopContext) -> LoopDecision {
+    let mut step = Step::new(state, ctx);
+    let Some(p) = step.s.proposal.take() else {
+        return step.done(LoopOutcome::Nothing);
+    };
+    if step.s.open.is_some() || ignoring_failures(&step.s) {
+        return Step::new(state, ctx).done(LoopOutcome::Nothing);
+    }
+    step.open_todo(p.marker, p.depth, p.kind, p.role, now);
+    step.done(if p.depth > 1 {
+        LoopOutcome::Deepened { depth: p.depth }
+    } else {
+        LoopOutcome::Opened { depth: p.depth }
+    })
+}
+
+/// Time passes: an open todo older than `branch_timeout_seconds` escalates.
+pub fn on_tick(state: &LoopState, now: i64, ctx: &LoopContext) -> LoopDecision {
+    let step = Step::new(state, ctx);
+    if step.timed_out(now) {
+        step.escalate(Bound::Timeout, now)
+    } else {
+        step.done(LoopOutcome::Nothing)
+    }
+}
+
+/// The run as stored: at most [`GATES_KEPT`] gates, texts clipped.
+fn record(run: &FailedRun) -> FailureRecord {
+    use crate::report::clip_middle;
+    FailureRecord {
+        attempt: run.attempt,
+        sha: run.sha.clone(),
+        gates: run
+            .gates
+            .iter()
+            .take(GATES_KEPT)
+            .map(|g| GateFailure {
+                gate: clip_middle(&g.gate, COMMAND_BYTES),
+                kind: g.kind,
+                summary: clip_middle(&g.summary, SUMMARY_BYTES),
+                commands: g
+                    .commands
+                    .iter()
+                    .take(COMMANDS_KEPT)
+                    .map(|c| clip_middle(c, COMMAND_BYTES))
+                    .collect(),
+            })
+            .collect(),
+        changes_since_green: run
+            .changes_since_green
+            .as_deref()
+            .map(|c| clip_middle(c, CHANGES_BYTES)),
+        at: run.now,
+    }
+}

@@ -1,0 +1,125 @@
+use super::*;
+use crate::effect::Effect;
+use crate::ship::decide::tests::{head, landing as shipping, names, World};
+use crate::ship::rules::{BranchRule, BranchRules, Bypass, RuleKind};
+use crate::ship::{on_ship_request, start_proof, ShipVia};
+
+fn comment_on(effects: &[Effect], number: u64) -> String {
+    effects
+        .iter()
+        .find_map(|e| match e {
+            Effect::PostComment { issue, body, .. } if issue.0 == number => Some(body.clone()),
+            _ => None,
+        })
+        .expect("a comment")
+}
+
+#[test]
+fn a_refused_landing_is_said_once_on_the_story_pr_with_the_rule_and_the_setting() {
+    let w = World::new();
+    let record = shipping(&w);
+    let message =
+        "Repository rule violations found\n\nRequired status check \"ci\" is expected.\n\n";
+    let found = crate::ship::violations(message);
+    let d = on_land_refused(&record, 1, &found, message, &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert_eq!(
+        names(&d.effects),
+        [
+            "label_issue",
+            "post_comment",
+            // The story head's gate, written before, turns red.
+            "update_check_run",
+            "advance_ship_queue"
+        ]
+    );
+    let Effect::LabelIssue { remove, .. } = &d.effects[0] else {
+        unreachable!()
+    };
+    assert_eq!(remove, &["ship".to_owned()]);
+    insta::assert_snapshot!(comment_on(&d.effects, 9), @r#"
+    **Not shipped: the rules of `main` refused taskgate.** Nothing landed and the `ship` label was removed.
+
+    - `main` requires a check that has not passed: Required status check "ci" is expected.
+
+    GitHub said: Repository rule violations found Required status check "ci" is expected.
+
+    To let taskgate land this story:
+    - make `ci` run and pass on the story PR's head, or take it out of the required checks of `main` ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-protected-branches/about-protected-branches#require-status-checks-before-merging)).
+
+    Then ship again.
+    "#);
+    // The gate says why until the story moves on.
+    assert_eq!(
+        d.record.land_refused.as_ref().map(|r| r.lines.clone()),
+        Some(vec![
+            "`main` requires a check that has not passed: Required status check \"ci\" is expected."
+                .to_owned()
+        ])
+    );
+    // The same refusal told twice is said once.
+    let again = on_land_refused(&d.record, 1, &found, message, &w.ctx());
+    assert!(again.effects.is_empty(), "{:?}", again.effects);
+}
+
+#[test]
+fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_proof() {
+    let w = World::new();
+    let queued = on_ship_request(
+        &crate::ship::decide::tests::shippable_with_pr(&w),
+        &crate::ship::decide::tests::octocat(ShipVia::Label),
+        &w.ctx(),
+    )
+    .record;
+    let rules = BranchRules {
+        branch: "main".into(),
+        classic: false,
+        merge_group_unsubscribed: false,
+        rules: vec![BranchRule {
+            rule: RuleKind::MergeQueue,
+            ruleset: Some(4),
+            bypass: Bypass::Never,
+        }],
+    };
+    let base = CommitSha("c".repeat(40));
+    let d = start_proof(&queued, (&base, &head()), &rules, &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert!(!names(&d.effects).contains(&"prepare_ship_commit"));
+    insta::assert_snapshot!(comment_on(&d.effects, 9), @r"
+    **Not shipped: the rules of `main` refused taskgate.** Nothing landed and the `ship` label was removed.
+
+    - `main` takes changes through GitHub's merge queue, which does not require `taskgate/ship-gate`: it would land merge groups without waiting for taskgate's proof.
+
+    To let taskgate land this story:
+    - add `taskgate/ship-gate` to the required status checks of `main`, so the merge queue waits for taskgate's proof of each merge group ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue)).
+
+    Then ship again.
+    ");
+}
+
+#[test]
+fn a_landing_that_fails_otherwise_takes_the_story_out_of_the_queue_with_a_report() {
+    let w = World::new();
+    let record = shipping(&w);
+    let d = on_land_failed(&record, 1, "gave up after 8 failed attempts: 502", &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert!(names(&d.effects).contains(&"advance_ship_queue"));
+    insta::assert_snapshot!(comment_on(&d.effects, 9), @"**Not shipped: landing on `main` failed.** GitHub answered: gave up after 8 failed attempts: 502. The story left the ship queue and the `ship` label was removed; ship again to retry.");
+    let stale = on_land_failed(&d.record, 1, "again", &w.ctx());
+    assert!(stale.effects.is_empty());
+}
+
+#[test]
+fn a_workflow_change_without_the_permission_names_the_file_and_the_permission() {
+    let w = World::new();
+    let record = shipping(&w);
+    let message = "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission";
+    let found = crate::ship::violations(message);
+    let d = on_land_refused(&record, 1, &found, message, &w.ctx());
+    let note = comment_on(&d.effects, 9);
+    assert!(
+        note.contains("the story changes `.github/workflows/ci.yml`, and taskgate's installation lacks the `workflows` permission"),
+        "{note}"
+    );
+    assert!(note.contains("`Workflows: Read and write`"), "{note}");
+}

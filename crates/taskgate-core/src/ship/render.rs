@@ -1,0 +1,225 @@
+//! Texts of the ship gate: the story PR body (what was proven), the gate's
+//! check-run output, and the comments on the story issue and PR.
+
+use super::decide::TaskProof;
+use crate::ids::IssueNumber;
+use crate::plan::TaskState;
+use crate::report::plain_text;
+
+/// What is missing, one bullet per reason.
+pub fn render_missing(missing: &[String]) -> String {
+    missing
+        .iter()
+        .map(|m| format!("- {m}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The story PR's body: the story, and each task with the gates that
+/// proved it and the commit they passed at.
+pub fn render_story_pr_body(story: IssueNumber, tasks: &[TaskProof], missing: &[String]) -> String {
+    let mut out = format!(
+        "Story #{story}, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.\n\n### What was proven\n\n"
+    );
+    for t in tasks {
+        let indent = if t.top == t.id { "" } else { "  " };
+        let issue = t.issue.map(|n| format!("#{n} ")).unwrap_or_default();
+        let title = plain_text(&t.title);
+        if t.is_parent {
+            out.push_str(&format!("{indent}- {issue}{title} (`{}`)\n", t.id));
+            continue;
+        }
+        let proof = match (t.state, t.proven.is_empty()) {
+            (Some(TaskState::Completed), true) => "merged; needs no testing".to_owned(),
+            (Some(TaskState::Completed), false) => t
+                .proven
+                .iter()
+                .map(|(gate, sha)| format!("`{gate}` passed at `{}`", sha.short()))
+                .collect::<Vec<_>>()
+                .join(", "),
+            (state, _) => format!(
+                "not complete ({})",
+                state.map(|s| s.name()).unwrap_or("not started")
+            ),
+        };
+        out.push_str(&format!("{indent}- {issue}{title} (`{}`): {proof}\n", t.id));
+    }
+    if !missing.is_empty() {
+        out.push_str(&format!(
+            "\n### Not shippable yet\n\n{}\n",
+            render_missing(missing)
+        ));
+    }
+    out
+}
+
+/// The `taskgate/ship-gate` output: title and summary.
+pub fn gate_output(missing: &[String], frozen: Option<&str>, ship_label: &str) -> (String, String) {
+    if let Some(frozen) = frozen {
+        let mut summary = format!("Nothing lands while the repository is frozen: {frozen}.");
+        if !missing.is_empty() {
+            summary.push_str(&format!(
+                "\n\nAnd the story is not shippable yet:\n\n{}",
+                render_missing(missing)
+            ));
+        }
+        return ("Frozen".into(), summary);
+    }
+    if missing.is_empty() {
+        return (
+            "Shippable".into(),
+            format!("Every task of this story is complete. A person ships it with the `{ship_label}` label, `/taskgate ship` or the API."),
+        );
+    }
+    (
+        format!("Not shippable: {} missing", missing.len()),
+        format!(
+            "This story ships only when every task is complete.\n\n{}",
+            render_missing(missing)
+        ),
+    )
+}
+
+pub fn ship_refused(login: &str, ship_label: &str, missing: &[String]) -> String {
+    format!(
+        "@{login} this story is not shippable yet, so taskgate removed the `{ship_label}` label. Missing:\n\n{}",
+        render_missing(missing)
+    )
+}
+
+pub fn merged_past_gate(pr: u64, missing: &[String]) -> String {
+    let why = if missing.is_empty() {
+        "without a ship request".to_owned()
+    } else {
+        format!(
+            "while the story was not shippable:\n\n{}",
+            render_missing(missing)
+        )
+    };
+    format!("**Merged past the ship gate.** The story pull request #{pr} was merged by hand {why}\n\ntaskgate records this and does not deploy it.")
+}
+
+pub fn deploying(pr: u64, workflow: &str) -> String {
+    format!(
+        "#{pr} is merged. Deploy workflow `{}` dispatched.",
+        plain_text(workflow)
+    )
+}
+
+pub fn deployed_without_workflow(pr: u64) -> String {
+    format!(
+        "#{pr} is merged. No `deploy_workflow` is configured, so the story counts as deployed now."
+    )
+}
+
+pub fn deploy_succeeded(report: &str) -> String {
+    format!("Deployed: {report}.")
+}
+
+pub fn deploy_failed(report: &str) -> String {
+    format!("**Deploy failed**: {report}. The story needs a fix; ship again once fixed.")
+}
+
+pub fn validation_passed(report: &str) -> String {
+    format!("Post-deploy validation passed: {report}. The story is review-ready.")
+}
+
+pub fn validation_failed(report: &str) -> String {
+    format!("**Post-deploy validation failed**: {report}. Fix what it found on a new branch from the default branch, then validate again.")
+}
+
+pub fn workflow_refused(which: &str, why: &str) -> String {
+    format!(
+        "The {which} workflow could not start: {}. The story needs a fix.",
+        plain_text(why)
+    )
+}
+
+/// GitHub refused to merge the story PR (posted on the story issue).
+pub fn render_merge_refused(pr: IssueNumber, status: u16, message: &str) -> String {
+    format!(
+        "Shipping stopped: GitHub refused to merge the story pull request #{pr} (it answered {status}: \"{}\"). The story stays shippable; resolve the conflict or branch protection and ship again.",
+        plain_text(message)
+    )
+}
+
+pub fn closed_unmerged(pr: u64) -> String {
+    format!("The story pull request #{pr} was closed without merging. taskgate will not open another by itself; reopen it to ship.")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::CommitSha;
+
+    fn task(id: &str, state: Option<TaskState>, proven: &[(&str, &str)]) -> TaskProof {
+        TaskProof {
+            id: id.into(),
+            title: format!("Task {id}"),
+            issue: Some(IssueNumber(4)),
+            top: id.into(),
+            is_parent: false,
+            state,
+            proven: proven
+                .iter()
+                .map(|(g, s)| ((*g).to_owned(), CommitSha((*s).to_owned())))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_story_pr_body_shows_each_gate_and_its_commit() {
+        let tasks = [
+            task(
+                "data",
+                Some(TaskState::Completed),
+                &[("test", "0123456789abcdef"), ("lint", "0123456789abcdef")],
+            ),
+            task("docs", Some(TaskState::Completed), &[]),
+            task("entry", Some(TaskState::Testing), &[]),
+        ];
+        let missing = vec!["task `entry` (Task entry) is `testing`".to_owned()];
+        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &missing), @r"
+        Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
+
+        ### What was proven
+
+        - #4 Task data (`data`): `test` passed at `0123456`, `lint` passed at `0123456`
+        - #4 Task docs (`docs`): merged; needs no testing
+        - #4 Task entry (`entry`): not complete (testing)
+
+        ### Not shippable yet
+
+        - task `entry` (Task entry) is `testing`
+        ");
+    }
+
+    #[test]
+    fn gate_and_refusal_texts() {
+        let missing = vec![
+            "task `check` (Make the check pass) is not started".to_owned(),
+            "integration milestone `backtest` has not passed".to_owned(),
+        ];
+        let (title, summary) = gate_output(&missing, None, "ship");
+        insta::assert_snapshot!(format!("{title}\n{summary}"), @r"
+        Not shippable: 2 missing
+        This story ships only when every task is complete.
+
+        - task `check` (Make the check pass) is not started
+        - integration milestone `backtest` has not passed
+        ");
+        insta::assert_snapshot!(ship_refused("octocat", "ship", &missing), @r"
+        @octocat this story is not shippable yet, so taskgate removed the `ship` label. Missing:
+
+        - task `check` (Make the check pass) is not started
+        - integration milestone `backtest` has not passed
+        ");
+        insta::assert_snapshot!(merged_past_gate(9, &missing[..1]), @r"
+        **Merged past the ship gate.** The story pull request #9 was merged by hand while the story was not shippable:
+
+        - task `check` (Make the check pass) is not started
+
+        taskgate records this and does not deploy it.
+        ");
+    }
+}

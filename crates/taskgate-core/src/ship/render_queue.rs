@@ -1,0 +1,259 @@
+//! Texts of the ship queue and the proof on the current base: the proving
+//! merge commit's message and the comments on the story issue and PR.
+//! Short, and each names the commits it is about.
+
+use super::{ProofFailure, ShipProof, ShipVia};
+use crate::ids::{CommitSha, IssueNumber};
+use crate::report::plain_text;
+
+/// The message of the merge commit that is tested and lands.
+pub fn ship_commit_message(title: &str, story: IssueNumber, pr: Option<IssueNumber>) -> String {
+    let pr = pr.map(|n| format!(" (#{n})")).unwrap_or_default();
+    format!(
+        "Ship story #{story}: {}{pr}\n\nProven by taskgate: this merge commit passed the story's gates before it landed.",
+        plain_text(title)
+    )
+}
+
+pub fn queued(login: &str, via: ShipVia, pr: IssueNumber, head: &str, ahead: usize) -> String {
+    let turn = match ahead {
+        0 => "It is proven on the current base next.".to_owned(),
+        1 => "One story ships before it.".to_owned(),
+        n => format!("{n} stories ship before it."),
+    };
+    format!(
+        "Queued to ship, as {login} asked (by {}): #{pr} at `{head}`. {turn} Its gates run on a merge with the default branch's head, and only that tested commit lands.",
+        via.name()
+    )
+}
+
+pub fn proving(proof: &ShipProof, story: IssueNumber) -> String {
+    let commit = proof.commit.as_ref().map_or("?", CommitSha::short);
+    format!(
+        "Proving (round {}): `taskgate/ship-{story}` merges the story at `{}` with the base at `{}`; the story's gates run on `{commit}`.",
+        proof.round,
+        proof.head.short(),
+        proof.base.short()
+    )
+}
+
+pub fn enqueued(pr: IssueNumber, head: &CommitSha, branch: &str) -> String {
+    format!(
+        "Shipping through GitHub's merge queue: `{}` takes changes through it, so taskgate put #{pr} in the queue at `{}` (a later head is not shipped). GitHub merges it with the base in a merge group; the story's gates run on that group's commit, and GitHub lands exactly that commit once `taskgate/ship-gate` passed on it.",
+        plain_text(branch),
+        head.short()
+    )
+}
+
+pub fn proving_group(proof: &ShipProof, group: &CommitSha) -> String {
+    format!(
+        "Proving merge group `{}` of GitHub's merge queue: the story at `{}` merged with the base. The story's gates run on it, and `taskgate/ship-gate` reports there.",
+        group.short(),
+        proof.head.short()
+    )
+}
+
+/// The gate's line on a merge group that does not merge the shipped head.
+pub fn group_without_head(group: &CommitSha, head: &CommitSha) -> String {
+    format!(
+        "merge group `{}` does not merge the story head `{}` that was shipped",
+        group.short(),
+        head.short()
+    )
+}
+
+pub fn dequeued_line(group: &CommitSha, reason: &str) -> String {
+    format!(
+        "GitHub's merge queue destroyed merge group `{}` without merging it (`{}`)",
+        group.short(),
+        plain_text(reason)
+    )
+}
+
+pub fn dequeued(group: &CommitSha, reason: &str, label: &str) -> String {
+    format!(
+        "**Not shipped: GitHub's merge queue took the story PR out.** It destroyed merge group `{}` without merging it (GitHub's reason: `{}`): a required check failed on the group, or the story PR's head moved. Nothing landed and the `{}` label was removed; ship again to retry.",
+        group.short(),
+        plain_text(reason),
+        plain_text(label)
+    )
+}
+
+pub fn proven_but_frozen(commit: &CommitSha, frozen: &str) -> String {
+    format!(
+        "Proven at `{}`, but nothing lands while the repository is frozen ({frozen}). The story waits at the head of the queue and is proven again on the base as it is when the freeze lifts.",
+        commit.short()
+    )
+}
+
+pub fn base_moved(proof: &ShipProof, max_rounds: u32) -> String {
+    format!(
+        "The default branch moved past `{}` before the tested commit could land, so nothing landed. Proving again on the new base (round {} of at most {max_rounds}).",
+        proof.base.short(),
+        proof.round + 1
+    )
+}
+
+pub fn base_kept_moving(rounds: u32) -> String {
+    format!(
+        "the default branch moved during each of {rounds} proofs; ship again when it is quieter"
+    )
+}
+
+pub fn render_land_refused(branch: &str, status: u16, message: &str) -> String {
+    format!(
+        "GitHub refused to move `{}` to the tested commit ({status}: {}). Nothing landed; the story is shippable again. If `{}` is protected, allow taskgate to push to it (see the README, \"Shipping\").",
+        plain_text(branch),
+        plain_text(message),
+        plain_text(branch)
+    )
+}
+
+/// On the story PR when its head moved after `ship` (issue 28 item 1).
+pub fn story_changed(pinned: &CommitSha, head: &CommitSha, label: &str) -> String {
+    format!(
+        "**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `{}`; its branch is now at `{}`. Nothing of it landed, and the `{}` label was removed. Look at what changed since `{}` before you ship again.",
+        pinned.short(),
+        head.short(),
+        plain_text(label),
+        pinned.short()
+    )
+}
+
+/// What keeps a story with a commit no proven task PR made from shipping
+/// (`vet`), with the way out.
+pub fn foreign_commit(commit: &CommitSha, prefix: &str) -> String {
+    format!(
+        "commit `{c}` on the story branch did not come from a proven task PR: look at it, then `{prefix} accept-commits {c}` accepts it and the commits before it (recorded), or move the story branch back before it",
+        c = commit.short()
+    )
+}
+
+pub fn too_many_commits(head: &CommitSha) -> String {
+    format!(
+        "the story branch at `{}` has more commits than taskgate checks (1,000): each must come from a proven task PR",
+        head.short()
+    )
+}
+
+/// On the story PR (or issue) when a person accepted commits no task PR
+/// made (`accept-commits`).
+pub fn commits_accepted(login: &str, covered: &[CommitSha], branch: &str) -> String {
+    let shas: Vec<String> = covered.iter().map(|c| format!("`{}`", c.short())).collect();
+    let (n, s) = (covered.len(), if covered.len() == 1 { "" } else { "s" });
+    format!(
+        "**{} accepted {n} commit{s} on `{}` that no task PR made:** {}. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.",
+        plain_text(login),
+        plain_text(branch),
+        shas.join(", ")
+    )
+}
+
+/// The proof's line when its commit does not merge exactly what it
+/// should.
+pub fn unexpected_parents(
+    commit: &CommitSha,
+    parents: &[CommitSha],
+    expected: &[CommitSha],
+) -> String {
+    let list = |shas: &[CommitSha]| {
+        if shas.is_empty() {
+            return "none".to_owned();
+        }
+        shas.iter()
+            .map(|s| format!("`{}`", s.short()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let what = if expected.len() == 1 {
+        "exactly the base"
+    } else {
+        "exactly the base and the shipped head"
+    };
+    format!(
+        "the proof commit `{}` has the parents {}, not {what} ({}): nothing of it was tested or landed",
+        commit.short(),
+        list(parents),
+        list(expected)
+    )
+}
+
+/// The gate's lines for a failed proof.
+pub fn proof_failure_lines(failure: &ProofFailure) -> Vec<String> {
+    let on = match &failure.commit {
+        Some(c) => format!(
+            "on the merge with base `{}` (tested at `{}`)",
+            failure.base.short(),
+            c.short()
+        ),
+        None => format!("with base `{}`", failure.base.short()),
+    };
+    failure
+        .failures
+        .iter()
+        .map(|f| format!("the story at `{}` fails {on}: {f}", failure.head.short()))
+        .collect()
+}
+
+pub fn proof_refused(failure: &ProofFailure, ship_label: &str) -> String {
+    let lines: Vec<String> = proof_failure_lines(failure)
+        .iter()
+        .map(|l| format!("- {l}"))
+        .collect();
+    format!(
+        "**Not shipped: the story does not pass on the current base.** Nothing landed and the `{ship_label}` label was removed.\n\n{}\n\nThe story's branch todo says what failed; ship again once it is fixed.",
+        lines.join("\n")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sha(c: char) -> CommitSha {
+        CommitSha(c.to_string().repeat(40))
+    }
+
+    #[test]
+    fn queue_and_proof_texts_name_their_commits() {
+        insta::assert_snapshot!(queued("octocat", ShipVia::Label, IssueNumber(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(queued("octocat", ShipVia::Api, IssueNumber(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        let proof = ShipProof {
+            round: 1,
+            base: sha('b'),
+            head: sha('h'),
+            commit: Some(sha('m')),
+            landing: Default::default(),
+        };
+        insta::assert_snapshot!(proving(&proof, IssueNumber(3)), @"Proving (round 1): `taskgate/ship-3` merges the story at `hhhhhhh` with the base at `bbbbbbb`; the story's gates run on `mmmmmmm`.");
+        insta::assert_snapshot!(base_moved(&proof, 3), @"The default branch moved past `bbbbbbb` before the tested commit could land, so nothing landed. Proving again on the new base (round 2 of at most 3).");
+        insta::assert_snapshot!(ship_commit_message("Shipped *work*", IssueNumber(3), Some(IssueNumber(7))), @r"
+        Ship story #3: Shipped *work* (#7)
+
+        Proven by taskgate: this merge commit passed the story's gates before it landed.
+        ");
+    }
+
+    #[test]
+    fn a_refusal_names_the_gate_the_test_and_the_base() {
+        let failure = ProofFailure {
+            base: sha('b'),
+            head: sha('h'),
+            commit: Some(sha('m')),
+            failures: vec!["`ship/check/test` (test_failure): test_fetch: assert 3 == 4".into()],
+        };
+        insta::assert_snapshot!(proof_refused(&failure, "ship"), @r"
+        **Not shipped: the story does not pass on the current base.** Nothing landed and the `ship` label was removed.
+
+        - the story at `hhhhhhh` fails on the merge with base `bbbbbbb` (tested at `mmmmmmm`): `ship/check/test` (test_failure): test_fetch: assert 3 == 4
+
+        The story's branch todo says what failed; ship again once it is fixed.
+        ");
+        let conflict = ProofFailure {
+            commit: None,
+            failures: vec!["it does not merge cleanly (GitHub: Merge conflict)".into()],
+            ..failure
+        };
+        insta::assert_snapshot!(proof_failure_lines(&conflict).join("\n"), @"the story at `hhhhhhh` fails with base `bbbbbbb`: it does not merge cleanly (GitHub: Merge conflict)");
+    }
+}

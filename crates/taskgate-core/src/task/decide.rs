@@ -1,0 +1,844 @@
+//! The transitions of a task's runs.
+
+use super::check::check_key;
+pub use super::heads::HeadSource;
+use super::heads::{late, move_head};
+use super::render;
+use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
+use crate::config::{MergeMethod, ReviewMode};
+use crate::effect::{CheckStatus, CheckUpdate, Effect};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, UserId};
+use crate::plan::TaskState;
+use crate::report::{annotation_batches, render_check_output, CheckOutput, GateResult, RunReport};
+use crate::CheckConclusion;
+
+/// What the transitions need to know about the task and its repository.
+#[derive(Debug, Clone)]
+pub struct TaskContext<'a> {
+    pub repo: &'a RepoName,
+    pub installation: InstallationId,
+    /// The story key (`file:momentum`).
+    pub story: &'a str,
+    pub task: &'a str,
+    pub title: &'a str,
+    /// The task issue's marker key and number.
+    pub task_marker: &'a str,
+    pub task_issue: IssueNumber,
+    pub branch: &'a str,
+    pub story_branch: &'a str,
+    /// The task's gates from the plan on the default branch; empty when it
+    /// needs no testing.
+    pub gates: &'a [String],
+    /// The issues of the dependencies not complete yet: while any is, the
+    /// task is `pending` and is not run (SPEC §3).
+    pub waiting_for: &'a [IssueNumber],
+    pub review: ReviewMode,
+    pub merge_method: MergeMethod,
+    pub now: i64,
+}
+
+/// Something that asks for the task to be tested.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trigger {
+    /// The task branch's head is `sha` (a push, a pull request opened,
+    /// synchronised or reopened, a check suite requested). A commit already
+    /// tested or being tested is not run again.
+    Head {
+        sha: CommitSha,
+        pr: Option<PullRef>,
+        /// Who pushed it, when a push says (its `sender`): a pusher may
+        /// not approve the task they worked on (`allow_self_approval`).
+        pusher: Option<UserId>,
+        /// A webhook, which may be late (`heads`), or taskgate's own.
+        source: HeadSource,
+    },
+    /// Run again at the head (or `sha`), all gates or one: check suite or
+    /// check run re-requested, the Retry button, `/taskgate retry [gate]`.
+    Retry {
+        sha: Option<CommitSha>,
+        gate: Option<String>,
+    },
+}
+
+/// What the runner reports about an attempt (stored in the inbox as JSON).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RunProgress {
+    /// Waiting for a free runner, behind `ahead` runs.
+    Waiting {
+        attempt: u32,
+        ahead: usize,
+    },
+    Started {
+        attempt: u32,
+    },
+    /// `workspace` is where the commands ran, stripped from finding paths.
+    Finished {
+        attempt: u32,
+        report: RunReport,
+        workspace: String,
+    },
+    /// Could not run at all (the commit is gone); not a verdict on the code.
+    Skipped {
+        attempt: u32,
+        why: String,
+    },
+}
+
+impl RunProgress {
+    pub fn attempt(&self) -> u32 {
+        match self {
+            RunProgress::Waiting { attempt, .. }
+            | RunProgress::Started { attempt }
+            | RunProgress::Finished { attempt, .. }
+            | RunProgress::Skipped { attempt, .. } => *attempt,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskDecision {
+    pub record: TaskRecord,
+    pub effects: Vec<Effect>,
+    /// A run to queue.
+    pub run: Option<RunJob>,
+    /// An attempt superseded while queued or running: its processes stop.
+    pub cancelled: Option<u32>,
+    /// The run finished and every gate passed at the head (`Some(true)`),
+    /// or some gate failed (`Some(false)`); the failure loop listens here.
+    pub verdict: Option<bool>,
+    pub outcome: String,
+}
+
+impl TaskDecision {
+    fn unchanged(record: &TaskRecord, outcome: impl Into<String>) -> TaskDecision {
+        TaskDecision {
+            record: record.clone(),
+            effects: vec![],
+            run: None,
+            cancelled: None,
+            verdict: None,
+            outcome: outcome.into(),
+        }
+    }
+}
+
+pub(super) fn reconcile(ctx: &TaskContext) -> Effect {
+    Effect::Reconcile {
+        repo: ctx.repo.clone(),
+        story: ctx.story.to_owned(),
+        round: 0,
+    }
+}
+
+/// Moves the check run under `key` on (see [`CheckUpdate`]).
+pub(super) fn update_check(
+    ctx: &TaskContext,
+    key: String,
+    status: CheckStatus,
+    conclusion: Option<CheckConclusion>,
+    output: Option<CheckOutput>,
+    retry_button: bool,
+) -> Effect {
+    Effect::UpdateCheckRun {
+        repo: ctx.repo.clone(),
+        key,
+        update: CheckUpdate {
+            status,
+            conclusion,
+            output,
+            retry_button,
+            approve_button: false,
+        },
+    }
+}
+
+pub(super) fn short(sha: &CommitSha) -> &str {
+    sha.short()
+}
+
+/// Pushers kept per task (the most recent), for the self-approval rule.
+pub const KEPT_PUSHERS: usize = 20;
+
+/// Something asks for the task to be tested ([`Trigger`]): the attempt it
+/// queues, or why none runs.
+pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
+    let noted = note_pusher(record, trigger);
+    let record = noted.as_ref().unwrap_or(record);
+    if let Some(late) = late(record, trigger) {
+        return late;
+    }
+    if matches!(
+        record.state,
+        Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
+    ) {
+        return not_run(record, trigger);
+    }
+    if !ctx.waiting_for.is_empty() {
+        return pending(record, trigger, ctx);
+    }
+    let mut next = record.clone();
+    let mut effects = Vec::new();
+    let (sha, gates) = match trigger {
+        Trigger::Head { sha, pr, .. } => {
+            adopt_pull_request(record, &mut next, sha, *pr, ctx, &mut effects);
+            move_head(&mut next, sha, trigger);
+            if already_tested(record, sha, ctx) {
+                return already_tested_head(record, next, sha, *pr, ctx, effects);
+            }
+            (sha.clone(), ctx.gates.to_vec())
+        }
+        Trigger::Retry { sha, gate } => {
+            match retry_target(record, sha.as_ref(), gate.as_deref(), ctx) {
+                Ok((sha, gates)) => {
+                    next.head = Some(sha.clone());
+                    (sha, gates)
+                }
+                Err(outcome) => return TaskDecision::unchanged(record, outcome),
+            }
+        }
+    };
+
+    if ctx.gates.is_empty() {
+        // `requires_testing: false`: complete when the PR merges.
+        next.state = Some(TaskState::InProgress);
+        effects.push(reconcile(ctx));
+        return TaskDecision {
+            record: next,
+            effects,
+            outcome: "needs no testing: waits for its pull request to merge".into(),
+            ..TaskDecision::unchanged(record, "")
+        };
+    }
+    queue_attempt(record, next, effects, sha, gates, ctx)
+}
+
+/// The record with a push's pusher remembered (the most recent
+/// [`KEPT_PUSHERS`]), when the trigger names one not remembered yet.
+fn note_pusher(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
+    match trigger {
+        Trigger::Head {
+            pusher: Some(who), ..
+        } if !record.pushed_by.contains(who) => {
+            let mut r = record.clone();
+            r.pushed_by.push(*who);
+            if r.pushed_by.len() > KEPT_PUSHERS {
+                r.pushed_by.remove(0);
+            }
+            Some(r)
+        }
+        _ => None,
+    }
+}
+
+/// A completed, rejected or paused task is not run.
+fn not_run(record: &TaskRecord, trigger: &Trigger) -> TaskDecision {
+    let state = record.state.map(|s| s.name()).unwrap_or_default();
+    let mut next = record.clone();
+    if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
+        // Remembered, so `/resume` tests what was pushed meanwhile.
+        move_head(&mut next, sha, trigger);
+        next.pr = pr.or(next.pr);
+    }
+    TaskDecision::unchanged(&next, format!("task is {state}: not run"))
+}
+
+/// Takes the head's pull request, if the trigger names one; else asks for
+/// a draft one when the task has none.
+fn adopt_pull_request(
+    record: &TaskRecord,
+    next: &mut TaskRecord,
+    sha: &CommitSha,
+    pr: Option<PullRef>,
+    ctx: &TaskContext,
+    effects: &mut Vec<Effect>,
+) {
+    if let Some(pr) = pr {
+        next.pr = Some(pr);
+        next.pr_requested = false;
+    } else if ctx.branch == ctx.story_branch {
+        // A milestone or a ship's proof runs on a branch of the story's
+        // own, never reviewed through a pull request.
+    } else if next.pr.is_none() && (!next.pr_requested || record.head.as_ref() != Some(sha)) {
+        // A commit on a task branch without a PR: open a draft
+        // (SPEC §3) so the work has a place to be reviewed. Asked
+        // again at each new head until the PR's webhook arrives:
+        // GitHub refuses a PR without commits, and answers
+        // "already exists" to a second ask, which costs nothing.
+        next.pr_requested = true;
+        effects.push(Effect::CreatePullRequest {
+            repo: ctx.repo.clone(),
+            head: ctx.branch.to_owned(),
+            base: ctx.story_branch.to_owned(),
+            title: ctx.title.to_owned(),
+            body: render::task_pull_body(ctx.task_issue),
+            draft: true,
+        });
+    }
+}
+
+/// `sha` with all the task's gates is tested or being tested, or its
+/// attempt could not run (skipped: a refused dispatch, a runner fault),
+/// which waits for Retry: a webhook that names the head again (a
+/// `pull_request` event delivered after the push's attempt ended, a label,
+/// a redelivery) is no request to run it again. An attempt cancelled (by a
+/// pause, a newer head) does not count.
+fn already_tested(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
+    record.current.as_ref().is_some_and(|a| {
+        a.sha == *sha && a.gates.len() == ctx.gates.len() && a.status != AttemptStatus::Cancelled
+    })
+}
+
+/// A head already tested is not run again. A pull request adopted after
+/// its head was proven (a person opened it, ready, once the run was green)
+/// merges as `ready_for_review` would: the order of events must not
+/// strand a proven task.
+fn already_tested_head(
+    record: &TaskRecord,
+    next: TaskRecord,
+    sha: &CommitSha,
+    pr: Option<PullRef>,
+    ctx: &TaskContext,
+    mut effects: Vec<Effect>,
+) -> TaskDecision {
+    let merging = pr.and_then(|_| merge_if_ready(&next, ctx));
+    let outcome = match merging {
+        Some(_) => format!("{} is already proven: merging", short(sha)),
+        None => format!("{} is already tested or being tested", short(sha)),
+    };
+    effects.extend(merging);
+    TaskDecision {
+        record: next,
+        effects,
+        outcome,
+        ..TaskDecision::unchanged(record, "")
+    }
+}
+
+/// What a retry runs: the head (or `sha`, which must be the head) with
+/// every gate or the one named; `Err` says why nothing runs.
+fn retry_target(
+    record: &TaskRecord,
+    sha: Option<&CommitSha>,
+    gate: Option<&str>,
+    ctx: &TaskContext,
+) -> Result<(CommitSha, Vec<String>), String> {
+    // Only the head taskgate heard pushed to the task branch is retried:
+    // a re-run naming a commit it never heard of (a fork's, one whose
+    // push it missed) runs nothing, as `/taskgate retry` would not.
+    let Some(head) = record.head.as_ref() else {
+        return Err("nothing pushed yet: nothing to retry".into());
+    };
+    let sha = sha.unwrap_or(head).clone();
+    // Re-running an older commit's check run must not move the
+    // task back to that commit: only the head is retried.
+    if *head != sha {
+        return Err(format!(
+            "{} is not the branch's head any more: push or retry the head",
+            short(&sha)
+        ));
+    }
+    let gates = match gate {
+        Some(g) if ctx.gates.iter().any(|c| c == g) => vec![g.to_owned()],
+        Some(g) => return Err(format!("the task has no gate `{g}`")),
+        None => ctx.gates.to_vec(),
+    };
+    Ok((sha, gates))
+}
+
+/// Queues a new attempt at `sha` for `gates`: its check runs open as
+/// queued, and the one it supersedes is cancelled.
+fn queue_attempt(
+    record: &TaskRecord,
+    mut next: TaskRecord,
+    mut effects: Vec<Effect>,
+    sha: CommitSha,
+    gates: Vec<String>,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let cancelled = supersede(record, &sha, ctx, &mut effects);
+    let number = record.attempts + 1;
+    for gate in &gates {
+        effects.push(Effect::OpenCheckRun {
+            repo: ctx.repo.clone(),
+            key: check_key(ctx.story, ctx.task, number, gate),
+            name: render::check_name(gate),
+            head_sha: sha.clone(),
+            title: "Queued".into(),
+            summary: render::queued_summary(ctx.task, number),
+        });
+    }
+    next.attempts = number;
+    next.current = Some(Attempt {
+        number,
+        sha: sha.clone(),
+        gates: gates.clone(),
+        status: AttemptStatus::Queued,
+        queued_at: ctx.now,
+        started_at: None,
+        finished_at: None,
+    });
+    next.state = Some(TaskState::Testing);
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        run: Some(RunJob {
+            repo: ctx.repo.clone(),
+            installation: ctx.installation,
+            story: ctx.story.to_owned(),
+            task: ctx.task.to_owned(),
+            attempt: number,
+            sha: sha.clone(),
+            gates,
+            base: None,
+        }),
+        cancelled,
+        verdict: None,
+        outcome: format!("attempt {number} queued at {}", short(&sha)),
+    }
+}
+
+/// A trigger on a task whose dependencies are not complete: nothing runs,
+/// its state does not move, no branch todo or agent hears of it (SPEC §3).
+/// A pushed head is remembered, so the work is tested once the task is
+/// ready ([`on_dependencies_complete`]), and the commit gets one neutral
+/// check run saying what it waits for.
+fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
+    let waiting = render::waiting_for(ctx.waiting_for);
+    match trigger {
+        Trigger::Head { sha, pr, .. } => {
+            let mut next = record.clone();
+            next.pr = pr.or(next.pr);
+            if pr.is_some() {
+                next.pr_requested = false;
+            }
+            let new_head = record.head.as_ref() != Some(sha);
+            move_head(&mut next, sha, trigger);
+            let effects = if new_head {
+                vec![Effect::CreateCheckRun {
+                    repo: ctx.repo.clone(),
+                    check: crate::effect::CheckRunSpec {
+                        name: render::PENDING_CHECK.into(),
+                        head_sha: sha.clone(),
+                        conclusion: CheckConclusion::Neutral,
+                        title: format!("Not run: {waiting}"),
+                        summary: render::pending_summary(ctx.waiting_for),
+                        annotations: vec![],
+                    },
+                }]
+            } else {
+                vec![]
+            };
+            TaskDecision {
+                record: next,
+                effects,
+                outcome: format!("pending, {waiting}: {} not run", short(sha)),
+                ..TaskDecision::unchanged(record, "")
+            }
+        }
+        Trigger::Retry { .. } => {
+            TaskDecision::unchanged(record, format!("pending, {waiting}: not run"))
+        }
+    }
+}
+
+/// The task's last dependency completed: work pushed while it was pending
+/// is tested, once its branch holds the dependencies' work. The branch is
+/// started first (`Effect::StartTaskBranch`, reported through the inbox):
+/// until then nothing runs here, and after it [`on_branch_started`] says
+/// what does. Nothing happens when no work was pushed, or its head was
+/// tested already.
+pub fn on_dependencies_complete(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDecision> {
+    record.branch.as_ref()?;
+    test_recorded_head(record, ctx)
+}
+
+/// A ready task's branch was started (SPEC §3). Work pushed while it was
+/// pending is tested once for that one update: when the story branch was
+/// merged into it, at the merge, whose push starts the run like any work
+/// pushed; when the branch already held the story head, or conflicts with
+/// it (no push follows), at the recorded head, now. `record` is the task's
+/// before the start was recorded: a start reported again does nothing.
+pub fn on_branch_started(
+    record: &TaskRecord,
+    start: &crate::story::BranchStart,
+    ctx: &TaskContext,
+) -> Option<TaskDecision> {
+    use crate::story::StartHow;
+    if record.branch.is_some() || !matches!(start.how, StartHow::UpToDate | StartHow::Conflict) {
+        return None;
+    }
+    let started = TaskRecord {
+        branch: Some(start.clone()),
+        ..record.clone()
+    };
+    test_recorded_head(&started, ctx)
+}
+
+fn test_recorded_head(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDecision> {
+    let head = record.head.clone()?;
+    let d = on_trigger(
+        record,
+        &Trigger::Head {
+            sha: head,
+            pr: record.pr,
+            pusher: None,
+            source: HeadSource::Taskgate,
+        },
+        ctx,
+    );
+    d.run.is_some().then_some(d)
+}
+
+/// Completes a queued or running attempt's check runs as cancelled.
+pub(super) fn supersede(
+    record: &TaskRecord,
+    by: &CommitSha,
+    ctx: &TaskContext,
+    effects: &mut Vec<Effect>,
+) -> Option<u32> {
+    let current = record.current.as_ref().filter(|a| a.status.is_active())?;
+    for gate in &current.gates {
+        effects.push(update_check(
+            ctx,
+            check_key(ctx.story, ctx.task, current.number, gate),
+            CheckStatus::Completed,
+            Some(CheckConclusion::Cancelled),
+            Some(render::superseded_output(current.number, short(by))),
+            false,
+        ));
+    }
+    Some(current.number)
+}
+
+pub fn on_run_progress(
+    record: &TaskRecord,
+    progress: &RunProgress,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let Some(current) = record
+        .current
+        .as_ref()
+        .filter(|a| a.number == progress.attempt() && a.status.is_active())
+    else {
+        return TaskDecision::unchanged(
+            record,
+            format!(
+                "attempt {} is not the task's active attempt: ignored",
+                progress.attempt()
+            ),
+        );
+    };
+    let keys = |gate: &str| check_key(ctx.story, ctx.task, current.number, gate);
+    let mut next = record.clone();
+    let attempt = next.current.as_mut().expect("checked above");
+    match progress {
+        RunProgress::Waiting { ahead, .. } => TaskDecision {
+            effects: current
+                .gates
+                .iter()
+                .map(|g| {
+                    update_check(
+                        ctx,
+                        keys(g),
+                        CheckStatus::Queued,
+                        None,
+                        Some(render::waiting_output(*ahead)),
+                        false,
+                    )
+                })
+                .collect(),
+            outcome: format!("attempt {} waits behind {ahead} run(s)", current.number),
+            ..TaskDecision::unchanged(record, "")
+        },
+        RunProgress::Started { .. } => {
+            if attempt.status == AttemptStatus::Running {
+                return TaskDecision::unchanged(record, "already running");
+            }
+            attempt.status = AttemptStatus::Running;
+            attempt.started_at = Some(ctx.now);
+            TaskDecision {
+                effects: current
+                    .gates
+                    .iter()
+                    .map(|g| {
+                        update_check(
+                            ctx,
+                            keys(g),
+                            CheckStatus::InProgress,
+                            None,
+                            Some(CheckOutput {
+                                title: "Running".into(),
+                                summary: render::running_summary(current.number, &current.sha),
+                                text: String::new(),
+                                annotations: vec![],
+                            }),
+                            false,
+                        )
+                    })
+                    .collect(),
+                outcome: format!("attempt {} started", current.number),
+                ..TaskDecision::unchanged(&next, "")
+            }
+        }
+        RunProgress::Skipped { why, .. } => {
+            attempt.status = AttemptStatus::Skipped;
+            attempt.finished_at = Some(ctx.now);
+            let effects = current
+                .gates
+                .iter()
+                .map(|g| {
+                    update_check(
+                        ctx,
+                        keys(g),
+                        CheckStatus::Completed,
+                        Some(CheckConclusion::Cancelled),
+                        Some(render::skipped_output(why)),
+                        true,
+                    )
+                })
+                .collect();
+            TaskDecision {
+                effects,
+                outcome: format!("attempt {} not run: {why}", current.number),
+                ..TaskDecision::unchanged(&next, "")
+            }
+        }
+        RunProgress::Finished {
+            report, workspace, ..
+        } => finish(&next, current, report, workspace, ctx),
+    }
+}
+
+fn finish(
+    record: &TaskRecord,
+    current: &Attempt,
+    report: &RunReport,
+    workspace: &str,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    if let Some(why) = &report.runner_fault {
+        return super::runner_fault::on_runner_fault(record, current, why, ctx);
+    }
+    let mut next = record.clone();
+    let mut effects = Vec::new();
+    for gate in &current.gates {
+        let key = check_key(ctx.story, ctx.task, current.number, gate);
+        let verdict = match report.gates.iter().find(|g| &g.gate == gate) {
+            Some(result) => {
+                effects.extend(completed_check(ctx, key, result, workspace));
+                GateVerdict {
+                    sha: current.sha.clone(),
+                    attempt: current.number,
+                    passed: result.passed,
+                    kind: result.kind,
+                    summary: result.summary.clone(),
+                }
+            }
+            None => {
+                // The runner said nothing about this gate: a runner fault.
+                effects.push(update_check(
+                    ctx,
+                    key,
+                    CheckStatus::Completed,
+                    Some(CheckConclusion::Failure),
+                    Some(render::missing_gate_output(gate)),
+                    true,
+                ));
+                GateVerdict {
+                    sha: current.sha.clone(),
+                    attempt: current.number,
+                    passed: false,
+                    kind: Some(crate::classify::FailureKind::ToolingError),
+                    summary: Some("the runner reported nothing for this gate".into()),
+                }
+            }
+        };
+        next.verdicts.insert(gate.clone(), verdict);
+    }
+    conclude(next, current, ctx, effects)
+}
+
+/// Completes a gate's check run with its result: the first 50 annotations
+/// with the conclusion, then the rest (GitHub takes 50 per request and
+/// appends the rest).
+fn completed_check(
+    ctx: &TaskContext,
+    key: String,
+    result: &GateResult,
+    workspace: &str,
+) -> Vec<Effect> {
+    let output = render_check_output(result, workspace);
+    let batches = annotation_batches(&output.annotations);
+    let first = CheckOutput {
+        annotations: batches.first().map(|b| b.to_vec()).unwrap_or_default(),
+        ..output.clone()
+    };
+    let mut effects = vec![update_check(
+        ctx,
+        key.clone(),
+        CheckStatus::Completed,
+        Some(CheckConclusion::of(result.passed)),
+        Some(first),
+        true,
+    )];
+    for batch in batches.iter().skip(1) {
+        effects.push(update_check(
+            ctx,
+            key.clone(),
+            CheckStatus::Completed,
+            None,
+            Some(CheckOutput {
+                title: output.title.clone(),
+                summary: output.summary.clone(),
+                text: String::new(),
+                annotations: batch.to_vec(),
+            }),
+            false,
+        ));
+    }
+    effects
+}
+
+/// The attempt's verdict once every gate is recorded: passed when every
+/// gate of the task passed at its commit. A pass moves the task to review
+/// (and merges it in auto review), a failure to `test-failed`.
+fn conclude(
+    mut next: TaskRecord,
+    current: &Attempt,
+    ctx: &TaskContext,
+    mut effects: Vec<Effect>,
+) -> TaskDecision {
+    let passed = ctx.gates.iter().all(|g| {
+        next.verdicts
+            .get(g)
+            .is_some_and(|v| v.passed && v.sha == current.sha)
+    });
+    let attempt = next.current.as_mut().expect("current exists");
+    attempt.status = if passed {
+        AttemptStatus::Passed
+    } else {
+        AttemptStatus::Failed
+    };
+    attempt.finished_at = Some(ctx.now);
+    next.state = Some(if passed {
+        TaskState::Review
+    } else {
+        TaskState::TestFailed
+    });
+    if passed {
+        effects.extend(merge_if_ready(&next, ctx));
+    }
+    effects.extend(super::review_text::checker_report(&next, current, ctx));
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        run: None,
+        cancelled: None,
+        verdict: Some(passed),
+        outcome: format!(
+            "attempt {} {}",
+            current.number,
+            if passed { "passed" } else { "failed" }
+        ),
+    }
+}
+
+/// Every gate has passed at `sha`.
+pub(super) fn proven_at(record: &TaskRecord, sha: &CommitSha, ctx: &TaskContext) -> bool {
+    !ctx.gates.is_empty()
+        && ctx.gates.iter().all(|g| {
+            record
+                .verdicts
+                .get(g)
+                .is_some_and(|v| v.passed && v.sha == *sha)
+        })
+}
+
+/// In `auto` review a proven task whose PR is ready for review is merged
+/// into the story branch (SPEC §3); `human` review waits for `/approve`.
+fn merge_if_ready(record: &TaskRecord, ctx: &TaskContext) -> Option<Effect> {
+    let (pr, head) = (record.pr?, record.head.as_ref()?);
+    (ctx.review == ReviewMode::Auto && !pr.draft && proven_at(record, head, ctx)).then(|| {
+        Effect::MergePullRequest {
+            repo: ctx.repo.clone(),
+            number: pr.number,
+            sha: head.clone(),
+            method: ctx.merge_method,
+            title: format!("{} (#{})", ctx.title, pr.number),
+            report_to: ctx.task_marker.to_owned(),
+        }
+    })
+}
+
+/// The task PR left draft. A head already proven merges (auto review);
+/// otherwise it is tested like any new head.
+pub fn on_ready_for_review(
+    record: &TaskRecord,
+    pr: PullRef,
+    sha: &CommitSha,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let mut next = record.clone();
+    next.pr = Some(pr);
+    next.pr_requested = false;
+    if next.head.as_ref() == Some(sha) && proven_at(&next, sha, ctx) {
+        let effects: Vec<Effect> = merge_if_ready(&next, ctx).into_iter().collect();
+        let outcome = if effects.is_empty() {
+            "ready for review; already proven: waits for approval".into()
+        } else {
+            "ready for review; already proven: merging".into()
+        };
+        return TaskDecision {
+            record: next,
+            effects,
+            outcome,
+            ..TaskDecision::unchanged(record, "")
+        };
+    }
+    on_trigger(
+        &next,
+        &Trigger::Head {
+            sha: sha.clone(),
+            pr: Some(pr),
+            pusher: None,
+            source: HeadSource::Webhook { before: None },
+        },
+        ctx,
+    )
+}
+
+/// The task PR was closed: merged means the task is complete (its issue is
+/// closed by taskgate, since closing keywords do not fire on merges into a
+/// non-default branch); closed unmerged forgets the PR.
+pub fn on_pull_closed(record: &TaskRecord, merged: bool, ctx: &TaskContext) -> TaskDecision {
+    let mut next = record.clone();
+    if !merged {
+        next.pr = None;
+        next.pr_requested = false;
+        return TaskDecision::unchanged(&next, "task pull request closed without merging");
+    }
+    next.state = Some(TaskState::Completed);
+    let mut effects = vec![];
+    // A run still going is moot once the work is merged.
+    let head = record.head.clone().unwrap_or(CommitSha(String::new()));
+    let cancelled = supersede(record, &head, ctx, &mut effects);
+    if cancelled.is_some() {
+        next.current.as_mut().expect("exists").status = AttemptStatus::Cancelled;
+    }
+    // The reconciler closes the completed task's issue and relabels it.
+    effects.push(reconcile(ctx));
+    TaskDecision {
+        record: next,
+        effects,
+        cancelled,
+        outcome: "task pull request merged: task completed".into(),
+        ..TaskDecision::unchanged(record, "")
+    }
+}
+
+#[cfg(test)]
+#[path = "decide_tests.rs"]
+mod tests;

@@ -1,0 +1,183 @@
+//! Where runs meet the failure loop: a finished run's verdict is handed to
+//! `core::failure`, whose branch todos, bounds and escalation then follow,
+//! and an escalated task is `blocked`.
+
+use super::{TaskContext, TaskDecision};
+use crate::classify::FailureKind;
+use crate::config::{Limits, RepoConfig};
+use crate::failure::{
+    self, is_task_blocked, FailedRun, GateFailure, LoopContext, LoopDecision, LoopOutcome,
+};
+use crate::plan::{Task, TaskState};
+use crate::report::RunReport;
+use crate::CheckConclusion;
+
+/// What the failure loop needs beyond the task's run context.
+#[derive(Debug, Clone)]
+pub struct LoopInputs<'a> {
+    pub task: &'a Task,
+    pub config: &'a RepoConfig,
+    /// Story-effective ([`RepoConfig::effective_limits`]).
+    pub limits: Limits,
+    pub auto_fix: bool,
+    /// Other tasks of the story with an open branch todo.
+    pub open_todos_in_story: u32,
+}
+
+pub fn loop_context<'a>(
+    ctx: &'a TaskContext<'a>,
+    inputs: &'a LoopInputs<'a>,
+    human_involved: bool,
+) -> LoopContext<'a> {
+    LoopContext {
+        repo: ctx.repo,
+        story: ctx.story,
+        task: inputs.task,
+        task_marker: ctx.task_marker,
+        task_branch: ctx.branch,
+        config: inputs.config,
+        limits: &inputs.limits,
+        auto_fix: inputs.auto_fix,
+        open_todos_in_story: inputs.open_todos_in_story,
+        human_involved,
+    }
+}
+
+/// Applies the failure loop to a decision that ended a run with a verdict.
+pub fn follow_verdict(
+    mut d: TaskDecision,
+    report: &RunReport,
+    ctx: &TaskContext,
+    inputs: &LoopInputs,
+) -> TaskDecision {
+    let (Some(passed), Some(current)) = (d.verdict, d.record.current.clone()) else {
+        return d;
+    };
+    let lctx = loop_context(ctx, inputs, d.record.human_involved);
+    let LoopDecision {
+        state,
+        effects,
+        outcome,
+    } = if passed {
+        failure::on_green_run(&d.record.failure, &current.sha, ctx.now, &lctx)
+    } else {
+        let gates = failing_gates(&d, report, ctx.gates);
+        let changes_since_green = d.record.failure.last_green.as_ref().map(|green| {
+            format!(
+                "the commits after `{}` (the last green run) up to `{}`",
+                green.as_str(),
+                current.sha.as_str()
+            )
+        });
+        let run = FailedRun {
+            attempt: current.number,
+            sha: current.sha.clone(),
+            gates,
+            changes_since_green,
+            now: ctx.now,
+        };
+        failure::on_failed_run(&d.record.failure, &run, &lctx)
+    };
+    d.record.failure = state;
+    if passed {
+        d.record.human_involved = false;
+    } else if is_task_blocked(&d.record.failure).is_some() {
+        d.record.state = Some(TaskState::Blocked);
+    }
+    // Branch-todo effects go before the reconcile pass that relabels.
+    let reconcile = d
+        .effects
+        .iter()
+        .position(|e| matches!(e, crate::Effect::Reconcile { .. }))
+        .unwrap_or(d.effects.len());
+    d.effects.splice(reconcile..reconcile, effects);
+    if outcome == LoopOutcome::Proposed {
+        // Manual mode: the failing check runs offer to open the proposed todo.
+        let buttons = ctx.gates.iter().filter(|g| {
+            d.record
+                .verdicts
+                .get(*g)
+                .is_some_and(|v| !v.passed && v.sha == current.sha && v.attempt == current.number)
+        });
+        let updates: Vec<_> = buttons
+            .map(|gate| crate::Effect::UpdateCheckRun {
+                repo: ctx.repo.clone(),
+                key: super::check_key(ctx.story, ctx.task, current.number, gate),
+                update: crate::CheckUpdate {
+                    status: crate::CheckStatus::Completed,
+                    conclusion: Some(CheckConclusion::Failure),
+                    output: None,
+                    retry_button: true,
+                    approve_button: true,
+                },
+            })
+            .collect();
+        d.effects.splice(reconcile..reconcile, updates);
+    }
+    if outcome != LoopOutcome::Nothing {
+        d.outcome = format!("{}; failure loop: {outcome:?}", d.outcome);
+    }
+    d
+}
+
+/// A periodic look at a task's open branch todo: its lifetime bound may
+/// have passed, escalating it; an escalated task is `blocked`, and the
+/// story's issues are relabelled by a reconcile pass.
+pub fn on_lifetime_tick(
+    record: &super::TaskRecord,
+    ctx: &TaskContext,
+    inputs: &LoopInputs,
+) -> TaskDecision {
+    let lctx = loop_context(ctx, inputs, record.human_involved);
+    let ld = failure::on_tick(&record.failure, ctx.now, &lctx);
+    let mut record = record.clone();
+    record.failure = ld.state;
+    let mut effects = ld.effects;
+    if is_task_blocked(&record.failure).is_some() && record.state != Some(TaskState::Blocked) {
+        record.state = Some(TaskState::Blocked);
+        effects.push(crate::Effect::Reconcile {
+            repo: ctx.repo.clone(),
+            story: ctx.story.to_owned(),
+            round: 0,
+        });
+    }
+    TaskDecision {
+        record,
+        effects,
+        run: None,
+        cancelled: None,
+        verdict: None,
+        outcome: format!("tick: {:?}", ld.outcome),
+    }
+}
+
+/// The gates that are red at the attempt's commit, with their commands
+/// from the report when this run ran them.
+fn failing_gates(d: &TaskDecision, report: &RunReport, plan_gates: &[String]) -> Vec<GateFailure> {
+    let Some(current) = &d.record.current else {
+        return vec![];
+    };
+    // In plan order: the first failing gate names the branch todo.
+    plan_gates
+        .iter()
+        .filter_map(|gate| Some((gate, d.record.verdicts.get(gate)?)))
+        .filter(|(_, v)| !v.passed && v.sha == current.sha)
+        .map(|(gate, v)| {
+            let ran = report.gates.iter().find(|g| &g.gate == gate);
+            GateFailure {
+                gate: gate.clone(),
+                kind: v.kind.unwrap_or(FailureKind::Unknown),
+                summary: v.summary.clone().unwrap_or_default(),
+                commands: ran
+                    .map(|g| {
+                        g.commands
+                            .iter()
+                            .filter(|c| !c.passed())
+                            .map(|c| c.cmd.clone())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
