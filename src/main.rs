@@ -278,7 +278,7 @@ impl ServeArgs {
             max_concurrent_runs: self.max_runs,
             git: self
                 .git_url
-                .map(|template| taskgate::app::run_queue::GitSource {
+                .map(|template| taskgate::app::loops::run_queue::GitSource {
                     with_token: !template.starts_with("file://"),
                     url_template: template,
                 }),

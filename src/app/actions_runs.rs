@@ -40,7 +40,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::runs::{Progress, RunEvent, Runs};
+use super::task::{Progress, RunEvent, Runs};
 use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
 use crate::intake::payload::{WorkflowRun, WorkflowRunAction, WorkflowRunPayload};
 use crate::metrics::Metrics;
@@ -571,5 +571,4 @@ async fn on_progress(
 mod tested;
 
 #[cfg(test)]
-#[path = "actions_runs_tests.rs"]
 mod tests;

@@ -163,7 +163,7 @@ impl Doctor<'_> {
         installation: Option<u64>,
     ) -> Result<DeliveryFacts, GitHubError> {
         let since = self.now_s - REDELIVERY_WINDOW_SECONDS;
-        let log = super::redeliver::read_log(&self.github.app_client()?, since).await?;
+        let log = super::loops::redeliver::read_log(&self.github.app_client()?, since).await?;
         let ours: Vec<_> = log
             .into_iter()
             .filter(|d| match d.repository_id {
@@ -179,7 +179,7 @@ impl Doctor<'_> {
             .iter()
             .max_by_key(|d| (d.delivered_at.clone(), d.id))
             .is_some_and(|d| d.status != "OK");
-        let mut by_guid: BTreeMap<&str, Vec<&super::redeliver::LogEntry>> = BTreeMap::new();
+        let mut by_guid: BTreeMap<&str, Vec<&super::loops::redeliver::LogEntry>> = BTreeMap::new();
         for d in &ours {
             by_guid.entry(d.guid.as_str()).or_default().push(d);
         }

@@ -8,18 +8,15 @@ pub mod actions_runs;
 mod commands;
 mod commit_changes;
 pub mod doctor;
+mod flaky;
 mod inbox_lease;
+pub mod loops;
 mod processor;
-mod quarantine;
-pub mod redeliver;
 pub mod resync;
-pub mod retention;
-pub mod run_queue;
-pub mod runs;
 pub mod ship;
 mod start;
-pub mod supervisor;
 pub mod sync;
+pub mod task;
 pub mod webhook_proxy;
 
 use std::net::SocketAddr;
@@ -30,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::github::{Backoff, GitHubError, Pacing};
 use crate::store::{Store, StoreError};
+use loops::{retention, run_queue, supervisor};
 pub use processor::Processor;
 pub use start::start;
 

@@ -14,10 +14,10 @@ use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
 use super::actions_runs::{ActionsError, ActionsRuns};
-use super::runs::Runs;
+use super::loops::supervisor::{CatchUnwind, Doubling};
 use super::ship::{Ship, ShipError};
-use super::supervisor::{CatchUnwind, Doubling};
 use super::sync::{SyncError, Syncer};
+use super::task::Runs;
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
 use crate::metrics::Metrics;
@@ -160,7 +160,7 @@ impl Processor {
                 Ok(Processed::PutOff) => held.push(installation),
                 Ok(Processed::NotStored) => return (false, decided),
                 Err(panic) => {
-                    let message = super::supervisor::panic_message(&*panic);
+                    let message = super::loops::supervisor::panic_message(&*panic);
                     self.panicked(seq, message).instrument(span).await;
                     // The supervisor restarts the loop and counts it.
                     std::panic::resume_unwind(panic);

@@ -15,6 +15,12 @@
 //! branch and a story is waiting for exactly that workflow. Everything else
 //! is left to the Actions runner (`app::actions_runs`).
 
+mod merge_group;
+mod pin;
+mod queue;
+mod rules_cache;
+mod workflows;
+
 use std::sync::Arc;
 
 use octocrab::Octocrab;
@@ -24,6 +30,7 @@ use crate::intake::payload::{
     PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
 };
 use crate::store::{Store, StoreError};
+pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, UserId};
@@ -528,15 +535,3 @@ impl Ship {
             .map(|(story, _)| story))
     }
 }
-
-#[path = "ship_merge_group.rs"]
-mod merge_group;
-#[path = "ship_pin.rs"]
-mod pin;
-#[path = "ship_queue.rs"]
-mod queue;
-#[path = "ship_rules.rs"]
-mod rules_cache;
-#[path = "ship_workflows.rs"]
-mod workflows;
-pub use queue::{ProofRun, ShipOutcome};

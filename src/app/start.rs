@@ -13,10 +13,11 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
+use super::loops::{redeliver, retention, run_queue, supervisor};
 use super::processor::Processor;
 use super::{
-    actions_runs, redeliver, retention, run_queue, runs, ship, supervisor, sync, webhook_proxy,
-    LoopFuture, LoopStart, Running, ServeConfig, StartError,
+    actions_runs, ship, sync, task, webhook_proxy, LoopFuture, LoopStart, Running, ServeConfig,
+    StartError,
 };
 use crate::github::{AppCredentials, Executor, GitHubApp};
 use crate::intake::IntakeState;
@@ -121,7 +122,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             store: s.store.clone(),
             pacing: config.pacing,
         },
-        runs: runs::Runs {
+        runs: task::Runs {
             store: s.store.clone(),
             clock: config.clock.clone(),
             runs_changed: s.runs_changed.clone(),

@@ -454,5 +454,4 @@ fn tooling_error_report(
 }
 
 #[cfg(test)]
-#[path = "actions_tests.rs"]
 mod tests;

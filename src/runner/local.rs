@@ -436,5 +436,4 @@ fn gate_result(
 }
 
 #[cfg(test)]
-#[path = "local_tests.rs"]
 mod tests;

@@ -421,5 +421,4 @@ pub fn gate_tests(
 }
 
 #[cfg(test)]
-#[path = "reports_tests.rs"]
 mod tests;

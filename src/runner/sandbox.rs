@@ -484,5 +484,4 @@ impl Args {
 }
 
 #[cfg(test)]
-#[path = "sandbox_tests.rs"]
 pub(crate) mod tests;

@@ -186,5 +186,4 @@ impl Drop for EtcFiles {
 }
 
 #[cfg(test)]
-#[path = "sandbox_files_tests.rs"]
 mod tests;

@@ -304,7 +304,6 @@ pub fn host_addresses() -> Vec<Ipv4Addr> {
 }
 
 #[cfg(test)]
-#[path = "sandbox_net_tests.rs"]
 mod attacks;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //!
 //! Owns: the `audit_log` table's statements. Must not: decide what is
 //! recorded (the core puts a `Change::Audited` in the decision), or forget
-//! entries: retention (`app::retention`) prunes deliveries and effects,
+//! entries: retention (`app::loops::retention`) prunes deliveries and effects,
 //! never this log (docs/decisions/audit-and-freeze.md).
 
 use super::sql::Sql;

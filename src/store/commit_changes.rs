@@ -113,5 +113,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "commit_changes_tests.rs"]
 mod tests;

@@ -562,5 +562,4 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
 }
 
 #[cfg(test)]
-#[path = "inbox_tests.rs"]
 mod tests;

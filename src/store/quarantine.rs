@@ -255,5 +255,4 @@ pub fn run_result(outcome: &str) -> RunResult {
 }
 
 #[cfg(test)]
-#[path = "quarantine_tests.rs"]
 mod tests;

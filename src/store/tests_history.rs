@@ -149,5 +149,4 @@ impl Store {
 }
 
 #[cfg(test)]
-#[path = "tests_history_tests.rs"]
 pub(super) mod tests;

@@ -30,7 +30,7 @@ struct WebState {
     /// a caller who shows it.
     token: Option<Arc<str>>,
     metrics: Arc<Metrics>,
-    loops: Arc<crate::app::supervisor::Loops>,
+    loops: Arc<crate::app::loops::supervisor::Loops>,
 }
 
 /// What the routes besides the webhook need from the configuration.
@@ -45,7 +45,7 @@ pub struct WebConfig {
     /// Where GitHub posts webhooks (`WEBHOOK_PATH`, [`DEFAULT_WEBHOOK_PATH`]).
     pub webhook_path: String,
     /// The supervised loops' state, for `/healthz`.
-    pub loops: Arc<crate::app::supervisor::Loops>,
+    pub loops: Arc<crate::app::loops::supervisor::Loops>,
 }
 
 /// taskgate's webhook path unless `WEBHOOK_PATH` names another (Probot's

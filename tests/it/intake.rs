@@ -480,9 +480,9 @@ async fn a_delivery_replayed_after_its_id_is_forgotten_is_refused_by_its_events_
     app.settle().await;
     assert_eq!(app.bot_comments(issue).len(), 1);
 
-    let retention = taskgate::app::retention::DEFAULT_RETENTION;
+    let retention = taskgate::app::loops::retention::DEFAULT_RETENTION;
     app.advance(retention + std::time::Duration::from_secs(24 * 60 * 60));
-    taskgate::app::retention::prune_once(app.store(), retention)
+    taskgate::app::loops::retention::prune_once(app.store(), retention)
         .await
         .unwrap();
     let (status, text) = app.deliver_as("issue_comment", "captured", &captured).await;

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use fakehub::payloads;
 use serde_json::{json, Value};
-use taskgate::app::run_queue::GitSource;
+use taskgate::app::loops::run_queue::GitSource;
 
 use crate::support::{eventually, metric, TestApp, REPO};
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use fakehub::FakeGitHub;
 use serde_json::Value;
-use taskgate::app::supervisor::Loops;
+use taskgate::app::loops::supervisor::Loops;
 use taskgate::app::{self, Running, ServeConfig};
 use taskgate::clock::Clock;
 use tempfile::TempDir;

@@ -179,7 +179,7 @@ async fn a_processor_that_panics_is_restarted_counted_and_reported_down_meanwhil
 /// (the supervisor restarts the loop, so nothing else would show it).
 #[tokio::test]
 async fn a_loop_that_panics_fails_the_waiting_test_at_once_with_its_message() {
-    use taskgate::app::supervisor::{panic_message, CatchUnwind};
+    use taskgate::app::loops::supervisor::{panic_message, CatchUnwind};
     let broken = Arc::new(AtomicBool::new(false));
     let clock = breakable_clock(broken.clone());
     let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
@@ -212,7 +212,8 @@ async fn a_test_that_breaks_the_contract_fails_at_its_end() {
         .unwrap();
     assert_eq!(outside.status().as_u16(), 404);
     let end = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(app)));
-    let failure = taskgate::app::supervisor::panic_message(&*end.expect_err("the end fails"));
+    let failure =
+        taskgate::app::loops::supervisor::panic_message(&*end.expect_err("the end fails"));
     assert!(
         failure.contains(
             "route not in the contract subset: GET /repos/octo-org/hello-world/no-such-route"

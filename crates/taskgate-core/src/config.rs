@@ -336,5 +336,4 @@ pub use push::{decide_config_read, decide_first_config_read, Problems};
 pub use read::{load_config, parse_config};
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

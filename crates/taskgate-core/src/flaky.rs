@@ -534,5 +534,4 @@ fn render_not_quarantined(
 }
 
 #[cfg(test)]
-#[path = "flaky_tests.rs"]
 mod tests;

@@ -378,5 +378,4 @@ fn window_problem(pos: Option<super::plan::Pos>, field: &str, problem: String) -
 }
 
 #[cfg(test)]
-#[path = "freeze_tests.rs"]
 mod tests;

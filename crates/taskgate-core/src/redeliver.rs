@@ -14,7 +14,7 @@
 //!   [`MAX_REDELIVERIES`] for one delivery, so a payload taskgate keeps
 //!   refusing is not sent forever.
 //!
-//! Pure: the shell (`app::redeliver`) reads the log and the store.
+//! Pure: the shell (`app::loops::redeliver`) reads the log and the store.
 
 use std::collections::{BTreeMap, HashSet};
 

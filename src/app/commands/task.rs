@@ -2,7 +2,7 @@
 //! (`approve`, `revise`, `reject`, `pause`, `resume`), on a task's issue
 //! or pull request.
 //!
-//! Owns: turning a parsed [`Command`] into the call on `app::runs` and its
+//! Owns: turning a parsed [`Command`] into the call on `app::task` and its
 //! result into the answer. Must not: decide (`core::task` does, and says
 //! why it refused as a typed reason).
 

@@ -481,8 +481,8 @@ impl GitRemote {
         })
     }
 
-    fn source(&self) -> taskgate::app::run_queue::GitSource {
-        taskgate::app::run_queue::GitSource {
+    fn source(&self) -> taskgate::app::loops::run_queue::GitSource {
+        taskgate::app::loops::run_queue::GitSource {
             url_template: format!("file://{}/{{repo}}.git", self.root.display()),
             with_token: false,
         }

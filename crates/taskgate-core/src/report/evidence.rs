@@ -489,5 +489,4 @@ pub fn test_annotations<'t>(
 }
 
 #[cfg(test)]
-#[path = "evidence_tests.rs"]
 mod tests;

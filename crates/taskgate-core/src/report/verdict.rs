@@ -194,5 +194,4 @@ fn recount(tests: &mut GateTests, quarantined: &BTreeSet<TestId>) {
 }
 
 #[cfg(test)]
-#[path = "verdict_tests.rs"]
 mod tests;

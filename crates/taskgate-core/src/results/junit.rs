@@ -544,5 +544,4 @@ fn first_line(text: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "junit_tests.rs"]
 mod tests;

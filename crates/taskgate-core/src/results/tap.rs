@@ -486,5 +486,4 @@ fn failed_test_line(diagnostics: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "tap_tests.rs"]
 mod tests;

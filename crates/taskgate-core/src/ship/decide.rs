@@ -499,5 +499,4 @@ pub fn on_story_pr_closed_unmerged(record: &StoryRecord, ctx: &ShipContext) -> S
 }
 
 #[cfg(test)]
-#[path = "decide_tests.rs"]
 pub(super) mod tests;

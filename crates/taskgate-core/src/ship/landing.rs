@@ -357,5 +357,4 @@ fn sentence(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "landing_tests.rs"]
 mod tests;

@@ -175,5 +175,4 @@ pub fn on_merge_group_destroyed(
 }
 
 #[cfg(test)]
-#[path = "merge_queue_tests.rs"]
 mod tests;

@@ -475,5 +475,4 @@ fn proven_at<'a>(record: &'a StoryRecord, commit: &CommitSha) -> Option<&'a Ship
 }
 
 #[cfg(test)]
-#[path = "queue_tests.rs"]
 mod tests;

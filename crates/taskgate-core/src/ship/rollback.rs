@@ -411,5 +411,4 @@ pub fn rollback_audit(ask: &RollbackAsk, ctx: &ShipContext) -> Option<crate::aud
 }
 
 #[cfg(test)]
-#[path = "rollback_tests.rs"]
 mod tests;

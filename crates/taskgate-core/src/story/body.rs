@@ -519,5 +519,4 @@ pub(crate) fn markdown_block(s: &str) -> String {
 }
 
 #[cfg(test)]
-#[path = "body_tests.rs"]
 mod tests;

@@ -840,5 +840,4 @@ pub fn on_pull_closed(record: &TaskRecord, merged: bool, ctx: &TaskContext) -> T
 }
 
 #[cfg(test)]
-#[path = "decide_tests.rs"]
 mod tests;

@@ -7,7 +7,7 @@
 //! `on_*` that turn a trigger or a runner report into a new record, the
 //! check-run effects, and the run to queue or cancel.
 //! Must not: do IO, await or read the clock (`now` comes in), run anything,
-//! or know webhooks: the shell (`app::runs`) translates webhooks into
+//! or know webhooks: the shell (`app::task`) translates webhooks into
 //! [`Trigger`]s and runner progress into [`RunProgress`].
 //!
 //! Two ideas a reader needs:

@@ -394,5 +394,4 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> Result<TaskDecision, Review
 }
 
 #[cfg(test)]
-#[path = "review_tests.rs"]
 mod tests;

@@ -4,7 +4,7 @@
 //! Owns: the order queued attempts are started in ([`fair_order`]), and
 //! taking them up: claiming and starting as many as runners are free,
 //! telling the others how many runs are ahead of them.
-//! Must not: run an attempt (`app::run_queue` does), or decide about a
+//! Must not: run an attempt (`app::loops::run_queue` does), or decide about a
 //! task.
 //!
 //! The idea a reader needs: attempts are taken in rounds, one per
@@ -23,7 +23,7 @@ use std::sync::Arc;
 use tracing::{debug, info, warn};
 
 use super::{attempt_ref, key, AttemptKey, RunQueue};
-use crate::app::runs::Progress;
+use crate::app::task::Progress;
 use crate::store::AttemptRow;
 use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::InstallationId;

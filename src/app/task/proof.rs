@@ -7,8 +7,8 @@
 //! Owns: locating a story's proof (its gates and branch) and turning a
 //! proof run's verdict into the [`ProofVerdict`] the ship queue lands or
 //! refuses the ship on. Must not: land, refuse or queue anything itself
-//! (`app::ship_queue` does), nor repeat the pseudo task's transitions
-//! (`runs_pseudo.rs`).
+//! (`app::ship::queue` does), nor repeat the pseudo task's transitions
+//! (`task/pseudo.rs`).
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;

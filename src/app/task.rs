@@ -9,8 +9,8 @@
 //!
 //! Owns: the events' entry points and a task decision as a processor
 //! decision. Must not: decide (the core does), store (the processor does),
-//! or locate tasks (`runs_locate.rs`) and run pseudo tasks (milestones and
-//! proofs: `runs_pseudo.rs`) here.
+//! or locate tasks (`task/locate.rs`) and run pseudo tasks (milestones and
+//! proofs: `task/pseudo.rs`) here.
 
 use std::sync::Arc;
 
@@ -35,6 +35,10 @@ use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
 
+mod locate;
+mod milestones;
+mod proof;
+mod pseudo;
 mod review;
 mod started;
 
@@ -552,7 +556,7 @@ impl Runs {
         };
         let mut decision = into_decision(&event.repo, &located, d);
         if let Some(report) = &report {
-            let run = super::quarantine::FinishedRun {
+            let run = super::flaky::FinishedRun {
                 repo: &event.repo,
                 story: &event.story,
                 task: &event.task,
@@ -689,12 +693,3 @@ fn attach_report(decision: &mut Decision, attempt: u32, report: Option<RunReport
         }
     }
 }
-
-#[path = "runs_locate.rs"]
-mod locate;
-#[path = "runs_milestones.rs"]
-mod milestones;
-#[path = "runs_proof.rs"]
-mod proof;
-#[path = "runs_pseudo.rs"]
-mod pseudo;

@@ -39,7 +39,7 @@ impl RunQueue {
     /// slow processor never piles them up.
     async fn tick(&self) {
         self.look_at_ship_queues().await;
-        crate::app::quarantine::record_ended_quarantines(&self.store, self.clock.now_s()).await;
+        crate::app::flaky::record_ended_quarantines(&self.store, self.clock.now_s()).await;
         let tasks = match self.store.tasks_with_open_todos().await {
             Ok(tasks) => tasks,
             Err(e) => {
@@ -53,7 +53,7 @@ impl RunQueue {
                 Ok(Some(plan)) => plan.installation,
                 _ => continue,
             };
-            let event = crate::app::runs::TickEvent {
+            let event = crate::app::task::TickEvent {
                 repo: repo.clone(),
                 story: story.clone(),
                 task: task.clone(),

@@ -5,7 +5,7 @@
 //! Owns: [`Located`], what a task's transitions need, and what the failure
 //! loop needs of its story ([`LoopInputs`]). Must not: decide anything
 //! (the pure `core::task` does), nor locate pseudo tasks (milestones and
-//! proofs: `runs_pseudo.rs`).
+//! proofs: `task/pseudo.rs`).
 
 use super::*;
 

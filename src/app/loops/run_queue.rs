@@ -45,7 +45,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::runs::{Progress, RunEvent};
+use crate::app::task::{Progress, RunEvent};
 use crate::github::GitHubApp;
 use crate::runner::{
     cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
@@ -60,6 +60,7 @@ use taskgate_core::task::AttemptStatus;
 use taskgate_core::AttemptRef;
 
 mod fair;
+mod passes;
 mod tested;
 
 /// Where the runner gets a repository's commits.
@@ -490,7 +491,7 @@ impl RunQueue {
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
         // Before the report is recorded: deciding on it reads them.
         let url = self.git.url(row.repo.as_str());
-        super::commit_changes::record_from_mirror(&self.store, row, &mirror, url, token).await;
+        crate::app::commit_changes::record_from_mirror(&self.store, row, &mirror, url, token).await;
         Ok((report, workspace))
     }
 }
@@ -567,6 +568,3 @@ fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
         tested: None,
     }
 }
-
-#[path = "run_queue_passes.rs"]
-mod passes;

@@ -1,6 +1,6 @@
 //! Pseudo tasks in the shell: runs that are not a plan leaf, the story's
-//! integration milestones (`runs_milestones.rs`) and its ship and rollback
-//! proofs, `@ship` and `@rollback` (`runs_proof.rs`).
+//! integration milestones (`task/milestones.rs`) and its ship and rollback
+//! proofs, `@ship` and `@rollback` (`task/proof.rs`).
 //!
 //! Owns: the one shape a pseudo task is located into ([`PseudoTask`]), its
 //! start (the task transitions for a trigger) and its run progress: the

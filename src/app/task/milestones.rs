@@ -7,7 +7,7 @@
 //! Owns: which milestones are ready, locating one (its gate, on the story
 //! branch), and the pushes, "Re-run" clicks and run events that start or
 //! move one. Must not: repeat the pseudo task's transitions
-//! (`runs_pseudo.rs`) or read more into a milestone's verdict than its
+//! (`task/pseudo.rs`) or read more into a milestone's verdict than its
 //! failure loop does.
 
 use super::pseudo::{PseudoSpec, PseudoTask};

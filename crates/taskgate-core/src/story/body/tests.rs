@@ -5,8 +5,8 @@ use crate::config::RepoConfig;
 use crate::plan::{check_plan, Acceptance, MemFiles, NoFiles, Pos, Spanned};
 use crate::story::markers::story_key_for_file;
 
-const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
-const THREE_LEVEL: &str = include_str!("../../fixtures/plans/three-level.yml");
+const MOMENTUM: &str = include_str!("../../../fixtures/plans/momentum.yml");
+const THREE_LEVEL: &str = include_str!("../../../fixtures/plans/three-level.yml");
 
 fn plan(src: &str, repo: &dyn RepoFiles) -> Plan {
     check_plan("plan.yml", src, &RepoConfig::default(), repo)

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use super::runs::Runs;
+use super::task::Runs;
 use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::config::load_config;
 use taskgate_core::config::RepoConfig;
