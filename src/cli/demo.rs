@@ -30,8 +30,8 @@ const INSTALLATION: u64 = 42;
 const USER: &str = "octocat";
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";
 const BAD_PATH: &str = ".taskgate/stories/bad.yml";
-const MOMENTUM: &str = include_str!("../../../fixtures/plans/momentum.yml");
-const BAD_PLAN: &str = include_str!("../../../fixtures/plans/bad-unknown-dep.yml");
+const MOMENTUM: &str = include_str!("../../fixtures/plans/momentum.yml");
+const BAD_PLAN: &str = include_str!("../../fixtures/plans/bad-unknown-dep.yml");
 const POLL_EVERY: Duration = Duration::from_millis(20);
 const WAIT_AT_MOST: Duration = Duration::from_secs(30);
 
