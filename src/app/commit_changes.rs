@@ -1,5 +1,5 @@
 //! What a tested commit changed since the commit its task tested before
-//! (issue 21, flaky tests of kind b), recorded once a run is over and
+//! (flaky tests of kind b), recorded once a run is over and
 //! before its report is, since the decision on the report reads it
 //! (`app::flaky`). From the run's git mirror for the `local` runner;
 //! from GitHub's compare API for the `actions` runner, which leaves

@@ -8,7 +8,7 @@
 //! Why: a relative path means something else to every process that starts
 //! elsewhere. The runner starts bubblewrap with the workspace as its
 //! working directory, and a relative `taskgate-work/workspaces/…` given to
-//! it was looked up inside that workspace (issue 33: every gate of every
+//! it was looked up inside that workspace (every gate of every
 //! task failed with "bwrap: Can't find source path").
 
 use std::path::{Path, PathBuf};

@@ -1,4 +1,4 @@
-//! The sandbox every command of the local runner runs in (SPEC §6, issue 18):
+//! The sandbox every command of the local runner runs in (SPEC §6):
 //! `bwrap … -- /bin/sh -c CMD` with bubblewrap (docs/decisions/sandbox.md).
 //!
 //! Owns: the operator's sandbox settings (environment variables, read once

@@ -1,5 +1,4 @@
-//! What the sandbox shows in place of the host's own files (issue 28,
-//! item 11): a minimal `/etc/passwd` and `/etc/group`, the `resolv.conf` of
+//! What the sandbox shows in place of the host's own files: a minimal `/etc/passwd` and `/etc/group`, the `resolv.conf` of
 //! a run allowed the network, and the credentials hidden under any
 //! read-only path.
 //!

@@ -1,4 +1,4 @@
-//! The network of a sandbox allowed it (issue 28, item 4;
+//! The network of a sandbox allowed it (see
 //! docs/decisions/sandbox-network.md): egress to public addresses only.
 //!
 //! Owns: attaching slirp4netns to a sandbox's own network namespace, and

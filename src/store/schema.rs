@@ -302,7 +302,7 @@ CREATE TABLE commit_changes (
 -- The flaky-event history is read by test, across stories.
 CREATE INDEX test_results_test ON test_results(repo, test_id);
 "#,
-    // GitHub's limits (issue 33): each installation's writes of the past
+    // GitHub's limits: each installation's writes of the past
     // hour, for the hourly budget (`store::pacing`), and the repositories
     // that have no draft pull requests (`store::repo_traits`).
     r#"

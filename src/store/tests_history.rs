@@ -1,5 +1,5 @@
 //! Per-test history: the outcome and duration of each test a gate's
-//! reports listed, per attempt (issue 21, item 3), and what the dashboard
+//! reports listed, per attempt, and what the dashboard
 //! asks of it: a story's slowest and most-failing tests.
 //!
 //! Owns: the `test_results` table's statements. Must not: judge tests

@@ -1,5 +1,5 @@
 //! The classifier's accuracy over the corpus of real failure logs, and its
-//! speed over large logs (issue 21, item 7). Not a test: `cargo test` does
+//! speed over large logs. Not a test: `cargo test` does
 //! not build it; the corpus test (`crates/taskgate-core/src/classify/corpus_tests.rs`) is the
 //! gate, this is the measurement.
 //!

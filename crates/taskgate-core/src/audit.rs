@@ -1,4 +1,4 @@
-//! The audit log (issue 20, item 6): every human decision that took
+//! The audit log: every human decision that took
 //! effect, as one plain record — who (by user id and login), when, what,
 //! on which object, the reason given, and how it arrived.
 //!

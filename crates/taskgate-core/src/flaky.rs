@@ -1,4 +1,4 @@
-//! Flaky tests kept apart from broken ones (issue 21, item 4): which
+//! Flaky tests kept apart from broken ones: which
 //! results of a test's history are *flaky events*, when enough of them
 //! quarantine the test, when a quarantine is in force, and the texts of the
 //! repository's one "Flaky tests" tracking issue and of `unquarantine`.

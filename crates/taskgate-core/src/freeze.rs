@@ -1,4 +1,4 @@
-//! Freeze (issue 20, item 4): while a repository is frozen, nothing lands.
+//! Freeze: while a repository is frozen, nothing lands.
 //! A freeze is either manual (`/taskgate freeze <reason>` until
 //! `/taskgate unfreeze`) or a window of the week in `.github/taskgate.yml`
 //! (`freeze_windows`, in UTC).

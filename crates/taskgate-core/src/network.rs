@@ -1,4 +1,4 @@
-//! Whether task code gets the network (issue 28, item 4): the operator
+//! Whether task code gets the network: the operator
 //! decides, the repository only asks.
 //!
 //! Owns: the operator's policy (`TASKGATE_RUNNER_NETWORK`: `never`, the

@@ -1,5 +1,5 @@
 //! Plan → GitHub: the reconciler that makes a story's issues, links, labels
-//! and branches match its plan (SPEC §1–3, issue 3).
+//! and branches match its plan (SPEC §1–3).
 //!
 //! Owns: deciding which GitHub objects to create or change, given the plan
 //! and what taskgate last wrote to GitHub ([`RepoView`]).

@@ -1,6 +1,6 @@
 //! `/taskgate rollback [--now <reason>]` on a shipped story's issue or
 //! pull request: a revert of the story's landed commit, proven before it
-//! lands unless `--now` (issue 20, item 5; `core::ship::rollback`).
+//! lands unless `--now` (`core::ship::rollback`).
 //!
 //! Owns: handing the request to the ship side as the commenter and turning
 //! its answer into the reply. Must not: decide (the ship core does: the

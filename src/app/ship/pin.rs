@@ -1,6 +1,5 @@
-//! The story branch's commits checked against the task PRs' merges
-//! (issue 28 item 1), and `accept-commits`: the shell half of
-//! `core::ship::vet`.
+//! The story branch's commits checked against the task PRs' merges, and
+//! `accept-commits`: the shell half of `core::ship::vet`.
 //!
 //! Owns: reading the story branch's commits the default branch lacks
 //! (GitHub's comparison) and what the story's task PRs merged as (the task

@@ -1,4 +1,4 @@
-//! The sandbox against real attacks (issue 18, item 2), each through the
+//! The sandbox against real attacks, each through the
 //! local runner's own path ([`run_gate_specs`]) with the real `bwrap`.
 //!
 //! Every attack test asserts that the attack *failed*, and was seen to fail
@@ -381,7 +381,7 @@ async fn a_host_that_cannot_sandbox_refuses_to_run_task_code() {
     );
 }
 
-/// The bug of issue 33: `serve` on its default, relative work directory
+/// A bug once shipped: `serve` on its default, relative work directory
 /// gave bubblewrap a relative workspace, which it looked up from inside
 /// that workspace and did not find. bwrap's own complaint is the runner's
 /// fault: `tooling_error`, a runner fault on the report (no branch todo),

@@ -1,4 +1,4 @@
-//! The sandbox's last openings (issue 28, item 11), each through the local
+//! The sandbox's last openings, each through the local
 //! runner's own path with the real bwrap, and each seen to fail without its
 //! fix: credentials under a read-only path, `/tmp` and HOME as big as the
 //! file-size limit whatever the memory limit, the host's accounts.

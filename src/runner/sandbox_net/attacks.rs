@@ -1,4 +1,4 @@
-//! A sandbox allowed the network against real attacks (issue 28, item 4),
+//! A sandbox allowed the network against real attacks,
 //! through the local runner's own path with the real bwrap, slirp4netns and
 //! ip.
 //!

@@ -1,5 +1,5 @@
 //! A story's test history on the dashboard: its slowest and its
-//! most-failing tests (issue 21, item 3), from `store::tests_history`.
+//! most-failing tests, from `store::tests_history`.
 //!
 //! Pure: stored statistics in, rows to lay out. Owns the wording and the
 //! caps of that part of the page. Must not: read the store or the clock.

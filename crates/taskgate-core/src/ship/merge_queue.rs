@@ -1,4 +1,4 @@
-//! Landing through GitHub's merge queue (issue 33): where the default
+//! Landing through GitHub's merge queue: where the default
 //! branch's rules take changes through the queue, a ship enqueues the
 //! story PR at the head that was shipped, and taskgate acts as the CI of
 //! the merge group GitHub builds for it — the story's gates run on the

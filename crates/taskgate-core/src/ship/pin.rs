@@ -1,4 +1,4 @@
-//! What lands is what was shipped (issue 28 item 1): a ship request pins
+//! What lands is what was shipped: a ship request pins
 //! the story head it was made on, and nothing else is proven or landed on
 //! the strength of it.
 //!

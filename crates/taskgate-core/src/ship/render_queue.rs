@@ -109,7 +109,7 @@ pub fn render_land_refused(branch: &str, status: u16, message: &str) -> String {
     )
 }
 
-/// On the story PR when its head moved after `ship` (issue 28 item 1).
+/// On the story PR when its head moved after `ship`.
 pub fn story_changed(pinned: &CommitSha, head: &CommitSha, label: &str) -> String {
     format!(
         "**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `{}`; its branch is now at `{}`. Nothing of it landed, and the `{}` label was removed. Look at what changed since `{}` before you ship again.",

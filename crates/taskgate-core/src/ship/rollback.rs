@@ -1,4 +1,4 @@
-//! Rollback (issue 20, item 5): a shipped story's landing reverted on the
+//! Rollback: a shipped story's landing reverted on the
 //! default branch, by a revert pull request taskgate opens. It starts when
 //! the post-deploy validation fails, or on `/taskgate rollback` from a
 //! maintainer; the revert is proven like a ship before it lands, unless a

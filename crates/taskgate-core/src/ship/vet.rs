@@ -1,5 +1,5 @@
 //! What is on the story branch came from a proven task PR, or a person
-//! accepted it by name (issue 28 item 1, last part).
+//! accepted it by name.
 //!
 //! Owns: [`Vetted`] (the story branch's check, kept on the story record),
 //! which commits of the branch's first-parent line no task PR's merge

@@ -1,5 +1,5 @@
 //! How many writes a plan's materialisation takes, and the note on its
-//! story when that is more than an hour's write budget (issue 33).
+//! story when that is more than an hour's write budget.
 //!
 //! Owns: the estimate of a plan's writes and where its note goes.
 //! Must not: count what GitHub holds; the estimate works on the decision

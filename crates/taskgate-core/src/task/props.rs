@@ -1,4 +1,4 @@
-//! The loop's invariants (issue 5 item 7) over random sequences of what
+//! The loop's invariants over random sequences of what
 //! happens to a task: pushes, red, green and flaky results, retries,
 //! `approve-branch`, merges, and redelivered or stale runner reports,
 //! through the same functions the shell calls (task transitions followed by

@@ -1,5 +1,5 @@
 //! A run the runner itself could not carry out: its sandbox did not start,
-//! a workspace could not be made, the host cannot sandbox (issue 33).
+//! a workspace could not be made, the host cannot sandbox.
 //!
 //! Owns: what such a run does to the task: every gate's check run fails as
 //! `tooling_error` saying it is not a verdict on the code, the task goes
