@@ -19,6 +19,9 @@
 //! - **Outbox.** A decision's state changes and the GitHub calls it implies
 //!   are written in the same transaction, so a crash can lose neither alone.
 //!
+//! The shell's modules do not hold the whole store: each declares the
+//! methods it uses as a view (`store_view!`, in `view.rs`) and holds that.
+//!
 //! Every time the store writes down (when a delivery arrived, when an effect
 //! is due, when an attempt started) comes from its [`Clock`], read on the
 //! caller's side before the job goes to the writer: the system's unless
@@ -53,6 +56,7 @@ mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tests_history;
+pub(crate) mod view;
 mod writer;
 
 pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
@@ -67,6 +71,7 @@ pub use ship::StoryRow;
 pub use task_counts::TaskCounts;
 pub use tasks::TaskLocation;
 pub use tests_history::{TestStat, STORY_TEST_ROWS};
+pub(crate) use view::store_view;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

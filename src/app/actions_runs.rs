@@ -48,7 +48,7 @@ use crate::runner::actions::{
     attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
     report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
 };
-use crate::store::{AttemptRow, Store, StoreError};
+use crate::store::{AttemptRow, StoreError};
 use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
 use taskgate_core::ids::RepoName;
 use taskgate_core::plan::TaskId;
@@ -114,7 +114,7 @@ pub fn watch_step(queued: bool, seen: RunSeen, age: Duration) -> WatchStep {
 
 pub struct ActionsRuns {
     pub github: Arc<GitHubApp>,
-    pub store: Store,
+    pub store: ActionsStore,
     pub limits: ArtifactLimits,
     /// Where a run's overhead (dispatch to completion, less its commands) goes.
     pub metrics: Arc<Metrics>,
@@ -530,7 +530,8 @@ impl ActionsRuns {
                 for gate in &mut report.gates {
                     apply_quarantine(gate, &quarantined);
                 }
-                super::commit_changes::record_from_github(&self.store, &client, row).await;
+                super::commit_changes::record_from_github(&self.store.changes(), &client, row)
+                    .await;
                 // A run without a report says nothing of the overhead.
                 self.counted.count(&self.metrics, row, run, &report);
                 return Ok(Ok(report));
@@ -568,7 +569,10 @@ async fn on_progress(
         .map_err(ActionsError::Progress)
 }
 
+mod store;
 mod tested;
+
+pub use store::ActionsStore;
 
 #[cfg(test)]
 mod tests;

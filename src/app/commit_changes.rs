@@ -15,13 +15,25 @@ use tracing::warn;
 
 use crate::github::RepoClient;
 use crate::runner::Mirror;
-use crate::store::{AttemptRow, Store, MAX_CHANGED_FILES};
+use std::collections::BTreeMap;
+
+use crate::store::{store_view, AttemptRow, StoreError, MAX_CHANGED_FILES};
 use taskgate_core::flaky::CommitPair;
+use taskgate_core::ids::RepoName;
+
+store_view! {
+    /// The store as `app::commit_changes` sees it.
+    pub struct ChangesStore {
+        async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
+        async fn previously_tested_commit(repo: &RepoName, story: &str, task: &str, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
+        async fn record_commit_changes(repo: &RepoName, pair: &CommitPair, files: Option<Vec<String>>) -> Result<(), StoreError>;
+    }
+}
 
 /// The commits whose changes `row`'s decision may need: the task's
 /// previously tested commit and `row`'s, unless none was tested before or
 /// the pair is recorded already.
-async fn pair_to_list(store: &Store, row: &AttemptRow) -> Option<CommitPair> {
+async fn pair_to_list(store: &ChangesStore, row: &AttemptRow) -> Option<CommitPair> {
     let head = row.sha.0.clone();
     let base = store
         .previously_tested_commit(&row.repo, &row.story, &row.task, row.attempt, &head)
@@ -38,7 +50,12 @@ async fn pair_to_list(store: &Store, row: &AttemptRow) -> Option<CommitPair> {
     known.is_ok_and(|k| k.is_empty()).then_some(pair)
 }
 
-async fn record(store: &Store, row: &AttemptRow, pair: &CommitPair, files: Option<Vec<String>>) {
+async fn record(
+    store: &ChangesStore,
+    row: &AttemptRow,
+    pair: &CommitPair,
+    files: Option<Vec<String>>,
+) {
     if let Err(e) = store.record_commit_changes(&row.repo, pair, files).await {
         warn!(error = %e, "recording changed files failed");
     }
@@ -47,7 +64,7 @@ async fn record(store: &Store, row: &AttemptRow, pair: &CommitPair, files: Optio
 /// The diff of the two trees in the run's mirror (the earlier commit
 /// fetched if the mirror lacks it).
 pub(super) async fn record_from_mirror(
-    store: &Store,
+    store: &ChangesStore,
     row: &AttemptRow,
     mirror: &Mirror,
     url: String,
@@ -70,7 +87,7 @@ pub(super) async fn record_from_mirror(
 }
 
 /// GitHub's comparison of the two commits.
-pub(super) async fn record_from_github(store: &Store, client: &Octocrab, row: &AttemptRow) {
+pub(super) async fn record_from_github(store: &ChangesStore, client: &Octocrab, row: &AttemptRow) {
     let Some(pair) = pair_to_list(store, row).await else {
         return;
     };

@@ -23,7 +23,6 @@ use taskgate_core::ids::RepoName;
 use taskgate_core::internal::{InternalEvent, QuarantineEnded};
 use taskgate_core::report::RunReport;
 use taskgate_core::results::{Outcome, TestId};
-use taskgate_core::sync::StoryPlan;
 use taskgate_core::Decision;
 use tracing::warn;
 
@@ -114,16 +113,6 @@ fn result_of(outcome: &Outcome) -> RunResult {
 /// replica down for less than this still updates the tracking issue.
 const ENDED_LOOKBACK_S: i64 = 7 * 86_400;
 
-/// A stored story of `repo`, for its installation and config (the
-/// repository's config is read with every story's plan).
-async fn a_story_of(store: &Store, repo: &RepoName) -> Result<Option<StoryPlan>, StoreError> {
-    let stories = store.stories().await?;
-    let Some(row) = stories.into_iter().find(|s| &s.repo == repo) else {
-        return Ok(None);
-    };
-    store.story(repo, &row.story).await
-}
-
 impl Runs {
     /// A quarantine ran out: the repository's "Flaky tests" issue is
     /// rewritten without it.
@@ -132,7 +121,7 @@ impl Runs {
         ended: QuarantineEnded,
     ) -> Result<Decision, StoreError> {
         let quarantines = self.store.quarantines(&ended.repo).await?;
-        let story = a_story_of(&self.store, &ended.repo).await?;
+        let story = self.store.a_story_of(&ended.repo).await?;
         let config =
             load_config(story.as_ref().and_then(|s| s.config.as_deref())).unwrap_or_default();
         let prefix = format!("/{}", super::commands::syntax_of(&config).prefix);
@@ -158,7 +147,7 @@ pub(super) async fn record_ended_quarantines(store: &Store, now_s: i64) {
         Err(e) => return warn!(error = %e, "reading ended quarantines failed"),
     };
     for (repo, q) in ended {
-        let Ok(Some(story)) = a_story_of(store, &repo).await else {
+        let Ok(Some(story)) = store.a_story_of(&repo).await else {
             continue;
         };
         let event = QuarantineEnded {

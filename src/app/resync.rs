@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::sync::SyncError;
 use crate::github::{client::send, GitHubApp, GitHubError, OwnApp};
-use crate::store::Store;
+use crate::store::{store_view, Store, StoreError};
 use taskgate_core::ids::{InstallationId, IssueId, IssueNumber, RepoName};
 use taskgate_core::story::{labels, story_branch, task_branch, Marker};
 use taskgate_core::sync::IssueRecord;
@@ -70,7 +70,21 @@ pub async fn resync(
     // Names the App's bot (`<slug>[bot]`) for `own_app`.
     github.app_info().await?;
     let client = github.installation_client(installation).await?;
-    rebuild(&client, &github.own_app(), store, repo, installation).await
+    rebuild(
+        &client,
+        &github.own_app(),
+        &ResyncStore::of(store.clone()),
+        repo,
+        installation,
+    )
+    .await
+}
+
+store_view! {
+    /// The store as `app::resync` sees it: the record it replaces.
+    pub struct ResyncStore {
+        async fn replace_owned(repo: &RepoName, issues: BTreeMap<String, IssueRecord>, branches: BTreeSet<String>, labels: BTreeSet<String>) -> Result<(), StoreError>;
+    }
 }
 
 /// Reads back what taskgate (the App `own`) owns in `repo` and records it,
@@ -78,7 +92,7 @@ pub async fn resync(
 pub async fn rebuild(
     client: &Octocrab,
     own: &OwnApp,
-    store: &Store,
+    store: &ResyncStore,
     repo: &RepoName,
     installation: InstallationId,
 ) -> Result<Resynced, SyncError> {

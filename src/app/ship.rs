@@ -19,6 +19,7 @@ mod merge_group;
 mod pin;
 mod queue;
 mod rules_cache;
+mod store;
 mod workflows;
 
 use std::sync::Arc;
@@ -29,9 +30,10 @@ use crate::github::{GitHubApp, GitHubError, RepoClient};
 use crate::intake::payload::{
     PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
 };
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
+pub use store::ShipStore;
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, UserId};
 use taskgate_core::internal::Reconcile;
@@ -68,7 +70,7 @@ impl ShipError {
 
 pub struct Ship {
     pub github: Arc<GitHubApp>,
-    pub store: Store,
+    pub store: ShipStore,
     /// The `ship` label needs the same permission as `/taskgate ship`.
     pub permissions: Arc<crate::github::Permissions>,
     /// The default branches' rules, read before each proof.

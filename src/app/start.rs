@@ -119,18 +119,18 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         retry: config.backoff,
         syncer: sync::Syncer {
             github: s.github.clone(),
-            store: s.store.clone(),
+            store: sync::SyncStore::of(s.store.clone()),
             pacing: config.pacing,
         },
         runs: task::Runs {
-            store: s.store.clone(),
+            store: task::TaskStore::of(s.store.clone()),
             clock: config.clock.clone(),
             runs_changed: s.runs_changed.clone(),
             bot_login,
         },
         actions: actions_runs::ActionsRuns {
             github: s.github.clone(),
-            store: s.store.clone(),
+            store: actions_runs::ActionsStore::of(s.store.clone()),
             limits: crate::runner::ArtifactLimits::default(),
             metrics: s.metrics.clone(),
             counted: Default::default(),
@@ -138,7 +138,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         permissions: permissions.clone(),
         ship: ship::Ship {
             github: s.github.clone(),
-            store: s.store.clone(),
+            store: ship::ShipStore::of(s.store.clone()),
             permissions,
             rules: Default::default(),
         },

@@ -18,7 +18,7 @@ use octocrab::Octocrab;
 
 use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::intake::payload::{IssueCommentPayload, PushPayload};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
 };
@@ -34,7 +34,10 @@ use taskgate_core::Decision;
 
 mod first_read;
 mod pushed;
+mod store;
+
 pub use first_read::added_repositories;
+pub use store::SyncStore;
 
 /// Where story plans live on the default branch.
 pub const STORIES_DIR: &str = ".taskgate/stories/";
@@ -66,7 +69,7 @@ pub enum SyncError {
 
 pub struct Syncer {
     pub github: Arc<GitHubApp>,
-    pub store: Store,
+    pub store: SyncStore,
     /// The write budget, for the note on a plan that needs more than an
     /// hour of it.
     pub pacing: taskgate_core::pace::Pacing,
@@ -249,7 +252,7 @@ impl Syncer {
     ) -> Result<(), SyncError> {
         if self.store.issue_records(repo, "").await?.is_empty() {
             let own = self.github.own_app();
-            super::resync::rebuild(client, &own, &self.store, repo, installation).await?;
+            super::resync::rebuild(client, &own, &self.store.resync(), repo, installation).await?;
         }
         Ok(())
     }

@@ -21,7 +21,7 @@ use crate::intake::payload::{
     CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
     PullRequestPayload, PushPayload,
 };
-use crate::store::{Store, StoreError, TaskLocation};
+use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
@@ -41,8 +41,10 @@ mod proof;
 mod pseudo;
 mod review;
 mod started;
+mod store;
 
 use locate::Located;
+pub use store::TaskStore;
 
 pub use taskgate_core::internal::TickEvent;
 
@@ -61,7 +63,7 @@ pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
 }
 
 pub struct Runs {
-    pub store: Store,
+    pub store: TaskStore,
     pub clock: Clock,
     /// Wakes the runner when an attempt was queued or cancelled.
     pub runs_changed: Arc<Notify>,

@@ -8,6 +8,7 @@ use super::{Store, StoreError};
 use taskgate_core::ids::{IssueNumber, RepoName};
 use taskgate_core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use taskgate_core::story::Marker;
+use taskgate_core::sync::StoryPlan;
 
 pub(super) fn put_story_record(
     db: &Db,
@@ -110,6 +111,16 @@ impl Store {
                 Some((RepoName::parse(&repo).ok()?, story.clone()))
             })
             .collect())
+    }
+
+    /// A stored story of `repo` (its oldest), for what every story of a
+    /// repository carries: its installation and the repository's config.
+    pub async fn a_story_of(&self, repo: &RepoName) -> Result<Option<StoryPlan>, StoreError> {
+        let stories = self.stories().await?;
+        let Some(row) = stories.into_iter().find(|s| &s.repo == repo) else {
+            return Ok(None);
+        };
+        self.story(repo, &row.story).await
     }
 
     /// Every planned story whose issue exists, oldest issue first.

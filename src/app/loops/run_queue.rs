@@ -45,6 +45,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
+use crate::app::commit_changes::ChangesStore;
 use crate::app::task::{Progress, RunEvent};
 use crate::github::GitHubApp;
 use crate::runner::{
@@ -491,7 +492,14 @@ impl RunQueue {
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
         // Before the report is recorded: deciding on it reads them.
         let url = self.git.url(row.repo.as_str());
-        crate::app::commit_changes::record_from_mirror(&self.store, row, &mirror, url, token).await;
+        crate::app::commit_changes::record_from_mirror(
+            &ChangesStore::of(self.store.clone()),
+            row,
+            &mirror,
+            url,
+            token,
+        )
+        .await;
         Ok((report, workspace))
     }
 }

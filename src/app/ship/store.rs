@@ -1,0 +1,28 @@
+//! What shipping may read from the store: the narrow interface of
+//! `app::ship` (`store::store_view!`). Its writes are its decisions'
+//! changes, which the processor stores.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::store::{store_view, StoreError};
+use taskgate_core::freeze::Freeze;
+use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ship::{StoryRecord, StoryRunRef};
+use taskgate_core::sync::{IssueRecord, StoryPlan};
+use taskgate_core::task::TaskRecord;
+
+store_view! {
+    /// The store as `app::ship` sees it.
+    pub struct ShipStore {
+        async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
+        async fn labels(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;
+        async fn repo_freeze(repo: &RepoName) -> Result<Option<Freeze>, StoreError>;
+        async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
+        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<String>, StoreError>;
+        async fn story_record(repo: &RepoName, story: &str) -> Result<Option<StoryRecord>, StoreError>;
+        async fn story_records(repo: &RepoName) -> Result<Vec<(String, StoryRecord)>, StoreError>;
+        async fn story_run(repo: &RepoName, run_id: u64) -> Result<Option<StoryRunRef>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+    }
+}
