@@ -6,7 +6,7 @@
 use fakehub::payloads;
 use serde_json::Value;
 
-use crate::runs::{story_with_plan, Story};
+use crate::support::story::Story;
 use crate::support::{TestApp, REPO};
 
 const TOKEN: &str = "api-token";
@@ -214,7 +214,7 @@ async fn api_post(app: &TestApp, path: &str, body: Option<&str>) -> u16 {
 
 #[tokio::test]
 async fn each_review_decision_is_audited_and_served_newest_first_with_filters() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(PLAN).config("review: human\n").start().await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");
     let (_, second_branch) = app.task_and_branch("Second check", "second");
@@ -319,7 +319,7 @@ async fn an_approved_branch_todo_and_an_override_are_audited() {
         "story: Audited work\n",
         "story: Audited work\nsettings: { auto_fix: false }\n",
     );
-    let s = story_with_plan(&plan, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan).config("review: human\n").start().await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");
     push_check(&s, &s.branch, 1, "red").await;

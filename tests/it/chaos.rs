@@ -21,7 +21,8 @@ use axum::http::{HeaderMap, StatusCode};
 use fakehub::FakeGitHub;
 use taskgate::store::Store;
 
-use crate::runs::{Origin, PLAN_PATH};
+use crate::support::origin::Origin;
+use crate::support::story::PLAN_PATH;
 use crate::support::{free_port, INSTALLATION, REPO, SECRET};
 
 const REPLICAS: usize = 3;

@@ -7,8 +7,8 @@
 use serde_json::json;
 use taskgate::ids::RepoName;
 
-use crate::runs::{story_backed, story_with_plan, Story};
 use crate::ship::Shipped;
+use crate::support::story::Story;
 use crate::support::{fixture, INSTALLATION, REPO};
 
 const ONE_TASK: &str = r#"
@@ -75,7 +75,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
 #[tokio::test]
 async fn a_push_that_changes_only_the_config_governs_the_next_decision_of_an_existing_story() {
     // Planned with the defaults: a passing task PR merges by itself.
-    let s = story_backed(ONE_TASK, None, 1).await;
+    let s = Story::of(ONE_TASK).runners(1).backed().start().await;
     let repo = s.app.fake.repo(REPO);
     s.app
         .push_to_main(&[(".github/taskgate.yml", "review: human\n")])
@@ -140,7 +140,7 @@ async fn attempts(s: &Story) -> usize {
 #[tokio::test]
 async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
     let config = "commands:\n  permissions:\n    retry: maintain\n";
-    let s = story_with_plan(ONE_TASK, Some(config), 1).await;
+    let s = Story::of(ONE_TASK).config(config).runners(1).start().await;
     let red = s.push(&[("check.sh", "exit 1\n")], "red").await;
     s.completed(&red, 1).await;
     assert_eq!(attempts(&s).await, 1);
@@ -187,7 +187,7 @@ async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
 
 #[tokio::test]
 async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_forks_commit() {
-    let s = story_with_plan(ONE_TASK, None, 1).await;
+    let s = Story::of(ONE_TASK).runners(1).start().await;
     s.app.fake.add_user("mia", 90_003, "maintain");
     // A commit pushed to a fork: GitHub names no branch for its suite.
     let fork = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";

@@ -4,7 +4,7 @@
 //! it was started from. Real git behind the fake GitHub, so the runner
 //! tests what an agent would check out.
 
-use crate::runs::Origin;
+use crate::support::origin::Origin;
 use crate::support::{eventually, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/cli.yml";

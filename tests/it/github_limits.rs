@@ -11,6 +11,7 @@ use taskgate::github::Pacing;
 use taskgate::store::EffectStatus;
 
 use crate::plan_sync::plan_fixture;
+use crate::support::story::Story;
 use crate::support::{eventually, TestApp, REPO};
 
 const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
@@ -241,7 +242,7 @@ const CREATE_PULL: &str = "POST /repos/{owner}/{repo}/pulls";
 
 #[tokio::test]
 async fn without_drafts_the_task_pr_is_a_normal_one_and_drafts_are_not_asked_again() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(TWO_TASKS).start().await;
     // A private repository on GitHub Free.
     s.app.fake.repo(REPO).without_drafts();
     let (_, other) = s.app.task_and_branch("Other work", "other");
@@ -287,7 +288,7 @@ tasks:
 async fn a_todo_for_an_unassignable_login_is_opened_without_it_and_says_so_once() {
     // `ghost` is not a collaborator: GitHub refuses to assign it.
     let config = "roles:\n  coder: { assignees: [ghost] }\n";
-    let s = crate::runs::story_with_plan(ONE_RED_TASK, Some(config), 2).await;
+    let s = Story::of(ONE_RED_TASK).config(config).start().await;
     for attempt in 1..=2 {
         let red = format!("echo 'expected 10 rows' >&2\nexit {attempt}\n");
         let sha = s.push(&[("check.sh", &red)], "try").await;
@@ -327,7 +328,7 @@ const MERGE_PULL: &str = "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge";
 
 #[tokio::test]
 async fn a_merge_meeting_base_branch_was_modified_is_tried_again() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(TWO_TASKS).start().await;
     // A normal PR, so that auto review merges it once proven.
     s.app.fake.repo(REPO).without_drafts();
     s.app.fake.inject(MERGE_PULL, Fault::BaseBranchModified);
@@ -351,7 +352,7 @@ const UPDATE_CHECK_RUN: &str = "PATCH /repos/{owner}/{repo}/check-runs/{check_ru
 
 #[tokio::test]
 async fn a_check_run_of_another_app_with_the_same_name_and_key_is_never_touched() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(TWO_TASKS).start().await;
     let repo = s.app.fake.repo(REPO);
     let sha = s.origin.commit(&s.branch, &[("work.txt", "one")], "work");
     // A second taskgate App (staging) on the same repository made the

@@ -6,7 +6,7 @@
 use fakehub::payloads;
 use serde_json::json;
 
-use crate::runs::story_with_plan;
+use crate::support::story::Story;
 use crate::support::REPO;
 
 const PLAN: &str = r#"
@@ -23,7 +23,7 @@ tasks:
 
 #[tokio::test]
 async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(PLAN).start().await;
     let repo = s.app.fake.repo(REPO);
     let story = repo
         .issues()

@@ -15,7 +15,7 @@ use taskgate::core::AttemptRef;
 use taskgate::ids::RepoName;
 use taskgate::store::Store;
 
-use crate::runs::{story_with, Story};
+use crate::support::story::Story;
 use crate::support::{eventually, TestApp, REPO, SECRET};
 
 const PLAN: &str = r#"
@@ -61,12 +61,15 @@ async fn cluster() -> Cluster {
     let url = database.url().to_owned();
     let clock = Clock::movable();
     let (mut git, mut work_dirs) = (None, [PathBuf::new(), PathBuf::new()]);
-    let story = story_with(PLAN, None, 1, |c| {
-        on_the_cluster(c, &url, &clock);
-        git = c.git.clone();
-        work_dirs[0] = c.work_dir.clone();
-    })
-    .await;
+    let story = Story::of(PLAN)
+        .runners(1)
+        .adjust(|c| {
+            on_the_cluster(c, &url, &clock);
+            git = c.git.clone();
+            work_dirs[0] = c.work_dir.clone();
+        })
+        .start()
+        .await;
     let second = TestApp::with_config(story.app.fake.clone(), |c| {
         on_the_cluster(c, &url, &clock);
         c.git = git;

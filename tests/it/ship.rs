@@ -5,7 +5,7 @@
 use fakehub::payloads;
 use serde_json::{json, Value};
 
-use crate::runs::{story_backed, Story};
+use crate::support::story::Story;
 use crate::support::{eventually, REPO};
 
 const PLAN: &str = r#"
@@ -34,7 +34,12 @@ impl Shipped {
     /// A story of `plan` whose task `check` is titled "Make the check
     /// pass", on a fake GitHub whose commits are real (proofs run on them).
     pub async fn with_plan(plan: &str, config: &str) -> Shipped {
-        let s = story_backed(plan, Some(config), 1).await;
+        let s = Story::of(plan)
+            .config(config)
+            .runners(1)
+            .backed()
+            .start()
+            .await;
         // Shipping needs maintain (SPEC §5); octocat maintains this repo.
         s.app.fake.add_user("octocat", 583_231, "maintain");
         let repo = s.app.fake.repo(REPO);

@@ -28,6 +28,9 @@ use taskgate::app::{self, Running, ServeConfig};
 use taskgate::clock::Clock;
 use tempfile::TempDir;
 
+pub mod origin;
+pub mod story;
+
 pub const SECRET: &str = "it's a secret to everybody";
 pub const INSTALLATION: u64 = 31;
 pub const REPO: &str = "octo-org/hello-world";

@@ -2,7 +2,7 @@
 //! report in the checked-out workspace; the local runner reads it, and the
 //! check run on the fake GitHub counts and names the tests.
 
-use crate::runs::{story_with_plan, Story};
+use crate::support::story::Story;
 
 const PLAN: &str = r#"
 story: Checked work
@@ -35,7 +35,7 @@ const PARSE_PASSED: &str = r#"<testcase classname="tests.test_adapter" name="tes
 const PARSE_SKIPPED: &str = r#"<testcase classname="tests.test_adapter" name="test_parse" file="tests/test_adapter.py" line="20" time="0.000"><skipped message="flaky network">skip</skipped></testcase>"#;
 
 async fn story() -> Story {
-    story_with_plan(PLAN, None, 1).await
+    Story::of(PLAN).runners(1).start().await
 }
 
 fn test_check(s: &Story, sha: &str) -> fakehub::CheckRun {
