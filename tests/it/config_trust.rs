@@ -7,7 +7,7 @@
 use serde_json::json;
 use taskgate::ids::RepoName;
 
-use crate::ship::Shipped;
+use crate::support::shipped::Shipped;
 use crate::support::story::Story;
 use crate::support::{fixture, INSTALLATION, REPO};
 
@@ -40,7 +40,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
     let config = "deploy_workflow: deploy.yml\ncommands:\n  prefix: /tg\n  short_form: false\n  permissions:\n    ship: admin\n    rollback: admin\n    freeze: admin\n";
     // octocat maintains the repository: enough for the defaults, not for
     // this config.
-    let sh = Shipped::shippable(config).await;
+    let sh = Shipped::story().config(config).shippable().await;
     let app = &sh.s.app;
     let story_pr = sh.story_pr().unwrap().number;
     app.comment(story_pr, "octocat", "/tg ship").await;

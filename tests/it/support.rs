@@ -29,6 +29,7 @@ use taskgate::clock::Clock;
 use tempfile::TempDir;
 
 pub mod origin;
+pub mod shipped;
 pub mod story;
 
 pub const SECRET: &str = "it's a secret to everybody";

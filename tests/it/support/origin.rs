@@ -61,6 +61,15 @@ impl Origin {
         self.root.join(format!("{REPO}.git"))
     }
 
+    /// The parents of a real commit, from the bare repository.
+    pub fn parents(&self, sha: &str) -> Vec<String> {
+        git(&self.bare(), &["rev-list", "--parents", "-n", "1", sha])
+            .split_whitespace()
+            .skip(1)
+            .map(str::to_owned)
+            .collect()
+    }
+
     pub fn source(&self) -> GitSource {
         GitSource {
             url_template: format!("file://{}/{{repo}}.git", self.root.display()),
