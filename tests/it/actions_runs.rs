@@ -12,19 +12,15 @@ use serde_json::json;
 use taskgate::classify::FailureKind;
 use taskgate::core::report::{GateResult, RunReport, REPORT_VERSION};
 
+use crate::support::plan::{Plan, Task};
 use crate::support::{eventually, metric, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::check().runs("sh lint.sh").gate("lint"))
+        .yaml()
+}
 const CONFIG: &str = "runner: actions\n";
 pub(crate) const WORKFLOW: &str = "taskgate-run.yml";
 const GATES: [&str; 2] = ["test", "lint"];
@@ -62,8 +58,11 @@ async fn story_on_actions_with(
     if with_workflow {
         repo.add_workflow(WORKFLOW);
     }
-    app.push_to_main(&[(".github/taskgate.yml", CONFIG), (PLAN_PATH, PLAN)])
-        .await;
+    app.push_to_main(&[
+        (".github/taskgate.yml", CONFIG),
+        (PLAN_PATH, plan().as_str()),
+    ])
+    .await;
     let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
     Story {
         app,
@@ -207,9 +206,14 @@ async fn with_two_plans_each_dispatch_names_the_story_whose_plan_the_job_runs() 
     // Two stories whose tasks share the id `check`: only the story tells
     // the job which plan's commands to run (`taskgate run --story`).
     let s = story_on_actions(true).await;
-    let other = PLAN
-        .replace("story: Checked work", "story: Other work")
-        .replace("Make the check pass", "Make the other check pass");
+    let other = Plan::story("Other work")
+        .task(
+            Task::new("check", "Make the other check pass")
+                .runs("sh check.sh")
+                .runs("sh lint.sh")
+                .gate("lint"),
+        )
+        .yaml();
     s.app
         .push_to_main(&[(".taskgate/stories/other.yml", &other)])
         .await;

@@ -7,19 +7,14 @@
 use serde_json::json;
 use taskgate::ids::RepoName;
 
+use crate::support::plan::{Plan, Task};
 use crate::support::shipped::Shipped;
 use crate::support::story::Story;
 use crate::support::{fixture, INSTALLATION, REPO};
 
-const ONE_TASK: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn one_task() -> String {
+    Plan::story("Checked work").task(Task::check()).yaml()
+}
 
 fn repo_name() -> RepoName {
     RepoName::parse(REPO).unwrap()
@@ -75,7 +70,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
 #[tokio::test]
 async fn a_push_that_changes_only_the_config_governs_the_next_decision_of_an_existing_story() {
     // Planned with the defaults: a passing task PR merges by itself.
-    let s = Story::of(ONE_TASK).runners(1).backed().start().await;
+    let s = Story::of(&one_task()).runners(1).backed().start().await;
     let repo = s.app.fake.repo(REPO);
     s.app
         .push_to_main(&[(".github/taskgate.yml", "review: human\n")])
@@ -140,7 +135,11 @@ async fn attempts(s: &Story) -> usize {
 #[tokio::test]
 async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
     let config = "commands:\n  permissions:\n    retry: maintain\n";
-    let s = Story::of(ONE_TASK).config(config).runners(1).start().await;
+    let s = Story::of(&one_task())
+        .config(config)
+        .runners(1)
+        .start()
+        .await;
     let red = s.push(&[("check.sh", "exit 1\n")], "red").await;
     s.completed(&red, 1).await;
     assert_eq!(attempts(&s).await, 1);
@@ -187,7 +186,7 @@ async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
 
 #[tokio::test]
 async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_forks_commit() {
-    let s = Story::of(ONE_TASK).runners(1).start().await;
+    let s = Story::of(&one_task()).runners(1).start().await;
     s.app.fake.add_user("mia", 90_003, "maintain");
     // A commit pushed to a fork: GitHub names no branch for its suite.
     let fork = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";
@@ -256,9 +255,10 @@ async fn a_config_change_in_an_early_commit_of_a_push_larger_than_github_lists_i
 
     // More than 300 files changed too: the comparison is capped, and the
     // config and every plan are read again at the head.
+    let plan = one_task();
     let first = [
         (".github/taskgate.yml", "review: human\n"),
-        (".taskgate/stories/checks.yml", ONE_TASK),
+        (".taskgate/stories/checks.yml", plan.as_str()),
     ];
     large_push(&app, &first, true);
     app.settle().await;

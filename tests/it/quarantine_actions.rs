@@ -17,18 +17,15 @@ use taskgate::core::report::{
 };
 use taskgate::results::{Outcome, TestCase, TestId};
 
+use crate::support::plan::{Plan, Task};
 use crate::support::{eventually, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "pytest -q --junitxml=junit.xml", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::new("check", "Make the check pass").runs("pytest -q --junitxml=junit.xml"))
+        .yaml()
+}
 /// On Actions, with room for many failed runs before escalation.
 const CONFIG: &str = "runner: actions\nlimits: { max_debug_attempts: 10, max_branch_depth: 5 }\n";
 const WORKFLOW: &str = "taskgate-run.yml";
@@ -48,8 +45,11 @@ async fn story_on_actions() -> Story {
     // has tests of its own.
     app.fake.set_secondary_limit(100_000);
     app.fake.repo(REPO).add_workflow(WORKFLOW);
-    app.push_to_main(&[(".github/taskgate.yml", CONFIG), (PLAN_PATH, PLAN)])
-        .await;
+    app.push_to_main(&[
+        (".github/taskgate.yml", CONFIG),
+        (PLAN_PATH, plan().as_str()),
+    ])
+    .await;
     let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
     app.fake
         .repo(REPO)

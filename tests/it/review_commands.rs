@@ -4,18 +4,13 @@
 
 use fakehub::payloads;
 
+use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
 use crate::support::REPO;
 
-const PLAN: &str = r#"
-story: Reviewed work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Reviewed work").task(Task::check()).yaml()
+}
 
 /// The bot's replies on `issue`, first line only (the marker names ids).
 fn replies(s: &Story, issue: u64) -> Vec<String> {
@@ -52,7 +47,7 @@ async fn ready_for_review(s: &Story) -> u64 {
 
 #[tokio::test]
 async fn human_review_waits_for_approve_from_someone_with_write_permission() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     s.app.fake.add_user("bob", 77, "read");
     s.app.fake.add_user("mia", 78, "maintain");
     push_check(&s, 1, "red").await;
@@ -99,7 +94,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
 
 #[tokio::test]
 async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     let issue = s.task_issue;
@@ -165,7 +160,7 @@ async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
 
 #[tokio::test]
 async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     let issue = s.task_issue;
     let repo = s.app.fake.repo(REPO);
@@ -237,7 +232,7 @@ async fn api(s: &Story, path: &str, token: Option<&str>, body: Option<&str>) -> 
 
 #[tokio::test]
 async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     let accept = format!("/api/tasks/{}/accept", s.task_issue);
     let reject = format!("/api/tasks/{}/reject", s.task_issue);
     // No token, a wrong token, an unknown task.
@@ -279,7 +274,7 @@ async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
 
 #[tokio::test]
 async fn the_api_rejects_a_task_with_its_reason() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let reject = format!("/api/tasks/{}/reject", s.task_issue);
     let (status, body) = api(
         &s,
@@ -300,7 +295,7 @@ async fn the_api_rejects_a_task_with_its_reason() {
 
 #[tokio::test]
 async fn one_comment_changes_a_task_once() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     s.app
         .comment(s.task_issue, "octocat", "/taskgate pause\n/taskgate resume")
@@ -312,7 +307,7 @@ async fn one_comment_changes_a_task_once() {
 
 #[tokio::test]
 async fn the_checker_report_is_one_pr_comment_updated_in_place() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     push_check(&s, 1, "still red").await;
@@ -346,7 +341,7 @@ async fn the_checker_report_is_one_pr_comment_updated_in_place() {
 
 #[tokio::test]
 async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 0, "green").await;
     let repo = s.app.fake.repo(REPO);
     let pr = s.pull().number;
@@ -370,10 +365,9 @@ async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
 
 #[tokio::test]
 async fn revise_forwards_the_feedback_to_the_roles_agent_workflow() {
-    let plan = PLAN.replace(
-        "    title: Make the check pass\n",
-        "    title: Make the check pass\n    role: coder\n",
-    );
+    let plan = Plan::story("Reviewed work")
+        .task(Task::check().role("coder"))
+        .yaml();
     let config = "roles:\n  coder: { agent_workflow: agent-coder.yml }\n";
     let s = Story::of(&plan).config(config).start().await;
     let repo = s.app.fake.repo(REPO);
@@ -400,7 +394,7 @@ async fn revise_forwards_the_feedback_to_the_roles_agent_workflow() {
 
 #[tokio::test]
 async fn a_pasted_marker_does_not_make_a_persons_comment_the_bots() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     let pr = s.pull().number;
@@ -429,7 +423,7 @@ async fn a_pasted_marker_does_not_make_a_persons_comment_the_bots() {
 #[tokio::test]
 async fn the_repository_config_sets_the_prefix_and_can_turn_the_short_form_off() {
     let config = "commands: { prefix: /bot, short_form: false }\n";
-    let s = Story::of(PLAN).config(config).start().await;
+    let s = Story::of(&plan()).config(config).start().await;
     s.app.comment(s.task_issue, "octocat", "/help").await;
     s.app
         .comment(s.task_issue, "octocat", "/taskgate help")
@@ -444,7 +438,7 @@ async fn the_repository_config_sets_the_prefix_and_can_turn_the_short_form_off()
 
 #[tokio::test]
 async fn an_override_approves_a_red_checker_and_is_counted() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     s.app.fake.add_user("mia", 78, "maintain");
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
@@ -469,7 +463,7 @@ async fn an_override_approves_a_red_checker_and_is_counted() {
 
 #[tokio::test]
 async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 0, "green").await;
     // GitHub merges, then a proxy answers 502: the retry meets a merged PR
     // (405 "not mergeable") and must count it as done.
@@ -499,7 +493,7 @@ async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
 
 #[tokio::test]
 async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     s.app.fake.add_user("bob", 77, "read");
     s.app.fake.add_user("mia", 78, "write");
     push_check(&s, 1, "red").await;
@@ -532,7 +526,7 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
 
 #[tokio::test]
 async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     // The agent that pushes may also write to the repository.
     s.app.fake.add_user("agent", 90, "maintain");
     s.app.fake.add_user("mia", 78, "maintain");

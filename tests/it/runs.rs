@@ -5,24 +5,16 @@
 use fakehub::payloads;
 use serde_json::{json, Value};
 
+use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
 use crate::support::{eventually, metric, REPO};
 
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::check().runs("sh lint.sh").gate("lint"))
+        .task(Task::new("other", "Other work").runs("sh other.sh"))
+        .yaml()
+}
 
 fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
     runs.iter()
@@ -33,7 +25,7 @@ fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
 
 #[tokio::test]
 async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let red = s
         .push(
             &[
@@ -104,7 +96,7 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
 
 #[tokio::test]
 async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let marker = s.origin.work.join("still-running");
     // A nap of its own, to tell this test's `sleep` among the processes.
     let nap = format!("14.{:06}", fastrand::u32(..1_000_000));
@@ -148,7 +140,7 @@ fn napping(nap: &str) -> bool {
 
 #[tokio::test]
 async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
     // GitHub knows the commit, the git remote does not (force-pushed away).
     let gone = "0123456789abcdef0123456789abcdef01234567";
@@ -170,7 +162,7 @@ async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
 
 #[tokio::test]
 async fn retry_by_button_by_rerun_and_by_command_runs_again() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let sha = s
         .push(&[("check.sh", "exit 1\n"), ("lint.sh", "exit 0\n")], "red")
         .await;
@@ -224,7 +216,7 @@ async fn retry_by_button_by_rerun_and_by_command_runs_again() {
 
 #[tokio::test]
 async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
-    let s = Story::of(PLAN).runners(1).start().await;
+    let s = Story::of(&plan()).runners(1).start().await;
     let other = s
         .app
         .fake
@@ -265,7 +257,7 @@ async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
 
 #[tokio::test]
 async fn a_pull_request_from_a_fork_is_not_run() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
     let sha = s.push(&[("check.sh", "exit 0\n")], "work").await;
     s.completed(&sha, 2).await;
@@ -295,7 +287,7 @@ async fn a_pull_request_from_a_fork_is_not_run() {
 
 #[tokio::test]
 async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
-    let s = Story::of(PLAN).start().await;
+    let s = Story::of(&plan()).start().await;
     let sha = s
         .push(
             &[("check.sh", "sleep 1\n"), ("lint.sh", "exit 0\n")],

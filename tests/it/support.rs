@@ -29,6 +29,7 @@ use taskgate::clock::Clock;
 use tempfile::TempDir;
 
 pub mod origin;
+pub mod plan;
 pub mod shipped;
 pub mod story;
 

@@ -12,30 +12,21 @@ use serde_json::Value;
 
 use fakehub::payloads;
 
+use super::plan::{Plan, Task};
 use super::story::Story;
 use super::{eventually, REPO};
 
 /// The story shipped: one task, `check`, gated by `sh check.sh`.
-const PLAN: &str = r#"
-story: Shipped work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Shipped work").task(Task::check()).yaml()
+}
 
 /// The plan of [`Shipped::second_story`].
-const OTHER_PLAN: &str = r#"
-story: Other shipped work
-tasks:
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
+fn other_plan() -> String {
+    Plan::story("Other shipped work")
+        .task(Task::new("other", "Other work").runs("sh other.sh"))
+        .yaml()
+}
 
 pub struct Shipped {
     pub s: Story,
@@ -77,7 +68,7 @@ impl<'a> ShippedBuilder<'a> {
     /// The story synced, its task not started; octocat maintains the
     /// repository (shipping needs maintain, SPEC §5).
     pub async fn start(self) -> Shipped {
-        let s = Story::of(PLAN)
+        let s = Story::of(&plan())
             .config_if(self.config)
             .runners(1)
             .backed()
@@ -276,7 +267,7 @@ impl Shipped {
     pub async fn second_story(&self) -> (u64, String) {
         self.s
             .app
-            .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
+            .push_to_main(&[(".taskgate/stories/other.yml", other_plan().as_str())])
             .await;
         let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
         let green = self
