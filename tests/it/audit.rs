@@ -58,15 +58,6 @@ async fn audit(app: &TestApp, query: &str) -> Vec<String> {
         .collect()
 }
 
-/// The bot's replies on `issue`, first line only.
-fn replies(app: &TestApp, issue: u64) -> Vec<String> {
-    app.bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with('@'))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// Who reacted with +1 to comment `id` on `issue`.
 fn plus_ones(app: &TestApp, issue: u64, id: u64) -> usize {
     app.fake
@@ -92,7 +83,7 @@ async fn a_maintainer_freezes_and_unfreezes_the_repository_from_any_issue() {
     // A reason is required.
     app.comment(issue, "mia", "/taskgate freeze").await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @"@mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.");
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @"@mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.");
     assert_eq!(app.store().repo_freeze(&repo()).await.unwrap(), None);
 
     let freeze = app
@@ -125,7 +116,7 @@ async fn a_maintainer_freezes_and_unfreezes_the_repository_from_any_issue() {
     // Not frozen: a refusal, and nothing recorded for it.
     app.comment(issue, "mia", "/taskgate unfreeze").await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @r"
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @r"
     @mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.
     @mia `/taskgate unfreeze` did nothing: the repository is not frozen.
     ");
@@ -146,7 +137,7 @@ async fn someone_with_write_permission_cannot_freeze() {
     app.comment(issue, "octocat", "/taskgate freeze my release")
         .await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @"@octocat `/taskgate freeze` needs maintain permission on the repository; @octocat has write.");
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @"@octocat `/taskgate freeze` needs maintain permission on the repository; @octocat has write.");
     assert_eq!(app.store().repo_freeze(&repo()).await.unwrap(), None);
     assert!(
         audit(&app, "").await.is_empty(),

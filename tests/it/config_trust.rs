@@ -20,15 +20,6 @@ fn repo_name() -> RepoName {
     RepoName::parse(REPO).unwrap()
 }
 
-/// The bot's replies on `issue` that answer `login`, first line only.
-fn replies_to(app: &crate::support::TestApp, issue: u64, login: &str) -> Vec<String> {
-    app.bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with(&format!("@{login}")))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
 #[tokio::test]
 async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_a_story_pr_and_a_plain_issue(
 ) {
@@ -50,7 +41,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
     app.settle().await;
 
     let refused =
-        [story_pr, sh.story_issue, plain].map(|n| replies_to(app, n, "octocat").join("\n"));
+        [story_pr, sh.story_issue, plain].map(|n| app.replies_to(n, "octocat").join("\n"));
     insta::assert_snapshot!(refused.join("\n"), @r"
     @octocat `/tg ship` needs admin permission on the repository; @octocat has maintain.
     @octocat `/tg rollback` needs admin permission on the repository; @octocat has maintain.

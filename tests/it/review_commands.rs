@@ -12,16 +12,6 @@ fn plan() -> String {
     Plan::story("Reviewed work").task(Task::check()).yaml()
 }
 
-/// The bot's replies on `issue`, first line only (the marker names ids).
-fn replies(s: &Story, issue: u64) -> Vec<String> {
-    s.app
-        .bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with('@'))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// Pushes `check.sh` exiting with `code` and waits for the verdict.
 async fn push_check(s: &Story, code: u8, message: &str) -> String {
     let script = format!("echo 'expected 10 rows, got 0' >&2; exit {code}\n");
@@ -69,7 +59,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
     s.app.comment(pr, "bob", "/approve").await;
     s.app.settle().await;
     assert!(!s.pull().merged);
-    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@bob `/taskgate approve` needs write permission on the repository; @bob has read.");
+    insta::assert_snapshot!(s.app.replies(pr).join("\n"), @"@bob `/taskgate approve` needs write permission on the repository; @bob has read.");
 
     // `--override` needs maintain: octocat writes only.
     s.app
@@ -77,7 +67,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
         .await;
     s.app.settle().await;
     assert!(!s.pull().merged);
-    assert!(replies(&s, pr)[1].contains(
+    assert!(s.app.replies(pr)[1].contains(
         "`/taskgate approve --override` needs maintain permission on the repository; @octocat has write."
     ));
 
@@ -85,7 +75,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
     s.app.settle().await;
     assert!(s.pull().merged, "approved by a maintainer: merged");
     assert_eq!(
-        replies(&s, pr).len(),
+        s.app.replies(pr).len(),
         2,
         "success is a reaction, not a reply"
     );
@@ -170,11 +160,11 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
         .await;
     s.app.settle().await;
     assert_eq!(s.state(), "state:test-failed");
-    assert!(replies(&s, issue).is_empty());
+    assert!(s.app.replies(issue).is_empty());
 
     s.app.comment(issue, "octocat", "/taskgate pause now").await;
     s.app.settle().await;
-    insta::assert_snapshot!(replies(&s, issue).join("\n"), @"@octocat Could not run 'pause': takes no arguments, got 'now'. `/taskgate help` shows how each command is used.");
+    insta::assert_snapshot!(s.app.replies(issue).join("\n"), @"@octocat Could not run 'pause': takes no arguments, got 'now'. `/taskgate help` shows how each command is used.");
 
     s.app.comment(issue, "octocat", "/taskgate explain").await;
     s.app.settle().await;
@@ -302,7 +292,7 @@ async fn one_comment_changes_a_task_once() {
         .await;
     s.app.settle().await;
     assert_eq!(s.state(), "state:paused", "the first change ran");
-    insta::assert_snapshot!(replies(&s, s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
+    insta::assert_snapshot!(s.app.replies(s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
 }
 
 #[tokio::test]
@@ -429,10 +419,10 @@ async fn the_repository_config_sets_the_prefix_and_can_turn_the_short_form_off()
         .comment(s.task_issue, "octocat", "/taskgate help")
         .await;
     s.app.settle().await;
-    assert!(replies(&s, s.task_issue).is_empty(), "neither form is on");
+    assert!(s.app.replies(s.task_issue).is_empty(), "neither form is on");
     s.app.comment(s.task_issue, "octocat", "/bot status").await;
     s.app.settle().await;
-    let answered = replies(&s, s.task_issue);
+    let answered = s.app.replies(s.task_issue);
     assert_eq!(answered.len(), 1, "{answered:#?}");
 }
 
@@ -506,11 +496,12 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
     s.app.settle().await;
     assert_eq!(s.state(), "state:test-failed", "bob may not pause");
     assert!(
-        replies(&s, s.task_issue)
+        s.app
+            .replies(s.task_issue)
             .iter()
             .any(|r| r.starts_with("@bob")),
         "the refusal is addressed to the editor: {:?}",
-        replies(&s, s.task_issue)
+        s.app.replies(s.task_issue)
     );
 
     // And a writer editing a reader's comment acts with their own right.
@@ -537,7 +528,7 @@ async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
     s.app.comment(pr, "agent", "/taskgate approve").await;
     s.app.settle().await;
     assert!(!s.pull().merged, "not by the pusher");
-    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@agent `/taskgate approve` did nothing: you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it).");
+    insta::assert_snapshot!(s.app.replies(pr).join("\n"), @"@agent `/taskgate approve` did nothing: you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it).");
 
     s.app.comment(pr, "mia", "/taskgate approve").await;
     s.app.settle().await;

@@ -286,6 +286,22 @@ impl TestApp {
             .collect()
     }
 
+    /// The bot's replies on `number` (comments that answer someone:
+    /// `@login …`), first line only: the rest is a marker naming ids.
+    pub fn replies(&self, number: u64) -> Vec<String> {
+        self.replies_to(number, "")
+    }
+
+    /// The bot's replies on `number` that answer `login`, first line only.
+    pub fn replies_to(&self, number: u64, login: &str) -> Vec<String> {
+        let to = format!("@{login}");
+        self.bot_comments(number)
+            .into_iter()
+            .filter(|c| c.starts_with(&to))
+            .map(|c| c.lines().next().unwrap_or_default().to_owned())
+            .collect()
+    }
+
     /// Pushes one commit of `files` (path, content) to main of [`REPO`],
     /// as a change on the default branch; waits until it is handled.
     pub async fn push_to_main(&self, files: &[(&str, &str)]) {
