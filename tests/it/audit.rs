@@ -6,6 +6,7 @@
 use fakehub::payloads;
 use serde_json::Value;
 
+use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
 use crate::support::{TestApp, REPO};
 
@@ -149,22 +150,14 @@ fn repo() -> taskgate::ids::RepoName {
     taskgate::ids::RepoName::parse(REPO).unwrap()
 }
 
-const PLAN: &str = r#"
-story: Audited work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - id: second
-    title: Second check
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - { id: notes, title: Release notes, requires_testing: false }
-  - { id: extra, title: Extra polish, requires_testing: false }
-"#;
+/// Two tested tasks and two done by hand.
+fn audited() -> Plan {
+    Plan::story("Audited work")
+        .task(Task::check())
+        .task(Task::new("second", "Second check").runs("sh check.sh"))
+        .task(Task::untested("notes", "Release notes"))
+        .task(Task::untested("extra", "Extra polish"))
+}
 
 /// Pushes `check.sh` exiting with `code` to `branch` and waits for its
 /// one check run.
@@ -205,7 +198,10 @@ async fn api_post(app: &TestApp, path: &str, body: Option<&str>) -> u16 {
 
 #[tokio::test]
 async fn each_review_decision_is_audited_and_served_newest_first_with_filters() {
-    let s = Story::of(PLAN).config("review: human\n").start().await;
+    let s = Story::of(&audited().yaml())
+        .config("review: human\n")
+        .start()
+        .await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");
     let (_, second_branch) = app.task_and_branch("Second check", "second");
@@ -306,10 +302,7 @@ async fn each_review_decision_is_audited_and_served_newest_first_with_filters() 
 
 #[tokio::test]
 async fn an_approved_branch_todo_and_an_override_are_audited() {
-    let plan = PLAN.replace(
-        "story: Audited work\n",
-        "story: Audited work\nsettings: { auto_fix: false }\n",
-    );
+    let plan = audited().settings("auto_fix: false").yaml();
     let s = Story::of(&plan).config("review: human\n").start().await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");

@@ -12,6 +12,7 @@
 //! gives (`sh check.sh A|B|C` copies a report; `sh check.sh pass|fail`
 //! writes one), and `/taskgate retry` runs the same commit again with it.
 
+use crate::support::plan::{Plan, Task};
 use crate::support::story::{Story, PLAN_PATH};
 use crate::support::REPO;
 
@@ -19,17 +20,9 @@ const FLAKY: &str = "tests/test_net.py::test_fetch";
 const BROKEN: &str = "tests/test_db.py::test_schema";
 
 fn plan(mode: &str) -> String {
-    format!(
-        r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - {{ cmd: "sh check.sh {mode}", timeout_seconds: 20 }}
-"#
-    )
+    Plan::story("Checked work")
+        .task(Task::new("check", "Make the check pass").runs(&format!("sh check.sh {mode}")))
+        .yaml()
 }
 
 /// Room for many failed runs before the failure loop escalates, and

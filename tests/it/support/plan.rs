@@ -12,7 +12,17 @@ use std::fmt::Write;
 #[must_use]
 pub struct Plan {
     story: String,
+    settings: Option<String>,
+    milestones: Vec<Milestone>,
     tasks: Vec<Task>,
+}
+
+/// An integration milestone: `cmd` run on the story branch once the tasks
+/// `after` names are complete.
+struct Milestone {
+    id: String,
+    after: Vec<String>,
+    cmd: String,
 }
 
 /// One task of a [`Plan`], with its acceptance tests.
@@ -23,6 +33,9 @@ pub struct Task {
     role: Option<String>,
     depends_on: Vec<String>,
     tests: Vec<Test>,
+    required_tests: Vec<String>,
+    /// `requires_testing: false`: done by hand, no tests.
+    untested: bool,
 }
 
 struct Test {
@@ -39,6 +52,8 @@ impl Plan {
     pub fn story(title: &str) -> Plan {
         Plan {
             story: title.to_owned(),
+            settings: None,
+            milestones: Vec::new(),
             tasks: Vec::new(),
         }
     }
@@ -48,8 +63,42 @@ impl Plan {
         self
     }
 
+    /// The story's `settings:`, as the entries of its mapping
+    /// (`"auto_fix: false"`).
+    pub fn settings(mut self, settings: &str) -> Plan {
+        self.settings = Some(settings.to_owned());
+        self
+    }
+
+    /// An integration milestone `id` running `cmd` (within 20 s) once the
+    /// tasks `after` are complete.
+    pub fn milestone(mut self, id: &str, after: &[&str], cmd: &str) -> Plan {
+        self.milestones.push(Milestone {
+            id: id.to_owned(),
+            after: after.iter().map(|a| (*a).to_owned()).collect(),
+            cmd: cmd.to_owned(),
+        });
+        self
+    }
+
     pub fn yaml(&self) -> String {
-        let mut out = format!("\nstory: {}\ntasks:\n", self.story);
+        let mut out = format!("\nstory: {}\n", self.story);
+        if let Some(settings) = &self.settings {
+            let _ = writeln!(out, "settings: {{ {settings} }}");
+        }
+        if !self.milestones.is_empty() {
+            out.push_str("integration:\n");
+        }
+        for m in &self.milestones {
+            let _ = writeln!(
+                out,
+                "  - {{ id: {}, after: [{}], cmd: {:?}, timeout_seconds: {TIMEOUT_SECONDS} }}",
+                m.id,
+                m.after.join(", "),
+                m.cmd
+            );
+        }
+        out.push_str("tasks:\n");
         for task in &self.tasks {
             task.write(&mut out);
         }
@@ -66,6 +115,16 @@ impl Task {
             role: None,
             depends_on: Vec::new(),
             tests: Vec::new(),
+            required_tests: Vec::new(),
+            untested: false,
+        }
+    }
+
+    /// Task `id` titled `title`, done by hand: `requires_testing: false`.
+    pub fn untested(id: &str, title: &str) -> Task {
+        Task {
+            untested: true,
+            ..Task::new(id, title)
         }
     }
 
@@ -109,6 +168,12 @@ impl Task {
         self
     }
 
+    /// Tests that must be among those a run reports (`required_tests`).
+    pub fn required_tests(mut self, names: &[&str]) -> Task {
+        self.required_tests = names.iter().map(|n| (*n).to_owned()).collect();
+        self
+    }
+
     pub fn depends_on(mut self, id: &str) -> Task {
         self.depends_on.push(id.to_owned());
         self
@@ -119,6 +184,14 @@ impl Task {
     }
 
     fn write(&self, out: &mut String) {
+        if self.untested {
+            let (id, title) = (&self.id, &self.title);
+            let _ = writeln!(
+                out,
+                "  - {{ id: {id}, title: {title}, requires_testing: false }}"
+            );
+            return;
+        }
         let _ = writeln!(out, "  - id: {}\n    title: {}", self.id, self.title);
         if let Some(role) = &self.role {
             let _ = writeln!(out, "    role: {role}");
@@ -136,6 +209,14 @@ impl Task {
                 let _ = write!(out, ", timeout_seconds: {seconds}");
             }
             out.push_str(" }\n");
+        }
+        if !self.required_tests.is_empty() {
+            let names: Vec<String> = self
+                .required_tests
+                .iter()
+                .map(|n| format!("{n:?}"))
+                .collect();
+            let _ = writeln!(out, "      required_tests: [{}]", names.join(", "));
         }
     }
 }
