@@ -28,6 +28,7 @@ use taskgate::app::{self, Running, ServeConfig};
 use taskgate::clock::Clock;
 use tempfile::TempDir;
 
+pub mod actions;
 pub mod origin;
 pub mod plan;
 pub mod shipped;
