@@ -54,13 +54,7 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
     sh.finish_run("smoke.yml", "success").await;
     assert_eq!(sh.state().await, "review-ready");
     assert!(sh.pr_labels().contains(&"review-ready".to_owned()));
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["shipped_by"]["via"], "label");
     assert_eq!(story["shipped_by"]["login"], "octocat");
     assert_eq!(story["tasks"][0]["state"], "completed");
@@ -128,13 +122,7 @@ async fn a_pull_request_from_a_fork_named_like_the_story_branch_is_not_the_story
         .filter(|c| c.name == "taskgate/ship-gate")
         .count();
     assert_eq!(gates, 0, "no ship gate on a fork's head");
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["pr"], Value::Null, "{story}");
 }
 
@@ -203,13 +191,7 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
     let number = sh.story_pr().unwrap().number;
     repo.merge_pull(number, "octocat");
     sh.s.app.settle().await;
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["merged_past_gate"], true);
     let notes = sh.s.app.bot_comments(sh.story_issue);
     assert!(
@@ -230,13 +212,7 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
         notes.iter().any(|c| c.contains("closed without merging")),
         "{notes:#?}"
     );
-    let (_, story) = other
-        .api(
-            "GET",
-            &format!("/api/stories/{}", other.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = other.story_json().await;
     assert_eq!(story["pr"], Value::Null);
 }
 

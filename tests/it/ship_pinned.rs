@@ -10,16 +10,6 @@ use crate::support::shipped::Shipped;
 /// behind its proof while the push arrives.
 const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
 
-impl Shipped {
-    async fn state_of(&self, issue: u64) -> String {
-        let (status, v) = self
-            .api("GET", &format!("/api/stories/{issue}"), Some("api-token"))
-            .await;
-        assert_eq!(status, 200, "{v}");
-        v["state"].as_str().unwrap().to_owned()
-    }
-}
-
 #[tokio::test]
 async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
     let a = Shipped::story()

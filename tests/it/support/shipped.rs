@@ -182,14 +182,26 @@ impl Shipped {
         (status, res.json().await.unwrap_or(Value::Null))
     }
 
+    /// The story as the API gives it (`GET /api/stories/{issue}`),
+    /// whatever the status.
+    pub async fn story_json(&self) -> Value {
+        self.story_api(self.story_issue).await.1
+    }
+
+    async fn story_api(&self, issue: u64) -> (u16, Value) {
+        let path = format!("/api/stories/{issue}");
+        self.api("GET", &path, Some("api-token")).await
+    }
+
+    /// The story's state, as the API says it.
     pub async fn state(&self) -> String {
-        let (status, v) = self
-            .api(
-                "GET",
-                &format!("/api/stories/{}", self.story_issue),
-                Some("api-token"),
-            )
-            .await;
+        self.state_of(self.story_issue).await
+    }
+
+    /// The state of the story of issue `issue` (another story of the
+    /// repository), as the API says it.
+    pub async fn state_of(&self, issue: u64) -> String {
+        let (status, v) = self.story_api(issue).await;
         assert_eq!(status, 200, "{v}");
         v["state"].as_str().unwrap().to_owned()
     }
