@@ -6,7 +6,7 @@
 
 use taskgate_core::report::Tested;
 
-use crate::actions_runs::{report, story_on_actions, zipped, Story, WORKFLOW};
+use crate::support::actions::{report, test_and_lint, zipped, ActionsStory, WORKFLOW};
 
 const SHA3: &str = "3333333333333333333333333333333333333333";
 const SHA4: &str = "4444444444444444444444444444444444444444";
@@ -14,7 +14,7 @@ const SHA5: &str = "5555555555555555555555555555555555555555";
 const SHA6: &str = "6666666666666666666666666666666666666666";
 const ELSEWHERE: &str = "abababababababababababababababababababab";
 
-impl Story {
+impl ActionsStory {
     /// The story branch's head on GitHub now.
     fn story_head(&self) -> String {
         let story = self
@@ -58,7 +58,7 @@ fn said(check: &fakehub::CheckRun) -> String {
 
 #[tokio::test]
 async fn the_job_tests_the_head_merged_with_the_story_branch_and_may_not_claim_more() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let base = s.story_head();
 
     // The dispatch names the story head; the job merged it in.
@@ -109,7 +109,7 @@ async fn the_job_tests_the_head_merged_with_the_story_branch_and_may_not_claim_m
 
 #[tokio::test]
 async fn a_head_that_conflicts_with_its_story_branch_is_not_run_and_says_to_merge() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let base = s.story_head();
     let conflict = Tested::Conflict { base: base.clone() };
     let checks = s.run_reporting(SHA6, Some(conflict)).await;
@@ -135,7 +135,7 @@ async fn a_head_that_conflicts_with_its_story_branch_is_not_run_and_says_to_merg
 #[tokio::test]
 async fn a_workflow_from_an_older_init_is_dispatched_without_base_and_the_gates_say_how_to_update_it(
 ) {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     // The workflow `taskgate init` wrote before `base` existed: GitHub
     // refuses a dispatch with an input it does not declare.
     s.repo()

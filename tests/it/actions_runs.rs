@@ -4,42 +4,16 @@
 //! uploads the report artifact, sends `workflow_run`) and the check runs and
 //! the task's state follow, as after a local run.
 
-use std::io::Write;
 use std::time::Duration;
 
-use fakehub::{payloads, RepoHandle};
+use fakehub::payloads;
 use serde_json::json;
-use taskgate_core::classify::FailureKind;
-use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
 
-use crate::support::{eventually, metric, TestApp, REPO};
+use crate::support::actions::{report, test_and_lint, zipped, ActionsStory, WORKFLOW};
+use crate::support::plan::{Plan, Task};
+use crate::support::{eventually, metric, REPO};
 
-const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
-"#;
-const CONFIG: &str = "runner: actions\n";
-pub(crate) const WORKFLOW: &str = "taskgate-run.yml";
 const GATES: [&str; 2] = ["test", "lint"];
-
-pub(crate) struct Story {
-    pub(crate) app: TestApp,
-    pub(crate) task_issue: u64,
-    pub(crate) branch: String,
-}
-
-/// A story with one task whose repository runs tests with the workflow;
-/// `with_workflow: false` leaves the workflow file out of the repository.
-pub(crate) async fn story_on_actions(with_workflow: bool) -> Story {
-    story_on_actions_with(with_workflow, |_| {}).await
-}
 
 /// The watch's period in the tests that move the clock past it.
 const WATCH: Duration = Duration::from_secs(60);
@@ -49,108 +23,11 @@ const NEXT_WATCH: Duration = WATCH.saturating_add(Duration::from_secs(1));
 
 /// A story on Actions watched every minute (the tests move the app's
 /// clock on past it; the run queue ticks by the same clock).
-async fn watched_story() -> Story {
-    story_on_actions_with(true, |c| c.actions_watch = WATCH).await
-}
-
-async fn story_on_actions_with(
-    with_workflow: bool,
-    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
-) -> Story {
-    let app = TestApp::start_with(adjust).await;
-    let repo = app.fake.repo(REPO);
-    if with_workflow {
-        repo.add_workflow(WORKFLOW);
-    }
-    app.push_to_main(&[(".github/taskgate.yml", CONFIG), (PLAN_PATH, PLAN)])
-        .await;
-    let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
-    Story {
-        app,
-        task_issue,
-        branch,
-    }
-}
-
-impl Story {
-    pub(crate) fn repo(&self) -> RepoHandle {
-        self.app.fake.repo(REPO)
-    }
-
-    /// The agent pushes a commit `sha` to the task branch; GitHub tells
-    /// taskgate. Nothing runs it here, so no git repository is needed.
-    async fn push(&self, sha: &str) {
-        self.repo().push_commit(
-            &self.branch,
-            sha,
-            "work",
-            &[("check.sh", "exit 0\n")],
-            "agent",
-        );
-    }
-
-    /// Pushes `sha` and waits for its workflow run; returns the run's id.
-    pub(crate) async fn push_and_dispatch(&self, sha: &str) -> u64 {
-        self.push(sha).await;
-        eventually("the runner workflow is dispatched", || async {
-            self.dispatch_for(sha).is_some()
-        })
-        .await;
-        self.app.settle().await;
-        self.dispatch_for(sha).unwrap().run_id
-    }
-
-    pub(crate) fn dispatch_for(&self, sha: &str) -> Option<fakehub::WorkflowDispatch> {
-        self.repo()
-            .dispatches()
-            .into_iter()
-            .find(|d| d.inputs["sha"] == sha)
-    }
-
-    /// GitHub's webhook for a run of taskgate's, delivered (again) by the
-    /// test: a late or repeated delivery.
-    async fn workflow_run_again(&self, action: &str, run_id: u64) {
-        let payload = payloads::workflow_run(action, &self.repo(), run_id);
-        assert_eq!(self.app.deliver("workflow_run", &payload).await.0, 202);
-        self.app.settle().await;
-    }
-
-    /// GitHub Actions ends run `run_id` with these artifacts and says so.
-    pub(crate) async fn complete(
-        &self,
-        run_id: u64,
-        conclusion: &str,
-        artifacts: &[(&str, &[u8])],
-    ) {
-        self.repo().complete_run(run_id, conclusion, artifacts);
-        self.app.settle().await;
-    }
-
-    /// Completes the run with a report for `sha` uploaded as the workflow
-    /// template does: a zipped `taskgate-report` artifact.
-    async fn complete_reporting(
-        &self,
-        run_id: u64,
-        conclusion: &str,
-        sha: &str,
-        gates: &[(&str, bool)],
-    ) {
-        let zip = zipped(&report(sha, gates));
-        self.complete(run_id, conclusion, &[("taskgate-report", &zip)])
-            .await;
-    }
-
-    pub(crate) fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
-        self.repo()
-            .check_runs()
-            .into_iter()
-            .filter(|c| c.head_sha == sha)
-            .collect()
-    }
-
-    fn task_labels(&self) -> Vec<String> {
-        self.repo().issue(self.task_issue).unwrap().labels
-    }
+async fn watched_story() -> ActionsStory {
+    ActionsStory::of(&test_and_lint())
+        .adjust(|c| c.actions_watch = WATCH)
+        .start()
+        .await
 }
 
 fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
@@ -160,45 +37,6 @@ fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
         .unwrap_or_else(|| panic!("no completed {name} in {runs:#?}"))
 }
 
-fn gate(name: &str, passed: bool) -> GateResult {
-    GateResult {
-        gate: name.into(),
-        passed,
-        kind: (!passed).then_some(FailureKind::TestFailure),
-        summary: (!passed).then(|| "expected 10 rows, got 0".into()),
-        commands: vec![],
-        missing_artifacts: vec![],
-        metric_failures: vec![],
-        warnings: vec![],
-        cancelled: false,
-        tests: None,
-    }
-}
-
-/// What the workflow's `taskgate run` writes for task `check` at `sha`.
-pub(crate) fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
-    RunReport {
-        version: REPORT_VERSION,
-        task: "check".into(),
-        sha: Some(sha.into()),
-        gates: gates.iter().map(|(g, passed)| gate(g, *passed)).collect(),
-        duration_ms: 1200,
-        cancelled: false,
-        runner_fault: None,
-        tested: None,
-    }
-}
-
-/// What upload-artifact uploads: the report in a zip.
-pub(crate) fn zipped(report: &RunReport) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file("taskgate-report.json", options).unwrap();
-    zip.write_all(&serde_json::to_vec(report).unwrap()).unwrap();
-    zip.finish().unwrap().into_inner()
-}
-
 const SHA1: &str = "1111111111111111111111111111111111111111";
 const SHA2: &str = "2222222222222222222222222222222222222222";
 
@@ -206,10 +44,15 @@ const SHA2: &str = "2222222222222222222222222222222222222222";
 async fn with_two_plans_each_dispatch_names_the_story_whose_plan_the_job_runs() {
     // Two stories whose tasks share the id `check`: only the story tells
     // the job which plan's commands to run (`taskgate run --story`).
-    let s = story_on_actions(true).await;
-    let other = PLAN
-        .replace("story: Checked work", "story: Other work")
-        .replace("Make the check pass", "Make the other check pass");
+    let s = ActionsStory::of(&test_and_lint()).start().await;
+    let other = Plan::story("Other work")
+        .task(
+            Task::new("check", "Make the other check pass")
+                .runs("sh check.sh")
+                .runs("sh lint.sh")
+                .gate("lint"),
+        )
+        .yaml();
     s.app
         .push_to_main(&[(".taskgate/stories/other.yml", &other)])
         .await;
@@ -236,7 +79,7 @@ async fn with_two_plans_each_dispatch_names_the_story_whose_plan_the_job_runs() 
 
 #[tokio::test]
 async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_review() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
 
     let dispatch = s.dispatch_for(SHA1).unwrap();
@@ -305,7 +148,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
 
 #[tokio::test]
 async fn a_failing_report_fails_the_gate_with_its_summary() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     s.complete_reporting(run_id, "failure", SHA1, &[("test", false), ("lint", true)])
         .await;
@@ -326,7 +169,7 @@ async fn a_failing_report_fails_the_gate_with_its_summary() {
 
 #[tokio::test]
 async fn a_run_without_a_report_fails_as_a_tooling_error_linking_the_run() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     s.complete(run_id, "failure", &[]).await;
     let url = format!("https://github.com/{REPO}/actions/runs/{run_id}");
@@ -367,7 +210,7 @@ async fn a_run_without_a_report_fails_as_a_tooling_error_linking_the_run() {
 
 #[tokio::test]
 async fn an_artifact_too_large_or_not_a_zip_fails_as_a_tooling_error_saying_why() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     let zip = zipped(&report(SHA1, &[("test", true), ("lint", true)]));
     let repo = s.repo();
@@ -414,7 +257,7 @@ async fn an_artifact_too_large_or_not_a_zip_fails_as_a_tooling_error_saying_why(
 
 #[tokio::test]
 async fn a_report_for_another_commit_is_not_taken() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     s.complete_reporting(run_id, "success", SHA2, &[("test", true), ("lint", true)])
         .await;
@@ -426,7 +269,7 @@ async fn a_report_for_another_commit_is_not_taken() {
 
 #[tokio::test]
 async fn a_workflow_run_taskgate_did_not_dispatch_is_ignored() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let run_id = s.push_and_dispatch(SHA1).await;
     let repo = s.repo();
     // Someone else's run of the same workflow, with a passing report.
@@ -482,7 +325,7 @@ async fn a_workflow_run_taskgate_did_not_dispatch_is_ignored() {
 
 #[tokio::test]
 async fn a_run_is_found_by_the_run_id_in_its_title_when_the_dispatch_named_none() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     s.push_and_dispatch(SHA1).await;
     // A host without `return_run_details`: the run taskgate hears about is
     // known only by its `run-name`.
@@ -515,7 +358,7 @@ async fn a_run_is_found_by_the_run_id_in_its_title_when_the_dispatch_named_none(
 
 #[tokio::test]
 async fn a_newer_push_supersedes_the_dispatched_run() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     let first = s.push_and_dispatch(SHA1).await;
     let second = s.push_and_dispatch(SHA2).await;
     assert_ne!(first, second);
@@ -544,7 +387,10 @@ async fn a_newer_push_supersedes_the_dispatched_run() {
 
 #[tokio::test]
 async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
-    let s = story_on_actions(false).await;
+    let s = ActionsStory::of(&test_and_lint())
+        .without_workflow()
+        .start()
+        .await;
     s.push(SHA1).await;
     eventually("the refusal is posted on the task issue", || async {
         !s.app.bot_comments(s.task_issue).is_empty()
@@ -586,7 +432,10 @@ async fn a_missing_workflow_file_is_reported_on_the_task_issue() {
 /// (that is Retry's job): one refusal, one dispatch tried.
 #[tokio::test]
 async fn a_pull_request_event_after_a_refused_dispatch_does_not_try_again() {
-    let s = story_on_actions(false).await;
+    let s = ActionsStory::of(&test_and_lint())
+        .without_workflow()
+        .start()
+        .await;
     s.push(SHA1).await;
     eventually("the refusal is posted on the task issue", || async {
         !s.app.bot_comments(s.task_issue).is_empty()
@@ -613,7 +462,7 @@ async fn a_pull_request_event_after_a_refused_dispatch_does_not_try_again() {
 
 #[tokio::test]
 async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
-    let s = story_on_actions(true).await;
+    let s = ActionsStory::of(&test_and_lint()).start().await;
     // GitHub starts the run, then a proxy answers 502: the retry finds the
     // run the first try started instead of starting a second one.
     s.app.fake.inject(
@@ -639,7 +488,7 @@ async fn a_dispatch_whose_answer_was_lost_is_not_sent_twice() {
         .all(|c| c.conclusion.as_deref() == Some("success")));
 }
 
-impl Story {
+impl ActionsStory {
     /// How many times taskgate asked GitHub for run `run_id`.
     fn run_lookups(&self, run_id: u64) -> usize {
         let path = format!("/repos/{REPO}/actions/runs/{run_id}");

@@ -6,7 +6,8 @@
 use fakehub::payloads;
 use serde_json::Value;
 
-use crate::runs::{story_with_plan, Story};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::{TestApp, REPO};
 
 const TOKEN: &str = "api-token";
@@ -58,15 +59,6 @@ async fn audit(app: &TestApp, query: &str) -> Vec<String> {
         .collect()
 }
 
-/// The bot's replies on `issue`, first line only.
-fn replies(app: &TestApp, issue: u64) -> Vec<String> {
-    app.bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with('@'))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// Who reacted with +1 to comment `id` on `issue`.
 fn plus_ones(app: &TestApp, issue: u64, id: u64) -> usize {
     app.fake
@@ -92,7 +84,7 @@ async fn a_maintainer_freezes_and_unfreezes_the_repository_from_any_issue() {
     // A reason is required.
     app.comment(issue, "mia", "/taskgate freeze").await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @"@mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.");
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @"@mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.");
     assert_eq!(app.store().repo_freeze(&repo()).await.unwrap(), None);
 
     let freeze = app
@@ -125,7 +117,7 @@ async fn a_maintainer_freezes_and_unfreezes_the_repository_from_any_issue() {
     // Not frozen: a refusal, and nothing recorded for it.
     app.comment(issue, "mia", "/taskgate unfreeze").await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @r"
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @r"
     @mia Could not run 'freeze': needs a reason. `/taskgate help` shows how each command is used.
     @mia `/taskgate unfreeze` did nothing: the repository is not frozen.
     ");
@@ -146,7 +138,7 @@ async fn someone_with_write_permission_cannot_freeze() {
     app.comment(issue, "octocat", "/taskgate freeze my release")
         .await;
     app.settle().await;
-    insta::assert_snapshot!(replies(&app, issue).join("\n"), @"@octocat `/taskgate freeze` needs maintain permission on the repository; @octocat has write.");
+    insta::assert_snapshot!(app.replies(issue).join("\n"), @"@octocat `/taskgate freeze` needs maintain permission on the repository; @octocat has write.");
     assert_eq!(app.store().repo_freeze(&repo()).await.unwrap(), None);
     assert!(
         audit(&app, "").await.is_empty(),
@@ -158,22 +150,14 @@ fn repo() -> taskgate_core::ids::RepoName {
     taskgate_core::ids::RepoName::parse(REPO).unwrap()
 }
 
-const PLAN: &str = r#"
-story: Audited work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - id: second
-    title: Second check
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - { id: notes, title: Release notes, requires_testing: false }
-  - { id: extra, title: Extra polish, requires_testing: false }
-"#;
+/// Two tested tasks and two done by hand.
+fn audited() -> Plan {
+    Plan::story("Audited work")
+        .task(Task::check())
+        .task(Task::new("second", "Second check").runs("sh check.sh"))
+        .task(Task::untested("notes", "Release notes"))
+        .task(Task::untested("extra", "Extra polish"))
+}
 
 /// Pushes `check.sh` exiting with `code` to `branch` and waits for its
 /// one check run.
@@ -214,7 +198,10 @@ async fn api_post(app: &TestApp, path: &str, body: Option<&str>) -> u16 {
 
 #[tokio::test]
 async fn each_review_decision_is_audited_and_served_newest_first_with_filters() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&audited().yaml())
+        .config("review: human\n")
+        .start()
+        .await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");
     let (_, second_branch) = app.task_and_branch("Second check", "second");
@@ -315,11 +302,8 @@ async fn each_review_decision_is_audited_and_served_newest_first_with_filters() 
 
 #[tokio::test]
 async fn an_approved_branch_todo_and_an_override_are_audited() {
-    let plan = PLAN.replace(
-        "story: Audited work\n",
-        "story: Audited work\nsettings: { auto_fix: false }\n",
-    );
-    let s = story_with_plan(&plan, Some("review: human\n"), 2).await;
+    let plan = audited().settings("auto_fix: false").yaml();
+    let s = Story::of(&plan).config("review: human\n").start().await;
     let app = &s.app;
     app.fake.add_user("mia", 78, "maintain");
     push_check(&s, &s.branch, 1, "red").await;

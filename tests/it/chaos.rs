@@ -21,25 +21,19 @@ use axum::http::{HeaderMap, StatusCode};
 use fakehub::FakeGitHub;
 use taskgate::store::Store;
 
-use crate::runs::{Origin, PLAN_PATH};
+use crate::support::origin::Origin;
+use crate::support::plan::{Plan, Task};
+use crate::support::story::PLAN_PATH;
 use crate::support::{free_port, INSTALLATION, REPO, SECRET};
 
 const REPLICAS: usize = 3;
 
-const PLAN: &str = r#"
-story: Chaos
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Chaos")
+        .task(Task::check())
+        .task(Task::new("other", "Other work").runs("sh other.sh"))
+        .yaml()
+}
 
 /// The replicas' processes, by index; `None` while one is down.
 struct Replicas {
@@ -278,7 +272,12 @@ async fn replicas_killed_one_after_another_make_every_object_exactly_once() {
         Duration::from_millis(1500),
     ));
     let repo = fake.repo(REPO);
-    repo.push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat");
+    repo.push_files(
+        "main",
+        &[(PLAN_PATH, plan().as_str())],
+        "Add a plan",
+        "octocat",
+    );
     let (task, branch) = task_branch(&fake, &replicas).await;
     let mut help_comments = Vec::new();
     let mut last_sha = String::new();
@@ -301,7 +300,12 @@ async fn replicas_killed_one_after_another_make_every_object_exactly_once() {
         help_comments.push(repo.add_comment(task, "/taskgate help", "octocat").id);
         if round % 4 == 3 {
             // The plan pushed again, unchanged: costs nothing.
-            repo.push_files("main", &[(PLAN_PATH, PLAN)], "Touch the plan", "octocat");
+            repo.push_files(
+                "main",
+                &[(PLAN_PATH, plan().as_str())],
+                "Touch the plan",
+                "octocat",
+            );
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     }

@@ -7,31 +7,17 @@
 use serde_json::json;
 use taskgate_core::ids::RepoName;
 
-use crate::runs::{story_backed, story_with_plan, Story};
-use crate::ship::Shipped;
+use crate::support::plan::{Plan, Task};
+use crate::support::shipped::Shipped;
+use crate::support::story::Story;
 use crate::support::{fixture, INSTALLATION, REPO};
 
-const ONE_TASK: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn one_task() -> String {
+    Plan::story("Checked work").task(Task::check()).yaml()
+}
 
 fn repo_name() -> RepoName {
     RepoName::parse(REPO).unwrap()
-}
-
-/// The bot's replies on `issue` that answer `login`, first line only.
-fn replies_to(app: &crate::support::TestApp, issue: u64, login: &str) -> Vec<String> {
-    app.bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with(&format!("@{login}")))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -40,7 +26,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
     let config = "deploy_workflow: deploy.yml\ncommands:\n  prefix: /tg\n  short_form: false\n  permissions:\n    ship: admin\n    rollback: admin\n    freeze: admin\n";
     // octocat maintains the repository: enough for the defaults, not for
     // this config.
-    let sh = Shipped::shippable(config).await;
+    let sh = Shipped::story().config(config).shippable().await;
     let app = &sh.s.app;
     let story_pr = sh.story_pr().unwrap().number;
     app.comment(story_pr, "octocat", "/tg ship").await;
@@ -55,7 +41,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
     app.settle().await;
 
     let refused =
-        [story_pr, sh.story_issue, plain].map(|n| replies_to(app, n, "octocat").join("\n"));
+        [story_pr, sh.story_issue, plain].map(|n| app.replies_to(n, "octocat").join("\n"));
     insta::assert_snapshot!(refused.join("\n"), @r"
     @octocat `/tg ship` needs admin permission on the repository; @octocat has maintain.
     @octocat `/tg rollback` needs admin permission on the repository; @octocat has maintain.
@@ -75,7 +61,7 @@ async fn commands_the_config_reserves_for_admins_are_refused_to_a_maintainer_on_
 #[tokio::test]
 async fn a_push_that_changes_only_the_config_governs_the_next_decision_of_an_existing_story() {
     // Planned with the defaults: a passing task PR merges by itself.
-    let s = story_backed(ONE_TASK, None, 1).await;
+    let s = Story::of(&one_task()).runners(1).backed().start().await;
     let repo = s.app.fake.repo(REPO);
     s.app
         .push_to_main(&[(".github/taskgate.yml", "review: human\n")])
@@ -140,7 +126,11 @@ async fn attempts(s: &Story) -> usize {
 #[tokio::test]
 async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
     let config = "commands:\n  permissions:\n    retry: maintain\n";
-    let s = story_with_plan(ONE_TASK, Some(config), 1).await;
+    let s = Story::of(&one_task())
+        .config(config)
+        .runners(1)
+        .start()
+        .await;
     let red = s.push(&[("check.sh", "exit 1\n")], "red").await;
     s.completed(&red, 1).await;
     assert_eq!(attempts(&s).await, 1);
@@ -187,7 +177,7 @@ async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
 
 #[tokio::test]
 async fn re_run_all_checks_runs_only_the_head_taskgate_heard_pushed_never_a_forks_commit() {
-    let s = story_with_plan(ONE_TASK, None, 1).await;
+    let s = Story::of(&one_task()).runners(1).start().await;
     s.app.fake.add_user("mia", 90_003, "maintain");
     // A commit pushed to a fork: GitHub names no branch for its suite.
     let fork = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";
@@ -256,9 +246,10 @@ async fn a_config_change_in_an_early_commit_of_a_push_larger_than_github_lists_i
 
     // More than 300 files changed too: the comparison is capped, and the
     // config and every plan are read again at the head.
+    let plan = one_task();
     let first = [
         (".github/taskgate.yml", "review: human\n"),
-        (".taskgate/stories/checks.yml", ONE_TASK),
+        (".taskgate/stories/checks.yml", plan.as_str()),
     ];
     large_push(&app, &first, true);
     app.settle().await;

@@ -51,15 +51,6 @@ fn repository_added() -> serde_json::Value {
     added
 }
 
-/// The bot's replies on `issue` to `login`, first line only.
-fn replies_to(app: &TestApp, issue: u64, login: &str) -> Vec<String> {
-    app.bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with(&format!("@{login}")))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
-}
-
 /// `mia` asks for a freeze on a plain issue, with the config's prefix.
 async fn maintainer_freezes(app: &TestApp) -> Vec<String> {
     let plain = app
@@ -69,7 +60,7 @@ async fn maintainer_freezes(app: &TestApp) -> Vec<String> {
     app.settle().await;
     app.comment(plain, "mia", "/tg freeze release 2.0").await;
     app.settle().await;
-    replies_to(app, plain, "mia")
+    app.replies_to(plain, "mia")
 }
 
 #[tokio::test]

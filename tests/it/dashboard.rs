@@ -4,7 +4,7 @@
 
 use base64::Engine;
 
-use crate::runs::story_with_plan;
+use crate::support::story::Story;
 use crate::support::{TestApp, REPO};
 
 const PLAN: &str = r#"
@@ -48,7 +48,7 @@ async fn get(url: &str, authorization: Option<&str>) -> (u16, Option<String>, St
 
 #[tokio::test]
 async fn the_dashboard_shows_a_failing_task_and_its_branch_todo() {
-    let s = story_with_plan(PLAN, None, 1).await;
+    let s = Story::of(PLAN).runners(1).start().await;
     let sha = s
         .push(
             &[("check.sh", "echo 'expected 10 rows, got 0' >&2; exit 1\n")],

@@ -4,7 +4,7 @@
 //! keeps a screenshot in `target/browser-artifacts/` (see `browser.rs`).
 
 use crate::browser::{Browser, Page};
-use crate::runs::{story_with_plan, Story};
+use crate::support::story::Story;
 use crate::support::{TestApp, REPO};
 
 const PLAN: &str = r#"
@@ -173,7 +173,7 @@ async fn assert_the_task_tree(page: &Page<'_>, rows: &Rows, issue: &dyn Fn(&str)
 /// A story of [`PLAN`] whose first task's branch got a failing push: a
 /// failed run, a red gate and an open branch todo. Returns the pushed sha.
 async fn a_story_with_a_red_push() -> (Story, String) {
-    let s = story_with_plan(PLAN, None, 1).await;
+    let s = Story::of(PLAN).runners(1).start().await;
     let sha = s
         .push(
             &[("check.sh", "echo 'expected 10 rows, got 0' >&2; exit 1\n")],

@@ -4,25 +4,21 @@
 //! it was started from. Real git behind the fake GitHub, so the runner
 //! tests what an agent would check out.
 
-use crate::runs::Origin;
+use crate::support::origin::Origin;
+use crate::support::plan::{Plan, Task};
 use crate::support::{eventually, TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/cli.yml";
-const PLAN: &str = r#"
-story: A command line over a core
-tasks:
-  - id: core
-    title: Core module
-    acceptance:
-      tests:
-        - { cmd: "sh test_core.sh", timeout_seconds: 20 }
-  - id: cli
-    title: Command line
-    depends_on: [core]
-    acceptance:
-      tests:
-        - { cmd: "sh test_cli.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("A command line over a core")
+        .task(Task::new("core", "Core module").runs("sh test_core.sh"))
+        .task(
+            Task::new("cli", "Command line")
+                .depends_on("core")
+                .runs("sh test_cli.sh"),
+        )
+        .yaml()
+}
 
 /// `cli` needs `core.sh`, which only `core`'s work brings: without it the
 /// test fails as an import error would.
@@ -49,7 +45,7 @@ async fn story(shuffled: bool) -> Story {
         c.max_concurrent_runs = 1;
     })
     .await;
-    app.push_to_main(&[(PLAN_PATH, PLAN)]).await;
+    app.push_to_main(&[(PLAN_PATH, plan().as_str())]).await;
     Story { app, origin }
 }
 

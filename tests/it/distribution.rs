@@ -265,7 +265,7 @@ fn a_process_task_code_leaves_behind_cannot_rewrite_the_report_before_its_upload
         &job.under_test().join("forge.sh"),
         &format!("REPORT='{}'\n{FORGER}", report_path.display()),
     );
-    let passed = crate::actions_runs::report(SHA, &[("test", true)]);
+    let passed = crate::support::actions::report(SHA, &[("test", true)]);
     write(
         &job.under_test().join("forged.json"),
         &serde_json::to_string(&passed).unwrap(),

@@ -10,25 +10,21 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use taskgate_core::ids::RepoName;
 
-use crate::runs::{story_backed, story_with_plan, Story};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::{fixture, metric, TestApp, INSTALLATION, REPO};
 
 /// `check` first; `report` waits for it.
-const CHAIN: &str = r#"
-story: Chained work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-  - id: report
-    title: Write the report
-    depends_on: [check]
-    acceptance:
-      tests:
-        - { cmd: "sh report.sh", timeout_seconds: 20 }
-"#;
+fn chain() -> String {
+    Plan::story("Chained work")
+        .task(Task::check())
+        .task(
+            Task::new("report", "Write the report")
+                .depends_on("check")
+                .runs("sh report.sh"),
+        )
+        .yaml()
+}
 
 fn repo_name() -> RepoName {
     RepoName::parse(REPO).unwrap()
@@ -55,7 +51,7 @@ fn labels(s: &Story, issue: u64) -> Vec<String> {
 
 #[tokio::test]
 async fn branches_taskgate_creates_come_back_as_pushes_and_start_nothing() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     let echoed: Vec<_> = s
         .app
         .fake
@@ -80,7 +76,7 @@ async fn branches_taskgate_creates_come_back_as_pushes_and_start_nothing() {
 
 #[tokio::test]
 async fn check_suite_requested_starts_nothing_the_push_of_the_commit_does() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     // A commit whose push has not been heard of (yet): GitHub's
     // check_suite.requested for it alone starts nothing.
     let sha = "1234567812345678123456781234567812345678";
@@ -109,7 +105,7 @@ async fn check_suite_requested_starts_nothing_the_push_of_the_commit_does() {
 
 #[tokio::test]
 async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_is() {
-    let s = story_backed(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).backed().start().await;
     let repo = s.app.fake.repo(REPO);
     let report = repo
         .issues()
@@ -179,7 +175,7 @@ async fn a_pending_task_is_not_run_until_its_dependency_completes_then_its_work_
 /// head, and the first head is not tested again.
 #[tokio::test]
 async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_back() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     let first = s.push(&[("check.sh", "exit 1\n")], "first").await;
     s.completed(&first, 1).await;
     let repo = s.app.fake.repo(REPO);
@@ -209,7 +205,7 @@ async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_ba
 
 #[tokio::test]
 async fn the_draft_pr_is_asked_for_again_when_github_answered_no_commits_between() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     // GitHub does not see the pushed commit yet when asked for the PR.
     s.app.fake.inject(
         "POST /repos/{owner}/{repo}/pulls",
@@ -240,7 +236,7 @@ async fn the_draft_pr_is_asked_for_again_when_github_answered_no_commits_between
 
 #[tokio::test]
 async fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     // taskgate's draft PR is refused, as above; the person opens one.
     s.app.fake.inject(
         "POST /repos/{owner}/{repo}/pulls",
@@ -288,7 +284,7 @@ fn own_echoes(text: &str) -> BTreeMap<(String, String), f64> {
 
 #[tokio::test]
 async fn taskgates_own_echoes_cause_no_write_and_its_merges_carry_the_story_on() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     let green = s.push(&[("check.sh", "exit 0\n")], "check").await;
     s.completed(&green, 1).await;
     ready(&s, s.pull().number).await;
@@ -335,7 +331,7 @@ async fn taskgates_own_echoes_cause_no_write_and_its_merges_carry_the_story_on()
 
 #[tokio::test]
 async fn an_echo_redelivered_or_duplicated_costs_no_write() {
-    let s = story_with_plan(CHAIN, None, 2).await;
+    let s = Story::of(&chain()).start().await;
     let green = s.push(&[("check.sh", "exit 0\n")], "check").await;
     s.completed(&green, 1).await;
     ready(&s, s.pull().number).await;

@@ -5,27 +5,31 @@
 use fakehub::payloads;
 use std::time::Duration;
 
-use crate::runs::{story_with, story_with_plan, Story};
 use crate::support::eventually;
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::REPO;
 
-const PLAN: &str = r#"
-story: Looping work
-settings: { max_debug_attempts: 2, max_branch_depth: 2 }
-tasks:
-  - id: check
-    title: Make the check pass
-    role: coder
-    acceptance:
-      tests:
-        - { cmd: "python3 -m unittest -q test_rows", timeout_seconds: 20 }
-  - id: after
-    title: After the check
-    depends_on: [check]
-    acceptance:
-      tests:
-        - { cmd: "true" }
-"#;
+/// The failure loop's bounds in the tests that do not set their own.
+const SETTINGS: &str = "max_debug_attempts: 2, max_branch_depth: 2";
+
+/// A task `check` for the role `coder`, and one depending on it.
+fn plan(settings: &str) -> String {
+    Plan::story("Looping work")
+        .settings(settings)
+        .task(
+            Task::new("check", "Make the check pass")
+                .role("coder")
+                .runs("python3 -m unittest -q test_rows"),
+        )
+        .task(
+            Task::new("after", "After the check")
+                .depends_on("check")
+                .runs("true")
+                .no_timeout(),
+        )
+        .yaml()
+}
 
 const CONFIG: &str = r#"
 roles:
@@ -63,7 +67,7 @@ fn bot_texts(s: &Story, number: u64) -> Vec<String> {
 
 #[tokio::test]
 async fn failing_runs_open_a_routed_branch_todo_go_deeper_and_escalate_once() {
-    let s = story_with_plan(PLAN, Some(CONFIG), 2).await;
+    let s = Story::of(&plan(SETTINGS)).config(CONFIG).start().await;
     // The coder role's assignee is a collaborator: GitHub can assign her.
     s.app.fake.set_permission("alice", "write");
     let task = s.app.fake.repo(REPO).issue(s.task_issue).unwrap();
@@ -156,7 +160,7 @@ async fn failing_runs_open_a_routed_branch_todo_go_deeper_and_escalate_once() {
 
 #[tokio::test]
 async fn a_green_run_closes_the_branch_todo_as_fixed() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan(SETTINGS)).start().await;
     red_push(&s, 1).await;
     let green = s.push(&[("test_rows.py", GREEN)], "fix").await;
     s.completed(&green, 1).await;
@@ -188,11 +192,8 @@ async fn a_green_run_closes_the_branch_todo_as_fixed() {
 
 #[tokio::test]
 async fn manual_mode_proposes_the_branch_todo_and_opens_it_on_approve_branch() {
-    let plan = PLAN.replace(
-        "settings: { max_debug_attempts: 2, max_branch_depth: 2 }",
-        "settings: { auto_fix: false }",
-    );
-    let s = story_with_plan(&plan, None, 2).await;
+    let plan = plan("auto_fix: false");
+    let s = Story::of(&plan).start().await;
     red_push(&s, 1).await;
     assert!(issues_titled(&s, "Debug").is_empty(), "only proposed");
     let proposal = bot_texts(&s, s.task_issue);
@@ -239,11 +240,8 @@ async fn manual_mode_proposes_the_branch_todo_and_opens_it_on_approve_branch() {
 
 #[tokio::test]
 async fn a_branch_todo_that_outlives_its_timeout_escalates() {
-    let plan = PLAN.replace(
-        "settings: { max_debug_attempts: 2, max_branch_depth: 2 }",
-        "settings: { branch_timeout_seconds: 60 }",
-    );
-    let s = story_with(&plan, None, 2, |_| {}).await;
+    let plan = plan("branch_timeout_seconds: 60");
+    let s = Story::of(&plan).start().await;
     red_push(&s, 1).await;
     assert_eq!(issues_titled(&s, "Debug Make the check pass").len(), 1);
     // A minute passes with nobody fixing it: the next tick finds it late.

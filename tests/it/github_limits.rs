@@ -11,6 +11,8 @@ use taskgate::github::Pacing;
 use taskgate::store::EffectStatus;
 
 use crate::plan_sync::plan_fixture;
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::{eventually, TestApp, REPO};
 
 const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
@@ -222,26 +224,18 @@ async fn a_pass_queued_behind_a_write_being_retried_waits_for_it_and_makes_nothi
     app.assert_no_effect_failed().await;
 }
 
-const TWO_TASKS: &str = r#"
-story: Two tasks
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "true", timeout_seconds: 20 }
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "true", timeout_seconds: 20 }
-"#;
+fn two_tasks() -> String {
+    Plan::story("Two tasks")
+        .task(Task::new("check", "Make the check pass").runs("true"))
+        .task(Task::new("other", "Other work").runs("true"))
+        .yaml()
+}
 
 const CREATE_PULL: &str = "POST /repos/{owner}/{repo}/pulls";
 
 #[tokio::test]
 async fn without_drafts_the_task_pr_is_a_normal_one_and_drafts_are_not_asked_again() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(&two_tasks()).start().await;
     // A private repository on GitHub Free.
     s.app.fake.repo(REPO).without_drafts();
     let (_, other) = s.app.task_and_branch("Other work", "other");
@@ -273,21 +267,15 @@ async fn without_drafts_the_task_pr_is_a_normal_one_and_drafts_are_not_asked_aga
     s.app.assert_no_effect_failed().await;
 }
 
-const ONE_RED_TASK: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn one_red_task() -> String {
+    Plan::story("Checked work").task(Task::check()).yaml()
+}
 
 #[tokio::test]
 async fn a_todo_for_an_unassignable_login_is_opened_without_it_and_says_so_once() {
     // `ghost` is not a collaborator: GitHub refuses to assign it.
     let config = "roles:\n  coder: { assignees: [ghost] }\n";
-    let s = crate::runs::story_with_plan(ONE_RED_TASK, Some(config), 2).await;
+    let s = Story::of(&one_red_task()).config(config).start().await;
     for attempt in 1..=2 {
         let red = format!("echo 'expected 10 rows' >&2\nexit {attempt}\n");
         let sha = s.push(&[("check.sh", &red)], "try").await;
@@ -327,7 +315,7 @@ const MERGE_PULL: &str = "PUT /repos/{owner}/{repo}/pulls/{pull_number}/merge";
 
 #[tokio::test]
 async fn a_merge_meeting_base_branch_was_modified_is_tried_again() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(&two_tasks()).start().await;
     // A normal PR, so that auto review merges it once proven.
     s.app.fake.repo(REPO).without_drafts();
     s.app.fake.inject(MERGE_PULL, Fault::BaseBranchModified);
@@ -351,7 +339,7 @@ const UPDATE_CHECK_RUN: &str = "PATCH /repos/{owner}/{repo}/check-runs/{check_ru
 
 #[tokio::test]
 async fn a_check_run_of_another_app_with_the_same_name_and_key_is_never_touched() {
-    let s = crate::runs::story_with_plan(TWO_TASKS, None, 2).await;
+    let s = Story::of(&two_tasks()).start().await;
     let repo = s.app.fake.repo(REPO);
     let sha = s.origin.commit(&s.branch, &[("work.txt", "one")], "work");
     // A second taskgate App (staging) on the same repository made the

@@ -5,22 +5,15 @@
 //! its parent's body, and no pass asks GitHub for the link again. Each test
 //! fails without `src/github/perform_links.rs`.
 
+use crate::support::plan::{Plan, Task};
 use crate::support::{TestApp, REPO};
 
-const PLAN: &str = r#"
-story: Deep work
-tasks:
-  - id: one
-    title: First task
-    acceptance:
-      tests:
-        - { cmd: "true" }
-  - id: two
-    title: Second task
-    acceptance:
-      tests:
-        - { cmd: "true" }
-"#;
+fn plan() -> String {
+    Plan::story("Deep work")
+        .task(Task::new("one", "First task").runs("true").no_timeout())
+        .task(Task::new("two", "Second task").runs("true").no_timeout())
+        .yaml()
+}
 
 /// How many times taskgate asked GitHub to link a sub-issue.
 fn link_posts(app: &TestApp) -> usize {
@@ -49,7 +42,7 @@ async fn a_story_at_the_eighth_level_says_once_on_each_task_that_it_cannot_hold_
         parent = issue;
     }
     let story = parent;
-    let comment = format!("/taskgate plan\n\n```yaml\n{PLAN}```\n");
+    let comment = format!("/taskgate plan\n\n```yaml\n{}```\n", plan());
     app.comment(story, "octocat", &comment).await;
     app.settle().await;
 
@@ -100,7 +93,7 @@ async fn a_task_past_a_hundred_sub_issues_is_said_once_and_the_plan_goes_on() {
         let child = repo.create_issue(&format!("Old {n}"), "", "octocat");
         repo.link_sub_issue(story, child);
     }
-    let comment = format!("/taskgate plan\n\n```yaml\n{PLAN}```\n");
+    let comment = format!("/taskgate plan\n\n```yaml\n{}```\n", plan());
     app.comment(story, "octocat", &comment).await;
     app.settle().await;
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use fakehub::Fault;
 
+use crate::support::plan::{Plan, Task};
 use crate::support::{eventually, TestApp, REPO};
 
 /// How long the fake's lists lag its writes in these tests: real time,
@@ -28,20 +29,12 @@ async fn app() -> TestApp {
     .await
 }
 
-const PLAN: &str = r#"
-story: Lagging lists
-tasks:
-  - id: one
-    title: First task
-    acceptance:
-      tests:
-        - { cmd: "true" }
-  - id: two
-    title: Second task
-    acceptance:
-      tests:
-        - { cmd: "true" }
-"#;
+fn plan() -> String {
+    Plan::story("Lagging lists")
+        .task(Task::new("one", "First task").runs("true").no_timeout())
+        .task(Task::new("two", "Second task").runs("true").no_timeout())
+        .yaml()
+}
 
 #[tokio::test]
 async fn an_issue_whose_answer_was_lost_is_made_once_while_the_issue_list_lags() {
@@ -53,7 +46,7 @@ async fn an_issue_whose_answer_was_lost_is_made_once_while_the_issue_list_lags()
         "POST /repos/{owner}/{repo}/issues",
         Fault::StatusAfterApply { status: 502 },
     );
-    app.push_to_main(&[(".taskgate/stories/lag.yml", PLAN)])
+    app.push_to_main(&[(".taskgate/stories/lag.yml", plan().as_str())])
         .await;
     let titles: Vec<String> = app
         .fake
@@ -73,7 +66,7 @@ async fn an_issue_whose_answer_was_lost_is_made_once_while_the_issue_list_lags()
 #[tokio::test]
 async fn a_reply_whose_answer_was_lost_is_posted_once_while_the_comment_list_lags() {
     let app = app().await;
-    app.push_to_main(&[(".taskgate/stories/lag.yml", PLAN)])
+    app.push_to_main(&[(".taskgate/stories/lag.yml", plan().as_str())])
         .await;
     let story = app
         .fake
@@ -101,15 +94,9 @@ async fn a_reply_whose_answer_was_lost_is_posted_once_while_the_comment_list_lag
     );
 }
 
-const ACTIONS_PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn actions_plan() -> String {
+    Plan::story("Checked work").task(Task::check()).yaml()
+}
 
 #[tokio::test]
 async fn a_dispatch_whose_answer_was_lost_starts_one_run_while_the_run_list_lags() {
@@ -118,7 +105,7 @@ async fn a_dispatch_whose_answer_was_lost_starts_one_run_while_the_run_list_lags
     repo.add_workflow("taskgate-run.yml");
     app.push_to_main(&[
         (".github/taskgate.yml", "runner: actions\n"),
-        (".taskgate/stories/checks.yml", ACTIONS_PLAN),
+        (".taskgate/stories/checks.yml", actions_plan().as_str()),
     ])
     .await;
     let (_, branch) = app.task_and_branch("Make the check pass", "check");

@@ -6,24 +6,20 @@
 use fakehub::payloads;
 use serde_json::json;
 
-use crate::runs::story_with_plan;
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::REPO;
 
-const PLAN: &str = r#"
-story: Integrated work
-integration:
-  - { id: smoke, after: [check], cmd: "sh smoke.sh", timeout_seconds: 20 }
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Integrated work")
+        .milestone("smoke", &["check"], "sh smoke.sh")
+        .task(Task::check())
+        .yaml()
+}
 
 #[tokio::test]
 async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
     let story = repo
         .issues()

@@ -12,24 +12,17 @@
 //! gives (`sh check.sh A|B|C` copies a report; `sh check.sh pass|fail`
 //! writes one), and `/taskgate retry` runs the same commit again with it.
 
-use crate::runs::{story_with_plan, Story, PLAN_PATH};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::{Story, PLAN_PATH};
 use crate::support::REPO;
 
 const FLAKY: &str = "tests/test_net.py::test_fetch";
 const BROKEN: &str = "tests/test_db.py::test_schema";
 
 fn plan(mode: &str) -> String {
-    format!(
-        r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - {{ cmd: "sh check.sh {mode}", timeout_seconds: 20 }}
-"#
-    )
+    Plan::story("Checked work")
+        .task(Task::new("check", "Make the check pass").runs(&format!("sh check.sh {mode}")))
+        .yaml()
 }
 
 /// Room for many failed runs before the failure loop escalates, and
@@ -94,7 +87,11 @@ async fn quarantined(s: &Story) -> Vec<String> {
 
 #[tokio::test]
 async fn a_test_flaky_on_retries_is_quarantined_warned_about_tracked_and_lifted() {
-    let s = story_with_plan(&plan("A"), Some(CONFIG), 1).await;
+    let s = Story::of(&plan("A"))
+        .config(CONFIG)
+        .runners(1)
+        .start()
+        .await;
     let sha = s
         .push(
             &[
@@ -252,7 +249,11 @@ async fn push_with(s: &Story, mode: &str, files: &[(&str, &str)]) -> fakehub::Ch
 #[tokio::test]
 async fn a_test_that_flips_across_commits_touching_none_of_its_files_is_quarantined_a_regression_is_not(
 ) {
-    let s = story_with_plan(&plan("pass"), Some(CONFIG), 1).await;
+    let s = Story::of(&plan("pass"))
+        .config(CONFIG)
+        .runners(1)
+        .start()
+        .await;
     let readme = |n: &str| ("README.md", n.to_string());
     let first = [
         ("check.sh", CHECK_ACROSS.to_string()),

@@ -9,59 +9,41 @@
 //! completed with a zipped `taskgate-report` artifact, built as the job's
 //! `taskgate run` builds it.
 
-use std::io::Write;
-
 use taskgate_core::classify::{Classification, FailureKind, Finding};
 use taskgate_core::report::{
     decide_verdict, CommandResult, GateResult, GateTests, RunReport, REPORT_VERSION,
 };
 use taskgate_core::results::{Outcome, TestCase, TestId};
 
-use crate::support::{eventually, TestApp, REPO};
+use crate::support::actions::{zipped, ActionsStory};
+use crate::support::plan::{Plan, Task};
+use crate::support::{eventually, REPO};
 
-const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "pytest -q --junitxml=junit.xml", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::new("check", "Make the check pass").runs("pytest -q --junitxml=junit.xml"))
+        .yaml()
+}
 /// On Actions, with room for many failed runs before escalation.
 const CONFIG: &str = "runner: actions\nlimits: { max_debug_attempts: 10, max_branch_depth: 5 }\n";
-const WORKFLOW: &str = "taskgate-run.yml";
 const SHA: &str = "1111111111111111111111111111111111111111";
 const FLAKY: &str = "tests/test_net.py::test_fetch";
 const BROKEN: &str = "tests/test_db.py::test_schema";
 
-struct Story {
-    app: TestApp,
-    task_issue: u64,
-    branch: String,
-}
-
-async fn story_on_actions() -> Story {
-    let app = TestApp::start().await;
-    // Seven runs make many writes in a few seconds; the secondary limit
-    // has tests of its own.
-    app.fake.set_secondary_limit(100_000);
-    app.fake.repo(REPO).add_workflow(WORKFLOW);
-    app.push_to_main(&[(".github/taskgate.yml", CONFIG), (PLAN_PATH, PLAN)])
+/// The story on Actions, its task branch at [`SHA`].
+async fn story_on_actions() -> ActionsStory {
+    // Seven runs make many writes in a few seconds.
+    let s = ActionsStory::of(&plan())
+        .config(CONFIG)
+        .many_writes()
+        .start()
         .await;
-    let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
-    app.fake
-        .repo(REPO)
-        .push_commit(&branch, SHA, "work", &[("check.sh", "exit 0\n")], "agent");
-    Story {
-        app,
-        task_issue,
-        branch,
-    }
+    s.repo()
+        .push_commit(&s.branch, SHA, "work", &[("check.sh", "exit 0\n")], "agent");
+    s
 }
 
-impl Story {
+impl ActionsStory {
     /// Waits for the `n`th dispatch of the commit; its run's id.
     async fn dispatched(&self, n: usize) -> u64 {
         self.dispatched_at(SHA, n).await
@@ -89,7 +71,7 @@ impl Story {
         self.report_at(SHA, run_id, gate).await
     }
 
-    /// [`Story::report`] for a run of commit `sha`.
+    /// [`ActionsStory::report`] for a run of commit `sha`.
     async fn report_at(&self, sha: &str, run_id: u64, gate: GateResult) -> fakehub::CheckRun {
         let report = RunReport {
             version: REPORT_VERSION,
@@ -205,16 +187,6 @@ fn job_gate(flaky_fails: bool, broken_fails: bool, claimed: &[&str]) -> GateResu
     };
     decide_verdict(&mut gate, None);
     gate
-}
-
-/// What upload-artifact uploads: the report in a zip.
-fn zipped(report: &RunReport) -> Vec<u8> {
-    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let options = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    zip.start_file("taskgate-report.json", options).unwrap();
-    zip.write_all(&serde_json::to_vec(report).unwrap()).unwrap();
-    zip.finish().unwrap().into_inner()
 }
 
 /// Each annotation's level and title.

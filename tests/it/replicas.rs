@@ -15,18 +15,15 @@ use taskgate::store::Store;
 use taskgate_core::ids::RepoName;
 use taskgate_core::AttemptRef;
 
-use crate::runs::{story_with, Story};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::{eventually, TestApp, REPO, SECRET};
 
-const PLAN: &str = r#"
-story: Replicated work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 900 }
-"#;
+fn plan() -> String {
+    Plan::story("Replicated work")
+        .task(Task::check().timeout_seconds(900))
+        .yaml()
+}
 
 /// How long a claim lasts unrenewed. Renewed every third of it, so a
 /// slow machine never loses a claim by accident; the tests move the clock
@@ -61,12 +58,15 @@ async fn cluster() -> Cluster {
     let url = database.url().to_owned();
     let clock = Clock::movable();
     let (mut git, mut work_dirs) = (None, [PathBuf::new(), PathBuf::new()]);
-    let story = story_with(PLAN, None, 1, |c| {
-        on_the_cluster(c, &url, &clock);
-        git = c.git.clone();
-        work_dirs[0] = c.work_dir.clone();
-    })
-    .await;
+    let story = Story::of(&plan())
+        .runners(1)
+        .adjust(|c| {
+            on_the_cluster(c, &url, &clock);
+            git = c.git.clone();
+            work_dirs[0] = c.work_dir.clone();
+        })
+        .start()
+        .await;
     let second = TestApp::with_config(story.app.fake.clone(), |c| {
         on_the_cluster(c, &url, &clock);
         c.git = git;

@@ -4,27 +4,12 @@
 
 use fakehub::payloads;
 
-use crate::runs::{story_with_plan, Story};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 use crate::support::REPO;
 
-const PLAN: &str = r#"
-story: Reviewed work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
-
-/// The bot's replies on `issue`, first line only (the marker names ids).
-fn replies(s: &Story, issue: u64) -> Vec<String> {
-    s.app
-        .bot_comments(issue)
-        .into_iter()
-        .filter(|c| c.starts_with('@'))
-        .map(|c| c.lines().next().unwrap_or_default().to_owned())
-        .collect()
+fn plan() -> String {
+    Plan::story("Reviewed work").task(Task::check()).yaml()
 }
 
 /// Pushes `check.sh` exiting with `code` and waits for the verdict.
@@ -52,7 +37,7 @@ async fn ready_for_review(s: &Story) -> u64 {
 
 #[tokio::test]
 async fn human_review_waits_for_approve_from_someone_with_write_permission() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     s.app.fake.add_user("bob", 77, "read");
     s.app.fake.add_user("mia", 78, "maintain");
     push_check(&s, 1, "red").await;
@@ -74,7 +59,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
     s.app.comment(pr, "bob", "/approve").await;
     s.app.settle().await;
     assert!(!s.pull().merged);
-    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@bob `/taskgate approve` needs write permission on the repository; @bob has read.");
+    insta::assert_snapshot!(s.app.replies(pr).join("\n"), @"@bob `/taskgate approve` needs write permission on the repository; @bob has read.");
 
     // `--override` needs maintain: octocat writes only.
     s.app
@@ -82,7 +67,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
         .await;
     s.app.settle().await;
     assert!(!s.pull().merged);
-    assert!(replies(&s, pr)[1].contains(
+    assert!(s.app.replies(pr)[1].contains(
         "`/taskgate approve --override` needs maintain permission on the repository; @octocat has write."
     ));
 
@@ -90,7 +75,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
     s.app.settle().await;
     assert!(s.pull().merged, "approved by a maintainer: merged");
     assert_eq!(
-        replies(&s, pr).len(),
+        s.app.replies(pr).len(),
         2,
         "success is a reaction, not a reply"
     );
@@ -99,7 +84,7 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
 
 #[tokio::test]
 async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     let issue = s.task_issue;
@@ -165,7 +150,7 @@ async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
 
 #[tokio::test]
 async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     let issue = s.task_issue;
     let repo = s.app.fake.repo(REPO);
@@ -175,11 +160,11 @@ async fn code_blocks_own_comments_bad_arguments_edits_and_explain() {
         .await;
     s.app.settle().await;
     assert_eq!(s.state(), "state:test-failed");
-    assert!(replies(&s, issue).is_empty());
+    assert!(s.app.replies(issue).is_empty());
 
     s.app.comment(issue, "octocat", "/taskgate pause now").await;
     s.app.settle().await;
-    insta::assert_snapshot!(replies(&s, issue).join("\n"), @"@octocat Could not run 'pause': takes no arguments, got 'now'. `/taskgate help` shows how each command is used.");
+    insta::assert_snapshot!(s.app.replies(issue).join("\n"), @"@octocat Could not run 'pause': takes no arguments, got 'now'. `/taskgate help` shows how each command is used.");
 
     s.app.comment(issue, "octocat", "/taskgate explain").await;
     s.app.settle().await;
@@ -237,7 +222,7 @@ async fn api(s: &Story, path: &str, token: Option<&str>, body: Option<&str>) -> 
 
 #[tokio::test]
 async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     let accept = format!("/api/tasks/{}/accept", s.task_issue);
     let reject = format!("/api/tasks/{}/reject", s.task_issue);
     // No token, a wrong token, an unknown task.
@@ -279,7 +264,7 @@ async fn the_api_accepts_and_rejects_tasks_with_the_commands_rules() {
 
 #[tokio::test]
 async fn the_api_rejects_a_task_with_its_reason() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     let reject = format!("/api/tasks/{}/reject", s.task_issue);
     let (status, body) = api(
         &s,
@@ -300,19 +285,19 @@ async fn the_api_rejects_a_task_with_its_reason() {
 
 #[tokio::test]
 async fn one_comment_changes_a_task_once() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     s.app
         .comment(s.task_issue, "octocat", "/taskgate pause\n/taskgate resume")
         .await;
     s.app.settle().await;
     assert_eq!(s.state(), "state:paused", "the first change ran");
-    insta::assert_snapshot!(replies(&s, s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
+    insta::assert_snapshot!(s.app.replies(s.task_issue).join("\n"), @"@octocat `/taskgate resume` was not run: one comment changes a task or story once. Post it in a new comment.");
 }
 
 #[tokio::test]
 async fn the_checker_report_is_one_pr_comment_updated_in_place() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     push_check(&s, 1, "still red").await;
@@ -346,7 +331,7 @@ async fn the_checker_report_is_one_pr_comment_updated_in_place() {
 
 #[tokio::test]
 async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 0, "green").await;
     let repo = s.app.fake.repo(REPO);
     let pr = s.pull().number;
@@ -370,12 +355,11 @@ async fn a_task_merge_github_refuses_is_reported_and_changes_nothing_else() {
 
 #[tokio::test]
 async fn revise_forwards_the_feedback_to_the_roles_agent_workflow() {
-    let plan = PLAN.replace(
-        "    title: Make the check pass\n",
-        "    title: Make the check pass\n    role: coder\n",
-    );
+    let plan = Plan::story("Reviewed work")
+        .task(Task::check().role("coder"))
+        .yaml();
     let config = "roles:\n  coder: { agent_workflow: agent-coder.yml }\n";
-    let s = story_with_plan(&plan, Some(config), 2).await;
+    let s = Story::of(&plan).config(config).start().await;
     let repo = s.app.fake.repo(REPO);
     repo.add_workflow("agent-coder.yml");
     push_check(&s, 0, "green").await;
@@ -400,7 +384,7 @@ async fn revise_forwards_the_feedback_to_the_roles_agent_workflow() {
 
 #[tokio::test]
 async fn a_pasted_marker_does_not_make_a_persons_comment_the_bots() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
     let pr = s.pull().number;
@@ -429,22 +413,22 @@ async fn a_pasted_marker_does_not_make_a_persons_comment_the_bots() {
 #[tokio::test]
 async fn the_repository_config_sets_the_prefix_and_can_turn_the_short_form_off() {
     let config = "commands: { prefix: /bot, short_form: false }\n";
-    let s = story_with_plan(PLAN, Some(config), 2).await;
+    let s = Story::of(&plan()).config(config).start().await;
     s.app.comment(s.task_issue, "octocat", "/help").await;
     s.app
         .comment(s.task_issue, "octocat", "/taskgate help")
         .await;
     s.app.settle().await;
-    assert!(replies(&s, s.task_issue).is_empty(), "neither form is on");
+    assert!(s.app.replies(s.task_issue).is_empty(), "neither form is on");
     s.app.comment(s.task_issue, "octocat", "/bot status").await;
     s.app.settle().await;
-    let answered = replies(&s, s.task_issue);
+    let answered = s.app.replies(s.task_issue);
     assert_eq!(answered.len(), 1, "{answered:#?}");
 }
 
 #[tokio::test]
 async fn an_override_approves_a_red_checker_and_is_counted() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     s.app.fake.add_user("mia", 78, "maintain");
     push_check(&s, 1, "red").await;
     pr_opened(&s).await;
@@ -469,7 +453,7 @@ async fn an_override_approves_a_red_checker_and_is_counted() {
 
 #[tokio::test]
 async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     push_check(&s, 0, "green").await;
     // GitHub merges, then a proxy answers 502: the retry meets a merged PR
     // (405 "not mergeable") and must count it as done.
@@ -499,7 +483,7 @@ async fn a_merge_whose_answer_was_lost_is_not_reported_as_refused() {
 
 #[tokio::test]
 async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     s.app.fake.add_user("bob", 77, "read");
     s.app.fake.add_user("mia", 78, "write");
     push_check(&s, 1, "red").await;
@@ -512,11 +496,12 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
     s.app.settle().await;
     assert_eq!(s.state(), "state:test-failed", "bob may not pause");
     assert!(
-        replies(&s, s.task_issue)
+        s.app
+            .replies(s.task_issue)
             .iter()
             .any(|r| r.starts_with("@bob")),
         "the refusal is addressed to the editor: {:?}",
-        replies(&s, s.task_issue)
+        s.app.replies(s.task_issue)
     );
 
     // And a writer editing a reader's comment acts with their own right.
@@ -532,7 +517,7 @@ async fn commands_an_edit_adds_run_with_the_editors_permission_not_the_authors()
 
 #[tokio::test]
 async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
-    let s = story_with_plan(PLAN, Some("review: human\n"), 2).await;
+    let s = Story::of(&plan()).config("review: human\n").start().await;
     // The agent that pushes may also write to the repository.
     s.app.fake.add_user("agent", 90, "maintain");
     s.app.fake.add_user("mia", 78, "maintain");
@@ -543,7 +528,7 @@ async fn whoever_pushed_the_tasks_commits_cannot_approve_it() {
     s.app.comment(pr, "agent", "/taskgate approve").await;
     s.app.settle().await;
     assert!(!s.pull().merged, "not by the pusher");
-    insta::assert_snapshot!(replies(&s, pr).join("\n"), @"@agent `/taskgate approve` did nothing: you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it).");
+    insta::assert_snapshot!(s.app.replies(pr).join("\n"), @"@agent `/taskgate approve` did nothing: you pushed this task's commits, and a task is approved by someone else (`allow_self_approval: true` in .github/taskgate.yml allows it).");
 
     s.app.comment(pr, "mia", "/taskgate approve").await;
     s.app.settle().await;

@@ -4,18 +4,10 @@
 //! repository's `rollback_gates`) before it lands, unless a maintainer
 //! says `--now <reason>`, which the audit log keeps.
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 impl Shipped {
-    /// A story shipped and landed under `config`.
-    async fn landed_with(config: &str) -> Shipped {
-        let sh = Shipped::shippable_with(config, "exit 0\n").await;
-        sh.add_ship_label().await;
-        sh.landed().await;
-        sh
-    }
-
     fn revert_pr(&self) -> Option<fakehub::Pull> {
         let head = format!("taskgate/revert-{}", self.story_issue);
         self.repo().pulls().into_iter().find(|p| p.head == head)
@@ -33,7 +25,7 @@ impl Shipped {
 #[tokio::test]
 async fn rollback_on_demand_reverts_exactly_the_landed_commit_after_its_gates() {
     let config = "rollback_gates: [\"sh smoke.sh\"]\n";
-    let sh = Shipped::landed_with(config).await;
+    let sh = Shipped::story().config(config).landed().await;
     sh.s.app.push_to_main(&[("smoke.sh", "exit 0\n")]).await;
     assert!(sh.repo().file("main", "check.sh").is_some());
 
@@ -79,7 +71,7 @@ async fn rollback_on_demand_reverts_exactly_the_landed_commit_after_its_gates() 
 async fn rollback_now_lands_without_the_gates_and_the_reason_is_recorded() {
     // A gate that would fail: `--now` does not run it.
     let config = "rollback_gates: [\"exit 1\"]\n";
-    let sh = Shipped::landed_with(config).await;
+    let sh = Shipped::story().config(config).landed().await;
     sh.s.app
         .comment(
             sh.story_issue,
@@ -108,7 +100,7 @@ async fn rollback_now_lands_without_the_gates_and_the_reason_is_recorded() {
 #[tokio::test]
 async fn a_red_rollback_gate_lands_nothing_and_says_so() {
     let config = "rollback_gates: [\"exit 1\"]\n";
-    let sh = Shipped::landed_with(config).await;
+    let sh = Shipped::story().config(config).landed().await;
     let main = sh.repo().branch_sha("main").unwrap();
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
@@ -126,7 +118,7 @@ async fn a_red_rollback_gate_lands_nothing_and_says_so() {
 #[tokio::test]
 async fn a_failed_validation_rolls_the_story_back_and_needs_a_fix() {
     let config = "deploy_workflow: deploy.yml\nvalidation_workflow: smoke.yml\n";
-    let sh = Shipped::shippable_with(config, "exit 0\n").await;
+    let sh = Shipped::story().config(config).shippable().await;
     sh.repo().add_workflow("deploy.yml");
     sh.repo().add_workflow("smoke.yml");
     sh.add_ship_label().await;
@@ -152,7 +144,7 @@ async fn a_failed_validation_rolls_the_story_back_and_needs_a_fix() {
 
 #[tokio::test]
 async fn rollback_is_refused_before_the_story_landed_and_needs_maintain() {
-    let sh = Shipped::new("ship_label: ship\n").await;
+    let sh = Shipped::story().config("ship_label: ship\n").start().await;
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
         .await;

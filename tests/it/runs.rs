@@ -2,266 +2,18 @@
 //! real git repository by the local runner, run under their timeouts, and
 //! reported as check runs on the fake GitHub; the task's state follows.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use fakehub::payloads;
 use serde_json::{json, Value};
-use taskgate::app::loops::run_queue::GitSource;
 
-use crate::support::{eventually, metric, TestApp, REPO};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
+use crate::support::{eventually, metric, REPO};
 
-pub const PLAN_PATH: &str = ".taskgate/stories/checks.yml";
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-        - { cmd: "sh lint.sh", gate: lint, timeout_seconds: 20 }
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
-
-/// A real bare repository the runner fetches from (`file://`), plus a work
-/// tree to commit in, mirrored into the fake GitHub with the same shas.
-pub struct Origin {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    work: PathBuf,
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "agent")
-        .env("GIT_AUTHOR_EMAIL", "agent@example.com")
-        .env("GIT_COMMITTER_NAME", "agent")
-        .env("GIT_COMMITTER_EMAIL", "agent@example.com")
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-impl Origin {
-    pub fn new() -> Origin {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("remotes");
-        let bare = root.join(format!("{REPO}.git"));
-        std::fs::create_dir_all(&bare).unwrap();
-        git(&bare, &["init", "--bare", "-q"]);
-        let work = dir.path().join("work");
-        std::fs::create_dir_all(&work).unwrap();
-        git(&work, &["init", "-q", "-b", "main"]);
-        git(&work, &["remote", "add", "origin", bare.to_str().unwrap()]);
-        std::fs::write(work.join("README.md"), "hello\n").unwrap();
-        git(&work, &["add", "."]);
-        git(&work, &["commit", "-q", "-m", "start"]);
-        git(&work, &["push", "-q", "origin", "main"]);
-        Origin {
-            _dir: dir,
-            root,
-            work,
-        }
-    }
-
-    /// The bare repository the runner fetches from.
-    pub fn bare(&self) -> PathBuf {
-        self.root.join(format!("{REPO}.git"))
-    }
-
-    pub fn source(&self) -> GitSource {
-        GitSource {
-            url_template: format!("file://{}/{{repo}}.git", self.root.display()),
-            with_token: false,
-        }
-    }
-
-    /// Commits `files` on `branch` as GitHub has it at `from` (a commit
-    /// the fake GitHub made, or one pushed), and pushes it; returns the sha.
-    pub fn commit_from(
-        &self,
-        branch: &str,
-        from: &str,
-        files: &[(&str, &str)],
-        message: &str,
-    ) -> String {
-        git(
-            &self.work,
-            &[
-                "fetch",
-                "-q",
-                "origin",
-                "+refs/fakehub/*:refs/fakehub/*",
-                "+refs/heads/*:refs/remotes/origin/*",
-            ],
-        );
-        git(&self.work, &["checkout", "-q", "-B", branch, from]);
-        self.commit(branch, files, message)
-    }
-
-    /// Commits `files` on `branch` and pushes it; returns the sha.
-    pub fn commit(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
-        git(&self.work, &["checkout", "-q", "-B", branch]);
-        for (path, content) in files {
-            let path = self.work.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, content).unwrap();
-        }
-        git(&self.work, &["add", "."]);
-        git(
-            &self.work,
-            &["commit", "-q", "--allow-empty", "-m", message],
-        );
-        git(&self.work, &["push", "-q", "-f", "origin", branch]);
-        git(&self.work, &["rev-parse", "HEAD"])
-    }
-}
-
-pub struct Story {
-    pub app: TestApp,
-    pub origin: Origin,
-    pub task_issue: u64,
-    pub branch: String,
-}
-
-async fn story_with_one_task(max_runs: usize) -> Story {
-    story_with_plan(PLAN, None, max_runs).await
-}
-
-/// A story from `plan` (and `config` as `.github/taskgate.yml`) synced from
-/// main; its task titled "Make the check pass" (id `check`) is the one the
-/// helpers push to.
-pub async fn story_with_plan(plan: &str, config: Option<&str>, max_runs: usize) -> Story {
-    story_with(plan, config, max_runs, |_| {}).await
-}
-
-/// Like [`story_with_plan`], with every commit the fake GitHub makes itself
-/// (the plan pushed to main, merges) a real commit of the runner's git
-/// remote, so that merge commits can be checked out and tested.
-pub async fn story_backed(plan: &str, config: Option<&str>, max_runs: usize) -> Story {
-    story_on(plan, config, max_runs, true, |_| {}).await
-}
-
-/// Like [`story_with_plan`], with the server's configuration adjusted.
-pub async fn story_with(
-    plan: &str,
-    config: Option<&str>,
-    max_runs: usize,
-    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
-) -> Story {
-    story_on(plan, config, max_runs, false, adjust).await
-}
-
-async fn story_on(
-    plan: &str,
-    config: Option<&str>,
-    max_runs: usize,
-    backed: bool,
-    adjust: impl FnOnce(&mut taskgate::app::ServeConfig),
-) -> Story {
-    crate::support::init_logs();
-    let fake = fakehub::FakeGitHub::start().await;
-    let repo = fake.install(crate::support::INSTALLATION, REPO);
-    // These stories make many writes in a few seconds; the secondary limit
-    // has tests of its own.
-    fake.set_secondary_limit(100_000);
-    let origin = Origin::new();
-    if backed {
-        repo.back_with_git(&origin.bare());
-    }
-    let source = origin.source();
-    let app = TestApp::with_config(fake, move |c| {
-        c.git = Some(source);
-        c.max_concurrent_runs = max_runs;
-        adjust(c);
-    })
-    .await;
-    let mut files = vec![(PLAN_PATH, plan)];
-    if let Some(config) = config {
-        files.insert(0, (".github/taskgate.yml", config));
-    }
-    app.push_to_main(&files).await;
-    let (task_issue, branch) = app.task_and_branch("Make the check pass", "check");
-    Story {
-        app,
-        origin,
-        task_issue,
-        branch,
-    }
-}
-
-impl Story {
-    /// The agent pushes `files` to the task branch; GitHub tells taskgate.
-    pub async fn push(&self, files: &[(&str, &str)], message: &str) -> String {
-        self.push_to(&self.branch, files, message).await
-    }
-
-    pub async fn push_to(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
-        let sha = self.origin.commit(branch, files, message);
-        // GitHub sends push, pull_request.synchronize (once a PR is open)
-        // and check_suite for it.
-        self.app
-            .fake
-            .repo(REPO)
-            .push_commit(branch, &sha, message, files, "agent");
-        sha
-    }
-
-    pub fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
-        self.app
-            .fake
-            .repo(REPO)
-            .check_runs()
-            .into_iter()
-            .filter(|c| c.head_sha == sha)
-            .collect()
-    }
-
-    /// Waits until every check run on `sha` is completed.
-    pub async fn completed(&self, sha: &str, count: usize) -> Vec<fakehub::CheckRun> {
-        eventually("check runs completed", || async {
-            let runs = self.checks(sha);
-            runs.len() == count && runs.iter().all(|c| c.status == "completed")
-        })
-        .await;
-        self.app.settle().await;
-        self.checks(sha)
-    }
-
-    /// The task's `state:*` label, or nothing.
-    pub fn state(&self) -> String {
-        self.task_labels()
-            .into_iter()
-            .find(|l| l.starts_with("state:"))
-            .unwrap_or_default()
-    }
-
-    pub fn task_labels(&self) -> Vec<String> {
-        self.app
-            .fake
-            .repo(REPO)
-            .issue(self.task_issue)
-            .unwrap()
-            .labels
-    }
-
-    pub fn pull(&self) -> fakehub::Pull {
-        self.app
-            .fake
-            .repo(REPO)
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == self.branch)
-            .expect("a task pull request")
-    }
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::check().runs("sh lint.sh").gate("lint"))
+        .task(Task::new("other", "Other work").runs("sh other.sh"))
+        .yaml()
 }
 
 fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
@@ -273,7 +25,7 @@ fn conclusion(runs: &[fakehub::CheckRun], name: &str) -> String {
 
 #[tokio::test]
 async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let red = s
         .push(
             &[
@@ -344,7 +96,7 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
 
 #[tokio::test]
 async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let marker = s.origin.work.join("still-running");
     // A nap of its own, to tell this test's `sleep` among the processes.
     let nap = format!("14.{:06}", fastrand::u32(..1_000_000));
@@ -388,7 +140,7 @@ fn napping(nap: &str) -> bool {
 
 #[tokio::test]
 async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
     // GitHub knows the commit, the git remote does not (force-pushed away).
     let gone = "0123456789abcdef0123456789abcdef01234567";
@@ -410,7 +162,7 @@ async fn a_commit_that_no_longer_exists_is_reported_as_not_run() {
 
 #[tokio::test]
 async fn retry_by_button_by_rerun_and_by_command_runs_again() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let sha = s
         .push(&[("check.sh", "exit 1\n"), ("lint.sh", "exit 0\n")], "red")
         .await;
@@ -464,7 +216,7 @@ async fn retry_by_button_by_rerun_and_by_command_runs_again() {
 
 #[tokio::test]
 async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
-    let s = story_with_one_task(1).await;
+    let s = Story::of(&plan()).runners(1).start().await;
     let other = s
         .app
         .fake
@@ -505,7 +257,7 @@ async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
 
 #[tokio::test]
 async fn a_pull_request_from_a_fork_is_not_run() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
     let sha = s.push(&[("check.sh", "exit 0\n")], "work").await;
     s.completed(&sha, 2).await;
@@ -535,7 +287,7 @@ async fn a_pull_request_from_a_fork_is_not_run() {
 
 #[tokio::test]
 async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
-    let s = story_with_one_task(2).await;
+    let s = Story::of(&plan()).start().await;
     let sha = s
         .push(
             &[("check.sh", "sleep 1\n"), ("lint.sh", "exit 0\n")],

@@ -7,7 +7,7 @@
 
 use taskgate_core::network::RunnerNetwork;
 
-use crate::runs::story_with;
+use crate::support::story::Story;
 use crate::support::REPO;
 
 /// A task whose test passes only with a way out of the sandbox's own
@@ -24,7 +24,12 @@ tasks:
 
 async fn net_check(config: Option<&str>, operator: &str) -> fakehub::CheckRun {
     let operator: RunnerNetwork = operator.parse().unwrap();
-    let s = story_with(PLAN, config, 1, |c| c.runner_network = operator).await;
+    let s = Story::of(PLAN)
+        .config_if(config)
+        .runners(1)
+        .adjust(|c| c.runner_network = operator)
+        .start()
+        .await;
     let sha = s.push(&[("notes.md", "work\n")], "work").await;
     let runs = s.completed(&sha, 1).await;
     runs.into_iter().next().unwrap()

@@ -5,196 +5,14 @@
 use fakehub::payloads;
 use serde_json::{json, Value};
 
-use crate::runs::{story_backed, Story};
+use crate::support::shipped::Shipped;
 use crate::support::{eventually, REPO};
-
-const PLAN: &str = r#"
-story: Shipped work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
 
 const CONFIG: &str = "deploy_workflow: deploy.yml\nvalidation_workflow: smoke.yml\n";
 
-pub(crate) struct Shipped {
-    pub s: Story,
-    pub story_issue: u64,
-    pub branch: String,
-}
-
-impl Shipped {
-    pub async fn new(config: &str) -> Shipped {
-        Shipped::with_plan(PLAN, config).await
-    }
-
-    /// A story of `plan` whose task `check` is titled "Make the check
-    /// pass", on a fake GitHub whose commits are real (proofs run on them).
-    pub async fn with_plan(plan: &str, config: &str) -> Shipped {
-        let s = story_backed(plan, Some(config), 1).await;
-        // Shipping needs maintain (SPEC §5); octocat maintains this repo.
-        s.app.fake.add_user("octocat", 583_231, "maintain");
-        let repo = s.app.fake.repo(REPO);
-        let story_issue = repo
-            .issues()
-            .into_iter()
-            .find(|i| i.labels.iter().any(|l| l == "taskgate:story"))
-            .expect("the story issue")
-            .number;
-        Shipped {
-            s,
-            branch: format!("taskgate/story-{story_issue}"),
-            story_issue,
-        }
-    }
-
-    pub fn repo(&self) -> fakehub::RepoHandle {
-        self.s.app.fake.repo(REPO)
-    }
-
-    /// The task passes and its PR merges into the story branch.
-    pub async fn complete_the_task(&self) {
-        let green = self.s.push(&[("check.sh", "exit 0\n")], "works").await;
-        self.s.completed(&green, 1).await;
-        let pr = self.s.pull();
-        let repo = self.repo();
-        repo.set_draft(pr.number, false, "agent");
-        self.s.app.settle().await;
-        assert!(self.s.pull().merged, "the task PR merged");
-    }
-
-    pub fn story_pr(&self) -> Option<fakehub::Pull> {
-        self.repo()
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == self.branch)
-    }
-
-    /// A shippable story whose PR taskgate opened (and heard about).
-    pub async fn shippable(config: &str) -> Shipped {
-        let sh = Shipped::new(config).await;
-        sh.complete_the_task().await;
-        assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
-        sh
-    }
-
-    /// octocat adds the `ship` label; GitHub sends `pull_request.labeled`.
-    pub async fn add_ship_label(&self) {
-        let pr = self.story_pr().unwrap().number;
-        self.repo().add_labels(pr, &["ship"], "octocat");
-        self.s.app.fake.echoes_settled().await;
-    }
-
-    /// The `labeled` webhook of the `ship` label delivered once more, as a
-    /// redelivery or a duplicate from GitHub would be.
-    async fn ship_label_again(&self) -> (u16, String) {
-        let pr = self.story_pr().unwrap().number;
-        let payload = payloads::pull_request_labeled(&self.repo(), pr, "ship", "octocat");
-        self.s.app.deliver("pull_request", &payload).await
-    }
-
-    pub fn gate(&self) -> fakehub::CheckRun {
-        let head = self.repo().branch_sha(&self.branch).unwrap();
-        self.repo()
-            .check_runs()
-            .into_iter()
-            .find(|c| c.name == "taskgate/ship-gate" && c.head_sha == head)
-            .expect("a ship gate on the story PR head")
-    }
-
-    pub fn pr_labels(&self) -> Vec<String> {
-        let number = self.story_pr().unwrap().number;
-        self.repo().issue(number).unwrap().labels
-    }
-
-    pub async fn api(&self, method: &str, path: &str, token: Option<&str>) -> (u16, Value) {
-        let client = reqwest::Client::new();
-        let url = format!("{}{path}", self.s.app.url);
-        let mut req = match method {
-            "POST" => client.post(url),
-            _ => client.get(url),
-        };
-        if let Some(token) = token {
-            req = req.bearer_auth(token);
-        }
-        let res = req.send().await.unwrap();
-        let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
-    }
-
-    pub async fn state(&self) -> String {
-        let (status, v) = self
-            .api(
-                "GET",
-                &format!("/api/stories/{}", self.story_issue),
-                Some("api-token"),
-            )
-            .await;
-        assert_eq!(status, 200, "{v}");
-        v["state"].as_str().unwrap().to_owned()
-    }
-
-    /// Completes the workflow run dispatched for `workflow` and tells taskgate.
-    pub async fn finish_run(&self, workflow: &str, conclusion: &str) {
-        let repo = self.repo();
-        let run = repo
-            .dispatches()
-            .into_iter()
-            .find(|d| d.workflow == workflow)
-            .unwrap_or_else(|| panic!("{workflow} was dispatched"))
-            .run_id;
-        repo.complete_run(run, conclusion, &[]);
-        self.s.app.settle().await;
-    }
-
-    /// Waits until the story PR is merged: the proof on the current base
-    /// runs first, on the runner, after the inbox has gone quiet.
-    pub async fn landed(&self) {
-        eventually("the story landed", || async {
-            self.story_pr().is_some_and(|p| p.merged)
-        })
-        .await;
-        self.s.app.settle().await;
-    }
-
-    /// Waits until taskgate said something containing `needle` on the
-    /// story issue (`what` names the wait), then for the inbox to settle.
-    pub async fn story_told(&self, what: &str, needle: &str) {
-        eventually(what, || async {
-            self.s
-                .app
-                .bot_comments(self.story_issue)
-                .iter()
-                .any(|c| c.contains(needle))
-        })
-        .await;
-        self.s.app.settle().await;
-    }
-
-    /// Landings: the default branch moved to a tested commit (a story PR
-    /// is never merged through the pull request API).
-    pub fn merges(&self) -> usize {
-        let writes = self.s.app.fake.writes();
-        assert!(
-            !writes.iter().any(|w| w.method == "PUT"
-                && w.path.ends_with("/merge")
-                && w.path
-                    .contains(&format!("/pulls/{}/", self.story_pr().unwrap().number))),
-            "a story PR lands by fast-forward, not the merge API"
-        );
-        writes
-            .iter()
-            .filter(|w| w.method == "PATCH" && w.path.ends_with("/git/refs/heads/main"))
-            .count()
-    }
-}
-
 #[tokio::test]
 async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let repo = sh.repo();
     repo.add_workflow("deploy.yml");
     repo.add_workflow("smoke.yml");
@@ -236,13 +54,7 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
     sh.finish_run("smoke.yml", "success").await;
     assert_eq!(sh.state().await, "review-ready");
     assert!(sh.pr_labels().contains(&"review-ready".to_owned()));
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["shipped_by"]["via"], "label");
     assert_eq!(story["shipped_by"]["login"], "octocat");
     assert_eq!(story["tasks"][0]["state"], "completed");
@@ -251,7 +63,7 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
 
 #[tokio::test]
 async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shippable() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let repo = sh.repo();
     let number = repo.create_pull(&sh.branch, "main", "Shipped work", "octocat");
     repo.set_draft(number, true, "octocat");
@@ -288,7 +100,7 @@ async fn a_draft_story_pr_opened_by_hand_is_marked_ready_once_the_story_is_shipp
 
 #[tokio::test]
 async fn a_pull_request_from_a_fork_named_like_the_story_branch_is_not_the_story_pr() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let repo = sh.repo();
     // A fork's branch of the same name, its repository since deleted
     // (GitHub then says `head.repo: null`); or one renamed to this name.
@@ -310,19 +122,13 @@ async fn a_pull_request_from_a_fork_named_like_the_story_branch_is_not_the_story
         .filter(|c| c.name == "taskgate/ship-gate")
         .count();
     assert_eq!(gates, 0, "no ship gate on a fork's head");
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["pr"], Value::Null, "{story}");
 }
 
 #[tokio::test]
 async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missing() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let number = sh
         .repo()
         .create_pull(&sh.branch, "main", "Shipped work", "octocat");
@@ -345,7 +151,7 @@ async fn the_ship_label_on_a_story_not_shippable_is_taken_off_with_what_is_missi
 
 #[tokio::test]
 async fn the_ship_label_from_a_writer_is_taken_off_for_lack_of_permission() {
-    let sh = Shipped::shippable(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     sh.s.app.fake.set_permission("octocat", "write");
     sh.add_ship_label().await;
     sh.s.app.settle().await;
@@ -366,7 +172,7 @@ async fn the_ship_label_from_a_writer_is_taken_off_for_lack_of_permission() {
 
 #[tokio::test]
 async fn a_missing_deploy_workflow_is_reported() {
-    let sh = Shipped::shippable(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     sh.add_ship_label().await;
     sh.s.app.settle().await;
     eventually("the story needs a fix", || async {
@@ -379,19 +185,13 @@ async fn a_missing_deploy_workflow_is_reported() {
 
 #[tokio::test]
 async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
-    let sh = Shipped::shippable(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     // Merged by hand, without a ship request: past the gate.
     let repo = sh.repo();
     let number = sh.story_pr().unwrap().number;
     repo.merge_pull(number, "octocat");
     sh.s.app.settle().await;
-    let (_, story) = sh
-        .api(
-            "GET",
-            &format!("/api/stories/{}", sh.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = sh.story_json().await;
     assert_eq!(story["merged_past_gate"], true);
     let notes = sh.s.app.bot_comments(sh.story_issue);
     assert!(
@@ -403,7 +203,7 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
     assert!(repo.dispatches().is_empty(), "nothing deployed");
 
     // Another story: its PR closed without merging.
-    let other = Shipped::shippable(CONFIG).await;
+    let other = Shipped::story().config(CONFIG).shippable().await;
     let number = other.story_pr().unwrap().number;
     other.repo().close_issue(number, "octocat");
     other.s.app.settle().await;
@@ -412,19 +212,13 @@ async fn a_story_pr_closed_or_merged_by_hand_is_recorded() {
         notes.iter().any(|c| c.contains("closed without merging")),
         "{notes:#?}"
     );
-    let (_, story) = other
-        .api(
-            "GET",
-            &format!("/api/stories/{}", other.story_issue),
-            Some("api-token"),
-        )
-        .await;
+    let story = other.story_json().await;
     assert_eq!(story["pr"], Value::Null);
 }
 
 #[tokio::test]
 async fn the_api_needs_its_token_and_ships_only_a_shippable_story() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let ship = format!("/api/stories/{}/ship", sh.story_issue);
     assert_eq!(sh.api("POST", &ship, None).await.0, 401);
     assert_eq!(sh.api("POST", &ship, Some("wrong")).await.0, 401);
@@ -502,7 +296,7 @@ async fn assert_every_route_refuses(base: &str, token: &str) {
 
 #[tokio::test]
 async fn the_ship_command_ships_and_is_refused_outside_a_story() {
-    let sh = Shipped::shippable(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     // On the task's PR (not the story's): nothing ships, a reply says where.
     let task_pr = sh.s.pull().number;
     sh.s.app.comment(task_pr, "octocat", "/taskgate ship").await;
@@ -526,7 +320,7 @@ async fn the_ship_command_ships_and_is_refused_outside_a_story() {
 
 #[tokio::test]
 async fn the_api_refuses_a_story_whose_pr_was_closed_as_the_command_does() {
-    let sh = Shipped::shippable(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     let number = sh.story_pr().unwrap().number;
     sh.repo().close_issue(number, "octocat");
     sh.s.app.settle().await;

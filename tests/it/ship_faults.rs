@@ -7,13 +7,11 @@
 //! decides: a base that moves while the revert is proven, a revert that
 //! conflicts with the default branch as it is now.
 
-use std::process::Command;
-
 use fakehub::Fault;
 use taskgate::store::EffectStatus;
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 const MERGES: &str = "POST /repos/{owner}/{repo}/merges";
 const UPDATE_REF: &str = "PATCH /repos/{owner}/{repo}/git/refs/{ref}";
@@ -26,32 +24,6 @@ const CONFIG: &str = "ship_label: ship\n";
 const CHECK: &str = "exit 0\n";
 /// The same, slow enough for a test to act while the proof runs.
 const SLOW_CHECK: &str = "sleep 2\nexit 0\n";
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// The parents of a real commit, from the runner's git remote.
-fn parents(sh: &Shipped, sha: &str) -> Vec<String> {
-    git(
-        &sh.s.origin.bare(),
-        &["rev-list", "--parents", "-n", "1", sha],
-    )
-    .split_whitespace()
-    .skip(1)
-    .map(str::to_owned)
-    .collect()
-}
-
-fn main_head(sh: &Shipped) -> String {
-    sh.repo().branch_sha("main").unwrap()
-}
 
 /// The commits the proof's check (`taskgate/ship/check/test`) ran on.
 fn proven_commits(sh: &Shipped) -> Vec<String> {
@@ -85,24 +57,17 @@ async fn proof_running_on(sh: &Shipped, branch: &str) -> String {
     sh.repo().branch_sha(branch).unwrap()
 }
 
-/// Every effect the outbox holds, none of them given up.
-async fn assert_no_effect_failed(sh: &Shipped) {
-    let effects = sh.s.app.store().effects().await.unwrap();
-    let failed: Vec<_> = effects
-        .iter()
-        .filter(|e| e.status == EffectStatus::Failed)
-        .map(|e| (e.effect.name(), e.last_error.clone()))
-        .collect();
-    assert!(failed.is_empty(), "{failed:#?}");
-}
-
 /// A shippable story whose proving merge meets `fault` once; returns it
 /// landed, with the base and story heads the proof started from.
 async fn shipped_through_a_lost_merge(fault: Fault) -> (Shipped, String, String) {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     // Someone else's work lands first: the proof is a real merge.
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
-    let base = main_head(&sh);
+    let base = sh.main_head();
     let story_head = sh.repo().branch_sha(&sh.branch).unwrap();
     sh.s.app.fake.inject(MERGES, fault);
     sh.add_ship_label().await;
@@ -118,8 +83,8 @@ async fn a_proving_merge_whose_answer_was_lost_is_found_not_made_twice() {
     // GitHub made the merge commit and answered 502; the retry found it
     // on the ship branch and asked for no second one.
     assert_eq!(sh.s.app.statuses(MERGES), [502]);
-    let landed = main_head(&sh);
-    assert_eq!(parents(&sh, &landed), [base, story_head]);
+    let landed = sh.main_head();
+    assert_eq!(sh.parents(&landed), [base, story_head]);
     assert_eq!(
         sh.repo()
             .branch_sha(&format!("taskgate/ship-{}", sh.story_issue)),
@@ -129,7 +94,7 @@ async fn a_proving_merge_whose_answer_was_lost_is_found_not_made_twice() {
     assert_eq!(proven_commits(&sh), [landed], "one proof, on it");
     assert_eq!(main_moves(&sh), [200], "one fast-forward");
     assert_eq!(sh.state().await, "deployed");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
     sh.s.app.assert_contract_kept();
 }
 
@@ -140,18 +105,22 @@ async fn a_proving_merge_whose_connection_dropped_is_made_on_the_retry() {
     // Nothing was merged: the retry must not take the bare base (the ship
     // branch's tip now) for its proof, and merges.
     assert_eq!(sh.s.app.statuses(MERGES), [0, 201]);
-    let landed = main_head(&sh);
-    assert_eq!(parents(&sh, &landed), [base, story_head]);
+    let landed = sh.main_head();
+    assert_eq!(sh.parents(&landed), [base, story_head]);
     assert!(sh.repo().file("main", "check.sh").is_some(), "the story");
     assert_eq!(proven_commits(&sh), [landed], "one proof, on the merge");
     assert_eq!(main_moves(&sh), [200]);
     assert_eq!(sh.state().await, "deployed");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
 }
 
 #[tokio::test]
 async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() {
-    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     sh.add_ship_label().await;
     let ship_branch = format!("taskgate/ship-{}", sh.story_issue);
     let proven = proof_running_on(&sh, &ship_branch).await;
@@ -162,7 +131,7 @@ async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() 
         .inject(UPDATE_REF, Fault::StatusAfterApply { status: 502 });
     sh.landed().await;
 
-    assert_eq!(main_head(&sh), proven, "main is at the proven commit");
+    assert_eq!(sh.main_head(), proven, "main is at the proven commit");
     assert_eq!(
         main_moves(&sh),
         [502],
@@ -184,13 +153,17 @@ async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() 
             .find(|e| e.effect.name() == "land_ship_commit")
             .expect("the landing");
     assert_eq!((landing.status, landing.attempts), (EffectStatus::Done, 2));
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
     sh.s.app.assert_contract_kept();
 }
 
 #[tokio::test]
 async fn a_landing_whose_answer_was_lost_is_landed_though_the_base_moved_on_before_the_retry() {
-    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     sh.add_ship_label().await;
     let ship_branch = format!("taskgate/ship-{}", sh.story_issue);
     let proven = proof_running_on(&sh, &ship_branch).await;
@@ -214,8 +187,8 @@ async fn a_landing_whose_answer_was_lost_is_landed_though_the_base_moved_on_befo
         .await;
     sh.landed().await;
 
-    let head = main_head(&sh);
-    assert_eq!(parents(&sh, &head), [proven.as_str()], "the push on top");
+    let head = sh.main_head();
+    assert_eq!(sh.parents(&head), [proven.as_str()], "the push on top");
     assert_eq!(main_moves(&sh), [502], "no fast-forward GitHub refused");
     // (The ship request's check of the story branch compares too, first.)
     let compares = sh.s.app.statuses(COMPARE);
@@ -246,18 +219,10 @@ async fn a_landing_whose_answer_was_lost_is_landed_though_the_base_moved_on_befo
     let notes = sh.s.app.bot_comments(sh.story_issue).join("\n");
     assert!(!notes.contains("Proving again"), "{notes}");
     assert!(!notes.contains("Merged past the ship gate"), "{notes}");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
 }
 
 impl Shipped {
-    /// A story shipped and landed under `config`, its check `check`.
-    async fn landed_for_faults(config: &str, check: &str) -> Shipped {
-        let sh = Shipped::shippable_with(config, check).await;
-        sh.add_ship_label().await;
-        sh.landed().await;
-        sh
-    }
-
     fn revert_pulls(&self) -> Vec<fakehub::Pull> {
         let head = format!("taskgate/revert-{}", self.story_issue);
         self.repo()
@@ -278,7 +243,11 @@ impl Shipped {
 
 #[tokio::test]
 async fn a_revert_whose_merge_and_pull_request_answers_were_lost_opens_one_pull_request() {
-    let sh = Shipped::landed_for_faults("rollback_gates: [\"sh smoke.sh\"]\n", CHECK).await;
+    let sh = Shipped::story()
+        .config("rollback_gates: [\"sh smoke.sh\"]\n")
+        .check(CHECK)
+        .landed()
+        .await;
     sh.s.app.push_to_main(&[("smoke.sh", "exit 0\n")]).await;
     let merges_before = sh.s.app.statuses(MERGES).len();
     // GitHub merges main into the revert and opens its PR; both answers
@@ -302,13 +271,17 @@ async fn a_revert_whose_merge_and_pull_request_answers_were_lost_opens_one_pull_
     assert!(sh.repo().file("main", "check.sh").is_none(), "reverted");
     assert!(sh.repo().file("main", "smoke.sh").is_some(), "later work");
     assert_eq!(sh.state().await, "rolled-back");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
     sh.s.app.assert_contract_kept();
 }
 
 #[tokio::test]
 async fn a_base_that_moves_while_the_revert_is_proven_is_merged_and_proven_again() {
-    let sh = Shipped::landed_for_faults("rollback_gates: [\"sh smoke.sh\"]\n", CHECK).await;
+    let sh = Shipped::story()
+        .config("rollback_gates: [\"sh smoke.sh\"]\n")
+        .check(CHECK)
+        .landed()
+        .await;
     sh.s.app
         .push_to_main(&[("smoke.sh", "sleep 2\nexit 0\n")])
         .await;
@@ -319,15 +292,15 @@ async fn a_base_that_moves_while_the_revert_is_proven_is_merged_and_proven_again
     let first = proof_running_on(&sh, &revert_branch).await;
     // main moves while the rollback gates run on the first revert.
     sh.s.app.push_to_main(&[("NOTES.md", "meanwhile\n")]).await;
-    let moved = main_head(&sh);
+    let moved = sh.main_head();
     sh.revert_landed().await;
 
     // The first revert's landing was refused (not a fast-forward any
     // more); the revert was merged with the moved base and proven again.
     assert_eq!(main_moves(&sh)[1..], [422, 200], "{:?}", main_moves(&sh));
-    let landed = main_head(&sh);
+    let landed = sh.main_head();
     assert_ne!(landed, first, "the first revert did not land");
-    assert_eq!(parents(&sh, &landed)[1], moved, "proven on the moved base");
+    assert_eq!(sh.parents(&landed)[1], moved, "proven on the moved base");
     for proven in [&first, &landed] {
         let gate =
             sh.s.checks(proven)
@@ -340,18 +313,22 @@ async fn a_base_that_moves_while_the_revert_is_proven_is_merged_and_proven_again
     assert!(sh.repo().file("main", "NOTES.md").is_some(), "kept");
     assert_eq!(sh.revert_pulls().len(), 1);
     assert_eq!(sh.state().await, "rolled-back");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
 }
 
 #[tokio::test]
 async fn a_revert_that_conflicts_with_the_default_branch_is_refused_and_lands_nothing() {
-    let sh = Shipped::landed_for_faults("ship_label: ship\n", CHECK).await;
+    let sh = Shipped::story()
+        .config("ship_label: ship\n")
+        .check(CHECK)
+        .landed()
+        .await;
     // main changes the story's own file after it landed: taking the story
     // out (deleting the file) conflicts with that change.
     sh.s.app
         .push_to_main(&[("check.sh", "echo changed since\nexit 0\n")])
         .await;
-    let before = main_head(&sh);
+    let before = sh.main_head();
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
         .await;
@@ -369,8 +346,8 @@ async fn a_revert_that_conflicts_with_the_default_branch_is_refused_and_lands_no
     <!-- taskgate:rollback-refused round=1 -->
     ");
     assert_eq!(sh.s.app.statuses(MERGES).last(), Some(&409));
-    assert_eq!(main_head(&sh), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(sh.revert_pulls().is_empty(), "no revert PR");
     assert_eq!(sh.state().await, "deployed");
-    assert_no_effect_failed(&sh).await;
+    sh.s.app.assert_no_effect_failed().await;
 }

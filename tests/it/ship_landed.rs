@@ -7,8 +7,8 @@
 
 use fakehub::{Fault, Rule, Ruleset};
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 const CONFIG: &str = "ship_label: ship\n";
 
@@ -69,7 +69,7 @@ fn first_paragraph(note: &str, landed: &str) -> String {
 
 #[tokio::test]
 async fn a_landed_commit_that_differs_from_the_proof_is_proven_at_once_and_said_green() {
-    let sh = Shipped::shippable_with(CONFIG, "exit 0\n").await;
+    let sh = Shipped::story().config(CONFIG).shippable().await;
     base_moves_under_the_merge(&sh, "LATE.md").await;
     sh.add_ship_label().await;
     sh.landed().await;
@@ -110,7 +110,11 @@ async fn a_landed_commit_that_differs_from_the_proof_is_proven_at_once_and_said_
 #[tokio::test]
 async fn a_landed_commit_that_fails_the_storys_gates_is_rolled_back_through_the_revert_pr() {
     // The story passes alone and fails with the late push in.
-    let sh = Shipped::shippable_with(CONFIG, "test ! -f LATE.md\n").await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check("test ! -f LATE.md\n")
+        .shippable()
+        .await;
     base_moves_under_the_merge(&sh, "LATE.md").await;
     sh.add_ship_label().await;
     sh.landed().await;

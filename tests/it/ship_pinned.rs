@@ -3,30 +3,20 @@
 //! queued story's branch (no task PR, no review) never reaches the default
 //! branch on the strength of the earlier `ship`, and the story PR says so.
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 /// The first story's check, slow enough for the second story to wait
 /// behind its proof while the push arrives.
 const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
 
-impl Shipped {
-    pub(crate) fn pull_of(&self, branch: &str) -> Option<fakehub::Pull> {
-        self.repo().pulls().into_iter().find(|p| p.head == branch)
-    }
-
-    async fn state_of(&self, issue: u64) -> String {
-        let (status, v) = self
-            .api("GET", &format!("/api/stories/{issue}"), Some("api-token"))
-            .await;
-        assert_eq!(status, 200, "{v}");
-        v["state"].as_str().unwrap().to_owned()
-    }
-}
-
 #[tokio::test]
 async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
-    let a = Shipped::shippable_with("ship_label: ship\n", SLOW_CHECK).await;
+    let a = Shipped::story()
+        .config("ship_label: ship\n")
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     let (b_issue, b_branch) = a.second_story().await;
     let b_pr = a.pull_of(&b_branch).unwrap().number;
     let shipped_head = a.repo().branch_sha(&b_branch).unwrap();
@@ -117,7 +107,10 @@ fn said(sh: &Shipped, issue: u64, text: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_it_by_name() {
-    let sh = Shipped::shippable_with("ship_label: ship\n", "exit 0\n").await;
+    let sh = Shipped::story()
+        .config("ship_label: ship\n")
+        .shippable()
+        .await;
     let pr = sh.story_pr().unwrap().number;
     sh.s.app.fake.add_user("mallory", 99, "write");
     let hotfix = sh.repo().push_files(

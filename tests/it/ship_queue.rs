@@ -4,10 +4,9 @@
 //! GitHub's commits are real here (the runner checks the merge commit
 //! out), and every write taskgate makes comes back as GitHub's webhooks.
 
-use std::process::Command;
-
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::origin::git;
+use crate::support::shipped::Shipped;
 
 /// The task's check fails on any tree that has `main-broke` in it: a
 /// change to main that breaks the story without touching its files.
@@ -15,114 +14,10 @@ const CHECK: &str = "if [ -f main-broke ]; then echo 'FAILED test_story: main br
 /// The same check, slow enough for the base to move during its proof.
 const SLOW_CHECK: &str = "sleep 2\nif [ -f main-broke ]; then echo 'FAILED test_story: main broke the story'; exit 1; fi\nexit 0\n";
 
-const PLAN: &str = r#"
-story: Shipped work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
-
 /// Shipped with no deploy workflow: a landed story is `deployed` at once.
 const CONFIG: &str = "ship_label: ship\n";
 
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-const OTHER_PLAN: &str = r#"
-story: Other shipped work
-tasks:
-  - id: other
-    title: Other work
-    acceptance:
-      tests:
-        - { cmd: "sh other.sh", timeout_seconds: 20 }
-"#;
-
 impl Shipped {
-    /// A second story in the same repository, its one task done: its
-    /// story issue and story branch.
-    pub(crate) async fn second_story(&self) -> (u64, String) {
-        self.s
-            .app
-            .push_to_main(&[(".taskgate/stories/other.yml", OTHER_PLAN)])
-            .await;
-        let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
-        let green = self
-            .s
-            .push_to(&task_branch, &[("other.sh", "exit 0\n")], "other works")
-            .await;
-        self.s.completed(&green, 1).await;
-        let task_pr = self
-            .repo()
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == task_branch)
-            .expect("the other task's PR");
-        self.repo().set_draft(task_pr.number, false, "agent");
-        self.s.app.settle().await;
-        let issue = self
-            .repo()
-            .issues()
-            .into_iter()
-            .find(|i| {
-                i.number != self.story_issue && i.labels.iter().any(|l| l == "taskgate:story")
-            })
-            .expect("the second story's issue")
-            .number;
-        let branch = format!("taskgate/story-{issue}");
-        eventually("the second story PR is open", || async {
-            self.pull_of(&branch).is_some()
-        })
-        .await;
-        (issue, branch)
-    }
-
-    /// A shippable story whose task's check is `check`.
-    async fn proving_with(check: &str) -> Shipped {
-        Shipped::shippable_with(CONFIG, check).await
-    }
-
-    /// A shippable story under `config` (`.github/taskgate.yml`), its one
-    /// task `check` done with `check` as its `check.sh`.
-    pub(crate) async fn shippable_with(config: &str, check: &str) -> Shipped {
-        let sh = Shipped::with_plan(PLAN, config).await;
-        let green = sh.s.push(&[("check.sh", check)], "works").await;
-        sh.s.completed(&green, 1).await;
-        let pr = sh.s.pull();
-        sh.repo().set_draft(pr.number, false, "agent");
-        sh.s.app.settle().await;
-        assert!(sh.s.pull().merged, "the task PR merged");
-        assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
-        assert_eq!(sh.state().await, "shippable");
-        sh
-    }
-
-    fn main_head(&self) -> String {
-        self.repo().branch_sha("main").unwrap()
-    }
-
-    /// The parents of a real commit, from the runner's git remote.
-    fn parents(&self, sha: &str) -> Vec<String> {
-        git(
-            &self.s.origin.bare(),
-            &["rev-list", "--parents", "-n", "1", sha],
-        )
-        .split_whitespace()
-        .skip(1)
-        .map(str::to_owned)
-        .collect()
-    }
-
     fn check_on(&self, sha: &str, name: &str) -> fakehub::CheckRun {
         self.s
             .checks(sha)
@@ -153,7 +48,11 @@ impl Shipped {
 
 #[tokio::test]
 async fn a_base_that_moved_compatibly_is_merged_tested_and_exactly_that_tree_lands() {
-    let sh = Shipped::proving_with(CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     let story_head = sh.repo().branch_sha(&sh.branch).unwrap();
     // Someone else's work lands on main after the story was proven.
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
@@ -199,7 +98,11 @@ async fn a_base_that_moved_compatibly_is_merged_tested_and_exactly_that_tree_lan
 
 #[tokio::test]
 async fn a_base_that_breaks_the_story_refuses_the_ship_and_nothing_lands() {
-    let sh = Shipped::proving_with(CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     sh.s.app.push_to_main(&[("main-broke", "yes\n")]).await;
     let base = sh.main_head();
 
@@ -251,7 +154,11 @@ async fn a_base_that_breaks_the_story_refuses_the_ship_and_nothing_lands() {
 
 #[tokio::test]
 async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
-    let sh = Shipped::proving_with(SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     sh.add_ship_label().await;
     let first = sh.proof_running().await;
     // main moves while the proof runs (its head read at once: the story
@@ -310,7 +217,11 @@ async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
 
 #[tokio::test]
 async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again() {
-    let sh = Shipped::proving_with(SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     sh.add_ship_label().await;
     sh.proof_running().await;
     // The default branch is protected against the App's push.
@@ -342,7 +253,11 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
 
 #[tokio::test]
 async fn two_stories_shipped_together_land_one_after_another_each_proven_on_its_base() {
-    let sh = Shipped::proving_with(CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     // A second story in the same repository, its one task done too.
     sh.second_story().await;
     let story_prs = || {
@@ -393,7 +308,11 @@ async fn two_stories_shipped_together_land_one_after_another_each_proven_on_its_
 
 #[tokio::test]
 async fn a_freeze_refuses_ships_shows_on_the_gate_and_an_unfreeze_lifts_it() {
-    let sh = Shipped::proving_with(CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     let base = sh.main_head();
     sh.s.app
         .comment(
@@ -481,7 +400,11 @@ async fn a_freeze_refuses_ships_shows_on_the_gate_and_an_unfreeze_lifts_it() {
 
 #[tokio::test]
 async fn a_proof_that_passes_during_a_freeze_waits_and_lands_after_the_unfreeze() {
-    let sh = Shipped::proving_with(SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     sh.add_ship_label().await;
     sh.proof_running().await;
     sh.s.app
@@ -540,7 +463,11 @@ async fn bench_ship_cost() {
     const SHIPS: usize = 5;
     let mut rows = Vec::new();
     for round in 0..SHIPS {
-        let sh = Shipped::proving_with(CHECK).await;
+        let sh = Shipped::story()
+            .config(CONFIG)
+            .check(CHECK)
+            .shippable()
+            .await;
         sh.s.app
             .push_to_main(&[("NOTES.md", &format!("round {round}\n"))])
             .await;
@@ -612,7 +539,11 @@ async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_end
     let config = format!(
         "freeze_windows:\n  - {{ days: [{day}], from: \"01:10\", to: \"01:20\", reason: \"release train\" }}\n"
     );
-    let sh = Shipped::shippable_with(&config, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(&config)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     let minutes = |m: u64| std::time::Duration::from_secs(60 * m);
     let to_one_am = (tomorrow * 86_400 + 3_600 - now_s) as u64;
     sh.s.app

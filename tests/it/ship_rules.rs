@@ -99,14 +99,10 @@ const SLOW_CHECK: &str = "sleep 2\nexit 0\n";
 const CHECK: &str = "exit 0\n";
 const CONFIG: &str = "ship_label: ship\n";
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 impl Shipped {
-    fn main_tip(&self) -> String {
-        self.repo().branch_sha("main").unwrap()
-    }
-
     fn ship_tip(&self) -> String {
         self.repo()
             .branch_sha(&format!("taskgate/ship-{}", self.story_issue))
@@ -149,12 +145,16 @@ impl Shipped {
 /// Someone else's work on `main`, so the proof is a real merge.
 async fn other_work(sh: &Shipped) -> String {
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
-    sh.main_tip()
+    sh.main_head()
 }
 
 #[tokio::test]
 async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_gate_is_written() {
-    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     let repo = sh.repo();
     repo.with_ruleset(
         Ruleset::new("main")
@@ -185,7 +185,7 @@ async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_
         },
     );
     sh.landed().await;
-    assert_eq!(sh.main_tip(), proof, "exactly the tested commit landed");
+    assert_eq!(sh.main_head(), proof, "exactly the tested commit landed");
     assert_eq!(sh.commit(&proof).0[0], base);
     assert_eq!(sh.refused_landings(), 0, "no landing met the rule unready");
     assert_eq!(sh.state().await, "deployed");
@@ -194,7 +194,11 @@ async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_
 
 #[tokio::test]
 async fn without_bypass_the_story_pr_is_merged_at_its_proven_head_and_lands_the_proven_tree() {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     sh.repo().with_ruleset(
         Ruleset::new("main")
             .rule(Rule::pull_request())
@@ -204,7 +208,7 @@ async fn without_bypass_the_story_pr_is_merged_at_its_proven_head_and_lands_the_
     let story_head = sh.repo().branch_sha(&sh.story_pr().unwrap().head).unwrap();
     sh.add_ship_label().await;
     sh.landed().await;
-    let landed = sh.main_tip();
+    let landed = sh.main_head();
     let (parents, tree) = sh.commit(&landed);
     assert_eq!(parents, [base, story_head.clone()]);
     assert_eq!(tree, sh.commit(&sh.ship_tip()).1, "the proven tree landed");
@@ -225,7 +229,11 @@ async fn without_bypass_the_story_pr_is_merged_at_its_proven_head_and_lands_the_
 #[tokio::test]
 async fn linear_history_is_honoured_where_taskgate_may_bypass_it_the_squash_of_the_proven_tree_lands(
 ) {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     sh.repo().with_ruleset(
         Ruleset::new("linear")
             .rule(Rule::pull_request())
@@ -242,7 +250,7 @@ async fn linear_history_is_honoured_where_taskgate_may_bypass_it_the_squash_of_t
         std::slice::from_ref(&base),
         "the proof is linear"
     );
-    let (parents, tree) = sh.commit(&sh.main_tip());
+    let (parents, tree) = sh.commit(&sh.main_head());
     assert_eq!(parents, [base], "no merge commit landed");
     assert_eq!(tree, proof_tree, "the proven tree landed");
     assert!(sh.repo().file("main", "NOTES.md").is_some());
@@ -283,7 +291,11 @@ impl Shipped {
 
 #[tokio::test]
 async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_lands_that_commit() {
-    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     merge_queue(&sh);
     let base = other_work(&sh).await;
     let story_head = sh.repo().branch_sha(&sh.story_pr().unwrap().head).unwrap();
@@ -294,7 +306,7 @@ async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_land
         "the head shipped is the head enqueued"
     );
     sh.landed().await;
-    let landed = sh.main_tip();
+    let landed = sh.main_head();
     assert_eq!(landed, group.group_sha, "the merge group's commit landed");
     assert_eq!(
         sh.commit(&landed).0,
@@ -335,7 +347,11 @@ async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_land
 async fn a_merge_group_that_fails_the_storys_gates_is_dequeued_and_the_failure_said_once() {
     // The story passes alone and fails with the other work on `main`.
     let check = "test ! -f NOTES.md\n";
-    let sh = Shipped::shippable_with(CONFIG, check).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(check)
+        .shippable()
+        .await;
     merge_queue(&sh);
     let before = other_work(&sh).await;
     sh.add_ship_label().await;
@@ -346,7 +362,7 @@ async fn a_merge_group_that_fails_the_storys_gates_is_dequeued_and_the_failure_s
     })
     .await;
     sh.s.app.settle().await;
-    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(!sh.story_pr().unwrap().merged);
     let red =
         sh.s.checks(&group.group_sha)
@@ -362,9 +378,13 @@ async fn a_merge_group_that_fails_the_storys_gates_is_dequeued_and_the_failure_s
 
 #[tokio::test]
 async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lands() {
-    let sh = Shipped::shippable_with(CONFIG, SLOW_CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(SLOW_CHECK)
+        .shippable()
+        .await;
     merge_queue(&sh);
-    let before = sh.main_tip();
+    let before = sh.main_head();
     sh.add_ship_label().await;
     let group = sh.group_built().await;
     sh.repo().push_files(
@@ -379,7 +399,7 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
     })
     .await;
     sh.s.app.settle().await;
-    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(!sh.story_pr().unwrap().merged);
     let notes = sh.not_shipped();
     assert_eq!(notes.len(), 1, "said once: {notes:#?}");
@@ -396,13 +416,17 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
 #[tokio::test]
 async fn a_merge_queue_that_would_not_wait_for_the_ship_gate_is_refused_with_the_setting_and_nothing_is_proven(
 ) {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     sh.repo()
         .with_ruleset(Ruleset::new("queue").rule(Rule::MergeQueue));
-    let before = sh.main_tip();
+    let before = sh.main_head();
     sh.add_ship_label().await;
     sh.refused().await;
-    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(
         sh.repo()
             .branch_sha(&format!("taskgate/ship-{}", sh.story_issue))
@@ -433,7 +457,11 @@ async fn a_merge_queue_that_would_not_wait_for_the_ship_gate_is_refused_with_the
 
 #[tokio::test]
 async fn an_installation_without_the_merge_group_event_is_refused_before_anything_is_enqueued() {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     merge_queue(&sh);
     // Installed before the App's manifest added `merge_group`, and the
     // new event never accepted: GitHub would send it no merge group.
@@ -449,10 +477,10 @@ async fn an_installation_without_the_merge_group_event_is_refused_before_anythin
             "workflow_run",
         ],
     );
-    let before = sh.main_tip();
+    let before = sh.main_head();
     sh.add_ship_label().await;
     sh.refused().await;
-    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(
         sh.repo().merge_queue().is_empty()
             && sh
@@ -484,16 +512,20 @@ async fn an_installation_without_the_merge_group_event_is_refused_before_anythin
 
 #[tokio::test]
 async fn a_rule_taskgate_cannot_meet_is_said_once_with_the_rule_the_branch_and_the_setting() {
-    let sh = Shipped::shippable_with(CONFIG, CHECK).await;
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(CHECK)
+        .shippable()
+        .await;
     sh.repo()
         .with_ruleset(Ruleset::new("reviews").rule(Rule::PullRequest {
             required_approvals: 1,
             allowed_merge_methods: vec![],
         }));
-    let before = sh.main_tip();
+    let before = sh.main_head();
     sh.add_ship_label().await;
     sh.refused().await;
-    assert_eq!(sh.main_tip(), before, "nothing landed");
+    assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(!sh.story_pr().unwrap().merged);
     let notes: Vec<String> = sh
         .pr_notes()

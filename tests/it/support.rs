@@ -28,6 +28,12 @@ use taskgate::app::{self, Running, ServeConfig};
 use taskgate::clock::Clock;
 use tempfile::TempDir;
 
+pub mod actions;
+pub mod origin;
+pub mod plan;
+pub mod shipped;
+pub mod story;
+
 pub const SECRET: &str = "it's a secret to everybody";
 pub const INSTALLATION: u64 = 31;
 pub const REPO: &str = "octo-org/hello-world";
@@ -278,6 +284,22 @@ impl TestApp {
             .into_iter()
             .filter(|c| c.author.ends_with("[bot]"))
             .map(|c| c.body)
+            .collect()
+    }
+
+    /// The bot's replies on `number` (comments that answer someone:
+    /// `@login …`), first line only: the rest is a marker naming ids.
+    pub fn replies(&self, number: u64) -> Vec<String> {
+        self.replies_to(number, "")
+    }
+
+    /// The bot's replies on `number` that answer `login`, first line only.
+    pub fn replies_to(&self, number: u64, login: &str) -> Vec<String> {
+        let to = format!("@{login}");
+        self.bot_comments(number)
+            .into_iter()
+            .filter(|c| c.starts_with(&to))
+            .map(|c| c.lines().next().unwrap_or_default().to_owned())
             .collect()
     }
 

@@ -2,18 +2,14 @@
 //! report in the checked-out workspace; the local runner reads it, and the
 //! check run on the fake GitHub counts and names the tests.
 
-use crate::runs::{story_with_plan, Story};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
 
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-      required_tests: ["tests/test_adapter.py::test_parse"]
-"#;
+fn plan() -> String {
+    Plan::story("Checked work")
+        .task(Task::check().required_tests(&["tests/test_adapter.py::test_parse"]))
+        .yaml()
+}
 
 /// What pytest `--junitxml` writes (pytest 8, trimmed to two tests and a
 /// skip): one failing, one passing.
@@ -35,7 +31,7 @@ const PARSE_PASSED: &str = r#"<testcase classname="tests.test_adapter" name="tes
 const PARSE_SKIPPED: &str = r#"<testcase classname="tests.test_adapter" name="test_parse" file="tests/test_adapter.py" line="20" time="0.000"><skipped message="flaky network">skip</skipped></testcase>"#;
 
 async fn story() -> Story {
-    story_with_plan(PLAN, None, 1).await
+    Story::of(&plan()).runners(1).start().await
 }
 
 fn test_check(s: &Story, sha: &str) -> fakehub::CheckRun {

@@ -9,18 +9,13 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use crate::runs::{story_with, story_with_plan, Story, PLAN_PATH};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::{Story, PLAN_PATH};
 use crate::support::{eventually, metric, TestApp, REPO};
 
-const PLAN: &str = r#"
-story: Checked work
-tasks:
-  - id: check
-    title: Make the check pass
-    acceptance:
-      tests:
-        - { cmd: "sh check.sh", timeout_seconds: 20 }
-"#;
+fn plan() -> String {
+    Plan::story("Checked work").task(Task::check()).yaml()
+}
 
 fn basic(password: &str) -> String {
     let pair = format!("octocat:{password}");
@@ -44,7 +39,7 @@ async fn post(s: &Story, path: &str, authorization: &str, body: &str) -> (u16, S
 
 #[tokio::test]
 async fn a_browsers_cached_basic_password_cannot_change_state_but_the_bearer_token_can() {
-    let s = story_with_plan(PLAN, None, 2).await;
+    let s = Story::of(&plan()).start().await;
     let reject = format!("/api/tasks/{}/reject", s.task_issue);
     let stories: serde_json::Value = reqwest::Client::new()
         .get(format!("{}/api/stories", s.app.url))
@@ -125,7 +120,11 @@ async fn healthz_with_token(url: &str) -> (u16, String) {
 async fn a_processor_that_panics_is_restarted_counted_and_reported_down_meanwhile() {
     let broken = Arc::new(AtomicBool::new(false));
     let clock = breakable_clock(broken.clone());
-    let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
+    let s = Story::of(&plan())
+        .runners(1)
+        .adjust(move |c| c.clock = clock)
+        .start()
+        .await;
     s.app.expect_loop_panics();
     assert_eq!(healthz(&s.app.url).await, (200, "ok\n".to_owned()));
     let restarts = "taskgate_loop_restarts_total{loop=\"processor\"}";
@@ -182,7 +181,11 @@ async fn a_loop_that_panics_fails_the_waiting_test_at_once_with_its_message() {
     use taskgate::app::loops::supervisor::{panic_message, CatchUnwind};
     let broken = Arc::new(AtomicBool::new(false));
     let clock = breakable_clock(broken.clone());
-    let s = story_with(PLAN, None, 1, move |c| c.clock = clock).await;
+    let s = Story::of(&plan())
+        .runners(1)
+        .adjust(move |c| c.clock = clock)
+        .start()
+        .await;
     broken.store(true, Ordering::SeqCst);
     s.push(&[("check.sh", "exit 0\n")], "first try").await;
 
@@ -258,8 +261,14 @@ async fn when_the_store_fails_the_processor_backs_off_instead_of_rereading_githu
     // does not promise an order), would be the decision retried instead.
     let repo = app.fake.repo(REPO);
     let main = repo.branch_sha("main");
-    app.fake
-        .without_echoes(|| repo.push_files("main", &[(PLAN_PATH, PLAN)], "Add a plan", "octocat"));
+    app.fake.without_echoes(|| {
+        repo.push_files(
+            "main",
+            &[(PLAN_PATH, plan().as_str())],
+            "Add a plan",
+            "octocat",
+        )
+    });
     let push = fakehub::payloads::push(&repo, "main", main.as_deref(), "octocat");
     let before = app.fake.requests().len();
     let started = std::time::Instant::now();

@@ -4,8 +4,8 @@
 //! once on the story PR, with the permission to grant, and nothing lands;
 //! granted, the same story lands.
 
-use crate::ship::Shipped;
 use crate::support::eventually;
+use crate::support::shipped::Shipped;
 
 const CONFIG: &str = "ship_label: ship\n";
 const CI: &str = "on: push\njobs: {}\n";
@@ -13,7 +13,7 @@ const CI: &str = "on: push\njobs: {}\n";
 /// A shippable story whose branch a maintainer changed a workflow on
 /// (straight onto the story branch, so accepted by name).
 async fn story_changing_a_workflow() -> Shipped {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let ci = sh.repo().push_files(
         &sh.branch,
         &[(".github/workflows/ci.yml", CI)],
@@ -78,7 +78,7 @@ async fn a_story_changing_a_workflow_without_the_permission_is_refused_once_on_i
 
 #[tokio::test]
 async fn a_task_changing_a_workflow_without_the_permission_is_not_merged_and_says_why() {
-    let sh = Shipped::new(CONFIG).await;
+    let sh = Shipped::story().config(CONFIG).start().await;
     let s = &sh.s;
     let green = s
         .push(
