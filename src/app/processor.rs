@@ -275,7 +275,9 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run) if taskgate_core::ship::is_proof_task(&run.task) => {
+            InternalEvent::Run(run)
+                if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
+            {
                 let (mut decision, verdict) = self
                     .runs
                     .proof_progress(run)
@@ -315,7 +317,7 @@ impl Processor {
         if let Some(p) = outcome.proof_run {
             let run = self
                 .runs
-                .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
+                .start_ship_proof(&p.repo, &p.story, &p.task, &p.commit)
                 .await?;
             decision.merge(run);
         }

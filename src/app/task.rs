@@ -411,9 +411,9 @@ impl Runs {
                 p.action
             )));
         };
-        if let Some(milestone) = task::milestone::milestone_of(&key.task) {
+        if let Some(milestone) = task::RunSubject::parse(&key.task).milestone() {
             return self
-                .milestone_check_run(&repo, p, &key, milestone, command, permissions)
+                .milestone_check_run(&repo, p, &key, milestone.as_str(), command, permissions)
                 .await;
         }
         let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
@@ -526,7 +526,7 @@ impl Runs {
     /// internal run events and the Actions runner's `workflow_run`s
     /// (`app::actions_runs`) both end here.
     pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, String> {
-        if task::milestone::milestone_of(&event.task).is_some() {
+        if task::RunSubject::parse(&event.task).milestone().is_some() {
             return self.milestone_progress(event).await;
         }
         let located = self
