@@ -278,30 +278,18 @@ impl Processor {
             InternalEvent::Run(run)
                 if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
             {
-                let (mut decision, verdict) = self
-                    .runs
-                    .proof_progress(run)
-                    .await
-                    .map_err(DecideError::Transient)?;
+                let (mut decision, verdict) = self.runs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;
                     decision.merge(ship);
                 }
                 Ok(decision)
             }
-            InternalEvent::Tick(tick) => self
-                .runs
-                .on_tick(tick)
-                .await
-                .map_err(DecideError::Transient),
+            InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
             InternalEvent::ActionsWatch(watch) => {
                 Ok(self.actions.on_watch(watch, &self.runs).await?)
             }
-            InternalEvent::Run(run) => self
-                .runs
-                .on_progress(run)
-                .await
-                .map_err(DecideError::Transient),
+            InternalEvent::Run(run) => Ok(self.runs.on_progress(run).await?),
             InternalEvent::QuarantineEnded(ended) => {
                 Ok(self.runs.on_quarantine_ended(ended).await?)
             }

@@ -208,20 +208,16 @@ impl Runs {
 
     /// A milestone run's progress: the task transitions, then the failure
     /// loop with the story as the parent of its diagnostic todos.
-    pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, String> {
+    pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
         let subject = RunSubject::parse(&event.task);
         let id = subject.milestone().map_or("", |id| id.as_str());
-        let found = self
-            .story_plan(&event.repo, &event.story)
-            .await
-            .map_err(|e| e.to_string())?;
+        let found = self.story_plan(&event.repo, &event.story).await?;
         let Some((stored, plan, story_issue)) = found else {
             return Ok(Decision::nothing("milestone run of an unknown story"));
         };
         let Some(at) = self
             .milestone_at(&event.repo, &stored, &plan, &story_issue, id)
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };

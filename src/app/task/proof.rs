@@ -78,12 +78,9 @@ impl Runs {
     pub async fn proof_progress(
         &self,
         event: RunEvent,
-    ) -> Result<(Decision, Option<ProofVerdict>), String> {
+    ) -> Result<(Decision, Option<ProofVerdict>), StoreError> {
         let subject = RunSubject::parse(&event.task);
-        let found = self
-            .proof_at(&event.repo, &event.story, &subject)
-            .await
-            .map_err(|e| e.to_string())?;
+        let found = self.proof_at(&event.repo, &event.story, &subject).await?;
         let Some(at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
