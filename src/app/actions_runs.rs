@@ -172,9 +172,6 @@ pub enum ActionsError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Payload(String),
-    /// The task transition failed (a store read).
-    #[error("{0}")]
-    Progress(String),
 }
 
 impl ActionsError {
@@ -183,7 +180,7 @@ impl ActionsError {
     pub fn is_transient(&self) -> bool {
         match self {
             ActionsError::GitHub(g) => g.is_transient(),
-            ActionsError::Store(_) | ActionsError::Progress(_) => true,
+            ActionsError::Store(_) => true,
             ActionsError::Payload(_) => false,
         }
     }
@@ -564,9 +561,7 @@ async fn on_progress(
         task: row.task,
         progress,
     };
-    runs.on_progress(event)
-        .await
-        .map_err(ActionsError::Progress)
+    Ok(runs.on_progress(event).await?)
 }
 
 mod store;

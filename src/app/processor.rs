@@ -275,31 +275,21 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run) if taskgate_core::ship::is_proof_task(&run.task) => {
-                let (mut decision, verdict) = self
-                    .runs
-                    .proof_progress(run)
-                    .await
-                    .map_err(DecideError::Transient)?;
+            InternalEvent::Run(run)
+                if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
+            {
+                let (mut decision, verdict) = self.runs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;
                     decision.merge(ship);
                 }
                 Ok(decision)
             }
-            InternalEvent::Tick(tick) => self
-                .runs
-                .on_tick(tick)
-                .await
-                .map_err(DecideError::Transient),
+            InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
             InternalEvent::ActionsWatch(watch) => {
                 Ok(self.actions.on_watch(watch, &self.runs).await?)
             }
-            InternalEvent::Run(run) => self
-                .runs
-                .on_progress(run)
-                .await
-                .map_err(DecideError::Transient),
+            InternalEvent::Run(run) => Ok(self.runs.on_progress(run).await?),
             InternalEvent::QuarantineEnded(ended) => {
                 Ok(self.runs.on_quarantine_ended(ended).await?)
             }
@@ -315,7 +305,7 @@ impl Processor {
         if let Some(p) = outcome.proof_run {
             let run = self
                 .runs
-                .start_ship_proof(&p.repo, &p.story, p.task, &p.commit)
+                .start_ship_proof(&p.repo, &p.story, &p.task, &p.commit)
                 .await?;
             decision.merge(run);
         }

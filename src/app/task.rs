@@ -413,9 +413,9 @@ impl Runs {
                 p.action
             )));
         };
-        if let Some(milestone) = task::milestone::milestone_of(&key.task) {
+        if let Some(milestone) = task::RunSubject::parse(&key.task).milestone() {
             return self
-                .milestone_check_run(&repo, p, &key, milestone, command, permissions)
+                .milestone_check_run(&repo, p, &key, milestone.as_str(), command, permissions)
                 .await;
         }
         let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
@@ -500,25 +500,17 @@ impl Runs {
     }
 
     /// A periodic look at one task's open branch todo (its lifetime bound).
-    pub async fn on_tick(&self, event: TickEvent) -> Result<Decision, String> {
+    pub async fn on_tick(&self, event: TickEvent) -> Result<Decision, StoreError> {
         let loc = self
             .task_location(&event.repo, &event.story, &event.task)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let Some(loc) = loc else {
             return Ok(Decision::nothing("tick for an unknown task"));
         };
-        let Some(located) = self
-            .locate(&event.repo, loc)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
+        let Some(located) = self.locate(&event.repo, loc).await? else {
             return Ok(Decision::nothing("tick for a task no longer in the plan"));
         };
-        let inputs = self
-            .loop_inputs(&event.repo, &located)
-            .await
-            .map_err(|e| e.to_string())?;
+        let inputs = self.loop_inputs(&event.repo, &located).await?;
         let ctx = located.context(&event.repo, self.now());
         let d = task::on_lifetime_tick(&located.record, &ctx, &inputs);
         Ok(into_decision(&event.repo, &located, d))
@@ -527,22 +519,17 @@ impl Runs {
     /// Progress of an attempt from either runner: the local run queue's
     /// internal run events and the Actions runner's `workflow_run`s
     /// (`app::actions_runs`) both end here.
-    pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, String> {
-        if task::milestone::milestone_of(&event.task).is_some() {
+    pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
+        if task::RunSubject::parse(&event.task).milestone().is_some() {
             return self.milestone_progress(event).await;
         }
         let located = self
             .task_location(&event.repo, &event.story, &event.task)
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         let Some(loc) = located else {
             return Ok(Decision::nothing("run of an unknown task"));
         };
-        let Some(located) = self
-            .locate(&event.repo, loc)
-            .await
-            .map_err(|e| e.to_string())?
-        else {
+        let Some(located) = self.locate(&event.repo, loc).await? else {
             return Ok(Decision::nothing("run of a task no longer in the plan"));
         };
         let ctx = located.context(&event.repo, self.now());
@@ -550,10 +537,10 @@ impl Runs {
         let report = finished_report(&progress);
         let d = on_run_progress(&located.record, &progress, &ctx);
         let d = match &report {
-            Some(report) if d.verdict.is_some() => self
-                .follow_verdict(&event.repo, &located, d, report)
-                .await
-                .map_err(|e| e.to_string())?,
+            Some(report) if d.verdict.is_some() => {
+                self.follow_verdict(&event.repo, &located, d, report)
+                    .await?
+            }
             _ => d,
         };
         let mut decision = into_decision(&event.repo, &located, d);
@@ -566,7 +553,7 @@ impl Runs {
                 report,
             };
             let flaky = self.quarantine_after_run(&run, &located.config).await;
-            let flaky = flaky.map_err(|e| e.to_string())?;
+            let flaky = flaky?;
             if !flaky.changes.is_empty() {
                 decision.merge(flaky);
             }

@@ -1,4 +1,4 @@
-//! The gates of a ship's proof (`core::ship::PROOF_TASK`): every leaf
+//! The gates of a ship's proof (`RunSubject::ShipProof`): every leaf
 //! task's gates and every integration milestone, resolved with the plan's
 //! files exactly as their own runs resolve them, under the names
 //! `ship/<task>/<gate>` and `ship/integration-<id>`.

@@ -498,7 +498,11 @@ async fn bench_ship_cost() {
         let proof =
             sh.s.app
                 .store()
-                .attempts(&repo, &story, taskgate_core::ship::PROOF_TASK)
+                .attempts(
+                    &repo,
+                    &story,
+                    &taskgate_core::task::RunSubject::ShipProof.key(),
+                )
                 .await
                 .unwrap();
         let tests_ms: i64 = proof

@@ -32,6 +32,7 @@ mod render;
 mod review;
 mod review_text;
 mod runner_fault;
+mod subject;
 #[cfg(test)]
 mod test_fixture;
 
@@ -49,6 +50,7 @@ pub use review::{
     Reviewer, MAX_REVISIONS,
 };
 pub use review_text::{render_explain, render_status, render_story_status};
+pub use subject::RunSubject;
 
 use std::collections::BTreeMap;
 

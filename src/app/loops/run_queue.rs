@@ -57,7 +57,7 @@ use taskgate_core::ids::DeliveryId;
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::plan::{parse_plan, MemFiles};
 use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
-use taskgate_core::task::AttemptStatus;
+use taskgate_core::task::{AttemptStatus, RunSubject};
 use taskgate_core::AttemptRef;
 
 mod fair;
@@ -513,24 +513,27 @@ fn resolve_gates(
     files: &MemFiles,
     config: Option<&str>,
 ) -> Option<Vec<crate::runner::GateSpec>> {
-    if taskgate_core::ship::is_proof_task(task) {
-        let config = taskgate_core::config::load_config(config).unwrap_or_default();
-        return Some(if task == taskgate_core::ship::ROLLBACK_TASK {
-            crate::runner::rollback_gates(&config.rollback_gates)
-        } else {
-            crate::runner::proof_gates(plan, files, &config.ship_gates)
-        });
-    }
-    let resolved = match taskgate_core::task::milestone::milestone_of(task) {
-        Some(id) => plan
+    let config = || taskgate_core::config::load_config(config).unwrap_or_default();
+    let resolved = match RunSubject::parse(task) {
+        RunSubject::RollbackProof => {
+            return Some(crate::runner::rollback_gates(&config().rollback_gates))
+        }
+        RunSubject::ShipProof => {
+            return Some(crate::runner::proof_gates(
+                plan,
+                files,
+                &config().ship_gates,
+            ))
+        }
+        RunSubject::Milestone(id) => plan
             .integration
             .iter()
-            .find(|m| m.id.value.as_str() == id)
+            .find(|m| m.id.value == id)
             .map(taskgate_core::task::milestone::milestone_task),
-        None => plan
+        RunSubject::Task(id) => plan
             .walk()
             .into_iter()
-            .find(|r| r.task.id.value.as_str() == task)
+            .find(|r| r.task.id.value == id)
             .map(|r| r.task.clone()),
     }?;
     Some(plan_gates(&resolved, files))

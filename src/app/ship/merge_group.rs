@@ -36,7 +36,7 @@ impl Ship {
                     .commit_parents(group)
                     .await?;
                 let (d, step) = ship::on_merge_group_checks(&l.record, group, &parents, &l.ctx());
-                Ok(l.outcome(d, step, ship::PROOF_TASK))
+                Ok(l.outcome(d, step, taskgate_core::task::RunSubject::ShipProof))
             }
             MergeGroupAction::Destroyed => {
                 let reason = p.reason.as_deref().unwrap_or("dequeued");

@@ -11,6 +11,7 @@
 
 use super::*;
 use taskgate_core::ship::{ProofStep, ProofVerdict};
+use taskgate_core::task::RunSubject;
 
 /// A ship event's decision, and the proof run it asks for, if any.
 pub struct ShipOutcome {
@@ -18,12 +19,11 @@ pub struct ShipOutcome {
     pub proof_run: Option<ProofRun>,
 }
 
-/// A proof to run: the story's `@ship` or `@rollback` pseudo task at a
-/// commit.
+/// A proof to run: the story's ship or rollback proof at a commit.
 pub struct ProofRun {
     pub repo: RepoName,
     pub story: String,
-    pub task: &'static str,
+    pub task: RunSubject,
     pub commit: CommitSha,
 }
 
@@ -41,7 +41,7 @@ impl Located {
         &self,
         d: ShipDecision,
         step: ProofStep,
-        task: &'static str,
+        task: RunSubject,
     ) -> ShipOutcome {
         let proof_run = match step {
             ProofStep::Run(commit) => Some(ProofRun {
@@ -93,13 +93,13 @@ impl Ship {
                     .await?;
                 let (d, step) =
                     ship::on_proof_commit(&l.record, round, &commit, &parents, &l.ctx());
-                return Ok(l.outcome(d, step, ship::PROOF_TASK));
+                return Ok(l.outcome(d, step, RunSubject::ShipProof));
             }
             ShipWhat::RevertCommit { round, commit } => {
                 self.read_default_branch(&mut l).await?;
                 let gates = !l.config.rollback_gates.is_empty();
                 let (d, step) = ship::on_revert_commit(&l.record, round, &commit, gates, &l.ctx());
-                return Ok(l.outcome(d, step, ship::ROLLBACK_TASK));
+                return Ok(l.outcome(d, step, RunSubject::RollbackProof));
             }
             ShipWhat::RevertRefused { round, why } => {
                 self.read_default_branch(&mut l).await?;
@@ -125,7 +125,7 @@ impl Ship {
             ShipWhat::LandedUntested { round, commit } => {
                 self.read_default_branch(&mut l).await?;
                 let (d, step) = ship::on_landed_untested(&l.record, round, &commit, &l.ctx());
-                return Ok(l.outcome(d, step, ship::PROOF_TASK));
+                return Ok(l.outcome(d, step, RunSubject::ShipProof));
             }
             ShipWhat::LandFailed { round, why } => {
                 self.read_default_branch(&mut l).await?;
@@ -186,7 +186,7 @@ impl Ship {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
         self.read_default_branch(&mut l).await?;
-        if v.task == ship::ROLLBACK_TASK {
+        if v.task == RunSubject::RollbackProof {
             let d = if v.passed {
                 ship::on_revert_passed(&l.record, &v.commit, &l.ctx())
             } else {

@@ -13,9 +13,8 @@
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
 use taskgate_core::plan::Plan;
-use taskgate_core::task::milestone::{
-    milestone_gate, milestone_of, milestone_task, milestone_task_id, ready_milestones,
-};
+use taskgate_core::task::milestone::{milestone_gate, milestone_task, ready_milestones};
+use taskgate_core::task::RunSubject;
 
 impl Runs {
     /// The story's plan and issue, if taskgate knows the story.
@@ -59,7 +58,7 @@ impl Runs {
             return Ok(None);
         };
         let spec = PseudoSpec {
-            id: milestone_task_id(id),
+            id: RunSubject::Milestone(m.id.value.clone()),
             task: milestone_task(m),
             gates: vec![milestone_gate(id)],
             // A milestone runs on the story branch.
@@ -209,19 +208,16 @@ impl Runs {
 
     /// A milestone run's progress: the task transitions, then the failure
     /// loop with the story as the parent of its diagnostic todos.
-    pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, String> {
-        let id = milestone_of(&event.task).unwrap_or_default().to_owned();
-        let found = self
-            .story_plan(&event.repo, &event.story)
-            .await
-            .map_err(|e| e.to_string())?;
+    pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
+        let subject = RunSubject::parse(&event.task);
+        let id = subject.milestone().map_or("", |id| id.as_str());
+        let found = self.story_plan(&event.repo, &event.story).await?;
         let Some((stored, plan, story_issue)) = found else {
             return Ok(Decision::nothing("milestone run of an unknown story"));
         };
         let Some(at) = self
-            .milestone_at(&event.repo, &stored, &plan, &story_issue, &id)
-            .await
-            .map_err(|e| e.to_string())?
+            .milestone_at(&event.repo, &stored, &plan, &story_issue, id)
+            .await?
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };

@@ -12,31 +12,30 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
-use taskgate_core::ship::{
-    proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict, ROLLBACK_TASK,
-};
+use taskgate_core::ship::{proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict};
+use taskgate_core::task::RunSubject;
 
 impl Runs {
     async fn proof_at(
         &self,
         repo: &RepoName,
         story: &str,
-        task: &str,
+        subject: &RunSubject,
     ) -> Result<Option<PseudoTask>, StoreError> {
         let Some((stored, plan, story_issue)) = self.story_plan(repo, story).await? else {
             return Ok(None);
         };
         let files = MemFiles(stored.files.clone());
         let config = load_config(stored.config.as_deref()).unwrap_or_default();
-        let rollback = task == ROLLBACK_TASK;
+        let rollback = *subject == RunSubject::RollbackProof;
         let gates = if rollback {
             crate::runner::rollback_gates(&config.rollback_gates)
         } else {
             crate::runner::proof_gates(&plan, &files, &config.ship_gates)
         };
         let spec = PseudoSpec {
-            id: task.to_owned(),
-            task: proof_task(&plan.story, task),
+            id: subject.clone(),
+            task: proof_task(&plan.story, subject),
             gates: gates.into_iter().map(|g| g.gate).collect(),
             // A proof runs on the ship (or revert) branch.
             branch: if rollback {
@@ -52,16 +51,16 @@ impl Runs {
         Ok(Some(at))
     }
 
-    /// Starts the story's proof (`task`: `@ship` or `@rollback`) at
+    /// Starts the story's proof (a ship's or a rollback's) at
     /// `commit`, the merge with the base or the revert.
     pub async fn start_ship_proof(
         &self,
         repo: &RepoName,
         story: &str,
-        task: &str,
+        subject: &RunSubject,
         commit: &CommitSha,
     ) -> Result<Decision, StoreError> {
-        let Some(at) = self.proof_at(repo, story, task).await? else {
+        let Some(at) = self.proof_at(repo, story, subject).await? else {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
         let trigger = Trigger::Head {
@@ -79,28 +78,26 @@ impl Runs {
     pub async fn proof_progress(
         &self,
         event: RunEvent,
-    ) -> Result<(Decision, Option<ProofVerdict>), String> {
-        let found = self
-            .proof_at(&event.repo, &event.story, &event.task)
-            .await
-            .map_err(|e| e.to_string())?;
+    ) -> Result<(Decision, Option<ProofVerdict>), StoreError> {
+        let subject = RunSubject::parse(&event.task);
+        let found = self.proof_at(&event.repo, &event.story, &subject).await?;
         let Some(at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
         let run = self.pseudo_progress(&event.repo, &at, &event.progress);
-        let proof = (at.story.as_str(), at.id.as_str());
+        let proof = (at.story.as_str(), &subject);
         let verdict = proof_verdict(&event.repo, proof, &event.progress, run.verdict, run.commit);
         Ok((run.decision, verdict))
     }
 }
 
-/// What the ship queue is told of a run of `proof` (its story and `@ship`
-/// or `@rollback`): its verdict once every gate has answered, or a failure
+/// What the ship queue is told of a run of `proof` (its story and which
+/// proof): its verdict once every gate has answered, or a failure
 /// when the proof could not run (its commit gone: no proof). `None` while
 /// it runs, or without an attempt.
 fn proof_verdict(
     repo: &RepoName,
-    (story, task): (&str, &str),
+    (story, task): (&str, &RunSubject),
     progress: &RunProgress,
     verdict: Option<bool>,
     commit: Option<CommitSha>,
@@ -118,7 +115,7 @@ fn proof_verdict(
     Some(ProofVerdict {
         repo: repo.clone(),
         story: story.to_owned(),
-        task: task.to_owned(),
+        task: task.clone(),
         commit: commit?,
         passed,
         failures,
@@ -129,7 +126,7 @@ fn proof_verdict(
 mod tests {
     use super::*;
 
-    const PROOF: (&str, &str) = ("s", taskgate_core::ship::PROOF_TASK);
+    const PROOF: (&str, &RunSubject) = ("s", &RunSubject::ShipProof);
 
     fn repo() -> RepoName {
         RepoName::parse("o/r").unwrap()
@@ -157,7 +154,7 @@ mod tests {
             attempt: 1,
             report: RunReport {
                 version: 1,
-                task: PROOF.1.into(),
+                task: PROOF.1.key(),
                 sha: Some("c0ffee".into()),
                 gates: vec![],
                 duration_ms: 5,

@@ -35,7 +35,7 @@ pub(super) struct PseudoTask {
 
 /// What differs between pseudo tasks, for [`Runs::pseudo_task`].
 pub(super) struct PseudoSpec {
-    pub(super) id: String,
+    pub(super) id: taskgate_core::task::RunSubject,
     pub(super) task: Task,
     pub(super) gates: Vec<String>,
     pub(super) branch: String,
@@ -92,7 +92,7 @@ impl Runs {
     ) -> Result<PseudoTask, StoreError> {
         let record = self
             .store
-            .task_record(repo, &stored.story, &spec.id)
+            .task_record(repo, &stored.story, &spec.id.key())
             .await?
             .unwrap_or(TaskRecord {
                 // A pseudo task never opens a pull request.
@@ -101,7 +101,7 @@ impl Runs {
             });
         Ok(PseudoTask {
             story: stored.story.clone(),
-            id: spec.id,
+            id: spec.id.key(),
             task: spec.task,
             gates: spec.gates,
             installation: stored.installation,

@@ -15,7 +15,8 @@ use taskgate_core::report::render_duration;
 use taskgate_core::ship::StoryRecord;
 use taskgate_core::story::Marker;
 use taskgate_core::sync::IssueRecord;
-use taskgate_core::task::milestone::{milestone_limits, milestone_task, milestone_task_id};
+use taskgate_core::task::milestone::{milestone_limits, milestone_task};
+use taskgate_core::task::RunSubject;
 use taskgate_core::task::TaskRecord;
 
 /// Seed 000 asks to revisit the design when the bug hunters fix fewer than
@@ -378,7 +379,7 @@ fn task_rows(
     // Integration milestones run as pseudo tasks with their own limits;
     // they have no issue of their own (their todos hang off the story).
     for m in &plan.integration {
-        let id = milestone_task_id(m.id.value.as_str());
+        let id = RunSubject::Milestone(m.id.value.clone()).key();
         let task = milestone_task(m);
         let after: Vec<&str> = m.after.iter().map(|a| a.value.as_str()).collect();
         let mut row = Row {

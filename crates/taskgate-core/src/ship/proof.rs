@@ -10,15 +10,7 @@
 use crate::ids::{CommitSha, RepoName};
 use crate::plan::{Acceptance, Pos, Spanned, Task, TaskId};
 use crate::report::{plain_text, RunReport};
-
-/// The pseudo task a proof runs as: no plan id starts with `@`.
-pub const PROOF_TASK: &str = "@ship";
-
-/// A ship's proof (`@ship`) or a rollback's (`@rollback`): runs that end
-/// in the ship queue, not in a task's state.
-pub fn is_proof_task(task: &str) -> bool {
-    task == PROOF_TASK || task == super::rollback::ROLLBACK_TASK
-}
+use crate::task::RunSubject;
 
 /// `ship/<task>/<gate>`: a task's gate as part of the proof.
 pub fn proof_gate(task: &str, gate: &str) -> String {
@@ -27,8 +19,8 @@ pub fn proof_gate(task: &str, gate: &str) -> String {
 
 /// The proof as a task the failure loop understands: its branch todo is
 /// the story's, routed by the failure's kind like any other.
-pub fn proof_task(story_title: &str, task: &str) -> Task {
-    let (id, title) = if task == super::rollback::ROLLBACK_TASK {
+pub fn proof_task(story_title: &str, subject: &RunSubject) -> Task {
+    let (id, title) = if *subject == RunSubject::RollbackProof {
         ("rollback", format!("The revert of {story_title}"))
     } else {
         ("ship", format!("{story_title} on the current base"))
@@ -58,8 +50,8 @@ pub fn proof_task(story_title: &str, task: &str) -> Task {
 pub struct ProofVerdict {
     pub repo: RepoName,
     pub story: String,
-    /// `@ship` or `@rollback`.
-    pub task: String,
+    /// [`RunSubject::ShipProof`] or [`RunSubject::RollbackProof`].
+    pub task: RunSubject,
     pub commit: CommitSha,
     pub passed: bool,
     /// One line per failing gate (empty when it passed).

@@ -29,9 +29,6 @@ use crate::ids::{CommitSha, IssueNumber};
 use crate::report::plain_text;
 use crate::story::labels;
 
-/// The pseudo task a revert's proof runs as.
-pub const ROLLBACK_TASK: &str = "@rollback";
-
 /// The branch the revert commit is built on, and the revert PR's head.
 pub fn revert_branch(story_issue: IssueNumber) -> String {
     format!("taskgate/revert-{story_issue}")

@@ -3,27 +3,15 @@
 //! `taskgate/integration-<id>`.
 //!
 //! A milestone is run as a *pseudo task* with the same machinery as a task
-//! (attempts, check runs, the failure loop): its id is `@integration/<id>`,
-//! which no plan id can be (ids are letters, digits, `-` and `_`). A failure
+//! (attempts, check runs, the failure loop): its subject is
+//! [`RunSubject::Milestone`](crate::task::RunSubject), stored as
+//! `@integration/<id>`. A failure
 //! opens a diagnostic branch todo on the story issue; a second failed round
 //! escalates: the story gets one report and `needs-human`, and is not
 //! shippable until the milestone passes.
 
 use crate::config::Limits;
 use crate::plan::{Acceptance, Milestone, Plan, Pos, Spanned, Task, TaskId, TaskState, TestSpec};
-
-/// The prefix that marks a milestone's pseudo-task id.
-pub const MILESTONE_PREFIX: &str = "@integration/";
-
-/// `@integration/backtest`.
-pub fn milestone_task_id(milestone: &str) -> String {
-    format!("{MILESTONE_PREFIX}{milestone}")
-}
-
-/// `backtest` for `@integration/backtest`.
-pub fn milestone_of(task_id: &str) -> Option<&str> {
-    task_id.strip_prefix(MILESTONE_PREFIX)
-}
 
 /// The gate (and so the check run `taskgate/<gate>`) of a milestone.
 pub fn milestone_gate(milestone: &str) -> String {
@@ -137,11 +125,6 @@ mod tests {
         let task = milestone_task(&plan.integration[0]);
         assert_eq!(task.acceptance.tests[0].gate, "integration-backtest");
         assert_eq!(task.acceptance.tests[0].timeout_seconds, Some(300));
-        assert_eq!(
-            milestone_of(&milestone_task_id("backtest")),
-            Some("backtest")
-        );
-        assert_eq!(milestone_of("data"), None);
         let limits = milestone_limits(&Limits::default());
         assert_eq!((limits.max_debug_attempts, limits.max_branch_depth), (1, 1));
     }
