@@ -157,6 +157,8 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
         sh.state().await == "shippable"
     })
     .await;
+    // The reply is an effect of its own, posted after the state changed.
+    sh.s.app.settle().await;
     assert_eq!(
         sh.s.app.statuses(COMPARE).len(),
         compared,
