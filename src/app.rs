@@ -27,7 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::github::{Backoff, GitHubError, Pacing};
 use crate::store::{Store, StoreError};
-use loops::{retention, run_queue, supervisor};
+use loops::{run_queue, supervisor};
 pub use processor::Processor;
 pub use start::start;
 
@@ -130,7 +130,7 @@ impl ServeConfig {
             git: None,
             tick_every: Duration::from_secs(60),
             actions_watch: DEFAULT_ACTIONS_WATCH,
-            retention: retention::DEFAULT_RETENTION,
+            retention: loops::retention::DEFAULT_RETENTION,
             // Tests that want it turn it on: the fake's log is their own.
             redeliver_every: None,
             webhook_proxy_url: None,
