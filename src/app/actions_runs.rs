@@ -114,7 +114,7 @@ pub fn watch_step(queued: bool, seen: RunSeen, age: Duration) -> WatchStep {
 
 pub struct ActionsRuns {
     pub github: Arc<GitHubApp>,
-    pub store: ActionsStore,
+    pub(crate) store: ActionsStore,
     pub limits: ArtifactLimits,
     /// Where a run's overhead (dispatch to completion, less its commands) goes.
     pub metrics: Arc<Metrics>,
@@ -567,7 +567,7 @@ async fn on_progress(
 mod store;
 mod tested;
 
-pub use store::ActionsStore;
+pub(crate) use store::ActionsStore;
 
 #[cfg(test)]
 mod tests;

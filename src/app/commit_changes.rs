@@ -23,7 +23,7 @@ use taskgate_core::ids::RepoName;
 
 store_view! {
     /// The store as `app::commit_changes` sees it.
-    pub struct ChangesStore {
+    pub(crate) struct ChangesStore {
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
         async fn previously_tested_commit(repo: &RepoName, story: &str, task: &str, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
         async fn record_commit_changes(repo: &RepoName, pair: &CommitPair, files: Option<Vec<String>>) -> Result<(), StoreError>;

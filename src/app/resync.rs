@@ -82,14 +82,14 @@ pub async fn resync(
 
 store_view! {
     /// The store as `app::resync` sees it: the record it replaces.
-    pub struct ResyncStore {
+    pub(crate) struct ResyncStore {
         async fn replace_owned(repo: &RepoName, issues: BTreeMap<String, IssueRecord>, branches: BTreeSet<String>, labels: BTreeSet<String>) -> Result<(), StoreError>;
     }
 }
 
 /// Reads back what taskgate (the App `own`) owns in `repo` and records it,
 /// replacing what the store had.
-pub async fn rebuild(
+pub(crate) async fn rebuild(
     client: &Octocrab,
     own: &OwnApp,
     store: &ResyncStore,

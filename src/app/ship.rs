@@ -33,7 +33,7 @@ use crate::intake::payload::{
 use crate::store::StoreError;
 pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
-pub use store::ShipStore;
+pub(crate) use store::ShipStore;
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, UserId};
 use taskgate_core::internal::Reconcile;
@@ -70,7 +70,7 @@ impl ShipError {
 
 pub struct Ship {
     pub github: Arc<GitHubApp>,
-    pub store: ShipStore,
+    pub(crate) store: ShipStore,
     /// The `ship` label needs the same permission as `/taskgate ship`.
     pub permissions: Arc<crate::github::Permissions>,
     /// The default branches' rules, read before each proof.

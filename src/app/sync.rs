@@ -37,7 +37,7 @@ mod pushed;
 mod store;
 
 pub use first_read::added_repositories;
-pub use store::SyncStore;
+pub(crate) use store::SyncStore;
 
 /// Where story plans live on the default branch.
 pub const STORIES_DIR: &str = ".taskgate/stories/";
@@ -69,7 +69,7 @@ pub enum SyncError {
 
 pub struct Syncer {
     pub github: Arc<GitHubApp>,
-    pub store: SyncStore,
+    pub(crate) store: SyncStore,
     /// The write budget, for the note on a plan that needs more than an
     /// hour of it.
     pub pacing: taskgate_core::pace::Pacing,

@@ -44,7 +44,7 @@ mod started;
 mod store;
 
 use locate::Located;
-pub use store::TaskStore;
+pub(crate) use store::TaskStore;
 
 pub use taskgate_core::internal::TickEvent;
 
@@ -63,7 +63,7 @@ pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
 }
 
 pub struct Runs {
-    pub store: TaskStore,
+    pub(crate) store: TaskStore,
     pub clock: Clock,
     /// Wakes the runner when an attempt was queued or cancelled.
     pub runs_changed: Arc<Notify>,

@@ -10,7 +10,7 @@ use taskgate_core::AttemptRef;
 
 store_view! {
     /// The store as `app::actions_runs` sees it.
-    pub struct ActionsStore {
+    pub(crate) struct ActionsStore {
         async fn attempt(repo: &RepoName, story: &str, task: &str, attempt: u32) -> Result<Option<AttemptRow>, StoreError>;
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
         async fn put_workflow_run(repo: &RepoName, run_id: u64, attempt: &AttemptRef) -> Result<(), StoreError>;

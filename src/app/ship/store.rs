@@ -13,7 +13,7 @@ use taskgate_core::task::TaskRecord;
 
 store_view! {
     /// The store as `app::ship` sees it.
-    pub struct ShipStore {
+    pub(crate) struct ShipStore {
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
         async fn labels(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;
         async fn repo_freeze(repo: &RepoName) -> Result<Option<Freeze>, StoreError>;

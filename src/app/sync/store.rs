@@ -13,7 +13,7 @@ use taskgate_core::Effect;
 
 store_view! {
     /// The store as `app::sync` sees it.
-    pub struct SyncStore {
+    pub(crate) struct SyncStore {
         async fn branches(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;
         async fn issue_records(repo: &RepoName, prefix: &str) -> Result<BTreeMap<String, IssueRecord>, StoreError>;
         async fn labels(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;

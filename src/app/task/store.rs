@@ -14,7 +14,7 @@ use taskgate_core::task::TaskRecord;
 
 store_view! {
     /// The store as `app::task` sees it.
-    pub struct TaskStore {
+    pub(crate) struct TaskStore {
         async fn a_story_of(repo: &RepoName) -> Result<Option<StoryPlan>, StoreError>;
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
         async fn flaky_history(repo: &RepoName, tests: &[TestId], failing_now: &BTreeSet<TestId>) -> Result<Vec<TestRun>, StoreError>;
