@@ -116,8 +116,9 @@ impl Store {
     /// A stored story of `repo` (its oldest), for what every story of a
     /// repository carries: its installation and the repository's config.
     pub async fn a_story_of(&self, repo: &RepoName) -> Result<Option<StoryPlan>, StoreError> {
-        let stories = self.stories().await?;
-        let Some(row) = stories.into_iter().find(|s| &s.repo == repo) else {
+        let name = repo.as_str().to_owned();
+        let stories = self.read(move |db| story_rows(db, Some(&name))).await?;
+        let Some(row) = stories.into_iter().next() else {
             return Ok(None);
         };
         self.story(repo, &row.story).await
@@ -125,39 +126,7 @@ impl Store {
 
     /// Every planned story whose issue exists, oldest issue first.
     pub async fn stories(&self) -> Result<Vec<StoryRow>, StoreError> {
-        self.read(|db| {
-            let rows = db.query_map(
-                "SELECT s.repo, s.story, i.marker, i.number FROM stories s
-                 JOIN issues i ON i.repo = s.repo
-                 WHERE i.marker NOT LIKE '% %' AND i.marker LIKE 'story=%'
-                 ORDER BY i.number",
-                params![],
-                |r| {
-                    Ok((
-                        r.get::<String>(0)?,
-                        r.get::<String>(1)?,
-                        r.get::<String>(2)?,
-                        r.sql::<IssueNumber>(3)?,
-                    ))
-                },
-            )?;
-            let mut out = Vec::new();
-            for (repo, story, marker, number) in rows {
-                let own = Marker::Story {
-                    story: story.clone(),
-                }
-                .key();
-                if marker == own {
-                    out.push(StoryRow {
-                        repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
-                        story,
-                        issue: number,
-                    });
-                }
-            }
-            Ok(out)
-        })
-        .await
+        self.read(|db| story_rows(db, None)).await
     }
 
     /// The story whose issue is `number` in `repo`, if taskgate made it.
@@ -226,6 +195,55 @@ impl Store {
         })
         .await
     }
+}
+
+/// The planned stories whose issue exists, of `repo` or of every
+/// repository, oldest issue first.
+fn story_rows(db: &Db, repo: Option<&str>) -> Result<Vec<StoryRow>, StoreError> {
+    // Two statements rather than `?1 IS NULL`, whose type PostgreSQL
+    // cannot tell.
+    let sql = format!(
+        "SELECT s.repo, s.story, i.marker, i.number FROM stories s
+         JOIN issues i ON i.repo = s.repo
+         WHERE i.marker NOT LIKE '% %' AND i.marker LIKE 'story=%' {}
+         ORDER BY i.number",
+        if repo.is_some() {
+            "AND s.repo = ?1"
+        } else {
+            ""
+        }
+    );
+    let one;
+    let params: &[&dyn rusqlite::ToSql] = match &repo {
+        Some(repo) => {
+            one = [repo as &dyn rusqlite::ToSql];
+            &one
+        }
+        None => &[],
+    };
+    let rows = db.query_map(&sql, params, |r| {
+        Ok((
+            r.get::<String>(0)?,
+            r.get::<String>(1)?,
+            r.get::<String>(2)?,
+            r.sql::<IssueNumber>(3)?,
+        ))
+    })?;
+    let mut out = Vec::new();
+    for (repo, story, marker, number) in rows {
+        let own = Marker::Story {
+            story: story.clone(),
+        }
+        .key();
+        if marker == own {
+            out.push(StoryRow {
+                repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                story,
+                issue: number,
+            });
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
