@@ -77,19 +77,7 @@ pub struct Ship {
     pub rules: Arc<RulesCache>,
 }
 
-pub use taskgate_core::story::story_issue_of_branch;
-
-/// The story issue number in a revert branch name: `taskgate/revert-12`.
-pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
-    let digits = branch
-        .strip_prefix("refs/heads/")
-        .unwrap_or(branch)
-        .strip_prefix("taskgate/revert-")?;
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok().map(IssueNumber)
-}
+pub use taskgate_core::story::{revert_issue_of_branch, story_issue_of_branch};
 
 /// A story with everything its transitions need.
 pub(super) struct Located {

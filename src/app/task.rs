@@ -48,19 +48,7 @@ pub(crate) use store::TaskStore;
 
 pub use taskgate_core::internal::TickEvent;
 
-/// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
-pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
-    let rest = branch
-        .strip_prefix("refs/heads/")
-        .unwrap_or(branch)
-        .strip_prefix("taskgate/task-")?;
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    let after = &rest[digits.len()..];
-    if digits.is_empty() || !(after.is_empty() || after.starts_with('-')) {
-        return None;
-    }
-    digits.parse().ok().map(IssueNumber)
-}
+pub use taskgate_core::story::task_issue_of_branch;
 
 pub struct Runs {
     pub(crate) store: TaskStore,

@@ -200,7 +200,7 @@ impl Demo {
             Ok(issues.find(|i| i.labels.iter().any(|l| l == "taskgate:story")))
         })
         .await?;
-        let branch = format!("taskgate/story-{}", story.number);
+        let branch = taskgate_core::story::story_branch(story.number);
         let what = format!("the branch {branch}");
         until(&what, || async { Ok(repo.branch_sha(&branch)) }).await?;
         self.settled().await?;

@@ -100,11 +100,7 @@ async fn issue_to_tell(ctx: &Ctx<'_>) -> Option<IssueNumber> {
 
 /// The issue number in `taskgate/task-<n>-<slug>` or `taskgate/story-<n>`.
 fn branch_issue(branch: &str) -> Option<IssueNumber> {
-    let rest = branch
-        .strip_prefix("taskgate/task-")
-        .or_else(|| branch.strip_prefix("taskgate/story-"))?;
-    let digits = rest.split('-').next()?;
-    digits.parse().ok().map(IssueNumber)
+    taskgate_core::story::BranchName::parse(branch).issue()
 }
 
 /// FNV-1a: a hash that stays the same across runs and Rust versions, as a

@@ -30,7 +30,10 @@ pub mod start;
 pub mod sub_issues;
 
 pub use body::{render_story_body, render_task_body, TaskView, MAX_BODY_CHARS};
-pub use branches::{story_branch, story_issue_of_branch, task_branch};
+pub use branches::{
+    revert_issue_of_branch, story_branch, story_issue_of_branch, task_branch, task_issue_of_branch,
+    BranchName,
+};
 pub use labels::{catalogue, spec, LabelSpec};
 pub use markers::{story_key_for_file, story_key_for_issue, Marker};
 pub use refs::{issue_ref, referenced_markers, resolve_issue_refs};

@@ -108,7 +108,11 @@ impl Demo {
                 Ok(repo.issues().into_iter().find(|i| i.title == title))
             })
             .await?;
-            let branch = format!("taskgate/task-{}-{}", issue.number, task.id.value.as_str());
+            let branch = taskgate_core::story::BranchName::Task {
+                issue: taskgate_core::ids::IssueNumber(issue.number),
+                slug: task.id.value.as_str().to_string(),
+            }
+            .to_string();
             let what = format!("the branch {branch}");
             until(&what, || async { Ok(repo.branch_sha(&branch)) }).await?;
             let test = task.acceptance.tests.first().map(|t| t.cmd.clone());
@@ -138,7 +142,7 @@ impl Demo {
             );
         }
         Ok(Story {
-            branch: format!("taskgate/story-{}", story.number),
+            branch: taskgate_core::story::story_branch(story.number),
             issue: story.number,
             title: story.title,
             tasks,

@@ -4,32 +4,123 @@
 //! read it, so it is reduced to what every git ref and every shell accepts:
 //! lowercase ASCII letters, digits and single dashes.
 
+use std::fmt;
+
+use crate::ids::IssueNumber;
+
 /// Longest slug kept, in characters.
 pub const MAX_SLUG_CHARS: usize = 40;
 
 /// The slug used when a title has no ASCII letter or digit at all.
 const FALLBACK_SLUG: &str = "task";
 
-/// `taskgate/story-12`.
-pub fn story_branch(story_issue: u64) -> String {
-    format!("taskgate/story-{story_issue}")
+/// One of taskgate's branch names, parsed, or a branch that is not ours.
+/// [`BranchName::parse`] and [`fmt::Display`] are each other's inverse on
+/// every name taskgate writes, so no other module strips `taskgate/` itself.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BranchName {
+    /// `taskgate/story-<n>`.
+    Story(IssueNumber),
+    /// `taskgate/task-<n>-<slug>` (or `taskgate/task-<n>`, slug empty).
+    Task { issue: IssueNumber, slug: String },
+    /// `taskgate/revert-<n>`: the revert of story `n`.
+    Revert(IssueNumber),
+    /// Any other branch (`main`, a person's branch, a malformed name).
+    NotOurs(String),
 }
 
-/// The story issue number in a story branch name: `taskgate/story-12` → 12.
-pub fn story_issue_of_branch(branch: &str) -> Option<crate::ids::IssueNumber> {
-    let digits = branch
-        .strip_prefix("refs/heads/")
-        .unwrap_or(branch)
-        .strip_prefix("taskgate/story-")?;
+impl BranchName {
+    /// Parses a branch name, with or without `refs/heads/`.
+    pub fn parse(branch: &str) -> Self {
+        let name = branch.strip_prefix("refs/heads/").unwrap_or(branch);
+        Self::parse_ours(name).unwrap_or_else(|| Self::NotOurs(name.to_string()))
+    }
+
+    fn parse_ours(name: &str) -> Option<Self> {
+        let rest = name.strip_prefix("taskgate/")?;
+        if let Some(digits) = rest.strip_prefix("story-") {
+            return number(digits).map(Self::Story);
+        }
+        if let Some(digits) = rest.strip_prefix("revert-") {
+            return number(digits).map(Self::Revert);
+        }
+        let rest = rest.strip_prefix("task-")?;
+        let (digits, slug) = match rest.split_once('-') {
+            Some((digits, slug)) => (digits, slug),
+            None => (rest, ""),
+        };
+        let issue = number(digits)?;
+        Some(Self::Task {
+            issue,
+            slug: slug.to_string(),
+        })
+    }
+
+    /// The issue a story or task branch belongs to.
+    pub fn issue(&self) -> Option<IssueNumber> {
+        match self {
+            Self::Story(n) | Self::Task { issue: n, .. } => Some(*n),
+            Self::Revert(_) | Self::NotOurs(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for BranchName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Story(n) => write!(f, "taskgate/story-{n}"),
+            Self::Task { issue, slug } if slug.is_empty() => write!(f, "taskgate/task-{issue}"),
+            Self::Task { issue, slug } => write!(f, "taskgate/task-{issue}-{slug}"),
+            Self::Revert(n) => write!(f, "taskgate/revert-{n}"),
+            Self::NotOurs(name) => f.write_str(name),
+        }
+    }
+}
+
+/// A non-empty run of ASCII digits that fits an issue number.
+fn number(digits: &str) -> Option<IssueNumber> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    digits.parse().ok().map(crate::ids::IssueNumber)
+    digits.parse().ok().map(IssueNumber)
+}
+
+/// `taskgate/story-12`.
+pub fn story_branch(story_issue: u64) -> String {
+    BranchName::Story(IssueNumber(story_issue)).to_string()
+}
+
+/// The story issue number in a story branch name: `taskgate/story-12` → 12.
+pub fn story_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    match BranchName::parse(branch) {
+        BranchName::Story(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// The issue number in a task branch name: `taskgate/task-14-entry` → 14.
+pub fn task_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    match BranchName::parse(branch) {
+        BranchName::Task { issue, .. } => Some(issue),
+        _ => None,
+    }
+}
+
+/// The story issue number in a revert branch name: `taskgate/revert-12`.
+pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
+    match BranchName::parse(branch) {
+        BranchName::Revert(n) => Some(n),
+        _ => None,
+    }
 }
 
 /// `taskgate/task-14-entry-conditions`.
 pub fn task_branch(task_issue: u64, title: &str) -> String {
-    format!("taskgate/task-{task_issue}-{}", slug(title))
+    BranchName::Task {
+        issue: IssueNumber(task_issue),
+        slug: slug(title),
+    }
+    .to_string()
 }
 
 /// `Entry conditions (RSI > 70)!` → `entry-conditions-rsi-70`: lowercase
@@ -63,6 +154,82 @@ pub fn slug(title: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn ours() -> impl Strategy<Value = BranchName> {
+        let issue = any::<u64>().prop_map(IssueNumber);
+        prop_oneof![
+            issue.clone().prop_map(BranchName::Story),
+            issue.clone().prop_map(BranchName::Revert),
+            (issue, "([a-z0-9]+(-[a-z0-9]+)*)?")
+                .prop_map(|(issue, slug)| BranchName::Task { issue, slug }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn parse_inverts_format(name in ours()) {
+            prop_assert_eq!(BranchName::parse(&name.to_string()), name.clone());
+            prop_assert_eq!(BranchName::parse(&format!("refs/heads/{name}")), name);
+        }
+
+        #[test]
+        fn format_inverts_parse(
+            branch in "(refs/heads/)?(taskgate/)?(story-|task-|revert-)?([1-9][0-9]{0,5})?[a-z-]{0,8}[a-z]"
+        ) {
+            let parsed = BranchName::parse(&branch);
+            let bare = branch.strip_prefix("refs/heads/").unwrap_or(&branch);
+            prop_assert_eq!(parsed.to_string(), bare);
+        }
+    }
+
+    #[test]
+    fn names_that_are_not_ours() {
+        for bad in [
+            "main",
+            "taskgate/task-x-entry",
+            "taskgate/task-",
+            "taskgate/task--entry",
+            "taskgate/story-",
+            "taskgate/story-12-x",
+            "taskgate/story-1a",
+            "taskgate/revert-",
+            "taskgate/revert-x",
+            "taskgate/ship-3",
+            "taskgate/story-99999999999999999999999",
+            "feature/taskgate/story-1",
+        ] {
+            assert_eq!(
+                BranchName::parse(bad),
+                BranchName::NotOurs(bad.to_string()),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn names_that_are_ours() {
+        assert_eq!(
+            BranchName::parse("taskgate/story-12"),
+            BranchName::Story(IssueNumber(12))
+        );
+        assert_eq!(
+            BranchName::parse("refs/heads/taskgate/task-14-entry-x"),
+            BranchName::Task {
+                issue: IssueNumber(14),
+                slug: "entry-x".into()
+            }
+        );
+        assert_eq!(
+            task_issue_of_branch("taskgate/task-14"),
+            Some(IssueNumber(14))
+        );
+        assert_eq!(
+            revert_issue_of_branch("taskgate/revert-3"),
+            Some(IssueNumber(3))
+        );
+        assert_eq!(story_issue_of_branch("taskgate/task-3-x"), None);
+    }
 
     /// `git check-ref-format`'s rules (git-check-ref-format(1)), for a full
     /// ref name such as `refs/heads/<branch>`.
