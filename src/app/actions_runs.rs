@@ -305,10 +305,10 @@ impl ActionsRuns {
 
     /// `workflow_run` `in_progress` → the attempt started; `completed` → its
     /// report (or the stand-in when there is none) finishes it.
-    pub async fn on_workflow_run(
+    pub(crate) async fn on_workflow_run(
         &self,
         p: &WorkflowRunPayload,
-        runs: &Runs,
+        runs: &impl AttemptProgress,
     ) -> Result<Decision, ActionsError> {
         let completed = match &p.action {
             WorkflowRunAction::InProgress => false,
@@ -395,7 +395,11 @@ impl ActionsRuns {
 
     /// An Actions watch: asks GitHub for the attempt's run and carries on
     /// as the webhook that was not heard of would have (see [`watch_step`]).
-    pub async fn on_watch(&self, watch: WatchEvent, runs: &Runs) -> Result<Decision, ActionsError> {
+    pub(crate) async fn on_watch(
+        &self,
+        watch: WatchEvent,
+        runs: &impl AttemptProgress,
+    ) -> Result<Decision, ActionsError> {
         let (repo, a) = (watch.repo, watch.attempt);
         let what = format!("attempt {} of task {}", a.attempt, a.task);
         let row = self
@@ -550,7 +554,7 @@ impl ActionsRuns {
 /// An Actions attempt's progress, decided on the path the local runner's
 /// progress takes.
 async fn on_progress(
-    runs: &Runs,
+    runs: &impl AttemptProgress,
     repo: RepoName,
     row: AttemptRow,
     progress: Progress,
@@ -562,6 +566,26 @@ async fn on_progress(
         progress,
     };
     Ok(runs.on_progress(event).await?)
+}
+
+/// What the Actions runner needs of the task runs: the time decisions
+/// are taken at, and where an attempt's progress goes. Declared here, as
+/// Prow's plugins declare the client they use; [`Runs`] is the one there is.
+pub(crate) trait AttemptProgress {
+    /// The time, in unix seconds.
+    fn now(&self) -> i64;
+    /// An attempt's progress, decided as the local runner's is.
+    async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError>;
+}
+
+impl AttemptProgress for Runs {
+    fn now(&self) -> i64 {
+        self.clock.now_s()
+    }
+
+    async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
+        Runs::on_progress(self, event).await
+    }
 }
 
 mod store;

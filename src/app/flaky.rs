@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use super::task::Runs;
+use crate::clock::Clock;
 use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::config::load_config;
 use taskgate_core::config::RepoConfig;
@@ -27,7 +27,7 @@ use taskgate_core::Decision;
 use tracing::warn;
 
 /// One finished attempt, as the quarantine sees it.
-pub(super) struct FinishedRun<'a> {
+pub(crate) struct FinishedRun<'a> {
     pub repo: &'a RepoName,
     pub story: &'a str,
     pub task: &'a str,
@@ -35,10 +35,25 @@ pub(super) struct FinishedRun<'a> {
     pub report: &'a RunReport,
 }
 
-impl Runs {
+/// The flaky-test tracking of a repository: what a finished run's
+/// results quarantine, and the tracking issue when a quarantine ends.
+/// Its own handle with its own store view: the task runs hand it each
+/// report, the processor each quarantine's end.
+#[derive(Clone)]
+pub struct Flaky {
+    pub(crate) store: FlakyStore,
+    pub clock: Clock,
+}
+
+impl Flaky {
+    /// The time decisions are taken at, in unix seconds.
+    fn now(&self) -> i64 {
+        self.clock.now_s()
+    }
+
     /// The quarantines `run`'s results start, if any, and the tracking
     /// issue's effect; nothing when no test of it became flaky enough.
-    pub(super) async fn quarantine_after_run(
+    pub(crate) async fn quarantine_after_run(
         &self,
         run: &FinishedRun<'_>,
         config: &RepoConfig,
@@ -113,7 +128,7 @@ fn result_of(outcome: &Outcome) -> RunResult {
 /// replica down for less than this still updates the tracking issue.
 const ENDED_LOOKBACK_S: i64 = 7 * 86_400;
 
-impl Runs {
+impl Flaky {
     /// A quarantine ran out: the repository's "Flaky tests" issue is
     /// rewritten without it.
     pub async fn on_quarantine_ended(
@@ -168,3 +183,7 @@ pub(super) async fn record_ended_quarantines(store: &Store, now_s: i64) {
         }
     }
 }
+
+mod store;
+
+pub(crate) use store::FlakyStore;

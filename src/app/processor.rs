@@ -35,7 +35,14 @@ pub struct Processor {
     /// Wakes the executor when effects were stored.
     pub effects_stored: Arc<Notify>,
     pub syncer: Syncer,
+    /// The task runs: webhooks and run progress.
     pub runs: Runs,
+    /// The task side of comment commands and of the API's review.
+    pub task_commands: super::task::TaskCommands,
+    /// The ship's and rollback's proofs.
+    pub proofs: super::task::ShipProofs,
+    /// The flaky-test tracking (a quarantine's end).
+    pub flaky: super::flaky::Flaky,
     pub actions: ActionsRuns,
     /// Who may run which command (`app::commands`).
     pub permissions: Arc<crate::github::Permissions>,
@@ -278,7 +285,7 @@ impl Processor {
             InternalEvent::Run(run)
                 if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
             {
-                let (mut decision, verdict) = self.runs.proof_progress(run).await?;
+                let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;
                     decision.merge(ship);
@@ -291,7 +298,7 @@ impl Processor {
             }
             InternalEvent::Run(run) => Ok(self.runs.on_progress(run).await?),
             InternalEvent::QuarantineEnded(ended) => {
-                Ok(self.runs.on_quarantine_ended(ended).await?)
+                Ok(self.flaky.on_quarantine_ended(ended).await?)
             }
         }
     }
@@ -304,7 +311,7 @@ impl Processor {
         let mut decision = outcome.decision;
         if let Some(p) = outcome.proof_run {
             let run = self
-                .runs
+                .proofs
                 .start_ship_proof(&p.repo, &p.story, &p.task, &p.commit)
                 .await?;
             decision.merge(run);
@@ -598,7 +605,7 @@ impl Processor {
         };
         Ok(
             match self
-                .runs
+                .task_commands
                 .on_review_command(&r.repo, r.issue, &command, by)
                 .await?
             {

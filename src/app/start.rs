@@ -106,12 +106,18 @@ async fn bot_login(github: &GitHubApp) -> Option<String> {
 
 fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Processor {
     let permissions = Arc::new(crate::github::Permissions::new(s.github.clone()));
+    let runs = task::Runs {
+        store: task::TaskStore::of(s.store.clone()),
+        clock: config.clock.clone(),
+        runs_changed: s.runs_changed.clone(),
+        bot_login: bot_login.clone(),
+    };
     Processor {
         store: s.store.clone(),
         metrics: s.metrics.clone(),
         context: Context {
             app_id: config.app_id,
-            bot_login: bot_login.clone(),
+            bot_login,
             syntax: Syntax::default(),
         },
         recorded: s.recorded.clone(),
@@ -122,12 +128,10 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             store: sync::SyncStore::of(s.store.clone()),
             pacing: config.pacing,
         },
-        runs: task::Runs {
-            store: task::TaskStore::of(s.store.clone()),
-            clock: config.clock.clone(),
-            runs_changed: s.runs_changed.clone(),
-            bot_login,
-        },
+        task_commands: runs.commands(),
+        proofs: runs.proofs(),
+        flaky: runs.flaky(),
+        runs,
         actions: actions_runs::ActionsRuns {
             github: s.github.clone(),
             store: actions_runs::ActionsStore::of(s.store.clone()),

@@ -44,12 +44,15 @@ mod started;
 mod store;
 
 use locate::Located;
+pub use proof::ShipProofs;
+pub use review::TaskCommands;
 pub(crate) use store::TaskStore;
 
 pub use taskgate_core::internal::TickEvent;
 
 pub use taskgate_core::story::task_issue_of_branch;
 
+#[derive(Clone)]
 pub struct Runs {
     pub(crate) store: TaskStore,
     pub clock: Clock,
@@ -127,6 +130,14 @@ impl Runs {
     /// The time decisions are taken at, in unix seconds.
     pub(super) fn now(&self) -> i64 {
         self.clock.now_s()
+    }
+
+    /// The flaky-test tracking, which each finished run's report feeds.
+    pub fn flaky(&self) -> super::flaky::Flaky {
+        super::flaky::Flaky {
+            store: self.store.flaky(),
+            clock: self.clock.clone(),
+        }
     }
 
     /// The commits a merged task PR made on the story branch when more
@@ -540,8 +551,8 @@ impl Runs {
                 attempt: progress.attempt(),
                 report,
             };
-            let flaky = self.quarantine_after_run(&run, &located.config).await;
-            let flaky = flaky?;
+            let flaky = self.flaky();
+            let flaky = flaky.quarantine_after_run(&run, &located.config).await?;
             if !flaky.changes.is_empty() {
                 decision.merge(flaky);
             }

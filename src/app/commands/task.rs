@@ -40,10 +40,16 @@ impl Processor {
     ) -> Result<Answer, DecideError> {
         let (repo, issue) = (inv.repo, inv.issue());
         let result = match command {
-            Command::Retry { gate } => self.runs.retry_command(repo, issue, gate.clone()).await?,
+            Command::Retry { gate } => {
+                self.task_commands
+                    .retry_command(repo, issue, gate.clone())
+                    .await?
+            }
             Command::ApproveBranch => {
                 let by = AuditActor::from(inv.author);
-                self.runs.approve_branch_command(repo, issue, by).await?
+                self.task_commands
+                    .approve_branch_command(repo, issue, by)
+                    .await?
             }
             other => {
                 let review = review_of(other).expect("the dispatcher sends only task commands");
@@ -51,7 +57,9 @@ impl Processor {
                     id: inv.author.id,
                     login: &inv.author.login,
                 };
-                self.runs.review_command(repo, issue, &review, by).await?
+                self.task_commands
+                    .review_command(repo, issue, &review, by)
+                    .await?
             }
         };
         let name = command.name();

@@ -14,7 +14,7 @@ impl Processor {
     ) -> Result<Answer, DecideError> {
         let explain = matches!(command, Command::Explain);
         let view = self
-            .runs
+            .task_commands
             .command_view(inv.repo, inv.issue(), explain)
             .await?;
         Ok(Answer::reply(match view {

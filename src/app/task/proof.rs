@@ -15,7 +15,20 @@ use super::*;
 use taskgate_core::ship::{proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict};
 use taskgate_core::task::RunSubject;
 
+/// A story's proofs (a ship's, a rollback's) as the processor starts
+/// them and hears of their runs: the only task operations the ship path
+/// reaches.
+#[derive(Clone)]
+pub struct ShipProofs {
+    runs: Runs,
+}
+
 impl Runs {
+    /// The ship path's handle on these runs.
+    pub fn proofs(&self) -> ShipProofs {
+        ShipProofs { runs: self.clone() }
+    }
+
     async fn proof_at(
         &self,
         repo: &RepoName,
@@ -50,7 +63,9 @@ impl Runs {
             .await?;
         Ok(Some(at))
     }
+}
 
+impl ShipProofs {
     /// Starts the story's proof (a ship's or a rollback's) at
     /// `commit`, the merge with the base or the revert.
     pub async fn start_ship_proof(
@@ -60,7 +75,7 @@ impl Runs {
         subject: &RunSubject,
         commit: &CommitSha,
     ) -> Result<Decision, StoreError> {
-        let Some(at) = self.proof_at(repo, story, subject).await? else {
+        let Some(at) = self.runs.proof_at(repo, story, subject).await? else {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
         let trigger = Trigger::Head {
@@ -69,7 +84,7 @@ impl Runs {
             pusher: None,
             source: HeadSource::Taskgate,
         };
-        Ok(self.start_pseudo(repo, &at, &trigger))
+        Ok(self.runs.start_pseudo(repo, &at, &trigger))
     }
 
     /// A proof run's progress: the task transitions, the failure loop
@@ -80,11 +95,14 @@ impl Runs {
         event: RunEvent,
     ) -> Result<(Decision, Option<ProofVerdict>), StoreError> {
         let subject = RunSubject::parse(&event.task);
-        let found = self.proof_at(&event.repo, &event.story, &subject).await?;
+        let found = self
+            .runs
+            .proof_at(&event.repo, &event.story, &subject)
+            .await?;
         let Some(at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
-        let run = self.pseudo_progress(&event.repo, &at, &event.progress);
+        let run = self.runs.pseudo_progress(&event.repo, &at, &event.progress);
         let proof = (at.story.as_str(), &subject);
         let verdict = proof_verdict(&event.repo, proof, &event.progress, run.verdict, run.commit);
         Ok((run.decision, verdict))

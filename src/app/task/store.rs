@@ -1,25 +1,19 @@
-//! What a task's runs (and the flaky tests their reports show) may read
-//! from the store: the narrow interface of
+//! What a task's runs may read from the store: the narrow interface of
 //! `app::task` (`store::store_view!`). Its writes are its decisions'
 //! changes, which the processor stores.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
+use crate::app::flaky::FlakyStore;
 use crate::store::{store_view, StoreError, TaskLocation};
-use taskgate_core::flaky::{CommitPair, Quarantine, TestRun};
 use taskgate_core::ids::{IssueNumber, RepoName};
-use taskgate_core::results::TestId;
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
 
 store_view! {
     /// The store as `app::task` sees it.
     pub(crate) struct TaskStore {
-        async fn a_story_of(repo: &RepoName) -> Result<Option<StoryPlan>, StoreError>;
-        async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
-        async fn flaky_history(repo: &RepoName, tests: &[TestId], failing_now: &BTreeSet<TestId>) -> Result<Vec<TestRun>, StoreError>;
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
-        async fn quarantines(repo: &RepoName) -> Result<Vec<Quarantine>, StoreError>;
         async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
         async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<String>, StoreError>;
         async fn task_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
@@ -27,4 +21,6 @@ store_view! {
         async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
+    /// What the flaky-test tracking reads, handed to it with each report.
+    hands flaky: FlakyStore;
 }
