@@ -323,10 +323,13 @@ impl Processor {
             return self.decide_in_core(&webhook);
         };
         match &webhook {
-            Webhook::PullRequest(p) => match self.ship.on_pull_request(p).await? {
-                Some(decision) => Ok(decision),
-                None => Ok(self.runs.on_pull_request(p).await?),
-            },
+            Webhook::PullRequest(p) => {
+                let pull = translate::pull_request(p)?;
+                match self.ship.on_pull_request(&pull).await? {
+                    Some(decision) => Ok(decision),
+                    None => Ok(self.runs.on_pull_request(&pull).await?),
+                }
+            }
             Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p, &self.permissions).await?),
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
@@ -618,6 +621,13 @@ pub(super) enum DecideError {
 impl From<crate::store::StoreError> for DecideError {
     fn from(e: crate::store::StoreError) -> Self {
         DecideError::Transient(e.to_string())
+    }
+}
+
+/// A payload the core's event cannot be made of: never worth another try.
+impl From<translate::TranslateError> for DecideError {
+    fn from(e: translate::TranslateError) -> Self {
+        DecideError::Permanent(e.to_string())
     }
 }
 

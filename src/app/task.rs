@@ -18,8 +18,7 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::intake::payload::{
-    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
-    PullRequestPayload, PushPayload,
+    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PushPayload,
 };
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
@@ -31,6 +30,8 @@ use taskgate_core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
     HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
+use taskgate_core::webhook::action::PullRequestAction;
+use taskgate_core::webhook::{PullRequestEvent, TaskPull};
 use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
@@ -134,7 +135,7 @@ impl Runs {
     /// merged it is the shell's to say.
     fn rebased_commits(
         &self,
-        pr: &crate::intake::payload::PullRequest,
+        pr: &PullRequestEvent,
         method: taskgate_core::config::MergeMethod,
     ) -> Option<u32> {
         let by_taskgate = match (&pr.merged_by, &self.bot_login) {
@@ -163,75 +164,64 @@ impl Runs {
         into_decision(repo, located, d)
     }
 
-    pub async fn on_pull_request(&self, p: &PullRequestPayload) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let pr = &p.pull_request;
-        if matches!(
-            p.action,
-            PullRequestAction::Labeled | PullRequestAction::Other(_)
-        ) {
-            return Ok(Decision::nothing(format!(
-                "pull_request.{}: nothing to do",
-                p.action
-            )));
+    pub async fn on_pull_request(&self, e: &PullRequestEvent) -> Result<Decision, StoreError> {
+        let repo = &e.repo;
+        match e.for_runs() {
+            TaskPull::Ignored => {
+                return Ok(Decision::nothing(format!(
+                    "pull_request.{}: nothing to do",
+                    e.action
+                )));
+            }
+            TaskPull::ForkForTask { new_head } => {
+                return Ok(task::decide_fork_pull(repo, &e.head.sha, new_head));
+            }
+            TaskPull::Fork => {
+                return Ok(Decision::nothing(
+                    "pull request from a fork, not for a task",
+                ));
+            }
+            TaskPull::Head => {}
         }
-        let from_fork = p.head_is_elsewhere();
-        let aims_at_taskgate = pr.base.name.starts_with("taskgate/story-")
-            || task_issue_of_branch(&pr.head.name).is_some();
-        if from_fork && aims_at_taskgate {
-            let new_head = matches!(
-                p.action,
-                PullRequestAction::Opened
-                    | PullRequestAction::Synchronize
-                    | PullRequestAction::Reopened
-            );
-            let head = CommitSha(p.pull_request.head.sha.as_str().to_owned());
-            return Ok(task::decide_fork_pull(&repo, &head, new_head));
-        }
-        if from_fork {
-            return Ok(Decision::nothing(
-                "pull request from a fork, not for a task",
-            ));
-        }
-        let Some(located) = self.locate_branch(&repo, &pr.head.name).await? else {
+        let Some(located) = self.locate_branch(repo, &e.head.name).await? else {
             return Ok(Decision::nothing("not a task pull request"));
         };
-        let ctx = located.context(&repo, self.now());
+        let ctx = located.context(repo, self.now());
         let pull = PullRef {
-            number: pr.number,
-            draft: pr.draft.unwrap_or(false),
+            number: e.number,
+            draft: e.draft,
         };
-        let d = match p.action {
+        let d = match e.action {
             PullRequestAction::Closed => {
-                let merged = pr.merged.unwrap_or(false);
+                let merged = e.merged;
                 let mut d = on_pull_closed(&located.record, merged, &ctx);
                 if merged {
                     // What the merge made on the story branch: the ship
                     // gate takes only such commits there.
-                    d.record.merged_as = pr.merge_commit_sha.clone();
-                    d.record.merged_commits = self.rebased_commits(pr, ctx.merge_method);
+                    d.record.merged_as = e.merge_commit.clone();
+                    d.record.merged_commits = self.rebased_commits(e, ctx.merge_method);
                 }
-                let mut decision = self.finish(&repo, &located, d);
+                let mut decision = self.finish(repo, &located, d);
                 // The merge may complete what an integration milestone
                 // or another task waits for.
-                if let (true, Some(head)) = (merged, pr.merge_commit_sha.as_ref()) {
+                if let (true, Some(head)) = (merged, e.merge_commit.as_ref()) {
                     let done = (located.loc.task.as_str(), TaskState::Completed);
                     for more in self
-                        .start_ready_milestones(&repo, &located.loc.story, head, Some(done))
+                        .start_ready_milestones(repo, &located.loc.story, head, Some(done))
                         .await?
                     {
                         decision.merge(more);
                     }
                 }
                 if merged {
-                    for more in self.start_unblocked_tasks(&repo, &located).await? {
+                    for more in self.start_unblocked_tasks(repo, &located).await? {
                         decision.merge(more);
                     }
                 }
                 return Ok(decision);
             }
             PullRequestAction::ReadyForReview => {
-                on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx)
+                on_ready_for_review(&located.record, pull, &e.head.sha, &ctx)
             }
             PullRequestAction::Opened
             | PullRequestAction::Synchronize
@@ -240,18 +230,15 @@ impl Runs {
             | PullRequestAction::Other(_) => on_trigger(
                 &located.record,
                 &Trigger::Head {
-                    sha: pr.head.sha.clone(),
+                    sha: e.head.sha.clone(),
                     pr: Some(pull),
-                    // `synchronize`: its sender pushed the new commits.
-                    pusher: (p.action == PullRequestAction::Synchronize)
-                        .then(|| p.sender.as_ref().map(|s| s.id))
-                        .flatten(),
+                    pusher: e.pusher().map(|s| s.id),
                     source: HeadSource::Webhook { before: None },
                 },
                 &ctx,
             ),
         };
-        Ok(self.finish(&repo, &located, d))
+        Ok(self.finish(repo, &located, d))
     }
 
     /// `done` just completed (in this delivery, not stored yet): each task

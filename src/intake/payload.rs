@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 
-pub use super::action::*;
+pub use taskgate_core::webhook::action::*;
 
 use taskgate_core::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
 
@@ -297,19 +297,6 @@ pub struct PullRequestPayload {
     pub label: Option<Label>,
     #[serde(default)]
     pub sender: Option<User>,
-}
-
-impl PullRequestPayload {
-    /// The head is not this repository's: a fork's, or `null` when the
-    /// fork was deleted. Compared by id, since a name can be taken again
-    /// by someone else (a renamed or deleted repository).
-    pub fn head_is_elsewhere(&self) -> bool {
-        self.pull_request
-            .head
-            .repo
-            .as_ref()
-            .is_none_or(|r| r.id != self.repository.id)
-    }
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,10 +1,15 @@
-//! Typed webhook → core [`Event`]. The only place that knows both.
+//! Typed webhook → core [`Event`], and the repository webhooks (pull
+//! request, push, check run, check suite, workflow run) → the core's
+//! domain events (`taskgate_core::webhook`). The only place that knows
+//! both a payload and an event: the handlers in `app` take the events.
 
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
-    InstallationAction, InstallationRepositoriesAction, IssueCommentAction, RepositoryRef, User,
+    InstallationAction, InstallationRepositoriesAction, IssueCommentAction, PullRequestPayload,
+    RepositoryRef, User,
 };
 use taskgate_core::ids::RepoName;
+use taskgate_core::webhook::{BranchRef, PullRequestEvent};
 use taskgate_core::{Actor, Event};
 
 /// Why a parsed payload could not become an event.
@@ -82,6 +87,29 @@ pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
         | Webhook::CheckSuite(_)
         | Webhook::WorkflowRun(_)
         | Webhook::MergeGroup(_) => unused(),
+    })
+}
+
+/// A `pull_request` webhook as the core's event.
+pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, TranslateError> {
+    let pr = &p.pull_request;
+    Ok(PullRequestEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        number: pr.number,
+        head: BranchRef::new(&pr.head.name, pr.head.sha.clone()),
+        base: pr.base.name.clone(),
+        repo_id: p.repository.id,
+        head_repo_id: pr.head.repo.as_ref().map(|r| r.id),
+        default_branch: p.repository.default_branch.clone(),
+        draft: pr.draft.unwrap_or(false),
+        merged: pr.merged.unwrap_or(false),
+        merge_commit: pr.merge_commit_sha.clone(),
+        merged_by: pr.merged_by.as_ref().map(|u| actor(u, None)),
+        commits: pr.commits,
+        label: p.label.as_ref().map(|l| l.name.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
     })
 }
 

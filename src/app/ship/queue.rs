@@ -269,27 +269,23 @@ impl Ship {
     /// the story is rolled back.
     pub(super) async fn on_revert_pull_request(
         &self,
-        p: &crate::intake::payload::PullRequestPayload,
+        p: &taskgate_core::webhook::PullRequestEvent,
         issue: IssueNumber,
     ) -> Result<Option<Decision>, ShipError> {
-        use crate::intake::payload::PullRequestAction;
-        let default = p.repository.default_branch.as_deref();
-        if p.head_is_elsewhere() || default.is_some_and(|d| d != p.pull_request.base.name) {
-            return Ok(None);
-        }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+        use taskgate_core::webhook::action::PullRequestAction;
+        let default = p.default_branch.as_deref();
+        let Some(story) = self.store.story_by_issue(&p.repo, issue).await? else {
             return Ok(None);
         };
-        let Some(l) = self.locate(&repo, &story, default).await? else {
+        let Some(l) = self.locate(&p.repo, &story, default).await? else {
             return Ok(None);
         };
-        let number = p.pull_request.number;
+        let number = p.number;
         let d = match &p.action {
             PullRequestAction::Opened | PullRequestAction::Reopened => {
                 ship::on_revert_pr_seen(&l.record, number, &l.ctx())
             }
-            PullRequestAction::Closed if p.pull_request.merged.unwrap_or(false) => {
+            PullRequestAction::Closed if p.merged => {
                 ship::on_revert_merged(&l.record, number, &l.ctx())
             }
             action => {
