@@ -347,21 +347,24 @@ impl Processor {
                 None => Ok(self.actions.on_workflow_run(p, &self.runs).await?),
             },
             // A task branch's push is a run; any other may change a plan.
-            Webhook::Push(push) => match self.runs.on_push(push).await? {
-                Some(mut decision) => {
-                    // A story that moved after `ship` leaves the queue.
-                    let ship = self.ship.on_story_branch_push(push).await?;
-                    decision.merge(ship);
-                    Ok(decision)
+            Webhook::Push(push) => {
+                let push = translate::push(push)?;
+                match self.runs.on_push(&push).await? {
+                    Some(mut decision) => {
+                        // A story that moved after `ship` leaves the queue.
+                        let ship = self.ship.on_story_branch_push(&push).await?;
+                        decision.merge(ship);
+                        Ok(decision)
+                    }
+                    None => {
+                        let mut decision = self.syncer.on_push(installation, &push).await?;
+                        // A story proving on the base this push replaced.
+                        let ship = self.ship.on_default_branch_push(&push).await?;
+                        decision.merge(ship);
+                        Ok(decision)
+                    }
                 }
-                None => {
-                    let mut decision = self.syncer.on_push(installation, push).await?;
-                    // A story proving on the base this push replaced.
-                    let ship = self.ship.on_default_branch_push(push).await?;
-                    decision.merge(ship);
-                    Ok(decision)
-                }
-            },
+            }
             // Every command of a comment, `plan` included: see `app::commands`.
             // A repository with no config recorded has it read first.
             Webhook::IssueComment(comment) => {

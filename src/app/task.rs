@@ -18,7 +18,7 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::intake::payload::{
-    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PushPayload,
+    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload,
 };
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
@@ -31,7 +31,7 @@ use taskgate_core::task::{
     HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
 use taskgate_core::webhook::action::PullRequestAction;
-use taskgate_core::webhook::{PullRequestEvent, TaskPull};
+use taskgate_core::webhook::{PullRequestEvent, PushEvent, TaskPull};
 use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
@@ -275,14 +275,14 @@ impl Runs {
 
     /// A push to a task branch, or to a story branch (its integration
     /// milestones); the default branch is the plan sync's.
-    pub async fn on_push(&self, p: &PushPayload) -> Result<Option<Decision>, StoreError> {
+    pub async fn on_push(&self, p: &PushEvent) -> Result<Option<Decision>, StoreError> {
         if let Some(decision) = self.on_story_push(p).await? {
             return Ok(Some(decision));
         }
-        if task_issue_of_branch(&p.git_ref).is_none() {
+        if p.task_branch().is_none() {
             return Ok(None);
         }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let repo = &p.repo;
         if p.deleted {
             return Ok(Some(Decision::nothing("task branch deleted")));
         }
@@ -299,10 +299,10 @@ impl Runs {
                 "task branch moved to commits already on another branch: nothing to test",
             )));
         }
-        let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {
+        let Some(located) = self.locate_branch(repo, &p.git_ref).await? else {
             return Ok(Some(Decision::nothing("not a branch of a known task")));
         };
-        let ctx = located.context(&repo, self.now());
+        let ctx = located.context(repo, self.now());
         let trigger = Trigger::Head {
             sha: p.after.clone(),
             pr: None,
@@ -312,7 +312,7 @@ impl Runs {
             },
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
-        Ok(Some(self.finish(&repo, &located, d)))
+        Ok(Some(self.finish(repo, &located, d)))
     }
 
     /// A check suite requested (nothing: the push runs) or re-requested

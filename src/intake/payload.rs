@@ -322,30 +322,6 @@ pub struct PushPayload {
     pub sender: Option<User>,
 }
 
-impl PushPayload {
-    /// A branch made at a commit the repository already had (taskgate's
-    /// own task and story branches, or a person's `git push origin
-    /// HEAD:new`): GitHub lists no commit, and there is no work to test.
-    pub fn creates_branch_without_commits(&self) -> bool {
-        self.created && self.commits.is_empty()
-    }
-
-    /// Whether the push brings work of its own (SPEC §3: "runs start for
-    /// commits that bring work"). It does not when it creates a branch at
-    /// a commit the repository had, or when every commit it lists was on
-    /// another branch already (`distinct: false`): taskgate fast-forwarding
-    /// a task branch to its story branch, or a person pushing a branch
-    /// onto commits another one holds. A push listing no commit on an
-    /// existing branch (a force-push back to an older commit) moves the
-    /// head to something untested, and does bring work.
-    pub fn brings_work(&self) -> bool {
-        if self.creates_branch_without_commits() {
-            return false;
-        }
-        self.commits.is_empty() || self.commits.iter().any(|c| c.distinct)
-    }
-}
-
 fn distinct_by_default() -> bool {
     true
 }

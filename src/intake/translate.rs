@@ -6,10 +6,10 @@
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
     InstallationAction, InstallationRepositoriesAction, IssueCommentAction, PullRequestPayload,
-    RepositoryRef, User,
+    PushPayload, RepositoryRef, User,
 };
 use taskgate_core::ids::RepoName;
-use taskgate_core::webhook::{BranchRef, PullRequestEvent};
+use taskgate_core::webhook::{BranchRef, PullRequestEvent, PushEvent, PushedCommit};
 use taskgate_core::{Actor, Event};
 
 /// Why a parsed payload could not become an event.
@@ -109,6 +109,30 @@ pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, Translat
         merged_by: pr.merged_by.as_ref().map(|u| actor(u, None)),
         commits: pr.commits,
         label: p.label.as_ref().map(|l| l.name.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `push` webhook as the core's event.
+pub fn push(p: &PushPayload) -> Result<PushEvent, TranslateError> {
+    Ok(PushEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        git_ref: p.git_ref.clone(),
+        before: p.before.clone(),
+        after: p.after.clone(),
+        default_branch: p.repository.default_branch.clone(),
+        commits: (p.commits.iter())
+            .map(|c| PushedCommit {
+                id: c.id.clone(),
+                distinct: c.distinct,
+                added: c.added.clone(),
+                modified: c.modified.clone(),
+                removed: c.removed.clone(),
+            })
+            .collect(),
+        deleted: p.deleted,
+        created: p.created,
         sender: p.sender.as_ref().map(|u| actor(u, None)),
     })
 }

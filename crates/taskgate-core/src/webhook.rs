@@ -12,8 +12,10 @@
 
 pub mod action;
 mod pull_request;
+mod push;
 
 pub use pull_request::{PullRequestEvent, ShipPull, TaskPull};
+pub use push::{PushEvent, PushedCommit};
 
 use crate::ids::CommitSha;
 use crate::story::BranchName;
