@@ -330,16 +330,22 @@ impl Processor {
                     None => Ok(self.runs.on_pull_request(&pull).await?),
                 }
             }
-            Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p, &self.permissions).await?),
+            Webhook::CheckSuite(p) => {
+                let suite = translate::check_suite(p)?;
+                Ok(self.runs.on_check_suite(&suite, &self.permissions).await?)
+            }
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
                 let outcome = self.ship.on_merge_group(p).await?;
                 self.with_proof_run(outcome).await
             }
-            Webhook::CheckRun(p) => Ok(self
-                .runs
-                .on_check_run(p, self.context.app_id, &self.permissions)
-                .await?),
+            Webhook::CheckRun(p) => {
+                let run = translate::check_run(p)?;
+                Ok(self
+                    .runs
+                    .on_check_run(&run, self.context.app_id, &self.permissions)
+                    .await?)
+            }
             // A story's deploy or validation run first; any other run may
             // be the Actions runner's.
             Webhook::WorkflowRun(p) => match self.ship.on_workflow_run(p).await? {

@@ -17,9 +17,6 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
-use crate::intake::payload::{
-    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload,
-};
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
@@ -27,11 +24,13 @@ use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::{story_branch, task_branch, Marker};
 use taskgate_core::task::{
-    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
-    HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, HeadSource, LoopInputs,
+    PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
 use taskgate_core::webhook::action::PullRequestAction;
-use taskgate_core::webhook::{PullRequestEvent, PushEvent, TaskPull};
+use taskgate_core::webhook::{
+    CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, TaskPull,
+};
 use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
@@ -322,17 +321,17 @@ impl Runs {
     /// task branch runs (a fork's commit, or any other, is not).
     pub async fn on_check_suite(
         &self,
-        p: &CheckSuitePayload,
+        p: &CheckSuiteEvent,
         permissions: &crate::github::Permissions,
     ) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let Some(branch) = p.check_suite.head_branch.as_deref() else {
+        let repo = p.repo.clone();
+        let Some(branch) = p.head_branch.as_deref() else {
             return Ok(Decision::nothing("check suite without a branch"));
         };
         let Some(located) = self.locate_branch(&repo, branch).await? else {
             return Ok(Decision::nothing("not a task branch"));
         };
-        if p.action != CheckSuiteAction::Rerequested {
+        if !p.is_retry() {
             // GitHub asks for a suite on every push, taskgate's own branch
             // creations and merges included; the push itself (with the
             // commits it brings) is what starts a run.
@@ -341,7 +340,7 @@ impl Runs {
                 p.action
             )));
         }
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = Click {
             repo: &repo,
             what: "check_suite.rerequested: retry".to_owned(),
@@ -349,14 +348,14 @@ impl Runs {
             command: "retry",
             config: &located.config,
             tell: located.answered_on(),
-            at: &p.check_suite.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
-            sha: Some(p.check_suite.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: None,
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
@@ -367,22 +366,15 @@ impl Runs {
     /// branch todo button.
     pub async fn on_check_run(
         &self,
-        p: &CheckRunPayload,
+        p: &CheckRunEvent,
         app_id: u64,
         permissions: &crate::github::Permissions,
     ) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let ours = p.check_run.app.as_ref().is_none_or(|a| a.id == app_id);
-        let key = p
-            .check_run
-            .external_id
-            .as_deref()
-            .and_then(parse_check_key)
-            .filter(|_| ours);
-        let Some(key) = key else {
+        let repo = p.repo.clone();
+        let Some(key) = p.gate_key(app_id) else {
             return Ok(Decision::nothing("not a taskgate gate check run"));
         };
-        let Some(command) = check_run_command(p) else {
+        let Some(command) = p.command() else {
             return Ok(Decision::nothing(format!(
                 "check_run.{}: nothing to do",
                 p.action
@@ -401,15 +393,15 @@ impl Runs {
         };
         // A click needs what the command needs (GitHub lets anyone with
         // write access press a button; the repo config may ask for more).
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = Click {
             repo: &repo,
             what: format!("check_run.{}: {command}", p.action),
-            label: click_label(p),
+            label: p.click_label(),
             command,
             config: &located.config,
             tell: located.answered_on(),
-            at: &p.check_run.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
@@ -421,7 +413,7 @@ impl Runs {
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
-            sha: Some(p.check_run.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: Some(key.gate),
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
@@ -539,30 +531,6 @@ impl Runs {
     }
 }
 
-/// A check-run click as GitHub labels it, for a reply.
-pub(super) fn click_label(p: &CheckRunPayload) -> &'static str {
-    match p.action {
-        CheckRunAction::Rerequested => "“Re-run”",
-        _ => "A click on the check run's button",
-    }
-}
-
-/// The command a check-run event asks for: `retry` ("Re-run" or the Retry
-/// button) or `approve-branch` (its button).
-fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
-    let button = p.requested_action.as_ref().map(|a| a.identifier.as_str());
-    match p.action {
-        CheckRunAction::Rerequested => Some("retry"),
-        CheckRunAction::RequestedAction if button == Some(taskgate_core::RETRY_ACTION) => {
-            Some("retry")
-        }
-        CheckRunAction::RequestedAction if button == Some(taskgate_core::APPROVE_BRANCH_ACTION) => {
-            Some("approve-branch")
-        }
-        CheckRunAction::RequestedAction | CheckRunAction::Other(_) => None,
-    }
-}
-
 /// A click on one of taskgate's check runs, as `refuse_sender` judges it.
 pub(super) struct Click<'a> {
     pub(super) repo: &'a RepoName,
@@ -592,17 +560,14 @@ impl Located {
 /// task or story is, once per click and commit: GitHub shows nothing where
 /// the click was made. `None`: allowed.
 async fn refuse_sender(
-    (sender, installation): (
-        Option<&crate::intake::payload::User>,
-        Option<&crate::intake::payload::InstallationRef>,
-    ),
+    (sender, installation): (Option<&taskgate_core::Actor>, Option<InstallationId>),
     click: Click<'_>,
     permissions: &crate::github::Permissions,
 ) -> Option<Decision> {
     let needs = click.config.required_permission(click.command);
     let has = match (sender, installation) {
         (Some(s), Some(i)) => permissions
-            .level(i.id, click.repo, s.id, &s.login)
+            .level(i, click.repo, s.id, &s.login)
             .await
             .unwrap_or(None),
         _ => None,

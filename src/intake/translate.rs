@@ -5,11 +5,13 @@
 
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
-    InstallationAction, InstallationRepositoriesAction, IssueCommentAction, PullRequestPayload,
-    PushPayload, RepositoryRef, User,
+    CheckRunPayload, CheckSuitePayload, InstallationAction, InstallationRepositoriesAction,
+    IssueCommentAction, PullRequestPayload, PushPayload, RepositoryRef, User,
 };
 use taskgate_core::ids::RepoName;
-use taskgate_core::webhook::{BranchRef, PullRequestEvent, PushEvent, PushedCommit};
+use taskgate_core::webhook::{
+    BranchRef, CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, PushedCommit,
+};
 use taskgate_core::{Actor, Event};
 
 /// Why a parsed payload could not become an event.
@@ -133,6 +135,32 @@ pub fn push(p: &PushPayload) -> Result<PushEvent, TranslateError> {
             .collect(),
         deleted: p.deleted,
         created: p.created,
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `check_run` webhook as the core's event.
+pub fn check_run(p: &CheckRunPayload) -> Result<CheckRunEvent, TranslateError> {
+    Ok(CheckRunEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        head_sha: p.check_run.head_sha.clone(),
+        app: p.check_run.app.as_ref().map(|a| a.id),
+        external_id: p.check_run.external_id.clone(),
+        button: p.requested_action.as_ref().map(|a| a.identifier.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `check_suite` webhook as the core's event.
+pub fn check_suite(p: &CheckSuitePayload) -> Result<CheckSuiteEvent, TranslateError> {
+    Ok(CheckSuiteEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        head_sha: p.check_suite.head_sha.clone(),
+        head_branch: p.check_suite.head_branch.clone(),
         sender: p.sender.as_ref().map(|u| actor(u, None)),
     })
 }

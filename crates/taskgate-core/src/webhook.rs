@@ -11,9 +11,13 @@
 //! that needs the store (is this story known) stays the shell's.
 
 pub mod action;
+mod check_run;
+mod check_suite;
 mod pull_request;
 mod push;
 
+pub use check_run::CheckRunEvent;
+pub use check_suite::CheckSuiteEvent;
 pub use pull_request::{PullRequestEvent, ShipPull, TaskPull};
 pub use push::{PushEvent, PushedCommit};
 

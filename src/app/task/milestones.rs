@@ -157,7 +157,7 @@ impl Runs {
     pub(super) async fn milestone_check_run(
         &self,
         repo: &RepoName,
-        p: &CheckRunPayload,
+        p: &CheckRunEvent,
         key: &task::CheckKey,
         milestone: &str,
         command: &str,
@@ -178,21 +178,21 @@ impl Runs {
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = super::Click {
             repo,
             what: format!("check_run.{}: {command}", p.action),
-            label: super::click_label(p),
+            label: p.click_label(),
             command,
             config: &at.config,
             tell: story_issue.number,
-            at: &p.check_run.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let trigger = Trigger::Retry {
-            sha: Some(p.check_run.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: Some(key.gate.clone()),
         };
         Ok(self.start_pseudo(repo, &at, &trigger))
