@@ -348,10 +348,13 @@ impl Processor {
             }
             // A story's deploy or validation run first; any other run may
             // be the Actions runner's.
-            Webhook::WorkflowRun(p) => match self.ship.on_workflow_run(p).await? {
-                Some(decision) => Ok(decision),
-                None => Ok(self.actions.on_workflow_run(p, &self.runs).await?),
-            },
+            Webhook::WorkflowRun(p) => {
+                let run = translate::workflow_run(p)?;
+                match self.ship.on_workflow_run(&run).await? {
+                    Some(decision) => Ok(decision),
+                    None => Ok(self.actions.on_workflow_run(&run, &self.runs).await?),
+                }
+            }
             // A task branch's push is a run; any other may change a plan.
             Webhook::Push(push) => {
                 let push = translate::push(push)?;

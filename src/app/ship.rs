@@ -27,7 +27,6 @@ use std::sync::Arc;
 use octocrab::Octocrab;
 
 use crate::github::{GitHubApp, GitHubError, RepoClient};
-use crate::intake::payload::{WorkflowRunAction, WorkflowRunPayload};
 use crate::store::StoreError;
 pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
@@ -42,8 +41,8 @@ use taskgate_core::ship::{
     ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
 };
 use taskgate_core::story::{story_branch, Marker};
-use taskgate_core::webhook::action::PullRequestAction;
-use taskgate_core::webhook::{PullRequestEvent, ShipPull};
+use taskgate_core::webhook::action::{PullRequestAction, WorkflowRunAction};
+use taskgate_core::webhook::{PullRequestEvent, ShipPull, WorkflowRun, WorkflowRunEvent};
 use taskgate_core::{Change, Decision};
 
 #[derive(Debug, thiserror::Error)]

@@ -5,6 +5,8 @@
 use serde::Deserialize;
 
 pub use taskgate_core::webhook::action::*;
+/// A run is read from the API too: one type, the core's.
+pub use taskgate_core::webhook::WorkflowRun;
 
 use taskgate_core::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
 
@@ -200,35 +202,6 @@ pub struct CheckSuite {
     #[serde(default)]
     pub app: Option<AppRef>,
     #[serde(default, deserialize_with = "super::age::lenient_stamp")]
-    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-pub struct WorkflowRun {
-    pub id: u64,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub head_sha: CommitSha,
-    #[serde(default)]
-    pub head_branch: Option<String>,
-    pub status: Option<String>,
-    #[serde(default)]
-    pub conclusion: Option<String>,
-    #[serde(default)]
-    pub path: Option<String>,
-    #[serde(default)]
-    pub html_url: Option<String>,
-    /// The run's `run-name`, as evaluated for this run.
-    #[serde(default)]
-    pub display_title: Option<String>,
-    /// What started the run (`workflow_dispatch`, `push`, `pull_request`, …).
-    #[serde(default)]
-    pub event: Option<String>,
-    /// The repository the run's code came from (a fork's, for fork PRs).
-    #[serde(default)]
-    pub head_repository: Option<RepositoryRef>,
-    /// When the run last changed: its completion, once it is `completed`.
-    #[serde(default)]
     pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 

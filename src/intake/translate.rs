@@ -6,11 +6,12 @@
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
     CheckRunPayload, CheckSuitePayload, InstallationAction, InstallationRepositoriesAction,
-    IssueCommentAction, PullRequestPayload, PushPayload, RepositoryRef, User,
+    IssueCommentAction, PullRequestPayload, PushPayload, RepositoryRef, User, WorkflowRunPayload,
 };
 use taskgate_core::ids::RepoName;
 use taskgate_core::webhook::{
     BranchRef, CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, PushedCommit,
+    WorkflowRunEvent,
 };
 use taskgate_core::{Actor, Event};
 
@@ -162,6 +163,17 @@ pub fn check_suite(p: &CheckSuitePayload) -> Result<CheckSuiteEvent, TranslateEr
         head_sha: p.check_suite.head_sha.clone(),
         head_branch: p.check_suite.head_branch.clone(),
         sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `workflow_run` webhook as the core's event.
+pub fn workflow_run(p: &WorkflowRunPayload) -> Result<WorkflowRunEvent, TranslateError> {
+    Ok(WorkflowRunEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        default_branch: p.repository.default_branch.clone(),
+        run: p.workflow_run.clone(),
     })
 }
 

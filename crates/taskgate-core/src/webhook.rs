@@ -15,11 +15,13 @@ mod check_run;
 mod check_suite;
 mod pull_request;
 mod push;
+mod workflow_run;
 
 pub use check_run::CheckRunEvent;
 pub use check_suite::CheckSuiteEvent;
 pub use pull_request::{PullRequestEvent, ShipPull, TaskPull};
 pub use push::{PushEvent, PushedCommit};
+pub use workflow_run::{RunRepository, WorkflowRun, WorkflowRunEvent};
 
 use crate::ids::CommitSha;
 use crate::story::BranchName;
