@@ -11,7 +11,6 @@
 //! (`core::on_unused`): it needs no payload, state or IO, and is stored with
 //! the delivery as already processed.
 
-pub mod action;
 pub mod age;
 mod budget;
 pub mod event;

@@ -42,7 +42,6 @@ use serde_json::Value;
 
 use super::task::{Progress, RunEvent, Runs};
 use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
-use crate::intake::payload::{WorkflowRun, WorkflowRunAction, WorkflowRunPayload};
 use crate::metrics::Metrics;
 use crate::runner::actions::{
     attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
@@ -55,6 +54,8 @@ use taskgate_core::plan::TaskId;
 use taskgate_core::report::{apply_quarantine, RunReport};
 use taskgate_core::story::Marker;
 use taskgate_core::task::{AttemptStatus, RunJob};
+use taskgate_core::webhook::action::WorkflowRunAction;
+use taskgate_core::webhook::{WorkflowRun, WorkflowRunEvent};
 use taskgate_core::{AttemptRef, Change, Decision};
 
 pub use taskgate_core::internal::WatchEvent;
@@ -307,7 +308,7 @@ impl ActionsRuns {
     /// report (or the stand-in when there is none) finishes it.
     pub(crate) async fn on_workflow_run(
         &self,
-        p: &WorkflowRunPayload,
+        p: &WorkflowRunEvent,
         runs: &impl AttemptProgress,
     ) -> Result<Decision, ActionsError> {
         let completed = match &p.action {
@@ -319,9 +320,9 @@ impl ActionsRuns {
                 )))
             }
         };
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ActionsError::Payload)?;
-        let run = &p.workflow_run;
-        let default_branch = p.repository.default_branch.as_deref();
+        let repo = p.repo.clone();
+        let run = &p.run;
+        let default_branch = p.default_branch.as_deref();
         let Some(row) = self.dispatched_attempt(&repo, run, default_branch).await? else {
             return Ok(Decision::nothing(format!(
                 "workflow run {} was not dispatched by taskgate",
@@ -360,17 +361,9 @@ impl ActionsRuns {
         if let Some(row) = self.store.workflow_run_attempt(repo, run.id).await? {
             return Ok(Some(row));
         }
-        // A title alone is easy to forge (a fork's pull_request workflow may
-        // take any `run-name`): only a dispatched run of this repository's
-        // default branch may be matched by it.
-        let dispatched = run.event.as_deref() == Some("workflow_dispatch")
-            && default_branch.is_some()
-            && run.head_branch.as_deref() == default_branch
-            && run
-                .head_repository
-                .as_ref()
-                .is_none_or(|r| r.full_name == repo.as_str());
-        if !dispatched {
+        // A title alone is easy to forge: only a dispatched run of this
+        // repository's default branch may be matched by it.
+        if !run.dispatched_here(repo, default_branch) {
             return Ok(None);
         }
         let Some(named) = run
@@ -389,8 +382,7 @@ impl ActionsRuns {
             return Ok(None);
         };
         let config = self.config(repo, &row.story).await?;
-        let file = run.path.as_deref().and_then(|p| p.rsplit('/').next());
-        Ok((file == Some(config.runner_workflow.as_str())).then_some(row))
+        Ok((run.file() == Some(config.runner_workflow.as_str())).then_some(row))
     }
 
     /// An Actions watch: asks GitHub for the attempt's run and carries on

@@ -330,42 +330,57 @@ impl Processor {
             return self.decide_in_core(&webhook);
         };
         match &webhook {
-            Webhook::PullRequest(p) => match self.ship.on_pull_request(p).await? {
-                Some(decision) => Ok(decision),
-                None => Ok(self.runs.on_pull_request(p).await?),
-            },
-            Webhook::CheckSuite(p) => Ok(self.runs.on_check_suite(p, &self.permissions).await?),
+            Webhook::PullRequest(p) => {
+                let pull = translate::pull_request(p)?;
+                match self.ship.on_pull_request(&pull).await? {
+                    Some(decision) => Ok(decision),
+                    None => Ok(self.runs.on_pull_request(&pull).await?),
+                }
+            }
+            Webhook::CheckSuite(p) => {
+                let suite = translate::check_suite(p)?;
+                Ok(self.runs.on_check_suite(&suite, &self.permissions).await?)
+            }
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
                 let outcome = self.ship.on_merge_group(p).await?;
                 self.with_proof_run(outcome).await
             }
-            Webhook::CheckRun(p) => Ok(self
-                .runs
-                .on_check_run(p, self.context.app_id, &self.permissions)
-                .await?),
+            Webhook::CheckRun(p) => {
+                let run = translate::check_run(p)?;
+                Ok(self
+                    .runs
+                    .on_check_run(&run, self.context.app_id, &self.permissions)
+                    .await?)
+            }
             // A story's deploy or validation run first; any other run may
             // be the Actions runner's.
-            Webhook::WorkflowRun(p) => match self.ship.on_workflow_run(p).await? {
-                Some(decision) => Ok(decision),
-                None => Ok(self.actions.on_workflow_run(p, &self.runs).await?),
-            },
+            Webhook::WorkflowRun(p) => {
+                let run = translate::workflow_run(p)?;
+                match self.ship.on_workflow_run(&run).await? {
+                    Some(decision) => Ok(decision),
+                    None => Ok(self.actions.on_workflow_run(&run, &self.runs).await?),
+                }
+            }
             // A task branch's push is a run; any other may change a plan.
-            Webhook::Push(push) => match self.runs.on_push(push).await? {
-                Some(mut decision) => {
-                    // A story that moved after `ship` leaves the queue.
-                    let ship = self.ship.on_story_branch_push(push).await?;
-                    decision.merge(ship);
-                    Ok(decision)
+            Webhook::Push(push) => {
+                let push = translate::push(push)?;
+                match self.runs.on_push(&push).await? {
+                    Some(mut decision) => {
+                        // A story that moved after `ship` leaves the queue.
+                        let ship = self.ship.on_story_branch_push(&push).await?;
+                        decision.merge(ship);
+                        Ok(decision)
+                    }
+                    None => {
+                        let mut decision = self.syncer.on_push(installation, &push).await?;
+                        // A story proving on the base this push replaced.
+                        let ship = self.ship.on_default_branch_push(&push).await?;
+                        decision.merge(ship);
+                        Ok(decision)
+                    }
                 }
-                None => {
-                    let mut decision = self.syncer.on_push(installation, push).await?;
-                    // A story proving on the base this push replaced.
-                    let ship = self.ship.on_default_branch_push(push).await?;
-                    decision.merge(ship);
-                    Ok(decision)
-                }
-            },
+            }
             // Every command of a comment, `plan` included: see `app::commands`.
             // A repository with no config recorded has it read first.
             Webhook::IssueComment(comment) => {
@@ -625,6 +640,13 @@ pub(super) enum DecideError {
 impl From<crate::store::StoreError> for DecideError {
     fn from(e: crate::store::StoreError) -> Self {
         DecideError::Transient(e.to_string())
+    }
+}
+
+/// A payload the core's event cannot be made of: never worth another try.
+impl From<translate::TranslateError> for DecideError {
+    fn from(e: translate::TranslateError) -> Self {
+        DecideError::Permanent(e.to_string())
     }
 }
 

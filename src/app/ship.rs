@@ -27,9 +27,6 @@ use std::sync::Arc;
 use octocrab::Octocrab;
 
 use crate::github::{GitHubApp, GitHubError, RepoClient};
-use crate::intake::payload::{
-    PullRequestAction, PullRequestPayload, WorkflowRunAction, WorkflowRunPayload,
-};
 use crate::store::StoreError;
 pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
@@ -44,6 +41,8 @@ use taskgate_core::ship::{
     ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
 };
 use taskgate_core::story::{story_branch, Marker};
+use taskgate_core::webhook::action::{PullRequestAction, WorkflowRunAction};
+use taskgate_core::webhook::{PullRequestEvent, ShipPull, WorkflowRun, WorkflowRunEvent};
 use taskgate_core::{Change, Decision};
 
 #[derive(Debug, thiserror::Error)]
@@ -290,30 +289,22 @@ impl Ship {
     /// A `pull_request` webhook for a story PR; `None` when it is not one.
     pub async fn on_pull_request(
         &self,
-        p: &PullRequestPayload,
+        p: &PullRequestEvent,
     ) -> Result<Option<Decision>, ShipError> {
-        let pr = &p.pull_request;
-        if let Some(issue) = revert_issue_of_branch(&pr.head.name) {
-            return self.on_revert_pull_request(p, issue).await;
-        }
-        let Some(issue) = story_issue_of_branch(&pr.head.name) else {
+        let issue = match p.for_ship() {
+            Some(ShipPull::Revert(issue)) => return self.on_revert_pull_request(p, issue).await,
+            Some(ShipPull::Story(issue)) => issue,
+            None => return Ok(None),
+        };
+        let (repo, default) = (&p.repo, p.default_branch.as_deref());
+        let Some(story) = self.store.story_by_issue(repo, issue).await? else {
             return Ok(None);
         };
-        // By repository id, a deleted fork (null) included: a fork may
-        // name its branch `taskgate/story-<n>` too.
-        let from_fork = p.head_is_elsewhere();
-        let default = p.repository.default_branch.as_deref();
-        if from_fork || default.is_some_and(|d| d != pr.base.name) {
-            return Ok(None);
-        }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+        let Some(mut l) = self.locate(repo, &story, default).await? else {
             return Ok(None);
         };
-        let Some(mut l) = self.locate(&repo, &story, default).await? else {
-            return Ok(None);
-        };
-        let number = pr.number;
+        let pr = &p.head;
+        let number = p.number;
         let ours = l.record.pr.is_none_or(|known| known == number);
         match &p.action {
             PullRequestAction::Opened
@@ -322,15 +313,10 @@ impl Ship {
             | PullRequestAction::ReadyForReview => {
                 // A head that moved after `ship` takes the story out of
                 // the queue first (`core::ship::pin`).
-                let moved = ship::on_story_head_moved(&l.record, &pr.head.sha, &l.ctx());
+                let moved = ship::on_story_head_moved(&l.record, &pr.sha, &l.ctx());
                 l.record = moved.record;
-                l.record = ship::on_story_pr_seen(
-                    &l.record,
-                    number,
-                    &pr.head.sha,
-                    pr.draft.unwrap_or(false),
-                );
-                let mut d = self.evaluate(l, Some(pr.head.sha.clone())).await?;
+                l.record = ship::on_story_pr_seen(&l.record, number, &pr.sha, p.draft);
+                let mut d = self.evaluate(l, Some(pr.sha.clone())).await?;
                 let mut effects = moved.effects;
                 effects.append(&mut d.effects);
                 d.effects = effects;
@@ -338,16 +324,11 @@ impl Ship {
             }
             PullRequestAction::Labeled => self.on_ship_label(l, p).await.map(Some),
             PullRequestAction::Closed if ours => {
-                let d = if pr.merged.unwrap_or(false) {
+                let d = if p.merged {
                     if l.record.pr.is_none() {
-                        l.record = ship::on_story_pr_seen(
-                            &l.record,
-                            number,
-                            &pr.head.sha,
-                            pr.draft.unwrap_or(false),
-                        );
+                        l.record = ship::on_story_pr_seen(&l.record, number, &pr.sha, p.draft);
                     }
-                    ship::on_story_pr_merged(&l.record, pr.merge_commit_sha.as_ref(), &l.ctx())
+                    ship::on_story_pr_merged(&l.record, p.merge_commit.as_ref(), &l.ctx())
                 } else {
                     ship::on_story_pr_closed_unmerged(&l.record, &l.ctx())
                 };
@@ -366,27 +347,22 @@ impl Ship {
     async fn on_ship_label(
         &self,
         mut l: Located,
-        p: &PullRequestPayload,
+        p: &PullRequestEvent,
     ) -> Result<Decision, ShipError> {
-        let (pr, number) = (&p.pull_request, p.pull_request.number);
-        let label = p.label.as_ref().map(|l| l.name.as_str());
+        let (pr, number) = (&p.head, p.number);
+        let label = p.label.as_deref();
         if label.is_none_or(|name| !name.eq_ignore_ascii_case(&l.config.ship_label)) {
             return Ok(Decision::nothing("story PR labelled: not the ship label"));
         }
         if l.record.pr.is_none() {
-            l.record =
-                ship::on_story_pr_seen(&l.record, number, &pr.head.sha, pr.draft.unwrap_or(false));
+            l.record = ship::on_story_pr_seen(&l.record, number, &pr.sha, p.draft);
         }
         // Adding the label is shipping: it needs the `ship` command's
         // permission (maintain by default). Refused: the label goes.
         let needs = l.config.required_permission("ship");
-        let has = match (&p.sender, p.installation.as_ref()) {
+        let has = match (&p.sender, p.installation) {
             (Some(s), Some(inst)) => {
-                match self
-                    .permissions
-                    .level(inst.id, &l.repo, s.id, &s.login)
-                    .await
-                {
+                match self.permissions.level(inst, &l.repo, s.id, &s.login).await {
                     Ok(level) => level,
                     Err(e) => {
                         tracing::warn!(error = %e, user = %s.id, "reading a permission failed");

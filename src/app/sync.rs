@@ -17,7 +17,7 @@ use http::Method;
 use octocrab::Octocrab;
 
 use crate::github::{client::send, GitHubApp, GitHubError};
-use crate::intake::payload::{IssueCommentPayload, PushPayload};
+use crate::intake::payload::IssueCommentPayload;
 use crate::store::StoreError;
 use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
@@ -30,6 +30,7 @@ use taskgate_core::sync::{
     decide_comment_plan, decide_plan, decide_reconcile, decide_removed_plan, record_branch_start,
     CommentPlan, IssueRecord, Known, StoryPlan,
 };
+use taskgate_core::webhook::PushEvent;
 use taskgate_core::Decision;
 
 mod first_read;
@@ -85,15 +86,15 @@ impl Syncer {
     pub async fn on_push(
         &self,
         installation: InstallationId,
-        push: &PushPayload,
+        push: &PushEvent,
     ) -> Result<Decision, SyncError> {
-        let Some(default_branch) = push.repository.default_branch.as_deref() else {
+        if push.default_branch.is_none() {
             return Ok(Decision::nothing("push without a default branch"));
-        };
-        if push.git_ref != format!("refs/heads/{default_branch}") || push.deleted {
+        }
+        if !push.to_default_branch() || push.deleted {
             return Ok(Decision::nothing("push to another branch"));
         }
-        let repo = RepoName::parse(&push.repository.full_name).map_err(SyncError::Payload)?;
+        let repo = push.repo.clone();
         // Each plan file's last word in the push: there, or removed.
         let mut present = self.pushed(installation, &repo, push).await?;
         let unrecorded = self.store.repo_config(&repo).await?.is_none();

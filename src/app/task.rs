@@ -17,10 +17,6 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
-use crate::intake::payload::{
-    CheckRunAction, CheckRunPayload, CheckSuiteAction, CheckSuitePayload, PullRequestAction,
-    PullRequestPayload, PushPayload,
-};
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
@@ -28,8 +24,12 @@ use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::{story_branch, task_branch, Marker};
 use taskgate_core::task::{
-    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, parse_check_key,
-    HeadSource, LoopInputs, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+    self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, HeadSource, LoopInputs,
+    PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+};
+use taskgate_core::webhook::action::PullRequestAction;
+use taskgate_core::webhook::{
+    CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, TaskPull,
 };
 use taskgate_core::{Change, Decision};
 
@@ -145,7 +145,7 @@ impl Runs {
     /// merged it is the shell's to say.
     fn rebased_commits(
         &self,
-        pr: &crate::intake::payload::PullRequest,
+        pr: &PullRequestEvent,
         method: taskgate_core::config::MergeMethod,
     ) -> Option<u32> {
         let by_taskgate = match (&pr.merged_by, &self.bot_login) {
@@ -174,75 +174,64 @@ impl Runs {
         into_decision(repo, located, d)
     }
 
-    pub async fn on_pull_request(&self, p: &PullRequestPayload) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let pr = &p.pull_request;
-        if matches!(
-            p.action,
-            PullRequestAction::Labeled | PullRequestAction::Other(_)
-        ) {
-            return Ok(Decision::nothing(format!(
-                "pull_request.{}: nothing to do",
-                p.action
-            )));
+    pub async fn on_pull_request(&self, e: &PullRequestEvent) -> Result<Decision, StoreError> {
+        let repo = &e.repo;
+        match e.for_runs() {
+            TaskPull::Ignored => {
+                return Ok(Decision::nothing(format!(
+                    "pull_request.{}: nothing to do",
+                    e.action
+                )));
+            }
+            TaskPull::ForkForTask { new_head } => {
+                return Ok(task::decide_fork_pull(repo, &e.head.sha, new_head));
+            }
+            TaskPull::Fork => {
+                return Ok(Decision::nothing(
+                    "pull request from a fork, not for a task",
+                ));
+            }
+            TaskPull::Head => {}
         }
-        let from_fork = p.head_is_elsewhere();
-        let aims_at_taskgate = pr.base.name.starts_with("taskgate/story-")
-            || task_issue_of_branch(&pr.head.name).is_some();
-        if from_fork && aims_at_taskgate {
-            let new_head = matches!(
-                p.action,
-                PullRequestAction::Opened
-                    | PullRequestAction::Synchronize
-                    | PullRequestAction::Reopened
-            );
-            let head = CommitSha(p.pull_request.head.sha.as_str().to_owned());
-            return Ok(task::decide_fork_pull(&repo, &head, new_head));
-        }
-        if from_fork {
-            return Ok(Decision::nothing(
-                "pull request from a fork, not for a task",
-            ));
-        }
-        let Some(located) = self.locate_branch(&repo, &pr.head.name).await? else {
+        let Some(located) = self.locate_branch(repo, &e.head.name).await? else {
             return Ok(Decision::nothing("not a task pull request"));
         };
-        let ctx = located.context(&repo, self.now());
+        let ctx = located.context(repo, self.now());
         let pull = PullRef {
-            number: pr.number,
-            draft: pr.draft.unwrap_or(false),
+            number: e.number,
+            draft: e.draft,
         };
-        let d = match p.action {
+        let d = match e.action {
             PullRequestAction::Closed => {
-                let merged = pr.merged.unwrap_or(false);
+                let merged = e.merged;
                 let mut d = on_pull_closed(&located.record, merged, &ctx);
                 if merged {
                     // What the merge made on the story branch: the ship
                     // gate takes only such commits there.
-                    d.record.merged_as = pr.merge_commit_sha.clone();
-                    d.record.merged_commits = self.rebased_commits(pr, ctx.merge_method);
+                    d.record.merged_as = e.merge_commit.clone();
+                    d.record.merged_commits = self.rebased_commits(e, ctx.merge_method);
                 }
-                let mut decision = self.finish(&repo, &located, d);
+                let mut decision = self.finish(repo, &located, d);
                 // The merge may complete what an integration milestone
                 // or another task waits for.
-                if let (true, Some(head)) = (merged, pr.merge_commit_sha.as_ref()) {
+                if let (true, Some(head)) = (merged, e.merge_commit.as_ref()) {
                     let done = (located.loc.task.as_str(), TaskState::Completed);
                     for more in self
-                        .start_ready_milestones(&repo, &located.loc.story, head, Some(done))
+                        .start_ready_milestones(repo, &located.loc.story, head, Some(done))
                         .await?
                     {
                         decision.merge(more);
                     }
                 }
                 if merged {
-                    for more in self.start_unblocked_tasks(&repo, &located).await? {
+                    for more in self.start_unblocked_tasks(repo, &located).await? {
                         decision.merge(more);
                     }
                 }
                 return Ok(decision);
             }
             PullRequestAction::ReadyForReview => {
-                on_ready_for_review(&located.record, pull, &pr.head.sha, &ctx)
+                on_ready_for_review(&located.record, pull, &e.head.sha, &ctx)
             }
             PullRequestAction::Opened
             | PullRequestAction::Synchronize
@@ -251,18 +240,15 @@ impl Runs {
             | PullRequestAction::Other(_) => on_trigger(
                 &located.record,
                 &Trigger::Head {
-                    sha: pr.head.sha.clone(),
+                    sha: e.head.sha.clone(),
                     pr: Some(pull),
-                    // `synchronize`: its sender pushed the new commits.
-                    pusher: (p.action == PullRequestAction::Synchronize)
-                        .then(|| p.sender.as_ref().map(|s| s.id))
-                        .flatten(),
+                    pusher: e.pusher().map(|s| s.id),
                     source: HeadSource::Webhook { before: None },
                 },
                 &ctx,
             ),
         };
-        Ok(self.finish(&repo, &located, d))
+        Ok(self.finish(repo, &located, d))
     }
 
     /// `done` just completed (in this delivery, not stored yet): each task
@@ -299,14 +285,14 @@ impl Runs {
 
     /// A push to a task branch, or to a story branch (its integration
     /// milestones); the default branch is the plan sync's.
-    pub async fn on_push(&self, p: &PushPayload) -> Result<Option<Decision>, StoreError> {
+    pub async fn on_push(&self, p: &PushEvent) -> Result<Option<Decision>, StoreError> {
         if let Some(decision) = self.on_story_push(p).await? {
             return Ok(Some(decision));
         }
-        if task_issue_of_branch(&p.git_ref).is_none() {
+        if p.task_branch().is_none() {
             return Ok(None);
         }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let repo = &p.repo;
         if p.deleted {
             return Ok(Some(Decision::nothing("task branch deleted")));
         }
@@ -323,10 +309,10 @@ impl Runs {
                 "task branch moved to commits already on another branch: nothing to test",
             )));
         }
-        let Some(located) = self.locate_branch(&repo, &p.git_ref).await? else {
+        let Some(located) = self.locate_branch(repo, &p.git_ref).await? else {
             return Ok(Some(Decision::nothing("not a branch of a known task")));
         };
-        let ctx = located.context(&repo, self.now());
+        let ctx = located.context(repo, self.now());
         let trigger = Trigger::Head {
             sha: p.after.clone(),
             pr: None,
@@ -336,7 +322,7 @@ impl Runs {
             },
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
-        Ok(Some(self.finish(&repo, &located, d)))
+        Ok(Some(self.finish(repo, &located, d)))
     }
 
     /// A check suite requested (nothing: the push runs) or re-requested
@@ -346,17 +332,17 @@ impl Runs {
     /// task branch runs (a fork's commit, or any other, is not).
     pub async fn on_check_suite(
         &self,
-        p: &CheckSuitePayload,
+        p: &CheckSuiteEvent,
         permissions: &crate::github::Permissions,
     ) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let Some(branch) = p.check_suite.head_branch.as_deref() else {
+        let repo = p.repo.clone();
+        let Some(branch) = p.head_branch.as_deref() else {
             return Ok(Decision::nothing("check suite without a branch"));
         };
         let Some(located) = self.locate_branch(&repo, branch).await? else {
             return Ok(Decision::nothing("not a task branch"));
         };
-        if p.action != CheckSuiteAction::Rerequested {
+        if !p.is_retry() {
             // GitHub asks for a suite on every push, taskgate's own branch
             // creations and merges included; the push itself (with the
             // commits it brings) is what starts a run.
@@ -365,7 +351,7 @@ impl Runs {
                 p.action
             )));
         }
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = Click {
             repo: &repo,
             what: "check_suite.rerequested: retry".to_owned(),
@@ -373,14 +359,14 @@ impl Runs {
             command: "retry",
             config: &located.config,
             tell: located.answered_on(),
-            at: &p.check_suite.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
-            sha: Some(p.check_suite.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: None,
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
@@ -391,22 +377,15 @@ impl Runs {
     /// branch todo button.
     pub async fn on_check_run(
         &self,
-        p: &CheckRunPayload,
+        p: &CheckRunEvent,
         app_id: u64,
         permissions: &crate::github::Permissions,
     ) -> Result<Decision, StoreError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
-        let ours = p.check_run.app.as_ref().is_none_or(|a| a.id == app_id);
-        let key = p
-            .check_run
-            .external_id
-            .as_deref()
-            .and_then(parse_check_key)
-            .filter(|_| ours);
-        let Some(key) = key else {
+        let repo = p.repo.clone();
+        let Some(key) = p.gate_key(app_id) else {
             return Ok(Decision::nothing("not a taskgate gate check run"));
         };
-        let Some(command) = check_run_command(p) else {
+        let Some(command) = p.command() else {
             return Ok(Decision::nothing(format!(
                 "check_run.{}: nothing to do",
                 p.action
@@ -425,15 +404,15 @@ impl Runs {
         };
         // A click needs what the command needs (GitHub lets anyone with
         // write access press a button; the repo config may ask for more).
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = Click {
             repo: &repo,
             what: format!("check_run.{}: {command}", p.action),
-            label: click_label(p),
+            label: p.click_label(),
             command,
             config: &located.config,
             tell: located.answered_on(),
-            at: &p.check_run.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
@@ -445,7 +424,7 @@ impl Runs {
         }
         let ctx = located.context(&repo, self.now());
         let trigger = Trigger::Retry {
-            sha: Some(p.check_run.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: Some(key.gate),
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
@@ -563,30 +542,6 @@ impl Runs {
     }
 }
 
-/// A check-run click as GitHub labels it, for a reply.
-pub(super) fn click_label(p: &CheckRunPayload) -> &'static str {
-    match p.action {
-        CheckRunAction::Rerequested => "“Re-run”",
-        _ => "A click on the check run's button",
-    }
-}
-
-/// The command a check-run event asks for: `retry` ("Re-run" or the Retry
-/// button) or `approve-branch` (its button).
-fn check_run_command(p: &CheckRunPayload) -> Option<&'static str> {
-    let button = p.requested_action.as_ref().map(|a| a.identifier.as_str());
-    match p.action {
-        CheckRunAction::Rerequested => Some("retry"),
-        CheckRunAction::RequestedAction if button == Some(taskgate_core::RETRY_ACTION) => {
-            Some("retry")
-        }
-        CheckRunAction::RequestedAction if button == Some(taskgate_core::APPROVE_BRANCH_ACTION) => {
-            Some("approve-branch")
-        }
-        CheckRunAction::RequestedAction | CheckRunAction::Other(_) => None,
-    }
-}
-
 /// A click on one of taskgate's check runs, as `refuse_sender` judges it.
 pub(super) struct Click<'a> {
     pub(super) repo: &'a RepoName,
@@ -616,17 +571,14 @@ impl Located {
 /// task or story is, once per click and commit: GitHub shows nothing where
 /// the click was made. `None`: allowed.
 async fn refuse_sender(
-    (sender, installation): (
-        Option<&crate::intake::payload::User>,
-        Option<&crate::intake::payload::InstallationRef>,
-    ),
+    (sender, installation): (Option<&taskgate_core::Actor>, Option<InstallationId>),
     click: Click<'_>,
     permissions: &crate::github::Permissions,
 ) -> Option<Decision> {
     let needs = click.config.required_permission(click.command);
     let has = match (sender, installation) {
         (Some(s), Some(i)) => permissions
-            .level(i.id, click.repo, s.id, &s.login)
+            .level(i, click.repo, s.id, &s.login)
             .await
             .unwrap_or(None),
         _ => None,

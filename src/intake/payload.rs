@@ -4,7 +4,9 @@
 
 use serde::Deserialize;
 
-pub use super::action::*;
+pub use taskgate_core::webhook::action::*;
+/// A run is read from the API too: one type, the core's.
+pub use taskgate_core::webhook::WorkflowRun;
 
 use taskgate_core::ids::{CommentId, CommitSha, InstallationId, IssueId, IssueNumber, UserId};
 
@@ -204,35 +206,6 @@ pub struct CheckSuite {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct WorkflowRun {
-    pub id: u64,
-    #[serde(default)]
-    pub name: Option<String>,
-    pub head_sha: CommitSha,
-    #[serde(default)]
-    pub head_branch: Option<String>,
-    pub status: Option<String>,
-    #[serde(default)]
-    pub conclusion: Option<String>,
-    #[serde(default)]
-    pub path: Option<String>,
-    #[serde(default)]
-    pub html_url: Option<String>,
-    /// The run's `run-name`, as evaluated for this run.
-    #[serde(default)]
-    pub display_title: Option<String>,
-    /// What started the run (`workflow_dispatch`, `push`, `pull_request`, …).
-    #[serde(default)]
-    pub event: Option<String>,
-    /// The repository the run's code came from (a fork's, for fork PRs).
-    #[serde(default)]
-    pub head_repository: Option<RepositoryRef>,
-    /// When the run last changed: its completion, once it is `completed`.
-    #[serde(default)]
-    pub updated_at: Option<chrono::DateTime<chrono::Utc>>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
 pub struct PingPayload {
     #[serde(default)]
     pub installation: Option<InstallationRef>,
@@ -299,19 +272,6 @@ pub struct PullRequestPayload {
     pub sender: Option<User>,
 }
 
-impl PullRequestPayload {
-    /// The head is not this repository's: a fork's, or `null` when the
-    /// fork was deleted. Compared by id, since a name can be taken again
-    /// by someone else (a renamed or deleted repository).
-    pub fn head_is_elsewhere(&self) -> bool {
-        self.pull_request
-            .head
-            .repo
-            .as_ref()
-            .is_none_or(|r| r.id != self.repository.id)
-    }
-}
-
 #[derive(Debug, Clone, Deserialize)]
 pub struct PushPayload {
     #[serde(default)]
@@ -333,30 +293,6 @@ pub struct PushPayload {
     /// Who pushed.
     #[serde(default)]
     pub sender: Option<User>,
-}
-
-impl PushPayload {
-    /// A branch made at a commit the repository already had (taskgate's
-    /// own task and story branches, or a person's `git push origin
-    /// HEAD:new`): GitHub lists no commit, and there is no work to test.
-    pub fn creates_branch_without_commits(&self) -> bool {
-        self.created && self.commits.is_empty()
-    }
-
-    /// Whether the push brings work of its own (SPEC §3: "runs start for
-    /// commits that bring work"). It does not when it creates a branch at
-    /// a commit the repository had, or when every commit it lists was on
-    /// another branch already (`distinct: false`): taskgate fast-forwarding
-    /// a task branch to its story branch, or a person pushing a branch
-    /// onto commits another one holds. A push listing no commit on an
-    /// existing branch (a force-push back to an older commit) moves the
-    /// head to something untested, and does bring work.
-    pub fn brings_work(&self) -> bool {
-        if self.creates_branch_without_commits() {
-            return false;
-        }
-        self.commits.is_empty() || self.commits.iter().any(|c| c.distinct)
-    }
 }
 
 fn distinct_by_default() -> bool {

@@ -1,10 +1,18 @@
-//! Typed webhook → core [`Event`]. The only place that knows both.
+//! Typed webhook → core [`Event`], and the repository webhooks (pull
+//! request, push, check run, check suite, workflow run) → the core's
+//! domain events (`taskgate_core::webhook`). The only place that knows
+//! both a payload and an event: the handlers in `app` take the events.
 
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
-    InstallationAction, InstallationRepositoriesAction, IssueCommentAction, RepositoryRef, User,
+    CheckRunPayload, CheckSuitePayload, InstallationAction, InstallationRepositoriesAction,
+    IssueCommentAction, PullRequestPayload, PushPayload, RepositoryRef, User, WorkflowRunPayload,
 };
 use taskgate_core::ids::RepoName;
+use taskgate_core::webhook::{
+    BranchRef, CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, PushedCommit,
+    WorkflowRunEvent,
+};
 use taskgate_core::{Actor, Event};
 
 /// Why a parsed payload could not become an event.
@@ -82,6 +90,90 @@ pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
         | Webhook::CheckSuite(_)
         | Webhook::WorkflowRun(_)
         | Webhook::MergeGroup(_) => unused(),
+    })
+}
+
+/// A `pull_request` webhook as the core's event.
+pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, TranslateError> {
+    let pr = &p.pull_request;
+    Ok(PullRequestEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        number: pr.number,
+        head: BranchRef::new(&pr.head.name, pr.head.sha.clone()),
+        base: pr.base.name.clone(),
+        repo_id: p.repository.id,
+        head_repo_id: pr.head.repo.as_ref().map(|r| r.id),
+        default_branch: p.repository.default_branch.clone(),
+        draft: pr.draft.unwrap_or(false),
+        merged: pr.merged.unwrap_or(false),
+        merge_commit: pr.merge_commit_sha.clone(),
+        merged_by: pr.merged_by.as_ref().map(|u| actor(u, None)),
+        commits: pr.commits,
+        label: p.label.as_ref().map(|l| l.name.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `push` webhook as the core's event.
+pub fn push(p: &PushPayload) -> Result<PushEvent, TranslateError> {
+    Ok(PushEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        git_ref: p.git_ref.clone(),
+        before: p.before.clone(),
+        after: p.after.clone(),
+        default_branch: p.repository.default_branch.clone(),
+        commits: (p.commits.iter())
+            .map(|c| PushedCommit {
+                id: c.id.clone(),
+                distinct: c.distinct,
+                added: c.added.clone(),
+                modified: c.modified.clone(),
+                removed: c.removed.clone(),
+            })
+            .collect(),
+        deleted: p.deleted,
+        created: p.created,
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `check_run` webhook as the core's event.
+pub fn check_run(p: &CheckRunPayload) -> Result<CheckRunEvent, TranslateError> {
+    Ok(CheckRunEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        head_sha: p.check_run.head_sha.clone(),
+        app: p.check_run.app.as_ref().map(|a| a.id),
+        external_id: p.check_run.external_id.clone(),
+        button: p.requested_action.as_ref().map(|a| a.identifier.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `check_suite` webhook as the core's event.
+pub fn check_suite(p: &CheckSuitePayload) -> Result<CheckSuiteEvent, TranslateError> {
+    Ok(CheckSuiteEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        head_sha: p.check_suite.head_sha.clone(),
+        head_branch: p.check_suite.head_branch.clone(),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `workflow_run` webhook as the core's event.
+pub fn workflow_run(p: &WorkflowRunPayload) -> Result<WorkflowRunEvent, TranslateError> {
+    Ok(WorkflowRunEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        installation: p.installation.as_ref().map(|i| i.id),
+        action: p.action.clone(),
+        default_branch: p.repository.default_branch.clone(),
+        run: p.workflow_run.clone(),
     })
 }
 

@@ -42,6 +42,7 @@ pub mod ship;
 pub mod story;
 pub mod sync;
 pub mod task;
+pub mod webhook;
 
 pub use decide::{answer_comment, is_own, on_event, on_unused, CommentRef, Context, Decision};
 pub use effect::{

@@ -13,12 +13,12 @@
 use super::{
     report_for_missing_artifact, ActionsError, ActionsRuns, Marker, Progress, RepoClient, RunJob,
 };
-use crate::intake::payload::WorkflowRun;
 use crate::store::{AttemptRow, StoreError};
 use taskgate_core::ids::{CommitSha, RepoName};
 use taskgate_core::story::start::{
     check_tested, render_conflict_not_run, tested_warning, TestedCheck,
 };
+use taskgate_core::webhook::WorkflowRun;
 
 impl ActionsRuns {
     /// The story branch of a task's story (none for milestones and proofs,

@@ -12,6 +12,7 @@
 use super::*;
 use taskgate_core::ship::{ProofStep, ProofVerdict};
 use taskgate_core::task::RunSubject;
+use taskgate_core::webhook::PushEvent;
 
 /// A ship event's decision, and the proof run it asks for, if any.
 pub struct ShipOutcome {
@@ -217,17 +218,13 @@ impl Ship {
     /// A push to the default branch while a story proves on an older
     /// base: its proof can no longer land, so it is proven again at once
     /// (rather than after its run, when the fast-forward would be refused).
-    pub async fn on_default_branch_push(
-        &self,
-        p: &crate::intake::payload::PushPayload,
-    ) -> Result<Decision, ShipError> {
-        let default = p.repository.default_branch.as_deref();
-        let branch = p.git_ref.strip_prefix("refs/heads/");
-        if default.is_none() || branch != default || p.deleted {
+    pub async fn on_default_branch_push(&self, p: &PushEvent) -> Result<Decision, ShipError> {
+        let default = p.default_branch.as_deref();
+        if !p.to_default_branch() || p.deleted {
             return Ok(Decision::nothing(""));
         }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let stories = self.store.story_records(&repo).await?;
+        let repo = &p.repo;
+        let stories = self.store.story_records(repo).await?;
         let moved = stories.iter().find(|(_, r)| {
             r.state == ShipState::Proving && r.proof.as_ref().is_some_and(|f| f.base != p.after)
         });
@@ -235,7 +232,7 @@ impl Ship {
             return Ok(Decision::nothing(""));
         };
         let round = record.proof.as_ref().map_or(0, |f| f.round);
-        let Some(l) = self.locate(&repo, story, default).await? else {
+        let Some(l) = self.locate(repo, story, default).await? else {
             return Ok(Decision::nothing(""));
         };
         Ok(l.finish(ship::on_base_moved(&l.record, round, &l.ctx())))
@@ -243,22 +240,18 @@ impl Ship {
 
     /// A push to a story branch (`taskgate/story-<n>`): a story queued or
     /// proving on another head leaves the queue (`core::ship::pin`).
-    pub async fn on_story_branch_push(
-        &self,
-        p: &crate::intake::payload::PushPayload,
-    ) -> Result<Decision, ShipError> {
-        let Some(issue) = super::story_issue_of_branch(&p.git_ref) else {
+    pub async fn on_story_branch_push(&self, p: &PushEvent) -> Result<Decision, ShipError> {
+        let Some(issue) = p.story_branch() else {
             return Ok(Decision::nothing(""));
         };
         if p.deleted {
             return Ok(Decision::nothing(""));
         }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+        let Some(story) = self.store.story_by_issue(&p.repo, issue).await? else {
             return Ok(Decision::nothing(""));
         };
-        let default = p.repository.default_branch.as_deref();
-        let Some(l) = self.locate(&repo, &story, default).await? else {
+        let default = p.default_branch.as_deref();
+        let Some(l) = self.locate(&p.repo, &story, default).await? else {
             return Ok(Decision::nothing(""));
         };
         Ok(l.finish(ship::on_story_head_moved(&l.record, &p.after, &l.ctx())))
@@ -269,27 +262,23 @@ impl Ship {
     /// the story is rolled back.
     pub(super) async fn on_revert_pull_request(
         &self,
-        p: &crate::intake::payload::PullRequestPayload,
+        p: &taskgate_core::webhook::PullRequestEvent,
         issue: IssueNumber,
     ) -> Result<Option<Decision>, ShipError> {
-        use crate::intake::payload::PullRequestAction;
-        let default = p.repository.default_branch.as_deref();
-        if p.head_is_elsewhere() || default.is_some_and(|d| d != p.pull_request.base.name) {
-            return Ok(None);
-        }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let Some(story) = self.store.story_by_issue(&repo, issue).await? else {
+        use taskgate_core::webhook::action::PullRequestAction;
+        let default = p.default_branch.as_deref();
+        let Some(story) = self.store.story_by_issue(&p.repo, issue).await? else {
             return Ok(None);
         };
-        let Some(l) = self.locate(&repo, &story, default).await? else {
+        let Some(l) = self.locate(&p.repo, &story, default).await? else {
             return Ok(None);
         };
-        let number = p.pull_request.number;
+        let number = p.number;
         let d = match &p.action {
             PullRequestAction::Opened | PullRequestAction::Reopened => {
                 ship::on_revert_pr_seen(&l.record, number, &l.ctx())
             }
-            PullRequestAction::Closed if p.pull_request.merged.unwrap_or(false) => {
+            PullRequestAction::Closed if p.merged => {
                 ship::on_revert_merged(&l.record, number, &l.ctx())
             }
             action => {

@@ -11,11 +11,11 @@ impl Ship {
     /// `None` for any other run (the Actions runner's, or someone else's).
     pub async fn on_workflow_run(
         &self,
-        p: &WorkflowRunPayload,
+        p: &WorkflowRunEvent,
     ) -> Result<Option<Decision>, ShipError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
-        let run = &p.workflow_run;
-        let default = p.repository.default_branch.as_deref();
+        let repo = p.repo.clone();
+        let run = &p.run;
+        let default = p.default_branch.as_deref();
         let found = match self.store.story_run(&repo, run.id).await? {
             Some(r) => Some((r.story, r.workflow)),
             None => self.waiting_for(&repo, run, default).await?,
@@ -39,11 +39,7 @@ impl Ship {
             l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
         }
         let conclusion = run.conclusion.as_deref().unwrap_or("unknown");
-        let file = run
-            .path
-            .as_deref()
-            .and_then(|p| p.rsplit('/').next())
-            .unwrap_or("the workflow");
+        let file = run.file().unwrap_or("the workflow");
         let report = match &run.html_url {
             Some(url) => format!("`{file}` run [{}]({url}) concluded `{conclusion}`", run.id),
             None => format!("`{file}` run {} concluded `{conclusion}`", run.id),
@@ -66,21 +62,14 @@ impl Ship {
     async fn waiting_for(
         &self,
         repo: &RepoName,
-        run: &crate::intake::payload::WorkflowRun,
+        run: &WorkflowRun,
         default: Option<&str>,
     ) -> Result<Option<(String, StoryWorkflow)>, ShipError> {
-        let file = run.path.as_deref().and_then(|p| p.rsplit('/').next());
-        let (Some(file), Some(branch)) = (file, run.head_branch.as_deref()) else {
-            return Ok(None);
-        };
-        if default.is_none_or(|d| d != branch) {
-            return Ok(None);
-        }
         // Only a dispatched run can be taskgate's deploy or validation; a
         // push-triggered or manual run of the same file is someone else's.
-        if run.event.as_deref() != Some("workflow_dispatch") {
+        let Some(file) = run.file().filter(|_| run.dispatched_on_default(default)) else {
             return Ok(None);
-        }
+        };
         let mut candidates = Vec::new();
         for (story, record) in self.store.story_records(repo).await? {
             let which = match record.state {

@@ -26,9 +26,9 @@ use tracing::warn;
 
 use super::{read_file, SyncError, Syncer};
 use crate::github::RepoClient;
-use crate::intake::action::{InstallationAction, InstallationRepositoriesAction};
 use crate::intake::event::Webhook;
 use crate::intake::payload::RepositoryRef;
+use crate::intake::payload::{InstallationAction, InstallationRepositoriesAction};
 use crate::store::RepoConfigRecord;
 use taskgate_core::config::{decide_config_read, decide_first_config_read, Problems, CONFIG_PATH};
 use taskgate_core::ids::{CommitSha, InstallationId, RepoName};

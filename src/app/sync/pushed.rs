@@ -15,9 +15,9 @@ use std::collections::BTreeMap;
 
 use super::{is_plan_file, SyncError, Syncer, STORIES_DIR};
 use crate::github::RepoClient;
-use crate::intake::payload::PushPayload;
 use taskgate_core::config::CONFIG_PATH;
 use taskgate_core::ids::{InstallationId, RepoName};
+use taskgate_core::webhook::PushEvent;
 
 /// The commits a push webhook lists at most: "The array includes a maximum
 /// of 2048 commits" (GitHub's description of the push event's `commits`,
@@ -27,8 +27,8 @@ pub const PUSH_COMMITS_MAX: usize = 2048;
 /// Each changed path: `true` when it is there at the push's head.
 pub(super) type Pushed = BTreeMap<String, bool>;
 
-/// The paths the payload's commits name, each with its last word.
-fn from_payload(push: &PushPayload) -> Pushed {
+/// The paths the push's commits name, each with its last word.
+fn from_payload(push: &PushEvent) -> Pushed {
     let mut present = Pushed::new();
     for c in &push.commits {
         for path in c.added.iter().chain(&c.modified) {
@@ -48,7 +48,7 @@ impl Syncer {
         &self,
         installation: InstallationId,
         repo: &RepoName,
-        push: &PushPayload,
+        push: &PushEvent,
     ) -> Result<Pushed, SyncError> {
         if push.commits.len() < PUSH_COMMITS_MAX {
             return Ok(from_payload(push));

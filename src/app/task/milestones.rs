@@ -117,13 +117,9 @@ impl Runs {
     /// A push to a story branch: its ready milestones run at the new head.
     pub(super) async fn on_story_push(
         &self,
-        p: &PushPayload,
+        p: &PushEvent,
     ) -> Result<Option<Decision>, StoreError> {
-        let Some(number) = p
-            .git_ref
-            .strip_prefix("refs/heads/taskgate/story-")
-            .and_then(|n| n.parse::<u64>().ok())
-        else {
+        let Some(IssueNumber(number)) = p.story_branch() else {
             return Ok(None);
         };
         if p.deleted {
@@ -134,23 +130,19 @@ impl Runs {
                 "story branch created without new commits",
             )));
         }
-        let repo = RepoName::parse(&p.repository.full_name).map_err(StoreError::Corrupt)?;
+        let repo = &p.repo;
         let story = taskgate_core::story::story_key_for_issue(number);
         // The story key is the issue's for comment plans; file plans are
         // found through the story issue's marker.
-        let story = match self.store.story(&repo, &story).await? {
+        let story = match self.store.story(repo, &story).await? {
             Some(_) => story,
-            None => match self
-                .store
-                .story_by_issue(&repo, IssueNumber(number))
-                .await?
-            {
+            None => match self.store.story_by_issue(repo, IssueNumber(number)).await? {
                 Some(story) => story,
                 None => return Ok(Some(Decision::nothing("not a known story's branch"))),
             },
         };
         let decisions = self
-            .start_ready_milestones(&repo, &story, &p.after, None)
+            .start_ready_milestones(repo, &story, &p.after, None)
             .await?;
         let mut all = Decision::nothing("story branch moved");
         for d in decisions {
@@ -165,7 +157,7 @@ impl Runs {
     pub(super) async fn milestone_check_run(
         &self,
         repo: &RepoName,
-        p: &CheckRunPayload,
+        p: &CheckRunEvent,
         key: &task::CheckKey,
         milestone: &str,
         command: &str,
@@ -186,21 +178,21 @@ impl Runs {
         else {
             return Ok(Decision::nothing("milestone no longer in the plan"));
         };
-        let by = (p.sender.as_ref(), p.installation.as_ref());
+        let by = (p.sender.as_ref(), p.installation);
         let click = super::Click {
             repo,
             what: format!("check_run.{}: {command}", p.action),
-            label: super::click_label(p),
+            label: p.click_label(),
             command,
             config: &at.config,
             tell: story_issue.number,
-            at: &p.check_run.head_sha,
+            at: &p.head_sha,
         };
         if let Some(refused) = refuse_sender(by, click, permissions).await {
             return Ok(refused);
         }
         let trigger = Trigger::Retry {
-            sha: Some(p.check_run.head_sha.clone()),
+            sha: Some(p.head_sha.clone()),
             gate: Some(key.gate.clone()),
         };
         Ok(self.start_pseudo(repo, &at, &trigger))

@@ -37,7 +37,7 @@ impl Runs {
         &self,
         repo: &RepoName,
         located: &Located,
-        sender: Option<&crate::intake::payload::User>,
+        sender: Option<&taskgate_core::Actor>,
     ) -> Result<Decision, StoreError> {
         let by = match sender {
             Some(user) => AuditActor::user(user.id, &user.login),

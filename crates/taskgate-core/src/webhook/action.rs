@@ -3,7 +3,7 @@
 //! Owns: which actions taskgate acts on. Each enum names exactly those;
 //! every other action GitHub sends (today's or a future one) is `Other`,
 //! kept verbatim for logs and outcomes. So "which deliveries matter" is
-//! read off the type ([`super::event::WebhookKind::matters`]) rather than
+//! read off the type (the intake's `WebhookKind::matters`) rather than
 //! kept in a list, and adding a variant is the one step that makes taskgate
 //! read such deliveries: the compiler then asks each handler that matches
 //! the enum what to do with it.
