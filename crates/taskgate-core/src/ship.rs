@@ -62,7 +62,7 @@ pub use render_queue::render_land_refused;
 pub use rollback::{
     on_revert_base_moved, on_revert_commit, on_revert_failed, on_revert_merged, on_revert_passed,
     on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
-    RollbackAsk, RollbackState,
+    RollbackAsk, RollbackRefusal, RollbackState,
 };
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
