@@ -30,6 +30,7 @@
 mod audit;
 mod claims;
 mod commit_changes;
+mod commit_error;
 mod db;
 mod effect_claims;
 mod freeze;
@@ -61,6 +62,7 @@ mod writer;
 
 pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
 pub use commit_changes::MAX_CHANGED_FILES;
+pub use commit_error::CommitError;
 pub use effect_claims::{Claimed, Settlement};
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use outbox::{DueEffects, EffectRow, EffectStatus};
@@ -94,7 +96,7 @@ pub enum StoreError {
     #[error("the database writer has stopped")]
     WriterGone,
     #[error("commit failed: {0}")]
-    Commit(String),
+    Commit(CommitError),
     #[error(
         "`{0}` is not a supported DATABASE_URL (use sqlite://PATH or postgres://USER@HOST:PORT/DB)"
     )]
@@ -378,7 +380,7 @@ impl Store {
                     f(&Db::Sqlite(&conn))
                 })
                 .await
-                .map_err(|e| StoreError::Commit(format!("read task failed: {e}")))?
+                .map_err(|e| StoreError::Commit(CommitError::ReadTask(e.to_string())))?
             }
             Reader::Postgres(reader) => {
                 let (reply, answer) = oneshot::channel();

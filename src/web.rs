@@ -52,9 +52,21 @@ pub struct WebConfig {
 /// is `/api/github/webhooks`, for an App moved over from Probot).
 pub const DEFAULT_WEBHOOK_PATH: &str = "/webhook";
 
+/// A `WEBHOOK_PATH` taskgate refuses; its Display names the path and the
+/// rule it breaks.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WebhookPathError {
+    #[error("`{0}` must start with `/` (e.g. /webhook)")]
+    NotAbsolute(String),
+    #[error("`{0}` must be `/`-separated segments of letters, digits, `-`, `.`, `_` or `~`")]
+    NotPlain(String),
+    #[error("`{0}` is taken by another route of taskgate (/healthz, /metrics, /api/...)")]
+    Taken(String),
+}
+
 /// Checks a `WEBHOOK_PATH`: an absolute path of plain segments that no
 /// other route of this server uses.
-pub fn parse_webhook_path(path: &str) -> Result<String, String> {
+pub fn parse_webhook_path(path: &str) -> Result<String, WebhookPathError> {
     let plain = |segment: &str| {
         !segment.is_empty()
             && segment
@@ -62,18 +74,14 @@ pub fn parse_webhook_path(path: &str) -> Result<String, String> {
                 .all(|c| c.is_ascii_alphanumeric() || "-._~".contains(c))
     };
     let Some(rest) = path.strip_prefix('/') else {
-        return Err(format!("`{path}` must start with `/` (e.g. /webhook)"));
+        return Err(WebhookPathError::NotAbsolute(path.to_owned()));
     };
     if !rest.split('/').all(plain) {
-        return Err(format!(
-            "`{path}` must be `/`-separated segments of letters, digits, `-`, `.`, `_` or `~`"
-        ));
+        return Err(WebhookPathError::NotPlain(path.to_owned()));
     }
     let first = rest.split('/').next().unwrap_or_default();
     if matches!(first, "healthz" | "metrics" | "api") && !path.starts_with("/api/github/") {
-        return Err(format!(
-            "`{path}` is taken by another route of taskgate (/healthz, /metrics, /api/...)"
-        ));
+        return Err(WebhookPathError::Taken(path.to_owned()));
     }
     Ok(path.to_owned())
 }
@@ -186,7 +194,7 @@ mod tests {
         ] {
             assert_eq!(parse_webhook_path(good).as_deref(), Ok(good));
         }
-        let refused = |path: &str| parse_webhook_path(path).unwrap_err();
+        let refused = |path: &str| parse_webhook_path(path).unwrap_err().to_string();
         assert!(refused("webhook").contains("must start with `/`"));
         for bad in ["/", "/a//b", "/a/", "/{id}", "/a/*rest", "/a b", "/a?x=1"] {
             assert!(refused(bad).contains("segments of letters"), "{bad}");
@@ -194,5 +202,20 @@ mod tests {
         for taken in ["/healthz", "/metrics", "/api/stories", "/api"] {
             assert!(refused(taken).contains("taken by another route"), "{taken}");
         }
+    }
+
+    #[test]
+    fn a_refused_webhook_path_says_which_rule_it_breaks() {
+        let said = [
+            WebhookPathError::NotAbsolute("webhook".into()),
+            WebhookPathError::NotPlain("/a//b".into()),
+            WebhookPathError::Taken("/metrics".into()),
+        ]
+        .map(|e| e.to_string());
+        insta::assert_snapshot!(said.join("\n"), @r"
+        `webhook` must start with `/` (e.g. /webhook)
+        `/a//b` must be `/`-separated segments of letters, digits, `-`, `.`, `_` or `~`
+        `/metrics` is taken by another route of taskgate (/healthz, /metrics, /api/...)
+        ");
     }
 }

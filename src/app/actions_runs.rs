@@ -45,7 +45,7 @@ use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
 use crate::metrics::Metrics;
 use crate::runner::actions::{
     attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
-    report_for_missing_artifact, ArtifactError, ArtifactLimits, REPORT_ARTIFACT,
+    report_for_missing_artifact, ArtifactError, ArtifactLimits,
 };
 use crate::store::{AttemptRow, StoreError};
 use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
@@ -509,37 +509,33 @@ impl ActionsRuns {
         repo: &RepoName,
         row: &AttemptRow,
         run: &WorkflowRun,
-    ) -> Result<Result<RunReport, String>, ActionsError> {
+    ) -> Result<Result<RunReport, NotAccepted>, ActionsError> {
         let client = self.github.installation_client(row.installation).await?;
-        let why = match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await
-        {
-            Ok(mut report) => {
-                // The job knows no quarantine, and the artifact is not
-                // believed about one: the server's is applied, as to a
-                // local run's.
-                let now = self.store.clock().now_s();
-                let quarantined = self.store.quarantined_tests(repo, now).await?;
-                let quarantined = quarantined.into_iter().collect();
-                for gate in &mut report.gates {
-                    apply_quarantine(gate, &quarantined);
+        let cause =
+            match fetch_report(&client, repo, run.id, &row.task, &row.sha, self.limits).await {
+                Ok(mut report) => {
+                    // The job knows no quarantine, and the artifact is not
+                    // believed about one: the server's is applied, as to a
+                    // local run's.
+                    let now = self.store.clock().now_s();
+                    let quarantined = self.store.quarantined_tests(repo, now).await?;
+                    let quarantined = quarantined.into_iter().collect();
+                    for gate in &mut report.gates {
+                        apply_quarantine(gate, &quarantined);
+                    }
+                    super::commit_changes::record_from_github(&self.store.changes(), &client, row)
+                        .await;
+                    // A run without a report says nothing of the overhead.
+                    self.counted.count(&self.metrics, row, run, &report);
+                    return Ok(Ok(report));
                 }
-                super::commit_changes::record_from_github(&self.store.changes(), &client, row)
-                    .await;
-                // A run without a report says nothing of the overhead.
-                self.counted.count(&self.metrics, row, run, &report);
-                return Ok(Ok(report));
-            }
-            Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
-            Err(ArtifactError::NoReport { .. }) => format!(
-                "no `{REPORT_ARTIFACT}` artifact was uploaded (did the job reach its upload step?)"
-            ),
-            Err(e) => e.to_string(),
-        };
-        let why = match &run.conclusion {
-            Some(conclusion) => format!("{why}; the run concluded `{conclusion}`"),
-            None => why,
-        };
-        Ok(Err(why))
+                Err(ArtifactError::GitHub(e)) if e.is_transient() => return Err(e.into()),
+                Err(e) => e,
+            };
+        Ok(Err(NotAccepted::Artifact {
+            cause,
+            conclusion: run.conclusion.clone(),
+        }))
     }
 }
 
@@ -580,8 +576,11 @@ impl AttemptProgress for Runs {
     }
 }
 
+mod not_accepted;
 mod store;
 mod tested;
+
+pub use not_accepted::NotAccepted;
 
 pub(crate) use store::ActionsStore;
 

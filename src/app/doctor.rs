@@ -314,9 +314,9 @@ async fn sandbox(isolation: &Isolation) -> SandboxFacts {
             Ok(()) => SandboxFacts::Works {
                 processes_limited: crate::runner::sandbox::processes_limited(),
             },
-            Err(why) => SandboxFacts::Fails(why),
+            Err(why) => SandboxFacts::Fails(why.to_string()),
         },
         Isolation::Unsandboxed | Isolation::Host => SandboxFacts::Unsandboxed,
-        Isolation::Refused(why) => SandboxFacts::Refused(why.clone()),
+        Isolation::Refused(why) => SandboxFacts::Refused(why.to_string()),
     }
 }

@@ -453,7 +453,7 @@ impl Processor {
             Decided::Failed(why) => Err(why),
             Decided::Retry(why) => match self.put_off(&delivery, why).await {
                 None => return Processed::PutOff,
-                Some(given_up) => Err(given_up),
+                Some(given_up) => Err(given_up.to_string()),
             },
         };
         let stored = match decided {
@@ -546,7 +546,7 @@ impl Processor {
 
     /// Puts a delivery GitHub failed off, with backoff; returns why it is
     /// given up instead once it has been tried for [`RETRY_LIMIT`].
-    async fn put_off(&self, delivery: &PendingDelivery, why: String) -> Option<String> {
+    async fn put_off(&self, delivery: &PendingDelivery, why: String) -> Option<GaveUp> {
         let now = self.store.clock().now_ms();
         let tries = delivery.tries + 1;
         let retry_at = match next_try(delivery.received_at_ms, now, tries, &self.retry, &why) {
@@ -571,6 +571,17 @@ impl Processor {
     }
 }
 
+/// A delivery GitHub failed for [`RETRY_LIMIT`]: not tried again. Its
+/// Display is the delivery's outcome.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("gave up after {tries} tries over {hours} hours: {why}")]
+pub struct GaveUp {
+    pub tries: u32,
+    pub hours: u64,
+    /// GitHub's last failure.
+    pub why: String,
+}
+
 /// When a delivery GitHub failed `tries` times is tried next (ms), or why
 /// it is given up: once it has waited [`RETRY_LIMIT`] since it arrived.
 fn next_try(
@@ -579,12 +590,13 @@ fn next_try(
     tries: u32,
     backoff: &crate::github::executor::Backoff,
     why: &str,
-) -> Result<i64, String> {
+) -> Result<i64, GaveUp> {
     if now_ms - received_at_ms >= RETRY_LIMIT.as_millis() as i64 {
-        return Err(format!(
-            "gave up after {tries} tries over {} hours: {why}",
-            RETRY_LIMIT.as_secs() / 3600
-        ));
+        return Err(GaveUp {
+            tries,
+            hours: RETRY_LIMIT.as_secs() / 3600,
+            why: why.to_owned(),
+        });
     }
     Ok(now_ms + backoff.delay(tries).as_millis() as i64)
 }
@@ -708,7 +720,7 @@ mod tests {
             "{at}"
         );
         assert_eq!(
-            next_try(0, 24 * hour, 41, &backoff, "GitHub answered 502"),
+            next_try(0, 24 * hour, 41, &backoff, "GitHub answered 502").map_err(|e| e.to_string()),
             Err("gave up after 41 tries over 24 hours: GitHub answered 502".to_owned())
         );
     }

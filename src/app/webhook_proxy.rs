@@ -26,17 +26,35 @@ const RECONNECT_MAX: Duration = Duration::from_secs(30);
 /// would otherwise be waited on forever.
 const IDLE_LIMIT: Duration = Duration::from_secs(90);
 
+/// A `WEBHOOK_PROXY_URL` that is not a channel's URL.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not an http(s) URL of a channel (e.g. https://smee.io/<channel>)")]
+pub struct ProxyUrlError(pub String);
+
+/// Why a connection to the channel ended; the proxy reconnects after any
+/// of them (each is worth another try: the channel is only a relay).
+#[derive(Debug, thiserror::Error)]
+pub enum ChannelError {
+    #[error("could not build an HTTP client: {0}")]
+    Client(#[source] octocrab::Error),
+    /// The channel could not be reached, or its stream broke.
+    #[error("{0}")]
+    Connection(#[source] octocrab::Error),
+    #[error("the channel answered {0}")]
+    Status(http::StatusCode),
+    #[error("nothing came from the channel for {seconds} s, not even a keep-alive")]
+    Silent { seconds: u64 },
+}
+
 /// Checks a `WEBHOOK_PROXY_URL` before anything starts.
-pub fn parse_proxy_url(url: &str) -> Result<String, String> {
+pub fn parse_proxy_url(url: &str) -> Result<String, ProxyUrlError> {
     let channel = url.parse::<http::Uri>().ok().filter(|uri| {
         matches!(uri.scheme_str(), Some("https" | "http"))
             && uri.host().is_some_and(|host| !host.is_empty())
     });
     match channel {
         Some(_) => Ok(url.to_owned()),
-        None => Err(format!(
-            "`{url}` is not an http(s) URL of a channel (e.g. https://smee.io/<channel>)"
-        )),
+        None => Err(ProxyUrlError(url.to_owned())),
     }
 }
 
@@ -144,11 +162,11 @@ async fn listen(
     relay: &reqwest::Client,
     wait: &mut Duration,
     idle: Duration,
-) -> Result<(), String> {
+) -> Result<(), ChannelError> {
     let client = octocrab::Octocrab::builder()
         .set_connect_timeout(Some(Duration::from_secs(10)))
         .build()
-        .map_err(|e| format!("could not build an HTTP client: {e}"))?;
+        .map_err(ChannelError::Client)?;
     let mut headers = http::HeaderMap::new();
     headers.insert(
         http::header::ACCEPT,
@@ -157,9 +175,9 @@ async fn listen(
     let response = client
         ._get_with_headers(channel, Some(headers))
         .await
-        .map_err(|e| e.to_string())?;
+        .map_err(ChannelError::Connection)?;
     if !response.status().is_success() {
-        return Err(format!("the channel answered {}", response.status()));
+        return Err(ChannelError::Status(response.status()));
     }
     *wait = RECONNECT_FIRST;
     info!(%channel, "forwarding webhooks from the proxy channel");
@@ -167,15 +185,14 @@ async fn listen(
     let mut stream = EventStream::default();
     loop {
         let Ok(next) = tokio::time::timeout(idle, body.frame()).await else {
-            return Err(format!(
-                "nothing came from the channel for {} s, not even a keep-alive",
-                idle.as_secs()
-            ));
+            return Err(ChannelError::Silent {
+                seconds: idle.as_secs(),
+            });
         };
         let Some(frame) = next else {
             return Ok(());
         };
-        let frame = frame.map_err(|e| e.to_string())?;
+        let frame = frame.map_err(ChannelError::Connection)?;
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
@@ -319,7 +336,7 @@ mod tests {
             .await
             .expect("listen gives up on a silent channel");
         let why = left.expect_err("a silent channel is given up");
-        assert!(why.contains("not even a keep-alive"), "{why}");
+        assert!(why.to_string().contains("not even a keep-alive"), "{why}");
         // It had accepted the connection: the next wait starts over.
         assert_eq!(wait, RECONNECT_FIRST);
     }
@@ -331,5 +348,12 @@ mod tests {
         for bad in ["smee.io/abc", "ftp://smee.io/abc", "https://", "not a url"] {
             assert!(parse_proxy_url(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_refused_url_and_a_lost_channel_say_why() {
+        insta::assert_snapshot!(ProxyUrlError("smee.io/abc".into()), @"`smee.io/abc` is not an http(s) URL of a channel (e.g. https://smee.io/<channel>)");
+        insta::assert_snapshot!(ChannelError::Status(http::StatusCode::NOT_FOUND), @"the channel answered 404 Not Found");
+        insta::assert_snapshot!(ChannelError::Silent { seconds: 90 }, @"nothing came from the channel for 90 s, not even a keep-alive");
     }
 }

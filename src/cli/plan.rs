@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::Subcommand;
-use taskgate_core::config::{load_config, CONFIG_PATH};
+use taskgate_core::config::{load_config, RepoConfig, CONFIG_PATH};
 use taskgate_core::plan::{
-    check_plan, render_mermaid, render_problems, render_tree, render_validation_report,
+    check_plan, render_mermaid, render_problems, render_tree, render_validation_report, Problem,
 };
 
 use super::DirFiles;
@@ -48,21 +48,22 @@ pub fn run(command: PlanCommand) -> anyhow::Result<i32> {
     }
 }
 
-fn repo_config(repo: &Path) -> anyhow::Result<Result<taskgate_core::config::RepoConfig, String>> {
+/// The repository's config, or the problems that keep it from loading.
+fn repo_config(repo: &Path) -> anyhow::Result<Result<RepoConfig, Vec<Problem>>> {
     let path = repo.join(CONFIG_PATH);
     let src = match std::fs::read_to_string(&path) {
         Ok(s) => Some(s),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
     };
-    Ok(load_config(src.as_deref()).map_err(|problems| render_problems(CONFIG_PATH, &problems)))
+    Ok(load_config(src.as_deref()))
 }
 
 fn validate(files: &[PathBuf], json: bool, repo: &Path) -> anyhow::Result<i32> {
     let config = match repo_config(repo)? {
         Ok(config) => config,
-        Err(report) => {
-            eprint!("{report}");
+        Err(problems) => {
+            eprint!("{}", render_problems(CONFIG_PATH, &problems));
             return Ok(1);
         }
     };
@@ -88,8 +89,8 @@ fn validate(files: &[PathBuf], json: bool, repo: &Path) -> anyhow::Result<i32> {
 fn show(file: &Path, mermaid: bool, repo: &Path) -> anyhow::Result<i32> {
     let config = match repo_config(repo)? {
         Ok(config) => config,
-        Err(report) => {
-            eprint!("{report}");
+        Err(problems) => {
+            eprint!("{}", render_problems(CONFIG_PATH, &problems));
             return Ok(1);
         }
     };

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use super::process::{DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
 use super::reports::{gate_reports, gate_tests, list_workspace, GateReports};
 use super::sandbox::{
-    borrowed_objects, processes_limited, Isolation, SandboxRun, PROCESSES_WARNING,
+    borrowed_objects, processes_limited, Isolation, SandboxError, SandboxRun, PROCESSES_WARNING,
     UNSANDBOXED_WARNING, WORKSPACE,
 };
 use super::CancelToken;
@@ -214,7 +214,7 @@ pub async fn run_gate_specs(
     let start = Instant::now();
     let (sandbox, run_warnings) = match isolate(workdir, &options).await {
         Ok(isolated) => isolated,
-        Err(why) => return refused(task, gates, &why, &options, start),
+        Err(why) => return refused(task, gates, &why.to_string(), &options, start),
     };
     let mut ran: Vec<Vec<CommandResult>> = Vec::new();
     let mut reports: Vec<Option<GateReports>> = Vec::new();
@@ -310,11 +310,11 @@ pub async fn run_gate_specs(
 async fn isolate(
     workdir: &Path,
     options: &RunOptions,
-) -> Result<(Option<SandboxRun>, Vec<String>), String> {
+) -> Result<(Option<SandboxRun>, Vec<String>), SandboxError> {
     match &options.isolation {
         Isolation::Host => Ok((None, Vec::new())),
         Isolation::Unsandboxed => Ok((None, vec![UNSANDBOXED_WARNING.to_string()])),
-        Isolation::Refused(why) => Err(format!("taskgate refused to run task code: {why}")),
+        Isolation::Refused(why) => Err(SandboxError::Settings(why.clone())),
         Isolation::Sandbox(sandbox) => {
             sandbox.probe().await?;
             let mut warnings: Vec<String> = options
@@ -331,7 +331,7 @@ async fn isolate(
                 options.network.allowed(),
                 borrowed_objects(workdir),
             )
-            .map_err(|e| format!("taskgate refused to run task code: the sandbox's files: {e}"))?;
+            .map_err(SandboxError::Files)?;
             Ok((Some(run), warnings))
         }
     }

@@ -33,6 +33,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
 use super::sandbox::{PidsCgroup, SandboxRun, STARTED_MARK};
+use super::sandbox_net::NetworkError;
 use super::CancelToken;
 
 /// Output kept per command unless configured: 4 MiB.
@@ -192,7 +193,7 @@ pub async fn run_command(spec: &CommandSpec, cancel: &CancelToken) -> io::Result
     let (mut output, truncated) = capture.finish();
     let mut sandbox_failed = false;
     if let Some(why) = network_failed {
-        output = why.into_bytes();
+        output = why.to_string().into_bytes();
         output_bytes = output.len() as u64;
         sandbox_failed = true;
     } else if spec.sandbox.is_some() {
@@ -367,22 +368,31 @@ async fn sandbox_pid(info: OwnedFd) -> Option<i32> {
         .filter(|p| *p > 1)
 }
 
+/// Why a sandboxed command allowed the network did not start; its Display
+/// is the command's output.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkStartError {
+    #[error("the sandbox did not start (bwrap gave no pid)")]
+    NoPid,
+    #[error("the sandbox's network could not be set up: {0}")]
+    Network(#[source] NetworkError),
+    #[error("the sandbox's command could not be started: {0}")]
+    Unblock(#[source] io::Error),
+}
+
 /// Attaches the network of the sandbox whose pid 1 is `pid`, then lets its
 /// command start.
 async fn attach_network(
     pid: Option<i32>,
     block: &OwnedFd,
-) -> Result<super::sandbox_net::Attached, String> {
-    let pid = pid.ok_or("the sandbox did not start (bwrap gave no pid)")?;
+) -> Result<super::sandbox_net::Attached, NetworkStartError> {
+    let pid = pid.ok_or(NetworkStartError::NoPid)?;
     let attached = super::sandbox_net::attach(pid)
         .await
-        .map_err(|why| format!("the sandbox's network could not be set up: {why}"))?;
+        .map_err(NetworkStartError::Network)?;
     // SAFETY: write(2) of one byte from a valid buffer to a pipe we own.
     if unsafe { libc::write(block.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
-        return Err(format!(
-            "the sandbox's command could not be started: {}",
-            io::Error::last_os_error()
-        ));
+        return Err(NetworkStartError::Unblock(io::Error::last_os_error()));
     }
     Ok(attached)
 }

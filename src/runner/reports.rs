@@ -222,7 +222,7 @@ pub fn read_gate_reports(
                 out.report_files.push(path);
                 out.problems.extend(note);
             }
-            Err(why) => out.problems.push(why),
+            Err(why) => out.problems.push(why.to_string()),
         }
     }
     Some(out)
@@ -253,6 +253,43 @@ fn add_once(cases: &mut Vec<TestCase>, more: Vec<TestCase>) {
     }
 }
 
+/// Why one report file was not read; its Display is the problem the gate
+/// reports.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportFileError {
+    #[error("the workspace could not be resolved: {0}")]
+    WorkspaceUnresolved(#[source] std::io::Error),
+    #[error("`{path}` could not be read: its directory is gone")]
+    DirectoryGone { path: String },
+    #[error("`{path}` lies outside the workspace (a directory on its way is a link); not read")]
+    OutsideWorkspace { path: String },
+    #[error("`{path}` is a symbolic link; taskgate does not follow it (write the report itself)")]
+    Symlink { path: String },
+    #[error("`{path}` is not a regular file; taskgate reads only plain report files")]
+    NotAFile { path: String },
+    #[error("`{path}` could not be read: {source}")]
+    Unreadable {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(
+        "`{path}` is not a report format taskgate reads (JUnit XML, TAP, libtest JSON, go test -json)"
+    )]
+    UnknownFormat { path: String },
+    /// The parser refused it (a malformed or hostile report).
+    #[error("{0} (report ignored)")]
+    Unparsed(#[source] taskgate_core::results::ReportError),
+}
+
+impl ReportFileError {
+    fn unreadable(path: &str, source: std::io::Error) -> ReportFileError {
+        ReportFileError::Unreadable {
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
 /// One report's cases and, if it was read only in part, a note saying so.
 fn read_one(
     workdir: &Path,
@@ -260,18 +297,11 @@ fn read_one(
     hint: Option<taskgate_core::results::ReportFormat>,
     kind: Option<Kind>,
     budget: &mut (u64, usize),
-) -> Result<(Vec<TestCase>, Option<String>), String> {
+) -> Result<(Vec<TestCase>, Option<String>), ReportFileError> {
+    let path_of = || path.to_owned();
     match kind {
-        Some(Kind::Symlink) => {
-            return Err(format!(
-                "`{path}` is a symbolic link; taskgate does not follow it (write the report itself)"
-            ))
-        }
-        Some(Kind::Other) => {
-            return Err(format!(
-                "`{path}` is not a regular file; taskgate reads only plain report files"
-            ))
-        }
+        Some(Kind::Symlink) => return Err(ReportFileError::Symlink { path: path_of() }),
+        Some(Kind::Other) => return Err(ReportFileError::NotAFile { path: path_of() }),
         _ => {}
     }
     let mut file = open_inside(workdir, path)?;
@@ -279,19 +309,18 @@ fn read_one(
     (&mut file)
         .take(512)
         .read_to_end(&mut head)
-        .map_err(|e| format!("`{path}` could not be read: {e}"))?;
-    let format = detect_format(&head, path).or(hint).ok_or_else(|| {
-        format!("`{path}` is not a report format taskgate reads (JUnit XML, TAP, libtest JSON, go test -json)")
-    })?;
+        .map_err(|e| ReportFileError::unreadable(path, e))?;
+    let format = detect_format(&head, path)
+        .or(hint)
+        .ok_or_else(|| ReportFileError::UnknownFormat { path: path_of() })?;
     file.rewind()
-        .map_err(|e| format!("`{path}` could not be read: {e}"))?;
+        .map_err(|e| ReportFileError::unreadable(path, e))?;
     let limits = Limits {
         max_bytes: Limits::default().max_bytes.min(budget.0),
         max_cases: Limits::default().max_cases.min(budget.1),
         ..Limits::default()
     };
-    let results =
-        parse_report(format, file, path, &limits).map_err(|e| format!("{e} (report ignored)"))?;
+    let results = parse_report(format, file, path, &limits).map_err(ReportFileError::Unparsed)?;
     budget.0 = budget.0.saturating_sub(results.bytes_read);
     budget.1 = budget.1.saturating_sub(results.cases.len());
     let note = results.truncated.map(|t| {
@@ -310,37 +339,32 @@ fn read_one(
 /// Opens `path` (relative to `workdir`) for reading, refusing a symbolic
 /// link as its last part, anything but a regular file, and a file whose
 /// directory resolves outside the workspace.
-fn open_inside(workdir: &Path, path: &str) -> Result<File, String> {
+fn open_inside(workdir: &Path, path: &str) -> Result<File, ReportFileError> {
+    let path_of = || path.to_owned();
     let full = workdir.join(path);
     let root = workdir
         .canonicalize()
-        .map_err(|e| format!("the workspace could not be resolved: {e}"))?;
+        .map_err(ReportFileError::WorkspaceUnresolved)?;
     let parent = full
         .parent()
         .and_then(|p| p.canonicalize().ok())
-        .ok_or_else(|| format!("`{path}` could not be read: its directory is gone"))?;
+        .ok_or_else(|| ReportFileError::DirectoryGone { path: path_of() })?;
     if !parent.starts_with(&root) {
-        return Err(format!(
-            "`{path}` lies outside the workspace (a directory on its way is a link); not read"
-        ));
+        return Err(ReportFileError::OutsideWorkspace { path: path_of() });
     }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&full)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => format!(
-                "`{path}` is a symbolic link; taskgate does not follow it (write the report itself)"
-            ),
-            _ => format!("`{path}` could not be read: {e}"),
+            Some(libc::ELOOP) => ReportFileError::Symlink { path: path_of() },
+            _ => ReportFileError::unreadable(path, e),
         })?;
     let meta = file
         .metadata()
-        .map_err(|e| format!("`{path}` could not be read: {e}"))?;
+        .map_err(|e| ReportFileError::unreadable(path, e))?;
     if !meta.is_file() {
-        return Err(format!(
-            "`{path}` is not a regular file; taskgate reads only plain report files"
-        ));
+        return Err(ReportFileError::NotAFile { path: path_of() });
     }
     Ok(file)
 }

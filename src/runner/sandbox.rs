@@ -44,6 +44,9 @@ use std::time::Duration;
 pub use super::sandbox_cgroup::{processes_limited, PidsCgroup};
 use super::sandbox_files::{credential_masks, EtcFiles, Mask};
 
+mod error;
+pub use error::{ProbeFailure, SandboxError, SettingError};
+
 /// Where the workspace is mounted inside the sandbox (and the commands' cwd).
 pub const WORKSPACE: &str = "/workspace";
 /// The sandbox's private HOME, an empty tmpfs per command.
@@ -112,7 +115,7 @@ pub enum Isolation {
     /// own machine, as their own user. Nothing to say.
     Host,
     /// The operator's settings are wrong: nothing runs, every gate says why.
-    Refused(String),
+    Refused(SettingError),
 }
 
 impl Isolation {
@@ -127,11 +130,7 @@ impl Isolation {
         match var("TASKGATE_UNSANDBOXED").as_deref().map(str::trim) {
             None | Some("" | "0" | "false") => {}
             Some("1" | "true") => return Isolation::Unsandboxed,
-            Some(other) => {
-                return Isolation::Refused(format!(
-                    "TASKGATE_UNSANDBOXED={other}: expected 1 (run without the sandbox) or 0"
-                ))
-            }
+            Some(other) => return Isolation::Refused(SettingError::Unsandboxed(other.to_owned())),
         }
         match Sandbox::from_vars(var) {
             Ok(s) => Isolation::Sandbox(Arc::new(s)),
@@ -211,16 +210,19 @@ pub struct SandboxRun {
 }
 
 impl Sandbox {
-    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Sandbox, String> {
-        let number = |name: &str, default: u64, unit: u64| -> Result<u64, String> {
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Sandbox, SettingError> {
+        let number = |name: &str, default: u64, unit: u64| -> Result<u64, SettingError> {
             match var(name).as_deref().map(str::trim) {
                 None | Some("") => Ok(default * unit),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(n) if n > 0 => n
-                        .checked_mul(unit)
-                        .ok_or(format!("{name}={v} is too large")),
-                    _ => Err(format!("{name}={v}: expected a whole number above 0")),
-                },
+                Some(v) => {
+                    let (name, value) = (name.to_owned(), v.to_owned());
+                    match v.parse::<u64>() {
+                        Ok(n) if n > 0 => n
+                            .checked_mul(unit)
+                            .ok_or(SettingError::TooLarge { name, value }),
+                        _ => Err(SettingError::NotANumber { name, value }),
+                    }
+                }
             }
         };
         let limits = Limits {
@@ -242,9 +244,7 @@ impl Sandbox {
         {
             let path = PathBuf::from(p);
             if !path.is_absolute() || path == Path::new("/") {
-                return Err(format!(
-                    "TASKGATE_SANDBOX_RO_PATHS: `{p}` must be an absolute path other than /"
-                ));
+                return Err(SettingError::ReadOnlyPath(p.to_owned()));
             }
             ro_paths.push(path);
         }
@@ -262,13 +262,13 @@ impl Sandbox {
     /// every option a real command gets. Success is remembered per program;
     /// a failure is checked again on the next run (bubblewrap may have been
     /// installed meanwhile). The error says why and how to fix it.
-    pub async fn probe(&self) -> Result<(), String> {
+    pub async fn probe(&self) -> Result<(), SandboxError> {
         static WORKS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
         if WORKS.lock().unwrap().contains(&self.program) {
             return Ok(());
         }
         let run = SandboxRun::new(Arc::new(self.clone()), false, Vec::new())
-            .map_err(|e| format!("taskgate refused to run task code: the sandbox's files: {e}"))?;
+            .map_err(SandboxError::Files)?;
         let dir = std::env::temp_dir();
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(run.args(&dir, "true", None, None))
@@ -277,31 +277,24 @@ impl Sandbox {
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
         let outcome = tokio::time::timeout(Duration::from_secs(10), cmd.output()).await;
+        let program = self.program.clone();
         let why = match outcome {
             Ok(Ok(out)) if out.status.success() => {
                 WORKS.lock().unwrap().push(self.program.clone());
                 return Ok(());
             }
-            Ok(Ok(out)) => format!(
-                "`{}` failed ({}): {}",
-                self.program.display(),
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
+            Ok(Ok(out)) => ProbeFailure::Failed {
+                program,
+                status: out.status,
+                stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+            },
             Ok(Err(e)) if e.kind() == std::io::ErrorKind::NotFound => {
-                format!("bubblewrap (`{}`) is not installed", self.program.display())
+                ProbeFailure::NotInstalled { program }
             }
-            Ok(Err(e)) => format!("`{}` could not start: {e}", self.program.display()),
-            Err(_) => format!("`{}` did not answer within 10 s", self.program.display()),
+            Ok(Err(source)) => ProbeFailure::NoStart { program, source },
+            Err(_) => ProbeFailure::NoAnswer { program },
         };
-        Err(format!(
-            "taskgate refused to run task code: this host cannot sandbox it ({why}). \
-             Install bubblewrap 0.8 or later (`apt-get install bubblewrap`) and allow \
-             unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`; on \
-             Ubuntu 24.04 also `kernel.apparmor_restrict_unprivileged_userns=0`), or set \
-             TASKGATE_UNSANDBOXED=1 to run task code without a sandbox (unsafe: it gets \
-             taskgate's access)"
-        ))
+        Err(SandboxError::Unavailable(why))
     }
 }
 

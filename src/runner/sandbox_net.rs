@@ -27,7 +27,7 @@ use std::net::Ipv4Addr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -62,6 +62,33 @@ pub fn is_public(a: Ipv4Addr) -> bool {
         })
 }
 
+/// Why a sandbox allowed the network could not get it: its command does
+/// not run, and this is its output.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    #[error("the sandbox's network namespace: {0}")]
+    Namespace(#[source] std::io::Error),
+    #[error("the sandbox's user namespace: {0}")]
+    UserNamespace(#[source] std::io::Error),
+    #[error("`ip` could not start (install iproute2): {0}")]
+    IpMissing(#[source] std::io::Error),
+    #[error("`ip`: {0}")]
+    Ip(#[source] std::io::Error),
+    #[error("`ip` did not finish within 10 s")]
+    IpTimeout,
+    #[error("setting the sandbox's routes failed ({status}): {stderr}")]
+    Routes { status: ExitStatus, stderr: String },
+    #[error("slirp4netns could not start (install slirp4netns): {0}")]
+    SlirpMissing(#[source] std::io::Error),
+    #[error("slirp4netns: {0}")]
+    Slirp(#[source] std::io::Error),
+    /// slirp4netns did not say it was ready; what it wrote to stderr.
+    #[error("slirp4netns did not set the sandbox's network up: {0}")]
+    SlirpNotReady(String),
+    #[error("pipe: {0}")]
+    Pipe(#[source] std::io::Error),
+}
+
 /// slirp4netns serving one sandbox; it stops when this is dropped (its
 /// exit pipe closes, and it is killed).
 #[derive(Debug)]
@@ -72,17 +99,14 @@ pub struct Attached {
 
 /// Gives the network namespace of the sandbox whose pid 1 is `pid` (outside
 /// numbering) egress to public addresses only. The error says what failed.
-pub async fn attach(pid: i32) -> Result<Attached, String> {
-    let net = std::fs::File::open(format!("/proc/{pid}/ns/net"))
-        .map_err(|e| format!("the sandbox's network namespace: {e}"))?;
+pub async fn attach(pid: i32) -> Result<Attached, NetworkError> {
+    let net =
+        std::fs::File::open(format!("/proc/{pid}/ns/net")).map_err(NetworkError::Namespace)?;
     // The user namespace bubblewrap made it in: the one that may change it.
     // SAFETY: NS_GET_USERNS on a namespace fd returns a new fd or -1.
     let owner = unsafe { libc::ioctl(net.as_raw_fd(), NS_GET_USERNS) };
     if owner < 0 {
-        return Err(format!(
-            "the sandbox's user namespace: {}",
-            std::io::Error::last_os_error()
-        ));
+        return Err(NetworkError::UserNamespace(std::io::Error::last_os_error()));
     }
     // SAFETY: a fresh fd we own.
     let owner = unsafe { OwnedFd::from_raw_fd(owner) };
@@ -93,7 +117,7 @@ pub async fn attach(pid: i32) -> Result<Attached, String> {
 const NS_GET_USERNS: libc::c_ulong = 0xb701;
 
 /// `ip -batch -` inside the namespace, with the capability to change it.
-async fn set_routes(owner: &OwnedFd, net: RawFd, host: &[Ipv4Addr]) -> Result<(), String> {
+async fn set_routes(owner: &OwnedFd, net: RawFd, host: &[Ipv4Addr]) -> Result<(), NetworkError> {
     let mut batch: String = BLOCKED
         .iter()
         .map(|r| format!("route add unreachable {r}\n"))
@@ -124,24 +148,23 @@ async fn set_routes(owner: &OwnedFd, net: RawFd, host: &[Ipv4Addr]) -> Result<()
     let mut child = tokio::process::Command::from(cmd)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("`ip` could not start (install iproute2): {e}"))?;
+        .map_err(NetworkError::IpMissing)?;
     if let Some(mut stdin) = child.stdin.take() {
         use tokio::io::AsyncWriteExt;
         stdin
             .write_all(batch.as_bytes())
             .await
-            .map_err(|e| format!("`ip`: {e}"))?;
+            .map_err(NetworkError::Ip)?;
     }
     let out = tokio::time::timeout(Duration::from_secs(10), child.wait_with_output())
         .await
-        .map_err(|_| "`ip` did not finish within 10 s".to_string())?
-        .map_err(|e| format!("`ip`: {e}"))?;
+        .map_err(|_| NetworkError::IpTimeout)?
+        .map_err(NetworkError::Ip)?;
     if !out.status.success() {
-        return Err(format!(
-            "setting the sandbox's routes failed ({}): {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
+        return Err(NetworkError::Routes {
+            status: out.status,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
     }
     Ok(())
 }
@@ -198,7 +221,7 @@ fn keep_net_admin_across_exec() -> std::io::Result<()> {
 }
 
 /// slirp4netns on the namespace, once it says the tap device is up.
-async fn start_slirp(owner: &OwnedFd, pid: i32) -> Result<Attached, String> {
+async fn start_slirp(owner: &OwnedFd, pid: i32) -> Result<Attached, NetworkError> {
     let (ready_read, ready_write) = pipe()?;
     let (exit_read, exit_write) = pipe()?;
     let user = owner.as_raw_fd();
@@ -235,10 +258,10 @@ async fn start_slirp(owner: &OwnedFd, pid: i32) -> Result<Attached, String> {
     let mut child = tokio::process::Command::from(cmd)
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("slirp4netns could not start (install slirp4netns): {e}"))?;
+        .map_err(NetworkError::SlirpMissing)?;
     drop((ready_write, exit_read));
-    let mut ready = tokio::net::unix::pipe::Receiver::from_owned_fd(ready_read)
-        .map_err(|e| format!("slirp4netns: {e}"))?;
+    let mut ready =
+        tokio::net::unix::pipe::Receiver::from_owned_fd(ready_read).map_err(NetworkError::Slirp)?;
     let mut byte = [0u8; 1];
     let said = tokio::time::timeout(Duration::from_secs(10), ready.read(&mut byte)).await;
     if !matches!(said, Ok(Ok(1))) {
@@ -248,10 +271,7 @@ async fn start_slirp(owner: &OwnedFd, pid: i32) -> Result<Attached, String> {
             let _ =
                 tokio::time::timeout(Duration::from_secs(2), err.read_to_string(&mut why)).await;
         }
-        return Err(format!(
-            "slirp4netns did not set the sandbox's network up: {}",
-            why.trim()
-        ));
+        return Err(NetworkError::SlirpNotReady(why.trim().to_owned()));
     }
     Ok(Attached {
         _slirp: child,
@@ -259,11 +279,11 @@ async fn start_slirp(owner: &OwnedFd, pid: i32) -> Result<Attached, String> {
     })
 }
 
-fn pipe() -> Result<(OwnedFd, OwnedFd), String> {
+fn pipe() -> Result<(OwnedFd, OwnedFd), NetworkError> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 fills two fds on success.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+        return Err(NetworkError::Pipe(std::io::Error::last_os_error()));
     }
     // SAFETY: fresh fds we own.
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
@@ -333,5 +353,42 @@ mod tests {
         ] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
+    }
+
+    #[test]
+    fn a_network_that_could_not_be_attached_says_which_step_failed() {
+        use crate::runner::process::NetworkStartError;
+        use std::os::unix::process::ExitStatusExt;
+        let io = || std::io::Error::from(std::io::ErrorKind::NotFound);
+        let said = [
+            NetworkError::Namespace(io()),
+            NetworkError::UserNamespace(io()),
+            NetworkError::IpMissing(io()),
+            NetworkError::Ip(io()),
+            NetworkError::IpTimeout,
+            NetworkError::Routes {
+                status: ExitStatus::from_raw(2 << 8),
+                stderr: "RTNETLINK answers: Operation not permitted".into(),
+            },
+            NetworkError::SlirpMissing(io()),
+            NetworkError::Slirp(io()),
+            NetworkError::SlirpNotReady("cannot open tap0".into()),
+            NetworkError::Pipe(io()),
+        ]
+        .map(|e| NetworkStartError::Network(e).to_string());
+        insta::assert_snapshot!(said.join("\n"), @r"
+            the sandbox's network could not be set up: the sandbox's network namespace: entity not found
+            the sandbox's network could not be set up: the sandbox's user namespace: entity not found
+            the sandbox's network could not be set up: `ip` could not start (install iproute2): entity not found
+            the sandbox's network could not be set up: `ip`: entity not found
+            the sandbox's network could not be set up: `ip` did not finish within 10 s
+            the sandbox's network could not be set up: setting the sandbox's routes failed (exit status: 2): RTNETLINK answers: Operation not permitted
+            the sandbox's network could not be set up: slirp4netns could not start (install slirp4netns): entity not found
+            the sandbox's network could not be set up: slirp4netns: entity not found
+            the sandbox's network could not be set up: slirp4netns did not set the sandbox's network up: cannot open tap0
+            the sandbox's network could not be set up: pipe: entity not found
+            ");
+        insta::assert_snapshot!(NetworkStartError::NoPid, @"the sandbox did not start (bwrap gave no pid)");
+        insta::assert_snapshot!(NetworkStartError::Unblock(io()), @"the sandbox's command could not be started: entity not found");
     }
 }

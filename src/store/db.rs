@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use rusqlite::types::{FromSql, ToSql, ToSqlOutput, Value, ValueRef};
 
 use super::sql::Sql;
-use super::StoreError;
+use super::{CommitError, StoreError};
 
 /// Which SQL dialect a statement runs in, for the few that differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,6 +235,14 @@ impl PgConn {
         Ok(self.client.batch_execute(sql)?)
     }
 
+    /// [`PgConn::batch`] for the writer's transaction control: its error
+    /// says whether the commit may succeed if tried again.
+    pub fn batch_commit(&mut self, sql: &str) -> Result<(), CommitError> {
+        self.client
+            .batch_execute(sql)
+            .map_err(|e| CommitError::postgres(&e, StoreError::Postgres(described(&e)).to_string()))
+    }
+
     /// The one `BIGINT` a statement without parameters returns.
     pub fn scalar_i64(&mut self, sql: &str) -> Result<i64, StoreError> {
         Ok(self.client.query_one(sql, &[])?.try_get(0)?)
@@ -341,13 +349,17 @@ impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> StoreError {
         // The client's own wording is only "db error": the server's message
         // (and its detail) is what an operator can act on.
-        StoreError::Postgres(match e.as_db_error() {
-            Some(db) => match db.detail() {
-                Some(detail) => format!("{}: {} ({detail})", db.code().code(), db.message()),
-                None => format!("{}: {}", db.code().code(), db.message()),
-            },
-            None => e.to_string(),
-        })
+        StoreError::Postgres(described(&e))
+    }
+}
+
+fn described(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{}: {} ({detail})", db.code().code(), db.message()),
+            None => format!("{}: {}", db.code().code(), db.message()),
+        },
+        None => e.to_string(),
     }
 }
 

@@ -22,7 +22,7 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::db::{Db, PgConn};
-use super::StoreError;
+use super::{CommitError, StoreError};
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
 const MAX_BATCH: usize = 512;
@@ -74,7 +74,7 @@ pub(super) trait Job: Send {
     }
     /// Returns false when the job failed and its savepoint must be undone.
     fn run(&mut self, db: &Db) -> bool;
-    fn finish(self: Box<Self>, committed: Result<(), String>);
+    fn finish(self: Box<Self>, committed: Result<(), CommitError>);
 }
 
 pub(super) struct TypedJob<T, F> {
@@ -116,7 +116,7 @@ where
         ok
     }
 
-    fn finish(self: Box<Self>, committed: Result<(), String>) {
+    fn finish(self: Box<Self>, committed: Result<(), CommitError>) {
         let result = match committed {
             Ok(()) => self.result.expect("finish follows run"),
             Err(e) => Err(StoreError::Commit(e)),
@@ -195,8 +195,8 @@ fn next_batch(
 /// set in the same round trip that releases the last one's, and a job
 /// undone keeps its savepoint for the next. A job is then its own
 /// statements and one round trip more.
-fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
-    let run = |sql: &str| conn.borrow_mut().batch(sql).map_err(|e| e.to_string());
+fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
+    let run = |sql: &str| conn.borrow_mut().batch_commit(sql);
     run("BEGIN; SAVEPOINT job")?;
     let last = batch.len().saturating_sub(1);
     for (i, job) in batch.iter_mut().enumerate() {
@@ -267,7 +267,7 @@ impl Writer {
 /// must not take the writer with it: every later delivery would get a 503
 /// until a restart. Its commit is undone and answered as failed instead,
 /// like a commit that failed.
-fn commit_guarded(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
+fn commit_guarded(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
     guarded(
         || commit_batch(conn, batch),
         || {
@@ -279,9 +279,9 @@ fn commit_guarded(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), S
 /// Runs `commit`; a panic inside it is caught, `rollback` runs, and the
 /// commit is answered as failed with the panic's message.
 fn guarded(
-    commit: impl FnOnce() -> Result<(), String>,
+    commit: impl FnOnce() -> Result<(), CommitError>,
     rollback: impl FnOnce(),
-) -> Result<(), String> {
+) -> Result<(), CommitError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(commit)).unwrap_or_else(|panic| {
         rollback();
         let why = panic
@@ -290,9 +290,7 @@ fn guarded(
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "no message".into());
         tracing::error!(%why, "a store job panicked; its group commit was rolled back");
-        Err(format!(
-            "a store job panicked ({why}); nothing of its commit was kept"
-        ))
+        Err(CommitError::Panicked { why })
     })
 }
 
@@ -346,8 +344,8 @@ fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     conn.prepare_cached(sql)?.execute([]).map(|_| ())
 }
 
-fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), String> {
-    exec(conn, "BEGIN IMMEDIATE").map_err(|e| e.to_string())?;
+fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
+    exec(conn, "BEGIN IMMEDIATE")?;
     for job in batch.iter_mut() {
         if job.single_statement() {
             job.run(&Db::Sqlite(conn));
@@ -364,12 +362,12 @@ fn commit_batch(conn: &Connection, batch: &mut [Box<dyn Job>]) -> Result<(), Str
         })();
         if let Err(e) = step {
             let _ = conn.execute_batch("ROLLBACK");
-            return Err(e.to_string());
+            return Err(e.into());
         }
     }
     exec(conn, "COMMIT").map_err(|e| {
         let _ = conn.execute_batch("ROLLBACK");
-        e.to_string()
+        e.into()
     })
 }
 
@@ -389,7 +387,9 @@ mod tests {
                 })
                 .await;
             match panicked {
-                Err(StoreError::Commit(why)) => assert!(why.contains("a bug in a job"), "{why}"),
+                Err(StoreError::Commit(why)) => {
+                    assert!(why.to_string().contains("a bug in a job"), "{why}")
+                }
                 other => panic!("expected a failed commit, got {other:?}"),
             }
             // Nothing of it was kept, and the writer still takes work.

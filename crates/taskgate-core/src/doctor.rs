@@ -25,7 +25,7 @@ mod manifest;
 mod render;
 
 pub use checks::workflows_to_check;
-pub use manifest::{has_dispatch_trigger, Access, Needs};
+pub use manifest::{has_dispatch_trigger, Access, ManifestError, Needs};
 pub use render::{render_markdown, render_terminal};
 
 use std::collections::BTreeMap;

@@ -463,12 +463,12 @@ pub fn on_unquarantine(
     by: AuditActor<'_>,
     prefix: &str,
     now_s: i64,
-) -> Result<Decision, String> {
+) -> Result<Decision, NotQuarantined> {
     let Some(found) = quarantines
         .iter()
         .find(|q| q.in_force(now_s) && q.test_id.as_str() == test)
     else {
-        return Err(render_not_quarantined(test, quarantines, prefix, now_s));
+        return Err(NotQuarantined::new(test, quarantines, prefix, now_s));
     };
     let login = by.login.to_string();
     let after: Vec<Quarantine> = quarantines
@@ -503,35 +503,55 @@ pub fn on_unquarantine(
     Ok(d)
 }
 
-/// The refusal of an `unquarantine` whose test is not quarantined.
-fn render_not_quarantined(
-    test: &str,
-    quarantines: &[Quarantine],
-    prefix: &str,
-    now_s: i64,
-) -> String {
-    let ids = in_force_ids(quarantines, now_s);
-    let mut text = format!(
-        "`{prefix} unquarantine` did nothing: `{}` is not quarantined.",
-        test.replace('`', "'")
-    );
-    if ids.is_empty() {
-        text.push_str(" No test of this repository is quarantined now.");
-        return text;
-    }
-    let mut ranked: Vec<(usize, &TestId)> = ids
-        .iter()
-        .map(|id| (strsim::levenshtein(id.as_str(), test), id))
-        .collect();
-    ranked.sort();
-    let closest: Vec<String> = ranked
-        .iter()
-        .take(CLOSEST_SHOWN)
-        .map(|(_, id)| format!("`{id}`"))
-        .collect();
-    text.push_str(&format!(" Quarantined now: {}.", closest.join(", ")));
-    text
+/// The refusal of an `unquarantine` whose test has no quarantine in force:
+/// the test asked for, and the closest ids that are quarantined now (none
+/// when no test is). Its Display is the reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotQuarantined {
+    pub test: String,
+    /// The command's prefix, `/taskgate` say.
+    pub prefix: String,
+    /// Up to three, closest first.
+    pub closest: Vec<TestId>,
 }
+
+impl NotQuarantined {
+    fn new(test: &str, quarantines: &[Quarantine], prefix: &str, now_s: i64) -> NotQuarantined {
+        let ids = in_force_ids(quarantines, now_s);
+        let mut ranked: Vec<(usize, &TestId)> = ids
+            .iter()
+            .map(|id| (strsim::levenshtein(id.as_str(), test), id))
+            .collect();
+        ranked.sort();
+        NotQuarantined {
+            test: test.to_owned(),
+            prefix: prefix.to_owned(),
+            closest: ranked
+                .into_iter()
+                .take(CLOSEST_SHOWN)
+                .map(|(_, id)| id.clone())
+                .collect(),
+        }
+    }
+}
+
+impl std::fmt::Display for NotQuarantined {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "`{} unquarantine` did nothing: `{}` is not quarantined.",
+            self.prefix,
+            self.test.replace('`', "'")
+        )?;
+        if self.closest.is_empty() {
+            return f.write_str(" No test of this repository is quarantined now.");
+        }
+        let closest: Vec<String> = self.closest.iter().map(|id| format!("`{id}`")).collect();
+        write!(f, " Quarantined now: {}.", closest.join(", "))
+    }
+}
+
+impl std::error::Error for NotQuarantined {}
 
 #[cfg(test)]
 mod tests;

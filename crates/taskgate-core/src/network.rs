@@ -36,10 +36,16 @@ impl RunnerNetwork {
     }
 }
 
-impl FromStr for RunnerNetwork {
-    type Err = String;
+/// A `TASKGATE_RUNNER_NETWORK` that does not parse: why a name is not a
+/// repository's, in [`RepoName::parse`]'s words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}: expected `never` or a comma-separated list of owner/repo")]
+pub struct RunnerNetworkError(pub String);
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for RunnerNetwork {
+    type Err = RunnerNetworkError;
+
+    fn from_str(s: &str) -> Result<Self, RunnerNetworkError> {
         let s = s.trim();
         if s.is_empty() || s == "never" {
             return Ok(RunnerNetwork::Never);
@@ -48,11 +54,7 @@ impl FromStr for RunnerNetwork {
             .split(',')
             .map(str::trim)
             .filter(|r| !r.is_empty())
-            .map(|r| {
-                RepoName::parse(r).map_err(|why| {
-                    format!("{why}: expected `never` or a comma-separated list of owner/repo")
-                })
-            })
+            .map(|r| RepoName::parse(r).map_err(RunnerNetworkError))
             .collect::<Result<BTreeSet<_>, _>>()?;
         Ok(RunnerNetwork::Allow(repos))
     }

@@ -25,7 +25,7 @@ pub enum Refusal {
     /// `unfreeze` on a repository no command froze.
     Freeze(super::freeze::FreezeRefusal),
     /// `rollback` of a story taskgate cannot roll back now.
-    Rollback(String),
+    Rollback(super::ship::RollbackRefusal),
     /// `accept-commits` naming no commit that waits.
     AcceptCommits(super::ship::AcceptRefusal),
 }
@@ -39,7 +39,7 @@ impl Refusal {
             Refusal::Retry(why) => why.clone(),
             Refusal::NoBranchTodo => "no branch todo is waiting for approval".into(),
             Refusal::Freeze(r) => r.to_string(),
-            Refusal::Rollback(why) => why.clone(),
+            Refusal::Rollback(why) => why.to_string(),
             Refusal::AcceptCommits(why) => why.to_string(),
         }
     }

@@ -49,7 +49,7 @@ pub use landing::{
     LandRefusal, PullLanding,
 };
 pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
-pub use pin::{on_story_head_moved, pinned_head, proof_parents};
+pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents};
 pub use proof::{proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
@@ -62,7 +62,7 @@ pub use render_queue::render_land_refused;
 pub use rollback::{
     on_revert_base_moved, on_revert_commit, on_revert_failed, on_revert_merged, on_revert_passed,
     on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
-    RollbackAsk, RollbackState,
+    RollbackAsk, RollbackRefusal, RollbackState,
 };
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,

@@ -11,7 +11,8 @@
 //! (`ActionsRuns::report`).
 
 use super::{
-    report_for_missing_artifact, ActionsError, ActionsRuns, Marker, Progress, RepoClient, RunJob,
+    report_for_missing_artifact, ActionsError, ActionsRuns, Marker, NotAccepted, Progress,
+    RepoClient, RunJob,
 };
 use crate::store::{AttemptRow, StoreError};
 use taskgate_core::ids::{CommitSha, RepoName};
@@ -80,7 +81,7 @@ impl ActionsRuns {
                         }
                         Ok(report)
                     }
-                    Err(mismatch) => Err(mismatch.to_string()),
+                    Err(mismatch) => Err(NotAccepted::Tested(mismatch)),
                 }
             }
             Err(why) => Err(why),
@@ -90,7 +91,7 @@ impl ActionsRuns {
                 &row.task,
                 &row.sha,
                 &row.gates,
-                &why,
+                &why.to_string(),
                 run.html_url.as_deref(),
             )
         });

@@ -26,7 +26,7 @@ impl Processor {
             match flaky::on_unquarantine(inv.repo, &quarantines, test, by, &prefix, now) {
                 Ok(decision) => Answer::Done(decision),
                 Err(refusal) => Answer::Reply(
-                    refusal,
+                    refusal.to_string(),
                     taskgate_core::Decision::nothing("unquarantine refused: not quarantined"),
                 ),
             },

@@ -299,7 +299,7 @@ impl Ship {
         issue_or_pr: IssueNumber,
         actor: (UserId, &str),
         now: Option<&str>,
-    ) -> Result<Option<Result<Decision, String>>, ShipError> {
+    ) -> Result<Option<Result<Decision, ship::RollbackRefusal>>, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
             return Ok(None);
         };

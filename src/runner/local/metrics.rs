@@ -94,7 +94,7 @@ pub(super) fn read_metrics(
                 )),
             }
         }
-        Err(why) => warnings.push(why),
+        Err(why) => warnings.push(why.to_string()),
     }
     (found, warnings)
 }
@@ -104,7 +104,7 @@ pub(super) fn read_metrics(
 /// (`O_NOFOLLOW`: a link to a file outside the workspace is refused, not
 /// read), must be a regular file, and is read to at most
 /// [`MAX_METRICS_FILE_BYTES`]. `Err` is the warning to show.
-fn read_metrics_file(path: &Path) -> Result<Option<String>, String> {
+fn read_metrics_file(path: &Path) -> Result<Option<String>, MetricsFileError> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = match std::fs::OpenOptions::new()
@@ -114,35 +114,39 @@ fn read_metrics_file(path: &Path) -> Result<Option<String>, String> {
     {
         Ok(file) => file,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-            return Err(format!(
-                "{METRICS_FILE} is a symbolic link; taskgate does not follow it (write the file itself)"
-            ))
-        }
-        Err(e) => return Err(format!("{METRICS_FILE} could not be read: {e}")),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(MetricsFileError::Symlink),
+        Err(e) => return Err(MetricsFileError::Unreadable(e)),
     };
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("{METRICS_FILE} could not be read: {e}"))?;
+    let meta = file.metadata().map_err(MetricsFileError::Unreadable)?;
     if !meta.is_file() {
-        return Err(format!(
-            "{METRICS_FILE} is not a regular file; taskgate reads only a plain file"
-        ));
+        return Err(MetricsFileError::NotAFile);
     }
-    let too_large = || {
-        format!("{METRICS_FILE} is over {MAX_METRICS_FILE_BYTES} bytes; taskgate did not read it")
-    };
     if meta.len() > MAX_METRICS_FILE_BYTES {
-        return Err(too_large());
+        return Err(MetricsFileError::TooLarge);
     }
     let mut bytes = Vec::new();
     file.take(MAX_METRICS_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{METRICS_FILE} could not be read: {e}"))?;
+        .map_err(MetricsFileError::Unreadable)?;
     if bytes.len() as u64 > MAX_METRICS_FILE_BYTES {
-        return Err(too_large());
+        return Err(MetricsFileError::TooLarge);
     }
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Why the metrics file was not read; its Display is the gate's warning.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsFileError {
+    #[error(
+        "{METRICS_FILE} is a symbolic link; taskgate does not follow it (write the file itself)"
+    )]
+    Symlink,
+    #[error("{METRICS_FILE} could not be read: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("{METRICS_FILE} is not a regular file; taskgate reads only a plain file")]
+    NotAFile,
+    #[error("{METRICS_FILE} is over {MAX_METRICS_FILE_BYTES} bytes; taskgate did not read it")]
+    TooLarge,
 }
 
 pub(super) fn check_metrics(expected: &[Metric], found: &HashMap<String, f64>) -> Vec<String> {
@@ -159,4 +163,28 @@ pub(super) fn check_metrics(expected: &[Metric], found: &HashMap<String, f64>) -
             Some(_) => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_metrics_file_not_read_says_why() {
+        let said = [
+            MetricsFileError::Symlink,
+            MetricsFileError::Unreadable(std::io::Error::from(
+                std::io::ErrorKind::PermissionDenied,
+            )),
+            MetricsFileError::NotAFile,
+            MetricsFileError::TooLarge,
+        ]
+        .map(|e| e.to_string());
+        insta::assert_snapshot!(said.join("\n"), @r"
+        taskgate-metrics.json is a symbolic link; taskgate does not follow it (write the file itself)
+        taskgate-metrics.json could not be read: permission denied
+        taskgate-metrics.json is not a regular file; taskgate reads only a plain file
+        taskgate-metrics.json is over 1048576 bytes; taskgate did not read it
+        ");
+    }
 }

@@ -134,7 +134,7 @@ fn a_fifo_is_refused_without_blocking() {
     insta::assert_snapshot!(found.problems.join("\n"), @"`junit.xml` is not a regular file; taskgate reads only plain report files");
     // Even if the listing missed it, opening refuses it.
     let err = open_inside(dir.path(), "junit.xml").unwrap_err();
-    assert!(err.contains("not a regular file"), "{err}");
+    assert!(err.to_string().contains("not a regular file"), "{err}");
 }
 
 #[test]
@@ -305,4 +305,31 @@ mod gates {
         gate = run(dir.path(), &t).await;
         assert!(gate.passed, "{gate:?}");
     }
+}
+
+#[test]
+fn why_a_report_file_was_not_read_is_said_in_one_sentence_each() {
+    let path = || "out/junit.xml".to_owned();
+    let gone = || std::io::Error::from(std::io::ErrorKind::NotFound);
+    let said: Vec<String> = [
+        ReportFileError::WorkspaceUnresolved(gone()),
+        ReportFileError::DirectoryGone { path: path() },
+        ReportFileError::OutsideWorkspace { path: path() },
+        ReportFileError::Symlink { path: path() },
+        ReportFileError::NotAFile { path: path() },
+        ReportFileError::unreadable("out/junit.xml", gone()),
+        ReportFileError::UnknownFormat { path: path() },
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    insta::assert_snapshot!(said.join("\n"), @r"
+    the workspace could not be resolved: entity not found
+    `out/junit.xml` could not be read: its directory is gone
+    `out/junit.xml` lies outside the workspace (a directory on its way is a link); not read
+    `out/junit.xml` is a symbolic link; taskgate does not follow it (write the report itself)
+    `out/junit.xml` is not a regular file; taskgate reads only plain report files
+    `out/junit.xml` could not be read: entity not found
+    `out/junit.xml` is not a report format taskgate reads (JUnit XML, TAP, libtest JSON, go test -json)
+    ");
 }

@@ -28,12 +28,27 @@ pub(super) struct AuditParams {
     limit: Option<String>,
 }
 
+/// A filter of `GET /api/audit` that does not parse; its Display is the
+/// 400's message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuditQueryError {
+    /// `?repo=` is not `owner/name`: why, in [`RepoName::parse`]'s words.
+    #[error("`repo`: {0}")]
+    Repo(String),
+    #[error(
+        "`since` must be an RFC 3339 timestamp (2026-11-27T09:00:00Z) or unix seconds; got `{0}`"
+    )]
+    Since(String),
+    #[error("`limit` must be a whole number from 1 to {MAX_AUDIT_LIMIT}; got `{0}`")]
+    Limit(String),
+}
+
 /// The filters of `p`, or what is wrong with them (the 400's message).
-fn read_query(p: &AuditParams) -> Result<AuditQuery, String> {
+fn read_query(p: &AuditParams) -> Result<AuditQuery, AuditQueryError> {
     let repo = p
         .repo
         .as_deref()
-        .map(|r| RepoName::parse(r.trim()).map_err(|e| format!("`repo`: {e}")))
+        .map(|r| RepoName::parse(r.trim()).map_err(AuditQueryError::Repo))
         .transpose()?;
     let since_s = p.since.as_deref().map(read_since).transpose()?;
     let limit = match p.limit.as_deref().map(str::trim) {
@@ -42,9 +57,7 @@ fn read_query(p: &AuditParams) -> Result<AuditQuery, String> {
             .parse::<u32>()
             .ok()
             .filter(|n| (1..=MAX_AUDIT_LIMIT).contains(n))
-            .ok_or_else(|| {
-                format!("`limit` must be a whole number from 1 to {MAX_AUDIT_LIMIT}; got `{text}`")
-            })?,
+            .ok_or_else(|| AuditQueryError::Limit(text.to_owned()))?,
     };
     Ok(AuditQuery {
         repo,
@@ -54,7 +67,7 @@ fn read_query(p: &AuditParams) -> Result<AuditQuery, String> {
 }
 
 /// `2026-11-27T09:00:00Z` (any offset) or unix seconds (`1795770000`).
-fn read_since(text: &str) -> Result<i64, String> {
+fn read_since(text: &str) -> Result<i64, AuditQueryError> {
     let text = text.trim();
     if let Ok(seconds) = text.parse::<i64>() {
         if seconds >= 0 {
@@ -63,11 +76,7 @@ fn read_since(text: &str) -> Result<i64, String> {
     }
     chrono::DateTime::parse_from_rfc3339(text)
         .map(|t| t.timestamp())
-        .map_err(|_| {
-            format!(
-                "`since` must be an RFC 3339 timestamp (2026-11-27T09:00:00Z) or unix seconds; got `{text}`"
-            )
-        })
+        .map_err(|_| AuditQueryError::Since(text.to_owned()))
 }
 
 /// One entry as the API shows it.
@@ -94,7 +103,7 @@ pub(super) async fn audit_log(
     State(state): State<ApiState>,
     Query(params): Query<AuditParams>,
 ) -> Result<Json<Value>, ApiError> {
-    let query = read_query(&params).map_err(ApiError::BadRequest)?;
+    let query = read_query(&params).map_err(|e| ApiError::BadRequest(e.to_string()))?;
     let entries = state.store.audit_entries(&query).await?;
     let entries: Vec<Value> = entries.iter().map(entry_json).collect();
     Ok(Json(json!({ "entries": entries })))
@@ -137,7 +146,7 @@ mod tests {
 
     #[test]
     fn bad_filters_say_what_is_wrong() {
-        let why = |p: AuditParams| read_query(&p).unwrap_err();
+        let why = |p: AuditParams| read_query(&p).unwrap_err().to_string();
         insta::assert_snapshot!(why(params(None, Some("yesterday"), None)), @"`since` must be an RFC 3339 timestamp (2026-11-27T09:00:00Z) or unix seconds; got `yesterday`");
         insta::assert_snapshot!(why(params(None, Some("-5"), None)), @"`since` must be an RFC 3339 timestamp (2026-11-27T09:00:00Z) or unix seconds; got `-5`");
         insta::assert_snapshot!(why(params(None, Some("2026-11-27"), None)), @"`since` must be an RFC 3339 timestamp (2026-11-27T09:00:00Z) or unix seconds; got `2026-11-27`");

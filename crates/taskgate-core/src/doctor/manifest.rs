@@ -51,20 +51,36 @@ pub struct Needs {
     pub events: Vec<String>,
 }
 
+/// What in an App manifest cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// Not YAML: the parser's message.
+    #[error("the App manifest: {0}")]
+    Yaml(String),
+    #[error("the App manifest is empty")]
+    Empty,
+    #[error("the App manifest: `{name}` has no level")]
+    NoLevel { name: String },
+    #[error("the App manifest: `{name}: {word}` is not a level")]
+    NotALevel { name: String, word: String },
+}
+
 impl Needs {
     /// Reads a manifest; `Err` says what in it cannot be read.
-    pub fn from_manifest(src: &str) -> Result<Needs, String> {
+    pub fn from_manifest(src: &str) -> Result<Needs, ManifestError> {
         let root = yaml::load(src)
-            .map_err(|p| format!("the App manifest: {}", p.message))?
-            .ok_or("the App manifest is empty")?;
+            .map_err(|p| ManifestError::Yaml(p.message))?
+            .ok_or(ManifestError::Empty)?;
         let mut needs = Needs::default();
         if let Some(Value::Map(entries)) = get(&root, "default_permissions") {
             for (name, _, level) in entries {
                 let Value::Str(word) = &level.value else {
-                    return Err(format!("the App manifest: `{name}` has no level"));
+                    return Err(ManifestError::NoLevel { name: name.clone() });
                 };
-                let access = Access::parse(word)
-                    .ok_or_else(|| format!("the App manifest: `{name}: {word}` is not a level"))?;
+                let access = Access::parse(word).ok_or_else(|| ManifestError::NotALevel {
+                    name: name.clone(),
+                    word: word.clone(),
+                })?;
                 needs.permissions.insert(name.clone(), access);
             }
         }
@@ -125,7 +141,25 @@ mod tests {
     #[test]
     fn a_level_that_is_not_githubs_is_an_error() {
         let err = Needs::from_manifest("default_permissions:\n  issues: lots\n").unwrap_err();
-        assert_eq!(err, "the App manifest: `issues: lots` is not a level");
+        assert_eq!(
+            err.to_string(),
+            "the App manifest: `issues: lots` is not a level"
+        );
+    }
+
+    #[test]
+    fn each_unreadable_manifest_says_what_is_wrong() {
+        let said = [
+            Needs::from_manifest("default_permissions: [\n").unwrap_err(),
+            Needs::from_manifest("").unwrap_err(),
+            Needs::from_manifest("default_permissions:\n  issues:\n    - write\n").unwrap_err(),
+        ]
+        .map(|e| e.to_string());
+        insta::assert_snapshot!(said.join("\n"), @r"
+        the App manifest: YAML syntax error: while parsing a node, did not find expected node content
+        the App manifest is empty
+        the App manifest: `issues` has no level
+        ");
     }
 
     #[test]

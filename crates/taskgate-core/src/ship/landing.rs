@@ -186,7 +186,7 @@ pub fn on_landed_proven(
             let note = format!(
                 "**The landed commit `{}` fails the story's gates**, and taskgate cannot roll it back: {}.",
                 commit.short(),
-                plain_text(&why)
+                plain_text(&why.to_string())
             );
             let marker = format!("landed-red commit={}", commit.short());
             ShipDecision {

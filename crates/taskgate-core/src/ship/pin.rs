@@ -90,12 +90,12 @@ pub fn on_story_head_moved(
 /// base and the pinned head merged ([`LandVia::FastForward`], a pull
 /// request landing), the story squashed onto the base alone (a linear
 /// landing), or the base itself when it holds the story already (nothing
-/// to merge). Otherwise the line that says what is wrong.
+/// to merge). Otherwise what is wrong.
 pub fn proof_parents(
     proof: &ShipProof,
     commit: &CommitSha,
     parents: &[CommitSha],
-) -> Result<(), String> {
+) -> Result<(), UnexpectedParents> {
     if *commit == proof.base {
         return Ok(());
     }
@@ -108,8 +108,34 @@ pub fn proof_parents(
     if parents == expected.as_slice() {
         return Ok(());
     }
-    Err(render::unexpected_parents(commit, parents, &expected))
+    Err(UnexpectedParents {
+        commit: commit.clone(),
+        parents: parents.to_vec(),
+        expected,
+    })
 }
+
+/// A proof commit whose parents are not what [`proof_parents`] accepts;
+/// its Display is the line the failed proof shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnexpectedParents {
+    pub commit: CommitSha,
+    pub parents: Vec<CommitSha>,
+    /// The base alone, or the base and the shipped head.
+    pub expected: Vec<CommitSha>,
+}
+
+impl std::fmt::Display for UnexpectedParents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&render::unexpected_parents(
+            &self.commit,
+            &self.parents,
+            &self.expected,
+        ))
+    }
+}
+
+impl std::error::Error for UnexpectedParents {}
 
 /// Whether a merge group's commit, with `parents`, merges the pinned
 /// head into the queue's base (the previous group or the branch): two

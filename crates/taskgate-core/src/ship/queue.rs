@@ -179,7 +179,7 @@ pub fn on_proof_commit(
         );
     }
     if let Err(line) = super::pin::proof_parents(proof, commit, parents) {
-        let d = on_proof_failed(record, None, round, vec![line], ctx);
+        let d = on_proof_failed(record, None, round, vec![line.to_string()], ctx);
         return (d, ProofStep::None);
     }
     let mut proof = proof.clone();

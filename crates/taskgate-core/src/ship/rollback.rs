@@ -80,18 +80,28 @@ pub struct Rollback {
     pub refused: Option<String>,
 }
 
+/// Why a story cannot be rolled back now (`/taskgate rollback` does
+/// nothing, a red landed commit is only said).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RollbackRefusal {
+    #[error("the story is being rolled back already")]
+    UnderWay,
+    #[error("the story was rolled back already")]
+    RolledBack,
+    #[error("taskgate did not land this story, so there is no landed commit it can revert")]
+    NotLanded,
+}
+
 /// Why `/taskgate rollback` does nothing.
-pub fn rollback_refusal(record: &StoryRecord) -> Option<String> {
+pub fn rollback_refusal(record: &StoryRecord) -> Option<RollbackRefusal> {
     if let Some(r) = &record.rollback {
         if r.state != RollbackState::Refused {
-            return Some("the story is being rolled back already".into());
+            return Some(RollbackRefusal::UnderWay);
         }
     }
     match (&record.landed, record.state) {
-        (_, ShipState::RolledBack) => Some("the story was rolled back already".into()),
-        (None, _) => Some(
-            "taskgate did not land this story, so there is no landed commit it can revert".into(),
-        ),
+        (_, ShipState::RolledBack) => Some(RollbackRefusal::RolledBack),
+        (None, _) => Some(RollbackRefusal::NotLanded),
         (Some(_), _) => None,
     }
 }
@@ -101,7 +111,7 @@ pub fn start_rollback(
     record: &StoryRecord,
     ask: RollbackAsk,
     ctx: &ShipContext,
-) -> Result<ShipDecision, String> {
+) -> Result<ShipDecision, RollbackRefusal> {
     if let Some(why) = rollback_refusal(record) {
         return Err(why);
     }

@@ -46,7 +46,10 @@ fn a_rollback_builds_a_revert_of_the_landed_commit() {
     );
     // Twice: refused, the first one is under way.
     let again = start_rollback(&d.record, ask(None), &w.ctx());
-    assert_eq!(again.unwrap_err(), "the story is being rolled back already");
+    assert_eq!(
+        again.unwrap_err().to_string(),
+        "the story is being rolled back already"
+    );
 }
 
 #[test]
@@ -55,6 +58,7 @@ fn a_story_taskgate_did_not_land_cannot_be_rolled_back() {
     let never = StoryRecord::default();
     assert!(start_rollback(&never, ask(None), &w.ctx())
         .unwrap_err()
+        .to_string()
         .contains("did not land this story"));
 }
 
@@ -159,6 +163,7 @@ fn the_revert_pr_is_labelled_and_its_merge_rolls_the_story_back() {
     );
     assert!(start_rollback(&d.record, ask(None), &w.ctx())
         .unwrap_err()
+        .to_string()
         .contains("rolled back already"));
 }
 
@@ -177,4 +182,19 @@ fn a_failed_validation_also_starts_the_rollback() {
         d.record.rollback.unwrap().ask.because,
         "post-deploy validation run 7 failed"
     );
+}
+
+#[test]
+fn each_rollback_refusal_says_why_in_one_sentence() {
+    let said = [
+        RollbackRefusal::UnderWay,
+        RollbackRefusal::RolledBack,
+        RollbackRefusal::NotLanded,
+    ]
+    .map(|r| r.to_string());
+    insta::assert_snapshot!(said.join("\n"), @r"
+    the story is being rolled back already
+    the story was rolled back already
+    taskgate did not land this story, so there is no landed commit it can revert
+    ");
 }
