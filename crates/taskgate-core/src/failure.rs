@@ -387,7 +387,7 @@ impl<'c, 'a> Step<'c, 'a> {
 
     fn dispatch(&mut self, todo: &OpenTodo) {
         let role = self.ctx.config.roles.get(&todo.role);
-        let Some(workflow) = role.and_then(|r| r.agent_workflow.clone()) else {
+        let Some(workflow) = role.and_then(|r| r.agent_workflow().map(str::to_owned)) else {
             return;
         };
         let inputs = BTreeMap::from([
