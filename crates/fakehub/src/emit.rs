@@ -16,6 +16,7 @@
 
 use serde_json::{json, Value};
 
+use crate::agents::{self, Heard};
 use crate::echo;
 use crate::payloads::{self, Push, ZERO_SHA};
 use crate::state::{CheckSuite, Comment, Issue, Pull, State};
@@ -85,10 +86,12 @@ pub(crate) fn issue_opened(st: &mut State, at: At, number: u64, sender: &str) {
     for name in &issue.labels {
         let extra = label(st, at, name);
         issue_event(st, at, ("labeled", number, sender), extra);
+        agents::heard(st, at, Some(number), &Heard::Labeled(name));
     }
     for login in &issue.assignees {
         let extra = assignee(st, at, login);
         issue_event(st, at, ("assigned", number, sender), extra);
+        agents::heard(st, at, Some(number), &Heard::Assigned(login));
     }
 }
 
@@ -107,6 +110,7 @@ pub(crate) fn labels_changed(st: &mut State, at: At, number: u64, sender: &str, 
     for name in now.iter().filter(|l| !has(before, l)) {
         let extra = label(st, at, name);
         issue_event(st, at, ("labeled", number, sender), extra);
+        agents::heard(st, at, Some(number), &Heard::Labeled(name));
     }
 }
 
@@ -171,6 +175,7 @@ pub(crate) fn issue_changed(st: &mut State, at: At, number: u64, sender: &str, b
     {
         let extra = assignee(st, at, login);
         issue_event(st, at, ("assigned", number, sender), extra);
+        agents::heard(st, at, Some(number), &Heard::Assigned(login));
     }
 }
 
@@ -185,6 +190,13 @@ pub(crate) fn comment(
 ) {
     if action == "created" {
         st.written(at.key, format!("comment:{}", c.id));
+        let (body, author) = (&c.body, &c.author);
+        agents::heard(
+            st,
+            at,
+            Some(c.issue_number),
+            &Heard::Comment { body, author },
+        );
     }
     send(st, at, "issue_comment", |st, r| {
         payloads::issue_comment_in(st, r, at.base, (action, c, sender), extra)

@@ -41,6 +41,11 @@
 //! them sent twice with the same `X-GitHub-Delivery` (logged as
 //! redeliveries), from a seeded generator whose seed it prints (`shuffle`).
 //!
+//! The coding agents people run (Copilot, Claude Code's action, the
+//! OpenHands resolver, a dispatched workflow) are played as bot users that
+//! react to their documented trigger and push their fix (`agents`,
+//! [`FakeGitHub::add_agent`]).
+//!
 //! Commits are virtual (a random sha, the tree as a `path → content` map)
 //! unless a repository is backed by a real bare git repository
 //! ([`RepoHandle::back_with_git`]): then the commits the fake makes are
@@ -72,6 +77,7 @@ use axum::http::{HeaderMap, Method, Uri};
 use serde_json::Value;
 
 mod accounts;
+mod agents;
 mod auth;
 mod echo;
 mod emit;
@@ -94,6 +100,7 @@ mod trees;
 mod webhooks;
 mod workflows_permission;
 
+pub use agents::{AgentCall, AgentPush, AgentReaction, AgentTrigger, COPILOT};
 pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
 pub use merge_queue::{QueueEntry, QUEUE_BOT};

@@ -41,7 +41,7 @@ impl RepoHandle {
         f(&self.state().repos[&self.key])
     }
 
-    fn write<T>(&self, f: impl FnOnce(&mut Repo, &mut state::IdGen) -> T) -> T {
+    pub(crate) fn write<T>(&self, f: impl FnOnce(&mut Repo, &mut state::IdGen) -> T) -> T {
         let mut st = self.state();
         let (repo, ids) = st.repo_ids(&self.key).expect("repository exists");
         f(repo, ids)
@@ -54,7 +54,7 @@ impl RepoHandle {
 
     /// Runs one action under the state lock, then hands its echoes to the
     /// delivery task.
-    fn act<T>(&self, f: impl FnOnce(&mut state::State, At) -> T) -> T {
+    pub(crate) fn act<T>(&self, f: impl FnOnce(&mut state::State, At) -> T) -> T {
         let mut st = self.state();
         let at = At {
             key: &self.key,
@@ -62,6 +62,8 @@ impl RepoHandle {
         };
         let out = f(&mut st, at);
         crate::echo::flush(&self.inner, &mut st);
+        drop(st);
+        crate::agents::react(&self.inner);
         out
     }
 

@@ -248,6 +248,7 @@ pub(crate) async fn serve(
         ControlFlow::Break(response) => return response,
     };
     let (response, outbox) = incoming.answer(&shared, route, after.replace);
+    crate::agents::react(&shared);
     crate::webhooks::redeliver_later(&shared, outbox);
     if let Some(d) = after.delay {
         tokio::time::sleep(d).await;

@@ -206,6 +206,8 @@ pub struct State {
     /// `enterprise`, ...), where a test set one; `GET /orgs/{org}` shows an
     /// organisation's to an installation granted `organization_plan`.
     pub plans: HashMap<String, String>,
+    /// The coding agents a test registered, and what reached them.
+    pub agents: crate::agents::Agents,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -238,6 +240,7 @@ impl State {
             app_webhook: None,
             redeliveries: Vec::new(),
             outbox: Vec::new(),
+            agents: Default::default(),
             echo: Default::default(),
             read_lag: Duration::ZERO,
             clock: GitHubClock::default(),

@@ -12,7 +12,7 @@
 //! | `runner` | `local` | `local` or `actions` |
 //! | `runner_workflow` | `taskgate-run.yml` | workflow dispatched by the `actions` runner |
 //! | `runner_network` | `false` | `true`: the `local` runner's sandbox lets commands reach the network (each check run says so) |
-//! | `roles.<name>` | `coder`, `architect`, `tester`, `debugger` (empty) | `assignees`, `labels`, `agent_workflow`; merged over the defaults |
+//! | `roles.<name>` | `coder`, `architect`, `tester`, `debugger` (empty) | `assignees`, `labels`, `agent` (`copilot`, `{ mention: "@claude" }`, `{ label: fix-me }`, `{ workflow: agent.yml }`; `agent_workflow: <file>` is the older spelling of the last; `core::config::agent`); merged over the defaults |
 //! | `routing.<kind>` | SPEC §4 table | failure kind → role; merged over the defaults |
 //! | `limits.max_debug_attempts` | 3 | failed runs per branch todo (1–10) |
 //! | `limits.max_branch_depth` | 2 | nested branch todos (1–5) |
@@ -123,8 +123,16 @@ const PERMISSIONS: [(&str, Permission); 5] = [
 pub struct Role {
     pub assignees: Vec<String>,
     pub labels: Vec<String>,
-    /// A workflow file dispatched when work is routed to this role.
-    pub agent_workflow: Option<String>,
+    /// How work routed to this role reaches an agent (`agent:`, or the
+    /// older `agent_workflow: <file>`).
+    pub agent: Option<AgentRoute>,
+}
+
+impl Role {
+    /// The workflow dispatched when work is routed to this role.
+    pub fn agent_workflow(&self) -> Option<&str> {
+        self.agent.as_ref().and_then(AgentRoute::workflow)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -330,8 +338,10 @@ impl RepoConfig {
     }
 }
 
+pub mod agent;
 pub mod push;
 mod read;
+pub use agent::{AgentProblem, AgentRoute};
 pub use push::{decide_config_read, decide_first_config_read, Problems};
 pub use read::{load_config, parse_config};
 

@@ -5,7 +5,7 @@
 //!
 //! Owns: the per-task [`LoopState`] (stored as JSON in the task's row by the
 //! shell), the transitions [`on_failed_run`], [`on_green_run`],
-//! [`on_approve_branch`] and [`on_tick`], routing ([`route`]) and the texts
+//! [`on_approve_branch`] and [`on_tick`], routing ([`route`]), reaching the role's agent (`agent`) and the texts
 //! of branch todos, attempt comments and escalation reports ([`render`]).
 //! Must not: do IO, await, read the clock (time comes in as `now`, unix
 //! seconds) or know how effects are performed. It never sets the task's
@@ -26,6 +26,7 @@
 //!   newer than the last seen (a redelivered webhook) changes nothing. Every
 //!   comment carries a marker unique to what it reports.
 
+mod agent;
 mod render;
 mod route;
 mod stats;
@@ -46,6 +47,7 @@ use crate::ids::{CommitSha, RepoName};
 use crate::plan::Task;
 use crate::story::{labels, Marker};
 
+pub use agent::{render_agent_mention, render_copilot_unreachable};
 pub use render::{
     render_attempt_comment, render_deferred_comment, render_escalated_todo_comment,
     render_escalation_report, render_fixed_comment, render_proposal_comment,
@@ -385,28 +387,6 @@ impl<'c, 'a> Step<'c, 'a> {
         }
     }
 
-    fn dispatch(&mut self, todo: &OpenTodo) {
-        let role = self.ctx.config.roles.get(&todo.role);
-        let Some(workflow) = role.and_then(|r| r.agent_workflow.clone()) else {
-            return;
-        };
-        let inputs = BTreeMap::from([
-            ("task".to_owned(), self.ctx.task.id.value.to_string()),
-            ("todo".to_owned(), todo.marker.clone()),
-            ("branch".to_owned(), self.ctx.task_branch.to_owned()),
-            ("role".to_owned(), todo.role.clone()),
-        ]);
-        self.effects.push(Effect::DispatchWorkflow {
-            repo: self.repo(),
-            workflow,
-            git_ref: self.ctx.task_branch.to_owned(),
-            inputs,
-            report_to: Some(todo.marker.clone()),
-            attempt: None,
-            story_run: None,
-        });
-    }
-
     /// Opens the todo at `depth` for the latest failure, or proposes it in
     /// manual mode.
     fn open_or_propose(&mut self, depth: u32, now: i64) -> LoopOutcome {
@@ -480,7 +460,7 @@ impl<'c, 'a> Step<'c, 'a> {
             child: todo.marker.clone(),
             replace_parent: false,
         });
-        self.dispatch(&todo);
+        self.reach_agent(&todo);
         *self
             .s
             .totals
@@ -607,7 +587,7 @@ pub fn on_failed_run(state: &LoopState, run: &FailedRun, ctx: &LoopContext) -> L
                 comment,
                 format!("todo-attempt={} {}", run.attempt, todo.marker),
             );
-            step.dispatch(&todo);
+            step.reach_agent(&todo);
             step.s.open = Some(todo);
             return step.done(LoopOutcome::Updated { failed_runs });
         }

@@ -109,7 +109,7 @@ impl TaskCommands {
         let inputs = ReviewInputs {
             role: &role,
             assignees: configured.map(|r| r.assignees.as_slice()).unwrap_or(&[]),
-            agent_workflow: configured.and_then(|r| r.agent_workflow.as_deref()),
+            agent_workflow: configured.and_then(|r| r.agent_workflow()),
             allow_self_approval: located.config.allow_self_approval,
         };
         Ok(Some(

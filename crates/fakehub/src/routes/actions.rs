@@ -160,10 +160,18 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
     repo.dispatches.push(WorkflowDispatch {
         workflow: wf.into(),
         git_ref,
-        inputs,
+        inputs: inputs.clone(),
         run_id,
     });
     emit::workflow_run(st, req.at(&key), "requested", run_id);
+    let inputs = inputs.to_string();
+    let (file, branch) = (file.as_str(), branch.as_str());
+    let heard = crate::agents::Heard::Dispatch {
+        file,
+        branch,
+        inputs,
+    };
+    crate::agents::heard(st, req.at(&key), None, &heard);
     if req.body.get("return_run_details") != Some(&json!(true)) || !st.dispatch_run_details {
         return Ok(Reply::no_content());
     }

@@ -210,7 +210,8 @@ fn create_issue(st: &mut State, req: &Req) -> HResult {
         ));
     };
     let author = req.actor(st);
-    let assignees = strings(req.body.get("assignees"));
+    let mut assignees = strings(req.body.get("assignees"));
+    crate::agents::drop_copilot(&mut assignees);
     // GitHub refuses the whole issue for a login that cannot be assigned.
     if let Some(login) = assignees
         .iter()
@@ -272,6 +273,7 @@ fn update_issue(st: &mut State, req: &Req) -> HResult {
     }
     if b.get("assignees").is_some() {
         issue.assignees = strings(b.get("assignees"));
+        crate::agents::drop_copilot(&mut issue.assignees);
     }
     if let Some(state) = b.get("state").and_then(Value::as_str) {
         if state != issue.state {

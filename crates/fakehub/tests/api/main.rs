@@ -1,6 +1,7 @@
 //! fakehub driven over HTTP with plain reqwest (and once with octocrab, to
 //! prove its responses deserialise into the real client's models).
 
+mod agents;
 mod auth;
 mod distinct;
 mod echoes;

@@ -33,7 +33,7 @@ const TOP_KEYS: &[&str] = &[
     "flaky",
 ];
 const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days", "unrelated_paths"];
-const ROLE_KEYS: &[&str] = &["assignees", "labels", "agent_workflow"];
+const ROLE_KEYS: &[&str] = &["assignees", "labels", "agent", "agent_workflow"];
 const LIMIT_KEYS: &[&str] = &[
     "max_debug_attempts",
     "max_branch_depth",
@@ -162,7 +162,7 @@ fn read_roles(n: &Node, roles: &mut BTreeMap<String, Role>, p: &mut Vec<Problem>
                     .into_iter()
                     .map(|(s, _)| s)
                     .collect(),
-                agent_workflow: rf.str("agent_workflow", p),
+                agent: agent::read_agent(name, &rf, p),
             };
             roles.insert(name.clone(), role);
         } else if node.value == Value::Null {

@@ -56,10 +56,7 @@ commands: { prefix: /tg, short_form: false, permissions: { ship: admin, retry: t
     let c = load_config(Some("runner_network: true\n")).unwrap();
     assert!(c.runner_network);
     let c = load_config(Some(src)).unwrap();
-    assert_eq!(
-        c.roles["coder"].agent_workflow.as_deref(),
-        Some("coder-agent.yml")
-    );
+    assert_eq!(c.roles["coder"].agent_workflow(), Some("coder-agent.yml"));
     assert!(c.roles.contains_key("debugger"), "default roles stay");
     assert_eq!(c.role_for("flaky_test"), "qa");
     assert_eq!(
@@ -159,4 +156,77 @@ fn flaky_quarantine_keys_are_read_and_checked() {
         .github/taskgate.yml:1:31: error: unknown key `quarantine_dayz` in flaky (did you mean `quarantine_days`?)
     ");
     assert!(load_config(Some(src)).is_err());
+}
+
+#[test]
+fn a_roles_agent_is_read_in_each_of_its_forms() {
+    let src = r#"
+roles:
+  coder: { agent: copilot }
+  tester: { agent: { mention: "@claude" } }
+  debugger: { agent: { label: fix-me } }
+  architect: { agent: { workflow: agent.yml } }
+  old: { agent_workflow: coder-agent.yaml }
+  human: { assignees: [alice] }
+"#;
+    let c = load_config(Some(src)).unwrap();
+    let agent = |role: &str| c.roles[role].agent.clone();
+    assert_eq!(agent("coder"), Some(AgentRoute::Copilot));
+    assert_eq!(agent("tester"), Some(AgentRoute::Mention("@claude".into())));
+    assert_eq!(agent("debugger"), Some(AgentRoute::Label("fix-me".into())));
+    assert_eq!(
+        agent("architect"),
+        Some(AgentRoute::Workflow("agent.yml".into()))
+    );
+    assert_eq!(
+        agent("old"),
+        Some(AgentRoute::Workflow("coder-agent.yaml".into())),
+        "`agent_workflow` is the older spelling of `agent: {{ workflow }}`"
+    );
+    assert_eq!(agent("human"), None);
+    assert_eq!(c.roles["architect"].agent_workflow(), Some("agent.yml"));
+    assert_eq!(c.roles["coder"].agent_workflow(), None);
+}
+
+#[test]
+fn a_bad_agent_is_refused_at_its_place() {
+    let src = r#"roles:
+  a: { agent: robot }
+  b: { agent: { mention: claude } }
+  c: { agent: { mention: "@my bot" } }
+  d: { agent: { label: "" } }
+  e: { agent: { workflow: .github/workflows/agent.yml } }
+  f: { agent: { workflow: agent } }
+  g: { agent: { mention: "@claude", label: fix-me } }
+  h: { agent: {} }
+  i: { agent: { mentoin: "@claude" } }
+  j: { agent: [copilot] }
+  k: { agent: copilot, agent_workflow: agent.yml }
+  l: { agent_workflow: agent.sh }
+"#;
+    insta::assert_snapshot!(problems(src), @r#"
+    .github/taskgate.yml:2:15: error: `roles.a.agent`: `robot` is not a way to reach an agent; write `copilot`, `{ mention: "@handle" }`, `{ label: <label> }` or `{ workflow: <file>.yml }`
+    .github/taskgate.yml:3:26: error: `roles.b.agent.mention`: `claude` is not a mention: write the handle with its `@`, as in `@claude`
+    .github/taskgate.yml:4:26: error: `roles.c.agent.mention`: `@my bot` is not a mention: a GitHub handle has no spaces
+    .github/taskgate.yml:5:24: error: `roles.d.agent.label`: the label is empty: name the label the agent watches, e.g. `fix-me`
+    .github/taskgate.yml:6:27: error: `roles.e.agent.workflow`: `.github/workflows/agent.yml` is not a workflow file name: write the name of a file in `.github/workflows/` ending in `.yml` or `.yaml`, e.g. `agent.yml`
+    .github/taskgate.yml:7:27: error: `roles.f.agent.workflow`: `agent` is not a workflow file name: write the name of a file in `.github/workflows/` ending in `.yml` or `.yaml`, e.g. `agent.yml`
+    .github/taskgate.yml:8:15: error: `roles.g.agent`: it names two agents, `mention` and `label`; a role's todos reach one agent: keep one
+    .github/taskgate.yml:9:15: error: `roles.h.agent`: no agent is named; write `copilot`, `{ mention: "@handle" }`, `{ label: <label> }` or `{ workflow: <file>.yml }`
+    .github/taskgate.yml:10:17: error: unknown key `mentoin` in role `i`'s agent (did you mean `mention`?)
+    .github/taskgate.yml:11:15: error: `roles.j.agent` should be `copilot` or a mapping, found a list
+    .github/taskgate.yml:12:15: error: `roles.k.agent`: `agent_workflow` and `agent` both name the agent; `agent_workflow: <file>` is the older spelling of `agent: { workflow: <file> }`: keep one
+    .github/taskgate.yml:13:24: error: `roles.l.agent_workflow`: `agent.sh` is not a workflow file name: write the name of a file in `.github/workflows/` ending in `.yml` or `.yaml`, e.g. `agent.yml`
+    "#);
+    assert!(load_config(Some(src)).is_err());
+}
+
+#[test]
+fn a_refused_agent_changes_nothing_else() {
+    let src = "roles:\n  coder: { assignees: [alice], agent: robot }\nreview: human\n";
+    let (c, problems) = parse_config(src);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(c.roles["coder"].assignees, ["alice"]);
+    assert_eq!(c.roles["coder"].agent, None);
+    assert_eq!(c.review, ReviewMode::Human);
 }

@@ -357,9 +357,9 @@ pub fn workflows_to_check(config: &RepoConfig) -> Vec<(String, String, Level)> {
         }
     }
     for (role, r) in &config.roles {
-        if let Some(file) = &r.agent_workflow {
+        if let Some(file) = r.agent_workflow() {
             out.push((
-                file.clone(),
+                file.to_owned(),
                 format!("role `{role}`'s agent workflow"),
                 Level::Warn,
             ));

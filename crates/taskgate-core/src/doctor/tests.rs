@@ -405,3 +405,20 @@ fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
         ]
     );
 }
+
+#[test]
+fn doctor_checks_the_workflow_of_an_agent_in_either_spelling() {
+    let src = "roles:\n  coder: { agent: { workflow: agent.yml } }\n  tester: { agent_workflow: old.yml }\n  debugger: { agent: copilot }\n";
+    let config = crate::config::load_config(Some(src)).unwrap();
+    let files: Vec<(String, String)> = workflows_to_check(&config)
+        .into_iter()
+        .map(|(file, purpose, _)| (file, purpose))
+        .collect();
+    assert_eq!(
+        files,
+        [
+            ("agent.yml".into(), "role `coder`'s agent workflow".into()),
+            ("old.yml".into(), "role `tester`'s agent workflow".into()),
+        ]
+    );
+}

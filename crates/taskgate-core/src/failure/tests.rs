@@ -1,7 +1,7 @@
 //! One test per transition, and the texts people read.
 
 use super::*;
-use crate::config::Role;
+use crate::config::{AgentRoute, Role};
 use crate::plan::{parse_plan, Plan, TaskId};
 
 pub(super) struct Fixture {
@@ -28,7 +28,7 @@ impl Fixture {
             Role {
                 assignees: vec!["alice".into()],
                 labels: vec!["agent:coder".into()],
-                agent_workflow: Some("agent-coder.yml".into()),
+                agent: Some(AgentRoute::Workflow("agent-coder.yml".into())),
             },
         );
         Fixture {

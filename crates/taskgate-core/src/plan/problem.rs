@@ -175,6 +175,13 @@ pub enum ProblemKind {
     /// A `freeze_windows` entry of the repository config (`core::freeze`).
     #[error("`{field}`: {problem}")]
     FreezeWindow { field: String, problem: String },
+    /// A role's `agent` or `agent_workflow` of the repository config
+    /// (`core::config::agent`).
+    #[error("`{field}`: {problem}")]
+    Agent {
+        field: String,
+        problem: crate::config::AgentProblem,
+    },
 }
 
 impl ProblemKind {

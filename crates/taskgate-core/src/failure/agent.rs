@@ -1,0 +1,240 @@
+//! Reaching the agent of a todo's role (`roles.<name>.agent`,
+//! `core::config::agent`) in the way that agent is documented to start
+//! (docs/decisions/agents.md), when the todo opens and at each later
+//! attempt:
+//! - `workflow`: dispatched, with the task, the todo, the branch and the
+//!   role as inputs;
+//! - `mention`: a comment on the todo that mentions the handle, with the
+//!   instructions (one per attempt);
+//! - `label`: the label added (taken off and put back at a later attempt,
+//!   so GitHub sends `labeled` again);
+//! - `copilot`: GitHub assigns Copilot only for a user's token, and
+//!   taskgate holds only its App's installation token, so it says so once
+//!   on the todo, with what to configure.
+//!
+//! Owns: the effects and the texts of each route. Must not: do IO, or
+//! decide when a todo opens or an attempt counts (`core::failure`).
+
+use std::collections::BTreeMap;
+
+use super::{max_attempts, OpenTodo, Step};
+use crate::config::AgentRoute;
+use crate::effect::Effect;
+
+impl Step<'_, '_> {
+    /// Starts the agent of `todo`'s role, if it has one, for the todo's
+    /// current attempt (`failed_runs`; 1 when it opens).
+    pub(super) fn reach_agent(&mut self, todo: &OpenTodo) {
+        let role = self.ctx.config.roles.get(&todo.role);
+        let Some(route) = role.and_then(|r| r.agent.clone()) else {
+            return;
+        };
+        let first = todo.failed_runs <= 1;
+        match route {
+            AgentRoute::Workflow(workflow) => self.dispatch(todo, workflow),
+            AgentRoute::Mention(handle) => {
+                let max = max_attempts(self.ctx.task, self.ctx.limits);
+                let branch = self.ctx.task_branch;
+                let body = render_agent_mention(&handle, branch, todo.failed_runs, max);
+                let key = format!("agent attempt={} {}", todo.failed_runs, todo.marker);
+                self.comment(&todo.marker, body, key);
+            }
+            AgentRoute::Label(label) => {
+                if !first {
+                    self.label(todo, vec![], vec![label.clone()]);
+                }
+                self.label(todo, vec![label], vec![]);
+            }
+            AgentRoute::Copilot if first => {
+                let body = render_copilot_unreachable(&todo.role);
+                let key = format!("agent-unreachable {}", todo.marker);
+                self.comment(&todo.marker, body, key);
+            }
+            AgentRoute::Copilot => {}
+        }
+    }
+
+    fn label(&mut self, todo: &OpenTodo, add: Vec<String>, remove: Vec<String>) {
+        self.effects.push(Effect::LabelMarked {
+            repo: self.repo(),
+            marker: todo.marker.clone(),
+            add,
+            remove,
+        });
+    }
+
+    fn dispatch(&mut self, todo: &OpenTodo, workflow: String) {
+        let inputs = BTreeMap::from([
+            ("task".to_owned(), self.ctx.task.id.value.to_string()),
+            ("todo".to_owned(), todo.marker.clone()),
+            ("branch".to_owned(), self.ctx.task_branch.to_owned()),
+            ("role".to_owned(), todo.role.clone()),
+        ]);
+        self.effects.push(Effect::DispatchWorkflow {
+            repo: self.repo(),
+            workflow,
+            git_ref: self.ctx.task_branch.to_owned(),
+            inputs,
+            report_to: Some(todo.marker.clone()),
+            attempt: None,
+            story_run: None,
+        });
+    }
+}
+
+/// The comment that starts a mentioned agent (`@claude`), on the todo.
+pub fn render_agent_mention(handle: &str, branch: &str, attempt: u32, max: u32) -> String {
+    format!(
+        "{handle} the acceptance run failed on `{branch}` (attempt {attempt} of {max}). \
+         This issue says what failed: the gates, their output and the commands that \
+         reproduce it. Fix the cause and push the fix to `{branch}`; taskgate tests \
+         each push and closes this issue when the run passes."
+    )
+}
+
+/// Said once on a todo whose role's agent is Copilot.
+pub fn render_copilot_unreachable(role: &str) -> String {
+    format!(
+        "taskgate could not start Copilot on this todo: GitHub assigns an issue to \
+         Copilot only for a user's token, and taskgate writes with its GitHub App's \
+         installation token, for which GitHub leaves Copilot out without an error. \
+         Assign this issue to Copilot yourself, or give role `{role}` an agent taskgate \
+         can start in `.github/taskgate.yml`: `agent: {{ mention: \"@claude\" }}`, \
+         `agent: {{ label: fix-me }}` or `agent: {{ workflow: agent.yml }}` \
+         (docs/decisions/agents.md)."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classify::FailureKind;
+    use crate::failure::tests::{run, Fixture, BRANCH};
+    use crate::failure::{on_failed_run, LoopDecision, LoopState};
+
+    /// The coder's todo opened (attempt 1), then its second attempt, with
+    /// the coder reached through `agent`.
+    fn two_attempts(agent: AgentRoute) -> (LoopDecision, LoopDecision) {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent = Some(agent);
+        let opened = on_failed_run(
+            &LoopState::default(),
+            &run(1, FailureKind::TestFailure, 1_000),
+            &f.ctx(),
+        );
+        let again = on_failed_run(
+            &opened.state,
+            &run(2, FailureKind::TestFailure, 2_000),
+            &f.ctx(),
+        );
+        (opened, again)
+    }
+
+    /// The effects after the todo's own (created and linked, or updated
+    /// and commented on): what reached the agent.
+    fn reaching(d: &LoopDecision) -> Vec<&Effect> {
+        let from = d
+            .effects
+            .iter()
+            .rposition(|e| matches!(e, Effect::LinkSubIssue { .. }))
+            .or_else(|| {
+                d.effects.iter().rposition(
+                    |e| matches!(e, Effect::CommentOnMarker { comment_marker, .. } if comment_marker.starts_with("todo-attempt")),
+                )
+            })
+            .expect("the todo's own effects");
+        d.effects[from + 1..].iter().collect()
+    }
+
+    const TODO: &str = "story=file:s task=data todo=1";
+
+    #[test]
+    fn a_mentioned_agent_gets_a_comment_with_the_instructions_at_each_attempt() {
+        let (opened, again) = two_attempts(AgentRoute::Mention("@claude".into()));
+        let [Effect::CommentOnMarker {
+            marker,
+            body,
+            comment_marker,
+            ..
+        }] = reaching(&opened)[..]
+        else {
+            panic!("{:?}", opened.effects);
+        };
+        assert_eq!(marker, TODO);
+        assert_eq!(comment_marker, &format!("agent attempt=1 {TODO}"));
+        insta::assert_snapshot!(body, @"@claude the acceptance run failed on `taskgate/task-2-data` (attempt 1 of 2). This issue says what failed: the gates, their output and the commands that reproduce it. Fix the cause and push the fix to `taskgate/task-2-data`; taskgate tests each push and closes this issue when the run passes.");
+        let [Effect::CommentOnMarker {
+            body,
+            comment_marker,
+            ..
+        }] = reaching(&again)[..]
+        else {
+            panic!("{:?}", again.effects);
+        };
+        assert_eq!(comment_marker, &format!("agent attempt=2 {TODO}"));
+        assert!(body.starts_with("@claude ") && body.contains("(attempt 2 of 2)"));
+    }
+
+    #[test]
+    fn a_labelled_agent_gets_its_label_and_gets_it_again_at_a_later_attempt() {
+        let (opened, again) = two_attempts(AgentRoute::Label("fix-me".into()));
+        let label = |add: &[&str], remove: &[&str]| Effect::LabelMarked {
+            repo: Fixture::new().repo,
+            marker: TODO.into(),
+            add: add.iter().map(|s| s.to_string()).collect(),
+            remove: remove.iter().map(|s| s.to_string()).collect(),
+        };
+        assert_eq!(reaching(&opened), [&label(&["fix-me"], &[])]);
+        assert_eq!(
+            reaching(&again),
+            [&label(&[], &["fix-me"]), &label(&["fix-me"], &[])],
+            "off and on again, so GitHub sends `labeled` again"
+        );
+    }
+
+    #[test]
+    fn a_workflow_agent_is_dispatched_at_each_attempt() {
+        let (opened, again) = two_attempts(AgentRoute::Workflow("agent.yml".into()));
+        for d in [&opened, &again] {
+            let [Effect::DispatchWorkflow {
+                workflow, git_ref, ..
+            }] = reaching(d)[..]
+            else {
+                panic!("{:?}", d.effects);
+            };
+            assert_eq!((workflow.as_str(), git_ref.as_str()), ("agent.yml", BRANCH));
+        }
+    }
+
+    #[test]
+    fn copilot_cannot_be_started_with_the_apps_token_and_the_todo_says_so_once() {
+        let (opened, again) = two_attempts(AgentRoute::Copilot);
+        let [Effect::CommentOnMarker {
+            marker,
+            body,
+            comment_marker,
+            ..
+        }] = reaching(&opened)[..]
+        else {
+            panic!("{:?}", opened.effects);
+        };
+        assert_eq!(
+            (marker.as_str(), comment_marker.as_str()),
+            (TODO, &*format!("agent-unreachable {TODO}"))
+        );
+        insta::assert_snapshot!(body, @r#"taskgate could not start Copilot on this todo: GitHub assigns an issue to Copilot only for a user's token, and taskgate writes with its GitHub App's installation token, for which GitHub leaves Copilot out without an error. Assign this issue to Copilot yourself, or give role `coder` an agent taskgate can start in `.github/taskgate.yml`: `agent: { mention: "@claude" }`, `agent: { label: fix-me }` or `agent: { workflow: agent.yml }` (docs/decisions/agents.md)."#);
+        assert!(reaching(&again).is_empty(), "once: {:?}", again.effects);
+    }
+
+    #[test]
+    fn a_role_without_an_agent_reaches_none() {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent = None;
+        let d = on_failed_run(
+            &LoopState::default(),
+            &run(1, FailureKind::TestFailure, 1_000),
+            &f.ctx(),
+        );
+        assert!(reaching(&d).is_empty(), "{:?}", d.effects);
+    }
+}
