@@ -5,6 +5,7 @@
 //! for it. Everything else is left to the Actions runner.
 
 use super::*;
+use taskgate_core::ids::StoryId;
 
 impl Ship {
     /// A `workflow_run` `completed` of a story's deploy or validation run;
@@ -68,7 +69,7 @@ impl Ship {
         repo: &RepoName,
         run: &crate::intake::payload::WorkflowRun,
         default: Option<&str>,
-    ) -> Result<Option<(String, StoryWorkflow)>, ShipError> {
+    ) -> Result<Option<(StoryId, StoryWorkflow)>, ShipError> {
         let file = run.path.as_deref().and_then(|p| p.rsplit('/').next());
         let (Some(file), Some(branch)) = (file, run.head_branch.as_deref()) else {
             return Ok(None);

@@ -228,7 +228,7 @@ impl Runs {
                 (id, state.to_owned())
             })
             .collect();
-        Ok(Some(task::render_story_status(&story, &tasks)))
+        Ok(Some(task::render_story_status(story.as_str(), &tasks)))
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::store::{store_view, StoreError, TaskLocation};
 use taskgate_core::flaky::{CommitPair, Quarantine, TestRun};
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::results::TestId;
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
@@ -20,11 +20,11 @@ store_view! {
         async fn flaky_history(repo: &RepoName, tests: &[TestId], failing_now: &BTreeSet<TestId>) -> Result<Vec<TestRun>, StoreError>;
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
         async fn quarantines(repo: &RepoName) -> Result<Vec<Quarantine>, StoreError>;
-        async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
-        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<String>, StoreError>;
+        async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
+        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<StoryId>, StoreError>;
         async fn task_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
         async fn task_by_pull(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
-        async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
 }
