@@ -49,7 +49,7 @@ use crate::runner::actions::{
 };
 use crate::store::{AttemptRow, StoreError};
 use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
-use taskgate_core::ids::RepoName;
+use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::plan::TaskId;
 use taskgate_core::report::{apply_quarantine, RunReport};
 use taskgate_core::story::Marker;
@@ -190,7 +190,7 @@ impl ActionsError {
 impl ActionsRuns {
     /// The repo config stored with a story's plan (defaults if unreadable,
     /// as `Runs` reads it).
-    async fn config(&self, repo: &RepoName, story: &str) -> Result<RepoConfig, StoreError> {
+    async fn config(&self, repo: &RepoName, story: &StoryId) -> Result<RepoConfig, StoreError> {
         let plan = self.store.story(repo, story).await?;
         Ok(load_config(plan.as_ref().and_then(|p| p.config.as_deref())).unwrap_or_default())
     }

@@ -18,8 +18,8 @@ use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::config::load_config;
 use taskgate_core::config::RepoConfig;
 use taskgate_core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
-use taskgate_core::ids::DeliveryId;
 use taskgate_core::ids::RepoName;
+use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::{InternalEvent, QuarantineEnded};
 use taskgate_core::report::RunReport;
 use taskgate_core::results::{Outcome, TestId};
@@ -29,7 +29,7 @@ use tracing::warn;
 /// One finished attempt, as the quarantine sees it.
 pub(crate) struct FinishedRun<'a> {
     pub repo: &'a RepoName,
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub task: &'a str,
     pub attempt: u32,
     pub report: &'a RunReport,

@@ -32,7 +32,7 @@ pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
 pub(crate) use store::ShipStore;
 use taskgate_core::config::{load_config, RepoConfig};
-use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, UserId};
+use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, StoryId, UserId};
 use taskgate_core::internal::Reconcile;
 use taskgate_core::plan::{parse_plan, Plan};
 use taskgate_core::refusal::{Refusal, Refused};
@@ -81,7 +81,7 @@ pub use taskgate_core::story::{revert_issue_of_branch, story_issue_of_branch};
 /// A story with everything its transitions need.
 pub(super) struct Located {
     repo: RepoName,
-    story: String,
+    story: StoryId,
     installation: taskgate_core::ids::InstallationId,
     plan: Plan,
     config: RepoConfig,
@@ -139,7 +139,7 @@ impl Ship {
     pub(super) async fn locate(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         default_branch: Option<&str>,
     ) -> Result<Option<Located>, StoreError> {
         let Some(saved) = self.store.story(repo, story).await? else {
@@ -160,7 +160,7 @@ impl Ship {
             .story_record(repo, story)
             .await?
             .unwrap_or_default();
-        let others: Vec<(String, StoryRecord)> = self
+        let others: Vec<(StoryId, StoryRecord)> = self
             .store
             .story_records(repo)
             .await?
@@ -488,7 +488,7 @@ impl Ship {
         &self,
         repo: &RepoName,
         number: IssueNumber,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<StoryId>, StoreError> {
         if let Some(story) = self.store.story_by_issue(repo, number).await? {
             return Ok(Some(story));
         }

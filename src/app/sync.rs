@@ -22,7 +22,7 @@ use crate::store::StoreError;
 use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
 };
-use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName, StoryId};
 use taskgate_core::internal::Reconcile;
 use taskgate_core::plan::TaskId;
 use taskgate_core::story::{story_key_for_file, story_key_for_issue};
@@ -285,13 +285,13 @@ impl Syncer {
         let started = match &r.started {
             Some(started) => {
                 let record = (self.store)
-                    .task_record(&r.repo, &r.story, &started.task)
+                    .task_record(&r.repo, &r.story, started.task.as_str())
                     .await?;
                 let change = record_branch_start(&r.repo, &r.story, started, record);
                 if change.is_some() {
                     known
                         .starts
-                        .insert(TaskId::new(&started.task), started.start.clone());
+                        .insert(started.task.clone(), started.start.clone());
                 }
                 change
             }
@@ -309,7 +309,7 @@ impl Syncer {
         taskgate_core::sync::announce_pace(decision, &known.as_known(), &self.pacing, now_s);
     }
 
-    async fn known(&self, repo: &RepoName, story: &str) -> Result<OwnedKnown, SyncError> {
+    async fn known(&self, repo: &RepoName, story: &StoryId) -> Result<OwnedKnown, SyncError> {
         let issues = self.store.story_issues(repo, story).await?;
         let records = self.store.task_records(repo, story).await?;
         let states = records

@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use crate::clock::Clock;
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
-use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId};
 use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::{story_branch, task_branch, Marker};
@@ -78,7 +78,7 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
 /// [`into_decision`] for any task-like record (tasks and milestones).
 fn record_decision(
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     task: &str,
     before_record: &TaskRecord,
     d: TaskDecision,

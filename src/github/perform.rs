@@ -17,7 +17,7 @@ use super::client::GitHubError;
 use super::perform_runs as runs;
 use super::repo::{IssuePatch, RepoClient};
 use crate::store::{EffectRow, NewDelivery, Store};
-use taskgate_core::ids::{DeliveryId, IssueId, IssueNumber, RepoName};
+use taskgate_core::ids::{DeliveryId, IssueId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::{InternalEvent, Reconcile};
 use taskgate_core::sync::IssueRecord;
 use taskgate_core::{hidden_marker, Effect, IssueState};
@@ -413,7 +413,7 @@ async fn set_blocked_by(
 async fn enqueue_reconcile(
     ctx: &Ctx<'_>,
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     round: u32,
 ) -> Result<Option<String>, GitHubError> {
     let pass = InternalEvent::Reconcile(Reconcile {

@@ -20,13 +20,13 @@ use super::perform::{post_comment, record, Ctx};
 use super::perform_runs::ship_event;
 use super::repo::FastForward;
 use crate::store::{EffectRow, NewDelivery, Store};
-use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::ship::{PullLanding, ShipWhat, SHIP_GATE};
 
 /// What lands: a ship's proof, or a rollback's revert.
 pub(super) struct Landing<'a> {
     pub repo: &'a RepoName,
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub branch: &'a str,
     pub round: u32,
     pub revert: bool,

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::client::GitHubError;
 use super::perform::{done, post_comment, record, Ctx};
 use crate::store::NewDelivery;
-use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName};
+use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::ship::{ShipWhat, StoryRunRef};
 use taskgate_core::{AttemptRef, CheckUpdate, Effect};
@@ -466,7 +466,7 @@ async fn dispatch_refused(
 pub(super) async fn ship_event(
     ctx: &Ctx<'_>,
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     what: ShipWhat,
     name: &str,
 ) -> Result<(), GitHubError> {

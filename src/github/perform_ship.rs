@@ -12,7 +12,7 @@ use super::perform::Ctx;
 use super::perform_land::{land, Landing};
 use super::perform_runs::ship_event;
 use super::repo::MergeOutcome;
-use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::ship::ShipWhat;
 use taskgate_core::Effect;
 
@@ -76,7 +76,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             .await
         }
         Effect::AdvanceShipQueue { repo } => {
-            ship_event(ctx, repo, "", ShipWhat::Advance, "ship-queue").await?;
+            ship_event(
+                ctx,
+                repo,
+                &StoryId::new(""),
+                ShipWhat::Advance,
+                "ship-queue",
+            )
+            .await?;
             Ok(None)
         }
         other => unreachable!("`{}` is not a ship effect", other.name()),
@@ -120,7 +127,7 @@ async fn told_if_refused(
 
 struct Proof<'a> {
     repo: &'a RepoName,
-    story: &'a str,
+    story: &'a StoryId,
     branch: &'a str,
     round: u32,
     /// A rollback's revert, not a ship's proof.
@@ -128,7 +135,7 @@ struct Proof<'a> {
 }
 
 impl<'a> Proof<'a> {
-    fn new(repo: &'a RepoName, story: &'a str, branch: &'a str, round: u32) -> Self {
+    fn new(repo: &'a RepoName, story: &'a StoryId, branch: &'a str, round: u32) -> Self {
         Proof {
             repo,
             story,

@@ -30,7 +30,7 @@ use serde::Deserialize;
 use crate::github::client::{get_capped, send, Capped};
 use crate::github::GitHubError;
 use taskgate_core::classify::FailureKind;
-use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::plan::DEFAULT_GATE;
 use taskgate_core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
 use taskgate_core::story::markers::{decode_value, encode_value};
@@ -115,7 +115,7 @@ pub enum ArtifactError {
 /// (none: `sha` is tested as it is), `gates` comma-joined (empty: every
 /// gate of the task), `run_id` taskgate's own id for the attempt.
 pub fn dispatch_inputs(
-    story: &str,
+    story: &StoryId,
     task: &str,
     (sha, base): (&CommitSha, Option<&CommitSha>),
     gates: &[String],
@@ -165,7 +165,7 @@ pub fn dispatch_effect(
 pub fn attempt_run_id(attempt: &AttemptRef) -> String {
     format!(
         "story={} task={} attempt={}",
-        encode_value(&attempt.story),
+        encode_value(attempt.story.as_str()),
         encode_value(&attempt.task),
         attempt.attempt
     )
@@ -190,7 +190,7 @@ pub fn attempt_of_display_title(title: &str) -> Option<AttemptRef> {
         return None;
     }
     Some(AttemptRef {
-        story,
+        story: StoryId(story),
         task,
         attempt,
     })

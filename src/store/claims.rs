@@ -42,7 +42,7 @@ impl Store {
                    AND (?8 = 1 OR claimed_by IS NULL OR claimed_by = ?5 OR lease_until_ms <= ?7)",
                 params![
                     repo.as_str(),
-                    a.story,
+                    a.story.as_str(),
                     a.task,
                     a.attempt,
                     owner,
@@ -68,7 +68,7 @@ impl Store {
             let claim = db.query_opt(
                 "SELECT claimed_by, lease_until_ms FROM attempts
                  WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
-                params![repo.as_str(), a.story, a.task, a.attempt],
+                params![repo.as_str(), a.story.as_str(), a.task, a.attempt],
                 |r| Ok((r.get::<Option<String>>(0)?, r.get::<Option<i64>>(1)?)),
             )?;
             Ok(match claim {

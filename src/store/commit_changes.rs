@@ -18,7 +18,7 @@ use rusqlite::params;
 
 use super::{Store, StoreError};
 use taskgate_core::flaky::CommitPair;
-use taskgate_core::ids::RepoName;
+use taskgate_core::ids::{RepoName, StoryId};
 
 /// Files listed per pair at most; a commit that changed more is stored as
 /// "too many to list" (and decides nothing).
@@ -87,7 +87,7 @@ impl Store {
     pub async fn previously_tested_commit(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
         attempt: u32,
         sha: &str,

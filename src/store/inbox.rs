@@ -497,7 +497,7 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
         Change::StoryRetired { repo, story } => {
             db.execute(
                 "DELETE FROM stories WHERE repo = ?1 AND story = ?2",
-                params![repo.as_str(), story],
+                params![repo.as_str(), story.as_str()],
             )?;
         }
         Change::TaskUpdated {

@@ -8,7 +8,7 @@ use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use taskgate_core::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, IssueId, IssueNumber, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 
 fn json<T: serde::Serialize>(v: &T) -> String {
@@ -120,7 +120,7 @@ impl Store {
     pub async fn story_issues(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<BTreeMap<String, IssueRecord>, StoreError> {
         let key = taskgate_core::story::Marker::Story {
             story: story.to_owned(),
@@ -263,7 +263,7 @@ impl Store {
     pub async fn story(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<Option<StoryPlan>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |db| {
@@ -275,7 +275,7 @@ impl Store {
                  WHERE s.repo = ?1 AND s.story = ?2",
                 super::repo_config::STORY_CONFIG
             );
-            db.query_opt(&sql, params![repo.as_str(), story], |r| {
+            db.query_opt(&sql, params![repo.as_str(), story.as_str()], |r| {
                 Ok((
                     r.sql::<InstallationId>(0)?,
                     r.get::<String>(1)?,
@@ -313,7 +313,7 @@ pub(super) fn save_story(db: &Db, s: &StoryPlan, now_ms: i64) -> Result<(), Stor
              files = ?7, sha = ?8, updated_ms = ?9",
         params![
             s.repo.as_str(),
-            s.story,
+            s.story.as_str(),
             Sql(s.installation),
             s.source,
             s.plan,
@@ -357,7 +357,7 @@ mod tests {
                 store.put_issue_record(&repo, key, record(n)).await.unwrap();
             }
             let got: Vec<String> = store
-                .story_issues(&repo, "file:a")
+                .story_issues(&repo, &StoryId::new("file:a"))
                 .await
                 .unwrap()
                 .into_keys()

@@ -127,6 +127,7 @@ mod tests {
     use super::*;
     use crate::store::testing::on_both_backends;
     use taskgate_core::ids::InstallationId;
+    use taskgate_core::ids::StoryId;
     use taskgate_core::sync::StoryPlan;
     use taskgate_core::Change;
 
@@ -134,10 +135,10 @@ mod tests {
         RepoName::parse(name).unwrap()
     }
 
-    fn planned(repo: &RepoName, story: &str, config: Option<&str>) -> Change {
+    fn planned(repo: &RepoName, story: &StoryId, config: Option<&str>) -> Change {
         Change::StoryPlanned(StoryPlan {
             repo: repo.clone(),
-            story: story.into(),
+            story: story.clone(),
             installation: InstallationId(1),
             source: format!(".taskgate/stories/{story}.yml"),
             plan: "story: s".into(),
@@ -159,7 +160,7 @@ mod tests {
         crate::store::audit::tests::apply(store, changes).await;
     }
 
-    async fn story_config(store: &Store, repo: &RepoName, story: &str) -> Option<String> {
+    async fn story_config(store: &Store, repo: &RepoName, story: &StoryId) -> Option<String> {
         store.story(repo, story).await.unwrap().unwrap().config
     }
 
@@ -167,13 +168,13 @@ mod tests {
         async fn every_story_reads_the_repositorys_current_config_once_one_is_recorded(store: Store) {
             let (a, b) = (repo("acme/a"), repo("acme/b"));
             let old = "review: human\n";
-            apply(&store, vec![planned(&a, "x", Some(old)), planned(&a, "y", None), planned(&b, "z", Some(old))]).await;
+            apply(&store, vec![planned(&a, &StoryId::new("x"), Some(old)), planned(&a, &StoryId::new("y"), None), planned(&b, &StoryId::new("z"), Some(old))]).await;
             // No record yet (a database from before the table): each story's own copy.
             assert_eq!(store.repo_config(&a).await.unwrap(), None);
             assert!(store.latest_story_config(&a).await.unwrap().is_some());
             assert_eq!(store.latest_story_config(&repo("acme/none")).await.unwrap(), None);
-            assert_eq!(story_config(&store, &a, "x").await.as_deref(), Some(old));
-            assert_eq!(story_config(&store, &a, "y").await, None);
+            assert_eq!(story_config(&store, &a, &StoryId::new("x")).await.as_deref(), Some(old));
+            assert_eq!(story_config(&store, &a, &StoryId::new("y")).await, None);
 
             let new = "runner_network: false\n";
             apply(&store, vec![config_changed(&a, Some(new))]).await;
@@ -181,13 +182,13 @@ mod tests {
                 store.repo_config(&a).await.unwrap(),
                 Some(RepoConfigRecord { config: Some(new.into()), sha: CommitSha("b".repeat(40)) })
             );
-            assert_eq!(story_config(&store, &a, "x").await.as_deref(), Some(new));
-            assert_eq!(story_config(&store, &a, "y").await.as_deref(), Some(new));
-            assert_eq!(story_config(&store, &b, "z").await.as_deref(), Some(old), "per repository");
+            assert_eq!(story_config(&store, &a, &StoryId::new("x")).await.as_deref(), Some(new));
+            assert_eq!(story_config(&store, &a, &StoryId::new("y")).await.as_deref(), Some(new));
+            assert_eq!(story_config(&store, &b, &StoryId::new("z")).await.as_deref(), Some(old), "per repository");
 
             // The file removed: the defaults, for every story.
             apply(&store, vec![config_changed(&a, None)]).await;
-            assert_eq!(story_config(&store, &a, "x").await, None);
+            assert_eq!(story_config(&store, &a, &StoryId::new("x")).await, None);
             assert_eq!(store.repo_config(&a).await.unwrap().unwrap().config, None);
         }
 

@@ -12,7 +12,7 @@ use rusqlite::params;
 use super::db::{Db, Row};
 use super::{corrupt, Store, StoreError};
 use taskgate_core::config::RunnerKind;
-use taskgate_core::ids::{CommitSha, InstallationId, RepoName};
+use taskgate_core::ids::{CommitSha, InstallationId, RepoName, StoryId};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::markers::encode_value;
 use taskgate_core::task::{parse_check_key, AttemptStatus, RunJob};
@@ -34,7 +34,7 @@ pub(super) fn queue_attempt(
          ON CONFLICT(repo, story, task, attempt) DO NOTHING",
         params![
             job.repo.as_str(),
-            job.story,
+            job.story.as_str(),
             job.task,
             job.attempt,
             Sql(job.installation),
@@ -51,7 +51,7 @@ pub(super) fn queue_attempt(
 /// One attempt of one task: the key of the `attempts` table.
 pub(super) struct AttemptKey<'a> {
     pub repo: &'a RepoName,
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub task: &'a str,
     pub attempt: u32,
 }
@@ -74,7 +74,7 @@ pub(super) fn update_attempt(
          WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
         params![
             key.repo.as_str(),
-            key.story,
+            key.story.as_str(),
             key.task,
             key.attempt,
             Sql(status),
@@ -96,7 +96,7 @@ fn runner_name(runner: RunnerKind) -> &'static str {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttemptRow {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub attempt: u32,
     pub installation: InstallationId,
@@ -122,7 +122,7 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let base: Option<String> = r.get(13)?;
     Ok(AttemptRow {
         repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
-        story: r.get(1)?,
+        story: r.sql(1)?,
         task: r.get(2)?,
         attempt: r.get(3)?,
         installation: r.sql(4)?,
@@ -151,10 +151,10 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
 fn attach_check_runs(
     db: &Db,
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     attempts: &mut [AttemptSummary],
 ) -> Result<(), StoreError> {
-    let prefix = format!("story={} ", encode_value(story));
+    let prefix = format!("story={} ", encode_value(story.as_str()));
     let rows = db.query_map(
         "SELECT key, id FROM check_runs
          WHERE repo = ?1 AND substr(key, 1, length(?2)) = ?2 ORDER BY key",
@@ -209,7 +209,7 @@ impl Store {
     pub async fn attempts(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
     ) -> Result<Vec<AttemptRow>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
@@ -218,7 +218,7 @@ impl Store {
                 &format!(
                     "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 ORDER BY attempt DESC"
                 ),
-                params![repo.as_str(), story, task],
+                params![repo.as_str(), story.as_str(), task],
                 read_attempt,
             )
         })
@@ -230,7 +230,7 @@ impl Store {
     pub async fn recent_attempts(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         per_task: u32,
     ) -> Result<Vec<AttemptSummary>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
@@ -242,7 +242,7 @@ impl Store {
                      SELECT *, row_number() OVER (PARTITION BY task ORDER BY attempt DESC) AS nth
                      FROM attempts WHERE repo = ?1 AND story = ?2) AS recent
                  WHERE nth <= ?3 ORDER BY task, attempt DESC",
-                params![repo.as_str(), story, per_task],
+                params![repo.as_str(), story.as_str(), per_task],
                 |r| {
                     Ok(AttemptSummary {
                         task: r.get(0)?,
@@ -267,7 +267,7 @@ impl Store {
     pub async fn attempt(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
         attempt: u32,
     ) -> Result<Option<AttemptRow>, StoreError> {
@@ -277,7 +277,7 @@ impl Store {
                 &format!(
                     "SELECT {ATTEMPT_COLUMNS} FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4"
                 ),
-                params![repo.as_str(), story, task, attempt],
+                params![repo.as_str(), story.as_str(), task, attempt],
                 read_attempt,
             )
         })
@@ -295,7 +295,7 @@ impl Store {
             db.execute(
                 "INSERT INTO workflow_runs (repo, run_id, story, task, attempt) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, task = ?4, attempt = ?5",
-                params![repo.as_str(), run_id as i64, a.story, a.task, a.attempt],
+                params![repo.as_str(), run_id as i64, a.story.as_str(), a.task, a.attempt],
             )?;
             Ok(())
         })
@@ -312,7 +312,7 @@ impl Store {
         self.read(move |db| {
             db.query_map(
                 "SELECT run_id FROM workflow_runs WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 ORDER BY run_id",
-                params![repo.as_str(), a.story, a.task, a.attempt],
+                params![repo.as_str(), a.story.as_str(), a.task, a.attempt],
                 |r| Ok(r.get::<i64>(0)? as u64),
             )
         })
@@ -327,13 +327,13 @@ impl Store {
         run_id: u64,
     ) -> Result<Option<AttemptRow>, StoreError> {
         let repo = repo.clone();
-        let found: Option<(String, String, u32)> = {
+        let found: Option<(StoryId, String, u32)> = {
             let repo = repo.clone();
             self.read(move |db| {
                 db.query_opt(
                     "SELECT story, task, attempt FROM workflow_runs WHERE repo = ?1 AND run_id = ?2",
                     params![repo.as_str(), run_id as i64],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    |r| Ok((r.sql(0)?, r.get(1)?, r.get(2)?)),
                 )
             })
             .await?
@@ -347,7 +347,7 @@ impl Store {
     pub async fn attempt_status(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
         attempt: u32,
     ) -> Result<Option<String>, StoreError> {
@@ -355,7 +355,7 @@ impl Store {
         self.read(move |db| {
             db.query_opt(
                 "SELECT status FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
-                params![repo.as_str(), story, task, attempt],
+                params![repo.as_str(), story.as_str(), task, attempt],
                 |r| r.get(0),
             )
         })
@@ -431,7 +431,7 @@ mod tests {
             put_attempts(&store, &attempts).await;
             let repo = RepoName::parse("o/r").unwrap();
             let got: Vec<(String, u32)> = store
-                .recent_attempts(&repo, "file:s", 5)
+                .recent_attempts(&repo, &StoryId::new("file:s"), 5)
                 .await
                 .unwrap()
                 .into_iter()
@@ -450,16 +450,16 @@ mod tests {
             let repo = RepoName::parse("o/r").unwrap();
             let key = taskgate_core::task::check_key;
             for (key, id) in [
-                (key("file:a", "t", 2, "unit"), 11),
-                (key("file:a", "t", 2, "lint"), 12),
-                (key("file:a", "t", 1, "unit"), 10),
-                (key("file:ab", "t", 1, "unit"), 99),
+                (key(&StoryId::new("file:a"), "t", 2, "unit"), 11),
+                (key(&StoryId::new("file:a"), "t", 2, "lint"), 12),
+                (key(&StoryId::new("file:a"), "t", 1, "unit"), 10),
+                (key(&StoryId::new("file:ab"), "t", 1, "unit"), 99),
                 ("another app's id".to_owned(), 98),
             ] {
                 store.put_check_run(&repo, &key, id).await.unwrap();
             }
             let got: Vec<(u32, Vec<(String, u64)>)> = store
-                .recent_attempts(&repo, "file:a", 5)
+                .recent_attempts(&repo, &StoryId::new("file:a"), 5)
                 .await
                 .unwrap()
                 .into_iter()

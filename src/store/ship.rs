@@ -5,7 +5,7 @@ use rusqlite::params;
 
 use super::db::Db;
 use super::{Store, StoreError};
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use taskgate_core::story::Marker;
 use taskgate_core::sync::StoryPlan;
@@ -13,7 +13,7 @@ use taskgate_core::sync::StoryPlan;
 pub(super) fn put_story_record(
     db: &Db,
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     record: &StoryRecord,
 ) -> Result<(), StoreError> {
     db.execute(
@@ -21,7 +21,7 @@ pub(super) fn put_story_record(
          ON CONFLICT(repo, story) DO UPDATE SET record = ?3",
         params![
             repo.as_str(),
-            story,
+            story.as_str(),
             serde_json::to_string(record).expect("plain data serialises")
         ],
     )?;
@@ -32,7 +32,7 @@ pub(super) fn put_story_record(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoryRow {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub issue: IssueNumber,
 }
 
@@ -47,14 +47,14 @@ impl Store {
     pub async fn story_record(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<Option<StoryRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |db| {
             super::json_record(
                 db,
                 "SELECT record FROM story_ships WHERE repo = ?1 AND story = ?2",
-                params![repo.as_str(), story],
+                params![repo.as_str(), story.as_str()],
             )
         })
         .await
@@ -64,14 +64,18 @@ impl Store {
     pub async fn story_records(
         &self,
         repo: &RepoName,
-    ) -> Result<Vec<(String, StoryRecord)>, StoreError> {
+    ) -> Result<Vec<(StoryId, StoryRecord)>, StoreError> {
         let repo = repo.clone();
         self.read(move |db| {
-            super::keyed_records(
+            let records: Vec<(String, StoryRecord)> = super::keyed_records(
                 db,
                 "SELECT story, record FROM story_ships WHERE repo = ?1",
                 params![repo.as_str()],
-            )
+            )?;
+            Ok(records
+                .into_iter()
+                .map(|(story, record)| (StoryId(story), record))
+                .collect())
         })
         .await
     }
@@ -79,7 +83,7 @@ impl Store {
     /// Repositories whose ship queue waits with nothing proving or
     /// landing, each with one of its queued stories: a freeze (or a freeze
     /// window) held it, and the queue is looked at again periodically.
-    pub async fn ship_queues_waiting(&self) -> Result<Vec<(RepoName, String)>, StoreError> {
+    pub async fn ship_queues_waiting(&self) -> Result<Vec<(RepoName, StoryId)>, StoreError> {
         let all: Vec<(String, String)> = self
             .read(|db| {
                 db.query_map(
@@ -94,7 +98,7 @@ impl Store {
                 )
             })
             .await?;
-        let mut by_repo: std::collections::BTreeMap<String, Vec<(String, StoryRecord)>> =
+        let mut by_repo: std::collections::BTreeMap<String, Vec<(StoryId, StoryRecord)>> =
             std::collections::BTreeMap::new();
         for (key, json) in all {
             let (repo, story) = key.split_once('\n').unwrap_or_default();
@@ -102,7 +106,7 @@ impl Store {
             by_repo
                 .entry(repo.to_owned())
                 .or_default()
-                .push((story.to_owned(), record));
+                .push((StoryId::new(story), record));
         }
         Ok(by_repo
             .into_iter()
@@ -134,7 +138,7 @@ impl Store {
         &self,
         repo: &RepoName,
         number: IssueNumber,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<StoryId>, StoreError> {
         let repo = repo.clone();
         self.read(move |db| {
             for marker in super::issue_markers(db, &repo, number)? {
@@ -162,7 +166,7 @@ impl Store {
                 params![
                     repo.as_str(),
                     run_id as i64,
-                    run.story,
+                    run.story.as_str(),
                     workflow_name(run.workflow)
                 ],
             )?;
@@ -179,10 +183,10 @@ impl Store {
     ) -> Result<Option<StoryRunRef>, StoreError> {
         let repo = repo.clone();
         self.read(move |db| {
-            let found: Option<(String, String)> = db.query_opt(
+            let found: Option<(StoryId, String)> = db.query_opt(
                 "SELECT story, workflow FROM story_runs WHERE repo = ?1 AND run_id = ?2",
                 params![repo.as_str(), run_id as i64],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.sql(0)?, r.get(1)?)),
             )?;
             Ok(found.map(|(story, workflow)| StoryRunRef {
                 story,
@@ -224,7 +228,7 @@ fn story_rows(db: &Db, repo: Option<&str>) -> Result<Vec<StoryRow>, StoreError> 
     let rows = db.query_map(&sql, params, |r| {
         Ok((
             r.get::<String>(0)?,
-            r.get::<String>(1)?,
+            r.sql::<StoryId>(1)?,
             r.get::<String>(2)?,
             r.sql::<IssueNumber>(3)?,
         ))
@@ -262,7 +266,7 @@ mod tests {
             let seen = store.story_run(&repo, 9).await.unwrap().unwrap();
             assert_eq!((seen.story.as_str(), seen.workflow), ("file:s", StoryWorkflow::Validation));
             assert!(store.story_run(&other, 9).await.unwrap().is_none());
-            assert!(store.story_record(&repo, "file:s").await.unwrap().is_none());
+            assert!(store.story_record(&repo, &StoryId::new("file:s")).await.unwrap().is_none());
             assert!(store.story_records(&repo).await.unwrap().is_empty());
         }
     }
@@ -282,7 +286,7 @@ mod tests {
                 .await
                 .unwrap();
             let repo = RepoName::parse("o/r").unwrap();
-            let read = store.story_record(&repo, "file:s").await.unwrap().unwrap();
+            let read = store.story_record(&repo, &StoryId::new("file:s")).await.unwrap().unwrap();
             assert_eq!(read.pinned, None);
             let head = taskgate_core::ids::CommitSha("b".repeat(40));
             assert_eq!(taskgate_core::ship::pinned_head(&read), Some(&head), "the head as last seen");
@@ -302,21 +306,21 @@ mod tests {
             use taskgate_core::Change;
             use taskgate_core::ship::ShipState::{Proving, Queued, Shippable};
             let (a, b) = (RepoName::parse("o/a").unwrap(), RepoName::parse("o/b").unwrap());
-            let put = |repo: &RepoName, story: &str, r: StoryRecord| Change::ShipUpdated {
+            let put = |repo: &RepoName, story: &StoryId, r: StoryRecord| Change::ShipUpdated {
                 repo: repo.clone(),
-                story: story.into(),
+                story: story.clone(),
                 record: Box::new(r),
             };
             let changes = vec![
-                put(&a, "file:late", record(Queued, 20)),
-                put(&a, "file:early", record(Queued, 10)),
-                put(&a, "file:done", record(Shippable, 5)),
-                put(&b, "file:waits", record(Queued, 1)),
-                put(&b, "file:proves", record(Proving, 2)),
+                put(&a, &StoryId::new("file:late"), record(Queued, 20)),
+                put(&a, &StoryId::new("file:early"), record(Queued, 10)),
+                put(&a, &StoryId::new("file:done"), record(Shippable, 5)),
+                put(&b, &StoryId::new("file:waits"), record(Queued, 1)),
+                put(&b, &StoryId::new("file:proves"), record(Proving, 2)),
             ];
             crate::store::audit::tests::apply(&store, changes).await;
             let waiting = store.ship_queues_waiting().await.unwrap();
-            assert_eq!(waiting, vec![(a, "file:early".to_owned())], "b's queue is busy");
+            assert_eq!(waiting, vec![(a, StoryId::new("file:early"))], "b's queue is busy");
         }
     }
 }

@@ -16,7 +16,9 @@
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
-use taskgate_core::ids::{CommentId, EffectId, InstallationId, IssueId, IssueNumber, UserId};
+use taskgate_core::ids::{
+    CommentId, EffectId, InstallationId, IssueId, IssueNumber, StoryId, TaskId, UserId,
+};
 use taskgate_core::task::AttemptStatus;
 
 /// A core type as a SQL value: `Sql(issue)` in `params!`, and
@@ -48,6 +50,26 @@ int_id_sql!(
     UserId,
     EffectId
 );
+
+/// Text ids are stored as their text (a story key, a task id), so rows
+/// written before the types existed read unchanged.
+macro_rules! str_id_sql {
+    ($($name:ident),*) => {$(
+        impl ToSql for Sql<$name> {
+            fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+                Ok(ToSqlOutput::from(self.0.as_str()))
+            }
+        }
+
+        impl FromSql for Sql<$name> {
+            fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+                String::column_result(value).map(|v| Sql($name(v)))
+            }
+        }
+    )*};
+}
+
+str_id_sql!(StoryId, TaskId);
 
 /// Stored as its lower-case word, which the schema's queries compare
 /// against (`status = 'running'`).

@@ -197,7 +197,13 @@ mod tests {
         store
             .write(move |db| {
                 let repo = RepoName::parse("o/r").unwrap();
-                super::super::runs::put_task(db, &repo, "s", &task, &record)
+                super::super::runs::put_task(
+                    db,
+                    &repo,
+                    &taskgate_core::ids::StoryId::new("s"),
+                    &task,
+                    &record,
+                )
             })
             .await
             .unwrap();

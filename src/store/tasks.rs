@@ -10,25 +10,25 @@ use rusqlite::params;
 
 use super::db::{Db, Dialect};
 use super::{corrupt, Store, StoreError};
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::story::Marker;
 use taskgate_core::task::TaskRecord;
 
 pub(super) fn put_task(
     db: &Db,
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     task: &str,
     record: &TaskRecord,
 ) -> Result<(), StoreError> {
     // The counts `/metrics` shows move with the record.
-    let counts = super::task_counts::on_write(db, [repo.as_str(), story, task], record)?;
+    let counts = super::task_counts::on_write(db, [repo.as_str(), story.as_str(), task], record)?;
     db.execute(
         "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
         params![
             repo.as_str(),
-            story,
+            story.as_str(),
             task,
             serde_json::to_string(record).expect("plain data serialises"),
             counts
@@ -40,7 +40,7 @@ pub(super) fn put_task(
 /// Where a task lives: its story key, plan id and issue marker key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskLocation {
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub marker: String,
     pub issue: IssueNumber,
@@ -50,7 +50,7 @@ impl Store {
     pub async fn task_record(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
     ) -> Result<Option<TaskRecord>, StoreError> {
         let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
@@ -58,7 +58,7 @@ impl Store {
             super::json_record(
                 db,
                 "SELECT record FROM tasks WHERE repo = ?1 AND story = ?2 AND task = ?3",
-                params![repo.as_str(), story, task],
+                params![repo.as_str(), story.as_str(), task],
             )
         })
         .await
@@ -68,14 +68,14 @@ impl Store {
     pub async fn task_records(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<std::collections::BTreeMap<String, TaskRecord>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_owned());
         self.read(move |db| {
             super::keyed_records(
                 db,
                 "SELECT task, record FROM tasks WHERE repo = ?1 AND story = ?2",
-                params![repo.as_str(), story],
+                params![repo.as_str(), story.as_str()],
             )
         })
         .await
@@ -85,7 +85,7 @@ impl Store {
     /// their lifetime bound.
     pub async fn tasks_with_open_todos(
         &self,
-    ) -> Result<Vec<(RepoName, String, String)>, StoreError> {
+    ) -> Result<Vec<(RepoName, StoryId, String)>, StoreError> {
         self.read(|db| {
             // An open todo is a `failure.open` that is there and not JSON
             // null (`None` is stored as null). SQLite's `json_extract` is
@@ -104,7 +104,7 @@ impl Store {
                 let repo = r.get::<String>(0)?;
                 Ok((
                     RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
-                    r.get::<String>(1)?,
+                    r.sql::<StoryId>(1)?,
                     r.get::<String>(2)?,
                 ))
             })
@@ -126,7 +126,7 @@ impl Store {
                     params![repo_name.as_str()],
                     |r| {
                         Ok((
-                            r.get::<String>(0)?,
+                            r.sql::<StoryId>(0)?,
                             r.get::<String>(1)?,
                             r.get::<String>(2)?,
                         ))

@@ -18,7 +18,7 @@ use rusqlite::params;
 use super::db::Db;
 use super::runs::AttemptKey;
 use super::{Store, StoreError};
-use taskgate_core::ids::RepoName;
+use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::report::RunReport;
 use taskgate_core::results::Outcome;
 
@@ -27,7 +27,7 @@ pub const STORY_TEST_ROWS: u32 = 5;
 
 /// Replaces the attempt's rows with the tests of `report`.
 pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Result<(), StoreError> {
-    let scope = params![key.repo.as_str(), key.story, key.task, key.attempt];
+    let scope = params![key.repo.as_str(), key.story.as_str(), key.task, key.attempt];
     db.execute(
         "DELETE FROM test_results WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
         scope,
@@ -43,7 +43,7 @@ pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Resul
                  ON CONFLICT(repo, story, task, attempt, gate, test_id) DO NOTHING",
                 params![
                     key.repo.as_str(),
-                    key.story,
+                    key.story.as_str(),
                     key.task,
                     key.attempt,
                     sha,
@@ -102,7 +102,7 @@ impl Store {
     pub async fn slowest_tests(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         limit: u32,
     ) -> Result<Vec<TestStat>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_string());
@@ -127,7 +127,7 @@ impl Store {
     pub async fn most_failing_tests(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         limit: u32,
     ) -> Result<Vec<TestStat>, StoreError> {
         let (repo, story) = (repo.clone(), story.to_string());

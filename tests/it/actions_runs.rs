@@ -107,7 +107,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         .store()
         .attempt(
             &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
-            "file:checks",
+            &taskgate_core::ids::StoryId::new("file:checks"),
             "check",
             1,
         )

@@ -117,7 +117,11 @@ fn rerun_all(branch: Option<&str>, sha: &str, sender: (&str, u64)) -> serde_json
 async fn attempts(s: &Story) -> usize {
     s.app
         .store()
-        .attempts(&repo_name(), "file:checks", "check")
+        .attempts(
+            &repo_name(),
+            &taskgate_core::ids::StoryId::new("file:checks"),
+            "check",
+        )
         .await
         .unwrap()
         .len()

@@ -33,7 +33,11 @@ fn repo_name() -> RepoName {
 async fn attempts(s: &Story, task: &str) -> usize {
     s.app
         .store()
-        .attempts(&repo_name(), "file:checks", task)
+        .attempts(
+            &repo_name(),
+            &taskgate_core::ids::StoryId::new("file:checks"),
+            task,
+        )
         .await
         .unwrap()
         .len()
@@ -196,7 +200,11 @@ async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_ba
     let record = s
         .app
         .store()
-        .task_record(&repo_name(), "file:checks", "check")
+        .task_record(
+            &repo_name(),
+            &taskgate_core::ids::StoryId::new("file:checks"),
+            "check",
+        )
         .await
         .unwrap()
         .unwrap();

@@ -611,7 +611,10 @@ async fn removing_the_plan_file_closes_the_story_and_restoring_it_reopens_it() {
     let repo_name = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     assert!(app
         .store()
-        .story(&repo_name, "file:momentum")
+        .story(
+            &repo_name,
+            &taskgate_core::ids::StoryId::new("file:momentum")
+        )
         .await
         .unwrap()
         .is_none());

@@ -220,7 +220,11 @@ async fn two_replicas_run_an_attempt_once() {
     assert_completed_once_with_success(&c.story.app.fake, &checks);
     assert!(c.napping().is_empty(), "no other run of it waits");
     let attempts = store
-        .attempts(&repo(), "file:checks", "check")
+        .attempts(
+            &repo(),
+            &taskgate_core::ids::StoryId::new("file:checks"),
+            "check",
+        )
         .await
         .unwrap();
     let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();
@@ -278,7 +282,11 @@ async fn a_replica_that_dies_mid_run_leaves_the_attempt_to_the_other_once_its_cl
     assert!(c.napping().is_empty());
     let store = survivor.store();
     let attempts = store
-        .attempts(&repo(), "file:checks", "check")
+        .attempts(
+            &repo(),
+            &taskgate_core::ids::StoryId::new("file:checks"),
+            "check",
+        )
         .await
         .unwrap();
     let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();

@@ -81,7 +81,7 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
         .store()
         .attempts(
             &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
-            story,
+            &taskgate_core::ids::StoryId::new(story),
             "check",
         )
         .await

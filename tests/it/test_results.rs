@@ -85,7 +85,7 @@ async fn a_junit_report_puts_test_counts_in_the_title_and_failing_tests_in_the_s
     let failing = s
         .app
         .store()
-        .most_failing_tests(&repo, "file:checks", 5)
+        .most_failing_tests(&repo, &taskgate_core::ids::StoryId::new("file:checks"), 5)
         .await
         .unwrap();
     let ids: Vec<(&str, &str, u64)> = failing

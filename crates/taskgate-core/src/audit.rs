@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::event::{Actor, Change};
 use super::task::ReviewCommand;
-use crate::ids::{IssueNumber, RepoName, UserId};
+use crate::ids::{IssueNumber, RepoName, StoryId, UserId};
 
 /// What a person decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -226,7 +226,7 @@ pub fn task_object(issue: IssueNumber, task: &str) -> String {
 }
 
 /// `story #3 (file:momentum)`: a story by its issue and key.
-pub fn story_object(issue: IssueNumber, story: &str) -> String {
+pub fn story_object(issue: IssueNumber, story: &StoryId) -> String {
     format!("story #{issue} ({story})")
 }
 
@@ -307,7 +307,7 @@ mod tests {
         assert_eq!(none.reason, None);
         assert_eq!(none.object, "task #12 (check)");
         assert_eq!(
-            story_object(IssueNumber(3), "file:momentum"),
+            story_object(IssueNumber(3), &StoryId::new("file:momentum")),
             "story #3 (file:momentum)"
         );
     }

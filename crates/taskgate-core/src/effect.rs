@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CommentId, CommitSha, IssueNumber, RepoName};
+use crate::ids::{CommentId, CommitSha, IssueNumber, RepoName, StoryId, TaskId};
 
 /// GitHub's reaction contents (the REST API's enum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,7 +110,7 @@ impl CheckConclusion {
 /// One acceptance attempt of a task, by its story key, task id and number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptRef {
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub attempt: u32,
 }
@@ -234,8 +234,8 @@ pub enum Effect {
     StartTaskBranch {
         repo: RepoName,
         /// The story key and the task id, for the report.
-        story: String,
-        task: String,
+        story: StoryId,
+        task: TaskId,
         name: String,
         story_branch: String,
         marker: String,
@@ -338,7 +338,7 @@ pub enum Effect {
     /// through the inbox (`ShipWhat::ProofCommit` / `ProofConflict`).
     PrepareShipCommit {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         branch: String,
         base: CommitSha,
         head: CommitSha,
@@ -358,7 +358,7 @@ pub enum Effect {
     /// other failure (`LandFailed`) take it out of the queue.
     LandShipCommit {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         branch: String,
         commit: CommitSha,
         round: u32,
@@ -377,7 +377,7 @@ pub enum Effect {
     /// inbox (`ShipWhat::RevertCommit` / `RevertConflict`).
     PrepareRevert {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         branch: String,
         reverts: CommitSha,
         onto: String,
@@ -393,7 +393,7 @@ pub enum Effect {
     /// without converging, so a create GitHub keeps refusing cannot loop.
     Reconcile {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         #[serde(default)]
         round: u32,
     },

@@ -1,7 +1,7 @@
 //! Domain events: what happened on GitHub, in taskgate's terms. The intake
 //! translates webhook payloads into these; nothing here knows JSON.
 
-use crate::ids::{CommentId, InstallationId, IssueNumber, RepoName, UserId};
+use crate::ids::{CommentId, InstallationId, IssueNumber, RepoName, StoryId, UserId};
 
 /// Who did something. Users are identified by id; the login is for display.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,12 +63,12 @@ pub enum Change {
     /// plan goes (its issues' records stay, for a restored file to find).
     StoryRetired {
         repo: RepoName,
-        story: String,
+        story: StoryId,
     },
     /// A task's runtime record changed.
     TaskUpdated {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         task: String,
         record: Box<crate::task::TaskRecord>,
     },
@@ -81,7 +81,7 @@ pub enum Change {
     /// An attempt moved on; `report` once it finished.
     AttemptUpdated {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         task: String,
         attempt: u32,
         status: crate::task::AttemptStatus,
@@ -90,7 +90,7 @@ pub enum Change {
     /// A story's ship-gate record changed.
     ShipUpdated {
         repo: RepoName,
-        story: String,
+        story: StoryId,
         record: Box<crate::ship::StoryRecord>,
     },
     /// An existing issue becomes a story's issue (`/taskgate plan`).

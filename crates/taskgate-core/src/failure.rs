@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 use crate::classify::FailureKind;
 use crate::config::{Limits, RepoConfig};
 use crate::effect::{Effect, IssueState};
-use crate::ids::{CommitSha, RepoName};
+use crate::ids::{CommitSha, RepoName, StoryId};
 use crate::plan::Task;
 use crate::story::{labels, Marker};
 
@@ -216,7 +216,7 @@ pub struct GateFailure {
 pub struct LoopContext<'a> {
     pub repo: &'a RepoName,
     /// The story key.
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub task: &'a Task,
     /// Marker key of the task issue.
     pub task_marker: &'a str,

@@ -78,6 +78,64 @@ str_id!(
     CommitSha
 );
 
+str_id!(
+    /// A task's id inside its plan (`data`, `signals`): stable across edits,
+    /// used in markers, branch slugs and `depends_on`.
+    TaskId
+);
+str_id!(
+    /// A story's identity: its story key, `file:<name>` for a plan file
+    /// ([`crate::story::markers::story_key_for_file`]) or `issue:<n>` for a
+    /// plan posted on an issue ([`crate::story::markers::story_key_for_issue`]).
+    /// Not the story's title ([`crate::plan::Plan::story`]).
+    StoryId
+);
+
+impl TaskId {
+    pub fn new(id: impl Into<String>) -> Self {
+        TaskId(id.into())
+    }
+}
+
+impl StoryId {
+    pub fn new(key: impl Into<String>) -> Self {
+        StoryId(key.into())
+    }
+}
+
+/// Conversions and comparisons with text, for the plan ids that tests and
+/// payloads spell as literals.
+macro_rules! text_conversions {
+    ($name:ident) => {
+        impl From<&str> for $name {
+            fn from(text: &str) -> Self {
+                $name(text.to_owned())
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(text: String) -> Self {
+                $name(text)
+            }
+        }
+
+        impl PartialEq<str> for $name {
+            fn eq(&self, other: &str) -> bool {
+                self.0 == other
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+text_conversions!(TaskId);
+text_conversions!(StoryId);
+
 impl CommitSha {
     /// The first seven characters, as people write a commit. Never panics,
     /// even on a malformed sha from a payload.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::ship::ShipEvent;
 use super::task::{ApiReview, RunEvent};
 use super::AttemptRef;
-use crate::ids::RepoName;
+use crate::ids::{RepoName, StoryId, TaskId};
 
 /// One of taskgate's own events, with its payload.
 #[derive(Debug, Clone)]
@@ -47,7 +47,7 @@ pub struct QuarantineEnded {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Reconcile {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     /// Passes so far; bounds a reconciliation that never settles.
     #[serde(default)]
     pub round: u32,
@@ -60,7 +60,7 @@ pub struct Reconcile {
 /// What the executor did to a ready task's branch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BranchStarted {
-    pub task: String,
+    pub task: TaskId,
     pub start: crate::story::BranchStart,
 }
 
@@ -68,7 +68,7 @@ pub struct BranchStarted {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TickEvent {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
 }
 

@@ -43,26 +43,7 @@ pub use validate::validate_plan;
 use crate::config::{RepoConfig, ReviewMode};
 use crate::results::TestId;
 
-/// A task's id inside its plan (`data`, `signals`): stable across edits, used
-/// in markers, branch slugs and `depends_on`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(transparent)]
-pub struct TaskId(pub String);
-
-impl TaskId {
-    pub fn new(id: impl Into<String>) -> Self {
-        TaskId(id.into())
-    }
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Display for TaskId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use crate::ids::TaskId;
 
 /// A position in a YAML file: 1-based line and column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize)]

@@ -72,7 +72,7 @@ pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal
 
 use serde::{Deserialize, Serialize};
 
-use crate::ids::{CommitSha, IssueNumber, UserId};
+use crate::ids::{CommitSha, IssueNumber, StoryId, UserId};
 
 /// Where a story is on its way out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -295,6 +295,6 @@ impl StoryWorkflow {
 /// executor records which workflow run GitHub started for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoryRunRef {
-    pub story: String,
+    pub story: StoryId,
     pub workflow: StoryWorkflow,
 }

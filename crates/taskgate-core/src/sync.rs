@@ -28,7 +28,7 @@ pub use decide::{
 pub use desired::{reconcile, IssueRecord, RepoView};
 pub use pace::announce_pace;
 
-use crate::ids::{CommitSha, InstallationId, RepoName};
+use crate::ids::{CommitSha, InstallationId, RepoName, StoryId};
 
 /// A story's last valid plan and the repository files discovery saw, kept
 /// so that later passes render exactly what the first one did.
@@ -36,7 +36,7 @@ use crate::ids::{CommitSha, InstallationId, RepoName};
 pub struct StoryPlan {
     pub repo: RepoName,
     /// The story key (`file:momentum`, `issue:12`).
-    pub story: String,
+    pub story: StoryId,
     pub installation: InstallationId,
     /// Where the plan came from: a file path or `issue #n`.
     pub source: String,

@@ -57,7 +57,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::FailureKind;
-use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId};
 use crate::plan::TaskState;
 
 /// Overrides kept in [`TaskRecord::overrides`] (who and why, for a person).
@@ -212,7 +212,7 @@ pub struct GateVerdict {
 pub struct RunJob {
     pub repo: RepoName,
     pub installation: InstallationId,
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub attempt: u32,
     pub sha: CommitSha,

@@ -15,7 +15,7 @@ use super::{
     RepoClient, RunJob,
 };
 use crate::store::{AttemptRow, StoreError};
-use taskgate_core::ids::{CommitSha, RepoName};
+use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::story::start::{
     check_tested, render_conflict_not_run, tested_warning, TestedCheck,
 };
@@ -28,7 +28,7 @@ impl ActionsRuns {
     pub(super) async fn story_branch(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<Option<String>, StoreError> {
         let key = Marker::Story {
             story: story.to_owned(),

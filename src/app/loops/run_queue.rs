@@ -53,7 +53,7 @@ use crate::runner::{
     RunOptions, Workspace,
 };
 use crate::store::{AttemptRow, NewDelivery, Store};
-use taskgate_core::ids::DeliveryId;
+use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::plan::{parse_plan, MemFiles};
 use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
@@ -88,7 +88,7 @@ impl GitSource {
     }
 }
 
-type AttemptKey = (String, String, String, u32);
+type AttemptKey = (String, StoryId, String, u32);
 
 /// One run this process started.
 struct Run {

@@ -10,6 +10,7 @@
 //! call) or write to GitHub (effects do).
 
 use super::*;
+use taskgate_core::ids::StoryId;
 use taskgate_core::ship::{ProofStep, ProofVerdict};
 use taskgate_core::task::RunSubject;
 use taskgate_core::webhook::PushEvent;
@@ -23,7 +24,7 @@ pub struct ShipOutcome {
 /// A proof to run: the story's ship or rollback proof at a commit.
 pub struct ProofRun {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub task: RunSubject,
     pub commit: CommitSha,
 }

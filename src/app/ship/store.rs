@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::store::{store_view, StoreError};
 use taskgate_core::freeze::Freeze;
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::ship::{StoryRecord, StoryRunRef};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
@@ -17,12 +17,12 @@ store_view! {
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
         async fn labels(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;
         async fn repo_freeze(repo: &RepoName) -> Result<Option<Freeze>, StoreError>;
-        async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
-        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<String>, StoreError>;
-        async fn story_record(repo: &RepoName, story: &str) -> Result<Option<StoryRecord>, StoreError>;
-        async fn story_records(repo: &RepoName) -> Result<Vec<(String, StoryRecord)>, StoreError>;
+        async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
+        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<StoryId>, StoreError>;
+        async fn story_record(repo: &RepoName, story: &StoryId) -> Result<Option<StoryRecord>, StoreError>;
+        async fn story_records(repo: &RepoName) -> Result<Vec<(StoryId, StoryRecord)>, StoreError>;
         async fn story_run(repo: &RepoName, run_id: u64) -> Result<Option<StoryRunRef>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
-        async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
 }

@@ -5,6 +5,7 @@
 //! for it. Everything else is left to the Actions runner.
 
 use super::*;
+use taskgate_core::ids::StoryId;
 
 impl Ship {
     /// A `workflow_run` `completed` of a story's deploy or validation run;
@@ -64,7 +65,7 @@ impl Ship {
         repo: &RepoName,
         run: &WorkflowRun,
         default: Option<&str>,
-    ) -> Result<Option<(String, StoryWorkflow)>, ShipError> {
+    ) -> Result<Option<(StoryId, StoryWorkflow)>, ShipError> {
         // Only a dispatched run can be taskgate's deploy or validation; a
         // push-triggered or manual run of the same file is someone else's.
         let Some(file) = run.file().filter(|_| run.dispatched_on_default(default)) else {

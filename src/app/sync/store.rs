@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::app::resync::ResyncStore;
 use crate::store::{store_view, RepoConfigRecord, StoreError};
-use taskgate_core::ids::{InstallationId, RepoName};
+use taskgate_core::ids::{InstallationId, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
 use taskgate_core::Effect;
@@ -19,11 +19,11 @@ store_view! {
         async fn labels(repo: &RepoName) -> Result<BTreeSet<String>, StoreError>;
         async fn latest_story_config(repo: &RepoName) -> Result<Option<Option<String>>, StoreError>;
         async fn repo_config(repo: &RepoName) -> Result<Option<RepoConfigRecord>, StoreError>;
-        async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
-        async fn story_issues(repo: &RepoName, story: &str) -> Result<BTreeMap<String, IssueRecord>, StoreError>;
+        async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
+        async fn story_issues(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, IssueRecord>, StoreError>;
         async fn story_sources(repo: &RepoName) -> Result<Vec<String>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
-        async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
         async fn record_first_config(installation: InstallationId, repo: &RepoName, record: RepoConfigRecord, effects: Vec<Effect>) -> Result<bool, StoreError>;
     }
     /// A repository with no record has it rebuilt from GitHub first.

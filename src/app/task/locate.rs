@@ -8,6 +8,7 @@
 //! proofs: `task/pseudo.rs`).
 
 use super::*;
+use taskgate_core::ids::StoryId;
 
 /// A task with everything its transitions need.
 pub(super) struct Located {
@@ -142,7 +143,7 @@ impl Runs {
     pub(super) async fn task_location(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         task: &str,
     ) -> Result<Option<TaskLocation>, StoreError> {
         let marker = Marker::Task {

@@ -12,6 +12,7 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
+use taskgate_core::ids::StoryId;
 use taskgate_core::plan::Plan;
 use taskgate_core::task::milestone::{milestone_gate, milestone_task, ready_milestones};
 use taskgate_core::task::RunSubject;
@@ -21,7 +22,7 @@ impl Runs {
     pub(super) async fn story_plan(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
     ) -> Result<
         Option<(
             taskgate_core::sync::StoryPlan,
@@ -77,7 +78,7 @@ impl Runs {
     pub(super) async fn start_ready_milestones(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         head: &CommitSha,
         just: Option<(&str, TaskState)>,
     ) -> Result<Vec<Decision>, StoreError> {

@@ -12,6 +12,7 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
+use taskgate_core::ids::StoryId;
 use taskgate_core::ship::{proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict};
 use taskgate_core::task::RunSubject;
 
@@ -32,7 +33,7 @@ impl Runs {
     async fn proof_at(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         subject: &RunSubject,
     ) -> Result<Option<PseudoTask>, StoreError> {
         let Some((stored, plan, story_issue)) = self.story_plan(repo, story).await? else {
@@ -71,7 +72,7 @@ impl ShipProofs {
     pub async fn start_ship_proof(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         subject: &RunSubject,
         commit: &CommitSha,
     ) -> Result<Decision, StoreError> {
@@ -132,7 +133,7 @@ fn proof_verdict(
     };
     Some(ProofVerdict {
         repo: repo.clone(),
-        story: story.to_owned(),
+        story: StoryId::new(story),
         task: task.clone(),
         commit: commit?,
         passed,

@@ -11,13 +11,14 @@
 //! verdict also goes to the ship queue).
 
 use super::*;
+use taskgate_core::ids::StoryId;
 use taskgate_core::plan::{Plan, Settings};
 use taskgate_core::sync::StoryPlan;
 use taskgate_core::task::milestone::milestone_limits;
 
 /// A story's pseudo task with everything its transitions need.
 pub(super) struct PseudoTask {
-    pub(super) story: String,
+    pub(super) story: StoryId,
     /// `@<milestone>`, `@ship` or `@rollback`.
     pub(super) id: String,
     pub(super) task: Task,

@@ -242,7 +242,7 @@ impl TaskCommands {
                 (id, state.to_owned())
             })
             .collect();
-        Ok(Some(task::render_story_status(&story, &tasks)))
+        Ok(Some(task::render_story_status(story.as_str(), &tasks)))
     }
 }
 

@@ -9,7 +9,7 @@
 
 use super::{into_decision, Runs};
 use crate::store::StoreError;
-use taskgate_core::ids::RepoName;
+use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::internal::BranchStarted;
 use taskgate_core::task;
 use taskgate_core::Decision;
@@ -20,10 +20,13 @@ impl Runs {
     pub async fn on_branch_started(
         &self,
         repo: &RepoName,
-        story: &str,
+        story: &StoryId,
         started: &BranchStarted,
     ) -> Result<Option<Decision>, StoreError> {
-        let Some(loc) = self.task_location(repo, story, &started.task).await? else {
+        let Some(loc) = self
+            .task_location(repo, story, started.task.as_str())
+            .await?
+        else {
             return Ok(None);
         };
         let Some(located) = self.locate(repo, loc).await? else {

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::app::flaky::FlakyStore;
 use crate::store::{store_view, StoreError, TaskLocation};
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
 
@@ -14,12 +14,12 @@ store_view! {
     /// The store as `app::task` sees it.
     pub(crate) struct TaskStore {
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
-        async fn story(repo: &RepoName, story: &str) -> Result<Option<StoryPlan>, StoreError>;
-        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<String>, StoreError>;
+        async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
+        async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<StoryId>, StoreError>;
         async fn task_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
         async fn task_by_pull(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &str, task: &str) -> Result<Option<TaskRecord>, StoreError>;
-        async fn task_records(repo: &RepoName, story: &str) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
     /// What the flaky-test tracking reads, handed to it with each report.
     hands flaky: FlakyStore;

@@ -288,7 +288,7 @@ fn a_report_of_another_format_is_refused_naming_the_version_to_install() {
 #[test]
 fn dispatch_inputs_are_six_strings_naming_the_story() {
     let inputs = dispatch_inputs(
-        "file:checks",
+        &StoryId::new("file:checks"),
         TASK,
         (&sha(), None),
         &["lint".into(), "test".into()],
@@ -303,7 +303,7 @@ fn dispatch_inputs_are_six_strings_naming_the_story() {
     assert_eq!(inputs["story"], "file:checks");
     assert_eq!(inputs["base"], "", "no story branch to merge");
     assert_eq!(
-        dispatch_inputs("file:s", TASK, (&sha(), None), &[], "1")["gates"],
+        dispatch_inputs(&StoryId::new("file:s"), TASK, (&sha(), None), &[], "1")["gates"],
         ""
     );
     let effect = dispatch_effect(
@@ -324,7 +324,7 @@ fn dispatch_inputs_are_six_strings_naming_the_story() {
 async fn the_fake_dispatch_returns_the_run_it_created() {
     let fake = Fake::start().await;
     fake.repo.add_workflow("taskgate-run.yml");
-    let inputs = dispatch_inputs("file:s", TASK, (&sha(), None), &[], "1");
+    let inputs = dispatch_inputs(&StoryId::new("file:s"), TASK, (&sha(), None), &[], "1");
     let body = serde_json::json!({ "ref": "main", "inputs": inputs, "return_run_details": true });
     let r = send(
         &fake.client,

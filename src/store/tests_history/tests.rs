@@ -101,19 +101,19 @@ on_both_backends! {
             ]))),
             attempt("other", 1, Some(report(vec![test_case("t_broken", true, Some(5))]))),
         ]).await;
-        let slow = store.slowest_tests(&repo(), "s", 3).await.unwrap();
+        let slow = store.slowest_tests(&repo(), &StoryId::new("s"), 3).await.unwrap();
         assert_eq!(ids(&slow), [
             ("data", "t_slow", 2, 0, Some(1_000)),
             ("data", "t_broken", 2, 2, Some(20)),
             ("data", "t_flaky", 2, 1, Some(20)),
         ]);
-        let failing = store.most_failing_tests(&repo(), "s", 5).await.unwrap();
+        let failing = store.most_failing_tests(&repo(), &StoryId::new("s"), 5).await.unwrap();
         assert_eq!(ids(&failing), [
             ("data", "t_broken", 2, 2, Some(20)),
             ("data", "t_flaky", 2, 1, Some(20)),
             ("other", "t_broken", 1, 1, Some(5)),
         ]);
-        assert!(store.slowest_tests(&repo(), "other-story", 5).await.unwrap().is_empty());
+        assert!(store.slowest_tests(&repo(), &StoryId::new("other-story"), 5).await.unwrap().is_empty());
     }
 
     async fn a_report_written_again_replaces_the_attempts_rows_and_a_status_change_keeps_them(store: Store) {
@@ -121,8 +121,8 @@ on_both_backends! {
         apply(&store, vec![attempt("data", 1, Some(report(vec![test_case("a", false, Some(7))])))]).await;
         // A later update without a report leaves the history as it is.
         apply(&store, vec![attempt("data", 1, None)]).await;
-        assert!(store.most_failing_tests(&repo(), "s", 5).await.unwrap().is_empty());
-        let slow = store.slowest_tests(&repo(), "s", 5).await.unwrap();
+        assert!(store.most_failing_tests(&repo(), &StoryId::new("s"), 5).await.unwrap().is_empty());
+        let slow = store.slowest_tests(&repo(), &StoryId::new("s"), 5).await.unwrap();
         assert_eq!(ids(&slow), [("data", "a", 1, 0, Some(7))]);
     }
 
@@ -131,7 +131,7 @@ on_both_backends! {
             test_case("dup", true, Some(5)),
             test_case("dup", false, Some(5)),
         ])))]).await;
-        let failing = store.most_failing_tests(&repo(), "s", 5).await.unwrap();
+        let failing = store.most_failing_tests(&repo(), &StoryId::new("s"), 5).await.unwrap();
         assert_eq!(ids(&failing), [("data", "dup", 1, 1, Some(5))]);
     }
 }

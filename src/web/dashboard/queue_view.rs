@@ -55,7 +55,7 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueR
             issue: s.issue.0,
             title: s
                 .plan
-                .map_or_else(|| s.story.to_owned(), |(p, _)| p.story.clone()),
+                .map_or_else(|| s.story.to_string(), |(p, _)| p.story.clone()),
             shipped_by: s.record.shipped_by.as_ref().map_or_else(
                 || "someone".to_owned(),
                 |b| format!("@{} by {}", b.login, b.via.name()),
@@ -130,11 +130,12 @@ mod tests {
         let done = record(ShipState::Deployed, 5, "dan", None);
         let (tasks, issues) = (BTreeMap::new(), BTreeMap::new());
         let records = [(4, later), (5, done), (3, first), (7, proving)];
+        let story = taskgate_core::ids::StoryId::new("file:s");
         let shown: Vec<StoryInput<'_>> = records
             .iter()
             .map(|(issue, record)| StoryInput {
                 repo: &repo,
-                story: "file:s",
+                story: &story,
                 issue: IssueNumber(*issue),
                 record,
                 plan: None,

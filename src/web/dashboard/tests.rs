@@ -200,7 +200,7 @@ impl Fixture {
     fn input(&self) -> StoryInput<'_> {
         StoryInput {
             repo: Box::leak(Box::new(repo())),
-            story: STORY,
+            story: Box::leak(Box::new(taskgate_core::ids::StoryId::new(STORY))),
             issue: IssueNumber(1),
             record: &self.record,
             plan: Some((&self.plan, None)),
@@ -237,7 +237,7 @@ fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
     let empty = BTreeMap::new();
     let second = StoryInput {
         issue: IssueNumber(30),
-        story: "issue:30",
+        story: &taskgate_core::ids::StoryId::new("issue:30"),
         record: &shipped,
         plan: None,
         tasks: &empty,
@@ -257,7 +257,7 @@ fn a_repository_filter_counts_only_its_stories_and_offers_every_repository() {
     let elsewhere = StoryInput {
         repo: &other,
         issue: IssueNumber(7),
-        story: "file:launch",
+        story: &taskgate_core::ids::StoryId::new("file:launch"),
         plan: None,
         tasks: &empty,
         issues: &BTreeMap::new(),

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::store::AttemptSummary;
 use taskgate_core::config::{load_config, Limits};
 use taskgate_core::failure::{max_attempts, Bound, LoopStats, Resolution};
-use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::plan::render::{progress, resolve_states};
 use taskgate_core::plan::{Plan, Task, TaskId, TaskState};
 use taskgate_core::report::render_duration;
@@ -30,7 +30,7 @@ pub const OVERRIDE_CEILING: f64 = 0.2;
 pub struct StoryInput<'a> {
     pub repo: &'a RepoName,
     /// The story key (`file:momentum`).
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub issue: IssueNumber,
     pub record: &'a StoryRecord,
     /// The stored plan text and repository config, when the plan is known.
@@ -305,7 +305,7 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
             let total = leaves.len();
             (rows, done, total, plan.story.clone())
         }
-        None => (Vec::new(), 0, 0, s.story.to_owned()),
+        None => (Vec::new(), 0, 0, s.story.to_string()),
     };
     StoryView {
         repo: s.repo.as_str().to_owned(),

@@ -4,6 +4,10 @@ use super::*;
 use crate::config::{AgentRoute, Role};
 use crate::plan::{parse_plan, Plan, TaskId};
 
+/// The story key every context here names.
+static STORY: std::sync::LazyLock<crate::ids::StoryId> =
+    std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+
 pub(super) struct Fixture {
     pub repo: RepoName,
     pub plan: Plan,
@@ -53,7 +57,7 @@ impl Fixture {
     pub fn ctx(&self) -> LoopContext<'_> {
         LoopContext {
             repo: &self.repo,
-            story: "file:s",
+            story: &STORY,
             task: self.task(),
             task_marker: TASK_MARKER,
             task_branch: BRANCH,

@@ -8,7 +8,7 @@ use super::render;
 use super::{GateMark, ShipState, Shipper, StoryRecord};
 use crate::config::RepoConfig;
 use crate::effect::{CheckStatus, CheckUpdate, Effect};
-use crate::ids::{CommitSha, IssueNumber, RepoName};
+use crate::ids::{CommitSha, IssueNumber, RepoName, StoryId};
 use crate::plan::TaskState;
 use crate::report::CheckOutput;
 use crate::story::labels;
@@ -21,7 +21,7 @@ pub const SHIP_GATE: &str = "taskgate/ship-gate";
 pub struct ShipContext<'a> {
     pub repo: &'a RepoName,
     /// The story key (`file:momentum`).
-    pub story: &'a str,
+    pub story: &'a StoryId,
     /// The story issue's marker key and number.
     pub story_marker: &'a str,
     pub story_issue: IssueNumber,
@@ -92,10 +92,10 @@ fn short(sha: &CommitSha) -> &str {
 }
 
 /// `story=<key> ship-gate head=<sha>`: the gate's `external_id`.
-fn gate_key(story: &str, head: &CommitSha) -> String {
+fn gate_key(story: &StoryId, head: &CommitSha) -> String {
     format!(
         "story={} ship-gate head={}",
-        crate::story::markers::encode_value(story),
+        crate::story::markers::encode_value(story.as_str()),
         head.as_str()
     )
 }

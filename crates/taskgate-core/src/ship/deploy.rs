@@ -283,7 +283,7 @@ fn needs_fix(
         next.fixes += 1;
         let marker = format!(
             "story={} fix={}",
-            crate::story::markers::encode_value(ctx.story),
+            crate::story::markers::encode_value(ctx.story.as_str()),
             next.fixes
         );
         let mut labels_needed: Vec<Effect> = [labels::BRANCH_TODO, labels::NEEDS_FIX]

@@ -6,14 +6,14 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ShipVia, StoryWorkflow};
-use crate::ids::{CommitSha, RepoName, UserId};
+use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
 /// gate, recorded through the inbox.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShipEvent {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub what: ShipWhat,
 }
 

@@ -73,7 +73,7 @@ pub(super) fn enqueue(
     let note = render::enqueued(number, head, ctx.default_branch);
     let marker = format!(
         "enqueued story={} round={round} head={}",
-        encode_value(ctx.story),
+        encode_value(ctx.story.as_str()),
         head.short()
     );
     ShipDecision {
@@ -126,7 +126,7 @@ pub fn on_merge_group_checks(
     let note = render::proving_group(&proof, group);
     let marker = format!(
         "proving-group story={} group={}",
-        encode_value(ctx.story),
+        encode_value(ctx.story.as_str()),
         group.short()
     );
     let outcome = format!("proving merge group {}", group.short());

@@ -7,7 +7,7 @@
 //! shows. Must not: resolve commands (the runner does, with the plan's
 //! files) or decide the ship (`queue` does, from [`ProofVerdict`]).
 
-use crate::ids::{CommitSha, RepoName};
+use crate::ids::{CommitSha, RepoName, StoryId};
 use crate::plan::{Acceptance, Pos, Spanned, Task, TaskId};
 use crate::report::{plain_text, RunReport};
 use crate::task::RunSubject;
@@ -49,7 +49,7 @@ pub fn proof_task(story_title: &str, subject: &RunSubject) -> Task {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProofVerdict {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     /// [`RunSubject::ShipProof`] or [`RunSubject::RollbackProof`].
     pub task: RunSubject,
     pub commit: CommitSha,

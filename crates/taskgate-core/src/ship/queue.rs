@@ -28,7 +28,7 @@ use super::render_queue as render;
 use super::rules::{landing_plan, BranchRules, LandVia, LandingPlan};
 use super::{ProofFailure, ShipProof, ShipState, StoryRecord};
 use crate::effect::Effect;
-use crate::ids::CommitSha;
+use crate::ids::{CommitSha, StoryId};
 use crate::story::markers::encode_value;
 
 /// How many times a ship is proven on a base that moved under it before
@@ -52,9 +52,9 @@ pub enum ProofStep {
 /// The story that proves next in a repository, given every story's
 /// record: none while one is proving or landing, or while frozen.
 pub fn next_in_queue(
-    stories: &[(String, StoryRecord)],
+    stories: &[(StoryId, StoryRecord)],
     frozen: bool,
-) -> Option<&(String, StoryRecord)> {
+) -> Option<&(StoryId, StoryRecord)> {
     let busy = stories
         .iter()
         .any(|(_, r)| matches!(r.state, ShipState::Proving | ShipState::Shipping));
@@ -68,7 +68,7 @@ pub fn next_in_queue(
 }
 
 /// The stories ahead of one joining the queue now.
-pub fn queue_length(stories: &[(String, StoryRecord)]) -> usize {
+pub fn queue_length(stories: &[(StoryId, StoryRecord)]) -> usize {
     stories
         .iter()
         .filter(|(_, r)| {
@@ -187,7 +187,7 @@ pub fn on_proof_commit(
     let note = render::proving(&proof, ctx.story_issue);
     let marker = format!(
         "proving story={} round={round} commit={}",
-        encode_value(ctx.story),
+        encode_value(ctx.story.as_str()),
         commit.short()
     );
     let outcome = format!("proving round {round} at {}", commit.short());
@@ -399,7 +399,10 @@ pub fn on_base_moved(record: &StoryRecord, round: u32, ctx: &ShipContext) -> Shi
     // the next round on the base as it is now.
     next.state = ShipState::Queued;
     let note = render::base_moved(&proof, MAX_PROOF_ROUNDS);
-    let marker = format!("base-moved story={} round={round}", encode_value(ctx.story));
+    let marker = format!(
+        "base-moved story={} round={round}",
+        encode_value(ctx.story.as_str())
+    );
     ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker), advance(ctx)],
         outcome: format!("the base moved during round {round}: proving again"),
@@ -432,7 +435,7 @@ pub fn ship_audit(by: &super::Shipper, ctx: &ShipContext) -> crate::audit::Audit
 /// after an unfreeze the queue moves on.
 pub fn on_freeze_changed(
     repo: &crate::ids::RepoName,
-    stories: &[(String, StoryRecord)],
+    stories: &[(StoryId, StoryRecord)],
     unfrozen: bool,
 ) -> Vec<Effect> {
     let mut effects: Vec<Effect> = stories

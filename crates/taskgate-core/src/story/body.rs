@@ -15,6 +15,7 @@ use std::fmt::Write;
 use super::graph::mermaid_graph;
 use super::markers::Marker;
 use crate::classify::neutralize_mentions;
+use crate::ids::StoryId;
 use crate::plan::{
     effective_tests, parent_state, EffectiveTests, MetricOp, Plan, RepoFiles, Task, TaskId,
     TaskState, TestSpec,
@@ -42,14 +43,14 @@ pub struct TaskView {
 /// repeated. Tasks missing from `tasks` are pending and have no issue yet;
 /// a parent without a view gets its state from its children.
 pub fn render_story_body(
-    story: &str,
+    story: &StoryId,
     plan: &Plan,
     tasks: &BTreeMap<TaskId, TaskView>,
     repo: &dyn RepoFiles,
 ) -> String {
     let v = Views::new(plan, tasks);
     let marker = Marker::Story {
-        story: story.to_string(),
+        story: story.clone(),
     }
     .render();
     let leaves = plan.leaves();
@@ -105,7 +106,7 @@ pub fn render_story_body(
 /// title and is not repeated; the acceptance boxes are ticked once the task
 /// is in review or completed (its gates have passed).
 pub fn render_task_body(
-    story: &str,
+    story: &StoryId,
     plan: &Plan,
     task: &Task,
     tasks: &BTreeMap<TaskId, TaskView>,
@@ -245,7 +246,7 @@ fn branch_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
 }
 
 /// Role, failure routing and plan id, then the marker.
-fn task_footer(story: &str, task: &Task, rest: &mut String) {
+fn task_footer(story: &StoryId, task: &Task, rest: &mut String) {
     rest.push('\n');
     let role = match &task.role {
         Some(r) => code(&r.value),
@@ -262,7 +263,7 @@ fn task_footer(story: &str, task: &Task, rest: &mut String) {
     }
     writeln!(rest, "**Plan id:** {}", code(task.id.as_str())).ok();
     let marker = Marker::Task {
-        story: story.to_string(),
+        story: story.clone(),
         task: task.id.value.clone(),
     }
     .render();

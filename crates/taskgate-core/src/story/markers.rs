@@ -10,6 +10,7 @@
 //! comment early, and it reads back exactly as it was written.
 
 use crate::effect::hidden_marker;
+use crate::ids::StoryId;
 use crate::plan::TaskId;
 
 /// Where story files live on the default branch (SPEC §2).
@@ -20,16 +21,16 @@ pub const STORIES_DIR: &str = ".taskgate/stories/";
 pub enum Marker {
     /// The story issue. `story` is a story key ([`story_key_for_file`],
     /// [`story_key_for_issue`]).
-    Story { story: String },
+    Story { story: StoryId },
     /// A task issue (parent or leaf) of a story.
-    Task { story: String, task: TaskId },
+    Task { story: StoryId, task: TaskId },
     /// A branch todo of a failing task (SPEC §4): `depth` counts from 1;
     /// `round` counts the task's failure episodes (a green run or an
     /// escalation ends one), so a task that fails again after passing gets
     /// new issues instead of finding the closed ones. Round 1 is not
     /// written: `story=… task=… todo=<depth>`, later rounds add `round=<n>`.
     BranchTodo {
-        story: String,
+        story: StoryId,
         task: TaskId,
         depth: u32,
         round: u32,
@@ -38,7 +39,7 @@ pub enum Marker {
 
 impl Marker {
     /// The story key this marker belongs to.
-    pub fn story(&self) -> &str {
+    pub fn story(&self) -> &StoryId {
         match self {
             Marker::Story { story }
             | Marker::Task { story, .. }
@@ -50,9 +51,13 @@ impl Marker {
     /// task=<id> todo=<depth>[ round=<n>]`, values escaped.
     pub fn key(&self) -> String {
         match self {
-            Marker::Story { story } => format!("story={}", encode(story)),
+            Marker::Story { story } => format!("story={}", encode(story.as_str())),
             Marker::Task { story, task } => {
-                format!("story={} task={}", encode(story), encode(task.as_str()))
+                format!(
+                    "story={} task={}",
+                    encode(story.as_str()),
+                    encode(task.as_str())
+                )
             }
             Marker::BranchTodo {
                 story,
@@ -62,7 +67,7 @@ impl Marker {
             } => {
                 let mut key = format!(
                     "story={} task={} todo={depth}",
-                    encode(story),
+                    encode(story.as_str()),
                     encode(task.as_str())
                 );
                 if *round > 1 {
@@ -99,19 +104,19 @@ impl Marker {
 
 /// The story key of a plan file: `.taskgate/stories/momentum.yml` →
 /// `file:momentum` (a file outside the stories folder keeps its path).
-pub fn story_key_for_file(path: &str) -> String {
+pub fn story_key_for_file(path: &str) -> StoryId {
     let path = path.strip_prefix("./").unwrap_or(path);
     let name = path.strip_prefix(STORIES_DIR).unwrap_or(path);
     let name = name
         .strip_suffix(".yml")
         .or_else(|| name.strip_suffix(".yaml"))
         .unwrap_or(name);
-    format!("file:{name}")
+    StoryId(format!("file:{name}"))
 }
 
 /// The story key of a plan posted with `/taskgate plan` on issue `number`.
-pub fn story_key_for_issue(number: u64) -> String {
-    format!("issue:{number}")
+pub fn story_key_for_issue(number: u64) -> StoryId {
+    StoryId(format!("issue:{number}"))
 }
 
 fn parse_key(key: &str) -> Option<Marker> {
@@ -133,7 +138,7 @@ fn parse_key(key: &str) -> Option<Marker> {
         }
         *slot = Some(decode(value)?);
     }
-    let story = story?;
+    let story = StoryId(story?);
     Some(match (task, todo, round) {
         (None, None, None) => Marker::Story { story },
         (Some(task), None, None) => Marker::Task {
@@ -234,7 +239,7 @@ mod tests {
         };
         assert_eq!(story.render(), "<!-- taskgate:story=file:momentum -->");
         assert_eq!(
-            task(&story_key_for_issue(12), "data").render(),
+            task(story_key_for_issue(12).as_str(), "data").render(),
             "<!-- taskgate:story=issue:12 task=data -->"
         );
         assert_eq!(
@@ -356,7 +361,7 @@ mod tests {
                     .map(|_| alphabet[rng.next(alphabet.len())])
                     .collect()
             };
-            let story = word();
+            let story = StoryId(word());
             let marker = if case % 3 == 0 {
                 Marker::Story { story }
             } else if case % 5 == 0 {

@@ -9,7 +9,7 @@ use super::{reconcile, IssueRecord, RepoView, StoryPlan};
 use crate::config::{load_config, CONFIG_PATH};
 use crate::decide::Decision;
 use crate::event::Change;
-use crate::ids::{CommentId, CommitSha, RepoName};
+use crate::ids::{CommentId, CommitSha, RepoName, StoryId};
 use crate::plan::{check_plan, render_problems, render_validation_report, MemFiles, Plan, Problem};
 use crate::story::Marker;
 use crate::IssueState;
@@ -84,13 +84,13 @@ pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
 /// file plans it again: the reconciler reopens what it wants open.
 pub fn decide_removed_plan(
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     source: &str,
     sha: &CommitSha,
     known: &Known,
 ) -> Decision {
     let story_key = Marker::Story {
-        story: story.to_owned(),
+        story: story.clone(),
     }
     .key();
     let Some(story_issue) = known.issues.get(&story_key) else {
@@ -132,7 +132,7 @@ pub fn decide_removed_plan(
         ),
         changes: vec![Change::StoryRetired {
             repo: repo.clone(),
-            story: story.to_owned(),
+            story: story.clone(),
         }],
         effects,
     }
@@ -304,7 +304,7 @@ pub fn decide_reconcile(plan: &StoryPlan, known: &Known, round: u32) -> Decision
 /// the branch up to date with what the first one did.
 pub fn record_branch_start(
     repo: &RepoName,
-    story: &str,
+    story: &StoryId,
     started: &crate::internal::BranchStarted,
     record: Option<crate::task::TaskRecord>,
 ) -> Option<Change> {
@@ -315,8 +315,8 @@ pub fn record_branch_start(
     record.branch = Some(started.start.clone());
     Some(Change::TaskUpdated {
         repo: repo.clone(),
-        story: story.to_owned(),
-        task: started.task.clone(),
+        story: story.clone(),
+        task: started.task.to_string(),
         record: Box::new(record),
     })
 }
@@ -397,7 +397,13 @@ mod removed_plan_tests {
         };
         let repo = RepoName::parse("o/r").unwrap();
         let sha = CommitSha("ab12cd34".repeat(5));
-        let d = decide_removed_plan(&repo, "file:s", ".taskgate/stories/s.yml", &sha, &known);
+        let d = decide_removed_plan(
+            &repo,
+            &StoryId::new("file:s"),
+            ".taskgate/stories/s.yml",
+            &sha,
+            &known,
+        );
         // The open tasks and the story; a closed task and a branch todo are left.
         assert_eq!(
             closed_not_planned(&d.effects),
@@ -419,7 +425,13 @@ mod removed_plan_tests {
             issues: &none,
             ..known
         };
-        let d = decide_removed_plan(&repo, "file:s", ".taskgate/stories/s.yml", &sha, &unknown);
+        let d = decide_removed_plan(
+            &repo,
+            &StoryId::new("file:s"),
+            ".taskgate/stories/s.yml",
+            &sha,
+            &unknown,
+        );
         assert!(d.effects.is_empty() && d.changes.is_empty(), "{d:?}");
     }
 }

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::effect::{Effect, IssueState};
-use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName, StoryId};
 use crate::plan::{parent_state, Plan, RepoFiles, Task, TaskId, TaskState};
 use crate::story::{
     labels, render_story_body, render_task_body, story_branch, task_branch, BranchStart, Marker,
@@ -50,7 +50,12 @@ struct Desired<'p> {
 }
 
 /// One pass: the effects that bring GitHub closer to the plan.
-pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoView) -> Vec<Effect> {
+pub fn reconcile(
+    story: &StoryId,
+    plan: &Plan,
+    files: &dyn RepoFiles,
+    view: &RepoView,
+) -> Vec<Effect> {
     let keys = Keys::new(story);
     let states = task_states(plan, view, &|id| keys.task(id));
     let views = task_views(plan, view, &keys, &states);
@@ -87,14 +92,14 @@ pub fn reconcile(story: &str, plan: &Plan, files: &dyn RepoFiles, view: &RepoVie
 
 /// The story's marker keys: its own, and each task's.
 struct Keys<'s> {
-    story: &'s str,
+    story: &'s StoryId,
     story_key: String,
 }
 
 impl<'s> Keys<'s> {
-    fn new(story: &'s str) -> Self {
+    fn new(story: &'s StoryId) -> Self {
         let story_key = Marker::Story {
-            story: story.to_owned(),
+            story: story.clone(),
         }
         .key();
         Keys { story, story_key }
@@ -102,7 +107,7 @@ impl<'s> Keys<'s> {
 
     fn task(&self, id: &TaskId) -> String {
         Marker::Task {
-            story: self.story.to_owned(),
+            story: self.story.clone(),
             task: id.clone(),
         }
         .key()
@@ -143,7 +148,7 @@ fn task_views(
 
 /// Everything one pass works from, with each task's state decided.
 struct Pass<'a> {
-    story: &'a str,
+    story: &'a StoryId,
     plan: &'a Plan,
     files: &'a dyn RepoFiles,
     view: &'a RepoView<'a>,
@@ -224,7 +229,7 @@ impl<'a> Pass<'a> {
         }
         effects.push(Effect::Reconcile {
             repo: self.view.repo.clone(),
-            story: self.story.to_owned(),
+            story: self.story.clone(),
             round: 0,
         });
     }
@@ -363,8 +368,8 @@ impl<'a> Pass<'a> {
             if self.starts_branch(task, &name) {
                 effects.push(Effect::StartTaskBranch {
                     repo: self.view.repo.clone(),
-                    story: self.story.to_owned(),
-                    task: task.id.value.as_str().to_owned(),
+                    story: self.story.clone(),
+                    task: task.id.value.clone(),
                     name,
                     story_branch: story.clone(),
                     marker,
@@ -532,7 +537,7 @@ mod tests {
             states: &BTreeMap::new(),
             starts: &BTreeMap::new(),
         };
-        let effects = reconcile("file:s", &plan, &NoFiles, &view);
+        let effects = reconcile(&StoryId::new("file:s"), &plan, &NoFiles, &view);
         let closed = crate::sync::test_support::closed_not_planned(&effects);
         assert_eq!(closed, vec![task("gone").as_str()]);
     }
@@ -567,7 +572,7 @@ mod tests {
             states: &states,
             starts: &BTreeMap::new(),
         };
-        reconcile("file:s", &plan, &NoFiles, &view)
+        reconcile(&StoryId::new("file:s"), &plan, &NoFiles, &view)
             .into_iter()
             .filter_map(|e| match e {
                 Effect::UpdateIssue {

@@ -3,22 +3,23 @@
 //! or a "Re-run" on GitHub leads straight back to the task, and a create
 //! retried after a crash finds the run GitHub already made.
 
+use crate::ids::StoryId;
 use crate::story::markers::{decode_value, encode_value};
 
 /// What a gate's check run is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckKey {
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub attempt: u32,
     pub gate: String,
 }
 
 /// `story=file:x task=data attempt=3 gate=unit`, values escaped like markers.
-pub fn check_key(story: &str, task: &str, attempt: u32, gate: &str) -> String {
+pub fn check_key(story: &StoryId, task: &str, attempt: u32, gate: &str) -> String {
     format!(
         "story={} task={} attempt={attempt} gate={}",
-        encode_value(story),
+        encode_value(story.as_str()),
         encode_value(task),
         encode_value(gate)
     )
@@ -41,7 +42,7 @@ pub fn parse_check_key(key: &str) -> Option<CheckKey> {
         return None;
     }
     Some(CheckKey {
-        story,
+        story: StoryId(story),
         task,
         attempt,
         gate,
@@ -59,7 +60,7 @@ mod tests {
             ("issue:12", "a b=c", "lint/strict"),
             ("file:x--y", "-->", "ünï"),
         ] {
-            let key = check_key(story, task, 7, gate);
+            let key = check_key(&StoryId::new(story), task, 7, gate);
             assert!(!key.contains("-->"), "{key}");
             assert_eq!(
                 parse_check_key(&key),

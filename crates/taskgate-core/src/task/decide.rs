@@ -7,7 +7,7 @@ use super::render;
 use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
 use crate::config::{MergeMethod, ReviewMode};
 use crate::effect::{CheckStatus, CheckUpdate, Effect};
-use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, UserId};
+use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId, UserId};
 use crate::plan::TaskState;
 use crate::report::{annotation_batches, render_check_output, CheckOutput, GateResult, RunReport};
 use crate::CheckConclusion;
@@ -18,7 +18,7 @@ pub struct TaskContext<'a> {
     pub repo: &'a RepoName,
     pub installation: InstallationId,
     /// The story key (`file:momentum`).
-    pub story: &'a str,
+    pub story: &'a StoryId,
     pub task: &'a str,
     pub title: &'a str,
     /// The task issue's marker key and number.

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::RunProgress;
-use crate::ids::RepoName;
+use crate::ids::{RepoName, StoryId};
 
 /// The payload of `InternalEvent::Run`: progress of a run, recorded by the
 /// runner through the inbox so that every decision about a task is made by
@@ -13,7 +13,7 @@ use crate::ids::RepoName;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunEvent {
     pub repo: RepoName,
-    pub story: String,
+    pub story: StoryId,
     pub task: String,
     pub progress: Progress,
 }

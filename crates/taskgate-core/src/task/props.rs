@@ -17,6 +17,10 @@ use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::plan::{parse_plan, TaskState};
 use crate::report::{GateResult, RunReport, REPORT_VERSION};
 
+/// The story key every context here names.
+static STORY: std::sync::LazyLock<crate::ids::StoryId> =
+    std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+
 #[derive(Debug, Clone)]
 enum Op {
     Push,
@@ -149,7 +153,7 @@ impl World {
         TaskContext {
             repo: &self.repo,
             installation: InstallationId(1),
-            story: "file:s",
+            story: &STORY,
             task: "t",
             title: "T",
             task_marker: "story=file:s task=t",

@@ -5,6 +5,10 @@ use crate::config::{MergeMethod, ReviewMode};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::task::TaskContext;
 
+/// The story key every context here names.
+static STORY: std::sync::LazyLock<crate::ids::StoryId> =
+    std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+
 /// A commit sha made of one repeated hex digit.
 pub(super) fn sha(c: char) -> CommitSha {
     CommitSha(std::iter::repeat_n(c, 40).collect())
@@ -35,7 +39,7 @@ impl Fixture {
         TaskContext {
             repo: &self.repo,
             installation: InstallationId(1),
-            story: "file:s",
+            story: &STORY,
             task: "data",
             title: "Data loading",
             task_marker: "story=file:s task=data",

@@ -13,7 +13,7 @@ use super::RunQueue;
 use crate::app::actions_runs::WatchEvent;
 use crate::store::NewDelivery;
 use taskgate_core::config::RunnerKind;
-use taskgate_core::ids::DeliveryId;
+use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::AttemptRef;
 
@@ -100,7 +100,7 @@ impl RunQueue {
             }
             let event = taskgate_core::ship::ShipEvent {
                 repo: repo.clone(),
-                story: String::new(),
+                story: StoryId::new(String::new()),
                 what: taskgate_core::ship::ShipWhat::Advance,
             };
             let delivery = NewDelivery::internal(

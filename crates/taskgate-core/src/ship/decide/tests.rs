@@ -5,6 +5,10 @@ use crate::ship::{
     Shipper, StoryWorkflow,
 };
 
+/// The story key every context here names.
+static STORY: std::sync::LazyLock<crate::ids::StoryId> =
+    std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+
 pub(crate) struct World {
     pub repo: RepoName,
     pub config: RepoConfig,
@@ -27,7 +31,7 @@ impl World {
     pub(crate) fn ctx(&self) -> ShipContext<'_> {
         ShipContext {
             repo: &self.repo,
-            story: "file:s",
+            story: &STORY,
             story_marker: "story=file:s",
             story_issue: IssueNumber(1),
             title: "The story",

@@ -22,13 +22,13 @@ fn proving(w: &World) -> StoryRecord {
     d.record
 }
 
-fn story(name: &str, state: ShipState, at: i64) -> (String, StoryRecord) {
+fn story(name: &str, state: ShipState, at: i64) -> (StoryId, StoryRecord) {
     let record = StoryRecord {
         state,
         queued_at_ms: Some(at),
         ..StoryRecord::default()
     };
-    (name.to_owned(), record)
+    (StoryId::new(name), record)
 }
 
 #[test]

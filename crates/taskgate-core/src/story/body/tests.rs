@@ -39,7 +39,7 @@ fn momentum() -> (Plan, BTreeMap<TaskId, TaskView>) {
 
 fn task_body(p: &Plan, v: &BTreeMap<TaskId, TaskView>, id: &str) -> String {
     let t = p.task(&TaskId::new(id)).unwrap();
-    render_task_body("file:momentum", p, t, v, &NoFiles)
+    render_task_body(&StoryId::new("file:momentum"), p, t, v, &NoFiles)
 }
 
 #[test]
@@ -93,7 +93,7 @@ fn story_body_of_a_three_level_plan_shows_progress_at_every_level() {
         ("api-get", None, TaskState::TestFailed),
         ("frontend", None, TaskState::Blocked),
     ]);
-    insta::assert_snapshot!(render_story_body("issue:20", &p, &v, &NoFiles), @r##"
+    insta::assert_snapshot!(render_story_body(&StoryId::new("issue:20"), &p, &v, &NoFiles), @r##"
     **1/3 tasks complete**
 
     ### Tasks
@@ -205,7 +205,7 @@ fn task_body_of_a_parent_lists_its_children_with_progress() {
     let p = plan(THREE_LEVEL, &NoFiles);
     let v = views(&[("api-list", Some(23), TaskState::Completed)]);
     let backend = p.task(&TaskId::new("backend")).unwrap();
-    insta::assert_snapshot!(render_task_body("issue:20", &p, backend, &v, &NoFiles), @r"
+    insta::assert_snapshot!(render_task_body(&StoryId::new("issue:20"), &p, backend, &v, &NoFiles), @r"
     ### Acceptance
 
     Complete when every subtask is complete.
@@ -231,7 +231,7 @@ fn task_body_shows_a_discovered_command_and_why() {
     let p = plan(src, &repo);
     let v = views(&[("api", Some(5), TaskState::Review)]);
     let api = p.task(&TaskId::new("api")).unwrap();
-    insta::assert_snapshot!(render_task_body("file:reporting", &p, api, &v, &repo), @"
+    insta::assert_snapshot!(render_task_body(&StoryId::new("file:reporting"), &p, api, &v, &repo), @"
     ### Acceptance
 
     - [x] `make test-api` — gate `test` (discovered: the Makefile has a `test-api` target)
@@ -241,7 +241,7 @@ fn task_body_shows_a_discovered_command_and_why() {
 
     <!-- taskgate:story=file:reporting task=api -->
     ");
-    insta::assert_snapshot!(render_story_body("file:reporting", &p, &v, &repo), @r##"
+    insta::assert_snapshot!(render_story_body(&StoryId::new("file:reporting"), &p, &v, &repo), @r##"
     **0/2 tasks complete**
 
     ### Tasks
@@ -281,7 +281,7 @@ tasks:
 "#;
     let p = plan(src, &NoFiles);
     let v = BTreeMap::new();
-    let story = render_story_body("file:s", &p, &v, &NoFiles);
+    let story = render_story_body(&StoryId::new("file:s"), &p, &v, &NoFiles);
     insta::assert_snapshot!(story, @r#"
     **0/2 tasks complete**
 
@@ -304,7 +304,7 @@ tasks:
 
     <!-- taskgate:story=file:s -->
     "#);
-    let a = render_task_body("file:s", &p, &p.tasks[0], &v, &NoFiles);
+    let a = render_task_body(&StoryId::new("file:s"), &p, &p.tasks[0], &v, &NoFiles);
     insta::assert_snapshot!(a, @r"
     cc @‍team/leads
     &lt;!-- taskgate:story=evil -->
@@ -350,15 +350,19 @@ tasks:
 #[test]
 fn an_unchanged_plan_renders_byte_identical_bodies() {
     let (p, v) = momentum();
-    let render = |p: &Plan| {
-        let mut all = vec![render_story_body("file:momentum", p, &v, &NoFiles)];
-        all.extend(
-            p.walk()
-                .iter()
-                .map(|r| render_task_body("file:momentum", p, r.task, &v, &NoFiles)),
-        );
-        all
-    };
+    let render =
+        |p: &Plan| {
+            let mut all = vec![render_story_body(
+                &StoryId::new("file:momentum"),
+                p,
+                &v,
+                &NoFiles,
+            )];
+            all.extend(p.walk().iter().map(|r| {
+                render_task_body(&StoryId::new("file:momentum"), p, r.task, &v, &NoFiles)
+            }));
+            all
+        };
     assert_eq!(render(&p), render(&plan(MOMENTUM, &NoFiles)));
 }
 
@@ -369,8 +373,8 @@ fn a_title_change_changes_only_its_lines() {
         &MOMENTUM.replace("title: Strategy notes", "title: Strategy write-up"),
         &NoFiles,
     );
-    let before = render_story_body("file:momentum", &p, &v, &NoFiles);
-    let after = render_story_body("file:momentum", &edited, &v, &NoFiles);
+    let before = render_story_body(&StoryId::new("file:momentum"), &p, &v, &NoFiles);
+    let after = render_story_body(&StoryId::new("file:momentum"), &edited, &v, &NoFiles);
     let changed: Vec<(&str, &str)> = before
         .lines()
         .zip(after.lines())
@@ -396,7 +400,7 @@ fn a_title_change_changes_only_its_lines() {
         &MOMENTUM.replace("title: Entry conditions", "title: Entry rules"),
         &NoFiles,
     );
-    let story = |p: &Plan| render_story_body("file:momentum", p, &v, &NoFiles);
+    let story = |p: &Plan| render_story_body(&StoryId::new("file:momentum"), p, &v, &NoFiles);
     let diff = story(&p)
         .lines()
         .zip(story(&retitled).lines())
@@ -456,7 +460,7 @@ fn huge_plan(parents: usize, children: usize) -> Plan {
 fn a_huge_plan_is_collapsed_to_fit_github() {
     for (parents, children) in [(40, 30), (3000, 1)] {
         let p = huge_plan(parents, children);
-        let body = render_story_body("file:big", &p, &BTreeMap::new(), &NoFiles);
+        let body = render_story_body(&StoryId::new("file:big"), &p, &BTreeMap::new(), &NoFiles);
         assert!(body.len() <= MAX_BODY_CHARS, "{parents}: {}", body.len());
         assert!(
             body.contains("only top-level tasks are listed"),
@@ -467,7 +471,12 @@ fn a_huge_plan_is_collapsed_to_fit_github() {
         assert_eq!(body.contains("- … and "), parents == 3000);
     }
     let small = huge_plan(10, 3);
-    let body = render_story_body("file:big", &small, &BTreeMap::new(), &NoFiles);
+    let body = render_story_body(
+        &StoryId::new("file:big"),
+        &small,
+        &BTreeMap::new(),
+        &NoFiles,
+    );
     assert!(body.contains("```mermaid") && !body.contains("only top-level"));
 }
 
@@ -475,7 +484,13 @@ fn a_huge_plan_is_collapsed_to_fit_github() {
 fn a_huge_description_is_shortened_to_fit_github() {
     let mut p = plan(MOMENTUM, &NoFiles);
     p.tasks[0].description = Some("é".repeat(40_000));
-    let body = render_task_body("file:m", &p, &p.tasks[0], &BTreeMap::new(), &NoFiles);
+    let body = render_task_body(
+        &StoryId::new("file:m"),
+        &p,
+        &p.tasks[0],
+        &BTreeMap::new(),
+        &NoFiles,
+    );
     assert!(body.len() <= MAX_BODY_CHARS, "{}", body.len());
     assert!(body.contains("description shortened"));
     assert!(body.ends_with("<!-- taskgate:story=file:m task=data -->\n"));
