@@ -54,6 +54,9 @@ pub struct EchoRecord {
     pub sender: String,
     /// The receiver's HTTP status; 0 when no answer came.
     pub status: u16,
+    /// A second copy the shuffle mode sent (same delivery id, as GitHub
+    /// redelivers): a test counting the writes leaves these out.
+    pub redelivery: bool,
 }
 
 /// The engine's part of the state.
@@ -206,6 +209,7 @@ pub(crate) fn spawn(shared: Weak<Shared>, mut rx: UnboundedReceiver<Queued>) {
                     action,
                     sender,
                     status,
+                    redelivery: duplicate,
                 });
             }
             shared.echo_done.notify_waiters();
