@@ -6,6 +6,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use taskgate_core::ids::StoryId;
 use taskgate_core::story::markers::{decode_value, encode_value, Marker};
 use taskgate_core::task::{check_key, parse_check_key, CheckKey};
 
@@ -13,7 +14,7 @@ fuzz_target!(|input: (&str, &str, u32, &str, &str)| {
     let (story, task, attempt, gate, text) = input;
 
     // Writing then reading gives back what was written.
-    let key = check_key(story, task, attempt, gate);
+    let key = check_key(&StoryId::new(story), task, attempt, gate);
     let expected = CheckKey {
         story: story.into(),
         task: task.into(),
