@@ -35,6 +35,7 @@ mod task;
 mod view;
 
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
+use crate::intake::translate;
 use taskgate_core::commands::{self, Command, CommandError, Syntax};
 use taskgate_core::config::{Permission, RepoConfig};
 use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
@@ -169,15 +170,6 @@ fn changes_state(command: &Parsed) -> bool {
     )
 }
 
-fn actor(user: &crate::intake::payload::User, via_app: Option<u64>) -> Actor {
-    Actor {
-        id: user.id,
-        login: user.login.clone(),
-        is_bot: user.kind.as_deref() == Some("Bot"),
-        via_app,
-    }
-}
-
 impl Processor {
     /// A comment created or edited on an issue or pull request.
     pub(super) async fn on_comment(
@@ -206,7 +198,7 @@ impl Processor {
         };
         let repo = RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
         let via_app = p.comment.performed_via_github_app.as_ref().map(|a| a.id);
-        let author = actor(&p.comment.user, via_app);
+        let author = translate::actor(&p.comment.user, via_app);
         let body = p.comment.body.as_deref().unwrap_or_default();
         if taskgate_core::is_own(&author, body, &self.context) {
             return nothing("own comment");
@@ -215,7 +207,7 @@ impl Processor {
         // permission: the author may have far more than the person who
         // changed their words.
         let author = match (edited, p.sender.as_ref()) {
-            (true, Some(editor)) if editor.id != author.id => actor(editor, None),
+            (true, Some(editor)) if editor.id != author.id => translate::actor(editor, None),
             _ => author,
         };
         if taskgate_core::is_own(&author, "", &self.context) {

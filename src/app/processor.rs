@@ -404,8 +404,7 @@ impl Processor {
     }
 
     fn decide_in_core(&self, webhook: &Webhook) -> Result<Decision, DecideError> {
-        let event =
-            translate::to_event(webhook).map_err(|e| DecideError::Permanent(e.to_string()))?;
+        let event = translate::to_event(webhook)?;
         Ok(taskgate_core::on_event(&event, &self.context))
     }
 

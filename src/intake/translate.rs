@@ -177,7 +177,9 @@ pub fn workflow_run(p: &WorkflowRunPayload) -> Result<WorkflowRunEvent, Translat
     })
 }
 
-fn actor(user: &User, via_app: Option<u64>) -> Actor {
+/// The core's actor for a payload's user; `via_app` when the write was
+/// made through a GitHub App (a comment's `performed_via_github_app`).
+pub fn actor(user: &User, via_app: Option<u64>) -> Actor {
     Actor {
         id: user.id,
         login: user.login.clone(),

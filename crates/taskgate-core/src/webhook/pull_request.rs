@@ -96,7 +96,7 @@ impl PullRequestEvent {
         if !self.from_fork() {
             return TaskPull::Head;
         }
-        let aims_at_taskgate = self.base.starts_with("taskgate/story-")
+        let aims_at_taskgate = matches!(BranchName::parse(&self.base), BranchName::Story(_))
             || matches!(self.head.branch, BranchName::Task { .. });
         if !aims_at_taskgate {
             return TaskPull::Fork;
