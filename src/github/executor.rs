@@ -26,6 +26,11 @@
 //!   once per issue; nothing pauses;
 //! - any other 4xx fails the effect with GitHub's message, not retried.
 //!
+//! Updates of one check run are not sent out of order: a retried update
+//! (refused once, or its replica died during the call) that a later one
+//! overtook is dropped (`Store::claim_check_run_update`), so an "in
+//! progress" never reopens a check run already completed.
+//!
 //! Creating effects are idempotent across crashes: every attempt is recorded
 //! before it is made, and an effect on its second or later attempt first
 //! looks for its hidden marker on GitHub, so an object GitHub accepted just

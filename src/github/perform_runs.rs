@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
+use tracing::info;
 
 use super::client::GitHubError;
 use super::perform::{done, post_comment, record, Ctx};
@@ -156,6 +157,15 @@ pub(super) async fn update_check_run(
         // Its create may still be backing off: a transient wait, not a
         // failure, so the update runs once the create has.
         .ok_or_else(|| GitHubError::Transport(format!("check run `{key}` is not created yet")))?;
+    if !ctx
+        .store
+        .claim_check_run_update(repo, key, ctx.row.id)
+        .await?
+    {
+        // A later update was sent: this one would set it back.
+        info!(key, "a stale check-run update is not sent");
+        return Ok(Some(json!({ "superseded": true }).to_string()));
+    }
     let now = ctx.store.clock().now_s();
     ctx.repo(repo).update_check_run(id, update, now).await?;
     Ok(None)

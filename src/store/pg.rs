@@ -261,6 +261,10 @@ CREATE TABLE repo_configs (
     updated_ms  BIGINT NOT NULL
 );
 "#,
+    // The newest update sent to each check run (`Store::claim_check_run_update`).
+    r#"
+ALTER TABLE check_runs ADD COLUMN last_update BIGINT;
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

@@ -12,7 +12,7 @@ use rusqlite::params;
 use super::db::{Db, Row};
 use super::{corrupt, Store, StoreError};
 use taskgate_core::config::RunnerKind;
-use taskgate_core::ids::{CommitSha, InstallationId, RepoName, StoryId};
+use taskgate_core::ids::{CommitSha, EffectId, InstallationId, RepoName, StoryId};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::markers::encode_value;
 use taskgate_core::task::{parse_check_key, AttemptStatus, RunJob};
@@ -392,6 +392,32 @@ impl Store {
                 params![repo.as_str(), key],
                 |r| Ok(r.get::<i64>(0)? as u64),
             )
+        })
+        .await
+    }
+
+    /// Takes the turn of update `effect` on the check run recorded under
+    /// `key`: true when no later update of it was sent first (this one
+    /// goes ahead, recorded as the newest), false when one was. Effects
+    /// are queued in order, but a retried one (GitHub refused it, or a
+    /// replica died during the call) can come after a later one, and
+    /// sending it would set back what the later one said: an "in
+    /// progress" retried after "completed" reopens a finished check run
+    /// for good. A retry of the newest update itself goes ahead.
+    pub async fn claim_check_run_update(
+        &self,
+        repo: &RepoName,
+        key: &str,
+        effect: EffectId,
+    ) -> Result<bool, StoreError> {
+        let (repo, key) = (repo.clone(), key.to_owned());
+        self.write_one(move |db| {
+            let changed = db.execute(
+                "UPDATE check_runs SET last_update = ?3
+                 WHERE repo = ?1 AND key = ?2 AND (last_update IS NULL OR last_update <= ?3)",
+                params![repo.as_str(), key, Sql(effect)],
+            )?;
+            Ok(changed == 1)
         })
         .await
     }

@@ -331,6 +331,12 @@ CREATE TABLE repo_configs (
     updated_ms  INTEGER NOT NULL
 );
 "#,
+    // The newest update sent to each check run, by its effect id
+    // (`Store::claim_check_run_update`): an older update retried after it
+    // is not sent.
+    r#"
+ALTER TABLE check_runs ADD COLUMN last_update INTEGER;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

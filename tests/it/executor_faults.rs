@@ -5,7 +5,9 @@ use std::time::{Duration, Instant};
 use fakehub::Fault;
 use taskgate::store::EffectStatus;
 
-use crate::support::{TestApp, INSTALLATION, REPO};
+use crate::support::plan::{Plan, Task};
+use crate::support::story::Story;
+use crate::support::{eventually, TestApp, INSTALLATION, REPO};
 
 const CREATE_COMMENT: &str = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments";
 const ACCESS_TOKEN: &str = "POST /app/installations/{installation_id}/access_tokens";
@@ -173,5 +175,48 @@ async fn a_delivery_for_an_unknown_installation_fails_its_effects_cleanly() {
             .all(|w| w.path.starts_with("/app/")),
         "{:?}",
         app.fake.writes()
+    );
+}
+
+const UPDATE_CHECK_RUN: &str = "PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}";
+
+/// A check run's "in progress" that GitHub refused once is retried after
+/// the run's end was already told: the check run stays completed. (Seen
+/// in the chaos test: a replica killed during the call left a check run
+/// `in_progress` for good.)
+#[tokio::test]
+async fn a_late_retry_of_in_progress_never_reopens_a_completed_check_run() {
+    let plan = Plan::story("Checked work").task(Task::check()).yaml();
+    // A retry waits a minute: the run ends meanwhile.
+    let s = Story::of(&plan)
+        .adjust(|c| {
+            c.backoff.base = Duration::from_secs(60);
+            c.backoff.max = Duration::from_secs(60);
+        })
+        .start()
+        .await;
+    s.app.fake.inject(
+        UPDATE_CHECK_RUN,
+        Fault::Status {
+            status: 502,
+            times: 1,
+        },
+    );
+    let sha = s.push(&[("check.sh", "exit 0\n")], "green").await;
+    eventually("the check run completed", || async {
+        s.checks(&sha).iter().any(|c| c.status == "completed")
+    })
+    .await;
+    // The refused update's retry falls due.
+    s.app.advance(Duration::from_secs(600));
+    s.app.settle().await;
+
+    let statuses = s.app.statuses(UPDATE_CHECK_RUN);
+    assert_eq!(statuses.first(), Some(&502), "{statuses:?}");
+    let runs = s.checks(&sha);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(
+        (runs[0].status.as_str(), runs[0].conclusion.as_deref()),
+        ("completed", Some("success"))
     );
 }
