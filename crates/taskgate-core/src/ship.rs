@@ -35,6 +35,7 @@ mod render;
 mod render_queue;
 mod rollback;
 mod rules;
+mod train;
 
 pub use decide::{
     evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,
@@ -67,6 +68,10 @@ pub use rollback::{
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
     Unlandable, Violation,
+};
+pub use train::{
+    likely_culprit, on_train_event, Built, Car, CarId, Entry, FailingTest, Priority, Refusal,
+    Train, TrainAction, TrainEvent, TrainSettings, TrainStats,
 };
 pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};
 

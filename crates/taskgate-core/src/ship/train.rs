@@ -1,0 +1,666 @@
+//! The ship train (issue 31): the repository's ship queue as batches
+//! proven in parallel, each on top of the one ahead of it, so a deep
+//! queue lands several stories per proof and a failure costs the guilty
+//! story only.
+//!
+//! Owns: the queue-level record [`Train`] (stored as JSON per repository
+//! by the shell), its transition [`on_train_event`], and the actions the
+//! shell performs ([`TrainAction`]: build a car's merge commit, prove it,
+//! cancel it, land it, refuse a story, record a flaky event).
+//! Must not: do IO, read the clock (time comes in with the event), or know
+//! how a car's commit is built or a proof is run.
+//!
+//! Ideas a reader needs:
+//! - **Cars.** A car is up to `batch_max` stories merged in queue order on
+//!   a base: the default branch's head for the first car, the commit of
+//!   the car ahead for the others (speculation). At most `parallel` cars
+//!   are formed from the queue at once. The first car lands as one
+//!   fast-forward once proven, and the car behind it is then proven on
+//!   exactly what the default branch is.
+//! - **The tested tree is the tree that lands.** A car lands only with a
+//!   verdict on its own commit; anything that changes what a car is built
+//!   on (a failure ahead, the default branch moved, a story leaving)
+//!   dissolves it and every car behind it, and their stories are formed
+//!   into new cars.
+//! - **Flakes blame nobody.** A failed proof is run again on the same
+//!   commit before anyone is blamed. A pass then lands the car, and the
+//!   tests that failed the first time are a flaky event.
+//! - **Blame is narrowed, not guessed.** A confirmed failure of a car of
+//!   one story refuses that story. A car of several is split: without the
+//!   story the evidence points at (`attribution`), then that story alone;
+//!   with no clear suspect, in halves. Innocent stories land without a
+//!   person; a split car rebuilt on the same changes meets the failed
+//!   tree again and is refused without another run ([`Train::failed`]).
+//! - **Proofs are reused by tree.** A car whose commit has a tree already
+//!   proven green with the same gates passes without a run.
+
+mod attribution;
+mod blame;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+pub use attribution::{likely_culprit, Changed, FailingTest};
+
+use crate::ids::{CommitSha, StoryId};
+
+/// Trees remembered as proven green, or as failing, per repository.
+pub const KEPT_TREES: usize = 200;
+
+/// How a story is ordered in the queue (`/taskgate ship --priority`).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    #[default]
+    Normal,
+    /// Ahead of every normal story not yet in a car.
+    High,
+    /// First: the cars being proven are dissolved and rebuilt behind it.
+    Hotfix,
+}
+
+/// The train's settings (`ship_batch_max`, `ship_parallel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrainSettings {
+    /// Stories per car; 1 proves one story at a time.
+    pub batch_max: usize,
+    /// Cars formed from the queue at once (speculation depth).
+    pub parallel: usize,
+}
+
+impl Default for TrainSettings {
+    fn default() -> TrainSettings {
+        TrainSettings {
+            batch_max: 4,
+            parallel: 2,
+        }
+    }
+}
+
+/// A story waiting in the train, with what it ships.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub story: StoryId,
+    /// The pinned story head that is merged and lands.
+    pub head: CommitSha,
+    pub priority: Priority,
+    pub queued_at_ms: i64,
+    /// The files the story changes against the default branch: the
+    /// evidence attribution reads.
+    pub files: BTreeSet<String>,
+    /// It could not be merged once: it goes in a car of its own.
+    #[serde(default)]
+    pub conflicted: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CarId(pub u64);
+
+impl std::fmt::Display for CarId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// A car's merge commit as the shell built it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Built {
+    pub commit: CommitSha,
+    /// The commit's tree: what proofs are keyed by.
+    pub tree: CommitSha,
+}
+
+/// A batch of stories merged on a base and proven together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Car {
+    pub id: CarId,
+    pub stories: Vec<Entry>,
+    /// What it is built on, once known.
+    pub base: Option<CommitSha>,
+    /// Asked to be built (on `base`), not yet heard back.
+    pub building: bool,
+    pub built: Option<Built>,
+    /// Proof runs started on its commit (a failed first one is retried).
+    pub runs: u32,
+    /// A run is going.
+    pub proving: bool,
+    /// The first run's failing tests, while its retry runs.
+    pub first_failure: Vec<FailingTest>,
+    /// Proven green on its commit.
+    pub passed: bool,
+    /// Failed twice on its commit (or its tree is known to fail): blamed
+    /// once every car ahead of it has passed, since until then the fault
+    /// may be theirs.
+    pub failure: Option<Vec<FailingTest>>,
+    /// Proven without a run of its own (its tree was proven before).
+    pub reused: bool,
+    /// Asked to land.
+    pub landing: bool,
+    /// Formed by splitting a failed car: the stories of the car whose
+    /// failure it narrows down.
+    pub split_from: Vec<StoryId>,
+}
+
+/// A tree known to fail, with the tests that failed on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedTree {
+    pub tree: CommitSha,
+    pub failing: Vec<FailingTest>,
+}
+
+/// Running counts for `/metrics` and the benchmark.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TrainStats {
+    pub proof_runs: u64,
+    pub reused_proofs: u64,
+    pub flaky_retries: u64,
+    /// Runs of cars formed by splitting a failed one.
+    pub bisection_runs: u64,
+    pub landed: u64,
+    pub refused: u64,
+}
+
+/// One repository's ship train.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Train {
+    /// The default branch's head as last known.
+    pub main: Option<CommitSha>,
+    /// Stories not in a car yet, in the order they arrived.
+    pub waiting: Vec<Entry>,
+    /// Cars in landing order: each is built on the one before it.
+    pub cars: Vec<Car>,
+    pub next_car: u64,
+    /// The gates a proof runs, as a key: a tree proven with other gates
+    /// is not reused.
+    pub gates: String,
+    /// Trees proven green with `gates`, newest last.
+    pub proven: Vec<CommitSha>,
+    /// Trees whose proof failed twice with `gates`, newest last.
+    pub failed: Vec<FailedTree>,
+    pub stats: TrainStats,
+}
+
+/// What happened, as the shell reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrainEvent {
+    Enqueued(Entry),
+    /// A story left the queue (unshipped, or its head moved).
+    Dequeued(StoryId),
+    Built {
+        car: CarId,
+        built: Built,
+    },
+    /// `story` does not merge cleanly on the car's base and the stories
+    /// before it in the car.
+    Conflict {
+        car: CarId,
+        story: StoryId,
+    },
+    /// A proof run on the car's commit ended; no failing tests is a pass.
+    Proved {
+        car: CarId,
+        commit: CommitSha,
+        failing: Vec<FailingTest>,
+    },
+    /// The default branch was fast-forwarded to the car's commit.
+    Landed {
+        car: CarId,
+    },
+    /// The default branch is at `head`: when that is not what the train
+    /// built on, every car is rebuilt on it.
+    MainMoved {
+        head: CommitSha,
+    },
+}
+
+/// Why a story is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its proof failed twice on `commit`, built on `base`.
+    Failed {
+        failing: Vec<FailingTest>,
+        base: CommitSha,
+        commit: CommitSha,
+        /// The batch whose failure was narrowed down to it.
+        batch: Vec<StoryId>,
+    },
+    /// It does not merge cleanly on the default branch.
+    Conflict { base: CommitSha },
+}
+
+/// What the shell does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrainAction {
+    /// Merge each story's head, in order, on `base`; report
+    /// [`TrainEvent::Built`] or [`TrainEvent::Conflict`].
+    Build {
+        car: CarId,
+        base: CommitSha,
+        heads: Vec<(StoryId, CommitSha)>,
+    },
+    /// Run the gates on the car's commit; report [`TrainEvent::Proved`].
+    Prove {
+        car: CarId,
+        commit: CommitSha,
+    },
+    /// Stop the car's run: it was dissolved.
+    Cancel {
+        car: CarId,
+    },
+    /// Fast-forward the default branch to `commit`; report
+    /// [`TrainEvent::Landed`] or [`TrainEvent::MainMoved`].
+    Land {
+        car: CarId,
+        commit: CommitSha,
+        stories: Vec<StoryId>,
+        reused: bool,
+    },
+    Refuse {
+        story: StoryId,
+        why: Refusal,
+    },
+    /// Tests that failed on `commit` and then passed on it.
+    Flaky {
+        car: CarId,
+        commit: CommitSha,
+        tests: Vec<FailingTest>,
+    },
+}
+
+/// The train after `event`, and what to do.
+pub fn on_train_event(
+    train: &Train,
+    event: TrainEvent,
+    settings: TrainSettings,
+) -> (Train, Vec<TrainAction>) {
+    let mut step = Step {
+        t: train.clone(),
+        actions: Vec::new(),
+    };
+    step.apply(event);
+    step.advance(settings);
+    (step.t, step.actions)
+}
+
+pub(super) struct Step {
+    t: Train,
+    actions: Vec<TrainAction>,
+}
+
+impl Step {
+    fn apply(&mut self, event: TrainEvent) {
+        match event {
+            TrainEvent::Enqueued(entry) => self.enqueue(entry),
+            TrainEvent::Dequeued(story) => self.dequeue(&story),
+            TrainEvent::Built { car, built } => {
+                if let Some(c) = self.car_mut(car) {
+                    if c.building {
+                        c.building = false;
+                        c.built = Some(built);
+                    }
+                }
+            }
+            TrainEvent::Conflict { car, story } => self.conflict(car, &story),
+            TrainEvent::Proved {
+                car,
+                commit,
+                failing,
+            } => self.proved(car, &commit, failing),
+            TrainEvent::Landed { car } => self.landed(car),
+            TrainEvent::MainMoved { head } => self.main_moved(head),
+        }
+    }
+
+    fn car_mut(&mut self, id: CarId) -> Option<&mut Car> {
+        self.t.cars.iter_mut().find(|c| c.id == id)
+    }
+
+    fn position(&self, id: CarId) -> Option<usize> {
+        self.t.cars.iter().position(|c| c.id == id)
+    }
+
+    fn enqueue(&mut self, entry: Entry) {
+        let known = |e: &Entry| e.story == entry.story;
+        if self.t.waiting.iter().any(known)
+            || self.t.cars.iter().any(|c| c.stories.iter().any(known))
+        {
+            return; // shipped twice: one place in the queue
+        }
+        if entry.priority == Priority::Hotfix {
+            // Everything not already landing is rebuilt behind it.
+            let from = self.t.cars.iter().position(|c| !c.landing);
+            if let Some(from) = from {
+                self.dissolve_from(from);
+            }
+        }
+        self.t.waiting.push(entry);
+    }
+
+    fn dequeue(&mut self, story: &StoryId) {
+        self.t.waiting.retain(|e| e.story != *story);
+        let at = self
+            .t
+            .cars
+            .iter()
+            .position(|c| !c.landing && c.stories.iter().any(|e| e.story == *story));
+        if let Some(at) = at {
+            self.dissolve_from(at);
+            self.t.waiting.retain(|e| e.story != *story);
+        }
+    }
+
+    /// Cars from `at` on go back to the queue: their runs are stopped and
+    /// their stories formed into new cars.
+    fn dissolve_from(&mut self, at: usize) {
+        for car in self.t.cars.drain(at..).collect::<Vec<_>>() {
+            if car.proving {
+                self.actions.push(TrainAction::Cancel { car: car.id });
+            }
+            self.t.waiting.extend(car.stories);
+        }
+    }
+
+    fn conflict(&mut self, car: CarId, story: &StoryId) {
+        let Some(at) = self.position(car) else {
+            return;
+        };
+        if !self.t.cars[at].building {
+            return;
+        }
+        let alone_on_main = at == 0 && self.t.cars[at].stories.len() == 1;
+        if let (true, Some(base)) = (alone_on_main, self.t.cars[at].base.clone()) {
+            self.t.cars.remove(at);
+            self.t.stats.refused += 1;
+            self.actions.push(TrainAction::Refuse {
+                story: story.clone(),
+                why: Refusal::Conflict { base },
+            });
+            self.dissolve_from(at);
+            return;
+        }
+        // It may only conflict with a story ahead of it that has not
+        // landed yet: it is tried again in a car of its own, behind.
+        self.dissolve_from(at);
+        if let Some(e) = self.t.waiting.iter_mut().find(|e| e.story == *story) {
+            e.conflicted = true;
+        }
+    }
+
+    fn landed(&mut self, car: CarId) {
+        if self
+            .t
+            .cars
+            .first()
+            .is_none_or(|c| c.id != car || !c.landing)
+        {
+            return;
+        }
+        let car = self.t.cars.remove(0);
+        self.t.main = car.built.map(|b| b.commit);
+        self.t.stats.landed += car.stories.len() as u64;
+    }
+
+    fn main_moved(&mut self, head: CommitSha) {
+        if self.t.main.as_ref() == Some(&head) {
+            return;
+        }
+        // Our own landing's push, ahead of the answer that it landed.
+        let ours = self
+            .t
+            .cars
+            .first()
+            .is_some_and(|c| c.landing && c.built.as_ref().is_some_and(|b| b.commit == head));
+        if ours {
+            return;
+        }
+        self.t.main = Some(head);
+        self.dissolve_from(0);
+    }
+
+    fn proved(&mut self, id: CarId, commit: &CommitSha, failing: Vec<FailingTest>) {
+        let Some(at) = self.position(id) else {
+            return; // dissolved meanwhile: its run says nothing now
+        };
+        let car = &mut self.t.cars[at];
+        let on_commit = car.built.as_ref().is_some_and(|b| b.commit == *commit);
+        if !car.proving || !on_commit {
+            return;
+        }
+        car.proving = false;
+        if failing.is_empty() {
+            let flaky = std::mem::take(&mut car.first_failure);
+            if !flaky.is_empty() {
+                self.actions.push(TrainAction::Flaky {
+                    car: id,
+                    commit: commit.clone(),
+                    tests: flaky,
+                });
+            }
+            self.pass(at);
+            return;
+        }
+        if car.runs < 2 {
+            // Once more on the same commit before anyone is blamed.
+            car.first_failure = failing;
+            self.t.stats.flaky_retries += 1;
+            return;
+        }
+        let first = std::mem::take(&mut car.first_failure);
+        let flaky: Vec<FailingTest> = first.into_iter().filter(|t| !failing.contains(t)).collect();
+        if !flaky.is_empty() {
+            self.actions.push(TrainAction::Flaky {
+                car: id,
+                commit: commit.clone(),
+                tests: flaky,
+            });
+        }
+        let tree = car.built.as_ref().map(|b| b.tree.clone());
+        car.failure = Some(failing.clone());
+        if let Some(tree) = tree {
+            remember_failed(&mut self.t.failed, tree, failing);
+        }
+    }
+
+    fn pass(&mut self, at: usize) {
+        let car = &mut self.t.cars[at];
+        car.passed = true;
+        if let Some(b) = &car.built {
+            let tree = b.tree.clone();
+            remember(&mut self.t.proven, tree);
+        }
+    }
+
+    /// Moves the train on: lands a proven first car, builds and proves
+    /// what can be, and forms cars from the queue.
+    fn advance(&mut self, settings: TrainSettings) {
+        loop {
+            let before = (self.t.clone(), self.actions.len());
+            self.land_first();
+            self.blame_first_failure();
+            self.form_cars(settings);
+            self.build_and_prove();
+            if (&self.t, self.actions.len()) == (&before.0, before.1) {
+                return;
+            }
+        }
+    }
+
+    fn land_first(&mut self) {
+        let Some(car) = self.t.cars.first_mut() else {
+            return;
+        };
+        if !car.passed || car.landing {
+            return;
+        }
+        let (Some(built), Some(base)) = (car.built.clone(), car.base.clone()) else {
+            return;
+        };
+        if self.t.main.as_ref() != Some(&base) {
+            return; // built on a base that is not the default branch's head
+        }
+        car.landing = true;
+        self.actions.push(TrainAction::Land {
+            car: car.id,
+            commit: built.commit,
+            stories: car.stories.iter().map(|e| e.story.clone()).collect(),
+            reused: car.reused,
+        });
+    }
+
+    fn form_cars(&mut self, settings: TrainSettings) {
+        if self.t.main.is_none() {
+            return;
+        }
+        while self.t.cars.len() < settings.parallel.max(1) && !self.t.waiting.is_empty() {
+            let stories = take_next(&mut self.t.waiting, settings.batch_max.max(1));
+            let car = self.new_car(stories, Vec::new());
+            self.t.cars.push(car);
+        }
+    }
+
+    pub(super) fn new_car(&mut self, stories: Vec<Entry>, split_from: Vec<StoryId>) -> Car {
+        self.t.next_car += 1;
+        Car {
+            id: CarId(self.t.next_car),
+            stories,
+            base: None,
+            building: false,
+            built: None,
+            runs: 0,
+            proving: false,
+            first_failure: Vec::new(),
+            passed: false,
+            failure: None,
+            reused: false,
+            landing: false,
+            split_from,
+        }
+    }
+
+    fn build_and_prove(&mut self) {
+        for i in 0..self.t.cars.len() {
+            let base = if i == 0 {
+                self.t.main.clone()
+            } else {
+                self.t.cars[i - 1].built.as_ref().map(|b| b.commit.clone())
+            };
+            let car = &mut self.t.cars[i];
+            if car.base.is_none() {
+                let Some(base) = base else {
+                    return; // the car ahead is not built yet
+                };
+                car.base = Some(base.clone());
+                car.building = true;
+                self.actions.push(TrainAction::Build {
+                    car: car.id,
+                    base,
+                    heads: car
+                        .stories
+                        .iter()
+                        .map(|e| (e.story.clone(), e.head.clone()))
+                        .collect(),
+                });
+                continue;
+            }
+            self.prove_built(i);
+        }
+    }
+
+    /// Blames the first car with a confirmed failure once every car ahead
+    /// of it has passed.
+    fn blame_first_failure(&mut self) {
+        let at = self.t.cars.iter().position(|c| !c.passed);
+        let Some(at) = at else {
+            return;
+        };
+        if let Some(failing) = self.t.cars[at].failure.clone() {
+            self.blame(at, failing);
+        }
+    }
+
+    /// Starts the proof of car `i` once built, or settles it without a
+    /// run when its tree was proven, or is known to fail, before.
+    fn prove_built(&mut self, i: usize) {
+        let car = &self.t.cars[i];
+        let Some(built) = car.built.clone() else {
+            return;
+        };
+        if car.passed || car.proving || car.failure.is_some() {
+            return;
+        }
+        if car.runs == 0 && self.t.proven.contains(&built.tree) {
+            self.t.stats.reused_proofs += 1;
+            self.t.cars[i].reused = true;
+            self.pass(i);
+            return;
+        }
+        let known = self.t.failed.iter().find(|f| f.tree == built.tree);
+        if let (0, Some(known)) = (car.runs, known) {
+            self.t.cars[i].failure = Some(known.failing.clone());
+            return;
+        }
+        let car = &mut self.t.cars[i];
+        car.runs += 1;
+        car.proving = true;
+        self.t.stats.proof_runs += 1;
+        if !car.split_from.is_empty() {
+            self.t.stats.bisection_runs += 1;
+        }
+        self.actions.push(TrainAction::Prove {
+            car: car.id,
+            commit: built.commit,
+        });
+    }
+}
+
+/// The next car's stories: up to `max` of the waiting ones, highest
+/// priority first and then in arrival order; a story that conflicted once
+/// rides alone.
+fn take_next(waiting: &mut Vec<Entry>, max: usize) -> Vec<Entry> {
+    let mut order: Vec<usize> = (0..waiting.len()).collect();
+    order.sort_by_key(|&i| {
+        let e = &waiting[i];
+        (std::cmp::Reverse(e.priority), e.queued_at_ms, i)
+    });
+    let mut picked = Vec::new();
+    for i in order {
+        if picked.len() == max {
+            break;
+        }
+        let alone = waiting[i].conflicted;
+        if alone && !picked.is_empty() {
+            continue; // its own car comes next
+        }
+        picked.push(i);
+        if alone {
+            break;
+        }
+    }
+    picked.sort_unstable();
+    let mut taken = Vec::with_capacity(picked.len());
+    for (n, i) in picked.into_iter().enumerate() {
+        taken.push(waiting.remove(i - n));
+    }
+    taken.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.queued_at_ms));
+    taken
+}
+
+fn remember(list: &mut Vec<CommitSha>, tree: CommitSha) {
+    if !list.contains(&tree) {
+        list.push(tree);
+    }
+    let excess = list.len().saturating_sub(KEPT_TREES);
+    list.drain(..excess);
+}
+
+fn remember_failed(list: &mut Vec<FailedTree>, tree: CommitSha, failing: Vec<FailingTest>) {
+    list.retain(|f| f.tree != tree);
+    list.push(FailedTree { tree, failing });
+    let excess = list.len().saturating_sub(KEPT_TREES);
+    list.drain(..excess);
+}

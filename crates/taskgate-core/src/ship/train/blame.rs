@@ -1,0 +1,67 @@
+//! Narrowing a car's confirmed failure down to the stories that caused it:
+//! a car of one story refuses it; a car of several is split in two, the
+//! evidence's suspect apart from the others (`attribution`), or in halves
+//! when the evidence names no one.
+//!
+//! Owns: the split and the refusal. Must not: decide when a failure is
+//! confirmed or may be blamed (`train`).
+
+use super::{likely_culprit, Changed, Entry, FailingTest, Refusal, Step, TrainAction};
+use crate::ids::StoryId;
+
+impl Step {
+    /// Car `at` failed on its own changes (every car ahead passed): the
+    /// cars behind it go back to the queue, and it is refused or split.
+    pub(super) fn blame(&mut self, at: usize, failing: Vec<FailingTest>) {
+        let car = self.t.cars.remove(at);
+        self.dissolve_from(at);
+        let batch: Vec<StoryId> = if car.split_from.is_empty() {
+            car.stories.iter().map(|e| e.story.clone()).collect()
+        } else {
+            car.split_from.clone()
+        };
+        if let [only] = car.stories.as_slice() {
+            let (Some(base), Some(built)) = (car.base.clone(), car.built.clone()) else {
+                // Never proven: nothing to blame it for; it waits again.
+                self.t.waiting.extend(car.stories);
+                return;
+            };
+            self.t.stats.refused += 1;
+            self.actions.push(TrainAction::Refuse {
+                story: only.story.clone(),
+                why: Refusal::Failed {
+                    failing,
+                    base,
+                    commit: built.commit,
+                    batch,
+                },
+            });
+            return;
+        }
+        let (first, second) = split(car.stories, &failing);
+        let first = self.new_car(first, batch.clone());
+        let second = self.new_car(second, batch);
+        self.t.cars.insert(at, second);
+        self.t.cars.insert(at, first);
+    }
+}
+
+/// The two cars a failed one becomes, in the order they are proven: the
+/// others, then the suspect; or the first half, then the second.
+fn split(stories: Vec<Entry>, failing: &[FailingTest]) -> (Vec<Entry>, Vec<Entry>) {
+    let changed: Vec<Changed<'_>> = stories
+        .iter()
+        .map(|e| Changed {
+            story: &e.story,
+            files: &e.files,
+        })
+        .collect();
+    match likely_culprit(&changed, failing) {
+        Some(suspect) => stories.into_iter().partition(|e| e.story != suspect),
+        None => {
+            let mut first = stories;
+            let second = first.split_off(first.len() / 2);
+            (first, second)
+        }
+    }
+}

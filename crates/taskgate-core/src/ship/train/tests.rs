@@ -1,0 +1,450 @@
+//! The train against a modelled repository: a commit's tree is the set of
+//! stories merged into it (merges commute, as clean git merges of
+//! unrelated changes do), a proof fails when a broken story is in the
+//! tree, and a flaky story fails the first proof it is in.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use proptest::prelude::*;
+
+use super::*;
+
+/// A modelled repository and shell around a [`Train`].
+struct World {
+    train: Train,
+    settings: TrainSettings,
+    /// Each commit's tree, as the stories in it.
+    trees: BTreeMap<CommitSha, BTreeSet<String>>,
+    broken: BTreeSet<String>,
+    /// Stories that fail the first proof they are in, once.
+    flaky: BTreeSet<String>,
+    /// Stories that do not merge on anything.
+    conflicting: BTreeSet<String>,
+    /// Proofs started and not finished, oldest first.
+    running: Vec<(CarId, CommitSha)>,
+    /// Finish the newest proof first (a speculative car ends first).
+    newest_first: bool,
+    landed: Vec<Vec<String>>,
+    refused: Vec<(String, Refusal)>,
+    flaky_events: Vec<Vec<FailingTest>>,
+    /// Commits a proof passed on.
+    green: BTreeSet<CommitSha>,
+    /// Trees that landed.
+    main_trees: Vec<BTreeSet<String>>,
+    next_commit: u64,
+}
+
+fn tree_sha(stories: &BTreeSet<String>) -> CommitSha {
+    let names: Vec<&str> = stories.iter().map(String::as_str).collect();
+    CommitSha(format!("tree:{}", names.join("+")))
+}
+
+fn failing_test(story: &str) -> FailingTest {
+    FailingTest {
+        name: format!("tests::{story}_works"),
+        file: Some(format!("tests/{story}.rs")),
+    }
+}
+
+impl World {
+    fn new(batch_max: usize, parallel: usize) -> World {
+        let main = CommitSha("main-0".into());
+        let mut trees = BTreeMap::new();
+        trees.insert(main.clone(), BTreeSet::new());
+        World {
+            // Not started: stories shipped before [`World::start`] wait
+            // together, as they do behind a car being proven.
+            train: Train {
+                gates: "test".into(),
+                ..Train::default()
+            },
+            settings: TrainSettings {
+                batch_max,
+                parallel,
+            },
+            trees,
+            broken: BTreeSet::new(),
+            flaky: BTreeSet::new(),
+            conflicting: BTreeSet::new(),
+            running: Vec::new(),
+            newest_first: false,
+            landed: Vec::new(),
+            refused: Vec::new(),
+            flaky_events: Vec::new(),
+            green: BTreeSet::new(),
+            main_trees: Vec::new(),
+            next_commit: 0,
+        }
+    }
+
+    /// The train learns the default branch's head and moves.
+    fn start(&mut self) {
+        self.event(TrainEvent::MainMoved {
+            head: CommitSha("main-0".into()),
+        });
+    }
+
+    fn entry(&self, story: &str, priority: Priority, at: i64) -> Entry {
+        Entry {
+            story: StoryId::from(story),
+            head: CommitSha(format!("head-{story}")),
+            priority,
+            queued_at_ms: at,
+            files: [format!("tests/{story}.rs"), format!("src/{story}.rs")].into(),
+            conflicted: false,
+        }
+    }
+
+    fn ship(&mut self, story: &str) {
+        let at = self.next_commit as i64;
+        self.ship_with(story, Priority::Normal, at);
+    }
+
+    fn ship_with(&mut self, story: &str, priority: Priority, at: i64) {
+        let entry = self.entry(story, priority, at);
+        self.event(TrainEvent::Enqueued(entry));
+    }
+
+    fn event(&mut self, event: TrainEvent) {
+        let (train, actions) = on_train_event(&self.train, event, self.settings);
+        self.train = train;
+        for action in actions {
+            self.perform(action);
+        }
+    }
+
+    fn perform(&mut self, action: TrainAction) {
+        match action {
+            TrainAction::Build { car, base, heads } => {
+                let conflict = heads
+                    .iter()
+                    .find(|(s, _)| self.conflicting.contains(s.as_str()));
+                if let Some((story, _)) = conflict {
+                    let story = story.clone();
+                    return self.event(TrainEvent::Conflict { car, story });
+                }
+                let mut tree = self.trees[&base].clone();
+                tree.extend(heads.iter().map(|(s, _)| s.as_str().to_owned()));
+                self.next_commit += 1;
+                let commit = CommitSha(format!("car-{car}-{}", self.next_commit));
+                self.trees.insert(commit.clone(), tree.clone());
+                let built = Built {
+                    commit,
+                    tree: tree_sha(&tree),
+                };
+                self.event(TrainEvent::Built { car, built });
+            }
+            TrainAction::Prove { car, commit } => self.running.push((car, commit)),
+            TrainAction::Cancel { car } => self.running.retain(|(c, _)| *c != car),
+            TrainAction::Land {
+                car,
+                commit,
+                stories,
+                reused,
+            } => {
+                let tree = &self.trees[&commit];
+                assert!(
+                    self.green.contains(&commit) || reused,
+                    "landed {commit} without a proof"
+                );
+                assert!(
+                    self.broken.is_disjoint(tree),
+                    "a broken story landed: {tree:?}"
+                );
+                self.main_trees.push(tree.clone());
+                self.landed
+                    .push(stories.iter().map(|s| s.as_str().to_owned()).collect());
+                self.event(TrainEvent::Landed { car });
+            }
+            TrainAction::Refuse { story, why } => {
+                self.refused.push((story.as_str().to_owned(), why));
+            }
+            TrainAction::Flaky { tests, .. } => self.flaky_events.push(tests),
+        }
+    }
+
+    /// Finishes the proofs that are running, one at a time, until none is.
+    fn settle(&mut self) {
+        while !self.running.is_empty() {
+            let (car, commit) = if self.newest_first {
+                self.running.pop().unwrap()
+            } else {
+                self.running.remove(0)
+            };
+            let failing = self.run(&commit);
+            if failing.is_empty() {
+                self.green.insert(commit.clone());
+            }
+            self.event(TrainEvent::Proved {
+                car,
+                commit,
+                failing,
+            });
+        }
+    }
+
+    fn run(&mut self, commit: &CommitSha) -> Vec<FailingTest> {
+        let tree = self.trees[commit].clone();
+        let flaky: Vec<String> = self.flaky.intersection(&tree).cloned().collect();
+        for story in &flaky {
+            self.flaky.remove(story);
+        }
+        let broken = self.broken.intersection(&tree);
+        let mut failing: Vec<FailingTest> = broken.chain(&flaky).map(|s| failing_test(s)).collect();
+        failing.sort();
+        failing
+    }
+
+    fn refused_names(&self) -> Vec<&str> {
+        self.refused.iter().map(|(s, _)| s.as_str()).collect()
+    }
+}
+
+#[test]
+fn a_batch_of_three_with_one_broken_story_lands_two_and_refuses_one_in_fewer_runs_than_one_at_a_time(
+) {
+    let mut batched = World::new(4, 1);
+    batched.broken.insert("b".into());
+    for s in ["a", "b", "c"] {
+        batched.ship(s);
+    }
+    batched.start();
+    batched.settle();
+    assert_eq!(batched.landed, vec![vec!["a", "c"]]);
+    assert_eq!(batched.refused_names(), vec!["b"]);
+    // The batch, its retry, and the batch without `b`; `b` alone on what
+    // landed is the tree that failed twice, refused with no run.
+    assert_eq!(batched.train.stats.proof_runs, 3);
+    let Refusal::Failed { failing, batch, .. } = &batched.refused[0].1 else {
+        panic!("{:?}", batched.refused[0].1);
+    };
+    assert_eq!(failing, &vec![failing_test("b")]);
+    assert_eq!(batch, &["a", "b", "c"].map(StoryId::from).to_vec());
+
+    let mut one_at_a_time = World::new(1, 1);
+    one_at_a_time.broken.insert("b".into());
+    for s in ["a", "b", "c"] {
+        one_at_a_time.ship(s);
+    }
+    one_at_a_time.start();
+    one_at_a_time.settle();
+    assert_eq!(one_at_a_time.landed, vec![vec!["a"], vec!["c"]]);
+    assert_eq!(one_at_a_time.train.stats.proof_runs, 4);
+}
+
+#[test]
+fn a_flaky_failure_in_a_batch_is_retried_and_everyone_lands() {
+    let mut w = World::new(4, 1);
+    w.flaky.insert("b".into());
+    for s in ["a", "b", "c"] {
+        w.ship(s);
+    }
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "b", "c"]]);
+    assert!(w.refused.is_empty());
+    assert_eq!(w.flaky_events, vec![vec![failing_test("b")]]);
+    assert_eq!(w.train.stats.proof_runs, 2);
+    assert_eq!(w.train.stats.flaky_retries, 1);
+}
+
+#[test]
+fn without_a_suspect_a_failed_batch_is_split_in_halves() {
+    let mut w = World::new(4, 1);
+    w.broken.insert("d".into());
+    for s in ["a", "b", "c", "d"] {
+        w.ship(s);
+    }
+    // A failure no story's files point at.
+    for e in &mut w.train.waiting {
+        e.files.clear();
+    }
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "b"], vec!["c"]]);
+    assert_eq!(w.refused_names(), vec!["d"]);
+    assert!(w.train.stats.bisection_runs >= 2, "{:?}", w.train.stats);
+}
+
+#[test]
+fn two_broken_stories_in_a_batch_are_both_refused_and_the_others_land() {
+    let mut w = World::new(4, 1);
+    w.broken.extend(["b".to_owned(), "d".to_owned()]);
+    for s in ["a", "b", "c", "d"] {
+        w.ship(s);
+    }
+    w.start();
+    w.settle();
+    let landed: BTreeSet<String> = w.landed.concat().into_iter().collect();
+    assert_eq!(landed, ["a", "c"].map(String::from).into());
+    let mut refused = w.refused_names();
+    refused.sort_unstable();
+    assert_eq!(refused, vec!["b", "d"]);
+}
+
+#[test]
+fn a_speculative_car_is_rebuilt_on_the_right_base_when_the_car_ahead_fails() {
+    let mut w = World::new(1, 2);
+    w.newest_first = true;
+    w.broken.insert("a".into());
+    w.ship("a");
+    w.ship("b");
+    w.start();
+    assert_eq!(w.train.cars.len(), 2, "b proves on top of a");
+    let speculative = w.train.cars[1].built.clone().unwrap();
+    w.settle();
+    assert_eq!(w.refused_names(), vec!["a"]);
+    assert_eq!(w.landed, vec![vec!["b"]]);
+    // What landed for b was built on main, not on a.
+    assert_eq!(w.main_trees, vec![["b".to_owned()].into()]);
+    // b failed on top of a first, and was not blamed for a's fault.
+    assert!(!w.green.contains(&speculative.commit));
+}
+
+#[test]
+fn a_speculative_car_proven_on_the_car_ahead_lands_right_after_it() {
+    let mut w = World::new(1, 2);
+    w.ship("a");
+    w.ship("b");
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a"], vec!["b"]]);
+    assert_eq!(w.train.stats.proof_runs, 2, "b was not proven again");
+}
+
+#[test]
+fn a_tree_proven_before_lands_with_no_run() {
+    let mut w = World::new(4, 1);
+    w.train.proven.push(tree_sha(&["a".to_owned()].into()));
+    w.ship("a");
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a"]]);
+    assert_eq!(w.train.stats.proof_runs, 0);
+    assert_eq!(w.train.stats.reused_proofs, 1);
+}
+
+#[test]
+fn a_high_priority_story_goes_ahead_of_the_normal_ones_waiting() {
+    let mut w = World::new(1, 1);
+    for (i, s) in ["a", "b", "c"].iter().enumerate() {
+        w.ship_with(s, Priority::Normal, i as i64);
+    }
+    w.start();
+    w.ship_with("urgent", Priority::High, 10);
+    w.settle();
+    assert_eq!(
+        w.landed,
+        vec![vec!["a"], vec!["urgent"], vec!["b"], vec!["c"]]
+    );
+}
+
+#[test]
+fn a_hotfix_goes_first_and_what_was_proving_is_rebuilt_behind_it() {
+    let mut w = World::new(2, 2);
+    for (i, s) in ["a", "b", "c"].iter().enumerate() {
+        w.ship_with(s, Priority::Normal, i as i64);
+    }
+    w.start();
+    w.ship_with("fix", Priority::Hotfix, 10);
+    w.settle();
+    assert_eq!(w.landed[0], vec!["fix", "a"]);
+    let landed: BTreeSet<String> = w.landed.concat().into_iter().collect();
+    assert_eq!(landed.len(), 4);
+}
+
+#[test]
+fn a_story_that_conflicts_rides_alone_and_is_refused_on_the_default_branch() {
+    let mut w = World::new(4, 1);
+    w.conflicting.insert("b".into());
+    for s in ["a", "b", "c"] {
+        w.ship(s);
+    }
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "c"]]);
+    assert_eq!(w.refused_names(), vec!["b"]);
+    assert!(matches!(w.refused[0].1, Refusal::Conflict { .. }));
+    assert!(w.train.cars.is_empty() && w.train.waiting.is_empty());
+}
+
+#[test]
+fn the_default_branch_moving_under_the_train_rebuilds_every_car_on_it() {
+    let mut w = World::new(2, 2);
+    for s in ["a", "b", "c"] {
+        w.ship(s);
+    }
+    w.start();
+    let moved = CommitSha("someone-else".into());
+    w.trees.insert(moved.clone(), ["x".to_owned()].into());
+    w.event(TrainEvent::MainMoved { head: moved });
+    w.settle();
+    for tree in &w.main_trees {
+        assert!(tree.contains("x"), "built on the old head: {tree:?}");
+    }
+    assert_eq!(w.landed.concat().len(), 3);
+}
+
+#[test]
+fn a_story_shipped_twice_rides_once_and_one_unshipped_leaves_its_car() {
+    let mut w = World::new(4, 1);
+    w.ship("a");
+    w.ship("a");
+    w.ship("b");
+    w.event(TrainEvent::Dequeued(StoryId::from("a")));
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["b"]]);
+}
+
+#[test]
+fn a_late_proof_of_a_dissolved_car_changes_nothing() {
+    let mut w = World::new(2, 1);
+    w.ship("a");
+    w.start();
+    let (car, commit) = w.running[0].clone();
+    w.trees.insert(CommitSha("main-0b".into()), BTreeSet::new());
+    w.event(TrainEvent::MainMoved {
+        head: CommitSha("main-0b".into()),
+    });
+    let before = w.train.clone();
+    w.event(TrainEvent::Proved {
+        car,
+        commit,
+        failing: vec![],
+    });
+    assert_eq!(w.train, before);
+}
+
+proptest! {
+    /// Whatever stories are broken or flaky, and whichever proof ends
+    /// first: nothing broken lands, no innocent story is refused, no
+    /// flake refuses anyone, everything shipped ends landed or refused,
+    /// and every landed tree was proven green.
+    #[test]
+    fn the_train_lands_every_innocent_story_and_only_those(
+        stories in 1usize..12,
+        broken in proptest::collection::btree_set(0usize..12, 0..4),
+        flaky in proptest::collection::btree_set(0usize..12, 0..3),
+        batch_max in 1usize..5,
+        parallel in 1usize..4,
+        newest_first in any::<bool>(),
+    ) {
+        let mut w = World::new(batch_max, parallel);
+        w.newest_first = newest_first;
+        let names: Vec<String> = (0..stories).map(|i| format!("s{i}")).collect();
+        w.broken = broken.iter().filter(|i| **i < stories).map(|i| names[*i].clone()).collect();
+        w.flaky = flaky.iter().filter(|i| **i < stories).map(|i| names[*i].clone()).collect();
+        for n in &names {
+            w.ship(n);
+        }
+        w.start();
+        w.settle();
+        let landed: BTreeSet<String> = w.landed.concat().into_iter().collect();
+        let refused: BTreeSet<String> = w.refused.iter().map(|(s, _)| s.clone()).collect();
+        let innocent: BTreeSet<String> = names.iter().filter(|n| !w.broken.contains(*n)).cloned().collect();
+        prop_assert_eq!(&landed, &innocent);
+        prop_assert_eq!(&refused, &w.broken);
+        prop_assert!(w.train.cars.is_empty() && w.train.waiting.is_empty());
+    }
+}
