@@ -71,6 +71,9 @@ pub struct TrainSettings {
     pub batch_max: usize,
     /// Cars formed from the queue at once (speculation depth).
     pub parallel: usize,
+    /// Split a failed car by the evidence first; off, always in halves
+    /// (the plain binary split the benchmark compares with).
+    pub attribution: bool,
 }
 
 impl Default for TrainSettings {
@@ -78,6 +81,7 @@ impl Default for TrainSettings {
         TrainSettings {
             batch_max: 4,
             parallel: 2,
+            attribution: true,
         }
     }
 }
@@ -281,8 +285,10 @@ pub fn on_train_event(
     let mut step = Step {
         t: train.clone(),
         actions: Vec::new(),
+        attribution: true,
     };
     step.apply(event);
+    step.attribution = settings.attribution;
     step.advance(settings);
     (step.t, step.actions)
 }
@@ -290,6 +296,7 @@ pub fn on_train_event(
 pub(super) struct Step {
     t: Train,
     actions: Vec<TrainAction>,
+    attribution: bool,
 }
 
 impl Step {

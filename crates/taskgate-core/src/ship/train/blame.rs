@@ -38,7 +38,7 @@ impl Step {
             });
             return;
         }
-        let (first, second) = split(car.stories, &failing);
+        let (first, second) = split(car.stories, &failing, self.attribution);
         let first = self.new_car(first, batch.clone());
         let second = self.new_car(second, batch);
         self.t.cars.insert(at, second);
@@ -48,7 +48,11 @@ impl Step {
 
 /// The two cars a failed one becomes, in the order they are proven: the
 /// others, then the suspect; or the first half, then the second.
-fn split(stories: Vec<Entry>, failing: &[FailingTest]) -> (Vec<Entry>, Vec<Entry>) {
+fn split(
+    stories: Vec<Entry>,
+    failing: &[FailingTest],
+    attribution: bool,
+) -> (Vec<Entry>, Vec<Entry>) {
     let changed: Vec<Changed<'_>> = stories
         .iter()
         .map(|e| Changed {
@@ -56,7 +60,10 @@ fn split(stories: Vec<Entry>, failing: &[FailingTest]) -> (Vec<Entry>, Vec<Entry
             files: &e.files,
         })
         .collect();
-    match likely_culprit(&changed, failing) {
+    let suspect = attribution
+        .then(|| likely_culprit(&changed, failing))
+        .flatten();
+    match suspect {
         Some(suspect) => stories.into_iter().partition(|e| e.story != suspect),
         None => {
             let mut first = stories;

@@ -61,6 +61,7 @@ impl World {
             settings: TrainSettings {
                 batch_max,
                 parallel,
+                attribution: true,
             },
             trees,
             broken: BTreeSet::new(),

@@ -1,0 +1,267 @@
+//! The ship train against a stream of stories, on a modelled clock (no
+//! waiting): 100 stories arriving over time, a proof that takes 10
+//! minutes, 10 % of the stories broken (a test fails on any tree that
+//! holds them) and 5 % hitting a flaky test once. The same stream goes
+//! through today's serial queue (one story per proof, no speculation),
+//! a plain binary-split train (no attribution) and the train. Not a test:
+//! the core's unit and property tests are the gate, this is the
+//! measurement (docs/benchmarks.md).
+//!
+//! ```text
+//! cargo bench -p taskgate-core --bench ship_train
+//! ```
+//!
+//! The repository is modelled as in the train's tests: a commit's tree is
+//! the set of stories merged into it (clean merges commute). A broken
+//! story's failing test lives in its own test file 70 % of the time (the
+//! evidence points at it) and in a shared file no story changed otherwise.
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+
+use taskgate_core::ids::{CommitSha, StoryId};
+use taskgate_core::ship::{
+    on_train_event, Built, CarId, Entry, FailingTest, Priority, Train, TrainAction, TrainEvent,
+    TrainSettings,
+};
+
+const STORIES: usize = 100;
+const PROOF_MS: i64 = 10 * 60_000;
+/// Mean time between arrivals: a queue deep enough that the serial queue
+/// (six proofs an hour) cannot keep up, as in a busy repository.
+const ARRIVAL_MS: i64 = 90_000;
+
+/// A deterministic stream (a fixed-seed generator: every run the same).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+struct Story {
+    name: String,
+    at_ms: i64,
+    broken: bool,
+    flaky: bool,
+    /// Where its failing test lives when broken.
+    test_file: String,
+}
+
+fn stream(seed: u64) -> Vec<Story> {
+    let mut rng = Rng(seed);
+    let mut at_ms = 0;
+    (0..STORIES)
+        .map(|i| {
+            at_ms += (rng.next() % (2 * ARRIVAL_MS as u64)) as i64;
+            let broken = rng.chance(10);
+            let flaky = !broken && rng.chance(5);
+            let test_file = if rng.chance(70) {
+                format!("tests/s{i}.rs")
+            } else {
+                "tests/shared.rs".to_owned()
+            };
+            Story {
+                name: format!("s{i}"),
+                at_ms,
+                broken,
+                flaky,
+                test_file,
+            }
+        })
+        .collect()
+}
+
+#[derive(Default)]
+struct Figures {
+    landed: usize,
+    runs: u64,
+    waits_ms: Vec<i64>,
+    last_landing_ms: i64,
+    innocents_refused: usize,
+    broken_landed: usize,
+    flaky_ejections: usize,
+    flaky_events: usize,
+    bisection_runs: u64,
+}
+
+/// Runs the stream through a train with `settings`; the figures.
+fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
+    let by_name: BTreeMap<&str, &Story> = stories.iter().map(|s| (s.name.as_str(), s)).collect();
+    let mut train = Train {
+        main: Some(CommitSha("main".into())),
+        gates: "test".into(),
+        ..Train::default()
+    };
+    let mut trees: BTreeMap<CommitSha, BTreeSet<String>> = BTreeMap::new();
+    trees.insert(CommitSha("main".into()), BTreeSet::new());
+    let mut flaky_left: BTreeSet<String> = stories
+        .iter()
+        .filter(|s| s.flaky)
+        .map(|s| s.name.clone())
+        .collect();
+    // Proofs running: (end time, car, commit), earliest first.
+    let mut running: BinaryHeap<std::cmp::Reverse<(i64, u64, String)>> = BinaryHeap::new();
+    let mut f = Figures::default();
+    let mut next_arrival = 0;
+    let mut commits = 0;
+    let mut queue: Vec<TrainEvent> = Vec::new();
+    loop {
+        let arrival = stories.get(next_arrival).map(|s| s.at_ms);
+        let finish = running.peek().map(|r| r.0 .0);
+        let now = match (arrival, finish) {
+            (Some(a), Some(e)) if a <= e => a,
+            (Some(a), None) => a,
+            (_, Some(e)) => e,
+            (None, None) => break,
+        };
+        if arrival == Some(now) {
+            let s = &stories[next_arrival];
+            next_arrival += 1;
+            queue.push(TrainEvent::Enqueued(Entry {
+                story: StoryId::from(s.name.as_str()),
+                head: CommitSha(format!("head-{}", s.name)),
+                priority: Priority::Normal,
+                queued_at_ms: s.at_ms,
+                files: [format!("src/{}.rs", s.name), format!("tests/{}.rs", s.name)].into(),
+                conflicted: false,
+            }));
+        } else {
+            let std::cmp::Reverse((_, car, commit)) = running.pop().expect("a proof ends");
+            let tree = &trees[&CommitSha(commit.clone())];
+            let mut failing: Vec<FailingTest> = Vec::new();
+            for name in tree {
+                let s = by_name[name.as_str()];
+                if s.broken || flaky_left.remove(name) {
+                    failing.push(FailingTest {
+                        name: format!("{}::works", s.name),
+                        file: Some(s.test_file.clone()),
+                    });
+                }
+            }
+            queue.push(TrainEvent::Proved {
+                car: CarId(car),
+                commit: CommitSha(commit),
+                failing,
+            });
+        }
+        while let Some(event) = queue.pop() {
+            let (next, actions) = on_train_event(&train, event, settings);
+            train = next;
+            for action in actions {
+                match action {
+                    TrainAction::Build { car, base, heads } => {
+                        let mut tree = trees[&base].clone();
+                        tree.extend(heads.iter().map(|(s, _)| s.as_str().to_owned()));
+                        commits += 1;
+                        let commit = CommitSha(format!("c{commits}"));
+                        let names: Vec<&str> = tree.iter().map(String::as_str).collect();
+                        let built = Built {
+                            commit: commit.clone(),
+                            tree: CommitSha(names.join("+")),
+                        };
+                        trees.insert(commit, tree);
+                        queue.push(TrainEvent::Built { car, built });
+                    }
+                    TrainAction::Prove { car, commit } => {
+                        running.push(std::cmp::Reverse((now + PROOF_MS, car.0, commit.0)));
+                    }
+                    TrainAction::Cancel { car } => {
+                        let kept: Vec<_> = running.drain().filter(|r| r.0 .1 != car.0).collect();
+                        running.extend(kept);
+                    }
+                    TrainAction::Land {
+                        car,
+                        commit,
+                        stories: landed,
+                        ..
+                    } => {
+                        for story in &landed {
+                            let s = by_name[story.as_str()];
+                            f.landed += 1;
+                            f.waits_ms.push(now - s.at_ms);
+                            f.broken_landed += usize::from(s.broken);
+                        }
+                        f.last_landing_ms = now;
+                        let _ = commit;
+                        queue.push(TrainEvent::Landed { car });
+                    }
+                    TrainAction::Refuse { story, .. } => {
+                        let s = by_name[story.as_str()];
+                        if !s.broken {
+                            f.innocents_refused += 1;
+                            f.flaky_ejections += usize::from(s.flaky);
+                        }
+                    }
+                    TrainAction::Flaky { .. } => f.flaky_events += 1,
+                }
+            }
+        }
+    }
+    f.runs = train.stats.proof_runs;
+    f.bisection_runs = train.stats.bisection_runs;
+    f
+}
+
+fn percentile(waits: &mut [i64], p: f64) -> f64 {
+    waits.sort_unstable();
+    let i = ((waits.len() as f64 - 1.0) * p).round() as usize;
+    waits.get(i).copied().unwrap_or(0) as f64 / 60_000.0
+}
+
+fn main() {
+    let stories = stream(0x5eed_2026);
+    let broken = stories.iter().filter(|s| s.broken).count();
+    let flaky = stories.iter().filter(|s| s.flaky).count();
+    let last_arrival_h = stories.last().map_or(0, |s| s.at_ms) as f64 / 3_600_000.0;
+    println!(
+        "{STORIES} stories over {last_arrival_h:.1} h ({broken} broken, {flaky} flaky once), \
+         proofs of {} min\n",
+        PROOF_MS / 60_000
+    );
+    println!(
+        "| queue | landed | landed per hour | proof runs per landed | wait p50 (min) | wait p95 (min) | innocents refused | broken landed | flaky ejections | flaky events | bisection runs |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    let queues = [
+        ("serial (batch 1, parallel 1)", 1, 1, true),
+        (
+            "binary split (batch 4, parallel 2, no attribution)",
+            4,
+            2,
+            false,
+        ),
+        ("train (batch 4, parallel 2)", 4, 2, true),
+        ("train (batch 4, parallel 3)", 4, 3, true),
+        ("train (batch 8, parallel 2)", 8, 2, true),
+    ];
+    for (name, batch_max, parallel, attribution) in queues {
+        let settings = TrainSettings {
+            batch_max,
+            parallel,
+            attribution,
+        };
+        let mut f = simulate(&stories, settings);
+        let hours = f.last_landing_ms as f64 / 3_600_000.0;
+        println!(
+            "| {name} | {} | {:.1} | {:.2} | {:.0} | {:.0} | {} | {} | {} | {} | {} |",
+            f.landed,
+            f.landed as f64 / hours,
+            f.runs as f64 / f.landed.max(1) as f64,
+            percentile(&mut f.waits_ms, 0.5),
+            percentile(&mut f.waits_ms, 0.95),
+            f.innocents_refused,
+            f.broken_landed,
+            f.flaky_ejections,
+            f.flaky_events,
+            f.bisection_runs,
+        );
+    }
+}
