@@ -38,6 +38,7 @@ mod attribution;
 mod blame;
 #[cfg(test)]
 mod tests;
+mod verdict;
 
 use std::collections::BTreeSet;
 
@@ -133,8 +134,6 @@ pub struct Car {
     pub runs: u32,
     /// A run is going.
     pub proving: bool,
-    /// The first run's failing tests, while its retry runs.
-    pub first_failure: Vec<FailingTest>,
     /// Proven green on its commit.
     pub passed: bool,
     /// Failed twice on its commit (or its tree is known to fail): blamed
@@ -186,6 +185,10 @@ pub struct Train {
     pub proven: Vec<CommitSha>,
     /// Trees whose proof failed twice with `gates`, newest last.
     pub failed: Vec<FailedTree>,
+    /// Trees whose proof failed once, newest last: the next proof of the
+    /// same tree (the retry, or the split car that rebuilds it) decides.
+    #[serde(default)]
+    pub failed_once: Vec<FailedTree>,
     pub stats: TrainStats,
 }
 
@@ -285,10 +288,9 @@ pub fn on_train_event(
     let mut step = Step {
         t: train.clone(),
         actions: Vec::new(),
-        attribution: true,
+        attribution: settings.attribution,
     };
     step.apply(event);
-    step.attribution = settings.attribution;
     step.advance(settings);
     (step.t, step.actions)
 }
@@ -429,59 +431,6 @@ impl Step {
         self.dissolve_from(0);
     }
 
-    fn proved(&mut self, id: CarId, commit: &CommitSha, failing: Vec<FailingTest>) {
-        let Some(at) = self.position(id) else {
-            return; // dissolved meanwhile: its run says nothing now
-        };
-        let car = &mut self.t.cars[at];
-        let on_commit = car.built.as_ref().is_some_and(|b| b.commit == *commit);
-        if !car.proving || !on_commit {
-            return;
-        }
-        car.proving = false;
-        if failing.is_empty() {
-            let flaky = std::mem::take(&mut car.first_failure);
-            if !flaky.is_empty() {
-                self.actions.push(TrainAction::Flaky {
-                    car: id,
-                    commit: commit.clone(),
-                    tests: flaky,
-                });
-            }
-            self.pass(at);
-            return;
-        }
-        if car.runs < 2 {
-            // Once more on the same commit before anyone is blamed.
-            car.first_failure = failing;
-            self.t.stats.flaky_retries += 1;
-            return;
-        }
-        let first = std::mem::take(&mut car.first_failure);
-        let flaky: Vec<FailingTest> = first.into_iter().filter(|t| !failing.contains(t)).collect();
-        if !flaky.is_empty() {
-            self.actions.push(TrainAction::Flaky {
-                car: id,
-                commit: commit.clone(),
-                tests: flaky,
-            });
-        }
-        let tree = car.built.as_ref().map(|b| b.tree.clone());
-        car.failure = Some(failing.clone());
-        if let Some(tree) = tree {
-            remember_failed(&mut self.t.failed, tree, failing);
-        }
-    }
-
-    fn pass(&mut self, at: usize) {
-        let car = &mut self.t.cars[at];
-        car.passed = true;
-        if let Some(b) = &car.built {
-            let tree = b.tree.clone();
-            remember(&mut self.t.proven, tree);
-        }
-    }
-
     /// Moves the train on: lands a proven first car, builds and proves
     /// what can be, and forms cars from the queue.
     fn advance(&mut self, settings: TrainSettings) {
@@ -540,7 +489,6 @@ impl Step {
             built: None,
             runs: 0,
             proving: false,
-            first_failure: Vec::new(),
             passed: false,
             failure: None,
             reused: false,
@@ -657,7 +605,7 @@ fn take_next(waiting: &mut Vec<Entry>, max: usize) -> Vec<Entry> {
     taken
 }
 
-fn remember(list: &mut Vec<CommitSha>, tree: CommitSha) {
+pub(super) fn remember(list: &mut Vec<CommitSha>, tree: CommitSha) {
     if !list.contains(&tree) {
         list.push(tree);
     }
@@ -665,7 +613,11 @@ fn remember(list: &mut Vec<CommitSha>, tree: CommitSha) {
     list.drain(..excess);
 }
 
-fn remember_failed(list: &mut Vec<FailedTree>, tree: CommitSha, failing: Vec<FailingTest>) {
+pub(super) fn remember_failed(
+    list: &mut Vec<FailedTree>,
+    tree: CommitSha,
+    failing: Vec<FailingTest>,
+) {
     list.retain(|f| f.tree != tree);
     list.push(FailedTree { tree, failing });
     let excess = list.len().saturating_sub(KEPT_TREES);

@@ -38,7 +38,31 @@ impl Step {
             });
             return;
         }
-        let (first, second) = split(car.stories, &failing, self.attribution);
+        self.split_into_two(at, car.stories, &failing, batch);
+    }
+
+    /// Car `at`, of several stories, failed once: it is split now, so the
+    /// check of its failure (`verdict`) runs beside the proof of the
+    /// stories that are likely innocent. Nobody is blamed yet.
+    pub(super) fn narrow(&mut self, at: usize, failing: &[FailingTest]) {
+        let car = self.t.cars.remove(at);
+        self.dissolve_from(at);
+        let batch = if car.split_from.is_empty() {
+            car.stories.iter().map(|e| e.story.clone()).collect()
+        } else {
+            car.split_from.clone()
+        };
+        self.split_into_two(at, car.stories, failing, batch);
+    }
+
+    fn split_into_two(
+        &mut self,
+        at: usize,
+        stories: Vec<Entry>,
+        failing: &[FailingTest],
+        batch: Vec<StoryId>,
+    ) {
+        let (first, second) = split(stories, failing, self.attribution);
         let first = self.new_car(first, batch.clone());
         let second = self.new_car(second, batch);
         self.t.cars.insert(at, second);

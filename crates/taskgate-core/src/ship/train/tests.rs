@@ -234,7 +234,7 @@ fn a_batch_of_three_with_one_broken_story_lands_two_and_refuses_one_in_fewer_run
 }
 
 #[test]
-fn a_flaky_failure_in_a_batch_is_retried_and_everyone_lands() {
+fn a_flaky_failure_in_a_batch_is_checked_and_everyone_lands() {
     let mut w = World::new(4, 1);
     w.flaky.insert("b".into());
     for s in ["a", "b", "c"] {
@@ -242,11 +242,27 @@ fn a_flaky_failure_in_a_batch_is_retried_and_everyone_lands() {
     }
     w.start();
     w.settle();
-    assert_eq!(w.landed, vec![vec!["a", "b", "c"]]);
+    // Split at once: `b` alone on the others is the failed tree again,
+    // and it passes: a flake, nobody refused.
+    assert_eq!(w.landed, vec![vec!["a", "c"], vec!["b"]]);
     assert!(w.refused.is_empty());
     assert_eq!(w.flaky_events, vec![vec![failing_test("b")]]);
-    assert_eq!(w.train.stats.proof_runs, 2);
+    assert_eq!(w.train.stats.proof_runs, 3);
     assert_eq!(w.train.stats.flaky_retries, 1);
+}
+
+#[test]
+fn a_story_alone_that_fails_once_is_proven_again_on_the_same_commit() {
+    let mut w = World::new(4, 1);
+    w.flaky.insert("a".into());
+    w.ship("a");
+    w.start();
+    let first = w.running[0].1.clone();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a"]]);
+    assert_eq!(w.flaky_events, vec![vec![failing_test("a")]]);
+    assert_eq!(w.train.stats.proof_runs, 2);
+    assert!(w.green.contains(&first), "the retry ran on the same commit");
 }
 
 #[test]
