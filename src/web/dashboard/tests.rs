@@ -620,7 +620,7 @@ fn the_fix_rate_is_a_table_by_agent_and_failure_kind() {
     <h2>Fix rate</h2>
     <p class="muted">Branch todos by the agent their role named when they opened and by failure kind. A person stepped in when a person's command touched the task since its last green run.</p>
     <table>
-    <thead><tr><th>Agent</th><th>Kind</th><th>Todos</th><th>Fixed by the agent</th><th>Fixed after a person stepped in</th><th>Escalated</th><th>Attempts to green</th><th>Time to green</th></tr></thead>
+    <thead><tr><th>Agent</th><th>Kind</th><th>Todos</th><th>Fixed without a person</th><th>Fixed after a person stepped in</th><th>Escalated</th><th>Attempts to green</th><th>Time to green</th></tr></thead>
     <tbody>
 
     <tr><td><code>label:&#60;fix-me&#62;</code></td><td>timeout</td><td>1</td><td>0</td><td>0</td><td>1</td><td>—</td><td>—</td></tr>

@@ -197,7 +197,7 @@ pub fn render_fix_rates(rates: &BTreeMap<(String, String), FixTotals>) -> Option
         return None;
     }
     let mut out = String::from(
-        "| agent | failure kind | todos | fixed by the agent | fixed after a person stepped in | escalated | attempts to green | time to green |\n\
+        "| agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |\n\
          |---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((agent, kind), f) in rates.iter().filter(|(_, f)| f.opened > 0) {

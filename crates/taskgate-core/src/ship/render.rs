@@ -239,7 +239,7 @@ mod tests {
 
         What failed on the way, by the agent each todo was routed to and the failure kind:
 
-        | agent | failure kind | todos | fixed by the agent | fixed after a person stepped in | escalated | attempts to green | time to green |
+        | agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |
         |---|---|---:|---:|---:|---:|---:|---:|
         | `workflow:agent.yml` | test_failure | 2 | 1 | 0 | 0 | 2.0 | 7 min |
         ");

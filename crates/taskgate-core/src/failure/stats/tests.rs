@@ -201,7 +201,7 @@ fn the_fix_rate_table_names_each_agent_and_kind_without_calling_anyone() {
     let table = render_fix_rates(&stats.fix_rates(MAX_AGENTS)).unwrap();
     // `@claude` is written with a zero-width joiner after the `@`.
     insta::assert_snapshot!(table, @r"
-    | agent | failure kind | todos | fixed by the agent | fixed after a person stepped in | escalated | attempts to green | time to green |
+    | agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |
     |---|---|---:|---:|---:|---:|---:|---:|
     | `label:fix\|me` | build_failure | 1 | 0 | 0 | 1 | — | — |
     | `mention:@‍claude` | test_failure | 3 | 2 | 1 | 0 | 1.3 | 10 min |
