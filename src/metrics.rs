@@ -8,11 +8,14 @@
 //! HTTP layer to count something.
 
 use prometheus_client::encoding::text::encode;
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
+use taskgate_core::failure::MAX_AGENTS;
 
 type Labels = Vec<(&'static str, String)>;
 
@@ -44,6 +47,105 @@ struct WorkGauges {
     autonomous_fix_rate: Gauge<f64, std::sync::atomic::AtomicU64>,
     escalated: Gauge,
     overrides: Gauge,
+    fix: FixRateGauges,
+}
+
+/// The fix rate by agent and failure kind (`core::failure::stats`), the
+/// agents capped at [`MAX_AGENTS`] (the rest are `agent="other"`).
+struct FixRateGauges {
+    opened: Family<Labels, Gauge>,
+    closed: Family<Labels, Gauge>,
+    attempts: Family<Labels, SumCount>,
+    seconds: Family<Labels, SumCount>,
+}
+
+/// A histogram of which only the sum and the count are known (summed from
+/// the store at each scrape): `_sum`, `_count` and the one bucket `+Inf`.
+#[derive(Debug, Default)]
+struct SumCount(std::sync::Mutex<(f64, u64)>);
+
+impl SumCount {
+    fn set(&self, sum: u64, count: u64) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (sum as f64, count);
+    }
+}
+
+impl TypedMetric for SumCount {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for SumCount {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let (sum, count) = *self.0.lock().unwrap_or_else(|e| e.into_inner());
+        encoder.encode_histogram::<NoLabelSet>(sum, count, &[(f64::INFINITY, count)], None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
+}
+
+impl FixRateGauges {
+    fn register(registry: &mut Registry) -> FixRateGauges {
+        let opened = Family::<Labels, Gauge>::default();
+        registry.register(
+            "fix_todos_opened",
+            "Branch todos ever opened, by the agent their role named when they opened (copilot, mention:@handle, label:name, workflow:file, none; the agents with the fewest todos beyond the tenth summed as other) and failure kind",
+            opened.clone(),
+        );
+        let closed = Family::<Labels, Gauge>::default();
+        registry.register(
+            "fix_todos_closed",
+            "Branch todos closed, by agent, failure kind and outcome: fixed_without_human (a green run, no person's command since the task's last green run), fixed_with_human, escalated (a bound was hit, a person called), superseded (attempts spent, a deeper todo took over)",
+            closed.clone(),
+        );
+        let attempts = Family::<Labels, SumCount>::default();
+        registry.register(
+            "fix_attempts_to_green",
+            "Failed runs of each fixed branch todo (each started its agent once), by agent and failure kind: sum and count",
+            attempts.clone(),
+        );
+        let seconds = Family::<Labels, SumCount>::default();
+        registry.register(
+            "fix_seconds_to_green",
+            "Lifetime of each fixed branch todo, from its opening to the green run, by agent and failure kind: sum and count",
+            seconds.clone(),
+        );
+        FixRateGauges {
+            opened,
+            closed,
+            attempts,
+            seconds,
+        }
+    }
+
+    fn set(&self, stats: &taskgate_core::failure::LoopStats) {
+        self.opened.clear();
+        self.closed.clear();
+        self.attempts.clear();
+        self.seconds.clear();
+        for ((agent, kind), f) in stats.fix_rates(MAX_AGENTS) {
+            let labels: Labels = vec![("agent", agent), ("kind", kind)];
+            self.opened.get_or_create(&labels).set(f.opened as i64);
+            for (outcome, n) in [
+                ("fixed_without_human", f.fixed_without_human),
+                ("fixed_with_human", f.fixed_with_human),
+                ("escalated", f.escalated),
+                ("superseded", f.superseded),
+            ] {
+                let mut with_outcome = labels.clone();
+                with_outcome.push(("outcome", outcome.to_owned()));
+                self.closed.get_or_create(&with_outcome).set(n as i64);
+            }
+            let fixed = f.fixed();
+            self.attempts
+                .get_or_create(&labels)
+                .set(f.attempts_to_green, fixed);
+            self.seconds
+                .get_or_create(&labels)
+                .set(f.seconds_to_green, fixed);
+        }
+    }
 }
 
 /// How the shell itself runs: echoes of its own writes, test runs,
@@ -189,6 +291,7 @@ impl WorkGauges {
             autonomous_fix_rate,
             escalated,
             overrides,
+            fix: FixRateGauges::register(registry),
         }
     }
 
@@ -214,6 +317,7 @@ impl WorkGauges {
             .set(stats.autonomous_fix_rate().unwrap_or(-1.0));
         self.escalated.set(stats.escalated_tasks as i64);
         self.overrides.set(snapshot.overrides);
+        self.fix.set(stats);
     }
 }
 
@@ -399,5 +503,93 @@ impl Metrics {
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use taskgate_core::failure::{FixTotals, LoopStats};
+
+    /// The lines of the fix-rate series, sorted (a family's label sets
+    /// come out in no set order).
+    fn fix_lines(stats: LoopStats) -> String {
+        let text = Metrics::new().render(&Snapshot {
+            loop_stats: stats,
+            ..Snapshot::default()
+        });
+        let mut lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("taskgate_fix_"))
+            .collect();
+        lines.sort();
+        lines.join("\n")
+    }
+
+    #[test]
+    fn the_fix_rate_is_labelled_by_agent_and_kind_with_label_values_escaped() {
+        let mut stats = LoopStats::default();
+        let fixed = FixTotals {
+            opened: 3,
+            fixed_without_human: 1,
+            fixed_with_human: 1,
+            escalated: 1,
+            attempts_to_green: 3,
+            seconds_to_green: 600,
+            ..FixTotals::default()
+        };
+        stats.add_fixes("mention:@claude", "test_failure", &fixed);
+        // A label may hold what the exposition format escapes.
+        let odd = FixTotals {
+            opened: 1,
+            ..FixTotals::default()
+        };
+        stats.add_fixes("label:say \"fix\" \\ now", "timeout", &odd);
+        insta::assert_snapshot!(fix_lines(stats), @r#"
+        taskgate_fix_attempts_to_green_bucket{le="+Inf",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_attempts_to_green_bucket{le="+Inf",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_attempts_to_green_count{agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_attempts_to_green_count{agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_attempts_to_green_sum{agent="label:say \"fix\" \\ now",kind="timeout"} 0.0
+        taskgate_fix_attempts_to_green_sum{agent="mention:@claude",kind="test_failure"} 3.0
+        taskgate_fix_seconds_to_green_bucket{le="+Inf",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="+Inf",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_count{agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_count{agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_sum{agent="label:say \"fix\" \\ now",kind="timeout"} 0.0
+        taskgate_fix_seconds_to_green_sum{agent="mention:@claude",kind="test_failure"} 600.0
+        taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="escalated"} 0
+        taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="fixed_with_human"} 0
+        taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="fixed_without_human"} 0
+        taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="superseded"} 0
+        taskgate_fix_todos_closed{agent="mention:@claude",kind="test_failure",outcome="escalated"} 1
+        taskgate_fix_todos_closed{agent="mention:@claude",kind="test_failure",outcome="fixed_with_human"} 1
+        taskgate_fix_todos_closed{agent="mention:@claude",kind="test_failure",outcome="fixed_without_human"} 1
+        taskgate_fix_todos_closed{agent="mention:@claude",kind="test_failure",outcome="superseded"} 0
+        taskgate_fix_todos_opened{agent="label:say \"fix\" \\ now",kind="timeout"} 1
+        taskgate_fix_todos_opened{agent="mention:@claude",kind="test_failure"} 3
+        "#);
+    }
+
+    #[test]
+    fn agents_beyond_the_cap_are_one_label_value() {
+        let mut stats = LoopStats::default();
+        for n in 0..(MAX_AGENTS + 5) {
+            let fix = FixTotals {
+                opened: 1,
+                ..FixTotals::default()
+            };
+            stats.add_fixes(&format!("label:l{n:02}"), "timeout", &fix);
+        }
+        let lines = fix_lines(stats);
+        let opened: Vec<&str> = lines
+            .lines()
+            .filter(|l| l.starts_with("taskgate_fix_todos_opened{"))
+            .collect();
+        assert_eq!(opened.len(), MAX_AGENTS + 1, "{lines}");
+        assert!(
+            lines.contains("taskgate_fix_todos_opened{agent=\"other\",kind=\"timeout\"} 5"),
+            "{lines}"
+        );
     }
 }

@@ -32,6 +32,7 @@ pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
 pub(crate) use store::ShipStore;
 use taskgate_core::config::{load_config, RepoConfig};
+use taskgate_core::failure::LoopStats;
 use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, StoryId, UserId};
 use taskgate_core::internal::Reconcile;
 use taskgate_core::plan::{parse_plan, Plan};
@@ -195,9 +196,14 @@ impl Ship {
             .await?)
     }
 
-    /// The tasks as the gate sees them: each leaf's state and proof.
-    async fn proofs(&self, l: &Located) -> Result<Vec<TaskProof>, StoreError> {
+    /// The tasks as the gate sees them: each leaf's state and proof; and
+    /// what the failure loop did for all of them (milestones included).
+    async fn proofs(&self, l: &Located) -> Result<(Vec<TaskProof>, LoopStats), StoreError> {
         let records = self.store.task_records(&l.repo, &l.story).await?;
+        let mut loop_stats = LoopStats::default();
+        for r in records.values() {
+            loop_stats.add(&r.failure);
+        }
         let walk = l.plan.walk();
         let mut tops: Vec<String> = Vec::new();
         let mut out = Vec::new();
@@ -238,7 +244,7 @@ impl Ship {
                 proven,
             });
         }
-        Ok(out)
+        Ok((out, loop_stats))
     }
 
     /// Evaluates a story: first without reading GitHub; only when that
@@ -249,10 +255,11 @@ impl Ship {
         mut l: Located,
         head: Option<CommitSha>,
     ) -> Result<Decision, ShipError> {
-        let tasks = self.proofs(&l).await?;
+        let (tasks, loop_stats) = self.proofs(&l).await?;
         let milestones = self.open_milestones(&l).await?;
         let mut ev = Evaluation {
             tasks: &tasks,
+            loop_stats: Some(&loop_stats),
             milestones: &milestones,
             head,
         };
@@ -443,10 +450,11 @@ impl Ship {
 
     /// [`ship::evaluate`] with the head as recorded (no GitHub reads).
     async fn evaluate_record(&self, l: &Located) -> Result<ShipDecision, ShipError> {
-        let tasks = self.proofs(l).await?;
+        let (tasks, loop_stats) = self.proofs(l).await?;
         let milestones = self.open_milestones(l).await?;
         let ev = Evaluation {
             tasks: &tasks,
+            loop_stats: Some(&loop_stats),
             milestones: &milestones,
             head: l.record.head.clone(),
         };

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, ensure, Context};
 use fakehub::{FakeGitHub, Issue, RepoHandle};
 use taskgate::app::{self, Running, ServeConfig};
+use taskgate_core::failure;
 
 const REPO: &str = "octo-org/strategy";
 const INSTALLATION: u64 = 42;
@@ -372,6 +373,21 @@ impl Demo {
             t.todos_open,
             view.triggers.len()
         );
+        // The figures `/metrics` shows (`taskgate_fix_*`), as the story PR
+        // body gives them.
+        let counts = self
+            .running
+            .store
+            .task_counts()
+            .await
+            .context("reading taskgate's store")?;
+        let rates = counts.loop_stats.fix_rates(failure::MAX_AGENTS);
+        if let Some(table) = failure::render_fix_rates(&rates) {
+            println!("   the fix rate, by the agent each todo was routed to (none: its role names no agent):");
+            for line in table.lines() {
+                println!("   {line}");
+            }
+        }
         Ok(())
     }
 

@@ -14,7 +14,7 @@ use rusqlite::{params, Connection};
 
 use super::db::Db;
 use super::{corrupt, Store, StoreError};
-use taskgate_core::failure::LoopStats;
+use taskgate_core::failure::{FixTotals, LoopStats};
 use taskgate_core::task::TaskRecord;
 
 /// The sums `/metrics` shows over every task.
@@ -53,7 +53,41 @@ fn counts_of(record: &TaskRecord) -> Counts {
     put("fixed_without_human", "", stats.fixed_without_human as i64);
     put("fixed_with_human", "", stats.fixed_with_human as i64);
     put("escalated", "", stats.escalated_tasks as i64);
+    for ((agent, kind), fix) in &stats.fixes {
+        // A kind has no `/`: the first one ends it.
+        let label = format!("{kind}/{agent}");
+        for (metric, value) in fix_counts(fix) {
+            put(metric, &label, value as i64);
+        }
+    }
     counts
+}
+
+/// The fix-rate figures' rows, one metric each (label `kind/agent`).
+fn fix_counts(f: &FixTotals) -> [(&'static str, u64); 7] {
+    [
+        ("fix_opened", f.opened),
+        ("fix_without_human", f.fixed_without_human),
+        ("fix_with_human", f.fixed_with_human),
+        ("fix_escalated", f.escalated),
+        ("fix_superseded", f.superseded),
+        ("fix_attempts", f.attempts_to_green),
+        ("fix_seconds", f.seconds_to_green),
+    ]
+}
+
+/// The figure `metric` names in `f`, if it is a fix-rate row.
+fn fix_count<'f>(f: &'f mut FixTotals, metric: &str) -> Option<&'f mut u64> {
+    Some(match metric {
+        "fix_opened" => &mut f.opened,
+        "fix_without_human" => &mut f.fixed_without_human,
+        "fix_with_human" => &mut f.fixed_with_human,
+        "fix_escalated" => &mut f.escalated,
+        "fix_superseded" => &mut f.superseded,
+        "fix_attempts" => &mut f.attempts_to_green,
+        "fix_seconds" => &mut f.seconds_to_green,
+        _ => return None,
+    })
 }
 
 fn encode(counts: &Counts) -> String {
@@ -159,6 +193,13 @@ impl Store {
                     "fixed_without_human" => stats.fixed_without_human = n,
                     "fixed_with_human" => stats.fixed_with_human = n,
                     "escalated" => stats.escalated_tasks = n,
+                    fix if fix.starts_with("fix_") && value != 0 => {
+                        let (kind, agent) = label.split_once('/').unwrap_or((&label, ""));
+                        let key = (agent.to_owned(), kind.to_owned());
+                        if let Some(figure) = fix_count(stats.fixes.entry(key).or_default(), fix) {
+                            *figure = n;
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -185,6 +226,16 @@ mod tests {
                     opened: BTreeMap::from([("test_failure/coder".to_owned(), todos)]),
                     fixed: todos,
                     fixed_seconds: 60 * todos,
+                    fixes: BTreeMap::from([(
+                        "test_failure/label:fix/me".to_owned(),
+                        FixTotals {
+                            opened: todos,
+                            fixed_without_human: todos,
+                            attempts_to_green: 2 * todos,
+                            seconds_to_green: 60 * todos,
+                            ..FixTotals::default()
+                        },
+                    )]),
                 },
                 fixed_without_human: todos as u32,
                 ..LoopState::default()
@@ -252,6 +303,12 @@ mod tests {
                 (5_002, 300_120)
             );
             assert_eq!(stats.fixed_without_human, 5_002);
+            let fix = &stats.fixes[&("label:fix/me".to_owned(), "test_failure".to_owned())];
+            assert_eq!(
+                (fix.opened, fix.fixed_without_human, fix.attempts_to_green, fix.seconds_to_green),
+                (5_002, 5_002, 10_004, 300_120)
+            );
+            assert_eq!(stats.fixes.len(), 1, "{:?}", stats.fixes);
             eprintln!("a scrape's task counts over 5,000 tasks: {took:?}");
         }
     }

@@ -24,6 +24,7 @@ mod echoes;
 mod executor_faults;
 mod failure_loop;
 mod fair_shares;
+mod fix_rate;
 mod fixtures;
 mod github_limits;
 mod github_sub_issue_limits;

@@ -41,7 +41,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::classify::FailureKind;
-use crate::config::{Limits, RepoConfig};
+use crate::config::{AgentRoute, Limits, RepoConfig};
 use crate::effect::{Effect, IssueState};
 use crate::ids::{CommitSha, RepoName, StoryId};
 use crate::plan::Task;
@@ -54,7 +54,9 @@ pub use render::{
     render_superseded_comment, render_todo_body, render_todo_title, TodoView,
 };
 pub use route::route;
-pub use stats::LoopStats;
+pub use stats::{
+    render_fix_rates, FixTotals, LoopStats, MAX_AGENTS, NO_AGENT, OTHER_AGENTS, UNRECORDED_AGENT,
+};
 
 /// Failed runs kept in [`LoopState::failures`].
 pub const KEPT_FAILURES: usize = 10;
@@ -71,6 +73,8 @@ pub struct LoopTotals {
     /// Todos closed by a green run, and their summed lifetime.
     pub fixed: u64,
     pub fixed_seconds: u64,
+    /// The fix rate, by `kind/agent` (`failure::stats`).
+    pub fixes: BTreeMap<String, FixTotals>,
 }
 
 /// Everything the loop remembers about one task.
@@ -113,6 +117,9 @@ pub struct OpenTodo {
     pub kind: FailureKind,
     pub role: String,
     pub opened_at: i64,
+    /// The agent its role's route named when it opened (`failure::stats`).
+    #[serde(default = "stats::unrecorded_agent")]
+    pub agent: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +145,8 @@ pub struct ClosedTodo {
     /// Failed runs counted on it.
     #[serde(default)]
     pub failed_runs: u32,
+    #[serde(default = "stats::unrecorded_agent")]
+    pub agent: String,
 }
 
 /// One failed run as remembered (texts clipped, see [`FailedRun`]).
@@ -426,6 +435,12 @@ impl<'c, 'a> Step<'c, 'a> {
     }
 
     fn open_todo(&mut self, marker: String, depth: u32, kind: FailureKind, role: String, now: i64) {
+        let route = self
+            .ctx
+            .config
+            .roles
+            .get(&role)
+            .and_then(|r| r.agent.as_ref());
         let todo = OpenTodo {
             marker,
             depth,
@@ -433,6 +448,7 @@ impl<'c, 'a> Step<'c, 'a> {
             kind,
             role,
             opened_at: now,
+            agent: route.map_or_else(|| NO_AGENT.to_owned(), AgentRoute::name),
         };
         let role_label = labels::role_label(&todo.role);
         let kind_label = labels::kind_label(kind);
@@ -461,12 +477,7 @@ impl<'c, 'a> Step<'c, 'a> {
             replace_parent: false,
         });
         self.reach_agent(&todo);
-        *self
-            .s
-            .totals
-            .opened
-            .entry(format!("{}/{}", todo.kind.as_str(), todo.role))
-            .or_default() += 1;
+        self.s.totals.count_opened(&todo);
         self.s.open = Some(todo);
     }
 
@@ -486,13 +497,12 @@ impl<'c, 'a> Step<'c, 'a> {
             closed_at: now,
             resolution,
             failed_runs: todo.failed_runs,
+            agent: todo.agent.clone(),
         });
         let excess = self.s.history.len().saturating_sub(KEPT_HISTORY);
         self.s.history.drain(..excess);
-        if resolution == Resolution::Fixed {
-            self.s.totals.fixed += 1;
-            self.s.totals.fixed_seconds += now.saturating_sub(todo.opened_at).max(0) as u64;
-        }
+        let human = self.ctx.human_involved;
+        self.s.totals.count_closed(&todo, resolution, human, now);
         Some(todo)
     }
 

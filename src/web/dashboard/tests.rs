@@ -5,7 +5,7 @@ use super::*;
 use crate::store::AttemptSummary;
 use taskgate_core::classify::FailureKind;
 use taskgate_core::failure::{
-    Bound, ClosedTodo, Escalation, LoopState, LoopTotals, OpenTodo, Resolution,
+    Bound, ClosedTodo, Escalation, FixTotals, LoopState, LoopTotals, OpenTodo, Resolution,
 };
 use taskgate_core::ids::{CommitSha, IssueId, IssueNumber, RepoName};
 use taskgate_core::plan::{TaskId, TaskState};
@@ -93,6 +93,7 @@ fn closed(resolution: Resolution) -> ClosedTodo {
         closed_at: NOW - 3_600,
         resolution,
         failed_runs: 1,
+        agent: "none".into(),
     }
 }
 
@@ -126,12 +127,14 @@ impl Fixture {
                     kind: FailureKind::TestFailure,
                     role: "coder".into(),
                     opened_at: NOW - 720,
+                    agent: "none".into(),
                 }),
                 history: vec![closed(Resolution::Fixed)],
                 totals: LoopTotals {
                     opened: BTreeMap::from([("test_failure/coder".into(), 2)]),
                     fixed: 1,
                     fixed_seconds: 3_600,
+                    ..LoopTotals::default()
                 },
                 fixed_with_human: 1,
                 ..LoopState::default()
@@ -156,6 +159,7 @@ impl Fixture {
                     kind: FailureKind::TestFailure,
                     role: "debugger".into(),
                     opened_at: NOW - 60,
+                    agent: "none".into(),
                 }),
                 ..LoopState::default()
             },
@@ -585,4 +589,53 @@ fn quarantined_tests_are_listed_per_repository() {
     // Nothing quarantined, no section.
     let plain = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
     assert!(!plain.contains("class=\"quarantined\""));
+}
+
+#[test]
+fn the_fix_rate_is_a_table_by_agent_and_failure_kind() {
+    let mut f = Fixture::new();
+    let fix = |opened, alone, person, escalated, attempts, seconds| FixTotals {
+        opened,
+        fixed_without_human: alone,
+        fixed_with_human: person,
+        escalated,
+        attempts_to_green: attempts,
+        seconds_to_green: seconds,
+        ..FixTotals::default()
+    };
+    f.tasks.get_mut("data").unwrap().failure.totals.fixes = BTreeMap::from([
+        (
+            "test_failure/mention:@claude".into(),
+            fix(4, 2, 1, 1, 5, 2_700),
+        ),
+        ("timeout/label:<fix-me>".into(), fix(1, 0, 0, 1, 0, 0)),
+    ]);
+    let page = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    let start = page
+        .find("<section class=\"fix-rate\">")
+        .expect("the fix-rate section");
+    let end = start + page[start..].find("</section>").unwrap() + "</section>".len();
+    insta::assert_snapshot!(&page[start..end], @r#"
+    <section class="fix-rate">
+    <h2>Fix rate</h2>
+    <p class="muted">Branch todos by the agent their role named when they opened and by failure kind. A person stepped in when a person's command touched the task since its last green run.</p>
+    <table>
+    <thead><tr><th>Agent</th><th>Kind</th><th>Todos</th><th>Fixed without a person</th><th>Fixed after a person stepped in</th><th>Escalated</th><th>Attempts to green</th><th>Time to green</th></tr></thead>
+    <tbody>
+
+    <tr><td><code>label:&#60;fix-me&#62;</code></td><td>timeout</td><td>1</td><td>0</td><td>0</td><td>1</td><td>—</td><td>—</td></tr>
+
+    <tr><td><code>mention:@claude</code></td><td>test_failure</td><td>4</td><td>2</td><td>1</td><td>1</td><td>1.7</td><td>15 min</td></tr>
+
+    </tbody>
+    </table>
+    </section>
+    "#);
+    // No todo was ever counted by agent, no section.
+    let plain = render_dashboard(&dashboard_view(
+        &[Fixture::new().input()],
+        "https://github.com",
+        NOW,
+    ));
+    assert!(!plain.contains("class=\"fix-rate\""));
 }

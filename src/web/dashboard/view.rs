@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::store::AttemptSummary;
 use taskgate_core::config::{load_config, Limits};
-use taskgate_core::failure::{max_attempts, Bound, LoopStats, Resolution};
+use taskgate_core::failure::{max_attempts, Bound, LoopStats, Resolution, MAX_AGENTS};
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::plan::render::{progress, resolve_states};
 use taskgate_core::plan::{Plan, Task, TaskId, TaskState};
@@ -170,6 +170,23 @@ pub struct Totals {
     pub mean_resolution: String,
     pub escalated: u64,
     pub overrides: u64,
+    /// The fix rate by agent and failure kind, agents capped as in
+    /// `/metrics`; empty before any todo was counted by agent.
+    pub fix_rates: Vec<FixRateRow>,
+}
+
+/// What the todos of one agent and one failure kind came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixRateRow {
+    pub agent: String,
+    pub kind: String,
+    pub opened: u64,
+    pub fixed_without_human: u64,
+    pub fixed_with_human: u64,
+    pub escalated: u64,
+    /// Means over the fixed ones ("1.5", "12 min"), or "—".
+    pub attempts_to_green: String,
+    pub time_to_green: String,
 }
 
 /// A seed 000 review trigger that fired: the design needs a look.
@@ -222,6 +239,7 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         },
         escalated: stats.escalated_tasks,
         overrides,
+        fix_rates: fix_rate_rows(&stats),
     };
     DashboardView {
         generated_at: chrono::DateTime::from_timestamp(now, 0)
@@ -513,6 +531,30 @@ fn gate_cells(record: &TaskRecord) -> Vec<GateCell> {
             name: name.clone(),
             passed: v.passed,
             kind: v.kind.map(|k| k.as_str()),
+        })
+        .collect()
+}
+
+fn fix_rate_rows(stats: &LoopStats) -> Vec<FixRateRow> {
+    stats
+        .fix_rates(MAX_AGENTS)
+        .into_iter()
+        .filter(|(_, f)| f.opened > 0)
+        .map(|((agent, kind), f)| {
+            let fixed = f.fixed();
+            let mean = |total: u64| (fixed > 0).then(|| total as f64 / fixed as f64);
+            FixRateRow {
+                agent,
+                kind,
+                opened: f.opened,
+                fixed_without_human: f.fixed_without_human,
+                fixed_with_human: f.fixed_with_human,
+                escalated: f.escalated,
+                attempts_to_green: mean(f.attempts_to_green)
+                    .map_or_else(|| "—".into(), |m| format!("{m:.1}")),
+                time_to_green: mean(f.seconds_to_green)
+                    .map_or_else(|| "—".into(), |m| duration(m as i64)),
+            }
         })
         .collect()
 }

@@ -47,7 +47,27 @@ impl AgentRoute {
             _ => None,
         }
     }
+
+    /// The agent's name in the fix-rate figures (`copilot`,
+    /// `mention:@claude`, `label:fix-me`, `workflow:agent.yml`), cut to
+    /// [`AGENT_NAME_BYTES`].
+    pub fn name(&self) -> String {
+        let name = match self {
+            AgentRoute::Copilot => "copilot".to_owned(),
+            AgentRoute::Mention(handle) => format!("mention:{handle}"),
+            AgentRoute::Label(label) => format!("label:{label}"),
+            AgentRoute::Workflow(file) => format!("workflow:{file}"),
+        };
+        let mut end = name.len().min(AGENT_NAME_BYTES);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name[..end].to_owned()
+    }
 }
+
+/// The longest agent name kept in the fix-rate figures, in bytes.
+pub const AGENT_NAME_BYTES: usize = 80;
 
 /// Why a role's `agent` (or `agent_workflow`) cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize)]

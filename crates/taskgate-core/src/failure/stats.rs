@@ -1,10 +1,120 @@
-//! What the failure loop has done, summed over tasks, for `/metrics`
-//! (SPEC §9): branch todos opened by kind and role, how long fixed ones
-//! took, the share fixed without a human, and blocked tasks.
+//! What the failure loop has done, summed over tasks, for `/metrics`, the
+//! dashboard and the story PR (SPEC §9): branch todos opened by kind and
+//! role, how long fixed ones took, the share fixed without a human,
+//! blocked tasks, and the fix rate per agent and failure kind.
+//!
+//! Owns: [`FixTotals`] and their counting as todos open and close, the
+//! sums over tasks ([`LoopStats`]), the cap on how many agents are named
+//! ([`LoopStats::fix_rates`]) and the fix-rate table people read
+//! ([`render_fix_rates`]). Must not: do IO, or decide when a todo opens or
+//! closes (`core::failure`).
+//!
+//! Ideas a reader needs:
+//! - **The agent** of a todo is its role's `agent:` route when the todo
+//!   opened ([`crate::config::AgentRoute::name`]), or [`NO_AGENT`]; it is
+//!   kept in the todo, so a later change of config does not move it.
+//! - **A person stepped in** when a person's command touched the task
+//!   since its last green run (`TaskRecord::human_involved`, the rule
+//!   behind `fixed_with_human`).
+//! - **Attempts to green** of a fixed todo are its failed runs: each one
+//!   started the agent once, and the run after the last one passed.
 
 use std::collections::BTreeMap;
 
-use super::LoopState;
+use serde::{Deserialize, Serialize};
+
+use super::{LoopState, LoopTotals, OpenTodo, Resolution};
+
+/// The agent of a role without one.
+pub const NO_AGENT: &str = "none";
+/// The agent of a todo opened before taskgate recorded agents.
+pub const UNRECORDED_AGENT: &str = "unknown";
+/// Where the agents beyond [`MAX_AGENTS`] are summed.
+pub const OTHER_AGENTS: &str = "other";
+/// Agents named in the fix-rate figures; the ones with fewer todos are
+/// summed as [`OTHER_AGENTS`]. With the ten failure kinds, a series has at
+/// most 11 × 10 label sets.
+pub const MAX_AGENTS: usize = 10;
+
+pub(super) fn unrecorded_agent() -> String {
+    UNRECORDED_AGENT.to_owned()
+}
+
+/// What the todos of one agent and one failure kind came to, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FixTotals {
+    pub opened: u64,
+    /// Closed by a green run, no person's command since the last green run.
+    pub fixed_without_human: u64,
+    /// Closed by a green run after a person's command.
+    pub fixed_with_human: u64,
+    /// A bound was hit on it and a person was called.
+    pub escalated: u64,
+    /// Its attempts ran out and a deeper todo took over.
+    pub superseded: u64,
+    /// Over the fixed ones: their failed runs, and their lifetimes.
+    pub attempts_to_green: u64,
+    pub seconds_to_green: u64,
+}
+
+impl FixTotals {
+    pub fn fixed(&self) -> u64 {
+        self.fixed_without_human + self.fixed_with_human
+    }
+
+    fn add(&mut self, o: &FixTotals) {
+        self.opened += o.opened;
+        self.fixed_without_human += o.fixed_without_human;
+        self.fixed_with_human += o.fixed_with_human;
+        self.escalated += o.escalated;
+        self.superseded += o.superseded;
+        self.attempts_to_green += o.attempts_to_green;
+        self.seconds_to_green += o.seconds_to_green;
+    }
+}
+
+fn fix_key(todo: &OpenTodo) -> String {
+    // A kind has no `/`: the first one ends it (a label may have more).
+    format!("{}/{}", todo.kind.as_str(), todo.agent)
+}
+
+impl LoopTotals {
+    pub(super) fn count_opened(&mut self, todo: &OpenTodo) {
+        *self
+            .opened
+            .entry(format!("{}/{}", todo.kind.as_str(), todo.role))
+            .or_default() += 1;
+        self.fixes.entry(fix_key(todo)).or_default().opened += 1;
+    }
+
+    /// `todo` closed at `now`; `human`: a person stepped in.
+    pub(super) fn count_closed(
+        &mut self,
+        todo: &OpenTodo,
+        resolution: Resolution,
+        human: bool,
+        now: i64,
+    ) {
+        let seconds = now.saturating_sub(todo.opened_at).max(0) as u64;
+        let fix = self.fixes.entry(fix_key(todo)).or_default();
+        match resolution {
+            Resolution::Fixed => {
+                self.fixed += 1;
+                self.fixed_seconds += seconds;
+                if human {
+                    fix.fixed_with_human += 1;
+                } else {
+                    fix.fixed_without_human += 1;
+                }
+                fix.attempts_to_green += u64::from(todo.failed_runs);
+                fix.seconds_to_green += seconds;
+            }
+            Resolution::Escalated => fix.escalated += 1,
+            Resolution::Superseded => fix.superseded += 1,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LoopStats {
@@ -17,6 +127,8 @@ pub struct LoopStats {
     pub fixed_with_human: u64,
     /// Tasks escalated to a person (blocked, `needs-human`).
     pub escalated_tasks: u64,
+    /// The fix rate, by (agent, kind), every agent named.
+    pub fixes: BTreeMap<(String, String), FixTotals>,
 }
 
 impl LoopStats {
@@ -28,11 +140,23 @@ impl LoopStats {
                 .entry((kind.to_owned(), role.to_owned()))
                 .or_default() += n;
         }
+        for (kind_agent, fix) in &s.totals.fixes {
+            let (kind, agent) = kind_agent.split_once('/').unwrap_or((kind_agent, ""));
+            self.add_fixes(agent, kind, fix);
+        }
         self.todos_fixed += s.totals.fixed;
         self.fixed_seconds_total += s.totals.fixed_seconds;
         self.fixed_without_human += u64::from(s.fixed_without_human);
         self.fixed_with_human += u64::from(s.fixed_with_human);
         self.escalated_tasks += u64::from(s.escalation.is_some());
+    }
+
+    /// Adds `fix` to the figures of (`agent`, `kind`).
+    pub fn add_fixes(&mut self, agent: &str, kind: &str, fix: &FixTotals) {
+        self.fixes
+            .entry((agent.to_owned(), kind.to_owned()))
+            .or_default()
+            .add(fix);
     }
 
     /// The share of fixed branch todos no person touched; `None` before
@@ -41,42 +165,72 @@ impl LoopStats {
         let all = self.fixed_without_human + self.fixed_with_human;
         (all > 0).then(|| self.fixed_without_human as f64 / all as f64)
     }
+
+    /// The fix rate by (agent, kind), with the `max_agents` agents that
+    /// opened the most todos named (ties by name) and the others summed
+    /// as [`OTHER_AGENTS`].
+    pub fn fix_rates(&self, max_agents: usize) -> BTreeMap<(String, String), FixTotals> {
+        let mut by_agent: BTreeMap<&str, u64> = BTreeMap::new();
+        for ((agent, _), fix) in &self.fixes {
+            *by_agent.entry(agent).or_default() += fix.opened;
+        }
+        let mut ranked: Vec<(&str, u64)> = by_agent.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let named: Vec<&str> = ranked.iter().take(max_agents).map(|(a, _)| *a).collect();
+        let mut out: BTreeMap<(String, String), FixTotals> = BTreeMap::new();
+        for ((agent, kind), fix) in &self.fixes {
+            let agent = if named.contains(&agent.as_str()) {
+                agent.clone()
+            } else {
+                OTHER_AGENTS.to_owned()
+            };
+            out.entry((agent, kind.clone())).or_default().add(fix);
+        }
+        out
+    }
+}
+
+/// The fix-rate table (markdown, also shown as is in a terminal): one row
+/// per agent and failure kind; `None` when no todo was opened.
+pub fn render_fix_rates(rates: &BTreeMap<(String, String), FixTotals>) -> Option<String> {
+    if rates.values().all(|f| f.opened == 0) {
+        return None;
+    }
+    let mut out = String::from(
+        "| agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |\n\
+         |---|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for ((agent, kind), f) in rates.iter().filter(|(_, f)| f.opened > 0) {
+        let (attempts, time) = match f.fixed() {
+            0 => ("—".to_owned(), "—".to_owned()),
+            n => (
+                format!("{:.1}", f.attempts_to_green as f64 / n as f64),
+                short_duration(f.seconds_to_green / n),
+            ),
+        };
+        out.push_str(&format!(
+            "| {} | {kind} | {} | {} | {} | {} | {attempts} | {time} |\n",
+            // Mentions neutralised (no agent is called by a table); a `|`
+            // escaped, as a table cell needs.
+            crate::report::code_span(agent).replace('|', "\\|"),
+            f.opened,
+            f.fixed_without_human,
+            f.fixed_with_human,
+            f.escalated,
+        ));
+    }
+    Some(out)
+}
+
+/// A mean lifetime, "40 s", "12 min", "3 h", "2 d".
+fn short_duration(seconds: u64) -> String {
+    match seconds {
+        0..60 => format!("{seconds} s"),
+        60..3_600 => format!("{} min", seconds / 60),
+        3_600..172_800 => format!("{} h", seconds / 3_600),
+        _ => format!("{} d", seconds / 86_400),
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::failure::LoopTotals;
-
-    #[test]
-    fn sums_todos_fixes_and_the_autonomous_share() {
-        let a = LoopState {
-            totals: LoopTotals {
-                opened: BTreeMap::from([("test_failure/coder".to_owned(), 2)]),
-                fixed: 1,
-                fixed_seconds: 60,
-            },
-            fixed_without_human: 1,
-            ..LoopState::default()
-        };
-        let b = LoopState {
-            totals: LoopTotals {
-                opened: BTreeMap::from([("timeout/tester".to_owned(), 1)]),
-                ..LoopTotals::default()
-            },
-            fixed_with_human: 1,
-            ..LoopState::default()
-        };
-        let mut stats = LoopStats::default();
-        stats.add(&a);
-        stats.add(&b);
-        assert_eq!(
-            stats.todos_opened[&("test_failure".into(), "coder".into())],
-            2
-        );
-        assert_eq!(stats.todos_opened[&("timeout".into(), "tester".into())], 1);
-        assert_eq!((stats.todos_fixed, stats.fixed_seconds_total), (1, 60));
-        assert_eq!(stats.autonomous_fix_rate(), Some(0.5));
-        assert_eq!(LoopStats::default().autonomous_fix_rate(), None);
-    }
-}
+mod tests;

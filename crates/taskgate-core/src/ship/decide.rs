@@ -59,6 +59,9 @@ pub struct TaskProof {
 #[derive(Debug, Clone)]
 pub struct Evaluation<'a> {
     pub tasks: &'a [TaskProof],
+    /// What the failure loop did for the story's tasks, for the PR body's
+    /// fix-rate figures; `None`: not shown.
+    pub loop_stats: Option<&'a crate::failure::LoopStats>,
     /// Integration milestones whose latest run has not passed: they block.
     pub milestones: &'a [String],
     pub head: Option<CommitSha>,
@@ -231,7 +234,7 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
         ShipState::Building
     };
     let mut effects = Vec::new();
-    let body = render::render_story_pr_body(ctx.story_issue, ev.tasks, &missing);
+    let body = render::render_story_pr_body(ctx.story_issue, ev.tasks, &missing, ev.loop_stats);
     match next.pr {
         None if shippable && !next.pr_requested && !next.pr_closed => {
             next.pr_requested = true;

@@ -2,6 +2,7 @@
 //! check-run output, and the comments on the story issue and PR.
 
 use super::decide::TaskProof;
+use crate::failure::{render_fix_rates, LoopStats, MAX_AGENTS};
 use crate::ids::IssueNumber;
 use crate::plan::TaskState;
 use crate::report::plain_text;
@@ -15,9 +16,15 @@ pub fn render_missing(missing: &[String]) -> String {
         .join("\n")
 }
 
-/// The story PR's body: the story, and each task with the gates that
-/// proved it and the commit they passed at.
-pub fn render_story_pr_body(story: IssueNumber, tasks: &[TaskProof], missing: &[String]) -> String {
+/// The story PR's body: the story, each task with the gates that proved
+/// it and the commit they passed at, and, once a branch todo was opened,
+/// the story's fix-rate figures (`core::failure::render_fix_rates`).
+pub fn render_story_pr_body(
+    story: IssueNumber,
+    tasks: &[TaskProof],
+    missing: &[String],
+    loop_stats: Option<&LoopStats>,
+) -> String {
     let mut out = format!(
         "Story #{story}, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.\n\n### What was proven\n\n"
     );
@@ -43,6 +50,11 @@ pub fn render_story_pr_body(story: IssueNumber, tasks: &[TaskProof], missing: &[
             ),
         };
         out.push_str(&format!("{indent}- {issue}{title} (`{}`): {proof}\n", t.id));
+    }
+    if let Some(table) = loop_stats.and_then(|l| render_fix_rates(&l.fix_rates(MAX_AGENTS))) {
+        out.push_str(&format!(
+            "\n### Branch todos\n\nWhat failed on the way, by the agent each todo was routed to and the failure kind:\n\n{table}"
+        ));
     }
     if !missing.is_empty() {
         out.push_str(&format!(
@@ -179,7 +191,7 @@ mod tests {
             task("entry", Some(TaskState::Testing), &[]),
         ];
         let missing = vec!["task `entry` (Task entry) is `testing`".to_owned()];
-        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &missing), @r"
+        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &missing, None), @r"
         Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
 
         ### What was proven
@@ -191,6 +203,45 @@ mod tests {
         ### Not shippable yet
 
         - task `entry` (Task entry) is `testing`
+        ");
+    }
+
+    #[test]
+    fn the_story_pr_body_gives_the_storys_fix_rate_once_a_todo_was_opened() {
+        let tasks = [task(
+            "data",
+            Some(TaskState::Completed),
+            &[("test", "0123")],
+        )];
+        let mut stats = LoopStats::default();
+        let none = render_story_pr_body(IssueNumber(2), &tasks, &[], Some(&stats));
+        assert!(
+            !none.contains("Branch todos"),
+            "no todo, no figures: {none}"
+        );
+        let fix = crate::failure::FixTotals {
+            opened: 2,
+            fixed_without_human: 1,
+            superseded: 1,
+            attempts_to_green: 2,
+            seconds_to_green: 420,
+            ..Default::default()
+        };
+        stats.add_fixes("workflow:agent.yml", "test_failure", &fix);
+        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &[], Some(&stats)), @r"
+        Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
+
+        ### What was proven
+
+        - #4 Task data (`data`): `test` passed at `0123`
+
+        ### Branch todos
+
+        What failed on the way, by the agent each todo was routed to and the failure kind:
+
+        | agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |
+        |---|---|---:|---:|---:|---:|---:|---:|
+        | `workflow:agent.yml` | test_failure | 2 | 1 | 0 | 0 | 2.0 | 7 min |
         ");
     }
 

@@ -308,6 +308,7 @@ mod tests {
         }];
         let ev = Evaluation {
             tasks: &tasks,
+            loop_stats: None,
             milestones: &[],
             head: Some(head()),
         };

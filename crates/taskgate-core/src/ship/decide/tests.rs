@@ -97,6 +97,7 @@ pub(crate) fn shippable_with_pr(w: &World) -> StoryRecord {
     let tasks = [leaf("a", Some(TaskState::Completed))];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &[],
         head: Some(head()),
     };
@@ -111,6 +112,7 @@ fn a_draft_story_pr_is_marked_ready_once_when_the_story_becomes_shippable() {
     let done = [leaf("a", Some(TaskState::Completed))];
     let ev = |tasks| Evaluation {
         tasks,
+        loop_stats: None,
         milestones: &[],
         head: Some(head()),
     };
@@ -145,6 +147,7 @@ fn a_story_with_an_incomplete_task_is_building_and_opens_no_pr() {
     ];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &[],
         head: None,
     };
@@ -160,6 +163,7 @@ fn a_complete_story_opens_its_pr_once_then_labels_it_and_turns_the_gate_green() 
     let tasks = [leaf("a", Some(TaskState::Completed))];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &[],
         head: None,
     };
@@ -208,6 +212,7 @@ fn milestones_and_parents_block_shipping() {
     let milestones = ["backtest".to_owned()];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &milestones,
         head: None,
     };
@@ -243,6 +248,7 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
     let tasks = [leaf("a", None)];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &[],
         head: Some(head()),
     };
@@ -373,6 +379,7 @@ fn ship_while_a_task_is_re_testing_is_refused_with_what_is_missing() {
     ];
     let ev = Evaluation {
         tasks: &tasks,
+        loop_stats: None,
         milestones: &[],
         head: Some(head()),
     };
