@@ -111,6 +111,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         clock: config.clock.clone(),
         runs_changed: s.runs_changed.clone(),
         bot_login: bot_login.clone(),
+        web_base: crate::github::web_base(&config.github_api_url),
     };
     Processor {
         store: s.store.clone(),

@@ -61,6 +61,9 @@ pub struct Runs {
     /// The App's bot (`<slug>[bot]`), once GitHub named it: a task PR it
     /// merged was merged the configured way.
     pub bot_login: Option<String>,
+    /// The GitHub web host (`https://github.com`), for the links a branch
+    /// todo gives (`github::web_base`).
+    pub web_base: String,
 }
 
 /// A task decision as a processor decision: the record, the run queued or
@@ -438,7 +441,8 @@ impl Runs {
         d: TaskDecision,
         report: &taskgate_core::report::RunReport,
     ) -> Result<TaskDecision, StoreError> {
-        let inputs = self.loop_inputs(repo, located).await?;
+        let mut inputs = self.loop_inputs(repo, located).await?;
+        inputs.links.check_runs = self.check_run_links(repo, located, &d).await?;
         Ok(task::follow_verdict(
             d,
             report,

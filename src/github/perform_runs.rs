@@ -302,11 +302,16 @@ async fn start_workflow(
     }
 }
 
-/// Dispatches the runner workflow; where GitHub refuses the `base` input
-/// (a workflow written by an older `taskgate init` does not declare it),
-/// dispatches again without it: the job then tests the head alone, and
-/// the gates say so with the fix (`taskgate init --force`), rather than
-/// no task being tested until someone updates the workflow.
+/// Inputs a workflow may not declare, dropped when GitHub refuses them:
+/// `base` (a runner workflow written by an older `taskgate init`) and
+/// `evidence` (an agent workflow written before taskgate sent it).
+const OPTIONAL_INPUTS: [&str; 2] = ["base", "evidence"];
+
+/// Dispatches the workflow; where GitHub refuses an optional input
+/// ([`OPTIONAL_INPUTS`]), dispatches again without it. Without `base` the
+/// job tests the head alone, and the gates say so with the fix (`taskgate
+/// init --force`); without `evidence` the agent reads the todo. Either is
+/// better than nothing starting until someone updates the workflow.
 async fn dispatch_or_without_base(
     ctx: &Ctx<'_>,
     repo: &RepoName,
@@ -315,17 +320,24 @@ async fn dispatch_or_without_base(
     inputs: &BTreeMap<String, String>,
 ) -> Result<Option<u64>, GitHubError> {
     let gh = ctx.repo(repo);
+    let refused = |message: &str| -> Vec<&str> {
+        OPTIONAL_INPUTS
+            .into_iter()
+            .filter(|i| inputs.contains_key(*i) && message.contains(&format!("\"{i}\"")))
+            .collect()
+    };
     match gh.dispatch_workflow(workflow, git_ref, inputs).await {
         Err(GitHubError::Http {
             status: 422,
             message,
             ..
         }) if message.starts_with("Unexpected inputs provided")
-            && message.contains("\"base\"")
-            && inputs.contains_key("base") =>
+            && !refused(&message).is_empty() =>
         {
             let mut older = inputs.clone();
-            older.remove("base");
+            for input in refused(&message) {
+                older.remove(input);
+            }
             gh.dispatch_workflow(workflow, git_ref, &older).await
         }
         other => other,

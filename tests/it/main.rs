@@ -21,6 +21,7 @@ mod dependent_branches;
 mod distribution;
 mod doctor;
 mod echoes;
+mod evidence;
 mod executor_faults;
 mod failure_loop;
 mod fair_shares;

@@ -27,10 +27,13 @@
 //!   comment carries a marker unique to what it reports.
 
 mod agent;
+mod evidence;
 mod render;
 mod route;
 mod stats;
 
+#[cfg(test)]
+mod evidence_tests;
 #[cfg(test)]
 mod props;
 #[cfg(test)]
@@ -48,6 +51,7 @@ use crate::plan::Task;
 use crate::story::{labels, Marker};
 
 pub use agent::{render_agent_mention, render_copilot_unreachable};
+pub use evidence::{failing_tests, log_excerpt, FailingTest, RunLinks};
 pub use render::{
     render_attempt_comment, render_deferred_comment, render_escalated_todo_comment,
     render_escalation_report, render_fixed_comment, render_proposal_comment,
@@ -157,6 +161,14 @@ pub struct FailureRecord {
     pub gates: Vec<GateFailure>,
     pub changes_since_green: Option<String>,
     pub at: i64,
+    /// The task's last green commit when this run failed: the diff's base,
+    /// and what tells two failures of one episode.
+    #[serde(default)]
+    pub last_green: Option<CommitSha>,
+    /// The repository's web page (`https://github.com/o/r`), for compare
+    /// links; `None` when the shell did not say.
+    #[serde(default)]
+    pub repo_url: Option<String>,
 }
 
 /// The bound that was hit.
@@ -208,6 +220,10 @@ pub struct FailedRun {
     /// What changed since the last green run (e.g. a short log), if known.
     pub changes_since_green: Option<String>,
     pub now: i64,
+    /// The task's last green commit, if any.
+    pub last_green: Option<CommitSha>,
+    /// The repository's web page, from the shell (compare links).
+    pub repo_url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -218,6 +234,19 @@ pub struct GateFailure {
     pub summary: String,
     /// The failing commands: from the plan, shown verbatim but inert.
     pub commands: Vec<String>,
+    /// The failing tests (from the gate's reports), else the classifier's
+    /// `file:line` findings; at most [`TESTS_KEPT`], texts clipped.
+    #[serde(default)]
+    pub tests: Vec<FailingTest>,
+    /// How many failed in all (`tests` may list fewer).
+    #[serde(default)]
+    pub tests_failed: usize,
+    /// The log around the first error of the first failing command.
+    #[serde(default)]
+    pub excerpt: Option<String>,
+    /// The gate's check run on GitHub (its `html_url`), from the shell.
+    #[serde(default)]
+    pub check_run: Option<String>,
 }
 
 /// What a transition needs to know besides the state.
@@ -279,6 +308,15 @@ const COMMAND_BYTES: usize = 300;
 const COMMANDS_KEPT: usize = 5;
 const GATES_KEPT: usize = 10;
 const CHANGES_BYTES: usize = 4_000;
+/// Failing tests kept per gate, and the bytes of each one's message.
+pub const TESTS_KEPT: usize = 10;
+const TEST_MESSAGE_BYTES: usize = 600;
+const TEST_NAME_BYTES: usize = 300;
+/// Bytes of a gate's log excerpt.
+const EXCERPT_BYTES: usize = 2_000;
+/// Failed runs that keep their excerpts and test messages: the latest and
+/// the one before it (what still fails); older ones keep test names only.
+const FULL_EVIDENCE_KEPT: usize = 2;
 
 /// The attempts a todo of this task gets: the task's `max_retries`, else
 /// the story's `max_debug_attempts`; at least 1.
@@ -387,6 +425,7 @@ impl<'c, 'a> Step<'c, 'a> {
             task: self.ctx.task,
             todo,
             failure: self.latest_failure(),
+            previous: self.s.failures.iter().rev().nth(1),
             branch: self.ctx.task_branch,
             prefix: &self.ctx.config.commands.prefix,
             max_attempts: max_attempts(self.ctx.task, self.ctx.limits),
@@ -561,6 +600,10 @@ pub fn on_failed_run(state: &LoopState, run: &FailedRun, ctx: &LoopContext) -> L
     step.s.failures.push(record(run));
     let excess = step.s.failures.len().saturating_sub(KEPT_FAILURES);
     step.s.failures.drain(..excess);
+    let older = step.s.failures.len().saturating_sub(FULL_EVIDENCE_KEPT);
+    for f in &mut step.s.failures[..older] {
+        evidence::forget_details(f);
+    }
     if ignoring_failures(&step.s) {
         return step.done(LoopOutcome::Nothing);
     }
@@ -717,6 +760,19 @@ fn record(run: &FailedRun) -> FailureRecord {
                     .take(COMMANDS_KEPT)
                     .map(|c| clip_middle(c, COMMAND_BYTES))
                     .collect(),
+                tests: g
+                    .tests
+                    .iter()
+                    .take(TESTS_KEPT)
+                    .map(|t| FailingTest {
+                        name: clip_middle(&t.name, TEST_NAME_BYTES),
+                        location: t.location.as_deref().map(|l| clip_middle(l, COMMAND_BYTES)),
+                        message: clip_middle(&t.message, TEST_MESSAGE_BYTES),
+                    })
+                    .collect(),
+                tests_failed: g.tests_failed.max(g.tests.len()),
+                excerpt: g.excerpt.as_deref().map(|e| clip_middle(e, EXCERPT_BYTES)),
+                check_run: evidence::kept_url(g.check_run.as_deref()),
             })
             .collect(),
         changes_since_green: run
@@ -724,5 +780,7 @@ fn record(run: &FailedRun) -> FailureRecord {
             .as_deref()
             .map(|c| clip_middle(c, CHANGES_BYTES)),
         at: run.now,
+        last_green: run.last_green.clone(),
+        repo_url: evidence::kept_url(run.repo_url.as_deref()),
     }
 }

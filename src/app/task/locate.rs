@@ -8,7 +8,14 @@
 //! proofs: `task/pseudo.rs`).
 
 use super::*;
+use std::collections::BTreeMap;
+
+use taskgate_core::failure::RunLinks;
 use taskgate_core::ids::StoryId;
+
+/// Attempts per task read to find the check runs of the one that finished
+/// (a newer push may have queued another since).
+const RECENT_ATTEMPTS: u32 = 3;
 
 /// A task with everything its transitions need.
 pub(super) struct Located {
@@ -183,6 +190,33 @@ impl Runs {
             limits: located.config.effective_limits(&located.settings),
             auto_fix: located.settings.auto_fix.unwrap_or(located.config.auto_fix),
             open_todos_in_story,
+            links: RunLinks {
+                repo_url: Some(format!("{}/{repo}", self.web_base)),
+                check_runs: BTreeMap::new(),
+            },
         })
+    }
+
+    /// Where GitHub shows the check runs of the attempt `d` finished, by
+    /// gate: `<web>/<o>/<r>/runs/<id>`, the check run's `html_url`.
+    pub(super) async fn check_run_links(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        d: &TaskDecision,
+    ) -> Result<BTreeMap<String, String>, StoreError> {
+        let Some(current) = &d.record.current else {
+            return Ok(BTreeMap::new());
+        };
+        let attempts = self
+            .store
+            .recent_attempts(repo, &located.loc.story, RECENT_ATTEMPTS)
+            .await?;
+        Ok(attempts
+            .into_iter()
+            .filter(|a| a.task == located.loc.task && a.attempt == current.number)
+            .flat_map(|a| a.checks)
+            .map(|(gate, id)| (gate, format!("{}/{repo}/runs/{id}", self.web_base)))
+            .collect())
     }
 }

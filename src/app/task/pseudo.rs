@@ -152,6 +152,10 @@ impl Runs {
                 limits: milestone_limits(&at.config.effective_limits(&at.settings)),
                 auto_fix: true,
                 open_todos_in_story: 0,
+                links: taskgate_core::failure::RunLinks {
+                    repo_url: Some(format!("{}/{repo}", self.web_base)),
+                    ..Default::default()
+                },
             };
             d = task::follow_verdict(d, report, &ctx, &inputs);
         }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::app::flaky::FlakyStore;
-use crate::store::{store_view, StoreError, TaskLocation};
+use crate::store::{store_view, AttemptSummary, StoreError, TaskLocation};
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::TaskRecord;
@@ -20,6 +20,7 @@ store_view! {
         async fn task_by_pull(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
         async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
+        async fn recent_attempts(repo: &RepoName, story: &StoryId, per_task: u32) -> Result<Vec<AttemptSummary>, StoreError>;
     }
     /// What the flaky-test tracking reads, handed to it with each report.
     hands flaky: FlakyStore;

@@ -119,3 +119,25 @@ async fn payloads_parse_as_octocrab_webhook_events_and_deliver_signed() {
     assert_eq!(headers["x-github-hook-installation-target-id"], "4242");
     assert_eq!(headers["user-agent"], "GitHub-Hookshot/fake");
 }
+
+/// GitHub answers a created check run with the page that shows it,
+/// `html_url` (`https://github.com/<owner>/<repo>/runs/<id>` in the REST
+/// docs' example): taskgate's branch todos link there for the full log.
+#[tokio::test]
+async fn a_created_check_run_names_its_page_in_html_url() {
+    let gh = FakeGitHub::start().await;
+    let repo = gh.install(7, "acme/widgets");
+    repo.with_file("feature", "a.txt", "a");
+    let oc = octocrab_for(&gh, 7);
+    let sha = repo.branch_sha("feature").unwrap();
+    let run = oc
+        .checks("acme", "widgets")
+        .create_check_run("taskgate/unit", sha)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        run.html_url.as_deref(),
+        Some(format!("https://github.com/acme/widgets/runs/{}", run.id.0).as_str())
+    );
+}

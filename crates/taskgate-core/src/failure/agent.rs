@@ -17,9 +17,17 @@
 
 use std::collections::BTreeMap;
 
-use super::{max_attempts, OpenTodo, Step};
+use super::evidence::render_evidence_line;
+use super::{render, OpenTodo, Step, TodoView};
 use crate::config::AgentRoute;
 use crate::effect::Effect;
+use crate::report::{clip_middle, code_span};
+use crate::story::MAX_BODY_CHARS;
+
+/// The `evidence` input of a dispatch, in characters: GitHub takes up to
+/// 10 inputs and 65,535 characters in all; a short line leaves room for
+/// the workflow's own and still names the tests and the command.
+const EVIDENCE_INPUT_CHARS: usize = 1_000;
 
 impl Step<'_, '_> {
     /// Starts the agent of `todo`'s role, if it has one, for the todo's
@@ -33,9 +41,8 @@ impl Step<'_, '_> {
         match route {
             AgentRoute::Workflow(workflow) => self.dispatch(todo, workflow),
             AgentRoute::Mention(handle) => {
-                let max = max_attempts(self.ctx.task, self.ctx.limits);
-                let branch = self.ctx.task_branch;
-                let body = render_agent_mention(&handle, branch, todo.failed_runs, max);
+                // The mention tells no time left: any `now` does.
+                let body = render_agent_mention(&handle, &self.view(todo, todo.opened_at));
                 let key = format!("agent attempt={} {}", todo.failed_runs, todo.marker);
                 self.comment(&todo.marker, body, key);
             }
@@ -64,12 +71,16 @@ impl Step<'_, '_> {
     }
 
     fn dispatch(&mut self, todo: &OpenTodo, workflow: String) {
-        let inputs = BTreeMap::from([
+        let mut inputs = BTreeMap::from([
             ("task".to_owned(), self.ctx.task.id.value.to_string()),
             ("todo".to_owned(), todo.marker.clone()),
             ("branch".to_owned(), self.ctx.task_branch.to_owned()),
             ("role".to_owned(), todo.role.clone()),
         ]);
+        if let Some(f) = self.latest_failure() {
+            let line = render_evidence_line(f, EVIDENCE_INPUT_CHARS);
+            inputs.insert("evidence".to_owned(), line);
+        }
         self.effects.push(Effect::DispatchWorkflow {
             repo: self.repo(),
             workflow,
@@ -82,14 +93,22 @@ impl Step<'_, '_> {
     }
 }
 
-/// The comment that starts a mentioned agent (`@claude`), on the todo.
-pub fn render_agent_mention(handle: &str, branch: &str, attempt: u32, max: u32) -> String {
-    format!(
-        "{handle} the acceptance run failed on `{branch}` (attempt {attempt} of {max}). \
-         This issue says what failed: the gates, their output and the commands that \
-         reproduce it. Fix the cause and push the fix to `{branch}`; taskgate tests \
-         each push and closes this issue when the run passes."
-    )
+/// The comment that starts a mentioned agent (`@claude`), on the todo:
+/// what to do, then the evidence itself (the agent may read only this
+/// comment): what changed since the previous attempt and what still fails,
+/// each failing gate's tests, log excerpt, reproducing command and check
+/// run, and the changes since the last green run; within GitHub's limit.
+pub fn render_agent_mention(handle: &str, v: &TodoView) -> String {
+    let branch = code_span(v.branch);
+    let head = format!(
+        "{handle} the acceptance run failed on {branch} (attempt {} of {}). \
+         Fix the cause and push the fix to {branch}; taskgate tests each push and closes \
+         this issue when the run passes. The evidence follows; this issue's body has it too.\n\n",
+        v.todo.failed_runs, v.max_attempts,
+    );
+    let room = MAX_BODY_CHARS.saturating_sub(head.len());
+    let evidence = render::render_evidence(v.failure, v.previous, room);
+    clip_middle(&format!("{head}{}", evidence.trim_end()), MAX_BODY_CHARS)
 }
 
 /// Said once on a todo whose role's agent is Copilot.
@@ -162,7 +181,31 @@ mod tests {
         };
         assert_eq!(marker, TODO);
         assert_eq!(comment_marker, &format!("agent attempt=1 {TODO}"));
-        insta::assert_snapshot!(body, @"@claude the acceptance run failed on `taskgate/task-2-data` (attempt 1 of 2). This issue says what failed: the gates, their output and the commands that reproduce it. Fix the cause and push the fix to `taskgate/task-2-data`; taskgate tests each push and closes this issue when the run passes.");
+        insta::assert_snapshot!(body, @r#"
+            @claude the acceptance run failed on `taskgate/task-2-data` (attempt 1 of 2). Fix the cause and push the fix to `taskgate/task-2-data`; taskgate tests each push and closes this issue when the run passes. The evidence follows; this issue's body has it too.
+
+            ### Diagnosis (run 1 at `000000000000`)
+
+            #### Gate `unit`: test_failure
+
+            ```text
+            1 failed: tests/test_a.py::test_fetch - assert 3 >= 10
+            ```
+
+            Reproduce from the repository root:
+
+            - `git checkout 0000000000000000000000000000000000000001 && pytest -q`
+
+            Full log: the check run of gate `unit` on commit `000000000000`.
+
+            ### Changes since the last green run
+
+            No green run is recorded for this task yet.
+
+            ```text
+            abc1234 Add fetch
+            ```
+            "#);
         let [Effect::CommentOnMarker {
             body,
             comment_marker,

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::evidence::{render_changes_since_green, render_gate_evidence, render_since_previous};
 use super::{
     max_attempts, Bound, FailureRecord, GateFailure, LoopContext, LoopState, OpenTodo, Proposal,
 };
@@ -23,6 +24,8 @@ pub struct TodoView<'a> {
     pub todo: &'a OpenTodo,
     /// The latest failed run.
     pub failure: Option<&'a FailureRecord>,
+    /// The failed run before it, if any (what changed, what still fails).
+    pub previous: Option<&'a FailureRecord>,
     pub branch: &'a str,
     /// The repository's command prefix (`/taskgate`).
     pub prefix: &'a str,
@@ -85,30 +88,6 @@ pub fn render_todo_body(v: &TodoView) -> String {
         render_seconds(left),
         render_seconds(v.timeout_seconds as i64),
     );
-    match v.failure {
-        Some(f) => {
-            let _ = writeln!(
-                out,
-                "### Diagnosis (run {} at {})\n",
-                f.attempt,
-                short_sha(&f.sha)
-            );
-            for g in &f.gates {
-                out.push_str(&gate_section(g, usize::MAX));
-            }
-            out.push_str("### Changes since the last green run\n\n");
-            match f
-                .changes_since_green
-                .as_deref()
-                .filter(|c| !c.trim().is_empty())
-            {
-                Some(c) => out.push_str(&fence(c)),
-                None => out.push_str("No green run is recorded for this task yet.\n"),
-            }
-            out.push('\n');
-        }
-        None => out.push_str("No failure details were recorded.\n\n"),
-    }
     let next = if t.depth < v.max_depth {
         format!(
             "a deeper branch todo (depth {}/{})",
@@ -118,14 +97,71 @@ pub fn render_todo_body(v: &TodoView) -> String {
     } else {
         "an escalation to a person".to_owned()
     };
-    let _ = write!(
-        out,
+    let next = format!(
         "### What happens next\n\nEach failed run on the task branch counts as one attempt. \
          A failure after attempt {n}/{n} closes this todo and leads to {next}.\n\n",
         n = v.max_attempts,
     );
-    finish(out, &marker_line(&t.marker))
+    let marker = marker_line(&t.marker);
+    let room = MAX_BODY_CHARS.saturating_sub(out.len() + next.len() + marker.len() + 1);
+    out.push_str(&render_evidence(v.failure, v.previous, room));
+    out.push_str(&next);
+    finish(out, &marker)
 }
+
+/// The evidence of the latest failed run within `room` bytes: each gate's
+/// diagnosis (summary, failing tests, log excerpt, reproducing command,
+/// check run) while they fit, the rest named and said to be clipped, after
+/// what changed since the previous attempt; the changes since the last
+/// green run.
+pub(super) fn render_evidence(
+    failure: Option<&FailureRecord>,
+    previous: Option<&FailureRecord>,
+    room: usize,
+) -> String {
+    let Some(f) = failure else {
+        return "No failure details were recorded.\n\n".to_owned();
+    };
+    let since = render_since_previous(previous, f).unwrap_or_default();
+    let changes = render_changes_since_green(f);
+    // A later attempt opens with what changed and what still fails.
+    let mut out = since;
+    let _ = write!(
+        out,
+        "### Diagnosis (run {} at {})\n\n",
+        f.attempt,
+        short_sha(&f.sha)
+    );
+    let room = room.saturating_sub(changes.len());
+    let mut clipped = Vec::new();
+    for g in &f.gates {
+        let section = format!(
+            "{}{}",
+            gate_head(g, usize::MAX),
+            render_gate_evidence(g, &f.sha)
+        );
+        // Room is kept for the note naming the gates left out.
+        if clipped.is_empty() && out.len() + section.len() + CLIPPED_NOTE_ROOM <= room {
+            out.push_str(&section);
+        } else {
+            clipped.push(code_span(&g.gate));
+        }
+    }
+    if !clipped.is_empty() {
+        let _ = writeln!(
+            out,
+            "**Clipped** to fit GitHub's size limit: the evidence of gate{} {}; each one's \
+             check run has it.\n",
+            if clipped.len() == 1 { "" } else { "s" },
+            clipped.join(", ")
+        );
+    }
+    out.push_str(&changes);
+    clip_middle(&out, room.max(1))
+}
+
+/// Bytes kept free for the note naming clipped gates.
+const CLIPPED_NOTE_ROOM: usize = 2_000;
 
 /// The comment posted on the todo for each later failed attempt.
 pub fn render_attempt_comment(v: &TodoView) -> String {
@@ -152,6 +188,11 @@ pub fn render_attempt_comment(v: &TodoView) -> String {
             g.kind,
             code_span(&clip_middle(first, 300))
         );
+    }
+    if let Some(since) = v.failure.and_then(|f| render_since_previous(v.previous, f)) {
+        out.push('\n');
+        out.push_str(since.trim_end());
+        out.push('\n');
     }
     let left = t.failed_runs >= v.max_attempts;
     out.push_str(if left {
@@ -385,14 +426,20 @@ fn suggestion(kind: FailureKind) -> &'static str {
 
 /// One failing gate: its kind, its summary in a fence, its commands.
 fn gate_section(g: &GateFailure, summary_bytes: usize) -> String {
+    let mut out = gate_head(g, summary_bytes);
+    if !g.commands.is_empty() {
+        let commands: Vec<String> = g.commands.iter().map(|c| code_span(c)).collect();
+        let _ = writeln!(out, "Failing commands: {}\n", commands.join(", "));
+    }
+    out
+}
+
+/// A gate's heading (its name and kind) and its summary in a fence.
+fn gate_head(g: &GateFailure, summary_bytes: usize) -> String {
     let mut out = format!("#### Gate {}: {}\n\n", code_span(&g.gate), g.kind);
     if !g.summary.trim().is_empty() {
         out.push_str(&fence(&clip_middle(&g.summary, summary_bytes)));
         out.push('\n');
-    }
-    if !g.commands.is_empty() {
-        let commands: Vec<String> = g.commands.iter().map(|c| code_span(c)).collect();
-        let _ = writeln!(out, "Failing commands: {}\n", commands.join(", "));
     }
     out
 }
@@ -405,7 +452,7 @@ fn title(task: &Task) -> String {
     inline(&clip_middle(&task.title, 300))
 }
 
-fn short_sha(sha: &CommitSha) -> String {
+pub(super) fn short_sha(sha: &CommitSha) -> String {
     let s = sha.as_str();
     code_span(s.get(..12).unwrap_or(s))
 }

@@ -79,9 +79,15 @@ pub(super) fn run(attempt: u32, kind: FailureKind, now: i64) -> FailedRun {
             kind,
             summary: "1 failed: tests/test_a.py::test_fetch - assert 3 >= 10".into(),
             commands: vec!["pytest -q".into()],
+            tests: vec![],
+            tests_failed: 0,
+            excerpt: None,
+            check_run: None,
         }],
         changes_since_green: Some("abc1234 Add fetch".into()),
         now,
+        last_green: None,
+        repo_url: None,
     }
 }
 
@@ -144,35 +150,41 @@ fn failing_push_opens_branch_todo_routed_to_coder() {
         ]
     );
     assert_eq!(assignees, &["alice"]);
-    insta::assert_snapshot!(body, @r"
-    The acceptance run of task **Data loading** failed with **test_failure**; this todo is routed to the **coder** role. Push the fix to `taskgate/task-2-data`: the next green run closes it.
+    insta::assert_snapshot!(body, @r#"
+        The acceptance run of task **Data loading** failed with **test_failure**; this todo is routed to the **coder** role. Push the fix to `taskgate/task-2-data`: the next green run closes it.
 
-    | attempt | depth | time left |
-    |---|---|---|
-    | 1/2 | 1/2 | 1 d of 1 d |
+        | attempt | depth | time left |
+        |---|---|---|
+        | 1/2 | 1/2 | 1 d of 1 d |
 
-    ### Diagnosis (run 1 at `000000000000`)
+        ### Diagnosis (run 1 at `000000000000`)
 
-    #### Gate `unit`: test_failure
+        #### Gate `unit`: test_failure
 
-    ```text
-    1 failed: tests/test_a.py::test_fetch - assert 3 >= 10
-    ```
+        ```text
+        1 failed: tests/test_a.py::test_fetch - assert 3 >= 10
+        ```
 
-    Failing commands: `pytest -q`
+        Reproduce from the repository root:
 
-    ### Changes since the last green run
+        - `git checkout 0000000000000000000000000000000000000001 && pytest -q`
 
-    ```text
-    abc1234 Add fetch
-    ```
+        Full log: the check run of gate `unit` on commit `000000000000`.
 
-    ### What happens next
+        ### Changes since the last green run
 
-    Each failed run on the task branch counts as one attempt. A failure after attempt 2/2 closes this todo and leads to a deeper branch todo (depth 2/2).
+        No green run is recorded for this task yet.
 
-    <!-- taskgate:story=file:s task=data todo=1 -->
-    ");
+        ```text
+        abc1234 Add fetch
+        ```
+
+        ### What happens next
+
+        Each failed run on the task branch counts as one attempt. A failure after attempt 2/2 closes this todo and leads to a deeper branch todo (depth 2/2).
+
+        <!-- taskgate:story=file:s task=data todo=1 -->
+        "#);
     assert_eq!(
         d.effects[4],
         Effect::LinkSubIssue {
@@ -198,7 +210,7 @@ fn failing_push_opens_branch_todo_routed_to_coder() {
     );
     assert_eq!(
         serde_json::to_string(inputs).unwrap(),
-        r#"{"branch":"taskgate/task-2-data","role":"coder","task":"data","todo":"story=file:s task=data todo=1"}"#
+        r#"{"branch":"taskgate/task-2-data","evidence":"gate unit: test_failure; reproduce: git checkout 0000000000000000000000000000000000000001 && pytest -q","role":"coder","task":"data","todo":"story=file:s task=data todo=1"}"#
     );
     assert_eq!(report_to.as_deref(), Some(TODO1));
     let open = d.state.open.as_ref().unwrap();
@@ -235,13 +247,19 @@ fn a_later_failure_updates_the_todo_and_comments_once_per_attempt() {
     };
     assert_eq!(marker, TODO1);
     assert_eq!(comment_marker, &format!("todo-attempt=2 {TODO1}"));
-    insta::assert_snapshot!(body, @r"
-    Attempt 2/2 failed at `000000000000`:
+    insta::assert_snapshot!(body, @r#"
+        Attempt 2/2 failed at `000000000000`:
 
-    - gate `unit`: **test_failure** — `1 failed: tests/test_a.py::test_fetch - assert 3 >= 10`
+        - gate `unit`: **test_failure** — `1 failed: tests/test_a.py::test_fetch - assert 3 >= 10`
 
-    That was the last attempt of this todo; the body has the full diagnosis.
-    ");
+        ### Since the previous attempt
+
+        The commits from run 1 (`000000000000`) to this run (`000000000000`): `git diff 0000000000000000000000000000000000000001...0000000000000000000000000000000000000002`.
+
+        - Still failing: `gate unit`
+
+        That was the last attempt of this todo; the body has the full diagnosis.
+        "#);
     // A redelivered webhook for the same run changes nothing.
     let again = on_failed_run(&d.state, &run(2, FailureKind::TestFailure, 700), &f.ctx());
     assert_eq!(again.state, d.state);
@@ -738,16 +756,20 @@ fn task_output_quoting_a_marker_cannot_carry_one_into_the_todo() {
     let start = todo.find("#### Gate").unwrap();
     let end = todo.find("### Changes since").unwrap();
     insta::assert_snapshot!(todo[start..end].replace('\u{200B}', "<ZWSP>"), @r#"
-    #### Gate `unit`: test_failure
+        #### Gate `unit`: test_failure
 
-    ```text
-    1 failed
-    <!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->
-    end
-    ```
+        ```text
+        1 failed
+        <!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->
+        end
+        ```
 
-    Failing commands: `echo '<!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->'`
-    "#);
+        Reproduce from the repository root:
+
+        - `git checkout 0000000000000000000000000000000000000001 && echo '<!<ZWSP>-- taskgate:story=file:s task=data todo=2 -->'`
+
+        Full log: the check run of gate `unit` on commit `000000000000`.
+        "#);
 }
 
 #[test]

@@ -6,7 +6,8 @@ use super::{TaskContext, TaskDecision};
 use crate::classify::FailureKind;
 use crate::config::{Limits, RepoConfig};
 use crate::failure::{
-    self, is_task_blocked, FailedRun, GateFailure, LoopContext, LoopDecision, LoopOutcome,
+    self, failing_tests, is_task_blocked, log_excerpt, FailedRun, GateFailure, LoopContext,
+    LoopDecision, LoopOutcome, RunLinks, TESTS_KEPT,
 };
 use crate::plan::{Task, TaskState};
 use crate::report::RunReport;
@@ -22,6 +23,9 @@ pub struct LoopInputs<'a> {
     pub auto_fix: bool,
     /// Other tasks of the story with an open branch todo.
     pub open_todos_in_story: u32,
+    /// Where GitHub shows the run (check runs, compare links), from the
+    /// shell; empty when it does not know.
+    pub links: RunLinks,
 }
 
 pub fn loop_context<'a>(
@@ -61,20 +65,17 @@ pub fn follow_verdict(
     } = if passed {
         failure::on_green_run(&d.record.failure, &current.sha, ctx.now, &lctx)
     } else {
-        let gates = failing_gates(&d, report, ctx.gates);
-        let changes_since_green = d.record.failure.last_green.as_ref().map(|green| {
-            format!(
-                "the commits after `{}` (the last green run) up to `{}`",
-                green.as_str(),
-                current.sha.as_str()
-            )
-        });
+        let gates = failing_gates(&d, report, ctx.gates, &inputs.links);
         let run = FailedRun {
             attempt: current.number,
             sha: current.sha.clone(),
             gates,
-            changes_since_green,
+            // The compare link from `last_green` says what changed; the
+            // shell has no commit log of its own to add.
+            changes_since_green: None,
             now: ctx.now,
+            last_green: d.record.failure.last_green.clone(),
+            repo_url: inputs.links.repo_url.clone(),
         };
         failure::on_failed_run(&d.record.failure, &run, &lctx)
     };
@@ -151,9 +152,15 @@ pub fn on_lifetime_tick(
     }
 }
 
-/// The gates that are red at the attempt's commit, with their commands
-/// from the report when this run ran them.
-fn failing_gates(d: &TaskDecision, report: &RunReport, plan_gates: &[String]) -> Vec<GateFailure> {
+/// The gates that are red at the attempt's commit, with their commands,
+/// failing tests and log excerpt from the report when this run ran them,
+/// and their check runs.
+fn failing_gates(
+    d: &TaskDecision,
+    report: &RunReport,
+    plan_gates: &[String],
+    links: &RunLinks,
+) -> Vec<GateFailure> {
     let Some(current) = &d.record.current else {
         return vec![];
     };
@@ -164,6 +171,9 @@ fn failing_gates(d: &TaskDecision, report: &RunReport, plan_gates: &[String]) ->
         .filter(|(_, v)| !v.passed && v.sha == current.sha)
         .map(|(gate, v)| {
             let ran = report.gates.iter().find(|g| &g.gate == gate);
+            let (tests, tests_failed) = ran
+                .map(|g| failing_tests(g, TESTS_KEPT))
+                .unwrap_or_default();
             GateFailure {
                 gate: gate.clone(),
                 kind: v.kind.unwrap_or(FailureKind::Unknown),
@@ -177,6 +187,10 @@ fn failing_gates(d: &TaskDecision, report: &RunReport, plan_gates: &[String]) ->
                             .collect()
                     })
                     .unwrap_or_default(),
+                tests,
+                tests_failed,
+                excerpt: ran.and_then(log_excerpt),
+                check_run: links.check_runs.get(gate).cloned(),
             }
         })
         .collect()

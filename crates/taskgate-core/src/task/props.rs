@@ -175,6 +175,7 @@ impl World {
             limits: self.limits.clone(),
             auto_fix: self.auto_fix,
             open_todos_in_story: 0,
+            links: crate::failure::RunLinks::default(),
         }
     }
 
