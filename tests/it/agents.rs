@@ -2,7 +2,12 @@
 //! branch todo opens, the role's agent is started exactly as GitHub starts
 //! it (fakehub's agents: a mention, a label, a dispatch, an assignment to
 //! Copilot), gets the todo with its evidence, pushes a fix to the task
-//! branch as its bot, the run passes and the todo closes.
+//! branch as its bot, the run passes and the todo closes. And the budget
+//! taskgate enforces: an agent that keeps failing is stopped, a person is
+//! called, and each budget decision is in the audit log.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use fakehub::{AgentCall, AgentPush, AgentTrigger, COPILOT};
 
@@ -171,4 +176,106 @@ async fn copilot_is_started_by_a_person_after_the_todo_says_how_then_it_fixes() 
     let call = one_call(&s);
     assert_eq!(call.issue, Some(todo.number));
     assert_evidence(call.issue_body.as_deref().unwrap());
+}
+
+/// The audit log as `GET /api/audit` serves it, newest first, one line
+/// per entry (`action by login via …: reason`).
+async fn audit(s: &Story) -> Vec<String> {
+    let body: serde_json::Value = reqwest::Client::new()
+        .get(format!("{}/api/audit", s.app.url))
+        .bearer_auth("api-token")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    body["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            let s = |k: &str| e[k].as_str().unwrap_or("-").to_owned();
+            format!(
+                "{} by {} on {} via {}: {}",
+                s("action"),
+                s("login"),
+                s("object"),
+                s("via"),
+                s("reason")
+            )
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_is_called() {
+    let s = story("roles:\n  coder: { assignees: [alice], agent: { label: fix-me } }\n").await;
+    s.app.fake.set_permission("alice", "write");
+    let (branch, tries) = (s.branch.clone(), Arc::new(AtomicU32::new(0)));
+    let counted = tries.clone();
+    let agent = AgentTrigger::Label("fix-me".into());
+    s.app
+        .fake
+        .add_agent(REPO, "openhands[bot]", agent, move |_| {
+            let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            let still_red = format!("# try {n}\n{RED}");
+            Some(AgentPush::to(&branch, &[("test_rows.py", &still_red)]))
+        });
+
+    red_run(&s).await;
+
+    eventually("the escalation report", || async {
+        s.app
+            .bot_comments(s.task_issue)
+            .iter()
+            .any(|c| c.contains("needs a person"))
+    })
+    .await;
+    s.app.settle().await;
+    assert_eq!(
+        s.app.fake.agent_calls().len(),
+        2,
+        "started for attempts 1 and 2 of 2, not for the run that spent them"
+    );
+    let todo = todos(&s).pop().unwrap();
+    assert_eq!(todo.state, "closed");
+    assert!(
+        !todo.labels.contains(&"fix-me".to_owned()),
+        "{:?}",
+        todo.labels
+    );
+    assert!(todo.assignees.is_empty(), "{:?}", todo.assignees);
+    let report: Vec<String> = s
+        .app
+        .bot_comments(s.task_issue)
+        .into_iter()
+        .filter(|c| c.contains("needs a person"))
+        .collect();
+    assert_eq!(report.len(), 1, "one escalation");
+    assert!(
+        report[0].contains("**Agent budget spent**: the agent started by the label `fix-me`"),
+        "{}",
+        report[0]
+    );
+    assert!(s.task_labels().contains(&"needs-human".to_owned()));
+
+    // A person's push after that is tested and reported, and starts no agent.
+    let sha = s.push(&[("test_rows.py", RED)], "by hand").await;
+    let checks = s.completed(&sha, 1).await;
+    assert_eq!(checks[0].conclusion.as_deref(), Some("failure"));
+    assert_eq!(
+        s.app.fake.agent_calls().len(),
+        2,
+        "no agent after the budget"
+    );
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+
+    let audited = audit(&s).await;
+    insta::assert_snapshot!(audited.join("\n"), @r"
+    budget_spent by taskgate on task #2 (check) via loop: every branch todo used its attempts and the task still fails: escalated to a person, no agent is started for this task
+    agent_stopped by taskgate on task #2 (check) via loop: branch todo `story=file:checks task=check todo=1` closed (escalated) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (label and assignees off, no more triggers)
+    attempt_counted by taskgate on task #2 (check) via loop: attempt 2 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
+    attempt_counted by taskgate on task #2 (check) via loop: attempt 1 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
+    ");
 }
