@@ -4,12 +4,14 @@
 //! Copilot), gets the todo with its evidence, pushes a fix to the task
 //! branch as its bot, the run passes and the todo closes. And the budget
 //! taskgate enforces: an agent that keeps failing is stopped, a person is
-//! called, and each budget decision is in the audit log.
+//! called, and each budget decision is in the audit log. And the merge
+//! guard: an agent with write access cannot merge a red task PR where the
+//! story branches require the task's gate (GitHub refuses it).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use fakehub::{AgentCall, AgentPush, AgentTrigger, COPILOT};
+use fakehub::{AgentCall, AgentPush, AgentTrigger, Rule, Ruleset, COPILOT};
 
 use crate::support::eventually;
 use crate::support::plan::{Plan, Task};
@@ -278,4 +280,45 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
     attempt_counted by taskgate on task #2 (check) via loop: attempt 2 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
     attempt_counted by taskgate on task #2 (check) via loop: attempt 1 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
     ");
+}
+
+#[tokio::test]
+async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
+    let s = Story::of(&plan()).start().await;
+    let repo = s.app.fake.repo(REPO);
+    s.app.fake.add_user("claude[bot]", 41, "write");
+    let red = s.push(&[("test_rows.py", RED)], "try").await;
+    let checks = s.completed(&red, 1).await;
+    assert_eq!(checks[0].conclusion.as_deref(), Some("failure"));
+    // What makes GitHub refuse: taskgate's check run of the gate on the
+    // head, required on story branches by the owner's ruleset (taskgate
+    // cannot make one: docs/decisions/agents.md, "The merge guard").
+    let gate = checks[0].name.clone();
+    repo.with_ruleset(
+        Ruleset::new("taskgate stories")
+            .on(&["refs/heads/taskgate/story-*"])
+            .rule(Rule::required_checks(&[gate.as_str()])),
+    );
+    let pr = s.pull().number;
+    assert!(s.pull().draft, "taskgate opens a task PR as a draft");
+    assert_eq!(
+        repo.merge_pull_as(pr, "claude[bot]"),
+        Err("Pull Request is still a draft".to_owned())
+    );
+
+    repo.set_draft(pr, false, "claude[bot]");
+    s.app.settle().await;
+    let refused = repo.merge_pull_as(pr, "claude[bot]").unwrap_err();
+
+    assert!(
+        refused.contains(&format!("Required status check \"{gate}\" is failing.")),
+        "{refused}"
+    );
+    assert!(!s.pull().merged, "not by the agent, nor by taskgate");
+    let green = s.push(&[("test_rows.py", GREEN)], "fix").await;
+    s.completed(&green, 1).await;
+    eventually("taskgate merges the proven task PR", || async {
+        s.pull().merged
+    })
+    .await;
 }
