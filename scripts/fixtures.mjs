@@ -142,6 +142,9 @@ const OPERATIONS = [
   // `taskgate doctor`: whether a role's assignee can be assigned, the
   // Actions runner's workflow, the owner's plan (drafts).
   ["get", "/repos/{owner}/{repo}/assignees/{assignee}"],
+  // A branch todo that closes stops its agent: the assignees its role
+  // added are taken off (issue 30, budgets).
+  ["delete", "/repos/{owner}/{repo}/issues/{issue_number}/assignees"],
   ["get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}"],
   ["get", "/orgs/{org}"],
 ];

@@ -68,14 +68,33 @@ pub struct Runs {
 
 /// A task decision as a processor decision: the record, the run queued or
 /// cancelled and the attempt's new status are stored with the effects.
+/// The failure loop's budget decisions (`core::failure::budget`) go to the
+/// audit log with it.
 fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
-    record_decision(
+    let object = taskgate_core::audit::task_object(located.loc.issue, &located.loc.task);
+    let limits = located.config.effective_limits(&located.settings);
+    let audits = taskgate_core::failure::budget_audit(
+        &located.record.failure,
+        &d.record.failure,
+        &taskgate_core::failure::BudgetAudit {
+            repo,
+            object: &object,
+            config: &located.config,
+            max_attempts: taskgate_core::failure::max_attempts(&located.task, &limits),
+            max_concurrent_branches: limits.max_concurrent_branches,
+        },
+    );
+    let mut decision = record_decision(
         repo,
         &located.loc.story,
         &located.loc.task,
         &located.record,
         d,
-    )
+    );
+    decision
+        .changes
+        .extend(audits.into_iter().map(|e| e.change()));
+    decision
 }
 
 /// [`into_decision`] for any task-like record (tasks and milestones).

@@ -103,6 +103,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             add,
             remove,
         } => label_marked(ctx, repo, marker, add, remove).await,
+        Effect::UnassignMarked { .. } => unassign_marked(ctx).await,
         Effect::UpdateIssue {
             repo,
             marker,
@@ -343,6 +344,23 @@ async fn label_marked(
         issue.labels.remove(name);
     }
     ctx.store.put_issue_record(repo, marker, issue).await?;
+    Ok(None)
+}
+
+/// [`Effect::UnassignMarked`]: the assignees off the marked issue.
+async fn unassign_marked(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
+    let Effect::UnassignMarked {
+        repo,
+        marker,
+        assignees,
+    } = &ctx.row.effect
+    else {
+        unreachable!("called for UnassignMarked only")
+    };
+    let issue = record(ctx, repo, marker).await?;
+    ctx.repo(repo)
+        .remove_assignees(issue.number, assignees)
+        .await?;
     Ok(None)
 }
 

@@ -66,6 +66,7 @@ async fn issue_to_tell(ctx: &Ctx<'_>) -> Option<IssueNumber> {
         }
         Effect::CreatePullRequest { head, .. } => return branch_issue(head),
         Effect::LabelMarked { marker, .. }
+        | Effect::UnassignMarked { marker, .. }
         | Effect::UpdateIssue { marker, .. }
         | Effect::AddBlockedBy { marker, .. }
         | Effect::RemoveBlockedBy { marker, .. } => by_marker(marker),

@@ -70,6 +70,10 @@ impl<'a> RepoClient<'a> {
         send(self.client, Method::DELETE, path, None).await
     }
 
+    async fn delete_with(&self, path: &str, body: &Value) -> Result<ApiResponse, GitHubError> {
+        send(self.client, Method::DELETE, path, Some(body)).await
+    }
+
     /// The repository's default branch.
     pub async fn default_branch(&self) -> Result<String, GitHubError> {
         let path = format!("/repos/{}", self.repo);

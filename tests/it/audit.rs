@@ -338,5 +338,6 @@ async fn an_approved_branch_todo_and_an_override_are_audited() {
     insta::assert_snapshot!(audit(app, "").await.join("\n"), @r#"
     override by mia on task #2 (check) via command: the flake is the CI's
     approve_branch by octocat on task #2 (check) via button: -
+    attempt_counted by taskgate on task #2 (check) via loop: attempt 1 of 3 on branch todo `story=file:checks task=check todo=1` (role `coder`, no agent)
     "#);
 }

@@ -7,6 +7,7 @@ mod support;
 mod actions_job;
 mod actions_merge;
 mod actions_runs;
+mod agents;
 mod audit;
 mod chaos;
 mod classify_cli;

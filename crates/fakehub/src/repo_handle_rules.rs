@@ -2,9 +2,11 @@
 //! protection on the repository, as its administrator would in GitHub's
 //! settings. Seeding: no webhook. The rules then hold for every API
 //! call that moves a branch (`state::rules`); a person's push through
-//! the handle is an administrator's and is not checked.
+//! the handle is an administrator's and is not checked, but a merge by
+//! [`RepoHandle::merge_pull_as`] (a collaborator with write access, or an
+//! agent's account, merging with its own token) is, as GitHub checks it.
 
-use crate::state::Ruleset;
+use crate::state::{Actor, Change, Ruleset};
 use crate::RepoHandle;
 
 impl RepoHandle {
@@ -31,6 +33,40 @@ impl RepoHandle {
 }
 
 impl RepoHandle {
+    /// `login`, with write access but no bypass (an agent's bot or a
+    /// collaborator), merges pull request `number` with its own token, as
+    /// `PUT .../pulls/{n}/merge` does for it: refused as GitHub refuses
+    /// it (405: a draft, "Pull Request is still a draft"; the base's rules
+    /// for that user, e.g. a required check not passed on the head, in the
+    /// rules' words), else merged as [`RepoHandle::merge_pull`]. `Err` is
+    /// GitHub's message.
+    pub fn merge_pull_as(&self, number: u64, login: &str) -> Result<String, String> {
+        self.shared().lock().user(login);
+        self.act(|st, at| {
+            let r = &st.repos[at.key];
+            let p = r.pulls.get(&number).cloned().ok_or("Not Found")?;
+            if p.merged || p.state != "open" {
+                return Err("Pull Request is not mergeable".to_owned());
+            }
+            if p.draft {
+                return Err("Pull Request is still a draft".to_owned());
+            }
+            let head = r.branches.get(&p.head).cloned().ok_or("Not Found")?;
+            let change = Change::MergePull {
+                head: &head,
+                method: "merge",
+            };
+            if let Some(v) = r.violations(&p.base, &Actor::User(login.to_owned()), &change) {
+                return Err(v.message());
+            }
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            let (sha, base_before) = crate::routes::pulls::merge(r, number, ("merge", None), login)
+                .map_err(|e| format!("Pull Request is not mergeable: {e:?}"))?;
+            crate::emit::pull_merged(st, at, number, login, &base_before);
+            Ok(sha)
+        })
+    }
+
     /// The merge queue's entries, in order (`merge_queue`).
     pub fn merge_queue(&self) -> Vec<crate::QueueEntry> {
         let st = self.shared().lock();

@@ -1,5 +1,6 @@
 //! The audit log: every human decision that took
-//! effect, as one plain record — who (by user id and login), when, what,
+//! effect, and every budget decision the failure loop makes for an agent
+//! (`core::failure::budget`), as one plain record — who (by user id and login), when, what,
 //! on which object, the reason given, and how it arrived.
 //!
 //! Owns: [`AuditEntry`], its [`AuditAction`]s and [`AuditVia`]s, the way
@@ -46,10 +47,18 @@ pub enum AuditAction {
     /// `accept-commits <commit>`: commits on a story branch that no task
     /// PR made, accepted by name (`core::ship::vet`).
     AcceptCommits,
+    /// The failure loop counted a failed run toward a branch todo's
+    /// attempts (`max_debug_attempts`).
+    AttemptCounted,
+    /// A budget was spent: a todo's attempts, its lifetime, the story's
+    /// open todos, or the last level's attempts (escalated).
+    BudgetSpent,
+    /// A branch todo closed and taskgate stopped its agent.
+    AgentStopped,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 15] = [
+    pub const ALL: [AuditAction; 18] = [
         AuditAction::Approve,
         AuditAction::Override,
         AuditAction::Revise,
@@ -65,6 +74,9 @@ impl AuditAction {
         AuditAction::ApproveBranch,
         AuditAction::Unquarantine,
         AuditAction::AcceptCommits,
+        AuditAction::AttemptCounted,
+        AuditAction::BudgetSpent,
+        AuditAction::AgentStopped,
     ];
 
     /// The stored and served name (serde's): `approve`, `api_accept`, …
@@ -85,6 +97,9 @@ impl AuditAction {
             AuditAction::ApproveBranch => "approve_branch",
             AuditAction::Unquarantine => "unquarantine",
             AuditAction::AcceptCommits => "accept_commits",
+            AuditAction::AttemptCounted => "attempt_counted",
+            AuditAction::BudgetSpent => "budget_spent",
+            AuditAction::AgentStopped => "agent_stopped",
         }
     }
 
@@ -106,14 +121,18 @@ pub enum AuditVia {
     Api,
     /// A check run's button.
     Button,
+    /// taskgate's failure loop, on its own (a run's verdict, a todo's
+    /// lifetime): no person decided.
+    Loop,
 }
 
 impl AuditVia {
-    pub const ALL: [AuditVia; 4] = [
+    pub const ALL: [AuditVia; 5] = [
         AuditVia::Command,
         AuditVia::Label,
         AuditVia::Api,
         AuditVia::Button,
+        AuditVia::Loop,
     ];
 
     pub fn name(self) -> &'static str {
@@ -122,6 +141,7 @@ impl AuditVia {
             AuditVia::Label => "label",
             AuditVia::Api => "api",
             AuditVia::Button => "button",
+            AuditVia::Loop => "loop",
         }
     }
 
@@ -166,6 +186,9 @@ impl<'a> From<&'a Actor> for AuditActor<'a> {
 /// The login the HTTP API's decisions are recorded under: the API knows a
 /// token, not a person.
 pub const API_LOGIN: &str = "the HTTP API";
+
+/// The login taskgate's own budget decisions are recorded under (no id).
+pub const LOOP_LOGIN: &str = "taskgate";
 
 /// One human decision that took effect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -192,6 +192,14 @@ pub enum Effect {
         add: Vec<String>,
         remove: Vec<String>,
     },
+    /// Takes `assignees` off the issue recorded under `marker` (`DELETE
+    /// .../issues/{n}/assignees`); one it does not carry counts as removed.
+    /// A closed branch todo stops its agent this way.
+    UnassignMarked {
+        repo: RepoName,
+        marker: String,
+        assignees: Vec<String>,
+    },
     /// Changes to the issue recorded under `marker`; `None` leaves a field.
     UpdateIssue {
         repo: RepoName,
@@ -409,6 +417,7 @@ impl Effect {
             | Effect::CreateIssue { repo, .. }
             | Effect::CommentOnMarker { repo, .. }
             | Effect::LabelMarked { repo, .. }
+            | Effect::UnassignMarked { repo, .. }
             | Effect::UpdateIssue { repo, .. }
             | Effect::LinkSubIssue { repo, .. }
             | Effect::AddBlockedBy { repo, .. }
@@ -474,6 +483,7 @@ impl Effect {
             Effect::CreateIssue { .. } => "create_issue",
             Effect::CommentOnMarker { .. } => "comment_on_marker",
             Effect::LabelMarked { .. } => "label_marked",
+            Effect::UnassignMarked { .. } => "unassign_marked",
             Effect::UpdateIssue { .. } => "update_issue",
             Effect::LinkSubIssue { .. } => "link_sub_issue",
             Effect::AddBlockedBy { .. } => "add_blocked_by",

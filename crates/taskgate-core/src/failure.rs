@@ -27,6 +27,7 @@
 //!   comment carries a marker unique to what it reports.
 
 mod agent;
+mod budget;
 mod evidence;
 mod render;
 mod route;
@@ -50,7 +51,8 @@ use crate::ids::{CommitSha, RepoName, StoryId};
 use crate::plan::Task;
 use crate::story::{labels, Marker};
 
-pub use agent::{render_agent_mention, render_copilot_unreachable};
+pub use agent::{describe_agent, render_agent_mention, render_copilot_unreachable, COPILOT_LOGIN};
+pub use budget::{budget_audit, BudgetAudit};
 pub use evidence::{failing_tests, log_excerpt, FailingTest, RunLinks};
 pub use render::{
     render_attempt_comment, render_deferred_comment, render_escalated_todo_comment,
@@ -527,6 +529,7 @@ impl<'c, 'a> Step<'c, 'a> {
             Resolution::Superseded | Resolution::Escalated => IssueState::ClosedNotPlanned,
         };
         self.set_state(&todo.marker, state);
+        self.stop_agent(&todo);
         self.s.history.push(ClosedTodo {
             marker: todo.marker.clone(),
             depth: todo.depth,

@@ -267,6 +267,7 @@ pub fn render_effect_purpose(effect: &crate::Effect) -> String {
         E::CreateIssue { title, .. } => format!("open the issue “{}”", sanitize(title)),
         E::CommentOnMarker { .. } => "comment on this issue".into(),
         E::LabelMarked { .. } | E::LabelIssue { .. } => "change the labels of this issue".into(),
+        E::UnassignMarked { .. } => "take assignees off this issue".into(),
         E::UpdateIssue { .. } => "update this issue".into(),
         E::LinkSubIssue { .. } => "link this issue as a sub-issue".into(),
         E::AddBlockedBy { .. } | E::RemoveBlockedBy { .. } => {

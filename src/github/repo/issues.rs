@@ -211,6 +211,19 @@ impl RepoClient<'_> {
         done_on(self.delete(&path).await, 404)
     }
 
+    /// Takes `logins` off an issue's assignees (issues/remove-assignees);
+    /// GitHub ignores one the issue does not carry.
+    pub(crate) async fn remove_assignees(
+        &self,
+        issue: IssueNumber,
+        logins: &[String],
+    ) -> Result<(), GitHubError> {
+        let path = self.path(&format!("issues/{issue}/assignees"));
+        self.delete_with(&path, &json!({ "assignees": logins }))
+            .await?;
+        Ok(())
+    }
+
     /// Makes `child` (by database id) a sub-issue of `parent`.
     pub(crate) async fn add_sub_issue(
         &self,

@@ -31,6 +31,11 @@ pub const ROUTES: &[Route] = &[
         update_issue,
     ),
     inst(
+        "DELETE",
+        "/repos/{owner}/{repo}/issues/{issue_number}/assignees",
+        remove_assignees,
+    ),
+    inst(
         "GET",
         "/repos/{owner}/{repo}/issues/{issue_number}/comments",
         list_comments,
@@ -245,6 +250,29 @@ fn get_issue(st: &mut State, req: &Req) -> HResult {
         return Err(Reply::not_found());
     }
     issue_reply(st, req, number, 200)
+}
+
+/// `DELETE .../issues/{n}/assignees` (issues/remove-assignees): takes the
+/// listed logins off, ignores the ones it does not carry, answers 200 with
+/// the issue, and sends `issues` unassigned for each one removed.
+fn remove_assignees(st: &mut State, req: &Req) -> HResult {
+    let number = req.num("issue_number")?;
+    let actor = req.actor(st);
+    let now = st.clock.now();
+    let gone = strings(req.body.get("assignees"));
+    let (repo, _) = repo_mut(st, req)?;
+    let issue = repo.issues.get_mut(&number).ok_or_else(Reply::not_found)?;
+    let before = issue.clone();
+    issue
+        .assignees
+        .retain(|a| !gone.iter().any(|g| g.eq_ignore_ascii_case(a)));
+    if issue.assignees != before.assignees {
+        issue.updated_at = now;
+    }
+    let reply = issue_reply(st, req, number, 200);
+    let key = req.repo_key();
+    emit::issue_changed(st, req.at(&key), number, &actor, &before);
+    reply
 }
 
 fn update_issue(st: &mut State, req: &Req) -> HResult {

@@ -180,3 +180,38 @@ async fn a_dispatch_of_its_workflow_starts_the_agent_on_the_dispatched_branch() 
     assert_eq!(inputs, json!({"issue": "7"}));
     assert_eq!(repo.file("todo-1", "fix.txt").as_deref(), Some("fixed"));
 }
+
+#[tokio::test]
+async fn removing_assignees_takes_them_off_and_sends_unassigned_for_each() {
+    let (gh, repo, c, inbox) = echoing().await;
+    gh.add_user("alice", 11, "write");
+    gh.add_user("bob", 12, "write");
+    let n = repo.create_issue("Todo", "b", "acme");
+    repo.assign(n, "alice", "alice");
+    repo.assign(n, "bob", "alice");
+
+    let r = c
+        .call(
+            "DELETE",
+            &format!("/repos/acme/widgets/issues/{n}/assignees"),
+            Some(json!({"assignees": ["alice", "carol"]})),
+        )
+        .await;
+
+    assert_eq!(r.status, 200, "{}", r.body);
+    let left: Vec<&str> = r.body["assignees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["login"].as_str().unwrap())
+        .collect();
+    assert_eq!(left, ["bob"], "one not assigned is ignored");
+    assert_eq!(repo.issue(n).unwrap().assignees, ["bob"]);
+    let got = settled(&gh, &inbox).await;
+    let unassigned: Vec<&str> = got
+        .iter()
+        .filter(|(e, p)| e == "issues" && p["action"] == "unassigned")
+        .map(|(_, p)| p["assignee"]["login"].as_str().unwrap())
+        .collect();
+    assert_eq!(unassigned, ["alice"]);
+}

@@ -358,3 +358,35 @@ async fn reviews_and_a_merge_queue_refuse_a_pull_requests_merge() {
     assert_eq!(pull.body["merged"], Value::Bool(false));
     gh.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn a_collaborators_own_merge_is_held_to_the_bases_required_checks_and_a_draft_refused() {
+    let (gh, repo, c) = setup().await;
+    gh.add_user("claude[bot]", 41, "write");
+    repo.with_ruleset(
+        Ruleset::new("story gates")
+            .on(&["refs/heads/taskgate/story-*"])
+            .rule(Rule::required_checks(&["taskgate/test"])),
+    );
+    repo.push_files("taskgate/story-1", &[("s.txt", "s\n")], "Story", "alice");
+    let head = repo.push_files("task", &[("t.txt", "t\n")], "Task", "alice");
+    let pr = repo.create_pull("task", "taskgate/story-1", "Task", "alice");
+    repo.set_draft(pr, true, "alice");
+
+    let draft = repo.merge_pull_as(pr, "claude[bot]");
+    assert_eq!(draft, Err("Pull Request is still a draft".to_owned()));
+
+    repo.set_draft(pr, false, "claude[bot]");
+    check(&c, &head, "taskgate/test", Some("failure")).await;
+    let red = repo.merge_pull_as(pr, "claude[bot]").unwrap_err();
+    assert_eq!(
+        red,
+        violation("Required status check \"taskgate/test\" is failing.")
+    );
+    assert!(!repo.pulls()[0].merged);
+
+    check(&c, &head, "taskgate/test", Some("success")).await;
+    repo.merge_pull_as(pr, "claude[bot]")
+        .expect("green: merged");
+    assert!(repo.pulls()[0].merged);
+}

@@ -12,13 +12,19 @@
 //!   taskgate holds only its App's installation token, so it says so once
 //!   on the todo, with what to configure.
 //!
-//! Owns: the effects and the texts of each route. Must not: do IO, or
-//! decide when a todo opens or an attempt counts (`core::failure`).
+//! When a todo closes (fixed, superseded, escalated) the agent is stopped
+//! ([`Step::stop_agent`]): the `label` route's label and the role's
+//! `assignees` (and Copilot, for `copilot`) are taken off, and nothing
+//! mentions or dispatches it for that todo again.
+//!
+//! Owns: the effects and the texts of each route, and of stopping it.
+//! Must not: do IO, or decide when a todo opens or an attempt counts
+//! (`core::failure`).
 
 use std::collections::BTreeMap;
 
 use super::evidence::render_evidence_line;
-use super::{render, OpenTodo, Step, TodoView};
+use super::{render, LoopContext, OpenTodo, Step, TodoView};
 use crate::config::AgentRoute;
 use crate::effect::Effect;
 use crate::report::{clip_middle, code_span};
@@ -28,6 +34,9 @@ use crate::story::MAX_BODY_CHARS;
 /// 10 inputs and 65,535 characters in all; a short line leaves room for
 /// the workflow's own and still names the tests and the command.
 const EVIDENCE_INPUT_CHARS: usize = 1_000;
+
+/// Copilot coding agent's bot account, the login an issue is assigned to.
+pub const COPILOT_LOGIN: &str = "copilot-swe-agent[bot]";
 
 impl Step<'_, '_> {
     /// Starts the agent of `todo`'s role, if it has one, for the todo's
@@ -58,6 +67,29 @@ impl Step<'_, '_> {
                 self.comment(&todo.marker, body, key);
             }
             AgentRoute::Copilot => {}
+        }
+    }
+
+    /// Stops the agent of a todo that closed: its label and the
+    /// assignees its role (or a person, for Copilot) put there come off.
+    /// Nothing starts it for this todo again: only the open todo is
+    /// reached.
+    pub(super) fn stop_agent(&mut self, todo: &OpenTodo) {
+        let role = self.ctx.config.roles.get(&todo.role);
+        let route = role.and_then(|r| r.agent.clone());
+        if let Some(AgentRoute::Label(label)) = &route {
+            self.label(todo, vec![], vec![label.clone()]);
+        }
+        let mut assignees = role.map(|r| r.assignees.clone()).unwrap_or_default();
+        if route == Some(AgentRoute::Copilot) {
+            assignees.push(COPILOT_LOGIN.to_owned());
+        }
+        if !assignees.is_empty() {
+            self.effects.push(Effect::UnassignMarked {
+                repo: self.repo(),
+                marker: todo.marker.clone(),
+                assignees,
+            });
         }
     }
 
@@ -109,6 +141,49 @@ pub fn render_agent_mention(handle: &str, v: &TodoView) -> String {
     let room = MAX_BODY_CHARS.saturating_sub(head.len());
     let evidence = render::render_evidence(v.failure, v.previous, room);
     clip_middle(&format!("{head}{}", evidence.trim_end()), MAX_BODY_CHARS)
+}
+
+/// The agent of a route, named for a person without mentioning it (a
+/// mention in a comment would start it again).
+pub fn describe_agent(route: &AgentRoute) -> String {
+    match route {
+        AgentRoute::Copilot => "Copilot".to_owned(),
+        AgentRoute::Mention(handle) => {
+            format!(
+                "the agent mentioned as `{}`",
+                handle.trim_start_matches('@')
+            )
+        }
+        AgentRoute::Label(label) => format!("the agent started by the label `{label}`"),
+        AgentRoute::Workflow(file) => format!("the agent workflow `{file}`"),
+    }
+}
+
+/// The escalation report's line on the agents of the episode's `roles`,
+/// if any has one: each spent its budget and is no longer started.
+pub(super) fn render_agents_spent(ctx: &LoopContext, roles: &[&str]) -> Option<String> {
+    let mut seen = Vec::new();
+    let lines: Vec<String> = roles
+        .iter()
+        .filter(|r| {
+            let first = !seen.contains(*r);
+            seen.push(**r);
+            first
+        })
+        .filter_map(|role| {
+            let route = ctx.config.roles.get(*role)?.agent.as_ref()?;
+            Some(format!("{} (role `{role}`)", describe_agent(route)))
+        })
+        .collect();
+    if lines.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "**Agent budget spent**: {}. taskgate counted each attempt, stopped the \
+         agent on each closed todo, and starts it no more for this task until a \
+         person steps in. A push is still tested.\n\n",
+        lines.join(", ")
+    ))
 }
 
 /// Said once on a todo whose role's agent is Copilot.
@@ -267,6 +342,149 @@ mod tests {
         );
         insta::assert_snapshot!(body, @r#"taskgate could not start Copilot on this todo: GitHub assigns an issue to Copilot only for a user's token, and taskgate writes with its GitHub App's installation token, for which GitHub leaves Copilot out without an error. Assign this issue to Copilot yourself, or give role `coder` an agent taskgate can start in `.github/taskgate.yml`: `agent: { mention: "@claude" }`, `agent: { label: fix-me }` or `agent: { workflow: agent.yml }` (docs/decisions/agents.md)."#);
         assert!(reaching(&again).is_empty(), "once: {:?}", again.effects);
+    }
+
+    /// The coder's todo, reached through `agent`, opened at 1 000 s and
+    /// closed by `close` (a transition on the open state).
+    fn closed_by(
+        agent: AgentRoute,
+        close: impl Fn(&LoopState, &crate::failure::LoopContext) -> LoopDecision,
+    ) -> Vec<Effect> {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent = Some(agent);
+        f.limits.max_branch_depth = 1;
+        let opened = on_failed_run(
+            &LoopState::default(),
+            &run(1, FailureKind::TestFailure, 1_000),
+            &f.ctx(),
+        );
+        close(&opened.state, &f.ctx()).effects
+    }
+
+    /// What stopped the agent on the todo: its label off, its assignees off.
+    fn stopping(effects: &[Effect]) -> Vec<&Effect> {
+        effects
+            .iter()
+            .filter(|e| {
+                matches!(e, Effect::UnassignMarked { .. })
+                    || matches!(e, Effect::LabelMarked { add, .. } if add.is_empty())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_closing_todo_stops_its_agent_whether_fixed_superseded_or_escalated() {
+        let label = || AgentRoute::Label("fix-me".into());
+        let off = Effect::LabelMarked {
+            repo: Fixture::new().repo,
+            marker: TODO.into(),
+            add: vec![],
+            remove: vec!["fix-me".into()],
+        };
+        let unassign = |who: &[&str]| Effect::UnassignMarked {
+            repo: Fixture::new().repo,
+            marker: TODO.into(),
+            assignees: who.iter().map(|s| s.to_string()).collect(),
+        };
+        let sha = crate::ids::CommitSha("f".repeat(40));
+        let fixed = closed_by(label(), |s, c| {
+            crate::failure::on_green_run(s, &sha, 2_000, c)
+        });
+        assert_eq!(stopping(&fixed), [&off, &unassign(&["alice"])]);
+        let spent = closed_by(label(), |s, c| {
+            let again = on_failed_run(s, &run(2, FailureKind::TestFailure, 2_000), c);
+            on_failed_run(&again.state, &run(3, FailureKind::TestFailure, 3_000), c)
+        });
+        assert_eq!(stopping(&spent), [&off, &unassign(&["alice"])], "escalated");
+        let timed_out = closed_by(label(), |s, c| crate::failure::on_tick(s, 1_000_000, c));
+        assert_eq!(stopping(&timed_out), [&off, &unassign(&["alice"])]);
+        let copilot = closed_by(AgentRoute::Copilot, |s, c| {
+            crate::failure::on_green_run(s, &sha, 2_000, c)
+        });
+        assert_eq!(
+            stopping(&copilot),
+            [&unassign(&["alice", COPILOT_LOGIN])],
+            "Copilot, which a person assigned, is taken off too"
+        );
+    }
+
+    #[test]
+    fn a_superseded_todo_stops_its_agent_and_the_deeper_one_reaches_its_own() {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent = Some(AgentRoute::Label("fix-me".into()));
+        let ctx = f.ctx();
+        let mut s = LoopState::default();
+        for (n, at) in [(1, 1_000), (2, 2_000)] {
+            s = on_failed_run(&s, &run(n, FailureKind::TestFailure, at), &ctx).state;
+        }
+        let deeper = on_failed_run(&s, &run(3, FailureKind::TestFailure, 3_000), &ctx);
+        assert_eq!(
+            deeper.outcome,
+            crate::failure::LoopOutcome::Deepened { depth: 2 }
+        );
+        let stopped: Vec<&str> = stopping(&deeper.effects)
+            .iter()
+            .map(|e| match e {
+                Effect::LabelMarked { marker, .. } | Effect::UnassignMarked { marker, .. } => {
+                    marker.as_str()
+                }
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(stopped, [TODO, TODO], "the spent todo, not the deeper one");
+    }
+
+    #[test]
+    fn after_an_escalation_a_failed_run_reaches_no_agent() {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent =
+            Some(AgentRoute::Mention("@claude".into()));
+        f.limits.max_branch_depth = 1;
+        let ctx = f.ctx();
+        let mut s = LoopState::default();
+        for (n, at) in [(1, 1_000), (2, 2_000), (3, 3_000)] {
+            s = on_failed_run(&s, &run(n, FailureKind::TestFailure, at), &ctx).state;
+        }
+        assert!(s.escalation.is_some());
+        let after = on_failed_run(&s, &run(4, FailureKind::TestFailure, 4_000), &ctx);
+        assert!(after.effects.is_empty(), "{:?}", after.effects);
+        assert_eq!(after.state.failures.len(), 4, "the run is still recorded");
+    }
+
+    #[test]
+    fn the_escalation_report_names_the_agent_whose_budget_is_spent_without_mentioning_it() {
+        let mut f = Fixture::new();
+        f.config.roles.get_mut("coder").unwrap().agent =
+            Some(AgentRoute::Mention("@claude".into()));
+        f.limits.max_branch_depth = 1;
+        let ctx = f.ctx();
+        let mut s = LoopState::default();
+        let mut last = None;
+        for (n, at) in [(1, 1_000), (2, 2_000), (3, 3_000)] {
+            let d = on_failed_run(&s, &run(n, FailureKind::TestFailure, at), &ctx);
+            s = d.state.clone();
+            last = Some(d);
+        }
+        let report = last
+            .unwrap()
+            .effects
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::CommentOnMarker { body, .. } if body.contains("needs a person") => {
+                    Some(body)
+                }
+                _ => None,
+            })
+            .unwrap();
+        let line = report
+            .lines()
+            .find(|l| l.starts_with("**Agent budget"))
+            .unwrap();
+        insta::assert_snapshot!(line, @"**Agent budget spent**: the agent mentioned as `claude` (role `coder`). taskgate counted each attempt, stopped the agent on each closed todo, and starts it no more for this task until a person steps in. A push is still tested.");
+        assert!(
+            !report.contains("@claude"),
+            "a mention would start it again"
+        );
     }
 
     #[test]

@@ -310,6 +310,8 @@ pub fn render_escalation_report(ctx: &LoopContext, s: &LoopState, reason: Bound)
         },
         ctx.limits.max_branch_depth,
     );
+    let roles: Vec<&str> = todos.iter().map(|c| c.role.as_str()).collect();
+    out.extend(super::agent::render_agents_spent(ctx, &roles));
     if !todos.is_empty() {
         out.push_str("| todo | depth | kind | role |\n|---|---|---|---|\n");
         for (i, c) in todos.iter().enumerate() {

@@ -349,6 +349,8 @@ fn the_deepest_todo_spent_escalates_once_with_a_report() {
 
     **Attempts**: 4 failed runs over 2 branch todos (up to 2 attempts each, depth up to 2).
 
+    **Agent budget spent**: the agent workflow `agent-coder.yml` (role `coder`). taskgate counted each attempt, stopped the agent on each closed todo, and starts it no more for this task until a person steps in. A push is still tested.
+
     | todo | depth | kind | role |
     |---|---|---|---|
     | 1 | 1 | test_failure | coder |
@@ -417,7 +419,11 @@ fn a_green_run_closes_the_todo_and_records_the_resolution_time() {
             resolution_seconds: 11_100
         }
     );
-    assert_eq!(names(&d.effects), ["comment_on_marker", "update_issue"]);
+    assert_eq!(
+        names(&d.effects),
+        ["comment_on_marker", "update_issue", "unassign_marked"],
+        "closed, and its agent stopped: the role's assignees off"
+    );
     let (marker, body) = comment_bodies(&d.effects)[0];
     assert_eq!(marker, TODO1);
     insta::assert_snapshot!(body, @"Fixed: the acceptance run passed at `ffffffffffff` after 1 failed run. Resolved in 3 h 05 min.");
