@@ -282,9 +282,7 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run)
-                if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
-            {
+            InternalEvent::Run(run) if run.task.is_proof() => {
                 let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;

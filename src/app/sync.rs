@@ -285,7 +285,7 @@ impl Syncer {
         let started = match &r.started {
             Some(started) => {
                 let record = (self.store)
-                    .task_record(&r.repo, &r.story, started.task.as_str())
+                    .task_record(&r.repo, &r.story, &started.task.clone().into())
                     .await?;
                 let change = record_branch_start(&r.repo, &r.story, started, record);
                 if change.is_some() {

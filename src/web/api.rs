@@ -328,7 +328,7 @@ async fn review_task(
     };
     let record = state
         .store
-        .task_record(&repo, &loc.story, &loc.task)
+        .task_record(&repo, &loc.story, &loc.task.clone().into())
         .await?
         .unwrap_or_default();
     // The command's rules, from the core: the processor decides again on

@@ -101,7 +101,21 @@ impl StoryId {
     pub fn new(key: impl Into<String>) -> Self {
         StoryId(key.into())
     }
+
+    /// A story key as a person or the `actions` runner types it: `file:…`
+    /// or `issue:…` (what follows is checked where it is used).
+    pub fn parse(key: &str) -> Result<Self, StoryKeyError> {
+        match key.split_once(':') {
+            Some(("file" | "issue", _)) => Ok(StoryId::new(key)),
+            _ => Err(StoryKeyError(key.to_owned())),
+        }
+    }
 }
+
+/// A text that is no story key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a story key (`file:NAME` or `issue:N`)")]
+pub struct StoryKeyError(pub String);
 
 /// Conversions and comparisons with text, for the plan ids that tests and
 /// payloads spell as literals.
