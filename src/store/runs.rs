@@ -121,7 +121,7 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let runner: String = r.get(12)?;
     let base: Option<String> = r.get(13)?;
     Ok(AttemptRow {
-        repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+        repo: RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         story: r.sql(1)?,
         task: r.sql(2)?,
         attempt: r.get(3)?,

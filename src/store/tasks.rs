@@ -105,7 +105,7 @@ impl Store {
             db.query_map(sql, params![], |r| {
                 let repo = r.get::<String>(0)?;
                 Ok((
-                    RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                    RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
                     r.sql::<StoryId>(1)?,
                     r.sql::<RunSubject>(2)?,
                 ))

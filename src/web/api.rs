@@ -146,7 +146,7 @@ fn repo_of(q: &RepoQuery) -> Result<Option<RepoName>, ApiError> {
         .as_deref()
         .map(RepoName::parse)
         .transpose()
-        .map_err(ApiError::BadRequest)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// Every story, or those of `?repo=owner/name`.
