@@ -24,6 +24,7 @@ use taskgate::runner::{
 };
 use taskgate_core::config::RepoConfig;
 use taskgate_core::plan::{check_plan, NoFiles, TaskId};
+use taskgate_core::task::RunSubject;
 
 const REPO: &str = "bench/repo";
 
@@ -274,7 +275,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         raw.push(raw_commands(&gates, ws.path())?);
         let (report, d) = timed_async(run_gate_specs(
             ws.path(),
-            args.task.clone(),
+            RunSubject::Task(TaskId::new(&args.task)),
             gates.clone(),
             options(),
         ))
@@ -300,7 +301,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
         };
         let (report, d) = timed_async(runner.run_commit(
             checkout,
-            args.task.clone(),
+            RunSubject::Task(TaskId::new(&args.task)),
             gates.clone(),
             options(),
             |_| {},

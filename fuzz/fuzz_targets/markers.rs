@@ -8,20 +8,22 @@
 use libfuzzer_sys::fuzz_target;
 use taskgate_core::ids::StoryId;
 use taskgate_core::story::markers::{decode_value, encode_value, Marker};
-use taskgate_core::task::{check_key, parse_check_key, CheckKey};
+use taskgate_core::task::{check_key, parse_check_key, CheckKey, RunSubject};
 
 fuzz_target!(|input: (&str, &str, u32, &str, &str)| {
     let (story, task, attempt, gate, text) = input;
 
     // Writing then reading gives back what was written.
-    let key = check_key(&StoryId::new(story), task, attempt, gate);
-    let expected = CheckKey {
-        story: story.into(),
-        task: task.into(),
-        attempt,
-        gate: gate.into(),
-    };
-    assert_eq!(parse_check_key(&key), Some(expected), "{key:?}");
+    if let Ok(subject) = RunSubject::parse(task) {
+        let key = check_key(&StoryId::new(story), &subject, attempt, gate);
+        let expected = CheckKey {
+            story: story.into(),
+            task: subject,
+            attempt,
+            gate: gate.into(),
+        };
+        assert_eq!(parse_check_key(&key), Some(expected), "{key:?}");
+    }
     for value in [story, task, gate] {
         let encoded = encode_value(value);
         assert!(!encoded.contains("--") && !encoded.contains(['>', ' ', '\n']));

@@ -248,7 +248,7 @@ impl ActionsRuns {
             };
             let task_marker = Marker::Task {
                 story: job.story.clone(),
-                task: TaskId::new(job.task.as_str()),
+                task: TaskId::new(job.task.key()),
             }
             .key();
             // The job tests the head merged with the story branch as it

@@ -196,7 +196,8 @@ impl Processor {
                 return Ok(Err(Decision::nothing(format!("issue_comment.{action}"))))
             }
         };
-        let repo = RepoName::parse(&p.repository.full_name).map_err(DecideError::Permanent)?;
+        let repo = RepoName::parse(&p.repository.full_name)
+            .map_err(|e| DecideError::Permanent(e.to_string()))?;
         let via_app = p.comment.performed_via_github_app.as_ref().map(|a| a.id);
         let author = translate::actor(&p.comment.user, via_app);
         let body = p.comment.body.as_deref().unwrap_or_default();

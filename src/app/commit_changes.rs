@@ -20,12 +20,13 @@ use std::collections::BTreeMap;
 use crate::store::{store_view, AttemptRow, StoreError, MAX_CHANGED_FILES};
 use taskgate_core::flaky::CommitPair;
 use taskgate_core::ids::{RepoName, StoryId};
+use taskgate_core::task::RunSubject;
 
 store_view! {
     /// The store as `app::commit_changes` sees it.
     pub(crate) struct ChangesStore {
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
-        async fn previously_tested_commit(repo: &RepoName, story: &StoryId, task: &str, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
+        async fn previously_tested_commit(repo: &RepoName, story: &StoryId, task: &RunSubject, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
         async fn record_commit_changes(repo: &RepoName, pair: &CommitPair, files: Option<Vec<String>>) -> Result<(), StoreError>;
     }
 }

@@ -23,6 +23,7 @@ use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::{InternalEvent, QuarantineEnded};
 use taskgate_core::report::RunReport;
 use taskgate_core::results::{Outcome, TestId};
+use taskgate_core::task::RunSubject;
 use taskgate_core::Decision;
 use tracing::warn;
 
@@ -30,7 +31,7 @@ use tracing::warn;
 pub(crate) struct FinishedRun<'a> {
     pub repo: &'a RepoName,
     pub story: &'a StoryId,
-    pub task: &'a str,
+    pub task: &'a RunSubject,
     pub attempt: u32,
     pub report: &'a RunReport,
 }

@@ -282,9 +282,7 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run)
-                if taskgate_core::task::RunSubject::parse(&run.task).is_proof() =>
-            {
+            InternalEvent::Run(run) if run.task.is_proof() => {
                 let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
                     let ship = self.ship.on_proof_verdict(verdict).await?;
@@ -648,9 +646,25 @@ pub(super) enum DecideError {
     Permanent(String),
 }
 
+/// A store error is worth another try unless it is a commit the database
+/// would refuse again the same way (a constraint, a panicking job:
+/// [`crate::store::CommitError::is_transient`]).
 impl From<crate::store::StoreError> for DecideError {
     fn from(e: crate::store::StoreError) -> Self {
-        DecideError::Transient(e.to_string())
+        if store_transient(&e) {
+            DecideError::Transient(e.to_string())
+        } else {
+            DecideError::Permanent(e.to_string())
+        }
+    }
+}
+
+/// Whether a store error may go away by itself: every one but a commit
+/// the database refused for good.
+fn store_transient(e: &crate::store::StoreError) -> bool {
+    match e {
+        crate::store::StoreError::Commit(c) => c.is_transient(),
+        _ => true,
     }
 }
 
@@ -685,7 +699,7 @@ impl From<SyncError> for DecideError {
     fn from(e: SyncError) -> Self {
         let transient = match &e {
             SyncError::GitHub(g) => g.is_transient(),
-            SyncError::Store(_) => true,
+            SyncError::Store(s) => store_transient(s),
             SyncError::Payload(_) => false,
         };
         if transient {
@@ -700,6 +714,28 @@ impl From<SyncError> for DecideError {
 mod tests {
     use super::*;
     use crate::github::executor::Backoff;
+    use crate::store::{CommitError, StoreError};
+
+    #[test]
+    fn a_commit_the_database_refuses_for_good_is_not_tried_again() {
+        let commit = |transient| {
+            StoreError::Commit(CommitError::Database {
+                message: "UNIQUE constraint failed".into(),
+                transient,
+            })
+        };
+        let retried = |e: StoreError| matches!(DecideError::from(e), DecideError::Transient(_));
+        assert!(!retried(commit(false)));
+        assert!(!retried(StoreError::Commit(CommitError::Panicked {
+            why: "a bug".into()
+        })));
+        assert!(retried(commit(true)));
+        assert!(retried(StoreError::WriterGone));
+        assert!(!matches!(
+            DecideError::from(SyncError::Store(commit(false))),
+            DecideError::Transient(_)
+        ));
+    }
 
     #[test]
     fn a_delivery_github_failed_is_tried_later_and_given_up_only_after_a_day() {

@@ -435,7 +435,7 @@ impl Ship {
         let mut open = Vec::new();
         for m in &l.plan.integration {
             let id = m.id.value.as_str();
-            let pseudo = taskgate_core::task::RunSubject::Milestone(m.id.value.clone()).key();
+            let pseudo = taskgate_core::task::RunSubject::Milestone(m.id.value.clone());
             let record = self.store.task_record(&l.repo, &l.story, &pseudo).await?;
             let passed = record.is_some_and(|r| {
                 r.current

@@ -175,7 +175,8 @@ impl Syncer {
         installation: InstallationId,
         p: &IssueCommentPayload,
     ) -> Result<Decision, SyncError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(SyncError::Payload)?;
+        let repo = RepoName::parse(&p.repository.full_name)
+            .map_err(|e| SyncError::Payload(e.to_string()))?;
         let body = p.comment.body.as_deref().unwrap_or_default();
         let Some(yaml) = taskgate_core::commands::yaml_block(body) else {
             return Ok(taskgate_core::sync::decide_plan_comment_without_yaml(
@@ -285,7 +286,7 @@ impl Syncer {
         let started = match &r.started {
             Some(started) => {
                 let record = (self.store)
-                    .task_record(&r.repo, &r.story, started.task.as_str())
+                    .task_record(&r.repo, &r.story, &started.task.clone().into())
                     .await?;
                 let change = record_branch_start(&r.repo, &r.story, started, record);
                 if change.is_some() {

@@ -71,7 +71,7 @@ pub struct Runs {
 /// The failure loop's budget decisions (`core::failure::budget`) go to the
 /// audit log with it.
 fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decision {
-    let object = taskgate_core::audit::task_object(located.loc.issue, &located.loc.task);
+    let object = taskgate_core::audit::task_object(located.loc.issue, located.loc.task.as_str());
     let limits = located.config.effective_limits(&located.settings);
     let audits = taskgate_core::failure::budget_audit(
         &located.record.failure,
@@ -87,7 +87,7 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
     let mut decision = record_decision(
         repo,
         &located.loc.story,
-        &located.loc.task,
+        &located.subject,
         &located.record,
         d,
     );
@@ -101,7 +101,7 @@ fn into_decision(repo: &RepoName, located: &Located, d: TaskDecision) -> Decisio
 fn record_decision(
     repo: &RepoName,
     story: &StoryId,
-    task: &str,
+    task: &task::RunSubject,
     before_record: &TaskRecord,
     d: TaskDecision,
 ) -> Decision {
@@ -284,10 +284,11 @@ impl Runs {
         let records = self.store.task_records(repo, &done.loc.story).await?;
         let mut decisions = Vec::new();
         for (task, record) in &records {
-            if *task == done.loc.task || record.head.is_none() {
+            if *task == done.loc.task.as_str() || record.head.is_none() {
                 continue;
             }
-            let Some(loc) = self.task_location(repo, &done.loc.story, task).await? else {
+            let task = taskgate_core::plan::TaskId::new(task.as_str());
+            let Some(loc) = self.task_location(repo, &done.loc.story, &task).await? else {
                 continue;
             };
             let Some(mut located) = self.locate(repo, loc).await? else {
@@ -413,12 +414,16 @@ impl Runs {
                 p.action
             )));
         };
-        if let Some(milestone) = task::RunSubject::parse(&key.task).milestone() {
+        if let Some(milestone) = key.task.milestone() {
             return self
                 .milestone_check_run(&repo, p, &key, milestone.as_str(), command, permissions)
                 .await;
         }
-        let Some(loc) = self.task_location(&repo, &key.story, &key.task).await? else {
+        let found = match key.task.task() {
+            Some(task) => self.task_location(&repo, &key.story, task).await?,
+            None => None,
+        };
+        let Some(loc) = found else {
             return Ok(Decision::nothing("the check run's task is not known"));
         };
         let Some(located) = self.locate(&repo, loc).await? else {
@@ -502,9 +507,10 @@ impl Runs {
 
     /// A periodic look at one task's open branch todo (its lifetime bound).
     pub async fn on_tick(&self, event: TickEvent) -> Result<Decision, StoreError> {
-        let loc = self
-            .task_location(&event.repo, &event.story, &event.task)
-            .await?;
+        let loc = match event.task.task() {
+            Some(task) => self.task_location(&event.repo, &event.story, task).await?,
+            None => None,
+        };
         let Some(loc) = loc else {
             return Ok(Decision::nothing("tick for an unknown task"));
         };
@@ -521,12 +527,13 @@ impl Runs {
     /// internal run events and the Actions runner's `workflow_run`s
     /// (`app::actions_runs`) both end here.
     pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
-        if task::RunSubject::parse(&event.task).milestone().is_some() {
+        if event.task.milestone().is_some() {
             return self.milestone_progress(event).await;
         }
-        let located = self
-            .task_location(&event.repo, &event.story, &event.task)
-            .await?;
+        let located = match event.task.task() {
+            Some(task) => self.task_location(&event.repo, &event.story, task).await?,
+            None => None,
+        };
         let Some(loc) = located else {
             return Ok(Decision::nothing("run of an unknown task"));
         };

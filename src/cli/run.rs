@@ -28,11 +28,10 @@ use taskgate::runner::local::run_gate_specs;
 use taskgate::runner::test_merge::merge_into_checkout;
 use taskgate::runner::{cancel_pair, plan_gates, GateSpec, Isolation, RunOptions};
 use taskgate_core::config::{load_config, RepoConfig, CONFIG_PATH};
-use taskgate_core::ids::CommitSha;
-use taskgate_core::plan::{
-    check_plan, render_problems, render_validation_report, Plan, Task, TaskId,
-};
+use taskgate_core::ids::{CommitSha, StoryId, StoryKeyError};
+use taskgate_core::plan::{check_plan, render_problems, render_validation_report, Plan, Task};
 use taskgate_core::report::{render_terminal_report, RunReport, Tested};
+use taskgate_core::task::RunSubject;
 
 use super::DirFiles;
 
@@ -48,11 +47,13 @@ pub struct RunArgs {
     /// .taskgate/stories/NAME.yml (or .yaml) under the plan root. The
     /// `actions` runner passes it, so a repository with several plans runs
     /// the dispatched one. Empty: as if absent.
-    #[arg(long, value_name = "KEY", conflicts_with = "plan")]
-    pub story: Option<String>,
+    #[arg(long, value_name = "KEY", conflicts_with = "plan", value_parser = story_arg)]
+    pub story: Option<StoryId>,
     /// The task to run; may be omitted when exactly one task requires testing.
-    #[arg(long)]
-    pub task: Option<String>,
+    /// The `actions` runner passes what the run tests as taskgate stores it
+    /// (a task id, `@integration/<id>`, `@ship`, `@rollback`).
+    #[arg(long, value_parser = RunSubject::parse)]
+    pub task: Option<RunSubject>,
     /// Also write the report as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -80,9 +81,17 @@ pub struct RunArgs {
     pub sandbox: bool,
 }
 
+/// `--story`: a story key, or empty (as if absent).
+fn story_arg(text: &str) -> Result<StoryId, StoryKeyError> {
+    match text {
+        "" => Ok(StoryId::new("")),
+        key => StoryId::parse(key),
+    }
+}
+
 /// What `taskgate run` runs: the task's id, its gates, the repo config.
 struct Loaded {
-    task: String,
+    task: RunSubject,
     gates: Vec<GateSpec>,
     config: RepoConfig,
 }
@@ -208,7 +217,7 @@ fn write_report(path: &Path, report: &RunReport) -> anyhow::Result<()> {
 
 /// The head conflicts with the story branch's head `base`: no gate runs,
 /// the report (when asked for) says so, and the exit code is 1.
-fn not_run_for_conflict(args: &RunArgs, task: &str, base: &str) -> anyhow::Result<i32> {
+fn not_run_for_conflict(args: &RunArgs, task: &RunSubject, base: &str) -> anyhow::Result<i32> {
     let why = format!(
         "not run: the head conflicts with the story branch's head {base}; merge the story \
          branch into the task branch and push"
@@ -259,7 +268,11 @@ fn load(args: &RunArgs, root: &Path) -> anyhow::Result<Loaded> {
         Some(dir) => root.join(dir),
         None => root.to_owned(),
     };
-    let story = args.story.as_deref().filter(|s| !s.is_empty());
+    let story = args
+        .story
+        .as_ref()
+        .map(StoryId::as_str)
+        .filter(|s| !s.is_empty());
     let plan_path = match (&args.plan, story) {
         (Some(p), _) => p.clone(),
         (None, Some(key)) => plan_of_story(&plan_root, key)?,
@@ -285,10 +298,10 @@ fn load(args: &RunArgs, root: &Path) -> anyhow::Result<Loaded> {
             render_validation_report(std::slice::from_ref(&report))
         );
     };
-    let task = pick_task(plan, args.task.as_deref())?;
+    let task = pick_task(plan, args.task.as_ref())?;
     let gates = pick_gates(plan_gates(task, &files), args.gates.as_deref())?;
     Ok(Loaded {
-        task: task.id.value.to_string(),
+        task: RunSubject::Task(task.id.value.clone()),
         gates,
         config,
     })
@@ -390,7 +403,7 @@ fn only_plan(root: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// The task named by `--task`, or the only leaf that requires testing.
-fn pick_task<'p>(plan: &'p Plan, id: Option<&str>) -> anyhow::Result<&'p Task> {
+fn pick_task<'p>(plan: &'p Plan, id: Option<&RunSubject>) -> anyhow::Result<&'p Task> {
     let testable: Vec<&Task> = plan
         .leaves()
         .into_iter()
@@ -404,7 +417,8 @@ fn pick_task<'p>(plan: &'p Plan, id: Option<&str>) -> anyhow::Result<&'p Task> {
             .join(", ")
     };
     match id {
-        Some(id) => match plan.task(&TaskId::new(id)) {
+        // A milestone or a proof is no task of the plan.
+        Some(id) => match id.task().and_then(|task| plan.task(task)) {
             Some(t) if !t.is_parent() => Ok(t),
             Some(_) => bail!(
                 "task `{id}` is a parent task: its children are tested; pick one of: {}",
@@ -447,12 +461,45 @@ mod tests {
             err,
             "the plan has 2 tasks that require testing; pick one with --task: a, b"
         );
-        let err = pick_task(&two, Some("p")).unwrap_err().to_string();
+        let task = |id: &str| RunSubject::parse(id).unwrap();
+        let err = pick_task(&two, Some(&task("p"))).unwrap_err().to_string();
         assert!(err.contains("`p` is a parent task"), "{err}");
-        assert!(pick_task(&two, Some("zz"))
+        assert!(pick_task(&two, Some(&task("zz")))
             .unwrap_err()
             .to_string()
             .contains("no task `zz`"));
+    }
+
+    /// `taskgate run`'s flags alone, as clap reads them.
+    #[derive(clap::Parser, Debug)]
+    struct Run {
+        #[command(flatten)]
+        args: RunArgs,
+    }
+
+    fn refusal(argv: &[&str]) -> String {
+        let argv = std::iter::once("run").chain(argv.iter().copied());
+        clap::Parser::try_parse_from(argv)
+            .map(|r: Run| format!("accepted: {:?} {:?}", r.args.story, r.args.task))
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_story_key_or_a_run_subject_that_names_nothing_is_refused_by_clap() {
+        insta::assert_snapshot!(refusal(&["--task", "@deploy"]), @r"
+        error: invalid value '@deploy' for '--task <TASK>': `@deploy` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)
+
+        For more information, try '--help'.
+        ");
+        insta::assert_snapshot!(refusal(&["--story", "momentum"]), @r"
+        error: invalid value 'momentum' for '--story <KEY>': `momentum` is not a story key (`file:NAME` or `issue:N`)
+
+        For more information, try '--help'.
+        ");
+        insta::assert_snapshot!(
+            refusal(&["--story", "", "--task", "@integration/backtest"]),
+            @r#"accepted: Some(StoryId("")) Some(Milestone(TaskId("backtest")))"#
+        );
     }
 
     #[test]
@@ -505,7 +552,12 @@ mod tests {
         std::fs::write(&target, "kept\n").unwrap();
         let path = dir.path().join("report.json");
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        let report = report_for_setup_error("t", &CommitSha("a".repeat(40)), &[], "why");
+        let report = report_for_setup_error(
+            &RunSubject::Task("t".into()),
+            &CommitSha("a".repeat(40)),
+            &[],
+            "why",
+        );
         write_report(&path, &report).unwrap();
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "kept\n");
         assert!(!path.symlink_metadata().unwrap().is_symlink());

@@ -36,7 +36,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     };
     // The reconciler asks on every pass until the first start is
     // recorded; a later one changes nothing.
-    let task_record = ctx.store.task_record(repo, story, task.as_str()).await?;
+    let task_record = ctx
+        .store
+        .task_record(repo, story, &task.clone().into())
+        .await?;
     if task_record.is_some_and(|r| r.branch.is_some()) {
         return Ok(None);
     }

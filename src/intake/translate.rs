@@ -189,7 +189,7 @@ pub fn actor(user: &User, via_app: Option<u64>) -> Actor {
 }
 
 fn repo_name(full_name: &str) -> Result<RepoName, TranslateError> {
-    RepoName::parse(full_name).map_err(TranslateError)
+    RepoName::parse(full_name).map_err(|e| TranslateError(e.to_string()))
 }
 
 fn repo_names(repos: &[RepositoryRef]) -> Result<Vec<RepoName>, TranslateError> {

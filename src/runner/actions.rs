@@ -34,6 +34,7 @@ use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::plan::DEFAULT_GATE;
 use taskgate_core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
 use taskgate_core::story::markers::{decode_value, encode_value};
+use taskgate_core::task::RunSubject;
 use taskgate_core::{AttemptRef, Effect};
 
 /// The artifact the workflow uploads.
@@ -116,14 +117,14 @@ pub enum ArtifactError {
 /// gate of the task), `run_id` taskgate's own id for the attempt.
 pub fn dispatch_inputs(
     story: &StoryId,
-    task: &str,
+    task: &RunSubject,
     (sha, base): (&CommitSha, Option<&CommitSha>),
     gates: &[String],
     run_id: &str,
 ) -> BTreeMap<String, String> {
     [
         ("story", story.to_string()),
-        ("task", task.to_string()),
+        ("task", task.key()),
         ("sha", sha.as_str().to_string()),
         (
             "base",
@@ -166,7 +167,7 @@ pub fn attempt_run_id(attempt: &AttemptRef) -> String {
     format!(
         "story={} task={} attempt={}",
         encode_value(attempt.story.as_str()),
-        encode_value(&attempt.task),
+        encode_value(&attempt.task.key()),
         attempt.attempt
     )
 }
@@ -184,7 +185,7 @@ pub fn attempt_of_display_title(title: &str) -> Option<AttemptRef> {
             .and_then(|f| f.strip_prefix('='))
     };
     let story = decode_value(next("story")?)?;
-    let task = decode_value(next("task")?)?;
+    let task = RunSubject::parse(&decode_value(next("task")?)?).ok()?;
     let attempt = next("attempt")?.parse().ok()?;
     if fields.next().is_some() {
         return None;
@@ -218,7 +219,7 @@ pub async fn fetch_report(
     client: &octocrab::Octocrab,
     repo: &RepoName,
     run_id: u64,
-    task: &str,
+    task: &RunSubject,
     sha: &CommitSha,
     limits: ArtifactLimits,
 ) -> Result<RunReport, ArtifactError> {
@@ -272,7 +273,7 @@ async fn run_url(client: &octocrab::Octocrab, repo: &RepoName, run_id: u64) -> S
 /// [`RunReport`] of this [`REPORT_VERSION`] for `task` at `sha`.
 pub fn read_report_zip(
     zip: &[u8],
-    task: &str,
+    task: &RunSubject,
     sha: &CommitSha,
     limits: ArtifactLimits,
 ) -> Result<RunReport, ArtifactError> {
@@ -350,11 +351,11 @@ pub fn read_report_zip(
     }
     let report: RunReport = serde_json::from_slice(&json)
         .map_err(|e| ArtifactError::BadReport(format!("{REPORT_FILE}: {e}")))?;
-    if report.task != task || report.sha.as_deref() != Some(sha.as_str()) {
+    if report.task != *task || report.sha.as_deref() != Some(sha.as_str()) {
         return Err(ArtifactError::WrongRun {
-            task: task.to_string(),
+            task: task.key(),
             sha: sha.as_str().to_string(),
-            found_task: report.task,
+            found_task: report.task.key(),
             found_sha: report.sha.unwrap_or_else(|| "no commit".into()),
         });
     }
@@ -385,7 +386,7 @@ fn is_safe_path(name: &str) -> bool {
 /// `tooling_error`, saying why and linking the run, so the caller completes
 /// the check runs exactly as after a local run.
 pub fn report_for_missing_artifact(
-    task: &str,
+    task: &RunSubject,
     sha: &CommitSha,
     gates: &[String],
     why: &str,
@@ -406,7 +407,7 @@ pub fn report_for_missing_artifact(
 /// requested gate (or the default gate) failed as `tooling_error`, `why` as
 /// the summary, so the check runs say why instead of "no report".
 pub fn report_for_setup_error(
-    task: &str,
+    task: &RunSubject,
     sha: &CommitSha,
     gates: &[String],
     why: &str,
@@ -415,7 +416,7 @@ pub fn report_for_setup_error(
 }
 
 fn tooling_error_report(
-    task: &str,
+    task: &RunSubject,
     sha: &CommitSha,
     gates: &[String],
     summary: String,
@@ -428,7 +429,7 @@ fn tooling_error_report(
     };
     RunReport {
         version: REPORT_VERSION,
-        task: task.to_string(),
+        task: task.clone(),
         sha: Some(sha.as_str().to_string()),
         gates: gates
             .into_iter()

@@ -53,6 +53,7 @@ use taskgate_core::report::{
     REPORT_VERSION,
 };
 use taskgate_core::results::{TestCase, TestId};
+use taskgate_core::task::RunSubject;
 
 mod command;
 mod metrics;
@@ -200,14 +201,14 @@ pub fn run_gates(
     options: RunOptions,
 ) -> impl Future<Output = RunReport> + Send + 'static {
     let gates = plan_gates(task, repo);
-    let (workdir, task) = (workdir.to_owned(), task.id.value.to_string());
+    let (workdir, task) = (workdir.to_owned(), RunSubject::Task(task.id.value.clone()));
     async move { run_gate_specs(&workdir, task, gates, options).await }
 }
 
 /// Runs resolved gates in `workdir`.
 pub async fn run_gate_specs(
     workdir: &Path,
-    task: String,
+    task: RunSubject,
     gates: Vec<GateSpec>,
     options: RunOptions,
 ) -> RunReport {
@@ -339,7 +340,7 @@ async fn isolate(
 
 /// Every gate failed as `tooling_error` before anything ran.
 fn refused(
-    task: String,
+    task: RunSubject,
     gates: Vec<GateSpec>,
     why: &str,
     options: &RunOptions,

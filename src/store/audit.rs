@@ -51,7 +51,7 @@ fn entry_of(r: &Row) -> Result<AuditEntry, StoreError> {
     let action = word(4)?;
     let via = word(7)?;
     Ok(AuditEntry {
-        repo: RepoName::parse(&word(0)?).map_err(StoreError::Corrupt)?,
+        repo: RepoName::parse(&word(0)?).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         at_s: r.get(1)?,
         actor_id: r.sql_opt::<UserId>(2)?,
         actor_login: word(3)?,
@@ -104,7 +104,7 @@ impl Store {
             )?;
             names
                 .iter()
-                .map(|n| RepoName::parse(n).map_err(StoreError::Corrupt))
+                .map(|n| RepoName::parse(n).map_err(|e| StoreError::Corrupt(e.to_string())))
                 .collect()
         })
         .await

@@ -9,6 +9,7 @@
 
 use rusqlite::params;
 
+use super::sql::Sql;
 use super::{Store, StoreError};
 use taskgate_core::ids::RepoName;
 use taskgate_core::AttemptRef;
@@ -43,7 +44,7 @@ impl Store {
                 params![
                     repo.as_str(),
                     a.story.as_str(),
-                    a.task,
+                    Sql(a.task),
                     a.attempt,
                     owner,
                     until,
@@ -68,7 +69,7 @@ impl Store {
             let claim = db.query_opt(
                 "SELECT claimed_by, lease_until_ms FROM attempts
                  WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
-                params![repo.as_str(), a.story.as_str(), a.task, a.attempt],
+                params![repo.as_str(), a.story.as_str(), Sql(a.task), a.attempt],
                 |r| Ok((r.get::<Option<String>>(0)?, r.get::<Option<i64>>(1)?)),
             )?;
             Ok(match claim {
@@ -103,7 +104,7 @@ mod tests {
             .unwrap();
         let attempt = AttemptRef {
             story: "s".into(),
-            task: "t".into(),
+            task: taskgate_core::task::RunSubject::Task("t".into()),
             attempt: 1,
         };
         (RepoName::parse("o/r").unwrap(), attempt)

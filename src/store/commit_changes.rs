@@ -16,9 +16,11 @@ use std::collections::BTreeMap;
 
 use rusqlite::params;
 
+use super::sql::Sql;
 use super::{Store, StoreError};
 use taskgate_core::flaky::CommitPair;
 use taskgate_core::ids::{RepoName, StoryId};
+use taskgate_core::task::RunSubject;
 
 /// Files listed per pair at most; a commit that changed more is stored as
 /// "too many to list" (and decides nothing).
@@ -88,14 +90,14 @@ impl Store {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &RunSubject,
         attempt: u32,
         sha: &str,
     ) -> Result<Option<String>, StoreError> {
         let (repo, story, task, sha) = (
             repo.clone(),
             story.to_string(),
-            task.to_string(),
+            Sql(task.clone()),
             sha.to_string(),
         );
         self.read(move |db| {

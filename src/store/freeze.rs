@@ -69,7 +69,12 @@ impl Store {
                 |r| Ok((r.get::<String>(4)?, freeze_of(r)?)),
             )?;
             rows.into_iter()
-                .map(|(repo, f)| Ok((RepoName::parse(&repo).map_err(StoreError::Corrupt)?, f)))
+                .map(|(repo, f)| {
+                    Ok((
+                        RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                        f,
+                    ))
+                })
                 .collect()
         })
         .await

@@ -428,7 +428,10 @@ impl Store {
             db.query_map(
                 "SELECT repo FROM installation_repos WHERE installation_id = ?1 ORDER BY repo",
                 params![Sql(installation)],
-                |r| RepoName::parse(&r.get::<String>(0)?).map_err(StoreError::Corrupt),
+                |r| {
+                    RepoName::parse(&r.get::<String>(0)?)
+                        .map_err(|e| StoreError::Corrupt(e.to_string()))
+                },
             )
         })
         .await

@@ -133,7 +133,12 @@ impl Store {
                 |r| Ok((r.get::<String>(5)?, quarantine_of(r)?)),
             )?;
             rows.into_iter()
-                .map(|(repo, q)| Ok((RepoName::parse(&repo).map_err(StoreError::Corrupt)?, q)))
+                .map(|(repo, q)| {
+                    Ok((
+                        RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                        q,
+                    ))
+                })
                 .collect()
         })
         .await

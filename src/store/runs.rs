@@ -15,7 +15,7 @@ use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{CommitSha, EffectId, InstallationId, RepoName, StoryId};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::markers::encode_value;
-use taskgate_core::task::{parse_check_key, AttemptStatus, RunJob};
+use taskgate_core::task::{parse_check_key, AttemptStatus, RunJob, RunSubject};
 use taskgate_core::AttemptRef;
 
 // The inbox and the task counts reach `put_task` through here.
@@ -35,7 +35,7 @@ pub(super) fn queue_attempt(
         params![
             job.repo.as_str(),
             job.story.as_str(),
-            job.task,
+            Sql(job.task.clone()),
             job.attempt,
             Sql(job.installation),
             job.sha.as_str(),
@@ -52,7 +52,7 @@ pub(super) fn queue_attempt(
 pub(super) struct AttemptKey<'a> {
     pub repo: &'a RepoName,
     pub story: &'a StoryId,
-    pub task: &'a str,
+    pub task: &'a RunSubject,
     pub attempt: u32,
 }
 
@@ -75,7 +75,7 @@ pub(super) fn update_attempt(
         params![
             key.repo.as_str(),
             key.story.as_str(),
-            key.task,
+            Sql(key.task.clone()),
             key.attempt,
             Sql(status),
             now_ms,
@@ -97,7 +97,7 @@ fn runner_name(runner: RunnerKind) -> &'static str {
 pub struct AttemptRow {
     pub repo: RepoName,
     pub story: StoryId,
-    pub task: String,
+    pub task: RunSubject,
     pub attempt: u32,
     pub installation: InstallationId,
     pub sha: CommitSha,
@@ -121,9 +121,9 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let runner: String = r.get(12)?;
     let base: Option<String> = r.get(13)?;
     Ok(AttemptRow {
-        repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+        repo: RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         story: r.sql(1)?,
-        task: r.get(2)?,
+        task: r.sql(2)?,
         attempt: r.get(3)?,
         installation: r.sql(4)?,
         sha: CommitSha(r.get(5)?),
@@ -167,7 +167,7 @@ fn attach_check_runs(
         };
         if let Some(a) = attempts
             .iter_mut()
-            .find(|a| a.task == key.task && a.attempt == key.attempt)
+            .find(|a| a.task == key.task.key() && a.attempt == key.attempt)
         {
             a.checks.push((key.gate, id as u64));
         }
@@ -210,9 +210,9 @@ impl Store {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &RunSubject,
     ) -> Result<Vec<AttemptRow>, StoreError> {
-        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        let (repo, story, task) = (repo.clone(), story.to_owned(), Sql(task.clone()));
         self.read(move |db| {
             db.query_map(
                 &format!(
@@ -268,10 +268,10 @@ impl Store {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &RunSubject,
         attempt: u32,
     ) -> Result<Option<AttemptRow>, StoreError> {
-        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        let (repo, story, task) = (repo.clone(), story.to_owned(), Sql(task.clone()));
         self.read(move |db| {
             db.query_opt(
                 &format!(
@@ -295,7 +295,7 @@ impl Store {
             db.execute(
                 "INSERT INTO workflow_runs (repo, run_id, story, task, attempt) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, task = ?4, attempt = ?5",
-                params![repo.as_str(), run_id as i64, a.story.as_str(), a.task, a.attempt],
+                params![repo.as_str(), run_id as i64, a.story.as_str(), Sql(a.task), a.attempt],
             )?;
             Ok(())
         })
@@ -312,7 +312,7 @@ impl Store {
         self.read(move |db| {
             db.query_map(
                 "SELECT run_id FROM workflow_runs WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 ORDER BY run_id",
-                params![repo.as_str(), a.story.as_str(), a.task, a.attempt],
+                params![repo.as_str(), a.story.as_str(), Sql(a.task), a.attempt],
                 |r| Ok(r.get::<i64>(0)? as u64),
             )
         })
@@ -327,13 +327,13 @@ impl Store {
         run_id: u64,
     ) -> Result<Option<AttemptRow>, StoreError> {
         let repo = repo.clone();
-        let found: Option<(StoryId, String, u32)> = {
+        let found: Option<(StoryId, RunSubject, u32)> = {
             let repo = repo.clone();
             self.read(move |db| {
                 db.query_opt(
                     "SELECT story, task, attempt FROM workflow_runs WHERE repo = ?1 AND run_id = ?2",
                     params![repo.as_str(), run_id as i64],
-                    |r| Ok((r.sql(0)?, r.get(1)?, r.get(2)?)),
+                    |r| Ok((r.sql(0)?, r.sql(1)?, r.get(2)?)),
                 )
             })
             .await?
@@ -348,10 +348,10 @@ impl Store {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &RunSubject,
         attempt: u32,
     ) -> Result<Option<String>, StoreError> {
-        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        let (repo, story, task) = (repo.clone(), story.to_owned(), Sql(task.clone()));
         self.read(move |db| {
             db.query_opt(
                 "SELECT status FROM attempts WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
@@ -475,11 +475,12 @@ mod tests {
                 .await;
             let repo = RepoName::parse("o/r").unwrap();
             let key = taskgate_core::task::check_key;
+            let t = RunSubject::Task("t".into());
             for (key, id) in [
-                (key(&StoryId::new("file:a"), "t", 2, "unit"), 11),
-                (key(&StoryId::new("file:a"), "t", 2, "lint"), 12),
-                (key(&StoryId::new("file:a"), "t", 1, "unit"), 10),
-                (key(&StoryId::new("file:ab"), "t", 1, "unit"), 99),
+                (key(&StoryId::new("file:a"), &t, 2, "unit"), 11),
+                (key(&StoryId::new("file:a"), &t, 2, "lint"), 12),
+                (key(&StoryId::new("file:a"), &t, 1, "unit"), 10),
+                (key(&StoryId::new("file:ab"), &t, 1, "unit"), 99),
                 ("another app's id".to_owned(), 98),
             ] {
                 store.put_check_run(&repo, &key, id).await.unwrap();

@@ -241,7 +241,7 @@ fn story_rows(db: &Db, repo: Option<&str>) -> Result<Vec<StoryRow>, StoreError> 
         .key();
         if marker == own {
             out.push(StoryRow {
-                repo: RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                repo: RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
                 story,
                 issue: number,
             });

@@ -19,7 +19,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use taskgate_core::ids::{
     CommentId, EffectId, InstallationId, IssueId, IssueNumber, StoryId, TaskId, UserId,
 };
-use taskgate_core::task::AttemptStatus;
+use taskgate_core::task::{AttemptStatus, RunSubject};
 
 /// A core type as a SQL value: `Sql(issue)` in `params!`, and
 /// `row.get::<Sql<IssueNumber>>(i)?.0` to read one back.
@@ -89,6 +89,23 @@ impl FromSql for Sql<AttemptStatus> {
     }
 }
 
+/// Stored as its key (`data`, `@integration/backtest`, `@ship`), the text
+/// rows held before the type existed.
+impl ToSql for Sql<RunSubject> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.0.key()))
+    }
+}
+
+/// A text no subject is stored as is corrupt data, not a task to guess.
+impl FromSql for Sql<RunSubject> {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
+        RunSubject::parse(value.as_str()?)
+            .map(Sql)
+            .map_err(|e| FromSqlError::Other(e.into()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +142,26 @@ mod tests {
             .query_row("SELECT ?1", [Sql(AttemptStatus::Cancelled)], |r| r.get(0))
             .unwrap();
         assert_eq!(word, "cancelled");
+    }
+
+    #[test]
+    fn run_subjects_are_stored_as_their_keys_and_a_bad_key_is_refused() {
+        let conn = Connection::open_in_memory().unwrap();
+        for key in ["data", "@integration/backtest", "@ship", "@rollback"] {
+            let subject = RunSubject::parse(key).unwrap();
+            let (stored, back): (String, Sql<RunSubject>) = conn
+                .query_row("SELECT ?1, ?1", [Sql(subject.clone())], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            assert_eq!((stored.as_str(), back.0), (key, subject));
+        }
+        let refused = conn
+            .query_row("SELECT '@deploy'", [], |r| r.get::<_, Sql<RunSubject>>(0))
+            .unwrap_err();
+        insta::assert_snapshot!(
+            crate::store::StoreError::from(refused).to_string(),
+            @"stored data is corrupt: `@deploy` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)"
+        );
     }
 }

@@ -252,7 +252,7 @@ mod tests {
                     db,
                     &repo,
                     &taskgate_core::ids::StoryId::new("s"),
-                    &task,
+                    &taskgate_core::task::RunSubject::parse(&task).unwrap(),
                     &record,
                 )
             })

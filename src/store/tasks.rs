@@ -9,27 +9,29 @@
 use rusqlite::params;
 
 use super::db::{Db, Dialect};
+use super::sql::Sql;
 use super::{corrupt, Store, StoreError};
-use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
+use taskgate_core::ids::{IssueNumber, RepoName, StoryId, TaskId};
 use taskgate_core::story::Marker;
-use taskgate_core::task::TaskRecord;
+use taskgate_core::task::{RunSubject, TaskRecord};
 
 pub(super) fn put_task(
     db: &Db,
     repo: &RepoName,
     story: &StoryId,
-    task: &str,
+    task: &RunSubject,
     record: &TaskRecord,
 ) -> Result<(), StoreError> {
     // The counts `/metrics` shows move with the record.
-    let counts = super::task_counts::on_write(db, [repo.as_str(), story.as_str(), task], record)?;
+    let key = task.key();
+    let counts = super::task_counts::on_write(db, [repo.as_str(), story.as_str(), &key], record)?;
     db.execute(
         "INSERT INTO tasks (repo, story, task, record, counts) VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT(repo, story, task) DO UPDATE SET record = ?4, counts = ?5",
         params![
             repo.as_str(),
             story.as_str(),
-            task,
+            key,
             serde_json::to_string(record).expect("plain data serialises"),
             counts
         ],
@@ -41,7 +43,7 @@ pub(super) fn put_task(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TaskLocation {
     pub story: StoryId,
-    pub task: String,
+    pub task: TaskId,
     pub marker: String,
     pub issue: IssueNumber,
 }
@@ -51,9 +53,9 @@ impl Store {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &RunSubject,
     ) -> Result<Option<TaskRecord>, StoreError> {
-        let (repo, story, task) = (repo.clone(), story.to_owned(), task.to_owned());
+        let (repo, story, task) = (repo.clone(), story.to_owned(), Sql(task.clone()));
         self.read(move |db| {
             super::json_record(
                 db,
@@ -85,7 +87,7 @@ impl Store {
     /// their lifetime bound.
     pub async fn tasks_with_open_todos(
         &self,
-    ) -> Result<Vec<(RepoName, StoryId, String)>, StoreError> {
+    ) -> Result<Vec<(RepoName, StoryId, RunSubject)>, StoreError> {
         self.read(|db| {
             // An open todo is a `failure.open` that is there and not JSON
             // null (`None` is stored as null). SQLite's `json_extract` is
@@ -103,9 +105,9 @@ impl Store {
             db.query_map(sql, params![], |r| {
                 let repo = r.get::<String>(0)?;
                 Ok((
-                    RepoName::parse(&repo).map_err(StoreError::Corrupt)?,
+                    RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
                     r.sql::<StoryId>(1)?,
-                    r.get::<String>(2)?,
+                    r.sql::<RunSubject>(2)?,
                 ))
             })
         })
@@ -127,13 +129,17 @@ impl Store {
                     |r| {
                         Ok((
                             r.sql::<StoryId>(0)?,
-                            r.get::<String>(1)?,
+                            r.sql::<RunSubject>(1)?,
                             r.get::<String>(2)?,
                         ))
                     },
                 )?;
                 for (story, task, json) in rows {
                     let record: TaskRecord = serde_json::from_str(&json).map_err(corrupt)?;
+                    // Only a plan task has a pull request of its own.
+                    let RunSubject::Task(task) = task else {
+                        continue;
+                    };
                     if record.pr.is_some_and(|p| p.number == number) {
                         return Ok(Some((story, task)));
                     }
@@ -146,7 +152,7 @@ impl Store {
         };
         let marker = Marker::Task {
             story: story.clone(),
-            task: taskgate_core::plan::TaskId::new(task.as_str()),
+            task: task.clone(),
         }
         .key();
         Ok(self
@@ -173,7 +179,7 @@ impl Store {
                 if let Some(Marker::Task { story, task }) = Marker::find_in(&hidden) {
                     return Ok(Some(TaskLocation {
                         story,
-                        task: task.as_str().to_owned(),
+                        task,
                         marker: key,
                         issue: number,
                     }));

@@ -17,6 +17,7 @@ use rusqlite::params;
 
 use super::db::Db;
 use super::runs::AttemptKey;
+use super::sql::Sql;
 use super::{Store, StoreError};
 use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::report::RunReport;
@@ -27,7 +28,12 @@ pub const STORY_TEST_ROWS: u32 = 5;
 
 /// Replaces the attempt's rows with the tests of `report`.
 pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Result<(), StoreError> {
-    let scope = params![key.repo.as_str(), key.story.as_str(), key.task, key.attempt];
+    let scope = params![
+        key.repo.as_str(),
+        key.story.as_str(),
+        Sql(key.task.clone()),
+        key.attempt
+    ];
     db.execute(
         "DELETE FROM test_results WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4",
         scope,
@@ -44,7 +50,7 @@ pub(super) fn record(db: &Db, key: &AttemptKey<'_>, report: &RunReport) -> Resul
                 params![
                     key.repo.as_str(),
                     key.story.as_str(),
-                    key.task,
+                    Sql(key.task.clone()),
                     key.attempt,
                     sha,
                     gate.gate,

@@ -146,7 +146,7 @@ fn repo_of(q: &RepoQuery) -> Result<Option<RepoName>, ApiError> {
         .as_deref()
         .map(RepoName::parse)
         .transpose()
-        .map_err(ApiError::BadRequest)
+        .map_err(|e| ApiError::BadRequest(e.to_string()))
 }
 
 /// Every story, or those of `?repo=owner/name`.
@@ -328,7 +328,7 @@ async fn review_task(
     };
     let record = state
         .store
-        .task_record(&repo, &loc.story, &loc.task)
+        .task_record(&repo, &loc.story, &loc.task.clone().into())
         .await?
         .unwrap_or_default();
     // The command's rules, from the core: the processor decides again on

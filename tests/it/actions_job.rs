@@ -96,8 +96,13 @@ fn the_job_runs_the_default_branchs_plan_and_its_report_reads_back() {
     zip.start_file(REPORT_FILE, options).unwrap();
     zip.write_all(&json).unwrap();
     let zip = zip.finish().unwrap().into_inner();
-    let report =
-        read_report_zip(&zip, "t", &CommitSha(SHA.into()), ArtifactLimits::default()).unwrap();
+    let report = read_report_zip(
+        &zip,
+        &taskgate_core::task::RunSubject::Task("t".into()),
+        &CommitSha(SHA.into()),
+        ArtifactLimits::default(),
+    )
+    .unwrap();
     let gates: Vec<&str> = report.gates.iter().map(|g| g.gate.as_str()).collect();
     assert_eq!(gates, ["test"], "only the dispatched gate ran");
     assert!(report.passed());

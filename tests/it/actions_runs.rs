@@ -108,7 +108,7 @@ async fn a_push_dispatches_the_workflow_and_a_passing_report_puts_the_task_in_re
         .attempt(
             &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
             1,
         )
         .await
@@ -610,7 +610,7 @@ async fn where_a_dispatch_names_no_run_the_watch_finds_it_by_its_title() {
     let repo_name = taskgate_core::ids::RepoName::parse(REPO).unwrap();
     let attempt = taskgate_core::AttemptRef {
         story: "file:checks".into(),
-        task: "check".into(),
+        task: taskgate_core::task::RunSubject::Task("check".into()),
         attempt: 1,
     };
     let store = s.app.store();

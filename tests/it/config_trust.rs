@@ -120,7 +120,7 @@ async fn attempts(s: &Story) -> usize {
         .attempts(
             &repo_name(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
         )
         .await
         .unwrap()

@@ -226,8 +226,13 @@ fn the_actions_script_steps_played_as_the_runner_give_a_report_the_server_accept
     );
 
     let zip = &artifacts["taskgate-report"];
-    let report = read_report_zip(zip, "t", &CommitSha(SHA.into()), ArtifactLimits::default())
-        .expect("the server accepts the report");
+    let report = read_report_zip(
+        zip,
+        &taskgate_core::task::RunSubject::Task("t".into()),
+        &CommitSha(SHA.into()),
+        ArtifactLimits::default(),
+    )
+    .expect("the server accepts the report");
     let gates: Vec<&str> = report.gates.iter().map(|g| g.gate.as_str()).collect();
     assert_eq!(
         gates,
@@ -292,7 +297,7 @@ fn a_process_task_code_leaves_behind_cannot_rewrite_the_report_before_its_upload
 
     let report = read_report_zip(
         &artifacts["taskgate-report"],
-        "check",
+        &taskgate_core::task::RunSubject::Task("check".into()),
         &CommitSha(SHA.into()),
         ArtifactLimits::default(),
     )

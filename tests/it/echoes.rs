@@ -36,7 +36,7 @@ async fn attempts(s: &Story, task: &str) -> usize {
         .attempts(
             &repo_name(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            task,
+            &taskgate_core::task::RunSubject::parse(task).unwrap(),
         )
         .await
         .unwrap()
@@ -203,7 +203,7 @@ async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_ba
         .task_record(
             &repo_name(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
         )
         .await
         .unwrap()

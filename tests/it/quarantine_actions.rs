@@ -75,7 +75,7 @@ impl ActionsStory {
     async fn report_at(&self, sha: &str, run_id: u64, gate: GateResult) -> fakehub::CheckRun {
         let report = RunReport {
             version: REPORT_VERSION,
-            task: "check".into(),
+            task: taskgate_core::task::RunSubject::Task("check".into()),
             sha: Some(sha.into()),
             gates: vec![gate],
             duration_ms: 1200,

@@ -162,7 +162,7 @@ fn repo() -> RepoName {
 fn first_attempt() -> AttemptRef {
     AttemptRef {
         story: "file:checks".into(),
-        task: "check".into(),
+        task: taskgate_core::task::RunSubject::Task("check".into()),
         attempt: 1,
     }
 }
@@ -223,7 +223,7 @@ async fn two_replicas_run_an_attempt_once() {
         .attempts(
             &repo(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
         )
         .await
         .unwrap();
@@ -285,7 +285,7 @@ async fn a_replica_that_dies_mid_run_leaves_the_attempt_to_the_other_once_its_cl
         .attempts(
             &repo(),
             &taskgate_core::ids::StoryId::new("file:checks"),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
         )
         .await
         .unwrap();

@@ -82,7 +82,7 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
         .attempts(
             &taskgate_core::ids::RepoName::parse(REPO).unwrap(),
             &taskgate_core::ids::StoryId::new(story),
-            "check",
+            &taskgate_core::task::RunSubject::Task("check".into()),
         )
         .await
         .unwrap();

@@ -498,11 +498,7 @@ async fn bench_ship_cost() {
         let proof =
             sh.s.app
                 .store()
-                .attempts(
-                    &repo,
-                    &story,
-                    &taskgate_core::task::RunSubject::ShipProof.key(),
-                )
+                .attempts(&repo, &story, &taskgate_core::task::RunSubject::ShipProof)
                 .await
                 .unwrap();
         let tests_ms: i64 = proof

@@ -111,7 +111,7 @@ impl CheckConclusion {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AttemptRef {
     pub story: StoryId,
-    pub task: String,
+    pub task: crate::task::RunSubject,
     pub attempt: u32,
 }
 

@@ -69,7 +69,7 @@ pub enum Change {
     TaskUpdated {
         repo: RepoName,
         story: StoryId,
-        task: String,
+        task: crate::task::RunSubject,
         record: Box<crate::task::TaskRecord>,
     },
     /// A run to start (stored as a queued attempt).
@@ -82,7 +82,7 @@ pub enum Change {
     AttemptUpdated {
         repo: RepoName,
         story: StoryId,
-        task: String,
+        task: crate::task::RunSubject,
         attempt: u32,
         status: crate::task::AttemptStatus,
         report: Option<crate::report::RunReport>,

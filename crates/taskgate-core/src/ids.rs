@@ -101,7 +101,21 @@ impl StoryId {
     pub fn new(key: impl Into<String>) -> Self {
         StoryId(key.into())
     }
+
+    /// A story key as a person or the `actions` runner types it: `file:…`
+    /// or `issue:…` (what follows is checked where it is used).
+    pub fn parse(key: &str) -> Result<Self, StoryKeyError> {
+        match key.split_once(':') {
+            Some(("file" | "issue", _)) => Ok(StoryId::new(key)),
+            _ => Err(StoryKeyError(key.to_owned())),
+        }
+    }
 }
+
+/// A text that is no story key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a story key (`file:NAME` or `issue:N`)")]
+pub struct StoryKeyError(pub String);
 
 /// Conversions and comparisons with text, for the plan ids that tests and
 /// payloads spell as literals.
@@ -150,15 +164,20 @@ impl CommitSha {
 #[serde(transparent)]
 pub struct RepoName(String);
 
+/// A text that is not `owner/name`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not of the form owner/name")]
+pub struct RepoNameError(pub String);
+
 impl RepoName {
     /// Accepts `owner/name`; rejects anything else with a reason.
-    pub fn parse(full_name: &str) -> Result<Self, String> {
+    pub fn parse(full_name: &str) -> Result<Self, RepoNameError> {
         let mut parts = full_name.split('/');
         match (parts.next(), parts.next(), parts.next()) {
             (Some(owner), Some(name), None) if !owner.is_empty() && !name.is_empty() => {
                 Ok(RepoName(full_name.to_ascii_lowercase()))
             }
-            _ => Err(format!("`{full_name}` is not of the form owner/name")),
+            _ => Err(RepoNameError(full_name.to_owned())),
         }
     }
 
@@ -200,5 +219,9 @@ mod tests {
         for bad in ["", "octo", "octo/", "/x", "a/b/c"] {
             assert!(RepoName::parse(bad).is_err(), "{bad}");
         }
+        insta::assert_snapshot!(
+            RepoName::parse("octo").unwrap_err(),
+            @"`octo` is not of the form owner/name"
+        );
     }
 }

@@ -69,7 +69,7 @@ pub struct BranchStarted {
 pub struct TickEvent {
     pub repo: RepoName,
     pub story: StoryId,
-    pub task: String,
+    pub task: crate::task::RunSubject,
 }
 
 /// The payload of an Actions watch.
@@ -202,11 +202,13 @@ mod tests {
         let tick = InternalEvent::Tick(TickEvent {
             repo: RepoName::parse("o/r").unwrap(),
             story: "s".into(),
-            task: "t".into(),
+            task: crate::task::RunSubject::Task("t".into()),
         });
         let kind = InternalKind::of(tick.name()).unwrap();
         let back = InternalEvent::parse(kind, &tick.payload()).unwrap();
-        assert!(matches!(back, InternalEvent::Tick(t) if t.task == "t"));
+        assert!(
+            matches!(back, InternalEvent::Tick(t) if t.task == crate::task::RunSubject::Task("t".into()))
+        );
     }
 
     #[test]

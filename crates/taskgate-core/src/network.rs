@@ -54,7 +54,7 @@ impl FromStr for RunnerNetwork {
             .split(',')
             .map(str::trim)
             .filter(|r| !r.is_empty())
-            .map(|r| RepoName::parse(r).map_err(RunnerNetworkError))
+            .map(|r| RepoName::parse(r).map_err(|e| RunnerNetworkError(e.to_string())))
             .collect::<Result<BTreeSet<_>, _>>()?;
         Ok(RunnerNetwork::Allow(repos))
     }

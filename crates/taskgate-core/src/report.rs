@@ -123,7 +123,7 @@ pub struct GateResult {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub version: u32,
-    pub task: String,
+    pub task: crate::task::RunSubject,
     pub sha: Option<String>,
     pub gates: Vec<GateResult>,
     pub duration_ms: u64,

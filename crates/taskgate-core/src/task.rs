@@ -50,7 +50,7 @@ pub use review::{
     Reviewer, MAX_REVISIONS,
 };
 pub use review_text::{render_explain, render_status, render_story_status};
-pub use subject::RunSubject;
+pub use subject::{RunSubject, SubjectError};
 
 use std::collections::BTreeMap;
 
@@ -213,7 +213,7 @@ pub struct RunJob {
     pub repo: RepoName,
     pub installation: InstallationId,
     pub story: StoryId,
-    pub task: String,
+    pub task: RunSubject,
     pub attempt: u32,
     pub sha: CommitSha,
     pub gates: Vec<String>,

@@ -6,12 +6,13 @@ use crate::store::{store_view, AttemptRow, StoreError};
 use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::results::TestId;
 use taskgate_core::sync::{IssueRecord, StoryPlan};
+use taskgate_core::task::RunSubject;
 use taskgate_core::AttemptRef;
 
 store_view! {
     /// The store as `app::actions_runs` sees it.
     pub(crate) struct ActionsStore {
-        async fn attempt(repo: &RepoName, story: &StoryId, task: &str, attempt: u32) -> Result<Option<AttemptRow>, StoreError>;
+        async fn attempt(repo: &RepoName, story: &StoryId, task: &RunSubject, attempt: u32) -> Result<Option<AttemptRow>, StoreError>;
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
         async fn put_workflow_run(repo: &RepoName, run_id: u64, attempt: &AttemptRef) -> Result<(), StoreError>;
         async fn quarantined_tests(repo: &RepoName, now_s: i64) -> Result<Vec<TestId>, StoreError>;

@@ -41,7 +41,7 @@ impl ActionsRuns {
     /// The head of a task's story branch as GitHub has it now: what the
     /// job merges into the task's head before testing.
     pub(super) async fn story_head(&self, job: &RunJob) -> Result<Option<CommitSha>, ActionsError> {
-        if job.task.starts_with('@') {
+        if job.task.task().is_none() {
             return Ok(None);
         }
         let Some(branch) = self.story_branch(&job.repo, &job.story).await? else {

@@ -7,7 +7,7 @@ fn a_run_is_counted_once_however_often_its_report_is_fetched() {
     let row = AttemptRow {
         repo: RepoName::parse("o/r").unwrap(),
         story: "s".into(),
-        task: "t1".into(),
+        task: taskgate_core::task::RunSubject::Task("t1".into()),
         attempt: 1,
         installation: taskgate_core::ids::InstallationId(1),
         sha: taskgate_core::ids::CommitSha("1111111111111111111111111111111111111111".into()),

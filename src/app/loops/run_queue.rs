@@ -162,7 +162,7 @@ fn key(row: &AttemptRow) -> AttemptKey {
     (
         row.repo.as_str().to_owned(),
         row.story.clone(),
-        row.task.clone(),
+        row.task.key(),
         row.attempt,
     )
 }
@@ -509,12 +509,12 @@ impl RunQueue {
 /// a ship's proof (every leaf's and every milestone's).
 fn resolve_gates(
     plan: &taskgate_core::plan::Plan,
-    task: &str,
+    task: &RunSubject,
     files: &MemFiles,
     config: Option<&str>,
 ) -> Option<Vec<crate::runner::GateSpec>> {
     let config = || taskgate_core::config::load_config(config).unwrap_or_default();
-    let resolved = match RunSubject::parse(task) {
+    let resolved = match task {
         RunSubject::RollbackProof => {
             return Some(crate::runner::rollback_gates(&config().rollback_gates))
         }
@@ -528,12 +528,12 @@ fn resolve_gates(
         RunSubject::Milestone(id) => plan
             .integration
             .iter()
-            .find(|m| m.id.value == id)
+            .find(|m| m.id.value == *id)
             .map(taskgate_core::task::milestone::milestone_task),
         RunSubject::Task(id) => plan
             .walk()
             .into_iter()
-            .find(|r| r.task.id.value == id)
+            .find(|r| r.task.id.value == *id)
             .map(|r| r.task.clone()),
     }?;
     Some(plan_gates(&resolved, files))

@@ -17,7 +17,8 @@ impl Ship {
     /// A `merge_group` webhook: the decision for the story whose PR the
     /// group merges, and the proof run it asks for.
     pub async fn on_merge_group(&self, p: &MergeGroupPayload) -> Result<ShipOutcome, ShipError> {
-        let repo = RepoName::parse(&p.repository.full_name).map_err(ShipError::Payload)?;
+        let repo = RepoName::parse(&p.repository.full_name)
+            .map_err(|e| ShipError::Payload(e.to_string()))?;
         let Some(number) = p.merge_group.pull_number() else {
             return Ok(Decision::nothing("a merge group of no pull request").into());
         };

@@ -9,7 +9,7 @@ use taskgate_core::freeze::Freeze;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::ship::{StoryRecord, StoryRunRef};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
-use taskgate_core::task::TaskRecord;
+use taskgate_core::task::{RunSubject, TaskRecord};
 
 store_view! {
     /// The store as `app::ship` sees it.
@@ -22,7 +22,7 @@ store_view! {
         async fn story_record(repo: &RepoName, story: &StoryId) -> Result<Option<StoryRecord>, StoreError>;
         async fn story_records(repo: &RepoName) -> Result<Vec<(StoryId, StoryRecord)>, StoreError>;
         async fn story_run(repo: &RepoName, run_id: u64) -> Result<Option<StoryRunRef>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
 }

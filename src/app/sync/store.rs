@@ -8,7 +8,7 @@ use crate::app::resync::ResyncStore;
 use crate::store::{store_view, RepoConfigRecord, StoreError};
 use taskgate_core::ids::{InstallationId, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
-use taskgate_core::task::TaskRecord;
+use taskgate_core::task::{RunSubject, TaskRecord};
 use taskgate_core::Effect;
 
 store_view! {
@@ -22,7 +22,7 @@ store_view! {
         async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
         async fn story_issues(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, IssueRecord>, StoreError>;
         async fn story_sources(repo: &RepoName) -> Result<Vec<String>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
         async fn record_first_config(installation: InstallationId, repo: &RepoName, record: RepoConfigRecord, effects: Vec<Effect>) -> Result<bool, StoreError>;
     }

@@ -11,7 +11,8 @@ use super::*;
 use std::collections::BTreeMap;
 
 use taskgate_core::failure::RunLinks;
-use taskgate_core::ids::StoryId;
+use taskgate_core::ids::{StoryId, TaskId};
+use taskgate_core::task::RunSubject;
 
 /// Attempts per task read to find the check runs of the one that finished
 /// (a newer push may have queued another since).
@@ -20,6 +21,8 @@ const RECENT_ATTEMPTS: u32 = 3;
 /// A task with everything its transitions need.
 pub(super) struct Located {
     pub(super) loc: TaskLocation,
+    /// The task as what its runs test (`loc.task`, a plan task).
+    pub(super) subject: RunSubject,
     pub(super) settings: taskgate_core::plan::Settings,
     pub(super) installation: InstallationId,
     pub(super) task: Task,
@@ -38,7 +41,7 @@ impl Located {
             repo,
             installation: self.installation,
             story: &self.loc.story,
-            task: &self.loc.task,
+            task: &self.subject,
             title: &self.task.title,
             task_marker: &self.loc.marker,
             task_issue: self.loc.issue,
@@ -66,7 +69,7 @@ impl Runs {
             return Ok(None);
         };
         let Some(task) = parsed.walk().into_iter().find_map(|r| {
-            (r.task.id.value.as_str() == loc.task && !r.task.is_parent()).then(|| r.task.clone())
+            (r.task.id.value == loc.task && !r.task.is_parent()).then(|| r.task.clone())
         }) else {
             return Ok(None);
         };
@@ -84,7 +87,7 @@ impl Runs {
             return Ok(None);
         };
         let records = self.store.task_records(repo, &loc.story).await?;
-        let record = records.get(&loc.task).cloned().unwrap_or_default();
+        let record = records.get(loc.task.as_str()).cloned().unwrap_or_default();
         let complete = |id: &taskgate_core::plan::TaskId| {
             records
                 .get(id.as_str())
@@ -104,7 +107,8 @@ impl Runs {
         Ok(Some(Located {
             waiting_for,
             settings: parsed.settings.clone(),
-            branch: task_branch(loc.issue.0, &loc.task),
+            branch: task_branch(loc.issue.0, loc.task.as_str()),
+            subject: RunSubject::Task(loc.task.clone()),
             story_branch: story_branch(story_issue.number.0),
             installation: plan.installation,
             loc,
@@ -151,11 +155,11 @@ impl Runs {
         &self,
         repo: &RepoName,
         story: &StoryId,
-        task: &str,
+        task: &TaskId,
     ) -> Result<Option<TaskLocation>, StoreError> {
         let marker = Marker::Task {
             story: story.to_owned(),
-            task: taskgate_core::plan::TaskId::new(task),
+            task: task.to_owned(),
         }
         .key();
         Ok(self
@@ -182,7 +186,7 @@ impl Runs {
             .task_records(repo, &located.loc.story)
             .await?
             .iter()
-            .filter(|(task, r)| **task != located.loc.task && r.failure.open.is_some())
+            .filter(|(task, r)| **task != located.loc.task.as_str() && r.failure.open.is_some())
             .count() as u32;
         Ok(LoopInputs {
             task: &located.task,
@@ -214,7 +218,7 @@ impl Runs {
             .await?;
         Ok(attempts
             .into_iter()
-            .filter(|a| a.task == located.loc.task && a.attempt == current.number)
+            .filter(|a| a.task == located.loc.task.as_str() && a.attempt == current.number)
             .flat_map(|a| a.checks)
             .map(|(gate, id)| (gate, format!("{}/{repo}/runs/{id}", self.web_base)))
             .collect())

@@ -202,8 +202,7 @@ impl Runs {
     /// A milestone run's progress: the task transitions, then the failure
     /// loop with the story as the parent of its diagnostic todos.
     pub(super) async fn milestone_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
-        let subject = RunSubject::parse(&event.task);
-        let id = subject.milestone().map_or("", |id| id.as_str());
+        let id = event.task.milestone().map_or("", |id| id.as_str());
         let found = self.story_plan(&event.repo, &event.story).await?;
         let Some((stored, plan, story_issue)) = found else {
             return Ok(Decision::nothing("milestone run of an unknown story"));

@@ -95,7 +95,7 @@ impl ShipProofs {
         &self,
         event: RunEvent,
     ) -> Result<(Decision, Option<ProofVerdict>), StoreError> {
-        let subject = RunSubject::parse(&event.task);
+        let subject = event.task.clone();
         let found = self
             .runs
             .proof_at(&event.repo, &event.story, &subject)
@@ -173,7 +173,7 @@ mod tests {
             attempt: 1,
             report: RunReport {
                 version: 1,
-                task: PROOF.1.key(),
+                task: PROOF.1.clone(),
                 sha: Some("c0ffee".into()),
                 gates: vec![],
                 duration_ms: 5,

@@ -20,7 +20,7 @@ use taskgate_core::task::milestone::milestone_limits;
 pub(super) struct PseudoTask {
     pub(super) story: StoryId,
     /// `@<milestone>`, `@ship` or `@rollback`.
-    pub(super) id: String,
+    pub(super) id: taskgate_core::task::RunSubject,
     pub(super) task: Task,
     pub(super) gates: Vec<String>,
     installation: InstallationId,
@@ -93,7 +93,7 @@ impl Runs {
     ) -> Result<PseudoTask, StoreError> {
         let record = self
             .store
-            .task_record(repo, &stored.story, &spec.id.key())
+            .task_record(repo, &stored.story, &spec.id)
             .await?
             .unwrap_or(TaskRecord {
                 // A pseudo task never opens a pull request.
@@ -102,7 +102,7 @@ impl Runs {
             });
         Ok(PseudoTask {
             story: stored.story.clone(),
-            id: spec.id.key(),
+            id: spec.id,
             task: spec.task,
             gates: spec.gates,
             installation: stored.installation,

@@ -213,7 +213,7 @@ impl TaskCommands {
             } else {
                 task::render_status
             };
-            return Ok(Some(render(&located.loc.task, &located.record)));
+            return Ok(Some(render(located.loc.task.as_str(), &located.record)));
         }
         if explain {
             return Ok(None);
@@ -255,6 +255,6 @@ fn audit_task(
     located: &Located,
     via: AuditVia,
 ) -> AuditEntry {
-    let object = task_object(located.loc.issue, &located.loc.task);
+    let object = task_object(located.loc.issue, located.loc.task.as_str());
     AuditEntry::new(repo, now, by, action, object, via)
 }

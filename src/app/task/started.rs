@@ -23,10 +23,7 @@ impl Runs {
         story: &StoryId,
         started: &BranchStarted,
     ) -> Result<Option<Decision>, StoreError> {
-        let Some(loc) = self
-            .task_location(repo, story, started.task.as_str())
-            .await?
-        else {
+        let Some(loc) = self.task_location(repo, story, &started.task).await? else {
             return Ok(None);
         };
         let Some(located) = self.locate(repo, loc).await? else {

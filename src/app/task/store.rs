@@ -8,7 +8,7 @@ use crate::app::flaky::FlakyStore;
 use crate::store::{store_view, AttemptSummary, StoreError, TaskLocation};
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
-use taskgate_core::task::TaskRecord;
+use taskgate_core::task::{RunSubject, TaskRecord};
 
 store_view! {
     /// The store as `app::task` sees it.
@@ -18,7 +18,7 @@ store_view! {
         async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<StoryId>, StoreError>;
         async fn task_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
         async fn task_by_pull(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;
-        async fn task_record(repo: &RepoName, story: &StoryId, task: &str) -> Result<Option<TaskRecord>, StoreError>;
+        async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
         async fn recent_attempts(repo: &RepoName, story: &StoryId, per_task: u32) -> Result<Vec<AttemptSummary>, StoreError>;
     }

@@ -12,6 +12,11 @@ use taskgate_core::ids::InstallationId;
 use taskgate_core::report::{render_check_output, CommandResult};
 
 const TASK: &str = "data";
+
+/// [`TASK`] as what the run tests.
+fn subject() -> taskgate_core::task::RunSubject {
+    taskgate_core::task::RunSubject::Task(TASK.into())
+}
 const REPO: &str = "acme/widgets";
 
 fn sha() -> CommitSha {
@@ -21,7 +26,7 @@ fn sha() -> CommitSha {
 fn report(task: &str, sha: &str) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
-        task: task.into(),
+        task: taskgate_core::task::RunSubject::Task(task.into()),
         sha: Some(sha.into()),
         gates: vec![GateResult {
             gate: "test".into(),
@@ -71,7 +76,7 @@ fn report_zip(report: &RunReport) -> Vec<u8> {
 }
 
 fn read(zip: &[u8]) -> Result<RunReport, ArtifactError> {
-    read_report_zip(zip, TASK, &sha(), ArtifactLimits::default())
+    read_report_zip(zip, &subject(), &sha(), ArtifactLimits::default())
 }
 
 struct Fake {
@@ -100,7 +105,7 @@ impl Fake {
 
     async fn fetch(&self, run: u64, limits: ArtifactLimits) -> Result<RunReport, ArtifactError> {
         let repo = RepoName::parse(REPO).unwrap();
-        fetch_report(&self.client, &repo, run, TASK, &sha(), limits).await
+        fetch_report(&self.client, &repo, run, &subject(), &sha(), limits).await
     }
 
     fn downloads(&self) -> usize {
@@ -233,7 +238,7 @@ fn a_zip_bomb_is_refused_before_unpacking() {
         max_unpacked_bytes: 1 << 20,
         ..ArtifactLimits::default()
     };
-    let err = read_report_zip(&zip, TASK, &sha(), limits).unwrap_err();
+    let err = read_report_zip(&zip, &subject(), &sha(), limits).unwrap_err();
     insta::assert_snapshot!(err.to_string(), @"the `taskgate-report` artifact is too large: the unpacked content is 4194304 bytes, over the limit of 1048576");
 }
 
@@ -289,7 +294,7 @@ fn a_report_of_another_format_is_refused_naming_the_version_to_install() {
 fn dispatch_inputs_are_six_strings_naming_the_story() {
     let inputs = dispatch_inputs(
         &StoryId::new("file:checks"),
-        TASK,
+        &subject(),
         (&sha(), None),
         &["lint".into(), "test".into()],
         "42",
@@ -303,7 +308,13 @@ fn dispatch_inputs_are_six_strings_naming_the_story() {
     assert_eq!(inputs["story"], "file:checks");
     assert_eq!(inputs["base"], "", "no story branch to merge");
     assert_eq!(
-        dispatch_inputs(&StoryId::new("file:s"), TASK, (&sha(), None), &[], "1")["gates"],
+        dispatch_inputs(
+            &StoryId::new("file:s"),
+            &subject(),
+            (&sha(), None),
+            &[],
+            "1"
+        )["gates"],
         ""
     );
     let effect = dispatch_effect(
@@ -324,7 +335,13 @@ fn dispatch_inputs_are_six_strings_naming_the_story() {
 async fn the_fake_dispatch_returns_the_run_it_created() {
     let fake = Fake::start().await;
     fake.repo.add_workflow("taskgate-run.yml");
-    let inputs = dispatch_inputs(&StoryId::new("file:s"), TASK, (&sha(), None), &[], "1");
+    let inputs = dispatch_inputs(
+        &StoryId::new("file:s"),
+        &subject(),
+        (&sha(), None),
+        &[],
+        "1",
+    );
     let body = serde_json::json!({ "ref": "main", "inputs": inputs, "return_run_details": true });
     let r = send(
         &fake.client,
@@ -343,7 +360,7 @@ async fn the_fake_dispatch_returns_the_run_it_created() {
 #[test]
 fn a_missing_report_fails_every_gate_as_tooling_error() {
     let r = report_for_missing_artifact(
-        TASK,
+        &subject(),
         &sha(),
         &["lint".into(), "test".into()],
         "the job was cancelled",
@@ -369,7 +386,7 @@ fn a_missing_report_fails_every_gate_as_tooling_error() {
 
     - workflow run: https://github.com/acme/widgets/actions/runs/9
     ");
-    let none = report_for_missing_artifact(TASK, &sha(), &[], "no run", None);
+    let none = report_for_missing_artifact(&subject(), &sha(), &[], "no run", None);
     assert_eq!(none.gates.len(), 1);
     assert!(!none.passed());
 }
@@ -378,7 +395,7 @@ fn a_missing_report_fails_every_gate_as_tooling_error() {
 fn the_run_id_in_a_display_title_names_the_attempt() {
     let attempt = AttemptRef {
         story: "file:checks".into(),
-        task: "data load".into(),
+        task: taskgate_core::task::RunSubject::Task("data load".into()),
         attempt: 3,
     };
     let id = attempt_run_id(&attempt);

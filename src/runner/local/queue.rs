@@ -96,7 +96,7 @@ impl LocalRunner {
     pub async fn run_commit(
         &self,
         checkout: Checkout<'_>,
-        task: String,
+        task: taskgate_core::task::RunSubject,
         gates: Vec<GateSpec>,
         options: RunOptions,
         on_queued: impl FnOnce(usize),

@@ -277,7 +277,7 @@ async fn run_commit_tests_the_exact_commit_in_a_fresh_checkout() {
                 token: None,
                 workspaces: tmp.path().join("ws"),
             },
-            "t".into(),
+            taskgate_core::task::RunSubject::Task("t".into()),
             gates,
             options,
             |_| {},

@@ -59,7 +59,13 @@ fn gate(cmd: &str, timeout_seconds: Option<u64>) -> Vec<GateSpec> {
 
 /// Runs `cmd` as the only command of a task in `workdir`; its output.
 pub(crate) async fn run_in(workdir: &Path, cmd: &str, options: RunOptions) -> (RunReport, String) {
-    let report = run_gate_specs(workdir, "t".into(), gate(cmd, None), options).await;
+    let report = run_gate_specs(
+        workdir,
+        taskgate_core::task::RunSubject::Task("t".into()),
+        gate(cmd, None),
+        options,
+    )
+    .await;
     let output = report.gates[0]
         .commands
         .first()
@@ -304,7 +310,7 @@ async fn a_child_holding_the_output_pipe_after_the_timeout_dies_with_the_run() {
     // still holds it.
     let report = run_gate_specs(
         &host.workspace,
-        "t".into(),
+        taskgate_core::task::RunSubject::Task("t".into()),
         gate(
             "setsid sleep 1004 & sleep 1005 & echo started; sleep 1006",
             Some(1),

@@ -50,7 +50,7 @@ on_both_backends! {
             let store = store.clone();
             async move {
                 store
-                    .previously_tested_commit(&repo(), &StoryId::new("s"), "check", attempt, &sha.to_string().repeat(40))
+                    .previously_tested_commit(&repo(), &StoryId::new("s"), &taskgate_core::task::RunSubject::Task("check".into()), attempt, &sha.to_string().repeat(40))
                     .await
                     .unwrap()
             }

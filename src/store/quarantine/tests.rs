@@ -41,12 +41,12 @@ fn attempt(attempt: u32, cases: Vec<TestCase>) -> Change {
     Change::AttemptUpdated {
         repo: repo("acme/a"),
         story: "s".into(),
-        task: "check".into(),
+        task: taskgate_core::task::RunSubject::Task("check".into()),
         attempt,
         status: AttemptStatus::Failed,
         report: Some(RunReport {
             version: REPORT_VERSION,
-            task: "check".into(),
+            task: taskgate_core::task::RunSubject::Task("check".into()),
             sha: Some("b".repeat(40)),
             gates: vec![GateResult {
                 gate: "test".into(),

@@ -34,7 +34,7 @@ fn report(cases: Vec<TestCase>) -> RunReport {
     let tests = GateTests::new(cases, &|_| false, vec!["junit.xml".into()], vec![]);
     RunReport {
         version: REPORT_VERSION,
-        task: "data".into(),
+        task: taskgate_core::task::RunSubject::Task("data".into()),
         sha: Some("a".repeat(40)),
         gates: vec![GateResult {
             gate: "test".into(),
@@ -59,7 +59,7 @@ fn attempt(task: &str, attempt: u32, report: Option<RunReport>) -> Change {
     Change::AttemptUpdated {
         repo: repo(),
         story: "s".into(),
-        task: task.into(),
+        task: taskgate_core::task::RunSubject::Task(task.into()),
         attempt,
         status: AttemptStatus::Failed,
         report,

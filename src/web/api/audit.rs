@@ -48,7 +48,7 @@ fn read_query(p: &AuditParams) -> Result<AuditQuery, AuditQueryError> {
     let repo = p
         .repo
         .as_deref()
-        .map(|r| RepoName::parse(r.trim()).map_err(AuditQueryError::Repo))
+        .map(|r| RepoName::parse(r.trim()).map_err(|e| AuditQueryError::Repo(e.to_string())))
         .transpose()?;
     let since_s = p.since.as_deref().map(read_since).transpose()?;
     let limit = match p.limit.as_deref().map(str::trim) {

@@ -209,7 +209,7 @@ fn gate(name: &str, passed: bool) -> GateResult {
 pub fn report(sha: &str, gates: &[(&str, bool)]) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
-        task: "check".into(),
+        task: taskgate_core::task::RunSubject::Task("check".into()),
         sha: Some(sha.into()),
         gates: gates.iter().map(|(g, passed)| gate(g, *passed)).collect(),
         duration_ms: 1200,

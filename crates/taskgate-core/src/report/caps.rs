@@ -10,6 +10,7 @@
 //! built any other way is safe to render too.
 
 use super::{clip_middle, CommandResult, GateResult, RunReport};
+use crate::task::RunSubject;
 
 /// Gates kept in one report.
 pub const MAX_GATES: usize = 64;
@@ -32,7 +33,14 @@ pub const MAX_PATH_BYTES: usize = 512;
 
 /// `report` within every cap above. Linear in the report's size.
 pub fn cap_report(mut report: RunReport) -> RunReport {
-    report.task = clip_middle(&report.task, MAX_LINE_BYTES);
+    let task = report.task.key();
+    if task.len() > MAX_LINE_BYTES {
+        // The clipped text keeps its head, so it names the same kind of
+        // subject.
+        if let Ok(clipped) = RunSubject::parse(&clip_middle(&task, MAX_LINE_BYTES)) {
+            report.task = clipped;
+        }
+    }
     if let Some(sha) = &mut report.sha {
         sha.truncate(sha.floor_char_boundary_compat(64));
     }

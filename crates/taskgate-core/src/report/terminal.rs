@@ -123,7 +123,7 @@ mod tests {
         lint.warnings = vec!["`flaky.sh` failed then passed on an immediate re-run".into()];
         let report = RunReport {
             version: REPORT_VERSION,
-            task: "data".into(),
+            task: crate::task::RunSubject::Task("data".into()),
             sha: Some("0123456789abcdef0123".into()),
             gates: vec![failing_gate(), lint],
             duration_ms: 75_500,

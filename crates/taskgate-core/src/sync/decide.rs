@@ -316,7 +316,7 @@ pub fn record_branch_start(
     Some(Change::TaskUpdated {
         repo: repo.clone(),
         story: story.clone(),
-        task: started.task.to_string(),
+        task: started.task.clone().into(),
         record: Box::new(record),
     })
 }

@@ -3,6 +3,7 @@
 //! or a "Re-run" on GitHub leads straight back to the task, and a create
 //! retried after a crash finds the run GitHub already made.
 
+use super::RunSubject;
 use crate::ids::StoryId;
 use crate::story::markers::{decode_value, encode_value};
 
@@ -10,17 +11,17 @@ use crate::story::markers::{decode_value, encode_value};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckKey {
     pub story: StoryId,
-    pub task: String,
+    pub task: RunSubject,
     pub attempt: u32,
     pub gate: String,
 }
 
 /// `story=file:x task=data attempt=3 gate=unit`, values escaped like markers.
-pub fn check_key(story: &StoryId, task: &str, attempt: u32, gate: &str) -> String {
+pub fn check_key(story: &StoryId, task: &RunSubject, attempt: u32, gate: &str) -> String {
     format!(
         "story={} task={} attempt={attempt} gate={}",
         encode_value(story.as_str()),
-        encode_value(task),
+        encode_value(&task.key()),
         encode_value(gate)
     )
 }
@@ -35,7 +36,7 @@ pub fn parse_check_key(key: &str) -> Option<CheckKey> {
             .and_then(|f| f.strip_prefix('='))
     };
     let story = decode_value(next("story")?)?;
-    let task = decode_value(next("task")?)?;
+    let task = RunSubject::parse(&decode_value(next("task")?)?).ok()?;
     let attempt = next("attempt")?.parse().ok()?;
     let gate = decode_value(next("gate")?)?;
     if fields.next().is_some() {
@@ -60,13 +61,14 @@ mod tests {
             ("issue:12", "a b=c", "lint/strict"),
             ("file:x--y", "-->", "ünï"),
         ] {
-            let key = check_key(&StoryId::new(story), task, 7, gate);
+            let task = RunSubject::Task(task.into());
+            let key = check_key(&StoryId::new(story), &task, 7, gate);
             assert!(!key.contains("-->"), "{key}");
             assert_eq!(
                 parse_check_key(&key),
                 Some(CheckKey {
                     story: story.into(),
-                    task: task.into(),
+                    task,
                     attempt: 7,
                     gate: gate.into()
                 })

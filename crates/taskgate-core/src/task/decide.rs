@@ -4,7 +4,7 @@ use super::check::check_key;
 pub use super::heads::HeadSource;
 use super::heads::{late, move_head};
 use super::render;
-use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, TaskRecord};
+use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, RunSubject, TaskRecord};
 use crate::config::{MergeMethod, ReviewMode};
 use crate::effect::{CheckStatus, CheckUpdate, Effect};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId, UserId};
@@ -19,7 +19,7 @@ pub struct TaskContext<'a> {
     pub installation: InstallationId,
     /// The story key (`file:momentum`).
     pub story: &'a StoryId,
-    pub task: &'a str,
+    pub task: &'a RunSubject,
     pub title: &'a str,
     /// The task issue's marker key and number.
     pub task_marker: &'a str,
@@ -365,7 +365,7 @@ fn queue_attempt(
             name: render::check_name(gate),
             head_sha: sha.clone(),
             title: "Queued".into(),
-            summary: render::queued_summary(ctx.task, number),
+            summary: render::queued_summary(&ctx.task.key(), number),
         });
     }
     next.attempts = number;

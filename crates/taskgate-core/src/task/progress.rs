@@ -14,7 +14,7 @@ use crate::ids::{RepoName, StoryId};
 pub struct RunEvent {
     pub repo: RepoName,
     pub story: StoryId,
-    pub task: String,
+    pub task: super::RunSubject,
     pub progress: Progress,
 }
 

@@ -20,6 +20,9 @@ use crate::report::{GateResult, RunReport, REPORT_VERSION};
 /// The story key every context here names.
 static STORY: std::sync::LazyLock<crate::ids::StoryId> =
     std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+/// The task every context here names.
+static TASK: std::sync::LazyLock<super::RunSubject> =
+    std::sync::LazyLock::new(|| super::RunSubject::Task("t".into()));
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -74,7 +77,7 @@ fn report(attempt: &Attempt, verdict: Verdict) -> RunReport {
     };
     RunReport {
         version: REPORT_VERSION,
-        task: "t".into(),
+        task: super::RunSubject::Task("t".into()),
         sha: Some(attempt.sha.0.clone()),
         gates: attempt
             .gates
@@ -154,7 +157,7 @@ impl World {
             repo: &self.repo,
             installation: InstallationId(1),
             story: &STORY,
-            task: "t",
+            task: &TASK,
             title: "T",
             task_marker: "story=file:s task=t",
             task_issue: IssueNumber(2),

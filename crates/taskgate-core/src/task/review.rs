@@ -247,7 +247,7 @@ fn revise(
             workflow: workflow.to_owned(),
             git_ref: ctx.branch.to_owned(),
             inputs: BTreeMap::from([
-                ("task".to_owned(), ctx.task.to_owned()),
+                ("task".to_owned(), ctx.task.key()),
                 ("branch".to_owned(), ctx.branch.to_owned()),
                 ("role".to_owned(), inputs.role.to_owned()),
                 ("feedback".to_owned(), feedback.to_owned()),

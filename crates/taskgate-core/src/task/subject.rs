@@ -13,6 +13,8 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
+
 use crate::plan::TaskId;
 
 /// The stored text of a story's ship proof.
@@ -22,8 +24,18 @@ const ROLLBACK: &str = "@rollback";
 /// The prefix of a milestone's stored text.
 const MILESTONE: &str = "@integration/";
 
+/// A text that names no run subject.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SubjectError {
+    #[error("a run's subject is empty")]
+    Empty,
+    #[error("`{0}` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)")]
+    Unknown(String),
+}
+
 /// What a run tests.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum RunSubject {
     /// A leaf task of the plan.
     Task(TaskId),
@@ -37,13 +49,17 @@ pub enum RunSubject {
 
 impl RunSubject {
     /// The subject a stored key names; any text without a sigil is a task.
-    pub fn parse(key: &str) -> RunSubject {
+    pub fn parse(key: &str) -> Result<RunSubject, SubjectError> {
         match key {
-            SHIP => RunSubject::ShipProof,
-            ROLLBACK => RunSubject::RollbackProof,
+            "" => Err(SubjectError::Empty),
+            SHIP => Ok(RunSubject::ShipProof),
+            ROLLBACK => Ok(RunSubject::RollbackProof),
             _ => match key.strip_prefix(MILESTONE) {
-                Some(id) => RunSubject::Milestone(TaskId::new(id)),
-                None => RunSubject::Task(TaskId::new(key)),
+                Some(id) if !id.is_empty() && !id.starts_with('@') => {
+                    Ok(RunSubject::Milestone(TaskId::new(id)))
+                }
+                None if !key.starts_with('@') => Ok(RunSubject::Task(TaskId::new(key))),
+                _ => Err(SubjectError::Unknown(key.to_owned())),
             },
         }
     }
@@ -57,6 +73,14 @@ impl RunSubject {
     /// not in a task's state.
     pub fn is_proof(&self) -> bool {
         matches!(self, RunSubject::ShipProof | RunSubject::RollbackProof)
+    }
+
+    /// The plan task's id, for a leaf task.
+    pub fn task(&self) -> Option<&TaskId> {
+        match self {
+            RunSubject::Task(id) => Some(id),
+            _ => None,
+        }
     }
 
     /// The milestone's id, for a milestone.
@@ -79,6 +103,41 @@ impl fmt::Display for RunSubject {
     }
 }
 
+impl From<TaskId> for RunSubject {
+    fn from(id: TaskId) -> Self {
+        RunSubject::Task(id)
+    }
+}
+
+impl TryFrom<String> for RunSubject {
+    type Error = SubjectError;
+
+    fn try_from(key: String) -> Result<Self, Self::Error> {
+        RunSubject::parse(&key)
+    }
+}
+
+impl From<RunSubject> for String {
+    fn from(subject: RunSubject) -> Self {
+        subject.key()
+    }
+}
+
+impl std::str::FromStr for RunSubject {
+    type Err = SubjectError;
+
+    fn from_str(key: &str) -> Result<Self, Self::Err> {
+        RunSubject::parse(key)
+    }
+}
+
+/// A subject equals the text it is stored as (`"data"`, `"@ship"`).
+impl PartialEq<&str> for RunSubject {
+    fn eq(&self, other: &&str) -> bool {
+        RunSubject::parse(other).is_ok_and(|o| o == *self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,14 +156,57 @@ mod tests {
             ["data", "@integration/backtest", "@ship", "@rollback"]
         );
         for (subject, key) in subjects.iter().zip(&keys) {
-            assert_eq!(&RunSubject::parse(key), subject);
+            assert_eq!(&RunSubject::parse(key).unwrap(), subject);
         }
+    }
+
+    #[test]
+    fn serde_writes_every_subject_as_its_stored_text() {
+        let subjects = [
+            RunSubject::Task(TaskId::new("data")),
+            RunSubject::Milestone(TaskId::new("backtest")),
+            RunSubject::ShipProof,
+            RunSubject::RollbackProof,
+        ];
+        for subject in subjects {
+            let json = serde_json::to_string(&subject).unwrap();
+            assert_eq!(json, serde_json::to_string(&subject.key()).unwrap());
+            assert_eq!(serde_json::from_str::<RunSubject>(&json).unwrap(), subject);
+        }
+        insta::assert_snapshot!(
+            serde_json::to_string(&[
+                RunSubject::Task(TaskId::new("data")),
+                RunSubject::Milestone(TaskId::new("backtest")),
+                RunSubject::ShipProof,
+                RunSubject::RollbackProof,
+            ])
+            .unwrap(),
+            @r#"["data","@integration/backtest","@ship","@rollback"]"#
+        );
+    }
+
+    #[test]
+    fn a_text_no_subject_is_stored_as_is_refused_with_its_reason() {
+        let refused: Vec<String> = ["", "@deploy", "@integration/", "@integration/@ship"]
+            .iter()
+            .map(|key| RunSubject::parse(key).unwrap_err().to_string())
+            .collect();
+        insta::assert_snapshot!(refused.join("\n"), @r"
+        a run's subject is empty
+        `@deploy` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)
+        `@integration/` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)
+        `@integration/@ship` names no run subject (a task id, `@integration/<id>`, `@ship` or `@rollback`)
+        ");
+        let from_json = serde_json::from_str::<RunSubject>("\"@deploy\"").unwrap_err();
+        assert!(from_json
+            .to_string()
+            .contains("`@deploy` names no run subject"));
     }
 
     #[test]
     fn a_task_named_like_a_sigil_is_a_task() {
         for id in ["ship", "rollback", "integration", "integration-backtest"] {
-            let subject = RunSubject::parse(id);
+            let subject = RunSubject::parse(id).unwrap();
             assert_eq!(subject, RunSubject::Task(TaskId::new(id)));
             assert!(!subject.is_proof());
             assert_eq!(subject.milestone(), None);
@@ -116,10 +218,8 @@ mod tests {
     fn only_the_two_proofs_end_in_the_ship_queue() {
         assert!(RunSubject::ShipProof.is_proof());
         assert!(RunSubject::RollbackProof.is_proof());
-        assert!(!RunSubject::parse("@integration/backtest").is_proof());
-        assert_eq!(
-            RunSubject::parse("@integration/backtest").milestone(),
-            Some(&TaskId::new("backtest"))
-        );
+        let milestone = RunSubject::parse("@integration/backtest").unwrap();
+        assert!(!milestone.is_proof());
+        assert_eq!(milestone.milestone(), Some(&TaskId::new("backtest")));
     }
 }

@@ -8,6 +8,9 @@ use crate::task::TaskContext;
 /// The story key every context here names.
 static STORY: std::sync::LazyLock<crate::ids::StoryId> =
     std::sync::LazyLock::new(|| crate::ids::StoryId::new("file:s"));
+/// The task every context here names.
+static TASK: std::sync::LazyLock<super::RunSubject> =
+    std::sync::LazyLock::new(|| super::RunSubject::Task("data".into()));
 
 /// A commit sha made of one repeated hex digit.
 pub(super) fn sha(c: char) -> CommitSha {
@@ -40,7 +43,7 @@ impl Fixture {
             repo: &self.repo,
             installation: InstallationId(1),
             story: &STORY,
-            task: "data",
+            task: &TASK,
             title: "Data loading",
             task_marker: "story=file:s task=data",
             task_issue: IssueNumber(14),

@@ -85,11 +85,16 @@ mod tests {
 
     #[test]
     fn only_this_apps_gate_check_runs_are_taskgates() {
-        let key = check_key(&crate::ids::StoryId::new("s"), "t", 2, "unit");
+        let key = check_key(
+            &crate::ids::StoryId::new("s"),
+            &crate::task::RunSubject::Task("t".into()),
+            2,
+            "unit",
+        );
         let ours = run("rerequested", Some(7), Some(&key), None).gate_key(7);
         assert_eq!(
             ours.map(|k| (k.task, k.attempt, k.gate)),
-            Some(("t".into(), 2, "unit".into()))
+            Some((crate::task::RunSubject::Task("t".into()), 2, "unit".into()))
         );
         assert!(run("rerequested", None, Some(&key), None)
             .gate_key(7)

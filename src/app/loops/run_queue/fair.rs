@@ -151,7 +151,7 @@ mod tests {
         AttemptRow {
             repo: RepoName::parse(&format!("o/r{installation}")).unwrap(),
             story: "s".into(),
-            task: task.into(),
+            task: taskgate_core::task::RunSubject::Task(task.into()),
             attempt: 1,
             installation: InstallationId(installation),
             sha: CommitSha("abc".into()),
@@ -187,7 +187,7 @@ mod tests {
         let order = fair_order(rows, &busy);
         assert_eq!(names(&order[..2]), ["2:reply", "1:t0"]);
         // The backlog keeps its own order.
-        let backlog: Vec<&str> = order.iter().skip(1).map(|r| r.task.as_str()).collect();
+        let backlog: Vec<String> = order.iter().skip(1).map(|r| r.task.key()).collect();
         assert!(backlog
             .windows(2)
             .all(|w| w[0][1..].parse::<u32>().unwrap() < w[1][1..].parse::<u32>().unwrap()));

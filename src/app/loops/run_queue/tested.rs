@@ -22,7 +22,7 @@ impl RunQueue {
         token: Option<String>,
     ) -> Result<(String, Vec<String>), RunError> {
         let head = row.sha.0.clone();
-        if row.task.starts_with('@') {
+        if row.task.task().is_none() {
             return Ok((head, Vec::new()));
         }
         let story_key = taskgate_core::story::Marker::Story {

@@ -350,7 +350,7 @@ mod rendering {
     fn terminal_report_lists_failing_tests_and_unmet_required_ones() {
         let report = RunReport {
             version: crate::report::REPORT_VERSION,
-            task: "data".into(),
+            task: crate::task::RunSubject::Task("data".into()),
             sha: None,
             gates: vec![gate()],
             duration_ms: 1_000,

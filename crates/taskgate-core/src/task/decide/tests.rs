@@ -56,7 +56,7 @@ fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
         attempt,
         report: RunReport {
             version: REPORT_VERSION,
-            task: "data".into(),
+            task: crate::task::RunSubject::Task("data".into()),
             sha: Some(sha(c).0),
             gates,
             duration_ms: 10,
