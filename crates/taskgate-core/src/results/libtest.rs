@@ -57,12 +57,12 @@ pub(super) fn parse(
                 results.truncated = Some(Truncated::EndedEarly { offset: start });
                 break;
             }
-            Err(reason) => {
+            Err(e) => {
                 return Err(ReportError::BadLine {
                     file: file.to_owned(),
                     line: lines.number,
                     format: ReportFormat::LibtestJson,
-                    reason,
+                    reason: capped(&e.to_string(), 256),
                 })
             }
         };
@@ -83,7 +83,7 @@ pub(super) fn parse(
 /// The event on one line. A line cut at `max_line` (a test that printed
 /// megabytes) keeps what its head says: libtest writes `type`, `name` and
 /// `event` before `stdout`.
-fn event_of(text: &str, line: &Line) -> Result<Option<Event>, String> {
+fn event_of(text: &str, line: &Line) -> Result<Option<Event>, serde_json::Error> {
     if line.cut {
         let field = |key: &str| head_field(text, key);
         return Ok(match (field("type"), field("event")) {
@@ -98,9 +98,7 @@ fn event_of(text: &str, line: &Line) -> Result<Option<Event>, String> {
             _ => None,
         });
     }
-    serde_json::from_str::<Event>(text)
-        .map(Some)
-        .map_err(|e| capped(&e.to_string(), 256))
+    serde_json::from_str::<Event>(text).map(Some)
 }
 
 /// `"key": "value"` from the head of a JSON line, for a line too long to

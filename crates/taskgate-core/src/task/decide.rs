@@ -194,7 +194,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
                     next.head = Some(sha.clone());
                     (sha, gates)
                 }
-                Err(outcome) => return TaskDecision::unchanged(record, outcome),
+                Err(why) => return TaskDecision::unchanged(record, why.to_string()),
             }
         }
     };
@@ -315,32 +315,40 @@ fn already_tested_head(
     }
 }
 
+/// Why a retry runs nothing; said to the person who asked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoRetry {
+    #[error("nothing pushed yet: nothing to retry")]
+    NothingPushed,
+    #[error("{} is not the branch's head any more: push or retry the head", short(.0))]
+    NotTheHead(CommitSha),
+    #[error("the task has no gate `{0}`")]
+    NoSuchGate(String),
+}
+
 /// What a retry runs: the head (or `sha`, which must be the head) with
-/// every gate or the one named; `Err` says why nothing runs.
+/// every gate or the one named.
 fn retry_target(
     record: &TaskRecord,
     sha: Option<&CommitSha>,
     gate: Option<&str>,
     ctx: &TaskContext,
-) -> Result<(CommitSha, Vec<String>), String> {
+) -> Result<(CommitSha, Vec<String>), NoRetry> {
     // Only the head taskgate heard pushed to the task branch is retried:
     // a re-run naming a commit it never heard of (a fork's, one whose
     // push it missed) runs nothing, as `/taskgate retry` would not.
     let Some(head) = record.head.as_ref() else {
-        return Err("nothing pushed yet: nothing to retry".into());
+        return Err(NoRetry::NothingPushed);
     };
     let sha = sha.unwrap_or(head).clone();
     // Re-running an older commit's check run must not move the
     // task back to that commit: only the head is retried.
     if *head != sha {
-        return Err(format!(
-            "{} is not the branch's head any more: push or retry the head",
-            short(&sha)
-        ));
+        return Err(NoRetry::NotTheHead(sha));
     }
     let gates = match gate {
         Some(g) if ctx.gates.iter().any(|c| c == g) => vec![g.to_owned()],
-        Some(g) => return Err(format!("the task has no gate `{g}`")),
+        Some(g) => return Err(NoRetry::NoSuchGate(g.to_owned())),
         None => ctx.gates.to_vec(),
     };
     Ok((sha, gates))
