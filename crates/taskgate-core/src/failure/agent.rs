@@ -434,12 +434,18 @@ mod tests {
         assert_eq!(stopped, [TODO, TODO], "the spent todo, not the deeper one");
     }
 
-    #[test]
-    fn after_an_escalation_a_failed_run_reaches_no_agent() {
+    /// The coder reached by `@claude`, escalating after one todo's attempts.
+    fn claude_with_one_level() -> Fixture {
         let mut f = Fixture::new();
         f.config.roles.get_mut("coder").unwrap().agent =
             Some(AgentRoute::Mention("@claude".into()));
         f.limits.max_branch_depth = 1;
+        f
+    }
+
+    #[test]
+    fn after_an_escalation_a_failed_run_reaches_no_agent() {
+        let f = claude_with_one_level();
         let ctx = f.ctx();
         let mut s = LoopState::default();
         for (n, at) in [(1, 1_000), (2, 2_000), (3, 3_000)] {
@@ -453,10 +459,7 @@ mod tests {
 
     #[test]
     fn the_escalation_report_names_the_agent_whose_budget_is_spent_without_mentioning_it() {
-        let mut f = Fixture::new();
-        f.config.roles.get_mut("coder").unwrap().agent =
-            Some(AgentRoute::Mention("@claude".into()));
-        f.limits.max_branch_depth = 1;
+        let f = claude_with_one_level();
         let ctx = f.ctx();
         let mut s = LoopState::default();
         let mut last = None;
