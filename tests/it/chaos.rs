@@ -324,7 +324,7 @@ async fn replicas_killed_one_after_another_make_every_object_exactly_once() {
     assert_each_marker_once(&fake);
     assert_each_help_answered_once(&fake, task, &help_comments);
     assert_each_check_run_once(&fake);
-    assert_last_head_tested(&fake, &last_sha);
+    assert_last_head_tested(&fake, &last_sha, &replicas);
     replicas.kill_all();
 }
 
@@ -432,17 +432,23 @@ fn assert_each_check_run_once(fake: &FakeGitHub) {
     );
 }
 
-/// The last head pushed was tested to the end.
-fn assert_last_head_tested(fake: &FakeGitHub, sha: &str) {
+/// The last head pushed was tested to the end (the replicas' logs say
+/// why not: CI keeps only the test's output).
+fn assert_last_head_tested(fake: &FakeGitHub, sha: &str, replicas: &Replicas) {
     let runs: Vec<_> = fake
         .repo(REPO)
         .check_runs()
         .into_iter()
         .filter(|c| c.head_sha == sha && c.name.starts_with("taskgate/"))
         .collect();
-    assert!(!runs.is_empty(), "the last head has no check runs");
+    assert!(
+        !runs.is_empty(),
+        "the last head has no check runs\n{}",
+        replicas.tail_logs()
+    );
     assert!(
         runs.iter().all(|c| c.status == "completed"),
-        "the last head's check runs: {runs:#?}"
+        "the last head's check runs: {runs:#?}\n{}",
+        replicas.tail_logs()
     );
 }
