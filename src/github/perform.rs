@@ -76,10 +76,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             name,
             color,
             description,
-        } => {
-            gh.ensure_label(name, color, description).await?;
-            done(ctx.store.add_label(repo, name).await)
-        }
+        } => ensure_label(ctx, repo, name, color, description).await,
         Effect::CreateIssue {
             repo,
             marker,
@@ -448,4 +445,23 @@ async fn enqueue_reconcile(
         ))
         .await?;
     Ok(None)
+}
+
+/// Makes a label taskgate uses, unless it made it already: decisions made
+/// before the first of them ran may each have queued it, and once it is
+/// made the others cost no write.
+async fn ensure_label(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    name: &str,
+    color: &str,
+    description: &str,
+) -> Result<Option<String>, GitHubError> {
+    if ctx.store.labels(repo).await?.contains(name) {
+        return Ok(None);
+    }
+    ctx.repo(repo)
+        .ensure_label(name, color, description)
+        .await?;
+    done(ctx.store.add_label(repo, name).await)
 }

@@ -429,3 +429,32 @@ async fn bench_a_150_task_plan_under_the_hourly_budget() {
     assert!(refused.is_empty(), "{refused:?}");
     assert_eq!(app.fake.repo(REPO).issues().len(), 1 + 3 + 150);
 }
+
+const CREATE_LABEL: &str = "POST /repos/{owner}/{repo}/labels";
+
+/// A label made once costs no second write: the second failure episode's
+/// todo asks for the same labels, and they exist.
+#[tokio::test]
+async fn a_label_taskgate_already_made_costs_no_second_write() {
+    let plan = Plan::story("Checked work").task(Task::check()).yaml();
+    let s = Story::of(&plan).start().await;
+    for (script, message) in [
+        ("exit 1\n", "red"),
+        ("exit 0\n", "green"),
+        ("exit 1\n", "red again"),
+    ] {
+        let sha = s.push(&[("check.sh", script)], message).await;
+        s.completed(&sha, 1).await;
+    }
+    let todos = s
+        .app
+        .fake
+        .repo(REPO)
+        .issues()
+        .into_iter()
+        .filter(|i| i.labels.contains(&"taskgate:branch-todo".to_owned()))
+        .count();
+    assert_eq!(todos, 2, "one todo per failure episode");
+    let statuses = s.app.statuses(CREATE_LABEL);
+    assert!(!statuses.contains(&422), "{statuses:?}");
+}
