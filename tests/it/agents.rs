@@ -180,36 +180,6 @@ async fn copilot_is_started_by_a_person_after_the_todo_says_how_then_it_fixes() 
     assert_evidence(call.issue_body.as_deref().unwrap());
 }
 
-/// The audit log as `GET /api/audit` serves it, newest first, one line
-/// per entry (`action by login via …: reason`).
-async fn audit(s: &Story) -> Vec<String> {
-    let body: serde_json::Value = reqwest::Client::new()
-        .get(format!("{}/api/audit", s.app.url))
-        .bearer_auth("api-token")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    body["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .map(|e| {
-            let s = |k: &str| e[k].as_str().unwrap_or("-").to_owned();
-            format!(
-                "{} by {} on {} via {}: {}",
-                s("action"),
-                s("login"),
-                s("object"),
-                s("via"),
-                s("reason")
-            )
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_is_called() {
     let s = story("roles:\n  coder: { assignees: [alice], agent: { label: fix-me } }\n").await;
@@ -273,7 +243,7 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
     );
     assert_eq!(tries.load(Ordering::SeqCst), 2);
 
-    let audited = audit(&s).await;
+    let audited = crate::audit::audit(&s.app, "").await;
     insta::assert_snapshot!(audited.join("\n"), @r"
     budget_spent by taskgate on task #2 (check) via loop: every branch todo used its attempts and the task still fails: escalated to a person, no agent is started for this task
     agent_stopped by taskgate on task #2 (check) via loop: branch todo `story=file:checks task=check todo=1` closed (escalated) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (label and assignees off, no more triggers)

@@ -38,7 +38,7 @@ async fn dashboard(app: &TestApp) -> String {
 
 /// Each entry as one line (`action by login on object via …: reason`),
 /// newest first.
-async fn audit(app: &TestApp, query: &str) -> Vec<String> {
+pub(crate) async fn audit(app: &TestApp, query: &str) -> Vec<String> {
     let (status, body) = get_json(app, &format!("/api/audit{query}"), Some(TOKEN)).await;
     assert_eq!(status, 200, "{body}");
     body["entries"]
