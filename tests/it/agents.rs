@@ -57,16 +57,7 @@ async fn red_run(s: &Story) {
 }
 
 fn todos(s: &Story) -> Vec<fakehub::Issue> {
-    let mut found: Vec<_> = s
-        .app
-        .fake
-        .repo(REPO)
-        .issues()
-        .into_iter()
-        .filter(|i| i.title.starts_with("Debug Make the check pass"))
-        .collect();
-    found.sort_by_key(|i| i.number);
-    found
+    crate::failure_loop::issues_titled(s, "Debug Make the check pass")
 }
 
 /// The one todo, once the agent's fix has been tested and it is closed;

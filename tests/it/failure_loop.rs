@@ -41,7 +41,7 @@ roles:
 const RED: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        print('cc @someone, see #123')\n        self.assertEqual(0, 10, 'expected 10 rows')\n";
 const GREEN: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        self.assertEqual(10, 10)\n";
 
-fn issues_titled(s: &Story, prefix: &str) -> Vec<fakehub::Issue> {
+pub(crate) fn issues_titled(s: &Story, prefix: &str) -> Vec<fakehub::Issue> {
     let mut found: Vec<_> = s
         .app
         .fake
