@@ -25,7 +25,7 @@ use taskgate_core::report::RunReport;
 use taskgate_core::story::{story_branch, task_branch, Marker};
 use taskgate_core::task::{
     self, on_pull_closed, on_ready_for_review, on_run_progress, on_trigger, HeadSource, LoopInputs,
-    PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
+    PullClosed, PullRef, RunProgress, TaskContext, TaskDecision, TaskRecord, Trigger,
 };
 use taskgate_core::webhook::action::PullRequestAction;
 use taskgate_core::webhook::{
@@ -35,6 +35,7 @@ use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
 
+mod closed;
 mod locate;
 mod milestones;
 mod proof;
@@ -225,32 +226,7 @@ impl Runs {
         };
         let d = match e.action {
             PullRequestAction::Closed => {
-                let merged = e.merged;
-                let mut d = on_pull_closed(&located.record, merged, &ctx);
-                if merged {
-                    // What the merge made on the story branch: the ship
-                    // gate takes only such commits there.
-                    d.record.merged_as = e.merge_commit.clone();
-                    d.record.merged_commits = self.rebased_commits(e, ctx.merge_method);
-                }
-                let mut decision = self.finish(repo, &located, d);
-                // The merge may complete what an integration milestone
-                // or another task waits for.
-                if let (true, Some(head)) = (merged, e.merge_commit.as_ref()) {
-                    let done = (located.loc.task.as_str(), TaskState::Completed);
-                    for more in self
-                        .start_ready_milestones(repo, &located.loc.story, head, Some(done))
-                        .await?
-                    {
-                        decision.merge(more);
-                    }
-                }
-                if merged {
-                    for more in self.start_unblocked_tasks(repo, &located).await? {
-                        decision.merge(more);
-                    }
-                }
-                return Ok(decision);
+                return self.on_task_pull_closed(e, &located, &ctx).await;
             }
             PullRequestAction::ReadyForReview => {
                 on_ready_for_review(&located.record, pull, &e.head.sha, &ctx)
@@ -551,7 +527,20 @@ impl Runs {
             }
             _ => d,
         };
+        let completed = d.record.state == Some(TaskState::Completed)
+            && located.record.state != Some(TaskState::Completed);
+        let story_head = d.record.merged_as.clone();
         let mut decision = into_decision(&event.repo, &located, d);
+        if completed {
+            // Its gates passed at a head merged before they had
+            // (`core::task::merged_past`).
+            for more in self
+                .after_completion(&event.repo, &located, story_head.as_ref())
+                .await?
+            {
+                decision.merge(more);
+            }
+        }
         if let Some(report) = &report {
             let run = super::flaky::FinishedRun {
                 repo: &event.repo,

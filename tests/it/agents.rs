@@ -208,7 +208,11 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
         "{:?}",
         todo.labels
     );
-    assert!(todo.assignees.is_empty(), "{:?}", todo.assignees);
+    assert_eq!(
+        todo.assignees,
+        ["alice"],
+        "the agent's label is off; the person assigned stays, as on any closed issue"
+    );
     let report: Vec<String> = s
         .app
         .bot_comments(s.task_issue)
@@ -237,7 +241,7 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
     let audited = crate::audit::audit(&s.app, "").await;
     insta::assert_snapshot!(audited.join("\n"), @r"
     budget_spent by taskgate on task #2 (check) via loop: every branch todo used its attempts and the task still fails: escalated to a person, no agent is started for this task
-    agent_stopped by taskgate on task #2 (check) via loop: branch todo `story=file:checks task=check todo=1` closed (escalated) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (label and assignees off, no more triggers)
+    agent_stopped by taskgate on task #2 (check) via loop: branch todo `story=file:checks task=check todo=1` closed (escalated) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (its label and agents' assignees off, no more triggers)
     attempt_counted by taskgate on task #2 (check) via loop: attempt 2 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
     attempt_counted by taskgate on task #2 (check) via loop: attempt 1 of 2 on branch todo `story=file:checks task=check todo=1` (role `coder`, the agent started by the label `fix-me`)
     ");
@@ -282,4 +286,57 @@ async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
         s.pull().merged
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_task_pr_an_agent_merges_while_red_completes_nothing_until_its_gate_passes() {
+    let s = Story::of(&plan()).start().await;
+    let repo = s.app.fake.repo(REPO);
+    s.app.fake.add_user("claude[bot]", 41, "write");
+    let red = s.push(&[("test_rows.py", RED)], "try").await;
+    let checks = s.completed(&red, 1).await;
+    assert_eq!(checks[0].conclusion.as_deref(), Some("failure"));
+    let pr = s.pull().number;
+    // No rule on the story branches: GitHub lets an account with write
+    // access merge the red pull request.
+    repo.set_draft(pr, false, "claude[bot]");
+    s.app.settle().await;
+    repo.merge_pull_as(pr, "claude[bot]")
+        .expect("GitHub merges it");
+    s.app.settle().await;
+
+    assert_eq!(s.state(), "state:test-failed", "a merge is not a proof");
+    assert_eq!(repo.issue(s.task_issue).unwrap().state, "open");
+    let told: Vec<_> = repo
+        .comments(pr)
+        .into_iter()
+        .filter(|c| c.body.contains("Merged before its gates passed"))
+        .collect();
+    assert_eq!(told.len(), 1, "said once, on the merged pull request");
+    assert!(told[0].body.contains("add a ruleset on `taskgate/story-*`"));
+    let audited = crate::audit::audit(&s.app, "").await;
+    assert!(
+        audited.iter().any(|l| l.starts_with(&format!(
+            "merged_past_gates by claude[bot] on task #{} (check) via merge",
+            s.task_issue
+        ))),
+        "{audited:#?}"
+    );
+
+    // The fix is tested on a new pull request and completes the task.
+    let green = s.push(&[("test_rows.py", GREEN)], "fix").await;
+    s.completed(&green, 1).await;
+    let again = repo
+        .pulls()
+        .into_iter()
+        .find(|p| p.head == s.branch && p.state == "open")
+        .expect("a new task pull request");
+    assert_ne!(again.number, pr);
+    repo.set_draft(again.number, false, "claude[bot]");
+    eventually(
+        "the proven task PR merges and the task completes",
+        || async { s.state() == "state:completed" },
+    )
+    .await;
+    assert_eq!(repo.issue(s.task_issue).unwrap().state, "closed");
 }

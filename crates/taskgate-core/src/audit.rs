@@ -55,10 +55,13 @@ pub enum AuditAction {
     BudgetSpent,
     /// A branch todo closed and taskgate stopped its agent.
     AgentStopped,
+    /// A task pull request merged into the story branch before its gates
+    /// passed (`core::task::merged_past`): recorded with who merged it.
+    MergedPastGates,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 18] = [
+    pub const ALL: [AuditAction; 19] = [
         AuditAction::Approve,
         AuditAction::Override,
         AuditAction::Revise,
@@ -77,6 +80,7 @@ impl AuditAction {
         AuditAction::AttemptCounted,
         AuditAction::BudgetSpent,
         AuditAction::AgentStopped,
+        AuditAction::MergedPastGates,
     ];
 
     /// The stored and served name (serde's): `approve`, `api_accept`, …
@@ -100,6 +104,7 @@ impl AuditAction {
             AuditAction::AttemptCounted => "attempt_counted",
             AuditAction::BudgetSpent => "budget_spent",
             AuditAction::AgentStopped => "agent_stopped",
+            AuditAction::MergedPastGates => "merged_past_gates",
         }
     }
 
@@ -121,17 +126,21 @@ pub enum AuditVia {
     Api,
     /// A check run's button.
     Button,
+    /// A pull request merged on GitHub (by a person or an agent's
+    /// account), not through taskgate.
+    Merge,
     /// taskgate's failure loop, on its own (a run's verdict, a todo's
     /// lifetime): no person decided.
     Loop,
 }
 
 impl AuditVia {
-    pub const ALL: [AuditVia; 5] = [
+    pub const ALL: [AuditVia; 6] = [
         AuditVia::Command,
         AuditVia::Label,
         AuditVia::Api,
         AuditVia::Button,
+        AuditVia::Merge,
         AuditVia::Loop,
     ];
 
@@ -141,6 +150,7 @@ impl AuditVia {
             AuditVia::Label => "label",
             AuditVia::Api => "api",
             AuditVia::Button => "button",
+            AuditVia::Merge => "merge",
             AuditVia::Loop => "loop",
         }
     }

@@ -24,6 +24,7 @@ mod decide;
 mod fork;
 mod heads;
 mod loop_hook;
+mod merged_past;
 pub mod milestone;
 mod progress;
 #[cfg(test)]
@@ -39,7 +40,8 @@ mod test_fixture;
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
     on_branch_started, on_dependencies_complete, on_pull_closed, on_ready_for_review,
-    on_run_progress, on_trigger, HeadSource, RunProgress, TaskContext, TaskDecision, Trigger,
+    on_run_progress, on_trigger, HeadSource, PullClosed, RunProgress, TaskContext, TaskDecision,
+    Trigger,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
@@ -123,6 +125,10 @@ pub struct TaskRecord {
     /// rebase`) onto the story branch one by one.
     #[serde(default)]
     pub merged_commits: Option<u32>,
+    /// The head its PR was merged at before its gates passed there
+    /// (`task::merged_past`): the task completes when they pass at it.
+    #[serde(default)]
+    pub merged_unproven: Option<CommitSha>,
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).
@@ -133,6 +139,10 @@ pub struct Override {
     pub reason: String,
     /// Unix seconds.
     pub at: i64,
+    /// The head it accepted: its merge completes the task
+    /// (`task::merged_past`). `None` in records older than this field.
+    #[serde(default)]
+    pub sha: Option<CommitSha>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -48,6 +48,23 @@ impl AgentRoute {
         }
     }
 
+    /// The route [`AgentRoute::name`] wrote (a todo records it when it
+    /// opens, so the agent it started is the one stopped even when the
+    /// config changed since); `None` for any other text.
+    pub fn from_name(name: &str) -> Option<AgentRoute> {
+        if name == "copilot" {
+            return Some(AgentRoute::Copilot);
+        }
+        let (kind, value) = name.split_once(':')?;
+        let value = value.to_owned();
+        match kind {
+            "mention" => Some(AgentRoute::Mention(value)),
+            "label" => Some(AgentRoute::Label(value)),
+            "workflow" => Some(AgentRoute::Workflow(value)),
+            _ => None,
+        }
+    }
+
     /// The agent's name in the fix-rate figures (`copilot`,
     /// `mention:@claude`, `label:fix-me`, `workflow:agent.yml`), cut to
     /// [`AGENT_NAME_BYTES`].

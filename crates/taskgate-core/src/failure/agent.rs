@@ -70,17 +70,28 @@ impl Step<'_, '_> {
         }
     }
 
-    /// Stops the agent of a todo that closed: its label and the
-    /// assignees its role (or a person, for Copilot) put there come off.
-    /// Nothing starts it for this todo again: only the open todo is
-    /// reached.
+    /// Stops the agent of a todo that closed: the one it was started
+    /// with (recorded when the todo opened), whatever the config says
+    /// now. Its label comes off, and the agents' accounts among the
+    /// assignees (Copilot, a role's `[bot]` assignees); the people
+    /// assigned stay, as GitHub keeps them on a closed issue. Nothing
+    /// starts it for this todo again: only the open todo is reached.
     pub(super) fn stop_agent(&mut self, todo: &OpenTodo) {
         let role = self.ctx.config.roles.get(&todo.role);
-        let route = role.and_then(|r| r.agent.clone());
+        let route = if todo.agent == super::stats::UNRECORDED_AGENT {
+            role.and_then(|r| r.agent.clone())
+        } else {
+            AgentRoute::from_name(&todo.agent)
+        };
         if let Some(AgentRoute::Label(label)) = &route {
             self.label(todo, vec![], vec![label.clone()]);
         }
-        let mut assignees = role.map(|r| r.assignees.clone()).unwrap_or_default();
+        let mut assignees: Vec<String> = role
+            .map(|r| r.assignees.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|login| is_agent_account(login))
+            .collect();
         if route == Some(AgentRoute::Copilot) {
             assignees.push(COPILOT_LOGIN.to_owned());
         }
@@ -123,6 +134,12 @@ impl Step<'_, '_> {
             story_run: None,
         });
     }
+}
+
+/// An account an agent acts through: a GitHub App's bot (`name[bot]`) or
+/// Copilot's coding agent. A person's login has no `[bot]`.
+fn is_agent_account(login: &str) -> bool {
+    login.ends_with("[bot]") || login == COPILOT_LOGIN
 }
 
 /// The comment that starts a mentioned agent (`@claude`), on the todo:
@@ -390,22 +407,72 @@ mod tests {
         let fixed = closed_by(label(), |s, c| {
             crate::failure::on_green_run(s, &sha, 2_000, c)
         });
-        assert_eq!(stopping(&fixed), [&off, &unassign(&["alice"])]);
+        assert_eq!(stopping(&fixed), [&off], "alice, a person, stays assigned");
         let spent = closed_by(label(), |s, c| {
             let again = on_failed_run(s, &run(2, FailureKind::TestFailure, 2_000), c);
             on_failed_run(&again.state, &run(3, FailureKind::TestFailure, 3_000), c)
         });
-        assert_eq!(stopping(&spent), [&off, &unassign(&["alice"])], "escalated");
+        assert_eq!(stopping(&spent), [&off], "escalated");
         let timed_out = closed_by(label(), |s, c| crate::failure::on_tick(s, 1_000_000, c));
-        assert_eq!(stopping(&timed_out), [&off, &unassign(&["alice"])]);
+        assert_eq!(stopping(&timed_out), [&off]);
         let copilot = closed_by(AgentRoute::Copilot, |s, c| {
             crate::failure::on_green_run(s, &sha, 2_000, c)
         });
         assert_eq!(
             stopping(&copilot),
-            [&unassign(&["alice", COPILOT_LOGIN])],
-            "Copilot, which a person assigned, is taken off too"
+            [&unassign(&[COPILOT_LOGIN])],
+            "Copilot, which a person assigned, is taken off"
         );
+    }
+
+    #[test]
+    fn the_agent_a_todo_started_is_the_one_stopped_and_only_agents_are_unassigned() {
+        let mut f = Fixture::new();
+        let coder = f.config.roles.get_mut("coder").unwrap();
+        coder.agent = Some(AgentRoute::Label("fix-me".into()));
+        coder.assignees = vec!["alice".into(), "openhands[bot]".into()];
+        let opened = on_failed_run(
+            &LoopState::default(),
+            &run(1, FailureKind::TestFailure, 1_000),
+            &f.ctx(),
+        );
+        // The route changes while the todo is open.
+        f.config.roles.get_mut("coder").unwrap().agent =
+            Some(AgentRoute::Mention("@claude".into()));
+        let sha = crate::ids::CommitSha("f".repeat(40));
+        let fixed = crate::failure::on_green_run(&opened.state, &sha, 2_000, &f.ctx());
+        assert_eq!(
+            stopping(&fixed.effects),
+            [
+                &Effect::LabelMarked {
+                    repo: f.repo.clone(),
+                    marker: TODO.into(),
+                    add: vec![],
+                    remove: vec!["fix-me".into()],
+                },
+                &Effect::UnassignMarked {
+                    repo: f.repo.clone(),
+                    marker: TODO.into(),
+                    assignees: vec!["openhands[bot]".into()],
+                }
+            ],
+            "the label it was started by, and the bot, not the person"
+        );
+    }
+
+    #[test]
+    fn every_route_is_read_back_from_its_name() {
+        for route in [
+            AgentRoute::Copilot,
+            AgentRoute::Mention("@claude".into()),
+            AgentRoute::Label("fix-me".into()),
+            AgentRoute::Workflow("agent.yml".into()),
+        ] {
+            assert_eq!(AgentRoute::from_name(&route.name()), Some(route));
+        }
+        for other in ["none", "unknown", "", "robot:x"] {
+            assert_eq!(AgentRoute::from_name(other), None, "{other}");
+        }
     }
 
     #[test]
@@ -431,7 +498,11 @@ mod tests {
                 _ => unreachable!(),
             })
             .collect();
-        assert_eq!(stopped, [TODO, TODO], "the spent todo, not the deeper one");
+        assert_eq!(
+            stopped,
+            [TODO],
+            "the spent todo's label, not the deeper one's"
+        );
     }
 
     /// The coder reached by `@claude`, escalating after one todo's attempts.

@@ -126,7 +126,7 @@ fn stopped(closed: &ClosedTodo, config: &RepoConfig) -> Option<String> {
         .as_ref()
         .map_or_else(|| "its assignees".to_owned(), describe_agent);
     Some(format!(
-        "branch todo `{}` closed ({how}) after {} attempt(s): {agent} stopped on it (label and assignees off, no more triggers)",
+        "branch todo `{}` closed ({how}) after {} attempt(s): {agent} stopped on it (its label and agents' assignees off, no more triggers)",
         closed.marker, closed.failed_runs
     ))
 }
@@ -195,7 +195,7 @@ mod tests {
         1000 attempt_counted: attempt 1 of 2 on branch todo `story=file:s task=data todo=1` (role `coder`, the agent started by the label `fix-me`)
         2000 attempt_counted: attempt 2 of 2 on branch todo `story=file:s task=data todo=1` (role `coder`, the agent started by the label `fix-me`)
         3000 budget_spent: branch todo `story=file:s task=data todo=1` used its 2 of 2 attempts; a deeper todo replaces it
-        3000 agent_stopped: branch todo `story=file:s task=data todo=1` closed (superseded) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (label and assignees off, no more triggers)
+        3000 agent_stopped: branch todo `story=file:s task=data todo=1` closed (superseded) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (its label and agents' assignees off, no more triggers)
         3000 attempt_counted: attempt 1 of 2 on branch todo `story=file:s task=data todo=2` (role `debugger`, no agent)
         4000 attempt_counted: attempt 2 of 2 on branch todo `story=file:s task=data todo=2` (role `debugger`, no agent)
         5000 budget_spent: every branch todo used its attempts and the task still fails: escalated to a person, no agent is started for this task

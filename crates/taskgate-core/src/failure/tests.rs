@@ -421,8 +421,8 @@ fn a_green_run_closes_the_todo_and_records_the_resolution_time() {
     );
     assert_eq!(
         names(&d.effects),
-        ["comment_on_marker", "update_issue", "unassign_marked"],
-        "closed, and its agent stopped: the role's assignees off"
+        ["comment_on_marker", "update_issue"],
+        "closed; the role's people stay assigned, and it has no agent to stop"
     );
     let (marker, body) = comment_bodies(&d.effects)[0];
     assert_eq!(marker, TODO1);

@@ -111,7 +111,7 @@ pub struct TaskDecision {
 }
 
 impl TaskDecision {
-    fn unchanged(record: &TaskRecord, outcome: impl Into<String>) -> TaskDecision {
+    pub(super) fn unchanged(record: &TaskRecord, outcome: impl Into<String>) -> TaskDecision {
         TaskDecision {
             record: record.clone(),
             effects: vec![],
@@ -735,7 +735,9 @@ fn conclude(
     } else {
         TaskState::TestFailed
     });
-    if passed {
+    if passed && super::merged_past::proven_after_merge(&next, &current.sha) {
+        super::merged_past::complete(&mut next);
+    } else if passed {
         effects.extend(merge_if_ready(&next, ctx));
     }
     effects.extend(super::review_text::checker_report(&next, current, ctx));
@@ -752,6 +754,14 @@ fn conclude(
             if passed { "passed" } else { "failed" }
         ),
     }
+}
+
+/// A person accepted `sha` despite its gates (`/approve --override`).
+fn overridden_at(record: &TaskRecord, sha: &CommitSha) -> bool {
+    record
+        .overrides
+        .last()
+        .is_some_and(|o| o.sha.as_ref() == Some(sha))
 }
 
 /// Every gate has passed at `sha`.
@@ -818,16 +828,34 @@ pub fn on_ready_for_review(
     )
 }
 
-/// The task PR was closed: merged means the task is complete (its issue is
-/// closed by taskgate, since closing keywords do not fire on merges into a
-/// non-default branch); closed unmerged forgets the PR.
-pub fn on_pull_closed(record: &TaskRecord, merged: bool, ctx: &TaskContext) -> TaskDecision {
+/// How a task pull request closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PullClosed<'a> {
+    Unmerged,
+    /// Merged into the story branch with `head` as the PR's head, by `by`
+    /// (a login, when the payload names who merged).
+    Merged {
+        pr: IssueNumber,
+        head: &'a CommitSha,
+        by: Option<&'a str>,
+    },
+}
+
+/// The task PR was closed. Merged at a proven head, the task is complete
+/// (its issue is closed by taskgate, since closing keywords do not fire on
+/// merges into a non-default branch); merged before its gates passed
+/// there, it is not (`merged_past`); closed unmerged forgets the PR.
+pub fn on_pull_closed(record: &TaskRecord, closed: PullClosed, ctx: &TaskContext) -> TaskDecision {
     let mut next = record.clone();
-    if !merged {
+    let PullClosed::Merged { pr, head, by } = closed else {
         next.pr = None;
         next.pr_requested = false;
         return TaskDecision::unchanged(&next, "task pull request closed without merging");
+    };
+    if !ctx.gates.is_empty() && !proven_at(record, head, ctx) && !overridden_at(record, head) {
+        return super::merged_past::merged_past_gates(record, pr, head, by, ctx);
     }
+    next.merged_unproven = None;
     next.state = Some(TaskState::Completed);
     let mut effects = vec![];
     // A run still going is moot once the work is merged.

@@ -267,7 +267,17 @@ impl World {
                 if self.record.state != Some(TaskState::Review) {
                     return;
                 }
-                on_pull_closed(&self.record, true, &self.ctx())
+                let head = self
+                    .record
+                    .head
+                    .clone()
+                    .expect("a task in review has a head");
+                let merged = super::PullClosed::Merged {
+                    pr: crate::ids::IssueNumber(2),
+                    head: &head,
+                    by: None,
+                };
+                on_pull_closed(&self.record, merged, &self.ctx())
             }
         };
         self.observe(&d);

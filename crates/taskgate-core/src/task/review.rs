@@ -185,6 +185,7 @@ fn approve(
             actor: by.id,
             reason: reason.to_owned(),
             at: ctx.now,
+            sha: Some(head.clone()),
         });
         let excess = next.overrides.len().saturating_sub(super::KEPT_OVERRIDES);
         next.overrides.drain(..excess);

@@ -334,18 +334,91 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
     assert!(nothing.run.is_none());
 }
 
+/// The current attempt's run ends with the one gate `test` passed or not.
+fn finish(record: &TaskRecord, f: &Fixture, passed: bool) -> TaskDecision {
+    let attempt = record.current.as_ref().expect("a run").number;
+    let head = record.head.as_ref().expect("a head");
+    let c = head.as_str().chars().next().expect("a sha");
+    on_run_progress(
+        record,
+        &finished(attempt, c, vec![gate("test", passed)]),
+        &f.ctx(),
+    )
+}
+
+fn merged_at<'a>(head: &'a CommitSha) -> PullClosed<'a> {
+    PullClosed::Merged {
+        pr: IssueNumber(7),
+        head,
+        by: Some("claude[bot]"),
+    }
+}
+
 #[test]
-fn a_merged_pr_completes_the_task_and_stops_its_run() {
+fn a_pr_merged_at_its_proven_head_completes_the_task() {
     let f = fixture(&["test"]);
-    let record = push(&TaskRecord::default(), 'a', &f).record;
-    let d = on_pull_closed(&record, true, &f.ctx());
+    let a = push(&TaskRecord::default(), 'a', &f);
+    let proven = finish(&a.record, &f, true);
+    let head = proven.record.head.clone().expect("pushed");
+    let d = on_pull_closed(&proven.record, merged_at(&head), &f.ctx());
     assert_eq!(d.record.state, Some(TaskState::Completed));
-    assert_eq!(d.cancelled, Some(1));
     let after = push(&d.record, 'b', &f);
     assert!(after.run.is_none(), "a completed task is not run again");
-    let closed = on_pull_closed(&record, false, &f.ctx());
+    let closed = on_pull_closed(&a.record, PullClosed::Unmerged, &f.ctx());
     assert_eq!(closed.record.pr, None);
     assert_eq!(closed.record.state, Some(TaskState::Testing));
+}
+
+#[test]
+fn a_pr_merged_before_its_gates_passed_leaves_the_task_unfinished_until_they_pass_there() {
+    let f = fixture(&["test"]);
+    let a = push(&TaskRecord::default(), 'a', &f).record;
+    let head = a.head.clone().expect("pushed");
+    let d = on_pull_closed(&a, merged_at(&head), &f.ctx());
+    assert_eq!(
+        d.record.state,
+        Some(TaskState::Testing),
+        "a merge is not a proof"
+    );
+    assert_eq!(d.cancelled, None, "the run at the merged head goes on");
+    assert_eq!(d.record.pr, None, "the next push opens a new pull request");
+    let Some(Effect::PostComment { issue, body, .. }) = d.effects.first() else {
+        panic!("the merged PR is told: {:?}", d.effects)
+    };
+    assert_eq!(*issue, IssueNumber(7));
+    insta::assert_snapshot!(body, @r"
+    **Merged before its gates passed.** @claude[bot] merged this pull request into `taskgate/story-12` at `aaaaaaa`, where:
+
+    - `taskgate/test`: not finished
+
+    A merge is not a proof: task #14 is not complete, and the story does not ship until it is. It completes when its gates pass at `aaaaaaa`, or when a later task pull request merges proven: push a fix to `taskgate/task-14-data-loading` and taskgate tests it and opens one.
+
+    **To make GitHub refuse such merges**, add a ruleset on `taskgate/story-*` that requires the status checks `taskgate/test` (Settings → Rules → Rulesets). taskgate cannot add it: that needs the `administration` permission, which it does not ask for.
+    ");
+    let proven = finish(&d.record, &f, true);
+    assert_eq!(proven.record.state, Some(TaskState::Completed));
+    assert_eq!(proven.record.merged_unproven, None);
+}
+
+#[test]
+fn a_pr_merged_red_stays_unfinished_after_the_failure() {
+    let f = fixture(&["test"]);
+    let a = push(&TaskRecord::default(), 'a', &f).record;
+    let red = finish(&a, &f, false).record;
+    let head = red.head.clone().expect("pushed");
+    let d = on_pull_closed(&red, merged_at(&head), &f.ctx());
+    assert_eq!(d.record.state, Some(TaskState::TestFailed));
+    let fixed = push(&d.record, 'b', &f);
+    assert!(
+        fixed.run.is_some(),
+        "a fix pushed after the merge is tested"
+    );
+    let green = finish(&fixed.record, &f, true);
+    assert_eq!(
+        green.record.state,
+        Some(TaskState::Review),
+        "proven at a new head: it completes when its new PR merges"
+    );
 }
 
 #[test]

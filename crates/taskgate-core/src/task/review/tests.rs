@@ -143,10 +143,20 @@ fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded(
         vec![Override {
             actor: UserId(77),
             reason: "flaky upstream".into(),
-            at: 5_000
+            at: 5_000,
+            sha: d.record.head.clone(),
         }]
     );
     assert_eq!(d.record.override_count, 1);
+    // Its merge completes the task: a person accepted that head.
+    let head = d.record.head.clone().expect("a head");
+    let merged = crate::task::PullClosed::Merged {
+        pr: IssueNumber(20),
+        head: &head,
+        by: None,
+    };
+    let closed = crate::task::on_pull_closed(&d.record, merged, &f.ctx());
+    assert_eq!(closed.record.state, Some(TaskState::Completed));
     // However many overrides a task collects, the record keeps the last few
     // and counts them all.
     let mut record = in_review(false);
