@@ -6,7 +6,9 @@
 //! taskgate enforces: an agent that keeps failing is stopped, a person is
 //! called, and each budget decision is in the audit log. And the merge
 //! guard: an agent with write access cannot merge a red task PR where the
-//! story branches require the task's gate (GitHub refuses it).
+//! story branches require the task's gate (GitHub refuses it, and its
+//! auto-merge waits for the gate); where nothing requires it, a red merge
+//! completes nothing.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -339,4 +341,45 @@ async fn a_task_pr_an_agent_merges_while_red_completes_nothing_until_its_gate_pa
     )
     .await;
     assert_eq!(repo.issue(s.task_issue).unwrap().state, "closed");
+}
+
+#[tokio::test]
+async fn an_agents_auto_merge_waits_for_the_gate_and_merges_only_the_proven_head() {
+    // Human review: taskgate does not merge by itself, so only GitHub's
+    // auto-merge, turned on by the agent, can.
+    let s = Story::of(&plan()).config("review: human\n").start().await;
+    let repo = s.app.fake.repo(REPO);
+    s.app.fake.add_user("claude[bot]", 41, "write");
+    let red = s.push(&[("test_rows.py", RED)], "try").await;
+    let gate = s.completed(&red, 1).await[0].name.clone();
+    repo.with_ruleset(
+        Ruleset::new("taskgate stories")
+            .on(&["refs/heads/taskgate/story-*"])
+            .rule(Rule::required_checks(&[gate.as_str()])),
+    );
+    let pr = s.pull().number;
+    repo.set_draft(pr, false, "claude[bot]");
+    s.app.settle().await;
+    repo.enable_auto_merge_as(pr, "claude[bot]")
+        .expect("the gate is required and red: auto-merge waits");
+    s.app.settle().await;
+    assert!(!s.pull().merged, "not while the gate is red");
+
+    let green = s.push(&[("test_rows.py", GREEN)], "fix").await;
+    s.completed(&green, 1).await;
+    eventually("auto-merge merges the proven head", || async {
+        s.pull().merged
+    })
+    .await;
+    let merged = s.pull();
+    assert_eq!(merged.merged_by.as_deref(), Some("claude[bot]"));
+    assert_eq!(
+        repo.file(&merged.base, "test_rows.py").as_deref(),
+        Some(GREEN),
+        "what merged is the head the gate proved"
+    );
+    eventually("the task completes", || async {
+        s.state() == "state:completed"
+    })
+    .await;
 }

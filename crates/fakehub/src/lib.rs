@@ -79,6 +79,7 @@ use serde_json::Value;
 mod accounts;
 mod agents;
 mod auth;
+mod auto_merge;
 mod echo;
 mod emit;
 mod faults;

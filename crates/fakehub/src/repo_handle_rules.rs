@@ -73,3 +73,23 @@ impl RepoHandle {
         st.repos[self.key()].merge_queue.clone()
     }
 }
+
+impl RepoHandle {
+    /// `login` (write access, no bypass) turns on auto-merge for pull
+    /// request `number` with its own token, as GraphQL's
+    /// `enablePullRequestAutoMerge` does for it (`auto_merge`): refused,
+    /// with GitHub's message, when the pull request could merge now or is
+    /// a draft; otherwise GitHub merges it as `login` once the base's
+    /// rules are met on its head.
+    pub fn enable_auto_merge_as(&self, number: u64, login: &str) -> Result<(), String> {
+        self.shared().lock().user(login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            if let Some(refused) = crate::auto_merge::refusal(r, number, login) {
+                return Err(refused);
+            }
+            r.auto_merge.insert(number, login.to_owned());
+            Ok(())
+        })
+    }
+}

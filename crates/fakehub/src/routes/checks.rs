@@ -181,7 +181,8 @@ fn create_check_run(st: &mut State, req: &Req) -> HResult {
     run_reply(st, req, id, 201)
 }
 
-/// A merge group's checks changed: its merge queue may move on.
+/// A check changed: a merge queue may move on, a pull request waiting
+/// for auto-merge may merge.
 fn queue_moves(st: &mut State, at: crate::emit::At, id: u64) {
     let sha = st.repos[at.key]
         .check_runs
@@ -190,6 +191,7 @@ fn queue_moves(st: &mut State, at: crate::emit::At, id: u64) {
         .map(|r| r.head_sha.clone());
     if let Some(sha) = sha {
         crate::merge_queue::on_check(st, at, &sha);
+        crate::auto_merge::on_check(st, at, &sha);
     }
 }
 

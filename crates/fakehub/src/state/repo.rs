@@ -254,6 +254,9 @@ pub struct Repo {
     pub rulesets: Vec<super::Ruleset>,
     /// Its merge queue's entries, in order (`merge_queue`).
     pub merge_queue: Vec<crate::merge_queue::QueueEntry>,
+    /// Pull requests waiting for auto-merge, with the user who turned it
+    /// on (`auto_merge`).
+    pub auto_merge: std::collections::BTreeMap<u64, String>,
     /// What the owner's plan allows here (`RepoHandle::without_drafts`).
     pub plan: PlanFeatures,
 }

@@ -390,3 +390,43 @@ async fn a_collaborators_own_merge_is_held_to_the_bases_required_checks_and_a_dr
         .expect("green: merged");
     assert!(repo.pulls()[0].merged);
 }
+
+#[tokio::test]
+async fn auto_merge_waits_for_the_required_checks_and_is_refused_when_nothing_is_pending() {
+    let (gh, repo, c) = setup().await;
+    gh.add_user("claude[bot]", 41, "write");
+    repo.push_files("taskgate/story-1", &[("s.txt", "s\n")], "Story", "alice");
+    let head = repo.push_files("task", &[("t.txt", "t\n")], "Task", "alice");
+    let pr = repo.create_pull("task", "taskgate/story-1", "Task", "alice");
+    repo.set_draft(pr, true, "alice");
+    assert_eq!(
+        repo.enable_auto_merge_as(pr, "claude[bot]"),
+        Err("Pull request Pull request is in draft status".to_owned())
+    );
+    repo.set_draft(pr, false, "claude[bot]");
+    // No rule: it could merge now, so GitHub refuses to wait.
+    assert_eq!(
+        repo.enable_auto_merge_as(pr, "claude[bot]"),
+        Err("Pull request Pull request is in clean status".to_owned())
+    );
+    check(&c, &head, "taskgate/test", Some("failure")).await;
+    assert_eq!(
+        repo.enable_auto_merge_as(pr, "claude[bot]"),
+        Err("Pull request Pull request is in unstable status".to_owned()),
+        "a failing check nobody requires"
+    );
+
+    repo.with_ruleset(
+        Ruleset::new("story gates")
+            .on(&["refs/heads/taskgate/story-*"])
+            .rule(Rule::required_checks(&["taskgate/test"])),
+    );
+    repo.enable_auto_merge_as(pr, "claude[bot]")
+        .expect("a required check is failing: it waits");
+    check(&c, &head, "taskgate/test", Some("failure")).await;
+    assert!(!repo.pulls()[0].merged, "not while the check is red");
+    check(&c, &head, "taskgate/test", Some("success")).await;
+    let pull = repo.pulls()[0].clone();
+    assert!(pull.merged, "merged once the required check passed");
+    assert_eq!(pull.merged_by.as_deref(), Some("claude[bot]"));
+}
