@@ -1,12 +1,13 @@
 //! What a tested commit changed since the commit its task tested before
-//! (flaky tests of kind b), recorded once a run is over and
+//! (flaky tests of kind b), and since its last green one (a branch todo's
+//! evidence: `core::failure::evidence`), recorded once a run is over and
 //! before its report is, since the decision on the report reads it
 //! (`app::flaky`). From the run's git mirror for the `local` runner;
 //! from GitHub's compare API for the `actions` runner, which leaves
 //! taskgate no checkout.
 //!
-//! Owns: finding the task's previously tested commit and recording the
-//! files changed since it (`store::commit_changes`). Must not: judge tests
+//! Owns: finding the task's previously tested and last green commits and
+//! recording the files changed since each (`store::commit_changes`). Must not: judge tests
 //! (`core::flaky` does) or fail a run: best effort, since without the
 //! list that pair of commits decides nothing, which the log says.
 
@@ -27,28 +28,48 @@ store_view! {
     pub(crate) struct ChangesStore {
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
         async fn previously_tested_commit(repo: &RepoName, story: &StoryId, task: &RunSubject, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
+        async fn last_green_commit(repo: &RepoName, story: &StoryId, task: &RunSubject, attempt: u32, sha: &str) -> Result<Option<String>, StoreError>;
         async fn record_commit_changes(repo: &RepoName, pair: &CommitPair, files: Option<Vec<String>>) -> Result<(), StoreError>;
     }
 }
 
-/// The commits whose changes `row`'s decision may need: the task's
-/// previously tested commit and `row`'s, unless none was tested before or
-/// the pair is recorded already.
-async fn pair_to_list(store: &ChangesStore, row: &AttemptRow) -> Option<CommitPair> {
+/// The pairs of commits whose changes `row`'s decision may need, not
+/// recorded yet: from the task's previously tested commit (flaky tests of
+/// kind b) and from its last green one (the branch todo's evidence).
+async fn pairs_to_list(store: &ChangesStore, row: &AttemptRow) -> Vec<CommitPair> {
     let head = row.sha.0.clone();
-    let base = store
-        .previously_tested_commit(&row.repo, &row.story, &row.task, row.attempt, &head)
-        .await;
-    let base = match base {
-        Ok(base) => base?,
+    let (r, story, task, n) = (&row.repo, &row.story, &row.task, row.attempt);
+    let bases = [
+        store
+            .previously_tested_commit(r, story, task, n, &head)
+            .await,
+        store.last_green_commit(r, story, task, n, &head).await,
+    ];
+    let mut pairs: Vec<CommitPair> = Vec::new();
+    for base in bases {
+        match base {
+            Ok(Some(base)) => {
+                let pair = CommitPair {
+                    base,
+                    head: head.clone(),
+                };
+                if !pairs.contains(&pair) {
+                    pairs.push(pair);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => warn!(error = %e, "no earlier commit to compare with"),
+        }
+    }
+    let known = match store.commit_changes(&row.repo, pairs.clone()).await {
+        Ok(known) => known,
         Err(e) => {
-            warn!(error = %e, "no previously tested commit");
-            return None;
+            warn!(error = %e, "reading recorded changes failed");
+            return Vec::new();
         }
     };
-    let pair = CommitPair { base, head };
-    let known = store.commit_changes(&row.repo, vec![pair.clone()]).await;
-    known.is_ok_and(|k| k.is_empty()).then_some(pair)
+    pairs.retain(|p| !known.contains_key(p));
+    pairs
 }
 
 async fn record(
@@ -71,30 +92,29 @@ pub(super) async fn record_from_mirror(
     url: String,
     token: Option<String>,
 ) {
-    let Some(pair) = pair_to_list(store, row).await else {
-        return;
-    };
-    let (m, p) = (mirror.clone(), pair.clone());
-    let files = tokio::task::spawn_blocking(move || {
-        m.fetch_commit(&url, token.as_deref(), &p.base)?;
-        m.changed_files(&p.base, &p.head, MAX_CHANGED_FILES)
-    })
-    .await;
-    match files {
-        Ok(Ok(files)) => record(store, row, &pair, files).await,
-        Ok(Err(e)) => warn!(error = %e, base = %pair.base, "no changed files from git"),
-        Err(e) => warn!(error = %e, "listing changed files panicked"),
+    for pair in pairs_to_list(store, row).await {
+        let (m, p) = (mirror.clone(), pair.clone());
+        let (url, token) = (url.clone(), token.clone());
+        let files = tokio::task::spawn_blocking(move || {
+            m.fetch_commit(&url, token.as_deref(), &p.base)?;
+            m.changed_files(&p.base, &p.head, MAX_CHANGED_FILES)
+        })
+        .await;
+        match files {
+            Ok(Ok(files)) => record(store, row, &pair, files).await,
+            Ok(Err(e)) => warn!(error = %e, base = %pair.base, "no changed files from git"),
+            Err(e) => warn!(error = %e, "listing changed files panicked"),
+        }
     }
 }
 
 /// GitHub's comparison of the two commits.
 pub(super) async fn record_from_github(store: &ChangesStore, client: &Octocrab, row: &AttemptRow) {
-    let Some(pair) = pair_to_list(store, row).await else {
-        return;
-    };
     let repo = RepoClient::new(client, &row.repo);
-    match repo.changed_files(&pair.base, &pair.head).await {
-        Ok(files) => record(store, row, &pair, files).await,
-        Err(e) => warn!(error = %e, base = %pair.base, "no changed files from GitHub"),
+    for pair in pairs_to_list(store, row).await {
+        match repo.changed_files(&pair.base, &pair.head).await {
+            Ok(files) => record(store, row, &pair, files).await,
+            Err(e) => warn!(error = %e, base = %pair.base, "no changed files from GitHub"),
+        }
     }
 }

@@ -443,6 +443,7 @@ impl Runs {
     ) -> Result<TaskDecision, StoreError> {
         let mut inputs = self.loop_inputs(repo, located).await?;
         inputs.links.check_runs = self.check_run_links(repo, located, &d).await?;
+        inputs.links.changed_since_green = self.changed_since_green(repo, located, &d).await?;
         Ok(task::follow_verdict(
             d,
             report,

@@ -94,18 +94,50 @@ impl Store {
         attempt: u32,
         sha: &str,
     ) -> Result<Option<String>, StoreError> {
+        self.commit_before(repo, story, task, (attempt, sha), "('passed', 'failed')")
+            .await
+    }
+
+    /// The commit of the task's last green run before `attempt`, other
+    /// than `sha`: a branch todo lists the files changed since
+    /// (`core::failure::evidence`). `None` before its first green run.
+    pub async fn last_green_commit(
+        &self,
+        repo: &RepoName,
+        story: &StoryId,
+        task: &RunSubject,
+        attempt: u32,
+        sha: &str,
+    ) -> Result<Option<String>, StoreError> {
+        self.commit_before(repo, story, task, (attempt, sha), "('passed')")
+            .await
+    }
+
+    /// The newest attempt before `attempt`, at another commit than `sha`,
+    /// that ended with a status in `statuses` (an SQL list of constants).
+    async fn commit_before(
+        &self,
+        repo: &RepoName,
+        story: &StoryId,
+        task: &RunSubject,
+        (attempt, sha): (u32, &str),
+        statuses: &'static str,
+    ) -> Result<Option<String>, StoreError> {
         let (repo, story, task, sha) = (
             repo.clone(),
             story.to_string(),
             Sql(task.clone()),
             sha.to_string(),
         );
+        let sql = format!(
+            "SELECT sha FROM attempts
+             WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt < ?4
+               AND sha <> ?5 AND status IN {statuses}
+             ORDER BY attempt DESC LIMIT 1"
+        );
         self.read(move |db| {
             db.query_opt(
-                "SELECT sha FROM attempts
-                 WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt < ?4
-                   AND sha <> ?5 AND status IN ('passed', 'failed')
-                 ORDER BY attempt DESC LIMIT 1",
+                &sql,
                 params![repo.as_str(), story, task, attempt, sha],
                 |r| r.get::<String>(0),
             )

@@ -66,7 +66,9 @@ async fn a_red_run_after_a_green_one_links_its_check_run_and_the_diff_and_dispat
     repo.declare_workflow_inputs(AGENT, &["task", "todo", "branch", "role", "evidence"]);
     let green = s.push(&[("test_rows.py", GREEN)], "green").await;
     s.completed(&green, 1).await;
-    let red = s.push(&[("test_rows.py", RED)], "red").await;
+    let red = s
+        .push(&[("test_rows.py", RED), ("rows.py", "ROWS = 0\n")], "red")
+        .await;
     let checks = s.completed(&red, 1).await;
     eventually("the branch todo", || {
         let found = todo(&s).is_some();
@@ -84,6 +86,10 @@ async fn a_red_run_after_a_green_one_links_its_check_run_and_the_diff_and_dispat
         "the diff since the last green run: {body}"
     );
     assert!(
+        body.contains("2 files changed:\nrows.py\ntest_rows.py\n"),
+        "the files changed since the last green run, from the runner's git: {body}"
+    );
+    assert!(
         body.contains(&format!(
             "`git checkout {red} && python3 -m unittest -q test_rows`"
         )),
@@ -96,6 +102,16 @@ async fn a_red_run_after_a_green_one_links_its_check_run_and_the_diff_and_dispat
         evidence.contains(&format!("reproduce: git checkout {red} && python3")),
         "{evidence}"
     );
+
+    // A second red commit: still counted from the last green one, not
+    // from the commit tested before it.
+    let again = s.push(&[("more.py", "MORE = 1\n")], "still red").await;
+    s.completed(&again, 1).await;
+    eventually("the todo tells the second attempt", || {
+        let body = todo(&s).unwrap().body.unwrap_or_default();
+        async move { body.contains("3 files changed:\nmore.py\nrows.py\ntest_rows.py\n") }
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -53,7 +53,7 @@ use crate::story::{labels, Marker};
 
 pub use agent::{describe_agent, render_agent_mention, render_copilot_unreachable, COPILOT_LOGIN};
 pub use budget::{budget_audit, BudgetAudit};
-pub use evidence::{failing_tests, log_excerpt, FailingTest, RunLinks};
+pub use evidence::{changed_files_text, failing_tests, log_excerpt, FailingTest, RunLinks};
 pub use render::{
     render_attempt_comment, render_deferred_comment, render_escalated_todo_comment,
     render_escalation_report, render_fixed_comment, render_proposal_comment,

@@ -197,8 +197,30 @@ impl Runs {
             links: RunLinks {
                 repo_url: Some(format!("{}/{repo}", self.web_base)),
                 check_runs: BTreeMap::new(),
+                changed_since_green: None,
             },
         })
+    }
+
+    /// The files the commit of the attempt `d` finished changed since the
+    /// task's last green commit, when the runner recorded them
+    /// (`app::commit_changes`).
+    pub(super) async fn changed_since_green(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        d: &TaskDecision,
+    ) -> Result<Option<Vec<String>>, StoreError> {
+        let (Some(green), Some(current)) = (&located.record.failure.last_green, &d.record.current)
+        else {
+            return Ok(None);
+        };
+        let pair = taskgate_core::flaky::CommitPair {
+            base: green.0.clone(),
+            head: current.sha.0.clone(),
+        };
+        let mut known = self.store.commit_changes(repo, vec![pair.clone()]).await?;
+        Ok(known.remove(&pair).flatten())
     }
 
     /// Where GitHub shows the check runs of the attempt `d` finished, by

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::app::flaky::FlakyStore;
 use crate::store::{store_view, AttemptSummary, StoreError, TaskLocation};
+use taskgate_core::flaky::CommitPair;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::{RunSubject, TaskRecord};
@@ -21,6 +22,7 @@ store_view! {
         async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
         async fn recent_attempts(repo: &RepoName, story: &StoryId, per_task: u32) -> Result<Vec<AttemptSummary>, StoreError>;
+        async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
     }
     /// What the flaky-test tracking reads, handed to it with each report.
     hands flaky: FlakyStore;

@@ -38,7 +38,8 @@ pub struct FailingTest {
 }
 
 /// What the shell knows of a run that the core cannot: where GitHub shows
-/// it. Given to `task::follow_verdict` with the loop's inputs.
+/// it, and what changed since the task's last green run. Given to
+/// `task::follow_verdict` with the loop's inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunLinks {
     /// The repository's web page, `https://github.com/<o>/<r>` (or the
@@ -46,6 +47,31 @@ pub struct RunLinks {
     pub repo_url: Option<String>,
     /// Each gate's check run for this attempt: its `html_url`.
     pub check_runs: BTreeMap<String, String>,
+    /// The files the run's commit changed since the task's last green
+    /// commit, as the runner listed them from git or GitHub's compare
+    /// (`app::commit_changes`); `None` when unknown or too many to list.
+    pub changed_since_green: Option<Vec<String>>,
+}
+
+/// Files named in "Changes since the last green run" at most; the rest
+/// are counted.
+const CHANGED_FILES_SHOWN: usize = 40;
+
+/// The files changed since the last green run, as the todo lists them.
+pub fn changed_files_text(files: &[String]) -> String {
+    let mut out = format!(
+        "{} file{} changed:\n",
+        files.len(),
+        if files.len() == 1 { "" } else { "s" }
+    );
+    for f in files.iter().take(CHANGED_FILES_SHOWN) {
+        out.push_str(f);
+        out.push('\n');
+    }
+    if files.len() > CHANGED_FILES_SHOWN {
+        let _ = writeln!(out, "… and {} more", files.len() - CHANGED_FILES_SHOWN);
+    }
+    out
 }
 
 /// Lines of a test's message kept (the assertion and its operands).
@@ -266,10 +292,11 @@ fn compare(f: &FailureRecord, from: &CommitSha, from_name: &str) -> String {
     match &f.repo_url {
         Some(repo) => format!(
             "The commits and the diff from {from_name} ({}) to this run ({}): \
-             [{}]({repo}/compare/{range}).",
+             [{}]({repo}/compare/{range}); in a checkout, {}.",
             short_sha(from),
             short_sha(&f.sha),
             code_span(&format!("{}...{}", short(from), short(&f.sha))),
+            code_span(&format!("git diff {range}")),
         ),
         None => format!(
             "The commits from {from_name} ({}) to this run ({}): {}.",

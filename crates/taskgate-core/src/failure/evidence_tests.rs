@@ -142,7 +142,7 @@ fn a_cargo_test_failure_reaches_the_todo_with_its_tests_log_command_diff_and_che
     let g = gate("unit", failed("cargo test", 101, CARGO_ASSERT), None);
     let run = failed_run(1, &"a".repeat(40), &g, 41);
     let d = on_failed_run(&LoopState::default(), &run, &f.ctx());
-    insta::assert_snapshot!(one(&d, "issue"), @r#"
+    insta::assert_snapshot!(one(&d, "issue"), @r"
         The acceptance run of task **Data loading** failed with **test_failure**; this todo is routed to the **coder** role. Push the fix to `taskgate/task-2-data`: the next green run closes it.
 
         | attempt | depth | time left |
@@ -211,14 +211,14 @@ fn a_cargo_test_failure_reaches_the_todo_with_its_tests_log_command_diff_and_che
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa).
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
 
         ### What happens next
 
         Each failed run on the task branch counts as one attempt. A failure after attempt 2/2 closes this todo and leads to a deeper branch todo (depth 2/2).
 
         <!-- taskgate:story=file:s task=data todo=1 -->
-        "#);
+        ");
 }
 
 #[test]
@@ -234,7 +234,7 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
         &failed_run(1, &"a".repeat(40), &first, 41),
         &f.ctx(),
     );
-    insta::assert_snapshot!(one(&opened, "mention"), @r#"
+    insta::assert_snapshot!(one(&opened, "mention"), @r"
         @claude the acceptance run failed on `taskgate/task-2-data` (attempt 1 of 2). Fix the cause and push the fix to `taskgate/task-2-data`; taskgate tests each push and closes this issue when the run passes. The evidence follows; this issue's body has it too.
 
         ### Diagnosis (run 1 at `aaaaaaaaaaaa`)
@@ -264,8 +264,8 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa).
-        "#);
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
+        ");
     let again = gate(
         "unit",
         failed("pytest -q", 1, ""),
@@ -276,25 +276,25 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
         &failed_run(2, &"b".repeat(40), &again, 42),
         &f.ctx(),
     );
-    insta::assert_snapshot!(one(&d, "comment"), @r#"
+    insta::assert_snapshot!(one(&d, "comment"), @r"
         Attempt 2/2 failed at `bbbbbbbbbbbb`:
 
         - gate `unit`: **test_failure** — `test_fetch_returns_body: AssertionError: server said 500`
 
         ### Since the previous attempt
 
-        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb).
+        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
 
         - Still failing: `tests/test_fetch.py::TestParser::test_raises_on_garbage`, `tests/test_fetch.py::test_fetch_returns_body`
 
         That was the last attempt of this todo; the body has the full diagnosis.
-        "#);
-    insta::assert_snapshot!(one(&d, "mention"), @r#"
+        ");
+    insta::assert_snapshot!(one(&d, "mention"), @r"
         @claude the acceptance run failed on `taskgate/task-2-data` (attempt 2 of 2). Fix the cause and push the fix to `taskgate/task-2-data`; taskgate tests each push and closes this issue when the run passes. The evidence follows; this issue's body has it too.
 
         ### Since the previous attempt
 
-        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb).
+        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
 
         - Still failing: `tests/test_fetch.py::TestParser::test_raises_on_garbage`, `tests/test_fetch.py::test_fetch_returns_body`
 
@@ -325,8 +325,8 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`bbbbbbbbbbbb`): [`9f2c1e7d4b3a...bbbbbbbbbbbb`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb).
-        "#);
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`bbbbbbbbbbbb`): [`9f2c1e7d4b3a...bbbbbbbbbbbb`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
+        ");
 }
 
 #[test]
@@ -346,16 +346,16 @@ fn tests_fixed_and_newly_failing_are_told_apart() {
     );
     let comment = one(&d, "comment");
     let since = &comment[comment.find("### Since").unwrap()..];
-    insta::assert_snapshot!(since, @r#"
+    insta::assert_snapshot!(since, @r"
         ### Since the previous attempt
 
-        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb).
+        The commits and the diff from run 1 (`aaaaaaaaaaaa`) to this run (`bbbbbbbbbbbb`): [`aaaaaaaaaaaa...bbbbbbbbbbbb`](https://github.com/o/r/compare/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
 
         - Newly failing: `src/lib.rs:3`
         - Fixed since then: `src/lib.rs:11`, `src/lib.rs:17`
 
         That was the last attempt of this todo; the body has the full diagnosis.
-        "#);
+        ");
 }
 
 #[test]

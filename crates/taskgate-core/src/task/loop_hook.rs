@@ -70,9 +70,13 @@ pub fn follow_verdict(
             attempt: current.number,
             sha: current.sha.clone(),
             gates,
-            // The compare link from `last_green` says what changed; the
-            // shell has no commit log of its own to add.
-            changes_since_green: None,
+            // The compare link from `last_green` shows the diff; the files
+            // it changed are listed when the runner recorded them.
+            changes_since_green: inputs
+                .links
+                .changed_since_green
+                .as_deref()
+                .map(failure::changed_files_text),
             now: ctx.now,
             last_green: d.record.failure.last_green.clone(),
             repo_url: inputs.links.repo_url.clone(),
