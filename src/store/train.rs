@@ -11,7 +11,7 @@ use rusqlite::params;
 use super::db::Db;
 use super::{Store, StoreError};
 use taskgate_core::ids::RepoName;
-use taskgate_core::ship::Train;
+use taskgate_core::ship::{Train, TrainStats};
 
 /// Applies [`Change::TrainUpdated`](taskgate_core::Change::TrainUpdated).
 pub(super) fn put(db: &Db, repo: &RepoName, train: &Train) -> Result<(), StoreError> {
@@ -40,6 +40,16 @@ impl Store {
             })
             .await?;
         Ok(train.unwrap_or_default())
+    }
+}
+
+impl Store {
+    /// Every repository's ship train counts, for `/metrics`.
+    pub async fn ship_train_stats(&self) -> Result<Vec<TrainStats>, StoreError> {
+        let trains: Vec<(String, Train)> = self
+            .read(|db| super::keyed_records(db, "SELECT repo, record FROM ship_trains", params![]))
+            .await?;
+        Ok(trains.into_iter().map(|(_, t)| t.stats).collect())
     }
 }
 
@@ -94,6 +104,7 @@ mod tests {
             later.cars.clear();
             crate::store::audit::tests::apply(&store, vec![put(&a, later.clone())]).await;
             assert_eq!(store.ship_train(&a).await.unwrap(), later);
+            assert_eq!(store.ship_train_stats().await.unwrap(), vec![later.stats]);
         }
     }
 }
