@@ -17,6 +17,9 @@ use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 use taskgate_core::failure::MAX_AGENTS;
 
+mod train;
+pub use train::sum as train_stats;
+
 type Labels = Vec<(&'static str, String)>;
 
 /// The registry, with its metrics in three groups, registered (and so
@@ -26,6 +29,7 @@ pub struct Metrics {
     pipeline: Pipeline,
     work: WorkGauges,
     ops: Operations,
+    train: train::TrainMetrics,
 }
 
 /// A delivery's way through the shell: intake, processor, outbox, GitHub.
@@ -172,6 +176,8 @@ pub struct Snapshot {
     pub loop_stats: taskgate_core::failure::LoopStats,
     /// Tasks approved with `/approve --override` despite their checker.
     pub overrides: i64,
+    /// Every repository's ship train stats, summed (`train::sum`).
+    pub trains: taskgate_core::ship::TrainStats,
 }
 
 impl Pipeline {
@@ -385,11 +391,13 @@ impl Metrics {
         let pipeline = Pipeline::register(&mut registry);
         let work = WorkGauges::register(&mut registry);
         let ops = Operations::register(&mut registry);
+        let train = train::TrainMetrics::register(&mut registry);
         Metrics {
             registry,
             pipeline,
             work,
             ops,
+            train,
         }
     }
 
@@ -500,6 +508,7 @@ impl Metrics {
     pub fn render(&self, snapshot: &Snapshot) -> String {
         self.pipeline.set_depths(snapshot);
         self.work.set(snapshot);
+        self.train.set(&snapshot.trains);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

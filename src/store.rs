@@ -57,6 +57,7 @@ mod tasks;
 #[cfg(test)]
 pub(crate) mod testing;
 mod tests_history;
+mod train;
 pub(crate) mod view;
 mod writer;
 

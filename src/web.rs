@@ -170,6 +170,9 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
         snapshot.loop_stats = counts.loop_stats;
         snapshot.overrides = counts.overrides;
     }
+    if let Ok(trains) = web.store.ship_train_stats().await {
+        snapshot.trains = metrics::train_stats(&trains);
+    }
     (
         [(
             "content-type",

@@ -21,6 +21,7 @@ mod own;
 mod pulls;
 mod refs;
 mod rules;
+mod train;
 
 use http::Method;
 use octocrab::Octocrab;
@@ -32,6 +33,7 @@ use taskgate_core::ids::{CommitSha, RepoName};
 pub(crate) use issues::IssuePatch;
 pub use own::OwnApp;
 pub(crate) use refs::{FastForward, MergeOutcome};
+pub use train::CarBuild;
 
 /// GitHub's REST API for one repository, through an installation's client.
 #[derive(Clone, Copy)]

@@ -537,6 +537,7 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
             story,
             record,
         } => super::ship::put_story_record(db, repo, story, record)?,
+        Change::TrainUpdated { repo, train } => super::train::put(db, repo, train)?,
         Change::IssueAdopted {
             repo,
             marker,

@@ -265,6 +265,13 @@ CREATE TABLE repo_configs (
     r#"
 ALTER TABLE check_runs ADD COLUMN last_update BIGINT;
 "#,
+    // Each repository's ship train (`store::train`).
+    r#"
+CREATE TABLE ship_trains (
+    repo    TEXT COLLATE "C" PRIMARY KEY,
+    record  TEXT COLLATE "C" NOT NULL
+);
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

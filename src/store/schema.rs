@@ -337,6 +337,14 @@ CREATE TABLE repo_configs (
     r#"
 ALTER TABLE check_runs ADD COLUMN last_update INTEGER;
 "#,
+    // Each repository's ship train (`core::ship::Train` as JSON,
+    // `store::train`).
+    r#"
+CREATE TABLE ship_trains (
+    repo    TEXT PRIMARY KEY,
+    record  TEXT NOT NULL
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -32,6 +32,8 @@
 //! | `commands.permissions.<command>` | `write`; `ship`, `override`, `freeze`, `unfreeze`, `rollback`: `maintain`; `status`, `explain`, `doctor`, `help`: `read` | `read`, `triage`, `write`, `maintain` or `admin` |
 //! | `freeze_windows` | none | weekly windows in UTC when nothing lands: `- { days: [fri], from: "16:00", to: "24:00", reason: weekend }` (`core::freeze`) |
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
+//! | `ship_batch_max` | 4 | stories proven together in one batch of the ship train (1–100; 1: one story per proof; `core::ship::train`) |
+//! | `ship_parallel` | 2 | batches proven at once, each on the one ahead (1–100; `core::ship::train`) |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
 //! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit, or changed result across a commit that touched none of its files) before a test is quarantined (1–100; `core::flaky`) |
 //! | `flaky.quarantine_days` | 14 | how long a quarantine lasts, in days (1–365); `/taskgate unquarantine <test>` lifts it sooner |
@@ -255,6 +257,11 @@ pub struct RepoConfig {
     /// The gates (by name: `unit`, `integration-backtest`) a ship's proof
     /// runs on the current base; empty: every gate of the story.
     pub ship_gates: Vec<String>,
+    /// Stories proven together in one car of the ship train (1: one story
+    /// per proof).
+    pub ship_batch_max: u32,
+    /// Cars of the ship train proven at once, each on the one ahead.
+    pub ship_parallel: u32,
     /// Flaky-test quarantine (`core::flaky`).
     pub flaky: FlakyConfig,
 }
@@ -294,6 +301,8 @@ impl Default for RepoConfig {
             freeze_windows: Vec::new(),
             rollback_gates: Vec::new(),
             ship_gates: Vec::new(),
+            ship_batch_max: 4,
+            ship_parallel: 2,
             flaky: FlakyConfig::default(),
         }
     }
@@ -306,6 +315,15 @@ impl RepoConfig {
             .get(kind)
             .map(String::as_str)
             .unwrap_or("debugger")
+    }
+
+    /// The ship train's settings (`ship_batch_max`, `ship_parallel`).
+    pub fn train_settings(&self) -> crate::ship::TrainSettings {
+        crate::ship::TrainSettings {
+            batch_max: self.ship_batch_max as usize,
+            parallel: self.ship_parallel as usize,
+            attribution: true,
+        }
     }
 
     /// The permission a command needs: the file's override, else the default.

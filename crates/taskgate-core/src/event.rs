@@ -93,6 +93,12 @@ pub enum Change {
         story: StoryId,
         record: Box<crate::ship::StoryRecord>,
     },
+    /// A repository's ship train changed (`core::ship::train`): stored
+    /// with the effects its actions caused.
+    TrainUpdated {
+        repo: RepoName,
+        train: Box<crate::ship::Train>,
+    },
     /// An existing issue becomes a story's issue (`/taskgate plan`).
     IssueAdopted {
         repo: RepoName,

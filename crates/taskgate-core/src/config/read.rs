@@ -30,6 +30,8 @@ const TOP_KEYS: &[&str] = &[
     "freeze_windows",
     "rollback_gates",
     "ship_gates",
+    "ship_batch_max",
+    "ship_parallel",
     "flaky",
 ];
 const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days", "unrelated_paths"];
@@ -136,6 +138,12 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         .into_iter()
         .map(|(gate, _)| gate)
         .collect();
+    if let Some(v) = f.int("ship_batch_max", 1, 100, p) {
+        c.ship_batch_max = v as u32;
+    }
+    if let Some(v) = f.int("ship_parallel", 1, 100, p) {
+        c.ship_parallel = v as u32;
+    }
     if let Some(ff) = f
         .get("flaky")
         .and_then(|n| Fields::new(n, "flaky", FLAKY_KEYS, p))

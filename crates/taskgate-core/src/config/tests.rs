@@ -230,3 +230,17 @@ fn a_refused_agent_changes_nothing_else() {
     assert_eq!(c.roles["coder"].agent, None);
     assert_eq!(c.review, ReviewMode::Human);
 }
+
+#[test]
+fn the_ship_trains_batch_and_parallel_are_read_and_checked() {
+    let defaults = RepoConfig::default().train_settings();
+    assert_eq!((defaults.batch_max, defaults.parallel), (4, 2));
+    let c = load_config(Some("ship_batch_max: 1\nship_parallel: 3\n")).unwrap();
+    assert_eq!((c.ship_batch_max, c.ship_parallel), (1, 3));
+    let src = "ship_batch_max: 0\nship_parallel: 101\n";
+    insta::assert_snapshot!(problems(src), @r"
+        .github/taskgate.yml:1:17: error: `ship_batch_max` is 0, outside the allowed range 1..=100
+        .github/taskgate.yml:2:16: error: `ship_parallel` is 101, outside the allowed range 1..=100
+    ");
+    assert!(load_config(Some(src)).is_err());
+}

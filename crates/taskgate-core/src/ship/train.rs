@@ -166,6 +166,16 @@ pub struct TrainStats {
     pub bisection_runs: u64,
     pub landed: u64,
     pub refused: u64,
+    /// Cars proven (their first run, or a reused proof), by how many
+    /// stories each held: the batch sizes.
+    #[serde(default)]
+    pub batch_sizes: std::collections::BTreeMap<u32, u64>,
+    /// Stories refused for a failure on a base that was neither the
+    /// default branch's head nor a car proven green ahead of them: the
+    /// failure may have been the base's, so the story may be innocent.
+    /// The train blames only once every car ahead passed: this stays 0.
+    #[serde(default)]
+    pub innocents_refused: u64,
 }
 
 /// One repository's ship train.
@@ -548,8 +558,10 @@ impl Step {
         if car.passed || car.proving || car.failure.is_some() {
             return;
         }
+        let size = car.stories.len() as u32;
         if car.runs == 0 && self.t.proven.contains(&built.tree) {
             self.t.stats.reused_proofs += 1;
+            *self.t.stats.batch_sizes.entry(size).or_default() += 1;
             self.t.cars[i].reused = true;
             self.pass(i);
             return;
@@ -558,6 +570,9 @@ impl Step {
         if let (0, Some(known)) = (car.runs, known) {
             self.t.cars[i].failure = Some(known.failing.clone());
             return;
+        }
+        if car.runs == 0 {
+            *self.t.stats.batch_sizes.entry(size).or_default() += 1;
         }
         let car = &mut self.t.cars[i];
         car.runs += 1;

@@ -13,6 +13,12 @@ impl Step {
     /// Car `at` failed on its own changes (every car ahead passed): the
     /// cars behind it go back to the queue, and it is refused or split.
     pub(super) fn blame(&mut self, at: usize, failing: Vec<FailingTest>) {
+        let proven_base = match at {
+            0 => self.t.main.clone(),
+            _ => (self.t.cars[at - 1].passed)
+                .then(|| self.t.cars[at - 1].built.as_ref().map(|b| b.commit.clone()))
+                .flatten(),
+        };
         let car = self.t.cars.remove(at);
         self.dissolve_from(at);
         let batch: Vec<StoryId> = if car.split_from.is_empty() {
@@ -27,6 +33,9 @@ impl Step {
                 return;
             };
             self.t.stats.refused += 1;
+            if proven_base.as_ref() != Some(&base) {
+                self.t.stats.innocents_refused += 1;
+            }
             self.actions.push(TrainAction::Refuse {
                 story: only.story.clone(),
                 why: Refusal::Failed {

@@ -216,6 +216,13 @@ fn a_batch_of_three_with_one_broken_story_lands_two_and_refuses_one_in_fewer_run
     // The batch, its retry, and the batch without `b`; `b` alone on what
     // landed is the tree that failed twice, refused with no run.
     assert_eq!(batched.train.stats.proof_runs, 3);
+    // Proven: the batch of three, then the two without `b` beside `b`
+    // alone on them (the check of the failed tree).
+    assert_eq!(
+        batched.train.stats.batch_sizes,
+        [(3, 1), (2, 1), (1, 1)].into()
+    );
+    assert_eq!(batched.train.stats.innocents_refused, 0);
     let Refusal::Failed { failing, batch, .. } = &batched.refused[0].1 else {
         panic!("{:?}", batched.refused[0].1);
     };
@@ -463,5 +470,6 @@ proptest! {
         prop_assert_eq!(&landed, &innocent);
         prop_assert_eq!(&refused, &w.broken);
         prop_assert!(w.train.cars.is_empty() && w.train.waiting.is_empty());
+        prop_assert_eq!(w.train.stats.innocents_refused, 0);
     }
 }
