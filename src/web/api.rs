@@ -2,7 +2,8 @@
 //! log.
 //!
 //! `GET /api/stories[/{id}]` lists stories with their state, story PR and
-//! tasks; `POST /api/stories/{id}/ship` asks to ship one; `GET /api/audit`
+//! tasks; `POST /api/stories/{id}/ship` asks to ship one (body, optional:
+//! `{"priority": "high"}`); `GET /api/audit`
 //! reads the audit log ([`audit`]). `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
@@ -38,7 +39,7 @@ use crate::store::{NewDelivery, Store, StoryRow};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::plan::parse_plan;
-use taskgate_core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat};
+use taskgate_core::ship::{ship_refusal, Priority, ShipEvent, ShipVia, ShipWhat};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -197,11 +198,35 @@ async fn get_story(
     Ok(Json(story_json(&state.store, &row).await?))
 }
 
+/// The optional body of a ship request: `{"priority": "high"}`. The
+/// API's token is the operator's, so any priority may be given.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShipBody {
+    #[serde(default)]
+    priority: Priority,
+}
+
+fn ship_body(body: &[u8]) -> Result<Priority, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Priority::Normal);
+    }
+    serde_json::from_slice::<ShipBody>(body)
+        .map(|b| b.priority)
+        .map_err(|e| {
+            ApiError::BadRequest(format!(
+                "the body is `{{\"priority\": \"normal\" | \"high\" | \"hotfix\"}}` or empty: {e}"
+            ))
+        })
+}
+
 async fn ship_story(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
+    let priority = ship_body(&body)?;
     let row = find(&state, &id, &q).await?;
     let record = state
         .store
@@ -237,6 +262,7 @@ async fn ship_story(
             actor: None,
             login: "the HTTP API".into(),
             via: ShipVia::Api,
+            priority,
         },
     };
     let delivery = NewDelivery::internal(

@@ -54,8 +54,8 @@ pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents
 pub use proof::{proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
-    on_proof_passed, queue_length, ship_audit, ship_branch, start_proof, ProofStep,
-    MAX_PROOF_ROUNDS,
+    on_proof_passed, priority_name, queue_length, queue_order, ship_audit, ship_branch,
+    start_proof, ProofStep, MAX_PROOF_ROUNDS,
 };
 pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
@@ -152,6 +152,10 @@ pub struct Shipper {
     pub user: Option<UserId>,
     pub login: String,
     pub via: ShipVia,
+    /// Where the story goes in the queue (`ship --priority`); records from
+    /// before priorities read as normal.
+    #[serde(default)]
+    pub priority: Priority,
 }
 
 /// The `taskgate/ship-gate` check run last written: on which head, with

@@ -3,8 +3,8 @@
 //!
 //! Owns: what a person reads of the queue (position, story, who shipped
 //! it, what it is doing). Must not: read the store, or decide the order
-//! (`core::ship::next_in_queue`'s rule: proving or landing first, then by
-//! the time each was shipped).
+//! (`core::ship::queue_order`'s rule: proving or landing first, then by
+//! priority and the time each was shipped).
 
 use super::audit_view::FreezeLine;
 use super::view::StoryInput;
@@ -37,11 +37,12 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueR
             )
         })
         .collect();
-    // Under way first, then by when each was shipped.
+    // Under way first, then by priority and when each was shipped.
     queued.sort_by_key(|s| {
         (
             s.repo.as_str().to_owned(),
             s.record.state == ShipState::Queued,
+            std::cmp::Reverse(s.record.shipped_by.as_ref().map(|b| b.priority)),
             s.record.queued_at_ms.unwrap_or(i64::MAX),
             s.issue.0,
         )
@@ -105,6 +106,7 @@ mod tests {
             user: None,
             login: login.into(),
             via: ShipVia::Label,
+            priority: Default::default(),
         };
         let record = |state, at, who: &str, proof| StoryRecord {
             state,
