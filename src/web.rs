@@ -92,6 +92,7 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
         store: intake.store.clone(),
         token: token.clone(),
         recorded: intake.recorded.clone(),
+        web_base: crate::github::web_base(&config.github_api_url),
     });
     let dashboard = dashboard::routes(dashboard::DashboardState {
         store: intake.store.clone(),

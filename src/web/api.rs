@@ -3,7 +3,8 @@
 //!
 //! `GET /api/stories[/{id}]` lists stories with their state, story PR and
 //! tasks; `POST /api/stories/{id}/ship` asks to ship one (body, optional:
-//! `{"priority": "high"}`); `GET /api/audit`
+//! `{"priority": "high"}`); `GET /api/queue?repo=` is a repository's ship
+//! queue in order ([`queue`]); `GET /api/audit`
 //! reads the audit log ([`audit`]). `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
@@ -21,8 +22,10 @@
 
 mod audit;
 mod error;
+mod queue;
 
 pub use error::ApiError;
+pub use queue::{queue_entries, queue_state, QueueEntry};
 
 use std::sync::Arc;
 
@@ -48,6 +51,8 @@ pub struct ApiState {
     pub token: Option<Arc<str>>,
     /// Wakes the processor when a ship request was recorded.
     pub recorded: Arc<Notify>,
+    /// Where GitHub shows things (`https://github.com`): check run links.
+    pub web_base: String,
 }
 
 pub fn routes(state: ApiState) -> Router {
@@ -58,6 +63,7 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/tasks/{id}/accept", post(accept_task))
         .route("/api/tasks/{id}/reject", post(reject_task))
         .route("/api/audit", get(audit::audit_log))
+        .route("/api/queue", get(queue::queue))
         // Every route, before any of its extractors run: a route added
         // later cannot forget the token, and a caller without it learns
         // nothing else (not even that a body is malformed).

@@ -120,6 +120,33 @@ async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
         assert_eq!(sh.state_of(issue).await, "queued", "#{issue}");
     }
     assert_eq!(sh.state().await, "proving", "all three queued behind it");
+    // The API shows the queue in the order it lands.
+    let (status, q) = sh
+        .api(
+            "GET",
+            "/api/queue?repo=octo-org/hello-world",
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(status, 200, "{q}");
+    let rows = q["queue"].as_array().unwrap();
+    let column = |key: &str| -> Vec<String> { rows.iter().map(|r| r[key].to_string()).collect() };
+    let issues = [sh.story_issue, d, b, c].map(|n| n.to_string());
+    assert_eq!(column("issue"), issues, "{q}");
+    assert_eq!(column("position"), ["1", "2", "3", "4"]);
+    assert_eq!(
+        column("state"),
+        [r#""proving""#, r#""queued""#, r#""queued""#, r#""queued""#]
+    );
+    assert_eq!(
+        column("priority"),
+        [r#""normal""#, r#""high""#, r#""normal""#, r#""normal""#]
+    );
+    assert_eq!(rows[1]["title"], "Story delta");
+    assert!(rows[0]["proof"]["base"].is_string(), "{q}");
+    assert!(rows
+        .iter()
+        .all(|r| r["waiting_seconds"].is_u64() && r["queued_at"].is_string()));
     let told = sh.s.app.bot_comments(d).join("\n");
     assert!(
         told.contains("Priority high: it goes ahead of the normal stories waiting. One story ships before it."),
@@ -209,4 +236,43 @@ async fn a_priority_from_a_sender_without_maintain_is_refused_and_nothing_is_que
     assert_eq!(sh.state().await, "shippable");
     insta::assert_snapshot!(last_reply(&sh), @"@octocat Could not run 'ship': 'urgent' is not a priority ('high', 'hotfix' or 'normal'). `/taskgate help` shows how each command is used.");
     assert_eq!(sh.merges(), 0);
+}
+
+#[tokio::test]
+async fn the_queue_api_needs_a_repository_it_knows() {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    let (status, empty) = sh
+        .api(
+            "GET",
+            "/api/queue?repo=octo-org/hello-world",
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(
+        (status, empty["queue"].as_array().map(Vec::len)),
+        (200, Some(0))
+    );
+    let answers = [
+        sh.api("GET", "/api/queue", Some("api-token")).await,
+        sh.api("GET", "/api/queue?repo=not-a-repo", Some("api-token"))
+            .await,
+        sh.api(
+            "GET",
+            "/api/queue?repo=octo-org/elsewhere",
+            Some("api-token"),
+        )
+        .await,
+        sh.api("GET", "/api/queue?repo=octo-org/hello-world", None)
+            .await,
+    ];
+    let said: Vec<String> = answers
+        .iter()
+        .map(|(status, body)| format!("{status} {body}"))
+        .collect();
+    insta::assert_snapshot!(said.join("\n"), @r#"
+    400 {"error":"`?repo=owner/name` is required: the queue is a repository's"}
+    400 {"error":"`not-a-repo` is not of the form owner/name"}
+    404 {"error":"taskgate has no story in this repository"}
+    401 {"error":"a valid `Authorization: Bearer <TASKGATE_API_TOKEN>` header is required"}
+    "#);
 }
