@@ -17,6 +17,8 @@ use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
 use taskgate_core::failure::MAX_AGENTS;
 
+mod ship_queue;
+
 type Labels = Vec<(&'static str, String)>;
 
 /// The registry, with its metrics in three groups, registered (and so
@@ -26,6 +28,7 @@ pub struct Metrics {
     pipeline: Pipeline,
     work: WorkGauges,
     ops: Operations,
+    ship_queue: ship_queue::ShipQueueMetrics,
 }
 
 /// A delivery's way through the shell: intake, processor, outbox, GitHub.
@@ -172,6 +175,8 @@ pub struct Snapshot {
     pub loop_stats: taskgate_core::failure::LoopStats,
     /// Tasks approved with `/approve --override` despite their checker.
     pub overrides: i64,
+    /// The ship queue's figures, from the story records.
+    pub ship_queue: taskgate_core::ship::figures::QueueFigures,
 }
 
 impl Pipeline {
@@ -385,11 +390,13 @@ impl Metrics {
         let pipeline = Pipeline::register(&mut registry);
         let work = WorkGauges::register(&mut registry);
         let ops = Operations::register(&mut registry);
+        let ship_queue = ship_queue::ShipQueueMetrics::register(&mut registry);
         Metrics {
             registry,
             pipeline,
             work,
             ops,
+            ship_queue,
         }
     }
 
@@ -500,6 +507,7 @@ impl Metrics {
     pub fn render(&self, snapshot: &Snapshot) -> String {
         self.pipeline.set_depths(snapshot);
         self.work.set(snapshot);
+        self.ship_queue.set(&snapshot.ship_queue);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

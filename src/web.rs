@@ -171,6 +171,9 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
         snapshot.loop_stats = counts.loop_stats;
         snapshot.overrides = counts.overrides;
     }
+    if let Ok(figures) = ship_queue_figures(&web.store).await {
+        snapshot.ship_queue = figures;
+    }
     (
         [(
             "content-type",
@@ -179,6 +182,23 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
         web.metrics.render(&snapshot),
     )
         .into_response()
+}
+
+/// The ship queue's figures over every repository's story records.
+pub(crate) async fn ship_queue_figures(
+    store: &crate::store::Store,
+) -> Result<taskgate_core::ship::figures::QueueFigures, crate::store::StoreError> {
+    let mut repos: Vec<_> = store.stories().await?.into_iter().map(|r| r.repo).collect();
+    repos.sort();
+    repos.dedup();
+    let mut records = Vec::new();
+    for repo in &repos {
+        records.extend(store.story_records(repo).await?.into_iter().map(|(_, r)| r));
+    }
+    let now_ms = store.clock().now_ms();
+    Ok(taskgate_core::ship::figures::QueueFigures::of(
+        &records, now_ms,
+    ))
 }
 
 #[cfg(test)]

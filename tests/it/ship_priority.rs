@@ -276,3 +276,52 @@ async fn the_queue_api_needs_a_repository_it_knows() {
     401 {"error":"a valid `Authorization: Bearer <TASKGATE_API_TOKEN>` header is required"}
     "#);
 }
+
+/// The ship queue's series on `/metrics`, by name (`taskgate_ship_…`).
+async fn queue_series(sh: &Shipped) -> Vec<String> {
+    let text = sh.s.app.metrics().await;
+    text.lines()
+        .filter(|l| {
+            [
+                "taskgate_ship_landed",
+                "taskgate_ship_proof_runs_total",
+                "taskgate_ship_queue_wait_seconds_count",
+                "taskgate_ship_queue_wait_seconds_bucket{le=\"+Inf\"}",
+            ]
+            .iter()
+            .any(|name| l.starts_with(name))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn the_queue_figures_on_metrics_move_as_stories_land() {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    insta::assert_snapshot!(queue_series(&sh).await.join("\n"), @r#"
+    taskgate_ship_queue_wait_seconds_count 0
+    taskgate_ship_queue_wait_seconds_bucket{le="+Inf"} 0
+    taskgate_ship_landed_total 0
+    taskgate_ship_landed_last_hour 0
+    taskgate_ship_proof_runs_total 0
+    "#);
+    sh.add_ship_label().await;
+    sh.landed().await;
+    let (_, second_pr) = another_story(&sh, "bravo").await;
+    sh.repo().add_labels(second_pr, &["ship"], "octocat");
+    eventually("the second story landed", || async {
+        sh.repo()
+            .pulls()
+            .iter()
+            .any(|p| p.number == second_pr && p.merged)
+    })
+    .await;
+    sh.s.app.settle().await;
+    insta::assert_snapshot!(queue_series(&sh).await.join("\n"), @r#"
+    taskgate_ship_queue_wait_seconds_count 2
+    taskgate_ship_queue_wait_seconds_bucket{le="+Inf"} 2
+    taskgate_ship_landed_total 2
+    taskgate_ship_landed_last_hour 2
+    taskgate_ship_proof_runs_total 2
+    "#);
+}

@@ -23,6 +23,7 @@
 mod decide;
 mod deploy;
 mod event;
+pub mod figures;
 mod landing;
 mod merge_queue;
 mod pin;
@@ -249,6 +250,16 @@ pub struct StoryRecord {
     /// moves on.
     #[serde(default)]
     pub land_refused: Option<LandRefusal>,
+    /// When the story last landed (unix ms) and how long it had waited
+    /// since its ship request: the queue's figures ([`figures`]).
+    #[serde(default)]
+    pub landed_at_ms: Option<i64>,
+    #[serde(default)]
+    pub queue_wait_ms: Option<i64>,
+    /// Proof runs started for this story's ships, every round of every
+    /// ship: summed, the proof runs per landed story.
+    #[serde(default)]
+    pub proof_runs: u32,
 }
 
 /// One proof of a story on the base it is to land on.

@@ -246,6 +246,7 @@ pub(super) fn prove_at(
     let mut next = record.clone();
     next.state = ShipState::Proving;
     next.proof = Some(proof);
+    next.proof_runs += 1;
     let d = ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker)],
         outcome,
