@@ -65,6 +65,18 @@ async fn another_story(sh: &Shipped, name: &str) -> (u64, u64) {
     (issue, sh.pull_of(&branch).unwrap().number)
 }
 
+/// The dashboard's page, as the API token's holder sees it.
+async fn dashboard(sh: &Shipped) -> String {
+    let res = reqwest::Client::new()
+        .get(format!("{}/", sh.s.app.url))
+        .bearer_auth("api-token")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    res.text().await.unwrap()
+}
+
 /// The story issues of the ship commits on main, oldest first.
 fn landed_order(sh: &Shipped) -> Vec<u64> {
     let log = git(
@@ -147,6 +159,14 @@ async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
     assert!(rows
         .iter()
         .all(|r| r["waiting_seconds"].is_u64() && r["queued_at"].is_string()));
+    // So does the dashboard, with the priority.
+    let page = dashboard(&sh).await;
+    let delta = format!("<td>#{d} Story delta</td>");
+    let row = page
+        .lines()
+        .find(|l| l.contains(&delta))
+        .expect("delta's row");
+    assert!(row.contains("</td><td>high</td>"), "{row}");
     let told = sh.s.app.bot_comments(d).join("\n");
     assert!(
         told.contains("Priority high: it goes ahead of the normal stories waiting. One story ships before it."),
@@ -182,6 +202,15 @@ async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
                 .iter()
                 .all(|c| c.conclusion.as_deref() == Some("success"))
     );
+
+    // The dashboard's last day counts the four landings.
+    let page = dashboard(&sh).await;
+    assert!(
+        page.contains("4 landed in the last 24 h, 4 in all"),
+        "{page}"
+    );
+    assert!(page.contains("<svg class=\"queue-chart\""), "{page}");
+    assert!(page.contains("No story is waiting to land."), "{page}");
 
     // The audit log has the priority with the ship request.
     let (_, log) = sh

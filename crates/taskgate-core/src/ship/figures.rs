@@ -57,7 +57,8 @@ impl QueueFigures {
             let wait_s = r.queue_wait_ms.unwrap_or(0) / 1000;
             f.landed += 1;
             f.waits_s.push(wait_s);
-            let ago = now_ms - at;
+            // A landing within the caller's clock tick is now, not later.
+            let ago = (now_ms - at).max(0);
             if (0..HOUR_MS).contains(&ago) {
                 f.landed_last_hour += 1;
             }
