@@ -19,6 +19,7 @@ use taskgate_core::failure::MAX_AGENTS;
 
 mod train;
 pub use train::sum as train_stats;
+mod ship_queue;
 
 type Labels = Vec<(&'static str, String)>;
 
@@ -30,6 +31,7 @@ pub struct Metrics {
     work: WorkGauges,
     ops: Operations,
     train: train::TrainMetrics,
+    ship_queue: ship_queue::ShipQueueMetrics,
 }
 
 /// A delivery's way through the shell: intake, processor, outbox, GitHub.
@@ -178,6 +180,8 @@ pub struct Snapshot {
     pub overrides: i64,
     /// Every repository's ship train stats, summed (`train::sum`).
     pub trains: taskgate_core::ship::TrainStats,
+    /// The ship queue's figures, from the story records.
+    pub ship_queue: taskgate_core::ship::figures::QueueFigures,
 }
 
 impl Pipeline {
@@ -392,12 +396,14 @@ impl Metrics {
         let work = WorkGauges::register(&mut registry);
         let ops = Operations::register(&mut registry);
         let train = train::TrainMetrics::register(&mut registry);
+        let ship_queue = ship_queue::ShipQueueMetrics::register(&mut registry);
         Metrics {
             registry,
             pipeline,
             work,
             ops,
             train,
+            ship_queue,
         }
     }
 
@@ -509,6 +515,7 @@ impl Metrics {
         self.pipeline.set_depths(snapshot);
         self.work.set(snapshot);
         self.train.set(&snapshot.trains);
+        self.ship_queue.set(&snapshot.ship_queue);
         let mut out = String::new();
         encode(&mut out, &self.registry).expect("writing to a String cannot fail");
         out

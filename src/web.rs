@@ -92,6 +92,7 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
         store: intake.store.clone(),
         token: token.clone(),
         recorded: intake.recorded.clone(),
+        web_base: crate::github::web_base(&config.github_api_url),
     });
     let dashboard = dashboard::routes(dashboard::DashboardState {
         store: intake.store.clone(),
@@ -173,6 +174,9 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
     if let Ok(trains) = web.store.ship_train_stats().await {
         snapshot.trains = metrics::train_stats(&trains);
     }
+    if let Ok(figures) = ship_queue_figures(&web.store).await {
+        snapshot.ship_queue = figures;
+    }
     (
         [(
             "content-type",
@@ -181,6 +185,23 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
         web.metrics.render(&snapshot),
     )
         .into_response()
+}
+
+/// The ship queue's figures over every repository's story records.
+pub(crate) async fn ship_queue_figures(
+    store: &crate::store::Store,
+) -> Result<taskgate_core::ship::figures::QueueFigures, crate::store::StoreError> {
+    let mut repos: Vec<_> = store.stories().await?.into_iter().map(|r| r.repo).collect();
+    repos.sort();
+    repos.dedup();
+    let mut records = Vec::new();
+    for repo in &repos {
+        records.extend(store.story_records(repo).await?.into_iter().map(|(_, r)| r));
+    }
+    let now_ms = store.clock().now_ms();
+    Ok(taskgate_core::ship::figures::QueueFigures::of(
+        &records, now_ms,
+    ))
 }
 
 #[cfg(test)]

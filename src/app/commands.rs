@@ -40,6 +40,7 @@ use taskgate_core::commands::{self, Command, CommandError, Syntax};
 use taskgate_core::config::{Permission, RepoConfig};
 use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
 use taskgate_core::refusal::Refused;
+use taskgate_core::ship::Priority;
 use taskgate_core::{render, Actor, CommentRef, Decision};
 
 use super::processor::{DecideError, Processor};
@@ -157,6 +158,12 @@ fn needed(command: &Command, config: &RepoConfig) -> (Permission, &'static str) 
         } => (
             config.required_permission(commands::OVERRIDE),
             "approve --override",
+        ),
+        // A place ahead of the queue is the maintainers' to give, whatever
+        // `ship` itself needs in this repository.
+        Command::Ship { priority } if *priority != Priority::Normal => (
+            config.required_permission("ship").max(Permission::Maintain),
+            "ship --priority",
         ),
         _ => (config.required_permission(command.name()), command.name()),
     }
@@ -332,7 +339,7 @@ impl Processor {
                     .await?;
                 Ok(Answer::Silent(d))
             }
-            Command::Ship => self.command_ship(inv).await,
+            Command::Ship { priority } => self.command_ship(inv, *priority).await,
             Command::AcceptCommits { commit } => self.command_accept_commits(inv, commit).await,
             Command::Freeze { .. } | Command::Unfreeze => self.command_freeze(inv, command).await,
             Command::Rollback { now } => self.command_rollback(inv, now.as_deref()).await,

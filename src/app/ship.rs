@@ -38,8 +38,8 @@ use taskgate_core::internal::Reconcile;
 use taskgate_core::plan::{parse_plan, Plan};
 use taskgate_core::refusal::{Refusal, Refused};
 use taskgate_core::ship::{
-    self, Evaluation, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState, ShipVia,
-    ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
+    self, Evaluation, Priority, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState,
+    ShipVia, ShipWhat, Shipper, StoryRecord, StoryWorkflow, TaskProof,
 };
 use taskgate_core::story::{story_branch, Marker};
 use taskgate_core::webhook::action::{PullRequestAction, WorkflowRunAction};
@@ -172,7 +172,7 @@ impl Ship {
         let config = load_config(saved.config.as_deref()).unwrap_or_default();
         Ok(Some(Located {
             frozen: self.frozen(repo, &config, now_ms).await?,
-            queue_length: ship::queue_length(&others),
+            queue_length: ship::queue_length(&others, Priority::Normal),
             now_ms,
             repo: repo.clone(),
             story: story.to_owned(),
@@ -396,6 +396,7 @@ impl Ship {
                 .as_ref()
                 .map_or("someone".into(), |s| s.login.clone()),
             via: ShipVia::Label,
+            priority: Priority::Normal,
         };
         Ok(self.request(l, by).await?.0)
     }
@@ -416,6 +417,12 @@ impl Ship {
         // Every commit on the story branch came from a proven task PR.
         if let Some(head) = l.record.head.clone() {
             self.vet(&mut l, &client, &head).await?;
+        }
+        if by.priority != Priority::Normal {
+            // Fewer stories are ahead of it than of a normal one.
+            let others: Vec<_> = self.store.story_records(&l.repo).await?;
+            let others: Vec<_> = others.into_iter().filter(|(s, _)| *s != l.story).collect();
+            l.queue_length = ship::queue_length(&others, by.priority);
         }
         let evaluated = self.evaluate_record(&l).await?;
         let d = ship::on_ship_request(&evaluated.record, &by, &l.ctx());
@@ -468,19 +475,13 @@ impl Ship {
         &self,
         repo: &RepoName,
         issue_or_pr: IssueNumber,
-        actor_id: UserId,
-        actor_login: &str,
+        by: Shipper,
     ) -> Result<Option<Result<Decision, Refused>>, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
             return Ok(None);
         };
         let Some(l) = self.locate(repo, &story, None).await? else {
             return Ok(None);
-        };
-        let by = Shipper {
-            user: Some(actor_id),
-            login: actor_login.to_owned(),
-            via: ShipVia::Command,
         };
         Ok(Some(match self.request(l, by).await? {
             (d, None) => Ok(d),

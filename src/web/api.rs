@@ -2,7 +2,9 @@
 //! log.
 //!
 //! `GET /api/stories[/{id}]` lists stories with their state, story PR and
-//! tasks; `POST /api/stories/{id}/ship` asks to ship one; `GET /api/audit`
+//! tasks; `POST /api/stories/{id}/ship` asks to ship one (body, optional:
+//! `{"priority": "high"}`); `GET /api/queue?repo=` is a repository's ship
+//! queue in order ([`queue`]); `GET /api/audit`
 //! reads the audit log ([`audit`]). `{id}` is the
 //! story issue number (add `?repo=owner/name` when several repositories
 //! have that number). Every call needs `Authorization: Bearer
@@ -20,8 +22,10 @@
 
 mod audit;
 mod error;
+mod queue;
 
 pub use error::ApiError;
+pub use queue::{queue_entries, queue_state, QueueEntry};
 
 use std::sync::Arc;
 
@@ -38,7 +42,7 @@ use crate::store::{NewDelivery, Store, StoryRow};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::plan::parse_plan;
-use taskgate_core::ship::{ship_refusal, ShipEvent, ShipVia, ShipWhat};
+use taskgate_core::ship::{ship_refusal, Priority, ShipEvent, ShipVia, ShipWhat};
 
 #[derive(Clone)]
 pub struct ApiState {
@@ -47,6 +51,8 @@ pub struct ApiState {
     pub token: Option<Arc<str>>,
     /// Wakes the processor when a ship request was recorded.
     pub recorded: Arc<Notify>,
+    /// Where GitHub shows things (`https://github.com`): check run links.
+    pub web_base: String,
 }
 
 pub fn routes(state: ApiState) -> Router {
@@ -57,6 +63,7 @@ pub fn routes(state: ApiState) -> Router {
         .route("/api/tasks/{id}/accept", post(accept_task))
         .route("/api/tasks/{id}/reject", post(reject_task))
         .route("/api/audit", get(audit::audit_log))
+        .route("/api/queue", get(queue::queue))
         // Every route, before any of its extractors run: a route added
         // later cannot forget the token, and a caller without it learns
         // nothing else (not even that a body is malformed).
@@ -197,11 +204,35 @@ async fn get_story(
     Ok(Json(story_json(&state.store, &row).await?))
 }
 
+/// The optional body of a ship request: `{"priority": "high"}`. The
+/// API's token is the operator's, so any priority may be given.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ShipBody {
+    #[serde(default)]
+    priority: Priority,
+}
+
+fn ship_body(body: &[u8]) -> Result<Priority, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Priority::Normal);
+    }
+    serde_json::from_slice::<ShipBody>(body)
+        .map(|b| b.priority)
+        .map_err(|e| {
+            ApiError::BadRequest(format!(
+                "the body is `{{\"priority\": \"normal\" | \"high\" | \"hotfix\"}}` or empty: {e}"
+            ))
+        })
+}
+
 async fn ship_story(
     State(state): State<ApiState>,
     Path(id): Path<String>,
     Query(q): Query<RepoQuery>,
+    body: axum::body::Bytes,
 ) -> Result<Response, ApiError> {
+    let priority = ship_body(&body)?;
     let row = find(&state, &id, &q).await?;
     let record = state
         .store
@@ -237,6 +268,7 @@ async fn ship_story(
             actor: None,
             login: "the HTTP API".into(),
             via: ShipVia::Api,
+            priority,
         },
     };
     let delivery = NewDelivery::internal(

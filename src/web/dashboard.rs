@@ -14,6 +14,7 @@
 
 mod audit_view;
 mod quarantine_view;
+mod queue_chart;
 mod queue_view;
 mod tests_view;
 mod view;
@@ -32,9 +33,11 @@ use crate::clock::Clock;
 use crate::store::{Store, StoreError};
 pub use audit_view::{audit_sections, freeze_lines, AuditSection, FreezeLine, RepoFreeze};
 pub use quarantine_view::{quarantine_sections, QuarantineRow, QuarantineSection};
+pub use queue_chart::{queue_chart, QueueChart};
 pub use queue_view::{queue_rows, QueueRow};
 use taskgate_core::ids::RepoName;
 use taskgate_core::plan::{parse_plan, Plan};
+use taskgate_core::ship::figures::QueueFigures;
 pub use tests_view::{story_tests, StoryTests, TestRow};
 pub use view::{dashboard_view, filtered_view, story_view, DashboardView, StoryInput};
 
@@ -99,6 +102,7 @@ struct Page<'v> {
     only: Option<&'v str>,
     freezes: &'v [FreezeLine],
     queue: &'v [QueueRow],
+    queue_chart: &'v QueueChart,
     audit: &'v [AuditSection],
     quarantined: &'v [QuarantineSection],
 }
@@ -114,6 +118,7 @@ pub fn render_dashboard(v: &DashboardView) -> String {
         only: v.only.as_deref(),
         freezes: &v.freezes,
         queue: &v.queue,
+        queue_chart: &v.queue_chart,
         audit: &v.audit,
         quarantined: &v.quarantined,
     }
@@ -227,7 +232,9 @@ pub async fn load_view(
     let mut view = filtered_view(&inputs, &repos, only, web_base, now);
     load_tests(store, &loaded, &mut view.stories).await?;
     view.freezes = load_freezes(store, &loaded, only, now).await?;
-    view.queue = queue_rows(&inputs, &view.freezes);
+    view.queue = queue_rows(&inputs, &view.freezes, now);
+    let figures = QueueFigures::of(inputs.iter().map(|s| s.record), now * 1000);
+    view.queue_chart = queue_chart(&figures);
     view.audit = load_audit(store, only).await?;
     let quarantined: Vec<_> = store
         .quarantines_in_force(now)

@@ -49,6 +49,7 @@ mod ship;
 mod ship_faults;
 mod ship_landed;
 mod ship_pinned;
+mod ship_priority;
 mod ship_queue;
 mod ship_rules;
 mod test_results;

@@ -23,6 +23,7 @@
 mod decide;
 mod deploy;
 mod event;
+pub mod figures;
 mod landing;
 mod merge_queue;
 mod pin;
@@ -54,8 +55,8 @@ pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents
 pub use proof::{proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
-    on_proof_passed, queue_length, ship_audit, ship_branch, start_proof, ProofStep,
-    MAX_PROOF_ROUNDS,
+    on_proof_passed, priority_name, queue_length, queue_order, ship_audit, ship_branch,
+    start_proof, ProofStep, MAX_PROOF_ROUNDS,
 };
 pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
@@ -152,6 +153,10 @@ pub struct Shipper {
     pub user: Option<UserId>,
     pub login: String,
     pub via: ShipVia,
+    /// Where the story goes in the queue (`ship --priority`); records from
+    /// before priorities read as normal.
+    #[serde(default)]
+    pub priority: Priority,
 }
 
 /// The `taskgate/ship-gate` check run last written: on which head, with
@@ -245,6 +250,16 @@ pub struct StoryRecord {
     /// moves on.
     #[serde(default)]
     pub land_refused: Option<LandRefusal>,
+    /// When the story last landed (unix ms) and how long it had waited
+    /// since its ship request: the queue's figures ([`figures`]).
+    #[serde(default)]
+    pub landed_at_ms: Option<i64>,
+    #[serde(default)]
+    pub queue_wait_ms: Option<i64>,
+    /// Proof runs started for this story's ships, every round of every
+    /// ship: summed, the proof runs per landed story.
+    #[serde(default)]
+    pub proof_runs: u32,
 }
 
 /// One proof of a story on the base it is to land on.

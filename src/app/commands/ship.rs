@@ -10,15 +10,22 @@ use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
 use taskgate_core::refusal::{Refusal, Refused};
 use taskgate_core::render;
-use taskgate_core::ship::{ShipVia, Shipper};
+use taskgate_core::ship::{Priority, ShipVia, Shipper};
 use taskgate_core::Decision;
 
 impl Processor {
-    pub(super) async fn command_ship(&self, inv: &Invocation<'_>) -> Result<Answer, DecideError> {
-        let result = self
-            .ship
-            .on_ship_command(inv.repo, inv.issue(), inv.author.id, &inv.author.login)
-            .await?;
+    pub(super) async fn command_ship(
+        &self,
+        inv: &Invocation<'_>,
+        priority: Priority,
+    ) -> Result<Answer, DecideError> {
+        let by = Shipper {
+            user: Some(inv.author.id),
+            login: inv.author.login.clone(),
+            via: ShipVia::Command,
+            priority,
+        };
+        let result = self.ship.on_ship_command(inv.repo, inv.issue(), by).await?;
         Ok(Answer::of("ship", inv.syntax, result, || {
             Answer::reply(render::ship_elsewhere(inv.syntax))
         }))
@@ -33,6 +40,7 @@ impl Processor {
             user: Some(inv.author.id),
             login: inv.author.login.clone(),
             via: ShipVia::Command,
+            priority: Priority::Normal,
         };
         let result = self
             .ship

@@ -73,11 +73,17 @@ impl Ship {
             return Ok(Decision::nothing(format!("story {} is not known", e.story)).into());
         };
         let d = match e.what {
-            ShipWhat::Request { actor, login, via } => {
+            ShipWhat::Request {
+                actor,
+                login,
+                via,
+                priority,
+            } => {
                 let by = Shipper {
                     user: actor,
                     login,
                     via,
+                    priority,
                 };
                 return Ok(self.request(l, by).await?.0.into());
             }
@@ -313,6 +319,7 @@ impl Ship {
                 user: Some(actor.0),
                 login: actor.1.to_owned(),
                 via: ShipVia::Command,
+                priority: Default::default(),
             }),
             because: format!("@{} asked for it", actor.1),
             now: now.map(str::to_owned),

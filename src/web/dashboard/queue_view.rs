@@ -3,12 +3,13 @@
 //!
 //! Owns: what a person reads of the queue (position, story, who shipped
 //! it, what it is doing). Must not: read the store, or decide the order
-//! (`core::ship::next_in_queue`'s rule: proving or landing first, then by
-//! the time each was shipped).
+//! (`core::ship::queue_order`'s rule: proving or landing first, then by
+//! priority and the time each was shipped).
 
 use super::audit_view::FreezeLine;
 use super::view::StoryInput;
-use taskgate_core::ship::ShipState;
+use taskgate_core::report::render_duration;
+use taskgate_core::ship::{priority_name, ShipState};
 
 /// One story in a repository's ship queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,12 +23,18 @@ pub struct QueueRow {
     pub shipped_by: String,
     /// `proving (round 1) on base abc1234, at def5678`, `landing`, `waiting`.
     pub doing: String,
+    /// The story PR, `#8`, or empty.
+    pub pr: String,
+    /// `normal`, `high`, `hotfix`.
+    pub priority: &'static str,
+    /// Since the ship request: `12 min 05 s`.
+    pub waiting: String,
 }
 
 /// The queue rows of every repository shown, repository by repository;
 /// `frozen` the repositories frozen now (a queued story there waits for
 /// the freeze, not for its turn).
-pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueRow> {
+pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine], now_s: i64) -> Vec<QueueRow> {
     let mut queued: Vec<&StoryInput<'_>> = shown
         .iter()
         .filter(|s| {
@@ -37,11 +44,12 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueR
             )
         })
         .collect();
-    // Under way first, then by when each was shipped.
+    // Under way first, then by priority and when each was shipped.
     queued.sort_by_key(|s| {
         (
             s.repo.as_str().to_owned(),
             s.record.state == ShipState::Queued,
+            std::cmp::Reverse(s.record.shipped_by.as_ref().map(|b| b.priority)),
             s.record.queued_at_ms.unwrap_or(i64::MAX),
             s.issue.0,
         )
@@ -61,6 +69,17 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine]) -> Vec<QueueR
                 |b| format!("@{} by {}", b.login, b.via.name()),
             ),
             doing: doing(s, frozen.iter().any(|f| f.repo == s.repo.as_str())),
+            pr: s.record.pr.map_or(String::new(), |p| format!("#{p}")),
+            priority: priority_name(
+                s.record
+                    .shipped_by
+                    .as_ref()
+                    .map(|b| b.priority)
+                    .unwrap_or_default(),
+            ),
+            waiting: s.record.queued_at_ms.map_or(String::new(), |at| {
+                render_duration((now_s * 1000 - at).max(0) as u64)
+            }),
         });
     }
     rows
@@ -105,6 +124,7 @@ mod tests {
             user: None,
             login: login.into(),
             via: ShipVia::Label,
+            priority: Default::default(),
         };
         let record = |state, at, who: &str, proof| StoryRecord {
             state,
@@ -145,7 +165,7 @@ mod tests {
             })
             .collect();
         let rows = |frozen: &[FreezeLine]| {
-            queue_rows(&shown, frozen)
+            queue_rows(&shown, frozen, 1)
                 .iter()
                 .map(|r| format!("{} #{} {} — {}", r.position, r.issue, r.shipped_by, r.doing))
                 .collect::<Vec<String>>()

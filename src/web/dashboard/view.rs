@@ -56,6 +56,8 @@ pub struct DashboardView {
     pub freezes: Vec<super::audit_view::FreezeLine>,
     /// The stories shipped and not landed yet, in landing order.
     pub queue: Vec<super::queue_view::QueueRow>,
+    /// The queue's last day as a chart, with the waits' p50 and p95.
+    pub queue_chart: super::queue_chart::QueueChart,
     /// The latest audit entries of each repository shown.
     pub audit: Vec<super::audit_view::AuditSection>,
     /// Each repository's tests quarantined as flaky now.
@@ -252,6 +254,7 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         only: None,
         freezes: Vec::new(),
         queue: Vec::new(),
+        queue_chart: Default::default(),
         audit: Vec::new(),
         quarantined: Vec::new(),
     }

@@ -2,6 +2,7 @@
 
 use super::table::command_names;
 use super::Syntax;
+use crate::ship::Priority;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -21,7 +22,11 @@ pub enum Command {
     },
     Pause,
     Resume,
-    Ship,
+    /// `ship [--priority normal|high|hotfix]`: where the story goes in the
+    /// ship queue (a priority other than normal needs `maintain`).
+    Ship {
+        priority: Priority,
+    },
     /// `accept-commits <commit>`: commits on a story branch that no task
     /// PR made, up to `<commit>`, accepted as the story's (recorded).
     AcceptCommits {
@@ -59,7 +64,7 @@ impl Command {
             Command::Reject { .. } => "reject",
             Command::Pause => "pause",
             Command::Resume => "resume",
-            Command::Ship => "ship",
+            Command::Ship { .. } => "ship",
             Command::AcceptCommits { .. } => "accept-commits",
             Command::Freeze { .. } => "freeze",
             Command::Unfreeze => "unfreeze",
@@ -137,7 +142,7 @@ fn parse_named(name: &str, args: &str) -> Result<Command, CommandError> {
         },
         "pause" => no_args("pause", args, Command::Pause)?,
         "resume" => no_args("resume", args, Command::Resume)?,
-        "ship" => no_args("ship", args, Command::Ship)?,
+        "ship" => parse_ship(args)?,
         "accept-commits" => parse_accept_commits(args)?,
         "freeze" => Command::Freeze {
             reason: required_text("freeze", "a reason", args)?,
@@ -198,6 +203,38 @@ fn parse_accept_commits(args: &str) -> Result<Command, CommandError> {
         )),
         _ => Err(bad(NAME, "takes one commit: the newest to accept")),
     }
+}
+
+/// `ship`, or `ship --priority normal|high|hotfix`.
+fn parse_ship(args: &str) -> Result<Command, CommandError> {
+    const ONE_OF: &str = "`high`, `hotfix` or `normal`";
+    let priority = match words(args).as_slice() {
+        [] => Priority::Normal,
+        [flag, value] if flag == "--priority" => match value.to_ascii_lowercase().as_str() {
+            "normal" => Priority::Normal,
+            "high" => Priority::High,
+            "hotfix" => Priority::Hotfix,
+            _ => {
+                return Err(bad(
+                    "ship",
+                    &format!("`{value}` is not a priority ({ONE_OF})"),
+                ))
+            }
+        },
+        [flag] if flag == "--priority" => {
+            return Err(bad("ship", &format!("`--priority` needs {ONE_OF}")))
+        }
+        [first, ..] if first == "--priority" => {
+            return Err(bad("ship", "takes one priority"));
+        }
+        [first, ..] => {
+            return Err(bad(
+                "ship",
+                &format!("unknown argument `{first}` (use `--priority high`)"),
+            ))
+        }
+    };
+    Ok(Command::Ship { priority })
 }
 
 fn parse_rollback(args: &str) -> Result<Command, CommandError> {
@@ -391,7 +428,7 @@ mod tests {
     fn bad_arguments_are_explained() {
         assert_eq!(
             one("/taskgate ship now").unwrap_err().to_string(),
-            "`ship`: takes no arguments, got `now`"
+            "`ship`: unknown argument `now` (use `--priority high`)"
         );
         assert_eq!(
             one("/taskgate reject").unwrap_err().to_string(),
@@ -404,6 +441,37 @@ mod tests {
         assert_eq!(
             one("/taskgate approve --override").unwrap_err().to_string(),
             "`approve --override`: needs a reason"
+        );
+    }
+
+    #[test]
+    fn ship_takes_a_priority() {
+        let ship = |p| Ok(Command::Ship { priority: p });
+        assert_eq!(one("/taskgate ship"), ship(Priority::Normal));
+        assert_eq!(one("/ship --priority high"), ship(Priority::High));
+        assert_eq!(
+            one("/taskgate ship --priority HOTFIX"),
+            ship(Priority::Hotfix)
+        );
+        assert_eq!(
+            one("/taskgate ship --priority normal"),
+            ship(Priority::Normal)
+        );
+        let refused = |line: &str| one(line).unwrap_err().to_string();
+        insta::assert_snapshot!(
+            [
+                refused("/taskgate ship --priority urgent"),
+                refused("/taskgate ship --priority"),
+                refused("/taskgate ship --priority high hotfix"),
+                refused("/taskgate ship --high"),
+            ]
+            .join("\n"),
+            @r"
+            `ship`: `urgent` is not a priority (`high`, `hotfix` or `normal`)
+            `ship`: `--priority` needs `high`, `hotfix` or `normal`
+            `ship`: takes one priority
+            `ship`: unknown argument `--high` (use `--priority high`)
+            "
         );
     }
 

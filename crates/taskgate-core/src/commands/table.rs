@@ -80,8 +80,8 @@ pub const COMMANDS: &[CommandSpec] = &[
     spec("resume", "resume", "continue after a pause", Write),
     spec(
         "ship",
-        "ship",
-        "ship a shippable story (same as the `ship` label on its pull request)",
+        "ship [--priority <high or hotfix>]",
+        "ship a shippable story (same as the `ship` label on its pull request); a priority (maintain) puts it ahead in the queue, a hotfix first",
         Maintain,
     ),
     spec(

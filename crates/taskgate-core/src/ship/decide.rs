@@ -429,7 +429,7 @@ fn queue(record: &StoryRecord, by: &Shipper, ctx: &ShipContext) -> ShipDecision 
         comment(
             ctx,
             ctx.story_issue,
-            super::render_queue::queued(&by.login, by.via, pr, short(head), ctx.queue_length),
+            super::render_queue::queued(by, pr, short(head), ctx.queue_length),
             format!("queued pr={pr} head={} at={}", short(head), ctx.now_ms),
         ),
         super::queue::advance(ctx),

@@ -68,6 +68,9 @@ pub fn on_story_pr_merged(
     }
     next.pr_closed = true;
     next.queued_at_ms = None;
+    // The queue's figures (`figures`): when it landed, after how long.
+    next.landed_at_ms = Some(ctx.now_ms);
+    next.queue_wait_ms = record.queued_at_ms.map(|at| (ctx.now_ms - at).max(0));
     // A fast-forward lands the tested commit itself; the story PR's merge
     // lands as GitHub's merge commit (of the proven tree).
     next.landed = match record.proof.as_ref() {

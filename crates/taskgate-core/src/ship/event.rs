@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ShipVia, StoryWorkflow};
+use super::{Priority, ShipVia, StoryWorkflow};
 use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
@@ -26,6 +26,10 @@ pub enum ShipWhat {
         actor: Option<UserId>,
         login: String,
         via: ShipVia,
+        /// Where it goes in the queue; absent in events recorded before
+        /// priorities.
+        #[serde(default)]
+        priority: Priority,
     },
     /// GitHub refused to merge the story PR.
     MergeRefused { why: String },

@@ -26,7 +26,7 @@ use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::landing::PullLanding;
 use super::render_queue as render;
 use super::rules::{landing_plan, BranchRules, LandVia, LandingPlan};
-use super::{ProofFailure, ShipProof, ShipState, StoryRecord};
+use super::{Priority, ProofFailure, ShipProof, ShipState, StoryRecord};
 use crate::effect::Effect;
 use crate::ids::{CommitSha, StoryId};
 use crate::story::markers::encode_value;
@@ -50,7 +50,10 @@ pub enum ProofStep {
 }
 
 /// The story that proves next in a repository, given every story's
-/// record: none while one is proving or landing, or while frozen.
+/// record: none while one is proving or landing, or while frozen. A proof
+/// under way is never interrupted, not even by a hotfix: the hotfix is
+/// next. Among the stories waiting, hotfixes first, then high, then
+/// normal, each in the order they were shipped ([`queue_order`]).
 pub fn next_in_queue(
     stories: &[(StoryId, StoryRecord)],
     frozen: bool,
@@ -61,21 +64,57 @@ pub fn next_in_queue(
     if busy || frozen {
         return None;
     }
-    stories
-        .iter()
-        .filter(|(_, r)| r.state == ShipState::Queued)
-        .min_by_key(|(story, r)| (r.queued_at_ms.unwrap_or(i64::MAX), story.clone()))
+    queue_order(stories).into_iter().next()
 }
 
-/// The stories ahead of one joining the queue now.
-pub fn queue_length(stories: &[(StoryId, StoryRecord)]) -> usize {
+/// The repository's ship queue in the order it lands: the story proving
+/// or landing first, then the stories waiting by priority (hotfix, high,
+/// normal) and, within one priority, by when each was shipped.
+pub fn queue_order(stories: &[(StoryId, StoryRecord)]) -> Vec<&(StoryId, StoryRecord)> {
+    let mut queue: Vec<&(StoryId, StoryRecord)> =
+        stories.iter().filter(|(_, r)| in_queue(r.state)).collect();
+    queue.sort_by_key(|(story, r)| {
+        (
+            r.state == ShipState::Queued,
+            std::cmp::Reverse(priority_of(r)),
+            r.queued_at_ms.unwrap_or(i64::MAX),
+            story.clone(),
+        )
+    });
+    queue
+}
+
+/// The priority a story was shipped with (normal before it was shipped).
+fn priority_of(record: &StoryRecord) -> Priority {
+    record
+        .shipped_by
+        .as_ref()
+        .map_or(Priority::Normal, |b| b.priority)
+}
+
+/// How a priority is written: `normal`, `high`, `hotfix`.
+pub fn priority_name(priority: Priority) -> &'static str {
+    match priority {
+        Priority::Normal => "normal",
+        Priority::High => "high",
+        Priority::Hotfix => "hotfix",
+    }
+}
+
+fn in_queue(state: ShipState) -> bool {
+    matches!(
+        state,
+        ShipState::Queued | ShipState::Proving | ShipState::Shipping
+    )
+}
+
+/// The stories ahead of one joining the queue now with `priority`: those
+/// under way, and those waiting with the same priority or a higher one.
+pub fn queue_length(stories: &[(StoryId, StoryRecord)], priority: Priority) -> usize {
     stories
         .iter()
         .filter(|(_, r)| {
-            matches!(
-                r.state,
-                ShipState::Queued | ShipState::Proving | ShipState::Shipping
-            )
+            in_queue(r.state) && (r.state != ShipState::Queued || priority_of(r) >= priority)
         })
         .count()
 }
@@ -207,6 +246,7 @@ pub(super) fn prove_at(
     let mut next = record.clone();
     next.state = ShipState::Proving;
     next.proof = Some(proof);
+    next.proof_runs += 1;
     let d = ShipDecision {
         effects: vec![comment(ctx, ctx.story_issue, note, marker)],
         outcome,
@@ -410,7 +450,8 @@ pub fn on_base_moved(record: &StoryRecord, round: u32, ctx: &ShipContext) -> Shi
     }
 }
 
-/// The audit log's record of a ship request that was taken.
+/// The audit log's record of a ship request that was taken; a priority
+/// other than normal is its reason (`priority high`).
 pub fn ship_audit(by: &super::Shipper, ctx: &ShipContext) -> crate::audit::AuditEntry {
     use crate::audit::{story_object, AuditAction, AuditActor, AuditEntry, API_LOGIN};
     let actor = match by.user {
@@ -427,6 +468,10 @@ pub fn ship_audit(by: &super::Shipper, ctx: &ShipContext) -> crate::audit::Audit
         AuditAction::Ship,
         story_object(ctx.story_issue, ctx.story),
         by.via.into(),
+    )
+    .because(
+        (by.priority != Priority::Normal)
+            .then(|| format!("priority {}", priority_name(by.priority))),
     )
 }
 

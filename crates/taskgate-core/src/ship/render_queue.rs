@@ -2,7 +2,7 @@
 //! merge commit's message and the comments on the story issue and PR.
 //! Short, and each names the commits it is about.
 
-use super::{ProofFailure, ShipProof, ShipVia};
+use super::{Priority, ProofFailure, ShipProof, Shipper};
 use crate::ids::{CommitSha, IssueNumber};
 use crate::report::plain_text;
 
@@ -15,14 +15,26 @@ pub fn ship_commit_message(title: &str, story: IssueNumber, pr: Option<IssueNumb
     )
 }
 
-pub fn queued(login: &str, via: ShipVia, pr: IssueNumber, head: &str, ahead: usize) -> String {
+pub fn queued(by: &Shipper, pr: IssueNumber, head: &str, ahead: usize) -> String {
+    let (login, via) = (&by.login, by.via);
+    let priority = match by.priority {
+        Priority::Normal => String::new(),
+        p => format!(
+            " Priority {}: it goes ahead of {}.",
+            super::queue::priority_name(p),
+            match p {
+                Priority::Hotfix => "every story waiting (a proof under way finishes first)",
+                _ => "the normal stories waiting",
+            }
+        ),
+    };
     let turn = match ahead {
         0 => "It is proven on the current base next.".to_owned(),
         1 => "One story ships before it.".to_owned(),
         n => format!("{n} stories ship before it."),
     };
     format!(
-        "Queued to ship, as {login} asked (by {}): #{pr} at `{head}`. {turn} Its gates run on a merge with the default branch's head, and only that tested commit lands.",
+        "Queued to ship, as {login} asked (by {}): #{pr} at `{head}`.{priority} {turn} Its gates run on a merge with the default branch's head, and only that tested commit lands.",
         via.name()
     )
 }
@@ -209,15 +221,32 @@ pub fn proof_refused(failure: &ProofFailure, ship_label: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ship::ShipVia;
 
     fn sha(c: char) -> CommitSha {
         CommitSha(c.to_string().repeat(40))
     }
 
+    fn by(via: ShipVia, priority: Priority) -> Shipper {
+        Shipper {
+            user: None,
+            login: "octocat".into(),
+            via,
+            priority,
+        }
+    }
+
+    #[test]
+    fn the_queue_comment_says_the_priority() {
+        let say = |p| queued(&by(ShipVia::Command, p), IssueNumber(9), "abc1234", 1);
+        insta::assert_snapshot!(say(Priority::High), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority high: it goes ahead of the normal stories waiting. One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(say(Priority::Hotfix), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority hotfix: it goes ahead of every story waiting (a proof under way finishes first). One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+    }
+
     #[test]
     fn queue_and_proof_texts_name_their_commits() {
-        insta::assert_snapshot!(queued("octocat", ShipVia::Label, IssueNumber(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
-        insta::assert_snapshot!(queued("octocat", ShipVia::Api, IssueNumber(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(queued(&by(ShipVia::Label, Priority::Normal), IssueNumber(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(queued(&by(ShipVia::Api, Priority::Normal), IssueNumber(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
         let proof = ShipProof {
             round: 1,
             base: sha('b'),

@@ -67,6 +67,7 @@ pub(crate) fn octocat(via: ShipVia) -> Shipper {
         user: Some(UserId(5)),
         login: "octocat".into(),
         via,
+        priority: Default::default(),
     }
 }
 

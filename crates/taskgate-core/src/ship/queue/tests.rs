@@ -1,6 +1,6 @@
 use super::*;
 use crate::ship::decide::tests::{head, names, octocat, shippable_with_pr, World};
-use crate::ship::{on_ship_request, ShipRefusal, ShipVia};
+use crate::ship::{on_ship_request, Priority, ShipRefusal, ShipVia, Shipper};
 
 fn sha(c: char) -> CommitSha {
     CommitSha(c.to_string().repeat(40))
@@ -47,12 +47,86 @@ fn the_earliest_queued_story_proves_next_and_only_one_at_a_time() {
         None,
         "a freeze holds the queue"
     );
-    assert_eq!(queue_length(&stories), 2);
+    assert_eq!(queue_length(&stories, Priority::Normal), 2);
     stories.push(story("d", ShipState::Proving, 1));
     assert_eq!(next_in_queue(&stories, false), None, "one proves at a time");
     stories.pop();
     stories.push(story("d", ShipState::Shipping, 1));
     assert_eq!(next_in_queue(&stories, false), None, "landing counts too");
+}
+
+fn shipped(name: &str, state: ShipState, at: i64, priority: Priority) -> (StoryId, StoryRecord) {
+    let (id, mut record) = story(name, state, at);
+    record.shipped_by = Some(Shipper {
+        priority,
+        ..octocat(ShipVia::Command)
+    });
+    (id, record)
+}
+
+#[test]
+fn hotfixes_go_first_then_high_then_normal_each_in_arrival_order() {
+    let stories = vec![
+        shipped("n1", ShipState::Queued, 10, Priority::Normal),
+        shipped("h1", ShipState::Queued, 40, Priority::High),
+        shipped("n2", ShipState::Queued, 20, Priority::Normal),
+        shipped("x1", ShipState::Queued, 50, Priority::Hotfix),
+        shipped("h0", ShipState::Queued, 30, Priority::High),
+        story("old", ShipState::Queued, 5),
+    ];
+    let order: Vec<&str> = queue_order(&stories).iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(order, ["x1", "h0", "h1", "old", "n1", "n2"]);
+    assert_eq!(
+        next_in_queue(&stories, false).map(|s| s.0.as_str()),
+        Some("x1")
+    );
+    assert_eq!(queue_length(&stories, Priority::Hotfix), 1);
+    assert_eq!(queue_length(&stories, Priority::High), 3);
+    assert_eq!(queue_length(&stories, Priority::Normal), 6);
+}
+
+#[test]
+fn a_proof_under_way_is_not_interrupted_by_a_hotfix() {
+    let mut stories = vec![
+        shipped("n1", ShipState::Proving, 10, Priority::Normal),
+        shipped("x1", ShipState::Queued, 50, Priority::Hotfix),
+    ];
+    assert_eq!(next_in_queue(&stories, false), None, "the proof finishes");
+    let order: Vec<&str> = queue_order(&stories).iter().map(|s| s.0.as_str()).collect();
+    assert_eq!(order, ["n1", "x1"], "under way first, the hotfix next");
+    assert_eq!(queue_length(&stories, Priority::Hotfix), 2);
+    stories[0].1.state = ShipState::Deployed;
+    assert_eq!(
+        next_in_queue(&stories, false).map(|s| s.0.as_str()),
+        Some("x1")
+    );
+}
+
+#[test]
+fn a_priority_is_the_ship_requests_reason_in_the_audit_log() {
+    let w = World::new();
+    let high = Shipper {
+        priority: Priority::High,
+        ..octocat(ShipVia::Command)
+    };
+    let entry = ship_audit(&high, &w.ctx());
+    assert_eq!(entry.reason.as_deref(), Some("priority high"));
+    assert_eq!(
+        ship_audit(&octocat(ShipVia::Command), &w.ctx()).reason,
+        None
+    );
+    let d = on_ship_request(&shippable_with_pr(&w), &high, &w.ctx());
+    assert_eq!(
+        d.record.shipped_by.map(|b| b.priority),
+        Some(Priority::High)
+    );
+}
+
+#[test]
+fn a_record_from_before_priorities_reads_as_normal() {
+    let old = r#"{"user":5,"login":"octocat","via":"label"}"#;
+    let by: Shipper = serde_json::from_str(old).unwrap();
+    assert_eq!(by.priority, Priority::Normal);
 }
 
 #[test]
