@@ -142,6 +142,7 @@ mod tests {
         let lines: Vec<&str> = text
             .lines()
             .filter(|l| l.starts_with("taskgate_ship_") || l.contains(" taskgate_ship_"))
+            .filter(|l| !l.contains("taskgate_ship_train_"))
             .collect();
         insta::assert_snapshot!(lines.join("\n"), @r#"
         # HELP taskgate_ship_queue_wait_seconds Each landed story's wait from its ship request to its landing (histogram_quantile reads p50 and p95).
