@@ -23,6 +23,24 @@ mod refs;
 mod rules;
 mod train;
 
+/// A fake GitHub with the App installed (id 7) on `acme/widgets`, and
+/// that installation's client: for the tests of `RepoClient`'s calls.
+#[cfg(test)]
+async fn fake_installation() -> (fakehub::FakeGitHub, fakehub::RepoHandle, octocrab::Octocrab) {
+    let gh = fakehub::FakeGitHub::start().await;
+    let repo = gh.install(7, "acme/widgets");
+    let creds = crate::github::AppCredentials::from_pem(
+        gh.app_id(),
+        fakehub::FakeGitHub::private_key_pem(),
+    )
+    .unwrap();
+    let client = crate::github::GitHubApp::new(&gh.url(), creds)
+        .installation_client(taskgate_core::ids::InstallationId(7))
+        .await
+        .unwrap();
+    (gh, repo, client)
+}
+
 use http::Method;
 use octocrab::Octocrab;
 use serde_json::Value;

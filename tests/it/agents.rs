@@ -249,18 +249,24 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
     ");
 }
 
-#[tokio::test]
-async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
-    let s = Story::of(&plan()).start().await;
-    let repo = s.app.fake.repo(REPO);
+/// `claude[bot]`, an agent's account with write access, and a red run on
+/// the task: the failing gate's check-run name.
+async fn red_with_a_writing_agent(s: &Story) -> String {
     s.app.fake.add_user("claude[bot]", 41, "write");
     let red = s.push(&[("test_rows.py", RED)], "try").await;
     let checks = s.completed(&red, 1).await;
     assert_eq!(checks[0].conclusion.as_deref(), Some("failure"));
+    checks[0].name.clone()
+}
+
+#[tokio::test]
+async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
+    let s = Story::of(&plan()).start().await;
+    let repo = s.app.fake.repo(REPO);
+    let gate = red_with_a_writing_agent(&s).await;
     // What makes GitHub refuse: taskgate's check run of the gate on the
     // head, required on story branches by the owner's ruleset (taskgate
     // cannot make one: docs/decisions/agents.md, "The merge guard").
-    let gate = checks[0].name.clone();
     repo.with_ruleset(
         Ruleset::new("taskgate stories")
             .on(&["refs/heads/taskgate/story-*"])
@@ -294,10 +300,7 @@ async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
 async fn a_task_pr_an_agent_merges_while_red_completes_nothing_until_its_gate_passes() {
     let s = Story::of(&plan()).start().await;
     let repo = s.app.fake.repo(REPO);
-    s.app.fake.add_user("claude[bot]", 41, "write");
-    let red = s.push(&[("test_rows.py", RED)], "try").await;
-    let checks = s.completed(&red, 1).await;
-    assert_eq!(checks[0].conclusion.as_deref(), Some("failure"));
+    red_with_a_writing_agent(&s).await;
     let pr = s.pull().number;
     // No rule on the story branches: GitHub lets an account with write
     // access merge the red pull request.
@@ -349,9 +352,7 @@ async fn an_agents_auto_merge_waits_for_the_gate_and_merges_only_the_proven_head
     // auto-merge, turned on by the agent, can.
     let s = Story::of(&plan()).config("review: human\n").start().await;
     let repo = s.app.fake.repo(REPO);
-    s.app.fake.add_user("claude[bot]", 41, "write");
-    let red = s.push(&[("test_rows.py", RED)], "try").await;
-    let gate = s.completed(&red, 1).await[0].name.clone();
+    let gate = red_with_a_writing_agent(&s).await;
     repo.with_ruleset(
         Ruleset::new("taskgate stories")
             .on(&["refs/heads/taskgate/story-*"])

@@ -167,26 +167,14 @@ impl RepoClient<'_> {
 
 #[cfg(test)]
 mod tests {
-    use fakehub::{FakeGitHub, Rule, Ruleset};
+    use fakehub::{Rule, Ruleset};
 
     use super::*;
-    use crate::github::{AppCredentials, GitHubApp};
-    use taskgate_core::ids::{InstallationId, RepoName};
-
-    async fn fake() -> (FakeGitHub, fakehub::RepoHandle, octocrab::Octocrab) {
-        let gh = FakeGitHub::start().await;
-        let repo = gh.install(7, "acme/widgets");
-        let creds = AppCredentials::from_pem(gh.app_id(), FakeGitHub::private_key_pem()).unwrap();
-        let client = GitHubApp::new(&gh.url(), creds)
-            .installation_client(InstallationId(7))
-            .await
-            .unwrap();
-        (gh, repo, client)
-    }
+    use taskgate_core::ids::RepoName;
 
     #[tokio::test]
     async fn set_branch_creates_only_a_missing_branch_and_says_any_other_refusal() {
-        let (gh, repo, client) = fake().await;
+        let (gh, repo, client) = super::super::fake_installation().await;
         let name = RepoName::parse("acme/widgets").unwrap();
         let gh_repo = RepoClient::new(&client, &name);
         let first = CommitSha(repo.branch_sha("main").unwrap());

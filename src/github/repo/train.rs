@@ -54,22 +54,8 @@ impl RepoClient<'_> {
 
 #[cfg(test)]
 mod tests {
-    use fakehub::FakeGitHub;
-
     use super::*;
-    use crate::github::{AppCredentials, GitHubApp};
-    use taskgate_core::ids::{InstallationId, RepoName};
-
-    async fn fake() -> (FakeGitHub, fakehub::RepoHandle, octocrab::Octocrab) {
-        let gh = FakeGitHub::start().await;
-        let repo = gh.install(7, "acme/widgets");
-        let creds = AppCredentials::from_pem(gh.app_id(), FakeGitHub::private_key_pem()).unwrap();
-        let client = GitHubApp::new(&gh.url(), creds)
-            .installation_client(InstallationId(7))
-            .await
-            .unwrap();
-        (gh, repo, client)
-    }
+    use taskgate_core::ids::RepoName;
 
     fn story(n: u32) -> StoryId {
         StoryId::new(format!("issue:{n}"))
@@ -77,7 +63,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_car_merges_each_story_in_order_on_the_base_and_stops_at_a_conflict() {
-        let (gh, repo, client) = fake().await;
+        let (gh, repo, client) = super::super::fake_installation().await;
         let name = RepoName::parse("acme/widgets").unwrap();
         let gh_repo = RepoClient::new(&client, &name);
         let base = CommitSha(repo.push_files("main", &[("shared.txt", "base\n")], "B", "alice"));
