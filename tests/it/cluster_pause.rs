@@ -44,6 +44,13 @@ async fn a_rate_limit_met_by_one_replica_holds_the_other_until_it_ends() {
     // is asked for a reply on the same installation: it holds it.
     let b = TestApp::with_config(a.fake.clone(), |c| on_the_cluster(c, &url, &clock)).await;
     b.comment(second, "octocat", "/taskgate help").await;
+    eventually("the second reply queued", || async {
+        b.store().effects().await.unwrap().len() == 2
+    })
+    .await;
+    // Half a minute on, every executor has looked at its outbox again
+    // (they poll at least that often); the pause has half a minute left.
+    clock.advance(Duration::from_secs(31));
     eventually("replica B puts the reply off for the pause", || async {
         let effects = b.store().effects().await.unwrap();
         effects.iter().any(|e| {
@@ -60,7 +67,7 @@ async fn a_rate_limit_met_by_one_replica_holds_the_other_until_it_ends() {
     );
 
     // Once the minute has passed, both replies go.
-    clock.advance(Duration::from_secs(61));
+    clock.advance(Duration::from_secs(30));
     a.settle().await;
     assert_eq!(a.statuses(CREATE_COMMENT), vec![403, 201, 201]);
     assert_eq!(a.bot_comments(first).len(), 1);
