@@ -40,6 +40,7 @@ mod lz4_dict;
 mod objects;
 mod outbox;
 mod pacing;
+mod pauses;
 mod payloads;
 mod pg;
 mod quarantine;

@@ -85,6 +85,9 @@ const QUICK_TRIES: u32 = 3;
 /// longest outages and rate-limit windows are far shorter.
 const RETRY_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// How many pending deliveries the processor reads at a time.
+const BATCH: usize = 128;
+
 impl Processor {
     /// Runs until the task is dropped. Picks up anything a previous run left
     /// unprocessed first, since deliveries are read from the store.
@@ -92,11 +95,29 @@ impl Processor {
         // Between passes after the store failed to take a decision: the
         // next pass decides again (reading GitHub again), so not at once.
         let mut store_failing = Doubling::new();
+        // Where to read on when a whole batch was other replicas' to
+        // decide, and their installations: skipped until the end is read,
+        // so their later deliveries wait behind the earlier ones.
+        let (mut after_seq, mut elsewhere) = (i64::MIN, Vec::new());
         loop {
-            match self.store.pending_deliveries(128, needs_payload).await {
-                Ok(batch) if batch.is_empty() => self.idle().await,
+            let pending = (self.store)
+                .pending_deliveries_after(BATCH, after_seq, needs_payload)
+                .await;
+            match pending {
+                Ok(batch) if batch.is_empty() => {
+                    (after_seq, elsewhere) = (i64::MIN, Vec::new());
+                    self.idle().await;
+                }
                 Ok(batch) => {
-                    let (stored, decided) = self.process_batch(batch).await;
+                    let (full, last) = (batch.len() == BATCH, batch[batch.len() - 1].seq);
+                    let (stored, decided) = self.process_batch(batch, &mut elsewhere).await;
+                    if stored && decided == 0 && full {
+                        // Every one is another replica's: read on, so
+                        // this replica's own deliveries are not starved.
+                        after_seq = last;
+                        continue;
+                    }
+                    (after_seq, elsewhere) = (i64::MIN, Vec::new());
                     if stored && decided == 0 {
                         // Every one is another replica's to decide.
                         self.idle().await;
@@ -131,7 +152,13 @@ impl Processor {
     /// Decides and stores a batch of pending deliveries; returns whether
     /// the store took every decision (it stops at the first it did not),
     /// and how many this replica took up.
-    async fn process_batch(&self, batch: Vec<PendingDelivery>) -> (bool, usize) {
+    /// `elsewhere` starts with the installations another replica decides
+    /// (found in the batches before) and gains those found in this one.
+    async fn process_batch(
+        &self,
+        batch: Vec<PendingDelivery>,
+        elsewhere: &mut Vec<Option<InstallationId>>,
+    ) -> (bool, usize) {
         let mut decided = 0;
         // Deliveries nothing acts on (intake settles those now; these were
         // recorded by an older taskgate) are marked processed together, one
@@ -141,8 +168,6 @@ impl Processor {
         // Installations with a delivery put off in this batch: their later
         // deliveries wait behind it.
         let mut held = Vec::new();
-        // Installations another replica decides: their deliveries are left.
-        let mut elsewhere = Vec::new();
         for delivery in batch {
             if held.contains(&delivery.installation) || elsewhere.contains(&delivery.installation) {
                 continue;

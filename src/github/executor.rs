@@ -51,6 +51,13 @@
 //! looks for its marker first. On a SQLite file (one process) a claim
 //! lasts no time and a restart retries at once.
 //!
+//! A rate-limit pause holds the cluster: GitHub counts its limits per
+//! installation token, whichever replica calls, so the replica that met
+//! the limit writes the pause to the store (`Store::pause_installation`,
+//! on the database's clock) and every replica reads the pauses before a
+//! turn with effects due: an installation paused there has its due
+//! effects put off until the pause ends, and is not called meanwhile.
+//!
 //! Due times and pauses are read from the injected [`Clock`], and the wait
 //! for the next one sleeps on it: a test that advances the clock past a
 //! retry's due time sees it tried at once.
@@ -180,13 +187,18 @@ impl Executor {
                     continue;
                 }
             };
+            let shared = self.shared_pauses(&due.by_installation, &paused).await;
             let turn = rotation.turn(due.by_installation, &paused);
             if turn.is_empty() {
                 self.idle(&paused, due.next_due_ms).await;
                 continue;
             }
             for (installation, rows) in turn {
-                if let Some(until) = self.take_turn(rows).await {
+                let pause = match shared.get(&installation) {
+                    Some(&until) => Some(self.hold(&rows, until).await),
+                    None => self.take_turn(rows).await,
+                };
+                if let Some(until) = pause {
                     paused.insert(installation, until);
                 }
             }
@@ -206,6 +218,47 @@ impl Executor {
             }
         }
         None
+    }
+
+    /// The pauses another replica (or this one, before a restart) learned
+    /// from GitHub (`store::pauses`) for the installations with effects due
+    /// that this replica does not hold yet, as times on this replica's
+    /// clock. Read only when there is something to send.
+    async fn shared_pauses(
+        &self,
+        due: &[(InstallationId, Vec<EffectRow>)],
+        paused: &HashMap<InstallationId, i64>,
+    ) -> HashMap<InstallationId, i64> {
+        if due.iter().all(|(i, _)| paused.contains_key(i)) {
+            return HashMap::new();
+        }
+        match self.store.installation_pauses().await {
+            Ok(left) => {
+                let now = self.clock.now_ms();
+                left.into_iter()
+                    .filter(|(i, _)| !paused.contains_key(i))
+                    .map(|(i, left_ms)| (i, now + left_ms))
+                    .collect()
+            }
+            Err(e) => {
+                warn!(error = %e, "could not read the installations' rate-limit pauses");
+                HashMap::new()
+            }
+        }
+    }
+
+    /// Holds an installation's due effects until the pause GitHub asked of
+    /// another replica ends: each is put off until then, so the outbox says
+    /// why it waits; the installation is paused here too.
+    async fn hold(&self, rows: &[EffectRow], until: i64) -> i64 {
+        for row in rows {
+            let why = "rate limit: GitHub asked another replica to wait".to_owned();
+            info!(id = %row.id, installation = %row.installation, retry_in_ms = until - self.clock.now_ms(), "{why}");
+            if let Err(e) = self.store.effect_retry_at(row.id, until, why, false).await {
+                warn!(error = %e, "could not put the effect off");
+            }
+        }
+        until
     }
 
     /// Sleeps until woken, the next effect is due, or a pause ends.
@@ -266,6 +319,9 @@ impl Executor {
         let attempt = claim.attempt;
         let outcome = self.attempt_within_claim(&row, &claim).await;
         let (settlement, pause) = self.settlement(&row, attempt, outcome);
+        if let Some(until) = pause {
+            self.share_pause(row.installation, until).await;
+        }
         match self.store.settle_effect(row.id, attempt, settlement).await {
             Ok(true) => {}
             Ok(false) => warn!(
@@ -275,6 +331,16 @@ impl Executor {
             Err(e) => warn!(error = %e, "could not store the effect's outcome"),
         }
         pause.map_or(Turn::Used, Turn::Pause)
+    }
+
+    /// Writes GitHub's pause of `installation` to the store, so every
+    /// replica holds its calls there until `until` (this one holds them
+    /// already). Not written, the others learn it themselves.
+    async fn share_pause(&self, installation: InstallationId, until: i64) {
+        let wait_ms = until - self.clock.now_ms();
+        if let Err(e) = self.store.pause_installation(installation, wait_ms).await {
+            warn!(error = %e, "could not share the rate-limit pause with the other replicas");
+        }
     }
 
     /// What an attempt's outcome records, and the installation's pause

@@ -205,21 +205,33 @@ impl Store {
         limit: usize,
         needs_payload: fn(&str, Option<&str>) -> bool,
     ) -> Result<Vec<PendingDelivery>, StoreError> {
+        self.pending_deliveries_after(limit, i64::MIN, needs_payload)
+            .await
+    }
+
+    /// [`Store::pending_deliveries`] recorded after `after_seq`: where a
+    /// replica reads on when every delivery before is another replica's.
+    pub async fn pending_deliveries_after(
+        &self,
+        limit: usize,
+        after_seq: i64,
+        needs_payload: fn(&str, Option<&str>) -> bool,
+    ) -> Result<Vec<PendingDelivery>, StoreError> {
         let now = self.clock.now_ms();
         self.read(move |db| {
-            let mut pending =
-                db.query_map(pending_sql(db.dialect()), params![limit as i64, now], |r| {
-                    Ok(PendingDelivery {
-                        seq: r.get(0)?,
-                        delivery_id: DeliveryId(r.get(1)?),
-                        event: r.get(2)?,
-                        installation: r.sql_opt(3)?,
-                        received_at_ms: r.get(4)?,
-                        action: r.get(5)?,
-                        payload: Vec::new(),
-                        tries: r.get(6)?,
-                    })
-                })?;
+            let args = params![limit as i64, now, after_seq];
+            let mut pending = db.query_map(pending_sql(db.dialect()), args, |r| {
+                Ok(PendingDelivery {
+                    seq: r.get(0)?,
+                    delivery_id: DeliveryId(r.get(1)?),
+                    event: r.get(2)?,
+                    installation: r.sql_opt(3)?,
+                    received_at_ms: r.get(4)?,
+                    action: r.get(5)?,
+                    payload: Vec::new(),
+                    tries: r.get(6)?,
+                })
+            })?;
             for delivery in &mut pending {
                 if !needs_payload(&delivery.event, delivery.action.as_deref()) {
                     continue;
@@ -448,6 +460,7 @@ fn pending_sql(dialect: Dialect) -> &'static str {
             "SELECT seq, delivery_id, event, installation_id, received_at_ms, action, tries
              FROM deliveries d
              WHERE status = 'received' AND (retry_at_ms IS NULL OR retry_at_ms <= ?2)
+               AND seq > ?3
                AND NOT EXISTS (
                  SELECT 1 FROM deliveries e
                  WHERE e.status = 'received' AND e.seq < d.seq AND e.retry_at_ms > ?2
@@ -458,6 +471,7 @@ fn pending_sql(dialect: Dialect) -> &'static str {
             "SELECT seq, delivery_id, event, installation_id, received_at_ms, action, tries
              FROM deliveries d
              WHERE status = 'received' AND (retry_at_ms IS NULL OR retry_at_ms <= ?2)
+               AND seq > ?3
                AND NOT EXISTS (
                  SELECT 1 FROM deliveries e
                  WHERE e.status = 'received' AND e.seq < d.seq AND e.retry_at_ms > ?2

@@ -11,6 +11,7 @@ mod agents;
 mod audit;
 mod chaos;
 mod classify_cli;
+mod cluster_pause;
 mod commands_e2e;
 mod config_trust;
 mod config_unsynced;

@@ -292,3 +292,42 @@ async fn a_replica_that_dies_mid_run_leaves_the_attempt_to_the_other_once_its_cl
     let statuses: Vec<&str> = attempts.iter().map(|a| a.status.as_str()).collect();
     assert_eq!(statuses, ["passed"], "the same attempt, run again");
 }
+
+/// A push to installation `installation`, left to the processor.
+fn pushed(id: &str, installation: u64) -> taskgate::store::NewDelivery {
+    taskgate::store::NewDelivery {
+        delivery_id: taskgate_core::ids::DeliveryId(id.to_owned()),
+        event: "push".into(),
+        action: None,
+        installation: Some(taskgate_core::ids::InstallationId(installation)),
+        payload: bytes::Bytes::from_static(b"{}"),
+        disposition: taskgate::store::Disposition::Pending,
+    }
+}
+
+/// More deliveries than the processor reads at a time are another
+/// replica's (it holds their installation's lease): the replica reads on
+/// past them and decides the delivery of an installation it may take.
+#[tokio::test]
+async fn a_replica_whose_batch_is_all_another_replicas_decides_the_deliveries_after_it() {
+    let database = pgtest::fresh_database();
+    let url = database.url().to_owned();
+    let app = TestApp::start_with(|c| c.database_url = url.clone()).await;
+    let other = Store::open_postgres(database.url()).unwrap();
+    assert!(other.take_lease("inbox:7", 600_000).await.unwrap());
+    for n in 0..200 {
+        let delivery = pushed(&format!("held-{n}"), 7);
+        app.store().record_delivery(delivery).await.unwrap();
+    }
+    app.store()
+        .record_delivery(pushed("mine", 8))
+        .await
+        .unwrap();
+    eventually("the replica decides the delivery it may take", || async {
+        let record = app.store().delivery("mine").await.unwrap().unwrap();
+        record.status != "received"
+    })
+    .await;
+    let held = app.store().delivery("held-0").await.unwrap().unwrap();
+    assert_eq!(held.status, "received", "another replica's to decide");
+}
