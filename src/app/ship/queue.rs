@@ -64,7 +64,8 @@ impl Located {
 impl Ship {
     /// An internal ship event: an API ship request, GitHub refusing a
     /// story's merge or dispatch, the proving commit made or refused, the
-    /// landing refused because the base moved, or the queue to look at.
+    /// landing refused because the base moved, a train car built or
+    /// conflicting (on its first story), or the queue to look at.
     pub async fn on_ship_event(&self, e: ShipEvent) -> Result<ShipOutcome, ShipError> {
         if e.what == ShipWhat::Advance {
             return Ok(self.advance(&e.repo).await?.into());
@@ -132,6 +133,17 @@ impl Ship {
             ShipWhat::LandFailed { round, why } => {
                 self.read_default_branch(&mut l).await?;
                 ship::on_land_failed(&l.record, round, &why, &l.ctx())
+            }
+            ShipWhat::CarBuilt { car, built } => {
+                let event = ship::TrainEvent::Built { car, built };
+                return self.on_train_event(&l, event).await;
+            }
+            ShipWhat::CarConflict { car, conflict, .. } => {
+                let event = ship::TrainEvent::Conflict {
+                    car,
+                    story: conflict,
+                };
+                return self.on_train_event(&l, event).await;
             }
             ShipWhat::Advance => unreachable!("handled above"),
         };
