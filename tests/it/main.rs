@@ -51,6 +51,7 @@ mod ship_landed;
 mod ship_pinned;
 mod ship_queue;
 mod ship_rules;
+mod ship_train;
 mod test_results;
 mod trust_github;
 mod trust_own_items;
