@@ -20,6 +20,7 @@ mod pin;
 mod queue;
 mod rules_cache;
 mod store;
+mod train;
 mod workflows;
 
 use std::sync::Arc;

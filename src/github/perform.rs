@@ -126,6 +126,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             blocker,
         } => set_blocked_by(ctx, repo, marker, blocker, false).await,
         Effect::PrepareShipCommit { .. }
+        | Effect::BuildShipCar { .. }
         | Effect::LandShipCommit { .. }
         | Effect::PrepareRevert { .. }
         | Effect::AdvanceShipQueue { .. } => super::perform_ship::perform(ctx).await,

@@ -1,6 +1,6 @@
 //! Effects of the ship queue → GitHub calls: the proving merge commit made
 //! on `taskgate/ship-<issue>` (squashed onto the base where history must be
-//! linear), the landing (`perform_land`), the revert of a rollback, and the
+//! linear), a ship train car's commit (`build_car`), the landing (`perform_land`), the revert of a rollback, and the
 //! queue's next look recorded through the inbox.
 //! What GitHub answers (the merge commit, a conflict, a base that moved)
 //! goes back to the story as an internal ship event; the core decides.
@@ -11,9 +11,9 @@ use super::client::GitHubError;
 use super::perform::Ctx;
 use super::perform_land::{land, Landing};
 use super::perform_runs::ship_event;
-use super::repo::MergeOutcome;
+use super::repo::{CarBuild, MergeOutcome};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
-use taskgate_core::ship::ShipWhat;
+use taskgate_core::ship::{CarHead, CarId, ShipWhat};
 use taskgate_core::Effect;
 
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
@@ -36,6 +36,13 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             })
             .await
         }
+        Effect::BuildShipCar {
+            repo,
+            car,
+            branch,
+            base,
+            heads,
+        } => build_car(ctx, repo, *car, branch, base, heads).await,
         Effect::LandShipCommit {
             repo,
             story,
@@ -203,6 +210,55 @@ async fn proof_commit(
     };
     ship_event(ctx, proof.repo, proof.story, what, "proof-commit").await?;
     Ok(Some(result))
+}
+
+/// Builds a train car's commit and tells the train through the inbox,
+/// on the car's first story (whose config the train reads): its commit
+/// and tree, or the story whose head conflicts. A retry starts again from
+/// the base (`build_car` resets the branch first).
+async fn build_car(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    car: CarId,
+    branch: &str,
+    base: &CommitSha,
+    heads: &[CarHead],
+) -> Result<Option<String>, GitHubError> {
+    let pairs: Vec<(StoryId, CommitSha)> = heads
+        .iter()
+        .map(|h| (h.story.clone(), h.head.clone()))
+        .collect();
+    let message = |story: &StoryId| {
+        heads
+            .iter()
+            .find(|h| h.story == *story)
+            .map(|h| h.message.clone())
+            .unwrap_or_default()
+    };
+    let first = heads
+        .first()
+        .map_or_else(|| StoryId::new(""), |h| h.story.clone());
+    let (what, name, result) = match ctx
+        .repo(repo)
+        .build_car(branch, base, &pairs, message)
+        .await?
+    {
+        CarBuild::Built(built) => {
+            let result = json!({ "sha": built.commit, "tree": built.tree });
+            (ShipWhat::CarBuilt { car, built }, "car-built", result)
+        }
+        CarBuild::Conflict { story, why } => {
+            let result = json!({ "conflict": why, "story": story });
+            let what = ShipWhat::CarConflict {
+                car,
+                conflict: story,
+                why,
+            };
+            (what, "car-conflict", result)
+        }
+    };
+    ship_event(ctx, repo, &first, what, name).await?;
+    Ok(Some(result.to_string()))
 }
 
 /// Builds the revert commit: the tree of `reverts`' first parent on top of

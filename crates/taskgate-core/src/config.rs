@@ -34,6 +34,7 @@
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
 //! | `ship_batch_max` | 4 | stories proven together in one batch of the ship train (1–100; 1: one story per proof; `core::ship::train`) |
 //! | `ship_parallel` | 2 | batches proven at once, each on the one ahead (1–100; `core::ship::train`) |
+//! | `ship_train` | false | ship through the ship train (unfinished: building and proving cars only; off, the one-story queue ships) |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
 //! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit, or changed result across a commit that touched none of its files) before a test is quarantined (1–100; `core::flaky`) |
 //! | `flaky.quarantine_days` | 14 | how long a quarantine lasts, in days (1–365); `/taskgate unquarantine <test>` lifts it sooner |
@@ -262,6 +263,9 @@ pub struct RepoConfig {
     pub ship_batch_max: u32,
     /// Cars of the ship train proven at once, each on the one ahead.
     pub ship_parallel: u32,
+    /// Queued stories go to the ship train (`core::ship::train`), not the
+    /// one-story queue. Off by default until the shell lands cars.
+    pub ship_train: bool,
     /// Flaky-test quarantine (`core::flaky`).
     pub flaky: FlakyConfig,
 }
@@ -303,6 +307,7 @@ impl Default for RepoConfig {
             ship_gates: Vec::new(),
             ship_batch_max: 4,
             ship_parallel: 2,
+            ship_train: false,
             flaky: FlakyConfig::default(),
         }
     }

@@ -358,6 +358,18 @@ pub enum Effect {
         #[serde(default)]
         linear: bool,
     },
+    /// Builds a ship train car's commit (issue 31): `branch`
+    /// (`taskgate/ship-batch-<car>`) is set to `base`, then each head is
+    /// merged into it in order with its message, stopping at the first
+    /// that conflicts. Told to the train through the inbox
+    /// (`ShipWhat::CarBuilt` / `CarConflict`).
+    BuildShipCar {
+        repo: RepoName,
+        car: crate::ship::CarId,
+        branch: String,
+        base: CommitSha,
+        heads: Vec<crate::ship::CarHead>,
+    },
     /// Lands a proven ship: fast-forwards `branch` (the default branch) to
     /// `commit`, never forced, once `taskgate/ship-gate` is green on it; or,
     /// with `pull`, merges the story PR instead (where the rules ask for
@@ -435,6 +447,7 @@ impl Effect {
             | Effect::UpdatePullRequest { repo, .. }
             | Effect::MarkPullRequestReady { repo, .. }
             | Effect::PrepareShipCommit { repo, .. }
+            | Effect::BuildShipCar { repo, .. }
             | Effect::LandShipCommit { repo, .. }
             | Effect::PrepareRevert { repo, .. }
             | Effect::AdvanceShipQueue { repo }
@@ -452,6 +465,7 @@ impl Effect {
                 | Effect::StartTaskBranch { .. }
                 | Effect::AdvanceShipQueue { .. }
                 | Effect::PrepareShipCommit { .. }
+                | Effect::BuildShipCar { .. }
                 | Effect::LandShipCommit { .. }
                 | Effect::PrepareRevert { .. }
                 | Effect::MergePullRequest { .. }
@@ -501,6 +515,7 @@ impl Effect {
             Effect::UpdatePullRequest { .. } => "update_pull_request",
             Effect::MarkPullRequestReady { .. } => "mark_pull_request_ready",
             Effect::PrepareShipCommit { .. } => "prepare_ship_commit",
+            Effect::BuildShipCar { .. } => "build_ship_car",
             Effect::LandShipCommit { .. } => "land_ship_commit",
             Effect::PrepareRevert { .. } => "prepare_revert",
             Effect::AdvanceShipQueue { .. } => "advance_ship_queue",

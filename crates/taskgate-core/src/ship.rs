@@ -71,8 +71,9 @@ pub use rules::{
     Unlandable, Violation,
 };
 pub use train::{
-    likely_culprit, on_train_event, Built, Car, CarId, Entry, FailingTest, Priority, Refusal,
-    Train, TrainAction, TrainEvent, TrainSettings, TrainStats,
+    build_car_effect, car_branch, likely_culprit, on_train_event, Built, Car, CarHead, CarId,
+    Entry, FailingTest, Priority, Refusal, Train, TrainAction, TrainEvent, TrainSettings,
+    TrainStats,
 };
 pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};
 

@@ -64,10 +64,11 @@ impl Located {
 impl Ship {
     /// An internal ship event: an API ship request, GitHub refusing a
     /// story's merge or dispatch, the proving commit made or refused, the
-    /// landing refused because the base moved, or the queue to look at.
+    /// landing refused because the base moved, a train car built or
+    /// conflicting (on its first story), or the queue to look at.
     pub async fn on_ship_event(&self, e: ShipEvent) -> Result<ShipOutcome, ShipError> {
         if e.what == ShipWhat::Advance {
-            return Ok(self.advance(&e.repo).await?.into());
+            return self.advance(&e.repo).await;
         }
         let Some(mut l) = self.locate(&e.repo, &e.story, None).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", e.story)).into());
@@ -139,6 +140,17 @@ impl Ship {
                 self.read_default_branch(&mut l).await?;
                 ship::on_land_failed(&l.record, round, &why, &l.ctx())
             }
+            ShipWhat::CarBuilt { car, built } => {
+                let event = ship::TrainEvent::Built { car, built };
+                return self.on_train_events(&l, vec![event]).await;
+            }
+            ShipWhat::CarConflict { car, conflict, .. } => {
+                let event = ship::TrainEvent::Conflict {
+                    car,
+                    story: conflict,
+                };
+                return self.on_train_events(&l, vec![event]).await;
+            }
             ShipWhat::Advance => unreachable!("handled above"),
         };
         Ok(l.finish(d).into())
@@ -155,18 +167,16 @@ impl Ship {
     /// The repository's queue moves on: the first queued story starts
     /// proving on the default branch's head, unless a story is proving
     /// or landing, or the repository is frozen.
-    pub async fn advance(&self, repo: &RepoName) -> Result<Decision, ShipError> {
+    pub async fn advance(&self, repo: &RepoName) -> Result<ShipOutcome, ShipError> {
         let stories = self.store.story_records(repo).await?;
         let Some((story, _)) = ship::next_in_queue(&stories, false) else {
-            return Ok(Decision::nothing("ship queue: nothing to start"));
+            return Ok(Decision::nothing("ship queue: nothing to start").into());
         };
         let Some(mut l) = self.locate(repo, story, None).await? else {
-            return Ok(Decision::nothing("ship queue: the next story is not known"));
+            return Ok(Decision::nothing("ship queue: the next story is not known").into());
         };
         if let Some(why) = &l.frozen {
-            return Ok(Decision::nothing(format!(
-                "ship queue waits: frozen ({why})"
-            )));
+            return Ok(Decision::nothing(format!("ship queue waits: frozen ({why})")).into());
         }
         let client = self.client(&l).await?;
         let gh = RepoClient::new(&client, repo);
@@ -176,6 +186,9 @@ impl Ship {
             .branch_head(&l.default_branch)
             .await?
             .ok_or_else(|| missing(&l.default_branch))?;
+        if l.config.ship_train {
+            return self.advance_train(&l, base, &stories).await;
+        }
         // The story branch's head now, compared with the pinned head (what
         // was shipped): only the pinned head is proven.
         let head = gh
@@ -184,7 +197,7 @@ impl Ship {
             .ok_or_else(|| missing(&l.branch))?;
         let rules = self.branch_rules(&gh, repo, &l.default_branch).await?;
         let d = ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx());
-        Ok(l.finish(d))
+        Ok(l.finish(d).into())
     }
 
     /// The proof's run ended: land the tested commit, or refuse the ship
@@ -194,6 +207,11 @@ impl Ship {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
         self.read_default_branch(&mut l).await?;
+        if v.task == RunSubject::ShipProof && l.config.ship_train {
+            if let Some(d) = self.train_verdict(&l, &v).await? {
+                return Ok(d);
+            }
+        }
         if v.task == RunSubject::RollbackProof {
             let d = if v.passed {
                 ship::on_revert_passed(&l.record, &v.commit, &l.ctx())

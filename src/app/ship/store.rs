@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::store::{store_view, StoreError};
 use taskgate_core::freeze::Freeze;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
-use taskgate_core::ship::{StoryRecord, StoryRunRef};
+use taskgate_core::ship::{StoryRecord, StoryRunRef, Train};
 use taskgate_core::sync::{IssueRecord, StoryPlan};
 use taskgate_core::task::{RunSubject, TaskRecord};
 
@@ -23,6 +23,7 @@ store_view! {
         async fn story_records(repo: &RepoName) -> Result<Vec<(StoryId, StoryRecord)>, StoreError>;
         async fn story_run(repo: &RepoName, run_id: u64) -> Result<Option<StoryRunRef>, StoreError>;
         async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
+        async fn ship_train(repo: &RepoName) -> Result<Train, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
 }

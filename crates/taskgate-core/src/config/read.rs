@@ -32,6 +32,7 @@ const TOP_KEYS: &[&str] = &[
     "ship_gates",
     "ship_batch_max",
     "ship_parallel",
+    "ship_train",
     "flaky",
 ];
 const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days", "unrelated_paths"];
@@ -143,6 +144,9 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     }
     if let Some(v) = f.int("ship_parallel", 1, 100, p) {
         c.ship_parallel = v as u32;
+    }
+    if let Some(b) = f.bool("ship_train", p) {
+        c.ship_train = b;
     }
     if let Some(ff) = f
         .get("flaky")

@@ -119,6 +119,12 @@ fn every_config_problem_is_reported_with_its_place() {
 }
 
 #[test]
+fn the_ship_train_is_off_unless_asked_for() {
+    assert!(!RepoConfig::default().ship_train);
+    assert!(load_config(Some("ship_train: true\n")).unwrap().ship_train);
+}
+
+#[test]
 fn syntax_errors_in_config() {
     insta::assert_snapshot!(problems("runner: [local\n"), @r"
     .github/taskgate.yml:2:1: error: YAML syntax error: while parsing a flow sequence, expected ',' or ']'

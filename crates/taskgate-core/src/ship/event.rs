@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Priority, ShipVia, StoryWorkflow};
+use super::{Built, CarId, Priority, ShipVia, StoryWorkflow};
 use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
@@ -65,6 +65,16 @@ pub enum ShipWhat {
     /// The story PR of round `round` merged as `commit`, whose tree is not
     /// the proven one (the base moved between the look and the merge).
     LandedUntested { round: u32, commit: CommitSha },
+    /// GitHub built the ship train's car `car` (`Effect::BuildShipCar`):
+    /// its commit and tree. `story` is the car's first story.
+    CarBuilt { car: CarId, built: Built },
+    /// `conflict`'s head does not merge on the car's base and the heads
+    /// before it: GitHub's words in `why`.
+    CarConflict {
+        car: CarId,
+        conflict: StoryId,
+        why: String,
+    },
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,

@@ -36,6 +36,7 @@
 
 mod attribution;
 mod blame;
+mod effects;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -45,6 +46,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 pub use attribution::{likely_culprit, Changed, FailingTest};
+pub use effects::{build_car_effect, car_branch, CarHead};
 
 use crate::ids::{CommitSha, StoryId};
 
