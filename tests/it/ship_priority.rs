@@ -6,7 +6,6 @@
 
 use crate::support::eventually;
 use crate::support::origin::git;
-use crate::support::plan::{Plan, Task};
 use crate::support::shipped::Shipped;
 
 /// Plain ships need only `write` here, so the test shows that a priority
@@ -22,42 +21,9 @@ const HELD_CHECK: &str = "if [ -f hold-proof ]; then sleep 12; fi\nexit 0\n";
 /// Another one-task story in the repository, its task done and its story
 /// PR open: its story issue and story PR.
 async fn another_story(sh: &Shipped, name: &str) -> (u64, u64) {
-    let plan = Plan::story(&format!("Story {name}"))
-        .task(Task::new(name, &format!("Work {name}")).runs(&format!("sh {name}.sh")))
-        .yaml();
-    let path = format!(".taskgate/stories/{name}.yml");
-    sh.s.app
-        .push_to_main(&[(path.as_str(), plan.as_str())])
+    let (issue, branch) = sh
+        .story_done(name, &format!("Story {name}"), &format!("Work {name}"))
         .await;
-    let (_, task_branch) = sh.s.app.task_and_branch(&format!("Work {name}"), name);
-    let script = format!("{name}.sh");
-    let green =
-        sh.s.push_to(&task_branch, &[(script.as_str(), "exit 0\n")], "works")
-            .await;
-    sh.s.completed(&green, 1).await;
-    let task_pr = sh
-        .repo()
-        .pulls()
-        .into_iter()
-        .find(|p| p.head == task_branch)
-        .expect("the task's PR");
-    sh.repo().set_draft(task_pr.number, false, "agent");
-    sh.s.app.settle().await;
-    let issue = sh
-        .repo()
-        .issues()
-        .into_iter()
-        .find(|i| {
-            i.labels.iter().any(|l| l == "taskgate:story")
-                && i.title.contains(&format!("Story {name}"))
-        })
-        .expect("the story issue")
-        .number;
-    let branch = format!("taskgate/story-{issue}");
-    eventually("the story PR is open", || async {
-        sh.pull_of(&branch).is_some()
-    })
-    .await;
     eventually("the story is shippable", || async {
         sh.state_of(issue).await == "shippable"
     })

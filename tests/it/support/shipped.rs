@@ -22,12 +22,6 @@ fn plan() -> String {
 }
 
 /// The plan of [`Shipped::second_story`].
-fn other_plan() -> String {
-    Plan::story("Other shipped work")
-        .task(Task::new("other", "Other work").runs("sh other.sh"))
-        .yaml()
-}
-
 pub struct Shipped {
     pub s: Story,
     pub story_issue: u64,
@@ -277,22 +271,30 @@ impl Shipped {
     /// A second story in the same repository, its one task done: its
     /// story issue and story branch.
     pub async fn second_story(&self) -> (u64, String) {
+        self.story_done("other", "Other shipped work", "Other work")
+            .await
+    }
+
+    /// Another story `title` in the repository (plan file and task id
+    /// `key`, its one task `task_title` running `sh <key>.sh`), its task
+    /// done and its story PR open: its story issue and story branch.
+    pub async fn story_done(&self, key: &str, title: &str, task_title: &str) -> (u64, String) {
+        let plan = Plan::story(title)
+            .task(Task::new(key, task_title).runs(&format!("sh {key}.sh")))
+            .yaml();
+        let path = format!(".taskgate/stories/{key}.yml");
         self.s
             .app
-            .push_to_main(&[(".taskgate/stories/other.yml", other_plan().as_str())])
+            .push_to_main(&[(path.as_str(), plan.as_str())])
             .await;
-        let (_, task_branch) = self.s.app.task_and_branch("Other work", "other");
+        let (_, task_branch) = self.s.app.task_and_branch(task_title, key);
+        let script = format!("{key}.sh");
         let green = self
             .s
-            .push_to(&task_branch, &[("other.sh", "exit 0\n")], "other works")
+            .push_to(&task_branch, &[(script.as_str(), "exit 0\n")], "works")
             .await;
         self.s.completed(&green, 1).await;
-        let task_pr = self
-            .repo()
-            .pulls()
-            .into_iter()
-            .find(|p| p.head == task_branch)
-            .expect("the other task's PR");
+        let task_pr = self.pull_of(&task_branch).expect("the task's PR");
         self.repo().set_draft(task_pr.number, false, "agent");
         self.s.app.settle().await;
         let issue = self
@@ -300,12 +302,14 @@ impl Shipped {
             .issues()
             .into_iter()
             .find(|i| {
-                i.number != self.story_issue && i.labels.iter().any(|l| l == "taskgate:story")
+                i.number != self.story_issue
+                    && i.labels.iter().any(|l| l == "taskgate:story")
+                    && i.title.contains(title)
             })
-            .expect("the second story's issue")
+            .expect("the story's issue")
             .number;
         let branch = format!("taskgate/story-{issue}");
-        eventually("the second story PR is open", || async {
+        eventually("the story PR is open", || async {
             self.pull_of(&branch).is_some()
         })
         .await;
