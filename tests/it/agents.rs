@@ -259,6 +259,14 @@ async fn red_with_a_writing_agent(s: &Story) -> String {
     checks[0].name.clone()
 }
 
+/// The owner's ruleset that makes GitHub refuse a red task PR's merge:
+/// story branches require the gate's check.
+fn stories_require(gate: &str) -> Ruleset {
+    Ruleset::new("taskgate stories")
+        .on(&["refs/heads/taskgate/story-*"])
+        .rule(Rule::required_checks(&[gate]))
+}
+
 #[tokio::test]
 async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
     let s = Story::of(&plan()).start().await;
@@ -267,11 +275,7 @@ async fn an_agent_with_write_access_cannot_merge_a_task_pr_whose_gate_is_red() {
     // What makes GitHub refuse: taskgate's check run of the gate on the
     // head, required on story branches by the owner's ruleset (taskgate
     // cannot make one: docs/decisions/agents.md, "The merge guard").
-    repo.with_ruleset(
-        Ruleset::new("taskgate stories")
-            .on(&["refs/heads/taskgate/story-*"])
-            .rule(Rule::required_checks(&[gate.as_str()])),
-    );
+    repo.with_ruleset(stories_require(&gate));
     let pr = s.pull().number;
     assert!(s.pull().draft, "taskgate opens a task PR as a draft");
     assert_eq!(
@@ -353,11 +357,7 @@ async fn an_agents_auto_merge_waits_for_the_gate_and_merges_only_the_proven_head
     let s = Story::of(&plan()).config("review: human\n").start().await;
     let repo = s.app.fake.repo(REPO);
     let gate = red_with_a_writing_agent(&s).await;
-    repo.with_ruleset(
-        Ruleset::new("taskgate stories")
-            .on(&["refs/heads/taskgate/story-*"])
-            .rule(Rule::required_checks(&[gate.as_str()])),
-    );
+    repo.with_ruleset(stories_require(&gate));
     let pr = s.pull().number;
     repo.set_draft(pr, false, "claude[bot]");
     s.app.settle().await;
