@@ -191,13 +191,7 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
 pub(crate) async fn ship_queue_figures(
     store: &crate::store::Store,
 ) -> Result<taskgate_core::ship::figures::QueueFigures, crate::store::StoreError> {
-    let mut repos: Vec<_> = store.stories().await?.into_iter().map(|r| r.repo).collect();
-    repos.sort();
-    repos.dedup();
-    let mut records = Vec::new();
-    for repo in &repos {
-        records.extend(store.story_records(repo).await?.into_iter().map(|(_, r)| r));
-    }
+    let records = store.all_story_records().await?;
     let now_ms = store.clock().now_ms();
     Ok(taskgate_core::ship::figures::QueueFigures::of(
         &records, now_ms,

@@ -80,6 +80,17 @@ impl Store {
         .await
     }
 
+    /// Every repository's story ship records, in one read: what the ship
+    /// queue's figures on `/metrics` and the dashboard count.
+    pub async fn all_story_records(&self) -> Result<Vec<StoryRecord>, StoreError> {
+        self.read(move |db| {
+            let records: Vec<(String, StoryRecord)> =
+                super::keyed_records(db, "SELECT story, record FROM story_ships", params![])?;
+            Ok(records.into_iter().map(|(_, record)| record).collect())
+        })
+        .await
+    }
+
     /// Repositories whose ship queue waits with nothing proving or
     /// landing, each with one of its queued stories: a freeze (or a freeze
     /// window) held it, and the queue is looked at again periodically.
