@@ -368,6 +368,12 @@ impl Store {
         answer.await.map_err(|_| StoreError::WriterGone)?
     }
 
+    /// Hands the writer a job built by hand (one it treats specially, as
+    /// `inbox::batched`'s deliveries on PostgreSQL).
+    fn submit_job(&self, job: Box<dyn Job>) -> Result<(), StoreError> {
+        self.writer.send(job).map_err(|_| StoreError::WriterGone)
+    }
+
     /// Runs a read on the reader connection, off the async threads.
     pub(crate) async fn read<T, F>(&self, f: F) -> Result<T, StoreError>
     where

@@ -243,6 +243,18 @@ impl PgConn {
             .map_err(|e| CommitError::postgres(&e, StoreError::Postgres(described(&e)).to_string()))
     }
 
+    /// A statement written for PostgreSQL alone, with its own parameter
+    /// types (arrays, so that one statement covers many rows), prepared
+    /// once; its rows as the client reads them.
+    pub fn query_typed(
+        &mut self,
+        sql: &str,
+        params: &[&(dyn postgres::types::ToSql + Sync)],
+    ) -> Result<Vec<postgres::Row>, StoreError> {
+        let stmt = self.statement(sql)?;
+        Ok(self.client.query(&stmt, params)?)
+    }
+
     /// The one `BIGINT` a statement without parameters returns.
     pub fn scalar_i64(&mut self, sql: &str) -> Result<i64, StoreError> {
         Ok(self.client.query_one(sql, &[])?.try_get(0)?)

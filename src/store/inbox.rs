@@ -145,47 +145,31 @@ impl Store {
         .await
     }
 
-    /// [`Store::record_delivery`] on PostgreSQL: the delivery and its
-    /// payload in one statement, so one round trip to the server (the
-    /// intake's cost there is round trips, not work).
+    /// [`Store::record_delivery`] on PostgreSQL: a job the writer records
+    /// with the other deliveries of its batch, in one statement
+    /// ([`batched`]).
     async fn record_delivery_pg(
         &self,
         d: NewDelivery,
         payload: payloads::Encoded,
         now: i64,
     ) -> Result<Recorded, StoreError> {
-        self.write(move |db| {
-            let (status, outcome, processed_at) = d.disposition.stored(now);
-            let inserted = db.query_opt(
-                "WITH d AS (
-                   INSERT INTO deliveries (delivery_id, event, action, installation_id,
-                                           received_at_ms, status, outcome, processed_at_ms)
-                   VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                   ON CONFLICT(delivery_id) DO NOTHING
-                   RETURNING seq)
-                 INSERT INTO delivery_payloads (seq, codec, payload)
-                 SELECT seq, ?9, ?10 FROM d
-                 RETURNING seq",
-                params![
-                    d.delivery_id.as_str(),
-                    d.event,
-                    d.action,
-                    d.installation.map(Sql),
-                    now,
-                    status,
-                    outcome,
-                    processed_at,
-                    payload.codec,
-                    &payload.bytes[..]
-                ],
-                |r| r.get::<i64>(0),
-            )?;
-            Ok(match inserted {
-                Some(seq) => Recorded::New { seq },
-                None => Recorded::Duplicate,
-            })
-        })
-        .await
+        let (status, outcome, processed_at_ms) = d.disposition.stored(now);
+        let row = batched::DeliveryRow {
+            delivery_id: d.delivery_id.0,
+            event: d.event,
+            action: d.action,
+            installation: d.installation.map(|i| i.0 as i64),
+            received_at_ms: now,
+            status,
+            outcome: outcome.map(str::to_owned),
+            processed_at_ms,
+            codec: payload.codec,
+            payload: payload.bytes,
+        };
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        self.submit_job(Box::new(batched::DeliveryJob::new(row, reply)))?;
+        answer.await.map_err(|_| StoreError::WriterGone)?
     }
 
     /// The oldest deliveries not yet processed, with the payloads of those
@@ -579,5 +563,6 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
     Ok(())
 }
 
+pub(super) mod batched;
 #[cfg(test)]
 mod tests;

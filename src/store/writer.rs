@@ -22,6 +22,7 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::db::{Db, PgConn};
+use super::inbox::batched::{record_together, DeliveryJob};
 use super::{CommitError, StoreError};
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
@@ -74,6 +75,12 @@ pub(super) trait Job: Send {
     }
     /// Returns false when the job failed and its savepoint must be undone.
     fn run(&mut self, db: &Db) -> bool;
+    /// A delivery to record: the PostgreSQL writer records the deliveries
+    /// of a batch together, in one statement (`inbox::batched`), instead
+    /// of running each.
+    fn delivery(&mut self) -> Option<&mut DeliveryJob> {
+        None
+    }
     fn finish(self: Box<Self>, committed: Result<(), CommitError>);
 }
 
@@ -194,14 +201,38 @@ fn next_batch(
 /// commands ride with the ones around them: the next job's savepoint is
 /// set in the same round trip that releases the last one's, and a job
 /// undone keeps its savepoint for the next. A job is then its own
-/// statements and one round trip more.
+/// statements and one round trip more; the batch's deliveries, when there
+/// are several, are one statement together.
 fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
     let run = |sql: &str| conn.borrow_mut().batch_commit(sql);
     run("BEGIN; SAVEPOINT job")?;
-    let last = batch.len().saturating_sub(1);
-    for (i, job) in batch.iter_mut().enumerate() {
-        let step = if job.run(&Db::Postgres(conn)) {
-            if i == last {
+    let is_delivery: Vec<bool> = batch.iter_mut().map(|j| j.delivery().is_some()).collect();
+    let together = is_delivery.iter().filter(|&&d| d).count() >= 2;
+    let others: Vec<usize> = (0..batch.len())
+        .filter(|&i| !(together && is_delivery[i]))
+        .collect();
+    if together {
+        let mut deliveries: Vec<&mut DeliveryJob> =
+            batch.iter_mut().filter_map(|j| j.delivery()).collect();
+        // Bound first: the connection's borrow must end before `run`.
+        let recorded = record_together(&mut conn.borrow_mut(), &mut deliveries);
+        let step = match recorded {
+            Ok(()) if others.is_empty() => Ok(()),
+            Ok(()) => run("RELEASE job; SAVEPOINT job"),
+            Err(e) => {
+                tracing::warn!(error = %e, "recording a batch of deliveries failed");
+                run("ROLLBACK TO job")
+            }
+        };
+        if let Err(e) = step {
+            let _ = run("ROLLBACK");
+            return Err(e);
+        }
+    }
+    let last = others.len().saturating_sub(1);
+    for (n, &i) in others.iter().enumerate() {
+        let step = if batch[i].run(&Db::Postgres(conn)) {
+            if n == last {
                 Ok(())
             } else {
                 run("RELEASE job; SAVEPOINT job")

@@ -141,6 +141,56 @@ on_both_backends! {
         assert_eq!(codecs(&store).await.len(), 1);
     }
 
+    async fn deliveries_recorded_in_one_commit_each_get_their_own_seq_and_payload(store: Store) {
+        // The writer is held inside a job until every delivery below has
+        // reached it, so they are recorded in one commit: on PostgreSQL,
+        // by one statement (`inbox::batched`), the second copy of "b" in
+        // the same statement included.
+        let (entered_tx, entered) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let held = store.clone();
+        let hold = tokio::spawn(async move {
+            held.write(move |_| {
+                entered_tx.send(()).unwrap();
+                released.recv().unwrap();
+                Ok(())
+            })
+            .await
+        });
+        tokio::task::spawn_blocking(move || entered.recv().unwrap()).await.unwrap();
+
+        let copies = [("b", "1"), ("c", "2"), ("b", "3"), ("d", "4")];
+        let recorded = futures::future::join_all(copies.iter().map(|(id, n)| {
+            store.record_delivery(delivery(id, format!("{{\"n\":{n}}}").as_bytes()))
+        }));
+        let released = async {
+            release.send(()).unwrap();
+        };
+        let (recorded, ()) = futures::join!(recorded, released);
+        hold.await.unwrap().unwrap();
+
+        let recorded: Vec<Recorded> = recorded.into_iter().map(Result::unwrap).collect();
+        assert!(matches!(recorded[2], Recorded::Duplicate), "{recorded:?}");
+        let seqs: Vec<i64> = [0, 1, 3]
+            .iter()
+            .map(|&i| match recorded[i] {
+                Recorded::New { seq } => seq,
+                Recorded::Duplicate => panic!("{recorded:?}"),
+            })
+            .collect();
+        assert!(seqs[0] != seqs[1] && seqs[1] != seqs[2] && seqs[0] != seqs[2]);
+        let pending = store.pending_deliveries(10, every_payload).await.unwrap();
+        let read: Vec<(&str, &[u8])> = pending
+            .iter()
+            .map(|d| (d.delivery_id.as_str(), &d.payload[..]))
+            .collect();
+        assert_eq!(
+            read,
+            [("b", &b"{\"n\":1}"[..]), ("c", b"{\"n\":2}"), ("d", b"{\"n\":4}")]
+        );
+        assert_eq!(codecs(&store).await.len(), 3);
+    }
+
     async fn a_put_off_delivery_holds_back_its_installation_until_it_is_due(store: Store) {
         for (id, installation) in [("a", Some(1)), ("b", Some(2)), ("c", Some(1)), ("d", None)] {
             store.record_delivery(of(id, installation)).await.unwrap();
