@@ -37,6 +37,11 @@ load_prepare() {
 import json, sys
 p = json.load(open("fixtures/webhooks/issues/opened.1.json"))
 p["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
+# Stamped now: taskgate refuses an event older than its delivery log's
+# retention as a possible replay (src/intake/age.rs), and the example's
+# issue was last updated in 2019.
+import datetime
+p["issue"]["updated_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 raw = json.dumps(p, separators=(",", ":"))
 p["issue"]["body"] = (p["issue"].get("body") or "") + "x" * max(0, 10240 - len(raw))
 open(sys.argv[1], "w").write(json.dumps(p, separators=(",", ":")))
