@@ -130,6 +130,9 @@ non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", wrk)
 ok = reqs - (int(non2xx.group(1)) if non2xx else 0)
 cpu_s = (int(t1) - int(t0)) / int(hz)
 wrk_cpu = sum(map(float, open(f"{work}/wrk.cpu").read().split()[-2:]))
+if non2xx:
+    # A benchmark of refusals measures nothing: say so loudly.
+    print(f"WARNING: {non2xx.group(1)} of {reqs} requests were refused (not 2xx)")
 print(f"payload {size} bytes, {conns} connections, {secs} s")
 print(f"throughput: {ok / int(secs):.0f} deliveries/s ({ok} answered 2xx)")
 print(f"server CPU per delivery: {cpu_s / max(ok, 1) * 1e6:.1f} us")
