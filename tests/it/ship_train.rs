@@ -387,3 +387,37 @@ async fn a_high_priority_story_overtakes_the_normal_stories_waiting() {
     let log = messages.join("\n");
     assert_eq!(order, ["first", "delta", "bravo", "charlie"], "{log}");
 }
+
+#[tokio::test]
+async fn a_story_whose_head_moved_while_it_waits_leaves_the_train_and_does_not_land() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let (b, _) = t.story("bravo", false).await;
+    t.hold_proofs(&[]).await;
+    let base = sh.main_head();
+
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    t.ship(b, "/taskgate ship").await;
+    t.assert_waiting(1).await;
+    // Someone pushes to bravo's story branch: what was shipped is not its
+    // head any more, so it leaves the queue, and the train.
+    let branch = format!("taskgate/story-{b}");
+    (sh.s)
+        .push_on(&branch, &[("bravo/more.txt", "more\n")], "More")
+        .await;
+    sh.s.app.settle().await;
+    let train = t.train().await;
+    assert!(train.waiting.is_empty(), "{train:?}");
+    t.until(sh.story_issue, "deployed").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    assert!(sh.repo().file("main", "bravo/lib.txt").is_none());
+    let state = sh.state_of(b).await;
+    assert!(!["queued", "deployed"].contains(&state.as_str()), "{state}");
+    let train = t.train().await;
+    assert!(
+        train.cars.is_empty() && train.waiting.is_empty(),
+        "{train:?}"
+    );
+}

@@ -168,7 +168,14 @@ impl Ship {
     /// or landing, or the repository is frozen.
     pub async fn advance(&self, repo: &RepoName) -> Result<ShipOutcome, ShipError> {
         let stories = self.store.story_records(repo).await?;
-        let Some((story, _)) = ship::next_in_queue(&stories, false) else {
+        // The train moves on even with nobody waiting: a story that left
+        // the queue must leave its batch.
+        let next = ship::next_in_queue(&stories, false).map(|(story, _)| story.clone());
+        let next = match next {
+            Some(story) => Some(story),
+            None => self.a_story_in_train(repo).await?,
+        };
+        let Some(story) = next.as_ref() else {
             return Ok(Decision::nothing("ship queue: nothing to start").into());
         };
         let Some(mut l) = self.locate(repo, story, None).await? else {

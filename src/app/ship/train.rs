@@ -143,6 +143,12 @@ impl Ship {
             train.waiting.iter().any(is) || train.cars.iter().any(|c| c.stories.iter().any(is))
         };
         let mut events = vec![TrainEvent::MainMoved { head: base.clone() }];
+        // Stories that left the queue (unshipped, their head moved, merged
+        // past the gate, refused): out of their batch, which is rebuilt.
+        let left = stories.iter().filter(|(story, record)| {
+            known(story) && !matches!(record.state, ShipState::Queued | ShipState::Shipping)
+        });
+        events.extend(left.map(|(story, _)| TrainEvent::Dequeued(story.clone())));
         for (story, record) in stories {
             let Some(head) = pinned_head(record) else {
                 continue;
@@ -165,6 +171,20 @@ impl Ship {
             }));
         }
         self.on_train_events(l, events).await
+    }
+
+    /// A story of the repository's train (waiting or in a batch), whose
+    /// config the train reads when no story is queued.
+    pub(super) async fn a_story_in_train(
+        &self,
+        repo: &RepoName,
+    ) -> Result<Option<StoryId>, ShipError> {
+        let train = self.store.ship_train(repo).await?;
+        let mut all = train
+            .waiting
+            .iter()
+            .chain(train.cars.iter().flat_map(|c| &c.stories));
+        Ok(all.next().map(|e| e.story.clone()))
     }
 
     /// A push to the default branch of a repository whose queued stories

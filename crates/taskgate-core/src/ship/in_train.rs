@@ -55,6 +55,11 @@ pub fn on_car_landing(
     let Some(head) = pinned_head(record).cloned() else {
         return ShipDecision::unchanged(record, "no pinned head: not in a car");
     };
+    if record.state != ShipState::Queued {
+        // It left the queue meanwhile: the train hears it (`Dequeued`)
+        // at the queue's next look, and rebuilds the batch without it.
+        return ShipDecision::unchanged(record, "not queued: does not land");
+    }
     let mut next = record.clone();
     let round = record.proof.as_ref().map_or(1, |p| p.round + 1);
     next.state = ShipState::Shipping;
