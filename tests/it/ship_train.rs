@@ -110,22 +110,13 @@ impl Rig {
             let ok = ["queued", "shipping", "shippable", "deployed"];
             assert!(ok.contains(&now.as_str()), "#{issue} is {now}");
             if state == "deployed" && now == "shippable" {
+                // Refused: fail at once, with why and the train.
                 self.sh.s.app.settle().await;
-                let pr = self.sh.s.app.fake.repo(REPO).pulls();
                 let branch = format!("taskgate/story-{issue}");
-                let pr = pr.iter().find(|p| p.head == branch);
-                let told = pr.map(|p| self.told(p.number)).unwrap_or_default();
+                let pr = self.sh.pull_of(&branch).map(|p| p.number);
+                let told = pr.map(|p| self.told(p)).unwrap_or_default();
                 let train = self.train().await;
-                let repo = self.sh.repo();
-                let dbg: Vec<_> = (1..=train.next_car)
-                    .map(|c| {
-                        let b = format!("taskgate/ship-batch-{c}");
-                        let tip = repo.branch_sha(&b).unwrap_or_default();
-                        let tree = repo.commit(&tip).map(|c| (c.tree, c.parents));
-                        (b, tip, tree, repo.file(&format!("taskgate/ship-batch-{c}"), "alpha/broken").is_some())
-                    })
-                    .collect();
-                panic!("#{issue} was refused: {told}\nmain has alpha/broken: {:?} {}\n{dbg:#?}\n{train:#?}", repo.file("main", "alpha/broken").is_some(), self.sh.main_head());
+                panic!("#{issue} was refused: {told}\n{train:#?}");
             }
             now == state
         })
