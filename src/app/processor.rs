@@ -310,8 +310,8 @@ impl Processor {
             InternalEvent::Run(run) if run.task.is_proof() => {
                 let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
                 if let Some(verdict) = verdict {
-                    let ship = self.ship.on_proof_verdict(verdict).await?;
-                    decision.merge(ship);
+                    let outcome = self.ship.on_proof_verdict(verdict).await?;
+                    decision.merge(self.with_proof_run(outcome).await?);
                 }
                 Ok(decision)
             }
@@ -326,13 +326,13 @@ impl Processor {
         }
     }
 
-    /// A ship decision, with the proof run it asks for started.
+    /// A ship decision, with the proof runs it asks for started.
     async fn with_proof_run(
         &self,
         outcome: crate::app::ship::ShipOutcome,
     ) -> Result<Decision, DecideError> {
         let mut decision = outcome.decision;
-        if let Some(p) = outcome.proof_run {
+        for p in outcome.proof_runs {
             let run = self
                 .proofs
                 .start_ship_proof(&p.repo, &p.story, &p.task, &p.commit)

@@ -21,7 +21,7 @@ use super::perform_runs::ship_event;
 use super::repo::FastForward;
 use crate::store::{EffectRow, NewDelivery, Store};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
-use taskgate_core::ship::{PullLanding, ShipWhat, SHIP_GATE};
+use taskgate_core::ship::{CarId, PullLanding, ShipWhat, SHIP_GATE};
 
 /// What lands: a ship's proof, or a rollback's revert.
 pub(super) struct Landing<'a> {
@@ -30,6 +30,8 @@ pub(super) struct Landing<'a> {
     pub branch: &'a str,
     pub round: u32,
     pub revert: bool,
+    /// A ship train car's landing: done is told to the train.
+    pub car: Option<CarId>,
 }
 
 fn landed(commit: &CommitSha) -> Option<String> {
@@ -112,13 +114,33 @@ async fn fast_forward(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(l.repo);
     if ctx.attempt > 1 && gh.branch_contains(l.branch, commit).await? {
-        return Ok(landed(commit));
+        return car_landed(ctx, l, commit).await;
     }
     gate_written(ctx, l, commit).await?;
     match gh.fast_forward(l.branch, commit).await? {
-        FastForward::Done => Ok(landed(commit)),
+        FastForward::Done => car_landed(ctx, l, commit).await,
         FastForward::NotFastForward(why) => base_moved(ctx, l, &why).await,
     }
+}
+
+/// Landed; a train car's landing is told to the train (on its first
+/// story), whose next car may land on it.
+async fn car_landed(
+    ctx: &Ctx<'_>,
+    l: &Landing<'_>,
+    commit: &CommitSha,
+) -> Result<Option<String>, GitHubError> {
+    if let Some(car) = l.car {
+        ship_event(
+            ctx,
+            l.repo,
+            l.story,
+            ShipWhat::CarLanded { car },
+            "car-landed",
+        )
+        .await?;
+    }
+    Ok(landed(commit))
 }
 
 async fn base_moved(

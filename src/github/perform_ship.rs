@@ -52,6 +52,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             report_to,
             revert,
             pull,
+            car,
         } => {
             let landing = Landing {
                 repo,
@@ -59,6 +60,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
                 branch,
                 round: *round,
                 revert: *revert,
+                car: *car,
             };
             land(ctx, &landing, commit, report_to, pull.as_ref()).await
         }

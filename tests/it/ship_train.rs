@@ -1,69 +1,414 @@
-//! The ship train end to end (issue 31), behind `ship_train: true`: a
-//! shipped story goes to the train, which merges it on the default
-//! branch's head on `taskgate/ship-batch-<car>` and proves that commit
-//! with the story's gates. The shell does not land cars yet, so nothing
-//! lands: the one-story queue stays the product until it does.
+//! The ship train end to end (issue 31), behind `ship_train: true`:
+//! shipped stories are merged in batches on `taskgate/ship-batch-<car>`,
+//! each batch's commit is proven with the gates, and a proven batch lands
+//! as one fast-forward of the default branch; a failure is narrowed down
+//! to the story that caused it, which alone is refused.
+//!
+//! The fake GitHub's commits are real (the runner checks each batch out).
+//! Every story's gate is the same script ([`CHECK`]): slow on the first
+//! batch (so stories queue up behind its proof), and failing, with a
+//! JUnit report naming the test's file, on a tree that has both
+//! `main-moved` and a story's `*/broken` file. Every test
+//! checks that what landed is a tree a proof passed on.
+
+use std::collections::BTreeSet;
 
 use crate::support::shipped::Shipped;
 use crate::support::{eventually, REPO};
 use taskgate_core::ids::RepoName;
 use taskgate_core::ship::{car_branch, Train};
 
-const CONFIG: &str = "ship_label: ship\nship_train: true\n";
+/// One story at a time per batch is not the point: up to four, one batch
+/// proving at a time (so stories queue up behind it).
+const CONFIG: &str = "ship_label: ship\nship_train: true\nship_parallel: 1\n";
 
-impl Shipped {
+/// The gate of every story. Slow on the first story's batch once
+/// `hold-proof` is on the default branch (pushed just before the ships,
+/// so the tasks' own runs are quick): long enough for the other stories
+/// to be shipped behind it. Each test checks that they were, so a host
+/// too slow for this fails loudly.
+const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then sleep 6; fi
+for broken in */broken; do
+  [ -f "$broken" ] && [ -f main-moved ] || continue
+  dir=${broken%/broken}
+  printf '<testsuite name="merge" tests="1" failures="1"><testcase classname="%s.test_merge" name="test_merge" file="%s/test_merge.py"><failure message="broken on main"/></testcase></testsuite>' "$dir" "$dir" > junit.xml
+  echo "FAILED $dir/test_merge.py::test_merge - broken on main"
+  exit 1
+done
+exit 0
+"#;
+
+/// A test's stories.
+struct Rig {
+    sh: Shipped,
+}
+
+impl Rig {
+    /// The first story (`check`, issue `sh.story_issue`) shippable with
+    /// `config`.
+    async fn start(config: &str) -> Rig {
+        let sh = Shipped::story()
+            .config(config)
+            .check(CHECK)
+            .shippable()
+            .await;
+        Rig { sh }
+    }
+
+    /// Another story `key`, shippable: its issue and story PR. `broken`:
+    /// it fails once `main-moved` is on the default branch.
+    async fn story(&self, key: &str, broken: bool) -> (u64, u64) {
+        let gate = format!("{key}.sh");
+        let (marker, body) = if broken {
+            (format!("{key}/broken"), "yes\n")
+        } else {
+            (format!("{key}/lib.txt"), "works\n")
+        };
+        let files = [(gate.as_str(), CHECK), (marker.as_str(), body)];
+        let (title, task) = (format!("Story {key}"), format!("Work {key}"));
+        let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
+        eventually("the story is shippable", || async {
+            self.sh.state_of(issue).await == "shippable"
+        })
+        .await;
+        (issue, self.sh.pull_of(&branch).unwrap().number)
+    }
+
+    /// From now on the first story's batch proves slowly.
+    async fn hold_proofs(&self, also: &[(&str, &str)]) {
+        let mut files = vec![("hold-proof", "yes\n")];
+        files.extend_from_slice(also);
+        self.sh.s.app.push_to_main(&files).await;
+    }
+
+    /// The stories shipped behind the slow first batch wait in the train.
+    async fn assert_waiting(&self, stories: usize) {
+        let train = self.train().await;
+        assert_eq!(
+            (train.cars.len(), train.waiting.len()),
+            (1, stories),
+            "shipped while the first batch proves: {train:?}"
+        );
+        assert!(train.cars[0].proving, "{train:?}");
+    }
+
+    async fn ship(&self, issue: u64, how: &str) {
+        self.sh.s.app.comment(issue, "octocat", how).await;
+        self.sh.s.app.settle().await;
+    }
+
     async fn train(&self) -> Train {
         let repo = RepoName::parse(REPO).unwrap();
-        self.s.app.store().ship_train(&repo).await.unwrap()
+        self.sh.s.app.store().ship_train(&repo).await.unwrap()
+    }
+
+    /// Waits until story `issue` is `state` (and fails at once on a state
+    /// a story of the train never reaches on the way there).
+    async fn until(&self, issue: u64, state: &str) {
+        eventually(&format!("#{issue} {state}"), || async {
+            let now = self.sh.state_of(issue).await;
+            let ok = ["queued", "shipping", "shippable", "deployed"];
+            assert!(ok.contains(&now.as_str()), "#{issue} is {now}");
+            if state == "deployed" && now == "shippable" {
+                // Refused: fail at once, with why and the train.
+                self.sh.s.app.settle().await;
+                let branch = format!("taskgate/story-{issue}");
+                let pr = self.sh.pull_of(&branch).map(|p| p.number);
+                let told = pr.map(|p| self.told(p)).unwrap_or_default();
+                let train = self.train().await;
+                panic!("#{issue} was refused: {told}\n{train:#?}");
+            }
+            now == state
+        })
+        .await;
+    }
+
+    /// The trees of the commits every `taskgate/ship/…` check passed on.
+    fn proven_trees(&self) -> BTreeSet<String> {
+        let repo = self.sh.repo();
+        let mut by_commit: std::collections::BTreeMap<String, bool> = Default::default();
+        for c in repo.check_runs() {
+            if c.name.starts_with("taskgate/ship/") {
+                let green = c.conclusion.as_deref() == Some("success");
+                *by_commit.entry(c.head_sha.clone()).or_insert(true) &= green;
+            }
+        }
+        by_commit
+            .into_iter()
+            .filter(|(_, green)| *green)
+            .filter_map(|(sha, _)| repo.commit(&sha).map(|c| c.tree))
+            .collect()
+    }
+
+    /// The default branch's first-parent chain since `since`, newest
+    /// first: what landed.
+    fn landed_since(&self, since: &str) -> Vec<String> {
+        let repo = self.sh.repo();
+        let mut landed = Vec::new();
+        let mut at = self.sh.main_head();
+        while at != since {
+            let commit = repo.commit(&at).expect("a commit of main");
+            landed.push(at);
+            at = commit.parents.first().cloned().expect("since is on main");
+        }
+        landed
+    }
+
+    /// What the train landed on the default branch since `since` (its
+    /// first-parent chain: each batch's merges, the last of each being
+    /// the batch's commit, which the default branch was fast-forwarded
+    /// to) is made of batches only, and each batch's commit has a tree a
+    /// proof passed on.
+    fn assert_landed_proven(&self, since: &str) {
+        let repo = self.sh.repo();
+        let landed = self.landed_since(since);
+        assert!(!landed.is_empty(), "something landed");
+        let proven = self.proven_trees();
+        let batches: BTreeSet<String> = (1..=100)
+            .filter_map(|car| repo.branch_sha(&format!("taskgate/ship-batch-{car}")))
+            .collect();
+        assert!(batches.contains(&landed[0]), "main is a batch's commit");
+        for sha in &landed {
+            let commit = repo.commit(sha).unwrap();
+            assert!(
+                commit.message.contains("into ship batch"),
+                "{sha}: {}",
+                commit.message
+            );
+            if batches.contains(sha) {
+                assert!(
+                    proven.contains(&commit.tree),
+                    "{sha} landed unproven: {proven:?}"
+                );
+            }
+        }
+    }
+
+    /// The comments taskgate wrote on PR (or issue) `number`.
+    fn told(&self, number: u64) -> String {
+        self.sh.s.app.bot_comments(number).join("\n")
     }
 }
 
 #[tokio::test]
-async fn a_shipped_story_is_merged_on_its_batch_branch_and_that_commit_is_proven() {
-    let sh = Shipped::story().config(CONFIG).shippable().await;
+async fn a_shipped_story_is_merged_on_its_batch_branch_proven_and_that_commit_lands() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
     let story_head = sh.repo().branch_sha(&sh.branch).unwrap();
     let base = sh.main_head();
 
-    sh.add_ship_label().await;
-    eventually("the car's proof passed", || async {
-        sh.train()
-            .await
-            .cars
-            .first()
-            .and_then(|car| {
-                let tip = sh.repo().branch_sha(&car_branch(car.id))?;
-                let proof = sh.s.checks(&tip);
-                Some(proof.iter().any(|c| {
-                    c.name == "taskgate/ship/check/test"
-                        && c.conclusion.as_deref() == Some("success")
-                }))
-            })
-            .unwrap_or(false)
-    })
-    .await;
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    t.until(sh.story_issue, "deployed").await;
     sh.s.app.settle().await;
 
-    let train = sh.train().await;
-    let car = &train.cars[0];
-    let built = car.built.clone().expect("the car was built");
-    let tip = sh.repo().branch_sha(&car_branch(car.id)).unwrap();
+    let landed = sh.main_head();
+    let car = t.train().await.next_car;
     assert_eq!(
-        built.commit.0, tip,
-        "the train holds the commit GitHub built"
+        sh.repo()
+            .branch_sha(&car_branch(taskgate_core::ship::CarId(car))),
+        Some(landed.clone()),
+        "the batch's commit is what landed"
     );
-    assert_eq!(built.tree.0, sh.repo().commit(&tip).unwrap().tree);
     assert_eq!(
-        sh.parents(&tip),
+        sh.parents(&landed),
         [base.clone(), story_head],
-        "the car is the story merged on the default branch's head"
+        "the batch is the story merged on the default branch's head"
     );
-    let message = sh.repo().commit(&tip).unwrap().message;
-    let headline = format!("Merge {} into ship batch {}", car.stories[0].story, car.id);
-    assert!(message.starts_with(&headline), "{message}");
-    assert_eq!(car.runs, 1, "one proof run on the car's commit");
-    assert_eq!(train.stats.proof_runs, 1);
-    // Landing a car is not performed yet: nothing lands.
-    assert_eq!(sh.main_head(), base);
-    assert!(!sh.story_pr().unwrap().merged);
+    let message = sh.repo().commit(&landed).unwrap().message;
+    assert!(
+        message.contains(&format!("into ship batch {car}")),
+        "{message}"
+    );
+    t.assert_landed_proven(&base);
+    let train = t.train().await;
+    assert_eq!(train.stats.proof_runs, 1, "one proof run");
+    assert_eq!(train.stats.landed, 1);
+    assert!(
+        train.cars.is_empty() && train.waiting.is_empty(),
+        "{train:?}"
+    );
+    assert!(sh.story_pr().unwrap().merged, "the story PR is merged");
+    let pr = sh.story_pr().unwrap().number;
+    let told = t.told(pr);
+    assert!(
+        told.contains(&format!("**Landed in ship batch {car}** (on its own)")),
+        "{told}"
+    );
     sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_batch_of_three_with_one_broken_story_lands_the_two_others_and_refuses_it() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let (b, b_pr) = t.story("bravo", false).await;
+    let (c, c_pr) = t.story("charlie", true).await;
+    let (d, d_pr) = t.story("delta", false).await;
+    t.hold_proofs(&[("main-moved", "yes\n")]).await;
+    let base = sh.main_head();
+
+    // The first story proves alone; the three behind it wait for it, and
+    // then ride together.
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    for issue in [b, c, d] {
+        t.ship(issue, "/taskgate ship").await;
+    }
+    t.assert_waiting(3).await;
+    for issue in [sh.story_issue, b, d] {
+        t.until(issue, "deployed").await;
+    }
+    t.until(c, "shippable").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    assert!(sh.repo().file("main", "bravo/lib.txt").is_some());
+    assert!(sh.repo().file("main", "delta/lib.txt").is_some());
+    assert!(
+        sh.repo().file("main", "charlie/broken").is_none(),
+        "the broken story did not land"
+    );
+    let train = t.train().await;
+    // The first story's proof, then the batch's: the batch of three
+    // failed once, the evidence (charlie changed the failing test's
+    // folder) split it into the two others and charlie on top of them,
+    // proven side by side. The two passed and landed; charlie's tree was
+    // the failed batch's tree, failing again: confirmed, not a flake.
+    assert_eq!(train.stats.proof_runs, 4, "{:?}", train.stats);
+    assert_eq!(train.stats.bisection_runs, 2, "{:?}", train.stats);
+    assert_eq!((train.stats.landed, train.stats.refused), (3, 1));
+    assert_eq!(train.stats.innocents_refused, 0);
+    for pr in [b_pr, d_pr] {
+        assert!(
+            t.told(pr).contains("**Landed in ship batch"),
+            "{}",
+            t.told(pr)
+        );
+    }
+    let refused = t.told(c_pr);
+    assert!(
+        refused.contains("Not shipped: the story does not pass"),
+        "{refused}"
+    );
+    assert!(refused.contains("charlie"), "names the test: {refused}");
+    assert!(
+        refused.contains(&format!(
+            "It was tried in a ship batch of 3 stories with #{b} (PR #{b_pr}), #{d} (PR #{d_pr})"
+        )),
+        "{refused}"
+    );
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_speculative_batch_built_on_a_failing_one_is_rebuilt_on_the_default_branch() {
+    let t = Rig::start("ship_label: ship\nship_train: true\nship_batch_max: 1\n").await;
+    let sh = &t.sh;
+    let (a, a_pr) = t.story("alpha", true).await;
+    let (b, _) = t.story("bravo", false).await;
+    t.hold_proofs(&[("main-moved", "yes\n")]).await;
+    let base = sh.main_head();
+
+    t.ship(a, "/taskgate ship").await;
+    t.ship(b, "/taskgate ship").await;
+    // bravo is proven on top of alpha while alpha proves.
+    let train = t.train().await;
+    assert_eq!(train.cars.len(), 2, "{train:?}");
+    let speculative = train.cars[1].clone();
+    let on_alpha = speculative.base.clone().expect("built on the batch ahead");
+    assert_eq!(
+        Some(&on_alpha),
+        train.cars[0].built.as_ref().map(|b| &b.commit)
+    );
+    t.until(a, "shippable").await;
+    t.until(b, "deployed").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    let main = sh.main_head();
+    assert_eq!(
+        sh.parents(&main)[0],
+        base,
+        "bravo was rebuilt on the default branch, not on alpha"
+    );
+    assert!(sh.repo().file("main", "alpha/broken").is_none());
+    let train = t.train().await;
+    assert_eq!((train.stats.landed, train.stats.refused), (1, 1));
+    assert_eq!(train.stats.innocents_refused, 0);
+    assert!(t.told(a_pr).contains("Not shipped"), "{}", t.told(a_pr));
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_high_priority_story_overtakes_the_normal_stories_waiting() {
+    let t = Rig::start("ship_label: ship\nship_train: true\nship_batch_max: 1\nship_parallel: 1\n")
+        .await;
+    let sh = &t.sh;
+    let (b, _) = t.story("bravo", false).await;
+    let (c, _) = t.story("charlie", false).await;
+    let (d, _) = t.story("delta", false).await;
+    t.hold_proofs(&[]).await;
+    let base = sh.main_head();
+
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    t.ship(b, "/taskgate ship").await;
+    t.ship(c, "/taskgate ship").await;
+    t.ship(d, "/taskgate ship --priority high").await;
+    t.assert_waiting(3).await;
+    for issue in [sh.story_issue, b, c, d] {
+        t.until(issue, "deployed").await;
+    }
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    let messages: Vec<String> = t
+        .landed_since(&base)
+        .into_iter()
+        .rev()
+        .map(|sha| sh.repo().commit(&sha).unwrap().message)
+        .collect();
+    let order: Vec<&str> = messages
+        .iter()
+        .map(|s| {
+            ["bravo", "charlie", "delta"]
+                .into_iter()
+                .find(|k| s.contains(k))
+                .unwrap_or("first")
+        })
+        .collect();
+    let log = messages.join("\n");
+    assert_eq!(order, ["first", "delta", "bravo", "charlie"], "{log}");
+}
+
+#[tokio::test]
+async fn a_story_whose_head_moved_while_it_waits_leaves_the_train_and_does_not_land() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let (b, _) = t.story("bravo", false).await;
+    t.hold_proofs(&[]).await;
+    let base = sh.main_head();
+
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    t.ship(b, "/taskgate ship").await;
+    t.assert_waiting(1).await;
+    // Someone pushes to bravo's story branch: what was shipped is not its
+    // head any more, so it leaves the queue, and the train.
+    let branch = format!("taskgate/story-{b}");
+    (sh.s)
+        .push_on(&branch, &[("bravo/more.txt", "more\n")], "More")
+        .await;
+    sh.s.app.settle().await;
+    let train = t.train().await;
+    assert!(train.waiting.is_empty(), "{train:?}");
+    t.until(sh.story_issue, "deployed").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    assert!(sh.repo().file("main", "bravo/lib.txt").is_none());
+    let state = sh.state_of(b).await;
+    assert!(!["queued", "deployed"].contains(&state.as_str()), "{state}");
+    let train = t.train().await;
+    assert!(
+        train.cars.is_empty() && train.waiting.is_empty(),
+        "{train:?}"
+    );
 }

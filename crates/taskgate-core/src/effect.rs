@@ -390,6 +390,10 @@ pub enum Effect {
         /// Land by merging the story PR, not by a fast-forward.
         #[serde(default)]
         pull: Option<crate::ship::PullLanding>,
+        /// A ship train car's landing (`story` is its first story): the
+        /// fast-forward done is told to the train (`ShipWhat::CarLanded`).
+        #[serde(default)]
+        car: Option<crate::ship::CarId>,
     },
     /// Builds a rollback's revert commit: the tree of `reverts`' first
     /// parent on top of `reverts`, on `branch`, then `onto`'s head merged

@@ -24,6 +24,7 @@ mod decide;
 mod deploy;
 mod event;
 pub mod figures;
+mod in_train;
 mod landing;
 mod merge_queue;
 mod pin;
@@ -46,13 +47,16 @@ pub use deploy::{
     on_deploy_finished, on_story_pr_merged, on_validation_finished, on_workflow_refused,
 };
 pub use event::{ShipEvent, ShipWhat};
+pub use in_train::{
+    on_car_land_undone, on_car_landed, on_car_landing, on_train_refused, BatchStory, CarLanding,
+};
 pub use landing::{
     on_land_failed, on_land_refused, on_landed_proven, on_landed_untested, refuse_unlandable,
     LandRefusal, PullLanding,
 };
 pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
 pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents};
-pub use proof::{proof_failures, proof_gate, proof_task, ProofVerdict};
+pub use proof::{proof_failing_files, proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
     on_proof_passed, priority_name, queue_length, queue_order, ship_audit, ship_branch,

@@ -15,10 +15,11 @@ use taskgate_core::ship::{ProofStep, ProofVerdict};
 use taskgate_core::task::RunSubject;
 use taskgate_core::webhook::PushEvent;
 
-/// A ship event's decision, and the proof run it asks for, if any.
+/// A ship event's decision, and the proof runs it asks for (the ship
+/// train proves several cars at once).
 pub struct ShipOutcome {
     pub decision: Decision,
-    pub proof_run: Option<ProofRun>,
+    pub proof_runs: Vec<ProofRun>,
 }
 
 /// A proof to run: the story's ship or rollback proof at a commit.
@@ -33,7 +34,7 @@ impl From<Decision> for ShipOutcome {
     fn from(decision: Decision) -> Self {
         ShipOutcome {
             decision,
-            proof_run: None,
+            proof_runs: vec![],
         }
     }
 }
@@ -45,18 +46,18 @@ impl Located {
         step: ProofStep,
         task: RunSubject,
     ) -> ShipOutcome {
-        let proof_run = match step {
-            ProofStep::Run(commit) => Some(ProofRun {
+        let proof_runs = match step {
+            ProofStep::Run(commit) => vec![ProofRun {
                 repo: self.repo.clone(),
                 story: self.story.clone(),
                 task,
                 commit,
-            }),
-            ProofStep::None => None,
+            }],
+            ProofStep::None => vec![],
         };
         ShipOutcome {
             decision: self.finish(d),
-            proof_run,
+            proof_runs,
         }
     }
 }
@@ -73,6 +74,9 @@ impl Ship {
         let Some(mut l) = self.locate(&e.repo, &e.story, None).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", e.story)).into());
         };
+        if let Some(out) = self.on_train_ship_event(&mut l, &e.what).await? {
+            return Ok(out);
+        }
         let d = match e.what {
             ShipWhat::Request {
                 actor,
@@ -140,23 +144,18 @@ impl Ship {
                 self.read_default_branch(&mut l).await?;
                 ship::on_land_failed(&l.record, round, &why, &l.ctx())
             }
-            ShipWhat::CarBuilt { car, built } => {
-                let event = ship::TrainEvent::Built { car, built };
-                return self.on_train_events(&l, vec![event]).await;
-            }
-            ShipWhat::CarConflict { car, conflict, .. } => {
-                let event = ship::TrainEvent::Conflict {
-                    car,
-                    story: conflict,
-                };
-                return self.on_train_events(&l, vec![event]).await;
-            }
-            ShipWhat::Advance => unreachable!("handled above"),
+            ShipWhat::CarBuilt { .. }
+            | ShipWhat::CarConflict { .. }
+            | ShipWhat::CarLanded { .. }
+            | ShipWhat::Advance => unreachable!("handled above"),
         };
         Ok(l.finish(d).into())
     }
 
-    async fn read_default_branch(&self, l: &mut Located) -> Result<(), ShipError> {
+    pub(in crate::app::ship) async fn read_default_branch(
+        &self,
+        l: &mut Located,
+    ) -> Result<(), ShipError> {
         if l.default_branch.is_empty() {
             let client = self.client(l).await?;
             l.default_branch = RepoClient::new(&client, &l.repo).default_branch().await?;
@@ -169,7 +168,14 @@ impl Ship {
     /// or landing, or the repository is frozen.
     pub async fn advance(&self, repo: &RepoName) -> Result<ShipOutcome, ShipError> {
         let stories = self.store.story_records(repo).await?;
-        let Some((story, _)) = ship::next_in_queue(&stories, false) else {
+        // The train moves on even with nobody waiting: a story that left
+        // the queue must leave its batch.
+        let next = ship::next_in_queue(&stories, false).map(|(story, _)| story.clone());
+        let next = match next {
+            Some(story) => Some(story),
+            None => self.a_story_in_train(repo).await?,
+        };
+        let Some(story) = next.as_ref() else {
             return Ok(Decision::nothing("ship queue: nothing to start").into());
         };
         let Some(mut l) = self.locate(repo, story, None).await? else {
@@ -187,7 +193,7 @@ impl Ship {
             .await?
             .ok_or_else(|| missing(&l.default_branch))?;
         if l.config.ship_train {
-            return self.advance_train(&l, base, &stories).await;
+            return self.advance_train(&l, (&gh, base), &stories).await;
         }
         // The story branch's head now, compared with the pinned head (what
         // was shipped): only the pinned head is proven.
@@ -201,17 +207,30 @@ impl Ship {
     }
 
     /// The proof's run ended: land the tested commit, or refuse the ship
-    /// (or the rollback's revert).
-    pub async fn on_proof_verdict(&self, v: ProofVerdict) -> Result<Decision, ShipError> {
+    /// (or the rollback's revert); with the ship train, move the train
+    /// on (which may start more proofs).
+    pub async fn on_proof_verdict(&self, v: ProofVerdict) -> Result<ShipOutcome, ShipError> {
         let Some(mut l) = self.locate(&v.repo, &v.story, None).await? else {
-            return Ok(Decision::nothing("proof of an unknown story"));
+            return Ok(Decision::nothing("proof of an unknown story").into());
         };
         self.read_default_branch(&mut l).await?;
-        if v.task == RunSubject::ShipProof && l.config.ship_train {
-            if let Some(d) = self.train_verdict(&l, &v).await? {
-                return Ok(d);
+        let train = v.task == RunSubject::ShipProof && l.config.ship_train;
+        if train {
+            if let Some(out) = self.train_verdict(&l, &v).await? {
+                return Ok(out);
+            }
+            if l.record.state == ShipState::Queued {
+                // A run of a car dissolved since (`TrainAction::Cancel`).
+                return Ok(
+                    Decision::nothing("a proof of a ship batch no longer in the train").into(),
+                );
             }
         }
+        Ok(Self::serial_verdict(l, v).into())
+    }
+
+    /// The one-story queue's proof (or a rollback's) ended.
+    fn serial_verdict(l: Located, v: ProofVerdict) -> Decision {
         if v.task == RunSubject::RollbackProof {
             let d = if v.passed {
                 ship::on_revert_passed(&l.record, &v.commit, &l.ctx())
@@ -224,12 +243,12 @@ impl Ship {
                 );
                 ship::on_revert_failed(&l.record, round, &why, &l.ctx())
             };
-            return Ok(l.finish(d));
+            return l.finish(d);
         }
         if l.record.landed_proving.as_ref() == Some(&v.commit) {
             let verdict = (v.passed, v.failures.as_slice());
             let d = ship::on_landed_proven(&l.record, &v.commit, verdict, &l.ctx());
-            return Ok(l.finish(d));
+            return l.finish(d);
         }
         let d = if v.passed {
             ship::on_proof_passed(&l.record, &v.commit, &l.ctx())
@@ -237,7 +256,7 @@ impl Ship {
             let round = l.record.proof.as_ref().map_or(0, |p| p.round);
             ship::on_proof_failed(&l.record, Some(&v.commit), round, v.failures, &l.ctx())
         };
-        Ok(l.finish(d))
+        l.finish(d)
     }
 
     /// A push to the default branch while a story proves on an older
@@ -250,6 +269,9 @@ impl Ship {
         }
         let repo = &p.repo;
         let stories = self.store.story_records(repo).await?;
+        if let Some(d) = self.train_main_moved(p, &stories).await? {
+            return Ok(d);
+        }
         let moved = stories.iter().find(|(_, r)| {
             r.state == ShipState::Proving && r.proof.as_ref().is_some_and(|f| f.base != p.after)
         });

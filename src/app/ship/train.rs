@@ -2,126 +2,227 @@
 //! into `core::ship::on_train_event` with the repository's train settings,
 //! and the train after them stored with the effects of their actions, in
 //! one decision. Behind `ship_train` (off by default): the queue's next
-//! look enqueues every queued story, GitHub's answer to a car's build and
-//! the car's proof verdict come back here.
+//! look enqueues every queued story, GitHub's answers to a car's build and
+//! landing and the car's proof verdict come back here.
 //!
 //! Owns: [`Ship::on_train_events`], [`Ship::advance_train`],
-//! [`Ship::train_verdict`] and mapping `TrainAction`s to effects and
-//! proof runs. Must not: decide (the core does) or write to GitHub
+//! [`Ship::train_verdict`] and mapping `TrainAction`s to effects, story
+//! decisions and proof runs (`land`: the landing and refusals of the
+//! stories of a car). Must not: decide (the core does) or write to GitHub
 //! (effects do).
 //!
-//! The one idea a reader needs: **the train is stored only with what it
-//! asked for.** A train whose actions the shell cannot perform yet (a
-//! landing, a refusal, a flaky event, a cancel, two proofs at once) is
-//! left as it was (the decision says which action), so the stored train
-//! never waits for an answer that will not come.
+//! The one idea a reader needs: **the train is stored with what it asked
+//! for.** Each action's effects, the story records it changes and the
+//! proof runs it starts are in the same decision as the train after it,
+//! so the stored train never waits for an answer that will not come.
 
-use std::collections::BTreeSet;
+mod land;
 
 use super::*;
 use taskgate_core::ship::{
-    build_car_effect, pinned_head, Entry, FailingTest, Priority, ProofVerdict, TrainAction,
-    TrainEvent,
+    build_car_effect, pinned_head, Entry, FailingTest, ProofVerdict, Train, TrainAction, TrainEvent,
 };
 use taskgate_core::task::RunSubject;
 
 impl Ship {
     /// Train events of `l`'s repository, with `l`'s config (the car's
-    /// first story's): the stored train after them, its effects, and the
-    /// proof run it asks for.
+    /// first story's): the stored train after them, its effects, the
+    /// story decisions of its landings and refusals, and the proof runs
+    /// it asks for.
     pub(super) async fn on_train_events(
         &self,
         l: &Located,
         events: Vec<TrainEvent>,
     ) -> Result<ShipOutcome, ShipError> {
-        let mut train = self.store.ship_train(&l.repo).await?;
+        let before = self.store.ship_train(&l.repo).await?;
+        let mut train = before.clone();
         let mut actions = Vec::new();
         for event in events {
             let (next, more) = ship::on_train_event(&train, event, l.config.train_settings());
             train = next;
             actions.extend(more);
         }
-        let mut effects = Vec::new();
-        let mut proof_run = None;
+        let cars = train.cars.len();
+        let mut out = ShipOutcome {
+            decision: Decision {
+                changes: vec![],
+                effects: vec![],
+                outcome: format!("ship train: {} actions, {cars} cars", actions.len()),
+            },
+            proof_runs: vec![],
+        };
         for action in &actions {
-            match action {
-                TrainAction::Build { car, base, heads } => {
-                    effects.push(build_car_effect(&l.repo, *car, base, heads));
-                }
-                TrainAction::Prove { car, commit } if proof_run.is_none() => {
-                    let first = train.cars.iter().find(|c| c.id == *car);
-                    let Some(story) = first.and_then(|c| c.stories.first()) else {
-                        continue;
-                    };
-                    proof_run = Some(ProofRun {
+            self.perform_train_action(l, (&before, &train), action, &mut out)
+                .await?;
+        }
+        out.decision.changes.insert(
+            0,
+            Change::TrainUpdated {
+                repo: l.repo.clone(),
+                train: Box::new(train),
+            },
+        );
+        Ok(out)
+    }
+
+    /// One action of the train (`trains`: before and after the events).
+    async fn perform_train_action(
+        &self,
+        l: &Located,
+        (before, after): (&Train, &Train),
+        action: &TrainAction,
+        out: &mut ShipOutcome,
+    ) -> Result<(), ShipError> {
+        match action {
+            TrainAction::Build { car, base, heads } => {
+                (out.decision.effects).push(build_car_effect(&l.repo, *car, base, heads));
+            }
+            TrainAction::Prove { car, commit } => {
+                let first = after.cars.iter().find(|c| c.id == *car);
+                if let Some(story) = first.and_then(|c| c.stories.first()) {
+                    out.proof_runs.push(ProofRun {
                         repo: l.repo.clone(),
                         story: story.story.clone(),
                         task: RunSubject::ShipProof,
                         commit: commit.clone(),
                     });
                 }
-                other => {
-                    return Ok(Decision::nothing(format!(
-                        "ship train: left as it was, the shell does not perform {other:?} yet"
-                    ))
-                    .into())
-                }
+            }
+            TrainAction::Land {
+                car,
+                commit,
+                stories,
+                ..
+            } => {
+                let base = after.cars.iter().find(|c| c.id == *car);
+                let Some(base) = base.and_then(|c| c.base.clone()) else {
+                    return Ok(());
+                };
+                let d = self.land_car(l, *car, (&base, commit), stories).await?;
+                out.decision.merge(d);
+            }
+            TrainAction::Refuse { story, why } => {
+                let d = self.refuse_in_train(l, story, why).await?;
+                out.decision.merge(d);
+            }
+            TrainAction::Flaky { car, commit, tests } => {
+                // The runs' own history counts it (`app::flaky`: a
+                // failure, then a pass, on the same commit).
+                tracing::info!(%car, commit = %commit.short(), tests = tests.len(), "ship train: flaky tests");
+                let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
+                out.decision.outcome += &format!(
+                    "; flaky on ship batch {car} at {}: {}",
+                    commit.short(),
+                    names.join(", ")
+                );
+            }
+            TrainAction::Cancel { car } => {
+                // A run of a car dissolved: its verdict is ignored
+                // (`train_verdict` finds no car proving that commit), and
+                // its story's next proof supersedes it.
+                let gone = before.cars.iter().any(|c| c.id == *car);
+                out.decision.outcome += &format!("; ship batch {car} dissolved ({gone})");
             }
         }
-        let cars = train.cars.len();
-        let outcome = format!("ship train: {} actions, {cars} cars", actions.len());
-        Ok(ShipOutcome {
-            decision: Decision {
-                changes: vec![Change::TrainUpdated {
-                    repo: l.repo.clone(),
-                    train: Box::new(train),
-                }],
-                effects,
-                outcome,
-            },
-            proof_run,
-        })
+        Ok(())
     }
 
     /// The queue's next look with the train on: the default branch's head
     /// as the train's base, and every queued story enqueued in the order
-    /// the store lists them (a story already in the train keeps its place).
+    /// the store lists them (a story already in the train keeps its place),
+    /// with the files it changes against the base (attribution's evidence).
     pub(super) async fn advance_train(
         &self,
         l: &Located,
-        base: CommitSha,
+        (gh, base): (&RepoClient<'_>, CommitSha),
         stories: &[(StoryId, StoryRecord)],
     ) -> Result<ShipOutcome, ShipError> {
-        let mut events = vec![TrainEvent::MainMoved { head: base }];
+        let train = self.store.ship_train(&l.repo).await?;
+        let known = |story: &StoryId| {
+            let is = |e: &Entry| e.story == *story;
+            train.waiting.iter().any(is) || train.cars.iter().any(|c| c.stories.iter().any(is))
+        };
+        let mut events = vec![TrainEvent::MainMoved { head: base.clone() }];
+        // Stories that left the queue (unshipped, their head moved, merged
+        // past the gate, refused): out of their batch, which is rebuilt.
+        let left = stories.iter().filter(|(story, record)| {
+            known(story) && !matches!(record.state, ShipState::Queued | ShipState::Shipping)
+        });
+        events.extend(left.map(|(story, _)| TrainEvent::Dequeued(story.clone())));
         for (story, record) in stories {
-            if record.state != ShipState::Queued {
+            let Some(head) = pinned_head(record) else {
+                continue;
+            };
+            if record.state != ShipState::Queued || known(story) {
                 continue;
             }
-            if let Some(head) = pinned_head(record) {
-                events.push(TrainEvent::Enqueued(Entry {
-                    story: story.clone(),
-                    head: head.clone(),
-                    priority: record
-                        .shipped_by
-                        .as_ref()
-                        .map_or(Priority::Normal, |by| by.priority),
-                    queued_at_ms: l.now_ms,
-                    files: BTreeSet::new(),
-                    conflicted: false,
-                }));
-            }
+            // Too many to list (`None`): no evidence, halves instead.
+            let files = gh.changed_files(&base.0, &head.0).await?;
+            events.push(TrainEvent::Enqueued(Entry {
+                story: story.clone(),
+                head: head.clone(),
+                priority: record
+                    .shipped_by
+                    .as_ref()
+                    .map_or(Priority::Normal, |by| by.priority),
+                queued_at_ms: record.queued_at_ms.unwrap_or(l.now_ms),
+                files: files.unwrap_or_default().into_iter().collect(),
+                conflicted: false,
+            }));
         }
         self.on_train_events(l, events).await
     }
 
+    /// A story of the repository's train (waiting or in a batch), whose
+    /// config the train reads when no story is queued.
+    pub(super) async fn a_story_in_train(
+        &self,
+        repo: &RepoName,
+    ) -> Result<Option<StoryId>, ShipError> {
+        let train = self.store.ship_train(repo).await?;
+        let mut all = train
+            .waiting
+            .iter()
+            .chain(train.cars.iter().flat_map(|c| &c.stories));
+        Ok(all.next().map(|e| e.story.clone()))
+    }
+
+    /// A push to the default branch of a repository whose queued stories
+    /// ride the train: the train's `MainMoved` (its own landing's push is
+    /// known to it). `None` when no queued story rides the train.
+    pub(super) async fn train_main_moved(
+        &self,
+        p: &taskgate_core::webhook::PushEvent,
+        stories: &[(StoryId, StoryRecord)],
+    ) -> Result<Option<Decision>, ShipError> {
+        let queued = stories
+            .iter()
+            .find(|(_, r)| matches!(r.state, ShipState::Queued | ShipState::Shipping));
+        let Some((story, _)) = queued else {
+            return Ok(None);
+        };
+        let default = p.default_branch.as_deref();
+        let Some(l) = self.locate(&p.repo, story, default).await? else {
+            return Ok(None);
+        };
+        if !l.config.ship_train {
+            return Ok(None);
+        }
+        let head = p.after.clone();
+        let out = self
+            .on_train_events(&l, vec![TrainEvent::MainMoved { head }])
+            .await?;
+        Ok(Some(out.decision))
+    }
+
     /// A ship proof's verdict on the commit of a car being proven: the
     /// train's `Proved`; `None` when the commit is no car's (the one-story
-    /// queue's proof).
+    /// queue's proof, or a car dissolved since: nothing to do).
     pub(super) async fn train_verdict(
         &self,
         l: &Located,
         v: &ProofVerdict,
-    ) -> Result<Option<Decision>, ShipError> {
+    ) -> Result<Option<ShipOutcome>, ShipError> {
         let train = self.store.ship_train(&l.repo).await?;
         let car = train
             .cars
@@ -133,9 +234,10 @@ impl Ship {
         let failing = v
             .failures
             .iter()
-            .map(|name| FailingTest {
+            .enumerate()
+            .map(|(i, name)| FailingTest {
                 name: name.clone(),
-                file: None,
+                file: v.files.get(i).cloned().flatten(),
             })
             .collect();
         let event = TrainEvent::Proved {
@@ -143,6 +245,6 @@ impl Ship {
             commit: v.commit.clone(),
             failing,
         };
-        Ok(Some(self.on_train_events(l, vec![event]).await?.decision))
+        Ok(Some(self.on_train_events(l, vec![event]).await?))
     }
 }

@@ -13,7 +13,9 @@
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
 use taskgate_core::ids::StoryId;
-use taskgate_core::ship::{proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict};
+use taskgate_core::ship::{
+    proof_failing_files, proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict,
+};
 use taskgate_core::task::RunSubject;
 
 /// A story's proofs (a ship's, a rollback's) as the processor starts
@@ -79,11 +81,20 @@ impl ShipProofs {
         let Some(at) = self.runs.proof_at(repo, story, subject).await? else {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
-        let trigger = Trigger::Head {
-            sha: commit.clone(),
-            pr: None,
-            pusher: None,
-            source: HeadSource::Taskgate,
+        // The ship train proves a failed commit once more before anyone
+        // is blamed (a flake passes then): a retry of the same commit.
+        let trigger = if at.tested_at(commit) {
+            Trigger::Retry {
+                sha: Some(commit.clone()),
+                gate: None,
+            }
+        } else {
+            Trigger::Head {
+                sha: commit.clone(),
+                pr: None,
+                pusher: None,
+                source: HeadSource::Taskgate,
+            }
         };
         Ok(self.runs.start_pseudo(repo, &at, &trigger))
     }
@@ -121,14 +132,19 @@ fn proof_verdict(
     verdict: Option<bool>,
     commit: Option<CommitSha>,
 ) -> Option<ProofVerdict> {
-    let (passed, failures) = match (verdict, progress) {
+    let (passed, failures, files) = match (verdict, progress) {
         (Some(passed), _) => {
-            let failures = finished_report(progress).as_ref().map(proof_failures);
-            (passed, failures.unwrap_or_default())
+            let report = finished_report(progress);
+            let failures = report.as_ref().map(proof_failures);
+            let files = report.as_ref().map(proof_failing_files);
+            let (failures, files) = (failures.unwrap_or_default(), files.unwrap_or_default());
+            (passed, failures, files)
         }
-        (None, RunProgress::Skipped { why, .. }) => {
-            (false, vec![format!("the proof could not run: {why}")])
-        }
+        (None, RunProgress::Skipped { why, .. }) => (
+            false,
+            vec![format!("the proof could not run: {why}")],
+            vec![None],
+        ),
         (None, _) => return None,
     };
     Some(ProofVerdict {
@@ -138,6 +154,7 @@ fn proof_verdict(
         commit: commit?,
         passed,
         failures,
+        files,
     })
 }
 

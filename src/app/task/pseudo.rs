@@ -56,6 +56,14 @@ pub(super) struct PseudoProgress {
 }
 
 impl PseudoTask {
+    /// Its last attempt ran (or runs) at `sha` and was not cancelled: a
+    /// head trigger there would run nothing, so another run is a retry.
+    pub(super) fn tested_at(&self, sha: &CommitSha) -> bool {
+        self.record.current.as_ref().is_some_and(|a| {
+            a.sha == *sha && a.status != taskgate_core::task::AttemptStatus::Cancelled
+        })
+    }
+
     fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
         TaskContext {
             repo,

@@ -279,6 +279,19 @@ impl Shipped {
     /// `key`, its one task `task_title` running `sh <key>.sh`), its task
     /// done and its story PR open: its story issue and story branch.
     pub async fn story_done(&self, key: &str, title: &str, task_title: &str) -> (u64, String) {
+        let script = format!("{key}.sh");
+        self.story_done_with(key, (title, task_title), &[(script.as_str(), "exit 0\n")])
+            .await
+    }
+
+    /// [`Shipped::story_done`], its task's work being `files` (which must
+    /// hold `<key>.sh`, the task's gate).
+    pub async fn story_done_with(
+        &self,
+        key: &str,
+        (title, task_title): (&str, &str),
+        files: &[(&str, &str)],
+    ) -> (u64, String) {
         let plan = Plan::story(title)
             .task(Task::new(key, task_title).runs(&format!("sh {key}.sh")))
             .yaml();
@@ -288,11 +301,7 @@ impl Shipped {
             .push_to_main(&[(path.as_str(), plan.as_str())])
             .await;
         let (_, task_branch) = self.s.app.task_and_branch(task_title, key);
-        let script = format!("{key}.sh");
-        let green = self
-            .s
-            .push_to(&task_branch, &[(script.as_str(), "exit 0\n")], "works")
-            .await;
+        let green = self.s.push_on(&task_branch, files, "works").await;
         self.s.completed(&green, 1).await;
         let task_pr = self.pull_of(&task_branch).expect("the task's PR");
         self.repo().set_draft(task_pr.number, false, "agent");

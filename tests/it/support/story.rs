@@ -141,6 +141,24 @@ impl Story {
         sha
     }
 
+    /// [`Story::push_to`] on top of `branch` as GitHub has it (not on
+    /// whatever the test's work tree last held): an agent's commit on its
+    /// own branch.
+    pub async fn push_on(&self, branch: &str, files: &[(&str, &str)], message: &str) -> String {
+        let from = self
+            .app
+            .fake
+            .repo(REPO)
+            .branch_sha(branch)
+            .expect("the branch exists");
+        let sha = self.origin.commit_from(branch, &from, files, message);
+        self.app
+            .fake
+            .repo(REPO)
+            .push_commit(branch, &sha, message, files, "agent");
+        sha
+    }
+
     pub fn checks(&self, sha: &str) -> Vec<fakehub::CheckRun> {
         self.app
             .fake

@@ -75,6 +75,9 @@ pub enum ShipWhat {
         conflict: StoryId,
         why: String,
     },
+    /// The default branch was fast-forwarded to car `car`'s commit
+    /// (`story` is the car's first story).
+    CarLanded { car: CarId },
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,

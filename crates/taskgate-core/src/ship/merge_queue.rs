@@ -88,6 +88,7 @@ pub(super) fn enqueue(
                 report_to: ctx.story_marker.to_owned(),
                 revert: false,
                 pull: Some(pull),
+                car: None,
             },
         ],
         outcome: format!("enqueued #{number} at {} in the merge queue", head.short()),

@@ -56,6 +56,10 @@ pub struct ProofVerdict {
     pub passed: bool,
     /// One line per failing gate (empty when it passed).
     pub failures: Vec<String>,
+    /// Beside each line of `failures`: the file of the gate's first
+    /// failing test, when its results say (the ship train's attribution
+    /// reads it).
+    pub files: Vec<Option<String>>,
 }
 
 /// One line per failing gate: the gate, its kind and the classifier's
@@ -77,6 +81,28 @@ pub fn proof_failures(report: &RunReport) -> Vec<String> {
                 .map(|line| format!(" (it printed: {})", plain_text(&line)))
                 .unwrap_or_default();
             format!("`{}` ({kind}): {}{said}", g.gate, plain_text(summary))
+        })
+        .collect()
+}
+
+/// Beside each line of [`proof_failures`]: the file of the gate's first
+/// failing test, when its test results name one.
+pub fn proof_failing_files(report: &RunReport) -> Vec<Option<String>> {
+    report
+        .gates
+        .iter()
+        .filter(|g| !g.passed)
+        .map(|g| {
+            g.tests
+                .iter()
+                .flat_map(|t| &t.cases)
+                .find(|c| {
+                    !matches!(
+                        c.outcome,
+                        crate::results::Outcome::Passed | crate::results::Outcome::Skipped { .. }
+                    )
+                })
+                .and_then(|c| c.file.clone())
         })
         .collect()
 }

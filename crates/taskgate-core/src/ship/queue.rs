@@ -327,6 +327,7 @@ pub fn on_proof_passed(
         report_to: ctx.story_marker.to_owned(),
         revert: false,
         pull,
+        car: None,
     });
     ShipDecision {
         effects,
@@ -377,6 +378,16 @@ pub fn on_proof_failed(
 /// The ship ends without landing: back to `shippable`, the label off,
 /// the refusal told on the story PR and the gate red with why.
 fn refuse(record: &StoryRecord, failure: ProofFailure, ctx: &ShipContext) -> ShipDecision {
+    refuse_with(record, failure, None, ctx)
+}
+
+/// [`refuse`], the report followed by `more` (the ship train's batch).
+pub(super) fn refuse_with(
+    record: &StoryRecord,
+    failure: ProofFailure,
+    more: Option<String>,
+    ctx: &ShipContext,
+) -> ShipDecision {
     let mut next = record.clone();
     next.state = ShipState::Shippable;
     next.queued_at_ms = None;
@@ -387,10 +398,14 @@ fn refuse(record: &StoryRecord, failure: ProofFailure, ctx: &ShipContext) -> Shi
     next.proof_failed = Some(failure.clone());
     if let Some(pr) = next.pr {
         effects.extend(label_pr(ctx, pr, &[], &[&ctx.config.ship_label]));
+        let mut note = render::proof_refused(&failure, &ctx.config.ship_label);
+        if let Some(more) = more {
+            note = format!("{note}\n\n{more}");
+        }
         effects.push(comment(
             ctx,
             pr,
-            render::proof_refused(&failure, &ctx.config.ship_label),
+            note,
             format!(
                 "proof-refused base={} head={}",
                 failure.base.short(),

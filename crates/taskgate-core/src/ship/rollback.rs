@@ -252,6 +252,7 @@ fn land(ctx: &ShipContext, commit: &CommitSha, round: u32) -> Effect {
         report_to: ctx.story_marker.to_owned(),
         revert: true,
         pull: None,
+        car: None,
     }
 }
 

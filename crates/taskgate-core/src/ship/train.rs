@@ -230,6 +230,12 @@ pub enum TrainEvent {
     Landed {
         car: CarId,
     },
+    /// The default branch's rules refused the car's landing (or GitHub
+    /// failed it for good): its stories leave the train (the shell
+    /// refuses them), and the cars behind it are rebuilt.
+    LandRefused {
+        car: CarId,
+    },
     /// The default branch is at `head`: when that is not what the train
     /// built on, every car is rebuilt on it.
     MainMoved {
@@ -333,6 +339,7 @@ impl Step {
                 failing,
             } => self.proved(car, &commit, failing),
             TrainEvent::Landed { car } => self.landed(car),
+            TrainEvent::LandRefused { car } => self.land_refused(car),
             TrainEvent::MainMoved { head } => self.main_moved(head),
         }
     }
@@ -424,6 +431,20 @@ impl Step {
         let car = self.t.cars.remove(0);
         self.t.main = car.built.map(|b| b.commit);
         self.t.stats.landed += car.stories.len() as u64;
+    }
+
+    fn land_refused(&mut self, car: CarId) {
+        if self
+            .t
+            .cars
+            .first()
+            .is_none_or(|c| c.id != car || !c.landing)
+        {
+            return;
+        }
+        let car = self.t.cars.remove(0);
+        self.t.stats.refused += car.stories.len() as u64;
+        self.dissolve_from(0);
     }
 
     fn main_moved(&mut self, head: CommitSha) {
