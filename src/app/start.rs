@@ -22,7 +22,7 @@ use super::{
 use crate::github::{AppCredentials, Executor, GitHubApp};
 use crate::intake::IntakeState;
 use crate::metrics::Metrics;
-use crate::store::Store;
+use crate::store::{Store, WakeTargets};
 use crate::web;
 use taskgate_core::commands::Syntax;
 use taskgate_core::Context;
@@ -75,7 +75,7 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
     let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
     let mut metrics = Metrics::new();
     metrics.register_store(store.writer_metrics());
-    Ok(Shared {
+    let shared = Shared {
         store,
         github: Arc::new(GitHubApp::new(&config.github_api_url, creds)),
         metrics: Arc::new(metrics),
@@ -83,7 +83,14 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
         effects_stored: Arc::new(Notify::new()),
         runs_changed: Arc::new(Notify::new()),
         loops: Arc::new(supervisor::Loops::default()),
-    })
+    };
+    // The same wakes, from the other replicas' commits (PostgreSQL).
+    shared.store.wake_on_other_replicas(WakeTargets {
+        deliveries: Arc::downgrade(&shared.recorded),
+        effects: Arc::downgrade(&shared.effects_stored),
+        runs: Arc::downgrade(&shared.runs_changed),
+    });
+    Ok(shared)
 }
 
 /// The App's bot login, so its own comments are known by name too.

@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use rusqlite::types::{FromSql, ToSql, ToSqlOutput, Value, ValueRef};
 
 use super::sql::Sql;
+use super::wakeups::Wakes;
 use super::{CommitError, StoreError};
 
 /// Which SQL dialect a statement runs in, for the few that differ.
@@ -158,6 +159,16 @@ impl<'c> Db<'c> {
             .ok_or_else(|| StoreError::Corrupt(format!("no row from `{}`", first_line(sql))))
     }
 
+    /// Marks that this write concerns the loops `wakes` names: on
+    /// PostgreSQL the writer tells the other replicas when it commits
+    /// (`store::wakeups`); SQLite has no other replica to tell.
+    pub fn wake(&self, wakes: Wakes) {
+        if let Db::Postgres(pg) = self {
+            let mut pg = pg.borrow_mut();
+            pg.wakes = pg.wakes.with(wakes);
+        }
+    }
+
     /// Runs several statements without parameters (tests set tables up).
     #[cfg(test)]
     pub fn batch(&self, sql: &str) -> Result<(), StoreError> {
@@ -177,6 +188,8 @@ fn first_line(sql: &str) -> &str {
 pub(crate) struct PgConn {
     client: postgres::Client,
     prepared: HashMap<String, postgres::Statement>,
+    /// What the writes since the last commit concern ([`Db::wake`]).
+    wakes: Wakes,
 }
 
 impl PgConn {
@@ -185,6 +198,7 @@ impl PgConn {
         Ok(PgConn {
             client,
             prepared: HashMap::new(),
+            wakes: Wakes::NONE,
         })
     }
 
@@ -241,6 +255,17 @@ impl PgConn {
         self.client
             .batch_execute(sql)
             .map_err(|e| CommitError::postgres(&e, StoreError::Postgres(described(&e)).to_string()))
+    }
+
+    /// What the writes since the last commit concern.
+    pub fn wakes(&self) -> Wakes {
+        self.wakes
+    }
+
+    /// Sets what the writes since the last commit concern (the writer
+    /// takes back an undone job's marks, and clears them at each commit).
+    pub fn set_wakes(&mut self, wakes: Wakes) {
+        self.wakes = wakes;
     }
 
     /// The one `BIGINT` a statement without parameters returns.

@@ -7,6 +7,7 @@ use rusqlite::params;
 use tracing::warn;
 
 use super::db::{Db, Dialect};
+use super::wakeups::Wakes;
 use super::{outbox, payloads, Store, StoreError};
 use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{DeliveryId, InstallationId, RepoName};
@@ -136,6 +137,9 @@ impl Store {
             let Some(seq) = inserted else {
                 return Ok(Recorded::Duplicate);
             };
+            if status == "received" {
+                db.wake(Wakes::DELIVERIES);
+            }
             db.execute(
                 "INSERT INTO delivery_payloads (seq, codec, payload) VALUES (?1, ?2, ?3)",
                 params![seq, payload.codec, &payload.bytes[..]],
@@ -180,6 +184,10 @@ impl Store {
                 ],
                 |r| r.get::<i64>(0),
             )?;
+            if inserted.is_some() && status == "received" {
+                // Another replica may hold the delivery's installation.
+                db.wake(Wakes::DELIVERIES);
+            }
             Ok(match inserted {
                 Some(seq) => Recorded::New { seq },
                 None => Recorded::Duplicate,

@@ -22,6 +22,7 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::db::{Db, PgConn};
+use super::wakeups::Wakes;
 use super::{CommitError, StoreError};
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
@@ -194,12 +195,17 @@ fn next_batch(
 /// commands ride with the ones around them: the next job's savepoint is
 /// set in the same round trip that releases the last one's, and a job
 /// undone keeps its savepoint for the next. A job is then its own
-/// statements and one round trip more.
+/// statements and one round trip more. The `NOTIFY` that wakes the other
+/// replicas (`store::wakeups`) rides with the `COMMIT`: one per batch,
+/// naming what its kept jobs wrote.
 fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
     let run = |sql: &str| conn.borrow_mut().batch_commit(sql);
+    // Marks left by a batch that failed before its commit.
+    conn.borrow_mut().set_wakes(Wakes::NONE);
     run("BEGIN; SAVEPOINT job")?;
     let last = batch.len().saturating_sub(1);
     for (i, job) in batch.iter_mut().enumerate() {
+        let before = conn.borrow().wakes();
         let step = if job.run(&Db::Postgres(conn)) {
             if i == last {
                 Ok(())
@@ -207,6 +213,7 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
                 run("RELEASE job; SAVEPOINT job")
             }
         } else {
+            conn.borrow_mut().set_wakes(before);
             run("ROLLBACK TO job")
         };
         if let Err(e) = step {
@@ -214,7 +221,9 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
             return Err(e);
         }
     }
-    run("RELEASE job; COMMIT").inspect_err(|_| {
+    let notify = conn.borrow().wakes().notify_sql();
+    conn.borrow_mut().set_wakes(Wakes::NONE);
+    run(&format!("RELEASE job; {notify}COMMIT")).inspect_err(|_| {
         let _ = run("ROLLBACK");
     })
 }
