@@ -160,3 +160,48 @@ async fn a_replica_whose_listening_connection_was_cut_hears_wake_ups_again() {
         "decided {took:?} after B went idle: at its poll, not woken"
     );
 }
+
+/// The figures in docs/benchmarks.md ("Wake-ups across replicas"): the
+/// time from replica A's 202 to replica B's decision, over
+/// `WAKEUP_DELIVERIES` deliveries (200 unless set) posted one after
+/// another, each once the one before was decided and after a random
+/// 0–20 ms, so B is idle each time as between real webhooks. The
+/// decision's time is the one B stores with it (`processed_at_ms`).
+///
+/// `cargo test --locked --test it wakeup_latency -- --ignored --nocapture`
+#[tokio::test]
+#[ignore = "a measurement: run by hand for docs/benchmarks.md"]
+async fn wakeup_latency_across_replicas() {
+    let n: usize = std::env::var("WAKEUP_DELIVERIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let p = pair().await;
+    let mut took_ms = Vec::with_capacity(n);
+    for i in 0..n {
+        tokio::time::sleep(Duration::from_millis(fastrand::u64(..=20))).await;
+        let id = p.comment_to_a(i).await;
+        let answered_ms = chrono::Utc::now().timestamp_millis();
+        p.decided(&id).await;
+        let decided_ms: i64 = admin(&p.url, move |c| {
+            let row = c
+                .query_one(
+                    "SELECT processed_at_ms FROM deliveries WHERE delivery_id = $1",
+                    &[&id],
+                )
+                .unwrap();
+            row.get(0)
+        });
+        took_ms.push(decided_ms - answered_ms);
+    }
+    assert_eq!(p.holder(), p.b.store().replica());
+    took_ms.sort_unstable();
+    let at = |q: f64| took_ms[((n as f64 * q).ceil() as usize).clamp(1, n) - 1];
+    println!(
+        "202 on A to decision on B, {n} deliveries: p50 {} ms, p95 {} ms, p99 {} ms, max {} ms",
+        at(0.50),
+        at(0.95),
+        at(0.99),
+        took_ms[n - 1]
+    );
+}
