@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use rusqlite::types::{FromSql, ToSql, ToSqlOutput, Value, ValueRef};
 
 use super::sql::Sql;
-use super::wakeups::Wakes;
+use super::wakeups::{self, Mark};
 use super::{CommitError, StoreError};
 
 /// Which SQL dialect a statement runs in, for the few that differ.
@@ -159,13 +159,12 @@ impl<'c> Db<'c> {
             .ok_or_else(|| StoreError::Corrupt(format!("no row from `{}`", first_line(sql))))
     }
 
-    /// Marks that this write concerns the loops `wakes` names: on
-    /// PostgreSQL the writer tells the other replicas when it commits
-    /// (`store::wakeups`); SQLite has no other replica to tell.
-    pub fn wake(&self, wakes: Wakes) {
+    /// Marks what this write concerns: on PostgreSQL the writer tells
+    /// the other replicas when it commits (`store::wakeups`); SQLite has
+    /// no other replica to tell.
+    pub fn wake(&self, mark: Mark) {
         if let Db::Postgres(pg) = self {
-            let mut pg = pg.borrow_mut();
-            pg.wakes = pg.wakes.with(wakes);
+            pg.borrow_mut().marks.push(mark);
         }
     }
 
@@ -189,7 +188,7 @@ pub(crate) struct PgConn {
     client: postgres::Client,
     prepared: HashMap<String, postgres::Statement>,
     /// What the writes since the last commit concern ([`Db::wake`]).
-    wakes: Wakes,
+    marks: Vec<Mark>,
 }
 
 impl PgConn {
@@ -198,7 +197,7 @@ impl PgConn {
         Ok(PgConn {
             client,
             prepared: HashMap::new(),
-            wakes: Wakes::NONE,
+            marks: Vec::new(),
         })
     }
 
@@ -257,15 +256,22 @@ impl PgConn {
             .map_err(|e| CommitError::postgres(&e, StoreError::Postgres(described(&e)).to_string()))
     }
 
-    /// What the writes since the last commit concern.
-    pub fn wakes(&self) -> Wakes {
-        self.wakes
+    /// How many marks the writes since the last commit left.
+    pub fn marks(&self) -> usize {
+        self.marks.len()
     }
 
-    /// Sets what the writes since the last commit concern (the writer
-    /// takes back an undone job's marks, and clears them at each commit).
-    pub fn set_wakes(&mut self, wakes: Wakes) {
-        self.wakes = wakes;
+    /// Takes back the marks after the first `kept` (a job undone).
+    pub fn undo_marks(&mut self, kept: usize) {
+        self.marks.truncate(kept);
+    }
+
+    /// The `NOTIFY` for the marks since the last commit (`store::wakeups`),
+    /// which are cleared.
+    pub fn take_notify_sql(&mut self) -> String {
+        let sql = wakeups::notify_sql(&self.marks);
+        self.marks.clear();
+        sql
     }
 
     /// The one `BIGINT` a statement without parameters returns.

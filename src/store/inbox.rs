@@ -7,7 +7,7 @@ use rusqlite::params;
 use tracing::warn;
 
 use super::db::{Db, Dialect};
-use super::wakeups::Wakes;
+use super::wakeups::Mark;
 use super::{outbox, payloads, Store, StoreError};
 use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{DeliveryId, InstallationId, RepoName};
@@ -138,7 +138,7 @@ impl Store {
                 return Ok(Recorded::Duplicate);
             };
             if status == "received" {
-                db.wake(Wakes::DELIVERIES);
+                db.wake(Mark::Delivery(d.installation));
             }
             db.execute(
                 "INSERT INTO delivery_payloads (seq, codec, payload) VALUES (?1, ?2, ?3)",
@@ -186,7 +186,7 @@ impl Store {
             )?;
             if inserted.is_some() && status == "received" {
                 // Another replica may hold the delivery's installation.
-                db.wake(Wakes::DELIVERIES);
+                db.wake(Mark::Delivery(d.installation));
             }
             Ok(match inserted {
                 Some(seq) => Recorded::New { seq },

@@ -6,7 +6,7 @@ use rusqlite::params;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use super::db::{Db, Row};
-use super::wakeups::Wakes;
+use super::wakeups::Mark;
 use super::{Store, StoreError};
 use taskgate_core::ids::{EffectId, InstallationId};
 use taskgate_core::Effect;
@@ -70,7 +70,7 @@ pub(super) fn insert(
 ) -> Result<(), StoreError> {
     if !effects.is_empty() {
         // Any replica's executor may send them.
-        db.wake(Wakes::EFFECTS);
+        db.wake(Mark::Effects);
     }
     for effect in effects {
         let json = serde_json::to_string(effect)

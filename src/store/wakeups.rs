@@ -10,15 +10,19 @@
 //!
 //! Ideas a reader needs:
 //! - **One `NOTIFY` per group commit**, not one per delivery: the jobs of a
-//!   batch mark what they wrote (`Db::wake`), the writer sends the union
+//!   batch mark what they wrote (`Db::wake`, a [`Mark`]), the writer sends the union
 //!   in the same round trip as its `COMMIT`. PostgreSQL delivers it only
 //!   if that commit succeeds, and only after it, so a woken replica reads
 //!   the rows. A job undone (its savepoint rolled back) takes its marks
 //!   back.
-//! - **The payload names the loops**, one letter each (`d` deliveries,
-//!   `e` effects, `r` runs), not rows or installations: each loop reads
-//!   its queue again anyway, and a letter a replica does not know, or an
-//!   empty payload, wakes all its loops (a newer replica beside an older).
+//! - **The payload names the loops** (`e` effects, `r` runs), and for
+//!   deliveries their installations (`d31`; `d` alone past 32 of them):
+//!   a replica's processor is woken only for the installations whose
+//!   deliveries it decides (`WakeTargets::decides`), so replicas holding
+//!   none of a busy installation do not read the inbox again after every
+//!   commit. The executors and run queues take work of any installation.
+//!   A word a replica does not know, or an empty payload, wakes all its
+//!   loops (a newer replica beside an older).
 //! - **One listening connection per replica**, on a thread of its own (the
 //!   synchronous client must not run on tokio's). What arrives together is
 //!   folded into one wake per loop; a replica's own notifications are
@@ -34,6 +38,8 @@ use std::time::Duration;
 use postgres::fallible_iterator::FallibleIterator;
 use tokio::sync::Notify;
 use tracing::{info, warn};
+
+use taskgate_core::ids::InstallationId;
 
 /// The channel every replica of a database listens on.
 const CHANNEL: &str = "taskgate_wake";
@@ -51,66 +57,90 @@ const CHECK_EVERY: Duration = Duration::from_millis(500);
 const FIRST_RETRY: Duration = Duration::from_millis(100);
 const LONGEST_RETRY: Duration = Duration::from_secs(10);
 
-/// Which loops a commit concerns: a set of one bit per loop.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Wakes(u8);
-
-impl Wakes {
-    pub const NONE: Wakes = Wakes(0);
-    /// A delivery recorded: the processors.
-    pub const DELIVERIES: Wakes = Wakes(1);
+/// What a write concerns, marked by the statement that writes it
+/// ([`super::db::Db::wake`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// A delivery left to the processor: the processor of the replica
+    /// deciding this installation's deliveries.
+    Delivery(Option<InstallationId>),
     /// Effects stored, or a rate-limit pause learned: the executors.
-    pub const EFFECTS: Wakes = Wakes(2);
+    Effects,
     /// An attempt queued or moved on (cancelled, started, ended): the run
     /// queues.
-    pub const RUNS: Wakes = Wakes(4);
-    const ALL: Wakes = Wakes(7);
-    const LETTERS: [(Wakes, char); 3] = [
-        (Wakes::DELIVERIES, 'd'),
-        (Wakes::EFFECTS, 'e'),
-        (Wakes::RUNS, 'r'),
-    ];
+    Runs,
+}
 
-    pub fn is_empty(self) -> bool {
-        self.0 == 0
+/// Installations named one by one in a payload; past these, a commit says
+/// "deliveries of any installation" (a payload holds 8,000 bytes).
+const MOST_NAMED: usize = 32;
+
+/// The `NOTIFY` that tells the other replicas what a commit's `marks`
+/// concern, with its `;`, to run before `COMMIT`; empty when there is
+/// nothing to tell. The payload is words: `e` (effects), `r` (runs), and
+/// `d<installation>` for each installation with deliveries (`d-`
+/// without one, `d` alone for any).
+pub(super) fn notify_sql(marks: &[Mark]) -> String {
+    if marks.is_empty() {
+        return String::new();
     }
-
-    pub fn with(self, other: Wakes) -> Wakes {
-        Wakes(self.0 | other.0)
-    }
-
-    fn contains(self, other: Wakes) -> bool {
-        self.0 & other.0 == other.0
-    }
-
-    /// The `NOTIFY` that tells the other replicas, with its `;`, to run
-    /// before `COMMIT`; empty when there is nothing to tell.
-    pub(super) fn notify_sql(self) -> String {
-        if self.is_empty() {
-            return String::new();
-        }
-        let letters: String = Wakes::LETTERS
+    let mut installations: Vec<Option<InstallationId>> = marks
+        .iter()
+        .filter_map(|m| match m {
+            Mark::Delivery(i) => Some(*i),
+            _ => None,
+        })
+        .collect();
+    installations.sort_unstable();
+    installations.dedup();
+    let mut words: Vec<String> = if installations.len() > MOST_NAMED {
+        vec!["d".into()]
+    } else {
+        installations
             .iter()
-            .filter(|(w, _)| self.contains(*w))
-            .map(|(_, c)| c)
-            .collect();
-        format!("NOTIFY {CHANNEL}, '{letters}'; ")
-    }
-
-    /// What a payload asks to wake; all loops for one this replica cannot
-    /// read (empty, or from a newer replica).
-    fn parse(payload: &str) -> Wakes {
-        let mut wakes = Wakes::NONE;
-        for c in payload.chars() {
-            match Wakes::LETTERS.iter().find(|(_, l)| *l == c) {
-                Some((w, _)) => wakes = wakes.with(*w),
-                None => return Wakes::ALL,
-            }
+            .map(|i| i.map_or("d-".into(), |i| format!("d{}", i.0)))
+            .collect()
+    };
+    for (mark, word) in [(Mark::Effects, "e"), (Mark::Runs, "r")] {
+        if marks.contains(&mark) {
+            words.push(word.into());
         }
-        if wakes.is_empty() {
-            Wakes::ALL
-        } else {
-            wakes
+    }
+    format!("NOTIFY {CHANNEL}, '{}'; ", words.join(" "))
+}
+
+/// What the notifications heard since the last wake ask.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Heard {
+    /// Deliveries of any installation (or a payload this replica cannot
+    /// read: a newer replica beside an older one).
+    any_delivery: bool,
+    installations: Vec<Option<InstallationId>>,
+    effects: bool,
+    runs: bool,
+}
+
+impl Heard {
+    /// Adds what `payload` asks; an empty payload or a word this replica
+    /// does not know wakes every loop.
+    fn add(&mut self, payload: &str) {
+        let everything = |heard: &mut Heard| {
+            (heard.any_delivery, heard.effects, heard.runs) = (true, true, true);
+        };
+        if payload.trim().is_empty() {
+            return everything(self);
+        }
+        for word in payload.split(' ') {
+            match word {
+                "e" => self.effects = true,
+                "r" => self.runs = true,
+                "d" => self.any_delivery = true,
+                "d-" => self.installations.push(None),
+                _ => match word.strip_prefix('d').and_then(|n| n.parse().ok()) {
+                    Some(id) => self.installations.push(Some(InstallationId(id))),
+                    None => return everything(self),
+                },
+            }
         }
     }
 }
@@ -120,6 +150,11 @@ impl Wakes {
 pub struct WakeTargets {
     /// The processor's.
     pub deliveries: Weak<Notify>,
+    /// Whether this replica decides an installation's deliveries (it holds
+    /// its lease, or may): the processor is woken only for those, so a
+    /// replica holding none of a busy cluster's installations does not
+    /// read the inbox again after every other replica's commit.
+    pub decides: Box<dyn Fn(Option<InstallationId>) -> bool + Send>,
     /// The executor's.
     pub effects: Weak<Notify>,
     /// The run queue's.
@@ -127,26 +162,25 @@ pub struct WakeTargets {
 }
 
 impl WakeTargets {
-    fn each(&self) -> [(Wakes, &Weak<Notify>); 3] {
-        [
-            (Wakes::DELIVERIES, &self.deliveries),
-            (Wakes::EFFECTS, &self.effects),
-            (Wakes::RUNS, &self.runs),
-        ]
-    }
-
     fn gone(&self) -> bool {
-        self.each().iter().all(|(_, n)| n.strong_count() == 0)
+        [&self.deliveries, &self.effects, &self.runs]
+            .iter()
+            .all(|n| n.strong_count() == 0)
     }
 
-    /// One wake for each loop `wakes` names: a loop woken while it works
-    /// looks again once when it is done, however many commits it missed.
-    fn wake(&self, wakes: Wakes) {
-        for (wake, notify) in self.each() {
-            if wakes.contains(wake) {
-                if let Some(notify) = notify.upgrade() {
-                    notify.notify_one();
-                }
+    /// One wake for each loop `heard` concerns: a loop woken while it
+    /// works looks again once when it is done, however many commits it
+    /// missed.
+    fn wake(&self, heard: &Heard) {
+        let deliveries =
+            heard.any_delivery || heard.installations.iter().any(|i| (self.decides)(*i));
+        for (wake, notify) in [
+            (deliveries, &self.deliveries),
+            (heard.effects, &self.effects),
+            (heard.runs, &self.runs),
+        ] {
+            if let Some(notify) = notify.upgrade().filter(|_| wake) {
+                notify.notify_one();
             }
         }
     }
@@ -179,7 +213,9 @@ fn listen(to: &ListenTo, targets: &WakeTargets) {
                 if lost {
                     info!("hearing other replicas' wake-ups again");
                     // Whatever was sent while this replica was deaf.
-                    targets.wake(Wakes::ALL);
+                    let mut all = Heard::default();
+                    all.add("");
+                    targets.wake(&all);
                     (lost, wait) = (false, FIRST_RETRY);
                 }
                 match relay(&mut client, to.writer_pid, targets) {
@@ -210,15 +246,9 @@ fn relay(client: &mut postgres::Client, own: i32, targets: &WakeTargets) -> Resu
     client
         .batch_execute(&format!("LISTEN {CHANNEL}"))
         .map_err(|e| e.to_string())?;
-    let heard = |n: postgres::Notification| {
-        if n.process_id() == own {
-            Wakes::NONE
-        } else {
-            Wakes::parse(n.payload())
-        }
-    };
     while !targets.gone() {
-        targets.wake(next_wakes(&mut client.notifications(), &heard)?);
+        let heard = next_heard(&mut client.notifications(), own)?;
+        targets.wake(&heard);
         if client.is_closed() {
             return Err("the server closed the connection".into());
         }
@@ -228,19 +258,23 @@ fn relay(client: &mut postgres::Client, own: i32, targets: &WakeTargets) -> Resu
 
 /// What the next notification asks, with everything already here besides
 /// (a burst is one wake); nothing when none came within [`CHECK_EVERY`].
-fn next_wakes(
-    notes: &mut postgres::Notifications<'_>,
-    heard: &impl Fn(postgres::Notification) -> Wakes,
-) -> Result<Wakes, String> {
-    let mut wakes = match notes.timeout_iter(CHECK_EVERY).next() {
-        Ok(first) => first.map_or(Wakes::NONE, heard),
-        Err(e) => return Err(e.to_string()),
+/// The notifications of this replica's own writer (`own`) are skipped.
+fn next_heard(notes: &mut postgres::Notifications<'_>, own: i32) -> Result<Heard, String> {
+    let mut heard = Heard::default();
+    let mut add = |n: postgres::Notification| {
+        if n.process_id() != own {
+            heard.add(n.payload());
+        }
     };
+    match notes.timeout_iter(CHECK_EVERY).next() {
+        Ok(first) => first.into_iter().for_each(&mut add),
+        Err(e) => return Err(e.to_string()),
+    }
     let mut pending = notes.iter();
     loop {
         match pending.next() {
-            Ok(Some(n)) => wakes = wakes.with(heard(n)),
-            Ok(None) => return Ok(wakes),
+            Ok(Some(n)) => add(n),
+            Ok(None) => return Ok(heard),
             Err(e) => return Err(e.to_string()),
         }
     }
@@ -258,7 +292,7 @@ fn pause(wait: Duration, targets: &WakeTargets) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Wakes, CHANNEL};
+    use super::{notify_sql, Heard, Mark, CHANNEL, MOST_NAMED};
     use crate::store::{Disposition, NewDelivery, StoreError};
     use taskgate_core::ids::{DeliveryId, InstallationId};
 
@@ -285,6 +319,39 @@ mod tests {
         listener.join().unwrap()
     }
 
+    /// A replica's processor is woken for the deliveries of installations
+    /// it decides, or of any; its executor and run queue for theirs.
+    #[test]
+    fn only_the_loops_concerned_are_woken_and_the_processor_for_its_installations() {
+        use futures::FutureExt;
+        use std::sync::Arc;
+        use tokio::sync::Notify;
+        let loops = [(); 3].map(|_| Arc::new(Notify::new()));
+        let targets = super::WakeTargets {
+            deliveries: Arc::downgrade(&loops[0]),
+            decides: Box::new(|i| i == Some(InstallationId(31))),
+            effects: Arc::downgrade(&loops[1]),
+            runs: Arc::downgrade(&loops[2]),
+        };
+        let woken = || {
+            loops
+                .each_ref()
+                .map(|n| n.notified().now_or_never().is_some())
+        };
+        for (payload, want) in [
+            ("d7 d- r", [false, false, true]),
+            ("d7 d31", [true, false, false]),
+            ("d e", [true, true, false]),
+        ] {
+            let mut heard = Heard::default();
+            heard.add(payload);
+            targets.wake(&heard);
+            assert_eq!(woken(), want, "{payload}");
+        }
+        drop(loops);
+        assert!(targets.gone());
+    }
+
     fn delivery(id: &str, disposition: Disposition) -> NewDelivery {
         NewDelivery {
             delivery_id: DeliveryId(id.to_owned()),
@@ -306,15 +373,15 @@ mod tests {
         let url = store.listen.as_ref().unwrap().url.clone();
         let heard = heard_during(&url, async {
             let marks = |db: &crate::store::db::Db| {
-                db.wake(Wakes::DELIVERIES);
-                db.wake(Wakes::EFFECTS);
-                db.wake(Wakes::DELIVERIES);
+                db.wake(Mark::Delivery(Some(InstallationId(7))));
+                db.wake(Mark::Effects);
+                db.wake(Mark::Delivery(Some(InstallationId(7))));
                 Ok::<_, StoreError>(())
             };
             store.write(marks).await.unwrap();
             let undone = store
                 .write(|db| -> Result<(), StoreError> {
-                    db.wake(Wakes::RUNS);
+                    db.wake(Mark::Runs);
                     Err(StoreError::Corrupt("this job fails".into()))
                 })
                 .await;
@@ -332,17 +399,44 @@ mod tests {
                 .unwrap();
         })
         .await;
-        assert_eq!(heard, ["de", "d"]);
+        assert_eq!(heard, ["d7 e", "d7"]);
     }
 
     #[test]
-    fn a_commit_names_the_loops_it_concerns_and_an_unknown_payload_wakes_all() {
-        assert_eq!(Wakes::NONE.notify_sql(), "");
-        let both = Wakes::DELIVERIES.with(Wakes::RUNS);
-        assert_eq!(both.notify_sql(), "NOTIFY taskgate_wake, 'dr'; ");
-        assert_eq!(Wakes::parse("dr"), both);
-        assert_eq!(Wakes::parse("e"), Wakes::EFFECTS);
-        assert_eq!(Wakes::parse(""), Wakes::ALL);
-        assert_eq!(Wakes::parse("dx"), Wakes::ALL);
+    fn a_commit_names_its_installations_and_an_unknown_payload_wakes_all() {
+        let (one, two) = (Some(InstallationId(31)), Some(InstallationId(7)));
+        assert_eq!(notify_sql(&[]), "");
+        let marks = [
+            Mark::Delivery(one),
+            Mark::Runs,
+            Mark::Delivery(two),
+            Mark::Delivery(one),
+            Mark::Delivery(None),
+        ];
+        assert_eq!(notify_sql(&marks), "NOTIFY taskgate_wake, 'd- d7 d31 r'; ");
+        let many: Vec<Mark> = (0..=MOST_NAMED as u64)
+            .map(|i| Mark::Delivery(Some(InstallationId(i))))
+            .chain([Mark::Effects])
+            .collect();
+        assert_eq!(notify_sql(&many), "NOTIFY taskgate_wake, 'd e'; ");
+
+        let mut heard = Heard::default();
+        heard.add("d- d7 d31 r");
+        heard.add("e");
+        let want = Heard {
+            any_delivery: false,
+            installations: vec![None, two, one],
+            effects: true,
+            runs: true,
+        };
+        assert_eq!(heard, want);
+        for unreadable in ["", "d7 x", "dz"] {
+            let mut heard = Heard::default();
+            heard.add(unreadable);
+            assert!(
+                heard.any_delivery && heard.effects && heard.runs,
+                "{unreadable:?}"
+            );
+        }
     }
 }

@@ -22,7 +22,6 @@ use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
 
 use super::db::{Db, PgConn};
-use super::wakeups::Wakes;
 use super::{CommitError, StoreError};
 
 /// Most jobs folded into one commit; bounds the latency of the first one.
@@ -201,11 +200,11 @@ fn next_batch(
 fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
     let run = |sql: &str| conn.borrow_mut().batch_commit(sql);
     // Marks left by a batch that failed before its commit.
-    conn.borrow_mut().set_wakes(Wakes::NONE);
+    conn.borrow_mut().undo_marks(0);
     run("BEGIN; SAVEPOINT job")?;
     let last = batch.len().saturating_sub(1);
     for (i, job) in batch.iter_mut().enumerate() {
-        let before = conn.borrow().wakes();
+        let before = conn.borrow().marks();
         let step = if job.run(&Db::Postgres(conn)) {
             if i == last {
                 Ok(())
@@ -213,7 +212,7 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
                 run("RELEASE job; SAVEPOINT job")
             }
         } else {
-            conn.borrow_mut().set_wakes(before);
+            conn.borrow_mut().undo_marks(before);
             run("ROLLBACK TO job")
         };
         if let Err(e) = step {
@@ -221,8 +220,7 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
             return Err(e);
         }
     }
-    let notify = conn.borrow().wakes().notify_sql();
-    conn.borrow_mut().set_wakes(Wakes::NONE);
+    let notify = conn.borrow_mut().take_notify_sql();
     run(&format!("RELEASE job; {notify}COMMIT")).inspect_err(|_| {
         let _ = run("ROLLBACK");
     })

@@ -376,9 +376,11 @@ async fn a_replica_claims_no_more_runs_than_its_runner_can_start() {
         c.napping().len() == 2
     })
     .await;
-    // Long enough for either run queue to look at the queue again (2 s)
-    // and claim what it saw, had it claimed beyond its free runners.
-    c.story.app.settle().await;
+    // A run queue claims what it takes up in one pass over the queue, and
+    // starts each run as it claims it; a run naps only well after that
+    // (checkout, sandbox): so both passes that started these runs are
+    // over, and would have claimed the others had they claimed beyond
+    // their free runners (without the bound: two claims each).
     let mut held = BTreeMap::new();
     for (id, _) in FOUR {
         let attempt = AttemptRef {

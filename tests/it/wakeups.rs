@@ -36,25 +36,36 @@ async fn pair() -> Pair {
     assert!(b.store().take_lease(&lease, 60_000).await.unwrap());
     let issue = a.fake.repo(REPO).create_issue("Chat", "", "octocat");
     a.settle().await;
-    Pair {
+    let p = Pair {
         a,
         b,
         issue,
         url,
         _database: database,
-    }
+    };
+    // B decides a delivery of its own first (its intake wakes it), so its
+    // processor knows it holds the installation, as it would have taken
+    // the lease itself.
+    let own = p.comment_to(&p.b, 0).await;
+    p.decided(&own).await;
+    p
 }
 
 impl Pair {
     /// A comment that is no command, posted by GitHub to replica A;
     /// returns its delivery id once A answered 202.
     async fn comment_to_a(&self, n: usize) -> String {
+        self.comment_to(&self.a, n).await
+    }
+
+    /// [`Pair::comment_to_a`], posted to `app`.
+    async fn comment_to(&self, app: &TestApp, n: usize) -> String {
         let repo = self.a.fake.repo(REPO);
         let comment =
             (self.a.fake).without_echoes(|| repo.add_comment(self.issue, "thanks", "octocat"));
         let payload = fakehub::payloads::issue_comment_created(&repo, self.issue, &comment);
         let id = format!("wake-{n}-{:016x}", fastrand::u64(..));
-        let (status, body) = self.a.deliver_as("issue_comment", &id, &payload).await;
+        let (status, body) = app.deliver_as("issue_comment", &id, &payload).await;
         assert_eq!(status, 202, "{body}");
         id
     }
