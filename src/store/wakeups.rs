@@ -1,16 +1,17 @@
 //! Wake-ups across replicas: a commit on one replica wakes the loops of
 //! the others that wait on what it wrote (PostgreSQL's `LISTEN`/`NOTIFY`).
 //!
-//! Owns: the channel and its payload ([`Wakes`]), the `NOTIFY` the writer
-//! adds to a group commit, and the listening connection that turns what it
-//! hears into in-process wakes ([`WakeTargets`]).
+//! Owns: the channel and its payload ([`Mark`], [`notify_sql`]), the
+//! `NOTIFY` the writer adds to a group commit, and the listening
+//! connection that turns what it hears into in-process wakes
+//! ([`WakeTargets`]).
 //! Must not: decide what a loop does when woken, or be needed for
 //! correctness: every loop still polls, and a wake-up lost (a dropped
 //! connection, a replica that starts late) costs latency, never work.
 //!
 //! Ideas a reader needs:
 //! - **One `NOTIFY` per group commit**, not one per delivery: the jobs of a
-//!   batch mark what they wrote (`Db::wake`, a [`Mark`]), the writer sends the union
+//!   batch mark what they wrote (`Db::wake`), the writer sends the union
 //!   in the same round trip as its `COMMIT`. PostgreSQL delivers it only
 //!   if that commit succeeds, and only after it, so a woken replica reads
 //!   the rows. A job undone (its savepoint rolled back) takes its marks
