@@ -60,6 +60,7 @@ pub(crate) mod testing;
 mod tests_history;
 mod train;
 pub(crate) mod view;
+mod wakeups;
 mod writer;
 
 pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
@@ -76,6 +77,7 @@ pub use task_counts::TaskCounts;
 pub use tasks::TaskLocation;
 pub use tests_history::{TestStat, STORY_TEST_ROWS};
 pub(crate) use view::store_view;
+pub use wakeups::{WakeTargets, LISTENER_NAME};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -140,6 +142,8 @@ pub struct Store {
     /// How long a claim on shared work lasts without renewal: how long the
     /// work of a replica that died waits before another takes it over.
     lease_ms: i64,
+    /// Where other replicas' wake-ups are heard (PostgreSQL).
+    listen: Option<Arc<wakeups::ListenTo>>,
 }
 
 /// [`Store::lease_ms`] unless set: a replica that died (SIGKILL, a lost
@@ -243,11 +247,13 @@ impl Store {
     /// thread, so connecting happens on a thread of its own.
     pub fn open_postgres(url: &str) -> Result<Store, StoreError> {
         let url = url.to_owned();
-        let (writer, reader) = std::thread::spawn(move || {
+        let (writer, reader, listen) = std::thread::spawn(move || {
             let mut writer = db::PgConn::connect(&url)?;
             pg::migrate(&mut writer)?;
             let reader = db::PgConn::connect(&url)?;
-            Ok::<_, StoreError>((writer, reader))
+            let writer_pid = writer.scalar_i64("SELECT pg_backend_pid()::BIGINT")? as i32;
+            let listen = wakeups::ListenTo { url, writer_pid };
+            Ok::<_, StoreError>((writer, reader, listen))
         })
         .join()
         .map_err(|_| StoreError::Postgres("connecting panicked".into()))??;
@@ -260,6 +266,7 @@ impl Store {
             replica: leases::replica_name(),
             shared: true,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
+            listen: Some(Arc::new(listen)),
         })
     }
 
@@ -291,6 +298,7 @@ impl Store {
             replica: leases::replica_name(),
             shared: false,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
+            listen: None,
         })
     }
 
@@ -306,6 +314,17 @@ impl Store {
         Store {
             replica: name.to_owned(),
             ..self.clone()
+        }
+    }
+
+    /// Wakes `targets` when another replica commits what they wait on: a
+    /// delivery, effects, a pause, an attempt (`store::wakeups`). On
+    /// PostgreSQL this starts a listening connection of its own, which
+    /// ends once the targets are gone; on a SQLite file there is no other
+    /// replica, and nothing starts.
+    pub fn wake_on_other_replicas(&self, targets: WakeTargets) {
+        if let Some(listen) = &self.listen {
+            wakeups::spawn_listener(listen.clone(), targets);
         }
     }
 

@@ -60,6 +60,14 @@ impl InboxLeases {
         }
         held
     }
+
+    /// Whether this replica held `installation`'s lease when it last
+    /// looked (it may have run out since): other replicas' deliveries of
+    /// it are worth waking the processor for (`store::wakeups`).
+    pub fn may_hold(&self, installation: Option<InstallationId>) -> bool {
+        let renewed = self.renewed.lock().unwrap_or_else(|p| p.into_inner());
+        renewed.contains_key(&installation)
+    }
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ pub struct Processor {
     /// Spacing of the tries of a delivery GitHub failed (after the quick ones).
     pub retry: crate::github::executor::Backoff,
     /// The installations whose deliveries this replica decides.
-    pub inboxes: super::inbox_lease::InboxLeases,
+    pub inboxes: Arc<super::inbox_lease::InboxLeases>,
     /// What `/taskgate doctor` reads GitHub with.
     pub doctor: super::doctor::DoctorSetup,
 }

@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tracing::{info, warn};
 
+use super::inbox_lease::InboxLeases;
 use super::loops::{redeliver, retention, run_queue, supervisor};
 use super::processor::Processor;
 use super::{
@@ -22,7 +23,7 @@ use super::{
 use crate::github::{AppCredentials, Executor, GitHubApp};
 use crate::intake::IntakeState;
 use crate::metrics::Metrics;
-use crate::store::Store;
+use crate::store::{Store, WakeTargets};
 use crate::web;
 use taskgate_core::commands::Syntax;
 use taskgate_core::Context;
@@ -39,6 +40,8 @@ struct Shared {
     effects_stored: Arc<Notify>,
     /// Wakes the run queue when attempts change.
     runs_changed: Arc<Notify>,
+    /// The installations whose deliveries this replica decides.
+    inboxes: Arc<InboxLeases>,
     loops: Arc<supervisor::Loops>,
 }
 
@@ -75,15 +78,27 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
     let creds = AppCredentials::from_pem(config.app_id, &config.private_key_pem)?;
     let mut metrics = Metrics::new();
     metrics.register_store(store.writer_metrics());
-    Ok(Shared {
+    let shared = Shared {
         store,
         github: Arc::new(GitHubApp::new(&config.github_api_url, creds)),
         metrics: Arc::new(metrics),
         recorded: Arc::new(Notify::new()),
         effects_stored: Arc::new(Notify::new()),
         runs_changed: Arc::new(Notify::new()),
+        inboxes: Arc::new(InboxLeases::default()),
         loops: Arc::new(supervisor::Loops::default()),
-    })
+    };
+    // The same wakes, from the other replicas' commits (PostgreSQL).
+    let inboxes = Arc::downgrade(&shared.inboxes);
+    shared.store.wake_on_other_replicas(WakeTargets {
+        deliveries: Arc::downgrade(&shared.recorded),
+        decides: Box::new(move |installation| {
+            inboxes.upgrade().is_some_and(|i| i.may_hold(installation))
+        }),
+        effects: Arc::downgrade(&shared.effects_stored),
+        runs: Arc::downgrade(&shared.runs_changed),
+    });
+    Ok(shared)
 }
 
 /// The App's bot login, so its own comments are known by name too.
@@ -147,7 +162,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             permissions,
             rules: Default::default(),
         },
-        inboxes: Default::default(),
+        inboxes: s.inboxes.clone(),
         doctor: super::doctor::DoctorSetup {
             github: s.github.clone(),
             api_url: config.github_api_url.clone(),

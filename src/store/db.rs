@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use rusqlite::types::{FromSql, ToSql, ToSqlOutput, Value, ValueRef};
 
 use super::sql::Sql;
+use super::wakeups::{self, Mark};
 use super::{CommitError, StoreError};
 
 /// Which SQL dialect a statement runs in, for the few that differ.
@@ -158,6 +159,15 @@ impl<'c> Db<'c> {
             .ok_or_else(|| StoreError::Corrupt(format!("no row from `{}`", first_line(sql))))
     }
 
+    /// Marks what this write concerns: on PostgreSQL the writer tells
+    /// the other replicas when it commits (`store::wakeups`); SQLite has
+    /// no other replica to tell.
+    pub fn wake(&self, mark: Mark) {
+        if let Db::Postgres(pg) = self {
+            pg.borrow_mut().marks.push(mark);
+        }
+    }
+
     /// Runs several statements without parameters (tests set tables up).
     #[cfg(test)]
     pub fn batch(&self, sql: &str) -> Result<(), StoreError> {
@@ -177,6 +187,8 @@ fn first_line(sql: &str) -> &str {
 pub(crate) struct PgConn {
     client: postgres::Client,
     prepared: HashMap<String, postgres::Statement>,
+    /// What the writes since the last commit concern ([`Db::wake`]).
+    marks: Vec<Mark>,
 }
 
 impl PgConn {
@@ -185,6 +197,7 @@ impl PgConn {
         Ok(PgConn {
             client,
             prepared: HashMap::new(),
+            marks: Vec::new(),
         })
     }
 
@@ -253,6 +266,30 @@ impl PgConn {
     ) -> Result<Vec<postgres::Row>, StoreError> {
         let stmt = self.statement(sql)?;
         Ok(self.client.query(&stmt, params)?)
+    }
+
+    /// Marks what a statement run through [`PgConn::query_typed`] concerns
+    /// (see [`Db::wake`]).
+    pub fn mark(&mut self, mark: Mark) {
+        self.marks.push(mark);
+    }
+
+    /// How many marks the writes since the last commit left.
+    pub fn marks(&self) -> usize {
+        self.marks.len()
+    }
+
+    /// Takes back the marks after the first `kept` (a job undone).
+    pub fn undo_marks(&mut self, kept: usize) {
+        self.marks.truncate(kept);
+    }
+
+    /// The `NOTIFY` for the marks since the last commit (`store::wakeups`),
+    /// which are cleared.
+    pub fn take_notify_sql(&mut self) -> String {
+        let sql = wakeups::notify_sql(&self.marks);
+        self.marks.clear();
+        sql
     }
 
     /// The one `BIGINT` a statement without parameters returns.

@@ -7,6 +7,7 @@ use rusqlite::params;
 use tracing::warn;
 
 use super::db::{Db, Dialect};
+use super::wakeups::Mark;
 use super::{outbox, payloads, Store, StoreError};
 use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{DeliveryId, InstallationId, RepoName};
@@ -136,6 +137,9 @@ impl Store {
             let Some(seq) = inserted else {
                 return Ok(Recorded::Duplicate);
             };
+            if status == "received" {
+                db.wake(Mark::Delivery(d.installation));
+            }
             db.execute(
                 "INSERT INTO delivery_payloads (seq, codec, payload) VALUES (?1, ?2, ?3)",
                 params![seq, payload.codec, &payload.bytes[..]],
@@ -159,7 +163,7 @@ impl Store {
             delivery_id: d.delivery_id.0,
             event: d.event,
             action: d.action,
-            installation: d.installation.map(|i| i.0 as i64),
+            installation: d.installation,
             received_at_ms: now,
             status,
             outcome: outcome.map(str::to_owned),

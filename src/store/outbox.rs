@@ -6,6 +6,7 @@ use rusqlite::params;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use super::db::{Db, Row};
+use super::wakeups::Mark;
 use super::{Store, StoreError};
 use taskgate_core::ids::{EffectId, InstallationId};
 use taskgate_core::Effect;
@@ -67,6 +68,10 @@ pub(super) fn insert(
     effects: &[Effect],
     now: i64,
 ) -> Result<(), StoreError> {
+    if !effects.is_empty() {
+        // Any replica's executor may send them.
+        db.wake(Mark::Effects);
+    }
     for effect in effects {
         let json = serde_json::to_string(effect)
             .map_err(|e| StoreError::Corrupt(format!("effect does not serialise: {e}")))?;

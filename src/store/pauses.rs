@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::leases::lease_now_ms;
+use super::wakeups::Mark;
 use super::{Store, StoreError};
 use taskgate_core::ids::InstallationId;
 
@@ -38,6 +39,8 @@ impl Store {
         let (process_now, moved) = self.lease_clock();
         self.write(move |db| {
             let until = lease_now_ms(db, process_now, moved)? + wait_ms.max(0);
+            // Executors busy with the installation hold it at their next turn.
+            db.wake(Mark::Effects);
             db.execute(
                 "INSERT INTO leases (name, owner, until_ms) VALUES (?1, ?2, ?3)
                  ON CONFLICT(name) DO UPDATE SET owner = excluded.owner, until_ms = excluded.until_ms

@@ -10,6 +10,7 @@ use super::sql::Sql;
 use rusqlite::params;
 
 use super::db::{Db, Row};
+use super::wakeups::Mark;
 use super::{corrupt, Store, StoreError};
 use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{CommitSha, EffectId, InstallationId, RepoName, StoryId};
@@ -28,6 +29,8 @@ pub(super) fn queue_attempt(
     runner: RunnerKind,
     now_ms: i64,
 ) -> Result<(), StoreError> {
+    // Any replica's run queue may take it up.
+    db.wake(Mark::Runs);
     db.execute(
         "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner, base)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'queued', ?8, ?9, ?10)
@@ -66,6 +69,8 @@ pub(super) fn update_attempt(
     now_ms: i64,
 ) -> Result<(), StoreError> {
     let report = report.map(|r| serde_json::to_string(r).expect("serialises"));
+    // The replica running it stops it when it is cancelled.
+    db.wake(Mark::Runs);
     db.execute(
         "UPDATE attempts SET status = ?5,
              started_ms = CASE WHEN ?5 = 'running' THEN COALESCE(started_ms, ?6) ELSE started_ms END,

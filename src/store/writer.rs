@@ -202,9 +202,13 @@ fn next_batch(
 /// set in the same round trip that releases the last one's, and a job
 /// undone keeps its savepoint for the next. A job is then its own
 /// statements and one round trip more; the batch's deliveries, when there
-/// are several, are one statement together.
+/// are several, are one statement together. The `NOTIFY` that wakes the
+/// other replicas (`store::wakeups`) rides with the `COMMIT`: one per
+/// batch, naming what its kept jobs wrote.
 fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result<(), CommitError> {
     let run = |sql: &str| conn.borrow_mut().batch_commit(sql);
+    // Marks left by a batch that failed before its commit.
+    conn.borrow_mut().undo_marks(0);
     run("BEGIN; SAVEPOINT job")?;
     let is_delivery: Vec<bool> = batch.iter_mut().map(|j| j.delivery().is_some()).collect();
     let together = is_delivery.iter().filter(|&&d| d).count() >= 2;
@@ -231,6 +235,7 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
     }
     let last = others.len().saturating_sub(1);
     for (n, &i) in others.iter().enumerate() {
+        let before = conn.borrow().marks();
         let step = if batch[i].run(&Db::Postgres(conn)) {
             if n == last {
                 Ok(())
@@ -238,6 +243,7 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
                 run("RELEASE job; SAVEPOINT job")
             }
         } else {
+            conn.borrow_mut().undo_marks(before);
             run("ROLLBACK TO job")
         };
         if let Err(e) = step {
@@ -245,7 +251,8 @@ fn commit_batch_pg(conn: &RefCell<PgConn>, batch: &mut [Box<dyn Job>]) -> Result
             return Err(e);
         }
     }
-    run("RELEASE job; COMMIT").inspect_err(|_| {
+    let notify = conn.borrow_mut().take_notify_sql();
+    run(&format!("RELEASE job; {notify}COMMIT")).inspect_err(|_| {
         let _ = run("ROLLBACK");
     })
 }

@@ -3,7 +3,7 @@
 //! every replica for that installation, through the database. Runs on
 //! PostgreSQL whatever `TASKGATE_TEST_DATABASE` says: it is about replicas.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fakehub::Fault;
 use taskgate::app::ServeConfig;
@@ -41,16 +41,17 @@ async fn a_rate_limit_met_by_one_replica_holds_the_other_until_it_ends() {
     .await;
 
     // Replica B starts afterwards, knowing nothing but the database, and
-    // is asked for a reply on the same installation: it holds it.
+    // is asked for a reply on the same installation: it holds it. A,
+    // which holds the installation's deliveries, decides the comment B
+    // recorded, and B's executor looks at the reply A stored: each woken
+    // by the other's commit, with no time moved on.
     let b = TestApp::with_config(a.fake.clone(), |c| on_the_cluster(c, &url, &clock)).await;
+    let asked = Instant::now();
     b.comment(second, "octocat", "/taskgate help").await;
     eventually("the second reply queued", || async {
         b.store().effects().await.unwrap().len() == 2
     })
     .await;
-    // Half a minute on, every executor has looked at its outbox again
-    // (they poll at least that often); the pause has half a minute left.
-    clock.advance(Duration::from_secs(31));
     eventually("replica B puts the reply off for the pause", || async {
         let effects = b.store().effects().await.unwrap();
         effects.iter().any(|e| {
@@ -60,6 +61,12 @@ async fn a_rate_limit_met_by_one_replica_holds_the_other_until_it_ends() {
         })
     })
     .await;
+    // Before either replica's poll (5 s for deliveries, 30 s for effects).
+    let took = asked.elapsed();
+    assert!(
+        took < Duration::from_secs(4),
+        "held {took:?} after the comment"
+    );
     assert_eq!(
         a.statuses(CREATE_COMMENT),
         vec![403],
@@ -67,7 +74,7 @@ async fn a_rate_limit_met_by_one_replica_holds_the_other_until_it_ends() {
     );
 
     // Once the minute has passed, both replies go.
-    clock.advance(Duration::from_secs(30));
+    clock.advance(Duration::from_secs(61));
     a.settle().await;
     assert_eq!(a.statuses(CREATE_COMMENT), vec![403, 201, 201]);
     assert_eq!(a.bot_comments(first).len(), 1);

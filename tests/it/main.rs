@@ -58,5 +58,6 @@ mod test_results;
 mod trust_github;
 mod trust_own_items;
 mod trust_web;
+mod wakeups;
 mod webhook_proxy;
 mod workflows_permission;

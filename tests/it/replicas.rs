@@ -54,11 +54,16 @@ fn on_the_cluster(c: &mut ServeConfig, database_url: &str, clock: &Clock) {
 }
 
 async fn cluster() -> Cluster {
+    cluster_of(&plan()).await
+}
+
+/// Two replicas, each with one runner, on a story of `plan`.
+async fn cluster_of(plan: &str) -> Cluster {
     let database = pgtest::fresh_database();
     let url = database.url().to_owned();
     let clock = Clock::movable();
     let (mut git, mut work_dirs) = (None, [PathBuf::new(), PathBuf::new()]);
-    let story = Story::of(&plan())
+    let story = Story::of(plan)
         .runners(1)
         .adjust(|c| {
             on_the_cluster(c, &url, &clock);
@@ -330,4 +335,71 @@ async fn a_replica_whose_batch_is_all_another_replicas_decides_the_deliveries_af
     .await;
     let held = app.store().delivery("held-0").await.unwrap().unwrap();
     assert_eq!(held.status, "received", "another replica's to decide");
+}
+
+/// The tasks of [`a_replica_claims_no_more_runs_than_its_runner_can_start`]:
+/// `check` (the story's) and three more, each with its own branch.
+const FOUR: [(&str, &str); 4] = [
+    ("check", "Make the check pass"),
+    ("two", "Second"),
+    ("three", "Third"),
+    ("four", "Fourth"),
+];
+
+/// Four runs queued at once on two replicas with one runner each: each
+/// replica claims only the run its runner can start, and the other takes
+/// up the next; the two left stay unclaimed for whichever runner comes
+/// free first. A replica claiming every run it saw would hold three it
+/// cannot start (the runner's slot waits) while the other's runner
+/// idles.
+#[tokio::test]
+async fn a_replica_claims_no_more_runs_than_its_runner_can_start() {
+    let mut plan = Plan::story("Replicated work");
+    for (id, title) in FOUR {
+        plan = plan.task(
+            Task::new(id, title)
+                .runs("sh check.sh")
+                .timeout_seconds(900),
+        );
+    }
+    let c = cluster_of(&plan.yaml()).await;
+    let gate = format!("sleep {}; exit 0\n", c.nap);
+    for (id, title) in FOUR {
+        let (_, branch) = c.story.app.task_and_branch(title, id);
+        c.story
+            .push_to(&branch, &[("check.sh", &gate)], "napping")
+            .await;
+    }
+    let store = c.second.store();
+    let replicas = [c.story.app.store().replica(), store.replica()];
+    eventually("both replicas run one attempt each", || async {
+        c.napping().len() == 2
+    })
+    .await;
+    // A run queue claims what it takes up in one pass over the queue, and
+    // starts each run as it claims it; a run naps only well after that
+    // (checkout, sandbox): so both passes that started these runs are
+    // over, and would have claimed the others had they claimed beyond
+    // their free runners (without the bound: two claims each).
+    let mut held = BTreeMap::new();
+    for (id, _) in FOUR {
+        let attempt = AttemptRef {
+            task: taskgate_core::task::RunSubject::Task(id.into()),
+            ..first_attempt()
+        };
+        if let Some((by, _)) = store.attempt_claim(&repo(), &attempt).await.unwrap() {
+            *held.entry(by).or_insert(0) += 1;
+        }
+    }
+    let want: BTreeMap<String, usize> = replicas.iter().map(|r| (r.to_string(), 1)).collect();
+    assert_eq!(held, want, "claims by replica");
+    assert_eq!(c.napping().len(), 2);
+    // Each run that ends frees its replica's runner for one more.
+    for _ in 0..FOUR.len() {
+        eventually("a run going", || async { !c.napping().is_empty() }).await;
+        let run = c.napping()[0];
+        wake(run);
+        eventually("the run ended", || async { !c.napping().contains(&run) }).await;
+    }
+    eventually("every run ended", || async { c.napping().is_empty() }).await;
 }

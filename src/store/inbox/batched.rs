@@ -18,7 +18,11 @@
 use rusqlite::params;
 use tokio::sync::oneshot;
 
+use taskgate_core::ids::InstallationId;
+
 use super::super::db::{Db, PgConn};
+use super::super::sql::Sql;
+use super::super::wakeups::Mark;
 use super::super::writer::Job;
 use super::super::{CommitError, StoreError};
 use super::Recorded;
@@ -28,7 +32,7 @@ pub(in crate::store) struct DeliveryRow {
     pub delivery_id: String,
     pub event: String,
     pub action: Option<String>,
-    pub installation: Option<i64>,
+    pub installation: Option<InstallationId>,
     pub received_at_ms: i64,
     pub status: &'static str,
     pub outcome: Option<String>,
@@ -103,7 +107,7 @@ fn record_one(db: &Db, d: &DeliveryRow) -> Result<Recorded, StoreError> {
             d.delivery_id,
             d.event,
             d.action,
-            d.installation,
+            d.installation.map(Sql),
             d.received_at_ms,
             d.status,
             d.outcome,
@@ -113,10 +117,22 @@ fn record_one(db: &Db, d: &DeliveryRow) -> Result<Recorded, StoreError> {
         ],
         |r| r.get::<i64>(0),
     )?;
+    if inserted.is_some() {
+        wake_decider(d, |mark| db.wake(mark));
+    }
     Ok(match inserted {
         Some(seq) => Recorded::New { seq },
         None => Recorded::Duplicate,
     })
+}
+
+/// A delivery left to the processor wakes the replica deciding its
+/// installation's deliveries, which may be another (`store::wakeups`); one
+/// settled at intake has nothing to decide.
+fn wake_decider(d: &DeliveryRow, mut wake: impl FnMut(Mark)) {
+    if d.status == "received" {
+        wake(Mark::Delivery(d.installation));
+    }
 }
 
 /// Every delivery of `jobs` and their payloads, in one statement, each
@@ -133,7 +149,10 @@ pub(in crate::store) fn record_together(
         Ok(seq_by_position) => {
             for (job, seq) in jobs.iter_mut().zip(seq_by_position) {
                 job.result = Some(Ok(match seq {
-                    Some(seq) => Recorded::New { seq },
+                    Some(seq) => {
+                        wake_decider(&job.row, |mark| conn.mark(mark));
+                        Recorded::New { seq }
+                    }
                     None => Recorded::Duplicate,
                 }));
             }
@@ -181,7 +200,10 @@ fn insert_rows(conn: &mut PgConn, rows: &[&DeliveryRow]) -> Result<Vec<Option<i6
     let ids: Vec<&str> = rows.iter().map(|r| r.delivery_id.as_str()).collect();
     let events: Vec<&str> = rows.iter().map(|r| r.event.as_str()).collect();
     let actions: Vec<Option<&str>> = rows.iter().map(|r| r.action.as_deref()).collect();
-    let installations: Vec<Option<i64>> = rows.iter().map(|r| r.installation).collect();
+    let installations: Vec<Option<i64>> = rows
+        .iter()
+        .map(|r| r.installation.map(|i| i.0 as i64))
+        .collect();
     let received: Vec<i64> = rows.iter().map(|r| r.received_at_ms).collect();
     let statuses: Vec<&str> = rows.iter().map(|r| r.status).collect();
     let outcomes: Vec<Option<&str>> = rows.iter().map(|r| r.outcome.as_deref()).collect();
