@@ -307,19 +307,9 @@ impl Processor {
                 let outcome = self.ship.on_ship_event(ship).await?;
                 self.with_proof_run(outcome).await
             }
-            InternalEvent::Run(run) if run.task.is_proof() => {
-                let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
-                if let Some(verdict) = verdict {
-                    let ship = self.ship.on_proof_verdict(verdict).await?;
-                    decision.merge(ship);
-                }
-                Ok(decision)
-            }
             InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
-            InternalEvent::ActionsWatch(watch) => {
-                Ok(self.actions.on_watch(watch, &self.runs).await?)
-            }
-            InternalEvent::Run(run) => Ok(self.runs.on_progress(run).await?),
+            InternalEvent::ActionsWatch(watch) => Ok(self.actions.on_watch(watch, self).await?),
+            InternalEvent::Run(run) => Ok(self.run_progress(run).await?),
             InternalEvent::QuarantineEnded(ended) => {
                 Ok(self.flaky.on_quarantine_ended(ended).await?)
             }
@@ -382,7 +372,7 @@ impl Processor {
                 let run = translate::workflow_run(p)?;
                 match self.ship.on_workflow_run(&run).await? {
                     Some(decision) => Ok(decision),
-                    None => Ok(self.actions.on_workflow_run(&run, &self.runs).await?),
+                    None => Ok(self.actions.on_workflow_run(&run, self).await?),
                 }
             }
             // A task branch's push is a run; any other may change a plan.
@@ -734,6 +724,8 @@ impl From<SyncError> for DecideError {
         }
     }
 }
+
+mod run_progress;
 
 #[cfg(test)]
 mod tests {
