@@ -171,6 +171,9 @@ pub enum ActionsError {
     GitHub(#[from] GitHubError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The ship queue failed on a proof's verdict.
+    #[error(transparent)]
+    Ship(#[from] crate::app::ship::ShipError),
     #[error("{0}")]
     Payload(String),
 }
@@ -182,6 +185,7 @@ impl ActionsError {
         match self {
             ActionsError::GitHub(g) => g.is_transient(),
             ActionsError::Store(_) => true,
+            ActionsError::Ship(e) => e.is_transient(),
             ActionsError::Payload(_) => false,
         }
     }
@@ -553,17 +557,19 @@ async fn on_progress(
         task: row.task,
         progress,
     };
-    Ok(runs.on_progress(event).await?)
+    runs.on_progress(event).await
 }
 
 /// What the Actions runner needs of the task runs: the time decisions
 /// are taken at, and where an attempt's progress goes. Declared here, as
-/// Prow's plugins declare the client they use; [`Runs`] is the one there is.
+/// Prow's plugins declare the client they use. The processor is the one
+/// the server uses (a proof's progress goes on to the ship queue, as the
+/// local runner's does); [`Runs`] alone serves a task's attempts.
 pub(crate) trait AttemptProgress {
     /// The time, in unix seconds.
     fn now(&self) -> i64;
     /// An attempt's progress, decided as the local runner's is.
-    async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError>;
+    async fn on_progress(&self, event: RunEvent) -> Result<Decision, ActionsError>;
 }
 
 impl AttemptProgress for Runs {
@@ -571,8 +577,8 @@ impl AttemptProgress for Runs {
         self.clock.now_s()
     }
 
-    async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
-        Runs::on_progress(self, event).await
+    async fn on_progress(&self, event: RunEvent) -> Result<Decision, ActionsError> {
+        Ok(Runs::on_progress(self, event).await?)
     }
 }
 

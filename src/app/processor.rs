@@ -305,21 +305,11 @@ impl Processor {
             InternalEvent::Review(review) => self.api_review(review).await,
             InternalEvent::Ship(ship) => {
                 let outcome = self.ship.on_ship_event(ship).await?;
-                self.with_proof_run(outcome).await
-            }
-            InternalEvent::Run(run) if run.task.is_proof() => {
-                let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
-                if let Some(verdict) = verdict {
-                    let outcome = self.ship.on_proof_verdict(verdict).await?;
-                    decision.merge(self.with_proof_run(outcome).await?);
-                }
-                Ok(decision)
+                Ok(self.with_proof_run(outcome).await?)
             }
             InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
-            InternalEvent::ActionsWatch(watch) => {
-                Ok(self.actions.on_watch(watch, &self.runs).await?)
-            }
-            InternalEvent::Run(run) => Ok(self.runs.on_progress(run).await?),
+            InternalEvent::ActionsWatch(watch) => Ok(self.actions.on_watch(watch, self).await?),
+            InternalEvent::Run(run) => Ok(self.run_progress(run).await?),
             InternalEvent::QuarantineEnded(ended) => {
                 Ok(self.flaky.on_quarantine_ended(ended).await?)
             }
@@ -330,7 +320,7 @@ impl Processor {
     async fn with_proof_run(
         &self,
         outcome: crate::app::ship::ShipOutcome,
-    ) -> Result<Decision, DecideError> {
+    ) -> Result<Decision, crate::store::StoreError> {
         let mut decision = outcome.decision;
         for p in outcome.proof_runs {
             let run = self
@@ -367,7 +357,7 @@ impl Processor {
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
                 let outcome = self.ship.on_merge_group(p).await?;
-                self.with_proof_run(outcome).await
+                Ok(self.with_proof_run(outcome).await?)
             }
             Webhook::CheckRun(p) => {
                 let run = translate::check_run(p)?;
@@ -382,7 +372,7 @@ impl Processor {
                 let run = translate::workflow_run(p)?;
                 match self.ship.on_workflow_run(&run).await? {
                     Some(decision) => Ok(decision),
-                    None => Ok(self.actions.on_workflow_run(&run, &self.runs).await?),
+                    None => Ok(self.actions.on_workflow_run(&run, self).await?),
                 }
             }
             // A task branch's push is a run; any other may change a plan.
@@ -734,6 +724,8 @@ impl From<SyncError> for DecideError {
         }
     }
 }
+
+mod run_progress;
 
 #[cfg(test)]
 mod tests {

@@ -31,6 +31,7 @@ use tempfile::TempDir;
 pub mod actions;
 pub mod origin;
 pub mod plan;
+pub mod ship_stream;
 pub mod shipped;
 pub mod story;
 
