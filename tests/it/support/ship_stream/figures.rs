@@ -123,7 +123,10 @@ impl ShipStream {
 
     /// The commits the default branch held since the stream started that
     /// no passing ship proof ran on: none, if what lands is what was
-    /// proven.
+    /// proven. "Held" is every head GitHub announced for it in a push
+    /// webhook: a batch lands several stories' merges in one fast-forward,
+    /// and the merges inside it were never the branch's head, so only the
+    /// batch's last commit, which its proof ran on, counts.
     pub fn landed_unproven(&self) -> Vec<String> {
         let repo = self.app.fake.repo(REPO);
         let proven: BTreeSet<&str> = self
@@ -133,13 +136,25 @@ impl ShipStream {
             .filter(|p| p.subject == RunSubject::ShipProof && p.passed)
             .map(|p| p.sha.as_str())
             .collect();
+        let mut heads: BTreeSet<String> = self
+            .app
+            .fake
+            .hook_deliveries()
+            .iter()
+            .filter(|d| d["event"] == "push")
+            .filter_map(|d| self.app.fake.hook_delivery(d["id"].as_u64()?))
+            .filter(|d| d["request"]["payload"]["ref"] == "refs/heads/main")
+            .filter_map(|d| Some(d["request"]["payload"]["after"].as_str()?.to_owned()))
+            .collect();
         let mut unproven = Vec::new();
         let mut at = repo.branch_sha("main");
+        heads.extend(at.clone());
+        let heads: BTreeSet<&str> = heads.iter().map(String::as_str).collect();
         while let Some(sha) = at {
             if sha == self.main_at_start {
                 break;
             }
-            if !proven.contains(sha.as_str()) {
+            if heads.contains(sha.as_str()) && !proven.contains(sha.as_str()) {
                 unproven.push(sha.clone());
             }
             at = repo.commit(&sha).and_then(|c| c.parents.first().cloned());
