@@ -419,30 +419,25 @@ impl Step {
         }
     }
 
+    /// The first car, taken off the train, when it is `car` and was asked
+    /// to land: GitHub's answer to any other is stale.
+    fn take_landing(&mut self, car: CarId) -> Option<Car> {
+        let first = self.t.cars.first()?;
+        (first.id == car && first.landing).then(|| self.t.cars.remove(0))
+    }
+
     fn landed(&mut self, car: CarId) {
-        if self
-            .t
-            .cars
-            .first()
-            .is_none_or(|c| c.id != car || !c.landing)
-        {
+        let Some(car) = self.take_landing(car) else {
             return;
-        }
-        let car = self.t.cars.remove(0);
+        };
         self.t.main = car.built.map(|b| b.commit);
         self.t.stats.landed += car.stories.len() as u64;
     }
 
     fn land_refused(&mut self, car: CarId) {
-        if self
-            .t
-            .cars
-            .first()
-            .is_none_or(|c| c.id != car || !c.landing)
-        {
+        let Some(car) = self.take_landing(car) else {
             return;
-        }
-        let car = self.t.cars.remove(0);
+        };
         self.t.stats.refused += car.stories.len() as u64;
         self.dissolve_from(0);
     }
