@@ -276,6 +276,11 @@ async fn a_batch_of_three_with_one_broken_story_lands_the_two_others_and_refuses
     assert_eq!(train.stats.proof_runs, 4, "{:?}", train.stats);
     assert_eq!(train.stats.bisection_runs, 2, "{:?}", train.stats);
     assert_eq!((train.stats.landed, train.stats.refused), (3, 1));
+    // The queue's own figure (proof runs per landed story) counts the
+    // train's runs: each on its car's first story.
+    let metrics = sh.s.app.metrics().await;
+    let counted = crate::support::metric(&metrics, "taskgate_ship_proof_runs_total ");
+    assert_eq!(counted, 4.0, "taskgate_ship_proof_runs_total");
     assert_eq!(train.stats.innocents_refused, 0);
     for pr in [b_pr, d_pr] {
         assert!(

@@ -48,7 +48,8 @@ pub use deploy::{
 };
 pub use event::{ShipEvent, ShipWhat};
 pub use in_train::{
-    on_car_land_undone, on_car_landed, on_car_landing, on_train_refused, BatchStory, CarLanding,
+    on_car_land_undone, on_car_landed, on_car_landing, on_car_proof_started, on_train_refused,
+    BatchStory, CarLanding,
 };
 pub use landing::{
     on_land_failed, on_land_refused, on_landed_proven, on_landed_untested, refuse_unlandable,

@@ -86,6 +86,8 @@ impl Ship {
                         task: RunSubject::ShipProof,
                         commit: commit.clone(),
                     });
+                    let d = self.count_car_proof(l, &story.story).await?;
+                    out.decision.merge(d);
                 }
             }
             TrainAction::Land {

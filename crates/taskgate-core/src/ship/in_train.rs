@@ -5,8 +5,8 @@
 //! branch moved (the stories wait in the queue again), and a refusal (the
 //! usual report, with the batch it was tried in).
 //!
-//! Owns: [`on_car_landing`], [`on_car_landed`], [`on_car_land_undone`],
-//! [`on_train_refused`] and their texts. Must not: decide what the train
+//! Owns: [`on_car_landing`], [`on_car_proof_started`], [`on_car_landed`],
+//! [`on_car_land_undone`], [`on_train_refused`] and their texts. Must not: decide what the train
 //! does (`train::on_train_event` does) or read GitHub.
 //!
 //! The one idea a reader needs: **a story of a car lands the way a story
@@ -96,6 +96,17 @@ pub fn on_car_landing(
         ),
         ..ShipDecision::unchanged(&next, "")
     }
+}
+
+/// A proof run started on a car whose first story this is: counted on
+/// its record, as the one-story queue counts each proof it starts, so
+/// that the queue's proof runs per landed story (`core::ship::figures`)
+/// hold the train's runs too (each car's run on one story: the sum is
+/// the train's).
+pub fn on_car_proof_started(record: &StoryRecord) -> ShipDecision {
+    let mut next = record.clone();
+    next.proof_runs += 1;
+    ShipDecision::unchanged(&next, "a proof run of its ship batch started")
 }
 
 /// The default branch was fast-forwarded to car `car`: the story PR is

@@ -4,8 +4,8 @@
 //! story) read back into the train.
 //!
 //! Owns: [`Ship::on_train_ship_event`] (a car built, conflicting,
-//! landed, or its landing refused), [`Ship::land_car`] and
-//! [`Ship::refuse_in_train`]. Must not:
+//! landed, or its landing refused), [`Ship::land_car`],
+//! [`Ship::count_car_proof`] and [`Ship::refuse_in_train`]. Must not:
 //! decide (the core does) or write to GitHub (effects do).
 
 use super::*;
@@ -107,6 +107,19 @@ impl Ship {
             decision.merge(s.finish(ship::on_car_landing(&s.record, landing, &s.ctx())));
         }
         Ok(decision)
+    }
+
+    /// `TrainAction::Prove`: the run counted on the car's first story,
+    /// whose run it is.
+    pub(super) async fn count_car_proof(
+        &self,
+        l: &Located,
+        story: &StoryId,
+    ) -> Result<Decision, ShipError> {
+        let Some(s) = self.locate(&l.repo, story, Some(&l.default_branch)).await? else {
+            return Ok(Decision::nothing(format!("story {story} is not known")));
+        };
+        Ok(s.finish(ship::on_car_proof_started(&s.record)))
     }
 
     /// `TrainAction::Refuse`: today's refusal, with the batch it was

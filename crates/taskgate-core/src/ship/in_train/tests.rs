@@ -167,3 +167,13 @@ fn a_refused_story_gets_todays_report_with_the_batch_it_was_tried_in() {
         The story's branch todo says what failed; ship again once it is fixed.
     ");
 }
+
+#[test]
+fn a_cars_proof_run_is_counted_on_its_first_story_and_changes_nothing_else() {
+    let w = World::new();
+    let before = queued(&w);
+    let d = on_car_proof_started(&before);
+    assert_eq!(d.record.proof_runs, before.proof_runs + 1);
+    assert_eq!(d.record.state, before.state);
+    assert!(d.effects.is_empty());
+}
