@@ -35,6 +35,25 @@ pub use start::start;
 /// open Actions attempt, and a lost webhook costs at most this long.
 pub const DEFAULT_ACTIONS_WATCH: Duration = Duration::from_secs(5 * 60);
 
+/// How long an idle loop sleeps before it looks again by itself: the
+/// fallback for a wake-up that did not come (a commit of this replica
+/// wakes its loops in process, another replica's by `LISTEN`/`NOTIFY`,
+/// `store::wakeups`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdlePolls {
+    /// The processor's look for new deliveries.
+    pub deliveries: Duration,
+    /// The executor's look for due effects.
+    pub effects: Duration,
+}
+
+impl IdlePolls {
+    pub const DEFAULT: IdlePolls = IdlePolls {
+        deliveries: Duration::from_secs(5),
+        effects: Duration::from_secs(30),
+    };
+}
+
 /// Everything `taskgate serve` needs (SPEC §9: env vars, flags, `.env`).
 #[derive(Clone)]
 pub struct ServeConfig {
@@ -91,6 +110,9 @@ pub struct ServeConfig {
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`; none by default).
     pub runner_network: taskgate_core::network::RunnerNetwork,
+    /// The idle loops' own looks ([`IdlePolls::DEFAULT`]; tests that
+    /// prove a wake-up make them long, so only the wake-up can decide).
+    pub idle_polls: IdlePolls,
 }
 
 impl ServeConfig {
@@ -140,6 +162,7 @@ impl ServeConfig {
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
             runner_network: taskgate_core::network::RunnerNetwork::Never,
+            idle_polls: IdlePolls::DEFAULT,
         }
     }
 }

@@ -294,6 +294,7 @@ impl ServeArgs {
             header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
             clock: taskgate::clock::Clock::system(),
             runner_network: self.runner_network,
+            idle_polls: taskgate::app::IdlePolls::DEFAULT,
         })
     }
 }

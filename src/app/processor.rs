@@ -49,6 +49,8 @@ pub struct Processor {
     pub ship: Ship,
     /// Spacing of the tries of a delivery GitHub failed (after the quick ones).
     pub retry: crate::github::executor::Backoff,
+    /// The longest it waits for a wake-up before it looks by itself.
+    pub idle_poll: Duration,
     /// The installations whose deliveries this replica decides.
     pub inboxes: Arc<super::inbox_lease::InboxLeases>,
     /// What `/taskgate doctor` reads GitHub with.
@@ -219,10 +221,10 @@ impl Processor {
 
     /// Until when to wait for new deliveries when none is ready (clock
     /// time, so a test that moves the clock on wakes it): until the
-    /// earliest put-off one is due, at most 5 s.
+    /// earliest put-off one is due, at most its idle poll.
     async fn idle_until_ms(&self) -> i64 {
         let now = self.store.clock().now_ms();
-        let most = now + 5_000;
+        let most = now + self.idle_poll.as_millis() as i64;
         match self.store.next_retry_at_ms().await {
             Ok(Some(at)) => at.clamp(now + 10, most),
             _ => most,

@@ -139,6 +139,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         recorded: s.recorded.clone(),
         effects_stored: s.effects_stored.clone(),
         retry: config.backoff,
+        idle_poll: config.idle_polls.deliveries,
         syncer: sync::Syncer {
             github: s.github.clone(),
             store: sync::SyncStore::of(s.store.clone()),
@@ -260,6 +261,7 @@ fn supervised_loops(config: &ServeConfig, s: &Shared, processor: Processor) -> V
 fn executor_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFuture + Send {
     let s = s.clone();
     let (backoff, pacing, clock) = (config.backoff, config.pacing, config.clock.clone());
+    let idle_poll = config.idle_polls.effects;
     move || {
         let executor = Executor {
             store: s.store.clone(),
@@ -270,6 +272,7 @@ fn executor_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFuture
             clock: clock.clone(),
             wake: s.effects_stored.clone(),
             deliveries: s.recorded.clone(),
+            idle_poll,
         };
         Box::pin(executor.run())
     }

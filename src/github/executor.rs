@@ -139,6 +139,8 @@ pub struct Executor {
     /// Wakes the processor when an effect queued a delivery of its own
     /// (the next reconciliation pass).
     pub deliveries: Arc<Notify>,
+    /// The longest it sleeps without a wake-up or an effect due.
+    pub idle_poll: Duration,
 }
 
 /// What the write budget says about an effect's call.
@@ -266,13 +268,14 @@ impl Executor {
         let next_pause_end = paused.values().min().copied();
         // An absolute time, so a clock moved on from now wakes it.
         let now = self.clock.now_ms();
+        let idle = self.idle_poll.as_millis() as i64;
         let wake_at = [next_due, next_pause_end]
             .into_iter()
             .flatten()
             .map(|t| t.max(now + 5))
             .min()
-            .unwrap_or(now + 30_000)
-            .min(now + 30_000);
+            .unwrap_or(now + idle)
+            .min(now + idle);
         tokio::select! {
             _ = self.wake.notified() => {}
             _ = self.clock.sleep_until_ms(wake_at) => {}
