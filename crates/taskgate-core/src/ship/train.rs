@@ -31,6 +31,10 @@
 //!   with no clear suspect, in halves. Innocent stories land without a
 //!   person; a split car rebuilt on the same changes meets the failed
 //!   tree again and is refused without another run ([`Train::failed`]).
+//! - **A suspect is checked beside the train.** The suspect of a failed
+//!   car rides aside (`Car::aside`): built on the car of the others, not
+//!   counted in `parallel`, and nothing built on it, so the cars behind
+//!   are formed and proven without waiting for the check.
 //! - **Proofs are reused by tree.** A car whose commit has a tree already
 //!   proven green with the same gates passes without a run.
 
@@ -149,6 +153,14 @@ pub struct Car {
     /// Formed by splitting a failed car: the stories of the car whose
     /// failure it narrows down.
     pub split_from: Vec<StoryId>,
+    /// A check beside the train: the suspect of a failed car, built on
+    /// the car of the others, so its tree is the failed one again and its
+    /// run is the failure's check. Nothing is built on it and it never
+    /// lands: the cars behind are built without the suspect, so the train
+    /// stays full while the check runs. Failed again, its story is
+    /// refused; passed, the failure was a flake and its story waits again.
+    #[serde(default)]
+    pub aside: bool,
 }
 
 /// A tree known to fail, with the tests that failed on it.
@@ -377,8 +389,22 @@ impl Step {
             .iter()
             .position(|c| !c.landing && c.stories.iter().any(|e| e.story == *story));
         if let Some(at) = at {
-            self.dissolve_from(at);
+            self.drop_car(at);
             self.t.waiting.retain(|e| e.story != *story);
+        }
+    }
+
+    /// Car `at` goes back to the queue, and so do the cars built on it:
+    /// every car behind, or none behind a check aside.
+    fn drop_car(&mut self, at: usize) {
+        if self.t.cars[at].aside {
+            let car = self.t.cars.remove(at);
+            if car.proving {
+                self.actions.push(TrainAction::Cancel { car: car.id });
+            }
+            self.t.waiting.extend(car.stories);
+        } else {
+            self.dissolve_from(at);
         }
     }
 
@@ -413,7 +439,7 @@ impl Step {
         }
         // It may only conflict with a story ahead of it that has not
         // landed yet: it is tried again in a car of its own, behind.
-        self.dissolve_from(at);
+        self.drop_car(at);
         if let Some(e) = self.t.waiting.iter_mut().find(|e| e.story == *story) {
             e.conflicted = true;
         }
@@ -478,7 +504,9 @@ impl Step {
         let Some(car) = self.t.cars.first_mut() else {
             return;
         };
-        if !car.passed || car.landing {
+        // A check aside first: the car behind waits for its verdict, so a
+        // refusal is always on a base that is the default branch's head.
+        if !car.passed || car.landing || car.aside {
             return;
         }
         let (Some(built), Some(base)) = (car.built.clone(), car.base.clone()) else {
@@ -500,7 +528,8 @@ impl Step {
         if self.t.main.is_none() {
             return;
         }
-        while self.t.cars.len() < settings.parallel.max(1) && !self.t.waiting.is_empty() {
+        let in_line = |cars: &[Car]| cars.iter().filter(|c| !c.aside).count();
+        while in_line(&self.t.cars) < settings.parallel.max(1) && !self.t.waiting.is_empty() {
             let stories = take_next(&mut self.t.waiting, settings.batch_max.max(1));
             let car = self.new_car(stories, Vec::new());
             self.t.cars.push(car);
@@ -522,15 +551,17 @@ impl Step {
             reused: false,
             landing: false,
             split_from,
+            aside: false,
         }
     }
 
     fn build_and_prove(&mut self) {
         for i in 0..self.t.cars.len() {
-            let base = if i == 0 {
-                self.t.main.clone()
-            } else {
-                self.t.cars[i - 1].built.as_ref().map(|b| b.commit.clone())
+            // Built on the nearest car ahead that is not a check aside.
+            let ahead = self.t.cars[..i].iter().rev().find(|c| !c.aside);
+            let base = match ahead {
+                None => self.t.main.clone(),
+                Some(car) => car.built.as_ref().map(|b| b.commit.clone()),
             };
             let car = &mut self.t.cars[i];
             if car.base.is_none() {

@@ -20,7 +20,9 @@ impl Step {
                 .flatten(),
         };
         let car = self.t.cars.remove(at);
-        self.dissolve_from(at);
+        if !car.aside {
+            self.dissolve_from(at);
+        }
         let batch: Vec<StoryId> = if car.split_from.is_empty() {
             car.stories.iter().map(|e| e.story.clone()).collect()
         } else {
@@ -71,21 +73,24 @@ impl Step {
         failing: &[FailingTest],
         batch: Vec<StoryId>,
     ) {
-        let (first, second) = split(stories, failing, self.attribution);
+        let (first, second, suspect) = split(stories, failing, self.attribution);
         let first = self.new_car(first, batch.clone());
-        let second = self.new_car(second, batch);
+        let mut second = self.new_car(second, batch);
+        // The evidence's suspect is checked beside the train; halves are
+        // not: the fault may be in either, so the cars behind wait.
+        second.aside = suspect;
         self.t.cars.insert(at, second);
         self.t.cars.insert(at, first);
     }
 }
 
 /// The two cars a failed one becomes, in the order they are proven: the
-/// others, then the suspect; or the first half, then the second.
+/// others, then the suspect (`true`); or the first half, then the second.
 fn split(
     stories: Vec<Entry>,
     failing: &[FailingTest],
     attribution: bool,
-) -> (Vec<Entry>, Vec<Entry>) {
+) -> (Vec<Entry>, Vec<Entry>, bool) {
     let changed: Vec<Changed<'_>> = stories
         .iter()
         .map(|e| Changed {
@@ -97,11 +102,14 @@ fn split(
         .then(|| likely_culprit(&changed, failing))
         .flatten();
     match suspect {
-        Some(suspect) => stories.into_iter().partition(|e| e.story != suspect),
+        Some(suspect) => {
+            let (others, suspect) = stories.into_iter().partition(|e| e.story != suspect);
+            (others, suspect, true)
+        }
         None => {
             let mut first = stories;
             let second = first.split_off(first.len() / 2);
-            (first, second)
+            (first, second, false)
         }
     }
 }

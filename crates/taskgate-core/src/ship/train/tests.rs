@@ -184,6 +184,23 @@ impl World {
         }
     }
 
+    /// Finishes the proofs running now, not those they start: one proof
+    /// period of clock time.
+    fn period(&mut self) {
+        let now: Vec<(CarId, CommitSha)> = std::mem::take(&mut self.running);
+        for (car, commit) in now {
+            let failing = self.run(&commit);
+            if failing.is_empty() {
+                self.green.insert(commit.clone());
+            }
+            self.event(TrainEvent::Proved {
+                car,
+                commit,
+                failing,
+            });
+        }
+    }
+
     fn run(&mut self, commit: &CommitSha) -> Vec<FailingTest> {
         let tree = self.trees[commit].clone();
         let flaky: Vec<String> = self.flaky.intersection(&tree).cloned().collect();
@@ -238,6 +255,65 @@ fn a_batch_of_three_with_one_broken_story_lands_two_and_refuses_one_in_fewer_run
     one_at_a_time.settle();
     assert_eq!(one_at_a_time.landed, vec![vec!["a"], vec!["c"]]);
     assert_eq!(one_at_a_time.train.stats.proof_runs, 4);
+}
+
+#[test]
+fn the_suspect_of_a_failed_batch_is_checked_beside_the_train_while_the_next_car_proves() {
+    let mut w = World::new(4, 2);
+    w.broken.insert("b".into());
+    for s in ["a", "b", "c", "d", "e"] {
+        w.ship(s);
+    }
+    w.start();
+    // a+b+c+d fails, its tests pointing at b; e, on it, is dissolved.
+    w.period();
+    let cars: Vec<(Vec<&str>, bool)> = (w.train.cars.iter())
+        .map(|c| {
+            (
+                c.stories.iter().map(|e| e.story.as_str()).collect(),
+                c.aside,
+            )
+        })
+        .collect();
+    assert_eq!(
+        cars,
+        [
+            (vec!["a", "c", "d"], false),
+            (vec!["b"], true),
+            (vec!["e"], false)
+        ]
+    );
+    // `e` is built without `b`, and proven beside b's check.
+    let e = &w.train.cars[2];
+    assert_eq!(
+        e.base,
+        w.train.cars[0].built.as_ref().map(|b| b.commit.clone())
+    );
+    assert_eq!(w.running.len(), 3);
+    w.period();
+    assert_eq!(w.landed, vec![vec!["a", "c", "d"], vec!["e"]]);
+    assert_eq!(w.refused_names(), vec!["b"]);
+    assert_eq!(w.train.stats.innocents_refused, 0);
+    // a+b+c+d, e on it, a+c+d, b's check, e again.
+    assert_eq!(w.train.stats.proof_runs, 5);
+    assert!(w.train.cars.is_empty() && w.running.is_empty());
+}
+
+#[test]
+fn a_suspect_whose_check_passes_was_a_flake_and_lands_in_a_car_behind() {
+    let mut w = World::new(4, 2);
+    w.flaky.insert("b".into());
+    for s in ["a", "b", "c", "d", "e"] {
+        w.ship(s);
+    }
+    w.start();
+    w.period(); // a+b+c+d fails once, b's test; e on it is dissolved
+    w.period(); // a+c+d and e pass; b's check passes: a flake
+    assert_eq!(w.landed, vec![vec!["a", "c", "d"], vec!["e"]]);
+    assert_eq!(w.flaky_events, vec![vec![failing_test("b")]]);
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "c", "d"], vec!["e"], vec!["b"]]);
+    assert!(w.refused.is_empty());
 }
 
 #[test]

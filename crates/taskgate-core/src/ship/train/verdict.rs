@@ -37,6 +37,12 @@ impl Step {
                 self.flaky(id, commit, earlier.failing);
             }
             self.pass(at);
+            if self.t.cars[at].aside {
+                // The suspect was innocent: it waits again, for a car in
+                // line (the tree it made is remembered as proven).
+                let car = self.t.cars.remove(at);
+                self.t.waiting.extend(car.stories);
+            }
             return;
         }
         let Some(earlier) = earlier else {
