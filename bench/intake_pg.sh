@@ -23,47 +23,10 @@ BIN=${BENCH_BIN:-target/release/taskgate}
 [ -n "${BENCH_BIN:-}" ] || cargo build --release --locked --quiet
 load_prepare "$WORK"
 
-PGBIN=$(dirname "$(command -v initdb 2>/dev/null || ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -1)")
-PGDIR=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
-CLEANUP=$PGDIR
-as_pg=()
-if [ "$(id -u)" -eq 0 ]; then
-  chown nobody "$PGDIR"
-  as_pg=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
-fi
-"${as_pg[@]}" "$PGBIN/initdb" -D "$PGDIR/data" -U taskgate --auth=trust -E UTF8 >/dev/null
-cat >> "$PGDIR/data/postgresql.conf" <<EOF
-listen_addresses = ''
-unix_socket_directories = '$PGDIR'
-synchronous_commit = on
-max_connections = 100
-EOF
-"${as_pg[@]}" "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/server.log" -w start >/dev/null
-PGPM=$(head -1 "$PGDIR/data/postmaster.pid")
-stop_all() {
-  for pid in "${PIDS[@]:-}"; do kill "$pid" 2>/dev/null || true; done
-  kill -QUIT "$PGPM" 2>/dev/null || true
-  sleep 0.5
-  rm -rf "$WORK" "$PGDIR"
-}
-trap stop_all EXIT
-pq() { psql -h "$PGDIR" -U taskgate -d "$1" -Atc "$2"; }
-pq postgres "CREATE DATABASE taskgate" >/dev/null
-DB_URL="postgres://taskgate@$(python3 -c 'import sys,urllib.parse;print(urllib.parse.quote(sys.argv[1],safe=""))' "$PGDIR")/taskgate"
+source bench/pg.sh
+pg_start
+replicas_start "$REPLICAS"
 
-PIDS=()
-for i in $(seq 0 $((REPLICAS - 1))); do
-  APP_ID=1 PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
-    GITHUB_API_URL=http://127.0.0.1:9 HOST=127.0.0.1 PORT=$((PORT + i)) \
-    DATABASE_URL="$DB_URL" TASKGATE_WORK_DIR="$WORK/work-$i" RUST_LOG=error \
-    "$BIN" serve &
-  PIDS+=($!)
-  for _ in $(seq 100); do curl -sf "http://127.0.0.1:$((PORT + i))/healthz" >/dev/null && break; sleep 0.1; done
-done
-sleep 1
-
-ticks_of() { local t=0; for p in "$@"; do t=$((t + $(load_ticks "$p" 2>/dev/null || echo 0))); done; echo $t; }
-pg_pids() { echo "$PGPM"; ps --ppid "$PGPM" -o pid= ; }
 T0=$(ticks_of "${PIDS[@]}")
 DB0=$(ticks_of $(pg_pids))
 PER=$((CONNS / REPLICAS))
