@@ -5,7 +5,8 @@
 //! the delivery log) and as the installation (the repository, its owner's
 //! plan, `.github/taskgate.yml` and the workflows it names on the default
 //! branch, each role's assignees, the default branch's rules through
-//! `RepoClient::branch_rules`, as the ship queue reads them), and the
+//! `RepoClient::branch_rules`, as the ship queue reads them, and those of
+//! story branches, for the merge guard), and the
 //! sandbox probe. Must not: decide
 //! anything of the report; a call that fails becomes "could not check" in
 //! the facts, never a guess.
@@ -232,6 +233,7 @@ fn unread(why: &str) -> RepoFacts {
         assignees: Vec::new(),
         workflows: BTreeMap::new(),
         landing: Err(why.to_owned()),
+        story_branches: Err(why.to_owned()),
     }
 }
 
@@ -271,6 +273,7 @@ async fn read_repo(client: &RepoClient<'_>) -> (RepoFacts, Option<u64>) {
         }
     }
     let landing = said(client.branch_rules(&branch).await);
+    let story_branches = said(client.branch_rules(doctor::STORY_BRANCH_PROBE).await);
     let about = AboutRepo {
         default_branch: branch,
         html_url: repository.html_url.clone(),
@@ -284,6 +287,7 @@ async fn read_repo(client: &RepoClient<'_>) -> (RepoFacts, Option<u64>) {
         assignees,
         workflows,
         landing,
+        story_branches,
     };
     (facts, Some(repository.id))
 }

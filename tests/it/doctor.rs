@@ -67,8 +67,9 @@ fn sandbox_apart(report: &str) -> String {
 }
 
 /// A repository of an organisation, with a config naming an assignee and
-/// the Actions runner, that runner's workflow on `main`, and `main`
-/// requiring `taskgate/ship-gate` with the App a bypass actor.
+/// the Actions runner, that runner's workflow on `main`, `main`
+/// requiring `taskgate/ship-gate` with the App a bypass actor, and story
+/// branches requiring the gate `unit`'s check.
 fn healthy_repository(fake: &FakeGitHub) -> fakehub::RepoHandle {
     fake.add_org("octo-org", "team");
     let repo = fake.install(INSTALLATION, REPO);
@@ -87,6 +88,12 @@ fn healthy_repository(fake: &FakeGitHub) -> fakehub::RepoHandle {
         Ruleset::new("main")
             .rule(Rule::required_checks(&["taskgate/ship-gate"]))
             .bypass(BypassActor::App(fake.app_id())),
+    );
+    // The merge guard: a red task pull request stays out of its story.
+    repo.with_ruleset(
+        Ruleset::new("taskgate stories")
+            .on(&["refs/heads/taskgate/story-*"])
+            .rule(Rule::required_checks(&["taskgate/unit"])),
     );
     repo
 }
@@ -109,6 +116,7 @@ async fn a_healthy_repository_has_nothing_to_change_and_the_doctor_exits_0() {
     ok    Assignees: `alice` (coder) can be assigned
     ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
     ok    Landing on `main`: taskgate moves `main` to each tested commit itself
+    ok    Story branches: GitHub merges a task pull request into its story branch only when `taskgate/unit` passes
     [sandbox]
     ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
 
@@ -227,6 +235,7 @@ async fn a_reader_asks_in_a_comment_and_gets_the_report_in_one_reply() {
     - ✅ **Assignees**: no role names assignees
     - ✅ **Landing on `main`**: taskgate moves `main` to each tested commit itself
     - ℹ️ **Landing on `main`**: `taskgate/ship-gate` is not a required check: a person can merge a story pull request taskgate has not proven<br>Require `taskgate/ship-gate` in a ruleset of the branch. ([rulesets](https://github.com/octo-org/hello-world/settings/rules))
+    - ℹ️ **Story branches**: no rule on `taskgate/story-*` requires taskgate's gate checks: anyone with write access, an agent included, can merge a task pull request whose gates failed. taskgate then holds the task (a merge is not a proof) and says so on the pull request, but GitHub does not stop the merge<br>Add a ruleset targeting `taskgate/story-*` that requires the status checks `taskgate/<gate>` of the gates your plans use (taskgate cannot add it: that needs the `administration` permission, which the App does not ask for). ([rulesets](https://github.com/octo-org/hello-world/settings/rules))
     [sandbox]
     - ✅ **Webhook deliveries**: none for octo-org/hello-world failed in the last 3 days
 

@@ -22,10 +22,12 @@
 mod checks;
 mod landing;
 mod manifest;
+mod merge_guard;
 mod render;
 
 pub use checks::workflows_to_check;
 pub use manifest::{has_dispatch_trigger, Access, ManifestError, Needs};
+pub use merge_guard::STORY_BRANCH_PROBE;
 pub use render::{render_markdown, render_terminal};
 
 use std::collections::BTreeMap;
@@ -94,6 +96,9 @@ pub struct RepoFacts {
     pub workflows: BTreeMap<String, Checked<WorkflowFacts>>,
     /// The default branch's rules, as they apply to the App.
     pub landing: Checked<BranchRules>,
+    /// The rules of story branches ([`STORY_BRANCH_PROBE`]): whether
+    /// GitHub refuses a red task pull request's merge.
+    pub story_branches: Checked<BranchRules>,
 }
 
 /// `GET /repos/{owner}/{repo}` and the owner's plan.
@@ -212,6 +217,7 @@ pub fn diagnose(facts: &Facts, needs: &Needs) -> Report {
             checks::workflows(facts, repo, config, &mut findings);
         }
         landing::landing(facts, repo, &mut findings);
+        merge_guard::merge_guard(facts, repo, &mut findings);
         let runner = config.as_ref().map(|c| c.runner);
         checks::sandbox(facts, runner, &mut findings);
     } else {

@@ -46,7 +46,7 @@ pub use decide::{
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
 pub use progress::{Progress, RunEvent};
-pub use render::{render_fork_summary, render_merge_refused, workflow_refused};
+pub use render::{check_name, render_fork_summary, render_merge_refused, workflow_refused};
 pub use review::{
     api_review_refusal, on_review_command, ApiReview, ReviewCommand, ReviewInputs, ReviewRefusal,
     Reviewer, MAX_REVISIONS,

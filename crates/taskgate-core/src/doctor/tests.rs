@@ -19,6 +19,21 @@ fn ship_gate_required(bypass: Bypass) -> BranchRules {
     }
 }
 
+/// The rules of story branches with a ruleset requiring `checks`.
+fn story_gates_required(checks: &[&str]) -> BranchRules {
+    BranchRules {
+        branch: STORY_BRANCH_PROBE.into(),
+        rules: vec![BranchRule {
+            rule: RuleKind::RequiredChecks {
+                contexts: checks.iter().map(|c| (*c).to_owned()).collect(),
+            },
+            ruleset: Some(9),
+            bypass: Bypass::Never,
+        }],
+        ..BranchRules::none(STORY_BRANCH_PROBE)
+    }
+}
+
 fn needs() -> Needs {
     Needs::from_manifest(include_str!("../../../../app-manifest.yml")).unwrap()
 }
@@ -78,6 +93,7 @@ fn healthy() -> Facts {
             .into_iter()
             .collect(),
             landing: Ok(ship_gate_required(Bypass::Always)),
+            story_branches: Ok(story_gates_required(&["taskgate/unit"])),
         }),
         deliveries: Ok(DeliveryFacts::default()),
         sandbox: SandboxFacts::Works {
@@ -118,6 +134,7 @@ fn a_healthy_repository_has_nothing_to_change() {
     ok    Assignees: `alice` (coder) can be assigned
     ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
     ok    Landing on `main`: taskgate moves `main` to each tested commit itself
+    ok    Story branches: GitHub merges a task pull request into its story branch only when `taskgate/unit` passes
     ok    Sandbox: bubblewrap runs task code in its sandbox on this host
     ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
 
@@ -420,5 +437,44 @@ fn doctor_checks_the_workflow_of_an_agent_in_either_spelling() {
             ("agent.yml".into(), "role `coder`'s agent workflow".into()),
             ("old.yml".into(), "role `tester`'s agent workflow".into()),
         ]
+    );
+}
+
+/// The story branches' finding for `rules`, with its fix.
+fn story_branches(rules: Checked<BranchRules>) -> Vec<String> {
+    let mut facts = healthy();
+    repo(&mut facts).story_branches = rules;
+    diagnose(&facts, &needs())
+        .findings
+        .into_iter()
+        .filter(|f| f.topic == "Story branches")
+        .map(|f| format!("{:?} {} | {}", f.level, f.says, f.fix.unwrap_or_default()))
+        .collect()
+}
+
+#[test]
+fn story_branches_say_whether_github_refuses_a_red_task_prs_merge_and_how_to_make_it() {
+    insta::assert_debug_snapshot!(
+        story_branches(Ok(story_gates_required(&["taskgate/unit", "taskgate/lint", "ci/other"]))),
+        @r#"
+            [
+                "Ok GitHub merges a task pull request into its story branch only when `taskgate/lint`, `taskgate/unit` pass | ",
+            ]
+        "#
+    );
+    // Only the ship gate, or no rule at all: nothing holds the merge.
+    let unguarded = story_branches(Ok(story_gates_required(&["taskgate/ship-gate"])));
+    assert_eq!(
+        unguarded,
+        story_branches(Ok(BranchRules::none(STORY_BRANCH_PROBE)))
+    );
+    insta::assert_debug_snapshot!(unguarded, @r#"
+        [
+            "Note no rule on `taskgate/story-*` requires taskgate's gate checks: anyone with write access, an agent included, can merge a task pull request whose gates failed. taskgate then holds the task (a merge is not a proof) and says so on the pull request, but GitHub does not stop the merge | Add a ruleset targeting `taskgate/story-*` that requires the status checks `taskgate/<gate>` of the gates your plans use (taskgate cannot add it: that needs the `administration` permission, which the App does not ask for).",
+        ]
+    "#);
+    assert_eq!(
+        story_branches(Err("GitHub answered 502: Bad Gateway".into())),
+        ["Note could not read the rules of story branches: GitHub answered 502: Bad Gateway | "]
     );
 }
