@@ -127,7 +127,7 @@ impl Fixture {
                     kind: FailureKind::TestFailure,
                     role: "coder".into(),
                     opened_at: NOW - 720,
-                    agent: "none".into(),
+                    agent: "claude".into(),
                 }),
                 history: vec![closed(Resolution::Fixed)],
                 totals: LoopTotals {
@@ -360,6 +360,7 @@ fn the_open_todo_shows_attempt_n_of_n_from_the_story_settings() {
     assert_eq!((todo.attempt, todo.max_attempts), (2, 2));
     assert_eq!((todo.depth, todo.max_depth), (1, 2));
     assert_eq!(todo.age, "12 min");
+    assert_eq!(todo.agent.as_deref(), Some("claude"));
     assert_eq!(
         todo.issue.unwrap().url,
         "https://ghe.example.com/acme/strategies/issues/9"

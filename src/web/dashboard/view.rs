@@ -150,6 +150,9 @@ pub struct TodoCell {
     pub issue: Option<Link>,
     pub kind: &'static str,
     pub role: String,
+    /// The agent the role's route named when it opened; `None` for a role
+    /// without one, or a todo older than the record of agents.
+    pub agent: Option<String>,
     /// Failed runs on it, of the most it may take (`attempt n/N`).
     pub attempt: u32,
     pub max_attempts: u32,
@@ -464,6 +467,7 @@ impl Row<'_> {
                     issue: s.issues.get(&open.marker).map(|i| link(i.number)),
                     kind: open.kind.as_str(),
                     role: open.role.clone(),
+                    agent: named_agent(&open.agent),
                     attempt: open.failed_runs,
                     max_attempts: max_attempts(self.task, &self.limits),
                     depth: open.depth,
@@ -575,4 +579,11 @@ pub fn duration(seconds: i64) -> String {
         3_600..172_800 => format!("{} h", s / 3_600),
         _ => format!("{} d", s / 86_400),
     }
+}
+
+/// `agent` when it names one ([`taskgate_core::failure::NO_AGENT`] and
+/// [`taskgate_core::failure::UNRECORDED_AGENT`] do not).
+fn named_agent(agent: &str) -> Option<String> {
+    use taskgate_core::failure::{NO_AGENT, UNRECORDED_AGENT};
+    (agent != NO_AGENT && agent != UNRECORDED_AGENT).then(|| agent.to_owned())
 }
