@@ -11,13 +11,13 @@
 //! `on_new_quarantines` do) or read anything a task printed beyond its
 //! test results: only recorded history quarantines a test.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clock::Clock;
 use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::config::load_config;
 use taskgate_core::config::RepoConfig;
-use taskgate_core::flaky::{self, Changes, CommitPair, RunResult, TestRun};
+use taskgate_core::flaky::{self, Changes, CommitPair, FlakyEvent, RunResult, TestRun};
 use taskgate_core::ids::RepoName;
 use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::{InternalEvent, QuarantineEnded};
@@ -93,26 +93,74 @@ impl Flaky {
             .filter(|r| !(r.task == key && r.attempt == run.attempt))
             .collect();
         runs.extend(current);
-        // What the runners recorded of the commits a test flipped across
-        // (`store::commit_changes`): kind (b) needs them.
+        let events = self.events_of(run.repo, &runs, config).await?;
+        self.quarantine(run.repo, &events, config).await
+    }
+
+    /// The quarantines flaky events seen outside a task's history start
+    /// (the ship train's: a tree failed in one car's proof and passed in
+    /// another's, two runs no task's history pairs), counted with the
+    /// events the tests' recorded history has.
+    pub(crate) async fn quarantine_after_events(
+        &self,
+        repo: &RepoName,
+        seen: BTreeMap<TestId, Vec<FlakyEvent>>,
+        config: &RepoConfig,
+    ) -> Result<Decision, StoreError> {
+        if seen.is_empty() {
+            return Ok(Decision::default());
+        }
+        let ids: Vec<TestId> = seen.keys().cloned().collect();
+        let runs = (self.store)
+            .flaky_history(repo, &ids, &BTreeSet::new())
+            .await?;
+        let mut events = self.events_of(repo, &runs, config).await?;
+        for (test, more) in seen {
+            let all = events.entry(test).or_default();
+            all.extend(more);
+            all.sort();
+            all.dedup();
+        }
+        self.quarantine(repo, &events, config).await
+    }
+
+    /// The flaky events of `runs`, with what the runners recorded of the
+    /// commits a test flipped across (`store::commit_changes`): kind (b)
+    /// needs them.
+    async fn events_of(
+        &self,
+        repo: &RepoName,
+        runs: &[TestRun],
+        config: &RepoConfig,
+    ) -> Result<BTreeMap<TestId, Vec<FlakyEvent>>, StoreError> {
         let known = (self.store)
-            .commit_changes(run.repo, flaky::flips_across_commits(&runs))
+            .commit_changes(repo, flaky::flips_across_commits(runs))
             .await?;
         let unrelated = config.flaky.unrelated_globs();
         let changes = Changes {
             files: &|pair: &CommitPair| known.get(pair).cloned().flatten(),
             unrelated: &|path: &str| unrelated.is_match(path),
         };
-        let events = flaky::flaky_events(&runs, changes);
+        Ok(flaky::flaky_events(runs, changes))
+    }
+
+    /// The quarantines `events` start now, with the tracking issue's
+    /// effect (`core::flaky`).
+    async fn quarantine(
+        &self,
+        repo: &RepoName,
+        events: &BTreeMap<TestId, Vec<FlakyEvent>>,
+        config: &RepoConfig,
+    ) -> Result<Decision, StoreError> {
         if events.is_empty() {
             return Ok(Decision::default());
         }
-        let before = self.store.quarantines(run.repo).await?;
+        let before = self.store.quarantines(repo).await?;
         let now = self.now();
-        let started = flaky::new_quarantines(&events, &before, &config.flaky, now);
+        let started = flaky::new_quarantines(events, &before, &config.flaky, now);
         let prefix = format!("/{}", super::commands::syntax_of(config).prefix);
         Ok(flaky::on_new_quarantines(
-            run.repo, &before, started, &prefix, now,
+            repo, &before, started, &prefix, now,
         ))
     }
 }

@@ -143,6 +143,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
                     failing.push(FailingTest {
                         name: format!("{}::works", s.name),
                         file: Some(s.test_file.clone()),
+                        case: None,
                     });
                 }
             }

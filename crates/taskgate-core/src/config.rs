@@ -34,6 +34,7 @@
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
 //! | `ship_batch_max` | 4 | stories proven together in one batch of the ship train (1–100; 1: one story per proof; `core::ship::train`) |
 //! | `ship_parallel` | 2 | batches proven at once, each on the one ahead (1–100; `core::ship::train`) |
+//! | `ship_bisect` | `attribution` | how the ship train splits a failed batch: `attribution` (first the stories the failing tests point at, else halves) or `halves` (always halves: the plain binary split; `core::ship::train`) |
 //! | `ship_train` | false | ship through the ship train: batches proven side by side, each landed as one fast-forward (unfinished, issue 31: off, the one-story queue ships) |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
 //! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit, or changed result across a commit that touched none of its files) before a test is quarantined (1–100; `core::flaky`) |
@@ -72,6 +73,18 @@ pub enum RunnerKind {
     #[default]
     Local,
     Actions,
+}
+
+/// How the ship train splits a failed batch (`ship_bisect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ShipBisect {
+    /// The stories the failing tests point at first (`train::attribution`),
+    /// halves when none stands out.
+    #[default]
+    Attribution,
+    /// Always in halves: the plain binary split.
+    Halves,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -263,6 +276,8 @@ pub struct RepoConfig {
     pub ship_batch_max: u32,
     /// Cars of the ship train proven at once, each on the one ahead.
     pub ship_parallel: u32,
+    /// How the ship train splits a failed batch.
+    pub ship_bisect: ShipBisect,
     /// Queued stories go to the ship train (`core::ship::train`), not the
     /// one-story queue. Off by default until the shell lands cars.
     pub ship_train: bool,
@@ -307,6 +322,7 @@ impl Default for RepoConfig {
             ship_gates: Vec::new(),
             ship_batch_max: 4,
             ship_parallel: 2,
+            ship_bisect: ShipBisect::Attribution,
             ship_train: false,
             flaky: FlakyConfig::default(),
         }
@@ -322,12 +338,13 @@ impl RepoConfig {
             .unwrap_or("debugger")
     }
 
-    /// The ship train's settings (`ship_batch_max`, `ship_parallel`).
+    /// The ship train's settings (`ship_batch_max`, `ship_parallel`,
+    /// `ship_bisect`).
     pub fn train_settings(&self) -> crate::ship::TrainSettings {
         crate::ship::TrainSettings {
             batch_max: self.ship_batch_max as usize,
             parallel: self.ship_parallel as usize,
-            attribution: true,
+            attribution: self.ship_bisect == ShipBisect::Attribution,
         }
     }
 

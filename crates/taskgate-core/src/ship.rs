@@ -57,7 +57,7 @@ pub use landing::{
 };
 pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
 pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents};
-pub use proof::{proof_failing_files, proof_failures, proof_gate, proof_task, ProofVerdict};
+pub use proof::{proof_failing_tests, proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
     next_in_queue, on_base_moved, on_freeze_changed, on_proof_commit, on_proof_failed,
     on_proof_passed, priority_name, queue_length, queue_order, ship_audit, ship_branch,

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::app::flaky::FlakyStore;
 use crate::store::{store_view, StoreError};
 use taskgate_core::freeze::Freeze;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
@@ -26,4 +27,7 @@ store_view! {
         async fn ship_train(repo: &RepoName) -> Result<Train, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
     }
+    /// What the flaky-test tracking reads: the train's flaky events
+    /// quarantine as a task's do (`train/flaky.rs`).
+    hands flaky: FlakyStore;
 }

@@ -16,11 +16,12 @@
 //! proof runs it starts are in the same decision as the train after it,
 //! so the stored train never waits for an answer that will not come.
 
+mod flaky;
 mod land;
 
 use super::*;
 use taskgate_core::ship::{
-    build_car_effect, pinned_head, Entry, FailingTest, ProofVerdict, Train, TrainAction, TrainEvent,
+    build_car_effect, pinned_head, Entry, ProofVerdict, Train, TrainAction, TrainEvent,
 };
 use taskgate_core::task::RunSubject;
 
@@ -108,15 +109,8 @@ impl Ship {
                 out.decision.merge(d);
             }
             TrainAction::Flaky { car, commit, tests } => {
-                // The runs' own history counts it (`app::flaky`: a
-                // failure, then a pass, on the same commit).
-                tracing::info!(%car, commit = %commit.short(), tests = tests.len(), "ship train: flaky tests");
-                let names: Vec<&str> = tests.iter().map(|t| t.name.as_str()).collect();
-                out.decision.outcome += &format!(
-                    "; flaky on ship batch {car} at {}: {}",
-                    commit.short(),
-                    names.join(", ")
-                );
+                let d = self.train_flaky(l, *car, commit, tests).await?;
+                out.decision.merge(d);
             }
             TrainAction::Cancel { car } => {
                 // A run of a car dissolved: its verdict is ignored
@@ -233,15 +227,7 @@ impl Ship {
         let Some(car) = car else {
             return Ok(None);
         };
-        let failing = v
-            .failures
-            .iter()
-            .enumerate()
-            .map(|(i, name)| FailingTest {
-                name: name.clone(),
-                file: v.files.get(i).cloned().flatten(),
-            })
-            .collect();
+        let failing = v.tests.clone();
         let event = TrainEvent::Proved {
             car: car.id,
             commit: v.commit.clone(),

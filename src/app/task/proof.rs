@@ -14,7 +14,8 @@ use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
 use taskgate_core::ids::StoryId;
 use taskgate_core::ship::{
-    proof_failing_files, proof_failures, proof_task, revert_branch, ship_branch, ProofVerdict,
+    proof_failing_tests, proof_failures, proof_task, revert_branch, ship_branch, FailingTest,
+    ProofVerdict,
 };
 use taskgate_core::task::RunSubject;
 
@@ -132,19 +133,26 @@ fn proof_verdict(
     verdict: Option<bool>,
     commit: Option<CommitSha>,
 ) -> Option<ProofVerdict> {
-    let (passed, failures, files) = match (verdict, progress) {
+    let (passed, failures, tests) = match (verdict, progress) {
         (Some(passed), _) => {
             let report = finished_report(progress);
             let failures = report.as_ref().map(proof_failures);
-            let files = report.as_ref().map(proof_failing_files);
-            let (failures, files) = (failures.unwrap_or_default(), files.unwrap_or_default());
-            (passed, failures, files)
+            let tests = report.as_ref().map(proof_failing_tests);
+            (
+                passed,
+                failures.unwrap_or_default(),
+                tests.unwrap_or_default(),
+            )
         }
-        (None, RunProgress::Skipped { why, .. }) => (
-            false,
-            vec![format!("the proof could not run: {why}")],
-            vec![None],
-        ),
+        (None, RunProgress::Skipped { why, .. }) => {
+            let line = format!("the proof could not run: {why}");
+            let test = FailingTest {
+                name: line.clone(),
+                file: None,
+                case: None,
+            };
+            (false, vec![line], vec![test])
+        }
         (None, _) => return None,
     };
     Some(ProofVerdict {
@@ -154,7 +162,7 @@ fn proof_verdict(
         commit: commit?,
         passed,
         failures,
-        files,
+        tests,
     })
 }
 

@@ -250,3 +250,15 @@ fn the_ship_trains_batch_and_parallel_are_read_and_checked() {
     ");
     assert!(load_config(Some(src)).is_err());
 }
+
+#[test]
+fn the_ship_trains_split_is_by_attribution_unless_halves_are_asked_for() {
+    assert!(RepoConfig::default().train_settings().attribution);
+    let c = load_config(Some("ship_bisect: halves\n")).unwrap();
+    assert!(!c.train_settings().attribution);
+    let c = load_config(Some("ship_bisect: attribution\n")).unwrap();
+    assert!(c.train_settings().attribution);
+    let src = "ship_bisect: thirds\n";
+    insta::assert_snapshot!(problems(src), @".github/taskgate.yml:1:14: error: `ship_bisect: thirds` is not valid; expected one of: attribution, halves");
+    assert!(load_config(Some(src)).is_err());
+}

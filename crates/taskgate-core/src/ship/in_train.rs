@@ -19,7 +19,7 @@
 use super::decide::{comment, gate, ShipContext, ShipDecision};
 use super::queue::refuse_with;
 use super::rules::LandingPlan;
-use super::train::{CarId, Refusal};
+use super::train::{CarId, FailingTest, Refusal};
 use super::{pinned_head, ProofFailure, ShipProof, ShipState, StoryRecord};
 use crate::effect::Effect;
 use crate::ids::{CommitSha, IssueNumber, StoryId};
@@ -201,7 +201,7 @@ pub fn on_train_refused(
                 base: base.clone(),
                 head,
                 commit: Some(commit.clone()),
-                failures: failing.iter().map(|t| t.name.clone()).collect(),
+                failures: gate_lines(failing),
             },
             batch_line(ctx.story, batch),
         ),
@@ -238,3 +238,11 @@ fn batch_line(story: &StoryId, batch: &[BatchStory]) -> Option<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// One line per failing gate: a gate with several failing cases names
+/// them one after the other, with its line each time.
+fn gate_lines(failing: &[FailingTest]) -> Vec<String> {
+    let mut lines: Vec<String> = failing.iter().map(|t| t.name.clone()).collect();
+    lines.dedup();
+    lines
+}

@@ -10,6 +10,8 @@
 use crate::ids::{CommitSha, RepoName, StoryId};
 use crate::plan::{Acceptance, Pos, Spanned, Task, TaskId};
 use crate::report::{plain_text, RunReport};
+use crate::results::Outcome;
+use crate::ship::FailingTest;
 use crate::task::RunSubject;
 
 /// `ship/<task>/<gate>`: a task's gate as part of the proof.
@@ -56,10 +58,10 @@ pub struct ProofVerdict {
     pub passed: bool,
     /// One line per failing gate (empty when it passed).
     pub failures: Vec<String>,
-    /// Beside each line of `failures`: the file of the gate's first
-    /// failing test, when its results say (the ship train's attribution
-    /// reads it).
-    pub files: Vec<Option<String>>,
+    /// The failing tests as the ship train reads them: each failing case
+    /// of a failing gate (its id and file, with the gate's line), or the
+    /// gate's line alone when it wrote no test results.
+    pub tests: Vec<FailingTest>,
 }
 
 /// One line per failing gate: the gate, its kind and the classifier's
@@ -85,26 +87,38 @@ pub fn proof_failures(report: &RunReport) -> Vec<String> {
         .collect()
 }
 
-/// Beside each line of [`proof_failures`]: the file of the gate's first
-/// failing test, when its test results name one.
-pub fn proof_failing_files(report: &RunReport) -> Vec<Option<String>> {
-    report
-        .gates
-        .iter()
-        .filter(|g| !g.passed)
-        .map(|g| {
-            g.tests
-                .iter()
-                .flat_map(|t| &t.cases)
-                .find(|c| {
-                    !matches!(
-                        c.outcome,
-                        crate::results::Outcome::Passed | crate::results::Outcome::Skipped { .. }
-                    )
-                })
-                .and_then(|c| c.file.clone())
-        })
-        .collect()
+/// The failing tests of [`proof_failures`]' gates, each with its gate's
+/// line: every failing case not quarantined (its id and file), or the
+/// line alone for a gate whose results name none. A quarantined test
+/// fails no gate (the runner's verdict), so it is no evidence here either.
+pub fn proof_failing_tests(report: &RunReport) -> Vec<FailingTest> {
+    let lines = proof_failures(report);
+    let failed = report.gates.iter().filter(|g| !g.passed);
+    let mut out = Vec::new();
+    for (gate, line) in failed.zip(lines) {
+        let cases: Vec<FailingTest> = (gate.tests.iter())
+            .flat_map(|t| {
+                t.cases
+                    .iter()
+                    .filter(|c| !t.quarantined_ids.contains(&c.id))
+            })
+            .filter(|c| !matches!(c.outcome, Outcome::Passed | Outcome::Skipped { .. }))
+            .map(|c| FailingTest {
+                name: line.clone(),
+                file: c.file.clone(),
+                case: Some(c.id.clone()),
+            })
+            .collect();
+        if cases.is_empty() {
+            out.push(FailingTest {
+                name: line,
+                file: None,
+                case: None,
+            });
+        }
+        out.extend(cases);
+    }
+    out
 }
 
 /// The last line the gate's failing command printed, capped: for a plain

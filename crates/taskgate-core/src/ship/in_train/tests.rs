@@ -127,6 +127,7 @@ fn a_refused_story_gets_todays_report_with_the_batch_it_was_tried_in() {
     let failing = vec![FailingTest {
         name: "`ship/check/test` (test): FAILED test_story".into(),
         file: None,
+        case: None,
     }];
     let why = Refusal::Failed {
         failing,

@@ -15,6 +15,7 @@
 use std::collections::BTreeSet;
 
 use crate::ids::StoryId;
+use crate::results::TestId;
 
 /// A failing test as a proof reports it.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -24,6 +25,10 @@ pub struct FailingTest {
     pub name: String,
     /// The file it lives in, when the results say.
     pub file: Option<String>,
+    /// The failing case's id in the gate's test results, when it wrote
+    /// any: what a flaky event of it is recorded under (`core::flaky`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case: Option<TestId>,
 }
 
 /// A story's changed files, as the batch's evidence.
@@ -103,6 +108,7 @@ mod tests {
         FailingTest {
             name: name.to_owned(),
             file: file.map(str::to_owned),
+            case: None,
         }
     }
 

@@ -43,6 +43,7 @@ fn failing_test(story: &str) -> FailingTest {
     FailingTest {
         name: format!("tests::{story}_works"),
         file: Some(format!("tests/{story}.rs")),
+        case: None,
     }
 }
 

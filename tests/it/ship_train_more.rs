@@ -1,0 +1,183 @@
+//! More of the ship train end to end (issue 31), behind `ship_train:
+//! true`: a test that fails once in a batch's proof and passes when the
+//! same tree is proven again is a flaky event, recorded and quarantined
+//! as a task's are, and nobody is refused for it.
+//!
+//! Every story's gate is [`CHECK`]: slow on the first story's batch (so
+//! the others queue behind it), and failing `tests/test_net.py::
+//! test_fetch` only on ship batch 2's commit — the batch of the three
+//! stories behind it. The split car built with the same changes has the
+//! same tree on another commit: the same test, passing. Every test checks
+//! that what landed is a tree a proof passed on.
+
+use std::collections::BTreeSet;
+
+use crate::support::shipped::Shipped;
+use crate::support::{eventually, REPO};
+use taskgate_core::ids::RepoName;
+use taskgate_core::ship::Train;
+
+/// Up to four stories a batch, one batch proving at a time; one flaky
+/// event quarantines (so the quarantine shows the event).
+const CONFIG: &str =
+    "ship_label: ship\nship_train: true\nship_parallel: 1\nflaky: { quarantine_after: 1 }\n";
+
+/// The gate of every story (see the module's header). The commit's
+/// message is read with git: the workspace is a real checkout.
+const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then sleep 6; fi
+if git log -1 --format=%s | grep -q 'into ship batch 2$'; then
+  printf '<testsuite name="net" tests="1" failures="1"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"><failure message="timed out"/></testcase></testsuite>' > junit.xml
+  echo "FAILED tests/test_net.py::test_fetch - timed out"
+  exit 1
+fi
+exit 0
+"#;
+
+/// A test's stories.
+struct Rig {
+    sh: Shipped,
+}
+
+impl Rig {
+    async fn start(config: &str) -> Rig {
+        let sh = Shipped::story()
+            .config(config)
+            .check(CHECK)
+            .shippable()
+            .await;
+        Rig { sh }
+    }
+
+    /// Another story `key`, shippable: its issue and story PR.
+    async fn story(&self, key: &str) -> (u64, u64) {
+        let gate = format!("{key}.sh");
+        let marker = format!("{key}/lib.txt");
+        let files = [(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        let (title, task) = (format!("Story {key}"), format!("Work {key}"));
+        let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
+        eventually("the story is shippable", || async {
+            self.sh.state_of(issue).await == "shippable"
+        })
+        .await;
+        (issue, self.sh.pull_of(&branch).unwrap().number)
+    }
+
+    async fn ship(&self, issue: u64) {
+        self.sh
+            .s
+            .app
+            .comment(issue, "octocat", "/taskgate ship")
+            .await;
+        self.sh.s.app.settle().await;
+    }
+
+    async fn train(&self) -> Train {
+        let repo = RepoName::parse(REPO).unwrap();
+        self.sh.s.app.store().ship_train(&repo).await.unwrap()
+    }
+
+    /// Waits until story `issue` is deployed; fails at once if it is
+    /// refused (back to `shippable`).
+    async fn until_deployed(&self, issue: u64) {
+        eventually(&format!("#{issue} deployed"), || async {
+            let now = self.sh.state_of(issue).await;
+            assert_ne!(
+                now,
+                "shippable",
+                "#{issue} was refused: {:#?}",
+                self.train().await
+            );
+            now == "deployed"
+        })
+        .await;
+    }
+
+    /// The trees of the commits every `taskgate/ship/…` check passed on.
+    fn proven_trees(&self) -> BTreeSet<String> {
+        let repo = self.sh.repo();
+        let mut by_commit: std::collections::BTreeMap<String, bool> = Default::default();
+        for c in repo.check_runs() {
+            if c.name.starts_with("taskgate/ship/") {
+                let green = c.conclusion.as_deref() == Some("success");
+                *by_commit.entry(c.head_sha.clone()).or_insert(true) &= green;
+            }
+        }
+        by_commit
+            .into_iter()
+            .filter(|(_, green)| *green)
+            .filter_map(|(sha, _)| repo.commit(&sha).map(|c| c.tree))
+            .collect()
+    }
+
+    /// Every batch commit the default branch was fast-forwarded to since
+    /// `since` (its first-parent chain) has a tree a proof passed on.
+    fn assert_landed_proven(&self, since: &str) {
+        let repo = self.sh.repo();
+        let proven = self.proven_trees();
+        let batches: BTreeSet<String> = (1..=100)
+            .filter_map(|car| repo.branch_sha(&format!("taskgate/ship-batch-{car}")))
+            .collect();
+        let mut at = self.sh.main_head();
+        assert!(batches.contains(&at), "main is a batch's commit");
+        while at != since {
+            let commit = repo.commit(&at).expect("a commit of main");
+            assert!(
+                commit.message.contains("into ship batch"),
+                "{at}: {}",
+                commit.message
+            );
+            if batches.contains(&at) {
+                assert!(
+                    proven.contains(&commit.tree),
+                    "{at} landed unproven: {proven:?}"
+                );
+            }
+            at = commit.parents.first().cloned().expect("since is on main");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lands() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let mut issues = vec![sh.story_issue];
+    for key in ["bravo", "charlie", "delta"] {
+        issues.push(t.story(key).await.0);
+    }
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    let base = sh.main_head();
+
+    for &issue in &issues {
+        t.ship(issue).await;
+    }
+    let train = t.train().await;
+    assert_eq!((train.cars.len(), train.waiting.len()), (1, 3), "{train:?}");
+    for &issue in &issues {
+        t.until_deployed(issue).await;
+    }
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    let train = t.train().await;
+    assert_eq!(
+        (train.stats.landed, train.stats.refused),
+        (4, 0),
+        "{:?}",
+        train.stats
+    );
+    assert_eq!(train.stats.flaky_retries, 1, "{:?}", train.stats);
+    // Where the product keeps flaky tests: the quarantine, with the one
+    // event that started it (`/dashboard`'s quarantined tests read it).
+    let repo = RepoName::parse(REPO).unwrap();
+    let quarantines = sh.s.app.store().quarantines(&repo).await.unwrap();
+    assert_eq!(quarantines.len(), 1, "{quarantines:?}");
+    let q = &quarantines[0];
+    assert!(q.test_id.as_str().contains("test_fetch"), "{q:?}");
+    assert_eq!(q.events.len(), 1, "{q:?}");
+    assert!(
+        q.events[0].task.starts_with("taskgate/ship-batch-"),
+        "{q:?}"
+    );
+    sh.s.app.assert_contract_kept();
+}
