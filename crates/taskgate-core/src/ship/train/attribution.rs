@@ -31,6 +31,23 @@ pub struct FailingTest {
     pub case: Option<TestId>,
 }
 
+impl FailingTest {
+    /// What names the test from one proof to the next: its case id when
+    /// the results gave one, else its gate's line. Not the line with a
+    /// case: the line names the proof's gate (`ship/<task>/<gate>`, the
+    /// car's first story's task), which differs between two cars that
+    /// hold the same failing test, and a failure seen twice would pass
+    /// for a flaky one.
+    pub fn key(&self) -> &str {
+        self.case.as_ref().map_or(&self.name, |c| c.as_str())
+    }
+
+    /// The same test as `other` ([`FailingTest::key`]).
+    pub fn is(&self, other: &FailingTest) -> bool {
+        self.key() == other.key()
+    }
+}
+
 /// A story's changed files, as the batch's evidence.
 pub struct Changed<'a> {
     pub story: &'a StoryId,
@@ -75,7 +92,9 @@ fn test_score(files: &BTreeSet<String>, test: &FailingTest) -> u32 {
             points += SAME_FOLDER;
         }
     }
-    let name = test.name.to_ascii_lowercase();
+    // The case id, not the gate's line: the line names the car's first
+    // story's task, which would point at that story whatever failed.
+    let name = test.key().to_ascii_lowercase();
     if files
         .iter()
         .filter_map(|f| stem(f))
@@ -122,6 +141,25 @@ mod tests {
             .map(|(story, files)| Changed { story, files })
             .collect();
         likely_culprit(&changed, failing).map(|s| s.as_str().to_owned())
+    }
+
+    #[test]
+    fn a_case_is_named_by_its_id_not_by_the_line_of_the_proofs_gate() {
+        // The line names the car's first story's task (`ship/s21/...`);
+        // both stories changed the shared test file the case lives in.
+        let failing = [FailingTest {
+            name: "`ship/s21/test` (test_failure): 1 test failed".into(),
+            file: Some("tests/shared.rs".into()),
+            case: Some(crate::results::TestId::new("s22::works")),
+        }];
+        let found = culprit(
+            &[
+                ("s21", &["src/s21.rs", "tests/shared.rs"]),
+                ("s22", &["src/s22.rs", "tests/shared.rs"]),
+            ],
+            &failing,
+        );
+        assert_eq!(found.as_deref(), Some("s22"));
     }
 
     #[test]

@@ -550,3 +550,77 @@ proptest! {
         prop_assert_eq!(w.train.stats.innocents_refused, 0);
     }
 }
+
+#[test]
+fn a_test_failing_twice_under_two_gate_lines_is_confirmed_not_flaky() {
+    let settings = TrainSettings {
+        batch_max: 4,
+        parallel: 1,
+        attribution: true,
+    };
+    let world = World::new(4, 1);
+    let mut train = world.train.clone();
+    let mut actions = Vec::new();
+    let mut step = |train: &mut Train, event| {
+        let (next, more) = on_train_event(train, event, settings);
+        *train = next;
+        actions.extend(more.clone());
+        more
+    };
+    step(
+        &mut train,
+        TrainEvent::MainMoved {
+            head: CommitSha("main-0".into()),
+        },
+    );
+    step(
+        &mut train,
+        TrainEvent::Enqueued(world.entry("a", Priority::Normal, 0)),
+    );
+    let car = train.cars[0].id;
+    let (commit, tree) = (CommitSha("car-a".into()), CommitSha("tree:a".into()));
+    step(
+        &mut train,
+        TrainEvent::Built {
+            car,
+            built: Built {
+                commit: commit.clone(),
+                tree,
+            },
+        },
+    );
+    // The same case, reported under two different lines of its gate (the
+    // proof's gate is named after the car's first story's task).
+    let under = |line: &str| FailingTest {
+        name: format!("`ship/{line}/test` (test_failure): a::works failed"),
+        file: Some("tests/a.rs".into()),
+        case: Some(crate::results::TestId::new("a::works")),
+    };
+    let failing = vec![under("first")];
+    step(
+        &mut train,
+        TrainEvent::Proved {
+            car,
+            commit: commit.clone(),
+            failing,
+        },
+    );
+    let failing = vec![under("second")];
+    step(
+        &mut train,
+        TrainEvent::Proved {
+            car,
+            commit,
+            failing,
+        },
+    );
+    assert!(
+        !actions
+            .iter()
+            .any(|a| matches!(a, TrainAction::Flaky { .. })),
+        "{actions:#?}"
+    );
+    assert!(actions
+        .iter()
+        .any(|a| matches!(a, TrainAction::Refuse { .. })));
+}

@@ -60,7 +60,7 @@ impl Step {
         let flaky: Vec<FailingTest> = earlier
             .failing
             .into_iter()
-            .filter(|t| !failing.contains(t))
+            .filter(|t| !failing.iter().any(|f| f.is(t)))
             .collect();
         self.flaky(id, commit, flaky);
         self.t.cars[at].failure = Some(failing.clone());
