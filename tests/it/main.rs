@@ -55,6 +55,7 @@ mod ship_queue;
 mod ship_rules;
 mod ship_stream_bench;
 mod ship_train;
+mod ship_train_default;
 mod test_results;
 mod trust_github;
 mod trust_own_items;
