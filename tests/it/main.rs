@@ -56,6 +56,7 @@ mod ship_rules;
 mod ship_stream_bench;
 mod ship_train;
 mod ship_train_more;
+mod ship_train_default;
 mod test_results;
 mod trust_github;
 mod trust_own_items;

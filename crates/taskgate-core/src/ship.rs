@@ -36,8 +36,10 @@ mod refusal;
 mod render;
 mod render_queue;
 mod rollback;
+mod route;
 mod rules;
 mod train;
+mod train_notes;
 
 pub use decide::{
     evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,
@@ -71,6 +73,7 @@ pub use rollback::{
     on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
     RollbackAsk, RollbackRefusal, RollbackState,
 };
+pub use route::{held_by_freeze, start_proof_serially, train_unfit};
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
     Unlandable, Violation,
@@ -80,6 +83,7 @@ pub use train::{
     Entry, FailingTest, Priority, Refusal, Train, TrainAction, TrainEvent, TrainSettings,
     TrainStats,
 };
+pub use train_notes::on_car_proving;
 pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};
 
 use serde::{Deserialize, Serialize};
@@ -266,6 +270,11 @@ pub struct StoryRecord {
     /// ship: summed, the proof runs per landed story.
     #[serde(default)]
     pub proof_runs: u32,
+    /// Why this story ships through the one-story queue though the
+    /// repository asks for the ship train (`route`): said once on the
+    /// story issue, shown by `GET /api/queue`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial_because: Option<String>,
 }
 
 /// One proof of a story on the base it is to land on.

@@ -192,7 +192,11 @@ impl Ship {
             .branch_head(&l.default_branch)
             .await?
             .ok_or_else(|| missing(&l.default_branch))?;
-        if l.config.ship_train {
+        let rules = self.branch_rules(&gh, repo, &l.default_branch).await?;
+        // The train lands a batch as one fast-forward: only where the
+        // rules allow one (`core::ship::route`), else one story at a time.
+        let serial_because = l.config.ship_train.then(|| ship::train_unfit(&rules));
+        if let Some(None) = serial_because {
             return self.advance_train(&l, (&gh, base), &stories).await;
         }
         // The story branch's head now, compared with the pinned head (what
@@ -201,8 +205,12 @@ impl Ship {
             .branch_head(&l.branch)
             .await?
             .ok_or_else(|| missing(&l.branch))?;
-        let rules = self.branch_rules(&gh, repo, &l.default_branch).await?;
-        let d = ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx());
+        let d = match serial_because.flatten() {
+            Some(why) => {
+                ship::start_proof_serially(&l.record, (&base, &head), &rules, &l.ctx(), why)
+            }
+            None => ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx()),
+        };
         Ok(l.finish(d).into())
     }
 

@@ -17,7 +17,9 @@
 //! so the stored train never waits for an answer that will not come.
 
 mod flaky;
+mod freeze;
 mod land;
+mod notes;
 
 use super::*;
 use taskgate_core::ship::{
@@ -42,6 +44,9 @@ impl Ship {
             let (next, more) = ship::on_train_event(&train, event, l.config.train_settings());
             train = next;
             actions.extend(more);
+        }
+        if let Some(out) = self.hold_for_freeze(l, (&before, &train), &actions).await? {
+            return Ok(out);
         }
         let cars = train.cars.len();
         let mut out = ShipOutcome {
@@ -89,6 +94,8 @@ impl Ship {
                     });
                     let d = self.count_car_proof(l, &story.story).await?;
                     out.decision.merge(d);
+                    let notes = self.tell_car_proving(l, after, (*car, commit)).await?;
+                    out.decision.merge(notes);
                 }
             }
             TrainAction::Land {
@@ -202,6 +209,12 @@ impl Ship {
             return Ok(None);
         };
         if !l.config.ship_train {
+            return Ok(None);
+        }
+        // A repository whose rules keep the train off ships one story at
+        // a time (`core::ship::route`): its train is empty.
+        let train = self.store.ship_train(&l.repo).await?;
+        if train.waiting.is_empty() && train.cars.is_empty() {
             return Ok(None);
         }
         let head = p.after.clone();

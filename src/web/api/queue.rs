@@ -121,7 +121,7 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
                     })).collect::<Vec<_>>(),
                 })
             });
-            json!({
+            let mut row = json!({
                 "position": i + 1,
                 "issue": e.issue.0,
                 "title": e.title,
@@ -132,7 +132,12 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
                 "queued_at": queued_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                 "waiting_seconds": r.queued_at_ms.map(|at| (now_ms - at).max(0) / 1000),
                 "proof": proof,
-            })
+            });
+            // Asked for the ship train, shipped one at a time: why.
+            if let Some(why) = &r.serial_because {
+                row["ships_serially_because"] = json!(why);
+            }
+            row
         })
         .collect();
     json!({ "repo": repo.to_string(), "queue": rows })

@@ -136,7 +136,8 @@ impl Queue {
     /// `.github/taskgate.yml` for this queue.
     fn config(self) -> &'static str {
         match self {
-            Queue::Serial => "runner: actions\nship_label: ship\n",
+            // Explicit: the serial baseline whatever the default becomes.
+            Queue::Serial => "runner: actions\nship_label: ship\nship_train: false\n",
             Queue::Train => "runner: actions\nship_label: ship\nship_train: true\n",
             Queue::Split => {
                 "runner: actions\nship_label: ship\nship_train: true\nship_bisect: halves\n"

@@ -98,6 +98,43 @@ pub fn proven_but_frozen(commit: &CommitSha, frozen: &str) -> String {
     )
 }
 
+/// A ship train's car started proving: its stories, in queue order.
+pub fn proving_batch(
+    car: super::CarId,
+    (base, commit): (&CommitSha, &CommitSha),
+    stories: &[String],
+) -> String {
+    let what = if stories.len() == 1 {
+        format!("the story {}", stories[0])
+    } else {
+        format!(
+            "{} stories in queue order: {}",
+            stories.len(),
+            stories.join(", ")
+        )
+    };
+    format!(
+        "Proving in ship batch {car}: `taskgate/ship-batch-{car}` merges {what} with the base at `{}`; the gates run on `{}`, and only that commit lands.",
+        base.short(),
+        commit.short()
+    )
+}
+
+/// A ship train's car proven during a freeze.
+pub fn batch_proven_but_frozen(car: super::CarId, commit: &CommitSha, frozen: &str) -> String {
+    format!(
+        "Proven in ship batch {car} at `{}`, but nothing lands while the repository is frozen ({frozen}). The story waits in the queue, and its batch is formed and proven again on the base as it is when the freeze lifts.",
+        commit.short()
+    )
+}
+
+/// A repository that asked for the ship train ships one story at a time.
+pub fn ships_serially(why: &str) -> String {
+    format!(
+        "Shipping one story at a time, not in batches (`ship_train`): {why}, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask."
+    )
+}
+
 pub fn base_moved(proof: &ShipProof, max_rounds: u32) -> String {
     format!(
         "The default branch moved past `{}` before the tested commit could land, so nothing landed. Proving again on the new base (round {} of at most {max_rounds}).",

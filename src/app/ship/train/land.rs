@@ -70,7 +70,11 @@ impl Ship {
     }
 
     /// The stories of a batch as the comments name them.
-    async fn batch(&self, l: &Located, stories: &[StoryId]) -> Result<Vec<BatchStory>, ShipError> {
+    pub(super) async fn batch(
+        &self,
+        l: &Located,
+        stories: &[StoryId],
+    ) -> Result<Vec<BatchStory>, ShipError> {
         let mut batch = Vec::new();
         for story in stories {
             if let Some(s) = self.locate(&l.repo, story, None).await? {

@@ -1,0 +1,191 @@
+//! The ship train as the default would need it (issue 31): a repository
+//! whose rules ask for another landing than a fast-forward ships one story
+//! at a time and says why, and a car proven during a freeze waits, as the
+//! one-story queue's proven story does.
+
+use fakehub::{Rule, Ruleset};
+
+use crate::support::eventually;
+use crate::support::shipped::Shipped;
+
+const CONFIG: &str = "ship_label: ship\nship_train: true\n";
+
+/// A check the test holds: once `armed` exists it waits for `release`
+/// (so the task's own run passes at once, and the proof is held until
+/// the test lets it go, with no clock in the test).
+struct Hold {
+    dir: tempfile::TempDir,
+}
+
+impl Hold {
+    fn new() -> Hold {
+        Hold {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn check(&self) -> String {
+        let armed = self.dir.path().join("armed");
+        let release = self.dir.path().join("release");
+        format!(
+            "if [ -f {} ]; then while [ ! -f {} ]; do sleep 0.05; done; fi\nexit 0\n",
+            armed.display(),
+            release.display()
+        )
+    }
+
+    fn arm(&self) {
+        std::fs::write(self.dir.path().join("armed"), "").unwrap();
+    }
+
+    fn release(&self) {
+        std::fs::write(self.dir.path().join("release"), "").unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at_a_time_and_says_why(
+) {
+    let hold = Hold::new();
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(&hold.check())
+        .shippable()
+        .await;
+    sh.repo().with_ruleset(
+        Ruleset::new("main")
+            .rule(Rule::pull_request())
+            .rule(Rule::required_checks(&["taskgate/ship-gate"])),
+    );
+    // A tree the task never ran on, so the proof is a run of its own.
+    sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
+    hold.arm();
+    sh.add_ship_label().await;
+    sh.story_told("the story says why", "Shipping one story at a time")
+        .await;
+    assert_eq!(sh.state().await, "proving", "the one-story queue proves it");
+    let (status, q) = sh
+        .api(
+            "GET",
+            "/api/queue?repo=octo-org/hello-world",
+            Some("api-token"),
+        )
+        .await;
+    assert_eq!(status, 200, "{q}");
+    insta::assert_snapshot!(q["queue"][0]["ships_serially_because"], @r#""the default branch's rules require each story PR to be merged""#);
+    hold.release();
+    sh.landed().await;
+    let story_pr = format!("/pulls/{}/merge", sh.story_pr().unwrap().number);
+    let merged =
+        sh.s.app
+            .fake
+            .requests()
+            .into_iter()
+            .any(|r| r.method == "PUT" && r.path.ends_with(&story_pr) && r.status == 200);
+    assert!(merged, "the story PR was merged, as the rules ask");
+    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
+    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    assert_eq!(train.stats.proof_runs, 0, "no batch was proven");
+    let notes: Vec<String> =
+        sh.s.app
+            .bot_comments(sh.story_issue)
+            .into_iter()
+            .filter(|c| c.contains("Shipping one story at a time"))
+            .collect();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    insta::assert_snapshot!(notes[0], @r"
+    Shipping one story at a time, not in batches (`ship_train`): the default branch's rules require each story PR to be merged, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask.
+
+    <!-- taskgate:ship-serial -->
+    ");
+    assert_eq!(sh.state().await, "deployed");
+}
+
+#[tokio::test]
+async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
+    let hold = Hold::new();
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(&hold.check())
+        .shippable()
+        .await;
+    // A tree the task never ran on, so the proof is a run of its own.
+    sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
+    hold.arm();
+    sh.add_ship_label().await;
+    eventually("the batch's proof runs", || async {
+        sh.repo()
+            .branch_sha("taskgate/ship-batch-1")
+            .is_some_and(|tip| !sh.s.checks(&tip).is_empty())
+    })
+    .await;
+    let base = sh.main_head();
+    sh.story_told(
+        "the story is told its batch proves",
+        "Proving in ship batch 1",
+    )
+    .await;
+    let proving: Vec<String> =
+        sh.s.app
+            .bot_comments(sh.story_issue)
+            .into_iter()
+            .filter(|c| c.contains("Proving in ship batch"))
+            .collect();
+    assert_eq!(proving.len(), 1, "once per car: {proving:#?}");
+    let tip = sh.repo().branch_sha("taskgate/ship-batch-1").unwrap();
+    let pr = sh.story_pr().unwrap().number;
+    let note = proving[0]
+        .replace(&base[..7], "<base>")
+        .replace(&tip[..7], "<commit>")
+        .replace(
+            &format!("#{} (PR #{pr})", sh.story_issue),
+            "#<issue> (PR #<pr>)",
+        );
+    insta::assert_snapshot!(note, @r"
+    Proving in ship batch 1: `taskgate/ship-batch-1` merges the story #<issue> (PR #<pr>) with the base at `<base>`; the gates run on `<commit>`, and only that commit lands.
+
+    <!-- taskgate:proving-batch car=1 -->
+    ");
+    sh.s.app
+        .comment(sh.story_issue, "octocat", "/taskgate freeze incident")
+        .await;
+    sh.s.app.settle().await;
+    hold.release();
+    sh.story_told("the proven story waits", "but nothing lands while")
+        .await;
+    assert!(!sh.story_pr().unwrap().merged, "nothing lands while frozen");
+    assert_eq!(sh.merges(), 0, "the default branch did not move");
+    assert_eq!(sh.state().await, "queued");
+    let note =
+        sh.s.app
+            .bot_comments(sh.story_issue)
+            .into_iter()
+            .find(|c| c.contains("but nothing lands while"))
+            .unwrap();
+    // The freeze's start is the wall clock's: masked.
+    let commit = sh.repo().branch_sha("taskgate/ship-batch-1").unwrap();
+    let since = note.find(" since ").unwrap();
+    let reason = note.find(": incident").unwrap();
+    let note = format!("{}{}", &note[..since], &note[reason..]).replace(&commit[..7], "<commit>");
+    insta::assert_snapshot!(note, @r"
+    Proven in ship batch 1 at `<commit>`, but nothing lands while the repository is frozen (frozen by @octocat: incident). The story waits in the queue, and its batch is formed and proven again on the base as it is when the freeze lifts.
+
+    <!-- taskgate:proven-frozen commit=<commit> -->
+    ");
+
+    sh.s.app
+        .comment(sh.story_issue, "octocat", "/taskgate unfreeze")
+        .await;
+    sh.landed().await;
+    assert_eq!(sh.merges(), 1);
+    let landed = sh.main_head();
+    let proven = sh.repo().commit(&landed).unwrap().tree;
+    let tip = sh.repo().branch_sha("taskgate/ship-batch-1").unwrap();
+    assert!(
+        sh.s.checks(&landed)
+            .iter()
+            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
+        "what landed carries a green ship gate"
+    );
+    assert_eq!(proven, sh.repo().commit(&tip).unwrap().tree);
+}
