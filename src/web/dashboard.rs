@@ -198,6 +198,9 @@ pub async fn load_view(
             .story_record(&row.repo, &row.story)
             .await?
             .unwrap_or_default();
+        // Proving while its ship train car proves (stored: queued).
+        let train = store.ship_train(&row.repo).await?;
+        let record = taskgate_core::ship::shown_record(&train, &row.story, &record);
         let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
             let (plan, _) = parse_plan(&p.plan);
             plan.map(|plan| (plan, p.config))

@@ -109,6 +109,25 @@ impl Rig {
             .collect()
     }
 
+    /// While its car proves, story `issue` is shown `proving` in its
+    /// batch by `GET /api/queue` (stored, it stays queued: the train's
+    /// transitions read that); the stories waiting behind it are
+    /// `queued`.
+    async fn assert_shown_proving(&self, issue: u64) {
+        let sh = &self.sh;
+        let path = format!("/api/queue?repo={REPO}");
+        let (status, v) = sh.api("GET", &path, Some("api-token")).await;
+        assert_eq!(status, 200, "{v}");
+        let first = &v["queue"][0];
+        assert_eq!(
+            (first["issue"].as_u64(), first["state"].as_str()),
+            (Some(issue), Some("proving")),
+            "{v}"
+        );
+        assert_eq!(first["batch"]["issues"], serde_json::json!([issue]), "{v}");
+        assert_eq!(v["queue"][1]["state"], "queued", "{v}");
+    }
+
     /// Every batch commit the default branch was fast-forwarded to since
     /// `since` (its first-parent chain) has a tree a proof passed on.
     fn assert_landed_proven(&self, since: &str) {
@@ -153,6 +172,7 @@ async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lan
     }
     let train = t.train().await;
     assert_eq!((train.cars.len(), train.waiting.len()), (1, 3), "{train:?}");
+    t.assert_shown_proving(sh.story_issue).await;
     for &issue in &issues {
         t.until_deployed(issue).await;
     }

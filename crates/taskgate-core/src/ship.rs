@@ -79,9 +79,9 @@ pub use rules::{
     Unlandable, Violation,
 };
 pub use train::{
-    build_car_effect, car_branch, likely_culprit, on_train_event, Built, Car, CarHead, CarId,
-    Entry, FailingTest, Priority, Refusal, Train, TrainAction, TrainEvent, TrainSettings,
-    TrainStats,
+    build_car_effect, car_branch, car_of, likely_culprit, on_train_event, shown_record, Built, Car,
+    CarHead, CarId, Entry, FailingTest, Priority, Refusal, Train, TrainAction, TrainEvent,
+    TrainSettings, TrainStats,
 };
 pub use train_notes::on_car_proving;
 pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};

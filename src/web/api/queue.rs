@@ -14,7 +14,9 @@ use super::{repo_of, ApiError, ApiState, RepoQuery};
 use crate::store::AttemptSummary;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::plan::parse_plan;
-use taskgate_core::ship::{priority_name, queue_order, ShipState, StoryRecord};
+use taskgate_core::ship::{
+    car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord,
+};
 
 /// One story of the queue, as read from the store.
 #[derive(Debug, Clone)]
@@ -24,6 +26,8 @@ pub struct QueueEntry {
     pub record: StoryRecord,
     /// The check runs of the proof's commit, gate and id.
     pub checks: Vec<(String, u64)>,
+    /// The ship train's car it rides in, with its stories' issues.
+    pub batch: Option<(CarId, Vec<IssueNumber>)>,
 }
 
 pub(super) async fn queue(
@@ -52,7 +56,16 @@ pub async fn queue_entries(
             "taskgate has no story in this repository",
         ));
     }
-    let records: Vec<(StoryId, StoryRecord)> = store.story_records(repo).await?;
+    // A train story is shown `proving` while its car proves
+    // (`core::ship::shown_record`; stored, it stays queued).
+    let train = store.ship_train(repo).await?;
+    let records: Vec<(StoryId, StoryRecord)> = (store.story_records(repo).await?)
+        .into_iter()
+        .map(|(story, record)| {
+            let shown = shown_record(&train, &story, &record);
+            (story, shown)
+        })
+        .collect();
     let mut entries = Vec::new();
     for (story, record) in queue_order(&records) {
         let Some(row) = rows.iter().find(|r| &r.repo == repo && &r.story == story) else {
@@ -67,11 +80,19 @@ pub async fn queue_entries(
             Some(commit) => proof_checks(store, repo, story, commit).await?,
             None => Vec::new(),
         };
+        let batch = car_of(&train, story).map(|car| {
+            let issues = (car.stories.iter())
+                .filter_map(|e| rows.iter().find(|r| &r.repo == repo && r.story == e.story))
+                .map(|r| r.issue)
+                .collect();
+            (car.id, issues)
+        });
         entries.push(QueueEntry {
             issue: row.issue,
             title,
             record: record.clone(),
             checks,
+            batch,
         });
     }
     Ok(entries)
@@ -132,6 +153,10 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
                 "queued_at": queued_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
                 "waiting_seconds": r.queued_at_ms.map(|at| (now_ms - at).max(0) / 1000),
                 "proof": proof,
+                "batch": e.batch.as_ref().map(|(car, issues)| json!({
+                    "car": car.0,
+                    "issues": issues.iter().map(|i| i.0).collect::<Vec<_>>(),
+                })),
             });
             // Asked for the ship train, shipped one at a time: why.
             if let Some(why) = &r.serial_because {
@@ -166,6 +191,7 @@ mod tests {
                 ..StoryRecord::default()
             },
             checks: vec![],
+            batch: None,
         }
     }
 
@@ -173,6 +199,8 @@ mod tests {
     fn the_queue_is_its_rows_in_order_with_the_proofs_check_runs() {
         let repo = RepoName::parse("acme/strategies").unwrap();
         let mut proving = entry(3, ShipState::Proving, 1_795_000_000_000, Priority::Normal);
+        // A ship train story: shown proving in its batch.
+        proving.batch = Some((CarId(2), vec![IssueNumber(3), IssueNumber(5)]));
         proving.record.proof = Some(ShipProof {
             round: 1,
             base: CommitSha("b".repeat(40)),
@@ -191,6 +219,13 @@ mod tests {
         {
           "queue": [
             {
+              "batch": {
+                "car": 2,
+                "issues": [
+                  3,
+                  5
+                ]
+              },
               "issue": 3,
               "position": 1,
               "pr": 4,
@@ -213,6 +248,7 @@ mod tests {
               "waiting_seconds": 120
             },
             {
+              "batch": null,
               "issue": 9,
               "position": 2,
               "pr": 10,
@@ -225,6 +261,7 @@ mod tests {
               "waiting_seconds": 30
             },
             {
+              "batch": null,
               "issue": 5,
               "position": 3,
               "pr": 6,

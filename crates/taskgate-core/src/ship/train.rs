@@ -41,6 +41,7 @@
 mod attribution;
 mod blame;
 mod effects;
+mod shown;
 #[cfg(test)]
 mod tests;
 mod verdict;
@@ -51,6 +52,7 @@ use serde::{Deserialize, Serialize};
 
 pub use attribution::{likely_culprit, Changed, FailingTest};
 pub use effects::{build_car_effect, car_branch, CarHead};
+pub use shown::{car_of, shown_record};
 
 use crate::ids::{CommitSha, StoryId};
 
