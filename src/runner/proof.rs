@@ -1,7 +1,8 @@
 //! The gates of a ship's proof (`RunSubject::ShipProof`): every leaf
 //! task's gates and every integration milestone, resolved with the plan's
 //! files exactly as their own runs resolve them, under the names
-//! `ship/<task>/<gate>` and `ship/integration-<id>`.
+//! `ship/<task>/<gate>` and `ship/integration-<id>`; a ship train's car
+//! of several stories runs every story's, each under `ship/<story>/…`.
 
 use super::local::{plan_gates, GateSpec};
 use taskgate_core::plan::{Plan, RepoFiles};
@@ -31,6 +32,29 @@ pub fn proof_gates(plan: &Plan, files: &dyn RepoFiles, only: &[String]) -> Vec<G
                 gate.gate = format!("ship/{}", gate.gate);
                 out.push(gate);
             }
+        }
+    }
+    out
+}
+
+/// Every gate a car's proof runs: each story's [`proof_gates`], from its
+/// own plan and files, in the car's order. A car of one story runs them
+/// under the one-story proof's names; a car of several prefixes each
+/// with its story (`ship/<story>/<task>/<gate>`), since two stories'
+/// plans may name the same task and gate.
+pub fn car_proof_gates(
+    stories: &[(&str, &Plan, &dyn RepoFiles)],
+    only: &[String],
+) -> Vec<GateSpec> {
+    if let [(_, plan, files)] = stories {
+        return proof_gates(plan, *files, only);
+    }
+    let mut out = Vec::new();
+    for (story, plan, files) in stories {
+        for mut gate in proof_gates(plan, *files, only) {
+            let inner = gate.gate.strip_prefix("ship/").unwrap_or(&gate.gate);
+            gate.gate = format!("ship/{story}/{inner}");
+            out.push(gate);
         }
     }
     out
@@ -88,6 +112,26 @@ mod tests {
         assert_eq!(
             names(&["unit", "integration-smoke"]),
             ["ship/data/unit", "ship/integration-smoke"]
+        );
+    }
+
+    #[test]
+    fn a_car_of_several_stories_runs_each_story_gates_under_its_name() {
+        let parse = |text: &str| parse_plan(text).0.expect("plan parses");
+        let a = parse("story: A\ntasks:\n  - { id: core, title: C, acceptance: { tests: [{ cmd: 'true', gate: unit }] } }\n");
+        let b = parse("story: B\ntasks:\n  - { id: core, title: C, acceptance: { tests: [{ cmd: 'false', gate: unit }] } }\n");
+        let files = MemFiles::default();
+        let names = |stories: &[(&str, &Plan, &dyn RepoFiles)]| -> Vec<String> {
+            car_proof_gates(stories, &[])
+                .into_iter()
+                .map(|g| g.gate)
+                .collect()
+        };
+        // One story: the one-story proof's names.
+        assert_eq!(names(&[("a", &a, &files)]), ["ship/core/unit"]);
+        assert_eq!(
+            names(&[("a", &a, &files), ("b", &b, &files)]),
+            ["ship/a/core/unit", "ship/b/core/unit"]
         );
     }
 }

@@ -38,7 +38,11 @@ impl Ship {
         events: Vec<TrainEvent>,
     ) -> Result<ShipOutcome, ShipError> {
         let before = self.store.ship_train(&l.repo).await?;
-        let mut train = before.clone();
+        // A car's gates are its stories' plans (in its tree) and
+        // `ship_gates`: trees proven with other `ship_gates`, or before
+        // cars ran every story's gates, are not reused.
+        let gates = format!("every-story;ship_gates={}", l.config.ship_gates.join(","));
+        let mut train = before.clone().with_gates(&gates);
         let mut actions = Vec::new();
         for event in events {
             let (next, more) = ship::on_train_event(&train, event, l.config.train_settings());

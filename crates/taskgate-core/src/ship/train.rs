@@ -218,6 +218,28 @@ pub struct Train {
     pub stats: TrainStats,
 }
 
+impl Train {
+    /// The train with its proofs keyed by `gates`: when that is not the
+    /// key its remembered trees were proven (or failed) with, they are
+    /// forgotten, so a tree is reused only for the gates it ran. The
+    /// shell gives the key of what a car's proof runs beyond its tree
+    /// (each story's plan is in the tree; `ship_gates` is not).
+    pub fn with_gates(mut self, gates: &str) -> Train {
+        if self.gates != gates {
+            self.gates = gates.to_owned();
+            self.proven.clear();
+            self.failed.clear();
+            self.failed_once.clear();
+        }
+        self
+    }
+
+    /// The car whose merge commit is `commit`, if one is in the train.
+    pub fn car_built_at(&self, commit: &CommitSha) -> Option<&Car> {
+        (self.cars.iter()).find(|c| c.built.as_ref().is_some_and(|b| b.commit == *commit))
+    }
+}
+
 /// What happened, as the shell reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrainEvent {

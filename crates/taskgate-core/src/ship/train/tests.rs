@@ -426,6 +426,24 @@ fn a_tree_proven_before_lands_with_no_run() {
 }
 
 #[test]
+fn a_tree_proven_with_other_gates_is_proven_again() {
+    let mut w = World::new(4, 1);
+    w.train.proven.push(tree_sha(&["a".to_owned()].into()));
+    // Same key: kept.
+    w.train = w.train.clone().with_gates("test");
+    assert_eq!(w.train.proven.len(), 1);
+    // The gates changed (e.g. `ship_gates`): the tree is proven again.
+    w.train = w.train.clone().with_gates("test,lint");
+    w.ship("a");
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a"]]);
+    assert_eq!(w.train.stats.reused_proofs, 0);
+    assert_eq!(w.train.stats.proof_runs, 1);
+    assert_eq!(w.train.gates, "test,lint");
+}
+
+#[test]
 fn a_high_priority_story_goes_ahead_of_the_normal_ones_waiting() {
     let mut w = World::new(1, 1);
     for (i, s) in ["a", "b", "c"].iter().enumerate() {
