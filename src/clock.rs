@@ -22,8 +22,15 @@
 //!   due `every` after the last one began, an effect due at its retry
 //!   time), so an advance that comes before the loop is back asleep still
 //!   counts (a relative wait would start over from the moved time).
+//!   A movable clock lists its sleeps in progress, each with the code
+//!   that sleeps and the time it waits for ([`Clock::sleeps`]), so a test
+//!   can move it straight to the time an idle loop waits for.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::panic::Location;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::watch;
@@ -35,9 +42,55 @@ pub struct Clock(Source);
 #[derive(Clone)]
 enum Source {
     System,
-    /// Milliseconds this clock is ahead of the system's; waits watch it.
-    Movable(Arc<watch::Sender<i64>>),
+    /// The system's time plus a shift tests grow.
+    Movable(Arc<Movable>),
     Other(Arc<dyn TimeSource>),
+}
+
+/// A movable clock's shift, and who sleeps on it until when.
+struct Movable {
+    /// Milliseconds this clock is ahead of the system's; waits watch it.
+    ahead: watch::Sender<i64>,
+    /// The sleeps in progress, by a number of their own.
+    sleeps: Mutex<BTreeMap<u64, Sleep>>,
+    next_id: AtomicU64,
+}
+
+/// A sleep in progress on a movable clock: where it was asked for, and
+/// the time it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sleep {
+    /// The code that sleeps (`src/github/executor.rs`): a loop is asleep
+    /// while its sleep is listed.
+    pub at: &'static Location<'static>,
+    /// The time it waits for, in milliseconds since the Unix epoch.
+    pub until_ms: i64,
+}
+
+/// A listed sleep, unlisted when the sleep ends or is dropped (a
+/// `select!` that took another branch).
+struct Listed<'c> {
+    clock: &'c Movable,
+    id: u64,
+}
+
+impl Movable {
+    fn sleeps(&self) -> std::sync::MutexGuard<'_, BTreeMap<u64, Sleep>> {
+        // A panic while holding it left a plain map: still usable.
+        self.sleeps.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn list(&self, sleep: Sleep) -> Listed<'_> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.sleeps().insert(id, sleep);
+        Listed { clock: self, id }
+    }
+}
+
+impl Drop for Listed<'_> {
+    fn drop(&mut self) {
+        self.clock.sleeps().remove(&self.id);
+    }
 }
 
 /// A time source other than the system's, for [`Clock::from_source`].
@@ -60,7 +113,11 @@ impl Clock {
 
     /// The system's time, which [`Clock::advance`] moves on (tests).
     pub fn movable() -> Clock {
-        Clock(Source::Movable(Arc::new(watch::channel(0).0)))
+        Clock(Source::Movable(Arc::new(Movable {
+            ahead: watch::channel(0).0,
+            sleeps: Mutex::new(BTreeMap::new()),
+            next_id: AtomicU64::new(0),
+        })))
     }
 
     /// A clock that reads `source` (a test's). It cannot be advanced; its
@@ -73,7 +130,7 @@ impl Clock {
     pub fn now_ms(&self) -> i64 {
         match &self.0 {
             Source::System => system_ms(),
-            Source::Movable(ahead) => system_ms() + *ahead.borrow(),
+            Source::Movable(m) => system_ms() + *m.ahead.borrow(),
             Source::Other(source) => source.now_ms(),
         }
     }
@@ -91,10 +148,24 @@ impl Clock {
     /// # Panics
     /// On any other clock: the system's time is not the tests' to move.
     pub fn advance(&self, by: Duration) {
-        let Source::Movable(ahead) = &self.0 else {
+        let Source::Movable(m) = &self.0 else {
             panic!("only a movable clock (Clock::movable) can be advanced");
         };
-        ahead.send_modify(|ms| *ms += millis(by));
+        m.ahead.send_modify(|ms| *ms += millis(by));
+    }
+
+    /// The sleeps in progress on this movable clock
+    /// ([`Clock::sleep_until_ms`]), earliest first; none on any other
+    /// clock. A test moves the clock straight to the time a loop sleeps
+    /// until, once that loop is asleep, rather than by small steps (as
+    /// tokio's paused time jumps to its next timer).
+    pub fn sleeps(&self) -> Vec<Sleep> {
+        let Source::Movable(m) = &self.0 else {
+            return Vec::new();
+        };
+        let mut sleeps: Vec<Sleep> = m.sleeps().values().copied().collect();
+        sleeps.sort_by_key(|s| s.until_ms);
+        sleeps
     }
 
     /// How far [`Clock::advance`] has moved this clock on; 0 for any other
@@ -104,30 +175,43 @@ impl Clock {
     /// nothing there.
     pub fn moved_ms(&self) -> i64 {
         match &self.0 {
-            Source::Movable(ahead) => *ahead.borrow(),
+            Source::Movable(m) => *m.ahead.borrow(),
             _ => 0,
         }
     }
 
-    /// Returns once the clock reads `at_ms` or later.
-    pub async fn sleep_until_ms(&self, at_ms: i64) {
-        let Source::Movable(ahead) = &self.0 else {
-            let left = at_ms - self.now_ms();
-            if left > 0 {
-                tokio::time::sleep(Duration::from_millis(left as u64)).await;
-            }
-            return;
-        };
-        let mut moved = ahead.subscribe();
-        loop {
-            let left = at_ms - self.now_ms();
-            if left <= 0 {
+    /// Returns once the clock reads `at_ms` or later. On a movable clock,
+    /// the sleep is listed meanwhile ([`Clock::sleeps`]) with where it was
+    /// asked for.
+    #[track_caller]
+    pub fn sleep_until_ms(&self, at_ms: i64) -> impl Future<Output = ()> + Send + '_ {
+        let at = Location::caller();
+        async move {
+            let Source::Movable(m) = &self.0 else {
+                let left = at_ms - self.now_ms();
+                if left > 0 {
+                    tokio::time::sleep(Duration::from_millis(left as u64)).await;
+                }
+                return;
+            };
+            let mut moved = m.ahead.subscribe();
+            if at_ms - self.now_ms() <= 0 {
                 return;
             }
-            tokio::select! {
-                _ = tokio::time::sleep(Duration::from_millis(left as u64)) => {}
-                // Never closed: this clock holds the sender.
-                _ = moved.changed() => {}
+            let _listed = m.list(Sleep {
+                at,
+                until_ms: at_ms,
+            });
+            loop {
+                let left = at_ms - self.now_ms();
+                if left <= 0 {
+                    return;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_millis(left as u64)) => {}
+                    // Never closed: this clock holds the sender.
+                    _ = moved.changed() => {}
+                }
             }
         }
     }
@@ -143,7 +227,7 @@ impl std::fmt::Debug for Clock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.0 {
             Source::System => f.write_str("Clock::system()"),
-            Source::Movable(ahead) => write!(f, "Clock::movable() ({} ms ahead)", *ahead.borrow()),
+            Source::Movable(m) => write!(f, "Clock::movable() ({} ms ahead)", *m.ahead.borrow()),
             Source::Other(_) => f.write_str("Clock::from_source(..)"),
         }
     }
@@ -208,5 +292,30 @@ mod tests {
             .await
             .expect("woken by the advance")
             .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_movable_clock_lists_its_sleeps_with_where_they_sleep() {
+        let clock = Clock::movable();
+        assert_eq!(clock.sleeps(), []);
+        let now = clock.now_ms();
+        let sleep = |at| {
+            let clock = clock.clone();
+            tokio::spawn(async move { clock.sleep_until_ms(at).await })
+        };
+        let (soon, later) = (sleep(now + 60_000), sleep(now + 3_600_000));
+        while clock.sleeps().len() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let sleeps = clock.sleeps();
+        assert_eq!(sleeps[0].until_ms, now + 60_000);
+        assert!(sleeps[0].at.file().ends_with("clock.rs"), "{sleeps:?}");
+        // Woken, a sleep is unlisted; so is one dropped before its time.
+        clock.advance(Duration::from_secs(61));
+        soon.await.unwrap();
+        assert_eq!(clock.sleeps()[..], [sleeps[1]]);
+        later.abort();
+        let _ = later.await;
+        assert_eq!(clock.sleeps(), []);
     }
 }

@@ -414,7 +414,12 @@ async fn set_blocked_by(
     );
     let gh = ctx.repo(repo);
     if add {
-        gh.add_blocked_by(r.number, b.id).await?;
+        // A later attempt looks first: the one before may have made the
+        // link (its answer lost, or its claim run out), and GitHub refuses
+        // a second one (a refusal its secondary limits count).
+        if ctx.attempt == 1 || !gh.is_blocked_by(r.number, b.id).await? {
+            gh.add_blocked_by(r.number, b.id).await?;
+        }
         r.blocked_by.insert(blocker.to_owned());
     } else {
         gh.remove_blocked_by(r.number, b.id).await?;

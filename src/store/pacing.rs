@@ -93,6 +93,40 @@ impl Store {
         })
         .await
     }
+
+    /// When `installation`'s next write may start under `pacing`, as
+    /// [`Store::take_write_slot`] would find it at `now_ms`, without taking
+    /// it: what an installation with writes due is waiting for.
+    pub async fn next_write_slot_ms(
+        &self,
+        installation: InstallationId,
+        now_ms: i64,
+        pacing: Pacing,
+    ) -> Result<i64, StoreError> {
+        let per_hour = i64::from(pacing.per_hour);
+        self.read(move |db| {
+            let next = db.query_opt(
+                "SELECT next_write_ms FROM write_pacing WHERE installation_id = ?1",
+                params![Sql(installation)],
+                |r| r.get::<i64>(0),
+            )?;
+            let hour_full = if per_hour > 0 {
+                db.query_opt(
+                    "SELECT at_ms FROM write_slots WHERE installation_id = ?1
+                     ORDER BY at_ms DESC LIMIT 1 OFFSET ?2",
+                    params![Sql(installation), per_hour - 1],
+                    |r| r.get::<i64>(0),
+                )?
+                .map(|at| at + HOUR_MS)
+            } else {
+                None
+            };
+            Ok(now_ms
+                .max(next.unwrap_or(i64::MIN))
+                .max(hour_full.unwrap_or(i64::MIN)))
+        })
+        .await
+    }
 }
 
 #[cfg(test)]
@@ -145,7 +179,11 @@ mod tests {
             for _ in 0..3 {
                 assert_eq!(store.take_write_slot(one, asked, p, 5 * SECOND).await.unwrap(), Later(now + HOUR));
             }
+            // Seen without taking it, the slot is the one taking would find.
+            assert_eq!(store.next_write_slot_ms(one, asked, p).await.unwrap(), now + HOUR);
+            assert_eq!(store.next_write_slot_ms(InstallationId(2), asked, p).await.unwrap(), asked);
             assert_eq!(store.take_write_slot(one, now + HOUR, p, 5 * SECOND).await.unwrap(), At(now + HOUR));
+            assert_eq!(store.next_write_slot_ms(one, now + HOUR, p).await.unwrap(), now + HOUR + SECOND);
             // The second of the first hour's writes leaves the window next.
             assert_eq!(
                 store.take_write_slot(one, now + HOUR, p, 5 * SECOND).await.unwrap(),

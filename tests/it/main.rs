@@ -9,6 +9,7 @@ mod actions_merge;
 mod actions_runs;
 mod agents;
 mod audit;
+mod big_plan;
 mod chaos;
 mod classify_cli;
 mod cluster_pause;

@@ -50,6 +50,8 @@ pub struct TestApp {
     /// The PostgreSQL database, when the suite runs on PostgreSQL.
     _database: Option<pgtest::PgDatabase<'static>>,
     pub url: String,
+    /// The write budget the server was started with.
+    pub pacing: taskgate::github::Pacing,
     watch: Arc<Watch>,
     contract_broken_on_purpose: AtomicBool,
 }
@@ -167,7 +169,7 @@ impl TestApp {
         let mut cfg = config(&fake, &dir);
         let database = choose_database(&mut cfg);
         adjust(&mut cfg);
-        let clock = cfg.clock.clone();
+        let (clock, pacing) = (cfg.clock.clone(), cfg.pacing);
         let running = app::start(cfg).await.expect("taskgate starts");
         let url = format!("http://{}", running.addr);
         // The App's webhook: from now on the fake sends every webhook
@@ -186,6 +188,7 @@ impl TestApp {
             _dir: dir,
             _database: database,
             url,
+            pacing,
             watch,
             contract_broken_on_purpose: AtomicBool::new(false),
         }
@@ -209,6 +212,16 @@ impl TestApp {
     pub async fn lose_database(mut self) -> TestApp {
         self.running.take().unwrap().abort();
         TestApp::with_fake(self.fake.clone()).await
+    }
+
+    /// The bytes of the SQLite database's files (none on PostgreSQL).
+    pub fn database_bytes(&self) -> u64 {
+        let files = std::fs::read_dir(self._dir.path()).into_iter().flatten();
+        files
+            .flatten()
+            .filter_map(|f| f.metadata().ok())
+            .map(|m| m.len())
+            .sum()
     }
 
     pub fn store(&self) -> &taskgate::store::Store {
@@ -345,40 +358,98 @@ impl TestApp {
         self.fake.advance(by);
     }
 
-    /// Lets time pass until GitHub and taskgate are both quiet: both clocks
-    /// move on by `step` whenever taskgate is waiting for time (no request
-    /// reached GitHub during the last poll: a write slot, a rate-limit
-    /// pause), until nothing is left; then [`TestApp::settle`]. Returns the
-    /// time moved on: with `step` no longer than the pacing's interval, the
-    /// time the work takes on GitHub's clock.
-    pub async fn advance_until_settled(&self, step: Duration) -> Duration {
-        let mut moved = Duration::ZERO;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(600);
+    /// Lets time pass until GitHub and taskgate are both quiet: whenever
+    /// taskgate is waiting for time (a write slot, a retry, a rate-limit
+    /// pause: [`TestApp::waiting_until`]), both clocks move straight on to
+    /// the moment it waits for, until nothing is left; then
+    /// [`TestApp::settle`]. Returns the time moved on: the time the work
+    /// takes on GitHub's clock. Fails after `wall` of real time.
+    pub async fn advance_until_settled_within(&self, wall: Duration) -> Duration {
+        let moved_before = self.clock.moved_ms();
+        let deadline = tokio::time::Instant::now() + wall;
         // What the test just did has reached taskgate (its deliveries are
         // recorded) before "nothing left" can be believed.
         self.fake.echoes_settled().await;
-        let mut seen = usize::MAX;
         loop {
             self.watch.check();
             let stats = self.fake.echo_stats();
             let left = self.store().unfinished_work().await.unwrap();
             if left == 0 && stats.delivered == stats.queued {
                 self.settle().await;
-                return moved;
+                let moved = self.clock.moved_ms() - moved_before;
+                return Duration::from_millis(moved.max(0) as u64);
             }
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "not quiet after moving the clocks {moved:?} on: {left} left"
+                "not quiet after moving the clocks {:?} on: {left} left",
+                Duration::from_millis((self.clock.moved_ms() - moved_before).max(0) as u64)
             );
-            let requests = self.fake.requests().len();
-            if requests == seen {
-                self.advance(step);
-                moved += step;
+            if let Some(at) = self.waiting_until().await {
+                let by = at - self.clock.now_ms();
+                if by > 0 {
+                    self.advance(Duration::from_millis(by as u64));
+                }
             }
-            seen = requests;
-            // The poll of `eventually`: the loops run on what moved.
-            tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// [`TestApp::advance_until_settled_within`] ten minutes.
+    pub async fn advance_until_settled(&self) -> Duration {
+        self.advance_until_settled_within(Duration::from_secs(600))
+            .await
+    }
+
+    /// The moment taskgate waits for, when it is waiting for time; `None`
+    /// while it works: the effect executor is not asleep on the clock
+    /// (it is between effects, or calling GitHub), a request reached
+    /// GitHub during a short poll (the poll of [`eventually`]), a webhook
+    /// is on its way, a delivery is to be decided, or an installation has
+    /// an effect it may perform now. An installation with writes due
+    /// waits for its write slot (`Store::next_write_slot_ms`) or its
+    /// rate-limit pause, whichever ends later; with none due, taskgate
+    /// waits for its next effect or put-off delivery.
+    async fn waiting_until(&self) -> Option<i64> {
+        let store = self.store();
+        let requests = self.fake.request_count();
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        let executor_asleep = self
+            .clock
+            .sleeps()
+            .iter()
+            .any(|s| s.at.file().ends_with("github/executor.rs"));
+        let stats = self.fake.echo_stats();
+        let (received, put_off) = store.inbox_depth().await.unwrap();
+        if !executor_asleep
+            || self.fake.request_count() != requests
+            || stats.delivered != stats.queued
+            || received > put_off
+        {
+            return None;
+        }
+        let now = self.clock.now_ms();
+        let due = store.due_by_installation(now, 1).await.unwrap();
+        let pauses = store.installation_pauses().await.unwrap();
+        let mut at = [due.next_due_ms, store.next_retry_at_ms().await.unwrap()];
+        for (installation, first) in due.by_installation {
+            // A pass is not paced: it goes now.
+            if first
+                .iter()
+                .any(|e| matches!(e.effect, taskgate_core::Effect::Reconcile { .. }))
+            {
+                return None;
+            }
+            let slot = store
+                .next_write_slot_ms(installation, now, self.pacing)
+                .await
+                .unwrap();
+            let pause_end = pauses.get(&installation).map_or(now, |left| now + left);
+            let go = slot.max(pause_end);
+            if go <= now {
+                return None;
+            }
+            at[0] = Some(at[0].map_or(go, |t| t.min(go)));
+        }
+        at.into_iter().flatten().min()
     }
 
     /// Waits until GitHub and taskgate are both quiet: every webhook the

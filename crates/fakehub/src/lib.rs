@@ -390,6 +390,12 @@ impl FakeGitHub {
         self.inner.lock().requests.clone()
     }
 
+    /// How many requests have been answered so far: a cheap way to see
+    /// whether any came, without copying them ([`FakeGitHub::requests`]).
+    pub fn request_count(&self) -> usize {
+        self.inner.lock().requests.len()
+    }
+
     /// Non-GET requests answered 2xx: what changed GitHub.
     pub fn writes(&self) -> Vec<RecordedRequest> {
         self.requests()

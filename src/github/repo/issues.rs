@@ -241,6 +241,19 @@ impl RepoClient<'_> {
         self.path(&format!("issues/{issue}/dependencies/blocked_by"))
     }
 
+    /// Whether `issue` is blocked by `blocker` (by database id) on
+    /// GitHub now: one page of 100, GitHub's most dependencies an issue
+    /// may have being 50.
+    pub(crate) async fn is_blocked_by(
+        &self,
+        issue: IssueNumber,
+        blocker: IssueId,
+    ) -> Result<bool, GitHubError> {
+        let path = format!("{}?per_page=100", self.blocked_by_path(issue));
+        let blockers: Vec<Value> = self.get(&path).await?.json()?;
+        Ok(blockers.iter().any(|b| b["id"].as_u64() == Some(blocker.0)))
+    }
+
     /// Marks `issue` blocked by `blocker` (by database id).
     pub(crate) async fn add_blocked_by(
         &self,
