@@ -11,10 +11,8 @@
 //! `main-moved` and a story's `*/broken` file. Every test
 //! checks that what landed is a tree a proof passed on.
 
-use std::collections::BTreeSet;
-
 use crate::support::shipped::Shipped;
-use crate::support::{eventually, REPO};
+use crate::support::{eventually, train_landed, REPO};
 use taskgate_core::ids::RepoName;
 use taskgate_core::ship::{car_branch, Train};
 
@@ -123,65 +121,14 @@ impl Rig {
         .await;
     }
 
-    /// The trees of the commits every `taskgate/ship/…` check passed on.
-    fn proven_trees(&self) -> BTreeSet<String> {
-        let repo = self.sh.repo();
-        let mut by_commit: std::collections::BTreeMap<String, bool> = Default::default();
-        for c in repo.check_runs() {
-            if c.name.starts_with("taskgate/ship/") {
-                let green = c.conclusion.as_deref() == Some("success");
-                *by_commit.entry(c.head_sha.clone()).or_insert(true) &= green;
-            }
-        }
-        by_commit
-            .into_iter()
-            .filter(|(_, green)| *green)
-            .filter_map(|(sha, _)| repo.commit(&sha).map(|c| c.tree))
-            .collect()
-    }
-
-    /// The default branch's first-parent chain since `since`, newest
-    /// first: what landed.
-    fn landed_since(&self, since: &str) -> Vec<String> {
-        let repo = self.sh.repo();
-        let mut landed = Vec::new();
-        let mut at = self.sh.main_head();
-        while at != since {
-            let commit = repo.commit(&at).expect("a commit of main");
-            landed.push(at);
-            at = commit.parents.first().cloned().expect("since is on main");
-        }
-        landed
-    }
-
-    /// What the train landed on the default branch since `since` (its
-    /// first-parent chain: each batch's merges, the last of each being
-    /// the batch's commit, which the default branch was fast-forwarded
-    /// to) is made of batches only, and each batch's commit has a tree a
-    /// proof passed on.
+    /// [`train_landed::assert_landed_proven`] since `since`.
     fn assert_landed_proven(&self, since: &str) {
-        let repo = self.sh.repo();
-        let landed = self.landed_since(since);
-        assert!(!landed.is_empty(), "something landed");
-        let proven = self.proven_trees();
-        let batches: BTreeSet<String> = (1..=100)
-            .filter_map(|car| repo.branch_sha(&format!("taskgate/ship-batch-{car}")))
-            .collect();
-        assert!(batches.contains(&landed[0]), "main is a batch's commit");
-        for sha in &landed {
-            let commit = repo.commit(sha).unwrap();
-            assert!(
-                commit.message.contains("into ship batch"),
-                "{sha}: {}",
-                commit.message
-            );
-            if batches.contains(sha) {
-                assert!(
-                    proven.contains(&commit.tree),
-                    "{sha} landed unproven: {proven:?}"
-                );
-            }
-        }
+        train_landed::assert_landed_proven(&self.sh.repo(), self.sh.main_head(), since);
+    }
+
+    /// What landed since `since` ([`train_landed::landed_since`]).
+    fn landed_since(&self, since: &str) -> Vec<String> {
+        train_landed::landed_since(&self.sh.repo(), self.sh.main_head(), since)
     }
 
     /// The comments taskgate wrote on PR (or issue) `number`.

@@ -10,10 +10,8 @@
 //! same tree on another commit: the same test, passing. Every test checks
 //! that what landed is a tree a proof passed on.
 
-use std::collections::BTreeSet;
-
 use crate::support::shipped::Shipped;
-use crate::support::{eventually, REPO};
+use crate::support::{eventually, train_landed, REPO};
 use taskgate_core::ids::RepoName;
 use taskgate_core::ship::Train;
 
@@ -92,23 +90,6 @@ impl Rig {
         .await;
     }
 
-    /// The trees of the commits every `taskgate/ship/…` check passed on.
-    fn proven_trees(&self) -> BTreeSet<String> {
-        let repo = self.sh.repo();
-        let mut by_commit: std::collections::BTreeMap<String, bool> = Default::default();
-        for c in repo.check_runs() {
-            if c.name.starts_with("taskgate/ship/") {
-                let green = c.conclusion.as_deref() == Some("success");
-                *by_commit.entry(c.head_sha.clone()).or_insert(true) &= green;
-            }
-        }
-        by_commit
-            .into_iter()
-            .filter(|(_, green)| *green)
-            .filter_map(|(sha, _)| repo.commit(&sha).map(|c| c.tree))
-            .collect()
-    }
-
     /// While its car proves, story `issue` is shown `proving` in its
     /// batch by `GET /api/queue` (stored, it stays queued: the train's
     /// transitions read that); the stories waiting behind it are
@@ -129,30 +110,9 @@ impl Rig {
     }
 
     /// Every batch commit the default branch was fast-forwarded to since
-    /// `since` (its first-parent chain) has a tree a proof passed on.
+    /// `since` has a tree a proof passed on.
     fn assert_landed_proven(&self, since: &str) {
-        let repo = self.sh.repo();
-        let proven = self.proven_trees();
-        let batches: BTreeSet<String> = (1..=100)
-            .filter_map(|car| repo.branch_sha(&format!("taskgate/ship-batch-{car}")))
-            .collect();
-        let mut at = self.sh.main_head();
-        assert!(batches.contains(&at), "main is a batch's commit");
-        while at != since {
-            let commit = repo.commit(&at).expect("a commit of main");
-            assert!(
-                commit.message.contains("into ship batch"),
-                "{at}: {}",
-                commit.message
-            );
-            if batches.contains(&at) {
-                assert!(
-                    proven.contains(&commit.tree),
-                    "{at} landed unproven: {proven:?}"
-                );
-            }
-            at = commit.parents.first().cloned().expect("since is on main");
-        }
+        train_landed::assert_landed_proven(&self.sh.repo(), self.sh.main_head(), since);
     }
 }
 

@@ -34,6 +34,7 @@ pub mod plan;
 pub mod ship_stream;
 pub mod shipped;
 pub mod story;
+pub mod train_landed;
 
 pub const SECRET: &str = "it's a secret to everybody";
 pub const INSTALLATION: u64 = 31;
