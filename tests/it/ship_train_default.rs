@@ -10,46 +10,20 @@ use crate::support::shipped::Shipped;
 
 const CONFIG: &str = "ship_label: ship\nship_train: true\n";
 
-/// A check the test holds: once `armed` exists it waits for `release`
-/// (so the task's own run passes at once, and the proof is held until
-/// the test lets it go, with no clock in the test).
-struct Hold {
-    dir: tempfile::TempDir,
-}
-
-impl Hold {
-    fn new() -> Hold {
-        Hold {
-            dir: tempfile::tempdir().unwrap(),
-        }
-    }
-
-    fn check(&self) -> String {
-        let armed = self.dir.path().join("armed");
-        let release = self.dir.path().join("release");
-        format!(
-            "if [ -f {} ]; then while [ ! -f {} ]; do sleep 0.05; done; fi\nexit 0\n",
-            armed.display(),
-            release.display()
-        )
-    }
-
-    fn arm(&self) {
-        std::fs::write(self.dir.path().join("armed"), "").unwrap();
-    }
-
-    fn release(&self) {
-        std::fs::write(self.dir.path().join("release"), "").unwrap();
-    }
-}
+/// A check that passes at once on the task's commits and takes 6 s where
+/// the tree holds `NOTES.md` (pushed to the default branch before the
+/// ship, so only the batch's proof has it): long enough for the test to
+/// freeze the repository while the proof runs. A file the test would
+/// create cannot hold it: the sandbox does not see the test's files. The
+/// sleep is the task's own workload, so a slow host fails loudly.
+const SLOW_PROOF_CHECK: &str = "if [ -f NOTES.md ]; then sleep 6; fi\nexit 0\n";
 
 #[tokio::test]
 async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at_a_time_and_says_why(
 ) {
-    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(&hold.check())
+        .check(SLOW_PROOF_CHECK)
         .shippable()
         .await;
     sh.repo().with_ruleset(
@@ -59,7 +33,6 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
     );
     // A tree the task never ran on, so the proof is a run of its own.
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
-    hold.arm();
     sh.add_ship_label().await;
     sh.story_told("the story says why", "Shipping one story at a time")
         .await;
@@ -73,7 +46,6 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
         .await;
     assert_eq!(status, 200, "{q}");
     insta::assert_snapshot!(q["queue"][0]["ships_serially_because"], @r#""the default branch's rules require each story PR to be merged""#);
-    hold.release();
     sh.landed().await;
     let story_pr = format!("/pulls/{}/merge", sh.story_pr().unwrap().number);
     let merged =
@@ -103,15 +75,14 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
 
 #[tokio::test]
 async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
-    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(&hold.check())
+        .check(SLOW_PROOF_CHECK)
         .shippable()
         .await;
-    // A tree the task never ran on, so the proof is a run of its own.
+    // A tree the task never ran on, so the proof is a run of its own (a
+    // slow one: the check sleeps where `NOTES.md` is).
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
-    hold.arm();
     sh.add_ship_label().await;
     eventually("the batch's proof runs", || async {
         sh.repo()
@@ -150,7 +121,6 @@ async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
         .comment(sh.story_issue, "octocat", "/taskgate freeze incident")
         .await;
     sh.s.app.settle().await;
-    hold.release();
     sh.story_told("the proven story waits", "but nothing lands while")
         .await;
     assert!(!sh.story_pr().unwrap().merged, "nothing lands while frozen");
