@@ -20,6 +20,7 @@
 //! write that is not about to happen. On a SQLite file the one process
 //! takes every slot, the same way.
 
+use super::db::Db;
 use super::sql::Sql;
 use rusqlite::params;
 
@@ -36,6 +37,26 @@ pub enum WriteSlot {
     At(i64),
     /// Not taken: the budget has no room before this time.
     Later(i64),
+}
+
+/// When the hour's budget of `installation` has room again: an hour
+/// after the `per_hour`-th newest slot, `None` while the hour is not full
+/// (or there is no hourly budget).
+fn hour_full_until(
+    db: &Db,
+    installation: InstallationId,
+    per_hour: i64,
+) -> Result<Option<i64>, StoreError> {
+    if per_hour <= 0 {
+        return Ok(None);
+    }
+    let nth = db.query_opt(
+        "SELECT at_ms FROM write_slots WHERE installation_id = ?1
+         ORDER BY at_ms DESC LIMIT 1 OFFSET ?2",
+        params![Sql(installation), per_hour - 1],
+        |r| r.get::<i64>(0),
+    )?;
+    Ok(nth.map(|at| at + HOUR_MS))
 }
 
 impl Store {
@@ -60,17 +81,7 @@ impl Store {
                 params![Sql(installation), now_ms],
                 |r| r.get::<i64>(0),
             )?;
-            let hour_full = if per_hour > 0 {
-                db.query_opt(
-                    "SELECT at_ms FROM write_slots WHERE installation_id = ?1
-                     ORDER BY at_ms DESC LIMIT 1 OFFSET ?2",
-                    params![Sql(installation), per_hour - 1],
-                    |r| r.get::<i64>(0),
-                )?
-                .map(|at| at + HOUR_MS)
-            } else {
-                None
-            };
+            let hour_full = hour_full_until(db, installation, per_hour)?;
             let slot = now_ms.max(next).max(hour_full.unwrap_or(i64::MIN));
             if slot > now_ms + max_wait_ms {
                 return Ok(WriteSlot::Later(slot));
@@ -110,17 +121,7 @@ impl Store {
                 params![Sql(installation)],
                 |r| r.get::<i64>(0),
             )?;
-            let hour_full = if per_hour > 0 {
-                db.query_opt(
-                    "SELECT at_ms FROM write_slots WHERE installation_id = ?1
-                     ORDER BY at_ms DESC LIMIT 1 OFFSET ?2",
-                    params![Sql(installation), per_hour - 1],
-                    |r| r.get::<i64>(0),
-                )?
-                .map(|at| at + HOUR_MS)
-            } else {
-                None
-            };
+            let hour_full = hour_full_until(db, installation, per_hour)?;
             Ok(now_ms
                 .max(next.unwrap_or(i64::MIN))
                 .max(hour_full.unwrap_or(i64::MIN)))
