@@ -38,10 +38,12 @@ impl Ship {
         events: Vec<TrainEvent>,
     ) -> Result<ShipOutcome, ShipError> {
         let before = self.store.ship_train(&l.repo).await?;
-        // A car's gates are its stories' plans (in its tree) and
-        // `ship_gates`: trees proven with other `ship_gates`, or before
-        // cars ran every story's gates, are not reused.
-        let gates = format!("every-story;ship_gates={}", l.config.ship_gates.join(","));
+        // A car's gates are its first story's plan (in its tree) and
+        // `ship_gates`: trees proven with other `ship_gates` are not
+        // reused. The tag says what runs today: when a car's proof runs
+        // every story's gates (left to build), it becomes `every-story`,
+        // so no tree proven with the first story's gates alone is reused.
+        let gates = format!("first-story;ship_gates={}", l.config.ship_gates.join(","));
         let mut train = before.clone().with_gates(&gates);
         let mut actions = Vec::new();
         for event in events {
