@@ -174,15 +174,7 @@ async fn bench_a_10_000_task_plan_under_the_hourly_budget() {
         .map(|r| format!("{} {} {} {}", r.method, r.path, r.status, r.body))
         .collect();
     let issues = app.fake.repo(REPO).issues();
-    let story = issues
-        .iter()
-        .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
-        .unwrap();
-    let notes: Vec<String> = app
-        .bot_comments(story.number)
-        .into_iter()
-        .filter(|b| b.starts_with("This plan needs about"))
-        .collect();
+    let notes = app.plan_estimates();
     let said = notes.first().and_then(|n| said_duration(n));
     let store_mib = app.database_bytes() as f64 / (1024.0 * 1024.0);
     let (api_ms, api_bytes) = median_get_ms(&app, "/api/stories").await;

@@ -159,11 +159,7 @@ async fn a_plan_over_the_hourly_budget_says_on_its_story_when_it_will_be_complet
         .into_iter()
         .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
         .unwrap();
-    let notes: Vec<String> = app
-        .bot_comments(story.number)
-        .into_iter()
-        .filter(|b| b.starts_with("This plan needs about"))
-        .collect();
+    let notes = app.plan_estimates();
     assert_eq!(notes.len(), 1, "{notes:?}");
     let note = &notes[0];
     assert!(
@@ -409,18 +405,7 @@ async fn bench_a_150_task_plan_under_the_hourly_budget() {
         .filter(|r| matches!(r.status, 403 | 422 | 429))
         .map(|r| format!("{} {} {} {}", r.method, r.path, r.status, r.body))
         .collect::<Vec<_>>();
-    let story = app
-        .fake
-        .repo(REPO)
-        .issues()
-        .into_iter()
-        .find(|i| i.labels.contains(&"taskgate:story".to_owned()))
-        .unwrap();
-    let note = app
-        .bot_comments(story.number)
-        .into_iter()
-        .find(|b| b.starts_with("This plan needs about"))
-        .unwrap_or_default();
+    let note = app.plan_estimates().into_iter().next().unwrap_or_default();
     println!(
         "150-task plan: {} writes, complete after {:.1} min of GitHub's time \
          ({:.1} s on this machine), {} refused {refused:?}\nstory note: {note}",

@@ -291,6 +291,18 @@ impl TestApp {
         self.fake.assert_contract_kept();
     }
 
+    /// The bot's estimate comments ("This plan needs about …") on the
+    /// repository's story issue, oldest first.
+    pub fn plan_estimates(&self) -> Vec<String> {
+        let story = (self.fake.repo(REPO).issues().into_iter())
+            .find(|i| i.labels.iter().any(|l| l == "taskgate:story"))
+            .expect("a story issue");
+        self.bot_comments(story.number)
+            .into_iter()
+            .filter(|b| b.starts_with("This plan needs about"))
+            .collect()
+    }
+
     /// Comments on `number` written by the bot (not by the test).
     pub fn bot_comments(&self, number: u64) -> Vec<String> {
         self.fake
