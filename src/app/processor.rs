@@ -324,10 +324,15 @@ impl Processor {
         outcome: crate::app::ship::ShipOutcome,
     ) -> Result<Decision, crate::store::StoreError> {
         let mut decision = outcome.decision;
+        for p in outcome.stopped {
+            let why = "the ship batch it proved was dissolved";
+            let stop = self.proofs.stop_proof(&p.repo, &p.story, &p.commit, why);
+            decision.merge(stop.await?);
+        }
         for p in outcome.proof_runs {
             let run = self
                 .proofs
-                .start_ship_proof(&p.repo, &p.story, &p.task, &p.commit)
+                .start_ship_proof(&p.repo, (&p.story, &p.task), &p.commit, &p.gates_of)
                 .await?;
             decision.merge(run);
         }

@@ -5,8 +5,9 @@
 //! of several stories runs every story's, each under `ship/<story>/…`.
 
 use super::local::{plan_gates, GateSpec};
-use taskgate_core::plan::{Plan, RepoFiles};
+use taskgate_core::plan::{parse_plan, MemFiles, Plan, RepoFiles};
 use taskgate_core::ship::proof_gate;
+use taskgate_core::sync::StoryPlan;
 use taskgate_core::task::milestone::milestone_task;
 
 /// Every gate the story's proof runs, in plan order then milestones;
@@ -58,6 +59,25 @@ pub fn car_proof_gates(
         }
     }
     out
+}
+
+/// [`car_proof_gates`] of the stories as stored: each story's plan and
+/// files. A story whose stored plan no longer parses adds no gate (its
+/// sync refused that plan and said so); it cannot be in a car, whose
+/// stories were all proven once.
+pub fn stored_car_proof_gates(stories: &[StoryPlan], only: &[String]) -> Vec<GateSpec> {
+    let parsed: Vec<(&str, Plan, MemFiles)> = stories
+        .iter()
+        .filter_map(|s| {
+            let plan = parse_plan(&s.plan).0?;
+            Some((s.story.as_str(), plan, MemFiles(s.files.clone())))
+        })
+        .collect();
+    let car: Vec<(&str, &Plan, &dyn RepoFiles)> = parsed
+        .iter()
+        .map(|(story, plan, files)| (*story, plan, files as &dyn RepoFiles))
+        .collect();
+    car_proof_gates(&car, only)
 }
 
 /// The gates of a rollback's revert: the repository's `rollback_gates`,

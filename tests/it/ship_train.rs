@@ -56,13 +56,19 @@ impl Rig {
     /// Another story `key`, shippable: its issue and story PR. `broken`:
     /// it fails once `main-moved` is on the default branch.
     async fn story(&self, key: &str, broken: bool) -> (u64, u64) {
-        let gate = format!("{key}.sh");
         let (marker, body) = if broken {
             (format!("{key}/broken"), "yes\n")
         } else {
             (format!("{key}/lib.txt"), "works\n")
         };
-        let files = [(gate.as_str(), CHECK), (marker.as_str(), body)];
+        self.story_gated(key, CHECK, (&marker, body)).await
+    }
+
+    /// Another story `key` whose gate (`<key>.sh`) is `gate`, with one
+    /// more file, shippable: its issue and story PR.
+    async fn story_gated(&self, key: &str, gate: &str, file: (&str, &str)) -> (u64, u64) {
+        let script = format!("{key}.sh");
+        let files = [(script.as_str(), gate), file];
         let (title, task) = (format!("Story {key}"), format!("Work {key}"));
         let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
         eventually("the story is shippable", || async {
@@ -251,6 +257,60 @@ async fn a_batch_of_three_with_one_broken_story_lands_the_two_others_and_refuses
     sh.s.app.assert_contract_kept();
 }
 
+/// A gate red only on the merge with the default branch once it has
+/// `main-moved`: no other story's gate fails there.
+const RED_ON_THE_MERGE: &str =
+    "if [ -f main-moved ]; then echo 'FAILED bravo_gate - red on the merge'; exit 1; fi\nexit 0\n";
+
+#[tokio::test]
+async fn a_batch_runs_every_story_s_gates_so_only_the_second_story_s_red_gate_refuses_it() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let (c, c_pr) = t.story("charlie", false).await;
+    let (b, b_pr) = (t.story_gated("bravo", RED_ON_THE_MERGE, ("bravo/lib.txt", "new\n"))).await;
+    t.hold_proofs(&[("main-moved", "yes\n")]).await;
+    let base = sh.main_head();
+
+    // charlie first, bravo second in the batch behind the first story:
+    // charlie's gates pass on the batch, bravo's do not.
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    for issue in [c, b] {
+        t.ship(issue, "/taskgate ship").await;
+    }
+    t.assert_waiting(2).await;
+    for issue in [sh.story_issue, c] {
+        t.until(issue, "deployed").await;
+    }
+    t.until(b, "shippable").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    assert!(sh.repo().file("main", "charlie/lib.txt").is_some());
+    assert!(
+        sh.repo().file("main", "bravo.sh").is_none(),
+        "the story whose gate is red on the merge did not land"
+    );
+    let train = t.train().await;
+    assert_eq!((train.stats.landed, train.stats.refused), (2, 1));
+    assert_eq!(train.stats.innocents_refused, 0);
+    assert!(t.told(c_pr).contains("**Landed in ship batch"));
+    let refused = t.told(b_pr);
+    assert!(
+        refused.contains("Not shipped: the story does not pass"),
+        "{refused}"
+    );
+    assert!(refused.contains("bravo_gate"), "names the test: {refused}");
+    // A todo for the refused story only: the batch's failed run is on
+    // its first story, charlie, who was not blamed for it.
+    let todos: Vec<String> = (sh.repo().issues().into_iter())
+        .filter(|i| i.labels.iter().any(|l| l == "taskgate:branch-todo"))
+        .map(|i| i.title)
+        .collect();
+    assert_eq!(todos.len(), 1, "{todos:?}");
+    assert!(todos[0].contains("Story bravo"), "{todos:?}");
+    sh.s.app.assert_contract_kept();
+}
+
 #[tokio::test]
 async fn a_speculative_batch_built_on_a_failing_one_is_rebuilt_on_the_default_branch() {
     let t = Rig::start("ship_label: ship\nship_train: true\nship_batch_max: 1\n").await;
@@ -287,6 +347,44 @@ async fn a_speculative_batch_built_on_a_failing_one_is_rebuilt_on_the_default_br
     assert_eq!((train.stats.landed, train.stats.refused), (1, 1));
     assert_eq!(train.stats.innocents_refused, 0);
     assert!(t.told(a_pr).contains("Not shipped"), "{}", t.told(a_pr));
+    sh.s.app.assert_contract_kept();
+}
+
+/// A gate slow only on a tree holding alpha's broken change: the run
+/// outlives alpha's failing proof, unless it is stopped.
+const SLOW_ON_ALPHA: &str = "if [ -f alpha/broken ]; then sleep 60; fi\nexit 0\n";
+
+#[tokio::test]
+async fn the_proof_of_a_batch_dissolved_by_a_failure_ahead_is_stopped() {
+    let t = Rig::start("ship_label: ship\nship_train: true\nship_batch_max: 1\n").await;
+    let sh = &t.sh;
+    let (a, _) = t.story("alpha", true).await;
+    let (b, _) = (t.story_gated("bravo", SLOW_ON_ALPHA, ("bravo/lib.txt", "new\n"))).await;
+    sh.s.app.push_to_main(&[("main-moved", "yes\n")]).await;
+    let base = sh.main_head();
+
+    t.ship(a, "/taskgate ship").await;
+    t.ship(b, "/taskgate ship").await;
+    t.until(a, "shippable").await;
+    t.until(b, "deployed").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    // Every run of bravo's gates on a batch holding alpha was stopped,
+    // not left to sleep, and alpha's failure said so.
+    let on_alpha: Vec<_> = (sh.repo().check_runs().into_iter())
+        .filter(|c| c.name.contains("bravo"))
+        .filter(|c| sh.repo().file(&c.head_sha, "alpha/broken").is_some())
+        .collect();
+    assert!(!on_alpha.is_empty(), "bravo's proof ran on alpha's batch");
+    for check in &on_alpha {
+        assert_eq!(check.conclusion.as_deref(), Some("cancelled"), "{check:?}");
+    }
+    let dissolved = "the ship batch it proved was dissolved";
+    assert!(
+        (on_alpha.iter()).any(|c| c.summary.as_deref().is_some_and(|s| s.contains(dissolved))),
+        "{on_alpha:#?}"
+    );
     sh.s.app.assert_contract_kept();
 }
 

@@ -171,7 +171,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
                         trees.insert(commit, tree);
                         queue.push(TrainEvent::Built { car, built });
                     }
-                    TrainAction::Prove { car, commit } => {
+                    TrainAction::Prove { car, commit, .. } => {
                         running.push(std::cmp::Reverse((now + PROOF_MS, car.0, commit.0)));
                     }
                     TrainAction::Cancel { car } => {

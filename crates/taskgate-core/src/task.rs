@@ -26,6 +26,7 @@ mod heads;
 mod loop_hook;
 mod merged_past;
 pub mod milestone;
+mod moot;
 mod progress;
 #[cfg(test)]
 mod props;
@@ -45,6 +46,7 @@ pub use decide::{
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
+pub use moot::on_moot;
 pub use progress::{Progress, RunEvent};
 pub use render::{check_name, render_fork_summary, render_merge_refused, workflow_refused};
 pub use review::{

@@ -49,18 +49,18 @@ use crate::app::commit_changes::ChangesStore;
 use crate::app::task::{Progress, RunEvent};
 use crate::github::GitHubApp;
 use crate::runner::{
-    cancel_pair, plan_gates, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore,
-    RunOptions, Workspace,
+    cancel_pair, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore, RunOptions,
+    Workspace,
 };
 use crate::store::{AttemptRow, NewDelivery, Store};
 use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::InternalEvent;
-use taskgate_core::plan::{parse_plan, MemFiles};
 use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
-use taskgate_core::task::{AttemptStatus, RunSubject};
+use taskgate_core::task::AttemptStatus;
 use taskgate_core::AttemptRef;
 
 mod fair;
+mod gates;
 mod passes;
 mod tested;
 
@@ -405,6 +405,10 @@ impl RunQueue {
                     workspace,
                 }
             }
+            Err(RunError::Gone(why)) => Progress::Skipped {
+                attempt: row.attempt,
+                why,
+            },
             Err(RunError::Git(GitError::CommitNotFound(sha))) => Progress::Skipped {
                 attempt: row.attempt,
                 why: format!(
@@ -432,15 +436,7 @@ impl RunQueue {
             .await
             .map_err(|e| RunError::Setup(format!("store: {e}")))?
             .ok_or_else(|| RunError::Setup(format!("story {} is not known", row.story)))?;
-        let parsed = parse_plan(&plan.plan)
-            .0
-            .ok_or_else(|| RunError::Setup("the stored plan no longer parses".into()))?;
-        let files = MemFiles(plan.files.clone());
-        let gates: Vec<_> = resolve_gates(&parsed, &row.task, &files, plan.config.as_deref())
-            .ok_or_else(|| RunError::Setup(format!("task {} is not in the plan", row.task)))?
-            .into_iter()
-            .filter(|g| row.gates.contains(&g.gate))
-            .collect();
+        let gates = self.row_gates(row, &plan).await?;
         let token = if self.git.with_token {
             Some(
                 self.github
@@ -504,49 +500,18 @@ impl RunQueue {
     }
 }
 
-/// The gates of `task` as the plan and its files resolve them: a leaf
-/// task's own, an integration milestone's (a pseudo task of one gate), or
-/// a ship's proof (every leaf's and every milestone's).
-fn resolve_gates(
-    plan: &taskgate_core::plan::Plan,
-    task: &RunSubject,
-    files: &MemFiles,
-    config: Option<&str>,
-) -> Option<Vec<crate::runner::GateSpec>> {
-    let config = || taskgate_core::config::load_config(config).unwrap_or_default();
-    let resolved = match task {
-        RunSubject::RollbackProof => {
-            return Some(crate::runner::rollback_gates(&config().rollback_gates))
-        }
-        RunSubject::ShipProof => {
-            return Some(crate::runner::proof_gates(
-                plan,
-                files,
-                &config().ship_gates,
-            ))
-        }
-        RunSubject::Milestone(id) => plan
-            .integration
-            .iter()
-            .find(|m| m.id.value == *id)
-            .map(taskgate_core::task::milestone::milestone_task),
-        RunSubject::Task(id) => plan
-            .walk()
-            .into_iter()
-            .find(|r| r.task.id.value == *id)
-            .map(|r| r.task.clone()),
-    }?;
-    Some(plan_gates(&resolved, files))
-}
-
-/// The time a run's commands took by themselves (a flaky command's re-run
-/// included): the rest of a run's wall time is the runner's overhead.
+/// Why a run did not run its gates.
 #[derive(Debug, thiserror::Error)]
 enum RunError {
     #[error(transparent)]
     Git(#[from] GitError),
+    /// The runner could not set it up: every gate fails as its fault.
     #[error("{0}")]
     Setup(String),
+    /// What it was to prove is gone (a ship train car dissolved): not
+    /// a verdict on the code, and nothing runs.
+    #[error("{0}")]
+    Gone(String),
 }
 
 /// A run that could not start (no mirror, no token, no plan) fails every

@@ -20,9 +20,16 @@ impl Processor {
         if !run.task.is_proof() {
             return Ok(self.runs.on_progress(run).await?);
         }
-        let (mut decision, verdict) = self.proofs.proof_progress(run).await?;
+        let (story, again) = (run.story.clone(), run.clone());
+        let (mut decision, verdict) = self.proofs.proof_progress(run, false).await?;
         if let Some(verdict) = verdict {
             let outcome = self.ship.on_proof_verdict(verdict).await?;
+            if outcome.refused.contains(&story) {
+                // The ship train blamed the run's story on it: the same
+                // progress, decided again from the same store, with its
+                // failure loop (the todo).
+                decision = self.proofs.proof_progress(again, true).await?.0;
+            }
             decision.merge(self.with_proof_run(outcome).await?);
         }
         Ok(decision)

@@ -17,9 +17,15 @@ use taskgate_core::webhook::PushEvent;
 
 /// A ship event's decision, and the proof runs it asks for (the ship
 /// train proves several cars at once).
+#[derive(Default)]
 pub struct ShipOutcome {
     pub decision: Decision,
     pub proof_runs: Vec<ProofRun>,
+    /// Stories the ship train refused on a failed proof, in this
+    /// decision: the failure loop of that proof files their todo.
+    pub refused: Vec<StoryId>,
+    /// Proof runs to stop: those of ship train cars dissolved.
+    pub stopped: Vec<ProofRun>,
 }
 
 /// A proof to run: the story's ship or rollback proof at a commit.
@@ -28,13 +34,16 @@ pub struct ProofRun {
     pub story: StoryId,
     pub task: RunSubject,
     pub commit: CommitSha,
+    /// A ship train car's proof: the stories whose gates it runs (the
+    /// run is recorded on `story`, the car's first). Empty: `story`'s own.
+    pub gates_of: Vec<StoryId>,
 }
 
 impl From<Decision> for ShipOutcome {
     fn from(decision: Decision) -> Self {
         ShipOutcome {
             decision,
-            proof_runs: vec![],
+            ..ShipOutcome::default()
         }
     }
 }
@@ -52,12 +61,14 @@ impl Located {
                 story: self.story.clone(),
                 task,
                 commit,
+                gates_of: Vec::new(),
             }],
             ProofStep::None => vec![],
         };
         ShipOutcome {
             decision: self.finish(d),
             proof_runs,
+            ..ShipOutcome::default()
         }
     }
 }

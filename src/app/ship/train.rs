@@ -38,12 +38,11 @@ impl Ship {
         events: Vec<TrainEvent>,
     ) -> Result<ShipOutcome, ShipError> {
         let before = self.store.ship_train(&l.repo).await?;
-        // A car's gates are its first story's plan (in its tree) and
-        // `ship_gates`: trees proven with other `ship_gates` are not
-        // reused. The tag says what runs today: when a car's proof runs
-        // every story's gates (left to build), it becomes `every-story`,
-        // so no tree proven with the first story's gates alone is reused.
-        let gates = format!("first-story;ship_gates={}", l.config.ship_gates.join(","));
+        // A car's proof runs each of its stories' gates, from their plans
+        // (in its tree) and `ship_gates` (not in it): trees proven with
+        // other `ship_gates` are not reused. Whose gates proved a tree is
+        // remembered with it (`ProvenTree`).
+        let gates = format!("every-story;ship_gates={}", l.config.ship_gates.join(","));
         let mut train = before.clone().with_gates(&gates);
         let mut actions = Vec::new();
         for event in events {
@@ -61,7 +60,7 @@ impl Ship {
                 effects: vec![],
                 outcome: format!("ship train: {} actions, {cars} cars", actions.len()),
             },
-            proof_runs: vec![],
+            ..ShipOutcome::default()
         };
         for action in &actions {
             self.perform_train_action(l, (&before, &train), action, &mut out)
@@ -89,7 +88,11 @@ impl Ship {
             TrainAction::Build { car, base, heads } => {
                 (out.decision.effects).push(build_car_effect(&l.repo, *car, base, heads));
             }
-            TrainAction::Prove { car, commit } => {
+            TrainAction::Prove {
+                car,
+                commit,
+                gates_of,
+            } => {
                 let first = after.cars.iter().find(|c| c.id == *car);
                 if let Some(story) = first.and_then(|c| c.stories.first()) {
                     out.proof_runs.push(ProofRun {
@@ -97,6 +100,7 @@ impl Ship {
                         story: story.story.clone(),
                         task: RunSubject::ShipProof,
                         commit: commit.clone(),
+                        gates_of: gates_of.clone(),
                     });
                     let d = self.count_car_proof(l, &story.story).await?;
                     out.decision.merge(d);
@@ -120,17 +124,30 @@ impl Ship {
             TrainAction::Refuse { story, why } => {
                 let d = self.refuse_in_train(l, story, why).await?;
                 out.decision.merge(d);
+                if matches!(why, taskgate_core::ship::Refusal::Failed { .. }) {
+                    out.refused.push(story.clone());
+                }
             }
             TrainAction::Flaky { car, commit, tests } => {
                 let d = self.train_flaky(l, *car, commit, tests).await?;
                 out.decision.merge(d);
             }
             TrainAction::Cancel { car } => {
-                // A run of a car dissolved: its verdict is ignored
-                // (`train_verdict` finds no car proving that commit), and
-                // its story's next proof supersedes it.
-                let gone = before.cars.iter().any(|c| c.id == *car);
-                out.decision.outcome += &format!("; ship batch {car} dissolved ({gone})");
+                // A run of a car dissolved: its verdict would be ignored
+                // (`train_verdict` finds no car proving that commit), so
+                // it stops, and the runner proves the cars formed instead.
+                let gone = before.cars.iter().find(|c| c.id == *car);
+                let run = gone.and_then(|c| Some((c.stories.first()?, c.built.as_ref()?)));
+                if let Some((first, built)) = run {
+                    out.stopped.push(ProofRun {
+                        repo: l.repo.clone(),
+                        story: first.story.clone(),
+                        task: RunSubject::ShipProof,
+                        commit: built.commit.clone(),
+                        gates_of: vec![],
+                    });
+                }
+                out.decision.outcome += &format!("; ship batch {car} dissolved");
             }
         }
         Ok(())

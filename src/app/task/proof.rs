@@ -17,7 +17,18 @@ use taskgate_core::ship::{
     proof_failing_tests, proof_failures, proof_task, revert_branch, ship_branch, FailingTest,
     ProofVerdict,
 };
+use taskgate_core::sync::StoryPlan;
 use taskgate_core::task::RunSubject;
+
+/// Whose gates a story's ship proof runs.
+enum ProofGates<'a> {
+    /// Each of these stories': a ship train car's, whose run is recorded
+    /// on its first story. None: the story's own (the one-story queue's).
+    Of(&'a [StoryId]),
+    /// Those its current attempt started with: a run is judged on the
+    /// gates it ran, whatever the car (or the plan) is now.
+    Attempt,
+}
 
 /// A story's proofs (a ship's, a rollback's) as the processor starts
 /// them and hears of their runs: the only task operations the ship path
@@ -36,8 +47,8 @@ impl Runs {
     async fn proof_at(
         &self,
         repo: &RepoName,
-        story: &StoryId,
-        subject: &RunSubject,
+        (story, subject): (&StoryId, &RunSubject),
+        whose: ProofGates<'_>,
     ) -> Result<Option<PseudoTask>, StoreError> {
         let Some((stored, plan, story_issue)) = self.story_plan(repo, story).await? else {
             return Ok(None);
@@ -45,10 +56,13 @@ impl Runs {
         let files = MemFiles(stored.files.clone());
         let config = load_config(stored.config.as_deref()).unwrap_or_default();
         let rollback = *subject == RunSubject::RollbackProof;
-        let gates = if rollback {
-            crate::runner::rollback_gates(&config.rollback_gates)
-        } else {
-            crate::runner::proof_gates(&plan, &files, &config.ship_gates)
+        let gates = match whose {
+            _ if rollback => crate::runner::rollback_gates(&config.rollback_gates),
+            ProofGates::Of(stories) if !stories.is_empty() => {
+                let stored = self.stored_stories(repo, stories).await?;
+                crate::runner::stored_car_proof_gates(&stored, &config.ship_gates)
+            }
+            _ => crate::runner::proof_gates(&plan, &files, &config.ship_gates),
         };
         let spec = PseudoSpec {
             id: subject.clone(),
@@ -65,21 +79,50 @@ impl Runs {
         let at = self
             .pseudo_task(repo, &stored, &plan, story_issue.number, spec)
             .await?;
-        Ok(Some(at))
+        Ok(Some(match whose {
+            ProofGates::Attempt => at.with_attempt_gates(),
+            _ => at,
+        }))
+    }
+
+    /// `at`'s current attempt is the proof of a ship train car (one still
+    /// in the train: a dissolved car's run is cancelled).
+    async fn train_car_run(&self, repo: &RepoName, at: &PseudoTask) -> Result<bool, StoreError> {
+        let Some(commit) = at.attempt_commit() else {
+            return Ok(false);
+        };
+        let train = self.store.ship_train(repo).await?;
+        Ok(train.car_built_at(commit).is_some())
+    }
+
+    /// The stories of a car, as stored, in the car's order.
+    async fn stored_stories(
+        &self,
+        repo: &RepoName,
+        stories: &[StoryId],
+    ) -> Result<Vec<StoryPlan>, StoreError> {
+        let mut out = Vec::with_capacity(stories.len());
+        for story in stories {
+            out.extend(self.store.story(repo, story).await?);
+        }
+        Ok(out)
     }
 }
 
 impl ShipProofs {
     /// Starts the story's proof (a ship's or a rollback's) at
     /// `commit`, the merge with the base or the revert.
+    /// A ship train car's proof (`gates_of` not empty) runs those
+    /// stories' gates, recorded on `story`, the car's first.
     pub async fn start_ship_proof(
         &self,
         repo: &RepoName,
-        story: &StoryId,
-        subject: &RunSubject,
+        proof: (&StoryId, &RunSubject),
         commit: &CommitSha,
+        gates_of: &[StoryId],
     ) -> Result<Decision, StoreError> {
-        let Some(at) = self.runs.proof_at(repo, story, subject).await? else {
+        let whose = ProofGates::Of(gates_of);
+        let Some(at) = self.runs.proof_at(repo, proof, whose).await? else {
             return Ok(Decision::nothing("proof of an unknown story"));
         };
         // The ship train proves a failed commit once more before anyone
@@ -100,21 +143,45 @@ impl ShipProofs {
         Ok(self.runs.start_pseudo(repo, &at, &trigger))
     }
 
+    /// Stops the story's ship proof running at `commit`, saying `why`
+    /// (a ship train car dissolved).
+    pub async fn stop_proof(
+        &self,
+        repo: &RepoName,
+        story: &StoryId,
+        commit: &CommitSha,
+        why: &str,
+    ) -> Result<Decision, StoreError> {
+        let proof = (story, &RunSubject::ShipProof);
+        let found = self.runs.proof_at(repo, proof, ProofGates::Attempt).await?;
+        let Some(at) = found else {
+            return Ok(Decision::nothing("proof of an unknown story"));
+        };
+        Ok(self.runs.stop_pseudo(repo, &at, commit, why))
+    }
+
     /// A proof run's progress: the task transitions, the failure loop
     /// with the story as the parent of its todo, and the verdict for the
-    /// ship queue once every gate has answered.
+    /// ship queue once every gate has answered. A ship train car's run
+    /// follows the failure loop only once the train has `blamed` its
+    /// story on it: the car's first story is not the failure's cause
+    /// until the train says so, and a first failure may be a flake.
     pub async fn proof_progress(
         &self,
         event: RunEvent,
+        blamed: bool,
     ) -> Result<(Decision, Option<ProofVerdict>), StoreError> {
         let subject = event.task.clone();
-        let found = self
-            .runs
-            .proof_at(&event.repo, &event.story, &subject)
+        let proof = (&event.story, &subject);
+        let found = (self.runs)
+            .proof_at(&event.repo, proof, ProofGates::Attempt)
             .await?;
-        let Some(at) = found else {
+        let Some(mut at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
+        if !blamed && self.runs.train_car_run(&event.repo, &at).await? {
+            at = at.without_failure_loop();
+        }
         let run = self.runs.pseudo_progress(&event.repo, &at, &event.progress);
         let proof = (at.story.as_str(), &subject);
         let verdict = proof_verdict(&event.repo, proof, &event.progress, run.verdict, run.commit);

@@ -32,6 +32,9 @@ pub(super) struct PseudoTask {
     pub(super) config: RepoConfig,
     settings: Settings,
     record: TaskRecord,
+    /// A failed verdict files a todo, a green one closes them. Off for a
+    /// ship train car's run until the train blames its story on it.
+    failure_loop: bool,
 }
 
 /// What differs between pseudo tasks, for [`Runs::pseudo_task`].
@@ -62,6 +65,27 @@ impl PseudoTask {
         self.record.current.as_ref().is_some_and(|a| {
             a.sha == *sha && a.status != taskgate_core::task::AttemptStatus::Cancelled
         })
+    }
+
+    /// Its gates as its current attempt started with them (if it has
+    /// one): a run is judged on the gates it ran, which for a ship train
+    /// car are not the story's own.
+    pub(super) fn with_attempt_gates(mut self) -> Self {
+        if let Some(current) = &self.record.current {
+            self.gates = current.gates.clone();
+        }
+        self
+    }
+
+    /// The commit of its current attempt.
+    pub(super) fn attempt_commit(&self) -> Option<&CommitSha> {
+        self.record.current.as_ref().map(|a| &a.sha)
+    }
+
+    /// Its run's verdict files no todo and closes none.
+    pub(super) fn without_failure_loop(mut self) -> Self {
+        self.failure_loop = false;
+        self
     }
 
     fn context<'a>(&'a self, repo: &'a RepoName, now: i64) -> TaskContext<'a> {
@@ -123,6 +147,7 @@ impl Runs {
             config: spec.config,
             settings: plan.settings.clone(),
             record,
+            failure_loop: true,
         })
     }
 
@@ -136,6 +161,22 @@ impl Runs {
     ) -> Decision {
         let ctx = at.context(repo, self.now());
         at.decision(repo, on_trigger(&at.record, trigger, &ctx))
+    }
+
+    /// Stops a pseudo task's run at `sha`, if it is going: what it proves
+    /// is gone (`why`).
+    pub(super) fn stop_pseudo(
+        &self,
+        repo: &RepoName,
+        at: &PseudoTask,
+        sha: &CommitSha,
+        why: &str,
+    ) -> Decision {
+        let ctx = at.context(repo, self.now());
+        at.decision(
+            repo,
+            taskgate_core::task::on_moot(&at.record, sha, why, &ctx),
+        )
     }
 
     /// A pseudo task's run progress: the task transitions, then, on a
@@ -153,7 +194,7 @@ impl Runs {
         let mut d = on_run_progress(&at.record, progress, &ctx);
         let verdict = d.verdict;
         let commit = d.record.current.as_ref().map(|a| a.sha.clone());
-        if let (Some(report), Some(_)) = (&report, verdict) {
+        if let (Some(report), Some(_), true) = (&report, verdict, at.failure_loop) {
             let inputs = LoopInputs {
                 task: &at.task,
                 config: &at.config,

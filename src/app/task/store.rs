@@ -22,6 +22,7 @@ store_view! {
         async fn task_record(repo: &RepoName, story: &StoryId, task: &RunSubject) -> Result<Option<TaskRecord>, StoreError>;
         async fn task_records(repo: &RepoName, story: &StoryId) -> Result<BTreeMap<String, TaskRecord>, StoreError>;
         async fn recent_attempts(repo: &RepoName, story: &StoryId, per_task: u32) -> Result<Vec<AttemptSummary>, StoreError>;
+        async fn ship_train(repo: &RepoName) -> Result<taskgate_core::ship::Train, StoreError>;
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
     }
     /// What the flaky-test tracking reads, handed to it with each report.

@@ -41,6 +41,7 @@
 mod attribution;
 mod blame;
 mod effects;
+mod proven;
 mod shown;
 #[cfg(test)]
 mod tests;
@@ -52,6 +53,7 @@ use serde::{Deserialize, Serialize};
 
 pub use attribution::{likely_culprit, Changed, FailingTest};
 pub use effects::{build_car_effect, car_branch, CarHead};
+pub use proven::ProvenTree;
 pub use shown::{car_of, shown_record};
 
 use crate::ids::{CommitSha, StoryId};
@@ -163,6 +165,10 @@ pub struct Car {
     /// refused; passed, the failure was a flake and its story waits again.
     #[serde(default)]
     pub aside: bool,
+    /// Whose gates its proof runs, set when the proof starts
+    /// ([`TrainAction::Prove`]).
+    #[serde(default)]
+    pub gates_of: Vec<StoryId>,
 }
 
 /// A tree known to fail, with the tests that failed on it.
@@ -207,8 +213,10 @@ pub struct Train {
     /// The gates a proof runs, as a key: a tree proven with other gates
     /// is not reused.
     pub gates: String,
-    /// Trees proven green with `gates`, newest last.
-    pub proven: Vec<CommitSha>,
+    /// Trees proven green with `gates`, newest last, each with the
+    /// stories whose gates ran on it.
+    #[serde(default, deserialize_with = "proven::stored_proven")]
+    pub proven: Vec<ProvenTree>,
     /// Trees whose proof failed twice with `gates`, newest last.
     pub failed: Vec<FailedTree>,
     /// Trees whose proof failed once, newest last: the next proof of the
@@ -304,10 +312,16 @@ pub enum TrainAction {
         base: CommitSha,
         heads: Vec<(StoryId, CommitSha)>,
     },
-    /// Run the gates on the car's commit; report [`TrainEvent::Proved`].
+    /// Run the gates of `gates_of`'s stories on the car's commit; report
+    /// [`TrainEvent::Proved`].
     Prove {
         car: CarId,
         commit: CommitSha,
+        /// Whose gates the run runs: the car's stories; for a check
+        /// aside, the failed car's (the car it is built on, then its own),
+        /// since its tree is the failed one and its run is that failure's
+        /// check.
+        gates_of: Vec<StoryId>,
     },
     /// Stop the car's run: it was dissolved.
     Cancel {
@@ -576,6 +590,7 @@ impl Step {
             landing: false,
             split_from,
             aside: false,
+            gates_of: Vec::new(),
         }
     }
 
@@ -632,7 +647,13 @@ impl Step {
             return;
         }
         let size = car.stories.len() as u32;
-        if car.runs == 0 && self.t.proven.contains(&built.tree) {
+        let gates_of = self.gates_of(i);
+        let proven = self
+            .t
+            .proven
+            .iter()
+            .any(|p| p.covers(&built.tree, &gates_of));
+        if car.runs == 0 && proven {
             self.t.stats.reused_proofs += 1;
             *self.t.stats.batch_sizes.entry(size).or_default() += 1;
             self.t.cars[i].reused = true;
@@ -650,6 +671,7 @@ impl Step {
         let car = &mut self.t.cars[i];
         car.runs += 1;
         car.proving = true;
+        car.gates_of = gates_of.clone();
         self.t.stats.proof_runs += 1;
         if !car.split_from.is_empty() {
             self.t.stats.bisection_runs += 1;
@@ -657,7 +679,20 @@ impl Step {
         self.actions.push(TrainAction::Prove {
             car: car.id,
             commit: built.commit,
+            gates_of,
         });
+    }
+
+    /// The stories whose gates car `i`'s proof runs ([`TrainAction::Prove`]).
+    fn gates_of(&self, i: usize) -> Vec<StoryId> {
+        let car = &self.t.cars[i];
+        let own = car.stories.iter().map(|e| e.story.clone());
+        if !car.aside {
+            return own.collect();
+        }
+        let ahead = self.t.cars[..i].iter().rev().find(|c| !c.aside);
+        let built_on = ahead.into_iter().flat_map(|c| &c.stories);
+        built_on.map(|e| e.story.clone()).chain(own).collect()
     }
 }
 
@@ -691,14 +726,6 @@ fn take_next(waiting: &mut Vec<Entry>, max: usize) -> Vec<Entry> {
     }
     taken.sort_by_key(|e| (std::cmp::Reverse(e.priority), e.queued_at_ms));
     taken
-}
-
-pub(super) fn remember(list: &mut Vec<CommitSha>, tree: CommitSha) {
-    if !list.contains(&tree) {
-        list.push(tree);
-    }
-    let excess = list.len().saturating_sub(KEPT_TREES);
-    list.drain(..excess);
 }
 
 pub(super) fn remember_failed(

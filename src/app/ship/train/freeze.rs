@@ -70,9 +70,6 @@ impl Ship {
                 train: Box::new(train),
             },
         );
-        Ok(Some(ShipOutcome {
-            decision,
-            proof_runs: vec![],
-        }))
+        Ok(Some(decision.into()))
     }
 }

@@ -90,6 +90,7 @@ mod tests {
             landing: false,
             split_from: vec![],
             aside: false,
+            gates_of: vec![],
         });
         t
     }

@@ -1,7 +1,8 @@
 //! The train against a modelled repository: a commit's tree is the set of
 //! stories merged into it (merges commute, as clean git merges of
 //! unrelated changes do), a proof fails when a broken story is in the
-//! tree, and a flaky story fails the first proof it is in.
+//! tree and the proof runs its gates, and a flaky story fails the first
+//! proof that runs its gates.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,18 +21,32 @@ struct World {
     flaky: BTreeSet<String>,
     /// Stories that do not merge on anything.
     conflicting: BTreeSet<String>,
+    /// A story that breaks another's test (by the key's name), changing
+    /// that test's file rather than its own.
+    breaks: BTreeMap<String, String>,
     /// Proofs started and not finished, oldest first.
-    running: Vec<(CarId, CommitSha)>,
+    running: Vec<Running>,
     /// Finish the newest proof first (a speculative car ends first).
     newest_first: bool,
     landed: Vec<Vec<String>>,
     refused: Vec<(String, Refusal)>,
     flaky_events: Vec<Vec<FailingTest>>,
-    /// Commits a proof passed on.
-    green: BTreeSet<CommitSha>,
+    /// Commits a proof passed on, with the stories whose gates it ran.
+    green: BTreeMap<CommitSha, BTreeSet<String>>,
     /// Trees that landed.
     main_trees: Vec<BTreeSet<String>>,
     next_commit: u64,
+}
+
+/// A proof started: its car, its commit and whose gates it runs.
+type Running = (CarId, CommitSha, Vec<StoryId>);
+
+/// `tree` proven with the gates of `gates_of`.
+fn proven(tree: &[&str], gates_of: &[&str]) -> ProvenTree {
+    ProvenTree {
+        tree: tree_sha(&tree.iter().map(|s| s.to_string()).collect()),
+        gates_of: gates_of.iter().map(|s| StoryId::from(*s)).collect(),
+    }
 }
 
 fn tree_sha(stories: &BTreeSet<String>) -> CommitSha {
@@ -68,12 +83,13 @@ impl World {
             broken: BTreeSet::new(),
             flaky: BTreeSet::new(),
             conflicting: BTreeSet::new(),
+            breaks: BTreeMap::new(),
             running: Vec::new(),
             newest_first: false,
             landed: Vec::new(),
             refused: Vec::new(),
             flaky_events: Vec::new(),
-            green: BTreeSet::new(),
+            green: BTreeMap::new(),
             main_trees: Vec::new(),
             next_commit: 0,
         }
@@ -87,12 +103,19 @@ impl World {
     }
 
     fn entry(&self, story: &str, priority: Priority, at: i64) -> Entry {
+        let victim = self.breaks.values().any(|v| v == story);
+        let files = match self.breaks.get(story) {
+            Some(victim) => [format!("tests/{victim}.rs")].into(),
+            // Its test was there before: it did not change it.
+            None if victim => [format!("src/{story}.rs")].into(),
+            None => [format!("tests/{story}.rs"), format!("src/{story}.rs")].into(),
+        };
         Entry {
             story: StoryId::from(story),
             head: CommitSha(format!("head-{story}")),
             priority,
             queued_at_ms: at,
-            files: [format!("tests/{story}.rs"), format!("src/{story}.rs")].into(),
+            files,
             conflicted: false,
         }
     }
@@ -136,8 +159,12 @@ impl World {
                 };
                 self.event(TrainEvent::Built { car, built });
             }
-            TrainAction::Prove { car, commit } => self.running.push((car, commit)),
-            TrainAction::Cancel { car } => self.running.retain(|(c, _)| *c != car),
+            TrainAction::Prove {
+                car,
+                commit,
+                gates_of,
+            } => self.running.push((car, commit, gates_of)),
+            TrainAction::Cancel { car } => self.running.retain(|(c, ..)| *c != car),
             TrainAction::Land {
                 car,
                 commit,
@@ -146,9 +173,15 @@ impl World {
             } => {
                 let tree = &self.trees[&commit];
                 assert!(
-                    self.green.contains(&commit) || reused,
+                    self.green.contains_key(&commit) || reused,
                     "landed {commit} without a proof"
                 );
+                if let Some(ran) = self.green.get(&commit) {
+                    let unproven: Vec<_> = (stories.iter())
+                        .filter(|s| !ran.contains(s.as_str()))
+                        .collect();
+                    assert!(unproven.is_empty(), "landed {unproven:?} unproven");
+                }
                 assert!(
                     self.broken.is_disjoint(tree),
                     "a broken story landed: {tree:?}"
@@ -168,48 +201,57 @@ impl World {
     /// Finishes the proofs that are running, one at a time, until none is.
     fn settle(&mut self) {
         while !self.running.is_empty() {
-            let (car, commit) = if self.newest_first {
+            let next = if self.newest_first {
                 self.running.pop().unwrap()
             } else {
                 self.running.remove(0)
             };
-            let failing = self.run(&commit);
-            if failing.is_empty() {
-                self.green.insert(commit.clone());
-            }
-            self.event(TrainEvent::Proved {
-                car,
-                commit,
-                failing,
-            });
+            self.finish(next);
         }
+    }
+
+    fn finish(&mut self, (car, commit, gates_of): Running) {
+        let failing = self.run(&commit, &gates_of);
+        if failing.is_empty() {
+            let ran = gates_of.iter().map(|s| s.as_str().to_owned()).collect();
+            self.green.insert(commit.clone(), ran);
+        }
+        self.event(TrainEvent::Proved {
+            car,
+            commit,
+            failing,
+        });
     }
 
     /// Finishes the proofs running now, not those they start: one proof
     /// period of clock time.
     fn period(&mut self) {
-        let now: Vec<(CarId, CommitSha)> = std::mem::take(&mut self.running);
-        for (car, commit) in now {
-            let failing = self.run(&commit);
-            if failing.is_empty() {
-                self.green.insert(commit.clone());
-            }
-            self.event(TrainEvent::Proved {
-                car,
-                commit,
-                failing,
-            });
+        let now: Vec<Running> = std::mem::take(&mut self.running);
+        for running in now {
+            self.finish(running);
         }
     }
 
-    fn run(&mut self, commit: &CommitSha) -> Vec<FailingTest> {
-        let tree = self.trees[commit].clone();
-        let flaky: Vec<String> = self.flaky.intersection(&tree).cloned().collect();
+    fn run(&mut self, commit: &CommitSha, gates_of: &[StoryId]) -> Vec<FailingTest> {
+        let tree = &self.trees[commit];
+        let ran: BTreeSet<String> = (tree.iter())
+            .filter(|s| gates_of.iter().any(|g| g == s.as_str()))
+            .cloned()
+            .collect();
+        let victims = (self.breaks.iter())
+            .filter(|(breaker, victim)| tree.contains(*breaker) && ran.contains(*victim))
+            .map(|(_, victim)| victim);
+        let broken: BTreeSet<&String> = self.broken.intersection(&ran).chain(victims).collect();
+        let flaky: Vec<String> = self.flaky.intersection(&ran).cloned().collect();
         for story in &flaky {
             self.flaky.remove(story);
         }
-        let broken = self.broken.intersection(&tree);
-        let mut failing: Vec<FailingTest> = broken.chain(&flaky).map(|s| failing_test(s)).collect();
+        let mut failing: Vec<FailingTest> = broken
+            .into_iter()
+            .chain(&flaky)
+            .map(|s| failing_test(s))
+            .collect();
+        failing.dedup();
         failing.sort();
         failing
     }
@@ -318,6 +360,39 @@ fn a_suspect_whose_check_passes_was_a_flake_and_lands_in_a_car_behind() {
 }
 
 #[test]
+fn a_suspect_breaking_another_story_s_test_is_checked_with_that_story_s_gates() {
+    let mut w = World::new(4, 1);
+    // b changes a's test file and breaks it: the evidence names b.
+    w.breaks.insert("b".into(), "a".into());
+    for s in ["a", "b", "c"] {
+        w.ship(s);
+    }
+    w.start();
+    w.settle();
+    // b's check aside reran a's gates on the failed tree: confirmed, not
+    // a flake.
+    assert_eq!(w.refused_names(), vec!["b"]);
+    assert_eq!(w.landed, vec![vec!["a", "c"]]);
+    assert!(w.flaky_events.is_empty(), "{:?}", w.flaky_events);
+}
+
+#[test]
+fn a_tree_proven_with_fewer_stories_gates_is_proven_again() {
+    let mut w = World::new(4, 1);
+    // a+b's tree, proven by a car of b built on a: b's gates alone.
+    w.train.proven.push(proven(&["a", "b"], &["b"]));
+    w.ship("a");
+    w.ship("b");
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "b"]]);
+    assert_eq!(w.train.stats.reused_proofs, 0);
+    assert_eq!(w.train.stats.proof_runs, 1);
+    // Now both stories' gates ran on it: a car of the two reuses it.
+    assert_eq!(w.train.proven, vec![proven(&["a", "b"], &["a", "b"])]);
+}
+
+#[test]
 fn a_flaky_failure_in_a_batch_is_checked_and_everyone_lands() {
     let mut w = World::new(4, 1);
     w.flaky.insert("b".into());
@@ -346,7 +421,10 @@ fn a_story_alone_that_fails_once_is_proven_again_on_the_same_commit() {
     assert_eq!(w.landed, vec![vec!["a"]]);
     assert_eq!(w.flaky_events, vec![vec![failing_test("a")]]);
     assert_eq!(w.train.stats.proof_runs, 2);
-    assert!(w.green.contains(&first), "the retry ran on the same commit");
+    assert!(
+        w.green.contains_key(&first),
+        "the retry ran on the same commit"
+    );
 }
 
 #[test]
@@ -398,8 +476,9 @@ fn a_speculative_car_is_rebuilt_on_the_right_base_when_the_car_ahead_fails() {
     assert_eq!(w.landed, vec![vec!["b"]]);
     // What landed for b was built on main, not on a.
     assert_eq!(w.main_trees, vec![["b".to_owned()].into()]);
-    // b failed on top of a first, and was not blamed for a's fault.
-    assert!(!w.green.contains(&speculative.commit));
+    // b's gates passed on top of a first (newest first), and that tree,
+    // holding a, did not land.
+    assert!(w.green.contains_key(&speculative.commit));
 }
 
 #[test]
@@ -416,7 +495,7 @@ fn a_speculative_car_proven_on_the_car_ahead_lands_right_after_it() {
 #[test]
 fn a_tree_proven_before_lands_with_no_run() {
     let mut w = World::new(4, 1);
-    w.train.proven.push(tree_sha(&["a".to_owned()].into()));
+    w.train.proven.push(proven(&["a"], &["a"]));
     w.ship("a");
     w.start();
     w.settle();
@@ -428,7 +507,7 @@ fn a_tree_proven_before_lands_with_no_run() {
 #[test]
 fn a_tree_proven_with_other_gates_is_proven_again() {
     let mut w = World::new(4, 1);
-    w.train.proven.push(tree_sha(&["a".to_owned()].into()));
+    w.train.proven.push(proven(&["a"], &["a"]));
     // Same key: kept.
     w.train = w.train.clone().with_gates("test");
     assert_eq!(w.train.proven.len(), 1);
@@ -521,7 +600,7 @@ fn a_late_proof_of_a_dissolved_car_changes_nothing() {
     let mut w = World::new(2, 1);
     w.ship("a");
     w.start();
-    let (car, commit) = w.running[0].clone();
+    let (car, commit, _) = w.running[0].clone();
     w.trees.insert(CommitSha("main-0b".into()), BTreeSet::new());
     w.event(TrainEvent::MainMoved {
         head: CommitSha("main-0b".into()),

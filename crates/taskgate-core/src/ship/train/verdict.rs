@@ -14,7 +14,8 @@
 //! same tree is the same test. A tree that then passes was a flake: a
 //! flaky event, nobody blamed; one that fails again is confirmed.
 
-use super::{remember, remember_failed, CarId, FailedTree, FailingTest, Step, TrainAction};
+use super::proven::remember_proven;
+use super::{remember_failed, CarId, FailedTree, FailingTest, ProvenTree, Step, TrainAction};
 use crate::ids::CommitSha;
 
 impl Step {
@@ -71,8 +72,17 @@ impl Step {
         let car = &mut self.t.cars[at];
         car.passed = true;
         if let Some(b) = &car.built {
-            let tree = b.tree.clone();
-            remember(&mut self.t.proven, tree);
+            // A car proven with no run of its own ran no gates.
+            let gates_of = if car.reused {
+                &[][..]
+            } else {
+                &car.gates_of[..]
+            };
+            let proven = ProvenTree {
+                tree: b.tree.clone(),
+                gates_of: gates_of.iter().cloned().collect(),
+            };
+            remember_proven(&mut self.t.proven, proven);
         }
     }
 

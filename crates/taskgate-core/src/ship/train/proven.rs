@@ -1,0 +1,100 @@
+//! The trees a train remembers as proven green, each with the stories
+//! whose gates proved it: a tree is reused for a car only when the gates
+//! it ran are every one the car's proof would run.
+//!
+//! Owns: [`ProvenTree`], remembering one (capped at `KEPT_TREES`) and
+//! reading the stored list. Must not: decide when a car passes (`verdict`).
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use super::KEPT_TREES;
+use crate::ids::{CommitSha, StoryId};
+
+/// A tree proven green, and whose gates ran on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProvenTree {
+    pub tree: CommitSha,
+    pub gates_of: BTreeSet<StoryId>,
+}
+
+impl ProvenTree {
+    /// A proof of `tree` running the gates of `gates_of` would find
+    /// nothing this one did not: the same tree, every story's gates ran.
+    pub fn covers(&self, tree: &CommitSha, gates_of: &[StoryId]) -> bool {
+        self.tree == *tree && gates_of.iter().all(|s| self.gates_of.contains(s))
+    }
+}
+
+/// Keeps `proven`, newest last, without a duplicate tree: a tree proven
+/// again with other gates keeps the union of the two.
+pub(super) fn remember_proven(list: &mut Vec<ProvenTree>, mut proven: ProvenTree) {
+    if let Some(at) = list.iter().position(|p| p.tree == proven.tree) {
+        proven.gates_of.extend(list.remove(at).gates_of);
+    }
+    list.push(proven);
+    let excess = list.len().saturating_sub(KEPT_TREES);
+    list.drain(..excess);
+}
+
+/// The stored list. A train stored before the gates were remembered
+/// holds bare trees: whose gates proved them is not known, so they are
+/// forgotten and proven again.
+pub(super) fn stored_proven<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ProvenTree>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Keyed(ProvenTree),
+        Bare(#[allow(dead_code)] CommitSha),
+    }
+    let stored = Vec::<Stored>::deserialize(d)?;
+    Ok(stored
+        .into_iter()
+        .filter_map(|s| match s {
+            Stored::Keyed(p) => Some(p),
+            Stored::Bare(_) => None,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proven(tree: &str, gates_of: &[&str]) -> ProvenTree {
+        ProvenTree {
+            tree: CommitSha(tree.into()),
+            gates_of: gates_of.iter().map(|s| StoryId::from(*s)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_tree_covers_a_proof_only_of_gates_that_ran_on_it() {
+        let p = proven("t", &["a", "b"]);
+        let t = CommitSha("t".into());
+        assert!(p.covers(&t, &["a".into()]));
+        assert!(p.covers(&t, &["b".into(), "a".into()]));
+        assert!(!p.covers(&t, &["a".into(), "c".into()]));
+        assert!(!p.covers(&CommitSha("u".into()), &["a".into()]));
+    }
+
+    #[test]
+    fn a_tree_proven_twice_keeps_both_proofs_gates_once() {
+        let mut list = vec![proven("t", &["a"]), proven("u", &["x"])];
+        remember_proven(&mut list, proven("t", &["b"]));
+        assert_eq!(list, vec![proven("u", &["x"]), proven("t", &["a", "b"])]);
+    }
+
+    #[test]
+    fn bare_trees_of_an_older_train_are_forgotten() {
+        #[derive(Deserialize)]
+        struct T {
+            #[serde(deserialize_with = "stored_proven")]
+            proven: Vec<ProvenTree>,
+        }
+        let t: T = serde_json::from_str(r#"{"proven": ["old", {"tree": "t", "gates_of": ["a"]}]}"#)
+            .unwrap();
+        assert_eq!(t.proven, vec![proven("t", &["a"])]);
+    }
+}
