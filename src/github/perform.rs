@@ -418,7 +418,14 @@ async fn set_blocked_by(
         // link (its answer lost, or its claim run out), and GitHub refuses
         // a second one (a refusal its secondary limits count).
         if ctx.attempt == 1 || !gh.is_blocked_by(r.number, b.id).await? {
-            gh.add_blocked_by(r.number, b.id).await?;
+            match gh.add_blocked_by(r.number, b.id).await {
+                Ok(()) => {}
+                // Made by an earlier effect whose answer was lost (the
+                // sync asked again, not knowing): GitHub refuses the
+                // second with 422, and the link is there.
+                Err(e) if e.status() == Some(422) && gh.is_blocked_by(r.number, b.id).await? => {}
+                Err(e) => return Err(e),
+            }
         }
         r.blocked_by.insert(blocker.to_owned());
     } else {

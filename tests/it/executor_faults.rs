@@ -220,3 +220,47 @@ async fn a_late_retry_of_in_progress_never_reopens_a_completed_check_run() {
         ("completed", Some("success"))
     );
 }
+
+/// GitHub makes the blocked-by link and its answer is lost (502). Before
+/// the retry falls due, the plan is pushed again and its sync, not knowing
+/// the link is made, asks for it once more: GitHub refuses that one with
+/// 422 ("Issue is already blocked by this issue"), and it is found made,
+/// not left failed. The retry looks first and asks for nothing.
+#[tokio::test]
+async fn a_blocked_by_link_whose_answer_was_lost_is_found_made_not_failed() {
+    const BLOCKED_BY: &str =
+        "POST /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by";
+    const PATH: &str = ".taskgate/stories/linked.yml";
+    let app = TestApp::start().await;
+    app.fake
+        .inject(BLOCKED_BY, Fault::StatusAfterApply { status: 502 });
+    let plan = |data: &str| {
+        Plan::story("Linked work")
+            .task(Task::new("data", data).runs("exit 0"))
+            .task(
+                Task::new("report", "Report")
+                    .runs("exit 0")
+                    .depends_on("data"),
+            )
+            .yaml()
+    };
+    app.push_to_main(&[(PATH, plan("Data").as_str())]).await;
+    app.push_to_main(&[(PATH, plan("Data loading").as_str())])
+        .await;
+    // The lost answer's retry falls due.
+    app.advance(Duration::from_secs(600));
+    app.settle().await;
+
+    assert_eq!(app.statuses(BLOCKED_BY), [502, 422]);
+    let issues = app.fake.repo(REPO).issues();
+    let by_title = |t: &str| issues.iter().find(|i| i.title == t).unwrap().clone();
+    assert_eq!(
+        by_title("Report").blocked_by,
+        vec![by_title("Data loading").id]
+    );
+    let effects = app.store().effects().await.unwrap();
+    let failed: Vec<_> = (effects.iter())
+        .filter(|e| e.status != EffectStatus::Done)
+        .collect();
+    assert!(failed.is_empty(), "{failed:?}");
+}
