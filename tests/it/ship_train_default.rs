@@ -66,7 +66,7 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
             .collect();
     assert_eq!(notes.len(), 1, "said once: {notes:#?}");
     insta::assert_snapshot!(notes[0], @r"
-    Shipping one story at a time, not in batches (`ship_train`): the default branch's rules require each story PR to be merged, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask.
+    Shipping one story at a time, not in batches (`ship_train`): the default branch's rules require each story PR to be merged, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask. To ship in batches, let taskgate move the default branch itself (the app on the rule's bypass list); `ship_train: false` in `.github/taskgate.yml` ships one story at a time without this note.
 
     <!-- taskgate:ship-serial -->
     ");

@@ -131,7 +131,7 @@ pub fn batch_proven_but_frozen(car: super::CarId, commit: &CommitSha, frozen: &s
 /// A repository that asked for the ship train ships one story at a time.
 pub fn ships_serially(why: &str) -> String {
     format!(
-        "Shipping one story at a time, not in batches (`ship_train`): {why}, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask."
+        "Shipping one story at a time, not in batches (`ship_train`): {why}, and a batch lands only as one fast-forward to the commit its proof passed on. This story is proven on the default branch's head and lands the way the rules ask. To ship in batches, let taskgate move the default branch itself (the app on the rule's bypass list); `ship_train: false` in `.github/taskgate.yml` ships one story at a time without this note."
     )
 }
 
