@@ -135,6 +135,26 @@ pub fn ships_serially(why: &str) -> String {
     )
 }
 
+/// Why a story ships alone while GitHub refuses the batch branches, and
+/// the setting that lets batches run again.
+pub fn batch_branch_refused(off: &super::TrainOff) -> String {
+    let pattern = off
+        .branch
+        .rsplit_once('-')
+        .map_or_else(|| off.branch.clone(), |(stem, _)| format!("{stem}-*"));
+    // A rule names branches; anything else is the installation's access.
+    let fix = if off.why.to_ascii_lowercase().contains("rule") {
+        "add the taskgate app to the bypass list of the ruleset that restricts those branches"
+    } else {
+        "give the taskgate app's installation write access to the repository's contents"
+    };
+    format!(
+        "Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `{}` ({}). To prove stories in batches, let taskgate create and update `{pattern}`: {fix}. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.",
+        off.branch,
+        off.why.trim_end_matches('.')
+    )
+}
+
 pub fn base_moved(proof: &ShipProof, max_rounds: u32) -> String {
     format!(
         "The default branch moved past `{}` before the tested commit could land, so nothing landed. Proving again on the new base (round {} of at most {max_rounds}).",
