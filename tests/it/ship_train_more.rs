@@ -161,3 +161,93 @@ async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lan
     );
     sh.s.app.assert_contract_kept();
 }
+
+/// Two flaky events quarantine: the train's one is kept until another
+/// comes.
+const CONFIG_TWO: &str =
+    "ship_label: ship\nship_train: true\nship_parallel: 1\nflaky: { quarantine_after: 2 }\n";
+
+/// A task's gate that writes `tests/test_net.py::test_fetch` failing
+/// (`sh echo.sh fail`) or passing (`sh echo.sh pass`): the plan on the
+/// default branch says which, so a retry of the same commit flips it.
+const ECHO: &str = r#"if [ "$1" = fail ]; then
+  printf '<testsuite name="net" tests="1" failures="1"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"><failure message="timed out"/></testcase></testsuite>' > junit.xml
+  exit 1
+fi
+printf '<testsuite name="net" tests="1" failures="0"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"/></testsuite>' > junit.xml
+exit 0
+"#;
+
+impl Rig {
+    /// Story `echo`'s task runs its gate with `mode` (the plan on the
+    /// default branch).
+    async fn echo_mode(&self, mode: &str) {
+        let plan = crate::support::plan::Plan::story("Story echo")
+            .task(
+                crate::support::plan::Task::new("echo", "Work echo")
+                    .runs(&format!("sh echo.sh {mode}")),
+            )
+            .yaml();
+        let app = &self.sh.s.app;
+        app.push_to_main(&[(".taskgate/stories/echo.yml", plan.as_str())])
+            .await;
+    }
+
+    /// A flaky event of `test_fetch` in a task's history: story `echo`'s
+    /// task fails on its commit, and passes when that commit is run again.
+    async fn task_flakes(&self) {
+        self.echo_mode("fail").await;
+        let s = &self.sh.s;
+        let (task_issue, branch) = s.app.task_and_branch("Work echo", "echo");
+        let sha = s.push_on(&branch, &[("echo.sh", ECHO)], "works").await;
+        s.completed(&sha, 1).await;
+        self.echo_mode("pass").await;
+        s.app
+            .comment(task_issue, "octocat", "/taskgate retry")
+            .await;
+        let runs = s.completed(&sha, 2).await;
+        let last = runs.into_iter().max_by_key(|c| c.id).unwrap();
+        assert_eq!(last.conclusion.as_deref(), Some("success"), "{last:#?}");
+    }
+}
+
+#[tokio::test]
+async fn a_trains_flaky_event_below_the_threshold_is_kept_and_counts_with_a_later_one() {
+    let t = Rig::start(CONFIG_TWO).await;
+    let sh = &t.sh;
+    let mut issues = vec![sh.story_issue];
+    for key in ["bravo", "charlie", "delta"] {
+        issues.push(t.story(key).await.0);
+    }
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    let base = sh.main_head();
+    for &issue in &issues {
+        t.ship(issue).await;
+    }
+    for &issue in &issues {
+        t.until_deployed(issue).await;
+    }
+    sh.s.app.settle().await;
+    t.assert_landed_proven(&base);
+    assert_eq!(t.train().await.stats.flaky_retries, 1);
+    let repo = RepoName::parse(REPO).unwrap();
+    let store = sh.s.app.store();
+    assert!(
+        store.quarantines(&repo).await.unwrap().is_empty(),
+        "one event of two"
+    );
+
+    // A later flaky event of the same test, from a task's retry.
+    t.task_flakes().await;
+    let quarantines = store.quarantines(&repo).await.unwrap();
+    assert_eq!(quarantines.len(), 1, "{quarantines:?}");
+    let q = &quarantines[0];
+    assert!(q.test_id.as_str().contains("test_fetch"), "{q:?}");
+    let tasks: Vec<&str> = q.events.iter().map(|e| e.task.as_str()).collect();
+    assert_eq!(tasks.len(), 2, "{q:?}");
+    assert!(
+        tasks.iter().any(|t| t.starts_with("taskgate/ship-batch-")),
+        "{q:?}"
+    );
+    sh.s.app.assert_contract_kept();
+}
