@@ -1,7 +1,9 @@
 //! More of the ship train end to end (issue 31), behind `ship_train:
 //! true`: a test that fails once in a batch's proof and passes when the
 //! same tree is proven again is a flaky event, recorded and quarantined
-//! as a task's are, and nobody is refused for it.
+//! as a task's are (kept when too few to quarantine, so it counts with a
+//! later one), and nobody is refused for it; a story whose check aside
+//! proved its tree lands on that tree with no new run.
 //!
 //! Every story's gate is [`CHECK`]: slow on the first story's batch (so
 //! the others queue behind it), and failing `tests/test_net.py::
@@ -48,9 +50,15 @@ impl Rig {
 
     /// Another story `key`, shippable: its issue and story PR.
     async fn story(&self, key: &str) -> (u64, u64) {
+        self.story_with(key, &[]).await
+    }
+
+    /// [`Rig::story`] whose work also holds `more`.
+    async fn story_with(&self, key: &str, more: &[(&str, &str)]) -> (u64, u64) {
         let gate = format!("{key}.sh");
         let marker = format!("{key}/lib.txt");
-        let files = [(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        let mut files = vec![(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        files.extend_from_slice(more);
         let (title, task) = (format!("Story {key}"), format!("Work {key}"));
         let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
         eventually("the story is shippable", || async {
@@ -249,5 +257,69 @@ async fn a_trains_flaky_event_below_the_threshold_is_kept_and_counts_with_a_late
         tasks.iter().any(|t| t.starts_with("taskgate/ship-batch-")),
         "{q:?}"
     );
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_suspect_whose_check_passed_lands_on_that_proven_tree_with_no_new_run() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let mut issues = vec![sh.story_issue];
+    for key in ["bravo", "charlie"] {
+        issues.push(t.story(key).await.0);
+    }
+    // The failing test's own file: the evidence names delta the suspect,
+    // checked aside on the others' batch (the failed tree again).
+    let test_file = [("tests/test_net.py", "def test_fetch(): pass\n")];
+    let (delta, delta_pr) = t.story_with("delta", &test_file).await;
+    issues.push(delta);
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    let base = sh.main_head();
+    for &issue in &issues {
+        t.ship(issue).await;
+    }
+    for &issue in &issues {
+        t.until_deployed(issue).await;
+    }
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    let train = t.train().await;
+    // The first batch, the three, the two others, delta's check aside;
+    // delta's own batch reused the check's tree.
+    let stats = &train.stats;
+    assert_eq!((stats.landed, stats.refused), (4, 0), "{stats:?}");
+    assert_eq!((stats.proof_runs, stats.reused_proofs), (4, 1), "{stats:?}");
+    let head = sh.main_head();
+    let tip = sh.repo().commit(&head).unwrap();
+    let runs: Vec<String> = (sh.s.checks(&head).into_iter())
+        .map(|c| c.name)
+        .filter(|name| name != "taskgate/ship-gate")
+        .collect();
+    assert!(
+        runs.is_empty(),
+        "no run on the commit that landed last: {runs:?}"
+    );
+    assert!(tip.message.contains("into ship batch 5"), "{}", tip.message);
+    // The tree that landed is the one delta's check aside proved green.
+    let check = sh.repo().branch_sha("taskgate/ship-batch-4").unwrap();
+    assert_eq!(tip.tree, sh.repo().commit(&check).unwrap().tree);
+    let green =
+        sh.s.checks(&check)
+            .into_iter()
+            .any(|c| c.name != "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success"));
+    assert!(green, "{:?}", sh.s.checks(&check));
+    let note =
+        sh.s.app
+            .bot_comments(delta_pr)
+            .into_iter()
+            .find(|c| c.contains("Landed in ship batch"))
+            .expect("delta's story PR is told it landed");
+    let note = note.replace(&head[..7], "<commit>");
+    insta::assert_snapshot!(note, @r"
+    **Landed in ship batch 5** (on its own). `main` was fast-forwarded to `<commit>`, the batch's commit. Its tree had already been proven green with the same gates, so no new proof run was needed.
+
+    <!-- taskgate:car-landed car=5 -->
+    ");
     sh.s.app.assert_contract_kept();
 }
