@@ -301,6 +301,17 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_batch_branch_names_the_fix_a_rule_or_the_installations_access() {
+        let off = |why: &str| super::super::TrainOff {
+            branch: "taskgate/ship-batch-3".into(),
+            why: why.into(),
+            until_ms: 0,
+        };
+        insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted.")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: add the taskgate app to the bypass list of the ruleset that restricts those branches. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
+        insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 403: Resource not accessible by integration")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 403: Resource not accessible by integration). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: give the taskgate app's installation write access to the repository's contents. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
+    }
+
+    #[test]
     fn queue_and_proof_texts_name_their_commits() {
         insta::assert_snapshot!(queued(&by(ShipVia::Label, Priority::Normal), IssueNumber(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
         insta::assert_snapshot!(queued(&by(ShipVia::Api, Priority::Normal), IssueNumber(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
