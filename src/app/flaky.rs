@@ -155,9 +155,17 @@ impl Flaky {
         if events.is_empty() {
             return Ok(Decision::default());
         }
+        // The events seen outside any task's history count too (the ship
+        // train's, stored when they were too few to quarantine).
+        let mut events = events.clone();
+        for (test, all) in &mut events {
+            all.extend(self.store.flaky_events_seen(repo, test).await?);
+            all.sort();
+            all.dedup();
+        }
         let before = self.store.quarantines(repo).await?;
         let now = self.now();
-        let started = flaky::new_quarantines(events, &before, &config.flaky, now);
+        let started = flaky::new_quarantines(&events, &before, &config.flaky, now);
         let prefix = format!("/{}", super::commands::syntax_of(config).prefix);
         Ok(flaky::on_new_quarantines(
             repo, &before, started, &prefix, now,

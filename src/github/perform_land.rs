@@ -293,6 +293,19 @@ pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
                 why: super::perform_ship::sentence(format!("GitHub did not answer: {why}")),
             },
         ),
+        Effect::BuildShipCar {
+            repo, car, heads, ..
+        } => {
+            let Some(first) = heads.first() else {
+                return;
+            };
+            let what = ShipWhat::CarFailed {
+                car: *car,
+                why: super::perform_ship::sentence(format!("GitHub did not answer: {why}")),
+                refused: false,
+            };
+            (repo, &first.story, what)
+        }
         _ => return,
     };
     let event = taskgate_core::ship::ShipEvent {

@@ -240,11 +240,32 @@ async fn build_car(
     let first = heads
         .first()
         .map_or_else(|| StoryId::new(""), |h| h.story.clone());
-    let (what, name, result) = match ctx
+    let built = ctx
         .repo(repo)
         .build_car(branch, base, &pairs, message)
-        .await?
-    {
+        .await;
+    let built = match built {
+        // A rule or a permission said no (a retry would hear it again):
+        // the train is told, and the executor records the failure.
+        Err(e) if !e.is_transient() && !matches!(e, GitHubError::Store(_)) => {
+            let why = match &e {
+                // GitHub's paragraphs on one line: the comment quotes it.
+                GitHubError::Http {
+                    status, message, ..
+                } => format!("GitHub answered {status}: {}", one_line(message)),
+                e => e.to_string(),
+            };
+            let what = ShipWhat::CarFailed {
+                car,
+                why,
+                refused: true,
+            };
+            ship_event(ctx, repo, &first, what, "car-refused").await?;
+            return Err(e);
+        }
+        built => built?,
+    };
+    let (what, name, result) = match built {
         CarBuild::Built(built) => {
             let result = json!({ "sha": built.commit, "tree": built.tree });
             (ShipWhat::CarBuilt { car, built }, "car-built", result)
@@ -314,6 +335,22 @@ async fn revert(
 /// A rollback's refusal is told as a sentence between others ("The
 /// rollback did not land. {why} Nothing changed on …"): it ends with a
 /// full stop, whatever GitHub's message ended with.
+/// GitHub's paragraphs on one line: a ruleset's "Repository rule
+/// violations found" followed by its violations.
+fn one_line(message: &str) -> String {
+    let mut paragraphs = message
+        .split("\n\n")
+        .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or_default();
+    let rest: Vec<String> = paragraphs.collect();
+    if rest.is_empty() {
+        first
+    } else {
+        format!("{first}: {}", rest.join(" "))
+    }
+}
+
 pub(super) fn sentence(why: String) -> String {
     if why.ends_with(['.', '!', '?']) {
         why

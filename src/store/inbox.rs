@@ -550,9 +550,9 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
         Change::RepoConfigChanged { repo, sha, config } => {
             super::repo_config::put(db, repo, sha, config.as_deref(), now_ms)?
         }
-        Change::QuarantineStarted { .. } | Change::QuarantineLifted { .. } => {
-            super::quarantine::apply(db, change)?
-        }
+        Change::QuarantineStarted { .. }
+        | Change::QuarantineLifted { .. }
+        | Change::FlakyEventsSeen { .. } => super::quarantine::apply(db, change)?,
         Change::InstallationRemoved { installation } => {
             db.execute(
                 "DELETE FROM installation_repos WHERE installation_id = ?1",

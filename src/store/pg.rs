@@ -272,6 +272,18 @@ CREATE TABLE ship_trains (
     record  TEXT COLLATE "C" NOT NULL
 );
 "#,
+    // Flaky events seen outside a task's history (`store::quarantine`).
+    r#"
+CREATE TABLE flaky_events (
+    repo     TEXT COLLATE "C" NOT NULL,
+    test_id  TEXT COLLATE "C" NOT NULL,
+    task     TEXT COLLATE "C" NOT NULL,
+    sha      TEXT COLLATE "C" NOT NULL,
+    attempt  BIGINT NOT NULL,
+    kind     TEXT COLLATE "C" NOT NULL,
+    PRIMARY KEY (repo, test_id, task, sha, attempt, kind)
+);
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

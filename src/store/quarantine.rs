@@ -1,8 +1,9 @@
 //! Flaky-test quarantines (`core::flaky`): one row per quarantine
-//! started, kept after it is lifted or expires, and the per-test history
-//! the flaky events are found in.
+//! started, kept after it is lifted or expires, the per-test history
+//! the flaky events are found in, and the flaky events seen outside any
+//! task's history (the ship train's), kept so they count later.
 //!
-//! Owns: the `quarantine` table's statements and the history read for
+//! Owns: the `quarantine` and `flaky_events` tables' statements and the history read for
 //! flaky events. Must not: decide what is flaky or in force
 //! (`core::flaky` does, with the time the shell hands it).
 //!
@@ -16,7 +17,7 @@ use rusqlite::params;
 
 use super::db::{Db, Row};
 use super::{Store, StoreError};
-use taskgate_core::flaky::{FlakyEvent, Quarantine, RunResult, TestRun};
+use taskgate_core::flaky::{EventKind, FlakyEvent, Quarantine, RunResult, TestRun};
 use taskgate_core::ids::RepoName;
 use taskgate_core::results::TestId;
 use taskgate_core::Change;
@@ -59,9 +60,33 @@ pub(super) fn apply(db: &Db, change: &Change) -> Result<(), StoreError> {
                 params![repo.as_str(), test_id.as_str(), since_s, by],
             )?;
         }
+        Change::FlakyEventsSeen { repo, events } => {
+            for (test, e) in events {
+                db.execute(
+                    "INSERT INTO flaky_events (repo, test_id, task, sha, attempt, kind)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(repo, test_id, task, sha, attempt, kind) DO NOTHING",
+                    params![
+                        repo.as_str(),
+                        test.as_str(),
+                        e.task,
+                        e.sha,
+                        e.attempt,
+                        kind_name(e.kind)
+                    ],
+                )?;
+            }
+        }
         _ => {}
     }
     Ok(())
+}
+
+fn kind_name(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::Retry => "retry",
+        EventKind::Untouched => "untouched",
+    }
 }
 
 fn quarantine_of(r: &Row) -> Result<Quarantine, StoreError> {
@@ -140,6 +165,36 @@ impl Store {
                     ))
                 })
                 .collect()
+        })
+        .await
+    }
+
+    /// The flaky events of `test` seen outside any task's history
+    /// ([`Change::FlakyEventsSeen`]), oldest first.
+    pub async fn flaky_events_seen(
+        &self,
+        repo: &RepoName,
+        test: &TestId,
+    ) -> Result<Vec<FlakyEvent>, StoreError> {
+        let (repo, test) = (repo.clone(), test.clone());
+        self.read(move |db| {
+            db.query_map(
+                "SELECT task, sha, attempt, kind FROM flaky_events
+                 WHERE repo = ?1 AND test_id = ?2 ORDER BY task, sha, attempt, kind",
+                params![repo.as_str(), test.as_str()],
+                |r| {
+                    let kind: String = r.get(3)?;
+                    Ok(FlakyEvent {
+                        task: r.get(0)?,
+                        sha: r.get(1)?,
+                        attempt: u32::try_from(r.get::<i64>(2)?).unwrap_or(0),
+                        kind: match kind.as_str() {
+                            "untouched" => EventKind::Untouched,
+                            _ => EventKind::Retry,
+                        },
+                    })
+                },
+            )
         })
         .await
     }

@@ -345,6 +345,19 @@ CREATE TABLE ship_trains (
     record  TEXT NOT NULL
 );
 "#,
+    // Flaky events seen outside a task's history (the ship train's,
+    // `store::quarantine`): counted with the history's toward a quarantine.
+    r#"
+CREATE TABLE flaky_events (
+    repo     TEXT NOT NULL,
+    test_id  TEXT NOT NULL,
+    task     TEXT NOT NULL,
+    sha      TEXT NOT NULL,
+    attempt  INTEGER NOT NULL,
+    kind     TEXT NOT NULL,
+    PRIMARY KEY (repo, test_id, task, sha, attempt, kind)
+);
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -1,7 +1,9 @@
 //! The ship train as the default would need it (issue 31): a repository
 //! whose rules ask for another landing than a fast-forward ships one story
 //! at a time and says why, and a car proven during a freeze waits, as the
-//! one-story queue's proven story does.
+//! one-story queue's proven story does. A batch branch GitHub refuses to
+//! create turns the train off (the story ships alone, told why and the
+//! fix); a batch build GitHub fails past the retries is built again.
 
 use fakehub::{Rule, Ruleset};
 
@@ -158,4 +160,83 @@ async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
         "what landed carries a green ship gate"
     );
     assert_eq!(proven, sh.repo().commit(&tip).unwrap().tree);
+}
+
+#[tokio::test]
+async fn a_batch_branch_github_will_not_create_turns_the_train_off_and_the_story_ships_alone_told_why(
+) {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    sh.repo().with_ruleset(
+        Ruleset::new("batch branches")
+            .on(&["taskgate/ship-batch-*"])
+            .rule(Rule::Creation),
+    );
+    sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
+    sh.add_ship_label().await;
+    sh.story_told(
+        "the story is told why it ships alone",
+        "GitHub refused to create the batch branch",
+    )
+    .await;
+    sh.landed().await;
+    assert_eq!(sh.state().await, "deployed");
+    assert_eq!(sh.repo().branch_sha("taskgate/ship-batch-1"), None);
+    let landed = sh.main_head();
+    assert!(
+        sh.s.checks(&landed)
+            .iter()
+            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
+        "what landed carries a green ship gate"
+    );
+    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
+    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    assert!(
+        train.cars.is_empty() && train.waiting.is_empty(),
+        "{train:?}"
+    );
+    let off = train.off.expect("the train stepped aside");
+    assert_eq!(off.branch, "taskgate/ship-batch-1");
+    let notes: Vec<String> =
+        sh.s.app
+            .bot_comments(sh.story_issue)
+            .into_iter()
+            .filter(|c| c.contains("GitHub refused to create the batch branch"))
+            .collect();
+    assert_eq!(notes.len(), 1, "said once: {notes:#?}");
+    insta::assert_snapshot!(notes[0], @r"
+    Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-1` (GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: add the taskgate app to the bypass list of the ruleset that restricts those branches. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.
+
+    <!-- taskgate:ship-serial -->
+    ");
+}
+
+#[tokio::test]
+async fn a_batch_github_fails_to_build_past_the_retries_is_built_again_and_lands() {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
+    // Every attempt of the first batch's build (the executor gives up
+    // after 5); the next batch's build goes through.
+    sh.s.app.fake.inject(
+        "POST /repos/{owner}/{repo}/merges",
+        fakehub::Fault::Status {
+            status: 503,
+            times: 5,
+        },
+    );
+    sh.add_ship_label().await;
+    sh.landed().await;
+    assert_eq!(sh.state().await, "deployed");
+    let landed = sh.main_head();
+    let tip = sh.repo().branch_sha("taskgate/ship-batch-2").unwrap();
+    assert_eq!(landed, tip, "the batch built again landed");
+    assert!(
+        sh.s.checks(&landed)
+            .iter()
+            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
+        "what landed carries a green ship gate"
+    );
+    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
+    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    assert_eq!(train.off, None, "a failure is not a refusal");
+    assert_eq!(train.stats.landed, 1, "{:?}", train.stats);
 }

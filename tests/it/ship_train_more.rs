@@ -1,7 +1,9 @@
 //! More of the ship train end to end (issue 31), behind `ship_train:
 //! true`: a test that fails once in a batch's proof and passes when the
 //! same tree is proven again is a flaky event, recorded and quarantined
-//! as a task's are, and nobody is refused for it.
+//! as a task's are (kept when too few to quarantine, so it counts with a
+//! later one), and nobody is refused for it; a story whose check aside
+//! proved its tree lands on that tree with no new run.
 //!
 //! Every story's gate is [`CHECK`]: slow on the first story's batch (so
 //! the others queue behind it), and failing `tests/test_net.py::
@@ -48,9 +50,15 @@ impl Rig {
 
     /// Another story `key`, shippable: its issue and story PR.
     async fn story(&self, key: &str) -> (u64, u64) {
+        self.story_with(key, &[]).await
+    }
+
+    /// [`Rig::story`] whose work also holds `more`.
+    async fn story_with(&self, key: &str, more: &[(&str, &str)]) -> (u64, u64) {
         let gate = format!("{key}.sh");
         let marker = format!("{key}/lib.txt");
-        let files = [(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        let mut files = vec![(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        files.extend_from_slice(more);
         let (title, task) = (format!("Story {key}"), format!("Work {key}"));
         let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
         eventually("the story is shippable", || async {
@@ -159,5 +167,159 @@ async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lan
         q.events[0].task.starts_with("taskgate/ship-batch-"),
         "{q:?}"
     );
+    sh.s.app.assert_contract_kept();
+}
+
+/// Two flaky events quarantine: the train's one is kept until another
+/// comes.
+const CONFIG_TWO: &str =
+    "ship_label: ship\nship_train: true\nship_parallel: 1\nflaky: { quarantine_after: 2 }\n";
+
+/// A task's gate that writes `tests/test_net.py::test_fetch` failing
+/// (`sh echo.sh fail`) or passing (`sh echo.sh pass`): the plan on the
+/// default branch says which, so a retry of the same commit flips it.
+const ECHO: &str = r#"if [ "$1" = fail ]; then
+  printf '<testsuite name="net" tests="1" failures="1"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"><failure message="timed out"/></testcase></testsuite>' > junit.xml
+  exit 1
+fi
+printf '<testsuite name="net" tests="1" failures="0"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"/></testsuite>' > junit.xml
+exit 0
+"#;
+
+impl Rig {
+    /// Story `echo`'s task runs its gate with `mode` (the plan on the
+    /// default branch).
+    async fn echo_mode(&self, mode: &str) {
+        let plan = crate::support::plan::Plan::story("Story echo")
+            .task(
+                crate::support::plan::Task::new("echo", "Work echo")
+                    .runs(&format!("sh echo.sh {mode}")),
+            )
+            .yaml();
+        let app = &self.sh.s.app;
+        app.push_to_main(&[(".taskgate/stories/echo.yml", plan.as_str())])
+            .await;
+    }
+
+    /// A flaky event of `test_fetch` in a task's history: story `echo`'s
+    /// task fails on its commit, and passes when that commit is run again.
+    async fn task_flakes(&self) {
+        self.echo_mode("fail").await;
+        let s = &self.sh.s;
+        let (task_issue, branch) = s.app.task_and_branch("Work echo", "echo");
+        let sha = s.push_on(&branch, &[("echo.sh", ECHO)], "works").await;
+        s.completed(&sha, 1).await;
+        self.echo_mode("pass").await;
+        s.app
+            .comment(task_issue, "octocat", "/taskgate retry")
+            .await;
+        let runs = s.completed(&sha, 2).await;
+        let last = runs.into_iter().max_by_key(|c| c.id).unwrap();
+        assert_eq!(last.conclusion.as_deref(), Some("success"), "{last:#?}");
+    }
+}
+
+#[tokio::test]
+async fn a_trains_flaky_event_below_the_threshold_is_kept_and_counts_with_a_later_one() {
+    let t = Rig::start(CONFIG_TWO).await;
+    let sh = &t.sh;
+    let mut issues = vec![sh.story_issue];
+    for key in ["bravo", "charlie", "delta"] {
+        issues.push(t.story(key).await.0);
+    }
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    let base = sh.main_head();
+    for &issue in &issues {
+        t.ship(issue).await;
+    }
+    for &issue in &issues {
+        t.until_deployed(issue).await;
+    }
+    sh.s.app.settle().await;
+    t.assert_landed_proven(&base);
+    assert_eq!(t.train().await.stats.flaky_retries, 1);
+    let repo = RepoName::parse(REPO).unwrap();
+    let store = sh.s.app.store();
+    assert!(
+        store.quarantines(&repo).await.unwrap().is_empty(),
+        "one event of two"
+    );
+
+    // A later flaky event of the same test, from a task's retry.
+    t.task_flakes().await;
+    let quarantines = store.quarantines(&repo).await.unwrap();
+    assert_eq!(quarantines.len(), 1, "{quarantines:?}");
+    let q = &quarantines[0];
+    assert!(q.test_id.as_str().contains("test_fetch"), "{q:?}");
+    let tasks: Vec<&str> = q.events.iter().map(|e| e.task.as_str()).collect();
+    assert_eq!(tasks.len(), 2, "{q:?}");
+    assert!(
+        tasks.iter().any(|t| t.starts_with("taskgate/ship-batch-")),
+        "{q:?}"
+    );
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_suspect_whose_check_passed_lands_on_that_proven_tree_with_no_new_run() {
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let mut issues = vec![sh.story_issue];
+    for key in ["bravo", "charlie"] {
+        issues.push(t.story(key).await.0);
+    }
+    // The failing test's own file: the evidence names delta the suspect,
+    // checked aside on the others' batch (the failed tree again).
+    let test_file = [("tests/test_net.py", "def test_fetch(): pass\n")];
+    let (delta, delta_pr) = t.story_with("delta", &test_file).await;
+    issues.push(delta);
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    let base = sh.main_head();
+    for &issue in &issues {
+        t.ship(issue).await;
+    }
+    for &issue in &issues {
+        t.until_deployed(issue).await;
+    }
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    let train = t.train().await;
+    // The first batch, the three, the two others, delta's check aside;
+    // delta's own batch reused the check's tree.
+    let stats = &train.stats;
+    assert_eq!((stats.landed, stats.refused), (4, 0), "{stats:?}");
+    assert_eq!((stats.proof_runs, stats.reused_proofs), (4, 1), "{stats:?}");
+    let head = sh.main_head();
+    let tip = sh.repo().commit(&head).unwrap();
+    let runs: Vec<String> = (sh.s.checks(&head).into_iter())
+        .map(|c| c.name)
+        .filter(|name| name != "taskgate/ship-gate")
+        .collect();
+    assert!(
+        runs.is_empty(),
+        "no run on the commit that landed last: {runs:?}"
+    );
+    assert!(tip.message.contains("into ship batch 5"), "{}", tip.message);
+    // The tree that landed is the one delta's check aside proved green.
+    let check = sh.repo().branch_sha("taskgate/ship-batch-4").unwrap();
+    assert_eq!(tip.tree, sh.repo().commit(&check).unwrap().tree);
+    let green =
+        sh.s.checks(&check)
+            .into_iter()
+            .any(|c| c.name != "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success"));
+    assert!(green, "{:?}", sh.s.checks(&check));
+    let note =
+        sh.s.app
+            .bot_comments(delta_pr)
+            .into_iter()
+            .find(|c| c.contains("Landed in ship batch"))
+            .expect("delta's story PR is told it landed");
+    let note = note.replace(&head[..7], "<commit>");
+    insta::assert_snapshot!(note, @r"
+    **Landed in ship batch 5** (on its own). `main` was fast-forwarded to `<commit>`, the batch's commit. Its tree had already been proven green with the same gates, so no new proof run was needed.
+
+    <!-- taskgate:car-landed car=5 -->
+    ");
     sh.s.app.assert_contract_kept();
 }

@@ -135,4 +135,11 @@ pub enum Change {
         since_s: i64,
         by: String,
     },
+    /// Flaky events seen outside any task's history (the ship train's: a
+    /// tree failed in one car's proof and passed in another's), kept so
+    /// they count toward `flaky.quarantine_after` later.
+    FlakyEventsSeen {
+        repo: RepoName,
+        events: Vec<(crate::results::TestId, crate::flaky::FlakyEvent)>,
+    },
 }

@@ -73,7 +73,7 @@ pub use rollback::{
     on_revert_pr_seen, revert_branch, rollback_audit, rollback_refusal, start_rollback, Rollback,
     RollbackAsk, RollbackRefusal, RollbackState,
 };
-pub use route::{held_by_freeze, start_proof_serially, train_unfit};
+pub use route::{held_by_freeze, start_proof_serially, start_proof_train_off, train_unfit};
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
     Unlandable, Violation,
@@ -81,7 +81,7 @@ pub use rules::{
 pub use train::{
     build_car_effect, car_branch, car_of, likely_culprit, on_train_event, shown_record, Built, Car,
     CarHead, CarId, Entry, FailingTest, Priority, Refusal, Train, TrainAction, TrainEvent,
-    TrainSettings, TrainStats,
+    TrainOff, TrainSettings, TrainStats, TRAIN_OFF_MS,
 };
 pub use train_notes::on_car_proving;
 pub use vet::{foreign_commits, on_accept_commits, rebased_commits, AcceptRefusal, Vetted};

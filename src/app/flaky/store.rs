@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::store::{store_view, StoreError};
-use taskgate_core::flaky::{CommitPair, Quarantine, TestRun};
+use taskgate_core::flaky::{CommitPair, FlakyEvent, Quarantine, TestRun};
 use taskgate_core::ids::RepoName;
 use taskgate_core::results::TestId;
 use taskgate_core::sync::StoryPlan;
@@ -15,6 +15,7 @@ store_view! {
     pub(crate) struct FlakyStore {
         async fn a_story_of(repo: &RepoName) -> Result<Option<StoryPlan>, StoreError>;
         async fn commit_changes(repo: &RepoName, pairs: Vec<CommitPair>) -> Result<BTreeMap<CommitPair, Option<Vec<String>>>, StoreError>;
+        async fn flaky_events_seen(repo: &RepoName, test: &TestId) -> Result<Vec<FlakyEvent>, StoreError>;
         async fn flaky_history(repo: &RepoName, tests: &[TestId], failing_now: &BTreeSet<TestId>) -> Result<Vec<TestRun>, StoreError>;
         async fn quarantines(repo: &RepoName) -> Result<Vec<Quarantine>, StoreError>;
     }

@@ -158,6 +158,7 @@ impl Ship {
             ShipWhat::CarBuilt { .. }
             | ShipWhat::CarConflict { .. }
             | ShipWhat::CarLanded { .. }
+            | ShipWhat::CarFailed { .. }
             | ShipWhat::Advance => unreachable!("handled above"),
         };
         Ok(l.finish(d).into())
@@ -207,7 +208,12 @@ impl Ship {
         // The train lands a batch as one fast-forward: only where the
         // rules allow one (`core::ship::route`), else one story at a time.
         let serial_because = l.config.ship_train.then(|| ship::train_unfit(&rules));
-        if let Some(None) = serial_because {
+        // GitHub refused to build a batch lately: one story at a time.
+        let off = match serial_because {
+            Some(None) => self.store.ship_train(repo).await?.off_at(l.now_ms).cloned(),
+            _ => None,
+        };
+        if let (Some(None), None) = (serial_because, &off) {
             return self.advance_train(&l, (&gh, base), &stories).await;
         }
         // The story branch's head now, compared with the pinned head (what
@@ -216,11 +222,14 @@ impl Ship {
             .branch_head(&l.branch)
             .await?
             .ok_or_else(|| missing(&l.branch))?;
-        let d = match serial_because.flatten() {
-            Some(why) => {
+        let d = match (serial_because.flatten(), off) {
+            (Some(why), _) => {
                 ship::start_proof_serially(&l.record, (&base, &head), &rules, &l.ctx(), why)
             }
-            None => ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx()),
+            (None, Some(off)) => {
+                ship::start_proof_train_off(&l.record, (&base, &head), &rules, &l.ctx(), &off)
+            }
+            (None, None) => ship::start_proof(&l.record, (&base, &head), &rules, &l.ctx()),
         };
         Ok(l.finish(d).into())
     }

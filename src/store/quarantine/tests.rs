@@ -134,3 +134,20 @@ on_both_backends! {
         assert!(store.flaky_history(&repo("acme/b"), &ids(&["flaky"]), &none).await.unwrap().is_empty());
     }
 }
+
+on_both_backends! {
+    async fn flaky_events_seen_are_kept_once_per_test_and_repository(store: Store) {
+        let (a, b) = (repo("acme/a"), repo("acme/b"));
+        let fetch = TestId::new("tests/test_net.py::test_fetch");
+        let seen = |repo: &RepoName, attempts: &[u32]| Change::FlakyEventsSeen {
+            repo: repo.clone(),
+            events: attempts.iter().map(|n| (fetch.clone(), event(*n))).collect(),
+        };
+        apply(&store, vec![seen(&a, &[1]), seen(&a, &[1, 3]), seen(&b, &[5])]).await;
+        let kept = store.flaky_events_seen(&a, &fetch).await.unwrap();
+        assert_eq!(kept, vec![event(1), event(3)], "a repeated event is kept once");
+        let other = TestId::new("tests/test_db.py::test_schema");
+        assert!(store.flaky_events_seen(&a, &other).await.unwrap().is_empty());
+        assert_eq!(store.flaky_events_seen(&b, &fetch).await.unwrap(), vec![event(5)]);
+    }
+}

@@ -67,10 +67,15 @@ fn create_ref(st: &mut State, req: &Req) -> HResult {
     if repo.branches.contains_key(branch) {
         return Err(Reply::unprocessable("Reference already exists"));
     }
-    repo.branches.insert(branch.into(), sha.into());
-    let reply = Reply::created(ref_json(&req.base, repo, branch, sha));
+    let (branch, sha) = (branch.to_owned(), sha.to_owned());
     let key = req.repo_key();
-    emit::branch_moved(st, req.at(&key), branch, None, &actor);
+    if let Some(refusal) = rules::refused(st, &st.repos[&key], &branch, &Change::Create, 422) {
+        return Err(refusal);
+    }
+    let repo = st.repos.get_mut(&key).expect("the repository was found");
+    repo.branches.insert(branch.clone(), sha.clone());
+    let reply = Reply::created(ref_json(&req.base, repo, &branch, &sha));
+    emit::branch_moved(st, req.at(&key), &branch, None, &actor);
     Ok(reply)
 }
 

@@ -88,7 +88,9 @@ fn parameters(rule: &Rule) -> Option<Value> {
             "min_entries_to_merge": 1,
             "min_entries_to_merge_wait_minutes": 5,
         }),
-        Rule::RequiredLinearHistory | Rule::NonFastForward | Rule::Deletion => return None,
+        Rule::RequiredLinearHistory | Rule::NonFastForward | Rule::Deletion | Rule::Creation => {
+            return None
+        }
     })
 }
 

@@ -40,6 +40,9 @@ pub enum Rule {
     NonFastForward,
     /// The branch may not be deleted (`deletion`).
     Deletion,
+    /// Only those who may bypass the ruleset may create a matching branch
+    /// (`creation`, "Restrict creations").
+    Creation,
     /// Changes through GitHub's merge queue only (`merge_queue`).
     MergeQueue,
 }
@@ -66,6 +69,7 @@ impl Rule {
             Rule::RequiredLinearHistory => "required_linear_history",
             Rule::NonFastForward => "non_fast_forward",
             Rule::Deletion => "deletion",
+            Rule::Creation => "creation",
             Rule::MergeQueue => "merge_queue",
         }
     }
@@ -176,6 +180,8 @@ pub enum Change<'a> {
         new: &'a str,
         forced: bool,
     },
+    /// The branch is created at a commit.
+    Create,
     /// The branch is deleted.
     Delete,
     /// A pull request whose head is `head` is merged into it by `method`
@@ -283,6 +289,9 @@ impl Repo {
                 vec!["Cannot force-push to this branch".into()]
             }
             (Rule::Deletion, Change::Delete) => vec!["Cannot delete this branch".into()],
+            (Rule::Creation, Change::Create) => {
+                vec!["Cannot create ref due to creations being restricted.".into()]
+            }
             _ => vec![],
         }
     }

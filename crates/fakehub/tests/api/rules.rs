@@ -324,6 +324,40 @@ async fn force_pushes_and_deletions_are_refused_where_the_rules_say_so() {
 }
 
 #[tokio::test]
+async fn a_creation_rule_refuses_creating_a_matching_branch_and_nothing_else() {
+    let (gh, repo, c) = setup().await;
+    repo.with_ruleset(
+        Ruleset::new("no batch branches")
+            .on(&["taskgate/ship-batch-*"])
+            .rule(Rule::Creation),
+    );
+    let main = repo.branch_sha("main").unwrap();
+    let create = |name: &str| json!({ "ref": format!("refs/heads/{name}"), "sha": main });
+    let r = c
+        .call(
+            "POST",
+            "/repos/acme/widgets/git/refs",
+            Some(create("taskgate/ship-batch-1")),
+        )
+        .await;
+    assert_eq!(r.status, 422, "{}", r.body);
+    assert_eq!(
+        message(&r),
+        violation("Cannot create ref due to creations being restricted.")
+    );
+    assert_eq!(repo.branch_sha("taskgate/ship-batch-1"), None);
+    let r = c
+        .call(
+            "POST",
+            "/repos/acme/widgets/git/refs",
+            Some(create("taskgate/ship-1")),
+        )
+        .await;
+    assert_eq!(r.status, 201, "{}", r.body);
+    gh.assert_contract_kept();
+}
+
+#[tokio::test]
 async fn reviews_and_a_merge_queue_refuse_a_pull_requests_merge() {
     let (gh, repo, c) = setup().await;
     let reviews = repo.with_ruleset(Ruleset::new("reviews").rule(Rule::PullRequest {

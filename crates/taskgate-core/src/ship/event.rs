@@ -78,6 +78,14 @@ pub enum ShipWhat {
     /// The default branch was fast-forwarded to car `car`'s commit
     /// (`story` is the car's first story).
     CarLanded { car: CarId },
+    /// GitHub did not build car `car`: it `refused` (a rule on the batch
+    /// branches, a permission: the next car would meet it again) or
+    /// failed past the executor's retries; `why` in its words.
+    CarFailed {
+        car: CarId,
+        why: String,
+        refused: bool,
+    },
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,

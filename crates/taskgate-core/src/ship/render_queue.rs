@@ -135,6 +135,26 @@ pub fn ships_serially(why: &str) -> String {
     )
 }
 
+/// Why a story ships alone while GitHub refuses the batch branches, and
+/// the setting that lets batches run again.
+pub fn batch_branch_refused(off: &super::TrainOff) -> String {
+    let pattern = off
+        .branch
+        .rsplit_once('-')
+        .map_or_else(|| off.branch.clone(), |(stem, _)| format!("{stem}-*"));
+    // A rule names branches; anything else is the installation's access.
+    let fix = if off.why.to_ascii_lowercase().contains("rule") {
+        "add the taskgate app to the bypass list of the ruleset that restricts those branches"
+    } else {
+        "give the taskgate app's installation write access to the repository's contents"
+    };
+    format!(
+        "Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `{}` ({}). To prove stories in batches, let taskgate create and update `{pattern}`: {fix}. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.",
+        off.branch,
+        off.why.trim_end_matches('.')
+    )
+}
+
 pub fn base_moved(proof: &ShipProof, max_rounds: u32) -> String {
     format!(
         "The default branch moved past `{}` before the tested commit could land, so nothing landed. Proving again on the new base (round {} of at most {max_rounds}).",
@@ -278,6 +298,17 @@ mod tests {
         let say = |p| queued(&by(ShipVia::Command, p), IssueNumber(9), "abc1234", 1);
         insta::assert_snapshot!(say(Priority::High), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority high: it goes ahead of the normal stories waiting. One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
         insta::assert_snapshot!(say(Priority::Hotfix), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority hotfix: it goes ahead of every story waiting (a proof under way finishes first). One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+    }
+
+    #[test]
+    fn a_refused_batch_branch_names_the_fix_a_rule_or_the_installations_access() {
+        let off = |why: &str| super::super::TrainOff {
+            branch: "taskgate/ship-batch-3".into(),
+            why: why.into(),
+            until_ms: 0,
+        };
+        insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted.")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: add the taskgate app to the bypass list of the ruleset that restricts those branches. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
+        insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 403: Resource not accessible by integration")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 403: Resource not accessible by integration). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: give the taskgate app's installation write access to the repository's contents. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
     }
 
     #[test]

@@ -57,17 +57,44 @@ pub fn start_proof_serially(
     ctx: &ShipContext,
     why: &str,
 ) -> ShipDecision {
+    let note = render::ships_serially(why);
+    start_saying_why(record, heads, rules, ctx, (why, note))
+}
+
+/// The one-story queue's [`start_proof`] while the train is off because
+/// GitHub refused to build a batch (`off`): each story says so on its
+/// issue when it starts, once, with the setting that lets batches run.
+pub fn start_proof_train_off(
+    record: &StoryRecord,
+    heads: (&CommitSha, &CommitSha),
+    rules: &BranchRules,
+    ctx: &ShipContext,
+    off: &super::TrainOff,
+) -> ShipDecision {
+    let because = format!("GitHub refused to build `{}`", off.branch);
+    let note = render::batch_branch_refused(off);
+    start_saying_why(record, heads, rules, ctx, (&because, note))
+}
+
+/// [`start_proof`], and `note` on the story's issue when it starts and
+/// its record does not say `because` yet.
+fn start_saying_why(
+    record: &StoryRecord,
+    heads: (&CommitSha, &CommitSha),
+    rules: &BranchRules,
+    ctx: &ShipContext,
+    (because, note): (&str, String),
+) -> ShipDecision {
     let mut d = start_proof(record, heads, rules, ctx);
     let started = d.record.state != ShipState::Queued && landing_plan(rules).is_ok();
-    if started && record.serial_because.as_deref() != Some(why) {
-        let note = render::ships_serially(why);
+    if started && record.serial_because.as_deref() != Some(because) {
         d.effects.push(comment(
             ctx,
             ctx.story_issue,
             note,
             "ship-serial".to_owned(),
         ));
-        d.record.serial_because = Some(why.to_owned());
+        d.record.serial_because = Some(because.to_owned());
     }
     d
 }

@@ -40,6 +40,7 @@
 
 mod attribution;
 mod blame;
+mod build_failed;
 mod effects;
 mod proven;
 mod shown;
@@ -52,6 +53,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 pub use attribution::{likely_culprit, Changed, FailingTest};
+pub use build_failed::{TrainOff, TRAIN_OFF_MS};
 pub use effects::{build_car_effect, car_branch, CarHead};
 pub use proven::ProvenTree;
 pub use shown::{car_of, shown_record};
@@ -224,6 +226,10 @@ pub struct Train {
     #[serde(default)]
     pub failed_once: Vec<FailedTree>,
     pub stats: TrainStats,
+    /// GitHub refused to build a car (a rule on the batch branches, a
+    /// permission): the repository ships one story at a time until then.
+    #[serde(default)]
+    pub off: Option<TrainOff>,
 }
 
 impl Train {
@@ -284,6 +290,15 @@ pub enum TrainEvent {
     /// built on, every car is rebuilt on it.
     MainMoved {
         head: CommitSha,
+    },
+    /// GitHub did not build the car: it `refused` (a rule or a permission
+    /// said no, which the next car would meet again) or failed past the
+    /// executor's retries; `why` in GitHub's words, at `at_ms`.
+    CarFailed {
+        car: CarId,
+        why: String,
+        refused: bool,
+        at_ms: i64,
     },
 }
 
@@ -391,6 +406,12 @@ impl Step {
             TrainEvent::Landed { car } => self.landed(car),
             TrainEvent::LandRefused { car } => self.land_refused(car),
             TrainEvent::MainMoved { head } => self.main_moved(head),
+            TrainEvent::CarFailed {
+                car,
+                why,
+                refused,
+                at_ms,
+            } => self.car_failed(car, why, refused, at_ms),
         }
     }
 

@@ -5,7 +5,8 @@
 //! `core::flaky::new_quarantines`).
 //!
 //! Owns: [`Ship::train_flaky`], the train's `Flaky` action as flaky
-//! events. Must not: decide a quarantine (`core::flaky` does) or read the
+//! events, stored (`Change::FlakyEventsSeen`) so that events too few to
+//! quarantine count with later ones. Must not: decide a quarantine (`core::flaky` does) or read the
 //! runs' reports (the verdict carries the failing cases' ids).
 //!
 //! The idea a reader needs: the two runs are of one tree but can be of
@@ -53,9 +54,17 @@ impl Ship {
             store: self.store.flaky(),
             clock: self.store.clock().clone(),
         };
+        // Kept, so that events too few to quarantine now count later.
+        let kept = Change::FlakyEventsSeen {
+            repo: l.repo.clone(),
+            events: (seen.iter())
+                .flat_map(|(test, es)| es.iter().map(|e| (test.clone(), e.clone())))
+                .collect(),
+        };
         let mut d = flaky
             .quarantine_after_events(&l.repo, seen, &l.config)
             .await?;
+        d.changes.push(kept);
         d.outcome += &outcome;
         Ok(d)
     }

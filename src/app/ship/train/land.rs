@@ -3,8 +3,8 @@
 //! and GitHub's answers to the car's fast-forward (told on its first
 //! story) read back into the train.
 //!
-//! Owns: [`Ship::on_train_ship_event`] (a car built, conflicting,
-//! landed, or its landing refused), [`Ship::land_car`],
+//! Owns: [`Ship::on_train_ship_event`] (a car built, conflicting, not
+//! built, landed, or its landing refused), [`Ship::land_car`],
 //! [`Ship::count_car_proof`] and [`Ship::refuse_in_train`]. Must not:
 //! decide (the core does) or write to GitHub (effects do).
 
@@ -46,6 +46,22 @@ impl Ship {
                 return Ok(Some(self.on_train_events(l, vec![event]).await?));
             }
             ShipWhat::CarLanded { car } => return Ok(Some(self.on_car_landed(l, *car).await?)),
+            ShipWhat::CarFailed { car, why, refused } => {
+                let event = TrainEvent::CarFailed {
+                    car: *car,
+                    why: why.clone(),
+                    refused: *refused,
+                    at_ms: l.now_ms,
+                };
+                let mut out = self.on_train_events(l, vec![event]).await?;
+                if *refused {
+                    // The train stepped aside: the one-story queue looks at
+                    // its stories once this is stored.
+                    let repo = l.repo.clone();
+                    (out.decision.effects).push(taskgate_core::Effect::AdvanceShipQueue { repo });
+                }
+                return Ok(Some(out));
+            }
             ShipWhat::BaseMoved { round } => (*round, LandingAnswer::BaseMoved),
             ShipWhat::LandRefused { round, message, .. } => {
                 (*round, LandingAnswer::Refused(message))

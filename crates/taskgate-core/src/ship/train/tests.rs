@@ -36,6 +36,9 @@ struct World {
     /// Trees that landed.
     main_trees: Vec<BTreeSet<String>>,
     next_commit: u64,
+    /// When set, builds are not answered but kept here (a GitHub that
+    /// has not answered yet).
+    builds_held: Option<Vec<TrainAction>>,
 }
 
 /// A proof started: its car, its commit and whose gates it runs.
@@ -92,6 +95,7 @@ impl World {
             green: BTreeMap::new(),
             main_trees: Vec::new(),
             next_commit: 0,
+            builds_held: None,
         }
     }
 
@@ -139,6 +143,10 @@ impl World {
     }
 
     fn perform(&mut self, action: TrainAction) {
+        if let (Some(held), TrainAction::Build { .. }) = (self.builds_held.as_mut(), &action) {
+            held.push(action);
+            return;
+        }
         match action {
             TrainAction::Build { car, base, heads } => {
                 let conflict = heads
@@ -610,6 +618,78 @@ fn a_late_proof_of_a_dissolved_car_changes_nothing() {
         car,
         commit,
         failing: vec![],
+    });
+    assert_eq!(w.train, before);
+}
+
+/// A train of three stories (two a car, two cars) whose first car's
+/// build is not answered yet, with the build asked for.
+fn first_build_held() -> (World, CarId) {
+    let mut w = World::new(2, 2);
+    w.builds_held = Some(Vec::new());
+    for s in ["a", "b", "c"] {
+        w.ship(s);
+    }
+    w.start();
+    let held = w.builds_held.replace(Vec::new()).unwrap();
+    let [TrainAction::Build { car, .. }] = held.as_slice() else {
+        panic!("one build: {held:?}");
+    };
+    (w, *car)
+}
+
+#[test]
+fn a_car_github_refuses_to_build_turns_the_train_off_and_leaves_its_stories_to_the_serial_queue() {
+    let (mut w, car) = first_build_held();
+    w.event(TrainEvent::CarFailed {
+        car,
+        why: "Cannot create ref due to creations being restricted.".into(),
+        refused: true,
+        at_ms: 1_000,
+    });
+    assert_eq!(w.builds_held, Some(vec![]), "nothing is built again");
+    assert!(w.train.cars.is_empty() && w.train.waiting.is_empty());
+    let off = w.train.off_at(1_000).expect("the train is off");
+    assert_eq!(off.branch, car_branch(car));
+    assert_eq!(w.train.off_at(1_000 + TRAIN_OFF_MS), None, "for a day");
+}
+
+#[test]
+fn a_car_github_failed_to_build_is_formed_again_with_the_same_stories() {
+    let (mut w, car) = first_build_held();
+    w.event(TrainEvent::CarFailed {
+        car,
+        why: "gave up after 5 failed attempts: 502".into(),
+        refused: false,
+        at_ms: 1_000,
+    });
+    let held = w.builds_held.clone().unwrap();
+    let [TrainAction::Build {
+        car: again, heads, ..
+    }] = held.as_slice()
+    else {
+        panic!("one build: {held:?}");
+    };
+    assert_ne!(*again, car);
+    let stories: Vec<&str> = heads.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(stories, ["a", "b"]);
+    assert_eq!(w.train.off, None);
+}
+
+#[test]
+fn a_late_build_failure_of_a_car_built_since_changes_nothing() {
+    let (mut w, car) = first_build_held();
+    let built = Built {
+        commit: CommitSha("car-1".into()),
+        tree: CommitSha("tree-1".into()),
+    };
+    w.event(TrainEvent::Built { car, built });
+    let before = w.train.clone();
+    w.event(TrainEvent::CarFailed {
+        car,
+        why: "refused".into(),
+        refused: true,
+        at_ms: 1_000,
     });
     assert_eq!(w.train, before);
 }
