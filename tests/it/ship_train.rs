@@ -43,11 +43,17 @@ struct Rig {
 
 impl Rig {
     /// The first story (`check`, issue `sh.story_issue`) shippable with
-    /// `config`.
+    /// `config`, one run at a time.
     async fn start(config: &str) -> Rig {
+        Rig::start_with(config, 1).await
+    }
+
+    /// [`Rig::start`] with `runners` runs at once.
+    async fn start_with(config: &str, runners: usize) -> Rig {
         let sh = Shipped::story()
             .config(config)
             .check(CHECK)
+            .runners(runners)
             .shippable()
             .await;
         Rig { sh }
@@ -356,15 +362,23 @@ const SLOW_ON_ALPHA: &str = "if [ -f alpha/broken ]; then sleep 60; fi\nexit 0\n
 
 #[tokio::test]
 async fn the_proof_of_a_batch_dissolved_by_a_failure_ahead_is_stopped() {
-    let t = Rig::start("ship_label: ship\nship_train: true\nship_batch_max: 1\n").await;
+    // Two runners: alpha's retry does not wait for bravo's run.
+    let config = "ship_label: ship\nship_train: true\nship_batch_max: 1\n";
+    let t = Rig::start_with(config, 2).await;
     let sh = &t.sh;
     let (a, _) = t.story("alpha", true).await;
     let (b, _) = (t.story_gated("bravo", SLOW_ON_ALPHA, ("bravo/lib.txt", "new\n"))).await;
-    sh.s.app.push_to_main(&[("main-moved", "yes\n")]).await;
+    // alpha's proof is slow (6 s): bravo's, on top of it, starts meanwhile.
+    t.hold_proofs(&[("main-moved", "yes\n")]).await;
     let base = sh.main_head();
 
     t.ship(a, "/taskgate ship").await;
     t.ship(b, "/taskgate ship").await;
+    let train = t.train().await;
+    assert!(
+        train.cars.len() == 2 && train.cars.iter().all(|c| c.proving),
+        "bravo proves on top of alpha while alpha proves: {train:?}"
+    );
     t.until(a, "shippable").await;
     t.until(b, "deployed").await;
     sh.s.app.settle().await;

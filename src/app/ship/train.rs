@@ -128,8 +128,18 @@ impl Ship {
                     out.refused.push(story.clone());
                 }
             }
-            TrainAction::Flaky { car, commit, tests } => {
-                let d = self.train_flaky(l, *car, commit, tests).await?;
+            TrainAction::Flaky {
+                car,
+                commit,
+                tests,
+                retried,
+            } => {
+                // A retry's runs are its first story's proof's attempts.
+                let first = (before.cars.iter().find(|c| c.id == *car))
+                    .and_then(|c| c.stories.first())
+                    .filter(|_| *retried)
+                    .map(|e| e.story.clone());
+                let d = self.train_flaky(l, (*car, first), commit, tests).await?;
                 out.decision.merge(d);
             }
             TrainAction::Cancel { car } => {

@@ -33,6 +33,7 @@ pub struct Shipped {
 pub struct ShippedBuilder<'a> {
     config: Option<&'a str>,
     check: &'a str,
+    runners: usize,
 }
 
 impl Shipped {
@@ -42,6 +43,7 @@ impl Shipped {
         ShippedBuilder {
             config: None,
             check: "exit 0\n",
+            runners: 1,
         }
     }
 }
@@ -50,6 +52,12 @@ impl<'a> ShippedBuilder<'a> {
     /// `.github/taskgate.yml`.
     pub fn config(mut self, config: &'a str) -> Self {
         self.config = Some(config);
+        self
+    }
+
+    /// At most `max` runs at once (1 unless said).
+    pub fn runners(mut self, max: usize) -> Self {
+        self.runners = max;
         self
     }
 
@@ -64,7 +72,7 @@ impl<'a> ShippedBuilder<'a> {
     pub async fn start(self) -> Shipped {
         let s = Story::of(&plan())
             .config_if(self.config)
-            .runners(1)
+            .runners(self.runners)
             .backed()
             .start()
             .await;

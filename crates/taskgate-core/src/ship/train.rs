@@ -178,6 +178,10 @@ pub struct Car {
 pub struct FailedTree {
     pub tree: CommitSha,
     pub failing: Vec<FailingTest>,
+    /// The commit whose run failed, when known: a pass on the same commit
+    /// is a retry of one pseudo task, whose own history holds the flake.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<CommitSha>,
 }
 
 /// Running counts for `/metrics` and the benchmark.
@@ -354,11 +358,15 @@ pub enum TrainAction {
         story: StoryId,
         why: Refusal,
     },
-    /// Tests that failed on `commit` and then passed on it.
+    /// Tests that failed on a tree and then passed on it at `commit`.
     Flaky {
         car: CarId,
         commit: CommitSha,
         tests: Vec<FailingTest>,
+        /// Failed on `commit` too: the car's retry, two attempts of its
+        /// first story's proof (else the failure was another car's, on
+        /// the same tree).
+        retried: bool,
     },
 }
 
@@ -755,7 +763,11 @@ pub(super) fn remember_failed(
     failing: Vec<FailingTest>,
 ) {
     list.retain(|f| f.tree != tree);
-    list.push(FailedTree { tree, failing });
+    list.push(FailedTree {
+        tree,
+        failing,
+        commit: None,
+    });
     let excess = list.len().saturating_sub(KEPT_TREES);
     list.drain(..excess);
 }

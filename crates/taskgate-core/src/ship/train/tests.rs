@@ -31,6 +31,8 @@ struct World {
     landed: Vec<Vec<String>>,
     refused: Vec<(String, Refusal)>,
     flaky_events: Vec<Vec<FailingTest>>,
+    /// Each flaky event's `retried`: seen on the car's own retry.
+    flaky_retried: Vec<bool>,
     /// Commits a proof passed on, with the stories whose gates it ran.
     green: BTreeMap<CommitSha, BTreeSet<String>>,
     /// Trees that landed.
@@ -92,6 +94,7 @@ impl World {
             landed: Vec::new(),
             refused: Vec::new(),
             flaky_events: Vec::new(),
+            flaky_retried: Vec::new(),
             green: BTreeMap::new(),
             main_trees: Vec::new(),
             next_commit: 0,
@@ -202,7 +205,10 @@ impl World {
             TrainAction::Refuse { story, why } => {
                 self.refused.push((story.as_str().to_owned(), why));
             }
-            TrainAction::Flaky { tests, .. } => self.flaky_events.push(tests),
+            TrainAction::Flaky { tests, retried, .. } => {
+                self.flaky_events.push(tests);
+                self.flaky_retried.push(retried);
+            }
         }
     }
 
@@ -414,6 +420,7 @@ fn a_flaky_failure_in_a_batch_is_checked_and_everyone_lands() {
     assert_eq!(w.landed, vec![vec!["a", "c"], vec!["b"]]);
     assert!(w.refused.is_empty());
     assert_eq!(w.flaky_events, vec![vec![failing_test("b")]]);
+    assert_eq!(w.flaky_retried, [false], "seen on two cars of one tree");
     assert_eq!(w.train.stats.proof_runs, 3);
     assert_eq!(w.train.stats.flaky_retries, 1);
 }
@@ -428,6 +435,8 @@ fn a_story_alone_that_fails_once_is_proven_again_on_the_same_commit() {
     w.settle();
     assert_eq!(w.landed, vec![vec!["a"]]);
     assert_eq!(w.flaky_events, vec![vec![failing_test("a")]]);
+    assert_eq!(w.train.stats.flaky_retries, 1);
+    assert_eq!(w.flaky_retried, [true], "seen on the car's own retry");
     assert_eq!(w.train.stats.proof_runs, 2);
     assert!(
         w.green.contains_key(&first),

@@ -35,7 +35,7 @@ impl Step {
         let earlier = take_tree(&mut self.t.failed_once, &tree);
         if failing.is_empty() {
             if let Some(earlier) = earlier {
-                self.flaky(id, commit, earlier.failing);
+                self.flaky(id, commit, &earlier, earlier.failing.clone());
             }
             self.pass(at);
             if self.t.cars[at].aside {
@@ -52,18 +52,18 @@ impl Step {
             self.t.failed_once.push(FailedTree {
                 tree,
                 failing: failing.clone(),
+                commit: Some(commit.clone()),
             });
             if self.t.cars[at].stories.len() > 1 {
                 self.narrow(at, &failing);
             }
             return;
         };
-        let flaky: Vec<FailingTest> = earlier
-            .failing
-            .into_iter()
+        let flaky: Vec<FailingTest> = (earlier.failing.iter())
             .filter(|t| !failing.iter().any(|f| f.is(t)))
+            .cloned()
             .collect();
-        self.flaky(id, commit, flaky);
+        self.flaky(id, commit, &earlier, flaky);
         self.t.cars[at].failure = Some(failing.clone());
         remember_failed(&mut self.t.failed, tree, failing);
     }
@@ -86,13 +86,22 @@ impl Step {
         }
     }
 
-    /// Tests that failed on a tree and then passed on it.
-    fn flaky(&mut self, car: CarId, commit: &CommitSha, tests: Vec<FailingTest>) {
+    /// Tests that failed on a tree and then passed on it: on `commit`
+    /// both times (the car's retry: two attempts of its first story's
+    /// proof), or on another car's commit first (the split car).
+    fn flaky(
+        &mut self,
+        car: CarId,
+        commit: &CommitSha,
+        earlier: &FailedTree,
+        tests: Vec<FailingTest>,
+    ) {
         if !tests.is_empty() {
             self.actions.push(TrainAction::Flaky {
                 car,
                 commit: commit.clone(),
                 tests,
+                retried: earlier.commit.as_ref() == Some(commit),
             });
         }
     }
