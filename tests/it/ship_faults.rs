@@ -19,7 +19,9 @@ const CREATE_PULL: &str = "POST /repos/{owner}/{repo}/pulls";
 const COMPARE: &str = "GET /repos/{owner}/{repo}/compare/{basehead}";
 
 /// Shipped with no deploy workflow: a landed story is `deployed` at once.
-const CONFIG: &str = "ship_label: ship\n";
+/// Through the one-story queue: the faults are injected on its effects
+/// (`PrepareShipCommit`, `LandShipCommit`).
+const CONFIG: &str = "ship_label: ship\nship_train: false\n";
 /// The task's check: passes wherever the story's `check.sh` is.
 const CHECK: &str = "exit 0\n";
 /// The same, slow enough for a test to act while the proof runs.

@@ -12,8 +12,10 @@ const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
 
 #[tokio::test]
 async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
+    // The one-story queue (the train's twin: `ship_train::a_story_whose_
+    // head_moved_while_it_waits_leaves_the_train_and_does_not_land`).
     let a = Shipped::story()
-        .config("ship_label: ship\n")
+        .config("ship_label: ship\nship_train: false\n")
         .check(SLOW_CHECK)
         .shippable()
         .await;

@@ -66,10 +66,15 @@ fn last_reply(sh: &Shipped) -> String {
         .join("\n")
 }
 
+/// [`CONFIG`] through the one-story queue, whose order this test watches
+/// (the train's is `ship_train::a_high_priority_story_overtakes_…`).
+const SERIAL: &str =
+    "ship_label: ship\nship_train: false\ncommands:\n  permissions:\n    ship: write\n";
+
 #[tokio::test]
 async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
     let sh = Shipped::story()
-        .config(CONFIG)
+        .config(SERIAL)
         .check(HELD_CHECK)
         .shippable()
         .await;

@@ -15,7 +15,10 @@ const CHECK: &str = "if [ -f main-broke ]; then echo 'FAILED test_story: main br
 const SLOW_CHECK: &str = "sleep 2\nif [ -f main-broke ]; then echo 'FAILED test_story: main broke the story'; exit 1; fi\nexit 0\n";
 
 /// Shipped with no deploy workflow: a landed story is `deployed` at once.
-const CONFIG: &str = "ship_label: ship\n";
+/// Through the one-story queue, whose mechanics (the proof on
+/// `taskgate/ship-<issue>`, one story at a time) these tests watch; the
+/// ship train, on by default, has its own (`ship_train*.rs`).
+const CONFIG: &str = "ship_label: ship\nship_train: false\n";
 
 impl Shipped {
     fn check_on(&self, sha: &str, name: &str) -> fakehub::CheckRun {
@@ -537,7 +540,7 @@ async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_end
     let tomorrow = now_s.div_euclid(86_400) + 1;
     let day = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"][((tomorrow + 3) % 7) as usize];
     let config = format!(
-        "freeze_windows:\n  - {{ days: [{day}], from: \"01:10\", to: \"01:20\", reason: \"release train\" }}\n"
+        "ship_train: false\nfreeze_windows:\n  - {{ days: [{day}], from: \"01:10\", to: \"01:20\", reason: \"release train\" }}\n"
     );
     let sh = Shipped::story()
         .config(&config)

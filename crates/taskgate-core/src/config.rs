@@ -35,7 +35,7 @@
 //! | `ship_batch_max` | 4 | stories proven together in one batch of the ship train (1–100; 1: one story per proof; `core::ship::train`) |
 //! | `ship_parallel` | 2 | batches proven at once, each on the one ahead (1–100; `core::ship::train`) |
 //! | `ship_bisect` | `attribution` | how the ship train splits a failed batch: `attribution` (first the stories the failing tests point at, else halves) or `halves` (always halves: the plain binary split; `core::ship::train`) |
-//! | `ship_train` | false | ship through the ship train: batches proven side by side, each landed as one fast-forward (unfinished, issue 31: off, the one-story queue ships) |
+//! | `ship_train` | true | ship through the ship train: batches proven side by side, each landed as one fast-forward (where the rules allow one; else, or `false`, the one-story queue ships) |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
 //! | `flaky.quarantine_after` | 3 | flaky events (a test failed then passed on the same commit, or changed result across a commit that touched none of its files) before a test is quarantined (1–100; `core::flaky`) |
 //! | `flaky.quarantine_days` | 14 | how long a quarantine lasts, in days (1–365); `/taskgate unquarantine <test>` lifts it sooner |
@@ -323,7 +323,7 @@ impl Default for RepoConfig {
             ship_batch_max: 4,
             ship_parallel: 2,
             ship_bisect: ShipBisect::Attribution,
-            ship_train: false,
+            ship_train: true,
             flaky: FlakyConfig::default(),
         }
     }

@@ -69,12 +69,14 @@ impl RepoClient<'_> {
                 })?;
                 Ok(MergeOutcome::Merged(CommitSha(sha.to_owned())))
             }
-            // A conflict; a 409 of the base's rules is not one.
+            // A conflict; a 409 of the base's rules is not one, nor one
+            // refusing a workflow file to an app without the `workflows`
+            // permission (said with its fix where the refusal is read).
             Err(GitHubError::Http {
                 status: 409,
                 message,
                 ..
-            }) if !message.contains("rule violations") => Ok(MergeOutcome::Conflict(message)),
+            }) if !refused_by_rules(&message) => Ok(MergeOutcome::Conflict(message)),
             Err(e) => Err(e),
         }
     }
@@ -163,6 +165,18 @@ impl RepoClient<'_> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// A 409 of the merges API that is a refusal, not a conflict: the base's
+/// rules, or a workflow file the app may not write.
+fn refused_by_rules(message: &str) -> bool {
+    message.contains("rule violations")
+        || taskgate_core::ship::violations(message).iter().any(|v| {
+            matches!(
+                v,
+                taskgate_core::ship::Violation::WorkflowsPermission { .. }
+            )
+        })
 }
 
 #[cfg(test)]

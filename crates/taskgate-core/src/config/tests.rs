@@ -119,9 +119,9 @@ fn every_config_problem_is_reported_with_its_place() {
 }
 
 #[test]
-fn the_ship_train_is_off_unless_asked_for() {
-    assert!(!RepoConfig::default().ship_train);
-    assert!(load_config(Some("ship_train: true\n")).unwrap().ship_train);
+fn the_ship_train_is_on_unless_turned_off() {
+    assert!(RepoConfig::default().ship_train);
+    assert!(!load_config(Some("ship_train: false\n")).unwrap().ship_train);
 }
 
 #[test]
