@@ -6,8 +6,7 @@ use crate::effect::{Effect, IssueState};
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName, StoryId};
 use crate::plan::{parent_state, Plan, RepoFiles, Task, TaskId, TaskState};
 use crate::story::{
-    labels, render_story_body, render_task_body, story_branch, task_branch, BranchStart, Marker,
-    TaskView,
+    labels, render_story_body, story_branch, task_branch, BranchStart, Marker, TaskBodies, TaskView,
 };
 
 /// What taskgate last wrote to (or read back from) one issue on GitHub.
@@ -66,7 +65,8 @@ pub fn reconcile(
         view,
         keys,
         states,
-        views,
+        views: &views,
+        bodies: TaskBodies::new(plan, &views),
     };
     let wanted = pass.wanted();
     let mut effects = pass.ensure_labels();
@@ -154,7 +154,8 @@ struct Pass<'a> {
     view: &'a RepoView<'a>,
     keys: Keys<'a>,
     states: BTreeMap<TaskId, TaskState>,
-    views: BTreeMap<TaskId, TaskView>,
+    views: &'a BTreeMap<TaskId, TaskView>,
+    bodies: TaskBodies<'a>,
 }
 
 impl<'a> Pass<'a> {
@@ -202,12 +203,12 @@ impl<'a> Pass<'a> {
         match d.task {
             None => (
                 plan.story.clone(),
-                render_story_body(story, plan, &self.views, files),
+                render_story_body(story, plan, self.views, files),
                 BTreeSet::from([labels::STORY.to_owned()]),
             ),
             Some(task) => (
                 task.title.clone(),
-                render_task_body(story, plan, task, &self.views, files),
+                self.bodies.render(story, task, files),
                 BTreeSet::from([labels::TASK.to_owned(), self.states[&task.id.value].label()]),
             ),
         }
