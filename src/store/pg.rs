@@ -272,6 +272,11 @@ CREATE TABLE ship_trains (
     record  TEXT COLLATE "C" NOT NULL
 );
 "#,
+    // Each installation's pending effects in id order
+    // (`Store::due_by_installation`).
+    r#"
+CREATE INDEX effects_pending ON effects(status, installation_id, id) WHERE status = 'pending';
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed
