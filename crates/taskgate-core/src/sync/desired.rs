@@ -1,6 +1,6 @@
 //! One reconciliation pass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::effect::{Effect, IssueState};
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName, StoryId};
@@ -432,8 +432,16 @@ fn task_states(
         .filter(|t| recorded(&t.id.value) == Some(TaskState::Completed))
         .map(|t| t.id.value.clone())
         .collect();
+    // Every task by id, found once: a lookup per dependency walking the
+    // plan made a pass quadratic in it (issue 32).
+    let by_id: HashMap<&TaskId, &Task> = plan
+        .walk()
+        .into_iter()
+        .map(|r| (&r.task.id.value, r.task))
+        .collect();
+    let task = |id: &TaskId| by_id.get(id).copied();
     let done = |id: &TaskId| -> bool {
-        match plan.task(id) {
+        match task(id) {
             Some(t) if t.is_parent() => {
                 leaves_of(t).iter().all(|l| completed.contains(&l.id.value))
             }
@@ -451,7 +459,7 @@ fn task_states(
             matches!(s, Some(TaskState::TestFailed | TaskState::Blocked))
         };
         let failing = |id: &TaskId| -> bool {
-            match plan.task(id) {
+            match task(id) {
                 Some(t) if t.is_parent() => leaves_of(t).iter().any(|l| bad(&l.id.value)),
                 Some(_) => bad(id),
                 None => false,
