@@ -139,6 +139,30 @@ fn decode((raw, json): (EffectRowRaw, String)) -> Result<EffectRow, StoreError> 
 const COLUMNS: &str =
     "id, installation_id, effect, status, attempts, last_error, result, created_at_ms, failures";
 
+/// The installations with effects pending, in id order: a skip through
+/// the `effects_pending` index, one probe an installation, however many
+/// effects each has queued.
+const PENDING_INSTALLATIONS: &str = "WITH RECURSIVE inst(id) AS (
+        SELECT MIN(installation_id) FROM effects WHERE status = 'pending'
+        UNION ALL
+        SELECT (SELECT MIN(installation_id) FROM effects
+                WHERE status = 'pending' AND installation_id > inst.id)
+        FROM inst WHERE inst.id IS NOT NULL)
+    SELECT id FROM inst WHERE id IS NOT NULL";
+
+/// One installation's (`?1`) oldest effects due at `?2`, at most `?3`.
+/// `+next_attempt_ms`: the time is checked row by row rather than searched
+/// by `effects_due`, so the rows come from `effects_pending` in id order,
+/// the first few read and none sorted (SQLite would otherwise pick the due
+/// index and sort every due row; on PostgreSQL the plus changes nothing).
+fn due_head_sql() -> String {
+    format!(
+        "SELECT {COLUMNS} FROM effects
+         WHERE status = 'pending' AND installation_id = ?1 AND +next_attempt_ms <= ?2
+         ORDER BY id LIMIT ?3"
+    )
+}
+
 impl Store {
     /// Pending effects whose time has come, oldest first.
     pub async fn due_effects(
@@ -164,40 +188,33 @@ impl Store {
     /// `now_ms`, its oldest due ones (at most `per_installation`, in id
     /// order), and when the next effect not yet due falls due.
     ///
-    /// Three statements in one read, none a sort of the whole outbox: the
-    /// installations with something due and their first due id (one
-    /// aggregate over the due index), then each one's first few from that
-    /// id on (the primary key), then the earliest time to come.
+    /// Three statements in one read, none reading every pending effect:
+    /// the installations with effects pending (a skip through the
+    /// `effects_pending` index, one probe each), then each one's first few
+    /// due in id order (the same index, from its head), then the earliest
+    /// time to come. A plan of thousands of tasks queues thousands of
+    /// writes that wait for the write budget, all due; an aggregate over
+    /// them on every turn made the executor's turns quadratic in the plan
+    /// (issue 32).
     pub async fn due_by_installation(
         &self,
         now_ms: i64,
         per_installation: usize,
     ) -> Result<DueEffects, StoreError> {
         self.read(move |db| {
-            let firsts = db.query_map(
-                "SELECT installation_id, MIN(id) FROM effects
-                 WHERE status = 'pending' AND next_attempt_ms <= ?1
-                 GROUP BY installation_id ORDER BY installation_id",
-                params![now_ms],
-                |r| Ok((r.sql::<InstallationId>(0)?, r.sql::<EffectId>(1)?)),
-            )?;
-            let mut by_installation = Vec::with_capacity(firsts.len());
-            for (installation, first) in firsts {
+            let installations = db.query_map(PENDING_INSTALLATIONS, params![], |r| {
+                r.sql::<InstallationId>(0)
+            })?;
+            let mut by_installation = Vec::with_capacity(installations.len());
+            for installation in installations {
                 let rows = db.query_map(
-                    &format!(
-                        "SELECT {COLUMNS} FROM effects
-                         WHERE installation_id = ?1 AND id >= ?2 AND status = 'pending'
-                           AND next_attempt_ms <= ?3
-                         ORDER BY id LIMIT ?4"
-                    ),
-                    params![
-                        Sql(installation),
-                        Sql(first),
-                        now_ms,
-                        per_installation as i64
-                    ],
+                    &due_head_sql(),
+                    params![Sql(installation), now_ms, per_installation as i64],
                     row_to_effect,
                 )?;
+                if rows.is_empty() {
+                    continue;
+                }
                 let rows = rows.into_iter().map(decode).collect::<Result<_, _>>()?;
                 by_installation.push((installation, rows));
             }
@@ -388,5 +405,75 @@ mod tests {
                 other => panic!("expected corrupt data, got {other:?}"),
             }
         }
+
+        async fn a_turn_reads_each_installations_oldest_due_effects(store: Store) {
+            let now = store.clock().now_ms();
+            store
+                .write(move |db| {
+                    insert(db, None, InstallationId(2), &[comment(1), comment(2)], now)?;
+                    insert(db, None, InstallationId(1), &[comment(3)], now + 60_000)?;
+                    insert(db, None, InstallationId(2), &[comment(4)], now)?;
+                    insert(db, None, InstallationId(3), &[comment(5)], now)
+                })
+                .await
+                .unwrap();
+            let ids = store.effects().await.unwrap();
+            store.end_effect(ids[0].id, EffectStatus::Done, None).await.unwrap();
+
+            let due = store.due_by_installation(now, 2).await.unwrap();
+            let turn: Vec<(InstallationId, Vec<EffectId>)> = due
+                .by_installation
+                .iter()
+                .map(|(i, rows)| (*i, rows.iter().map(|r| r.id).collect()))
+                .collect();
+            // Installation 1 has nothing due yet; 2 its two oldest still
+            // pending (the first is done), 3 its one.
+            assert_eq!(
+                turn,
+                [
+                    (InstallationId(2), vec![ids[1].id, ids[3].id]),
+                    (InstallationId(3), vec![ids[4].id]),
+                ]
+            );
+            assert_eq!(due.next_due_ms, Some(now + 60_000));
+        }
+    }
+
+    /// The executor's turn reads the head of each installation's queue
+    /// through `effects_pending`: no statement sorts or aggregates the
+    /// due effects, which a plan of thousands of tasks keeps thousands of.
+    #[tokio::test]
+    async fn a_turn_reads_the_head_of_each_queue_not_every_due_effect() {
+        let held = crate::store::testing::sqlite();
+        let plans = held
+            .store
+            .read(|db| {
+                let mut plans = Vec::new();
+                for (sql, installation) in [
+                    (PENDING_INSTALLATIONS.to_owned(), None),
+                    (due_head_sql(), Some(1)),
+                ] {
+                    let explain = format!("EXPLAIN QUERY PLAN {sql}");
+                    let rows = match installation {
+                        None => db.query_map(&explain, params![], |r| r.get::<String>(3))?,
+                        Some(i) => {
+                            db.query_map(&explain, params![i, 0, 4], |r| r.get::<String>(3))?
+                        }
+                    };
+                    plans.push(rows.join("; "));
+                }
+                Ok(plans)
+            })
+            .await
+            .unwrap();
+        for plan in &plans {
+            assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+            assert!(!plan.contains("effects_due"), "{plan}");
+        }
+        assert!(
+            plans[1].contains("USING INDEX effects_pending (status=? AND installation_id=?)"),
+            "{}",
+            plans[1]
+        );
     }
 }

@@ -284,6 +284,11 @@ CREATE TABLE flaky_events (
     PRIMARY KEY (repo, test_id, task, sha, attempt, kind)
 );
 "#,
+    // Each installation's pending effects in id order
+    // (`Store::due_by_installation`).
+    r#"
+CREATE INDEX effects_pending ON effects(status, installation_id, id) WHERE status = 'pending';
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

@@ -358,6 +358,12 @@ CREATE TABLE flaky_events (
     PRIMARY KEY (repo, test_id, task, sha, attempt, kind)
 );
 "#,
+    // Each installation's pending effects in id order
+    // (`Store::due_by_installation`): the executor's turn reads the head
+    // of each installation's queue, not every due effect.
+    r#"
+CREATE INDEX effects_pending ON effects(status, installation_id, id) WHERE status = 'pending';
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -38,15 +38,17 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
+use super::plans::ParsedPlans;
 use crate::store::{NewDelivery, Store, StoryRow};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
 use taskgate_core::internal::InternalEvent;
-use taskgate_core::plan::parse_plan;
 use taskgate_core::ship::{ship_refusal, Priority, ShipEvent, ShipVia, ShipWhat};
 
 #[derive(Clone)]
 pub struct ApiState {
     pub store: Store,
+    /// Each story's plan as last parsed (`/api/stories` reads them all).
+    pub plans: super::plans::ParsedPlans,
     /// `TASKGATE_API_TOKEN`; `None` closes the API.
     pub token: Option<Arc<str>>,
     /// Wakes the processor when a ship request was recorded.
@@ -101,14 +103,20 @@ struct RepoQuery {
     repo: Option<String>,
 }
 
-async fn story_json(store: &Store, row: &StoryRow) -> Result<Value, crate::store::StoreError> {
+async fn story_json(
+    store: &Store,
+    plans: &ParsedPlans,
+    row: &StoryRow,
+) -> Result<Value, crate::store::StoreError> {
     let record = store
         .story_record(&row.repo, &row.story)
         .await?
         .unwrap_or_default();
     let records = store.task_records(&row.repo, &row.story).await?;
     let plan = store.story(&row.repo, &row.story).await?;
-    let parsed = plan.as_ref().and_then(|p| parse_plan(&p.plan).0);
+    let parsed = plan
+        .as_ref()
+        .and_then(|p| plans.parse(&row.repo, &row.story, &p.plan));
     let tasks: Vec<Value> = parsed
         .as_ref()
         .map(|p| {
@@ -168,7 +176,7 @@ async fn list_stories(
         .iter()
         .filter(|r| only.as_ref().is_none_or(|o| &r.repo == o))
     {
-        out.push(story_json(&state.store, row).await?);
+        out.push(story_json(&state.store, &state.plans, row).await?);
     }
     Ok(Json(json!({ "stories": out })))
 }
@@ -201,7 +209,7 @@ async fn get_story(
     Query(q): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let row = find(&state, &id, &q).await?;
-    Ok(Json(story_json(&state.store, &row).await?))
+    Ok(Json(story_json(&state.store, &state.plans, &row).await?))
 }
 
 /// The optional body of a ship request: `{"priority": "high"}`. The

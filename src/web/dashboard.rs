@@ -36,7 +36,7 @@ pub use quarantine_view::{quarantine_sections, QuarantineRow, QuarantineSection}
 pub use queue_chart::{queue_chart, QueueChart};
 pub use queue_view::{queue_rows, QueueRow};
 use taskgate_core::ids::RepoName;
-use taskgate_core::plan::{parse_plan, Plan};
+use taskgate_core::plan::Plan;
 use taskgate_core::ship::figures::QueueFigures;
 pub use tests_view::{story_tests, StoryTests, TestRow};
 pub use view::{dashboard_view, filtered_view, story_view, DashboardView, StoryInput};
@@ -47,6 +47,8 @@ const RECENT_ATTEMPTS: u32 = 5;
 #[derive(Clone)]
 pub struct DashboardState {
     pub store: Store,
+    /// Each story's plan as last parsed.
+    pub plans: super::plans::ParsedPlans,
     pub token: Option<std::sync::Arc<str>>,
     /// Where links point: the web host of `GITHUB_API_URL`.
     pub web_base: String,
@@ -153,7 +155,15 @@ async fn dashboard(
         },
     };
     let now = state.clock.now_s();
-    match load_view(&state.store, &state.web_base, now, only.as_ref()).await {
+    match load_view(
+        &state.store,
+        &state.plans,
+        &state.web_base,
+        now,
+        only.as_ref(),
+    )
+    .await
+    {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();
             // Always current: what a person sees is what is stored now.
@@ -172,7 +182,7 @@ async fn dashboard(
 struct Loaded {
     row: crate::store::StoryRow,
     record: taskgate_core::ship::StoryRecord,
-    plan: Option<(Plan, Option<String>)>,
+    plan: Option<(std::sync::Arc<Plan>, Option<String>)>,
     tasks: BTreeMap<String, taskgate_core::task::TaskRecord>,
     issues: BTreeMap<String, taskgate_core::sync::IssueRecord>,
     attempts: Vec<crate::store::AttemptSummary>,
@@ -182,6 +192,7 @@ struct Loaded {
 /// given), as of `now`.
 pub async fn load_view(
     store: &Store,
+    plans: &super::plans::ParsedPlans,
     web_base: &str,
     now: i64,
     only: Option<&RepoName>,
@@ -202,8 +213,8 @@ pub async fn load_view(
         let train = store.ship_train(&row.repo).await?;
         let record = taskgate_core::ship::shown_record(&train, &row.story, &record);
         let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
-            let (plan, _) = parse_plan(&p.plan);
-            plan.map(|plan| (plan, p.config))
+            let plan = plans.parse(&row.repo, &row.story, &p.plan)?;
+            Some((plan, p.config))
         });
         let tasks = store.task_records(&row.repo, &row.story).await?;
         let issues = store.story_issues(&row.repo, &row.story).await?;
@@ -226,7 +237,7 @@ pub async fn load_view(
             story: &l.row.story,
             issue: l.row.issue,
             record: &l.record,
-            plan: l.plan.as_ref().map(|(p, c)| (p, c.as_deref())),
+            plan: l.plan.as_ref().map(|(p, c)| (&**p, c.as_deref())),
             tasks: &l.tasks,
             issues: &l.issues,
             attempts: &l.attempts,

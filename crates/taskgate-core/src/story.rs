@@ -29,7 +29,7 @@ mod refs;
 pub mod start;
 pub mod sub_issues;
 
-pub use body::{render_story_body, render_task_body, TaskView, MAX_BODY_CHARS};
+pub use body::{render_story_body, render_task_body, TaskBodies, TaskView, MAX_BODY_CHARS};
 pub use branches::{
     revert_issue_of_branch, story_branch, story_issue_of_branch, task_branch, task_issue_of_branch,
     BranchName,

@@ -8,7 +8,7 @@ use taskgate_core::failure::{
     Bound, ClosedTodo, Escalation, FixTotals, LoopState, LoopTotals, OpenTodo, Resolution,
 };
 use taskgate_core::ids::{CommitSha, IssueId, IssueNumber, RepoName};
-use taskgate_core::plan::{TaskId, TaskState};
+use taskgate_core::plan::{parse_plan, TaskId, TaskState};
 use taskgate_core::ship::{ShipState, StoryRecord};
 use taskgate_core::story::Marker;
 use taskgate_core::sync::IssueRecord;

@@ -91,28 +91,25 @@ pub(crate) fn open_issue(
     repo.next_number += 1;
     let labels = labels.iter().map(|l| ensure_label(repo, ids, l)).collect();
     let now = repo.clock.now();
-    repo.issues.insert(
+    repo.insert_issue(Issue {
+        id: ids.next(),
         number,
-        Issue {
-            id: ids.next(),
-            number,
-            title: title.into(),
-            body,
-            state: "open".into(),
-            state_reason: None,
-            labels,
-            assignees: Vec::new(),
-            author: author.into(),
-            created_at: now,
-            updated_at: now,
-            closed_at: None,
-            is_pull_request: false,
-            sub_issues: Vec::new(),
-            parent: None,
-            blocked_by: Vec::new(),
-            reactions: Vec::new(),
-        },
-    );
+        title: title.into(),
+        body,
+        state: "open".into(),
+        state_reason: None,
+        labels,
+        assignees: Vec::new(),
+        author: author.into(),
+        created_at: now,
+        updated_at: now,
+        closed_at: None,
+        is_pull_request: false,
+        sub_issues: Vec::new(),
+        parent: None,
+        blocked_by: Vec::new(),
+        reactions: Vec::new(),
+    });
     number
 }
 

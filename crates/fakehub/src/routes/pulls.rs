@@ -131,28 +131,25 @@ fn create_pull(st: &mut State, req: &Req) -> HResult {
     let now = repo.clock.now();
     let title = req.str_field("title").unwrap_or_default().to_string();
     let body = req.str_field("body").map(str::to_string);
-    repo.issues.insert(
+    repo.insert_issue(Issue {
+        id: ids.next(),
         number,
-        Issue {
-            id: ids.next(),
-            number,
-            title: title.clone(),
-            body: body.clone(),
-            state: "open".into(),
-            state_reason: None,
-            labels: Vec::new(),
-            assignees: Vec::new(),
-            author: author.clone(),
-            created_at: now,
-            updated_at: now,
-            closed_at: None,
-            is_pull_request: true,
-            sub_issues: Vec::new(),
-            parent: None,
-            blocked_by: Vec::new(),
-            reactions: Vec::new(),
-        },
-    );
+        title: title.clone(),
+        body: body.clone(),
+        state: "open".into(),
+        state_reason: None,
+        labels: Vec::new(),
+        assignees: Vec::new(),
+        author: author.clone(),
+        created_at: now,
+        updated_at: now,
+        closed_at: None,
+        is_pull_request: true,
+        sub_issues: Vec::new(),
+        parent: None,
+        blocked_by: Vec::new(),
+        reactions: Vec::new(),
+    });
     let pull = Pull {
         id: ids.next(),
         number,

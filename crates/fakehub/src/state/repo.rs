@@ -223,6 +223,10 @@ pub struct Repo {
     pub trees: HashMap<String, String>,
     pub next_number: u64,
     pub issues: BTreeMap<u64, Issue>,
+    /// Issue id → number, kept where issues are opened
+    /// ([`Repo::insert_issue`]), so a request naming an issue by id (a
+    /// sub-issue link) finds it without reading every issue.
+    pub(crate) issue_numbers: HashMap<u64, u64>,
     pub comments: Vec<Comment>,
     pub labels: Vec<Label>,
     pub pulls: BTreeMap<u64, Pull>,
@@ -279,7 +283,17 @@ impl Repo {
         format!("{}/{}", self.owner, self.name)
     }
     pub fn issue_by_id(&self, id: u64) -> Option<&Issue> {
-        self.issues.values().find(|i| i.id == id)
+        self.issue_numbers
+            .get(&id)
+            .and_then(|n| self.issues.get(n))
+            .filter(|i| i.id == id)
+            // An issue put in `issues` directly is still found.
+            .or_else(|| self.issues.values().find(|i| i.id == id))
+    }
+    /// Opens `issue` (issue or pull request) under its number.
+    pub fn insert_issue(&mut self, issue: Issue) {
+        self.issue_numbers.insert(issue.id, issue.number);
+        self.issues.insert(issue.number, issue);
     }
     pub fn label(&self, name: &str) -> Option<&Label> {
         self.labels

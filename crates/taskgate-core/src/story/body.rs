@@ -112,21 +112,45 @@ pub fn render_task_body(
     tasks: &BTreeMap<TaskId, TaskView>,
     repo: &dyn RepoFiles,
 ) -> String {
-    let v = Views::new(plan, tasks);
+    TaskBodies::new(plan, tasks).render(story, task, repo)
+}
+
+/// The task bodies of one plan, its parents' states aggregated and its
+/// tasks indexed once: a pass renders every task's body, and doing that
+/// work per body made a pass quadratic in the plan (issue 32: most of a
+/// 1,000-task plan's time).
+pub struct TaskBodies<'a> {
+    v: Views<'a>,
+}
+
+impl<'a> TaskBodies<'a> {
+    pub fn new(plan: &'a Plan, tasks: &'a BTreeMap<TaskId, TaskView>) -> Self {
+        TaskBodies {
+            v: Views::new(plan, tasks),
+        }
+    }
+
+    /// [`render_task_body`] of `task`, one of the plan's tasks.
+    pub fn render(&self, story: &StoryId, task: &Task, repo: &dyn RepoFiles) -> String {
+        task_body(story, task, &self.v, repo)
+    }
+}
+
+fn task_body(story: &StoryId, task: &Task, v: &Views, repo: &dyn RepoFiles) -> String {
     let mut rest = String::new();
-    acceptance_section(task, &v, repo, &mut rest);
+    acceptance_section(task, v, repo, &mut rest);
     if task.is_parent() {
         let (d, n) = v.progress(task);
         writeln!(rest, "\n### Subtasks: {d}/{n} complete\n").ok();
-        checklist(&task.tasks, 0, 0, &v, Some(repo), &mut rest);
+        checklist(&task.tasks, 0, 0, v, Some(repo), &mut rest);
     }
     if v.state(task) == TaskState::Blocked {
-        blocked_note(plan, task, &v, &mut rest);
+        blocked_note(task, v, &mut rest);
     }
     if !task.depends_on.is_empty() {
-        depends_on_section(plan, task, &v, &mut rest);
+        depends_on_section(task, v, &mut rest);
     }
-    branch_section(plan, task, &v, &mut rest);
+    branch_section(task, v, &mut rest);
     task_footer(story, task, &mut rest);
     match task
         .description
@@ -175,7 +199,7 @@ fn acceptance_section(task: &Task, v: &Views, repo: &dyn RepoFiles, rest: &mut S
 
 /// Why a blocked task is blocked: the dependencies that fail, or else its
 /// own failure loop, which needs a person.
-fn blocked_note(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+fn blocked_note(task: &Task, v: &Views, rest: &mut String) {
     let failing: Vec<String> = task
         .depends_on
         .iter()
@@ -185,7 +209,7 @@ fn blocked_note(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
                 TaskState::TestFailed | TaskState::Blocked
             )
         })
-        .map(|d| match plan.task(&d.value) {
+        .map(|d| match v.task(&d.value) {
             Some(dep) => v.name(dep),
             None => code(d.value.as_str()),
         })
@@ -206,10 +230,10 @@ fn blocked_note(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
 }
 
 /// Each dependency with its state.
-fn depends_on_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+fn depends_on_section(task: &Task, v: &Views, rest: &mut String) {
     rest.push_str("\n### Depends on\n\n");
     for d in &task.depends_on {
-        let name = match plan.task(&d.value) {
+        let name = match v.task(&d.value) {
             Some(dep) => v.name(dep),
             None => code(d.value.as_str()),
         };
@@ -222,7 +246,7 @@ fn depends_on_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
 /// existed and was brought up to date. A task without dependencies whose
 /// branch was made at the story head says nothing more (its issue is not
 /// edited for it).
-fn branch_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
+fn branch_section(task: &Task, v: &Views, rest: &mut String) {
     let Some((name, start)) = v.given.get(&task.id.value).and_then(|t| t.branch.as_ref()) else {
         return;
     };
@@ -232,7 +256,7 @@ fn branch_section(plan: &Plan, task: &Task, v: &Views, rest: &mut String) {
     let deps: Vec<String> = task
         .depends_on
         .iter()
-        .map(|d| match plan.task(&d.value) {
+        .map(|d| match v.task(&d.value) {
             Some(dep) => v.name(dep),
             None => code(d.value.as_str()),
         })
@@ -289,10 +313,13 @@ fn with_description(description: &str, rest: String) -> String {
 pub(super) struct Views<'a> {
     given: &'a BTreeMap<TaskId, TaskView>,
     states: HashMap<TaskId, TaskState>,
+    /// Every task by id: a body names its dependencies, and looking each
+    /// up by walking the plan cost a walk per dependency.
+    by_id: HashMap<&'a TaskId, &'a Task>,
 }
 
 impl<'a> Views<'a> {
-    pub(super) fn new(plan: &Plan, given: &'a BTreeMap<TaskId, TaskView>) -> Self {
+    pub(super) fn new(plan: &'a Plan, given: &'a BTreeMap<TaskId, TaskView>) -> Self {
         fn go(
             tasks: &[Task],
             given: &BTreeMap<TaskId, TaskView>,
@@ -314,7 +341,21 @@ impl<'a> Views<'a> {
         }
         let mut states = HashMap::new();
         go(&plan.tasks, given, &mut states);
-        Views { given, states }
+        let by_id = plan
+            .walk()
+            .into_iter()
+            .map(|r| (&r.task.id.value, r.task))
+            .collect();
+        Views {
+            given,
+            states,
+            by_id,
+        }
+    }
+
+    /// The plan's task `id`, as [`Plan::task`] finds it.
+    pub(super) fn task(&self, id: &TaskId) -> Option<&'a Task> {
+        self.by_id.get(id).copied()
     }
 
     pub(super) fn state_of(&self, id: &TaskId) -> TaskState {

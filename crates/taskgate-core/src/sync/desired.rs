@@ -1,13 +1,12 @@
 //! One reconciliation pass.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::effect::{Effect, IssueState};
 use crate::ids::{CommitSha, IssueId, IssueNumber, RepoName, StoryId};
 use crate::plan::{parent_state, Plan, RepoFiles, Task, TaskId, TaskState};
 use crate::story::{
-    labels, render_story_body, render_task_body, story_branch, task_branch, BranchStart, Marker,
-    TaskView,
+    labels, render_story_body, story_branch, task_branch, BranchStart, Marker, TaskBodies, TaskView,
 };
 
 /// What taskgate last wrote to (or read back from) one issue on GitHub.
@@ -66,7 +65,8 @@ pub fn reconcile(
         view,
         keys,
         states,
-        views,
+        views: &views,
+        bodies: TaskBodies::new(plan, &views),
     };
     let wanted = pass.wanted();
     let mut effects = pass.ensure_labels();
@@ -154,7 +154,8 @@ struct Pass<'a> {
     view: &'a RepoView<'a>,
     keys: Keys<'a>,
     states: BTreeMap<TaskId, TaskState>,
-    views: BTreeMap<TaskId, TaskView>,
+    views: &'a BTreeMap<TaskId, TaskView>,
+    bodies: TaskBodies<'a>,
 }
 
 impl<'a> Pass<'a> {
@@ -202,12 +203,12 @@ impl<'a> Pass<'a> {
         match d.task {
             None => (
                 plan.story.clone(),
-                render_story_body(story, plan, &self.views, files),
+                render_story_body(story, plan, self.views, files),
                 BTreeSet::from([labels::STORY.to_owned()]),
             ),
             Some(task) => (
                 task.title.clone(),
-                render_task_body(story, plan, task, &self.views, files),
+                self.bodies.render(story, task, files),
                 BTreeSet::from([labels::TASK.to_owned(), self.states[&task.id.value].label()]),
             ),
         }
@@ -431,8 +432,16 @@ fn task_states(
         .filter(|t| recorded(&t.id.value) == Some(TaskState::Completed))
         .map(|t| t.id.value.clone())
         .collect();
+    // Every task by id, found once: a lookup per dependency walking the
+    // plan made a pass quadratic in it (issue 32).
+    let by_id: HashMap<&TaskId, &Task> = plan
+        .walk()
+        .into_iter()
+        .map(|r| (&r.task.id.value, r.task))
+        .collect();
+    let task = |id: &TaskId| by_id.get(id).copied();
     let done = |id: &TaskId| -> bool {
-        match plan.task(id) {
+        match task(id) {
             Some(t) if t.is_parent() => {
                 leaves_of(t).iter().all(|l| completed.contains(&l.id.value))
             }
@@ -450,7 +459,7 @@ fn task_states(
             matches!(s, Some(TaskState::TestFailed | TaskState::Blocked))
         };
         let failing = |id: &TaskId| -> bool {
-            match plan.task(id) {
+            match task(id) {
                 Some(t) if t.is_parent() => leaves_of(t).iter().any(|l| bad(&l.id.value)),
                 Some(_) => bad(id),
                 None => false,
