@@ -112,6 +112,10 @@ async fn story_json(
         .story_record(&row.repo, &row.story)
         .await?
         .unwrap_or_default();
+    // Proving while its ship train car proves (stored: queued), as the
+    // dashboard and `GET /api/queue` show it.
+    let train = store.ship_train(&row.repo).await?;
+    let record = taskgate_core::ship::shown_record(&train, &row.story, &record);
     let records = store.task_records(&row.repo, &row.story).await?;
     let plan = store.story(&row.repo, &row.story).await?;
     let parsed = plan

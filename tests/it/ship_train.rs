@@ -117,7 +117,7 @@ impl Rig {
     async fn until(&self, issue: u64, state: &str) {
         eventually(&format!("#{issue} {state}"), || async {
             let now = self.sh.state_of(issue).await;
-            let ok = ["queued", "shipping", "shippable", "deployed"];
+            let ok = ["queued", "proving", "shipping", "shippable", "deployed"];
             assert!(ok.contains(&now.as_str()), "#{issue} is {now}");
             if state == "deployed" && now == "shippable" {
                 // Refused: fail at once, with why and the train.
@@ -213,6 +213,9 @@ async fn a_batch_of_three_with_one_broken_story_lands_the_two_others_and_refuses
         t.ship(issue, "/taskgate ship").await;
     }
     t.assert_waiting(3).await;
+    // `GET /api/stories` shows the first story proving in its batch.
+    assert_eq!(sh.state_of(sh.story_issue).await, "proving");
+    assert_eq!(sh.state_of(b).await, "queued");
     for issue in [sh.story_issue, b, d] {
         t.until(issue, "deployed").await;
     }
