@@ -57,8 +57,7 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
             .into_iter()
             .any(|r| r.method == "PUT" && r.path.ends_with(&story_pr) && r.status == 200);
     assert!(merged, "the story PR was merged, as the rules ask");
-    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
-    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    let train = train_of(&sh).await;
     assert_eq!(train.stats.proof_runs, 0, "no batch was proven");
     let notes: Vec<String> =
         sh.s.app
@@ -153,12 +152,7 @@ async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
     let landed = sh.main_head();
     let proven = sh.repo().commit(&landed).unwrap().tree;
     let tip = sh.repo().branch_sha("taskgate/ship-batch-1").unwrap();
-    assert!(
-        sh.s.checks(&landed)
-            .iter()
-            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
-        "what landed carries a green ship gate"
-    );
+    assert_green_ship_gate(&sh, &landed);
     assert_eq!(proven, sh.repo().commit(&tip).unwrap().tree);
 }
 
@@ -182,14 +176,8 @@ async fn a_batch_branch_github_will_not_create_turns_the_train_off_and_the_story
     assert_eq!(sh.state().await, "deployed");
     assert_eq!(sh.repo().branch_sha("taskgate/ship-batch-1"), None);
     let landed = sh.main_head();
-    assert!(
-        sh.s.checks(&landed)
-            .iter()
-            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
-        "what landed carries a green ship gate"
-    );
-    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
-    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    assert_green_ship_gate(&sh, &landed);
+    let train = train_of(&sh).await;
     assert!(
         train.cars.is_empty() && train.waiting.is_empty(),
         "{train:?}"
@@ -229,14 +217,25 @@ async fn a_batch_github_fails_to_build_past_the_retries_is_built_again_and_lands
     let landed = sh.main_head();
     let tip = sh.repo().branch_sha("taskgate/ship-batch-2").unwrap();
     assert_eq!(landed, tip, "the batch built again landed");
-    assert!(
-        sh.s.checks(&landed)
-            .iter()
-            .any(|c| c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")),
-        "what landed carries a green ship gate"
-    );
-    let repo = taskgate_core::ids::RepoName::parse("octo-org/hello-world").unwrap();
-    let train = sh.s.app.store().ship_train(&repo).await.unwrap();
+    assert_green_ship_gate(&sh, &landed);
+    let train = train_of(&sh).await;
     assert_eq!(train.off, None, "a failure is not a refusal");
     assert_eq!(train.stats.landed, 1, "{:?}", train.stats);
+}
+
+/// What landed at `landed` carries a green `taskgate/ship-gate`.
+fn assert_green_ship_gate(sh: &Shipped, landed: &str) {
+    let green = |c: &fakehub::CheckRun| {
+        c.name == "taskgate/ship-gate" && c.conclusion.as_deref() == Some("success")
+    };
+    assert!(
+        sh.s.checks(landed).iter().any(green),
+        "what landed carries a green ship gate"
+    );
+}
+
+/// The repository's ship train as stored.
+async fn train_of(sh: &Shipped) -> taskgate_core::ship::Train {
+    let repo = taskgate_core::ids::RepoName::parse(crate::support::REPO).unwrap();
+    sh.s.app.store().ship_train(&repo).await.unwrap()
 }

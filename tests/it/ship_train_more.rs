@@ -77,6 +77,22 @@ impl Rig {
         self.sh.s.app.settle().await;
     }
 
+    /// The first story and bravo, charlie and delta, shipped in that
+    /// order once the first story's batch proves slowly: their issues,
+    /// and the default branch's head before.
+    async fn four_shipped_behind_a_held_proof(&self) -> (Vec<u64>, String) {
+        let mut issues = vec![self.sh.story_issue];
+        for key in ["bravo", "charlie", "delta"] {
+            issues.push(self.story(key).await.0);
+        }
+        self.sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+        let base = self.sh.main_head();
+        for &issue in &issues {
+            self.ship(issue).await;
+        }
+        (issues, base)
+    }
+
     async fn train(&self) -> Train {
         let repo = RepoName::parse(REPO).unwrap();
         self.sh.s.app.store().ship_train(&repo).await.unwrap()
@@ -128,16 +144,7 @@ impl Rig {
 async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lands() {
     let t = Rig::start(CONFIG).await;
     let sh = &t.sh;
-    let mut issues = vec![sh.story_issue];
-    for key in ["bravo", "charlie", "delta"] {
-        issues.push(t.story(key).await.0);
-    }
-    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
-    let base = sh.main_head();
-
-    for &issue in &issues {
-        t.ship(issue).await;
-    }
+    let (issues, base) = t.four_shipped_behind_a_held_proof().await;
     let train = t.train().await;
     assert_eq!((train.cars.len(), train.waiting.len()), (1, 3), "{train:?}");
     t.assert_shown_proving(sh.story_issue).await;
@@ -223,15 +230,7 @@ impl Rig {
 async fn a_trains_flaky_event_below_the_threshold_is_kept_and_counts_with_a_later_one() {
     let t = Rig::start(CONFIG_TWO).await;
     let sh = &t.sh;
-    let mut issues = vec![sh.story_issue];
-    for key in ["bravo", "charlie", "delta"] {
-        issues.push(t.story(key).await.0);
-    }
-    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
-    let base = sh.main_head();
-    for &issue in &issues {
-        t.ship(issue).await;
-    }
+    let (issues, base) = t.four_shipped_behind_a_held_proof().await;
     for &issue in &issues {
         t.until_deployed(issue).await;
     }
