@@ -353,6 +353,33 @@ fn parents_count_their_children_and_the_story_counts_leaves() {
 }
 
 #[test]
+fn a_plan_of_thousands_lists_its_first_tasks_and_counts_every_one() {
+    let mut f = Fixture::new();
+    let n = view::SHOWN_TASKS + 5;
+    let mut yaml = String::from("story: Big\ntasks:\n");
+    for i in 0..n {
+        yaml += &format!("  - {{ id: t{i}, title: Task {i}, requires_testing: false }}\n");
+    }
+    f.plan = parse_plan(&yaml).0.expect("the plan parses");
+    // The last task, not listed, is complete: the progress still counts it.
+    let last = format!("t{}", n - 1);
+    f.issues.insert(
+        task_key(&last),
+        issue(7, &["taskgate:task", "state:completed"]),
+    );
+    let s = story_view(&f.input(), "https://github.com", NOW);
+    assert_eq!(s.tasks.len(), view::SHOWN_TASKS);
+    assert_eq!(s.more_tasks, 5);
+    assert_eq!((s.done, s.total), (1, n));
+    let page = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    let said = page
+        .lines()
+        .find(|l| l.contains("more tasks"))
+        .unwrap_or_default();
+    insta::assert_snapshot!(said, @r#"<p class="muted">And 5 more tasks, not listed here: <code>GET /api/stories/1?repo=acme/strategies</code> lists every one.</p>"#);
+}
+
+#[test]
 fn the_open_todo_shows_attempt_n_of_n_from_the_story_settings() {
     let f = Fixture::new();
     let s = story_view(&f.input(), "https://ghe.example.com", NOW);

@@ -82,7 +82,11 @@ pub struct StoryView {
     pub done: usize,
     pub total: usize,
     pub missing: Vec<String>,
+    /// The plan's first [`SHOWN_TASKS`] tasks, then its milestones.
     pub tasks: Vec<TaskRow>,
+    /// The tasks past [`SHOWN_TASKS`], not listed (`GET /api/stories/{id}`
+    /// lists every one).
+    pub more_tasks: usize,
     /// Its slowest and most-failing tests (filled by the handler, which
     /// reads the history).
     pub tests: super::tests_view::StoryTests,
@@ -313,23 +317,22 @@ fn triggers(stats: &LoopStats, overrides: u64, completed: usize) -> Vec<Trigger>
     out
 }
 
+/// Tasks a story lists on the dashboard: a plan of thousands lists its
+/// first ones (a page a person can read, answered in milliseconds) and
+/// says how many more there are; its progress counts every task.
+pub const SHOWN_TASKS: usize = 300;
+
 pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
     let issue_url = |n: u64| format!("{web_base}/{}/issues/{n}", s.repo);
-    let (tasks, done, total, title) = match s.plan {
+    let (tasks, counts, title) = match s.plan {
         Some((plan, config)) => {
             let limits = load_config(config)
                 .unwrap_or_default()
                 .effective_limits(&plan.settings);
-            let rows = task_rows(s, plan, &limits, web_base, now);
-            let leaves: Vec<&TaskRow> = rows
-                .iter()
-                .filter(|r| r.progress.is_none() && !r.milestone)
-                .collect();
-            let done = leaves.iter().filter(|r| r.state == "completed").count();
-            let total = leaves.len();
-            (rows, done, total, plan.story.clone())
+            let (rows, counts) = task_rows(s, plan, &limits, web_base, now);
+            (rows, counts, plan.story.clone())
         }
-        None => (Vec::new(), 0, 0, s.story.to_string()),
+        None => (Vec::new(), TaskCounts::default(), s.story.to_string()),
     };
     StoryView {
         repo: s.repo.as_str().to_owned(),
@@ -341,21 +344,34 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
             number: n.0,
             url: format!("{web_base}/{}/pull/{}", s.repo, n.0),
         }),
-        done,
-        total,
+        done: counts.done,
+        total: counts.leaves,
         missing: s.record.missing.clone(),
         tasks,
+        more_tasks: counts.walked.saturating_sub(SHOWN_TASKS),
         tests: Default::default(),
     }
 }
 
+/// A plan's tasks counted, whether listed or not.
+#[derive(Default)]
+struct TaskCounts {
+    /// Leaf tasks, and those completed.
+    leaves: usize,
+    done: usize,
+    /// Every task of the plan's tree, parents included.
+    walked: usize,
+}
+
+/// The rows of the plan's first [`SHOWN_TASKS`] tasks and its milestones,
+/// and the counts of all its tasks.
 fn task_rows(
     s: &StoryInput<'_>,
     plan: &Plan,
     limits: &Limits,
     web_base: &str,
     now: i64,
-) -> Vec<TaskRow> {
+) -> (Vec<TaskRow>, TaskCounts) {
     let link = |n: IssueNumber| Link {
         number: n.0,
         url: format!("{web_base}/{}/issues/{}", s.repo, n.0),
@@ -383,8 +399,16 @@ fn task_rows(
         })
         .collect();
     let states = resolve_states(plan, &leaves);
+    let counts = TaskCounts {
+        leaves: leaves.len(),
+        done: (leaves.values())
+            .filter(|s| **s == TaskState::Completed)
+            .count(),
+        walked: walked.len(),
+    };
     let mut rows: Vec<TaskRow> = walked
         .iter()
+        .take(SHOWN_TASKS)
         .map(|r| {
             let task = r.task;
             let id = &task.id.value;
@@ -424,7 +448,7 @@ fn task_rows(
         row.milestone = true;
         rows.push(row);
     }
-    rows
+    (rows, counts)
 }
 
 /// What differs between a task's row and a milestone's.
