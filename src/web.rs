@@ -8,6 +8,7 @@ pub mod auth;
 pub mod dashboard;
 pub mod plans;
 mod serve;
+mod trains;
 
 use std::sync::Arc;
 

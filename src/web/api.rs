@@ -39,6 +39,7 @@ use serde_json::{json, Value};
 use tokio::sync::Notify;
 
 use super::plans::ParsedPlans;
+use super::trains::TrainsRead;
 use crate::store::{NewDelivery, Store, StoryRow};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
 use taskgate_core::internal::InternalEvent;
@@ -104,8 +105,8 @@ struct RepoQuery {
 }
 
 async fn story_json(
-    store: &Store,
-    plans: &ParsedPlans,
+    (store, plans): (&Store, &ParsedPlans),
+    trains: &mut TrainsRead,
     row: &StoryRow,
 ) -> Result<Value, crate::store::StoreError> {
     let record = store
@@ -114,8 +115,7 @@ async fn story_json(
         .unwrap_or_default();
     // Proving while its ship train car proves (stored: queued), as the
     // dashboard and `GET /api/queue` show it.
-    let train = store.ship_train(&row.repo).await?;
-    let record = taskgate_core::ship::shown_record(&train, &row.story, &record);
+    let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
     let records = store.task_records(&row.repo, &row.story).await?;
     let plan = store.story(&row.repo, &row.story).await?;
     let parsed = plan
@@ -176,11 +176,13 @@ async fn list_stories(
     let only = repo_of(&q)?;
     let rows = state.store.stories().await?;
     let mut out = Vec::new();
+    let mut trains = TrainsRead::default();
     for row in rows
         .iter()
         .filter(|r| only.as_ref().is_none_or(|o| &r.repo == o))
     {
-        out.push(story_json(&state.store, &state.plans, row).await?);
+        let read = (&state.store, &state.plans);
+        out.push(story_json(read, &mut trains, row).await?);
     }
     Ok(Json(json!({ "stories": out })))
 }
@@ -213,7 +215,9 @@ async fn get_story(
     Query(q): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let row = find(&state, &id, &q).await?;
-    Ok(Json(story_json(&state.store, &state.plans, &row).await?))
+    let read = (&state.store, &state.plans);
+    let story = story_json(read, &mut TrainsRead::default(), &row).await?;
+    Ok(Json(story))
 }
 
 /// The optional body of a ship request: `{"priority": "high"}`. The

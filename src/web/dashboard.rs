@@ -201,6 +201,7 @@ pub async fn load_view(
     let rows = store.stories().await?;
     // Every repository with a story is offered; only the shown stories are read.
     let repos: Vec<RepoName> = rows.iter().map(|r| r.repo.clone()).collect();
+    let mut trains = super::trains::TrainsRead::default();
     for row in rows {
         if only.is_some_and(|r| &row.repo != r) {
             continue;
@@ -210,8 +211,7 @@ pub async fn load_view(
             .await?
             .unwrap_or_default();
         // Proving while its ship train car proves (stored: queued).
-        let train = store.ship_train(&row.repo).await?;
-        let record = taskgate_core::ship::shown_record(&train, &row.story, &record);
+        let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
         let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
             let plan = plans.parse(&row.repo, &row.story, &p.plan)?;
             Some((plan, p.config))
