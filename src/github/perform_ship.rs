@@ -332,9 +332,6 @@ async fn revert(
     Ok(None)
 }
 
-/// A rollback's refusal is told as a sentence between others ("The
-/// rollback did not land. {why} Nothing changed on …"): it ends with a
-/// full stop, whatever GitHub's message ended with.
 /// GitHub's paragraphs on one line: a ruleset's "Repository rule
 /// violations found" followed by its violations.
 fn one_line(message: &str) -> String {
@@ -351,6 +348,9 @@ fn one_line(message: &str) -> String {
     }
 }
 
+/// A rollback's refusal is told as a sentence between others ("The
+/// rollback did not land. {why} Nothing changed on …"): it ends with a
+/// full stop, whatever GitHub's message ended with.
 pub(super) fn sentence(why: String) -> String {
     if why.ends_with(['.', '!', '?']) {
         why

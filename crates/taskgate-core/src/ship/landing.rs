@@ -283,7 +283,7 @@ fn rule_line(v: &Violation, branch: &str) -> String {
 }
 
 /// What to change so taskgate may land, with the page that says how.
-fn fix(v: &Violation, branch: &str) -> String {
+pub(super) fn fix(v: &Violation, branch: &str) -> String {
     let branch = plain_text(branch);
     match v {
         Violation::PullRequestRequired | Violation::ForcePush | Violation::Other(_) => format!(

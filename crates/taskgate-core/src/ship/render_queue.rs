@@ -138,6 +138,18 @@ pub fn ships_serially(why: &str) -> String {
 /// Why a story ships alone while GitHub refuses the batch branches, and
 /// the setting that lets batches run again.
 pub fn batch_branch_refused(off: &super::TrainOff) -> String {
+    // A story's change the app may not write (a workflow file): the fix is
+    // the permission a one-story landing would name too.
+    let story_refused = (super::rules::violations(&off.why).into_iter())
+        .find(|v| matches!(v, super::Violation::WorkflowsPermission { .. }));
+    if let Some(v) = story_refused {
+        return format!(
+            "Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused a story's merge into the batch branch `{}` ({}). To ship it, {}. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.",
+            off.branch,
+            off.why.trim_end_matches('.'),
+            super::landing::fix(&v, &off.branch)
+        );
+    }
     let pattern = off
         .branch
         .rsplit_once('-')
@@ -308,6 +320,7 @@ mod tests {
             until_ms: 0,
         };
         insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted.")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 422: Repository rule violations found: Cannot create ref due to creations being restricted). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: add the taskgate app to the bypass list of the ruleset that restricts those branches. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
+        insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 409: refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused a story's merge into the batch branch `taskgate/ship-batch-3` (GitHub answered 409: refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission). To ship it, grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs](https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app)). Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
         insta::assert_snapshot!(batch_branch_refused(&off("GitHub answered 403: Resource not accessible by integration")), @"Shipping one story at a time for now, not in batches (`ship_train`): GitHub refused to create the batch branch `taskgate/ship-batch-3` (GitHub answered 403: Resource not accessible by integration). To prove stories in batches, let taskgate create and update `taskgate/ship-batch-*`: give the taskgate app's installation write access to the repository's contents. Batches are tried again a day after the refusal. This story is proven on the default branch's head and lands the way the rules ask.");
     }
 
