@@ -179,7 +179,10 @@ impl ShipProofs {
         let Some(mut at) = found else {
             return Ok((Decision::nothing("proof run of an unknown story"), None));
         };
-        if !blamed && self.runs.train_car_run(&event.repo, &at).await? {
+        // Only a finished run's verdict follows the failure loop: the
+        // train is read for that one, not for each run's waiting or start.
+        let finished = matches!(event.progress, RunProgress::Finished { .. });
+        if finished && !blamed && self.runs.train_car_run(&event.repo, &at).await? {
             at = at.without_failure_loop();
         }
         let run = self.runs.pseudo_progress(&event.repo, &at, &event.progress);
