@@ -279,6 +279,15 @@ async fn build_car(
             };
             (what, "car-conflict", result)
         }
+        CarBuild::Refused { story, message } => {
+            let result = json!({ "refused": message, "story": story });
+            let what = ShipWhat::CarStoryRefused {
+                car,
+                story,
+                message,
+            };
+            (what, "car-story-refused", result)
+        }
     };
     ship_event(ctx, repo, &first, what, name).await?;
     Ok(Some(result.to_string()))

@@ -479,3 +479,66 @@ async fn a_story_whose_head_moved_while_it_waits_leaves_the_train_and_does_not_l
         "{train:?}"
     );
 }
+
+/// The installation's permissions, with or without `workflows: write`.
+fn permissions(workflows: bool) -> serde_json::Value {
+    let mut p = serde_json::json!({"actions": "write", "checks": "write", "contents": "write",
+        "issues": "write", "metadata": "read", "pull_requests": "write"});
+    if workflows {
+        p["workflows"] = "write".into();
+    }
+    p
+}
+
+#[tokio::test]
+async fn a_story_whose_workflow_change_github_refuses_is_refused_alone_and_the_others_still_batch()
+{
+    let t = Rig::start(CONFIG).await;
+    let sh = &t.sh;
+    let fake = &sh.s.app.fake;
+    // Charlie's work changes a workflow, merged while the App could; the
+    // permission is taken back before it ships.
+    fake.grant(crate::support::INSTALLATION, permissions(true));
+    let (b, b_pr) = t.story("bravo", false).await;
+    let ci = (".github/workflows/ci.yml", "on: push\njobs: {}\n");
+    let (c, c_pr) = t.story_gated("charlie", CHECK, ci).await;
+    let (d, d_pr) = t.story("delta", false).await;
+    fake.grant(crate::support::INSTALLATION, permissions(false));
+    t.hold_proofs(&[]).await;
+    let base = sh.main_head();
+
+    t.ship(sh.story_issue, "/taskgate ship").await;
+    for issue in [b, c, d] {
+        t.ship(issue, "/taskgate ship").await;
+    }
+    t.assert_waiting(3).await;
+    for issue in [sh.story_issue, b, d] {
+        t.until(issue, "deployed").await;
+    }
+    t.until(c, "shippable").await;
+    sh.s.app.settle().await;
+
+    t.assert_landed_proven(&base);
+    assert!(sh.repo().file("main", ".github/workflows/ci.yml").is_none());
+    // Charlie is told the permission once; bravo and delta land together
+    // in a batch, and the train stays on.
+    let refused: Vec<String> = (sh.s.app.bot_comments(c_pr).into_iter())
+        .filter(|n| n.contains("`workflows`"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert!(
+        refused[0].contains("`Workflows: Read and write`"),
+        "{refused:#?}"
+    );
+    for pr in [b_pr, d_pr] {
+        let told = t.told(pr);
+        assert!(told.contains("**Landed in ship batch"), "{told}");
+    }
+    let train = t.train().await;
+    assert_eq!(train.off, None, "{train:?}");
+    assert_eq!((train.stats.landed, train.stats.refused), (3, 1));
+    let stepped_aside =
+        (sh.s.app.bot_comments(b).into_iter()).any(|n| n.contains("not in batches"));
+    assert!(!stepped_aside, "the train did not step aside");
+    sh.s.app.assert_contract_kept();
+}

@@ -157,6 +157,7 @@ impl Ship {
             }
             ShipWhat::CarBuilt { .. }
             | ShipWhat::CarConflict { .. }
+            | ShipWhat::CarStoryRefused { .. }
             | ShipWhat::CarLanded { .. }
             | ShipWhat::CarFailed { .. }
             | ShipWhat::Advance => unreachable!("handled above"),

@@ -9,7 +9,7 @@
 use super::{MergeOutcome, RepoClient};
 use crate::github::client::GitHubError;
 use taskgate_core::ids::{CommitSha, StoryId};
-use taskgate_core::ship::Built;
+use taskgate_core::ship::{Built, Violation};
 
 /// What building a car's commit came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,10 @@ pub enum CarBuild {
     /// `story`'s head does not merge cleanly on the base and the heads
     /// before it; nothing after it was merged.
     Conflict { story: StoryId, why: String },
+    /// GitHub refused to merge `story`'s head for what it changes (a
+    /// workflow file without the `workflows` permission): `message` in its
+    /// words. A car without it may be built; nothing after it was merged.
+    Refused { story: StoryId, message: String },
 }
 
 impl RepoClient<'_> {
@@ -36,7 +40,14 @@ impl RepoClient<'_> {
         self.set_branch(branch, base).await?;
         let mut tip = base.clone();
         for (story, head) in heads {
-            match self.merge_into(branch, head, &message(story)).await? {
+            let merged = match self.merge_into(branch, head, &message(story)).await {
+                Err(GitHubError::Http { message, .. }) if refuses_the_story(&message) => {
+                    let story = story.clone();
+                    return Ok(CarBuild::Refused { story, message });
+                }
+                merged => merged?,
+            };
+            match merged {
                 MergeOutcome::Merged(commit) => tip = commit,
                 MergeOutcome::NothingToMerge => {}
                 MergeOutcome::Conflict(why) => {
@@ -50,6 +61,16 @@ impl RepoClient<'_> {
         let tree = CommitSha(self.commit_tree(&tip).await?);
         Ok(CarBuild::Built(Built { commit: tip, tree }))
     }
+}
+
+/// Whether GitHub's refusal of a merge is for what the story changes, so
+/// that a car without the story would be built: a workflow file the App
+/// may not write. Any other refusal (a rule on the batch branches) would
+/// meet every car, and is the caller's error.
+fn refuses_the_story(message: &str) -> bool {
+    let violations = taskgate_core::ship::violations(message);
+    !violations.is_empty()
+        && (violations.iter()).all(|v| matches!(v, Violation::WorkflowsPermission { .. }))
 }
 
 #[cfg(test)]

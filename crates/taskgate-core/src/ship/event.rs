@@ -86,6 +86,14 @@ pub enum ShipWhat {
         why: String,
         refused: bool,
     },
+    /// GitHub refused to merge `story` into car `car` for what the story
+    /// changes (a workflow file without the `workflows` permission):
+    /// `message` in its words.
+    CarStoryRefused {
+        car: CarId,
+        story: StoryId,
+        message: String,
+    },
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,

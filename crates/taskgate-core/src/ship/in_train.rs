@@ -214,6 +214,7 @@ pub fn on_train_refused(
             },
             None,
         ),
+        Refusal::Rules { message } => return super::landing::refuse_by_rules(record, message, ctx),
     };
     refuse_with(record, failure, tried, ctx)
 }

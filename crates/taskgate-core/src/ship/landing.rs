@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::queue::advance;
-use super::rules::{Unlandable, Violation};
+use super::rules::{violations, Unlandable, Violation};
 use super::{ProofStep, ShipState, StoryRecord, SHIP_GATE};
 use crate::config::MergeMethod;
 use crate::ids::{CommitSha, IssueNumber};
@@ -58,6 +58,26 @@ pub fn on_land_refused(
     if !landing(record, round) {
         return ShipDecision::unchanged(record, "a refusal of an earlier landing: ignored");
     }
+    refused_for(record, violations, message, ctx)
+}
+
+/// GitHub refused to merge the story into a ship train's batch for what
+/// it changes (`message`, read into violations): refused as a landing
+/// is, with the same note and fix.
+pub(super) fn refuse_by_rules(
+    record: &StoryRecord,
+    message: &str,
+    ctx: &ShipContext,
+) -> ShipDecision {
+    refused_for(record, &violations(message), message, ctx)
+}
+
+fn refused_for(
+    record: &StoryRecord,
+    violations: &[Violation],
+    message: &str,
+    ctx: &ShipContext,
+) -> ShipDecision {
     let lines = violations
         .iter()
         .map(|v| rule_line(v, ctx.default_branch))
@@ -332,11 +352,14 @@ fn refused_note(ctx: &ShipContext, violations: &[Violation], message: &str) -> S
             plain_text(&message.split_whitespace().collect::<Vec<_>>().join(" "))
         )
     };
+    let workflows = |v: &Violation| matches!(v, Violation::WorkflowsPermission { .. });
     let headline = if violations == [Violation::MergeGroupEvent] {
         format!(
             "taskgate cannot ship through the merge queue of `{}`",
             plain_text(branch)
         )
+    } else if !violations.is_empty() && violations.iter().all(workflows) {
+        "GitHub does not let taskgate change the story's workflow files".to_owned()
     } else {
         format!("the rules of `{}` refused taskgate", plain_text(branch))
     };

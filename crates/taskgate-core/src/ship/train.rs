@@ -305,6 +305,15 @@ pub enum TrainEvent {
         refused: bool,
         at_ms: i64,
     },
+    /// GitHub refused to merge `story` into the car for what the story
+    /// changes (a workflow file without the `workflows` permission): the
+    /// next car holding it would meet the same answer, the others would
+    /// not. `message` in GitHub's words.
+    StoryRefused {
+        car: CarId,
+        story: StoryId,
+        message: String,
+    },
 }
 
 /// Why a story is refused.
@@ -320,6 +329,9 @@ pub enum Refusal {
     },
     /// It does not merge cleanly on the default branch.
     Conflict { base: CommitSha },
+    /// GitHub refused to merge it (`message`: what GitHub said, read into
+    /// violations as a landing's refusal is).
+    Rules { message: String },
 }
 
 /// What the shell does.
@@ -421,6 +433,11 @@ impl Step {
                 refused,
                 at_ms,
             } => self.car_failed(car, why, refused, at_ms),
+            TrainEvent::StoryRefused {
+                car,
+                story,
+                message,
+            } => self.story_refused(car, &story, message),
         }
     }
 

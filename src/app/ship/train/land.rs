@@ -45,6 +45,18 @@ impl Ship {
                 };
                 return Ok(Some(self.on_train_events(l, vec![event]).await?));
             }
+            ShipWhat::CarStoryRefused {
+                car,
+                story,
+                message,
+            } => {
+                let event = TrainEvent::StoryRefused {
+                    car: *car,
+                    story: story.clone(),
+                    message: message.clone(),
+                };
+                return Ok(Some(self.on_train_events(l, vec![event]).await?));
+            }
             ShipWhat::CarLanded { car } => return Ok(Some(self.on_car_landed(l, *car).await?)),
             ShipWhat::CarFailed { car, why, refused } => {
                 let event = TrainEvent::CarFailed {
@@ -155,7 +167,7 @@ impl Ship {
         };
         let batch = match why {
             Refusal::Failed { batch, .. } => self.batch(l, batch).await?,
-            Refusal::Conflict { .. } => vec![],
+            Refusal::Conflict { .. } | Refusal::Rules { .. } => vec![],
         };
         Ok(s.finish(ship::on_train_refused(&s.record, why, &batch, &s.ctx())))
     }

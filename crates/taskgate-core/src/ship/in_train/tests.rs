@@ -170,6 +170,37 @@ fn a_refused_story_gets_todays_report_with_the_batch_it_was_tried_in() {
 }
 
 #[test]
+fn a_story_github_refused_to_merge_into_a_batch_is_told_the_permission_as_a_landing_is() {
+    let w = World::new();
+    let why = Refusal::Rules {
+        message: "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission".into(),
+    };
+    let d = on_train_refused(&queued(&w), &why, &[], &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert_eq!(
+        names(&d.effects),
+        [
+            "label_issue",
+            "post_comment",
+            "update_check_run",
+            "advance_ship_queue"
+        ]
+    );
+    insta::assert_snapshot!(comment(&d.effects), @r"
+    **Not shipped: GitHub does not let taskgate change the story's workflow files.** Nothing landed and the `ship` label was removed.
+
+    - the story changes `.github/workflows/ci.yml`, and taskgate's installation lacks the `workflows` permission.
+
+    GitHub said: refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission
+
+    To let taskgate land this story:
+    - grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs](https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app)).
+
+    Then ship again.
+    ");
+}
+
+#[test]
 fn a_cars_proof_run_is_counted_on_its_first_story_and_changes_nothing_else() {
     let w = World::new();
     let before = queued(&w);

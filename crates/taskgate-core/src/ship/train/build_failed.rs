@@ -16,10 +16,16 @@
 //! name), for [`TRAIN_OFF_MS`], after which the next queue look tries a
 //! batch again. A failure (5xx past the retries) is GitHub's trouble, not
 //! a rule: the car is dissolved and its stories formed into a new car.
+//!
+//! A refusal of one story's merge for what the story changes
+//! (`TrainEvent::StoryRefused`: a workflow file without the `workflows`
+//! permission) is that story's alone: it is refused as a landing would
+//! be, and the others are formed into new cars with the train still on.
 
 use serde::{Deserialize, Serialize};
 
-use super::{CarId, Step, Train};
+use super::{CarId, Refusal, Step, Train, TrainAction};
+use crate::ids::StoryId;
 
 /// How long the train stays off after GitHub refused a car: a day, so a
 /// rule fixed today is used tomorrow, and a rule left in place costs one
@@ -69,6 +75,25 @@ impl Step {
             branch: super::car_branch(car),
             why,
             until_ms: at_ms + TRAIN_OFF_MS,
+        });
+    }
+
+    /// GitHub refused to merge `story` into car `car` for what it
+    /// changes: the story leaves the train, refused; the car and those
+    /// built on it go back to the queue without it.
+    pub(super) fn story_refused(&mut self, car: CarId, story: &StoryId, message: String) {
+        let Some(at) = self.position(car) else {
+            return;
+        };
+        if !self.t.cars[at].building {
+            return;
+        }
+        self.drop_car(at);
+        self.t.waiting.retain(|e| e.story != *story);
+        self.t.stats.refused += 1;
+        self.actions.push(TrainAction::Refuse {
+            story: story.clone(),
+            why: Refusal::Rules { message },
         });
     }
 }

@@ -686,6 +686,37 @@ fn a_car_github_failed_to_build_is_formed_again_with_the_same_stories() {
 }
 
 #[test]
+fn a_story_github_refuses_to_merge_for_what_it_changes_is_refused_alone_and_the_train_stays_on() {
+    let (mut w, car) = first_build_held();
+    let message = "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission";
+    w.event(TrainEvent::StoryRefused {
+        car,
+        story: StoryId::from("b"),
+        message: message.into(),
+    });
+    assert_eq!(w.refused_names(), vec!["b"]);
+    assert_eq!(
+        w.refused[0].1,
+        Refusal::Rules {
+            message: message.into()
+        }
+    );
+    assert_eq!(w.train.off, None, "the train stays on for the others");
+    // The others are formed into a car without it, and land together.
+    let held = w.builds_held.take().unwrap();
+    let [TrainAction::Build { heads, .. }] = held.as_slice() else {
+        panic!("one build: {held:?}");
+    };
+    let stories: Vec<&str> = heads.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(stories, ["a", "c"]);
+    for action in held {
+        w.perform(action);
+    }
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a", "c"]]);
+}
+
+#[test]
 fn a_late_build_failure_of_a_car_built_since_changes_nothing() {
     let (mut w, car) = first_build_held();
     let built = Built {
