@@ -184,6 +184,16 @@ async fn a_batch_branch_github_will_not_create_turns_the_train_off_and_the_story
     );
     let off = train.off.expect("the train stepped aside");
     assert_eq!(off.branch, "taskgate/ship-batch-1");
+    // `GET /api/queue` says so, with until when.
+    let (status, q) = (sh.api(
+        "GET",
+        "/api/queue?repo=octo-org/hello-world",
+        Some("api-token"),
+    ))
+    .await;
+    assert_eq!(status, 200, "{q}");
+    assert_eq!(q["train_off"]["branch"], "taskgate/ship-batch-1", "{q}");
+    assert!(q["train_off"]["until"].is_string(), "{q}");
     let notes: Vec<String> =
         sh.s.app
             .bot_comments(sh.story_issue)

@@ -3,7 +3,8 @@
 //! first, then hotfix, high and normal stories, each in arrival order).
 //!
 //! Owns: reading the queue's stories and their proof's check runs from the
-//! store, and the JSON rows. Must not: decide the order (the core does) or
+//! store, and the JSON rows, with `train_off` when GitHub refused a ship
+//! batch lately and the stories ship one at a time (`Train::off`). Must not: decide the order (the core does) or
 //! change anything.
 
 use axum::extract::{Query, State};
@@ -15,7 +16,7 @@ use crate::store::AttemptSummary;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::plan::parse_plan;
 use taskgate_core::ship::{
-    car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord,
+    car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord, TrainOff,
 };
 
 /// One story of the queue, as read from the store.
@@ -41,7 +42,10 @@ pub(super) async fn queue(
     };
     let entries = queue_entries(&state.store, &repo).await?;
     let now_ms = state.store.clock().now_ms();
-    Ok(Json(queue_json(&repo, &entries, now_ms, &state.web_base)))
+    let mut json = queue_json(&repo, &entries, now_ms, &state.web_base);
+    let train = state.store.ship_train(&repo).await?;
+    json["train_off"] = train_off_json(train.off_at(now_ms));
+    Ok(Json(json))
 }
 
 /// The queue of `repo`, in order; 404 for a repository taskgate has no
@@ -168,6 +172,16 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
     json!({ "repo": repo.to_string(), "queue": rows })
 }
 
+/// Why the ship train stepped aside and until when, or `null`.
+fn train_off_json(off: Option<&TrainOff>) -> Value {
+    let Some(off) = off else {
+        return Value::Null;
+    };
+    let until = chrono::DateTime::from_timestamp_millis(off.until_ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    json!({ "branch": off.branch, "why": off.why, "until": until })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,6 +289,23 @@ mod tests {
             }
           ],
           "repo": "acme/strategies"
+        }
+        "#);
+    }
+
+    #[test]
+    fn a_train_off_says_the_branch_github_refused_why_and_until_when() {
+        assert_eq!(train_off_json(None), Value::Null);
+        let off = TrainOff {
+            branch: "taskgate/ship-batch-3".into(),
+            why: "GitHub answered 422: Cannot create ref due to creations being restricted.".into(),
+            until_ms: 1_795_086_400_000,
+        };
+        insta::assert_snapshot!(serde_json::to_string_pretty(&train_off_json(Some(&off))).unwrap(), @r#"
+        {
+          "branch": "taskgate/ship-batch-3",
+          "until": "2026-11-19T11:06:40Z",
+          "why": "GitHub answered 422: Cannot create ref due to creations being restricted."
         }
         "#);
     }
