@@ -15,6 +15,12 @@
 //! installation therefore delays another installation's run by one turn
 //! of the runner at most, where one global FIFO made it wait for all
 //! 10,000.
+//!
+//! One exception to queued order: ship train proofs waiting together
+//! start in the order of their cars ([`cars_first`]), each in a place a
+//! proof held. A car's retry is queued after the speculative car behind
+//! it started waiting, and the car behind can land only after the car
+//! ahead: the runner goes to the car ahead first.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -26,8 +32,8 @@ use super::{attempt_ref, key, AttemptKey, RunQueue};
 use crate::app::task::Progress;
 use crate::store::AttemptRow;
 use taskgate_core::config::RunnerKind;
-use taskgate_core::ids::InstallationId;
-use taskgate_core::task::AttemptStatus;
+use taskgate_core::ids::{InstallationId, RepoName};
+use taskgate_core::task::{AttemptStatus, RunSubject};
 
 impl RunQueue {
     /// Stops the runs the processor cancelled; claims and starts queued
@@ -71,6 +77,9 @@ impl RunQueue {
             }
         }
         let mut free = self.runner.capacity().saturating_sub(going);
+        if free > 0 {
+            self.cars_first(&mut waiting).await;
+        }
         for (place, row) in fair_order(waiting, &running).into_iter().enumerate() {
             if free == 0 {
                 self.tell_waiting(&row, going + place).await;
@@ -109,6 +118,50 @@ impl RunQueue {
             ahead,
         };
         self.record(row, waiting, &AtomicBool::new(false)).await;
+    }
+}
+
+impl RunQueue {
+    /// [`cars_first`] with each repository's ship train as stored: a
+    /// proof's rank is the place of the car built at its commit.
+    async fn cars_first(&self, waiting: &mut [AttemptRow]) {
+        let proofs: Vec<&AttemptRow> = (waiting.iter())
+            .filter(|r| r.task == RunSubject::ShipProof)
+            .collect();
+        if proofs.len() < 2 {
+            return; // nothing to order
+        }
+        let repos: std::collections::BTreeSet<RepoName> =
+            proofs.iter().map(|r| r.repo.clone()).collect();
+        let mut trains = HashMap::new();
+        for repo in repos {
+            match self.store.ship_train(&repo).await {
+                Ok(train) => {
+                    trains.insert(repo, train);
+                }
+                Err(e) => warn!(error = %e, "reading the ship train failed"),
+            }
+        }
+        cars_first(waiting, |row| {
+            let train = trains.get(&row.repo)?;
+            (train.cars.iter()).position(|c| c.built.as_ref().is_some_and(|b| b.commit == row.sha))
+        });
+    }
+}
+
+/// Reorders the ship train proofs of `waiting` among the places they
+/// hold: by `rank` (the place of the proof's car in its train: the car
+/// ahead first), then in the order queued. Rows without a rank (tasks,
+/// the one-story queue's proofs, a car gone) keep their place.
+pub(super) fn cars_first(waiting: &mut [AttemptRow], rank: impl Fn(&AttemptRow) -> Option<usize>) {
+    let places: Vec<(usize, usize)> = (waiting.iter().enumerate())
+        .filter_map(|(i, row)| Some((i, rank(row)?)))
+        .collect();
+    let mut ordered: Vec<(usize, usize)> = places.clone();
+    ordered.sort_by_key(|&(i, rank)| (rank, waiting[i].queued_ms, i));
+    let rows: Vec<AttemptRow> = ordered.iter().map(|&(i, _)| waiting[i].clone()).collect();
+    for ((place, _), row) in places.into_iter().zip(rows) {
+        waiting[place] = row;
     }
 }
 
@@ -191,6 +244,34 @@ mod tests {
         assert!(backlog
             .windows(2)
             .all(|w| w[0][1..].parse::<u32>().unwrap() < w[1][1..].parse::<u32>().unwrap()));
+    }
+
+    #[test]
+    fn ship_train_proofs_start_in_the_order_of_their_cars_in_the_places_they_hold() {
+        let proof = |commit: &str, queued_ms| AttemptRow {
+            task: taskgate_core::task::RunSubject::ShipProof,
+            sha: CommitSha(commit.into()),
+            ..queued(1, "", queued_ms)
+        };
+        // The speculative car 2's run waited first; car 1's retry was
+        // queued behind it, and a task's run in between.
+        let mut waiting = vec![
+            proof("car-2", 1),
+            queued(1, "task", 2),
+            proof("car-1", 3),
+            proof("serial", 4),
+        ];
+        let cars = ["car-1", "car-2"];
+        cars_first(&mut waiting, |row| {
+            cars.iter().position(|c| row.sha.0 == *c)
+        });
+        let order: Vec<String> = (waiting.iter())
+            .map(|r| format!("{} {}", r.task, r.sha.0))
+            .collect();
+        assert_eq!(
+            order,
+            ["@ship car-1", "task abc", "@ship car-2", "@ship serial"]
+        );
     }
 
     #[test]
