@@ -25,6 +25,21 @@ fn comment(effects: &[Effect]) -> String {
         .expect("a comment")
 }
 
+/// Out of the queue, shippable again: the label off, the note, the gate
+/// red, and the queue moves on.
+fn assert_out_of_queue(d: &ShipDecision) {
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert_eq!(
+        names(&d.effects),
+        [
+            "label_issue",
+            "post_comment",
+            "update_check_run",
+            "advance_ship_queue"
+        ]
+    );
+}
+
 fn batch() -> Vec<BatchStory> {
     [
         ("file:s", 1, Some(9)),
@@ -136,16 +151,7 @@ fn a_refused_story_gets_todays_report_with_the_batch_it_was_tried_in() {
         batch: batch().into_iter().map(|s| s.story).collect(),
     };
     let d = on_train_refused(&queued(&w), &why, &batch(), &w.ctx());
-    assert_eq!(d.record.state, ShipState::Shippable);
-    assert_eq!(
-        names(&d.effects),
-        [
-            "label_issue",
-            "post_comment",
-            "update_check_run",
-            "advance_ship_queue"
-        ]
-    );
+    assert_out_of_queue(&d);
     insta::assert_snapshot!(comment(&d.effects), @r"
         **Not shipped: the story does not pass on the current base.** Nothing landed and the `ship` label was removed.
 
@@ -176,16 +182,7 @@ fn a_story_github_refused_to_merge_into_a_batch_is_told_the_permission_as_a_land
         message: "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission".into(),
     };
     let d = on_train_refused(&queued(&w), &why, &[], &w.ctx());
-    assert_eq!(d.record.state, ShipState::Shippable);
-    assert_eq!(
-        names(&d.effects),
-        [
-            "label_issue",
-            "post_comment",
-            "update_check_run",
-            "advance_ship_queue"
-        ]
-    );
+    assert_out_of_queue(&d);
     insta::assert_snapshot!(comment(&d.effects), @r"
     **Not shipped: GitHub does not let taskgate change the story's workflow files.** Nothing landed and the `ship` label was removed.
 
