@@ -1,7 +1,7 @@
 //! One test per transition, and the texts people read.
 
 use super::*;
-use crate::config::{AgentRoute, Role};
+use crate::config::{AgentRoute, RepoConfig, Role};
 use crate::plan::{parse_plan, Plan, TaskId};
 
 /// The story key every context here names.
