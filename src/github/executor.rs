@@ -416,10 +416,18 @@ impl Executor {
     /// every replica's writes are spaced together; reads are not paced.
     /// When the budget has no slot now, none is taken and the installation
     /// waits until it has ([`Paced::Later`]): nothing sleeps here, so
-    /// other installations' effects go on meanwhile.
+    /// other installations' effects go on meanwhile. An effect known to
+    /// call nothing (a pass; a task branch's start already recorded) takes
+    /// no slot: a slot spent on no write is an hour's budget short by one,
+    /// and a story's pace note counts writes, not effects.
     async fn pace(&self, row: &EffectRow) -> Paced {
         if self.pacing.is_off() || matches!(row.effect, taskgate_core::Effect::Reconcile { .. }) {
             return Paced::Go;
+        }
+        match super::perform_branches::started_already(&self.store, &row.effect).await {
+            Ok(true) => return Paced::Go,
+            Ok(false) => {}
+            Err(e) => warn!(error = %e, "could not read the task's branch; taking a write slot"),
         }
         let now = self.clock.now_ms();
         match self

@@ -12,7 +12,7 @@
 use super::client::GitHubError;
 use super::perform::{post_comment, record, Ctx};
 use crate::github::repo::{FastForward, MergeOutcome, RepoClient};
-use crate::store::NewDelivery;
+use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::ids::{CommitSha, DeliveryId};
 use taskgate_core::internal::{BranchStarted, InternalEvent, Reconcile};
 use taskgate_core::story::start::{
@@ -34,13 +34,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     else {
         unreachable!("`{}` is not a task branch's start", ctx.row.effect.name());
     };
-    // The reconciler asks on every pass until the first start is
-    // recorded; a later one changes nothing.
-    let task_record = ctx
-        .store
-        .task_record(repo, story, &task.clone().into())
-        .await?;
-    if task_record.is_some_and(|r| r.branch.is_some()) {
+    if started_already(ctx.store, &ctx.row.effect).await? {
         return Ok(None);
     }
     let gh = ctx.repo(repo);
@@ -89,6 +83,23 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     Ok(Some(
         serde_json::to_string(&start).expect("plain data serialises"),
     ))
+}
+
+/// Whether `effect` is the start of a task branch already recorded on its
+/// task: performing it calls GitHub for nothing. The reconciler asks on
+/// every pass until the first start is recorded, so a story of many
+/// phases queues such starts by the hundred; the executor lets them go
+/// without a write slot (`executor::pace`), or each would spend one
+/// slot of the hour's budget on no write.
+pub(super) async fn started_already(store: &Store, effect: &Effect) -> Result<bool, StoreError> {
+    let Effect::StartTaskBranch {
+        repo, story, task, ..
+    } = effect
+    else {
+        return Ok(false);
+    };
+    let record = store.task_record(repo, story, &task.clone().into()).await?;
+    Ok(record.is_some_and(|r| r.branch.is_some()))
 }
 
 /// An existing task branch brought up to the story head: nothing when it

@@ -297,8 +297,7 @@ impl Store {
             let installation = installation.ok_or_else(|| {
                 StoreError::Corrupt("effects without an installation to act as".into())
             })?;
-            outbox::insert(db, Some(seq), installation, &effects, now)?;
-            Ok(effects.len())
+            outbox::insert(db, Some(seq), installation, &effects, now)
         })
         .await
     }

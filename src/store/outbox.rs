@@ -61,27 +61,51 @@ pub struct EffectRow {
     pub created_at_ms: i64,
 }
 
+/// Queues `effects` for `installation`, but for a desired-state effect
+/// identical to the latest one still pending with its subject
+/// (`core::Effect::desired_subject`): that one will set the same state
+/// when it is performed, so the copy is left out. A reconcile pass that
+/// runs while its predecessor's writes still wait for the budget asks for
+/// them again; queued, each copy would spend a write slot, or a call
+/// GitHub refuses (a second blocked-by link: 422). Only the latest of a
+/// subject is compared: a link removed after it was added is added again.
+/// Returns how many were queued.
 pub(super) fn insert(
     db: &Db,
     delivery_seq: Option<i64>,
     installation: InstallationId,
     effects: &[Effect],
     now: i64,
-) -> Result<(), StoreError> {
-    if !effects.is_empty() {
-        // Any replica's executor may send them.
-        db.wake(Mark::Effects);
-    }
+) -> Result<usize, StoreError> {
+    let mut queued = 0;
     for effect in effects {
         let json = serde_json::to_string(effect)
             .map_err(|e| StoreError::Corrupt(format!("effect does not serialise: {e}")))?;
+        let subject = effect.desired_subject();
+        if let Some(subject) = &subject {
+            let latest = db.query_opt(
+                "SELECT effect FROM effects
+                 WHERE installation_id = ?1 AND subject = ?2 AND status = 'pending'
+                 ORDER BY id DESC LIMIT 1",
+                params![Sql(installation), subject],
+                |r| r.get::<String>(0),
+            )?;
+            if latest.as_deref() == Some(json.as_str()) {
+                continue;
+            }
+        }
         db.execute(
-            "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms)
-             VALUES (?1, ?2, ?3, 'pending', ?4, ?4)",
-            params![delivery_seq, Sql(installation), json, now],
+            "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms, subject)
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5)",
+            params![delivery_seq, Sql(installation), json, now, subject],
         )?;
+        queued += 1;
     }
-    Ok(())
+    if queued > 0 {
+        // Any replica's executor may send them.
+        db.wake(Mark::Effects);
+    }
+    Ok(queued)
 }
 
 /// What [`Store::due_by_installation`] found.
@@ -388,6 +412,45 @@ mod tests {
             assert_eq!(left.len(), 1);
             assert_eq!(left[0].id, rows[2].id, "the pending one stays");
             assert_eq!(store.outbox_depth().await.unwrap(), 1);
+        }
+
+        async fn a_desired_state_still_pending_is_not_queued_again(store: Store) {
+            let blocked_by = |add: bool, blocker: &str| {
+                let (repo, marker) = (RepoName::parse("o/r").unwrap(), "t2".to_owned());
+                let blocker = blocker.to_owned();
+                match add {
+                    true => Effect::AddBlockedBy { repo, marker, blocker },
+                    false => Effect::RemoveBlockedBy { repo, marker, blocker },
+                }
+            };
+            let now = store.clock().now_ms();
+            let queue = |installation: u64, effects: Vec<Effect>| {
+                let store = store.clone();
+                async move {
+                    let one = InstallationId(installation);
+                    store.write(move |db| insert(db, None, one, &effects, now)).await.unwrap()
+                }
+            };
+            // A copy in the same batch is left out; a comment is not a
+            // state: asked twice, it is posted twice.
+            let first = vec![blocked_by(true, "t1"), comment(1), blocked_by(true, "t1"), comment(1)];
+            assert_eq!(queue(1, first).await, 3);
+            // The next pass asks again while the link still waits.
+            assert_eq!(queue(1, vec![blocked_by(true, "t1"), blocked_by(true, "t0")]).await, 1);
+            // Another installation's queue is its own.
+            assert_eq!(queue(2, vec![blocked_by(true, "t1")]).await, 1);
+            // Removed after it was asked for, the link is asked for again:
+            // the latest of the subject is the removal.
+            assert_eq!(queue(1, vec![blocked_by(false, "t1"), blocked_by(true, "t1")]).await, 2);
+            // Once done, asking again queues it.
+            for row in store.effects().await.unwrap() {
+                store.end_effect(row.id, EffectStatus::Done, None).await.unwrap();
+            }
+            assert_eq!(queue(1, vec![blocked_by(true, "t1")]).await, 1);
+            let kinds: Vec<&str> = (store.effects().await.unwrap().iter())
+                .map(|e| e.effect.name())
+                .collect();
+            assert_eq!(kinds.len(), 1 + 3 + 1 + 2 + 1, "{kinds:?}");
         }
 
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {

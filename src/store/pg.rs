@@ -289,6 +289,12 @@ CREATE TABLE flaky_events (
     r#"
 CREATE INDEX effects_pending ON effects(status, installation_id, id) WHERE status = 'pending';
 "#,
+    // What a desired-state effect sets (`store::outbox::insert`).
+    r#"
+ALTER TABLE effects ADD COLUMN subject TEXT COLLATE "C";
+CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
+    WHERE status = 'pending' AND subject IS NOT NULL;
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

@@ -364,6 +364,14 @@ CREATE TABLE flaky_events (
     r#"
 CREATE INDEX effects_pending ON effects(status, installation_id, id) WHERE status = 'pending';
 "#,
+    // What a desired-state effect sets (`core::Effect::desired_subject`):
+    // the outbox reads the latest pending effect of a subject before it
+    // queues an identical one (`store::outbox::insert`).
+    r#"
+ALTER TABLE effects ADD COLUMN subject TEXT;
+CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
+    WHERE status = 'pending' AND subject IS NOT NULL;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -491,6 +491,41 @@ impl Effect {
         )
     }
 
+    /// What this effect sets on GitHub, when it is a desired state that
+    /// performing twice changes nothing more than performing once: a link,
+    /// a label, an issue's fields, a branch. Two such effects with the same
+    /// subject touch the same thing, the later one winning. The outbox
+    /// does not queue an effect identical to the latest one still pending
+    /// with its subject (`store::outbox`): the pending one will set the
+    /// same state, and the second would cost a write slot, or a refused
+    /// call (GitHub answers a second blocked-by link 422). `None` for
+    /// effects that add something each time (an issue, a comment, a check
+    /// run, a dispatched run) or act on what GitHub holds when they run
+    /// (a merge, the ship train): those are queued as asked.
+    pub fn desired_subject(&self) -> Option<String> {
+        Some(match self {
+            Effect::AddBlockedBy {
+                repo,
+                marker,
+                blocker,
+            }
+            | Effect::RemoveBlockedBy {
+                repo,
+                marker,
+                blocker,
+            } => format!("blocked-by {repo} {marker} {blocker}"),
+            Effect::LinkSubIssue { repo, child, .. } => format!("parent {repo} {child}"),
+            Effect::EnsureLabel { repo, name, .. } => format!("label {repo} {name}"),
+            Effect::CreateBranch { repo, name, .. }
+            | Effect::StartTaskBranch { repo, name, .. } => format!("branch {repo} {name}"),
+            Effect::UpdateIssue { repo, marker, .. } | Effect::LabelMarked { repo, marker, .. } => {
+                format!("issue {repo} {marker}")
+            }
+            Effect::LabelIssue { repo, issue, .. } => format!("labels {repo} #{}", issue.0),
+            _ => return None,
+        })
+    }
+
     /// A short name for logs and metrics.
     pub fn name(&self) -> &'static str {
         match self {

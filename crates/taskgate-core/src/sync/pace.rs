@@ -77,6 +77,11 @@ fn writes_needed(
             .filter(|e| !matches!(e, Effect::Reconcile { .. }))
             .count() as u64
     };
+    // The issues that exist before the pass: known, or adopted by it.
+    let mut numbers: BTreeMap<String, u64> = issues
+        .iter()
+        .map(|(k, r)| (k.clone(), r.number.0))
+        .collect();
     let mut issues = issues.clone();
     let mut labels: BTreeSet<String> = known.labels.clone();
     let mut branches: BTreeSet<String> = known.branches.clone();
@@ -119,14 +124,14 @@ fn writes_needed(
         // A pass that creates nothing is the whole of the work.
         return count(first);
     }
-    // Bodies as the executor sends them: references resolved.
-    let numbers: BTreeMap<String, u64> = issues
-        .iter()
-        .map(|(k, r)| (k.clone(), r.number.0))
-        .collect();
+    // Bodies as the executor sends them: references resolved to the
+    // issues that exist when each is created, i.e. those known and those
+    // created before it. A phase created before its tasks names them in
+    // an edit of its body, once they exist: one more write a parent.
     for (marker, body) in created {
         if let Some(record) = issues.get_mut(&marker) {
             record.body = resolve_issue_refs(&body, |key| numbers.get(key).copied());
+            numbers.insert(marker, record.number.0);
         }
     }
     let config = load_config(plan.config.as_deref()).unwrap_or_default();
