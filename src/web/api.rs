@@ -116,7 +116,8 @@ async fn story_json(
     // Proving while its ship train car proves (stored: queued), as the
     // dashboard and `GET /api/queue` show it.
     let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
-    let records = store.task_records(&row.repo, &row.story).await?;
+    // The states alone: no task record is decoded for the list.
+    let states = store.task_states(&row.repo, &row.story).await?;
     let plan = store.story(&row.repo, &row.story).await?;
     let parsed = plan
         .as_ref()
@@ -128,7 +129,7 @@ async fn story_json(
                 .into_iter()
                 .map(|r| {
                     let id = r.task.id.value.as_str();
-                    let state = records.get(id).and_then(|t| t.state).map(|s| s.name());
+                    let state = states.get(id).map(|s| s.name());
                     json!({
                         "id": id,
                         "title": r.task.title,

@@ -183,8 +183,10 @@ struct Loaded {
     row: crate::store::StoryRow,
     record: taskgate_core::ship::StoryRecord,
     plan: Option<(std::sync::Arc<Plan>, Option<String>)>,
+    /// The listed tasks' records ([`view::listed_tasks`]).
     tasks: BTreeMap<String, taskgate_core::task::TaskRecord>,
-    issues: BTreeMap<String, taskgate_core::sync::IssueRecord>,
+    summary: crate::store::StoryTasks,
+    issues: BTreeMap<String, crate::store::IssueLink>,
     attempts: Vec<crate::store::AttemptSummary>,
 }
 
@@ -216,8 +218,13 @@ pub async fn load_view(
             let plan = plans.parse(&row.repo, &row.story, &p.plan)?;
             Some((plan, p.config))
         });
-        let tasks = store.task_records(&row.repo, &row.story).await?;
-        let issues = store.story_issues(&row.repo, &row.story).await?;
+        // Every task's state and the counts, without the records; in full
+        // only the records of the tasks the page lists.
+        let summary = store.story_tasks(&row.repo, &row.story).await?;
+        let listed = plan.as_ref().map(|(p, _)| view::listed_tasks(p));
+        let tasks =
+            (store.task_records_of(&row.repo, &row.story, listed.unwrap_or_default())).await?;
+        let issues = store.story_issue_links(&row.repo, &row.story).await?;
         let attempts = store
             .recent_attempts(&row.repo, &row.story, RECENT_ATTEMPTS)
             .await?;
@@ -227,6 +234,7 @@ pub async fn load_view(
             record,
             plan,
             tasks,
+            summary,
             issues,
         });
     }
@@ -239,6 +247,7 @@ pub async fn load_view(
             record: &l.record,
             plan: l.plan.as_ref().map(|(p, c)| (&**p, c.as_deref())),
             tasks: &l.tasks,
+            summary: &l.summary,
             issues: &l.issues,
             attempts: &l.attempts,
         })
