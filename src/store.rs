@@ -43,6 +43,7 @@ mod pacing;
 mod pauses;
 mod payloads;
 mod pg;
+mod plans;
 mod quarantine;
 mod recorded;
 mod repo_config;
@@ -72,6 +73,7 @@ pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recor
 pub use objects::IssueLink;
 pub use outbox::{DueEffects, EffectRow, EffectStatus};
 pub use pacing::WriteSlot;
+pub use plans::ParsedPlans;
 pub use repo_config::RepoConfigRecord;
 pub use runs::{AttemptRow, AttemptSummary};
 pub use ship::StoryRow;
@@ -147,6 +149,8 @@ pub struct Store {
     lease_ms: i64,
     /// Where other replicas' wake-ups are heard (PostgreSQL).
     listen: Option<Arc<wakeups::ListenTo>>,
+    /// The stored plans as lately parsed, for every reader of this process.
+    plans: ParsedPlans,
 }
 
 /// [`Store::lease_ms`] unless set: a replica that died (SIGKILL, a lost
@@ -270,6 +274,7 @@ impl Store {
             shared: true,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
             listen: Some(Arc::new(listen)),
+            plans: ParsedPlans::default(),
         })
     }
 
@@ -302,6 +307,7 @@ impl Store {
             shared: false,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
             listen: None,
+            plans: ParsedPlans::default(),
         })
     }
 
@@ -329,6 +335,12 @@ impl Store {
         if let Some(listen) = &self.listen {
             wakeups::spawn_listener(listen.clone(), targets);
         }
+    }
+
+    /// The stored plans parsed once per text (`store::plans`): read a
+    /// story's plan with [`Store::story`], then parse it here.
+    pub fn plans(&self) -> &ParsedPlans {
+        &self.plans
     }
 
     /// Whether other replicas may share this database (PostgreSQL).

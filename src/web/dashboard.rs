@@ -47,8 +47,6 @@ const RECENT_ATTEMPTS: u32 = 5;
 #[derive(Clone)]
 pub struct DashboardState {
     pub store: Store,
-    /// Each story's plan as last parsed.
-    pub plans: super::plans::ParsedPlans,
     pub token: Option<std::sync::Arc<str>>,
     /// Where links point: the web host of `GITHUB_API_URL`.
     pub web_base: String,
@@ -155,15 +153,7 @@ async fn dashboard(
         },
     };
     let now = state.clock.now_s();
-    match load_view(
-        &state.store,
-        &state.plans,
-        &state.web_base,
-        now,
-        only.as_ref(),
-    )
-    .await
-    {
+    match load_view(&state.store, &state.web_base, now, only.as_ref()).await {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();
             // Always current: what a person sees is what is stored now.
@@ -194,7 +184,6 @@ struct Loaded {
 /// given), as of `now`.
 pub async fn load_view(
     store: &Store,
-    plans: &super::plans::ParsedPlans,
     web_base: &str,
     now: i64,
     only: Option<&RepoName>,
@@ -215,7 +204,7 @@ pub async fn load_view(
         // Proving while its ship train car proves (stored: queued).
         let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
         let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
-            let plan = plans.parse(&row.repo, &row.story, &p.plan)?;
+            let plan = store.plans().parse(&p.plan)?;
             Some((plan, p.config))
         });
         // Every task's state and the counts, without the records; in full
