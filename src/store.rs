@@ -43,6 +43,7 @@ mod pacing;
 mod pauses;
 mod payloads;
 mod pg;
+mod plans;
 mod quarantine;
 mod recorded;
 mod repo_config;
@@ -53,6 +54,7 @@ mod schema;
 mod schema_agreement;
 mod ship;
 pub(crate) mod sql;
+mod story_tasks;
 mod task_counts;
 mod tasks;
 #[cfg(test)]
@@ -68,11 +70,14 @@ pub use commit_changes::MAX_CHANGED_FILES;
 pub use commit_error::CommitError;
 pub use effect_claims::{Claimed, Settlement};
 pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
+pub use objects::IssueLink;
 pub use outbox::{DueEffects, EffectRow, EffectStatus};
 pub use pacing::WriteSlot;
+pub use plans::ParsedPlans;
 pub use repo_config::RepoConfigRecord;
 pub use runs::{AttemptRow, AttemptSummary};
 pub use ship::StoryRow;
+pub use story_tasks::StoryTasks;
 pub use task_counts::TaskCounts;
 pub use tasks::TaskLocation;
 pub use tests_history::{TestStat, STORY_TEST_ROWS};
@@ -144,6 +149,8 @@ pub struct Store {
     lease_ms: i64,
     /// Where other replicas' wake-ups are heard (PostgreSQL).
     listen: Option<Arc<wakeups::ListenTo>>,
+    /// The stored plans as lately parsed, for every reader of this process.
+    plans: ParsedPlans,
 }
 
 /// [`Store::lease_ms`] unless set: a replica that died (SIGKILL, a lost
@@ -267,6 +274,7 @@ impl Store {
             shared: true,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
             listen: Some(Arc::new(listen)),
+            plans: ParsedPlans::default(),
         })
     }
 
@@ -299,6 +307,7 @@ impl Store {
             shared: false,
             lease_ms: DEFAULT_LEASE.as_millis() as i64,
             listen: None,
+            plans: ParsedPlans::default(),
         })
     }
 
@@ -326,6 +335,12 @@ impl Store {
         if let Some(listen) = &self.listen {
             wakeups::spawn_listener(listen.clone(), targets);
         }
+    }
+
+    /// The stored plans parsed once per text (`store::plans`): read a
+    /// story's plan with [`Store::story`], then parse it here.
+    pub fn plans(&self) -> &ParsedPlans {
+        &self.plans
     }
 
     /// Whether other replicas may share this database (PostgreSQL).

@@ -6,7 +6,6 @@
 pub mod api;
 pub mod auth;
 pub mod dashboard;
-pub mod plans;
 mod serve;
 mod trains;
 
@@ -90,17 +89,14 @@ pub fn parse_webhook_path(path: &str) -> Result<String, WebhookPathError> {
 
 pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
     let token: Option<Arc<str>> = config.api_token.map(Arc::from);
-    let plans = plans::ParsedPlans::default();
     let api = api::routes(api::ApiState {
         store: intake.store.clone(),
-        plans: plans.clone(),
         token: token.clone(),
         recorded: intake.recorded.clone(),
         web_base: crate::github::web_base(&config.github_api_url),
     });
     let dashboard = dashboard::routes(dashboard::DashboardState {
         store: intake.store.clone(),
-        plans,
         token: token.clone(),
         web_base: crate::github::web_base(&config.github_api_url),
         clock: config.clock,

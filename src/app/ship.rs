@@ -36,7 +36,7 @@ use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::failure::LoopStats;
 use taskgate_core::ids::{CommitSha, IssueNumber, RepoName, StoryId, UserId};
 use taskgate_core::internal::Reconcile;
-use taskgate_core::plan::{parse_plan, Plan};
+use taskgate_core::plan::Plan;
 use taskgate_core::refusal::{Refusal, Refused};
 use taskgate_core::ship::{
     self, Evaluation, Priority, ShipContext, ShipDecision, ShipEvent, ShipRefusal, ShipState,
@@ -85,7 +85,8 @@ pub(super) struct Located {
     repo: RepoName,
     story: StoryId,
     installation: taskgate_core::ids::InstallationId,
-    plan: Plan,
+    /// Parsed once per text (`store::plans`), shared.
+    plan: std::sync::Arc<Plan>,
     config: RepoConfig,
     marker: String,
     issue: IssueNumber,
@@ -147,7 +148,7 @@ impl Ship {
         let Some(saved) = self.store.story(repo, story).await? else {
             return Ok(None);
         };
-        let (Some(plan), _) = parse_plan(&saved.plan) else {
+        let Some(plan) = self.store.plans().parse(&saved.plan) else {
             return Ok(None);
         };
         let marker = Marker::Story {

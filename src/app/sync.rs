@@ -298,7 +298,9 @@ impl Syncer {
             }
             None => None,
         };
-        let mut decision = decide_reconcile(&plan, &known.as_known(), r.round);
+        // Checked once per text, config and files, not once a pass.
+        let checked = self.store.plans().check(&plan);
+        let mut decision = decide_reconcile(&plan, checked.as_deref(), &known.as_known(), r.round);
         decision.changes.extend(started);
         Ok(decision)
     }

@@ -20,7 +20,7 @@ use crate::clock::Clock;
 use crate::store::{StoreError, TaskLocation};
 use taskgate_core::config::{load_config, RepoConfig};
 use taskgate_core::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId};
-use taskgate_core::plan::{parse_plan, MemFiles, Task, TaskState};
+use taskgate_core::plan::{MemFiles, Task, TaskState};
 use taskgate_core::report::RunReport;
 use taskgate_core::story::{story_branch, task_branch, Marker};
 use taskgate_core::task::{

@@ -349,15 +349,10 @@ impl Demo {
         let page = res.text().await.context("reading the dashboard")?;
         ensure!(status == 200, "the dashboard answered {status}: {page}");
         let now = chrono::Utc::now().timestamp();
-        let view = taskgate::web::dashboard::load_view(
-            &self.running.store,
-            &Default::default(),
-            &self.fake.url(),
-            now,
-            None,
-        )
-        .await
-        .context("reading taskgate's store")?;
+        let view =
+            taskgate::web::dashboard::load_view(&self.running.store, &self.fake.url(), now, None)
+                .await
+                .context("reading taskgate's store")?;
         for s in &view.stories {
             ensure!(
                 page.contains(&format!(">{}#{}</a>", s.repo, s.issue)),

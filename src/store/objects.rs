@@ -61,6 +61,13 @@ impl IssueRecordRaw {
     }
 }
 
+/// An issue as a page links it: [`Store::story_issue_links`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IssueLink {
+    pub number: IssueNumber,
+    pub labels: BTreeSet<String>,
+}
+
 const RECORD_COLUMNS: &str =
     "marker, number, issue_id, title, body, labels, open, parent, blocked_by";
 
@@ -129,6 +136,38 @@ impl Store {
         let mut issues = self.issue_records(repo, &key).await?;
         issues.retain(|k, _| k.len() == key.len() || k[key.len()..].starts_with(' '));
         Ok(issues)
+    }
+
+    /// [`Store::story_issues`] as a page links them: number and labels,
+    /// without the bodies (a 10,000-task story's issues hold megabytes of
+    /// them, and a page reads every issue's labels).
+    pub async fn story_issue_links(
+        &self,
+        repo: &RepoName,
+        story: &StoryId,
+    ) -> Result<BTreeMap<String, IssueLink>, StoreError> {
+        let key = taskgate_core::story::Marker::Story {
+            story: story.to_owned(),
+        }
+        .key();
+        let repo = repo.clone();
+        self.read(move |db| {
+            let rows = db.query_map(
+                "SELECT marker, number, labels FROM issues WHERE repo = ?1 AND substr(marker, 1, length(?2)) = ?2",
+                params![repo.as_str(), key],
+                |r| Ok((r.get::<String>(0)?, r.sql::<IssueNumber>(1)?, r.get::<String>(2)?)),
+            )?;
+            rows.into_iter()
+                .filter(|(marker, _, _)| {
+                    marker.len() == key.len() || marker[key.len()..].starts_with(' ')
+                })
+                .map(|(marker, number, labels)| {
+                    let labels = from_json(&labels)?;
+                    Ok((marker, IssueLink { number, labels }))
+                })
+                .collect()
+        })
+        .await
     }
 
     pub async fn issue_record(

@@ -27,10 +27,48 @@ pub struct TaskCounts {
     pub overrides: i64,
 }
 
+impl TaskCounts {
+    /// The sums of `(metric, label, value)` rows as `task_counts` holds
+    /// them (a row of the table, or a sum of the `counts` columns).
+    pub fn from_rows(rows: impl IntoIterator<Item = (String, String, i64)>) -> TaskCounts {
+        let mut counts = TaskCounts::default();
+        for (metric, label, value) in rows {
+            let n = value.max(0) as u64;
+            let stats = &mut counts.loop_stats;
+            match metric.as_str() {
+                "tasks" if value != 0 => {
+                    counts.by_state.insert(label, value);
+                }
+                "overrides" => counts.overrides = value,
+                "todos_opened" if value != 0 => {
+                    let (kind, role) = label.split_once('/').unwrap_or((&label, ""));
+                    stats
+                        .todos_opened
+                        .insert((kind.to_owned(), role.to_owned()), n);
+                }
+                "todos_fixed" => stats.todos_fixed = n,
+                "fixed_seconds" => stats.fixed_seconds_total = n,
+                "fixed_without_human" => stats.fixed_without_human = n,
+                "fixed_with_human" => stats.fixed_with_human = n,
+                "escalated" => stats.escalated_tasks = n,
+                fix if fix.starts_with("fix_") && value != 0 => {
+                    let (kind, agent) = label.split_once('/').unwrap_or((&label, ""));
+                    let key = (agent.to_owned(), kind.to_owned());
+                    if let Some(figure) = fix_count(stats.fixes.entry(key).or_default(), fix) {
+                        *figure = n;
+                    }
+                }
+                _ => {}
+            }
+        }
+        counts
+    }
+}
+
 /// What one task adds: (metric, label) → value.
 type Counts = BTreeMap<(String, String), i64>;
 
-fn counts_of(record: &TaskRecord) -> Counts {
+pub(super) fn counts_of(record: &TaskRecord) -> Counts {
     let mut stats = LoopStats::default();
     stats.add(&record.failure);
     let mut counts = Counts::new();
@@ -173,37 +211,7 @@ impl Store {
                 params![],
                 |r| Ok((r.get::<String>(0)?, r.get::<String>(1)?, r.get::<i64>(2)?)),
             )?;
-            let mut counts = TaskCounts::default();
-            for (metric, label, value) in rows {
-                let n = value.max(0) as u64;
-                let stats = &mut counts.loop_stats;
-                match metric.as_str() {
-                    "tasks" if value != 0 => {
-                        counts.by_state.insert(label, value);
-                    }
-                    "overrides" => counts.overrides = value,
-                    "todos_opened" if value != 0 => {
-                        let (kind, role) = label.split_once('/').unwrap_or((&label, ""));
-                        stats
-                            .todos_opened
-                            .insert((kind.to_owned(), role.to_owned()), n);
-                    }
-                    "todos_fixed" => stats.todos_fixed = n,
-                    "fixed_seconds" => stats.fixed_seconds_total = n,
-                    "fixed_without_human" => stats.fixed_without_human = n,
-                    "fixed_with_human" => stats.fixed_with_human = n,
-                    "escalated" => stats.escalated_tasks = n,
-                    fix if fix.starts_with("fix_") && value != 0 => {
-                        let (kind, agent) = label.split_once('/').unwrap_or((&label, ""));
-                        let key = (agent.to_owned(), kind.to_owned());
-                        if let Some(figure) = fix_count(stats.fixes.entry(key).or_default(), fix) {
-                            *figure = n;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Ok(counts)
+            Ok(TaskCounts::from_rows(rows))
         })
         .await
     }

@@ -9,7 +9,8 @@
 //! about a hundred public methods; `app::ship` needs ten of them. A view
 //! written next to the module's struct says which, and the compiler keeps
 //! it true: a method the module starts using has to be added to its view,
-//! where a reviewer sees it. Every view also has the store's clock. The
+//! where a reviewer sees it. Every view also has the store's clock, and its
+//! parsed plans (`store::plans`: pure parses, shared by the process). The
 //! wiring (`app::start`, the processor, the loops) holds the whole store
 //! and makes the views.
 
@@ -59,6 +60,12 @@ macro_rules! store_view {
             #[allow(dead_code)]
             pub fn clock(&self) -> &$crate::clock::Clock {
                 self.store.clock()
+            }
+
+            /// The stored plans, parsed once per text (`store::plans`).
+            #[allow(dead_code)]
+            pub fn plans(&self) -> &$crate::store::ParsedPlans {
+                self.store.plans()
             }
 
             $(

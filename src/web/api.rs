@@ -38,7 +38,6 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
 
-use super::plans::ParsedPlans;
 use super::trains::TrainsRead;
 use crate::store::{NewDelivery, Store, StoryRow};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName};
@@ -48,8 +47,6 @@ use taskgate_core::ship::{ship_refusal, Priority, ShipEvent, ShipVia, ShipWhat};
 #[derive(Clone)]
 pub struct ApiState {
     pub store: Store,
-    /// Each story's plan as last parsed (`/api/stories` reads them all).
-    pub plans: super::plans::ParsedPlans,
     /// `TASKGATE_API_TOKEN`; `None` closes the API.
     pub token: Option<Arc<str>>,
     /// Wakes the processor when a ship request was recorded.
@@ -105,7 +102,7 @@ struct RepoQuery {
 }
 
 async fn story_json(
-    (store, plans): (&Store, &ParsedPlans),
+    store: &Store,
     trains: &mut TrainsRead,
     row: &StoryRow,
 ) -> Result<Value, crate::store::StoreError> {
@@ -116,11 +113,11 @@ async fn story_json(
     // Proving while its ship train car proves (stored: queued), as the
     // dashboard and `GET /api/queue` show it.
     let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
-    let records = store.task_records(&row.repo, &row.story).await?;
+    // The states alone: no task record is decoded for the list.
+    let states = store.task_states(&row.repo, &row.story).await?;
     let plan = store.story(&row.repo, &row.story).await?;
-    let parsed = plan
-        .as_ref()
-        .and_then(|p| plans.parse(&row.repo, &row.story, &p.plan));
+    // Parsed once per text, for every reader (`store::plans`).
+    let parsed = plan.as_ref().and_then(|p| store.plans().parse(&p.plan));
     let tasks: Vec<Value> = parsed
         .as_ref()
         .map(|p| {
@@ -128,7 +125,7 @@ async fn story_json(
                 .into_iter()
                 .map(|r| {
                     let id = r.task.id.value.as_str();
-                    let state = records.get(id).and_then(|t| t.state).map(|s| s.name());
+                    let state = states.get(id).map(|s| s.name());
                     json!({
                         "id": id,
                         "title": r.task.title,
@@ -181,8 +178,7 @@ async fn list_stories(
         .iter()
         .filter(|r| only.as_ref().is_none_or(|o| &r.repo == o))
     {
-        let read = (&state.store, &state.plans);
-        out.push(story_json(read, &mut trains, row).await?);
+        out.push(story_json(&state.store, &mut trains, row).await?);
     }
     Ok(Json(json!({ "stories": out })))
 }
@@ -215,8 +211,7 @@ async fn get_story(
     Query(q): Query<RepoQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let row = find(&state, &id, &q).await?;
-    let read = (&state.store, &state.plans);
-    let story = story_json(read, &mut TrainsRead::default(), &row).await?;
+    let story = story_json(&state.store, &mut TrainsRead::default(), &row).await?;
     Ok(Json(story))
 }
 

@@ -47,8 +47,6 @@ const RECENT_ATTEMPTS: u32 = 5;
 #[derive(Clone)]
 pub struct DashboardState {
     pub store: Store,
-    /// Each story's plan as last parsed.
-    pub plans: super::plans::ParsedPlans,
     pub token: Option<std::sync::Arc<str>>,
     /// Where links point: the web host of `GITHUB_API_URL`.
     pub web_base: String,
@@ -155,15 +153,7 @@ async fn dashboard(
         },
     };
     let now = state.clock.now_s();
-    match load_view(
-        &state.store,
-        &state.plans,
-        &state.web_base,
-        now,
-        only.as_ref(),
-    )
-    .await
-    {
+    match load_view(&state.store, &state.web_base, now, only.as_ref()).await {
         Ok(v) => {
             let mut page = Html(render_dashboard(&v)).into_response();
             // Always current: what a person sees is what is stored now.
@@ -183,8 +173,10 @@ struct Loaded {
     row: crate::store::StoryRow,
     record: taskgate_core::ship::StoryRecord,
     plan: Option<(std::sync::Arc<Plan>, Option<String>)>,
+    /// The listed tasks' records ([`view::listed_tasks`]).
     tasks: BTreeMap<String, taskgate_core::task::TaskRecord>,
-    issues: BTreeMap<String, taskgate_core::sync::IssueRecord>,
+    summary: crate::store::StoryTasks,
+    issues: BTreeMap<String, crate::store::IssueLink>,
     attempts: Vec<crate::store::AttemptSummary>,
 }
 
@@ -192,7 +184,6 @@ struct Loaded {
 /// given), as of `now`.
 pub async fn load_view(
     store: &Store,
-    plans: &super::plans::ParsedPlans,
     web_base: &str,
     now: i64,
     only: Option<&RepoName>,
@@ -213,11 +204,16 @@ pub async fn load_view(
         // Proving while its ship train car proves (stored: queued).
         let record = (trains.shown(store, (&row.repo, &row.story), &record)).await?;
         let plan = store.story(&row.repo, &row.story).await?.and_then(|p| {
-            let plan = plans.parse(&row.repo, &row.story, &p.plan)?;
+            let plan = store.plans().parse(&p.plan)?;
             Some((plan, p.config))
         });
-        let tasks = store.task_records(&row.repo, &row.story).await?;
-        let issues = store.story_issues(&row.repo, &row.story).await?;
+        // Every task's state and the counts, without the records; in full
+        // only the records of the tasks the page lists.
+        let summary = store.story_tasks(&row.repo, &row.story).await?;
+        let listed = plan.as_ref().map(|(p, _)| view::listed_tasks(p));
+        let tasks =
+            (store.task_records_of(&row.repo, &row.story, listed.unwrap_or_default())).await?;
+        let issues = store.story_issue_links(&row.repo, &row.story).await?;
         let attempts = store
             .recent_attempts(&row.repo, &row.story, RECENT_ATTEMPTS)
             .await?;
@@ -227,6 +223,7 @@ pub async fn load_view(
             record,
             plan,
             tasks,
+            summary,
             issues,
         });
     }
@@ -239,6 +236,7 @@ pub async fn load_view(
             record: &l.record,
             plan: l.plan.as_ref().map(|(p, c)| (&**p, c.as_deref())),
             tasks: &l.tasks,
+            summary: &l.summary,
             issues: &l.issues,
             attempts: &l.attempts,
         })

@@ -22,8 +22,9 @@ mod test_support;
 use std::collections::BTreeMap;
 
 pub use decide::{
-    decide_comment_plan, decide_plan, decide_plan_comment_without_yaml, decide_reconcile,
-    decide_removed_plan, record_branch_start, CommentPlan, Known, MAX_RECONCILE_ROUNDS, PLAN_CHECK,
+    checked_plan, decide_comment_plan, decide_plan, decide_plan_comment_without_yaml,
+    decide_reconcile, decide_removed_plan, record_branch_start, CommentPlan, Known,
+    MAX_RECONCILE_ROUNDS, PLAN_CHECK,
 };
 pub use desired::{reconcile, IssueRecord, RepoView};
 pub use pace::announce_pace;

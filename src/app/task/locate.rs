@@ -65,7 +65,7 @@ impl Runs {
         let Some(plan) = self.store.story(repo, &loc.story).await? else {
             return Ok(None);
         };
-        let (Some(parsed), _) = parse_plan(&plan.plan) else {
+        let Some(parsed) = self.store.plans().parse(&plan.plan) else {
             return Ok(None);
         };
         let Some(task) = parsed.walk().into_iter().find_map(|r| {

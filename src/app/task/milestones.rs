@@ -26,7 +26,7 @@ impl Runs {
     ) -> Result<
         Option<(
             taskgate_core::sync::StoryPlan,
-            Plan,
+            std::sync::Arc<Plan>,
             taskgate_core::sync::IssueRecord,
         )>,
         StoreError,
@@ -34,7 +34,7 @@ impl Runs {
         let Some(stored) = self.store.story(repo, story).await? else {
             return Ok(None);
         };
-        let (Some(plan), _) = parse_plan(&stored.plan) else {
+        let Some(plan) = self.store.plans().parse(&stored.plan) else {
             return Ok(None);
         };
         let marker = Marker::Story {

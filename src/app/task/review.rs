@@ -10,7 +10,6 @@ use super::{into_decision, on_trigger, Located, Runs};
 use crate::store::StoreError;
 use taskgate_core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
 use taskgate_core::ids::{IssueNumber, RepoName};
-use taskgate_core::plan::parse_plan;
 use taskgate_core::refusal::{Refusal, Refused};
 use taskgate_core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
 use taskgate_core::Decision;
@@ -224,7 +223,7 @@ impl TaskCommands {
         let Some(plan) = self.runs.store.story(repo, &story).await? else {
             return Ok(None);
         };
-        let (Some(parsed), _) = parse_plan(&plan.plan) else {
+        let Some(parsed) = self.runs.store.plans().parse(&plan.plan) else {
             return Ok(None);
         };
         let records = self.runs.store.task_records(repo, &story).await?;

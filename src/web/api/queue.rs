@@ -14,7 +14,6 @@ use serde_json::{json, Value};
 use super::{repo_of, ApiError, ApiState, RepoQuery};
 use crate::store::AttemptSummary;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
-use taskgate_core::plan::parse_plan;
 use taskgate_core::ship::{
     car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord, TrainOff,
 };
@@ -78,8 +77,8 @@ pub async fn queue_entries(
         let title = store
             .story(repo, story)
             .await?
-            .and_then(|p| parse_plan(&p.plan).0)
-            .map_or_else(|| story.to_string(), |p| p.story);
+            .and_then(|p| store.plans().parse(&p.plan))
+            .map_or_else(|| story.to_string(), |p| p.story.clone());
         let checks = match record.proof.as_ref().and_then(|p| p.commit.as_ref()) {
             Some(commit) => proof_checks(store, repo, story, commit).await?,
             None => Vec::new(),

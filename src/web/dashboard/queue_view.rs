@@ -149,6 +149,7 @@ mod tests {
         let first = record(ShipState::Queued, 10, "alice", None);
         let done = record(ShipState::Deployed, 5, "dan", None);
         let (tasks, issues) = (BTreeMap::new(), BTreeMap::new());
+        let summary = Default::default();
         let records = [(4, later), (5, done), (3, first), (7, proving)];
         let story = taskgate_core::ids::StoryId::new("file:s");
         let shown: Vec<StoryInput<'_>> = records
@@ -160,6 +161,7 @@ mod tests {
                 record,
                 plan: None,
                 tasks: &tasks,
+                summary: &summary,
                 issues: &issues,
                 attempts: &[],
             })

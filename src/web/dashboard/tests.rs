@@ -1,17 +1,16 @@
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::view::{duration, CheckLink, Trigger};
 use super::*;
-use crate::store::AttemptSummary;
+use crate::store::{AttemptSummary, IssueLink, StoryTasks};
 use taskgate_core::classify::FailureKind;
 use taskgate_core::failure::{
     Bound, ClosedTodo, Escalation, FixTotals, LoopState, LoopTotals, OpenTodo, Resolution,
 };
-use taskgate_core::ids::{CommitSha, IssueId, IssueNumber, RepoName};
+use taskgate_core::ids::{CommitSha, IssueNumber, RepoName};
 use taskgate_core::plan::{parse_plan, TaskId, TaskState};
 use taskgate_core::ship::{ShipState, StoryRecord};
 use taskgate_core::story::Marker;
-use taskgate_core::sync::IssueRecord;
 use taskgate_core::task::{GateVerdict, TaskRecord};
 
 const PLAN: &str = r#"
@@ -42,16 +41,10 @@ fn repo() -> RepoName {
     RepoName::parse("acme/strategies").unwrap()
 }
 
-fn issue(number: u64, labels: &[&str]) -> IssueRecord {
-    IssueRecord {
+fn issue(number: u64, labels: &[&str]) -> IssueLink {
+    IssueLink {
         number: IssueNumber(number),
-        id: IssueId(number * 1000),
-        title: String::new(),
-        body: String::new(),
         labels: labels.iter().map(|l| l.to_string()).collect(),
-        open: true,
-        parent: None,
-        blocked_by: BTreeSet::new(),
     }
 }
 
@@ -104,7 +97,7 @@ struct Fixture {
     attempts: Vec<AttemptSummary>,
     plan: Plan,
     tasks: BTreeMap<String, TaskRecord>,
-    issues: BTreeMap<String, IssueRecord>,
+    issues: BTreeMap<String, IssueLink>,
 }
 
 impl Fixture {
@@ -209,6 +202,8 @@ impl Fixture {
             record: &self.record,
             plan: Some((&self.plan, None)),
             tasks: &self.tasks,
+            // As the store reads it, from the records as they are now.
+            summary: Box::leak(Box::new(StoryTasks::of_records(&self.tasks))),
             issues: &self.issues,
             attempts: &self.attempts,
         }
@@ -245,6 +240,7 @@ fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
         record: &shipped,
         plan: None,
         tasks: &empty,
+        summary: &StoryTasks::default(),
         issues: &BTreeMap::new(),
         attempts: &[],
         ..f.input()
@@ -264,6 +260,7 @@ fn a_repository_filter_counts_only_its_stories_and_offers_every_repository() {
         story: &taskgate_core::ids::StoryId::new("file:launch"),
         plan: None,
         tasks: &empty,
+        summary: &StoryTasks::default(),
         issues: &BTreeMap::new(),
         attempts: &[],
         ..f.input()
@@ -371,7 +368,13 @@ fn a_plan_of_thousands_lists_its_first_tasks_and_counts_every_one() {
     assert_eq!(s.tasks.len(), view::SHOWN_TASKS);
     assert_eq!(s.more_tasks, 5);
     assert_eq!((s.done, s.total), (1, n));
-    let page = render_dashboard(&dashboard_view(&[f.input()], "https://github.com", NOW));
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    // The totals count every leaf too, listed or not (the fixture's
+    // records name tasks of another plan: not leaves of this one).
+    let counted: usize = view.totals.by_state.iter().map(|(_, n)| n).sum();
+    assert_eq!(counted, n);
+    assert!(view.totals.by_state.contains(&("completed", 1)));
+    let page = render_dashboard(&view);
     let said = page
         .lines()
         .find(|l| l.contains("more tasks"))

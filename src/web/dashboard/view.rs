@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::store::AttemptSummary;
+use crate::store::{AttemptSummary, IssueLink, StoryTasks};
 use taskgate_core::config::{load_config, Limits};
 use taskgate_core::failure::{max_attempts, Bound, LoopStats, Resolution, MAX_AGENTS};
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
@@ -14,7 +14,6 @@ use taskgate_core::plan::{Plan, Task, TaskId, TaskState};
 use taskgate_core::report::render_duration;
 use taskgate_core::ship::StoryRecord;
 use taskgate_core::story::Marker;
-use taskgate_core::sync::IssueRecord;
 use taskgate_core::task::milestone::{milestone_limits, milestone_task};
 use taskgate_core::task::RunSubject;
 use taskgate_core::task::TaskRecord;
@@ -35,9 +34,13 @@ pub struct StoryInput<'a> {
     pub record: &'a StoryRecord,
     /// The stored plan text and repository config, when the plan is known.
     pub plan: Option<(&'a Plan, Option<&'a str>)>,
+    /// The records of the tasks the page lists ([`listed_tasks`]), by
+    /// task key: a plan of thousands is not decoded for a page of 300.
     pub tasks: &'a BTreeMap<String, TaskRecord>,
+    /// Every task's state and the story's counts, read without the records.
+    pub summary: &'a StoryTasks,
     /// The story's issues by marker key (tasks and branch todos).
-    pub issues: &'a BTreeMap<String, IssueRecord>,
+    pub issues: &'a BTreeMap<String, IssueLink>,
     /// The newest attempts of each task, newest first.
     pub attempts: &'a [AttemptSummary],
 }
@@ -87,6 +90,8 @@ pub struct StoryView {
     /// The tasks past [`SHOWN_TASKS`], not listed (`GET /api/stories/{id}`
     /// lists every one).
     pub more_tasks: usize,
+    /// Every leaf task (listed or not) by state, for the totals.
+    pub leaf_states: BTreeMap<&'static str, usize>,
     /// Its slowest and most-failing tests (filled by the handler, which
     /// reads the history).
     pub tests: super::tests_view::StoryTests,
@@ -211,24 +216,24 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         .iter()
         .map(|s| story_view(s, web_base, now))
         .collect();
-    let records: Vec<&TaskRecord> = stories.iter().flat_map(|s| s.tasks.values()).collect();
-    let mut stats = LoopStats::default();
-    let mut overrides = 0u64;
-    let mut completed = 0usize;
-    for r in &records {
-        stats.add(&r.failure);
-        overrides += u64::from(r.override_count);
-        completed += usize::from(r.state == Some(TaskState::Completed));
+    // Summed from each story's counts, as `/metrics` sums them over every
+    // task record (milestones too), none of them decoded here.
+    let mut rows = BTreeMap::new();
+    for s in stories {
+        s.summary.add_rows(&mut rows);
     }
+    let counts = StoryTasks::counts(&rows);
+    let stats = counts.loop_stats;
+    let overrides = counts.overrides.max(0) as u64;
+    let completed = counts
+        .by_state
+        .get(TaskState::Completed.name())
+        .map_or(0, |n| (*n).max(0) as usize);
     let mut by_state: HashMap<&'static str, usize> = HashMap::new();
     // Leaves only, as `/metrics` counts them: a parent's state is its
-    // children's.
-    for row in views
-        .iter()
-        .flat_map(|s| &s.tasks)
-        .filter(|t| t.progress.is_none() && !t.milestone)
-    {
-        *by_state.entry(row.state).or_default() += 1;
+    // children's. Every leaf, listed or not.
+    for (state, n) in views.iter().flat_map(|s| &s.leaf_states) {
+        *by_state.entry(state).or_default() += n;
     }
     let totals = Totals {
         stories: views.len(),
@@ -236,7 +241,7 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
             .iter()
             .filter_map(|s| by_state.get(s.name()).map(|n| (s.name(), *n)))
             .collect(),
-        todos_open: records.iter().filter(|r| r.failure.open.is_some()).count(),
+        todos_open: stories.iter().map(|s| s.summary.todos_open).sum(),
         todos_fixed: stats.todos_fixed,
         fixed_without_human: stats
             .autonomous_fix_rate()
@@ -349,6 +354,7 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
         missing: s.record.missing.clone(),
         tasks,
         more_tasks: counts.walked.saturating_sub(SHOWN_TASKS),
+        leaf_states: counts.by_state,
         tests: Default::default(),
     }
 }
@@ -361,6 +367,20 @@ struct TaskCounts {
     done: usize,
     /// Every task of the plan's tree, parents included.
     walked: usize,
+    /// Leaf tasks by state.
+    by_state: BTreeMap<&'static str, usize>,
+}
+
+/// The task keys a story's page lists: its first [`SHOWN_TASKS`] tasks
+/// and its milestones. Only their records are read in full.
+pub fn listed_tasks(plan: &Plan) -> Vec<String> {
+    let tasks = plan.walk().into_iter().take(SHOWN_TASKS);
+    let tasks = tasks.map(|r| r.task.id.value.as_str().to_owned());
+    let milestones = plan
+        .integration
+        .iter()
+        .map(|m| RunSubject::Milestone(m.id.value.clone()).key());
+    tasks.chain(milestones).collect()
 }
 
 /// The rows of the plan's first [`SHOWN_TASKS`] tasks and its milestones,
@@ -394,7 +414,7 @@ fn task_rows(
             let id = &r.task.id.value;
             (
                 id.clone(),
-                leaf_state(s.tasks.get(id.as_str()), issue_of(id)),
+                leaf_state(s.summary.states.get(id.as_str()), issue_of(id)),
             )
         })
         .collect();
@@ -405,6 +425,10 @@ fn task_rows(
             .filter(|s| **s == TaskState::Completed)
             .count(),
         walked: walked.len(),
+        by_state: leaves.values().fold(BTreeMap::new(), |mut by, state| {
+            *by.entry(state.name()).or_default() += 1;
+            by
+        }),
     };
     let mut rows: Vec<TaskRow> = walked
         .iter()
@@ -436,11 +460,7 @@ fn task_rows(
             limits: milestone_limits(limits),
             issue: None,
             indent: 0,
-            state: s
-                .tasks
-                .get(&id)
-                .and_then(|t| t.state)
-                .unwrap_or(TaskState::Pending),
+            state: (s.summary.states.get(&id).copied()).unwrap_or(TaskState::Pending),
             progress: None,
         }
         .build(s, web_base, now);
@@ -516,9 +536,9 @@ impl Row<'_> {
 
 /// A leaf's state as taskgate recorded it; before any work, the `state:*`
 /// label the reconciler put on its issue; else `pending`.
-fn leaf_state(record: Option<&TaskRecord>, issue: Option<&IssueRecord>) -> TaskState {
-    record
-        .and_then(|r| r.state)
+fn leaf_state(recorded: Option<&TaskState>, issue: Option<&IssueLink>) -> TaskState {
+    recorded
+        .copied()
         .or_else(|| issue.and_then(|i| i.labels.iter().find_map(|l| TaskState::from_label(l))))
         .unwrap_or(TaskState::Pending)
 }

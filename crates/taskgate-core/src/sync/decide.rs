@@ -254,22 +254,38 @@ fn quote(text: &str) -> String {
         .join("\n")
 }
 
+/// A saved plan as a reconciliation pass uses it: its text checked
+/// against its config and files (`None`: it no longer validates; its
+/// config, if broken, read as the defaults).
+pub fn checked_plan(plan: &StoryPlan) -> Option<Plan> {
+    let config = load_config(plan.config.as_deref()).unwrap_or_default();
+    let files = MemFiles(plan.files.clone());
+    check_plan(&plan.source, &plan.plan, &config, &files).plan
+}
+
 /// The next reconciliation pass of a saved plan.
 /// Follow-up passes after a plan's first one; a pass that creates nothing
 /// ends the chain, so only creates GitHub keeps refusing reach this bound.
 pub const MAX_RECONCILE_ROUNDS: u32 = 5;
 
-pub fn decide_reconcile(plan: &StoryPlan, known: &Known, round: u32) -> Decision {
+///
+/// `checked` is [`checked_plan`] of `plan`: the shell keeps it while the
+/// text, config and files stay the same, so a pass over a 10,000-task plan
+/// does not parse 0.7 MB of YAML again.
+pub fn decide_reconcile(
+    plan: &StoryPlan,
+    checked: Option<&Plan>,
+    known: &Known,
+    round: u32,
+) -> Decision {
     if round >= MAX_RECONCILE_ROUNDS {
         return Decision::nothing(format!(
             "gave up reconciling {} after {round} passes: GitHub keeps refusing to create its issues (see the failed effects)",
             plan.story
         ));
     }
-    let config = load_config(plan.config.as_deref()).unwrap_or_default();
     let files = MemFiles(plan.files.clone());
-    let report = check_plan(&plan.source, &plan.plan, &config, &files);
-    match report.plan.as_ref() {
+    match checked {
         Some(parsed) => {
             let mut effects = pass(plan, parsed, &files, known);
             for effect in &mut effects {

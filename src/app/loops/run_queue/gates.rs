@@ -10,7 +10,7 @@
 use super::{RunError, RunQueue};
 use crate::runner::{plan_gates, GateSpec};
 use crate::store::AttemptRow;
-use taskgate_core::plan::{parse_plan, MemFiles, Plan};
+use taskgate_core::plan::{MemFiles, Plan};
 use taskgate_core::sync::StoryPlan;
 use taskgate_core::task::RunSubject;
 
@@ -27,8 +27,7 @@ impl RunQueue {
         let resolved = match self.car_stories(row).await? {
             Some(stories) => crate::runner::stored_car_proof_gates(&stories, &config().ship_gates),
             None => {
-                let parsed = parse_plan(&plan.plan)
-                    .0
+                let parsed = (self.store.plans().parse(&plan.plan))
                     .ok_or_else(|| RunError::Setup("the stored plan no longer parses".into()))?;
                 let files = MemFiles(plan.files.clone());
                 resolve_gates(&parsed, &row.task, &files, plan.config.as_deref()).ok_or_else(
