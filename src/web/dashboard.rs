@@ -34,7 +34,7 @@ use crate::store::{Store, StoreError};
 pub use audit_view::{audit_sections, freeze_lines, AuditSection, FreezeLine, RepoFreeze};
 pub use quarantine_view::{quarantine_sections, QuarantineRow, QuarantineSection};
 pub use queue_chart::{queue_chart, QueueChart};
-pub use queue_view::{queue_rows, QueueRow};
+pub use queue_view::{queue_rows, train_off_lines, QueueRow, TrainOffLine};
 use taskgate_core::ids::RepoName;
 use taskgate_core::plan::Plan;
 use taskgate_core::ship::figures::QueueFigures;
@@ -101,6 +101,7 @@ struct Page<'v> {
     repos: &'v [view::RepoChoice],
     only: Option<&'v str>,
     freezes: &'v [FreezeLine],
+    trains_off: &'v [TrainOffLine],
     queue: &'v [QueueRow],
     queue_chart: &'v QueueChart,
     audit: &'v [AuditSection],
@@ -117,6 +118,7 @@ pub fn render_dashboard(v: &DashboardView) -> String {
         repos: &v.repos,
         only: v.only.as_deref(),
         freezes: &v.freezes,
+        trains_off: &v.trains_off,
         queue: &v.queue,
         queue_chart: &v.queue_chart,
         audit: &v.audit,
@@ -245,6 +247,7 @@ pub async fn load_view(
     load_tests(store, &loaded, &mut view.stories).await?;
     view.freezes = load_freezes(store, &loaded, only, now).await?;
     view.queue = queue_rows(&inputs, &view.freezes, now);
+    view.trains_off = train_off_lines(trains.read(), now * 1000);
     let figures = QueueFigures::of(inputs.iter().map(|s| s.record), now * 1000);
     view.queue_chart = queue_chart(&figures);
     view.audit = load_audit(store, only).await?;

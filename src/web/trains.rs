@@ -31,4 +31,9 @@ impl TrainsRead {
         }
         Ok(shown_record(&self.0[repo], story, record))
     }
+
+    /// Every train read for this answer, by repository.
+    pub fn read(&self) -> impl Iterator<Item = (&RepoName, &Train)> {
+        self.0.iter()
+    }
 }

@@ -194,6 +194,19 @@ async fn a_batch_branch_github_will_not_create_turns_the_train_off_and_the_story
     assert_eq!(status, 200, "{q}");
     assert_eq!(q["train_off"]["branch"], "taskgate/ship-batch-1", "{q}");
     assert!(q["train_off"]["until"].is_string(), "{q}");
+    // The dashboard says so too.
+    let page = (reqwest::Client::new().get(format!("{}/", sh.s.app.url)))
+        .bearer_auth("api-token")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains("Ship batches off") && page.contains("taskgate/ship-batch-1"),
+        "{page}"
+    );
     let notes: Vec<String> =
         sh.s.app
             .bot_comments(sh.story_issue)

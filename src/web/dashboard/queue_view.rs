@@ -2,14 +2,17 @@
 //! shipped and not landed yet, in the order they land.
 //!
 //! Owns: what a person reads of the queue (position, story, who shipped
-//! it, what it is doing). Must not: read the store, or decide the order
+//! it, what it is doing), and the line saying a repository's ship train
+//! stepped aside ([`train_off_lines`]). Must not: read the store, or decide the order
 //! (`core::ship::queue_order`'s rule: proving or landing first, then by
 //! priority and the time each was shipped).
 
 use super::audit_view::FreezeLine;
 use super::view::StoryInput;
+use taskgate_core::ids::RepoName;
+use taskgate_core::report::plain_text;
 use taskgate_core::report::render_duration;
-use taskgate_core::ship::{priority_name, ShipState};
+use taskgate_core::ship::{priority_name, ShipState, Train};
 
 /// One story in a repository's ship queue.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,6 +86,37 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine], now_s: i64) -
         });
     }
     rows
+}
+
+/// A repository whose stories ship one at a time for now: GitHub refused
+/// to build a ship batch (`Train::off`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainOffLine {
+    pub repo: String,
+    /// What GitHub refused, and until when batches wait.
+    pub why: String,
+}
+
+/// The repositories of `trains` whose train is off at `now_ms`.
+pub fn train_off_lines<'t>(
+    trains: impl IntoIterator<Item = (&'t RepoName, &'t Train)>,
+    now_ms: i64,
+) -> Vec<TrainOffLine> {
+    (trains.into_iter())
+        .filter_map(|(repo, train)| {
+            let off = train.off_at(now_ms)?;
+            let why = format!(
+                "GitHub refused to build the ship batch branch `{}` ({}). Stories ship one at a time until {}, then batches are tried again",
+                plain_text(&off.branch),
+                plain_text(off.why.trim_end_matches('.')),
+                taskgate_core::freeze::utc_minute(off.until_ms / 1000),
+            );
+            Some(TrainOffLine {
+                repo: repo.to_string(),
+                why,
+            })
+        })
+        .collect()
 }
 
 fn doing(s: &StoryInput<'_>, frozen: bool) -> String {
@@ -188,5 +222,27 @@ mod tests {
         2 #3 @alice by label — waiting for the freeze to lift
         3 #4 @bob by label — waiting for the freeze to lift
         ");
+    }
+
+    #[test]
+    fn a_train_off_says_what_github_refused_and_until_when() {
+        let repo = RepoName::parse("acme/widgets").unwrap();
+        let mut train = Train::default();
+        let until_ms = 1_795_086_400_000;
+        train.off = Some(taskgate_core::ship::TrainOff {
+            branch: "taskgate/ship-batch-3".into(),
+            why: "GitHub answered 422: Cannot create ref due to creations being restricted.".into(),
+            until_ms,
+        });
+        let on = Train::default();
+        let other = RepoName::parse("acme/other").unwrap();
+        let lines = train_off_lines([(&repo, &train), (&other, &on)], until_ms - 1);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(lines[0].repo, "acme/widgets");
+        insta::assert_snapshot!(lines[0].why, @"GitHub refused to build the ship batch branch `taskgate/ship-batch-3` (GitHub answered 422: Cannot create ref due to creations being restricted). Stories ship one at a time until 2026-11-19 11:06 UTC, then batches are tried again");
+        assert!(
+            train_off_lines([(&repo, &train)], until_ms).is_empty(),
+            "a day later"
+        );
     }
 }

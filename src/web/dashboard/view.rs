@@ -57,6 +57,8 @@ pub struct DashboardView {
     pub only: Option<String>,
     /// Repositories in which nothing lands now (`audit_view`).
     pub freezes: Vec<super::audit_view::FreezeLine>,
+    /// Repositories whose ship train stepped aside (`queue_view`).
+    pub trains_off: Vec<super::queue_view::TrainOffLine>,
     /// The stories shipped and not landed yet, in landing order.
     pub queue: Vec<super::queue_view::QueueRow>,
     /// The queue's last day as a chart, with the waits' p50 and p95.
@@ -265,6 +267,7 @@ pub fn dashboard_view(stories: &[StoryInput<'_>], web_base: &str, now: i64) -> D
         repos: Vec::new(),
         only: None,
         freezes: Vec::new(),
+        trains_off: Vec::new(),
         queue: Vec::new(),
         queue_chart: Default::default(),
         audit: Vec::new(),
