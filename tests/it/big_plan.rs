@@ -106,13 +106,7 @@ async fn a_re_push_of_a_30_task_plan_costs_the_writes_of_what_changed() {
 async fn a_plan_of_many_phases_is_complete_when_its_story_says() {
     let fake = fakehub::FakeGitHub::start().await;
     fake.install(INSTALLATION, REPO);
-    let app = TestApp::with_config(fake, |c| {
-        c.pacing = Pacing {
-            per_minute: 60,
-            per_hour: 20,
-        }
-    })
-    .await;
+    let app = TestApp::paced(fake, 20).await;
     app.fake.repo(REPO).push_files(
         "main",
         &[(PLAN_PATH, &phased_plan(36, 3))],

@@ -138,13 +138,7 @@ async fn a_plan_over_the_hourly_budget_says_on_its_story_when_it_will_be_complet
     // GitHub allows 30 writes an hour here; taskgate budgets 20.
     fake.set_secondary_hourly_limit(30);
     crate::support::init_logs();
-    let app = TestApp::with_config(fake, |c| {
-        c.pacing = Pacing {
-            per_minute: 60,
-            per_hour: 20,
-        };
-    })
-    .await;
+    let app = TestApp::paced(fake, 20).await;
     app.fake.repo(REPO).push_files(
         "main",
         &[(".taskgate/stories/chain.yml", &chain_plan(8))],

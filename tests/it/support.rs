@@ -162,6 +162,18 @@ impl TestApp {
         TestApp::with_config(fake, |_| {}).await
     }
 
+    /// Like [`TestApp::with_fake`], with a write budget of 60 a minute and
+    /// `per_hour` an hour (a plan over an hour's budget with few tasks).
+    pub async fn paced(fake: FakeGitHub, per_hour: u32) -> TestApp {
+        TestApp::with_config(fake, |c| {
+            c.pacing = taskgate::github::Pacing {
+                per_minute: 60,
+                per_hour,
+            };
+        })
+        .await
+    }
+
     /// Like [`TestApp::with_fake`], with the configuration adjusted first.
     pub async fn with_config(fake: FakeGitHub, adjust: impl FnOnce(&mut ServeConfig)) -> TestApp {
         let dir = tempfile::tempdir().unwrap();
