@@ -15,7 +15,8 @@ use super::{repo_of, ApiError, ApiState, RepoQuery};
 use crate::store::AttemptSummary;
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::ship::{
-    car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord, TrainOff,
+    car_of, priority_name, queue_order, shown_record, CarId, ShipState, StoryRecord, Train,
+    TrainOff,
 };
 
 /// One story of the queue, as read from the store.
@@ -39,20 +40,19 @@ pub(super) async fn queue(
             "`?repo=owner/name` is required: the queue is a repository's".into(),
         ));
     };
-    let entries = queue_entries(&state.store, &repo).await?;
+    let (entries, train) = queue_entries(&state.store, &repo).await?;
     let now_ms = state.store.clock().now_ms();
     let mut json = queue_json(&repo, &entries, now_ms, &state.web_base);
-    let train = state.store.ship_train(&repo).await?;
     json["train_off"] = train_off_json(train.off_at(now_ms));
     Ok(Json(json))
 }
 
-/// The queue of `repo`, in order; 404 for a repository taskgate has no
-/// story in.
+/// The queue of `repo`, in order, with the repository's ship train it was
+/// read with; 404 for a repository taskgate has no story in.
 pub async fn queue_entries(
     store: &crate::store::Store,
     repo: &RepoName,
-) -> Result<Vec<QueueEntry>, ApiError> {
+) -> Result<(Vec<QueueEntry>, Train), ApiError> {
     let rows = store.stories().await?;
     if !rows.iter().any(|r| &r.repo == repo) {
         return Err(ApiError::NotFound(
@@ -98,7 +98,7 @@ pub async fn queue_entries(
             batch,
         });
     }
-    Ok(entries)
+    Ok((entries, train))
 }
 
 /// The check runs of the `@ship` attempt on the proof's commit.
