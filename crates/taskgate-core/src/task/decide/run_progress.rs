@@ -26,25 +26,25 @@ pub fn on_run_progress(
             ),
         );
     };
-    let keys = |gate: &str| check_key(ctx.story, ctx.task, current.number, gate);
+    // Every gate's check of the attempt moved to the same status.
+    let each_gate = |status, conclusion: Option<CheckConclusion>, output: CheckOutput, retry| {
+        (current.gates.iter())
+            .map(|g| {
+                let key = check_key(ctx.story, ctx.task, current.number, g);
+                update_check(ctx, key, status, conclusion, Some(output.clone()), retry)
+            })
+            .collect::<Vec<Effect>>()
+    };
     let mut next = record.clone();
     let attempt = next.current.as_mut().expect("checked above");
     match progress {
         RunProgress::Waiting { ahead, .. } => TaskDecision {
-            effects: current
-                .gates
-                .iter()
-                .map(|g| {
-                    update_check(
-                        ctx,
-                        keys(g),
-                        CheckStatus::Queued,
-                        None,
-                        Some(render::waiting_output(*ahead)),
-                        false,
-                    )
-                })
-                .collect(),
+            effects: each_gate(
+                CheckStatus::Queued,
+                None,
+                render::waiting_output(*ahead),
+                false,
+            ),
             outcome: format!("attempt {} waits behind {ahead} run(s)", current.number),
             ..TaskDecision::unchanged(record, "")
         },
@@ -55,25 +55,17 @@ pub fn on_run_progress(
             attempt.status = AttemptStatus::Running;
             attempt.started_at = Some(ctx.now);
             TaskDecision {
-                effects: current
-                    .gates
-                    .iter()
-                    .map(|g| {
-                        update_check(
-                            ctx,
-                            keys(g),
-                            CheckStatus::InProgress,
-                            None,
-                            Some(CheckOutput {
-                                title: "Running".into(),
-                                summary: render::running_summary(current.number, &current.sha),
-                                text: String::new(),
-                                annotations: vec![],
-                            }),
-                            false,
-                        )
-                    })
-                    .collect(),
+                effects: each_gate(
+                    CheckStatus::InProgress,
+                    None,
+                    CheckOutput {
+                        title: "Running".into(),
+                        summary: render::running_summary(current.number, &current.sha),
+                        text: String::new(),
+                        annotations: vec![],
+                    },
+                    false,
+                ),
                 outcome: format!("attempt {} started", current.number),
                 ..TaskDecision::unchanged(&next, "")
             }
@@ -81,20 +73,12 @@ pub fn on_run_progress(
         RunProgress::Skipped { why, .. } => {
             attempt.status = AttemptStatus::Skipped;
             attempt.finished_at = Some(ctx.now);
-            let effects = current
-                .gates
-                .iter()
-                .map(|g| {
-                    update_check(
-                        ctx,
-                        keys(g),
-                        CheckStatus::Completed,
-                        Some(CheckConclusion::Cancelled),
-                        Some(render::skipped_output(why)),
-                        true,
-                    )
-                })
-                .collect();
+            let effects = each_gate(
+                CheckStatus::Completed,
+                Some(CheckConclusion::Cancelled),
+                render::skipped_output(why),
+                true,
+            );
             TaskDecision {
                 effects,
                 outcome: format!("attempt {} not run: {why}", current.number),
