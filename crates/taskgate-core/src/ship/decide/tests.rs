@@ -94,6 +94,21 @@ pub(crate) fn names(effects: &[Effect]) -> Vec<&'static str> {
     effects.iter().map(Effect::name).collect()
 }
 
+/// Out of the queue, shippable again: the label off, the note, the gate
+/// red, and the queue moves on.
+pub(crate) fn assert_out_of_queue(d: &ShipDecision) {
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert_eq!(
+        names(&d.effects),
+        [
+            "label_issue",
+            "post_comment",
+            "update_check_run",
+            "advance_ship_queue"
+        ]
+    );
+}
+
 pub(crate) fn shippable_with_pr(w: &World) -> StoryRecord {
     let tasks = [leaf("a", Some(TaskState::Completed))];
     let ev = Evaluation {

@@ -1,5 +1,5 @@
 use super::*;
-use crate::ship::decide::tests::{octocat, shippable_with_pr, World};
+use crate::ship::decide::tests::{assert_out_of_queue, names, octocat, shippable_with_pr, World};
 use crate::ship::train::FailingTest;
 use crate::ship::{on_ship_request, on_story_pr_merged, ShipVia};
 
@@ -11,10 +11,6 @@ fn queued(w: &World) -> StoryRecord {
     on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Api), &w.ctx()).record
 }
 
-fn names(effects: &[Effect]) -> Vec<&'static str> {
-    effects.iter().map(Effect::name).collect()
-}
-
 fn comment(effects: &[Effect]) -> String {
     effects
         .iter()
@@ -23,21 +19,6 @@ fn comment(effects: &[Effect]) -> String {
             _ => None,
         })
         .expect("a comment")
-}
-
-/// Out of the queue, shippable again: the label off, the note, the gate
-/// red, and the queue moves on.
-fn assert_out_of_queue(d: &ShipDecision) {
-    assert_eq!(d.record.state, ShipState::Shippable);
-    assert_eq!(
-        names(&d.effects),
-        [
-            "label_issue",
-            "post_comment",
-            "update_check_run",
-            "advance_ship_queue"
-        ]
-    );
 }
 
 fn batch() -> Vec<BatchStory> {
