@@ -152,6 +152,12 @@ impl AppArgs {
         Ok(self)
     }
 
+    /// `PRIVATE_KEY_PATH` made absolute, when the key comes from a file.
+    fn absolute_key_path(&self) -> anyhow::Result<Option<PathBuf>> {
+        let cwd = std::env::current_dir().context("reading the current directory")?;
+        Ok((self.private_key_path.as_ref()).map(|p| cli::paths::absolute_in(&cwd, p)))
+    }
+
     fn private_key_pem(&self) -> anyhow::Result<String> {
         match (&self.private_key, &self.private_key_path) {
             (Some(pem), _) => Ok(pem.clone()),
@@ -437,13 +443,35 @@ fn log_filter(
     Ok(tracing_subscriber::EnvFilter::new(level))
 }
 
+/// The files of taskgate's own that task code must never read: its key,
+/// the `.env` it read, its SQLite database, its work directory.
+fn own_files(
+    config: &ServeConfig,
+    key_file: Option<PathBuf>,
+    env_file: Option<PathBuf>,
+) -> Vec<(taskgate::runner::OwnFile, PathBuf)> {
+    use taskgate::runner::OwnFile;
+    let mut own: Vec<_> = key_file
+        .map(|k| (OwnFile::PrivateKey, k))
+        .into_iter()
+        .collect();
+    own.extend(env_file.map(|e| (OwnFile::EnvFile, e)));
+    if let Ok(taskgate::store::DatabaseUrl::Sqlite(db)) =
+        taskgate::store::DatabaseUrl::parse(&config.database_url)
+    {
+        own.push((OwnFile::Database, db));
+    }
+    own.push((OwnFile::WorkDir, config.work_dir.clone()));
+    own
+}
+
 async fn run() -> anyhow::Result<()> {
     // A missing .env is normal; a malformed one is worth stopping for.
-    match dotenvy::dotenv() {
-        Ok(_) => {}
-        Err(e) if e.not_found() => {}
+    let env_file = match dotenvy::dotenv() {
+        Ok(path) => Some(path),
+        Err(e) if e.not_found() => None,
         Err(e) => return Err(e).context("reading .env"),
-    }
+    };
     let cli = Cli::parse();
     // The demo narrates on stdout; its logs stay quiet unless asked for.
     let default_filter = if cli.command.narrates() {
@@ -477,12 +505,18 @@ async fn run() -> anyhow::Result<()> {
         Command::Serve(args) => {
             // The sandbox's settings (TASKGATE_SANDBOX_*, TASKGATE_UNSANDBOXED)
             // are read by each run; a mistake in them stops the start instead.
-            if let taskgate::runner::Isolation::Refused(why) =
-                taskgate::runner::Isolation::from_env()
-            {
-                anyhow::bail!(why);
+            let key_file = args.app.absolute_key_path()?;
+            let config = args.into_config()?;
+            match taskgate::runner::Isolation::from_env() {
+                taskgate::runner::Isolation::Refused(why) => anyhow::bail!(why),
+                // A read-only path must not show task code taskgate's own
+                // files: refused before anything is opened or written.
+                taskgate::runner::Isolation::Sandbox(sandbox) => {
+                    sandbox.refuse_own_files(&own_files(&config, key_file, env_file))?
+                }
+                _ => {}
             }
-            let running = app::start(args.into_config()?).await?;
+            let running = app::start(config).await?;
             running.wait().await;
         }
         Command::Classify(args) => classify(args)?,

@@ -45,7 +45,7 @@ pub use super::sandbox_cgroup::{processes_limited, PidsCgroup};
 use super::sandbox_files::{credential_masks, EtcFiles, Mask};
 
 mod error;
-pub use error::{ProbeFailure, SandboxError, SettingError};
+pub use error::{OwnFile, ProbeFailure, SandboxError, SettingError};
 
 /// Where the workspace is mounted inside the sandbox (and the commands' cwd).
 pub const WORKSPACE: &str = "/workspace";
@@ -256,6 +256,36 @@ impl Sandbox {
             limits,
             ro_paths,
         })
+    }
+
+    /// Refuses a read-only path that holds one of taskgate's `own` files
+    /// (each compared as given and with links resolved), or that lies in
+    /// its work directory (another repository's mirror): task code would
+    /// read them, and its output carries what it read into public check
+    /// runs. Checked once at start, where those paths are known.
+    pub fn refuse_own_files(&self, own: &[(OwnFile, PathBuf)]) -> Result<(), SettingError> {
+        let forms = |p: &Path| {
+            let mut v = vec![p.to_owned()];
+            v.extend(std::fs::canonicalize(p).ok().filter(|c| c != p));
+            v
+        };
+        for listed in &self.ro_paths {
+            for (what, path) in own {
+                let exposed = forms(listed).iter().any(|l| {
+                    forms(path).iter().any(|o| {
+                        o.starts_with(l) || (*what == OwnFile::WorkDir && l.starts_with(o))
+                    })
+                });
+                if exposed {
+                    return Err(SettingError::ExposesOwnFile {
+                        listed: listed.clone(),
+                        own: path.clone(),
+                        what: *what,
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether this host can run commands in the sandbox: `true` in it, with

@@ -9,7 +9,9 @@
 //!
 //! Credentials are found by where tools keep them in a home folder
 //! (`~/.ssh`, `~/.aws`, `~/.config/gcloud`, `~/.docker/config.json`,
-//! `~/.netrc`, `~/.cargo/credentials*`) and in a cargo home. The homes
+//! `~/.netrc`, `~/.config/gh`, `~/.config/hub`, `~/.git-credentials`,
+//! `~/.npmrc`, `~/.pypirc`, `~/.kube`, `~/.cargo/credentials*`) and in a
+//! cargo home. The homes
 //! looked at are every read-only path itself, its parents, its children
 //! (so `/home` covers each user's), the host's users' homes, `$HOME`,
 //! `$CARGO_HOME` and `/usr/local/cargo`; whatever of them lies under a
@@ -27,6 +29,14 @@ const IN_HOME: &[&str] = &[
     ".config/gcloud",
     ".docker/config.json",
     ".netrc",
+    // GitHub's CLI and hub keep tokens here; git's store helper keeps
+    // passwords in the clear; npm, PyPI and Kubernetes keep their tokens.
+    ".config/gh",
+    ".config/hub",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".kube",
 ];
 
 /// A credential path to cover inside the sandbox.

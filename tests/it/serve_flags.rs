@@ -320,3 +320,60 @@ fn a_database_password_is_shown_neither_by_help_nor_by_an_error() {
     assert!(!stderr.contains("s3cret-pw"), "{stderr}");
     assert!(stderr.contains("mysql://root:***@db/x"), "{stderr}");
 }
+
+#[test]
+fn a_read_only_path_that_would_show_task_code_taskgates_own_files_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(home.join(".rustup")).unwrap();
+    let key = home.join("app.pem");
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem"),
+        &key,
+    )
+    .unwrap();
+    let key = key.display().to_string();
+    let work = home.join("taskgate-work").display().to_string();
+    let start = |key: &str, work: &str, ro_paths: String| {
+        let out = serve_command(&[])
+            .current_dir(dir.path())
+            .env("PRIVATE_KEY_PATH", key)
+            .env("TASKGATE_WORK_DIR", work)
+            .env("TASKGATE_SANDBOX_RO_PATHS", ro_paths)
+            .output()
+            .expect("the binary runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The folder holding the key, and a mirror inside the work directory.
+    assert_refused(
+        start(&key, &work, home.display().to_string()),
+        1,
+        &["TASKGATE_SANDBOX_RO_PATHS", "private key", "app.pem"],
+    );
+    assert_refused(
+        start(
+            &key,
+            &work,
+            format!("{}/.rustup:{work}/mirrors/acme", home.display()),
+        ),
+        1,
+        &["work directory", "taskgate-work"],
+    );
+    // The working directory holds the default database (the key and the
+    // work directory elsewhere).
+    let fixture_key = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/keys/test-app.pem");
+    let other_work = elsewhere.path().join("work").display().to_string();
+    assert_refused(
+        start(fixture_key, &other_work, dir.path().display().to_string()),
+        1,
+        &["database", "taskgate.db"],
+    );
+    // Nothing was opened or written.
+    assert!(!dir.path().join("taskgate.db").exists());
+    assert!(!home.join("taskgate-work").exists());
+    assert!(!elsewhere.path().join("work").exists());
+}

@@ -21,6 +21,41 @@ pub enum SettingError {
     NotANumber { name: String, value: String },
     #[error("TASKGATE_SANDBOX_RO_PATHS: `{0}` must be an absolute path other than /")]
     ReadOnlyPath(String),
+    /// A read-only path that would show task code one of taskgate's own
+    /// files (its key, `.env`, database, or the work directory with every
+    /// repository's mirror).
+    #[error(
+        "TASKGATE_SANDBOX_RO_PATHS: `{}` would show task code taskgate's own {what} `{}`: \
+         list only the toolchain's own folders (e.g. `~/.rustup` and `~/.cargo/bin`, \
+         not their parent)",
+        listed.display(),
+        own.display()
+    )]
+    ExposesOwnFile {
+        listed: PathBuf,
+        own: PathBuf,
+        what: OwnFile,
+    },
+}
+
+/// Which of taskgate's own files a read-only path would expose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnFile {
+    PrivateKey,
+    EnvFile,
+    Database,
+    WorkDir,
+}
+
+impl std::fmt::Display for OwnFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OwnFile::PrivateKey => "private key",
+            OwnFile::EnvFile => "`.env` file",
+            OwnFile::Database => "database",
+            OwnFile::WorkDir => "work directory (every repository's mirror and workspace)",
+        })
+    }
 }
 
 /// Why a run's commands may not run in the sandbox.

@@ -598,3 +598,65 @@ fn a_v2_cgroup_with_the_memory_controller_bounds_the_commands_memory_together() 
         (Some("64".into()), Some((1u64 << 30).to_string()))
     );
 }
+
+#[test]
+fn a_read_only_path_holding_taskgates_own_files_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let home = root.path().join("home/bot");
+    let work = home.join("taskgate-work");
+    std::fs::create_dir_all(work.join("mirrors/acme/other.git")).unwrap();
+    std::fs::create_dir_all(home.join(".rustup")).unwrap();
+    for file in ["app.pem", ".env", "taskgate.db"] {
+        std::fs::write(home.join(file), "x").unwrap();
+    }
+    let own = [
+        (OwnFile::PrivateKey, home.join("app.pem")),
+        (OwnFile::EnvFile, home.join(".env")),
+        (OwnFile::Database, home.join("taskgate.db")),
+        (OwnFile::WorkDir, work.clone()),
+    ];
+    let listing = |paths: &[&Path]| Sandbox {
+        ro_paths: paths.iter().map(|p| p.to_path_buf()).collect(),
+        ..Sandbox::default()
+    };
+    // The toolchain's own folder is fine.
+    assert_eq!(
+        listing(&[&home.join(".rustup")]).refuse_own_files(&own),
+        Ok(())
+    );
+    // A parent of the key, or a mirror inside the work directory, is not.
+    let refused = listing(&[&home.join(".rustup"), &root.path().join("home")])
+        .refuse_own_files(&own)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            SettingError::ExposesOwnFile {
+                what: OwnFile::PrivateKey,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    let refused = listing(&[&work.join("mirrors/acme/other.git")])
+        .refuse_own_files(&own)
+        .unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            SettingError::ExposesOwnFile {
+                what: OwnFile::WorkDir,
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    // Through a link to the home folder, too.
+    let link = root.path().join("link-to-home");
+    std::os::unix::fs::symlink(&home, &link).unwrap();
+    let refused = listing(&[&link]).refuse_own_files(&own).unwrap_err();
+    let message = refused
+        .to_string()
+        .replace(&root.path().display().to_string(), "<tmp>");
+    insta::assert_snapshot!(message, @"TASKGATE_SANDBOX_RO_PATHS: `<tmp>/link-to-home` would show task code taskgate's own private key `<tmp>/home/bot/app.pem`: list only the toolchain's own folders (e.g. `~/.rustup` and `~/.cargo/bin`, not their parent)");
+}

@@ -22,6 +22,12 @@ fn home_with_credentials(root: &Path) -> std::path::PathBuf {
         (".netrc", "secret-netrc"),
         (".cargo/credentials.toml", "secret-cargo"),
         (".cargo/credentials", "secret-cargo-old"),
+        (".config/gh/hosts.yml", "secret-gh"),
+        (".config/hub", "secret-hub"),
+        (".git-credentials", "secret-git"),
+        (".npmrc", "secret-npm"),
+        (".pypirc", "secret-pypi"),
+        (".kube/config", "secret-kube"),
         (".cargo/bin/tool", "tool-ok"),
         (".config/tool.toml", "config-ok"),
     ] {
@@ -40,6 +46,7 @@ async fn read_with_ro_paths(host: &Host, home: &Path, ro_paths: Vec<std::path::P
     let cmd = format!(
         "cd {}; for f in .ssh/id_ed25519 .aws/credentials .config/gcloud/credentials.db \
          .docker/config.json .netrc .cargo/credentials.toml .cargo/credentials \
+         .config/gh/hosts.yml .config/hub .git-credentials .npmrc .pypirc .kube/config \
          .cargo/bin/tool .config/tool.toml; do cat $f; echo; done; ls -A .ssh",
         home.display()
     );
