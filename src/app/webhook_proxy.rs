@@ -44,6 +44,8 @@ pub enum ChannelError {
     Status(http::StatusCode),
     #[error("nothing came from the channel for {seconds} s, not even a keep-alive")]
     Silent { seconds: u64 },
+    #[error(transparent)]
+    TooLarge(#[from] EventTooLarge),
 }
 
 /// Checks a `WEBHOOK_PROXY_URL` before anything starts.
@@ -66,18 +68,52 @@ pub struct StreamEvent {
     pub data: String,
 }
 
+/// The most one event may hold: GitHub's largest webhook body, and room
+/// for the headers smee relays beside it. A channel sending more is not
+/// relaying GitHub (anyone may post to a channel): the connection is
+/// dropped rather than its bytes held.
+pub const EVENT_LIMIT: usize = crate::intake::MAX_BODY_BYTES + 64 * 1024;
+const _: () = assert!(EVENT_LIMIT > crate::intake::MAX_BODY_BYTES);
+
+/// An event grew past its limit before it ended.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("an event on the channel grew past {limit} bytes, more than any webhook GitHub sends")]
+pub struct EventTooLarge {
+    pub limit: usize,
+}
+
 /// Splits an event stream into events as its bytes arrive, in whatever
 /// pieces (the WHATWG event-stream format: `field: value` lines, `data`
 /// lines joined by newlines, a blank line ending an event, `:` comments).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct EventStream {
     pending: Vec<u8>,
     name: Option<String>,
     data: Option<String>,
+    /// The most an unfinished event (its data and the line being read) may
+    /// hold.
+    limit: usize,
+}
+
+impl Default for EventStream {
+    fn default() -> Self {
+        EventStream::with_limit(EVENT_LIMIT)
+    }
 }
 
 impl EventStream {
-    pub fn push(&mut self, chunk: &[u8]) -> Vec<StreamEvent> {
+    pub fn with_limit(limit: usize) -> Self {
+        EventStream {
+            pending: Vec::new(),
+            name: None,
+            data: None,
+            limit,
+        }
+    }
+
+    /// The events `chunk` completes, or [`EventTooLarge`] once the event
+    /// being read holds more than the limit (nothing more should be read).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<Vec<StreamEvent>, EventTooLarge> {
         self.pending.extend_from_slice(chunk);
         let mut events = Vec::new();
         while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
@@ -110,8 +146,16 @@ impl EventStream {
                 },
                 _ => {} // `id`, `retry` and unknown fields: not needed here
             }
+            if self.data.as_ref().is_some_and(|d| d.len() > self.limit) {
+                return Err(EventTooLarge { limit: self.limit });
+            }
         }
-        events
+        // What is left is a line not ended yet, of the event being read.
+        let held = self.pending.len() + self.data.as_ref().map_or(0, String::len);
+        if held > self.limit {
+            return Err(EventTooLarge { limit: self.limit });
+        }
+        Ok(events)
     }
 }
 
@@ -196,7 +240,7 @@ async fn listen(
         let Ok(chunk) = frame.into_data() else {
             continue;
         };
-        for event in stream.push(&chunk) {
+        for event in stream.push(&chunk)? {
             match relayed(&event) {
                 Some(delivery) => forward(relay, target, delivery).await,
                 // smee's own `ready` and `ping` are named events; a message
@@ -245,7 +289,7 @@ mod tests {
     #[test]
     fn events_are_cut_wherever_the_bytes_break() {
         let text = ": keep-alive\r\nevent: ready\r\ndata: {}\r\n\r\ndata: {\"a\":\r\ndata: 1}\n\nevent: ping\ndata: x\n\n";
-        let whole = EventStream::default().push(text.as_bytes());
+        let whole = EventStream::default().push(text.as_bytes()).unwrap();
         assert_eq!(
             whole,
             vec![
@@ -268,13 +312,46 @@ mod tests {
         let piecewise: Vec<_> = text
             .as_bytes()
             .iter()
-            .flat_map(|b| stream.push(std::slice::from_ref(b)))
+            .flat_map(|b| stream.push(std::slice::from_ref(b)).unwrap())
             .collect();
         assert_eq!(piecewise, whole);
         // An event without data is no event; an unfinished one waits.
         assert!(EventStream::default()
             .push(b"event: x\n\ndata: y\n")
+            .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn an_event_past_the_limit_ends_the_connection_whatever_its_shape() {
+        // Within the limit: one event of 64 bytes of data.
+        let fits = format!("data: {}\n\n", "a".repeat(64));
+        let events = EventStream::with_limit(100).push(fits.as_bytes()).unwrap();
+        assert_eq!(events[0].data.len(), 64);
+        // A line that never ends, arriving in pieces.
+        let mut stream = EventStream::with_limit(100);
+        let piece = [b'a'; 60];
+        assert!(stream.push(b"data: ").is_ok());
+        assert!(stream.push(&piece).is_ok());
+        assert_eq!(
+            stream.push(&piece),
+            Err(EventTooLarge { limit: 100 }),
+            "held past the limit"
+        );
+        // Many short data lines of one event that never ends, a line at a
+        // time; events that end keep nothing.
+        let mut stream = EventStream::with_limit(100);
+        for _ in 0..5 {
+            assert!(stream.push(b"data: aaaaaaaaaa\n\n").is_ok());
+        }
+        let mut refused = None;
+        for _ in 0..12 {
+            if let Err(e) = stream.push(b"data: aaaaaaaaaa\n") {
+                refused = Some(e);
+                break;
+            }
+        }
+        assert_eq!(refused, Some(EventTooLarge { limit: 100 }));
     }
 
     #[test]
