@@ -48,7 +48,7 @@ pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, Ru
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
 pub use proof::{car_proof_gates, proof_gates, rollback_gates, stored_car_proof_gates};
-pub use sandbox::{Isolation, Sandbox, SandboxRun};
+pub use sandbox::{Isolation, OwnFile, Sandbox, SandboxRun};
 pub use test_merge::TestMerge;
 pub use workspace::Workspace;
 

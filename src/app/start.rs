@@ -144,6 +144,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             github: s.github.clone(),
             store: sync::SyncStore::of(s.store.clone()),
             pacing: config.pacing,
+            failed_reads: sync::FailedReads::default(),
         },
         task_commands: runs.commands(),
         proofs: runs.proofs(),

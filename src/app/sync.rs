@@ -37,7 +37,7 @@ mod first_read;
 mod pushed;
 mod store;
 
-pub use first_read::added_repositories;
+pub use first_read::{added_repositories, FailedReads, RETRY_READ_FIRST_MS, RETRY_READ_MAX_MS};
 pub(crate) use store::SyncStore;
 
 /// Where story plans live on the default branch.
@@ -74,6 +74,9 @@ pub struct Syncer {
     /// The write budget, for the note on a plan that needs more than an
     /// hour of it.
     pub pacing: taskgate_core::pace::Pacing,
+    /// Repositories whose lazy config read failed, and when to try again
+    /// (`first_read::FailedReads`).
+    pub failed_reads: first_read::FailedReads,
 }
 
 fn is_plan_file(path: &str) -> bool {

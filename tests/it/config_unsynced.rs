@@ -165,3 +165,54 @@ async fn a_config_with_problems_read_at_a_first_comment_is_said_once_and_the_def
     assert_eq!(record.config, None, "the defaults, recorded");
     app.assert_no_effect_failed().await;
 }
+
+#[tokio::test]
+async fn a_failed_config_read_is_not_tried_again_for_every_comment_until_its_wait_has_passed() {
+    const CONTENTS: &str = "GET /repos/{owner}/{repo}/contents/{path}";
+    let app = configured_but_unheard(ADMIN_FREEZE).await;
+    let config_reads = || {
+        (app.fake.requests().iter())
+            .filter(|r| r.method == "GET" && r.path.contains("/contents/.github/taskgate.yml"))
+            .count()
+    };
+    // GitHub fails every read of the file while it is down.
+    app.fake.inject(
+        CONTENTS,
+        fakehub::Fault::Status {
+            status: 502,
+            times: 1_000,
+        },
+    );
+    let repo = app.fake.repo(REPO);
+    let issue = repo.create_issue("Question", "", "octocat");
+    app.settle().await;
+    app.comment(issue, "octocat", "/taskgate help").await;
+    app.settle().await;
+    let after_first = config_reads();
+    assert!(after_first >= 1, "the first comment asks GitHub");
+    for _ in 0..3 {
+        app.comment(issue, "octocat", "/taskgate help").await;
+    }
+    app.settle().await;
+    assert_eq!(
+        app.bot_comments(issue).len(),
+        4,
+        "each answered, with the fallback"
+    );
+    assert_eq!(config_reads(), after_first, "the comments after it do not");
+    assert!(app
+        .store()
+        .repo_config(&repo_name())
+        .await
+        .unwrap()
+        .is_none());
+
+    // GitHub is back; the wait has passed: the next comment reads and
+    // records the config, and follows it.
+    app.fake.clear_faults();
+    app.advance(std::time::Duration::from_millis(
+        taskgate::app::sync::RETRY_READ_FIRST_MS as u64,
+    ));
+    insta::assert_snapshot!(maintainer_freezes(&app).await.join("\n"), @"@mia `/tg freeze` needs admin permission on the repository; @mia has maintain.");
+    assert_eq!(recorded(&app).await.config.as_deref(), Some(ADMIN_FREEZE));
+}

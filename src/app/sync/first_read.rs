@@ -8,8 +8,8 @@
 //!
 //! Owns: reading the config at the default branch's head, and what a
 //! failed read does: it is logged and leaves the repository as it was,
-//! never failing the delivery (the lazy read tries again at the next
-//! comment). Must not: decide which text is recorded or what a config's
+//! never failing the delivery (the lazy read tries again at a comment
+//! after a wait). Must not: decide which text is recorded or what a config's
 //! problems say (`core::config::push`).
 //!
 //! One idea a reader needs: `Syncer::repo_config` still reads no GitHub.
@@ -18,11 +18,17 @@
 //! commit (`Store::record_first_config`), and `repo_config` then finds it;
 //! when GitHub fails, or has not answered within 5 s, the comment is
 //! answered with the fallback as before.
+//!
+//! A failed lazy read is remembered per repository ([`FailedReads`]): the
+//! comments that follow use the fallback without asking GitHub (no token
+//! minted, no connection tried) until a wait that doubles with each failure
+//! has passed, so an unreachable GitHub costs one read per wait, not one per
+//! comment, and a GitHub coming back is not met by a read per comment queued.
 
 use std::time::Duration;
 
 use octocrab::Octocrab;
-use tracing::warn;
+use tracing::{debug, warn};
 
 use super::{read_file, SyncError, Syncer};
 use crate::github::RepoClient;
@@ -60,6 +66,48 @@ pub fn added_repositories(webhook: &Webhook) -> &[RepositoryRef] {
 /// GitHub that hangs delays the answer by this much, not by its own
 /// timeouts.
 const LAZY_READ_WAIT: Duration = Duration::from_secs(5);
+
+/// The wait after a repository's first failed lazy read, doubling with each
+/// failure up to [`RETRY_READ_MAX_MS`].
+pub const RETRY_READ_FIRST_MS: i64 = 10_000;
+pub const RETRY_READ_MAX_MS: i64 = 5 * 60_000;
+
+/// Repositories whose lazy config read failed: how many times in a row, and
+/// the time (the injected clock's) before which it is not tried again.
+#[derive(Debug, Default)]
+pub struct FailedReads {
+    repos: std::sync::Mutex<std::collections::HashMap<RepoName, (u32, i64)>>,
+}
+
+impl FailedReads {
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<RepoName, (u32, i64)>> {
+        self.repos.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// When `repo` may be read again, if not yet at `now`.
+    fn waiting(&self, repo: &RepoName, now: i64) -> Option<i64> {
+        self.lock()
+            .get(repo)
+            .map(|(_, at)| *at)
+            .filter(|at| *at > now)
+    }
+
+    /// One more failure at `now`; the time of the next try.
+    fn failed(&self, repo: &RepoName, now: i64) -> i64 {
+        let mut repos = self.lock();
+        let (failures, at) = repos.entry(repo.clone()).or_insert((0, now));
+        *failures += 1;
+        let wait = RETRY_READ_FIRST_MS
+            .saturating_mul(1 << (*failures - 1).min(16))
+            .min(RETRY_READ_MAX_MS);
+        *at = now + wait;
+        *at
+    }
+
+    fn succeeded(&self, repo: &RepoName) {
+        self.lock().remove(repo);
+    }
+}
 
 impl Syncer {
     /// The App was installed on `repos`: each one's config, read at its
@@ -133,9 +181,9 @@ impl Syncer {
 
     /// Before a comment in `repo` is read: with no config recorded for it,
     /// reads it now and records it (`Store::record_first_config`), so the
-    /// comment's commands follow it. A failure is logged: the comment then
-    /// follows the fallback (`Syncer::repo_config`) and the next one tries
-    /// again.
+    /// comment's commands follow it. A failure is logged and remembered:
+    /// the comment then follows the fallback (`Syncer::repo_config`), and so
+    /// do the next ones until the repository's wait has passed.
     pub async fn read_config_if_unrecorded(&self, installation: InstallationId, repo: &RepoName) {
         match self.store.repo_config(repo).await {
             Ok(None) => {}
@@ -145,16 +193,23 @@ impl Syncer {
                 return;
             }
         }
-        let read = tokio::time::timeout(LAZY_READ_WAIT, self.record_first_read(installation, repo));
-        match read.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                warn!(%repo, error = %e, "reading the config of a repository with none recorded failed: this comment follows the fallback");
-            }
-            Err(_) => {
-                warn!(%repo, wait_s = LAZY_READ_WAIT.as_secs(), "GitHub did not answer the config read of a repository with none recorded in time: this comment follows the fallback");
-            }
+        let now = self.store.clock().now_ms();
+        if let Some(at) = self.failed_reads.waiting(repo, now) {
+            debug!(%repo, retry_in_ms = at - now, "the config read of this repository failed lately: this comment follows the fallback");
+            return;
         }
+        let read = tokio::time::timeout(LAZY_READ_WAIT, self.record_first_read(installation, repo));
+        let why = match read.await {
+            Ok(Ok(())) => return self.failed_reads.succeeded(repo),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!(
+                "GitHub did not answer within {} s",
+                LAZY_READ_WAIT.as_secs()
+            ),
+        };
+        let now = self.store.clock().now_ms();
+        let retry_in_s = (self.failed_reads.failed(repo, now) - now) / 1000;
+        warn!(%repo, error = %why, retry_in_s, "reading the config of a repository with none recorded failed: comments follow the fallback until it is read again");
     }
 
     async fn record_first_read(
@@ -213,4 +268,27 @@ async fn config_at_head(
     };
     let config = read_file(client, repo, CONFIG_PATH, &sha).await?;
     Ok(Some((sha, config)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_doubles_with_each_failure_up_to_five_minutes_and_ends_at_a_success() {
+        let failed = FailedReads::default();
+        let repo = RepoName::parse("acme/widgets").unwrap();
+        let other = RepoName::parse("acme/gears").unwrap();
+        assert_eq!(failed.waiting(&repo, 0), None);
+        let waits: Vec<i64> = (0..7).map(|_| failed.failed(&repo, 0)).collect();
+        assert_eq!(
+            waits,
+            [10_000, 20_000, 40_000, 80_000, 160_000, 300_000, 300_000]
+        );
+        assert_eq!(failed.waiting(&repo, 299_999), Some(300_000));
+        assert_eq!(failed.waiting(&repo, 300_000), None, "tried again then");
+        assert_eq!(failed.waiting(&other, 0), None, "per repository");
+        failed.succeeded(&repo);
+        assert_eq!(failed.failed(&repo, 0), 10_000, "a success starts over");
+    }
 }
