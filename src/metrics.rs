@@ -260,7 +260,7 @@ impl WorkGauges {
         let todos_opened = Family::<Labels, Gauge>::default();
         registry.register(
             "branch_todos_opened",
-            "Branch todos ever opened, by failure kind and role",
+            "Branch todos ever opened, by failure kind and role (the ten roles with the most todos named, the rest summed as other)",
             todos_opened.clone(),
         );
         let todos_fixed = Gauge::default();
@@ -316,10 +316,10 @@ impl WorkGauges {
         }
         let stats = &snapshot.loop_stats;
         self.todos_opened.clear();
-        for ((kind, role), n) in &stats.todos_opened {
+        for ((kind, role), n) in stats.todos_opened_by_role(MAX_AGENTS) {
             self.todos_opened
-                .get_or_create(&vec![("kind", kind.clone()), ("role", role.clone())])
-                .set(*n as i64);
+                .get_or_create(&vec![("kind", kind), ("role", role)])
+                .set(n as i64);
         }
         self.todos_fixed.set(stats.todos_fixed as i64);
         self.fixed_seconds.set(stats.fixed_seconds_total as i64);
@@ -585,6 +585,32 @@ mod tests {
         taskgate_fix_todos_opened{agent="label:say \"fix\" \\ now",kind="timeout"} 1
         taskgate_fix_todos_opened{agent="mention:@claude",kind="test_failure"} 3
         "#);
+    }
+
+    #[test]
+    fn roles_beyond_the_cap_are_one_label_value() {
+        let mut stats = LoopStats::default();
+        for n in 0..(MAX_AGENTS + 5) {
+            // Role r00 opened the most; the five with the fewest are summed.
+            let opened = (MAX_AGENTS + 5 - n) as u64;
+            (stats.todos_opened).insert(("timeout".into(), format!("r{n:02}")), opened);
+        }
+        let text = Metrics::new().render(&Snapshot {
+            loop_stats: stats,
+            ..Snapshot::default()
+        });
+        let opened: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("taskgate_branch_todos_opened{"))
+            .collect();
+        assert_eq!(opened.len(), MAX_AGENTS + 1, "{text}");
+        assert!(opened.iter().any(|l| l.contains("role=\"r00\"")), "{text}");
+        assert!(!opened.iter().any(|l| l.contains("role=\"r14\"")), "{text}");
+        // r10..r14 opened 5, 4, 3, 2 and 1.
+        assert!(
+            text.contains("taskgate_branch_todos_opened{kind=\"timeout\",role=\"other\"} 15"),
+            "{text}"
+        );
     }
 
     #[test]

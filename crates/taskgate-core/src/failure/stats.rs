@@ -166,6 +166,31 @@ impl LoopStats {
         (all > 0).then(|| self.fixed_without_human as f64 / all as f64)
     }
 
+    /// The todos opened by (kind, role), with the `max_roles` roles that
+    /// opened the most named (ties by name) and the others summed as
+    /// [`OTHER_AGENTS`]: role names come from every repository's config,
+    /// so a scrape must neither grow with them nor show one tenant's names
+    /// beyond the busiest.
+    pub fn todos_opened_by_role(&self, max_roles: usize) -> BTreeMap<(String, String), u64> {
+        let mut by_role: BTreeMap<&str, u64> = BTreeMap::new();
+        for ((_, role), n) in &self.todos_opened {
+            *by_role.entry(role).or_default() += n;
+        }
+        let mut ranked: Vec<(&str, u64)> = by_role.into_iter().collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let named: Vec<&str> = ranked.iter().take(max_roles).map(|(r, _)| *r).collect();
+        let mut out: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for ((kind, role), n) in &self.todos_opened {
+            let role = if named.contains(&role.as_str()) {
+                role.clone()
+            } else {
+                OTHER_AGENTS.to_owned()
+            };
+            *out.entry((kind.clone(), role)).or_default() += n;
+        }
+        out
+    }
+
     /// The fix rate by (agent, kind), with the `max_agents` agents that
     /// opened the most todos named (ties by name) and the others summed
     /// as [`OTHER_AGENTS`].
