@@ -180,8 +180,9 @@ pub struct Snapshot {
     pub overrides: i64,
     /// Every repository's ship train stats, summed (`train::sum`).
     pub trains: taskgate_core::ship::TrainStats,
-    /// The ship queue's figures, from the story records.
-    pub ship_queue: taskgate_core::ship::figures::QueueFigures,
+    /// The ship queue's figures, from the sums kept beside the story
+    /// records.
+    pub ship_queue: taskgate_core::ship::figures::QueueTotals,
 }
 
 impl Pipeline {

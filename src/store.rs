@@ -53,6 +53,7 @@ mod schema;
 #[cfg(test)]
 mod schema_agreement;
 mod ship;
+mod ship_counts;
 pub(crate) mod sql;
 mod story_tasks;
 mod task_counts;

@@ -175,8 +175,12 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
     if let Ok(trains) = web.store.ship_train_stats().await {
         snapshot.trains = metrics::train_stats(&trains);
     }
-    if let Ok(figures) = ship_queue_figures(&web.store).await {
-        snapshot.ship_queue = figures;
+    if let Ok(totals) = web
+        .store
+        .ship_queue_totals(web.store.clock().now_ms())
+        .await
+    {
+        snapshot.ship_queue = totals;
     }
     (
         [(
@@ -186,17 +190,6 @@ async fn metrics_text(State(web): State<WebState>, headers: HeaderMap) -> Respon
         web.metrics.render(&snapshot),
     )
         .into_response()
-}
-
-/// The ship queue's figures over every repository's story records.
-pub(crate) async fn ship_queue_figures(
-    store: &crate::store::Store,
-) -> Result<taskgate_core::ship::figures::QueueFigures, crate::store::StoreError> {
-    let records = store.all_story_records().await?;
-    let now_ms = store.clock().now_ms();
-    Ok(taskgate_core::ship::figures::QueueFigures::of(
-        &records, now_ms,
-    ))
 }
 
 #[cfg(test)]

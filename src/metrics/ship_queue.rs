@@ -5,8 +5,9 @@
 //! proof runs per landed story (docs/metrics.md).
 //!
 //! Owns: these series' names, help texts and encoding. Must not: count
-//! anything itself: each scrape sets them from the stored records
-//! (`core::ship::figures`), so every replica says the same.
+//! anything itself: each scrape sets them from the sums the store keeps
+//! beside the records (`Store::ship_queue_totals`, `core::ship::figures`),
+//! so every replica says the same.
 
 use std::sync::{Arc, Mutex};
 
@@ -14,7 +15,7 @@ use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::Registry;
-use taskgate_core::ship::figures::QueueFigures;
+use taskgate_core::ship::figures::QueueTotals;
 
 /// The queue's series, set at each scrape.
 pub(super) struct ShipQueueMetrics {
@@ -99,24 +100,21 @@ impl ShipQueueMetrics {
         }
     }
 
-    pub(super) fn set(&self, f: &QueueFigures) {
+    pub(super) fn set(&self, t: &QueueTotals) {
         let mut below = 0;
         // The encoder sums the buckets: each gets only its own count.
-        let buckets: Vec<(f64, u64)> = f
-            .wait_buckets()
-            .into_iter()
-            .map(|(bound, cumulative)| {
+        let buckets: Vec<(f64, u64)> = (t.wait_buckets.iter())
+            .map(|&(bound, cumulative)| {
                 let own = cumulative - below;
                 below = cumulative;
                 (bound, own)
             })
             .collect();
-        let sum = f.waits_s.iter().sum::<i64>() as f64;
         *self.wait.0.lock().unwrap_or_else(|e| e.into_inner()) =
-            (sum, f.waits_s.len() as u64, buckets);
-        *self.landed.0.lock().unwrap_or_else(|e| e.into_inner()) = f.landed;
-        self.landed_last_hour.set(f.landed_last_hour as i64);
-        *self.proof_runs.0.lock().unwrap_or_else(|e| e.into_inner()) = f.proof_runs;
+            (t.wait_sum_s as f64, t.landed, buckets);
+        *self.landed.0.lock().unwrap_or_else(|e| e.into_inner()) = t.landed;
+        self.landed_last_hour.set(t.landed_last_hour as i64);
+        *self.proof_runs.0.lock().unwrap_or_else(|e| e.into_inner()) = t.proof_runs;
     }
 }
 
@@ -136,7 +134,7 @@ mod tests {
         };
         let records = [landed(30), landed(400), landed(5000)];
         let text = Metrics::new().render(&Snapshot {
-            ship_queue: QueueFigures::of(&records, 10_000_500),
+            ship_queue: QueueFigures::of(&records, 10_000_500).totals(),
             ..Snapshot::default()
         });
         let lines: Vec<&str> = text

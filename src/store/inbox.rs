@@ -537,7 +537,7 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
             repo,
             story,
             record,
-        } => super::ship::put_story_record(db, repo, story, record)?,
+        } => super::ship_counts::put(db, repo, story, record)?,
         Change::TrainUpdated { repo, train } => super::train::put(db, repo, train)?,
         Change::IssueAdopted {
             repo,

@@ -295,6 +295,47 @@ ALTER TABLE effects ADD COLUMN subject TEXT COLLATE "C";
 CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;
 "#,
+    // What `/metrics` sums over the ship records and the trains.
+    r#"
+ALTER TABLE story_ships ADD COLUMN landed_at_ms BIGINT;
+ALTER TABLE story_ships ADD COLUMN queue_wait_ms BIGINT;
+ALTER TABLE story_ships ADD COLUMN proof_runs BIGINT NOT NULL DEFAULT 0;
+UPDATE story_ships SET
+    landed_at_ms = (record::jsonb ->> 'landed_at_ms')::bigint,
+    queue_wait_ms = (record::jsonb ->> 'queue_wait_ms')::bigint,
+    proof_runs = COALESCE((record::jsonb ->> 'proof_runs')::bigint, 0);
+CREATE INDEX story_ships_landed ON story_ships(landed_at_ms) WHERE landed_at_ms IS NOT NULL;
+ALTER TABLE ship_trains ADD COLUMN stats TEXT COLLATE "C";
+UPDATE ship_trains SET stats = (record::jsonb -> 'stats')::text;
+CREATE TABLE ship_counts (
+    metric  TEXT COLLATE "C" PRIMARY KEY,
+    value   BIGINT NOT NULL
+);
+INSERT INTO ship_counts (metric, value)
+    SELECT 'landed', COUNT(*) FROM story_ships WHERE landed_at_ms IS NOT NULL
+UNION ALL SELECT 'wait_sum_s', CAST(COALESCE(SUM(COALESCE(queue_wait_ms, 0) / 1000), 0) AS BIGINT) FROM story_ships WHERE landed_at_ms IS NOT NULL
+UNION ALL SELECT 'proof_runs', CAST(COALESCE(SUM(proof_runs), 0) AS BIGINT) FROM story_ships
+UNION ALL SELECT 'wait_le_60', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 60
+UNION ALL SELECT 'wait_le_300', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 300
+UNION ALL SELECT 'wait_le_600', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 600
+UNION ALL SELECT 'wait_le_1200', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 1200
+UNION ALL SELECT 'wait_le_1800', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 1800
+UNION ALL SELECT 'wait_le_3600', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 3600
+UNION ALL SELECT 'wait_le_7200', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 7200
+UNION ALL SELECT 'wait_le_14400', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 14400
+UNION ALL SELECT 'wait_le_28800', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 28800
+UNION ALL SELECT 'wait_le_86400', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 86400;
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

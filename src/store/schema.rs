@@ -372,6 +372,49 @@ ALTER TABLE effects ADD COLUMN subject TEXT;
 CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;
 "#,
+    // What `/metrics` sums over the stories' ship records and the trains,
+    // kept beside each record as it is written (`store::ship`,
+    // `store::train`), so a scrape decodes no record.
+    r#"
+ALTER TABLE story_ships ADD COLUMN landed_at_ms INTEGER;
+ALTER TABLE story_ships ADD COLUMN queue_wait_ms INTEGER;
+ALTER TABLE story_ships ADD COLUMN proof_runs INTEGER NOT NULL DEFAULT 0;
+UPDATE story_ships SET
+    landed_at_ms = json_extract(record, '$.landed_at_ms'),
+    queue_wait_ms = json_extract(record, '$.queue_wait_ms'),
+    proof_runs = COALESCE(json_extract(record, '$.proof_runs'), 0);
+CREATE INDEX story_ships_landed ON story_ships(landed_at_ms) WHERE landed_at_ms IS NOT NULL;
+ALTER TABLE ship_trains ADD COLUMN stats TEXT;
+UPDATE ship_trains SET stats = json_extract(record, '$.stats');
+CREATE TABLE ship_counts (
+    metric  TEXT PRIMARY KEY,
+    value   INTEGER NOT NULL
+) WITHOUT ROWID;
+INSERT INTO ship_counts (metric, value)
+    SELECT 'landed', COUNT(*) FROM story_ships WHERE landed_at_ms IS NOT NULL
+UNION ALL SELECT 'wait_sum_s', COALESCE(SUM(COALESCE(queue_wait_ms, 0) / 1000), 0) FROM story_ships WHERE landed_at_ms IS NOT NULL
+UNION ALL SELECT 'proof_runs', COALESCE(SUM(proof_runs), 0) FROM story_ships
+UNION ALL SELECT 'wait_le_60', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 60
+UNION ALL SELECT 'wait_le_300', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 300
+UNION ALL SELECT 'wait_le_600', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 600
+UNION ALL SELECT 'wait_le_1200', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 1200
+UNION ALL SELECT 'wait_le_1800', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 1800
+UNION ALL SELECT 'wait_le_3600', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 3600
+UNION ALL SELECT 'wait_le_7200', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 7200
+UNION ALL SELECT 'wait_le_14400', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 14400
+UNION ALL SELECT 'wait_le_28800', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 28800
+UNION ALL SELECT 'wait_le_86400', COUNT(*) FROM story_ships
+    WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 86400;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

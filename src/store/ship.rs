@@ -4,29 +4,12 @@
 use rusqlite::params;
 
 use super::db::Db;
+
 use super::{Store, StoreError};
 use taskgate_core::ids::{IssueNumber, RepoName, StoryId};
 use taskgate_core::ship::{StoryRecord, StoryRunRef, StoryWorkflow};
 use taskgate_core::story::Marker;
 use taskgate_core::sync::StoryPlan;
-
-pub(super) fn put_story_record(
-    db: &Db,
-    repo: &RepoName,
-    story: &StoryId,
-    record: &StoryRecord,
-) -> Result<(), StoreError> {
-    db.execute(
-        "INSERT INTO story_ships (repo, story, record) VALUES (?1, ?2, ?3)
-         ON CONFLICT(repo, story) DO UPDATE SET record = ?3",
-        params![
-            repo.as_str(),
-            story.as_str(),
-            serde_json::to_string(record).expect("plain data serialises")
-        ],
-    )?;
-    Ok(())
-}
 
 /// A story as the API lists it: where it lives and its story issue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -332,6 +315,96 @@ mod tests {
             crate::store::audit::tests::apply(&store, changes).await;
             let waiting = store.ship_queues_waiting().await.unwrap();
             assert_eq!(waiting, vec![(a, StoryId::new("file:early"))], "b's queue is busy");
+        }
+    }
+
+    on_both_backends! {
+        async fn the_queue_totals_kept_beside_the_records_equal_the_records_figures(store: Store) {
+            use taskgate_core::ship::figures::QueueFigures;
+            use taskgate_core::Change;
+            const HOUR: i64 = 3_600_000;
+            let now = 100 * HOUR;
+            let landed = |at: i64, wait_s: i64, runs: u32| StoryRecord {
+                landed_at_ms: Some(at),
+                queue_wait_ms: Some(wait_s * 1000 + 999),
+                proof_runs: runs,
+                ..StoryRecord::default()
+            };
+            let records = [
+                landed(now - 10 * 60_000, 600, 1),
+                landed(now - HOUR, 59, 2),
+                landed(now - 3 * HOUR, 3000, 1),
+                landed(now - 30 * HOUR, 90_000, 3),
+                landed(now + 500, 60, 1),
+                StoryRecord { proof_runs: 4, ..StoryRecord::default() },
+            ];
+            let repo = RepoName::parse("o/r").unwrap();
+            let changes = (records.iter().enumerate())
+                .map(|(i, r)| Change::ShipUpdated {
+                    repo: repo.clone(),
+                    story: StoryId::new(format!("file:s{i}")),
+                    record: Box::new(r.clone()),
+                })
+                .collect();
+            crate::store::audit::tests::apply(&store, changes).await;
+            let expected = QueueFigures::of(&records, now).totals();
+            assert_eq!(store.ship_queue_totals(now).await.unwrap(), expected);
+            assert_eq!((expected.landed, expected.landed_last_hour, expected.proof_runs), (5, 2, 12));
+            // A record written again moves its sums with it.
+            let again = vec![Change::ShipUpdated {
+                repo: repo.clone(),
+                story: StoryId::new("file:s5"),
+                record: Box::new(landed(now - 60_000, 10, 5)),
+            }];
+            crate::store::audit::tests::apply(&store, again).await;
+            let totals = store.ship_queue_totals(now).await.unwrap();
+            assert_eq!((totals.landed, totals.landed_last_hour, totals.proof_runs), (6, 3, 13));
+        }
+    }
+
+    on_both_backends! {
+        async fn a_scrape_over_ten_thousand_stories_decodes_no_ship_record(store: Store) {
+            use taskgate_core::ship::figures::QueueFigures;
+            use taskgate_core::Change;
+            let now = 1_000 * 3_600_000;
+            let repo = RepoName::parse("o/r").unwrap();
+            let all: Vec<StoryRecord> = (0..10_000i64)
+                .map(|n| StoryRecord {
+                    landed_at_ms: (n % 2 == 0).then_some(now - n * 60_000),
+                    queue_wait_ms: (n % 2 == 0).then_some(n * 1_000),
+                    proof_runs: 1 + (n % 3) as u32,
+                    ..record(taskgate_core::ship::ShipState::Queued, n)
+                })
+                .collect();
+            for (chunk, records) in all.chunks(1_000).enumerate() {
+                let changes = (records.iter().enumerate())
+                    .map(|(i, r)| Change::ShipUpdated {
+                        repo: repo.clone(),
+                        story: StoryId::new(format!("file:s{chunk}-{i}")),
+                        record: Box::new(r.clone()),
+                    })
+                    .collect();
+                crate::store::audit::tests::apply(&store, changes).await;
+            }
+            // What a scrape cost before: every record decoded.
+            let started = std::time::Instant::now();
+            let decoded = store.all_story_records().await.unwrap();
+            let before = QueueFigures::of(&decoded, now).totals();
+            let decoding = started.elapsed();
+            // No record could be decoded now: the scrape does not try.
+            store
+                .write(|db| db.execute("UPDATE story_ships SET record = 'not json'", params![]))
+                .await
+                .unwrap();
+            // The first read after the rewrite of every row pays for it;
+            // a scrape's is the second.
+            store.ship_queue_totals(now).await.unwrap();
+            let started = std::time::Instant::now();
+            let totals = store.ship_queue_totals(now).await.unwrap();
+            let summing = started.elapsed();
+            assert_eq!(totals, before);
+            assert_eq!((totals.landed, totals.landed_last_hour), (5_000, 30));
+            eprintln!("10,000 stories: decoding every record {decoding:?}, the kept sums {summing:?}");
         }
     }
 }

@@ -44,6 +44,27 @@ pub struct QueueFigures {
 
 const HOUR_MS: i64 = 3_600_000;
 
+/// The queue's figures as `/metrics` shows them: sums a store can keep
+/// without reading every story's record ([`QueueFigures::totals`] over the
+/// records is the same).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueTotals {
+    pub landed: u64,
+    pub landed_last_hour: u64,
+    pub proof_runs: u64,
+    /// The landed stories' waits, summed, in seconds.
+    pub wait_sum_s: i64,
+    /// The wait histogram's cumulative counts, one per [`WAIT_BUCKETS_S`]
+    /// bound, then `+Inf` ([`QueueFigures::wait_buckets`]).
+    pub wait_buckets: Vec<(f64, u64)>,
+}
+
+/// The start of the hour `landed_last_hour` counts at `now_ms`: a landing
+/// after it (or later than now) is in it.
+pub fn last_hour_from(now_ms: i64) -> i64 {
+    now_ms - HOUR_MS
+}
+
 impl QueueFigures {
     /// The figures of `records` at `now_ms`.
     pub fn of<'a>(records: impl IntoIterator<Item = &'a StoryRecord>, now_ms: i64) -> Self {
@@ -97,6 +118,17 @@ impl QueueFigures {
             .collect();
         out.push((f64::INFINITY, self.waits_s.len() as u64));
         out
+    }
+
+    /// What `/metrics` shows of these figures.
+    pub fn totals(&self) -> QueueTotals {
+        QueueTotals {
+            landed: self.landed,
+            landed_last_hour: self.landed_last_hour,
+            proof_runs: self.proof_runs,
+            wait_sum_s: self.waits_s.iter().sum(),
+            wait_buckets: self.wait_buckets(),
+        }
     }
 
     /// Proof runs per landed story; `None` before anything landed.
