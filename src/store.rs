@@ -43,6 +43,7 @@ mod pacing;
 mod pauses;
 mod payloads;
 mod pg;
+pub mod pg_tls;
 mod plans;
 mod quarantine;
 mod recorded;
@@ -113,6 +114,8 @@ pub enum StoreError {
     UnsupportedUrl(String),
     #[error("stored data is corrupt: {0}")]
     Corrupt(String),
+    #[error(transparent)]
+    PgTls(#[from] pg_tls::PgTlsError),
     #[error(
         "the database is at schema version {found}, newer than this taskgate knows ({known}): \
          run the newer taskgate, or `taskgate migrate` with it"

@@ -192,8 +192,11 @@ pub(crate) struct PgConn {
 }
 
 impl PgConn {
+    /// Connects as `url` says, its `sslmode` and `sslrootcert` included
+    /// (`store::pg_tls`).
     pub fn connect(url: &str) -> Result<PgConn, StoreError> {
-        let client = postgres::Client::connect(url, postgres::NoTls)?;
+        let target = super::pg_tls::PgTarget::parse(url)?;
+        let client = (target.connect()).map_err(|e| StoreError::Postgres(target.explain(&e)))?;
         Ok(PgConn {
             client,
             prepared: HashMap::new(),

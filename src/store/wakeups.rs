@@ -224,7 +224,7 @@ fn listen(to: &ListenTo, targets: &WakeTargets) {
                     Err(why) => why,
                 }
             }
-            Err(e) => e.to_string(),
+            Err(why) => why,
         };
         if !lost {
             warn!(error = %why, "lost the connection that hears other replicas' wake-ups; polling until it is back");
@@ -235,10 +235,13 @@ fn listen(to: &ListenTo, targets: &WakeTargets) {
     }
 }
 
-fn connect(url: &str) -> Result<postgres::Client, postgres::Error> {
-    let mut config: postgres::Config = url.parse()?;
+fn connect(url: &str) -> Result<postgres::Client, String> {
+    let target = super::pg_tls::PgTarget::parse(url).map_err(|e| e.to_string())?;
+    let mut config = target.config.clone();
     config.application_name(LISTENER_NAME);
-    config.connect(postgres::NoTls)
+    config
+        .connect(target.tls.clone())
+        .map_err(|e| target.explain(&e))
 }
 
 /// Turns the notifications `client` hears into wakes until the targets are

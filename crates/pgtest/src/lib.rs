@@ -12,7 +12,9 @@
 //! - **Unix socket only** (`listen_addresses = ''`, the socket in the
 //!   cluster's own directory): no network, and no port clash with another
 //!   cluster or a system server. The port ([`PORT`], always 5432) only names
-//!   the socket file.
+//!   the socket file. A test of a client's TLS settings starts a cluster of
+//!   its own that also listens on 127.0.0.1, on a free port, with a
+//!   certificate it made ([`PgCluster::start_on_tcp`]).
 //! - **Never as root.** `initdb` and `postgres` refuse to run as root. When
 //!   the tests run as root (CI does), the three programs run as `nobody`
 //!   (std's `Command::uid`/`gid`, which also drop supplementary groups), the
@@ -116,6 +118,17 @@ pub struct PgCluster {
     next_database: AtomicU64,
     /// Appended to `CREATE DATABASE`.
     create_strategy: &'static str,
+    /// [`PORT`] on the socket; a free one for a cluster also on TCP.
+    port: u16,
+    /// Also listening on 127.0.0.1 (and with TLS where given).
+    tcp: Option<Option<TlsFiles>>,
+}
+
+/// A server certificate and its key, for a cluster that offers TLS.
+#[derive(Debug, Clone)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -128,6 +141,25 @@ impl PgCluster {
     /// Creates and starts a cluster (about 0.7 s), with [`USER`] as its
     /// superuser and trust authentication on its socket.
     pub fn start() -> Result<PgCluster, PgError> {
+        PgCluster::start_with(None)
+    }
+
+    /// A cluster that also listens on 127.0.0.1 (on a free port:
+    /// [`PgCluster::tcp_url`]), offering TLS with `tls` where given
+    /// (trust authentication, as on the socket): for testing a client's
+    /// TLS settings.
+    pub fn start_on_tcp(tls: Option<TlsFiles>) -> Result<PgCluster, PgError> {
+        PgCluster::start_with(Some(tls))
+    }
+
+    fn start_with(tcp: Option<Option<TlsFiles>>) -> Result<PgCluster, PgError> {
+        let port = match tcp {
+            None => PORT,
+            Some(_) => std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .map_err(io_error("finding a free port"))?,
+        };
         let path = std::env::var_os("PATH");
         let bindir = find::bindir(path.as_deref(), Path::new(find::DEBIAN_ROOT))?;
         let run_as = unprivileged_user()?;
@@ -143,6 +175,8 @@ impl PgCluster {
             watchdog: Mutex::new(Some(watchdog)),
             next_database: AtomicU64::new(0),
             create_strategy: "",
+            port,
+            tcp,
         };
         cluster.init_and_start(&bindir)?;
         // PostgreSQL 15's default, WAL_LOG, writes template1 (8 MB) to the
@@ -159,7 +193,7 @@ impl PgCluster {
     }
 
     fn init_and_start(&self, bindir: &Path) -> Result<(), PgError> {
-        let socket = self.dir.join(format!(".s.PGSQL.{PORT}"));
+        let socket = self.dir.join(format!(".s.PGSQL.{}", self.port));
         // sun_path holds 108 bytes, its terminating NUL included.
         if self.dir.to_str().is_none() || socket.as_os_str().len() > 107 {
             return Err(PgError::UnusableTempDir(self.dir.clone()));
@@ -213,11 +247,18 @@ impl PgCluster {
     /// `pg_ctl -o`, which goes through a shell: no quoting to get wrong).
     fn configure(&self, conf: &Path) -> Result<(), PgError> {
         let dir = self.socket_dir_str().replace('\'', "''");
+        let port = self.port;
+        let listen = if self.tcp.is_some() { "127.0.0.1" } else { "" };
+        let tls = match &self.tcp {
+            Some(Some(files)) => self.tls_settings(files)?,
+            _ => String::new(),
+        };
         let settings = format!(
-            "\n# pgtest: a throwaway cluster on a Unix socket only\n\
-             listen_addresses = ''\n\
+            "\n# pgtest: a throwaway cluster on a Unix socket (and 127.0.0.1 where asked)\n\
+             listen_addresses = '{listen}'\n\
              unix_socket_directories = '{dir}'\n\
-             port = {PORT}\n\
+             port = {port}\n\
+             {tls}\
              fsync = off\n\
              synchronous_commit = off\n\
              full_page_writes = off\n\
@@ -238,6 +279,29 @@ impl PgCluster {
             .open(conf)
             .and_then(|mut file| file.write_all(settings.as_bytes()))
             .map_err(io_error("writing the test settings into postgresql.conf"))
+    }
+
+    /// Copies the certificate and key into the cluster's directory, owned
+    /// by the server's user (the server refuses a key others may read),
+    /// and says where they are.
+    fn tls_settings(&self, files: &TlsFiles) -> Result<String, PgError> {
+        use std::os::unix::fs::PermissionsExt;
+        let (cert, key) = (self.dir.join("server.crt"), self.dir.join("server.key"));
+        for (from, to) in [(&files.cert, &cert), (&files.key, &key)] {
+            std::fs::copy(from, to).map_err(io_error("copying the TLS certificate and key"))?;
+            std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o600))
+                .map_err(io_error("making the TLS key private"))?;
+            if let Some(user) = self.run_as {
+                chown(to, Some(user.uid), Some(user.gid))
+                    .map_err(io_error("handing the TLS files to `nobody`"))?;
+            }
+        }
+        let quoted = |p: &Path| p.to_string_lossy().replace('\'', "''");
+        Ok(format!(
+            "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+            quoted(&cert),
+            quoted(&key)
+        ))
     }
 
     fn command(&self, program: &Path) -> Command {
@@ -284,7 +348,20 @@ impl PgCluster {
     /// what `DATABASE_URL` takes, and the `postgres` crate too.
     pub fn url(&self, dbname: &str) -> String {
         let host = utf8_percent_encode(self.socket_dir_str(), NON_ALPHANUMERIC);
-        format!("postgres://{USER}@{host}:{PORT}/{dbname}")
+        format!("postgres://{USER}@{host}:{}/{dbname}", self.port)
+    }
+
+    /// A URL for database `dbname` over TCP, for a cluster started with
+    /// [`PgCluster::start_on_tcp`] (`postgres://taskgate@127.0.0.1:PORT/dbname`).
+    ///
+    /// # Panics
+    /// On a cluster that listens on its socket only.
+    pub fn tcp_url(&self, dbname: &str) -> String {
+        assert!(
+            self.tcp.is_some(),
+            "pgtest: this cluster is on its socket only"
+        );
+        format!("postgres://{USER}@127.0.0.1:{}/{dbname}", self.port)
     }
 
     /// The key-value form for database `dbname` (`host=… port=5432
@@ -294,7 +371,10 @@ impl PgCluster {
             .socket_dir_str()
             .replace('\\', "\\\\")
             .replace('\'', "\\'");
-        format!("host='{host}' port={PORT} user={USER} dbname={dbname}")
+        format!(
+            "host='{host}' port={} user={USER} dbname={dbname}",
+            self.port
+        )
     }
 
     /// The directory of the server's socket; `data/` and `server.log` (the
