@@ -376,14 +376,11 @@ mod tests {
         );
         let clash = CommitSha(clash);
         let moved = CommitSha(repo.push_files("main", &[("shared.txt", "moved\n")], "M", "alice"));
-        let merge_on = |branch: &'static str, previous: CommitSha, head: CommitSha| {
-            let gh_repo = gh_repo;
-            async move {
-                gh_repo
-                    .merge_onto(branch, &previous, &head, "Merge")
-                    .await
-                    .unwrap()
-            }
+        let merge_on = move |branch: &'static str, previous: CommitSha, head: CommitSha| async move {
+            gh_repo
+                .merge_onto(branch, &previous, &head, "Merge")
+                .await
+                .unwrap()
         };
 
         // Nothing came in between: the merge of the two is taken.
