@@ -8,6 +8,8 @@
 //! branch, and what lands is what it built and proved. Her file never
 //! reaches the default branch.
 
+use fakehub::{BypassActor, Rule, Ruleset};
+
 use crate::support::eventually;
 use crate::support::shipped::Shipped;
 
@@ -127,5 +129,67 @@ async fn a_push_racing_a_rollbacks_revert_never_reaches_the_default_branch() {
         "later work kept"
     );
     assert_eq!(sh.state().await, "rolled-back");
+    sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_push_racing_the_merge_a_linear_proof_is_squashed_from_never_reaches_the_default_branch()
+{
+    // Linear history is required (taskgate may bypass the rest): the
+    // proof is the merge's tree committed on the base alone, so the merge
+    // it is squashed from must be the story's alone.
+    let sh = Shipped::story()
+        .config("ship_label: ship\nship_train: false\n")
+        .shippable()
+        .await;
+    sh.repo().with_ruleset(
+        Ruleset::new("linear")
+            .rule(Rule::pull_request())
+            .rule(Rule::RequiredLinearHistory)
+            .bypass(BypassActor::App(sh.s.app.fake.app_id())),
+    );
+    let base = sh.main_head();
+    mallory_races(&sh, "taskgate/ship-*");
+    sh.add_ship_label().await;
+    sh.landed().await;
+    assert_only_the_story_landed(&sh);
+    assert_eq!(sh.parents(&sh.main_head()), [base], "the squash landed");
+    sh.s.app.assert_contract_kept();
+}
+
+/// Mallory pushes onto the branch after every write taskgate makes to a
+/// branch matching `pattern`.
+fn mallory_races_every_write(repo: &fakehub::RepoHandle, pattern: &'static str) {
+    repo.on_next_write_to(pattern, move |repo, branch| {
+        let files = [(HERS, "unreviewed\n")];
+        repo.push_files(branch, &files, "One more thing", "mallory");
+        mallory_races_every_write(repo, pattern);
+    });
+}
+
+#[tokio::test]
+async fn a_proof_raced_on_every_branch_is_refused_with_why_and_nothing_lands() {
+    let sh = Shipped::story()
+        .config("ship_label: ship\nship_train: false\n")
+        .shippable()
+        .await;
+    let before = sh.main_head();
+    sh.s.app.fake.add_user("mallory", 99, "write");
+    mallory_races_every_write(&sh.repo(), "taskgate/ship-*");
+    sh.add_ship_label().await;
+    let pr = sh.story_pr().unwrap().number;
+    let why = "Someone else's commit landed on the branch while taskgate built the proof commit, on 3 branches in a row";
+    eventually("the ship is refused, saying why", || async {
+        let said = [
+            sh.s.app.bot_comments(sh.story_issue),
+            sh.s.app.bot_comments(pr),
+        ];
+        said.iter().flatten().any(|c| c.contains(why))
+    })
+    .await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.main_head(), before, "nothing landed");
+    assert_eq!(sh.repo().file("main", HERS), None);
+    assert!(!sh.story_pr().unwrap().merged);
     sh.s.app.assert_contract_kept();
 }
