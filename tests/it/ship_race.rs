@@ -8,8 +8,6 @@
 //! branch, and what lands is what it built and proved. Her file never
 //! reaches the default branch.
 
-use fakehub::{BypassActor, Rule, Ruleset};
-
 use crate::support::eventually;
 use crate::support::shipped::Shipped;
 
@@ -129,31 +127,6 @@ async fn a_push_racing_a_rollbacks_revert_never_reaches_the_default_branch() {
         "later work kept"
     );
     assert_eq!(sh.state().await, "rolled-back");
-    sh.s.app.assert_contract_kept();
-}
-
-#[tokio::test]
-async fn a_push_racing_the_merge_a_linear_proof_is_squashed_from_never_reaches_the_default_branch()
-{
-    // Linear history is required (taskgate may bypass the rest): the
-    // proof is the merge's tree committed on the base alone, so the merge
-    // it is squashed from must be the story's alone.
-    let sh = Shipped::story()
-        .config("ship_label: ship\nship_train: false\n")
-        .shippable()
-        .await;
-    sh.repo().with_ruleset(
-        Ruleset::new("linear")
-            .rule(Rule::pull_request())
-            .rule(Rule::RequiredLinearHistory)
-            .bypass(BypassActor::App(sh.s.app.fake.app_id())),
-    );
-    let base = sh.main_head();
-    mallory_races(&sh, "taskgate/ship-*");
-    sh.add_ship_label().await;
-    sh.landed().await;
-    assert_only_the_story_landed(&sh);
-    assert_eq!(sh.parents(&sh.main_head()), [base], "the squash landed");
     sh.s.app.assert_contract_kept();
 }
 
