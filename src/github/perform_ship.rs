@@ -4,6 +4,9 @@
 //! queue's next look recorded through the inbox.
 //! What GitHub answers (the merge commit, a conflict, a base that moved)
 //! goes back to the story as an internal ship event; the core decides.
+//! Every commit built here is the one GitHub's answers name, its parents
+//! checked (`RepoClient::merge_onto`); a branch's tip is never adopted
+//! (issue 51).
 
 use serde_json::json;
 
@@ -11,9 +14,9 @@ use super::client::GitHubError;
 use super::perform::Ctx;
 use super::perform_land::{land, Landing};
 use super::perform_runs::ship_event;
-use super::repo::{CarBuild, MergeOutcome};
+use super::repo::{fresh_branch, CarBuild, Merged, BUILD_ATTEMPTS};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
-use taskgate_core::ship::{CarHead, CarId, ShipWhat};
+use taskgate_core::ship::{self, CarHead, CarId, RacedBuild, ShipWhat};
 use taskgate_core::Effect;
 
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
@@ -157,9 +160,12 @@ impl<'a> Proof<'a> {
 
 /// Sets the ship branch to `base` and merges `head` into it; with
 /// `linear`, commits the merge's tree again on `base` alone (the story
-/// squashed onto the base) and points the ship branch there. A retry
-/// after a lost answer finds the merge commit it made already (the ship
-/// branch's head, whose parents are `base` and `head`).
+/// squashed onto the base) and points the ship branch there. What is
+/// proven is the commit GitHub's answers name, never the branch's tip: a
+/// merge that came back on someone else's commit is built again on a
+/// fresh branch (at most [`BUILD_ATTEMPTS`] in all, then the proof is
+/// refused), and a retry after a lost answer builds again rather than
+/// adopting whatever the branch holds.
 async fn prepare(
     ctx: &Ctx<'_>,
     proof: &Proof<'_>,
@@ -168,36 +174,46 @@ async fn prepare(
     linear: bool,
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(proof.repo);
-    if ctx.attempt > 1 && !linear {
-        if let Some(tip) = gh.branch_head(proof.branch).await? {
-            if gh.commit_parents(&tip).await? == [base.clone(), head.clone()] {
-                return proof_commit(ctx, proof, tip).await;
+    let mut on = proof.branch.to_owned();
+    for attempt in 1..=BUILD_ATTEMPTS {
+        if attempt > 1 {
+            on = fresh_branch(proof.branch);
+        }
+        gh.set_branch(&on, base).await?;
+        let commit = match gh.merge_onto(&on, base, head, message).await? {
+            Merged::Made(commit) if linear => {
+                let tree = gh.commit_tree(&commit).await?;
+                let squashed = gh
+                    .create_commit(message, &tree, std::slice::from_ref(base))
+                    .await?;
+                gh.set_branch(&on, &squashed).await?;
+                squashed
             }
-        }
+            Merged::Made(commit) => commit,
+            // The base contains the story already: the base itself is what
+            // would land, and it is what gets tested.
+            Merged::Contained => base.clone(),
+            Merged::Conflict(why) => {
+                let what = ShipWhat::ProofConflict {
+                    round: proof.round,
+                    why: format!("it does not merge cleanly with the base (GitHub: {why})"),
+                };
+                ship_event(ctx, proof.repo, proof.story, what, "proof-conflict").await?;
+                return Ok(Some(json!({ "conflict": why }).to_string()));
+            }
+            Merged::Raced { found } => {
+                tracing::warn!(branch = %on, ?found, "a merge came back on someone else's commit: built again on a fresh branch");
+                continue;
+            }
+        };
+        return proof_commit(ctx, proof, commit).await;
     }
-    gh.set_branch(proof.branch, base).await?;
-    match gh.merge_into(proof.branch, head, message).await? {
-        MergeOutcome::Merged(commit) if linear => {
-            let tree = gh.commit_tree(&commit).await?;
-            let squashed = gh
-                .create_commit(message, &tree, std::slice::from_ref(base))
-                .await?;
-            gh.set_branch(proof.branch, &squashed).await?;
-            proof_commit(ctx, proof, squashed).await
-        }
-        MergeOutcome::Merged(commit) => proof_commit(ctx, proof, commit).await,
-        // The base contains the story already: the base itself is what
-        // would land, and it is what gets tested.
-        MergeOutcome::NothingToMerge => proof_commit(ctx, proof, base.clone()).await,
-        MergeOutcome::Conflict(why) => {
-            let what = ShipWhat::ProofConflict {
-                round: proof.round,
-                why: format!("it does not merge cleanly with the base (GitHub: {why})"),
-            };
-            ship_event(ctx, proof.repo, proof.story, what, "proof-conflict").await?;
-            Ok(Some(json!({ "conflict": why }).to_string()))
-        }
-    }
+    let what = ShipWhat::ProofConflict {
+        round: proof.round,
+        why: ship::raced(RacedBuild::Proof, &on, BUILD_ATTEMPTS),
+    };
+    ship_event(ctx, proof.repo, proof.story, what, "proof-raced").await?;
+    Ok(Some(json!({ "raced": on }).to_string()))
 }
 
 async fn proof_commit(
@@ -217,7 +233,8 @@ async fn proof_commit(
 /// Builds a train car's commit and tells the train through the inbox,
 /// on the car's first story (whose config the train reads): its commit
 /// and tree, or the story whose head conflicts. A retry starts again from
-/// the base (`build_car` resets the branch first).
+/// the base (`build_car` resets the branch first). A car raced on every
+/// branch it was tried on is not built: the train forms it again.
 async fn build_car(
     ctx: &Ctx<'_>,
     repo: &RepoName,
@@ -288,6 +305,15 @@ async fn build_car(
             };
             (what, "car-story-refused", result)
         }
+        CarBuild::Raced { branch } => {
+            let result = json!({ "raced": branch });
+            let what = ShipWhat::CarFailed {
+                car,
+                why: ship::raced(RacedBuild::Car, &branch, BUILD_ATTEMPTS),
+                refused: false,
+            };
+            (what, "car-raced", result)
+        }
     };
     ship_event(ctx, repo, &first, what, name).await?;
     Ok(Some(result.to_string()))
@@ -295,7 +321,10 @@ async fn build_car(
 
 /// Builds the revert commit: the tree of `reverts`' first parent on top of
 /// `reverts`, then `onto`'s head merged in (nothing to merge when `onto`
-/// is still at `reverts`).
+/// is still at `reverts`). As for a proof, what lands is the commit
+/// GitHub's answers name: a merge that came back on someone else's commit
+/// is built again on a fresh branch, and the revert branch (the revert
+/// PR's head) is then pointed at what was built.
 async fn revert(
     ctx: &Ctx<'_>,
     proof: &Proof<'_>,
@@ -317,27 +346,50 @@ async fn revert(
     let undone = gh
         .create_commit(message, &tree, std::slice::from_ref(reverts))
         .await?;
-    gh.set_branch(proof.branch, &undone).await?;
     let head = gh
         .branch_head(onto)
         .await?
         .ok_or_else(|| GitHubError::Unexpected(format!("`{onto}` has no head")))?;
     let merge = format!("Merge {onto} into the revert\n\n{message}");
-    let what = match gh.merge_into(proof.branch, &head, &merge).await? {
-        MergeOutcome::Merged(commit) => ShipWhat::RevertCommit {
+    let mut on = proof.branch.to_owned();
+    for attempt in 1..=BUILD_ATTEMPTS {
+        if attempt > 1 {
+            on = fresh_branch(proof.branch);
+        }
+        gh.set_branch(&on, &undone).await?;
+        let commit = match gh.merge_onto(&on, &undone, &head, &merge).await? {
+            Merged::Made(commit) => commit,
+            Merged::Contained => undone.clone(),
+            Merged::Conflict(why) => {
+                let what = ShipWhat::RevertRefused {
+                    round: proof.round,
+                    why: format!(
+                        "The revert does not merge with `{onto}` as it is now (GitHub: {why})."
+                    ),
+                };
+                ship_event(ctx, proof.repo, proof.story, what, "revert-commit").await?;
+                return Ok(None);
+            }
+            Merged::Raced { found } => {
+                tracing::warn!(branch = %on, ?found, "a merge came back on someone else's commit: built again on a fresh branch");
+                continue;
+            }
+        };
+        if on != proof.branch {
+            gh.set_branch(proof.branch, &commit).await?;
+        }
+        let what = ShipWhat::RevertCommit {
             round: proof.round,
             commit,
-        },
-        MergeOutcome::NothingToMerge => ShipWhat::RevertCommit {
-            round: proof.round,
-            commit: undone,
-        },
-        MergeOutcome::Conflict(why) => ShipWhat::RevertRefused {
-            round: proof.round,
-            why: format!("The revert does not merge with `{onto}` as it is now (GitHub: {why})."),
-        },
+        };
+        ship_event(ctx, proof.repo, proof.story, what, "revert-commit").await?;
+        return Ok(None);
+    }
+    let what = ShipWhat::RevertRefused {
+        round: proof.round,
+        why: ship::raced(RacedBuild::Revert, &on, BUILD_ATTEMPTS),
     };
-    ship_event(ctx, proof.repo, proof.story, what, "revert-commit").await?;
+    ship_event(ctx, proof.repo, proof.story, what, "revert-raced").await?;
     Ok(None)
 }
 

@@ -50,7 +50,7 @@ use taskgate_core::ids::{CommitSha, RepoName};
 
 pub(crate) use issues::IssuePatch;
 pub use own::OwnApp;
-pub(crate) use refs::{FastForward, MergeOutcome};
+pub(crate) use refs::{fresh_branch, FastForward, MergeOutcome, Merged, BUILD_ATTEMPTS};
 pub use train::CarBuild;
 
 /// GitHub's REST API for one repository, through an installation's client.

@@ -53,6 +53,7 @@ mod ship_landed;
 mod ship_pinned;
 mod ship_priority;
 mod ship_queue;
+mod ship_race;
 mod ship_rules;
 mod ship_stream_bench;
 mod ship_train;

@@ -2,8 +2,9 @@
 //! merge, the landing fast-forward and the rollback's revert, each retried
 //! by the outbox after GitHub applied the request but the answer never
 //! came back (`StatusAfterApply`), or after a connection dropped before
-//! it was applied (`DropConnection`). A retry finds its own earlier work
-//! and does not do it twice. And rollback end to end where the core
+//! it was applied (`DropConnection`). A retry finds its own earlier
+//! landing and does not do it twice; a proving merge it makes again, since
+//! a branch's tip is never adopted (issue 51). And rollback end to end where the core
 //! decides: a base that moves while the revert is proven, a revert that
 //! conflicts with the default branch as it is now.
 
@@ -78,20 +79,22 @@ async fn shipped_through_a_lost_merge(fault: Fault) -> (Shipped, String, String)
 }
 
 #[tokio::test]
-async fn a_proving_merge_whose_answer_was_lost_is_found_not_made_twice() {
+async fn a_proving_merge_whose_answer_was_lost_is_made_again_never_adopted_from_the_branch() {
     let (sh, base, story_head) =
         shipped_through_a_lost_merge(Fault::StatusAfterApply { status: 502 }).await;
 
-    // GitHub made the merge commit and answered 502; the retry found it
-    // on the ship branch and asked for no second one.
-    assert_eq!(sh.s.app.statuses(MERGES), [502]);
+    // GitHub made the merge commit and answered 502. The retry does not
+    // take the ship branch's tip for it (a writer could have pushed any
+    // tree on those parents: issue 51): it merges again, and proves and
+    // lands the commit that answer names.
+    assert_eq!(sh.s.app.statuses(MERGES), [502, 201]);
     let landed = sh.main_head();
     assert_eq!(sh.parents(&landed), [base, story_head]);
     assert_eq!(
         sh.repo()
             .branch_sha(&format!("taskgate/ship-{}", sh.story_issue)),
         Some(landed.clone()),
-        "the ship branch still holds the one merge commit"
+        "the ship branch holds the merge commit the retry made"
     );
     assert_eq!(proven_commits(&sh), [landed], "one proof, on it");
     assert_eq!(main_moves(&sh), [200], "one fast-forward");

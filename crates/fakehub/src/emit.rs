@@ -285,6 +285,7 @@ pub(crate) fn branch_moved(
     before: Option<String>,
     sender: &str,
 ) {
+    crate::races::heard(st, at.key, branch, sender);
     let after = st.repos[at.key].branches.get(branch).cloned();
     let forced = forced(st, at, before.as_deref(), after.as_deref());
     if before.is_none() {

@@ -44,7 +44,9 @@
 //! The coding agents people run (Copilot, Claude Code's action, the
 //! OpenHands resolver, a dispatched workflow) are played as bot users that
 //! react to their documented trigger and push their fix (`agents`,
-//! [`FakeGitHub::add_agent`]).
+//! [`FakeGitHub::add_agent`]). A writer racing the App is played too: a
+//! push armed to land right after the App's next write to a branch, before
+//! its next call (`races`, [`RepoHandle::on_next_write_to`]).
 //!
 //! Commits are virtual (a random sha, the tree as a `path → content` map)
 //! unless a repository is backed by a real bare git repository
@@ -90,6 +92,7 @@ mod merge;
 mod merge_queue;
 mod openapi;
 pub mod payloads;
+mod races;
 mod render;
 mod repo_handle;
 mod repo_handle_issues;

@@ -249,6 +249,7 @@ pub(crate) async fn serve(
     };
     let (response, outbox) = incoming.answer(&shared, route, after.replace);
     crate::agents::react(&shared);
+    crate::races::run(&shared);
     crate::webhooks::redeliver_later(&shared, outbox);
     if let Some(d) = after.delay {
         tokio::time::sleep(d).await;

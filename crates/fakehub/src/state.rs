@@ -208,6 +208,8 @@ pub struct State {
     pub plans: HashMap<String, String>,
     /// The coding agents a test registered, and what reached them.
     pub agents: crate::agents::Agents,
+    /// The writers' pushes a test armed to land between the App's calls.
+    pub races: crate::races::Races,
 }
 
 pub const BOT_USER_ID: u64 = 41_898_282_000;
@@ -241,6 +243,7 @@ impl State {
             redeliveries: Vec::new(),
             outbox: Vec::new(),
             agents: Default::default(),
+            races: Default::default(),
             echo: Default::default(),
             read_lag: Duration::ZERO,
             clock: GitHubClock::default(),

@@ -32,6 +32,7 @@ mod vet;
 pub(crate) use landing::WORKFLOWS_DOC;
 mod proof;
 mod queue;
+mod raced;
 mod refusal;
 mod render;
 mod render_queue;
@@ -65,6 +66,7 @@ pub use queue::{
     on_proof_passed, priority_name, queue_length, queue_order, ship_audit, ship_branch,
     start_proof, ProofStep, MAX_PROOF_ROUNDS,
 };
+pub use raced::{raced, RacedBuild};
 pub use refusal::{on_ship_label_without_permission, ship_refusal, ShipRefusal};
 pub use render::{render_merge_refused, render_missing, render_story_pr_body};
 pub use render_queue::render_land_refused;

@@ -1,7 +1,18 @@
 //! Refs and merges for the ship queue: the proving branch set to a
 //! commit, a branch merged into it (GitHub's merges API), and the default
 //! branch fast-forwarded to the tested commit (or found to hold it).
+//!
+//! The idea a reader needs (issue 51): anyone who may push to a branch
+//! may push between two of taskgate's calls on it. So a commit taskgate
+//! builds on a branch in several calls is taken only from GitHub's
+//! answers, never from the branch's tip read back: a ref update must
+//! answer the sha asked for, and a merge asked for on a branch taskgate
+//! just pointed at `previous` must answer a commit whose parents are
+//! exactly `previous` and the head ([`RepoClient::merge_onto`]). Anything
+//! else is [`Merged::Raced`]: the caller builds again on a
+//! [`fresh_branch`], and never adopts what it found.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::RepoClient;
@@ -19,6 +30,72 @@ pub enum MergeOutcome {
     Conflict(String),
 }
 
+/// A merge asked for on a branch taskgate had just pointed at a commit
+/// of its own (`previous`), as GitHub's answer shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merged {
+    /// The merge commit, whose parents are exactly `previous` and the head.
+    Made(CommitSha),
+    /// `previous` holds the head already (GitHub's 204, checked by
+    /// comparing the two commits, not the branch).
+    Contained,
+    /// `previous` and the head do not merge cleanly (409).
+    Conflict(String),
+    /// Someone else's commit was on the branch when GitHub merged: what
+    /// GitHub built on (the merge's first parent, or the branch's tip) is
+    /// `found`, not `previous`. Nothing of it may be used.
+    Raced { found: Option<CommitSha> },
+}
+
+/// How many branches a commit taskgate builds in several calls is tried on
+/// (the branch the core named, then fresh ones) before the build is
+/// refused as raced: a push landing between taskgate's calls three times
+/// running is no accident.
+pub const BUILD_ATTEMPTS: u32 = 3;
+
+/// A branch no one can name before it exists: `name` and a random suffix
+/// (`taskgate/ship-batch-3-5f0c2a9e41d7`), under the same rules as `name`
+/// (a ruleset's `taskgate/ship-batch-*` matches both).
+pub fn fresh_branch(name: &str) -> String {
+    let mut bytes = [0u8; 6];
+    getrandom::getrandom(&mut bytes).expect("the system's random source");
+    let suffix: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{name}-{suffix}")
+}
+
+/// The commit GitHub's merges API made (its 201), as far as it is read.
+#[derive(Debug, Deserialize)]
+struct MergeCommit {
+    sha: CommitSha,
+    parents: Vec<ShaOf>,
+}
+
+/// `{"sha": …}`: a parent of a commit, or the object a ref points at.
+#[derive(Debug, Deserialize)]
+struct ShaOf {
+    sha: CommitSha,
+}
+
+/// A ref as GitHub answers its creation or update.
+#[derive(Debug, Deserialize)]
+struct RefAnswer {
+    object: ShaOf,
+}
+
+/// What GitHub's merges API answered, read.
+enum MergeAnswer {
+    Merged(MergeCommit),
+    NothingToMerge,
+    Conflict(String),
+}
+
+impl MergeCommit {
+    /// Whether this is exactly the merge of `head` into `previous`.
+    fn merges(&self, previous: &CommitSha, head: &CommitSha) -> bool {
+        matches!(self.parents.as_slice(), [p, h] if p.sha == *previous && h.sha == *head)
+    }
+}
+
 /// Whether a fast-forward was made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FastForward {
@@ -32,24 +109,34 @@ impl RepoClient<'_> {
     /// Only GitHub's "Reference does not exist" means the branch is
     /// missing; any other 404 or 422 (the commit unknown, a rule refusing
     /// the update, no access) is the error it is.
+    /// GitHub's answer must name `sha`: anything else is an error, never
+    /// a branch taskgate builds on.
     pub(crate) async fn set_branch(&self, name: &str, sha: &CommitSha) -> Result<(), GitHubError> {
         let update = json!({ "sha": sha, "force": true });
-        match self
+        let answer = match self
             .patch(&self.path(&format!("git/refs/heads/{name}")), &update)
             .await
         {
-            Ok(_) => Ok(()),
+            Ok(answer) => answer,
             Err(GitHubError::Http {
                 status: 404 | 422,
                 message,
                 ..
             }) if message.contains("Reference does not exist") => {
                 let body = json!({ "ref": format!("refs/heads/{name}"), "sha": sha });
-                self.post(&self.path("git/refs"), Some(&body)).await?;
-                Ok(())
+                self.post(&self.path("git/refs"), Some(&body)).await?
             }
-            Err(e) => Err(e),
+            Err(e) => return Err(e),
+        };
+        let RefAnswer { object } = answer.json()?;
+        if object.sha != *sha {
+            return Err(GitHubError::Unexpected(format!(
+                "GitHub pointed `{name}` at {} when asked for {}",
+                object.sha.short(),
+                sha.short()
+            )));
         }
+        Ok(())
     }
 
     /// `POST /merges`: merges `head` (a branch or sha) into branch `base`.
@@ -59,16 +146,55 @@ impl RepoClient<'_> {
         head: &CommitSha,
         message: &str,
     ) -> Result<MergeOutcome, GitHubError> {
+        Ok(match self.merge_answer(base, head, message).await? {
+            MergeAnswer::Merged(commit) => MergeOutcome::Merged(commit.sha),
+            MergeAnswer::NothingToMerge => MergeOutcome::NothingToMerge,
+            MergeAnswer::Conflict(why) => MergeOutcome::Conflict(why),
+        })
+    }
+
+    /// Merges `head` into `branch`, which taskgate has just pointed at
+    /// `previous` (a commit it made, or the base): only the merge of
+    /// exactly those two is [`Merged::Made`]. A conflict is checked too,
+    /// since someone else's commit on the branch may be what conflicts.
+    pub(crate) async fn merge_onto(
+        &self,
+        branch: &str,
+        previous: &CommitSha,
+        head: &CommitSha,
+        message: &str,
+    ) -> Result<Merged, GitHubError> {
+        Ok(match self.merge_answer(branch, head, message).await? {
+            MergeAnswer::Merged(commit) if commit.merges(previous, head) => {
+                Merged::Made(commit.sha)
+            }
+            MergeAnswer::Merged(commit) => Merged::Raced {
+                found: commit.parents.into_iter().next().map(|p| p.sha),
+            },
+            MergeAnswer::NothingToMerge if self.holds(previous, head).await? => Merged::Contained,
+            MergeAnswer::NothingToMerge => Merged::Raced { found: None },
+            MergeAnswer::Conflict(why) => match self.branch_head(branch).await? {
+                Some(tip) if tip == *previous => Merged::Conflict(why),
+                found => Merged::Raced { found },
+            },
+        })
+    }
+
+    /// Whether commit `sha` has `ancestor` in its history (or is it).
+    async fn holds(&self, sha: &CommitSha, ancestor: &CommitSha) -> Result<bool, GitHubError> {
+        self.branch_contains(sha.as_str(), ancestor).await
+    }
+
+    async fn merge_answer(
+        &self,
+        base: &str,
+        head: &CommitSha,
+        message: &str,
+    ) -> Result<MergeAnswer, GitHubError> {
         let body = json!({ "base": base, "head": head, "commit_message": message });
         match self.post(&self.path("merges"), Some(&body)).await {
-            Ok(r) if r.status.as_u16() == 204 => Ok(MergeOutcome::NothingToMerge),
-            Ok(r) => {
-                let v: Value = r.json()?;
-                let sha = v["sha"].as_str().ok_or_else(|| {
-                    GitHubError::Unexpected("the merge answer names no sha".into())
-                })?;
-                Ok(MergeOutcome::Merged(CommitSha(sha.to_owned())))
-            }
+            Ok(r) if r.status.as_u16() == 204 => Ok(MergeAnswer::NothingToMerge),
+            Ok(r) => Ok(MergeAnswer::Merged(r.json()?)),
             // A conflict; a 409 of the base's rules is not one, nor one
             // refusing a workflow file to an app without the `workflows`
             // permission (said with its fix where the refusal is read).
@@ -76,7 +202,7 @@ impl RepoClient<'_> {
                 status: 409,
                 message,
                 ..
-            }) if !refused_by_rules(&message) => Ok(MergeOutcome::Conflict(message)),
+            }) if !refused_by_rules(&message) => Ok(MergeAnswer::Conflict(message)),
             Err(e) => Err(e),
         }
     }
@@ -230,6 +356,91 @@ mod tests {
         assert_eq!(
             creates, 2,
             "one create for each missing branch, none after the refusal"
+        );
+        gh.assert_contract_kept();
+    }
+
+    #[tokio::test]
+    async fn only_the_merge_of_exactly_the_commit_before_and_the_head_is_taken() {
+        let (gh, repo, client) = super::super::fake_installation().await;
+        let name = RepoName::parse("acme/widgets").unwrap();
+        let gh_repo = RepoClient::new(&client, &name);
+        let base = CommitSha(repo.push_files("main", &[("shared.txt", "base\n")], "B", "alice"));
+        let head =
+            CommitSha(repo.push_files("taskgate/story-1", &[("story.txt", "x\n")], "S", "alice"));
+        let clash = repo.push_files(
+            "taskgate/story-2",
+            &[("shared.txt", "story\n")],
+            "S",
+            "alice",
+        );
+        let clash = CommitSha(clash);
+        let moved = CommitSha(repo.push_files("main", &[("shared.txt", "moved\n")], "M", "alice"));
+        let merge_on = move |branch: &'static str, previous: CommitSha, head: CommitSha| async move {
+            gh_repo
+                .merge_onto(branch, &previous, &head, "Merge")
+                .await
+                .unwrap()
+        };
+
+        // Nothing came in between: the merge of the two is taken.
+        gh_repo.set_branch("taskgate/ship-1", &base).await.unwrap();
+        let made = merge_on("taskgate/ship-1", base.clone(), head.clone()).await;
+        let Merged::Made(made) = made else {
+            panic!("{made:?}");
+        };
+        let parents = gh_repo.commit_parents(&made).await.unwrap();
+        assert_eq!(parents, [base.clone(), head.clone()]);
+        // A commit that holds the head already: nothing to merge.
+        gh_repo.set_branch("taskgate/ship-2", &made).await.unwrap();
+        let contained = merge_on("taskgate/ship-2", made.clone(), head.clone()).await;
+        assert_eq!(contained, Merged::Contained);
+        // A true conflict of the commit before and the head.
+        gh_repo.set_branch("taskgate/ship-3", &moved).await.unwrap();
+        let conflict = merge_on("taskgate/ship-3", moved.clone(), clash.clone()).await;
+        assert!(matches!(conflict, Merged::Conflict(_)), "{conflict:?}");
+
+        // A writer's commit came in between: the merge is built on it.
+        gh_repo.set_branch("taskgate/ship-4", &base).await.unwrap();
+        let theirs = repo.push_files(
+            "taskgate/ship-4",
+            &[("mallory.txt", "mine\n")],
+            "Mine",
+            "mallory",
+        );
+        let raced = merge_on("taskgate/ship-4", base.clone(), head.clone()).await;
+        assert_eq!(
+            raced,
+            Merged::Raced {
+                found: Some(CommitSha(theirs))
+            }
+        );
+        // Her own merge of the head (any tree, the parents taskgate's would
+        // have): GitHub has nothing to merge, and that is no proof either.
+        gh_repo.set_branch("taskgate/ship-5", &base).await.unwrap();
+        let parents = [base.0.as_str(), head.0.as_str()];
+        repo.push_merge(
+            "taskgate/ship-5",
+            &parents,
+            &[("mallory.txt", "mine\n")],
+            "mallory",
+        );
+        let raced = merge_on("taskgate/ship-5", base.clone(), head.clone()).await;
+        assert_eq!(raced, Merged::Raced { found: None });
+        // Her commit conflicting with the story: not the story's conflict.
+        gh_repo.set_branch("taskgate/ship-6", &base).await.unwrap();
+        let theirs = repo.push_files(
+            "taskgate/ship-6",
+            &[("story.txt", "hers\n")],
+            "Mine",
+            "mallory",
+        );
+        let raced = merge_on("taskgate/ship-6", base.clone(), head.clone()).await;
+        assert_eq!(
+            raced,
+            Merged::Raced {
+                found: Some(CommitSha(theirs))
+            }
         );
         gh.assert_contract_kept();
     }
