@@ -82,7 +82,7 @@ async fn a_squash_merge_queue_lands_the_proven_story_as_one_commit_on_the_base()
     let commit = sh.repo().commit(&landed).unwrap();
     assert_eq!(
         commit.parents,
-        [base.clone()],
+        std::slice::from_ref(&base),
         "a squash: the base its only parent"
     );
     assert_eq!(

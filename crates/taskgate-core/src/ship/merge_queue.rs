@@ -165,7 +165,7 @@ pub fn on_merge_group_checks(
         return (d, ProofStep::None);
     }
     if let Err(why) = super::pin::group_holds_shipped(group, &proof.head) {
-        let mut effects = gate(&mut record.clone(), commit, &[why.clone()], ctx);
+        let mut effects = gate(&mut record.clone(), commit, std::slice::from_ref(&why), ctx);
         set_gate_output(
             &mut effects,
             "Not the story that was shipped",

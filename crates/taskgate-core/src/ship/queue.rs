@@ -292,7 +292,7 @@ pub fn on_proof_passed(
     let mut effects = match proof.landing.via {
         LandVia::FastForward => gate(&mut next.clone(), commit, &[], ctx),
         LandVia::MergeQueue => {
-            super::merge_queue::proven_group_gate(&mut next.clone(), &proof, commit, ctx)
+            super::merge_queue::proven_group_gate(&mut next.clone(), proof, commit, ctx)
         }
         LandVia::PullRequest { .. } => vec![],
     };
