@@ -360,7 +360,7 @@ impl Processor {
                         // it, so a required gate does not block it.
                         decision
                             .effects
-                            .extend(taskgate_core::ship::gate_of_ordinary_pull(&pull));
+                            .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
                         Ok(decision)
                     }
                 }

@@ -236,6 +236,35 @@ impl Ship {
     }
 }
 
+impl Ship {
+    /// The neutral gate on an ordinary pull request's head
+    /// (`core::ship::gate_of_ordinary_pull`), never on a story's head.
+    pub async fn gate_of_ordinary_pull(
+        &self,
+        pull: &PullRequestEvent,
+    ) -> Result<Option<taskgate_core::Effect>, ShipError> {
+        if ship::gate_of_ordinary_pull(pull, &[]).is_none() {
+            return Ok(None);
+        }
+        let records = self.store.story_records(&pull.repo).await?;
+        let heads: Vec<&CommitSha> = records.iter().flat_map(|(_, r)| story_heads(r)).collect();
+        Ok(ship::gate_of_ordinary_pull(pull, &heads))
+    }
+}
+
+/// The commits a story's own gate is, or was last, written on.
+fn story_heads(r: &StoryRecord) -> impl Iterator<Item = &CommitSha> {
+    let proof = r.proof.as_ref();
+    [
+        r.head.as_ref(),
+        r.pinned.as_ref(),
+        proof.map(|p| &p.head),
+        proof.and_then(|p| p.commit.as_ref()),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// The branch a group merges into, from its `base_ref`.
 fn base_branch(base_ref: &str) -> &str {
     base_ref.strip_prefix("refs/heads/").unwrap_or(base_ref)

@@ -21,6 +21,7 @@ use super::rules::QueueGrouping;
 use super::SHIP_GATE;
 use crate::effect::{CheckConclusion, CheckRunSpec, Effect};
 use crate::ids::{CommitSha, IssueNumber, RepoName};
+use crate::story::BranchName;
 use crate::webhook::action::PullRequestAction;
 use crate::webhook::PullRequestEvent;
 
@@ -30,7 +31,13 @@ pub const NOT_A_STORY: &str = "Not a story: taskgate does not gate it";
 /// The neutral gate on pull request `e`'s head when it is not a story's
 /// (or a revert's) and merges into the default branch, as it is opened,
 /// reopened, marked ready or pushed to; `None` otherwise.
-pub fn gate_of_ordinary_pull(e: &PullRequestEvent) -> Option<Effect> {
+///
+/// A check run belongs to a commit, not to a pull request: a neutral gate
+/// on a commit that is a story's head (`story_heads`: each story's head,
+/// pinned head and proof as last recorded), or on a branch named as a
+/// story's (a fork's), would pass that story's required gate unproven.
+/// None is written there.
+pub fn gate_of_ordinary_pull(e: &PullRequestEvent, story_heads: &[&CommitSha]) -> Option<Effect> {
     let touched = matches!(
         e.action,
         PullRequestAction::Opened
@@ -39,7 +46,9 @@ pub fn gate_of_ordinary_pull(e: &PullRequestEvent) -> Option<Effect> {
             | PullRequestAction::ReadyForReview
     );
     let into_default = e.default_branch.as_deref() == Some(e.base.as_str());
-    if !touched || !into_default || e.for_ship().is_some() {
+    let storys_name = matches!(e.head.branch, BranchName::Story(_) | BranchName::Revert(_));
+    let storys_head = story_heads.contains(&&e.head.sha);
+    if !touched || !into_default || e.for_ship().is_some() || storys_name || storys_head {
         return None;
     }
     let summary = format!(
@@ -162,7 +171,8 @@ mod tests {
 
     #[test]
     fn an_ordinary_pull_request_into_the_default_branch_gets_the_neutral_gate_as_it_moves() {
-        let opened = gate_of_ordinary_pull(&pull("opened", "deps/bump", "main")).expect("a gate");
+        let opened =
+            gate_of_ordinary_pull(&pull("opened", "deps/bump", "main"), &[]).expect("a gate");
         let (conclusion, text) = spec(&opened);
         assert_eq!(conclusion, "neutral");
         insta::assert_snapshot!(text, @r"
@@ -170,23 +180,26 @@ mod tests {
             #12 is not a taskgate story, so taskgate does not gate it: `taskgate/ship-gate` is neutral here, which GitHub counts as passing. The repository's own required checks and reviews decide whether it merges.
             ");
         for action in ["synchronize", "reopened", "ready_for_review"] {
-            assert!(gate_of_ordinary_pull(&pull(action, "deps/bump", "main")).is_some());
+            assert!(gate_of_ordinary_pull(&pull(action, "deps/bump", "main"), &[]).is_some());
         }
         // Not on other actions, other bases, stories or reverts.
         assert_eq!(
-            gate_of_ordinary_pull(&pull("labeled", "deps/bump", "main")),
+            gate_of_ordinary_pull(&pull("labeled", "deps/bump", "main"), &[]),
             None
         );
         assert_eq!(
-            gate_of_ordinary_pull(&pull("opened", "taskgate/task-3-x", "taskgate/story-2")),
+            gate_of_ordinary_pull(
+                &pull("opened", "taskgate/task-3-x", "taskgate/story-2"),
+                &[]
+            ),
             None
         );
         assert_eq!(
-            gate_of_ordinary_pull(&pull("opened", "taskgate/story-2", "main")),
+            gate_of_ordinary_pull(&pull("opened", "taskgate/story-2", "main"), &[]),
             None
         );
         assert_eq!(
-            gate_of_ordinary_pull(&pull("opened", "taskgate/revert-2", "main")),
+            gate_of_ordinary_pull(&pull("opened", "taskgate/revert-2", "main"), &[]),
             None
         );
     }
