@@ -354,7 +354,15 @@ impl Processor {
                 let pull = translate::pull_request(p)?;
                 match self.ship.on_pull_request(&pull).await? {
                     Some(decision) => Ok(decision),
-                    None => Ok(self.runs.on_pull_request(&pull).await?),
+                    None => {
+                        let mut decision = self.runs.on_pull_request(&pull).await?;
+                        // Not a story's: `taskgate/ship-gate` is neutral on
+                        // it, so a required gate does not block it.
+                        decision
+                            .effects
+                            .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
+                        Ok(decision)
+                    }
                 }
             }
             Webhook::CheckSuite(p) => {

@@ -76,6 +76,9 @@ pub struct Ship {
     pub permissions: Arc<crate::github::Permissions>,
     /// The default branches' rules, read before each proof.
     pub rules: Arc<RulesCache>,
+    /// The merge groups GitHub's queues asked checks for: what each
+    /// group's tree holds ahead of its own pull request.
+    pub groups: Arc<merge_group::GroupsSeen>,
 }
 
 pub use taskgate_core::story::{revert_issue_of_branch, story_issue_of_branch};

@@ -163,6 +163,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             store: ship::ShipStore::of(s.store.clone()),
             permissions,
             rules: Default::default(),
+            groups: Default::default(),
         },
         inboxes: s.inboxes.clone(),
         doctor: super::doctor::DoctorSetup {

@@ -17,6 +17,7 @@ mod branches;
 mod checks;
 mod compare;
 mod issues;
+mod merged_tree;
 mod own;
 mod pulls;
 mod refs;

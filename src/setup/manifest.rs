@@ -35,6 +35,14 @@ pub fn manifest_json(src: &str, options: &ManifestOptions) -> Result<Value, Setu
     let Value::Object(mut manifest) = to_json(&root) else {
         return Err(SetupError::Manifest("the manifest is not a mapping".into()));
     };
+    // GitHub would register the App and then never send these events.
+    let needs = taskgate_core::doctor::Needs::from_manifest(src)
+        .map_err(|e| SetupError::Manifest(e.to_string()))?;
+    if let Some((event, permission)) = needs.events_without_permission().first() {
+        return Err(SetupError::Manifest(format!(
+            "`default_events` lists `{event}`, which GitHub sends only to an App with the `{permission}` permission: add `{permission}: read` under `default_permissions`"
+        )));
+    }
     if let Some(name) = &options.name {
         let name = name.trim();
         if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
@@ -191,6 +199,16 @@ mod tests {
             err.to_string(),
             "app manifest: the manifest is not a mapping"
         );
+    }
+
+    #[test]
+    fn a_manifest_asking_for_merge_group_without_the_merge_queues_permission_is_refused() {
+        let src =
+            "name: mine\ndefault_permissions:\n  checks: write\ndefault_events:\n  - merge_group\n";
+        let err = manifest_json(src, &options()).unwrap_err();
+        insta::assert_snapshot!(err, @"app manifest: `default_events` lists `merge_group`, which GitHub sends only to an App with the `merge_queues` permission: add `merge_queues: read` under `default_permissions`");
+        let fixed = src.replace("checks: write", "checks: write\n  merge_queues: read");
+        assert!(manifest_json(&fixed, &options()).is_ok());
     }
 
     #[test]

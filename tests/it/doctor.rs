@@ -190,6 +190,88 @@ async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
     fake.assert_contract_kept();
 }
 
+/// Installed before the manifest asked for "Merge queues": the
+/// installation has neither that permission nor the `merge_group` event.
+fn without_merge_queues(fake: &FakeGitHub) {
+    fake.grant(
+        INSTALLATION,
+        json!({"actions": "write", "checks": "write", "contents": "write", "issues": "write",
+               "metadata": "read", "pull_requests": "write"}),
+    );
+    fake.subscribe(
+        INSTALLATION,
+        &[
+            "issues",
+            "issue_comment",
+            "pull_request",
+            "push",
+            "check_run",
+            "check_suite",
+            "workflow_run",
+        ],
+    );
+}
+
+#[tokio::test]
+async fn without_a_merge_queue_an_app_that_cannot_hear_merge_groups_is_a_note_and_the_doctor_exits_0(
+) {
+    let fake = FakeGitHub::start().await;
+    healthy_repository(&fake);
+    without_merge_queues(&fake);
+    let (code, out) = doctor(&fake, REPO, &[]).await;
+    assert_eq!(code, 0, "{out}");
+    insta::assert_snapshot!(sandbox_apart(&out), @r#"
+        taskgate doctor: octo-org/hello-world
+
+        note  Permission `merge_queues`: `read` needed, none granted: `main` has no merge queue, so taskgate needs none of it now; it will if a merge queue is added (GitHub sends the `merge_group` event only to an App with it)
+              The App asks for it; the installation has not accepted it yet: accept the new permissions on the installation.
+              the App's permissions: https://github.com/settings/apps/taskgate-test/permissions
+              the installation: https://github.com/organizations/octo-org/settings/installations/31
+        note  Events: not subscribed to `merge_group`: `main` has no merge queue, so taskgate needs none of it now; it will if a merge queue is added (taskgate is never asked to prove a merge group)
+              Tick "Merge group" under "Subscribe to events" in the App's permissions (it needs the "Merge queues" permission), then accept the change on the installation.
+              the App's permissions: https://github.com/settings/apps/taskgate-test/permissions
+              the installation: https://github.com/organizations/octo-org/settings/installations/31
+        note  Permission `workflows`: not granted: GitHub refuses taskgate's writes of a story or proof that changes `.github/workflows/`
+              Grant `workflows: write` to the App if stories will change workflows.
+              the App's permissions: https://github.com/settings/apps/taskgate-test/permissions
+        ok    Configuration: `.github/taskgate.yml` is valid (runner `actions`)
+        ok    Draft pull requests: available (a public repository)
+        ok    Assignees: `alice` (coder) can be assigned
+        ok    Workflow `taskgate-run.yml`: the Actions runner's workflow is on `main` and can be dispatched
+        ok    Landing on `main`: taskgate moves `main` to each tested commit itself
+        ok    Story branches: GitHub merges a task pull request into its story branch only when `taskgate/unit` passes
+        [sandbox]
+        ok    Webhook deliveries: none for octo-org/hello-world failed in the last 3 days
+
+        Nothing stops taskgate on octo-org/hello-world.
+        "#);
+    fake.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn with_a_merge_queue_an_app_that_cannot_hear_merge_groups_stops_taskgate() {
+    let fake = FakeGitHub::start().await;
+    let repo = healthy_repository(&fake);
+    repo.with_ruleset(
+        Ruleset::new("queue")
+            .rule(Rule::merge_queue("SQUASH"))
+            .rule(Rule::required_checks(&["taskgate/ship-gate"])),
+    );
+    without_merge_queues(&fake);
+    let (code, out) = doctor(&fake, REPO, &[]).await;
+    assert_eq!(code, 1, "{out}");
+    let problems: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("FAIL") || l.contains("merge method"))
+        .collect();
+    insta::assert_snapshot!(problems.join("\n"), @r"
+        FAIL  Permission `merge_queues`: `read` needed, none granted: `main` takes changes through GitHub's merge queue, and GitHub sends the `merge_group` event only to an App with it, so no story ships
+        FAIL  Events: not subscribed to `merge_group`: `main` takes changes through GitHub's merge queue, and taskgate is never asked to prove a merge group, so no story ships
+        ok    Landing on `main`: taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (merge method squash: taskgate checks that the group's tree is its base with the story shipped merged; the App needs the `merge_group` event)
+        ");
+    fake.assert_contract_kept();
+}
+
 #[tokio::test]
 async fn an_app_not_installed_on_the_repository_is_told_where_to_install_it() {
     let fake = FakeGitHub::start().await;

@@ -83,14 +83,23 @@ pub fn on(st: &State, key: &str) -> bool {
 /// (the manifest's events unless a test set others with
 /// `FakeGitHub::subscribe`): GitHub sends an App only the events its
 /// installation accepted.
+///
+/// Some events reach only an installation holding a permission: GitHub
+/// sends `merge_group` only to an App with at least read access to
+/// "Merge queues" (`merge_queues`), whatever it subscribed to.
 pub fn subscribed(st: &State, key: &str, event: &str) -> bool {
     st.installations
         .values()
         .filter(|i| i.repos.contains(key))
         .any(|i| {
-            i.events
-                .as_ref()
-                .is_none_or(|e| e.iter().any(|x| x == event))
+            let permitted = match (event, &i.permissions) {
+                ("merge_group", Some(granted)) => granted["merge_queues"].is_string(),
+                _ => true,
+            };
+            permitted
+                && i.events
+                    .as_ref()
+                    .is_none_or(|e| e.iter().any(|x| x == event))
         })
 }
 

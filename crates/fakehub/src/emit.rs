@@ -378,12 +378,19 @@ fn merge_contained(st: &mut State, at: At, branch: &str, before: &str, after: &s
         .map(|(number, head)| (number, merging_commit(r, &head, before, after)))
         .collect();
     for (number, merge_commit) in merged {
-        let r = st.repos.get_mut(at.key).expect("repository exists");
-        crate::routes::pulls::mark_merged(r, number, &merge_commit, sender);
-        st.written(at.key, format!("merge:{number}"));
-        pull(st, at, ("closed", number, sender), json!({}));
-        close_linked_issues(st, at, number, sender);
+        marked_merged(st, at, number, &merge_commit, sender);
     }
+}
+
+/// Open pull request `number` is now merged as `merge_commit` by `sender`
+/// (its base moved already): `pull_request` closed, then the issues its
+/// body closes.
+pub(crate) fn marked_merged(st: &mut State, at: At, number: u64, merge_commit: &str, sender: &str) {
+    let r = st.repos.get_mut(at.key).expect("repository exists");
+    crate::routes::pulls::mark_merged(r, number, merge_commit, sender);
+    st.written(at.key, format!("merge:{number}"));
+    pull(st, at, ("closed", number, sender), json!({}));
+    close_linked_issues(st, at, number, sender);
 }
 
 /// The commit on `after`'s first-parent chain (down to `before`) that

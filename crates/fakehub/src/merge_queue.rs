@@ -18,14 +18,21 @@
 //! calls [`on_head_moved`]) or judge a rule other than its own required
 //! checks (`state::rules`).
 //!
+//! The group's commit is built by the queue's merge method (the
+//! `merge_queue` rule's `merge_method`): a merge commit, a squash (one
+//! commit, the base its only parent) or a rebase (the pull request's
+//! commits replayed on the base).
+//!
 //! Not modelled: the check response timeout, batching several pull
 //! requests into one group (each group holds one pull request, built on
-//! the group ahead of it), `jump`, and merge methods other than a merge.
+//! the group ahead of it, and lands on its own checks whatever the
+//! grouping strategy), and `jump`.
 
 use chrono::{DateTime, Utc};
 use serde_json::{json, Value};
 
 use crate::emit::{self, At};
+use crate::merge::{three_way, MergeError};
 use crate::payloads;
 use crate::render;
 use crate::state::{Repo, Rule, State};
@@ -55,8 +62,15 @@ pub struct QueueEntry {
 
 /// Whether the rules of `branch` take changes through the merge queue.
 pub fn required(repo: &Repo, branch: &str) -> bool {
+    method(repo, branch).is_some()
+}
+
+/// The merge method of the merge queue of `branch` (`MERGE`, `SQUASH`,
+/// `REBASE`), if it has one.
+fn method(repo: &Repo, branch: &str) -> Option<String> {
     repo.rules_for(branch)
-        .any(|s| s.rules.contains(&Rule::MergeQueue))
+        .flat_map(|s| s.rules.iter())
+        .find_map(|r| r.queue_method().map(str::to_owned))
 }
 
 /// The status checks `branch` requires, by context, once each.
@@ -203,17 +217,7 @@ fn build(st: &mut State, at: At, index: usize) {
         _ => Some(repo.merge_queue[index - 1].group_sha.clone()),
     };
     let Some(on) = on else { return };
-    let message = format!(
-        "Merge pull request #{} from {}/{}",
-        entry.number,
-        repo.owner,
-        repo.pulls
-            .get(&entry.number)
-            .map(|p| p.head.clone())
-            .unwrap_or_default()
-    );
-    let parents = vec![on.clone(), entry.head_sha.clone()];
-    let Ok(sha) = repo.commit_merge((&on, &entry.head_sha), parents, message) else {
+    let Ok(sha) = group_commit(repo, &entry, &on) else {
         repo.merge_queue.remove(index);
         return;
     };
@@ -226,6 +230,48 @@ fn build(st: &mut State, at: At, index: usize) {
     let e = e.clone();
     emit::branch_moved(st, at, &branch, None, QUEUE_BOT);
     send(st, at, &e, "checks_requested", None);
+}
+
+/// The group's commit for `entry` on `on`, by the queue's merge method,
+/// as GitHub builds it: a merge commit of `on` and the pull request's
+/// head (`MERGE`); one commit on `on` alone with the pull request's
+/// changes squashed (`SQUASH`); the pull request's commits replayed on
+/// `on`, one new commit each, merge commits left out (`REBASE`).
+fn group_commit(repo: &mut Repo, entry: &QueueEntry, on: &str) -> Result<String, MergeError> {
+    let pull = repo.pulls.get(&entry.number);
+    let (head_ref, title) = pull
+        .map(|p| (p.head.clone(), p.title.clone()))
+        .unwrap_or_default();
+    let head = entry.head_sha.as_str();
+    match method(repo, &entry.base).as_deref() {
+        Some("SQUASH") => {
+            let message = format!("{title} (#{})", entry.number);
+            repo.commit_merge((on, head), vec![on.to_owned()], message)
+        }
+        Some("REBASE") => {
+            let mut tip = on.to_owned();
+            for sha in repo.commits_between(on, head) {
+                let c = repo.commits[&sha].clone();
+                let [parent] = c.parents.as_slice() else {
+                    continue;
+                };
+                let before = repo.commits.get(parent).map(|p| p.files.clone());
+                let ours = repo.commits[&tip].files.clone();
+                let files = three_way(&before.unwrap_or_default(), &ours, &c.files)
+                    .map_err(MergeError::Conflict)?;
+                tip = repo.add_commit(vec![tip], &c.message, files);
+            }
+            Ok(tip)
+        }
+        _ => {
+            let message = format!(
+                "Merge pull request #{} from {}/{head_ref}",
+                entry.number, repo.owner
+            );
+            let parents = vec![on.to_owned(), head.to_owned()];
+            repo.commit_merge((on, head), parents, message)
+        }
+    }
 }
 
 /// The `merge_group` webhook for `e`.
@@ -346,6 +392,15 @@ fn land(st: &mut State, at: At, index: usize) {
     let e = repo.merge_queue.remove(index);
     let before = repo.branches.insert(e.base.clone(), e.group_sha.clone());
     emit::branch_moved(st, at, &e.base, before, QUEUE_BOT);
+    // A squash or a rebase does not bring the head in: GitHub marks the
+    // pull request merged all the same, as the group's commit.
+    let open = st.repos[at.key]
+        .pulls
+        .get(&e.number)
+        .is_some_and(|p| p.state == "open");
+    if open {
+        emit::marked_merged(st, at, e.number, &e.group_sha, QUEUE_BOT);
+    }
     send(st, at, &e, "destroyed", Some("merged"));
     delete_branch(st, at, &e.group_branch);
 }

@@ -334,8 +334,8 @@ pub fn app(st: &State, base: &str) -> Value {
 /// What taskgate's `app-manifest.yml` asks for: the fake App's
 /// permissions, and an installation's unless a test set others.
 pub fn permissions() -> Value {
-    json!({"actions": "write", "checks": "write", "contents": "write", "issues": "write", "metadata": "read",
-           "pull_requests": "write"})
+    json!({"actions": "write", "checks": "write", "contents": "write", "issues": "write",
+           "merge_queues": "read", "metadata": "read", "pull_requests": "write"})
 }
 
 /// The events `app-manifest.yml` subscribes to: the fake App's, and an

@@ -67,6 +67,47 @@ impl RepoHandle {
         })
     }
 
+    /// `login` (write access) adds pull request `number` to the merge
+    /// queue of its base, as GraphQL's `enqueuePullRequest` does for it:
+    /// its position, or GitHub's refusal (a required check that has not
+    /// passed on its head among them).
+    pub fn enqueue_as(&self, number: u64, login: &str) -> Result<usize, String> {
+        self.shared().lock().user(login);
+        self.act(|st, at| crate::merge_queue::enqueue(st, at, number, None, login))
+            .map(|(_, position)| position)
+    }
+
+    /// Another CI (a GitHub App of its own, `ci-app`) reports check
+    /// `name` on `sha` completed with `conclusion`, as its
+    /// `POST /check-runs` would: the merge queue and auto-merge move on
+    /// it. No webhook reaches taskgate (it is not taskgate's check run).
+    pub fn other_ci_check(&self, sha: &str, name: &str, conclusion: &str) {
+        self.act(|st, at| {
+            let now = st.clock.now();
+            let id = st.next_id();
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            r.check_runs.push(crate::state::CheckRun {
+                id,
+                name: name.into(),
+                head_sha: sha.into(),
+                status: "completed".into(),
+                conclusion: Some(conclusion.into()),
+                details_url: None,
+                external_id: None,
+                title: None,
+                summary: None,
+                text: None,
+                annotations: Vec::new(),
+                actions: Vec::new(),
+                started_at: Some(now),
+                completed_at: Some(now),
+                other_app: Some((15_368, "ci-app".into())),
+            });
+            crate::merge_queue::on_check(st, at, sha);
+            crate::auto_merge::on_check(st, at, sha);
+        });
+    }
+
     /// The merge queue's entries, in order (`merge_queue`).
     pub fn merge_queue(&self) -> Vec<crate::QueueEntry> {
         let st = self.shared().lock();

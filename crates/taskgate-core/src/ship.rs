@@ -27,6 +27,7 @@ pub mod figures;
 mod in_train;
 mod landing;
 mod merge_queue;
+mod ordinary;
 mod pin;
 mod vet;
 pub(crate) use landing::WORKFLOWS_DOC;
@@ -58,7 +59,10 @@ pub use landing::{
     on_land_failed, on_land_refused, on_landed_proven, on_landed_untested, refuse_unlandable,
     LandRefusal, PullLanding,
 };
-pub use merge_queue::{on_merge_group_checks, on_merge_group_destroyed};
+pub use merge_queue::{
+    on_merge_group_checks, on_merge_group_destroyed, queued_head, GroupReference, MergeGroup,
+};
+pub use ordinary::{gate_of_group_without_story, gate_of_ordinary_pull, NOT_A_STORY};
 pub use pin::{on_story_head_moved, pinned_head, proof_parents, UnexpectedParents};
 pub use proof::{proof_failing_tests, proof_failures, proof_gate, proof_task, ProofVerdict};
 pub use queue::{
@@ -77,8 +81,8 @@ pub use rollback::{
 };
 pub use route::{held_by_freeze, start_proof_serially, start_proof_train_off, train_unfit};
 pub use rules::{
-    landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, RuleKind,
-    Unlandable, Violation,
+    landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, QueueGrouping,
+    QueueMethod, QueueSettings, RuleKind, Unlandable, Violation,
 };
 pub use train::{
     build_car_effect, car_branch, car_of, likely_culprit, on_train_event, shown_record, Built, Car,
@@ -296,6 +300,11 @@ pub struct ShipProof {
     /// proof started.
     #[serde(default)]
     pub landing: LandingPlan,
+    /// Through the merge queue: the pull requests of the groups ahead of
+    /// the story's, which its group's tree holds too (nearest the branch
+    /// first); what the gate on the group names besides the story.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ahead: Vec<crate::ids::IssueNumber>,
 }
 
 /// Why the last proof refused the ship.

@@ -12,7 +12,9 @@ use serde_json::Value;
 use super::RepoClient;
 use crate::github::client::GitHubError;
 use taskgate_core::config::MergeMethod;
-use taskgate_core::ship::{BranchRule, BranchRules, Bypass, RuleKind};
+use taskgate_core::ship::{
+    BranchRule, BranchRules, Bypass, QueueGrouping, QueueMethod, QueueSettings, RuleKind,
+};
 
 /// Pages of rules read at most (100 rules a page).
 const MAX_PAGES: usize = 10;
@@ -25,7 +27,11 @@ impl RepoClient<'_> {
         let listed = self.listed_rules(branch).await?;
         let mut bypass: Vec<(u64, Bypass)> = Vec::new();
         let mut rules = Vec::new();
+        let mut queue = QueueSettings::default();
         for v in &listed {
+            if v["type"] == "merge_queue" {
+                queue = queue_settings(&v["parameters"]);
+            }
             let ruleset = v["ruleset_id"].as_u64();
             let how = match ruleset {
                 Some(id) => match bypass.iter().find(|(known, _)| *known == id) {
@@ -57,6 +63,7 @@ impl RepoClient<'_> {
             classic,
             rules,
             merge_group_unsubscribed: false,
+            queue,
         })
     }
 
@@ -110,6 +117,21 @@ impl RepoClient<'_> {
             .map(str::to_owned)
             .collect();
         Ok((enabled, contexts))
+    }
+}
+
+/// The `merge_queue` rule's parameters: how groups are built and landed.
+/// A missing `merge_method` is GitHub's default (`MERGE`); one taskgate
+/// does not know is kept, and refused by `core::ship::landing_plan`.
+fn queue_settings(params: &Value) -> QueueSettings {
+    QueueSettings {
+        method: params["merge_method"]
+            .as_str()
+            .map_or(QueueMethod::Merge, QueueMethod::parse),
+        grouping: match params["grouping_strategy"].as_str() {
+            Some("HEADGREEN") => QueueGrouping::HeadGreen,
+            _ => QueueGrouping::AllGreen,
+        },
     }
 }
 

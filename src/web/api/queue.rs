@@ -220,6 +220,7 @@ mod tests {
             head: CommitSha("h".repeat(40)),
             commit: Some(CommitSha("m".repeat(40))),
             landing: Default::default(),
+            ahead: vec![],
         });
         proving.checks = vec![("ship/check/test".into(), 702)];
         let entries = [

@@ -177,6 +177,7 @@ mod tests {
                 head: CommitSha("h".repeat(40)),
                 commit: Some(CommitSha("m".repeat(40))),
                 landing: Default::default(),
+                ahead: vec![],
             }),
         );
         let later = record(ShipState::Queued, 20, "bob", None);

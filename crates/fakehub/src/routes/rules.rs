@@ -79,18 +79,26 @@ fn parameters(rule: &Rule) -> Option<Value> {
             "required_status_checks": contexts.iter().map(|c| json!({"context": c})).collect::<Vec<_>>(),
             "strict_required_status_checks_policy": false,
         }),
-        Rule::MergeQueue => json!({
-            "check_response_timeout_minutes": 60,
-            "grouping_strategy": "ALLGREEN",
-            "max_entries_to_build": 5,
-            "max_entries_to_merge": 5,
-            "merge_method": "MERGE",
-            "min_entries_to_merge": 1,
-            "min_entries_to_merge_wait_minutes": 5,
-        }),
+        Rule::MergeQueue => queue_parameters("MERGE", "ALLGREEN"),
+        Rule::MergeQueueBy {
+            merge_method,
+            grouping_strategy,
+        } => queue_parameters(merge_method, grouping_strategy),
         Rule::RequiredLinearHistory | Rule::NonFastForward | Rule::Deletion | Rule::Creation => {
             return None
         }
+    })
+}
+
+fn queue_parameters(merge_method: &str, grouping_strategy: &str) -> Value {
+    json!({
+        "check_response_timeout_minutes": 60,
+        "grouping_strategy": grouping_strategy,
+        "max_entries_to_build": 5,
+        "max_entries_to_merge": 5,
+        "merge_method": merge_method,
+        "min_entries_to_merge": 1,
+        "min_entries_to_merge_wait_minutes": 5,
     })
 }
 

@@ -43,8 +43,17 @@ pub enum Rule {
     /// Only those who may bypass the ruleset may create a matching branch
     /// (`creation`, "Restrict creations").
     Creation,
-    /// Changes through GitHub's merge queue only (`merge_queue`).
+    /// Changes through GitHub's merge queue only (`merge_queue`), with
+    /// GitHub's default parameters: `MERGE`, `ALLGREEN`.
     MergeQueue,
+    /// Changes through GitHub's merge queue only (`merge_queue`), its
+    /// groups built by `merge_method` (`MERGE`, `SQUASH`, `REBASE`) and
+    /// landed by `grouping_strategy` (`ALLGREEN`, `HEADGREEN`; the fake
+    /// lands each group on its own checks either way).
+    MergeQueueBy {
+        merge_method: String,
+        grouping_strategy: String,
+    },
 }
 
 impl Rule {
@@ -61,6 +70,24 @@ impl Rule {
         Rule::RequiredStatusChecks(contexts.iter().map(|c| (*c).to_owned()).collect())
     }
 
+    /// A merge queue building its groups by `merge_method` (`MERGE`,
+    /// `SQUASH`, `REBASE`), grouping `ALLGREEN`.
+    pub fn merge_queue(merge_method: &str) -> Rule {
+        Rule::MergeQueueBy {
+            merge_method: merge_method.to_owned(),
+            grouping_strategy: "ALLGREEN".to_owned(),
+        }
+    }
+
+    /// The merge method of a merge queue rule; `None` for other rules.
+    pub fn queue_method(&self) -> Option<&str> {
+        match self {
+            Rule::MergeQueue => Some("MERGE"),
+            Rule::MergeQueueBy { merge_method, .. } => Some(merge_method),
+            _ => None,
+        }
+    }
+
     /// GitHub's name of the rule's type.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -70,7 +97,7 @@ impl Rule {
             Rule::NonFastForward => "non_fast_forward",
             Rule::Deletion => "deletion",
             Rule::Creation => "creation",
-            Rule::MergeQueue => "merge_queue",
+            Rule::MergeQueue | Rule::MergeQueueBy { .. } => "merge_queue",
         }
     }
 }
@@ -262,7 +289,10 @@ impl Repo {
                     "At least {required_approvals} approving review{s} is required by reviewers with write access."
                 )]
             }
-            (Rule::MergeQueue, Change::Update { .. } | Change::MergePull { .. }) => {
+            (
+                Rule::MergeQueue | Rule::MergeQueueBy { .. },
+                Change::Update { .. } | Change::MergePull { .. },
+            ) => {
                 vec!["Changes must be made through the merge queue".into()]
             }
             (Rule::RequiredStatusChecks(contexts), Change::Update { new: sha, .. })

@@ -261,3 +261,101 @@ async fn a_failed_check_dequeues_the_pull_request_and_rebuilds_the_groups_behind
     );
     gh.assert_contract_kept();
 }
+
+/// `main` takes changes through a merge queue of `method`.
+fn queued_main_by(repo: &RepoHandle, method: &str) {
+    repo.with_ruleset(
+        Ruleset::new("queue")
+            .rule(Rule::merge_queue(method))
+            .rule(Rule::required_checks(&[GATE])),
+    );
+}
+
+/// Enqueues a two-commit pull request onto a `main` that moved: the
+/// group's commit, `main` before it, and the PR's head.
+async fn group_of(repo: &RepoHandle, c: &Client) -> (String, String, String) {
+    repo.push_files("feature", &[("a.txt", "a\n")], "First", "alice");
+    let (n, id, head) = pull(repo, c, "feature", "b.txt").await;
+    repo.push_files("main", &[("main.txt", "m\n")], "Main moved", "bob");
+    check(c, &head, "success").await;
+    let ok = enqueue(c, &id, &head).await;
+    assert_eq!(
+        ok["data"]["enqueuePullRequest"]["mergeQueueEntry"]["pullRequest"]["number"],
+        n
+    );
+    let main = repo.branch_sha("main").unwrap();
+    (repo.merge_queue()[0].group_sha.clone(), main, head)
+}
+
+#[tokio::test]
+async fn a_squash_queue_builds_one_commit_on_the_base_and_a_rebase_queue_replays_the_commits() {
+    let (_gh, repo, c, _inbox) = echoing().await;
+    queued_main_by(&repo, "SQUASH");
+    let (group, main, head) = group_of(&repo, &c).await;
+    let squash = repo.commit(&group).unwrap();
+    assert_eq!(
+        squash.parents,
+        std::slice::from_ref(&main),
+        "the base its only parent"
+    );
+    assert!(squash.message.starts_with("Work (#"), "{}", squash.message);
+    for file in ["a.txt", "b.txt", "main.txt"] {
+        assert!(
+            squash.files.contains_key(file),
+            "{file} in {:?}",
+            squash.files.keys()
+        );
+    }
+    check(&c, &group, "success").await;
+    assert_eq!(repo.branch_sha("main"), Some(group.clone()), "landed");
+    assert!(
+        repo.pulls().iter().all(|p| p.merged),
+        "the PR marked merged"
+    );
+    assert_ne!(
+        squash.parents[0], head,
+        "the PR's head is not in its history"
+    );
+
+    let (_gh, repo, c, _inbox) = echoing().await;
+    queued_main_by(&repo, "REBASE");
+    let (group, main, head) = group_of(&repo, &c).await;
+    let last = repo.commit(&group).unwrap();
+    let first = repo.commit(&last.parents[0]).unwrap();
+    assert_eq!(
+        first.parents,
+        [main],
+        "the first replayed commit is on the base"
+    );
+    assert_eq!(
+        (first.message.as_str(), last.message.as_str()),
+        ("First", "Work")
+    );
+    assert!(last.files.contains_key("main.txt") && last.files.contains_key("b.txt"));
+    assert!(
+        group != head && last.parents[0] != head,
+        "new commits, not the PR's"
+    );
+}
+
+#[tokio::test]
+async fn merge_group_reaches_only_an_installation_with_the_merge_queues_permission() {
+    let (gh, repo, c, inbox) = echoing().await;
+    queued_main(&repo);
+    gh.grant(
+        7,
+        json!({"checks": "write", "contents": "write", "issues": "write", "metadata": "read",
+               "pull_requests": "write"}),
+    );
+    let (_, id, head) = pull(&repo, &c, "feature", "a.txt").await;
+    check(&c, &head, "success").await;
+    quiet(&gh, &inbox).await;
+    enqueue(&c, &id, &head).await;
+    let got = settled(&gh, &inbox).await;
+    assert!(!repo.merge_queue().is_empty(), "queued all the same");
+    assert_eq!(
+        merge_groups(&got),
+        [],
+        "no merge_group without `merge_queues`"
+    );
+}

@@ -5,6 +5,7 @@ use super::{
     SandboxFacts, WorkflowFacts,
 };
 use crate::config::{load_config, RepoConfig, RunnerKind, CONFIG_PATH};
+use crate::ship::RuleKind;
 
 const DRAFTS_DOC: &str = "https://docs.github.com/en/pull-requests/collaborating-with-pull-requests/proposing-changes-to-your-work-with-pull-requests/changing-the-stage-of-a-pull-request";
 const PLANS_DOC: &str =
@@ -74,6 +75,32 @@ pub(super) fn could_not(level: Level, topic: &str, what: &str, why: &str) -> Fin
 }
 
 /// The App, its installation on the repository, and what it grants.
+/// GitHub's merge queue event, and the permission an App needs for it.
+const MERGE_GROUP: &str = "merge_group";
+const MERGE_QUEUES: &str = "merge_queues";
+
+/// How much something only the merge queue route needs matters: it stops
+/// taskgate where the default branch has a merge queue, is a note where
+/// it has none, and a warning where its rules could not be read.
+fn queue_need(facts: &Facts, says: String, why: &str) -> (Level, String) {
+    let branch = default_branch(facts);
+    let rules = facts.repository.as_ref().map(|r| &r.landing);
+    match rules {
+        Some(Ok(rules)) if rules.rules.iter().any(|r| r.rule == RuleKind::MergeQueue) => (
+            Level::Block,
+            format!("{says}: `{branch}` takes changes through GitHub's merge queue, and {why}, so no story ships"),
+        ),
+        Some(Ok(_)) => (
+            Level::Note,
+            format!("{says}: `{branch}` has no merge queue, so taskgate needs none of it now; it will if a merge queue is added ({why})"),
+        ),
+        _ => (
+            Level::Warn,
+            format!("{says}: taskgate could not read whether `{branch}` has a merge queue; where it has one, {why}"),
+        ),
+    }
+}
+
 pub(super) fn installation(facts: &Facts, needs: &Needs) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Err(why) = &facts.app {
@@ -170,8 +197,16 @@ fn permissions(facts: &Facts, needs: &Needs, inst: &InstallationFacts, out: &mut
                 need.setting()
             )
         };
+        let (level, says) = match name.as_str() {
+            MERGE_QUEUES => queue_need(
+                facts,
+                says,
+                "GitHub sends the `merge_group` event only to an App with it",
+            ),
+            _ => (Level::Block, says),
+        };
         out.push(
-            finding(Level::Block, format!("Permission `{name}`"), says)
+            finding(level, format!("Permission `{name}`"), says)
                 .fix(fix)
                 .link("the App's permissions", app_settings(facts, "permissions"))
                 .link("the installation", &inst.html_url),
@@ -180,12 +215,33 @@ fn permissions(facts: &Facts, needs: &Needs, inst: &InstallationFacts, out: &mut
 }
 
 fn events(facts: &Facts, needs: &Needs, inst: &InstallationFacts, out: &mut Vec<Finding>) {
+    let unheard = |e: &&String| !inst.events.contains(e);
     let missing: Vec<String> = needs
         .events
         .iter()
-        .filter(|e| !inst.events.contains(e))
+        .filter(unheard)
+        .filter(|e| *e != MERGE_GROUP)
         .map(|e| format!("`{e}`"))
         .collect();
+    if needs
+        .events
+        .iter()
+        .filter(unheard)
+        .any(|e| e == MERGE_GROUP)
+    {
+        let says = format!("not subscribed to `{MERGE_GROUP}`");
+        let (level, says) = queue_need(
+            facts,
+            says,
+            "taskgate is never asked to prove a merge group",
+        );
+        out.push(
+            finding(level, "Events", says)
+                .fix("Tick \"Merge group\" under \"Subscribe to events\" in the App's permissions (it needs the \"Merge queues\" permission), then accept the change on the installation.")
+                .link("the App's permissions", app_settings(facts, "permissions"))
+                .link("the installation", &inst.html_url),
+        );
+    }
     if missing.is_empty() {
         return;
     }

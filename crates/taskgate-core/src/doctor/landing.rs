@@ -6,7 +6,19 @@
 use super::checks::{could_not, default_branch, finding, repo_url};
 use super::{Facts, Finding, Level, RepoFacts};
 use crate::config::MergeMethod;
-use crate::ship::{landing_plan, BranchRules, Bypass, LandVia, RuleKind, Unlandable, SHIP_GATE};
+use crate::ship::{
+    landing_plan, BranchRules, Bypass, LandVia, QueueGrouping, QueueMethod, RuleKind, Unlandable,
+    SHIP_GATE,
+};
+
+fn queue_method_name(method: &QueueMethod) -> &str {
+    match method {
+        QueueMethod::Merge => "merge",
+        QueueMethod::Squash => "squash",
+        QueueMethod::Rebase => "rebase",
+        QueueMethod::Other(word) => word,
+    }
+}
 
 fn method_name(method: MergeMethod) -> &'static str {
     match method {
@@ -48,6 +60,14 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
             );
             return;
         }
+        Err(Unlandable::QueueMethod { method, ruleset }) => {
+            out.push(
+                finding(Level::Block, topic, format!("`{branch}` takes changes through GitHub's merge queue, whose merge method `{method}` taskgate cannot judge: it could not tell whether a merge group holds exactly the story shipped, so no story ships"))
+                    .fix("Set the merge method of the ruleset's merge queue rule to merge, squash or rebase.")
+                    .link("the ruleset", rules_page(facts, ruleset)),
+            );
+            return;
+        }
         // Never read here: the installation's events are checked on their own.
         Err(Unlandable::MergeGroupEvent) => crate::ship::LandingPlan {
             via: LandVia::MergeQueue,
@@ -61,7 +81,10 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
             "taskgate lands each story by merging its story pull request ({}), the landed tree checked against the tested one",
             method_name(method)
         ),
-        LandVia::MergeQueue => "taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (the App needs the `merge_group` event)".to_owned(),
+        LandVia::MergeQueue => format!(
+            "taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (merge method {}: taskgate checks that the group's tree is its base with the story shipped merged; the App needs the `merge_group` event)",
+            queue_method_name(&rules.queue.method)
+        ),
     };
     let linear = if plan.linear {
         ", as one linear commit (the branch requires linear history)"
@@ -69,6 +92,13 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
         ""
     };
     out.push(finding(Level::Ok, topic.clone(), format!("{how}{linear}")));
+    if plan.via == LandVia::MergeQueue && rules.queue.grouping == QueueGrouping::HeadGreen {
+        out.push(
+            finding(Level::Note, topic.clone(), "the merge queue's grouping is `HEADGREEN`: GitHub lands the merge groups ahead of a passing group on its strength. A story's proof then vouches for the whole tree it tested, the pull requests queued ahead of the story included; and a pull request queued right behind a story gets a red `taskgate/ship-gate`, since its group would land the story unproven")
+                .fix("Choose `ALLGREEN` (\"Only merge pull requests that pass all required checks\") in the merge queue rule if every group must pass on its own.")
+                .link("the ruleset", rules_page(facts, None)),
+        );
+    }
     out.extend(what_can_stop_it(facts, rules, &topic));
 }
 

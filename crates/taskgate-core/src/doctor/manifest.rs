@@ -97,6 +97,26 @@ impl Needs {
     }
 }
 
+/// The events GitHub sends an App only when it has a permission, with
+/// that permission ("To subscribe to this event, a GitHub App must have at
+/// least read-level access for the \"Merge queues\" repository
+/// permission").
+const EVENT_PERMISSIONS: [(&str, &str); 1] = [("merge_group", "merge_queues")];
+
+impl Needs {
+    /// The events subscribed to without the permission GitHub requires
+    /// for them, each as `(event, permission)`: GitHub would never send them.
+    pub fn events_without_permission(&self) -> Vec<(&'static str, &'static str)> {
+        EVENT_PERMISSIONS
+            .into_iter()
+            .filter(|(event, permission)| {
+                self.events.iter().any(|e| e == event)
+                    && !self.permissions.contains_key(*permission)
+            })
+            .collect()
+    }
+}
+
 fn get<'n>(node: &'n Node, key: &str) -> Option<&'n Value> {
     match &node.value {
         Value::Map(entries) => entries
@@ -136,6 +156,21 @@ mod tests {
         assert_eq!(needs.permissions["issues"], Access::Write);
         assert_eq!(needs.permissions["metadata"], Access::Read);
         assert!(needs.events.contains(&"check_suite".to_owned()));
+        assert!(needs.events.contains(&"merge_group".to_owned()));
+        assert_eq!(needs.permissions["merge_queues"], Access::Read);
+        assert_eq!(needs.events_without_permission(), []);
+    }
+
+    #[test]
+    fn an_event_without_the_permission_github_requires_for_it_is_found() {
+        let needs = Needs::from_manifest(
+            "default_permissions:\n  checks: write\ndefault_events:\n  - merge_group\n",
+        )
+        .unwrap();
+        assert_eq!(
+            needs.events_without_permission(),
+            [("merge_group", "merge_queues")]
+        );
     }
 
     #[test]

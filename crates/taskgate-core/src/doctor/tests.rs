@@ -9,6 +9,7 @@ fn ship_gate_required(bypass: Bypass) -> BranchRules {
         branch: "main".into(),
         classic: false,
         merge_group_unsubscribed: false,
+        queue: Default::default(),
         rules: vec![BranchRule {
             rule: RuleKind::RequiredChecks {
                 contexts: vec!["taskgate/ship-gate".into()],
@@ -167,6 +168,47 @@ fn a_missing_permission_says_which_setting_and_blocks() {
     FAIL  Events: not subscribed to `check_suite`: taskgate never hears of them
           Tick them under "Subscribe to events" in the App's permissions, then accept the change on the installation.
     "#);
+}
+
+#[test]
+fn merge_queues_and_merge_group_missing_are_a_note_without_a_merge_queue_and_block_with_one() {
+    let mut facts = healthy();
+    let Ok(Some(inst)) = &mut facts.installation else {
+        unreachable!()
+    };
+    inst.permissions.remove("merge_queues");
+    inst.events.retain(|e| e != "merge_group");
+    let report = diagnose(&facts, &needs());
+    assert!(!report.blocks(), "no merge queue: nothing stops taskgate");
+    insta::assert_snapshot!(problems(&facts).join("\n"), @r"
+        Note Permission `merge_queues`: `read` needed, none granted: `main` has no merge queue, so taskgate needs none of it now; it will if a merge queue is added (GitHub sends the `merge_group` event only to an App with it)
+        Note Events: not subscribed to `merge_group`: `main` has no merge queue, so taskgate needs none of it now; it will if a merge queue is added (taskgate is never asked to prove a merge group)
+        ");
+    let mut queued = ship_gate_required(Bypass::Never);
+    queued.rules.push(rule(RuleKind::MergeQueue, Bypass::Never));
+    repo(&mut facts).landing = Ok(queued);
+    assert!(
+        diagnose(&facts, &needs()).blocks(),
+        "a merge queue needs them"
+    );
+    insta::assert_snapshot!(problems(&facts).join("\n"), @r"
+        Block Permission `merge_queues`: `read` needed, none granted: `main` takes changes through GitHub's merge queue, and GitHub sends the `merge_group` event only to an App with it, so no story ships
+        Block Events: not subscribed to `merge_group`: `main` takes changes through GitHub's merge queue, and taskgate is never asked to prove a merge group, so no story ships
+        ");
+}
+
+#[test]
+fn a_merge_queue_of_an_unknown_method_blocks_and_headgreen_says_what_a_proof_vouches_for() {
+    let mut queued = ship_gate_required(Bypass::Never);
+    queued.rules.push(rule(RuleKind::MergeQueue, Bypass::Never));
+    queued.queue.grouping = crate::ship::QueueGrouping::HeadGreen;
+    queued.queue.method = crate::ship::QueueMethod::Squash;
+    insta::assert_snapshot!(landing(queued.clone()).join("\n"), @r"
+        Ok taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (merge method squash: taskgate checks that the group's tree is its base with the story shipped merged; the App needs the `merge_group` event)
+        Note the merge queue's grouping is `HEADGREEN`: GitHub lands the merge groups ahead of a passing group on its strength. A story's proof then vouches for the whole tree it tested, the pull requests queued ahead of the story included; and a pull request queued right behind a story gets a red `taskgate/ship-gate`, since its group would land the story unproven
+        ");
+    queued.queue.method = crate::ship::QueueMethod::parse("FAST_FORWARD");
+    insta::assert_snapshot!(landing(queued).join("\n"), @"Block `main` takes changes through GitHub's merge queue, whose merge method `FAST_FORWARD` taskgate cannot judge: it could not tell whether a merge group holds exactly the story shipped, so no story ships");
 }
 
 #[test]
@@ -392,6 +434,7 @@ fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
         branch: "main".into(),
         classic: false,
         merge_group_unsubscribed: false,
+        queue: Default::default(),
         rules: vec![rule(RuleKind::MergeQueue, Bypass::Always)],
     };
     assert_eq!(
@@ -402,7 +445,7 @@ fn a_merge_queue_stops_every_landing_and_an_unrequired_ship_gate_is_noted() {
     gated.rules.push(rule(RuleKind::MergeQueue, Bypass::Never));
     assert_eq!(
         landing(gated),
-        ["Ok taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (the App needs the `merge_group` event)"]
+        ["Ok taskgate puts each story pull request in GitHub's merge queue and proves its merge group, which GitHub lands (merge method merge: taskgate checks that the group's tree is its base with the story shipped merged; the App needs the `merge_group` event)"]
     );
     assert_eq!(
         landing(BranchRules::none("main")),

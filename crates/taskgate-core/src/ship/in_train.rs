@@ -71,6 +71,7 @@ pub fn on_car_landing(
         head,
         commit: Some(landing.commit.clone()),
         landing: LandingPlan::default(),
+        ahead: vec![],
     });
     let mut effects = Vec::new();
     if landing.first {

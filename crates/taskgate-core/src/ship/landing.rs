@@ -98,6 +98,7 @@ pub fn refuse_unlandable(
     let violation = match why {
         Unlandable::MergeQueue { .. } => Violation::QueueWithoutGate,
         Unlandable::MergeGroupEvent => Violation::MergeGroupEvent,
+        Unlandable::QueueMethod { method, .. } => Violation::QueueMethod(method.clone()),
     };
     let line = rule_line(&violation, ctx.default_branch);
     let note = refused_note(ctx, std::slice::from_ref(&violation), "");
@@ -294,6 +295,10 @@ fn rule_line(v: &Violation, branch: &str) -> String {
         Violation::MergeGroupEvent => format!(
             "`{branch}` takes changes through GitHub's merge queue, and taskgate's installation does not receive the `merge_group` event: taskgate would never be asked to prove a merge group, and the queue would wait for it forever"
         ),
+        Violation::QueueMethod(method) => format!(
+            "`{branch}` takes changes through GitHub's merge queue, whose merge method `{}` taskgate cannot judge: it could not tell whether a merge group holds exactly the shipped story",
+            plain_text(method)
+        ),
         Violation::WorkflowsPermission { file } => format!(
             "the story changes `{}`, and taskgate's installation lacks the `workflows` permission",
             plain_text(file)
@@ -328,6 +333,9 @@ pub(super) fn fix(v: &Violation, branch: &str) -> String {
         Violation::MergeGroupEvent => format!(
             "accept the `merge_group` event in the taskgate installation's settings (GitHub asks the owner to review the App's updated permissions and events) ([GitHub's docs]({APP_EVENTS_DOC}))"
         ),
+        Violation::QueueMethod(_) => format!(
+            "set the merge method of the merge queue rule on `{branch}` to merge, squash or rebase ([GitHub's docs]({MERGE_QUEUE_DOC}))"
+        ),
         Violation::WorkflowsPermission { .. } => format!(
             "grant the taskgate App the `Workflows: Read and write` repository permission and accept it on the installation ([GitHub's docs]({WORKFLOWS_DOC}))"
         ),
@@ -353,7 +361,8 @@ fn refused_note(ctx: &ShipContext, violations: &[Violation], message: &str) -> S
         )
     };
     let workflows = |v: &Violation| matches!(v, Violation::WorkflowsPermission { .. });
-    let headline = if violations == [Violation::MergeGroupEvent] {
+    let queue = |v: &Violation| matches!(v, Violation::MergeGroupEvent | Violation::QueueMethod(_));
+    let headline = if !violations.is_empty() && violations.iter().all(queue) {
         format!(
             "taskgate cannot ship through the merge queue of `{}`",
             plain_text(branch)

@@ -13,9 +13,13 @@
 //!
 //! Ideas a reader needs:
 //! - **What lands is what was shipped, tested.** The story PR is enqueued
-//!   with `expectedHeadOid` the head pinned at `ship`; a group whose
-//!   commit does not merge that head gets a red gate and never lands; a
-//!   push to the story head takes the PR out of GitHub's queue.
+//!   with `expectedHeadOid` the head pinned at `ship`; a group whose tree
+//!   is not its base with that head merged (GitHub builds that merge on a
+//!   branch of taskgate's own, its parents checked) gets a red gate and
+//!   never lands, whatever the queue's merge method; a push to the story
+//!   head takes the PR out of GitHub's queue.
+//! - **A group's tree holds the groups ahead of it**: its gate names
+//!   their pull requests, which the story's proof vouches for with it.
 //! - **GitHub, not taskgate, moves the branch**: a base that moves is
 //!   GitHub's to handle (it rebuilds the groups: `invalidated`, then a new
 //!   `checks_requested`), so a push to the default branch proves nothing
@@ -28,7 +32,7 @@ use super::rules::{LandVia, LandingPlan};
 use super::{ProofStep, ShipProof, ShipState, StoryRecord};
 use crate::config::MergeMethod;
 use crate::effect::Effect;
-use crate::ids::CommitSha;
+use crate::ids::{CommitSha, IssueNumber};
 use crate::story::markers::encode_value;
 
 /// The proof of a ship that goes through the merge queue now.
@@ -56,6 +60,7 @@ pub(super) fn enqueue(
         head: head.clone(),
         commit: None,
         landing,
+        ahead: vec![],
     });
     let Some(number) = record.pr else {
         let why = "the story has no pull request to put in the merge queue";
@@ -96,42 +101,124 @@ pub(super) fn enqueue(
     }
 }
 
-/// GitHub asks for checks on merge group `group` of the story PR, whose
-/// commit has `parents`: the story's gates run on it, unless it does not
-/// merge the head that was shipped (then its gate is red: it never lands).
+/// A merge group GitHub asks checks for, as the shell read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeGroup {
+    /// The group's commit (`head_sha`): what is tested and what lands.
+    pub commit: CommitSha,
+    /// Its tree.
+    pub tree: String,
+    /// What it was built on (`base_sha`): the branch's head, or the group
+    /// ahead of it.
+    pub base: CommitSha,
+    /// What GitHub made merging the shipped head into `base` on
+    /// taskgate's own branch: the tree the group must have.
+    pub expected: GroupReference,
+    /// The pull requests of the groups ahead, nearest the branch first.
+    pub ahead: Vec<IssueNumber>,
+}
+
+/// GitHub's merge of the shipped head into a group's base, made on a
+/// branch of taskgate's own to know the tree the group must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GroupReference {
+    /// The merge's tree; its parents were exactly the base and the head.
+    Tree(String),
+    /// The base holds the shipped head already: nothing to merge.
+    Held,
+    /// GitHub could not merge them (its words).
+    Conflict(String),
+    /// GitHub's merge came back with other parents (the branch moved
+    /// between taskgate's calls): never adopted.
+    OtherParents {
+        commit: CommitSha,
+        parents: Vec<CommitSha>,
+    },
+    /// Not read: the story is not in the queue.
+    Unread,
+}
+
+/// The head a story in the merge queue was enqueued at: the one its
+/// merge group must hold (the shell has GitHub merge it into the group's
+/// base to know the tree it must have).
+pub fn queued_head(record: &StoryRecord) -> Option<&CommitSha> {
+    in_queue(record).map(|p| &p.head)
+}
+
+/// GitHub asks for checks on merge group `group` of the story PR: the
+/// story's gates run on its commit when its tree is exactly its base with
+/// the shipped head merged, whatever the queue's merge method (a merge
+/// commit, a squash with one parent, a rebase's chain of commits); any
+/// other tree gets a red gate and never lands.
 pub fn on_merge_group_checks(
     record: &StoryRecord,
-    group: &CommitSha,
-    parents: &[CommitSha],
+    group: &MergeGroup,
     ctx: &ShipContext,
 ) -> (ShipDecision, ProofStep) {
     let Some(proof) = in_queue(record) else {
         let d = ShipDecision::unchanged(record, "not shipping through the merge queue: ignored");
         return (d, ProofStep::None);
     };
-    if proof.commit.as_ref() == Some(group) {
+    let commit = &group.commit;
+    if proof.commit.as_ref() == Some(commit) {
         let d = ShipDecision::unchanged(record, "this merge group is proving already");
         return (d, ProofStep::None);
     }
-    if !super::pin::merges_pinned_head(parents, &proof.head) {
-        let line = render::group_without_head(group, &proof.head);
+    if let Err(why) = super::pin::group_holds_shipped(group, &proof.head) {
+        let mut effects = gate(&mut record.clone(), commit, std::slice::from_ref(&why), ctx);
+        set_gate_output(
+            &mut effects,
+            "Not the story that was shipped",
+            render::group_refused(&why),
+        );
         let d = ShipDecision {
-            effects: gate(&mut record.clone(), group, &[line], ctx),
-            outcome: format!("merge group {} lacks the shipped head: red", group.short()),
+            effects,
+            outcome: format!(
+                "merge group {} is not the shipped head on its base: red",
+                commit.short()
+            ),
             ..ShipDecision::unchanged(record, "")
         };
         return (d, ProofStep::None);
     }
     let mut proof = proof.clone();
-    proof.commit = Some(group.clone());
-    let note = render::proving_group(&proof, group);
+    proof.commit = Some(commit.clone());
+    proof.ahead = group.ahead.clone();
+    let note = render::proving_group(&proof, commit);
     let marker = format!(
         "proving-group story={} group={}",
         encode_value(ctx.story.as_str()),
-        group.short()
+        commit.short()
     );
-    let outcome = format!("proving merge group {}", group.short());
+    let outcome = format!("proving merge group {}", commit.short());
     super::queue::prove_at(record, proof, (note, marker, outcome), ctx)
+}
+
+/// The gate written green on a proven merge group: the story's, with
+/// what else the group's tree holds (the pull requests ahead).
+pub(super) fn proven_group_gate(
+    next: &mut StoryRecord,
+    proof: &ShipProof,
+    commit: &CommitSha,
+    ctx: &ShipContext,
+) -> Vec<Effect> {
+    let mut effects = gate(next, commit, &[], ctx);
+    let summary = render::proven_group(proof, commit, ctx.story_issue);
+    set_gate_output(&mut effects, "Proven on this merge group", summary);
+    effects
+}
+
+/// The gate written in `effects` says `title` and `summary` (a merge
+/// group's gate speaks of the group, not of the story's tasks).
+fn set_gate_output(effects: &mut [Effect], title: &str, summary: String) {
+    for e in effects {
+        if let Effect::UpdateCheckRun { update, .. } = e {
+            if let Some(output) = &mut update.output {
+                output.title = title.to_owned();
+                output.summary = summary.clone();
+            }
+        }
+    }
 }
 
 /// GitHub destroyed merge group `group` for `reason` (`merged`,

@@ -137,11 +137,30 @@ impl std::fmt::Display for UnexpectedParents {
 
 impl std::error::Error for UnexpectedParents {}
 
-/// Whether a merge group's commit, with `parents`, merges the pinned
-/// head into the queue's base (the previous group or the branch): two
-/// parents, the second the head that was shipped.
-pub(super) fn merges_pinned_head(parents: &[CommitSha], pinned: &CommitSha) -> bool {
-    matches!(parents, [base, head] if head == pinned && base != pinned)
+/// Whether merge group `group` holds exactly the pinned head on its base:
+/// its tree is the tree GitHub made merging `pinned` into the group's
+/// base. Judged by the tree, not the parents, so that a squash (one
+/// parent) and a rebase (a chain of new commits) are judged as a merge
+/// is. Otherwise the gate's line saying why.
+pub(super) fn group_holds_shipped(
+    group: &super::merge_queue::MergeGroup,
+    pinned: &CommitSha,
+) -> Result<(), String> {
+    use super::merge_queue::GroupReference;
+    match &group.expected {
+        GroupReference::Tree(tree) if *tree == group.tree => Ok(()),
+        GroupReference::Tree(_) => Err(render::group_without_head(
+            &group.commit,
+            &group.base,
+            pinned,
+        )),
+        other => Err(render::group_unjudged(
+            &group.commit,
+            &group.base,
+            pinned,
+            other,
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -249,6 +268,7 @@ mod tests {
             head: head(),
             commit: None,
             landing: Default::default(),
+            ahead: vec![],
         };
         let m = sha('m');
         assert_eq!(proof_parents(&proof, &m, &[sha('c'), head()]), Ok(()));

@@ -157,6 +157,7 @@ pub fn start_proof(
                 head: head.clone(),
                 commit: None,
                 landing: LandingPlan::default(),
+                ahead: vec![],
             });
             return super::landing::refuse_unlandable(&proving, &why, ctx);
         }
@@ -172,6 +173,7 @@ pub fn start_proof(
         head: head.clone(),
         commit: None,
         landing,
+        ahead: vec![],
     });
     let effects = vec![Effect::PrepareShipCommit {
         repo: ctx.repo.clone(),
@@ -288,7 +290,10 @@ pub fn on_proof_passed(
     // The record keeps the mark of the story head's gate, which a
     // refused landing turns red.
     let mut effects = match proof.landing.via {
-        LandVia::FastForward | LandVia::MergeQueue => gate(&mut next.clone(), commit, &[], ctx),
+        LandVia::FastForward => gate(&mut next.clone(), commit, &[], ctx),
+        LandVia::MergeQueue => {
+            super::merge_queue::proven_group_gate(&mut next.clone(), proof, commit, ctx)
+        }
         LandVia::PullRequest { .. } => vec![],
     };
     if proof.landing.via == LandVia::MergeQueue {

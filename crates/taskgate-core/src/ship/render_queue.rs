@@ -59,18 +59,93 @@ pub fn enqueued(pr: IssueNumber, head: &CommitSha, branch: &str) -> String {
 
 pub fn proving_group(proof: &ShipProof, group: &CommitSha) -> String {
     format!(
-        "Proving merge group `{}` of GitHub's merge queue: the story at `{}` merged with the base. The story's gates run on it, and `taskgate/ship-gate` reports there.",
+        "Proving merge group `{}` of GitHub's merge queue: the story at `{}` merged with {}. The story's gates run on it, and `taskgate/ship-gate` reports there.",
         group.short(),
-        proof.head.short()
+        proof.head.short(),
+        on_what(&proof.ahead)
     )
 }
 
-/// The gate's line on a merge group that does not merge the shipped head.
-pub fn group_without_head(group: &CommitSha, head: &CommitSha) -> String {
+/// What a group is built on: the branch, or the groups ahead.
+fn on_what(ahead: &[IssueNumber]) -> String {
+    if ahead.is_empty() {
+        return "the base".into();
+    }
+    let prs: Vec<String> = ahead.iter().map(|n| format!("#{n}")).collect();
+    let them = if prs.len() == 1 { "it" } else { "them" };
     format!(
-        "merge group `{}` does not merge the story head `{}` that was shipped",
+        "the base and the pull requests ahead of it in the queue ({}: the group's tree holds {them} too)",
+        prs.join(", ")
+    )
+}
+
+/// The summary of the red gate on a merge group that is not the shipped
+/// story on its base (`why`: the gate's line).
+pub fn group_refused(why: &str) -> String {
+    format!(
+        "The {why}.\n\ntaskgate proves a merge group only when its tree is exactly its base with the story head that was shipped merged, so GitHub's merge queue does not land this one."
+    )
+}
+
+/// The summary of the green gate on a proven merge group.
+pub fn proven_group(proof: &ShipProof, group: &CommitSha, story: IssueNumber) -> String {
+    let mut out = format!(
+        "The story of #{story} passed its gates on this merge group's commit `{}`: its tree is the story at `{}` merged with the group's base, and nothing else.",
         group.short(),
+        proof.head.short()
+    );
+    if !proof.ahead.is_empty() {
+        let prs: Vec<String> = proof.ahead.iter().map(|n| format!("#{n}")).collect();
+        out.push_str(&format!(
+            "\n\nThe tree also holds the pull requests ahead of the story in GitHub's merge queue: {}. taskgate does not gate them; the story's gates passed with them in the tree.",
+            prs.join(", ")
+        ));
+    }
+    out
+}
+
+/// The gate's line on a merge group whose tree is not the shipped head
+/// merged into its base.
+pub fn group_without_head(group: &CommitSha, base: &CommitSha, head: &CommitSha) -> String {
+    format!(
+        "merge group `{}` is not its base `{}` with the shipped story head `{}` merged and nothing else: its tree differs",
+        group.short(),
+        base.short(),
         head.short()
+    )
+}
+
+/// The gate's line on a merge group taskgate could not judge, by what
+/// GitHub answered when asked to merge the shipped head into its base.
+pub fn group_unjudged(
+    group: &CommitSha,
+    base: &CommitSha,
+    head: &CommitSha,
+    reference: &super::merge_queue::GroupReference,
+) -> String {
+    use super::merge_queue::GroupReference;
+    let why = match reference {
+        GroupReference::Held => format!("its base `{}` holds that head already", base.short()),
+        GroupReference::Conflict(said) => format!(
+            "GitHub could not merge it into the group's base `{}` ({})",
+            base.short(),
+            plain_text(said)
+        ),
+        GroupReference::OtherParents { commit, parents } => {
+            let listed: Vec<String> = parents.iter().map(|p| format!("`{}`", p.short())).collect();
+            format!(
+                "GitHub's merge of it into `{}` came back as `{}` with the parents {}, not exactly those two",
+                base.short(),
+                commit.short(),
+                listed.join(", ")
+            )
+        }
+        GroupReference::Tree(_) | GroupReference::Unread => "it was not read".to_owned(),
+    };
+    format!(
+        "merge group `{}` could not be checked to hold exactly the story head `{}` that was shipped: {why}",
+        group.short(),
+        head.short(),
     )
 }
 
@@ -334,6 +409,7 @@ mod tests {
             head: sha('h'),
             commit: Some(sha('m')),
             landing: Default::default(),
+            ahead: vec![],
         };
         insta::assert_snapshot!(proving(&proof, IssueNumber(3)), @"Proving (round 1): `taskgate/ship-3` merges the story at `hhhhhhh` with the base at `bbbbbbb`; the story's gates run on `mmmmmmm`.");
         insta::assert_snapshot!(base_moved(&proof, 3), @"The default branch moved past `bbbbbbb` before the tested commit could land, so nothing landed. Proving again on the new base (round 2 of at most 3).");

@@ -85,6 +85,68 @@ pub struct BranchRules {
     /// queue, which taskgate then cannot prove the groups of.
     #[serde(default)]
     pub merge_group_unsubscribed: bool,
+    /// The parameters of the branch's `merge_queue` rule (GitHub allows
+    /// one merge queue per branch); GitHub's defaults where it has none.
+    #[serde(default)]
+    pub queue: QueueSettings,
+}
+
+/// How GitHub's merge queue builds a group's commit (the `merge_queue`
+/// rule's `merge_method`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueMethod {
+    /// A merge commit of the base and the pull request's head.
+    #[default]
+    Merge,
+    /// One commit on the base alone, the pull request squashed.
+    Squash,
+    /// The pull request's commits replayed on the base.
+    Rebase,
+    /// A method taskgate does not know (GitHub's word for it).
+    Other(String),
+}
+
+impl QueueMethod {
+    /// GitHub's word (`MERGE`, `SQUASH`, `REBASE`) read.
+    pub fn parse(word: &str) -> QueueMethod {
+        match word {
+            "MERGE" => QueueMethod::Merge,
+            "SQUASH" => QueueMethod::Squash,
+            "REBASE" => QueueMethod::Rebase,
+            other => QueueMethod::Other(other.to_owned()),
+        }
+    }
+
+    /// GitHub's word for it.
+    pub fn word(&self) -> &str {
+        match self {
+            QueueMethod::Merge => "MERGE",
+            QueueMethod::Squash => "SQUASH",
+            QueueMethod::Rebase => "REBASE",
+            QueueMethod::Other(word) => word,
+        }
+    }
+}
+
+/// Which commits of a batch must pass the required checks (the
+/// `merge_queue` rule's `grouping_strategy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueGrouping {
+    /// Every group's commit (`ALLGREEN`).
+    #[default]
+    AllGreen,
+    /// Only the batch's last commit: the groups ahead of it merge on its
+    /// strength (`HEADGREEN`).
+    HeadGreen,
+}
+
+/// The `merge_queue` rule's parameters taskgate acts on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueSettings {
+    pub method: QueueMethod,
+    pub grouping: QueueGrouping,
 }
 
 /// How a proven story lands.
@@ -122,6 +184,12 @@ pub enum Unlandable {
     /// installation does not receive `merge_group` webhooks: taskgate
     /// would enqueue the story PR and never prove its group.
     MergeGroupEvent,
+    /// The merge queue builds groups by a method taskgate cannot judge
+    /// (GitHub's word for it): it could not tell what a group holds.
+    QueueMethod {
+        method: String,
+        ruleset: Option<u64>,
+    },
 }
 
 impl BranchRules {
@@ -198,6 +266,12 @@ pub fn landing_plan(rules: &BranchRules) -> Result<LandingPlan, Unlandable> {
         if !rules.requires(SHIP_GATE) {
             return Err(Unlandable::MergeQueue { ruleset: r.ruleset });
         }
+        if let QueueMethod::Other(method) = &rules.queue.method {
+            return Err(Unlandable::QueueMethod {
+                method: method.clone(),
+                ruleset: r.ruleset,
+            });
+        }
         if rules.merge_group_unsubscribed {
             return Err(Unlandable::MergeGroupEvent);
         }
@@ -253,6 +327,9 @@ pub enum Violation {
     /// The branch takes changes through GitHub's merge queue, and the
     /// installation does not receive `merge_group` webhooks.
     MergeGroupEvent,
+    /// The branch's merge queue builds groups by a method taskgate cannot
+    /// judge (GitHub's word for it).
+    QueueMethod(String),
     /// The change touches a workflow file (`file`), which GitHub lets an
     /// App write only with the `workflows` permission.
     WorkflowsPermission {
@@ -374,6 +451,7 @@ mod tests {
             classic: false,
             rules: list,
             merge_group_unsubscribed: false,
+            queue: Default::default(),
         }
     }
 
@@ -478,6 +556,27 @@ mod tests {
         assert_eq!(
             landing_plan(&ungated),
             Err(Unlandable::MergeQueue { ruleset: Some(1) })
+        );
+    }
+
+    #[test]
+    fn a_merge_queue_of_every_githubs_method_is_landed_through_and_an_unknown_one_refused() {
+        let mut queue = rules(vec![
+            rule(RuleKind::MergeQueue, Bypass::Never),
+            rule(gate(), Bypass::Never),
+        ]);
+        for word in ["MERGE", "SQUASH", "REBASE"] {
+            queue.queue.method = QueueMethod::parse(word);
+            assert_eq!(queue.queue.method.word(), word);
+            assert_eq!(landing_plan(&queue).unwrap().via, LandVia::MergeQueue);
+        }
+        queue.queue.method = QueueMethod::parse("FAST_FORWARD");
+        assert_eq!(
+            landing_plan(&queue),
+            Err(Unlandable::QueueMethod {
+                method: "FAST_FORWARD".into(),
+                ruleset: Some(1)
+            })
         );
     }
 

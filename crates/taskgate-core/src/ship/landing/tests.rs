@@ -66,6 +66,7 @@ fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_pr
         branch: "main".into(),
         classic: false,
         merge_group_unsubscribed: false,
+        queue: Default::default(),
         rules: vec![BranchRule {
             rule: RuleKind::MergeQueue,
             ruleset: Some(4),
@@ -86,6 +87,52 @@ fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_pr
 
     Then ship again.
     ");
+}
+
+#[test]
+fn a_merge_queue_of_a_method_taskgate_cannot_judge_is_refused_with_the_setting_to_change() {
+    let w = World::new();
+    let queued = on_ship_request(
+        &crate::ship::decide::tests::shippable_with_pr(&w),
+        &crate::ship::decide::tests::octocat(ShipVia::Label),
+        &w.ctx(),
+    )
+    .record;
+    let mut rules = BranchRules {
+        rules: vec![
+            BranchRule {
+                rule: RuleKind::MergeQueue,
+                ruleset: Some(4),
+                bypass: Bypass::Never,
+            },
+            BranchRule {
+                rule: RuleKind::RequiredChecks {
+                    contexts: vec![crate::ship::SHIP_GATE.into()],
+                },
+                ruleset: Some(4),
+                bypass: Bypass::Never,
+            },
+        ],
+        ..BranchRules::none("main")
+    };
+    rules.queue.method = crate::ship::QueueMethod::parse("FAST_FORWARD");
+    let base = CommitSha("c".repeat(40));
+    let d = start_proof(&queued, (&base, &head()), &rules, &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    assert!(
+        !names(&d.effects).contains(&"land_ship_commit"),
+        "nothing enqueued"
+    );
+    insta::assert_snapshot!(comment_on(&d.effects, 9), @r"
+        **Not shipped: taskgate cannot ship through the merge queue of `main`.** Nothing landed and the `ship` label was removed.
+
+        - `main` takes changes through GitHub's merge queue, whose merge method `FAST_FORWARD` taskgate cannot judge: it could not tell whether a merge group holds exactly the shipped story.
+
+        To let taskgate land this story:
+        - set the merge method of the merge queue rule on `main` to merge, squash or rebase ([GitHub's docs](https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/configuring-pull-request-merges/managing-a-merge-queue)).
+
+        Then ship again.
+        ");
 }
 
 #[test]

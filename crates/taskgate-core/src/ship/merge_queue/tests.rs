@@ -1,4 +1,5 @@
 use super::*;
+use crate::ids::IssueNumber;
 use crate::ship::decide::tests::{head, names, octocat, shippable_with_pr, World};
 use crate::ship::rules::{BranchRule, BranchRules, Bypass, RuleKind};
 use crate::ship::{
@@ -16,6 +17,7 @@ fn queue_rules() -> BranchRules {
         branch: "main".into(),
         classic: false,
         merge_group_unsubscribed: false,
+        queue: Default::default(),
         rules: vec![
             rule(RuleKind::MergeQueue),
             rule(RuleKind::RequiredChecks {
@@ -27,6 +29,33 @@ fn queue_rules() -> BranchRules {
 
 fn sha(c: char) -> CommitSha {
     CommitSha(c.to_string().repeat(40))
+}
+
+/// Merge group `group` built on `base` (`c` is the branch's head), its
+/// tree the one GitHub made merging the shipped head into that base.
+fn holding(group: &CommitSha, base: char) -> MergeGroup {
+    MergeGroup {
+        commit: group.clone(),
+        tree: format!("tree of {base} with the story"),
+        base: sha(base),
+        expected: GroupReference::Tree(format!("tree of {base} with the story")),
+        ahead: vec![],
+    }
+}
+
+/// The title and summary of the last ship gate update in `effects`.
+fn gate_summary(effects: &[Effect]) -> String {
+    effects
+        .iter()
+        .rev()
+        .find_map(|e| match e {
+            Effect::UpdateCheckRun { update, .. } => update
+                .output
+                .as_ref()
+                .map(|o| format!("{}\n{}", o.title, o.summary)),
+            _ => None,
+        })
+        .expect("a gate update")
 }
 
 /// Shipped, and its PR enqueued at the story head.
@@ -81,7 +110,7 @@ fn a_ship_through_the_merge_queue_proves_nothing_up_front_and_enqueues_the_shipp
 fn the_merge_group_is_proven_and_its_gate_is_the_landing() {
     let w = World::new();
     let group = sha('9');
-    let (d, step) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
+    let (d, step) = on_merge_group_checks(&enqueued(&w), &holding(&group, 'c'), &w.ctx());
     assert_eq!(step, ProofStep::Run(group.clone()));
     assert_eq!(d.record.state, ShipState::Proving);
     insta::assert_snapshot!(comment(&d.effects).split("\n\n<!--").next().unwrap(), @"Proving merge group `9999999` of GitHub's merge queue: the story at `bbbbbbb` merged with the base. The story's gates run on it, and `taskgate/ship-gate` reports there.");
@@ -101,7 +130,7 @@ fn the_merge_group_is_proven_and_its_gate_is_the_landing() {
 fn a_red_merge_group_refuses_the_ship_and_turns_its_gate_red_so_github_dequeues_it() {
     let w = World::new();
     let group = sha('9');
-    let (d, _) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
+    let (d, _) = on_merge_group_checks(&enqueued(&w), &holding(&group, 'c'), &w.ctx());
     let failed = on_proof_failed(
         &d.record,
         Some(&group),
@@ -117,25 +146,73 @@ fn a_red_merge_group_refuses_the_ship_and_turns_its_gate_red_so_github_dequeues_
 }
 
 #[test]
-fn a_group_without_the_shipped_head_is_red_and_never_proven() {
+fn a_group_whose_tree_is_not_the_shipped_head_on_its_base_is_red_and_never_proven() {
     let w = World::new();
     let group = sha('9');
-    let (d, step) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), sha('e')], &w.ctx());
+    // A squash of something else, or a rebase that picked up a commit
+    // pushed after `ship`: the tree GitHub built differs.
+    let other = MergeGroup {
+        tree: "a tree with more in it".into(),
+        ..holding(&group, 'c')
+    };
+    let (d, step) = on_merge_group_checks(&enqueued(&w), &other, &w.ctx());
     assert_eq!(step, ProofStep::None);
     assert_eq!(gate_on(&d.effects, &group).as_deref(), Some("failure"));
     assert_eq!(d.record.state, ShipState::Shipping);
+    insta::assert_snapshot!(gate_summary(&d.effects), @r"
+        Not the story that was shipped
+        The merge group `9999999` is not its base `ccccccc` with the shipped story head `bbbbbbb` merged and nothing else: its tree differs.
+
+        taskgate proves a merge group only when its tree is exactly its base with the story head that was shipped merged, so GitHub's merge queue does not land this one.
+        ");
+    let unjudged = MergeGroup {
+        expected: GroupReference::Conflict("Merge conflict".into()),
+        ..holding(&group, 'c')
+    };
+    let (d, step) = on_merge_group_checks(&enqueued(&w), &unjudged, &w.ctx());
+    assert_eq!(step, ProofStep::None);
+    insta::assert_snapshot!(gate_summary(&d.effects), @r"
+        Not the story that was shipped
+        The merge group `9999999` could not be checked to hold exactly the story head `bbbbbbb` that was shipped: GitHub could not merge it into the group's base `ccccccc` (Merge conflict).
+
+        taskgate proves a merge group only when its tree is exactly its base with the story head that was shipped merged, so GitHub's merge queue does not land this one.
+        ");
+}
+
+#[test]
+fn a_group_of_any_method_whose_tree_is_the_shipped_head_on_its_base_is_proven_and_names_what_is_ahead(
+) {
+    let w = World::new();
+    let group = sha('9');
+    // A squash or a rebase: the parents are not [base, head]; the tree is
+    // what is judged.
+    let squash = MergeGroup {
+        ahead: vec![IssueNumber(12), IssueNumber(14)],
+        ..holding(&group, 'd')
+    };
+    let (d, step) = on_merge_group_checks(&enqueued(&w), &squash, &w.ctx());
+    assert_eq!(step, ProofStep::Run(group.clone()));
+    insta::assert_snapshot!(comment(&d.effects).split("\n\n<!--").next().unwrap(), @"Proving merge group `9999999` of GitHub's merge queue: the story at `bbbbbbb` merged with the base and the pull requests ahead of it in the queue (#12, #14: the group's tree holds them too). The story's gates run on it, and `taskgate/ship-gate` reports there.");
+    let passed = on_proof_passed(&d.record, &group, &w.ctx());
+    assert_eq!(gate_on(&passed.effects, &group).as_deref(), Some("success"));
+    insta::assert_snapshot!(gate_summary(&passed.effects), @r"
+        Proven on this merge group
+        The story of #1 passed its gates on this merge group's commit `9999999`: its tree is the story at `bbbbbbb` merged with the group's base, and nothing else.
+
+        The tree also holds the pull requests ahead of the story in GitHub's merge queue: #12, #14. taskgate does not gate them; the story's gates passed with them in the tree.
+        ");
 }
 
 #[test]
 fn a_dequeued_group_ends_the_ship_and_an_invalidated_one_waits_for_the_next() {
     let w = World::new();
     let group = sha('9');
-    let (d, _) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
+    let (d, _) = on_merge_group_checks(&enqueued(&w), &holding(&group, 'c'), &w.ctx());
     let invalidated = on_merge_group_destroyed(&d.record, &group, "invalidated", None, &w.ctx());
     assert_eq!(invalidated.record, d.record);
     assert!(invalidated.effects.is_empty());
     let rebuilt = sha('8');
-    let (again, step) = on_merge_group_checks(&d.record, &rebuilt, &[sha('d'), head()], &w.ctx());
+    let (again, step) = on_merge_group_checks(&d.record, &holding(&rebuilt, 'd'), &w.ctx());
     assert_eq!(step, ProofStep::Run(rebuilt.clone()));
     let dequeued =
         on_merge_group_destroyed(&again.record, &rebuilt, "dequeued", Some(&head()), &w.ctx());
@@ -155,7 +232,7 @@ fn a_dequeued_group_ends_the_ship_and_an_invalidated_one_waits_for_the_next() {
 fn a_dequeue_that_arrives_before_the_push_that_caused_it_says_the_story_changed() {
     let w = World::new();
     let group = sha('9');
-    let (d, _) = on_merge_group_checks(&enqueued(&w), &group, &[sha('c'), head()], &w.ctx());
+    let (d, _) = on_merge_group_checks(&enqueued(&w), &holding(&group, 'c'), &w.ctx());
     let late = sha('7');
     let dequeued = on_merge_group_destroyed(&d.record, &group, "dequeued", Some(&late), &w.ctx());
     assert_eq!(dequeued.record.state, ShipState::Shippable);

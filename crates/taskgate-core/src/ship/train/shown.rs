@@ -48,6 +48,7 @@ pub fn shown_record(train: &Train, story: &StoryId, record: &StoryRecord) -> Sto
             head: entry.head.clone(),
             commit: car.built.as_ref().map(|b| b.commit.clone()),
             landing: LandingPlan::default(),
+            ahead: vec![],
         });
     }
     shown
