@@ -32,6 +32,7 @@ const TOP_KEYS: &[&str] = &[
     "ship_gates",
     "ship_batch_max",
     "ship_parallel",
+    "ship_batch_wait",
     "ship_bisect",
     "ship_train",
     "flaky",
@@ -145,6 +146,9 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     }
     if let Some(v) = f.int("ship_parallel", 1, 100, p) {
         c.ship_parallel = v as u32;
+    }
+    if let Some(v) = f.int("ship_batch_wait", 0, 3_600, p) {
+        c.ship_batch_wait = v as u32;
     }
     if let Some(how) = f.choice("ship_bisect", &["attribution", "halves"], p) {
         c.ship_bisect = match how.as_str() {
