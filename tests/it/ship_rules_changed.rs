@@ -101,7 +101,7 @@ async fn linear_history_required_during_the_proof(config: &str) {
     assert_ne!(landed, merge_proof, "the merge commit did not land");
     assert_eq!(
         sh.parents(&landed),
-        [base.clone()],
+        std::slice::from_ref(&base),
         "no merge commit landed"
     );
     let tree = |sha: &str| sh.repo().commit(sha).unwrap().tree;
