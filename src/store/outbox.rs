@@ -459,6 +459,26 @@ mod tests {
             assert_eq!(kinds.len(), 1 + 3 + 1 + 2 + 1, "{kinds:?}");
         }
 
+        async fn a_wake_is_due_at_its_time_and_is_no_unfinished_work_before_it(store: Store) {
+            let now = store.clock().now_ms();
+            let wake = Effect::WakeShipQueue {
+                repo: RepoName::parse("o/r").unwrap(),
+                at_ms: now + 30_000,
+            };
+            let effects = vec![wake.clone(), wake];
+            let queued = store
+                .write(move |db| insert(db, None, InstallationId(1), &effects, now))
+                .await
+                .unwrap();
+            assert_eq!(queued, 1, "the same wake asked twice is one");
+            assert_eq!(store.unfinished_work().await.unwrap(), 0, "a wait for time, not work");
+            let due = store.due_by_installation(now, 10).await.unwrap();
+            assert!(due.by_installation.is_empty());
+            assert_eq!(due.next_due_ms, Some(now + 30_000));
+            store.write(move |db| insert(db, None, InstallationId(1), &[comment(1)], now)).await.unwrap();
+            assert_eq!(store.unfinished_work().await.unwrap(), 1, "other work still counts");
+        }
+
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {
             store
                 .write(move |db| {
