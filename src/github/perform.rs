@@ -129,7 +129,8 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::BuildShipCar { .. }
         | Effect::LandShipCommit { .. }
         | Effect::PrepareRevert { .. }
-        | Effect::AdvanceShipQueue { .. } => super::perform_ship::perform(ctx).await,
+        | Effect::AdvanceShipQueue { .. }
+        | Effect::WakeShipQueue { .. } => super::perform_ship::perform(ctx).await,
         Effect::StartTaskBranch { .. } => super::perform_branches::perform(ctx).await,
         Effect::CreateBranch { .. }
         | Effect::CreateCheckRun { .. }

@@ -7,7 +7,13 @@
 //! Owns: the calls of a landing and the reading of GitHub's answers into
 //! what the story is told: landed, the base moved (`BaseMoved`), a rule
 //! refused it (`LandRefused`, GitHub's message kept for the core to read),
-//! or it failed otherwise (`LandFailed`). Nothing lands before
+//! or it failed otherwise (`LandFailed`). The default branch's rules are
+//! read once more right before a ship moves it (one read per landing, not
+//! the ship queue's cached copy): when they no longer allow the landing
+//! the proof was made for (`core::ship::landing_holds`: linear history
+//! required since a merge commit was proven, say), nothing lands and the
+//! story is told (`RulesChanged`), to be proven again as they ask.
+//! Nothing lands before
 //! `taskgate/ship-gate` is green on the commit GitHub judges: required
 //! checks are evaluated when the branch moves, and the outbox may have
 //! put the gate's write off (then this effect waits and is tried again).
@@ -21,7 +27,7 @@ use super::perform_runs::ship_event;
 use super::repo::FastForward;
 use crate::store::{EffectRow, NewDelivery, Store};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
-use taskgate_core::ship::{CarId, PullLanding, ShipWhat, SHIP_GATE};
+use taskgate_core::ship::{CarId, LandVia, PullLanding, ShipWhat, SHIP_GATE};
 
 /// What lands: a ship's proof, or a rollback's revert.
 pub(super) struct Landing<'a> {
@@ -91,6 +97,34 @@ pub(super) async fn land(
     Ok(Some(json!({ "landed": false, "why": why }).to_string()))
 }
 
+/// The rules of the default branch read now, at the landing, compared
+/// with the landing the proof was made for (`via`): `None` while they
+/// allow it; else nothing lands, and the story is told
+/// (`ShipWhat::RulesChanged`) with the rules read. A revert lands as a
+/// revert commit on the branch's head, whatever the rules say of proofs.
+async fn rules_changed(
+    ctx: &Ctx<'_>,
+    l: &Landing<'_>,
+    via: LandVia,
+) -> Result<Option<Option<String>>, GitHubError> {
+    if l.revert {
+        return Ok(None);
+    }
+    let rules = ctx.repo(l.repo).branch_rules(l.branch).await?;
+    if taskgate_core::ship::landing_holds(via, &rules) {
+        return Ok(None);
+    }
+    let what = ShipWhat::RulesChanged {
+        round: l.round,
+        rules,
+    };
+    ship_event(ctx, l.repo, l.story, what, "rules-changed").await?;
+    let why = "the default branch's rules changed after the proof";
+    Ok(Some(Some(
+        json!({ "landed": false, "why": why }).to_string(),
+    )))
+}
+
 /// Waits (by failing transiently) until `taskgate/ship-gate` is green on
 /// `sha`: GitHub judges the required checks of the commit it moves to.
 async fn gate_written(ctx: &Ctx<'_>, l: &Landing<'_>, sha: &CommitSha) -> Result<(), GitHubError> {
@@ -115,6 +149,9 @@ async fn fast_forward(
     let gh = ctx.repo(l.repo);
     if ctx.attempt > 1 && gh.branch_contains(l.branch, commit).await? {
         return car_landed(ctx, l, commit).await;
+    }
+    if let Some(told) = rules_changed(ctx, l, LandVia::FastForward).await? {
+        return Ok(told);
     }
     gate_written(ctx, l, commit).await?;
     match gh.fast_forward(l.branch, commit).await? {
@@ -174,6 +211,10 @@ async fn merge_story_pr(
             return Ok(landed(&CommitSha(sha.to_owned())));
         }
     }
+    let via = taskgate_core::ship::planned_via(Some(p));
+    if let Some(told) = rules_changed(ctx, l, via).await? {
+        return Ok(told);
+    }
     gate_written(ctx, l, &p.head).await?;
     let base = gh.branch_head(l.branch).await?;
     if base.as_ref() != Some(&p.base) {
@@ -218,6 +259,9 @@ async fn enqueue_story_pr(
     if pull["merged"].as_bool() == Some(true) {
         let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
         return Ok(landed(&CommitSha(sha.to_owned())));
+    }
+    if let Some(told) = rules_changed(ctx, l, LandVia::MergeQueue).await? {
+        return Ok(told);
     }
     gate_written(ctx, l, &p.head).await?;
     let node_id = pull["node_id"].as_str().unwrap_or_default();

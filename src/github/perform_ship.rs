@@ -87,7 +87,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             })
             .await
         }
-        Effect::AdvanceShipQueue { repo } => {
+        Effect::AdvanceShipQueue { repo } | Effect::WakeShipQueue { repo, .. } => {
             ship_event(
                 ctx,
                 repo,

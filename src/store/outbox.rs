@@ -94,10 +94,12 @@ pub(super) fn insert(
                 continue;
             }
         }
+        // A wake at a later time is due then (`Effect::due_at_ms`).
+        let due = effect.due_at_ms().map_or(now, |at| at.max(now));
         db.execute(
             "INSERT INTO effects (delivery_seq, installation_id, effect, status, next_attempt_ms, created_at_ms, subject)
-             VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5)",
-            params![delivery_seq, Sql(installation), json, now, subject],
+             VALUES (?1, ?2, ?3, 'pending', ?4, ?5, ?6)",
+            params![delivery_seq, Sql(installation), json, due, now, subject],
         )?;
         queued += 1;
     }
@@ -333,13 +335,17 @@ impl Store {
 
     /// Deliveries not yet processed plus effects not yet performed, counted
     /// in one snapshot (one statement), so a delivery queued by an effect
-    /// is never missed between two reads.
+    /// is never missed between two reads. A wake whose time has not come
+    /// (`Effect::WakeShipQueue`) is a wait for time, not work: left out.
     pub async fn unfinished_work(&self) -> Result<i64, StoreError> {
-        self.read(|db| {
+        let now = self.clock.now_ms();
+        let wake = format!("{}%", taskgate_core::WAKE_SUBJECT);
+        self.read(move |db| {
             db.query_one(
                 "SELECT (SELECT COUNT(*) FROM deliveries WHERE status = 'received')
-                      + (SELECT COUNT(*) FROM effects WHERE status = 'pending')",
-                params![],
+                      + (SELECT COUNT(*) FROM effects WHERE status = 'pending'
+                           AND NOT (next_attempt_ms > ?1 AND COALESCE(subject, '') LIKE ?2))",
+                params![now, wake],
                 |r| r.get(0),
             )
         })
@@ -451,6 +457,26 @@ mod tests {
                 .map(|e| e.effect.name())
                 .collect();
             assert_eq!(kinds.len(), 1 + 3 + 1 + 2 + 1, "{kinds:?}");
+        }
+
+        async fn a_wake_is_due_at_its_time_and_is_no_unfinished_work_before_it(store: Store) {
+            let now = store.clock().now_ms();
+            let wake = Effect::WakeShipQueue {
+                repo: RepoName::parse("o/r").unwrap(),
+                at_ms: now + 30_000,
+            };
+            let effects = vec![wake.clone(), wake];
+            let queued = store
+                .write(move |db| insert(db, None, InstallationId(1), &effects, now))
+                .await
+                .unwrap();
+            assert_eq!(queued, 1, "the same wake asked twice is one");
+            assert_eq!(store.unfinished_work().await.unwrap(), 0, "a wait for time, not work");
+            let due = store.due_by_installation(now, 10).await.unwrap();
+            assert!(due.by_installation.is_empty());
+            assert_eq!(due.next_due_ms, Some(now + 30_000));
+            store.write(move |db| insert(db, None, InstallationId(1), &[comment(1)], now)).await.unwrap();
+            assert_eq!(store.unfinished_work().await.unwrap(), 1, "other work still counts");
         }
 
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {

@@ -89,7 +89,7 @@ mod tests {
                 conflicted: false,
             }),
         ] {
-            train = on_train_event(&train, event, TrainSettings::default()).0;
+            train = on_train_event(&train, event, TrainSettings::default(), 0).0;
         }
         assert_eq!(train.cars.len(), 1, "a car formed: {train:?}");
         train

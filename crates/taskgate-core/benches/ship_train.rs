@@ -90,6 +90,8 @@ struct Figures {
     flaky_ejections: usize,
     flaky_events: usize,
     bisection_runs: u64,
+    /// Moves of the default branch (one per car landed).
+    landings: usize,
 }
 
 /// Runs the stream through a train with `settings`; the figures.
@@ -113,16 +115,21 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
     let mut next_arrival = 0;
     let mut commits = 0;
     let mut queue: Vec<TrainEvent> = Vec::new();
+    // The looks the train asked for (`TrainAction::Wait`), earliest first.
+    let mut wakes: BinaryHeap<std::cmp::Reverse<i64>> = BinaryHeap::new();
     loop {
         let arrival = stories.get(next_arrival).map(|s| s.at_ms);
         let finish = running.peek().map(|r| r.0 .0);
-        let now = match (arrival, finish) {
-            (Some(a), Some(e)) if a <= e => a,
-            (Some(a), None) => a,
-            (_, Some(e)) => e,
-            (None, None) => break,
+        let wake = wakes.peek().map(|w| w.0);
+        let Some(now) = [arrival, finish, wake].into_iter().flatten().min() else {
+            break;
         };
-        if arrival == Some(now) {
+        if wake == Some(now) {
+            wakes.pop();
+            // The shell's look: the default branch's head, unchanged.
+            let head = train.main.clone().expect("the train knows main");
+            queue.push(TrainEvent::MainMoved { head });
+        } else if arrival == Some(now) {
             let s = &stories[next_arrival];
             next_arrival += 1;
             queue.push(TrainEvent::Enqueued(Entry {
@@ -154,7 +161,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
             });
         }
         while let Some(event) = queue.pop() {
-            let (next, actions) = on_train_event(&train, event, settings);
+            let (next, actions) = on_train_event(&train, event, settings, now);
             train = next;
             for action in actions {
                 match action {
@@ -191,6 +198,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
                             f.broken_landed += usize::from(s.broken);
                         }
                         f.last_landing_ms = now;
+                        f.landings += 1;
                         let _ = commit;
                         queue.push(TrainEvent::Landed { car });
                     }
@@ -202,6 +210,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
                         }
                     }
                     TrainAction::Flaky { .. } => f.flaky_events += 1,
+                    TrainAction::Wait { until_ms } => wakes.push(std::cmp::Reverse(until_ms)),
                 }
             }
         }
@@ -217,7 +226,83 @@ fn percentile(waits: &mut [i64], p: f64) -> f64 {
     waits.get(i).copied().unwrap_or(0) as f64 / 60_000.0
 }
 
+/// The same stream's stories shipped in bursts instead: 2 to 4 within 3
+/// seconds (a person labelling several PRs, an agent finishing a plan),
+/// a burst every 6 minutes on average (the same 40 stories an hour).
+fn bursts(seed: u64) -> Vec<Story> {
+    bursts_apart(seed, 4 * ARRIVAL_MS)
+}
+
+/// [`bursts`] an hour apart on average: a quiet repository, whose train
+/// is idle when each burst comes.
+fn quiet_bursts(seed: u64) -> Vec<Story> {
+    bursts_apart(seed, 3_600_000)
+}
+
+fn bursts_apart(seed: u64, mean_gap_ms: i64) -> Vec<Story> {
+    let mut rng = Rng(seed);
+    let mut stories = stream(seed);
+    let mut at_ms = 0;
+    let mut i = 0;
+    while i < stories.len() {
+        at_ms += (rng.next() % (2 * mean_gap_ms as u64)) as i64;
+        let size = 2 + (rng.next() % 3) as usize;
+        for s in stories.iter_mut().skip(i).take(size) {
+            s.at_ms = at_ms + (rng.next() % 3_000) as i64;
+        }
+        i += size;
+    }
+    stories.sort_by_key(|s| s.at_ms);
+    stories
+}
+
+/// The mean of each train's landings an hour over `seeds` streams (the
+/// batching wait against none), each seeded from the benchmark's own;
+/// the stories arriving one by one, then in bursts.
+fn over_seeds(seeds: u64) {
+    for (shape, make) in [
+        ("one by one", stream as fn(u64) -> Vec<Story>),
+        ("in bursts", bursts),
+        ("in bursts an hour apart", quiet_bursts),
+    ] {
+        over_seeds_of(seeds, shape, make);
+    }
+}
+
+fn over_seeds_of(seeds: u64, shape: &str, make: fn(u64) -> Vec<Story>) {
+    println!("\nMean over {seeds} seeded streams, stories arriving {shape} (landed per hour, proof runs per landed, p50 wait in min, moves of main per landed):");
+    for wait_s in [0, 5, 10, 30, 60, 120] {
+        let (mut per_hour, mut runs, mut p50, mut moves) = (0.0, 0.0, 0.0, 0.0);
+        for seed in 0..seeds {
+            let stories = make(0x5eed_2026 + seed * 7_919);
+            let settings = TrainSettings {
+                batch_wait_ms: wait_s * 1_000,
+                ..TrainSettings::default()
+            };
+            let mut f = simulate(&stories, settings);
+            per_hour += f.landed as f64 / (f.last_landing_ms as f64 / 3_600_000.0);
+            runs += f.runs as f64 / f.landed.max(1) as f64;
+            p50 += percentile(&mut f.waits_ms, 0.5);
+            moves += f.landings as f64 / f.landed.max(1) as f64;
+        }
+        let n = seeds as f64;
+        println!(
+            "| train (batch 4, parallel 2), batching wait {wait_s} s | {:.1} | {:.2} | {:.1} | {:.2} |",
+            per_hour / n,
+            runs / n,
+            p50 / n,
+            moves / n
+        );
+    }
+}
+
 fn main() {
+    if let Some(seeds) = std::env::var("SHIP_TRAIN_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return over_seeds(seeds);
+    }
     let stories = stream(0x5eed_2026);
     let broken = stories.iter().filter(|s| s.broken).count();
     let flaky = stories.iter().filter(|s| s.flaky).count();
@@ -232,22 +317,66 @@ fn main() {
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|");
     let queues = [
-        ("serial (batch 1, parallel 1)", 1, 1, true),
+        ("serial (batch 1, parallel 1)", 1, 1, true, 0),
         (
             "binary split (batch 4, parallel 2, no attribution)",
             4,
             2,
             false,
+            0,
         ),
-        ("train (batch 4, parallel 2)", 4, 2, true),
-        ("train (batch 4, parallel 3)", 4, 3, true),
-        ("train (batch 8, parallel 2)", 8, 2, true),
+        ("train (batch 4, parallel 2)", 4, 2, true, 0),
+        ("train (batch 4, parallel 3)", 4, 3, true, 0),
+        ("train (batch 8, parallel 2)", 8, 2, true, 0),
+        (
+            "train (batch 4, parallel 2), batching wait 5 s",
+            4,
+            2,
+            true,
+            5,
+        ),
+        (
+            "train (batch 4, parallel 2), batching wait 10 s",
+            4,
+            2,
+            true,
+            10,
+        ),
+        (
+            "train (batch 4, parallel 2), batching wait 30 s",
+            4,
+            2,
+            true,
+            30,
+        ),
+        (
+            "train (batch 4, parallel 2), batching wait 60 s",
+            4,
+            2,
+            true,
+            60,
+        ),
+        (
+            "train (batch 4, parallel 2), batching wait 120 s",
+            4,
+            2,
+            true,
+            120,
+        ),
+        (
+            "train (batch 4, parallel 2), batching wait 300 s",
+            4,
+            2,
+            true,
+            300,
+        ),
     ];
-    for (name, batch_max, parallel, attribution) in queues {
+    for (name, batch_max, parallel, attribution, wait_s) in queues {
         let settings = TrainSettings {
             batch_max,
             parallel,
             attribution,
+            batch_wait_ms: wait_s * 1_000,
         };
         let mut f = simulate(&stories, settings);
         let hours = f.last_landing_ms as f64 / 3_600_000.0;

@@ -34,6 +34,7 @@
 //! | `ship_gates` | every gate | the gates (by name) a ship's proof runs on the current base: `[unit, integration-backtest]` |
 //! | `ship_batch_max` | 4 | stories proven together in one batch of the ship train (1–100; 1: one story per proof; `core::ship::train`) |
 //! | `ship_parallel` | 2 | batches proven at once, each on the one ahead (1–100; `core::ship::train`) |
+//! | `ship_batch_wait` | 30 | seconds an idle ship train waits after a ship for more stories before it proves its first batch (0–3600; 0: at once; never while a batch is proving; `core::ship::train`) |
 //! | `ship_bisect` | `attribution` | how the ship train splits a failed batch: `attribution` (first the stories the failing tests point at, else halves) or `halves` (always halves: the plain binary split; `core::ship::train`) |
 //! | `ship_train` | true | ship through the ship train: batches proven side by side, each landed as one fast-forward (where the rules allow one; else, or `false`, the one-story queue ships) |
 //! | `rollback_gates` | none | commands a rollback's revert must pass before it lands: `[make smoke]`; none: it lands once it merges cleanly |
@@ -46,6 +47,10 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::plan::Settings;
+
+/// `ship_batch_wait`'s default, in seconds: chosen with the ship stream
+/// benchmark (docs/decisions/ship-queue.md, "The batching wait").
+pub const DEFAULT_SHIP_BATCH_WAIT_S: u32 = 30;
 
 /// Where the shell finds the config on the default branch.
 pub const CONFIG_PATH: &str = ".github/taskgate.yml";
@@ -276,6 +281,9 @@ pub struct RepoConfig {
     pub ship_batch_max: u32,
     /// Cars of the ship train proven at once, each on the one ahead.
     pub ship_parallel: u32,
+    /// Seconds an idle ship train waits for more stories before it forms
+    /// its first car (0: at once); never while a car is in the train.
+    pub ship_batch_wait: u32,
     /// How the ship train splits a failed batch.
     pub ship_bisect: ShipBisect,
     /// Queued stories go to the ship train (`core::ship::train`), not the
@@ -322,6 +330,7 @@ impl Default for RepoConfig {
             ship_gates: Vec::new(),
             ship_batch_max: 4,
             ship_parallel: 2,
+            ship_batch_wait: DEFAULT_SHIP_BATCH_WAIT_S,
             ship_bisect: ShipBisect::Attribution,
             ship_train: true,
             flaky: FlakyConfig::default(),
@@ -339,12 +348,13 @@ impl RepoConfig {
     }
 
     /// The ship train's settings (`ship_batch_max`, `ship_parallel`,
-    /// `ship_bisect`).
+    /// `ship_bisect`, `ship_batch_wait`).
     pub fn train_settings(&self) -> crate::ship::TrainSettings {
         crate::ship::TrainSettings {
             batch_max: self.ship_batch_max as usize,
             parallel: self.ship_parallel as usize,
             attribution: self.ship_bisect == ShipBisect::Attribution,
+            batch_wait_ms: i64::from(self.ship_batch_wait) * 1_000,
         }
     }
 

@@ -412,6 +412,14 @@ pub enum Effect {
     AdvanceShipQueue {
         repo: RepoName,
     },
+    /// Looks at the repository's ship queue at `at_ms` (clock time): the
+    /// end of the ship train's batching wait (`TrainAction::Wait`). Stored
+    /// due then ([`Effect::due_at_ms`]), so nothing sleeps for it and a
+    /// restart keeps it.
+    WakeShipQueue {
+        repo: RepoName,
+        at_ms: i64,
+    },
     /// Runs the next reconciliation pass of `story` once everything queued
     /// before it is done. `round` counts the passes that followed each other
     /// without converging, so a create GitHub keeps refusing cannot loop.
@@ -455,6 +463,7 @@ impl Effect {
             | Effect::LandShipCommit { repo, .. }
             | Effect::PrepareRevert { repo, .. }
             | Effect::AdvanceShipQueue { repo }
+            | Effect::WakeShipQueue { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
         }
     }
@@ -468,6 +477,7 @@ impl Effect {
             Effect::Reconcile { .. }
                 | Effect::StartTaskBranch { .. }
                 | Effect::AdvanceShipQueue { .. }
+                | Effect::WakeShipQueue { .. }
                 | Effect::PrepareShipCommit { .. }
                 | Effect::BuildShipCar { .. }
                 | Effect::LandShipCommit { .. }
@@ -522,8 +532,18 @@ impl Effect {
                 format!("issue {repo} {marker}")
             }
             Effect::LabelIssue { repo, issue, .. } => format!("labels {repo} #{}", issue.0),
+            // The same wake asked by each look of a waiting train is one.
+            Effect::WakeShipQueue { repo, .. } => format!("{WAKE_SUBJECT}{repo}"),
             _ => return None,
         })
+    }
+
+    /// When it falls due, if not at once: a wake at its time.
+    pub fn due_at_ms(&self) -> Option<i64> {
+        match self {
+            Effect::WakeShipQueue { at_ms, .. } => Some(*at_ms),
+            _ => None,
+        }
     }
 
     /// A short name for logs and metrics.
@@ -558,12 +578,18 @@ impl Effect {
             Effect::LandShipCommit { .. } => "land_ship_commit",
             Effect::PrepareRevert { .. } => "prepare_revert",
             Effect::AdvanceShipQueue { .. } => "advance_ship_queue",
+            Effect::WakeShipQueue { .. } => "wake_ship_queue",
             Effect::Reconcile { .. } => "reconcile",
         }
     }
 }
 
 /// The hidden line that marks a body as taskgate's, naming what it is for.
+/// How the subject of a wake at a later time begins
+/// ([`Effect::desired_subject`]): the store leaves a wake whose time has
+/// not come out of the work still to do (a wait for time, not work).
+pub const WAKE_SUBJECT: &str = "wake ";
+
 pub fn hidden_marker(marker: &str) -> String {
     format!("<!-- taskgate:{marker} -->")
 }

@@ -47,6 +47,6 @@ pub mod webhook;
 pub use decide::{answer_comment, is_own, on_event, on_unused, CommentRef, Context, Decision};
 pub use effect::{
     hidden_marker, AttemptRef, CheckAnnotation, CheckConclusion, CheckRunSpec, CheckStatus,
-    CheckUpdate, Effect, IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION,
+    CheckUpdate, Effect, IssueState, Reaction, APPROVE_BRANCH_ACTION, RETRY_ACTION, WAKE_SUBJECT,
 };
 pub use event::{Actor, Change, Event};

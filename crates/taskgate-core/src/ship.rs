@@ -56,8 +56,8 @@ pub use in_train::{
     BatchStory, CarLanding,
 };
 pub use landing::{
-    on_land_failed, on_land_refused, on_landed_proven, on_landed_untested, refuse_unlandable,
-    LandRefusal, PullLanding,
+    landing_holds, on_land_failed, on_land_refused, on_landed_proven, on_landed_untested,
+    on_rules_changed, planned_via, refuse_unlandable, LandRefusal, PullLanding,
 };
 pub use merge_queue::{
     on_merge_group_checks, on_merge_group_destroyed, queued_head, GroupReference, MergeGroup,

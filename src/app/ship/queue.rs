@@ -82,6 +82,10 @@ impl Ship {
         if e.what == ShipWhat::Advance {
             return self.advance(&e.repo).await;
         }
+        if let ShipWhat::RulesChanged { .. } = &e.what {
+            // Read at the landing: what the next proof is made from too.
+            self.rules.forget(&e.repo);
+        }
         let Some(mut l) = self.locate(&e.repo, &e.story, None).await? else {
             return Ok(Decision::nothing(format!("story {} is not known", e.story)).into());
         };
@@ -137,6 +141,10 @@ impl Ship {
                 ship::on_proof_failed(&l.record, None, round, vec![why], &l.ctx())
             }
             ShipWhat::BaseMoved { round } => ship::on_base_moved(&l.record, round, &l.ctx()),
+            ShipWhat::RulesChanged { round, rules } => {
+                self.read_default_branch(&mut l).await?;
+                ship::on_rules_changed(&l.record, round, &rules, &l.ctx())
+            }
             ShipWhat::LandRefused {
                 round,
                 status: _,

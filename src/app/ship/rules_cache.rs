@@ -1,9 +1,15 @@
 //! The default branch's rules for the ship queue: read from GitHub before
 //! each proof (`RepoClient::branch_rules`) and kept for [`RULES_TTL_MS`]
 //! by the injected clock, so a busy queue does not read them for every
-//! story while a changed setting is seen within a minute. Where the
-//! branch has a merge queue, whether the installation receives the
-//! `merge_group` event is read with them (`doctor::installation`).
+//! story. Where the branch has a merge queue, whether the installation
+//! receives the `merge_group` event is read with them
+//! (`doctor::installation`).
+//!
+//! A copy up to a minute old decides how a proof is made, never whether
+//! it lands: the landing reads the rules again itself
+//! (`github::perform_land`), and when they changed the story is told
+//! (`ShipWhat::RulesChanged`), which empties this cache
+//! ([`RulesCache::forget`]) so the proof made next follows them.
 //!
 //! Owns: the cache. Must not: decide how to land (`core::ship::landing_plan`).
 
@@ -22,6 +28,17 @@ pub const RULES_TTL_MS: i64 = 60_000;
 #[derive(Default)]
 pub struct RulesCache {
     entries: Mutex<HashMap<(RepoName, String), (i64, BranchRules)>>,
+}
+
+impl RulesCache {
+    /// Forgets the rules kept for `repo`: they changed (the landing read
+    /// them), and the next look reads them from GitHub.
+    pub fn forget(&self, repo: &RepoName) {
+        self.entries
+            .lock()
+            .expect("the rules cache is not poisoned")
+            .retain(|(r, _), _| r != repo);
+    }
 }
 
 impl Ship {

@@ -46,7 +46,8 @@ impl Ship {
         let mut train = before.clone().with_gates(&gates);
         let mut actions = Vec::new();
         for event in events {
-            let (next, more) = ship::on_train_event(&train, event, l.config.train_settings());
+            let (next, more) =
+                ship::on_train_event(&train, event, l.config.train_settings(), l.now_ms);
             train = next;
             actions.extend(more);
         }
@@ -141,6 +142,15 @@ impl Ship {
                     .map(|e| e.story.clone());
                 let d = self.train_flaky(l, (*car, first), commit, tests).await?;
                 out.decision.merge(d);
+            }
+            TrainAction::Wait { until_ms } => {
+                // The batching wait: the queue is looked at when it ends
+                // (sooner if another ship fills a car).
+                (out.decision.effects).push(taskgate_core::Effect::WakeShipQueue {
+                    repo: l.repo.clone(),
+                    at_ms: *until_ms,
+                });
+                out.decision.outcome += "; waits for more stories";
             }
             TrainAction::Cancel { car } => {
                 // A run of a car dissolved: its verdict would be ignored

@@ -85,7 +85,9 @@ impl Demo {
         println!(
             "   @{USER} pushes the sample repository fixtures/sample-repo/ to main; its {CONFIG_PATH}"
         );
-        println!("   names the repository's deploy and validation workflows:");
+        println!(
+            "   names the repository's deploy and validation workflows, and ships a story without waiting for more to batch with it:"
+        );
         let config = SAMPLE[1].1.lines().filter(|l| !l.starts_with('#'));
         for line in config {
             println!("   | {line}");

@@ -133,15 +133,22 @@ impl Queue {
         }
     }
 
-    /// `.github/taskgate.yml` for this queue.
-    fn config(self) -> &'static str {
-        match self {
+    /// `.github/taskgate.yml` for this queue; a train's batching wait is
+    /// `TASKGATE_BENCH_BATCH_WAIT` seconds when set (else the default).
+    fn config(self) -> String {
+        let queue = match self {
             // Explicit: the serial baseline whatever the default becomes.
-            Queue::Serial => "runner: actions\nship_label: ship\nship_train: false\n",
+            Queue::Serial => {
+                return "runner: actions\nship_label: ship\nship_train: false\n".into()
+            }
             Queue::Train => "runner: actions\nship_label: ship\nship_train: true\n",
             Queue::Split => {
                 "runner: actions\nship_label: ship\nship_train: true\nship_bisect: halves\n"
             }
+        };
+        match std::env::var("TASKGATE_BENCH_BATCH_WAIT") {
+            Ok(wait) if !wait.is_empty() => format!("{queue}ship_batch_wait: {wait}\n"),
+            _ => queue.to_owned(),
         }
     }
 }
@@ -202,9 +209,10 @@ impl ShipStream {
             main_at_start: String::new(),
             steps: 0,
         };
+        let config = queue.config();
         s.app
             .push_to_main(&[
-                (".github/taskgate.yml", queue.config()),
+                (".github/taskgate.yml", config.as_str()),
                 ("src/shared.rs", "pub const SHARED: u32 = 1;\n"),
             ])
             .await;

@@ -6,7 +6,8 @@
 //! (the task PR merged, the story PR opened, the story shippable).
 //!
 //! `Shipped::story().config(CONFIG).check(SLOW_CHECK).shippable().await`
-//! reads as the set-up it is; the check defaults to `exit 0`.
+//! reads as the set-up it is; the check defaults to `exit 0`. The config
+//! written says `ship_batch_wait: 0` unless the test's own names it.
 
 use serde_json::Value;
 
@@ -70,8 +71,16 @@ impl<'a> ShippedBuilder<'a> {
     /// The story synced, its task not started; octocat maintains the
     /// repository (shipping needs maintain, SPEC §5).
     pub async fn start(self) -> Shipped {
+        // A lone story proves at once unless the test is about the ship
+        // train's batching wait (`ship_batch_wait.rs` sets it): the wait
+        // is clock time, which flows in real time here.
+        let config = match self.config {
+            Some(c) if c.contains("ship_batch_wait") => c.to_owned(),
+            Some(c) => format!("{}\nship_batch_wait: 0\n", c.trim_end()),
+            None => "ship_batch_wait: 0\n".to_owned(),
+        };
         let s = Story::of(&plan())
-            .config_if(self.config)
+            .config(&config)
             .runners(self.runners)
             .backed()
             .start()

@@ -32,6 +32,7 @@ const TOP_KEYS: &[&str] = &[
     "ship_gates",
     "ship_batch_max",
     "ship_parallel",
+    "ship_batch_wait",
     "ship_bisect",
     "ship_train",
     "flaky",
@@ -140,11 +141,28 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         .into_iter()
         .map(|(gate, _)| gate)
         .collect();
+    read_train(&f, &mut c, p);
+    if let Some(ff) = f
+        .get("flaky")
+        .and_then(|n| Fields::new(n, "flaky", FLAKY_KEYS, p))
+    {
+        read_flaky(&ff, &mut c.flaky, p);
+    }
+    problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
+    (c, problems)
+}
+
+/// The ship train's keys: `ship_batch_max`, `ship_parallel`,
+/// `ship_batch_wait`, `ship_bisect`, `ship_train`.
+fn read_train(f: &Fields, c: &mut RepoConfig, p: &mut Vec<Problem>) {
     if let Some(v) = f.int("ship_batch_max", 1, 100, p) {
         c.ship_batch_max = v as u32;
     }
     if let Some(v) = f.int("ship_parallel", 1, 100, p) {
         c.ship_parallel = v as u32;
+    }
+    if let Some(v) = f.int("ship_batch_wait", 0, 3_600, p) {
+        c.ship_batch_wait = v as u32;
     }
     if let Some(how) = f.choice("ship_bisect", &["attribution", "halves"], p) {
         c.ship_bisect = match how.as_str() {
@@ -155,14 +173,6 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     if let Some(b) = f.bool("ship_train", p) {
         c.ship_train = b;
     }
-    if let Some(ff) = f
-        .get("flaky")
-        .and_then(|n| Fields::new(n, "flaky", FLAKY_KEYS, p))
-    {
-        read_flaky(&ff, &mut c.flaky, p);
-    }
-    problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
-    (c, problems)
 }
 
 /// `roles.<name>`, merged over the defaults; an empty entry is a role

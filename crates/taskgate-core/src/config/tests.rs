@@ -241,6 +241,10 @@ fn a_refused_agent_changes_nothing_else() {
 fn the_ship_trains_batch_and_parallel_are_read_and_checked() {
     let defaults = RepoConfig::default().train_settings();
     assert_eq!((defaults.batch_max, defaults.parallel), (4, 2));
+    assert_eq!(
+        defaults.batch_wait_ms,
+        i64::from(DEFAULT_SHIP_BATCH_WAIT_S) * 1_000
+    );
     let c = load_config(Some("ship_batch_max: 1\nship_parallel: 3\n")).unwrap();
     assert_eq!((c.ship_batch_max, c.ship_parallel), (1, 3));
     let src = "ship_batch_max: 0\nship_parallel: 101\n";
@@ -248,6 +252,17 @@ fn the_ship_trains_batch_and_parallel_are_read_and_checked() {
         .github/taskgate.yml:1:17: error: `ship_batch_max` is 0, outside the allowed range 1..=100
         .github/taskgate.yml:2:16: error: `ship_parallel` is 101, outside the allowed range 1..=100
     ");
+    assert!(load_config(Some(src)).is_err());
+}
+
+#[test]
+fn the_ship_trains_batching_wait_is_read_in_seconds_and_checked() {
+    let c = load_config(Some("ship_batch_wait: 0\n")).unwrap();
+    assert_eq!(c.train_settings().batch_wait_ms, 0);
+    let c = load_config(Some("ship_batch_wait: 45\n")).unwrap();
+    assert_eq!(c.train_settings().batch_wait_ms, 45_000);
+    let src = "ship_batch_wait: 7200\n";
+    insta::assert_snapshot!(problems(src), @".github/taskgate.yml:1:18: error: `ship_batch_wait` is 7200, outside the allowed range 0..=3600");
     assert!(load_config(Some(src)).is_err());
 }
 

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Built, CarId, Priority, ShipVia, StoryWorkflow};
+use super::{BranchRules, Built, CarId, Priority, ShipVia, StoryWorkflow};
 use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
@@ -62,6 +62,10 @@ pub enum ShipWhat {
     /// The landing (or the proof's commit) of round `round` failed for
     /// another reason: a 404, or 5xx past the retries.
     LandFailed { round: u32, why: String },
+    /// The rules of the default branch read at the landing of round
+    /// `round` (`rules`) no longer allow the landing its proof was made
+    /// for (`core::ship::landing_holds`): nothing landed.
+    RulesChanged { round: u32, rules: BranchRules },
     /// The story PR of round `round` merged as `commit`, whose tree is not
     /// the proven one (the base moved between the look and the merge).
     LandedUntested { round: u32, commit: CommitSha },

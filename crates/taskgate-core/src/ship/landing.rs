@@ -388,5 +388,8 @@ fn sentence(s: &str) -> String {
     }
 }
 
+mod rules_changed;
+pub use rules_changed::{landing_holds, on_rules_changed, planned_via};
+
 #[cfg(test)]
 mod tests;

@@ -17,6 +17,11 @@
 //!   are formed from the queue at once. The first car lands as one
 //!   fast-forward once proven, and the car behind it is then proven on
 //!   exactly what the default branch is.
+//! - **A burst rides together.** An idle train (no car in it) waits up to
+//!   `batch_wait_ms` after the first waiting story's ship before forming
+//!   its first car, unless a car's worth is waiting or a hotfix is
+//!   (`advance`'s `holds_for_more`). A train with a car in it never waits:
+//!   the next car is built on it at once.
 //! - **The tested tree is the tree that lands.** A car lands only with a
 //!   verdict on its own commit; anything that changes what a car is built
 //!   on (a failure ahead, the default branch moved, a story leaving)
@@ -78,7 +83,8 @@ pub enum Priority {
     Hotfix,
 }
 
-/// The train's settings (`ship_batch_max`, `ship_parallel`).
+/// The train's settings (`ship_batch_max`, `ship_parallel`,
+/// `ship_bisect`, `ship_batch_wait`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TrainSettings {
     /// Stories per car; 1 proves one story at a time.
@@ -88,14 +94,21 @@ pub struct TrainSettings {
     /// Split a failed car by the evidence first; off, always in halves
     /// (the plain binary split the benchmark compares with).
     pub attribution: bool,
+    /// How long the first car of an idle train waits for more stories
+    /// (ms, from the first story's ship); 0: it forms at once. Never
+    /// waited while a car is in the train.
+    pub batch_wait_ms: i64,
 }
 
 impl Default for TrainSettings {
+    /// The train as the model and its tests know it: no batching wait
+    /// (the repository config's default is `RepoConfig::ship_batch_wait`).
     fn default() -> TrainSettings {
         TrainSettings {
             batch_max: 4,
             parallel: 2,
             attribution: true,
+            batch_wait_ms: 0,
         }
     }
 }
@@ -291,6 +304,15 @@ pub enum TrainEvent {
     LandRefused {
         car: CarId,
     },
+    /// The default branch's rules, read at the landing of car `car`, no
+    /// longer let a batch land by a fast-forward (`core::ship::
+    /// landing_holds`): nothing landed. The train steps aside: every car
+    /// is dissolved and its stories, still queued, are left to the
+    /// one-story queue, which proves each as the rules now ask (the next
+    /// look at the queue reads them afresh: `core::ship::train_unfit`).
+    RulesChanged {
+        car: CarId,
+    },
     /// The default branch is at `head`: when that is not what the train
     /// built on, every car is rebuilt on it.
     MainMoved {
@@ -371,6 +393,12 @@ pub enum TrainAction {
         story: StoryId,
         why: Refusal,
     },
+    /// The idle train waits for more stories before it forms its first
+    /// car: look at it again at `until_ms`, when the batching wait ends
+    /// (an earlier ship may form it sooner: a full car does not wait).
+    Wait {
+        until_ms: i64,
+    },
     /// Tests that failed on a tree and then passed on it at `commit`.
     Flaky {
         car: CarId,
@@ -383,16 +411,18 @@ pub enum TrainAction {
     },
 }
 
-/// The train after `event`, and what to do.
+/// The train after `event`, taken at `now_ms`, and what to do.
 pub fn on_train_event(
     train: &Train,
     event: TrainEvent,
     settings: TrainSettings,
+    now_ms: i64,
 ) -> (Train, Vec<TrainAction>) {
     let mut step = Step {
         t: train.clone(),
         actions: Vec::new(),
         attribution: settings.attribution,
+        now_ms,
     };
     step.apply(event);
     step.advance(settings);
@@ -403,6 +433,8 @@ pub(super) struct Step {
     t: Train,
     actions: Vec<TrainAction>,
     attribution: bool,
+    /// When the event is taken: what the batching wait is measured by.
+    now_ms: i64,
 }
 
 impl Step {
@@ -426,6 +458,7 @@ impl Step {
             } => self.proved(car, &commit, failing),
             TrainEvent::Landed { car } => self.landed(car),
             TrainEvent::LandRefused { car } => self.land_refused(car),
+            TrainEvent::RulesChanged { car } => self.rules_changed(car),
             TrainEvent::MainMoved { head } => self.main_moved(head),
             TrainEvent::CarFailed {
                 car,
@@ -551,6 +584,14 @@ impl Step {
         };
         self.t.stats.refused += car.stories.len() as u64;
         self.dissolve_from(0);
+    }
+
+    fn rules_changed(&mut self, car: CarId) {
+        if self.take_landing(car).is_none() {
+            return;
+        }
+        self.dissolve_from(0);
+        self.t.waiting.clear();
     }
 
     fn main_moved(&mut self, head: CommitSha) {

@@ -4,12 +4,13 @@
 //! story) read back into the train.
 //!
 //! Owns: [`Ship::on_train_ship_event`] (a car built, conflicting, not
-//! built, landed, or its landing refused), [`Ship::land_car`],
-//! [`Ship::count_car_proof`] and [`Ship::refuse_in_train`]. Must not:
+//! built, landed, or its landing refused or stopped by rules changed),
+//! [`Ship::land_car`], [`Ship::count_car_proof`] and
+//! [`Ship::refuse_in_train`]. Must not:
 //! decide (the core does) or write to GitHub (effects do).
 
 use super::*;
-use taskgate_core::ship::{BatchStory, Car, CarId, CarLanding, Refusal};
+use taskgate_core::ship::{BatchStory, BranchRules, Car, CarId, CarLanding, Refusal};
 
 /// What GitHub answered to a car's fast-forward, other than done.
 enum LandingAnswer<'a> {
@@ -19,6 +20,9 @@ enum LandingAnswer<'a> {
     Refused(&'a str),
     /// It failed otherwise (a 404, 5xx past the retries).
     Failed(&'a str),
+    /// The rules read at the landing no longer allow a batch's
+    /// fast-forward: nothing landed.
+    RulesChanged(&'a BranchRules),
 }
 
 impl Ship {
@@ -79,6 +83,7 @@ impl Ship {
                 (*round, LandingAnswer::Refused(message))
             }
             ShipWhat::LandFailed { round, why } => (*round, LandingAnswer::Failed(why)),
+            ShipWhat::RulesChanged { round, rules } => (*round, LandingAnswer::RulesChanged(rules)),
             _ => return Ok(None),
         };
         self.on_car_landing_answer(l, round, answer).await
@@ -238,6 +243,9 @@ impl Ship {
                     ship::on_land_refused(&s.record, round, &found, message, &s.ctx())
                 }
                 LandingAnswer::Failed(why) => ship::on_land_failed(&s.record, round, why, &s.ctx()),
+                LandingAnswer::RulesChanged(rules) => {
+                    ship::on_rules_changed(&s.record, round, rules, &s.ctx())
+                }
             };
             told.merge(s.finish(d));
         }
@@ -256,6 +264,7 @@ impl Ship {
             LandingAnswer::Refused(_) | LandingAnswer::Failed(_) => {
                 TrainEvent::LandRefused { car: car.id }
             }
+            LandingAnswer::RulesChanged(_) => TrainEvent::RulesChanged { car: car.id },
         };
         // The stories' records first: a car landing again at once (its
         // tree proven before) moves them on from there.

@@ -1,7 +1,8 @@
 //! Owns: the stream's loop ([`ShipStream::run`]): ship each story at its
 //! arrival, let taskgate and the played Actions settle, watch each story
 //! land or be refused (a person ships an innocent one again at once), and
-//! move both clocks straight to the next arrival or run's end.
+//! move both clocks straight to the next arrival, run's end or wake-up
+//! taskgate asked for (the ship train's batching wait).
 //! Must not: step the clock by a fixed amount while something is due (a
 //! day of clock time would be thousands of steps), or wait forever: a
 //! queue that stops moving ends the run with [`Stuck`], saying where each
@@ -67,7 +68,11 @@ impl ShipStream {
                 .filter(|t| !t.shipped)
                 .map(|t| self.t0_ms + t.spec.at_ms)
                 .min();
-            let by = match [arrival, self.player.next_due_ms()]
+            // taskgate's own next effect due later: the end of the ship
+            // train's batching wait (`Effect::WakeShipQueue`).
+            let wake = self.app.store().due_by_installation(now, 1).await;
+            let wake = wake.ok().and_then(|d| d.next_due_ms);
+            let by = match [arrival, self.player.next_due_ms(), wake]
                 .into_iter()
                 .flatten()
                 .min()

@@ -19,9 +19,32 @@ impl Step {
             self.form_cars(settings);
             self.build_and_prove();
             if (&self.t, self.actions.len()) == (&before.0, before.1) {
-                return;
+                break;
             }
         }
+        if let Some(until_ms) = self.holds_for_more(settings) {
+            self.actions.push(TrainAction::Wait { until_ms });
+        }
+    }
+
+    /// Until when the first car of an idle train waits for more stories
+    /// (`batch_wait_ms` after the first waiting one was shipped), or
+    /// `None` when it forms now: a car is in the train already (it is
+    /// proving, or landing: the next car rides behind it at once), a
+    /// car's worth is waiting, a hotfix is waiting, or the wait is over.
+    fn holds_for_more(&self, settings: TrainSettings) -> Option<i64> {
+        if settings.batch_wait_ms <= 0 || !self.t.cars.is_empty() || self.t.main.is_none() {
+            return None;
+        }
+        let waiting = &self.t.waiting;
+        let full = waiting.len() >= settings.batch_max.max(1);
+        let hotfix = (waiting.iter()).any(|e| e.priority == super::Priority::Hotfix);
+        if full || hotfix {
+            return None;
+        }
+        let first = waiting.iter().map(|e| e.queued_at_ms).min()?;
+        let until_ms = first.saturating_add(settings.batch_wait_ms);
+        (self.now_ms < until_ms).then_some(until_ms)
     }
 
     fn land_first(&mut self) {
@@ -49,7 +72,7 @@ impl Step {
     }
 
     fn form_cars(&mut self, settings: TrainSettings) {
-        if self.t.main.is_none() {
+        if self.t.main.is_none() || self.holds_for_more(settings).is_some() {
             return;
         }
         let in_line = |cars: &[Car]| cars.iter().filter(|c| !c.aside).count();

@@ -10,8 +10,10 @@ use proptest::prelude::*;
 
 use super::*;
 
+mod batch_wait;
 mod blame;
 mod build_failed;
+mod rules_changed;
 
 /// A modelled repository and shell around a [`Train`].
 struct World {
@@ -44,6 +46,12 @@ struct World {
     /// When set, builds are not answered but kept here (a GitHub that
     /// has not answered yet).
     builds_held: Option<Vec<TrainAction>>,
+    /// When set, landings are not answered but kept here.
+    lands_held: Option<Vec<TrainAction>>,
+    /// The clock the train's events are taken at (ms).
+    now_ms: i64,
+    /// The times the train asked to be looked at again (`Wait`).
+    waits: Vec<i64>,
 }
 
 /// A proof started: its car, its commit and whose gates it runs.
@@ -86,6 +94,7 @@ impl World {
                 batch_max,
                 parallel,
                 attribution: true,
+                batch_wait_ms: 0,
             },
             trees,
             broken: BTreeSet::new(),
@@ -102,6 +111,9 @@ impl World {
             main_trees: Vec::new(),
             next_commit: 0,
             builds_held: None,
+            lands_held: None,
+            now_ms: 0,
+            waits: Vec::new(),
         }
     }
 
@@ -141,7 +153,7 @@ impl World {
     }
 
     fn event(&mut self, event: TrainEvent) {
-        let (train, actions) = on_train_event(&self.train, event, self.settings);
+        let (train, actions) = on_train_event(&self.train, event, self.settings, self.now_ms);
         self.train = train;
         for action in actions {
             self.perform(action);
@@ -150,6 +162,10 @@ impl World {
 
     fn perform(&mut self, action: TrainAction) {
         if let (Some(held), TrainAction::Build { .. }) = (self.builds_held.as_mut(), &action) {
+            held.push(action);
+            return;
+        }
+        if let (Some(held), TrainAction::Land { .. }) = (self.lands_held.as_mut(), &action) {
             held.push(action);
             return;
         }
@@ -212,6 +228,7 @@ impl World {
                 self.flaky_events.push(tests);
                 self.flaky_retried.push(retried);
             }
+            TrainAction::Wait { until_ms } => self.waits.push(until_ms),
         }
     }
 

@@ -274,12 +274,13 @@ fn a_test_failing_twice_under_two_gate_lines_is_confirmed_not_flaky() {
         batch_max: 4,
         parallel: 1,
         attribution: true,
+        batch_wait_ms: 0,
     };
     let world = World::new(4, 1);
     let mut train = world.train.clone();
     let mut actions = Vec::new();
     let mut step = |train: &mut Train, event| {
-        let (next, more) = on_train_event(train, event, settings);
+        let (next, more) = on_train_event(train, event, settings, 0);
         *train = next;
         actions.extend(more.clone());
         more
