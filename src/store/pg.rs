@@ -295,6 +295,12 @@ ALTER TABLE effects ADD COLUMN subject TEXT COLLATE "C";
 CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;
 "#,
+    // A webhook's body digest (`store::inbox::BodyDigest`, issue 45).
+    r#"
+ALTER TABLE deliveries ADD COLUMN body_digest TEXT COLLATE "C";
+CREATE UNIQUE INDEX deliveries_body_digest ON deliveries(body_digest)
+    WHERE body_digest IS NOT NULL;
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

@@ -372,6 +372,14 @@ ALTER TABLE effects ADD COLUMN subject TEXT;
 CREATE INDEX effects_pending_subject ON effects(installation_id, subject, id)
     WHERE status = 'pending' AND subject IS NOT NULL;
 "#,
+    // A webhook's body digest (`store::inbox::BodyDigest`): a signed body
+    // replayed under a new delivery id is a duplicate (issue 45). Kept in
+    // the delivery's row, so as long as its id is.
+    r#"
+ALTER TABLE deliveries ADD COLUMN body_digest TEXT;
+CREATE UNIQUE INDEX deliveries_body_digest ON deliveries(body_digest)
+    WHERE body_digest IS NOT NULL;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {
