@@ -411,6 +411,8 @@ impl Processor {
                 }
                 self.on_comment(installation, comment).await
             }
+            // A review on GitHub, as a review command: `app::commands`.
+            Webhook::PullRequestReview(review) => self.on_review(installation, review).await,
             // The repositories added have their config read (never
             // failing the delivery: `sync::first_read`).
             Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
@@ -648,6 +650,7 @@ impl Processor {
         let by = Reviewer {
             id: taskgate_core::ids::UserId(0),
             login: "the HTTP API",
+            written_at: None,
         };
         Ok(
             match self
