@@ -272,14 +272,28 @@ async fn reviews_that_cannot_count_are_answered_once_or_ignored_and_change_nothi
     // A comment review, a dismissed review that never approved, a review
     // of a pull request taskgate does not know: nothing said.
     let comments_before = s.app.bot_comments(pr).len();
-    let commented = repo
-        .submit_review(pr, "mia", "COMMENT", "Looks fine")
+    repo.submit_review(pr, "mia", "COMMENT", "Looks fine")
         .unwrap();
-    let _ = commented;
     let bob_review = repo.reviews(pr)[0].id;
-    let _ = repo.dismiss_review(pr, bob_review, "mia", "not a maintainer");
-    let other = repo.create_issue("Not a task", "", "octocat");
-    let _ = other;
+    repo.dismiss_review(pr, bob_review, "mia", "not a maintainer")
+        .unwrap();
+    repo.push_files("feature", &[("x.txt", "x\n")], "Feature", "octocat");
+    let other = repo.create_pull("feature", "main", "Not a task", "octocat");
+    repo.submit_review(other, "mia", "APPROVE", "").unwrap();
+    s.app.settle().await;
+    assert_eq!(s.app.bot_comments(pr).len(), comments_before);
+    assert!(s.app.bot_comments(other).is_empty());
+    assert!(!s.pull().merged);
+
+    // An approval of the task PR that arrives once it is closed: ignored.
+    let late = s
+        .app
+        .fake
+        .without_echoes(|| repo.submit_review(pr, "mia", "APPROVE", "").unwrap());
+    repo.close_issue(pr, "octocat");
+    s.app.settle().await;
+    let approve = fakehub::payloads::pull_request_review_submitted(&repo, pr, late);
+    s.app.deliver("pull_request_review", &approve).await;
     s.app.settle().await;
     assert_eq!(s.app.bot_comments(pr).len(), comments_before);
     assert!(!s.pull().merged);
