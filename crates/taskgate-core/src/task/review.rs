@@ -64,8 +64,8 @@ pub enum ReviewRefusal {
     NotProven { state: &'static str, head: String },
     #[error("commit `{head}` was pushed to the task after your comment was written, and an approval is for the commit you saw: look at `{head}`, then approve again")]
     HeadPushedAfter { head: String },
-    #[error("it reviewed `{reviewed}`, and the task's head is `{head}` now: a review approves the commit it saw; review `{head}` to approve it")]
-    ReviewOfAnotherHead { reviewed: String, head: String },
+    #[error("it reviewed `{}`, and the task's head is `{}` now: a review approves the commit it saw; review `{}` to approve it", .0.reviewed, .0.head, .0.head)]
+    ReviewOfAnotherHead(Box<AnotherHead>),
     /// A dismissed review that had not approved the task: nothing to take
     /// back (not answered: a log line).
     #[error("the dismissed review had not approved the task")]
@@ -75,6 +75,13 @@ pub enum ReviewRefusal {
     /// The API's accept, which carries no override, on a task not in review.
     #[error("the task is {state}; only a task in review can be accepted")]
     NotInReview { state: &'static str },
+}
+
+/// A review of another commit than the task's head: the two, short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnotherHead {
+    pub reviewed: String,
+    pub head: String,
 }
 
 /// Who runs the command: recorded by id, shown by login; and when they

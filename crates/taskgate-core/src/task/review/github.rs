@@ -10,7 +10,9 @@
 //! head pushed after it is not what the reviewer saw: the review approves
 //! nothing and says so, and the next approval must be of the new head.
 
-use super::{on_review_command, Approval, ReviewCommand, ReviewInputs, ReviewRefusal, Reviewer};
+use super::{
+    on_review_command, AnotherHead, Approval, ReviewCommand, ReviewInputs, ReviewRefusal, Reviewer,
+};
 use crate::effect::Effect;
 use crate::ids::{CommitSha, IssueNumber, RepoName};
 use crate::plan::TaskState;
@@ -65,7 +67,7 @@ fn approve_at(
         None => record.head.as_ref() == Some(commit),
     };
     if !approvable {
-        return Err(ReviewRefusal::ReviewOfAnotherHead {
+        return Err(ReviewRefusal::ReviewOfAnotherHead(Box::new(AnotherHead {
             reviewed: commit.short().to_owned(),
             head: record
                 .merged_unreviewed
@@ -73,7 +75,7 @@ fn approve_at(
                 .or(record.head.as_ref())
                 .map(|h| h.short().to_owned())
                 .unwrap_or_else(|| "none".into()),
-        });
+        })));
     }
     // The review names its commit: when it was written does not matter.
     let by = Reviewer {
