@@ -361,6 +361,15 @@ impl RepoHandle {
                     issue.labels.push(name);
                 }
             }
+            // GitHub moves `updated_at` on every label change.
+            let now = r.clock.now();
+            r.issues
+                .get_mut(&number)
+                .expect("the issue exists")
+                .updated_at = now;
+            if let Some(p) = r.pulls.get_mut(&number) {
+                p.updated_at = now;
+            }
             before
         });
         self.act(|st, at| emit::labels_changed(st, at, number, login, &before));
