@@ -54,6 +54,7 @@ const WEBHOOK_EVENTS = [
   "check_suite",
   "workflow_run",
   "merge_group",
+  "pull_request_review",
 ];
 
 // The webhooks fakehub sends (its echoes of writes), as [event, actions];
@@ -75,6 +76,7 @@ const WEBHOOK_SCHEMAS = [
   ["check_suite", ["requested", "rerequested", "completed"]],
   ["workflow_run", ["requested", "in_progress", "completed"]],
   ["merge_group", ["checks_requested", "destroyed"]],
+  ["pull_request_review", ["submitted", "edited", "dismissed"]],
 ];
 
 // [method, path template] exactly as GitHub's description spells them.
@@ -126,6 +128,9 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/pulls/{pull_number}"],
   ["patch", "/repos/{owner}/{repo}/pulls/{pull_number}"],
   ["put", "/repos/{owner}/{repo}/pulls/{pull_number}/merge"],
+  ["get", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"],
+  ["post", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews"],
+  ["put", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/dismissals"],
   ["post", "/repos/{owner}/{repo}/check-runs"],
   ["get", "/repos/{owner}/{repo}/check-runs/{check_run_id}"],
   ["patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"],

@@ -71,7 +71,7 @@ pub use audit::{AuditQuery, MAX_AUDIT_LIMIT};
 pub use commit_changes::MAX_CHANGED_FILES;
 pub use commit_error::CommitError;
 pub use effect_claims::{Claimed, Settlement};
-pub use inbox::{DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
+pub use inbox::{BodyDigest, DeliveryRecord, Disposition, NewDelivery, PendingDelivery, Recorded};
 pub use objects::IssueLink;
 pub use outbox::{DueEffects, EffectRow, EffectStatus};
 pub use pacing::WriteSlot;

@@ -28,6 +28,7 @@
 
 mod doctor;
 mod freeze;
+mod github_review;
 mod quarantine;
 mod rollback;
 mod ship;

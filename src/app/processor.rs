@@ -419,6 +419,8 @@ impl Processor {
                 }
                 self.on_comment(installation, comment).await
             }
+            // A review on GitHub, as a review command: `app::commands`.
+            Webhook::PullRequestReview(review) => self.on_review(installation, review).await,
             // The repositories added have their config read (never
             // failing the delivery: `sync::first_read`).
             Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
@@ -656,6 +658,7 @@ impl Processor {
         let by = Reviewer {
             id: taskgate_core::ids::UserId(0),
             login: "the HTTP API",
+            written_at: None,
         };
         Ok(
             match self

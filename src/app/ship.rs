@@ -247,6 +247,7 @@ impl Ship {
                 is_parent: r.task.is_parent(),
                 state,
                 proven,
+                approval: record.and_then(|r| r.approval.clone()),
             });
         }
         Ok((out, loop_stats))

@@ -29,7 +29,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use serde::{Deserialize, Deserializer};
 
 use super::event::Webhook;
-use super::payload::IssueCommentAction;
+use super::payload::{IssueCommentAction, PullRequestReviewAction};
 
 /// The time GitHub gave the event, where the payload carries one.
 pub fn event_time(webhook: &Webhook) -> Option<DateTime<Utc>> {
@@ -43,6 +43,11 @@ pub fn event_time(webhook: &Webhook) -> Option<DateTime<Utc>> {
         Webhook::Push(p) => p.repository.pushed_at,
         Webhook::CheckSuite(p) => p.check_suite.updated_at,
         Webhook::WorkflowRun(p) => p.workflow_run.updated_at,
+        // A dismissal carries only the review's own time.
+        Webhook::PullRequestReview(p) => match p.action {
+            PullRequestReviewAction::Submitted => p.review.submitted_at,
+            _ => None,
+        },
         Webhook::Ping(_)
         | Webhook::Installation(_)
         | Webhook::InstallationRepositories(_)

@@ -29,6 +29,7 @@ pub const HANDLED_EVENTS: &[&str] = &[
     "check_suite",
     "workflow_run",
     "merge_group",
+    "pull_request_review",
 ];
 
 /// A GitHub delivery's event and action, typed from the names alone
@@ -46,6 +47,7 @@ pub enum WebhookKind {
     CheckSuite(CheckSuiteAction),
     WorkflowRun(WorkflowRunAction),
     MergeGroup(MergeGroupAction),
+    PullRequestReview(PullRequestReviewAction),
 }
 
 impl WebhookKind {
@@ -66,6 +68,9 @@ impl WebhookKind {
             "check_suite" => WebhookKind::CheckSuite(CheckSuiteAction::parse(action)),
             "workflow_run" => WebhookKind::WorkflowRun(WorkflowRunAction::parse(action)),
             "merge_group" => WebhookKind::MergeGroup(MergeGroupAction::parse(action)),
+            "pull_request_review" => {
+                WebhookKind::PullRequestReview(PullRequestReviewAction::parse(action))
+            }
             _ => return None,
         })
     }
@@ -86,6 +91,7 @@ impl WebhookKind {
             WebhookKind::CheckSuite(a) => a.is_acted_on(),
             WebhookKind::WorkflowRun(a) => a.is_acted_on(),
             WebhookKind::MergeGroup(a) => a.is_acted_on(),
+            WebhookKind::PullRequestReview(a) => a.is_acted_on(),
         }
     }
 
@@ -105,6 +111,7 @@ impl WebhookKind {
             Some(WebhookKind::CheckSuite(_)) => CheckSuiteAction::ACTED_ON,
             Some(WebhookKind::WorkflowRun(_)) => WorkflowRunAction::ACTED_ON,
             Some(WebhookKind::MergeGroup(_)) => MergeGroupAction::ACTED_ON,
+            Some(WebhookKind::PullRequestReview(_)) => PullRequestReviewAction::ACTED_ON,
         }
     }
 
@@ -122,6 +129,7 @@ impl WebhookKind {
             WebhookKind::CheckSuite(_) => "check_suite",
             WebhookKind::WorkflowRun(_) => "workflow_run",
             WebhookKind::MergeGroup(_) => "merge_group",
+            WebhookKind::PullRequestReview(_) => "pull_request_review",
         }
     }
 
@@ -138,6 +146,7 @@ impl WebhookKind {
             WebhookKind::CheckSuite(a) => Some(a.as_str()),
             WebhookKind::WorkflowRun(a) => Some(a.as_str()),
             WebhookKind::MergeGroup(a) => Some(a.as_str()),
+            WebhookKind::PullRequestReview(a) => Some(a.as_str()),
         }
     }
 }
@@ -156,6 +165,7 @@ pub enum Webhook {
     CheckSuite(CheckSuitePayload),
     WorkflowRun(WorkflowRunPayload),
     MergeGroup(MergeGroupPayload),
+    PullRequestReview(PullRequestReviewPayload),
 }
 
 impl Webhook {
@@ -175,6 +185,7 @@ impl Webhook {
             Webhook::CheckSuite(p) => WebhookKind::CheckSuite(p.action.clone()),
             Webhook::WorkflowRun(p) => WebhookKind::WorkflowRun(p.action.clone()),
             Webhook::MergeGroup(p) => WebhookKind::MergeGroup(p.action.clone()),
+            Webhook::PullRequestReview(p) => WebhookKind::PullRequestReview(p.action.clone()),
         }
     }
 
@@ -193,6 +204,7 @@ impl Webhook {
             Webhook::CheckSuite(p) => of(&p.installation),
             Webhook::WorkflowRun(p) => of(&p.installation),
             Webhook::MergeGroup(p) => of(&p.installation),
+            Webhook::PullRequestReview(p) => of(&p.installation),
         }
     }
 }
@@ -298,6 +310,7 @@ pub fn parse(event: &str, body: &[u8]) -> Result<Parsed, PayloadError> {
         "check_suite" => Webhook::CheckSuite(typed(event, body)?),
         "workflow_run" => Webhook::WorkflowRun(typed(event, body)?),
         "merge_group" => Webhook::MergeGroup(typed(event, body)?),
+        "pull_request_review" => Webhook::PullRequestReview(typed(event, body)?),
         other => return Err(PayloadError::Unhandled(other.to_owned())),
     };
     Ok(Parsed { webhook })

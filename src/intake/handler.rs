@@ -16,7 +16,7 @@ use super::event::WebhookKind;
 use super::{event, signature, translate};
 use crate::clock::Clock;
 use crate::metrics::Metrics;
-use crate::store::{Disposition, NewDelivery, Recorded, Store};
+use crate::store::{BodyDigest, Disposition, NewDelivery, Recorded, Store};
 use taskgate_core::ids::DeliveryId;
 
 /// GitHub's delivery ids are UUIDs (36 characters); this leaves room for
@@ -171,6 +171,7 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
     let recorded = state
         .store
         .record_delivery(NewDelivery {
+            body_digest: Some(BodyDigest::of(&body)),
             delivery_id: DeliveryId(delivery.to_owned()),
             event: event_name.to_owned(),
             action: kind.as_ref().and_then(|k| k.action()).map(str::to_owned),

@@ -365,3 +365,40 @@ pub struct MergeGroupPayload {
     pub merge_group: MergeGroup,
     pub repository: Repository,
 }
+
+/// `pull_request_review`: a review of a pull request, as the webhook
+/// carries it.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullRequestReviewPayload {
+    #[serde(default)]
+    pub installation: Option<InstallationRef>,
+    pub action: PullRequestReviewAction,
+    pub review: Review,
+    pub pull_request: ReviewedPull,
+    pub repository: Repository,
+    #[serde(default)]
+    pub sender: Option<User>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Review {
+    pub id: u64,
+    pub user: User,
+    #[serde(default)]
+    pub body: Option<String>,
+    /// The commit the reviewer saw.
+    pub commit_id: CommitSha,
+    /// `approved`, `changes_requested`, `commented` or `dismissed`.
+    pub state: String,
+    #[serde(default, deserialize_with = "super::age::lenient_stamp")]
+    pub submitted_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// The pull request a review is of: the fields taskgate reads.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReviewedPull {
+    pub number: IssueNumber,
+    /// `open` or `closed`.
+    pub state: String,
+    pub head: GitRef,
+}

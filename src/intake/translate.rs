@@ -6,12 +6,13 @@
 use super::event::{Webhook, WebhookKind};
 use super::payload::{
     CheckRunPayload, CheckSuitePayload, InstallationAction, InstallationRepositoriesAction,
-    IssueCommentAction, PullRequestPayload, PushPayload, RepositoryRef, User, WorkflowRunPayload,
+    IssueCommentAction, PullRequestPayload, PullRequestReviewPayload, PushPayload, RepositoryRef,
+    User, WorkflowRunPayload,
 };
 use taskgate_core::ids::RepoName;
 use taskgate_core::webhook::{
     BranchRef, CheckRunEvent, CheckSuiteEvent, PullRequestEvent, PushEvent, PushedCommit,
-    WorkflowRunEvent,
+    ReviewEvent, ReviewVerdict, WorkflowRunEvent,
 };
 use taskgate_core::{Actor, Event};
 
@@ -89,7 +90,8 @@ pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
         | Webhook::CheckRun(_)
         | Webhook::CheckSuite(_)
         | Webhook::WorkflowRun(_)
-        | Webhook::MergeGroup(_) => unused(),
+        | Webhook::MergeGroup(_)
+        | Webhook::PullRequestReview(_) => unused(),
     })
 }
 
@@ -112,6 +114,22 @@ pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, Translat
         merged_by: pr.merged_by.as_ref().map(|u| actor(u, None)),
         commits: pr.commits,
         label: p.label.as_ref().map(|l| l.name.clone()),
+        sender: p.sender.as_ref().map(|u| actor(u, None)),
+    })
+}
+
+/// A `pull_request_review` webhook as the core's event.
+pub fn review(p: &PullRequestReviewPayload) -> Result<ReviewEvent, TranslateError> {
+    Ok(ReviewEvent {
+        repo: repo_name(&p.repository.full_name)?,
+        action: p.action.clone(),
+        pr: p.pull_request.number,
+        pr_open: p.pull_request.state == "open",
+        review: p.review.id,
+        verdict: ReviewVerdict::parse(&p.review.state),
+        commit: p.review.commit_id.clone(),
+        body: p.review.body.clone().unwrap_or_default(),
+        author: actor(&p.review.user, None),
         sender: p.sender.as_ref().map(|u| actor(u, None)),
     })
 }

@@ -126,6 +126,7 @@ pub(super) mod tests {
         let id = format!("d-{:032x}", fastrand::u128(..));
         let recorded = store
             .record_delivery(NewDelivery {
+                body_digest: None,
                 delivery_id: DeliveryId(id),
                 event: "issue_comment".into(),
                 action: Some("created".into()),
@@ -236,6 +237,7 @@ pub(super) mod tests {
             let id = DeliveryId("once".into());
             let recorded = store
                 .record_delivery(NewDelivery {
+                    body_digest: None,
                     delivery_id: id,
                     event: "issue_comment".into(),
                     action: Some("created".into()),

@@ -21,6 +21,29 @@ pub struct NewDelivery {
     pub installation: Option<InstallationId>,
     pub payload: bytes::Bytes,
     pub disposition: Disposition,
+    /// A webhook's body digest: a body recorded before under another
+    /// delivery id is a duplicate too (issue 45: a signed body replayed
+    /// under a new id). `None` for taskgate's own events, which their id
+    /// alone names.
+    pub body_digest: Option<BodyDigest>,
+}
+
+/// The SHA-256 of a webhook's raw body, in hex. The sender chooses
+/// `X-GitHub-Delivery`; the signature covers only the body, so the body is
+/// what names a delivery that cannot be replayed under a new id. Kept in
+/// the delivery's row, as long as its id is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BodyDigest(String);
+
+impl BodyDigest {
+    pub fn of(body: &[u8]) -> BodyDigest {
+        use sha2::Digest;
+        BodyDigest(hex::encode(sha2::Sha256::digest(body)))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 impl NewDelivery {
@@ -32,6 +55,7 @@ impl NewDelivery {
         event: &taskgate_core::internal::InternalEvent,
     ) -> NewDelivery {
         NewDelivery {
+            body_digest: None,
             delivery_id,
             event: event.name().to_owned(),
             action: None,
@@ -102,9 +126,10 @@ pub struct DeliveryRecord {
 }
 
 impl Store {
-    /// Records a delivery durably. A delivery id seen before is reported as
-    /// a duplicate and changes nothing, however the two copies interleave:
-    /// the unique index decides, inside the single writer.
+    /// Records a delivery durably. A delivery id seen before, or a webhook
+    /// body seen before under any id ([`BodyDigest`]), is reported as a
+    /// duplicate and changes nothing, however the two copies interleave:
+    /// the unique indexes decide, inside the single writer.
     pub async fn record_delivery(&self, d: NewDelivery) -> Result<Recorded, StoreError> {
         // Compressed here, on the caller's thread, so the single writer
         // spends its time only on writing.
@@ -118,9 +143,9 @@ impl Store {
             // No row comes back when the id is already recorded.
             let inserted = db.query_opt(
                 "INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms,
-                                         status, outcome, processed_at_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-                 ON CONFLICT(delivery_id) DO NOTHING
+                                         status, outcome, processed_at_ms, body_digest)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT DO NOTHING
                  RETURNING seq",
                 params![
                     d.delivery_id.as_str(),
@@ -130,7 +155,8 @@ impl Store {
                     now,
                     status,
                     outcome,
-                    processed_at
+                    processed_at,
+                    d.body_digest.as_ref().map(BodyDigest::as_str)
                 ],
                 |r| r.get::<i64>(0),
             )?;
@@ -170,6 +196,7 @@ impl Store {
             processed_at_ms,
             codec: payload.codec,
             payload: payload.bytes,
+            body_digest: d.body_digest.map(|b| b.0),
         };
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.submit_job(Box::new(batched::DeliveryJob::new(row, reply)))?;

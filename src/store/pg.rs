@@ -336,6 +336,12 @@ UNION ALL SELECT 'wait_le_28800', COUNT(*) FROM story_ships
 UNION ALL SELECT 'wait_le_86400', COUNT(*) FROM story_ships
     WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 86400;
 "#,
+    // A webhook's body digest (`store::inbox::BodyDigest`, issue 45).
+    r#"
+ALTER TABLE deliveries ADD COLUMN body_digest TEXT COLLATE "C";
+CREATE UNIQUE INDEX deliveries_body_digest ON deliveries(body_digest)
+    WHERE body_digest IS NOT NULL;
+"#,
 ];
 
 /// The advisory lock every migration transaction takes first (any fixed

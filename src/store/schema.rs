@@ -415,6 +415,14 @@ UNION ALL SELECT 'wait_le_28800', COUNT(*) FROM story_ships
 UNION ALL SELECT 'wait_le_86400', COUNT(*) FROM story_ships
     WHERE landed_at_ms IS NOT NULL AND COALESCE(queue_wait_ms, 0) / 1000 <= 86400;
 "#,
+    // A webhook's body digest (`store::inbox::BodyDigest`): a signed body
+    // replayed under a new delivery id is a duplicate (issue 45). Kept in
+    // the delivery's row, so as long as its id is.
+    r#"
+ALTER TABLE deliveries ADD COLUMN body_digest TEXT;
+CREATE UNIQUE INDEX deliveries_body_digest ON deliveries(body_digest)
+    WHERE body_digest IS NOT NULL;
+"#,
 ];
 
 pub(super) fn connect(path: &Path) -> Result<Connection, StoreError> {

@@ -358,6 +358,7 @@ mod tests {
 
     fn delivery(id: &str, disposition: Disposition) -> NewDelivery {
         NewDelivery {
+            body_digest: None,
             delivery_id: DeliveryId(id.to_owned()),
             event: "push".into(),
             action: None,

@@ -449,7 +449,10 @@ async fn a_pull_request_event_after_a_refused_dispatch_does_not_try_again() {
         .find(|p| p.head == s.branch)
         .expect("the task PR");
     let late = payloads::pull_request("opened", &s.repo(), pr.number);
-    assert_eq!(s.app.deliver("pull_request", &late).await.0, 202);
+    // The body GitHub sent already (a duplicate) or a later one: either
+    // way, nothing is dispatched again.
+    let status = s.app.deliver("pull_request", &late).await.0;
+    assert!(matches!(status, 200 | 202), "{status}");
     s.repo().add_labels(pr.number, &["looked-at"], "octocat");
     s.app.settle().await;
     let comments = s.app.bot_comments(s.task_issue);

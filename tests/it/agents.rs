@@ -379,6 +379,20 @@ async fn an_agents_auto_merge_waits_for_the_gate_and_merges_only_the_proven_head
         Some(GREEN),
         "what merged is the head the gate proved"
     );
+    // Under human review the agent's merge is not an approval (issue 45):
+    // merged past review, until a maintainer approves the merged head.
+    eventually("merged past review is said", || async {
+        s.app
+            .bot_comments(merged.number)
+            .iter()
+            .any(|c| c.contains("Merged without an approval"))
+    })
+    .await;
+    assert_ne!(s.state(), "state:completed");
+    s.app.fake.add_user("mia", 78, "maintain");
+    s.app
+        .comment(s.task_issue, "mia", "/taskgate approve")
+        .await;
     eventually("the task completes", || async {
         s.state() == "state:completed"
     })

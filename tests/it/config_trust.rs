@@ -162,7 +162,13 @@ async fn re_run_all_checks_needs_the_retry_permission_of_the_config() {
         .collect();
     assert_eq!(told.len(), 1, "{told:?}");
     insta::assert_snapshot!(told[0].lines().next().unwrap(), @"“Re-run all checks” was not acted on: `/taskgate retry` needs maintain permission on the repository; @wes has write.");
-    assert_eq!(s.app.deliver("check_suite", &by_writer).await.0, 202);
+    // Clicked again a second later: GitHub's next body (the same body
+    // again would be a replay, a duplicate: issue 45).
+    let mut clicked_again = by_writer.clone();
+    let at = clicked_again["check_suite"]["updated_at"].as_str().unwrap();
+    let later = chrono::DateTime::parse_from_rfc3339(at).unwrap() + chrono::Duration::seconds(1);
+    clicked_again["check_suite"]["updated_at"] = later.to_rfc3339().into();
+    assert_eq!(s.app.deliver("check_suite", &clicked_again).await.0, 202);
     s.app.settle().await;
     let again = s
         .app

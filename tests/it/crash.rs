@@ -222,6 +222,7 @@ async fn a_delivery_recorded_before_a_crash_is_processed_after_restart() {
         let store = Store::open(&db).unwrap();
         store
             .record_delivery(NewDelivery {
+                body_digest: None,
                 delivery_id: taskgate_core::ids::DeliveryId("left-behind".into()),
                 event: "issue_comment".into(),
                 action: Some("created".into()),

@@ -141,6 +141,7 @@ async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
             "issues",
             "issue_comment",
             "pull_request",
+            "pull_request_review",
             "push",
             "check_run",
             "workflow_run",

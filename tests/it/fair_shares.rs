@@ -60,6 +60,7 @@ fn comments(repo: &str, issue: u64, range: std::ops::Range<usize>) -> Vec<Effect
 async fn queue(store: &Store, installation: u64, name: &str, effects: Vec<Effect>) {
     let recorded = store
         .record_delivery(NewDelivery {
+            body_digest: None,
             delivery_id: DeliveryId(name.to_owned()),
             event: "issue_comment".into(),
             action: Some("created".into()),

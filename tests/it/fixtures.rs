@@ -44,16 +44,21 @@ async fn every_example_payload_is_accepted_and_processed() {
     let app = TestApp::start().await;
     let fixtures = webhook_fixtures();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/webhooks");
+    // Some examples are the same body (the package repeats one review):
+    // a body seen before is a duplicate under any delivery id (issue 45).
+    let mut bodies = std::collections::HashSet::new();
     for (event, path) in &fixtures {
         // Dated now: an example from 2019 would be refused as a replay.
         let payload = fixture(path.strip_prefix(&root).unwrap().to_str().unwrap());
+        let new = bodies.insert(serde_json::to_vec(&payload).unwrap());
         let (status, text) = app.deliver(event, &payload).await;
-        assert_eq!(status, 202, "{}: {text}", path.display());
+        let expected = if new { 202 } else { 200 };
+        assert_eq!(status, expected, "{}: {text}", path.display());
     }
     app.settle().await;
     assert_eq!(
         app.store().delivery_count().await.unwrap(),
-        fixtures.len() as i64
+        bodies.len() as i64
     );
     // Every one decided: none waiting, none failed.
     assert_eq!(app.store().inbox_depth().await.unwrap(), (0, 0));

@@ -345,6 +345,32 @@ async fn a_delivery_seen_before_is_answered_200_and_processed_once() {
 }
 
 #[tokio::test]
+async fn a_signed_body_replayed_under_a_new_delivery_id_is_not_acted_on_twice() {
+    let app = TestApp::start().await;
+    let issue = app
+        .fake
+        .repo(crate::support::REPO)
+        .create_issue("Hello", "", "octocat");
+    let repo = app.fake.repo(crate::support::REPO);
+    // Delivered by the test itself, below: as seen on a public relay
+    // channel, then re-posted with an id the sender made up.
+    let comment = app
+        .fake
+        .without_echoes(|| repo.add_comment(issue, "/taskgate help", "octocat"));
+    let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
+
+    let (first, _) = app
+        .deliver_as("issue_comment", "the-real-id", &payload)
+        .await;
+    app.settle().await;
+    let (replayed, text) = app.deliver_as("issue_comment", "a-new-id", &payload).await;
+    assert_eq!((first, replayed), (202, 200), "{text}");
+    app.settle().await;
+    assert_eq!(app.bot_comments(issue).len(), 1, "answered once");
+    assert_eq!(stored(&app).await, 1);
+}
+
+#[tokio::test]
 async fn concurrent_copies_of_one_delivery_are_recorded_once() {
     let app = TestApp::start().await;
     let issue = app
@@ -377,10 +403,17 @@ async fn while_the_secret_is_rotated_the_previous_one_is_accepted_and_counted() 
         config.previous_webhook_secret = Some("the old secret".into());
     })
     .await;
-    let body = serde_json::to_vec(&fixture("ping/default.1.json")).unwrap();
+    // Three pings (each body a delivery of its own: a body seen before is
+    // a replay, whatever its id).
+    let body_of = |n: u8| serde_json::to_vec(&fixture(&format!("ping/default.{n}.json"))).unwrap();
     let signed_with = |secret: &str, delivery: &'static str| {
+        let n = match delivery {
+            "d-new" => 1,
+            "d-old" => 2,
+            _ => 3,
+        };
+        let body = body_of(n);
         let signature = sign(secret.as_bytes(), &body);
-        let body = body.clone();
         let app = &app;
         async move {
             post(

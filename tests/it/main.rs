@@ -31,6 +31,7 @@ mod fair_shares;
 mod fix_rate;
 mod fixtures;
 mod github_limits;
+mod github_reviews;
 mod github_sub_issue_limits;
 mod intake;
 mod lists_lag;

@@ -90,7 +90,7 @@ async fn a_milestone_runs_on_the_story_branch_once_its_tasks_are_complete() {
     // task PR: a maintainer accepts them by naming the newest.
     s.app.settle().await;
     s.app.fake.add_user("mia", 78, "maintain");
-    let accept = format!("/taskgate accept-commits {}", &fixed[..7]);
+    let accept = format!("/taskgate accept-commits {fixed}");
     s.app.comment(story.number, "mia", &accept).await;
     // Every task complete, the milestone green and every commit a task's
     // or accepted: the story is shippable.

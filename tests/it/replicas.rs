@@ -301,6 +301,7 @@ async fn a_replica_that_dies_mid_run_leaves_the_attempt_to_the_other_once_its_cl
 /// A push to installation `installation`, left to the processor.
 fn pushed(id: &str, installation: u64) -> taskgate::store::NewDelivery {
     taskgate::store::NewDelivery {
+        body_digest: None,
         delivery_id: taskgate_core::ids::DeliveryId(id.to_owned()),
         event: "push".into(),
         action: None,

@@ -83,6 +83,31 @@ async fn human_review_waits_for_approve_from_someone_with_write_permission() {
 }
 
 #[tokio::test]
+async fn the_plans_own_review_human_setting_makes_a_green_task_wait_for_approval() {
+    // `review: human` in the plan's settings alone; the repository's file
+    // says nothing of review (auto by default).
+    let plan = Plan::story("Reviewed work")
+        .settings("review: human")
+        .task(Task::check())
+        .yaml();
+    let s = Story::of(&plan).start().await;
+    push_check(&s, 0, "green").await;
+    pr_opened(&s).await;
+    ready_for_review(&s).await;
+    assert_eq!(s.state(), "state:review");
+    assert!(
+        !s.pull().merged,
+        "the story's review: human waits for approve"
+    );
+    s.app.fake.add_user("mia", 78, "maintain");
+    s.app
+        .comment(s.pull().number, "mia", "/taskgate approve")
+        .await;
+    s.app.settle().await;
+    assert!(s.pull().merged, "approved: merged");
+}
+
+#[tokio::test]
 async fn pause_stops_runs_resume_continues_and_revise_three_times_pauses() {
     let s = Story::of(&plan()).start().await;
     push_check(&s, 1, "red").await;

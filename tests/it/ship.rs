@@ -39,9 +39,15 @@ async fn a_red_gate_turns_green_and_the_ship_label_merges_deploys_and_validates(
     assert_eq!(sh.state().await, "shippable");
 
     // The label, and its webhook delivered twice more at once: one merge.
+    // The two copies are one body under two new ids: at most one is
+    // recorded (the other, or both, a replay of a body seen: issue 45).
     sh.add_ship_label().await;
     let (a, b) = tokio::join!(sh.ship_label_again(), sh.ship_label_again());
-    assert_eq!((a.0, b.0), (202, 202));
+    let recorded = [a.0, b.0].iter().filter(|s| **s == 202).count();
+    assert!(
+        recorded <= 1 && [a.0, b.0].iter().all(|s| matches!(s, 200 | 202)),
+        "{a:?} {b:?}"
+    );
     sh.landed().await;
     assert_eq!(sh.merges(), 1);
     assert!(sh.story_pr().unwrap().merged);

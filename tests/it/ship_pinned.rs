@@ -78,10 +78,8 @@ async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
     // shipping it again is refused, naming the commit.
     assert_eq!(a.state_of(b_issue).await, "building");
     a.repo().add_labels(b_pr, &["ship"], "octocat");
-    let named = format!(
-        "commit `{}` on the story branch did not come from a proven task PR",
-        &sneaked[..7]
-    );
+    let named =
+        format!("commit `{sneaked}` on the story branch did not come from a proven task PR");
     eventually("the second ship is refused", || async {
         a.s.app
             .bot_comments(b_pr)
@@ -121,7 +119,6 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
         "Hotfix",
         "mallory",
     );
-    let short = &hotfix[..7];
     eventually("the story is not shippable, naming the commit", || async {
         let gate = sh.repo().check_runs().into_iter().find(|c| {
             c.name == "taskgate/ship-gate" && c.head_sha == hotfix && c.status == "completed"
@@ -130,16 +127,25 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
             && gate.is_some_and(|g| {
                 g.summary
                     .unwrap_or_default()
-                    .contains(&format!("commit `{short}`"))
+                    .contains(&format!("commit `{hotfix}`"))
             })
     })
     .await;
 
-    // A writer cannot accept it; a commit not waiting is refused.
-    let accept = format!("/taskgate accept-commits {short}");
+    // A writer cannot accept it; a commit not waiting is refused, and so
+    // is a short sha (one can be made to collide).
+    let accept = format!("/taskgate accept-commits {hotfix}");
     sh.s.app.comment(sh.story_issue, "mallory", &accept).await;
+    let absent = "1234567".repeat(5) + "89abc";
     sh.s.app
-        .comment(pr, "octocat", "/taskgate accept-commits 1234567")
+        .comment(pr, "octocat", &format!("/taskgate accept-commits {absent}"))
+        .await;
+    sh.s.app
+        .comment(
+            pr,
+            "octocat",
+            &format!("/taskgate accept-commits {}", &hotfix[..7]),
+        )
         .await;
     sh.s.app.settle().await;
     assert_eq!(sh.state().await, "building");
@@ -147,8 +153,12 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
     insta::assert_snapshot!(refused.join("\n"), @"@mallory `/taskgate accept-commits` needs maintain permission on the repository; @mallory has write.");
     let refused = said(&sh, pr, "accept-commits")
         .join("\n")
-        .replace(short, "<hotfix>");
-    insta::assert_snapshot!(refused, @"@octocat `/taskgate accept-commits` did nothing: `1234567` is not one of the commits waiting on the story branch (`<hotfix>`): name one of them.");
+        .replace(&hotfix, "<hotfix>")
+        .replace(&hotfix[..7], "<short>");
+    insta::assert_snapshot!(refused, @r"
+    @octocat `/taskgate accept-commits` did nothing: `1234567123456712345671234567123456789abc` is not one of the commits waiting on the story branch (`<hotfix>`): name one of them.
+    @octocat Could not run 'accept-commits': '<short>' is not a full sha (all 40 hex digits). `/taskgate help` shows how each command is used.
+    ");
 
     // A maintainer accepts it by name: said once, recorded, shippable.
     // The branch was compared at this head already: not again.
@@ -172,10 +182,56 @@ async fn a_commit_pushed_onto_the_story_branch_waits_for_a_maintainer_to_accept_
     assert_eq!(status, 200, "{audit}");
     assert_eq!(audit["entries"][0]["action"], "accept_commits");
     assert_eq!(audit["entries"][0]["login"], "octocat");
-    assert_eq!(audit["entries"][0]["reason"], short);
+    assert_eq!(audit["entries"][0]["reason"], hotfix.as_str());
 
     sh.add_ship_label().await;
     sh.landed().await;
     assert!(sh.repo().file("main", "hotfix.txt").is_some());
     sh.s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn an_acceptance_covers_the_commit_it_names_not_one_force_pushed_in_its_place() {
+    let sh = Shipped::story()
+        .config("ship_label: ship\n")
+        .shippable()
+        .await;
+    let pr = sh.story_pr().unwrap().number;
+    let proven = sh.repo().branch_sha(&sh.branch).expect("the story branch");
+    sh.s.app.fake.add_user("mallory", 99, "write");
+    let harmless = sh.repo().push_files(
+        &sh.branch,
+        &[("notes.txt", "harmless\n")],
+        "Notes",
+        "mallory",
+    );
+    eventually("not shippable", || async { sh.state().await == "building" }).await;
+    // The maintainer read `harmless` and names it in full; before GitHub's
+    // webhook reaches taskgate, Mallory force-pushes another commit in its
+    // place.
+    let repo = sh.repo();
+    let comment = sh.s.app.fake.without_echoes(|| {
+        repo.add_comment(
+            pr,
+            &format!("/taskgate accept-commits {harmless}"),
+            "octocat",
+        )
+    });
+    let written = fakehub::payloads::issue_comment_created(&repo, pr, &comment);
+    let forced = sh.repo().force_push_files(
+        &sh.branch,
+        &proven,
+        &[("notes.txt", "not what was read\n")],
+        "Notes",
+        "mallory",
+    );
+    sh.s.app.settle().await;
+    sh.s.app.deliver("issue_comment", &written).await;
+    sh.s.app.settle().await;
+    assert_eq!(sh.state().await, "building", "nothing was accepted");
+    let refused = said(&sh, pr, "accept-commits")
+        .join("\n")
+        .replace(&harmless, "<read>")
+        .replace(&forced, "<forced>");
+    insta::assert_snapshot!(refused, @"@octocat `/taskgate accept-commits` did nothing: `<read>` is not one of the commits waiting on the story branch (`<forced>`): name one of them.");
 }

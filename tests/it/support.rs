@@ -593,6 +593,7 @@ pub fn fixture(path: &str) -> Value {
         ("pull_request", "updated_at"),
         ("check_suite", "updated_at"),
         ("workflow_run", "updated_at"),
+        ("review", "submitted_at"),
     ] {
         if payload[object][field].is_string() {
             payload[object][field] = text.clone();

@@ -59,7 +59,9 @@ async fn relayed_deliveries_are_recorded_and_forged_ones_refused_across_reconnec
         relayed("d-smee-1", &body, SECRET),
         relayed("d-smee-forged", &body, "not the secret"),
     );
-    let second = relayed("d-smee-2", &body, SECRET);
+    // Another delivery: the same body again would be a replay (issue 45).
+    let other = serde_json::to_string(&fixture("ping/default.2.json")).unwrap();
+    let second = relayed("d-smee-2", &other, SECRET);
     let (url, connections) = channel(vec![first, second]).await;
 
     let app = TestApp::start_with(|config| config.webhook_proxy_url = Some(url)).await;

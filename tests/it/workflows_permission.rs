@@ -23,7 +23,7 @@ async fn story_changing_a_workflow() -> Shipped {
     sh.s.app.settle().await;
     sh.complete_the_task().await;
     assert!(sh.story_pr().is_some(), "taskgate opened the story PR");
-    let accept = format!("/taskgate accept-commits {}", &ci[..7]);
+    let accept = format!("/taskgate accept-commits {ci}");
     sh.s.app.comment(sh.story_issue, "octocat", &accept).await;
     eventually("shippable", || async { sh.state().await == "shippable" }).await;
     sh

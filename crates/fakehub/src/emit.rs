@@ -215,6 +215,14 @@ pub(crate) fn pull(
     });
 }
 
+/// A `pull_request_review` webhook for review `id` of pull request
+/// `number` (`submitted`, `dismissed`).
+pub(crate) fn review(st: &mut State, at: At, (action, number, id): (&str, u64, u64), sender: &str) {
+    send(st, at, "pull_request_review", |st, r| {
+        payloads::pull_request_review_in(st, r, at.base, (action, number, id, sender))
+    });
+}
+
 /// A pull request was opened.
 pub(crate) fn pull_opened(st: &mut State, at: At, number: u64, sender: &str) {
     st.written(at.key, format!("issue:{number}"));

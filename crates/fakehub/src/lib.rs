@@ -96,6 +96,7 @@ mod races;
 mod render;
 mod repo_handle;
 mod repo_handle_issues;
+mod repo_handle_reviews;
 mod repo_handle_rules;
 mod routes;
 mod shuffle;
@@ -110,8 +111,8 @@ pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
 pub use merge_queue::{QueueEntry, QUEUE_BOT};
 pub use repo_handle::RepoHandle;
 pub use state::{
-    Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Rule, Ruleset,
-    User, WorkflowDispatch, WorkflowRun,
+    Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Review, Rule,
+    Ruleset, User, WorkflowDispatch, WorkflowRun,
 };
 pub use webhooks::signature;
 

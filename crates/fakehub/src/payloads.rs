@@ -93,6 +93,43 @@ pub(crate) fn pull_request_in(
     envelope(st, r, base, sender, plus(v, extra))
 }
 
+/// `pull_request_review` / `action` for review `id` of pull request
+/// `number`: the review as webhooks spell it (`state` in lower case).
+pub(crate) fn pull_request_review_in(
+    st: &State,
+    r: &Repo,
+    base: &str,
+    (action, number, id, sender): (&str, u64, u64, &str),
+) -> Value {
+    let p = r.pulls.get(&number).expect("pull request exists");
+    let review = r
+        .reviews
+        .iter()
+        .find(|x| x.id == id)
+        .expect("review exists");
+    let mut rendered = render::review(st, base, r, review);
+    rendered["state"] = json!(review.state.to_lowercase());
+    let v =
+        json!({"action": action, "review": rendered, "pull_request": render::pull(st, base, r, p)});
+    envelope(st, r, base, sender, v)
+}
+
+/// `pull_request_review` / `submitted` for review `id` of pull request
+/// `number`, sent by its reviewer: as GitHub would send it, for a test to
+/// deliver itself.
+pub fn pull_request_review_submitted(repo: &RepoHandle, number: u64, id: u64) -> Value {
+    with(repo, |st, r, base| {
+        let login = r
+            .reviews
+            .iter()
+            .find(|x| x.id == id)
+            .expect("review exists")
+            .user
+            .clone();
+        pull_request_review_in(st, r, base, ("submitted", number, id, &login))
+    })
+}
+
 /// What one `push` webhook says.
 pub(crate) struct Push<'a> {
     pub branch: &'a str,

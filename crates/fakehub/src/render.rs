@@ -340,13 +340,14 @@ pub fn permissions() -> Value {
 
 /// The events `app-manifest.yml` subscribes to: the fake App's, and an
 /// installation's unless a test set others.
-pub const EVENTS: [&str; 8] = [
+pub const EVENTS: [&str; 9] = [
     "check_run",
     "check_suite",
     "issue_comment",
     "issues",
     "merge_group",
     "pull_request",
+    "pull_request_review",
     "push",
     "workflow_run",
 ];
@@ -451,4 +452,23 @@ pub fn hook_delivery_detail(app_id: u64, d: &HookDelivery) -> Value {
     v["request"] = json!({"headers": headers, "payload": d.payload});
     v["response"] = json!({"headers": {}, "payload": d.response});
     v
+}
+
+/// A pull request review as the REST API answers it (`state` in capitals:
+/// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED`, `DISMISSED`).
+pub fn review(st: &State, base: &str, r: &Repo, review: &crate::state::Review) -> Value {
+    let pull_api = format!("{}/pulls/{}", repo_api(base, r), review.pull);
+    let html = format!(
+        "{HTML}/{}/pull/{}#pullrequestreview-{}",
+        r.full_name(),
+        review.pull,
+        review.id
+    );
+    json!({
+        "id": review.id, "node_id": node_id("PRR", review.id), "user": user_by_login(st, base, &review.user),
+        "body": review.body, "state": review.state, "html_url": html, "pull_request_url": pull_api,
+        "author_association": author_association(st, r, &review.user),
+        "_links": {"html": {"href": html}, "pull_request": {"href": pull_api}},
+        "submitted_at": ts(review.submitted_at), "commit_id": review.commit_id,
+    })
 }

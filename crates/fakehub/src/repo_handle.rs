@@ -33,7 +33,7 @@ impl RepoHandle {
         RepoHandle { inner, key }
     }
 
-    fn state(&self) -> MutexGuard<'_, state::State> {
+    pub(crate) fn state(&self) -> MutexGuard<'_, state::State> {
         self.inner.lock()
     }
 
@@ -361,6 +361,15 @@ impl RepoHandle {
                     issue.labels.push(name);
                 }
             }
+            // GitHub moves `updated_at` on every label change.
+            let now = r.clock.now();
+            r.issues
+                .get_mut(&number)
+                .expect("the issue exists")
+                .updated_at = now;
+            if let Some(p) = r.pulls.get_mut(&number) {
+                p.updated_at = now;
+            }
             before
         });
         self.act(|st, at| emit::labels_changed(st, at, number, login, &before));
@@ -494,6 +503,29 @@ impl RepoHandle {
         let changes: Vec<(&str, Option<&str>)> =
             files.iter().map(|(p, c)| (*p, Some(*c))).collect();
         let sha = self.write(|r, _| r.commit_changes(branch, &changes, message));
+        self.act(|st, at| emit::branch_moved(st, at, branch, before, pusher));
+        sha
+    }
+
+    /// `pusher` force-pushes `branch` to one new commit on `from` changing
+    /// `files`: what the branch held after `from` is gone from it. Sends
+    /// `push` (forced) and `check_suite` requested. Returns the sha.
+    pub fn force_push_files(
+        &self,
+        branch: &str,
+        from: &str,
+        files: &[(&str, &str)],
+        message: &str,
+        pusher: &str,
+    ) -> String {
+        self.state().user(pusher);
+        let before = self.branch_sha(branch);
+        let changes: Vec<(&str, Option<&str>)> =
+            files.iter().map(|(p, c)| (*p, Some(*c))).collect();
+        let sha = self.write(|r, _| {
+            r.branches.insert(branch.to_string(), from.to_string());
+            r.commit_changes(branch, &changes, message)
+        });
         self.act(|st, at| emit::branch_moved(st, at, branch, before, pusher));
         sha
     }

@@ -39,6 +39,7 @@ pub mod manifests;
 pub mod merges;
 pub mod orgs;
 pub mod pulls;
+pub mod reviews;
 pub mod rules;
 pub mod sub_issues;
 mod url;
@@ -209,6 +210,7 @@ fn all_routes() -> impl Iterator<Item = &'static Route> {
         git_commits::ROUTES,
         merges::ROUTES,
         pulls::ROUTES,
+        reviews::ROUTES,
         rules::ROUTES,
         checks::ROUTES,
         contents::ROUTES,

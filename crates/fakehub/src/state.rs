@@ -20,7 +20,7 @@ mod rules;
 
 pub use repo::{
     Artifact, Authorship, CheckRun, CheckSuite, Comment, Commit, GitActor, Issue, Label, Pull,
-    Reaction, Repo, WorkflowDispatch, WorkflowRun,
+    Reaction, Repo, Review, WorkflowDispatch, WorkflowRun,
 };
 pub use rules::{Actor, BypassActor, Change, Rule, Ruleset};
 

@@ -58,10 +58,15 @@ pub enum AuditAction {
     /// A task pull request merged into the story branch before its gates
     /// passed (`core::task::merged_past`): recorded with who merged it.
     MergedPastGates,
+    /// A task pull request under `review: human` merged into the story
+    /// branch at a head no one approved (`core::task::merged_past`).
+    MergedPastReview,
+    /// An approval taken back: its GitHub review was dismissed.
+    ApprovalDismissed,
 }
 
 impl AuditAction {
-    pub const ALL: [AuditAction; 19] = [
+    pub const ALL: [AuditAction; 21] = [
         AuditAction::Approve,
         AuditAction::Override,
         AuditAction::Revise,
@@ -81,6 +86,8 @@ impl AuditAction {
         AuditAction::BudgetSpent,
         AuditAction::AgentStopped,
         AuditAction::MergedPastGates,
+        AuditAction::MergedPastReview,
+        AuditAction::ApprovalDismissed,
     ];
 
     /// The stored and served name (serde's): `approve`, `api_accept`, …
@@ -105,6 +112,8 @@ impl AuditAction {
             AuditAction::BudgetSpent => "budget_spent",
             AuditAction::AgentStopped => "agent_stopped",
             AuditAction::MergedPastGates => "merged_past_gates",
+            AuditAction::MergedPastReview => "merged_past_review",
+            AuditAction::ApprovalDismissed => "approval_dismissed",
         }
     }
 
@@ -132,16 +141,19 @@ pub enum AuditVia {
     /// taskgate's failure loop, on its own (a run's verdict, a todo's
     /// lifetime): no person decided.
     Loop,
+    /// A review on GitHub ("Approve", "Request changes", a dismissal).
+    Review,
 }
 
 impl AuditVia {
-    pub const ALL: [AuditVia; 6] = [
+    pub const ALL: [AuditVia; 7] = [
         AuditVia::Command,
         AuditVia::Label,
         AuditVia::Api,
         AuditVia::Button,
         AuditVia::Merge,
         AuditVia::Loop,
+        AuditVia::Review,
     ];
 
     pub fn name(self) -> &'static str {
@@ -152,6 +164,7 @@ impl AuditVia {
             AuditVia::Button => "button",
             AuditVia::Merge => "merge",
             AuditVia::Loop => "loop",
+            AuditVia::Review => "review",
         }
     }
 

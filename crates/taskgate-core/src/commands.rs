@@ -165,11 +165,12 @@ mod tests {
     }
 
     #[test]
-    fn accept_commits_takes_one_sha_of_seven_to_forty_hex_digits() {
+    fn accept_commits_takes_one_full_forty_digit_sha() {
+        let full = "ABCDEF1".repeat(5) + "01234";
         assert_eq!(
-            parse("/taskgate accept-commits ABCDEF1"),
+            parse(&format!("/taskgate accept-commits {full}")),
             vec![Ok(Command::AcceptCommits {
-                commit: "abcdef1".into()
+                commit: full.to_ascii_lowercase()
             })]
         );
         let refused = |line: &str| match parse(line).pop() {
@@ -179,17 +180,19 @@ mod tests {
         insta::assert_snapshot!(
             [
                 refused("/taskgate accept-commits"),
-                refused("/taskgate accept-commits abc"),
+                refused("/taskgate accept-commits abcdef1"),
                 refused("/taskgate accept-commits main"),
+                refused(&format!("/taskgate accept-commits {full}0")),
                 refused("/taskgate accept-commits abcdef1 1234567"),
             ]
             .join("\n"),
             @r"
-        `accept-commits`: needs the commit to accept up to (its sha)
-        `accept-commits`: `abc` is not a commit sha (7 to 40 hex digits)
-        `accept-commits`: `main` is not a commit sha (7 to 40 hex digits)
-        `accept-commits`: takes one commit: the newest to accept
-        "
+            `accept-commits`: needs the commit to accept up to (its sha)
+            `accept-commits`: `abcdef1` is not a full sha (all 40 hex digits)
+            `accept-commits`: `main` is not a full sha (all 40 hex digits)
+            `accept-commits`: `ABCDEF1ABCDEF1ABCDEF1ABCDEF1ABCDEF1012340` is not a full sha (all 40 hex digits)
+            `accept-commits`: takes one commit: the newest to accept
+            "
         );
     }
 }

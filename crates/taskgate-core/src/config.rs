@@ -366,6 +366,18 @@ impl RepoConfig {
         crate::commands::default_permission(command)
     }
 
+    /// A task's review mode: the task's own `review:`, else its story's
+    /// `settings.review`, else the repository's (`.github/taskgate.yml`).
+    pub fn effective_review(&self, settings: &Settings, task: Option<ReviewMode>) -> ReviewMode {
+        task.or(settings.review).unwrap_or(self.review)
+    }
+
+    /// Whether the failure loop opens branch todos by itself: the story's
+    /// `settings.auto_fix`, else the repository's.
+    pub fn effective_auto_fix(&self, settings: &Settings) -> bool {
+        settings.auto_fix.unwrap_or(self.auto_fix)
+    }
+
     /// The repository limits with a story's `settings` applied on top.
     pub fn effective_limits(&self, settings: &Settings) -> Limits {
         let l = &self.limits;

@@ -347,7 +347,7 @@ pub fn render_unassignable(logins: &[String], labels: &[String]) -> String {
 
 /// Echoed user text must not break out of its inline code span or ping
 /// anyone: backticks are replaced and the length is capped.
-fn sanitize(text: &str) -> String {
+pub(crate) fn sanitize(text: &str) -> String {
     let mut s: String = text.replace('`', "'").chars().take(80).collect();
     if text.chars().count() > 80 {
         s.push('…');

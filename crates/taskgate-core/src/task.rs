@@ -50,8 +50,9 @@ pub use moot::on_moot;
 pub use progress::{Progress, RunEvent};
 pub use render::{check_name, render_fork_summary, render_merge_refused, workflow_refused};
 pub use review::{
-    api_review_refusal, on_review_command, ApiReview, ReviewCommand, ReviewInputs, ReviewRefusal,
-    Reviewer, MAX_REVISIONS,
+    answer_review, api_review_refusal, on_github_review, on_review_command,
+    render_review_not_permitted, render_review_refused, ApiReview, GitHubReview, ReviewCommand,
+    ReviewInputs, ReviewRefusal, Reviewer, MAX_REVISIONS,
 };
 pub use review_text::{render_explain, render_status, render_story_status};
 pub use subject::{RunSubject, SubjectError};
@@ -79,6 +80,11 @@ pub struct TaskRecord {
     pub pr_requested: bool,
     /// The head commit of the task branch, as last seen.
     pub head: Option<CommitSha>,
+    /// When taskgate learned of `head` (unix seconds): an approval written
+    /// before it is for an older head (issue 45). `None` in records older
+    /// than this field.
+    #[serde(default)]
+    pub head_seen_at: Option<i64>,
     /// Heads the branch had before, the most recent last: a webhook that
     /// names one arrived late and is ignored (`heads`).
     #[serde(default)]
@@ -131,6 +137,38 @@ pub struct TaskRecord {
     /// (`task::merged_past`): the task completes when they pass at it.
     #[serde(default)]
     pub merged_unproven: Option<CommitSha>,
+    /// The latest approval of the task, with the head it approved
+    /// (`/approve`, with or without `--override`); a newer head needs a new
+    /// one.
+    #[serde(default)]
+    pub approval: Option<Approval>,
+    /// The head its PR was merged at under `review: human` without an
+    /// approval there (`task::merged_past`): `/approve` completes it.
+    #[serde(default)]
+    pub merged_unreviewed: Option<CommitSha>,
+}
+
+/// A person approved the task at a head: who, which commit, when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Approval {
+    pub by: crate::ids::UserId,
+    /// Shown where the approval is named (the story PR, the dashboard).
+    pub login: String,
+    /// The head approved: only its merge completes the task.
+    pub sha: CommitSha,
+    /// Unix seconds.
+    pub at: i64,
+    /// The GitHub review that gave it, when one did: its dismissal takes
+    /// it back (`task::review::github`).
+    #[serde(default)]
+    pub review: Option<u64>,
+}
+
+impl TaskRecord {
+    /// Someone approved the task at `sha`.
+    pub fn approved_at(&self, sha: &CommitSha) -> bool {
+        self.approval.as_ref().is_some_and(|a| a.sha == *sha)
+    }
 }
 
 /// A person accepted the task despite its checker (`/approve --override`).

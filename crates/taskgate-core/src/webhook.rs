@@ -15,12 +15,14 @@ mod check_run;
 mod check_suite;
 mod pull_request;
 mod push;
+mod review;
 mod workflow_run;
 
 pub use check_run::CheckRunEvent;
 pub use check_suite::CheckSuiteEvent;
 pub use pull_request::{PullRequestEvent, ShipPull, TaskPull};
 pub use push::{PushEvent, PushedCommit};
+pub use review::{ReviewEvent, ReviewVerdict};
 pub use workflow_run::{RunRepository, WorkflowRun, WorkflowRunEvent};
 
 use crate::ids::CommitSha;

@@ -8,6 +8,7 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
+use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use taskgate_core::audit::AuditActor;
 use taskgate_core::commands::Command;
 use taskgate_core::render;
@@ -30,6 +31,17 @@ fn review_of(command: &Command) -> Option<ReviewCommand> {
         Command::Resume => ReviewCommand::Resume,
         _ => return None,
     })
+}
+
+/// When the comment's commands were written (unix seconds): its
+/// `created_at`, or its `updated_at` for an edit that added them.
+fn written_at(payload: &IssueCommentPayload) -> Option<i64> {
+    let comment = &payload.comment;
+    let at = match payload.action {
+        IssueCommentAction::Created => comment.created_at,
+        _ => comment.updated_at.or(comment.created_at),
+    };
+    at.map(|t| t.timestamp())
 }
 
 impl Processor {
@@ -56,6 +68,7 @@ impl Processor {
                 let by = Reviewer {
                     id: inv.author.id,
                     login: &inv.author.login,
+                    written_at: written_at(inv.payload),
                 };
                 self.task_commands
                     .review_command(repo, issue, &review, by)

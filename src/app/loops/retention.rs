@@ -104,6 +104,7 @@ mod tests {
             .with_clock(clock.clone());
         for id in ["a", "b", "c"] {
             let settled = NewDelivery {
+                body_digest: None,
                 delivery_id: DeliveryId(id.into()),
                 event: "issues".into(),
                 action: Some("opened".into()),

@@ -38,13 +38,20 @@ impl Runs {
         }
         let past_gates = d.record.merged_unproven.is_some()
             && d.record.merged_unproven != located.record.merged_unproven;
+        let past_review = d.record.merged_unreviewed.is_some()
+            && d.record.merged_unreviewed != located.record.merged_unreviewed;
         let completed = d.record.state == Some(TaskState::Completed);
         let mut decision = self.finish(repo, located, d);
+        let by = e.sender.as_ref().or(e.merged_by.as_ref());
         if past_gates {
-            let by = e.sender.as_ref().or(e.merged_by.as_ref());
-            decision
-                .changes
-                .push(merged_past_audit(repo, located, e, by, ctx.now).change());
+            let entry =
+                merged_past_audit(repo, located, e, by, ctx.now, AuditAction::MergedPastGates);
+            decision.changes.push(entry.change());
+        }
+        if past_review {
+            let entry =
+                merged_past_audit(repo, located, e, by, ctx.now, AuditAction::MergedPastReview);
+            decision.changes.push(entry.change());
         }
         if completed {
             for more in self
@@ -79,14 +86,15 @@ impl Runs {
     }
 }
 
-/// `merged_past_gates by <sender> on task #N (id) via merge`, with the
-/// merged head as the reason.
+/// `merged_past_gates` (or `merged_past_review`) `by <sender> on task #N
+/// (id) via merge`, with the merged head as the reason.
 fn merged_past_audit(
     repo: &RepoName,
     located: &Located,
     e: &PullRequestEvent,
     by: Option<&Actor>,
     now_s: i64,
+    action: AuditAction,
 ) -> AuditEntry {
     let actor = by.map_or(
         AuditActor {
@@ -95,8 +103,12 @@ fn merged_past_audit(
         },
         AuditActor::from,
     );
+    let missing = match action {
+        AuditAction::MergedPastReview => "without an approval of that head",
+        _ => "before its gates passed there",
+    };
     let reason = format!(
-        "pull request #{} merged at {} before its gates passed there",
+        "pull request #{} merged at {} {missing}",
         e.number,
         e.head.sha.short()
     );
@@ -104,7 +116,7 @@ fn merged_past_audit(
         repo,
         now_s,
         actor,
-        AuditAction::MergedPastGates,
+        action,
         task_object(located.loc.issue, located.loc.task.as_str()),
         AuditVia::Merge,
     )

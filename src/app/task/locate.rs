@@ -49,7 +49,9 @@ impl Located {
             story_branch: &self.story_branch,
             gates: &self.gates,
             waiting_for: &self.waiting_for,
-            review: self.task.review.unwrap_or(self.config.review),
+            review: self
+                .config
+                .effective_review(&self.settings, self.task.review),
             merge_method: self.config.merge_method,
             now,
         }
@@ -192,7 +194,7 @@ impl Runs {
             task: &located.task,
             config: &located.config,
             limits: located.config.effective_limits(&located.settings),
-            auto_fix: located.settings.auto_fix.unwrap_or(located.config.auto_fix),
+            auto_fix: located.config.effective_auto_fix(&located.settings),
             open_todos_in_story,
             links: RunLinks {
                 repo_url: Some(format!("{}/{repo}", self.web_base)),

@@ -10,8 +10,11 @@ use super::{into_decision, on_trigger, Located, Runs};
 use crate::store::StoreError;
 use taskgate_core::audit::{self, task_object, AuditAction, AuditActor, AuditEntry, AuditVia};
 use taskgate_core::ids::{IssueNumber, RepoName};
+use taskgate_core::plan::TaskState;
 use taskgate_core::refusal::{Refusal, Refused};
-use taskgate_core::task::{self, ReviewCommand, ReviewInputs, Reviewer, Trigger};
+use taskgate_core::task::{
+    self, GitHubReview, ReviewCommand, ReviewInputs, ReviewRefusal, Reviewer, Trigger,
+};
 use taskgate_core::Decision;
 
 /// A task command's result: `None` when the issue is not a task's.
@@ -96,37 +99,90 @@ impl TaskCommands {
         let Some(located) = self.runs.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
-        let now = self.runs.now();
-        let ctx = located.context(repo, now);
-        let role = located
-            .task
-            .role
-            .as_ref()
-            .map(|r| r.value.clone())
-            .unwrap_or_else(|| "coder".to_owned());
-        let configured = located.config.roles.get(&role);
-        let inputs = ReviewInputs {
-            role: &role,
-            assignees: configured.map(|r| r.assignees.as_slice()).unwrap_or(&[]),
-            agent_workflow: configured.and_then(|r| r.agent_workflow()),
-            allow_self_approval: located.config.allow_self_approval,
+        let ctx = located.context(repo, self.runs.now());
+        let role = role_of(&located);
+        let inputs = review_inputs(&located, &role);
+        let decided = task::on_review_command(&located.record, command, by, &ctx, &inputs);
+        let (actor, via) = audited;
+        let (action, reason) = audit::review_action(command, via);
+        let audit = (actor, action, reason, via);
+        Ok(Some(self.audited(repo, &located, decided, audit).await?))
+    }
+
+    /// Whether `pr` is a task's pull request.
+    pub async fn is_task_pull(&self, repo: &RepoName, pr: IssueNumber) -> Result<bool, StoreError> {
+        Ok(self.runs.store.task_by_pull(repo, pr).await?.is_some())
+    }
+
+    /// A GitHub review of the task pull request `pr` by `by` (permission
+    /// checked by the caller): `None` when `pr` is not a task's.
+    pub async fn github_review(
+        &self,
+        repo: &RepoName,
+        pr: IssueNumber,
+        review: GitHubReview<'_>,
+        by: Reviewer<'_>,
+    ) -> Result<TaskCommand, StoreError> {
+        let Some(loc) = self.runs.store.task_by_pull(repo, pr).await? else {
+            return Ok(None);
         };
-        Ok(Some(
-            match task::on_review_command(&located.record, command, by, &ctx, &inputs) {
-                Ok(d) => {
-                    let (actor, via) = audited;
-                    let (action, reason) = audit::review_action(command, via);
-                    let mut decision = into_decision(repo, &located, d);
-                    let entry = audit_task(repo, now, actor, action, &located, via);
-                    decision.changes.push(entry.because(reason).change());
-                    Ok(decision)
-                }
-                Err(why) => Err(Refused {
+        let Some(located) = self.runs.locate(repo, loc).await? else {
+            return Ok(None);
+        };
+        let ctx = located.context(repo, self.runs.now());
+        let role = role_of(&located);
+        let inputs = review_inputs(&located, &role);
+        let decided = task::on_github_review(&located.record, review, by, &ctx, &inputs);
+        let (action, reason) = match review {
+            GitHubReview::Approved { .. } => (AuditAction::Approve, None),
+            GitHubReview::ChangesRequested { body } => (AuditAction::Revise, Some(body)),
+            GitHubReview::Dismissed { .. } => (AuditAction::ApprovalDismissed, None),
+        };
+        let audit = (
+            AuditActor::user(by.id, by.login),
+            action,
+            reason,
+            AuditVia::Review,
+        );
+        Ok(Some(self.audited(repo, &located, decided, audit).await?))
+    }
+
+    /// A review decision as the processor's, audited when it took effect;
+    /// an approval of a head merged past review completes the task
+    /// (`core::task::merged_past`) and starts what waited for it.
+    async fn audited(
+        &self,
+        repo: &RepoName,
+        located: &Located,
+        decided: Result<task::TaskDecision, ReviewRefusal>,
+        (actor, action, reason, via): (AuditActor<'_>, AuditAction, Option<&str>, AuditVia),
+    ) -> Result<Result<Decision, Refused>, StoreError> {
+        let d = match decided {
+            Ok(d) => d,
+            Err(why) => {
+                return Ok(Err(Refused {
                     decision: Decision::nothing(format!("task {}: {why}", located.loc.task)),
                     refusal: Refusal::Review(why),
-                }),
-            },
-        ))
+                }))
+            }
+        };
+        let completed = d.record.state == Some(TaskState::Completed)
+            && located.record.state != Some(TaskState::Completed);
+        let now = self.runs.now();
+        let mut decision = into_decision(repo, located, d);
+        let entry = audit_task(repo, now, actor, action, located, via);
+        decision.changes.push(entry.because(reason).change());
+        if completed {
+            let story_head = located.record.merged_as.as_ref();
+            for more in self
+                .runs
+                .after_completion(repo, located, story_head)
+                .await?
+            {
+                decision.merge(more);
+            }
+        }
+        Ok(Ok(decision))
     }
 
     /// [`TaskCommands::review_command`] for the API's accept and reject, whose
@@ -242,6 +298,27 @@ impl TaskCommands {
             })
             .collect();
         Ok(Some(task::render_story_status(story.as_str(), &tasks)))
+    }
+}
+
+/// The role a task's `/revise` feedback goes to.
+fn role_of(located: &Located) -> String {
+    located
+        .task
+        .role
+        .as_ref()
+        .map(|r| r.value.clone())
+        .unwrap_or_else(|| "coder".to_owned())
+}
+
+/// What the review transitions need of the task's role and config.
+fn review_inputs<'a>(located: &'a Located, role: &'a str) -> ReviewInputs<'a> {
+    let configured = located.config.roles.get(role);
+    ReviewInputs {
+        role,
+        assignees: configured.map(|r| r.assignees.as_slice()).unwrap_or(&[]),
+        agent_workflow: configured.and_then(|r| r.agent_workflow()),
+        allow_self_approval: located.config.allow_self_approval,
     }
 }
 

@@ -39,6 +39,8 @@ pub(in crate::store) struct DeliveryRow {
     pub processed_at_ms: Option<i64>,
     pub codec: &'static str,
     pub payload: bytes::Bytes,
+    /// [`super::BodyDigest`], when a webhook's.
+    pub body_digest: Option<String>,
 }
 
 /// The writer's job of recording one delivery. The PostgreSQL writer asks
@@ -96,9 +98,9 @@ fn record_one(db: &Db, d: &DeliveryRow) -> Result<Recorded, StoreError> {
     let inserted = db.query_opt(
         "WITH d AS (
            INSERT INTO deliveries (delivery_id, event, action, installation_id,
-                                   received_at_ms, status, outcome, processed_at_ms)
-           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-           ON CONFLICT(delivery_id) DO NOTHING
+                                   received_at_ms, status, outcome, processed_at_ms, body_digest)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?11)
+           ON CONFLICT DO NOTHING
            RETURNING seq)
          INSERT INTO delivery_payloads (seq, codec, payload)
          SELECT seq, ?9, ?10 FROM d
@@ -113,7 +115,8 @@ fn record_one(db: &Db, d: &DeliveryRow) -> Result<Recorded, StoreError> {
             d.outcome,
             d.processed_at_ms,
             d.codec,
-            &d.payload[..]
+            &d.payload[..],
+            d.body_digest
         ],
         |r| r.get::<i64>(0),
     )?;
@@ -169,24 +172,26 @@ pub(in crate::store) fn record_together(
 }
 
 /// The statement: the rows as parallel arrays, numbered by position; the
-/// first row of each delivery id inserted (`DISTINCT ON`: a second copy in
+/// first row of each delivery id (and of each body digest: the index
+/// skips a later one) inserted (`DISTINCT ON`: a second copy in
 /// the same statement would otherwise give its payload a second row for
 /// the same seq); each inserted row's seq returned with its position.
 const INSERT_ROWS: &str = "
 WITH input AS (
     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int8[], $5::int8[],
-                         $6::text[], $7::text[], $8::int8[], $9::text[], $10::bytea[])
+                         $6::text[], $7::text[], $8::int8[], $9::text[], $10::bytea[], $11::text[])
         WITH ORDINALITY AS i(delivery_id, event, action, installation_id, received_at_ms,
-                             status, outcome, processed_at_ms, codec, payload, position)
+                             status, outcome, processed_at_ms, codec, payload, body_digest,
+                             position)
 ), firsts AS (
     SELECT DISTINCT ON (delivery_id) * FROM input ORDER BY delivery_id, position
 ), d AS (
     INSERT INTO deliveries (delivery_id, event, action, installation_id, received_at_ms,
-                            status, outcome, processed_at_ms)
+                            status, outcome, processed_at_ms, body_digest)
     SELECT delivery_id, event, action, installation_id, received_at_ms,
-           status, outcome, processed_at_ms
+           status, outcome, processed_at_ms, body_digest
     FROM firsts ORDER BY position
-    ON CONFLICT (delivery_id) DO NOTHING
+    ON CONFLICT DO NOTHING
     RETURNING seq, delivery_id
 ), p AS (
     INSERT INTO delivery_payloads (seq, codec, payload)
@@ -210,6 +215,7 @@ fn insert_rows(conn: &mut PgConn, rows: &[&DeliveryRow]) -> Result<Vec<Option<i6
     let processed: Vec<Option<i64>> = rows.iter().map(|r| r.processed_at_ms).collect();
     let codecs: Vec<&str> = rows.iter().map(|r| r.codec).collect();
     let payloads: Vec<&[u8]> = rows.iter().map(|r| &r.payload[..]).collect();
+    let digests: Vec<Option<&str>> = rows.iter().map(|r| r.body_digest.as_deref()).collect();
     let answer = conn.query_typed(
         INSERT_ROWS,
         &[
@@ -223,6 +229,7 @@ fn insert_rows(conn: &mut PgConn, rows: &[&DeliveryRow]) -> Result<Vec<Option<i6
             &processed,
             &codecs,
             &payloads,
+            &digests,
         ],
     )?;
     let mut seqs = vec![None; rows.len()];

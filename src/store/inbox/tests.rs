@@ -13,6 +13,7 @@ fn no_payload(_: &str, _: Option<&str>) -> bool {
 
 fn delivery(id: &str, payload: &[u8]) -> NewDelivery {
     NewDelivery {
+        body_digest: None,
         delivery_id: DeliveryId(id.into()),
         event: "issues".into(),
         action: Some("opened".into()),
@@ -64,7 +65,36 @@ async fn pending_ids(store: &Store) -> Vec<String> {
     pending.into_iter().map(|d| d.delivery_id.0).collect()
 }
 
+/// A webhook as intake records it: with its body's digest.
+fn signed(id: &str, body: &[u8]) -> NewDelivery {
+    NewDelivery {
+        body_digest: Some(BodyDigest::of(body)),
+        ..delivery(id, body)
+    }
+}
+
 on_both_backends! {
+    async fn a_webhook_body_recorded_under_one_delivery_id_is_a_duplicate_under_another(store: Store) {
+        let raw = real_payload();
+        record(&store, signed("first", &raw)).await;
+        let replayed = store.record_delivery(signed("replayed", &raw)).await.unwrap();
+        assert_eq!(replayed, Recorded::Duplicate, "the same signed body, a new id");
+        assert!(store.delivery("replayed").await.unwrap().is_none(), "nothing recorded");
+        // Two copies at once (one writer batch on PostgreSQL): one is recorded.
+        let other = br#"{"action":"opened","n":2}"#;
+        let (a, b) = tokio::join!(
+            store.record_delivery(signed("x", other)),
+            store.record_delivery(signed("y", other))
+        );
+        let mut answers = [a.unwrap(), b.unwrap()].map(|r| matches!(r, Recorded::New { .. }));
+        answers.sort();
+        assert_eq!(answers, [false, true]);
+        // taskgate's own events carry no digest: one payload, two events.
+        record(&store, delivery("own-1", b"{}")).await;
+        record(&store, delivery("own-2", b"{}")).await;
+        assert_eq!(pending_ids(&store).await.len(), 4);
+    }
+
     async fn a_recorded_payload_reads_back_byte_for_byte_and_is_stored_compressed(store: Store) {
         let raw = real_payload();
         store.record_delivery(delivery("a", &raw)).await.unwrap();

@@ -128,6 +128,9 @@ pub struct TaskRow {
     /// The bound hit, when the task was escalated to a person.
     pub escalated: Option<&'static str>,
     pub overrides: u32,
+    /// A completed leaf's approval: the approver's login and the commit
+    /// approved (short), or `None` for auto review.
+    pub approved: Option<Option<(String, String)>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -533,6 +536,11 @@ impl Row<'_> {
                 .and_then(|t| t.failure.escalation.as_ref())
                 .map(|e| bound_text(e.reason)),
             overrides: record.map_or(0, |t| t.override_count),
+            approved: record
+                .filter(|t| t.state == Some(TaskState::Completed))
+                .map(|t| {
+                    (t.approval.as_ref()).map(|a| (a.login.clone(), a.sha.short().to_owned()))
+                }),
         }
     }
 }

@@ -153,7 +153,9 @@ impl ActionsStory {
     /// test: a late or repeated delivery.
     pub async fn workflow_run_again(&self, action: &str, run_id: u64) {
         let payload = payloads::workflow_run(action, &self.repo(), run_id);
-        assert_eq!(self.app.deliver("workflow_run", &payload).await.0, 202);
+        // 200 when the body is the one GitHub sent already: a duplicate.
+        let status = self.app.deliver("workflow_run", &payload).await.0;
+        assert!(matches!(status, 200 | 202), "{status}");
         self.app.settle().await;
     }
 

@@ -98,6 +98,20 @@ pub struct Pull {
     pub merged_at: Option<DateTime<Utc>>,
 }
 
+/// A pull request review (`routes::reviews`): GitHub's states are
+/// `APPROVED`, `CHANGES_REQUESTED`, `COMMENTED` and `DISMISSED`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Review {
+    pub id: u64,
+    pub pull: u64,
+    pub user: String,
+    pub body: String,
+    pub state: String,
+    /// The head the reviewer saw: the pull request's when submitted.
+    pub commit_id: String,
+    pub submitted_at: DateTime<Utc>,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckRun {
     pub id: u64,
@@ -230,6 +244,8 @@ pub struct Repo {
     pub comments: Vec<Comment>,
     pub labels: Vec<Label>,
     pub pulls: BTreeMap<u64, Pull>,
+    /// Every pull request's reviews, in the order submitted.
+    pub reviews: Vec<Review>,
     pub check_runs: Vec<CheckRun>,
     pub workflows: BTreeMap<String, u64>,
     /// Workflows (by file) a person disabled: `state` `disabled_manually`,

@@ -184,14 +184,13 @@ fn parse_approve(args: &str) -> Result<Command, CommandError> {
     })
 }
 
-/// One commit, by at least 7 hex digits of its sha (GitHub's short form).
+/// One commit, by its full 40-digit sha: a short prefix can be made to
+/// collide (a writer pushes a harmless commit, a maintainer reads it, she
+/// force-pushes another with the same prefix).
 fn parse_accept_commits(args: &str) -> Result<Command, CommandError> {
     const NAME: &str = "accept-commits";
     match words(args).as_slice() {
-        [commit]
-            if (7..=40).contains(&commit.len())
-                && commit.chars().all(|c| c.is_ascii_hexdigit()) =>
-        {
+        [commit] if commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit()) => {
             Ok(Command::AcceptCommits {
                 commit: commit.to_ascii_lowercase(),
             })
@@ -199,7 +198,7 @@ fn parse_accept_commits(args: &str) -> Result<Command, CommandError> {
         [] => Err(bad(NAME, "needs the commit to accept up to (its sha)")),
         [other] => Err(bad(
             NAME,
-            &format!("`{other}` is not a commit sha (7 to 40 hex digits)"),
+            &format!("`{other}` is not a full sha (all 40 hex digits)"),
         )),
         _ => Err(bad(NAME, "takes one commit: the newest to accept")),
     }

@@ -277,3 +277,91 @@ fn the_ship_trains_split_is_by_attribution_unless_halves_are_asked_for() {
     insta::assert_snapshot!(problems(src), @".github/taskgate.yml:1:14: error: `ship_bisect: thirds` is not valid; expected one of: attribution, halves");
     assert!(load_config(Some(src)).is_err());
 }
+
+/// A plan whose story carries `settings` and whose one task carries
+/// `task` (YAML mapping entries, or nothing).
+fn plan_with(settings: &str, task: &str) -> crate::plan::Plan {
+    let task = if task.is_empty() {
+        String::new()
+    } else {
+        format!(", {task}")
+    };
+    let src = format!(
+        "story: Settings\nsettings: {{ {settings} }}\ntasks:\n  - {{ id: t, title: T, acceptance: {{ tests: [{{ cmd: 'true' }}] }}{task} }}\n"
+    );
+    let (plan, problems) = crate::plan::parse_plan(&src);
+    assert!(problems.is_empty(), "{problems:?}");
+    plan.expect("a plan")
+}
+
+/// The review mode of the plan's one task under the repository's `config`.
+fn review_of(config: &str, plan: &crate::plan::Plan) -> ReviewMode {
+    let c = load_config(Some(config)).expect("config");
+    c.effective_review(&plan.settings, plan.tasks[0].review)
+}
+
+#[test]
+fn review_is_the_tasks_then_the_storys_then_the_repositorys() {
+    let story_human = plan_with("review: human", "");
+    assert_eq!(review_of("review: auto\n", &story_human), ReviewMode::Human);
+    let task_auto = plan_with("review: human", "review: auto");
+    assert_eq!(review_of("review: human\n", &task_auto), ReviewMode::Auto);
+    let none = plan_with("auto_fix: true", "");
+    assert_eq!(review_of("review: human\n", &none), ReviewMode::Human);
+    assert_eq!(review_of("runner: local\n", &none), ReviewMode::Auto);
+}
+
+#[test]
+fn auto_fix_is_the_storys_then_the_repositorys() {
+    let c = load_config(Some("auto_fix: true\n")).unwrap();
+    assert!(!c.effective_auto_fix(&plan_with("auto_fix: false", "").settings));
+    assert!(c.effective_auto_fix(&plan_with("review: auto", "").settings));
+    let manual = load_config(Some("auto_fix: false\n")).unwrap();
+    assert!(manual.effective_auto_fix(&plan_with("auto_fix: true", "").settings));
+}
+
+#[test]
+fn max_debug_attempts_is_the_tasks_max_retries_then_the_storys_then_the_repositorys() {
+    let c = load_config(Some("limits: { max_debug_attempts: 5 }\n")).unwrap();
+    let attempts = |plan: &crate::plan::Plan| {
+        crate::failure::max_attempts(&plan.tasks[0], &c.effective_limits(&plan.settings))
+    };
+    assert_eq!(
+        attempts(&plan_with("max_debug_attempts: 2", "max_retries: 1")),
+        1
+    );
+    assert_eq!(attempts(&plan_with("max_debug_attempts: 2", "")), 2);
+    assert_eq!(attempts(&plan_with("review: auto", "")), 5);
+}
+
+#[test]
+fn the_branch_limits_and_plan_depth_are_the_storys_then_the_repositorys() {
+    let c = load_config(Some(
+        "limits: { max_branch_depth: 3, branch_timeout_seconds: 600, max_concurrent_branches: 4, max_plan_depth: 2 }\n",
+    ))
+    .unwrap();
+    let story = plan_with(
+        "max_branch_depth: 1, branch_timeout_seconds: 60, max_concurrent_branches: 1, max_depth: 3",
+        "",
+    );
+    let l = c.effective_limits(&story.settings);
+    assert_eq!(
+        (
+            l.max_branch_depth,
+            l.branch_timeout_seconds,
+            l.max_concurrent_branches,
+            l.max_plan_depth
+        ),
+        (1, 60, 1, 3)
+    );
+    let l = c.effective_limits(&plan_with("review: auto", "").settings);
+    assert_eq!(
+        (
+            l.max_branch_depth,
+            l.branch_timeout_seconds,
+            l.max_concurrent_branches,
+            l.max_plan_depth
+        ),
+        (3, 600, 4, 2)
+    );
+}

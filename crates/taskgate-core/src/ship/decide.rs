@@ -53,6 +53,9 @@ pub struct TaskProof {
     pub state: Option<TaskState>,
     /// A leaf's passing gates and the commit each passed at.
     pub proven: Vec<(String, CommitSha)>,
+    /// Who approved a leaf and at which commit; `None`: no person did
+    /// (auto review merged it proven).
+    pub approval: Option<crate::task::Approval>,
 }
 
 /// The story's tasks and milestones, and the story PR head when known.

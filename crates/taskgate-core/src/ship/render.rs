@@ -37,13 +37,18 @@ pub fn render_story_pr_body(
             continue;
         }
         let proof = match (t.state, t.proven.is_empty()) {
-            (Some(TaskState::Completed), true) => "merged; needs no testing".to_owned(),
-            (Some(TaskState::Completed), false) => t
-                .proven
-                .iter()
-                .map(|(gate, sha)| format!("`{gate}` passed at `{}`", sha.short()))
-                .collect::<Vec<_>>()
-                .join(", "),
+            (Some(TaskState::Completed), true) => {
+                format!("merged; needs no testing; {}", approved(t))
+            }
+            (Some(TaskState::Completed), false) => {
+                let gates = t
+                    .proven
+                    .iter()
+                    .map(|(gate, sha)| format!("`{gate}` passed at `{}`", sha.short()))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("{gates}; {}", approved(t))
+            }
             (state, _) => format!(
                 "not complete ({})",
                 state.map(|s| s.name()).unwrap_or("not started")
@@ -63,6 +68,19 @@ pub fn render_story_pr_body(
         ));
     }
     out
+}
+
+/// Who approved a completed task, at which commit: a person (named
+/// without pinging them), or auto review.
+fn approved(t: &TaskProof) -> String {
+    match &t.approval {
+        Some(a) => format!(
+            "approved by {} at `{}`",
+            plain_text(&a.login).replace('@', ""),
+            a.sha.short()
+        ),
+        None => "approved: auto".to_owned(),
+    }
 }
 
 /// The `taskgate/ship-gate` output: title and summary.
@@ -176,17 +194,26 @@ mod tests {
                 .iter()
                 .map(|(g, s)| ((*g).to_owned(), CommitSha((*s).to_owned())))
                 .collect(),
+            approval: None,
         }
     }
 
     #[test]
     fn the_story_pr_body_shows_each_gate_and_its_commit() {
+        let mut data = task(
+            "data",
+            Some(TaskState::Completed),
+            &[("test", "0123456789abcdef"), ("lint", "0123456789abcdef")],
+        );
+        data.approval = Some(crate::task::Approval {
+            by: crate::ids::UserId(78),
+            login: "mia".into(),
+            sha: CommitSha("0123456789abcdef".into()),
+            at: 0,
+            review: Some(5),
+        });
         let tasks = [
-            task(
-                "data",
-                Some(TaskState::Completed),
-                &[("test", "0123456789abcdef"), ("lint", "0123456789abcdef")],
-            ),
+            data,
             task("docs", Some(TaskState::Completed), &[]),
             task("entry", Some(TaskState::Testing), &[]),
         ];
@@ -196,8 +223,8 @@ mod tests {
 
         ### What was proven
 
-        - #4 Task data (`data`): `test` passed at `0123456`, `lint` passed at `0123456`
-        - #4 Task docs (`docs`): merged; needs no testing
+        - #4 Task data (`data`): `test` passed at `0123456`, `lint` passed at `0123456`; approved by mia at `0123456`
+        - #4 Task docs (`docs`): merged; needs no testing; approved: auto
         - #4 Task entry (`entry`): not complete (testing)
 
         ### Not shippable yet
@@ -229,20 +256,20 @@ mod tests {
         };
         stats.add_fixes("workflow:agent.yml", "test_failure", &fix);
         insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &[], Some(&stats)), @r"
-        Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
+            Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
 
-        ### What was proven
+            ### What was proven
 
-        - #4 Task data (`data`): `test` passed at `0123`
+            - #4 Task data (`data`): `test` passed at `0123`; approved: auto
 
-        ### Branch todos
+            ### Branch todos
 
-        What failed on the way, by the agent each todo was routed to and the failure kind:
+            What failed on the way, by the agent each todo was routed to and the failure kind:
 
-        | agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |
-        |---|---|---:|---:|---:|---:|---:|---:|
-        | `workflow:agent.yml` | test_failure | 2 | 1 | 0 | 0 | 2.0 | 7 min |
-        ");
+            | agent | failure kind | todos | fixed without a person | fixed after a person stepped in | escalated | attempts to green | time to green |
+            |---|---|---:|---:|---:|---:|---:|---:|
+            | `workflow:agent.yml` | test_failure | 2 | 1 | 0 | 0 | 2.0 | 7 min |
+            ");
     }
 
     #[test]

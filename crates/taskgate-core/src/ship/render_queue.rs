@@ -281,7 +281,7 @@ pub fn story_changed(pinned: &CommitSha, head: &CommitSha, label: &str) -> Strin
 pub fn foreign_commit(commit: &CommitSha, prefix: &str) -> String {
     format!(
         "commit `{c}` on the story branch did not come from a proven task PR: look at it, then `{prefix} accept-commits {c}` accepts it and the commits before it (recorded), or move the story branch back before it",
-        c = commit.short()
+        c = commit.as_str()
     )
 }
 
@@ -295,7 +295,10 @@ pub fn too_many_commits(head: &CommitSha) -> String {
 /// On the story PR (or issue) when a person accepted commits no task PR
 /// made (`accept-commits`).
 pub fn commits_accepted(login: &str, covered: &[CommitSha], branch: &str) -> String {
-    let shas: Vec<String> = covered.iter().map(|c| format!("`{}`", c.short())).collect();
+    let shas: Vec<String> = covered
+        .iter()
+        .map(|c| format!("`{}`", c.as_str()))
+        .collect();
     let (n, s) = (covered.len(), if covered.len() == 1 { "" } else { "s" });
     format!(
         "**{} accepted {n} commit{s} on `{}` that no task PR made:** {}. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.",

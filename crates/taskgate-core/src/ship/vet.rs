@@ -135,12 +135,17 @@ pub enum AcceptRefusal {
 }
 
 fn waiting_list(waiting: &[CommitSha]) -> String {
-    let shas: Vec<String> = waiting.iter().map(|c| format!("`{}`", c.short())).collect();
+    let shas: Vec<String> = waiting
+        .iter()
+        .map(|c| format!("`{}`", c.as_str()))
+        .collect();
     shas.join(", ")
 }
 
-/// `accept-commits <given>` by `by`: the waiting commit `given` names (a
-/// prefix of its sha) and every waiting commit before it are accepted.
+/// `accept-commits <given>` by `by`: the waiting commit `given` names (its
+/// full sha: a prefix can be made to collide) and every waiting commit
+/// before it are accepted. A commit no longer waiting (force-pushed away
+/// since the comment was written) is refused: the name covers only it.
 /// The decision records them and says so where the story is discussed;
 /// the shell evaluates the story afterwards, and keeps the audit entry.
 pub fn on_accept_commits(
@@ -156,7 +161,7 @@ pub fn on_accept_commits(
     };
     let given = given.to_ascii_lowercase();
     let named: Vec<usize> = (0..waiting.len())
-        .filter(|i| waiting[*i].as_str().starts_with(&given))
+        .filter(|i| waiting[*i].as_str() == given)
         .collect();
     let [at] = named.as_slice() else {
         return Err(AcceptRefusal::NotWaiting { given, waiting });
@@ -194,9 +199,9 @@ pub fn on_accept_commits(
     Ok((decision, audit))
 }
 
-/// `abc1234, def5678`: the commits an acceptance covered, newest first.
+/// The full shas an acceptance covered, newest first.
 fn covered_list(covered: &[CommitSha]) -> String {
-    let shas: Vec<&str> = covered.iter().map(CommitSha::short).collect();
+    let shas: Vec<&str> = covered.iter().map(CommitSha::as_str).collect();
     shas.join(", ")
 }
 
@@ -305,6 +310,7 @@ mod tests {
             is_parent: false,
             state: Some(TaskState::Completed),
             proven: vec![],
+            approval: None,
         }];
         let ev = Evaluation {
             tasks: &tasks,
@@ -324,7 +330,7 @@ mod tests {
         let Some(ShipRefusal::NotShippable { missing }) = asked.refused else {
             panic!("{:?}", asked.refused)
         };
-        insta::assert_snapshot!(missing.join("\n"), @"commit `xxxxxxx` on the story branch did not come from a proven task PR: look at it, then `/taskgate accept-commits xxxxxxx` accepts it and the commits before it (recorded), or move the story branch back before it");
+        insta::assert_snapshot!(missing.join("\n"), @"commit `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` on the story branch did not come from a proven task PR: look at it, then `/taskgate accept-commits xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` accepts it and the commits before it (recorded), or move the story branch back before it");
     }
 
     #[test]
@@ -332,18 +338,18 @@ mod tests {
         let w = World::new();
         let record = story_with_foreign(&w, vec![sha('z'), sha('y'), sha('x')]);
         let by = octocat(ShipVia::Command);
-        let (d, audit) = on_accept_commits(&record, "YYYYYYY", &by, &w.ctx()).unwrap();
+        let (d, audit) = on_accept_commits(&record, &"Y".repeat(40), &by, &w.ctx()).unwrap();
         assert_eq!(d.record.accepted, vec![sha('y')]);
         assert_eq!(d.record.vetted.as_ref().unwrap().foreign, vec![sha('z')]);
         let [Effect::PostComment { issue, body, .. }] = d.effects.as_slice() else {
             panic!("{:?}", d.effects)
         };
         assert_eq!(issue.0, 9, "on the story PR");
-        insta::assert_snapshot!(body, @"**octocat accepted 2 commits on `taskgate/story-1` that no task PR made:** `yyyyyyy`, `xxxxxxx`. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.");
+        insta::assert_snapshot!(body, @"**octocat accepted 2 commits on `taskgate/story-1` that no task PR made:** `yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy`, `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.");
         assert_eq!(audit.action, AuditAction::AcceptCommits);
-        assert_eq!(audit.reason.as_deref(), Some("yyyyyyy, xxxxxxx"));
+        assert_eq!(audit.reason.as_deref(), Some("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy, xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
         assert_eq!(evaluated(&d.record, &w).record.state, ShipState::Building);
-        let (all, _) = on_accept_commits(&d.record, "zzzzzzz", &by, &w.ctx()).unwrap();
+        let (all, _) = on_accept_commits(&d.record, &"z".repeat(40), &by, &w.ctx()).unwrap();
         assert_eq!(
             evaluated(&all.record, &w).record.state,
             ShipState::Shippable
@@ -355,17 +361,33 @@ mod tests {
         let w = World::new();
         let by = octocat(ShipVia::Command);
         let record = story_with_foreign(&w, vec![sha('y'), sha('x')]);
-        let why = on_accept_commits(&record, "abcdef1", &by, &w.ctx()).unwrap_err();
-        insta::assert_snapshot!(why.to_string(), @"`abcdef1` is not one of the commits waiting on the story branch (`yyyyyyy`, `xxxxxxx`): name one of them");
+        let why = on_accept_commits(&record, &"a".repeat(40), &by, &w.ctx()).unwrap_err();
+        insta::assert_snapshot!(why.to_string(), @"`aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` is not one of the commits waiting on the story branch (`yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy`, `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`): name one of them");
+        // A prefix names no commit: one can be made to collide.
+        assert!(matches!(
+            on_accept_commits(&record, "yyyyyyy", &by, &w.ctx()),
+            Err(AcceptRefusal::NotWaiting { .. })
+        ));
         let clean = story_with_foreign(&w, vec![]);
-        let why = on_accept_commits(&clean, "abcdef1", &by, &w.ctx()).unwrap_err();
+        let why = on_accept_commits(&clean, &"a".repeat(40), &by, &w.ctx()).unwrap_err();
         insta::assert_snapshot!(why.to_string(), @"every commit on the story branch came from a proven task PR or was accepted: there is nothing to accept");
         // Checked at another head than the story's: nothing to accept yet.
         let mut stale = record.clone();
         stale.head = Some(sha('q'));
         assert_eq!(
-            on_accept_commits(&stale, "yyyyyyy", &by, &w.ctx()).unwrap_err(),
+            on_accept_commits(&stale, &"y".repeat(40), &by, &w.ctx()).unwrap_err(),
             AcceptRefusal::NothingWaiting
         );
+    }
+
+    #[test]
+    fn a_full_sha_read_before_a_force_push_accepts_nothing_after_it() {
+        let w = World::new();
+        let by = octocat(ShipVia::Command);
+        // A maintainer read `x…` and names it; the writer force-pushed
+        // `w…` in its place before the comment was decided.
+        let forced = story_with_foreign(&w, vec![sha('w')]);
+        let why = on_accept_commits(&forced, &"x".repeat(40), &by, &w.ctx()).unwrap_err();
+        assert!(matches!(why, AcceptRefusal::NotWaiting { .. }), "{why}");
     }
 }

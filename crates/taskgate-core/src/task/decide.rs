@@ -172,7 +172,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
         record.state,
         Some(TaskState::Completed | TaskState::Rejected | TaskState::Paused)
     ) {
-        return not_run(record, trigger);
+        return not_run(record, trigger, ctx);
     }
     if !ctx.waiting_for.is_empty() {
         return pending(record, trigger, ctx);
@@ -182,7 +182,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
     let (sha, gates) = match trigger {
         Trigger::Head { sha, pr, .. } => {
             adopt_pull_request(record, &mut next, sha, *pr, ctx, &mut effects);
-            move_head(&mut next, sha, trigger);
+            move_head(&mut next, sha, trigger, ctx.now);
             if already_tested(record, sha, ctx) {
                 return already_tested_head(record, next, sha, *pr, ctx, effects);
             }
@@ -232,12 +232,12 @@ fn note_pusher(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
 }
 
 /// A completed, rejected or paused task is not run.
-fn not_run(record: &TaskRecord, trigger: &Trigger) -> TaskDecision {
+fn not_run(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
     let state = record.state.map(|s| s.name()).unwrap_or_default();
     let mut next = record.clone();
     if let (Some(TaskState::Paused), Trigger::Head { sha, pr, .. }) = (record.state, trigger) {
         // Remembered, so `/resume` tests what was pushed meanwhile.
-        move_head(&mut next, sha, trigger);
+        move_head(&mut next, sha, trigger, ctx.now);
         next.pr = pr.or(next.pr);
     }
     TaskDecision::unchanged(&next, format!("task is {state}: not run"))
@@ -422,7 +422,7 @@ fn pending(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDec
                 next.pr_requested = false;
             }
             let new_head = record.head.as_ref() != Some(sha);
-            move_head(&mut next, sha, trigger);
+            move_head(&mut next, sha, trigger, ctx.now);
             let effects = if new_head {
                 vec![Effect::CreateCheckRun {
                     repo: ctx.repo.clone(),
@@ -583,6 +583,9 @@ pub fn on_pull_closed(record: &TaskRecord, closed: PullClosed, ctx: &TaskContext
     };
     if !ctx.gates.is_empty() && !proven_at(record, head, ctx) && !overridden_at(record, head) {
         return super::merged_past::merged_past_gates(record, pr, head, by, ctx);
+    }
+    if super::merged_past::awaits_review(record, head, ctx) {
+        return super::merged_past::merged_past_review(record, pr, head, by, ctx);
     }
     next.merged_unproven = None;
     next.state = Some(TaskState::Completed);

@@ -75,7 +75,10 @@ fn adopt(next: &mut TaskRecord, pr: Option<PullRef>) {
 
 /// Moves `next`'s head to `sha`, remembering the head it replaces and the
 /// one the trigger says it replaced.
-pub(super) fn move_head(next: &mut TaskRecord, sha: &CommitSha, trigger: &Trigger) {
+pub(super) fn move_head(next: &mut TaskRecord, sha: &CommitSha, trigger: &Trigger, now: i64) {
+    if next.head.as_ref() != Some(sha) {
+        next.head_seen_at = Some(now);
+    }
     let before = match trigger {
         Trigger::Head {
             source: HeadSource::Webhook {
@@ -190,7 +193,7 @@ mod tests {
         let mut record = TaskRecord::default();
         let heads: Vec<CommitSha> = (0..30).map(|n| CommitSha(format!("{n:040x}"))).collect();
         for h in &heads {
-            move_head(&mut record, h, &webhook('f', None, None));
+            move_head(&mut record, h, &webhook('f', None, None), 0);
         }
         assert_eq!(record.superseded.len(), KEPT_SUPERSEDED);
         assert_eq!(record.superseded.first(), Some(&heads[9]));

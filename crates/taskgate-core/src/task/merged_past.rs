@@ -5,7 +5,9 @@
 //!
 //! Owns: what such a merge does to the task ([`merged_past_gates`]), how
 //! the task completes later ([`proven_after_merge`]), and the comment the
-//! merged pull request gets.
+//! merged pull request gets. Likewise a merge under `review: human` of a
+//! head no one approved ([`merged_past_review`], issue 45): the task
+//! completes when someone approves that head (`task::review`).
 //! Must not: do IO or judge who merged (the shell records the sender in
 //! the audit log).
 //!
@@ -18,6 +20,7 @@
 use super::decide::{reconcile, TaskContext, TaskDecision};
 use super::render::check_name;
 use super::{TaskRecord, TaskState};
+use crate::config::ReviewMode;
 use crate::effect::Effect;
 use crate::ids::{CommitSha, IssueNumber};
 use crate::report::plain_text;
@@ -40,7 +43,7 @@ pub(super) fn merged_past_gates(
         Effect::PostComment {
             repo: ctx.repo.clone(),
             issue: pr,
-            body: merged_past_text(&gates, head, by, ctx),
+            body: merged_past_text(&gates, head, by, awaits_review(record, head, ctx), ctx),
             marker: format!("merged-past-gates task={} pr={pr}", ctx.task),
         },
         reconcile(ctx),
@@ -61,10 +64,69 @@ pub(super) fn proven_after_merge(record: &TaskRecord, sha: &CommitSha) -> bool {
     record.merged_unproven.as_ref() == Some(sha)
 }
 
-/// Completes a task whose merged head was just proven.
-pub(super) fn complete(next: &mut TaskRecord) {
-    next.state = Some(TaskState::Completed);
+/// Completes a task whose merged head `sha` was just proven; under human
+/// review without an approval there, it waits for `/approve` instead.
+pub(super) fn complete(next: &mut TaskRecord, sha: &CommitSha, ctx: &TaskContext) {
     next.merged_unproven = None;
+    if awaits_review(next, sha, ctx) {
+        next.merged_unreviewed = Some(sha.clone());
+    } else {
+        next.state = Some(TaskState::Completed);
+    }
+}
+
+/// Under `review: human`, `head` has no approval: its merge does not
+/// complete the task.
+pub(super) fn awaits_review(record: &TaskRecord, head: &CommitSha, ctx: &TaskContext) -> bool {
+    ctx.review == ReviewMode::Human && !record.approved_at(head)
+}
+
+/// The merge of `pr` at `head`, by `by` (a login), under `review: human`
+/// with no approval of `head`: the gates passed, a person's review is
+/// missing.
+pub(super) fn merged_past_review(
+    record: &TaskRecord,
+    pr: IssueNumber,
+    head: &CommitSha,
+    by: Option<&str>,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let mut next = record.clone();
+    next.pr = None;
+    next.pr_requested = false;
+    next.merged_unreviewed = Some(head.clone());
+    let effects = vec![
+        Effect::PostComment {
+            repo: ctx.repo.clone(),
+            issue: pr,
+            body: merged_past_review_text(head, by, ctx),
+            marker: format!("merged-past-review task={} pr={pr}", ctx.task),
+        },
+        reconcile(ctx),
+    ];
+    TaskDecision {
+        record: next,
+        effects,
+        outcome: "task pull request merged without an approval under human review: the task is not complete"
+            .into(),
+        ..TaskDecision::unchanged(record, "")
+    }
+}
+
+fn merged_past_review_text(head: &CommitSha, by: Option<&str>, ctx: &TaskContext) -> String {
+    let short = head.short();
+    let who = by.map_or_else(|| "Someone".to_owned(), |login| format!("@{login}"));
+    format!(
+        "**Merged without an approval.** {who} merged this pull request into `{branch}` at `{short}`. \
+Its gates passed there, but task #{issue} is under human review (`review: human`) and no one other than its pusher approved `{short}`.\n\n\
+A merge is not a review: task #{issue} is not complete, and the story does not ship until it is. \
+**To complete it**, someone with write permission who did not push its commits comments `/taskgate approve` on task #{issue}: \
+that approves `{short}`, the head that was merged.\n\n\
+**To make GitHub refuse such merges**, add a ruleset on `taskgate/story-*` that requires a pull request with at least one approving review \
+(Settings → Rules → Rulesets). taskgate cannot add it: that needs the `administration` permission, which it does not ask for.",
+        branch = plain_text(ctx.story_branch),
+        issue = ctx.task_issue,
+    )
 }
 
 /// Each gate with what it was at `head` when the merge came.
@@ -97,6 +159,7 @@ fn merged_past_text(
     gates: &[(&str, GateAtMerge)],
     head: &CommitSha,
     by: Option<&str>,
+    needs_review: bool,
     ctx: &TaskContext,
 ) -> String {
     let short = head.short();
@@ -126,5 +189,12 @@ It completes when its gates pass at `{short}`, or when a later task pull request
         issue = ctx.task_issue,
         branch = plain_text(ctx.branch),
     ));
+    if needs_review {
+        body.push_str(&format!(
+            "\n\nThe task is also under human review (`review: human`) and no one approved `{short}`: \
+once its gates pass there, it completes when someone with write permission who did not push its commits comments `/taskgate approve` on task #{issue}.",
+            issue = ctx.task_issue,
+        ));
+    }
     body
 }

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use super::decide::{proven_at, reconcile, supersede};
 use super::review_text as text;
-use super::{AttemptStatus, HeadSource, Override, TaskContext, TaskDecision, TaskRecord, Trigger};
+use super::{
+    Approval, AttemptStatus, HeadSource, Override, TaskContext, TaskDecision, TaskRecord, Trigger,
+};
 use crate::config::ReviewMode;
 use crate::effect::Effect;
 use crate::ids::{CommitSha, UserId};
@@ -60,6 +62,14 @@ pub enum ReviewRefusal {
     Draft { pr: crate::ids::IssueNumber },
     #[error("the task is {state}, not in review with a passing checker at `{head}`; `approve --override <reason>` accepts it anyway")]
     NotProven { state: &'static str, head: String },
+    #[error("commit `{head}` was pushed to the task after your comment was written, and an approval is for the commit you saw: look at `{head}`, then approve again")]
+    HeadPushedAfter { head: String },
+    #[error("it reviewed `{}`, and the task's head is `{}` now: a review approves the commit it saw; review `{}` to approve it", .0.reviewed, .0.head, .0.head)]
+    ReviewOfAnotherHead(Box<AnotherHead>),
+    /// A dismissed review that had not approved the task: nothing to take
+    /// back (not answered: a log line).
+    #[error("the dismissed review had not approved the task")]
+    DismissedNotCounted,
     #[error("the task is {state}, not paused")]
     NotPaused { state: &'static str },
     /// The API's accept, which carries no override, on a task not in review.
@@ -67,11 +77,21 @@ pub enum ReviewRefusal {
     NotInReview { state: &'static str },
 }
 
-/// Who runs the command: recorded by id, shown by login.
+/// A review of another commit than the task's head: the two, short.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnotherHead {
+    pub reviewed: String,
+    pub head: String,
+}
+
+/// Who runs the command: recorded by id, shown by login; and when they
+/// wrote it (a comment's `created_at`, unix seconds): an approval is for
+/// the head the task had then. `None` where nothing was written (the API).
 #[derive(Debug, Clone, Copy)]
 pub struct Reviewer<'a> {
     pub id: UserId,
     pub login: &'a str,
+    pub written_at: Option<i64>,
 }
 
 /// Who implements the task: the role the feedback of `/revise` goes to;
@@ -164,6 +184,12 @@ fn approve(
     by: Reviewer,
     ctx: &TaskContext,
 ) -> Result<TaskDecision, ReviewRefusal> {
+    if let Some(refusal) = pushed_after(record, by) {
+        return Err(refusal);
+    }
+    if let Some(merged) = &record.merged_unreviewed {
+        return Ok(approve_merged(record, merged, override_reason, by, ctx));
+    }
     let (Some(pr), Some(head)) = (record.pr, record.head.clone()) else {
         return Err(ReviewRefusal::NoPullRequest);
     };
@@ -177,20 +203,7 @@ fn approve(
             head: super::decide::short(&head).to_owned(),
         });
     }
-    let mut next = record.clone();
-    next.revisions = 0;
-    next.human_involved = true;
-    if let Some(reason) = override_reason {
-        next.overrides.push(Override {
-            actor: by.id,
-            reason: reason.to_owned(),
-            at: ctx.now,
-            sha: Some(head.clone()),
-        });
-        let excess = next.overrides.len().saturating_sub(super::KEPT_OVERRIDES);
-        next.overrides.drain(..excess);
-        next.override_count += 1;
-    }
+    let next = approved(record, &head, override_reason, by, ctx);
     // Auto review merges a proven task by itself (`merge_if_ready`); a
     // human review, or an override of a red checker, merges here.
     let merge = ctx.review == ReviewMode::Human || !proven;
@@ -209,6 +222,79 @@ fn approve(
         outcome,
         ..unchanged(record, String::new())
     })
+}
+
+/// The task's head arrived after `by` wrote the approval: it approves
+/// what they saw, which is no longer what would merge. (A head merged past
+/// review is approved as merged, whatever the branch holds since.)
+fn pushed_after(record: &TaskRecord, by: Reviewer) -> Option<ReviewRefusal> {
+    let (Some(written), Some(seen), Some(head)) =
+        (by.written_at, record.head_seen_at, record.head.as_ref())
+    else {
+        return None;
+    };
+    if record.merged_unreviewed.as_ref().is_some_and(|m| m != head) {
+        return None;
+    }
+    (written < seen).then(|| ReviewRefusal::HeadPushedAfter {
+        head: head.short().to_owned(),
+    })
+}
+
+/// The record once `by` approved it at `head` (counting an override).
+fn approved(
+    record: &TaskRecord,
+    head: &CommitSha,
+    override_reason: Option<&str>,
+    by: Reviewer,
+    ctx: &TaskContext,
+) -> TaskRecord {
+    let mut next = record.clone();
+    next.revisions = 0;
+    next.human_involved = true;
+    next.approval = Some(Approval {
+        by: by.id,
+        login: by.login.to_owned(),
+        sha: head.clone(),
+        at: ctx.now,
+        review: None,
+    });
+    if let Some(reason) = override_reason {
+        next.overrides.push(Override {
+            actor: by.id,
+            reason: reason.to_owned(),
+            at: ctx.now,
+            sha: Some(head.clone()),
+        });
+        let excess = next.overrides.len().saturating_sub(super::KEPT_OVERRIDES);
+        next.overrides.drain(..excess);
+        next.override_count += 1;
+    }
+    next
+}
+
+/// Approves a task whose pull request was merged at `merged` without an
+/// approval (`task::merged_past`): the merged work is the approved work,
+/// and the task completes.
+fn approve_merged(
+    record: &TaskRecord,
+    merged: &CommitSha,
+    override_reason: Option<&str>,
+    by: Reviewer,
+    ctx: &TaskContext,
+) -> TaskDecision {
+    let mut next = approved(record, merged, override_reason, by, ctx);
+    next.merged_unreviewed = None;
+    next.state = Some(TaskState::Completed);
+    TaskDecision {
+        record: next,
+        effects: vec![reconcile(ctx)],
+        outcome: format!(
+            "approved at the merged head {}: task completed",
+            merged.short()
+        ),
+        ..unchanged(record, String::new())
+    }
 }
 
 fn merge_effect(number: crate::ids::IssueNumber, head: &CommitSha, ctx: &TaskContext) -> Effect {
@@ -393,6 +479,12 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> Result<TaskDecision, Review
         ..unchanged(record, String::new())
     })
 }
+
+mod github;
+pub use github::{
+    answer_review, on_github_review, render_review_not_permitted, render_review_refused,
+    GitHubReview,
+};
 
 #[cfg(test)]
 mod tests;

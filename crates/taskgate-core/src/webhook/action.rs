@@ -143,6 +143,16 @@ actions! {
     }
 }
 
+actions! {
+    /// `pull_request_review`: a review of a task pull request submitted
+    /// ("Approve", "Request changes", "Comment"), or dismissed. An edit
+    /// changes only a review's text, never its verdict: not acted on.
+    PullRequestReviewAction {
+        Submitted = "submitted",
+        Dismissed = "dismissed",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,7 @@ fn leaf(id: &str, state: Option<TaskState>) -> TaskProof {
         is_parent: false,
         state,
         proven: vec![("test".into(), CommitSha("a".repeat(40)))],
+        approval: None,
     }
 }
 

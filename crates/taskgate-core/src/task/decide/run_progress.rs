@@ -208,7 +208,7 @@ fn conclude(
         TaskState::TestFailed
     });
     if passed && crate::task::merged_past::proven_after_merge(&next, &current.sha) {
-        crate::task::merged_past::complete(&mut next);
+        crate::task::merged_past::complete(&mut next, &current.sha, ctx);
     } else if passed {
         effects.extend(merge_if_ready(&next, ctx));
     }

@@ -66,6 +66,7 @@ fn in_review(passed: bool) -> TaskRecord {
 const BOB: Reviewer = Reviewer {
     id: UserId(77),
     login: "bob",
+    written_at: None,
 };
 
 fn inputs() -> ReviewInputs<'static> {
@@ -398,3 +399,6 @@ fn the_apis_accept_and_reject_follow_the_commands_state_rules() {
         assert!(command.is_some());
     }
 }
+
+mod binding;
+mod merged_past;
