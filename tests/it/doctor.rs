@@ -205,6 +205,7 @@ fn without_merge_queues(fake: &FakeGitHub) {
             "issues",
             "issue_comment",
             "pull_request",
+            "pull_request_review",
             "push",
             "check_run",
             "check_suite",

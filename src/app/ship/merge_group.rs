@@ -195,12 +195,35 @@ impl Ship {
         if !matches!(p.action, MergeGroupAction::ChecksRequested) {
             return Ok(Decision::nothing("a merge group of no story's PR").into());
         }
+        let group = &p.merge_group;
+        let said = || {
+            format!(
+                "merge group {} of #{number}, no story's: its gate",
+                group.head_sha.short()
+            )
+        };
+        // No story of the repository is in its merge queue: none can be
+        // ahead of this group, whatever the grouping, and GitHub need not
+        // be asked anything (most repositories' groups are all of this kind).
+        let records = self.store.story_records(repo).await?;
+        if !records.iter().any(|(_, r)| ship::queued_head(r).is_some()) {
+            let gate = ship::gate_of_group_without_story(
+                repo,
+                (&group.head_sha, number),
+                Some(&[]),
+                taskgate_core::ship::QueueGrouping::AllGreen,
+            );
+            return Ok(Decision {
+                effects: vec![gate],
+                ..Decision::nothing(said())
+            }
+            .into());
+        }
         let Some(installation) = p.installation.as_ref().map(|i| i.id) else {
             return Ok(Decision::nothing("a merge group without an installation").into());
         };
         let client = self.github.installation_client(installation).await?;
         let gh = RepoClient::new(&client, repo);
-        let group = &p.merge_group;
         let branch = base_branch(&group.base_ref);
         let branch_head = gh.branch_head(branch).await?;
         let ahead = self
@@ -227,10 +250,7 @@ impl Ship {
         );
         Ok(Decision {
             effects: vec![gate],
-            ..Decision::nothing(format!(
-                "merge group {} of #{number}, no story's: its gate",
-                group.head_sha.short()
-            ))
+            ..Decision::nothing(said())
         }
         .into())
     }
