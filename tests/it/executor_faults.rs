@@ -233,7 +233,14 @@ async fn a_blocked_by_link_whose_answer_was_lost_is_found_made_not_failed() {
     const BLOCKED_BY: &str =
         "POST /repos/{owner}/{repo}/issues/{issue_number}/dependencies/blocked_by";
     const PATH: &str = ".taskgate/stories/linked.yml";
-    let app = TestApp::start().await;
+    // The retry waits a minute of the test's clock, so the second push is
+    // synced before it whatever the host's speed (with the harness's 20 ms
+    // it sometimes came first, and the sync found nothing pending).
+    let app = TestApp::start_with(|c| {
+        c.backoff.base = Duration::from_secs(60);
+        c.backoff.max = Duration::from_secs(60);
+    })
+    .await;
     app.fake
         .inject(BLOCKED_BY, Fault::StatusAfterApply { status: 502 });
     let plan = |data: &str| {
@@ -246,9 +253,17 @@ async fn a_blocked_by_link_whose_answer_was_lost_is_found_made_not_failed() {
             )
             .yaml()
     };
-    app.push_to_main(&[(PATH, plan("Data").as_str())]).await;
-    app.push_to_main(&[(PATH, plan("Data loading").as_str())])
-        .await;
+    let push = |data: &str| {
+        let files = [(PATH, plan(data))];
+        let files: Vec<_> = files.iter().map(|(p, y)| (*p, y.as_str())).collect();
+        app.fake
+            .repo(REPO)
+            .push_files("main", &files, "Update the plan", "octocat");
+    };
+    push("Data");
+    app.settle_leaving(1).await;
+    push("Data loading");
+    app.settle_leaving(1).await;
     // The lost answer's retry falls due.
     app.advance(Duration::from_secs(600));
     app.settle().await;
