@@ -47,7 +47,9 @@ pub use actions::{
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};
-pub use proof::{car_proof_gates, proof_gates, rollback_gates, stored_car_proof_gates};
+pub use proof::{
+    car_proof_gates, gates_digest, proof_gates, rollback_gates, stored_car_proof_gates,
+};
 pub use sandbox::{Isolation, OwnFile, Sandbox, SandboxRun};
 pub use test_merge::TestMerge;
 pub use workspace::Workspace;

@@ -101,6 +101,23 @@ pub fn rollback_gates(commands: &[String]) -> Vec<GateSpec> {
         .collect()
 }
 
+/// A digest of the gates `story`'s proof runs, as its stored plan and
+/// files define them now: what a ship train keys its remembered proofs
+/// by (`Train::with_gates`), so a tree a looser definition passed is
+/// proven again. Taken over the resolved gates' debug form: a new
+/// taskgate version may change it, which costs one proof again.
+pub fn gates_digest(story: &StoryPlan) -> String {
+    use sha2::{Digest, Sha256};
+    let resolved = match parse_plan(&story.plan).0 {
+        Some(plan) => format!(
+            "{:?}",
+            proof_gates(&plan, &MemFiles(story.files.clone()), &[])
+        ),
+        None => "the stored plan does not parse".to_owned(),
+    };
+    hex::encode(&Sha256::digest(resolved.as_bytes())[..12])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +150,28 @@ mod tests {
             names(&["unit", "integration-smoke"]),
             ["ship/data/unit", "ship/integration-smoke"]
         );
+    }
+
+    #[test]
+    fn the_gates_digest_moves_with_a_gate_definition_not_with_a_title() {
+        let story = |title: &str, cmd: &str| {
+            StoryPlan {
+            repo: taskgate_core::ids::RepoName::parse("o/r").unwrap(),
+            story: "issue:12".into(),
+            installation: taskgate_core::ids::InstallationId(1),
+            source: "issue #12".into(),
+            plan: format!("story: S\ntasks:\n  - {{ id: core, title: {title}, acceptance: {{ tests: [{{ cmd: '{cmd}', gate: unit }}] }} }}\n"),
+            config: None,
+            files: Default::default(),
+            sha: taskgate_core::ids::CommitSha("a".repeat(40)),
+        }
+        };
+        let loose = gates_digest(&story("Core", "pytest -q"));
+        assert_eq!(loose, gates_digest(&story("The core", "pytest -q")));
+        assert_ne!(loose, gates_digest(&story("Core", "pytest -q --strict")));
+        let mut broken = story("Core", "pytest -q");
+        broken.plan = "story: [".into();
+        assert_ne!(loose, gates_digest(&broken));
     }
 
     #[test]

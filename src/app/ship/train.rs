@@ -22,6 +22,7 @@ mod land;
 mod notes;
 
 use super::*;
+use std::collections::{BTreeMap, BTreeSet};
 use taskgate_core::ship::{
     build_car_effect, pinned_head, Entry, ProofVerdict, Train, TrainAction, TrainEvent,
 };
@@ -43,7 +44,8 @@ impl Ship {
         // other `ship_gates` are not reused. Whose gates proved a tree is
         // remembered with it (`ProvenTree`).
         let gates = format!("every-story;ship_gates={}", l.config.ship_gates.join(","));
-        let mut train = before.clone().with_gates(&gates);
+        let story_gates = self.story_gate_digests(l, &before, &events).await?;
+        let mut train = before.clone().with_gates(&gates, &story_gates);
         let mut actions = Vec::new();
         for event in events {
             let (next, more) =
@@ -75,6 +77,32 @@ impl Ship {
             },
         );
         Ok(out)
+    }
+
+    /// A digest of each story's own gate definitions (its stored plan,
+    /// as a proof would run it now), for every story in `train` or
+    /// entering it with `events`: a plan that changed them, in a file or
+    /// a comment, has the trees its gates proved proven again.
+    async fn story_gate_digests(
+        &self,
+        l: &Located,
+        train: &Train,
+        events: &[TrainEvent],
+    ) -> Result<BTreeMap<StoryId, String>, ShipError> {
+        let entering = events.iter().filter_map(|e| match e {
+            TrainEvent::Enqueued(entry) => Some(&entry.story),
+            _ => None,
+        });
+        let riding = (train.cars.iter()).flat_map(|c| c.stories.iter().map(|e| &e.story));
+        let waiting = train.waiting.iter().map(|e| &e.story);
+        let stories: BTreeSet<&StoryId> = entering.chain(riding).chain(waiting).collect();
+        let mut digests = BTreeMap::new();
+        for story in stories {
+            if let Some(plan) = self.store.story(&l.repo, story).await? {
+                digests.insert(story.clone(), crate::runner::gates_digest(&plan));
+            }
+        }
+        Ok(digests)
     }
 
     /// One action of the train (`trains`: before and after the events).

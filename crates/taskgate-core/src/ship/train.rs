@@ -54,7 +54,7 @@ mod shown;
 mod tests;
 mod verdict;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -243,6 +243,12 @@ pub struct Train {
     /// same tree (the retry, or the split car that rebuilds it) decides.
     #[serde(default)]
     pub failed_once: Vec<FailedTree>,
+    /// A digest of each story's gate definitions (its plan's commands,
+    /// timeouts, artifacts, metrics, required tests), as last given by
+    /// the shell: a story whose gates changed has its proofs forgotten
+    /// (`Train::with_gates`).
+    #[serde(default)]
+    pub story_gates: BTreeMap<StoryId, String>,
     pub stats: TrainStats,
     /// GitHub refused to build a car (a rule on the batch branches, a
     /// permission): the repository ships one story at a time until then.
@@ -251,21 +257,6 @@ pub struct Train {
 }
 
 impl Train {
-    /// The train with its proofs keyed by `gates`: when that is not the
-    /// key its remembered trees were proven (or failed) with, they are
-    /// forgotten, so a tree is reused only for the gates it ran. The
-    /// shell gives the key of what a car's proof runs beyond its tree
-    /// (each story's plan is in the tree; `ship_gates` is not).
-    pub fn with_gates(mut self, gates: &str) -> Train {
-        if self.gates != gates {
-            self.gates = gates.to_owned();
-            self.proven.clear();
-            self.failed.clear();
-            self.failed_once.clear();
-        }
-        self
-    }
-
     /// The car whose merge commit is `commit`, if one is in the train.
     pub fn car_built_at(&self, commit: &CommitSha) -> Option<&Car> {
         (self.cars.iter()).find(|c| c.built.as_ref().is_some_and(|b| b.commit == *commit))

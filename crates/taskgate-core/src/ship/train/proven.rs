@@ -1,16 +1,72 @@
 //! The trees a train remembers as proven green, each with the stories
 //! whose gates proved it: a tree is reused for a car only when the gates
-//! it ran are every one the car's proof would run.
+//! it ran are every one the car's proof would run, as they are defined
+//! now.
 //!
-//! Owns: [`ProvenTree`], remembering one (capped at `KEPT_TREES`) and
-//! reading the stored list. Must not: decide when a car passes (`verdict`).
+//! Owns: [`ProvenTree`], remembering one (capped at `KEPT_TREES`),
+//! reading the stored list, and forgetting what other gates proved
+//! ([`Train::with_gates`]). Must not: decide when a car passes
+//! (`verdict`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::KEPT_TREES;
+use super::{Train, KEPT_TREES};
 use crate::ids::{CommitSha, StoryId};
+
+impl Train {
+    /// The train with its proofs keyed by what a proof runs.
+    ///
+    /// `gates` keys what runs beyond the stories' own gates (the
+    /// repository's `ship_gates`): when it changes, every remembered tree
+    /// is forgotten. `story_gates` gives a digest of each story's own
+    /// gate definitions, for the stories the shell knows of now: the
+    /// trees a story's gates proved under another definition are
+    /// forgotten (a plan that tightened a gate is run again, even on a
+    /// tree a looser one passed; a plan in a comment is not in any tree),
+    /// and so are the failures, which other commands may not repeat. A
+    /// tree proven by a story whose definition was not known before (a
+    /// train stored before the digests were) is forgotten too.
+    pub fn with_gates(mut self, gates: &str, story_gates: &BTreeMap<StoryId, String>) -> Train {
+        if self.gates != gates {
+            self.gates = gates.to_owned();
+            self.forget_proofs();
+        }
+        let changed: BTreeSet<&StoryId> = (story_gates.iter())
+            .filter(|(story, digest)| {
+                self.story_gates
+                    .get(*story)
+                    .is_some_and(|was| was != *digest)
+            })
+            .map(|(story, _)| story)
+            .collect();
+        if !changed.is_empty() {
+            self.proven
+                .retain(|p| !p.gates_of.iter().any(|s| changed.contains(s)));
+            self.failed.clear();
+            self.failed_once.clear();
+        }
+        let known = &self.story_gates;
+        self.proven
+            .retain(|p| p.gates_of.iter().all(|s| known.contains_key(s)));
+        self.story_gates
+            .extend(story_gates.iter().map(|(s, d)| (s.clone(), d.clone())));
+        // Kept for the stories a remembered tree or the shell names.
+        let named: BTreeSet<StoryId> = (self.proven.iter())
+            .flat_map(|p| p.gates_of.iter().cloned())
+            .chain(story_gates.keys().cloned())
+            .collect();
+        self.story_gates.retain(|s, _| named.contains(s));
+        self
+    }
+
+    fn forget_proofs(&mut self) {
+        self.proven.clear();
+        self.failed.clear();
+        self.failed_once.clear();
+    }
+}
 
 /// A tree proven green, and whose gates ran on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -65,6 +65,13 @@ fn proven(tree: &[&str], gates_of: &[&str]) -> ProvenTree {
     }
 }
 
+/// Gate digests by story, as the shell gives them.
+fn digests(of: &[(&str, &str)]) -> BTreeMap<StoryId, String> {
+    (of.iter())
+        .map(|(story, digest)| (StoryId::from(*story), (*digest).to_owned()))
+        .collect()
+}
+
 fn tree_sha(stories: &BTreeSet<String>) -> CommitSha {
     let names: Vec<&str> = stories.iter().map(String::as_str).collect();
     CommitSha(format!("tree:{}", names.join("+")))

@@ -253,12 +253,16 @@ fn a_tree_proven_before_lands_with_no_run() {
 #[test]
 fn a_tree_proven_with_other_gates_is_proven_again() {
     let mut w = World::new(4, 1);
+    w.train = w.train.clone().with_gates("test", &digests(&[("a", "1")]));
     w.train.proven.push(proven(&["a"], &["a"]));
     // Same key: kept.
-    w.train = w.train.clone().with_gates("test");
+    w.train = w.train.clone().with_gates("test", &digests(&[("a", "1")]));
     assert_eq!(w.train.proven.len(), 1);
     // The gates changed (e.g. `ship_gates`): the tree is proven again.
-    w.train = w.train.clone().with_gates("test,lint");
+    w.train = w
+        .train
+        .clone()
+        .with_gates("test,lint", &digests(&[("a", "1")]));
     w.ship("a");
     w.start();
     w.settle();
@@ -266,6 +270,53 @@ fn a_tree_proven_with_other_gates_is_proven_again() {
     assert_eq!(w.train.stats.reused_proofs, 0);
     assert_eq!(w.train.stats.proof_runs, 1);
     assert_eq!(w.train.gates, "test,lint");
+}
+
+#[test]
+fn a_tree_proven_before_a_storys_gates_changed_is_proven_again() {
+    let mut w = World::new(4, 1);
+    w.train = (w.train.clone()).with_gates("test", &digests(&[("a", "1"), ("b", "1")]));
+    w.train.proven.push(proven(&["a"], &["a"]));
+    w.train.proven.push(proven(&["b"], &["b"]));
+    // The same definitions: kept.
+    w.train = (w.train.clone()).with_gates("test", &digests(&[("a", "1"), ("b", "1")]));
+    assert_eq!(w.train.proven.len(), 2);
+    // Story a's plan tightened a gate (a comment plan: no tree moved).
+    w.train = (w.train.clone()).with_gates("test", &digests(&[("a", "2"), ("b", "1")]));
+    assert_eq!(
+        w.train.proven,
+        vec![proven(&["b"], &["b"])],
+        "only b's proof kept"
+    );
+    w.ship("a");
+    w.start();
+    w.settle();
+    assert_eq!(w.landed, vec![vec!["a"]]);
+    assert_eq!(w.train.stats.reused_proofs, 0);
+    assert_eq!(w.train.stats.proof_runs, 1);
+}
+
+#[test]
+fn a_tree_proven_by_a_story_whose_gates_were_never_given_is_proven_again() {
+    let mut w = World::new(4, 1);
+    // A train stored before the digests were: nothing says what ran.
+    w.train.proven.push(proven(&["a"], &["a"]));
+    w.train = w.train.clone().with_gates("test", &digests(&[("a", "1")]));
+    assert!(w.train.proven.is_empty());
+    // A landed story's digest is kept while a tree it proved is.
+    w.train.proven.push(proven(&["a"], &["a"]));
+    w.train = w.train.clone().with_gates("test", &digests(&[("a", "1")]));
+    assert_eq!(w.train.proven.len(), 1);
+    w.train = w.train.clone().with_gates("test", &digests(&[("b", "1")]));
+    assert_eq!(w.train.proven.len(), 1);
+    assert_eq!(w.train.story_gates, digests(&[("a", "1"), ("b", "1")]));
+    w.train = w.train.clone().with_gates("test", &digests(&[("a", "2")]));
+    assert!(w.train.proven.is_empty());
+    assert_eq!(
+        w.train.story_gates,
+        digests(&[("a", "2")]),
+        "b is named by nothing now"
+    );
 }
 
 #[test]
