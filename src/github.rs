@@ -22,7 +22,7 @@ mod refusal;
 mod repo;
 mod turns;
 
-pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken};
+pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken, MintRetry};
 pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
 pub use permissions::Permissions;

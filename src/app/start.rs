@@ -80,7 +80,15 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
     metrics.register_store(store.writer_metrics());
     let shared = Shared {
         store,
-        github: Arc::new(GitHubApp::new(&config.github_api_url, creds)),
+        // A failed mint waits as a failed call does, at most a minute.
+        github: Arc::new(
+            GitHubApp::new(&config.github_api_url, creds).with_mint_retry(
+                crate::github::MintRetry {
+                    first: config.backoff.base,
+                    max: config.backoff.max.min(std::time::Duration::from_secs(60)),
+                },
+            ),
+        ),
         metrics: Arc::new(metrics),
         recorded: Arc::new(Notify::new()),
         effects_stored: Arc::new(Notify::new()),

@@ -6,6 +6,11 @@
 //!   to find a slot, never across a call to GitHub; a slot's own lock is held
 //!   while its token is minted, so callers for the same installation share
 //!   one mint and callers for other installations never wait on it.
+//! - A mint that failed for want of GitHub (no answer, 5xx) is remembered
+//!   per installation ([`MintRetry`]): until its wait has passed, a caller
+//!   gets the same failure at once, with no JWT signed and no connection
+//!   made, so an outage costs one mint attempt per wait, not one per
+//!   delivery and effect.
 //! - A token is a secret: [`InstallationToken`]'s `Debug` and `Display`
 //!   redact it, and an access-token answer taskgate cannot read is reported
 //!   without its body, so no log line ever carries one.
@@ -115,7 +120,50 @@ impl fmt::Debug for CachedToken {
 }
 
 /// One installation's place in the cache; its lock is held during a mint.
-type Slot = Arc<tokio::sync::Mutex<Option<CachedToken>>>;
+type Slot = Arc<tokio::sync::Mutex<SlotState>>;
+
+#[derive(Default)]
+struct SlotState {
+    token: Option<CachedToken>,
+    failed: Option<FailedMint>,
+}
+
+/// The last mints that failed in a row for want of GitHub.
+struct FailedMint {
+    in_a_row: u32,
+    until: tokio::time::Instant,
+    why: String,
+}
+
+/// How long a mint that failed for want of GitHub is not tried again:
+/// `first` after one failure, doubling with each failure in a row, at
+/// most `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MintRetry {
+    pub first: Duration,
+    pub max: Duration,
+}
+
+impl Default for MintRetry {
+    /// A second, then doubling to a minute: an outage costs GitHub a
+    /// mint a minute per installation, and taskgate notices GitHub's
+    /// return within a minute.
+    fn default() -> MintRetry {
+        MintRetry {
+            first: Duration::from_secs(1),
+            max: Duration::from_secs(60),
+        }
+    }
+}
+
+impl MintRetry {
+    fn wait(&self, in_a_row: u32) -> Duration {
+        let doubled = self
+            .first
+            .saturating_mul(1u32 << in_a_row.saturating_sub(1).min(20));
+        doubled.min(self.max)
+    }
+}
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct AppInfo {
@@ -130,6 +178,7 @@ pub struct GitHubApp {
     tokens: std::sync::Mutex<HashMap<InstallationId, Slot>>,
     /// The App's slug, once `GET /app` answered ([`GitHubApp::app_info`]).
     slug: std::sync::OnceLock<String>,
+    mint_retry: MintRetry,
 }
 
 /// `POST /app/installations/{id}/access_tokens`'s answer (the fields used).
@@ -168,7 +217,14 @@ impl GitHubApp {
             creds,
             tokens: std::sync::Mutex::new(HashMap::new()),
             slug: std::sync::OnceLock::new(),
+            mint_retry: MintRetry::default(),
         }
+    }
+
+    /// The app, with how long a failed mint is remembered.
+    pub fn with_mint_retry(mut self, retry: MintRetry) -> GitHubApp {
+        self.mint_retry = retry;
+        self
     }
 
     /// The App's id.
@@ -243,29 +299,70 @@ impl GitHubApp {
         let slot = self.slot(installation);
         // Held across the mint: a second caller for this installation waits
         // here and then finds the token the first one minted.
-        let mut cached = slot.lock().await;
-        if let Some(token) = cached.as_ref() {
+        let mut state = slot.lock().await;
+        if let Some(token) = state.token.as_ref() {
             if token.expires_at - Utc::now() > RENEW_BEFORE {
                 return Ok(token.clone());
             }
         }
+        let now = tokio::time::Instant::now();
+        if let Some(failed) = state.failed.as_ref().filter(|f| now < f.until) {
+            let left = (failed.until - now).as_secs_f64().ceil();
+            return Err(GitHubError::Transport(format!(
+                "{} (an installation token is asked for again in {left} s)",
+                failed.why
+            )));
+        }
+        match self.mint(installation).await {
+            Ok(fresh) => {
+                state.failed = None;
+                state.token = Some(fresh.clone());
+                Ok(fresh)
+            }
+            Err(e) => {
+                if unreachable(&e) {
+                    let in_a_row = state.failed.as_ref().map_or(0, |f| f.in_a_row) + 1;
+                    let wait = self.mint_retry.wait(in_a_row);
+                    debug!(%installation, in_a_row, wait_ms = wait.as_millis() as u64, "installation token not minted: {e}");
+                    state.failed = Some(FailedMint {
+                        in_a_row,
+                        until: now + wait,
+                        why: e.to_string(),
+                    });
+                }
+                Err(e)
+            }
+        }
+    }
+
+    async fn mint(&self, installation: InstallationId) -> Result<CachedToken, GitHubError> {
         let path = format!("/app/installations/{installation}/access_tokens");
         let response = client::send(&self.app_client()?, http::Method::POST, &path, None).await?;
         let token = read_access_token(&response.body)?;
         debug!(%installation, expires_at = %token.expires_at, "new installation token");
-        let fresh = CachedToken {
+        Ok(CachedToken {
             client: self.client_with_bearer(token.token.expose().to_owned())?,
             expires_at: token.expires_at,
             token: token.token,
-        };
-        *cached = Some(fresh.clone());
-        Ok(fresh)
+        })
     }
 
     /// Forgets a token GitHub refused (401), so the next call gets a new one.
     pub async fn invalidate(&self, installation: InstallationId) {
         let slot = self.slot(installation);
-        *slot.lock().await = None;
+        slot.lock().await.token = None;
+    }
+}
+
+/// A mint failed for want of GitHub: no answer, or a 5xx. A rate limit
+/// is not remembered here (its own headers say when to come back, and
+/// the executor reads them), nor a refusal (the installation is gone:
+/// asking again says so at once).
+fn unreachable(e: &GitHubError) -> bool {
+    match e {
+        GitHubError::Transport(_) => true,
+        GitHubError::Http { status, .. } => *status >= 500,
+        _ => false,
     }
 }
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use fakehub::{FakeGitHub, Fault, NOT_ACCESSIBLE};
-use taskgate::github::{AppCredentials, GitHubApp};
+use taskgate::github::{AppCredentials, GitHubApp, MintRetry};
 use taskgate::store::EffectStatus;
 use taskgate_core::ids::InstallationId;
 
@@ -138,6 +138,59 @@ async fn a_slow_token_mint_for_one_installation_does_not_hold_up_another() {
         "installation 42's token came only after 41's slow mint"
     );
     slow.abort();
+}
+
+/// GitHub down: every delivery and effect of an installation wants its
+/// token. The mint that failed is remembered for its wait, so the
+/// callers meanwhile fail at once, with no JWT signed and no request
+/// sent; once the wait has passed, one mint is tried again.
+#[tokio::test]
+async fn a_token_github_could_not_mint_is_not_asked_for_again_until_its_wait_has_passed() {
+    let fake = crate::support::CheckedFake::start().await;
+    fake.install(41, "octo-org/down");
+    fake.install(42, "octo-org/other");
+    let creds = AppCredentials::from_pem(fake.app_id(), FakeGitHub::private_key_pem()).unwrap();
+    let app = GitHubApp::new(&fake.url(), creds).with_mint_retry(MintRetry {
+        first: Duration::from_millis(300),
+        max: Duration::from_secs(60),
+    });
+    let mints = |installation: u64| {
+        let path = format!("/app/installations/{installation}/access_tokens");
+        (fake.requests().into_iter())
+            .filter(|r| r.path == path)
+            .count()
+    };
+    fake.inject(
+        ACCESS_TOKEN,
+        Fault::Status {
+            status: 502,
+            times: 1,
+        },
+    );
+    let first = app
+        .installation_token(InstallationId(41))
+        .await
+        .unwrap_err();
+    assert!(first.to_string().contains("502"), "{first}");
+    // GitHub is back at once, but the wait has not passed.
+    for _ in 0..5 {
+        let again = app
+            .installation_token(InstallationId(41))
+            .await
+            .unwrap_err();
+        assert!(again.is_transient(), "{again}");
+        assert!(again.to_string().contains("asked for again in"), "{again}");
+    }
+    assert_eq!(mints(41), 1, "one mint for six callers");
+    // Another installation is not held by it.
+    app.installation_token(InstallationId(42)).await.unwrap();
+
+    eventually(
+        "the mint is tried again once its wait has passed",
+        || async { app.installation_token(InstallationId(41)).await.is_ok() },
+    )
+    .await;
+    assert_eq!(mints(41), 2);
 }
 
 #[tokio::test]
