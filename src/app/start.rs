@@ -87,6 +87,7 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
                     first: config.backoff.base,
                     max: config.backoff.max.min(std::time::Duration::from_secs(60)),
                 },
+                config.clock.clone(),
             ),
         ),
         metrics: Arc::new(metrics),

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use tracing::debug;
 
 use super::client::{self, GitHubError};
+use crate::clock::Clock;
 use taskgate_core::ids::InstallationId;
 
 /// A token is renewed when less than this is left, so a call never starts
@@ -131,7 +132,8 @@ struct SlotState {
 /// The last mints that failed in a row for want of GitHub.
 struct FailedMint {
     in_a_row: u32,
-    until: tokio::time::Instant,
+    /// Milliseconds on the app's clock.
+    until_ms: i64,
     why: String,
 }
 
@@ -179,6 +181,8 @@ pub struct GitHubApp {
     /// The App's slug, once `GET /app` answered ([`GitHubApp::app_info`]).
     slug: std::sync::OnceLock<String>,
     mint_retry: MintRetry,
+    /// What a failed mint's wait is read on (the server's injected clock).
+    clock: Clock,
 }
 
 /// `POST /app/installations/{id}/access_tokens`'s answer (the fields used).
@@ -218,12 +222,14 @@ impl GitHubApp {
             tokens: std::sync::Mutex::new(HashMap::new()),
             slug: std::sync::OnceLock::new(),
             mint_retry: MintRetry::default(),
+            clock: Clock::system(),
         }
     }
 
-    /// The app, with how long a failed mint is remembered.
-    pub fn with_mint_retry(mut self, retry: MintRetry) -> GitHubApp {
+    /// The app, with how long a failed mint is remembered, on `clock`.
+    pub fn with_mint_retry(mut self, retry: MintRetry, clock: Clock) -> GitHubApp {
         self.mint_retry = retry;
+        self.clock = clock;
         self
     }
 
@@ -305,11 +311,11 @@ impl GitHubApp {
                 return Ok(token.clone());
             }
         }
-        let now = tokio::time::Instant::now();
-        if let Some(failed) = state.failed.as_ref().filter(|f| now < f.until) {
-            let left = (failed.until - now).as_secs_f64().ceil();
+        let now_ms = self.clock.now_ms();
+        if let Some(failed) = state.failed.as_ref().filter(|f| now_ms < f.until_ms) {
+            let left_s = (failed.until_ms - now_ms + 999) / 1000;
             return Err(GitHubError::Transport(format!(
-                "{} (an installation token is asked for again in {left} s)",
+                "{} (an installation token is asked for again in {left_s} s)",
                 failed.why
             )));
         }
@@ -326,7 +332,7 @@ impl GitHubApp {
                     debug!(%installation, in_a_row, wait_ms = wait.as_millis() as u64, "installation token not minted: {e}");
                     state.failed = Some(FailedMint {
                         in_a_row,
-                        until: now + wait,
+                        until_ms: now_ms + i64::try_from(wait.as_millis()).unwrap_or(i64::MAX),
                         why: e.to_string(),
                     });
                 }

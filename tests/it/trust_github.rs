@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use fakehub::{FakeGitHub, Fault, NOT_ACCESSIBLE};
+use taskgate::clock::Clock;
 use taskgate::github::{AppCredentials, GitHubApp, MintRetry};
 use taskgate::store::EffectStatus;
 use taskgate_core::ids::InstallationId;
@@ -150,10 +151,12 @@ async fn a_token_github_could_not_mint_is_not_asked_for_again_until_its_wait_has
     fake.install(41, "octo-org/down");
     fake.install(42, "octo-org/other");
     let creds = AppCredentials::from_pem(fake.app_id(), FakeGitHub::private_key_pem()).unwrap();
-    let app = GitHubApp::new(&fake.url(), creds).with_mint_retry(MintRetry {
-        first: Duration::from_millis(300),
+    let clock = Clock::movable();
+    let retry = MintRetry {
+        first: Duration::from_secs(10),
         max: Duration::from_secs(60),
-    });
+    };
+    let app = GitHubApp::new(&fake.url(), creds).with_mint_retry(retry, clock.clone());
     let mints = |installation: u64| {
         let path = format!("/app/installations/{installation}/access_tokens");
         (fake.requests().into_iter())
@@ -185,11 +188,17 @@ async fn a_token_github_could_not_mint_is_not_asked_for_again_until_its_wait_has
     // Another installation is not held by it.
     app.installation_token(InstallationId(42)).await.unwrap();
 
-    eventually(
-        "the mint is tried again once its wait has passed",
-        || async { app.installation_token(InstallationId(41)).await.is_ok() },
-    )
-    .await;
+    // The wait is on the server's clock: a second before it ends, still
+    // not asked; at its end, one mint again.
+    clock.advance(Duration::from_secs(9));
+    let waiting = app
+        .installation_token(InstallationId(41))
+        .await
+        .unwrap_err();
+    assert!(waiting.to_string().contains("again in 1 s"), "{waiting}");
+    assert_eq!(mints(41), 1);
+    clock.advance(Duration::from_secs(1));
+    app.installation_token(InstallationId(41)).await.unwrap();
     assert_eq!(mints(41), 2);
 }
 
