@@ -4,6 +4,8 @@
 //! `ship/<task>/<gate>` and `ship/integration-<id>`; a ship train's car
 //! of several stories runs every story's, each under `ship/<story>/…`.
 
+use std::collections::BTreeMap;
+
 use super::local::{plan_gates, GateSpec};
 use taskgate_core::plan::{parse_plan, MemFiles, Plan, RepoFiles};
 use taskgate_core::ship::proof_gate;
@@ -101,18 +103,16 @@ pub fn rollback_gates(commands: &[String]) -> Vec<GateSpec> {
         .collect()
 }
 
-/// A digest of the gates `story`'s proof runs, as its stored plan and
-/// files define them now: what a ship train keys its remembered proofs
-/// by (`Train::with_gates`), so a tree a looser definition passed is
-/// proven again. Taken over the resolved gates' debug form: a new
-/// taskgate version may change it, which costs one proof again.
-pub fn gates_digest(story: &StoryPlan) -> String {
+/// A digest of the gates a story's proof runs, as its stored `plan`
+/// (parsed; `None` when it no longer parses) and `files` define them
+/// now: what a ship train keys its remembered proofs by
+/// (`Train::with_gates`), so a tree a looser definition passed is proven
+/// again. Taken over the resolved gates' debug form: a new taskgate
+/// version may change it, which costs one proof again.
+pub fn gates_digest(plan: Option<&Plan>, files: &BTreeMap<String, String>) -> String {
     use sha2::{Digest, Sha256};
-    let resolved = match parse_plan(&story.plan).0 {
-        Some(plan) => format!(
-            "{:?}",
-            proof_gates(&plan, &MemFiles(story.files.clone()), &[])
-        ),
+    let resolved = match plan {
+        Some(plan) => format!("{:?}", proof_gates(plan, &MemFiles(files.clone()), &[])),
         None => "the stored plan does not parse".to_owned(),
     };
     hex::encode(&Sha256::digest(resolved.as_bytes())[..12])
@@ -154,24 +154,15 @@ mod tests {
 
     #[test]
     fn the_gates_digest_moves_with_a_gate_definition_not_with_a_title() {
-        let story = |title: &str, cmd: &str| {
-            StoryPlan {
-            repo: taskgate_core::ids::RepoName::parse("o/r").unwrap(),
-            story: "issue:12".into(),
-            installation: taskgate_core::ids::InstallationId(1),
-            source: "issue #12".into(),
-            plan: format!("story: S\ntasks:\n  - {{ id: core, title: {title}, acceptance: {{ tests: [{{ cmd: '{cmd}', gate: unit }}] }} }}\n"),
-            config: None,
-            files: Default::default(),
-            sha: taskgate_core::ids::CommitSha("a".repeat(40)),
-        }
+        let digest = |title: &str, cmd: &str| {
+            let text = format!("story: S\ntasks:\n  - {{ id: core, title: {title}, acceptance: {{ tests: [{{ cmd: '{cmd}', gate: unit }}] }} }}\n");
+            let plan = parse_plan(&text).0.expect("plan parses");
+            gates_digest(Some(&plan), &BTreeMap::new())
         };
-        let loose = gates_digest(&story("Core", "pytest -q"));
-        assert_eq!(loose, gates_digest(&story("The core", "pytest -q")));
-        assert_ne!(loose, gates_digest(&story("Core", "pytest -q --strict")));
-        let mut broken = story("Core", "pytest -q");
-        broken.plan = "story: [".into();
-        assert_ne!(loose, gates_digest(&broken));
+        let loose = digest("Core", "pytest -q");
+        assert_eq!(loose, digest("The core", "pytest -q"));
+        assert_ne!(loose, digest("Core", "pytest -q --strict"));
+        assert_ne!(loose, gates_digest(None, &BTreeMap::new()));
     }
 
     #[test]

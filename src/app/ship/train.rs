@@ -98,8 +98,12 @@ impl Ship {
         let stories: BTreeSet<&StoryId> = entering.chain(riding).chain(waiting).collect();
         let mut digests = BTreeMap::new();
         for story in stories {
-            if let Some(plan) = self.store.story(&l.repo, story).await? {
-                digests.insert(story.clone(), crate::runner::gates_digest(&plan));
+            if let Some(stored) = self.store.story(&l.repo, story).await? {
+                // The store's parsed plans: a plan unchanged since its last
+                // read is not parsed again.
+                let plan = self.store.plans().parse(&stored.plan);
+                let digest = crate::runner::gates_digest(plan.as_deref(), &stored.files);
+                digests.insert(story.clone(), digest);
             }
         }
         Ok(digests)
