@@ -37,14 +37,16 @@ mod view;
 
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use crate::intake::translate;
-use taskgate_core::commands::{self, Command, CommandError, Syntax};
+use taskgate_core::commands::{self, Command, CommandError, Family, Syntax};
 use taskgate_core::config::{Permission, RepoConfig};
 use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
 use taskgate_core::refusal::Refused;
 use taskgate_core::ship::Priority;
+use taskgate_core::task::ReviewCommand;
 use taskgate_core::{render, Actor, CommentRef, Decision};
 
 use super::processor::{DecideError, Processor};
+use task::TaskCommand;
 
 type Parsed = Result<Command, CommandError>;
 
@@ -170,12 +172,10 @@ fn needed(command: &Command, config: &RepoConfig) -> (Permission, &'static str) 
     }
 }
 
-/// Whether a command changes a task or story (at most one per comment).
+/// Whether a command changes a task or story (at most one per comment):
+/// the table's word for it; a command that did not parse changes nothing.
 fn changes_state(command: &Parsed) -> bool {
-    matches!(
-        command,
-        Ok(c) if !matches!(c, Command::Help | Command::Status | Command::Explain | Command::Doctor)
-    )
+    command.as_ref().is_ok_and(Command::changes_state)
 }
 
 impl Processor {
@@ -318,7 +318,6 @@ impl Processor {
         command: &Parsed,
     ) -> Result<Answer, DecideError> {
         let command = match command {
-            Ok(Command::Help) => return Ok(Answer::reply(render::help(inv.syntax))),
             Ok(command) => command,
             Err(CommandError::Unknown { name, closest }) => {
                 return Ok(Answer::reply(render::unknown_command(
@@ -329,16 +328,52 @@ impl Processor {
                 return Ok(Answer::reply(render::bad_arguments(err, inv.syntax)))
             }
         };
-        if let Some(refused) = self.permission_refused(inv, command).await {
-            return Ok(Answer::reply(refused));
+        // `help` is anyone's: no permission read for the list itself.
+        if command.spec().family != Family::Help {
+            if let Some(refused) = self.permission_refused(inv, command).await {
+                return Ok(Answer::reply(refused));
+            }
         }
+        // Every variant by name: a new command does not compile until it
+        // has its handler here.
         match command {
+            Command::Help => Ok(Answer::reply(render::help(inv.syntax))),
             Command::Plan => {
                 let d = self
                     .syncer
                     .on_plan_comment(inv.installation, inv.payload)
                     .await?;
                 Ok(Answer::Silent(d))
+            }
+            Command::Retry { gate } => {
+                let gate = gate.clone();
+                self.command_task(inv, TaskCommand::Retry { gate }).await
+            }
+            Command::ApproveBranch => self.command_task(inv, TaskCommand::ApproveBranch).await,
+            Command::Approve { override_reason } => {
+                let override_reason = override_reason.clone();
+                let review = ReviewCommand::Approve { override_reason };
+                self.command_task(inv, TaskCommand::Review(review)).await
+            }
+            Command::Revise { feedback } => {
+                let review = ReviewCommand::Revise {
+                    feedback: feedback.clone(),
+                };
+                self.command_task(inv, TaskCommand::Review(review)).await
+            }
+            Command::Reject { reason } => {
+                let review = ReviewCommand::Reject {
+                    reason: reason.clone(),
+                };
+                self.command_task(inv, TaskCommand::Review(review)).await
+            }
+            Command::Pause => {
+                let review = TaskCommand::Review(ReviewCommand::Pause);
+                self.command_task(inv, review).await
+            }
+            Command::Resume => {
+                let review = TaskCommand::Review(ReviewCommand::Resume);
+                self.command_task(inv, review).await
             }
             Command::Ship { priority } => self.command_ship(inv, *priority).await,
             Command::AcceptCommits { commit } => self.command_accept_commits(inv, commit).await,
@@ -347,7 +382,6 @@ impl Processor {
             Command::Unquarantine { test } => self.command_unquarantine(inv, test).await,
             Command::Status | Command::Explain => self.command_view(inv, command).await,
             Command::Doctor => Ok(self.command_doctor(inv).await),
-            _ => self.command_task(inv, command).await,
         }
     }
 

@@ -14,7 +14,8 @@ mod table;
 
 pub use grammar::{parse_line, Command, CommandError};
 pub use table::{
-    command, command_names, default_permission, permission_keys, CommandSpec, COMMANDS, OVERRIDE,
+    command, command_names, default_permission, permission_keys, CommandSpec, Family, COMMANDS,
+    OVERRIDE,
 };
 
 use pulldown_cmark::{Event, Parser, Tag, TagEnd};

@@ -10,27 +10,31 @@ use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use taskgate_core::audit::AuditActor;
-use taskgate_core::commands::Command;
 use taskgate_core::render;
 use taskgate_core::task::{ReviewCommand, Reviewer};
 use taskgate_core::Decision;
 
-/// The review transition a command asks for; `None` for the others.
-fn review_of(command: &Command) -> Option<ReviewCommand> {
-    Some(match command {
-        Command::Approve { override_reason } => ReviewCommand::Approve {
-            override_reason: override_reason.clone(),
-        },
-        Command::Revise { feedback } => ReviewCommand::Revise {
-            feedback: feedback.clone(),
-        },
-        Command::Reject { reason } => ReviewCommand::Reject {
-            reason: reason.clone(),
-        },
-        Command::Pause => ReviewCommand::Pause,
-        Command::Resume => ReviewCommand::Resume,
-        _ => return None,
-    })
+/// What a task command asks of its task, as the dispatcher read it from
+/// the parsed [`Command`](taskgate_core::commands::Command).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum TaskCommand {
+    /// `retry [gate]`.
+    Retry { gate: Option<String> },
+    /// `approve-branch`.
+    ApproveBranch,
+    /// `approve`, `revise`, `reject`, `pause`, `resume`.
+    Review(ReviewCommand),
+}
+
+impl TaskCommand {
+    /// The command's name, for answers.
+    fn name(&self) -> &'static str {
+        match self {
+            TaskCommand::Retry { .. } => "retry",
+            TaskCommand::ApproveBranch => "approve-branch",
+            TaskCommand::Review(review) => review.name(),
+        }
+    }
 }
 
 /// When the comment's commands were written (unix seconds): its
@@ -48,23 +52,21 @@ impl Processor {
     pub(super) async fn command_task(
         &self,
         inv: &Invocation<'_>,
-        command: &Command,
+        command: TaskCommand,
     ) -> Result<Answer, DecideError> {
         let (repo, issue) = (inv.repo, inv.issue());
+        let name = command.name();
         let result = match command {
-            Command::Retry { gate } => {
-                self.task_commands
-                    .retry_command(repo, issue, gate.clone())
-                    .await?
+            TaskCommand::Retry { gate } => {
+                self.task_commands.retry_command(repo, issue, gate).await?
             }
-            Command::ApproveBranch => {
+            TaskCommand::ApproveBranch => {
                 let by = AuditActor::from(inv.author);
                 self.task_commands
                     .approve_branch_command(repo, issue, by)
                     .await?
             }
-            other => {
-                let review = review_of(other).expect("the dispatcher sends only task commands");
+            TaskCommand::Review(review) => {
                 let by = Reviewer {
                     id: inv.author.id,
                     login: &inv.author.login,
@@ -75,7 +77,6 @@ impl Processor {
                     .await?
             }
         };
-        let name = command.name();
         Ok(Answer::of(name, inv.syntax, result, || {
             Answer::Reply(
                 render::not_on_a_task(name, inv.syntax),
@@ -93,18 +94,19 @@ mod tests {
     use taskgate_core::task::ReviewRefusal;
 
     #[test]
-    fn each_review_command_maps_to_its_transition() {
-        assert_eq!(review_of(&Command::Pause), Some(ReviewCommand::Pause));
-        assert_eq!(
-            review_of(&Command::Reject {
-                reason: "no".into()
+    fn a_task_command_answers_under_the_name_it_was_written_with() {
+        let names: Vec<_> = [
+            TaskCommand::Retry { gate: None },
+            TaskCommand::ApproveBranch,
+            TaskCommand::Review(ReviewCommand::Reject {
+                reason: "no".into(),
             }),
-            Some(ReviewCommand::Reject {
-                reason: "no".into()
-            })
-        );
-        assert_eq!(review_of(&Command::Retry { gate: None }), None);
-        assert_eq!(review_of(&Command::ApproveBranch), None);
+            TaskCommand::Review(ReviewCommand::Resume),
+        ]
+        .iter()
+        .map(TaskCommand::name)
+        .collect();
+        assert_eq!(names, ["retry", "approve-branch", "reject", "resume"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! One command line → one [`Command`].
 
-use super::table::command_names;
+use super::table::{self, command_names, CommandSpec};
 use super::Syntax;
 use crate::ship::Priority;
 
@@ -54,27 +54,40 @@ pub enum Command {
 }
 
 impl Command {
-    pub fn name(&self) -> &'static str {
+    /// The command's row of the table: its name, permission, family and
+    /// whether it changes state. A match on every variant, so a new
+    /// command does not compile until it has its row.
+    pub fn spec(&self) -> &'static CommandSpec {
         match self {
-            Command::Plan => "plan",
-            Command::Retry { .. } => "retry",
-            Command::Approve { .. } => "approve",
-            Command::ApproveBranch => "approve-branch",
-            Command::Revise { .. } => "revise",
-            Command::Reject { .. } => "reject",
-            Command::Pause => "pause",
-            Command::Resume => "resume",
-            Command::Ship { .. } => "ship",
-            Command::AcceptCommits { .. } => "accept-commits",
-            Command::Freeze { .. } => "freeze",
-            Command::Unfreeze => "unfreeze",
-            Command::Rollback { .. } => "rollback",
-            Command::Unquarantine { .. } => "unquarantine",
-            Command::Status => "status",
-            Command::Explain => "explain",
-            Command::Doctor => "doctor",
-            Command::Help => "help",
+            Command::Plan => &table::PLAN,
+            Command::Retry { .. } => &table::RETRY,
+            Command::Approve { .. } => &table::APPROVE,
+            Command::ApproveBranch => &table::APPROVE_BRANCH,
+            Command::Revise { .. } => &table::REVISE,
+            Command::Reject { .. } => &table::REJECT,
+            Command::Pause => &table::PAUSE,
+            Command::Resume => &table::RESUME,
+            Command::Ship { .. } => &table::SHIP,
+            Command::AcceptCommits { .. } => &table::ACCEPT_COMMITS,
+            Command::Freeze { .. } => &table::FREEZE,
+            Command::Unfreeze => &table::UNFREEZE,
+            Command::Rollback { .. } => &table::ROLLBACK,
+            Command::Unquarantine { .. } => &table::UNQUARANTINE,
+            Command::Status => &table::STATUS,
+            Command::Explain => &table::EXPLAIN,
+            Command::Doctor => &table::DOCTOR,
+            Command::Help => &table::HELP,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Whether it changes a task, story or repository (at most one such
+    /// command runs per comment).
+    pub fn changes_state(&self) -> bool {
+        self.spec().changes_state
     }
 }
 
@@ -331,6 +344,31 @@ mod tests {
 
     fn one(line: &str) -> Result<Command, CommandError> {
         parse_line(line, &Syntax::default()).expect("addressed to taskgate")
+    }
+
+    #[test]
+    fn every_row_of_the_table_parses_to_the_command_whose_row_it_is() {
+        let sha = "a".repeat(40);
+        for row in super::super::COMMANDS {
+            let args = match row.name {
+                "revise" | "reject" | "freeze" => "because",
+                "unquarantine" => "tests::flaky",
+                "accept-commits" => &sha,
+                _ => "",
+            };
+            let command = one(&format!("/taskgate {} {args}", row.name)).unwrap();
+            assert_eq!(command.spec(), row, "{}", row.name);
+        }
+    }
+
+    #[test]
+    fn only_the_views_doctor_and_help_leave_state_alone() {
+        let readers: Vec<_> = super::super::COMMANDS
+            .iter()
+            .filter(|row| !row.changes_state)
+            .map(|row| row.name)
+            .collect();
+        assert_eq!(readers, ["status", "explain", "doctor", "help"]);
     }
 
     #[test]

@@ -32,6 +32,19 @@ pub enum ReviewCommand {
     Resume,
 }
 
+impl ReviewCommand {
+    /// The comment command that asks for it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ReviewCommand::Approve { .. } => "approve",
+            ReviewCommand::Revise { .. } => "revise",
+            ReviewCommand::Reject { .. } => "reject",
+            ReviewCommand::Pause => "pause",
+            ReviewCommand::Resume => "resume",
+        }
+    }
+}
+
 /// The payload of `InternalEvent::Review`: `POST
 /// /api/tasks/{id}/accept|reject`, recorded by the API so the processor
 /// decides it like the comment commands.
