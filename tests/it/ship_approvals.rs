@@ -170,3 +170,44 @@ async fn classic_protection_requiring_an_approval_is_waited_for_the_same_way() {
     assert_eq!(sh.gate().conclusion.as_deref(), Some("success"));
     sh.s.app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn an_approval_a_push_made_stale_does_not_count_and_a_fresh_one_lands_the_story() {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    sh.repo()
+        .with_ruleset(Ruleset::new("fresh approvals").rule(Rule::approvals(1).dismiss_stale()));
+    let pr = sh.story_pr().unwrap().number;
+    sh.approve("maintainer");
+    // A fix pushed straight onto the story branch: GitHub dismisses the
+    // approval of the older head (and says so with a webhook).
+    let fix = sh.repo().push_files(
+        &sh.branch,
+        &[("fix.txt", "a late fix\n")],
+        "Late fix",
+        "octocat",
+    );
+    assert_eq!(sh.repo().reviews(pr)[0].state, "DISMISSED");
+    sh.s.app
+        .comment(pr, "octocat", &format!("/taskgate accept-commits {fix}"))
+        .await;
+    eventually("shippable again", || async {
+        sh.state().await == "shippable"
+    })
+    .await;
+    sh.s.app.settle().await;
+
+    sh.add_ship_label().await;
+    sh.waits_after(1).await;
+    let notes = sh.notes_with(WAITING);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert!(
+        notes[0].contains("1 more missing (approved by none yet)"),
+        "the dismissed approval does not count: {}",
+        notes[0]
+    );
+    sh.approve("maintainer");
+    sh.landed().await;
+    assert_eq!(sh.merge_tries(), [405, 200]);
+    sh.never_reviewed();
+    sh.s.app.assert_contract_kept();
+}
