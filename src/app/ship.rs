@@ -498,6 +498,34 @@ impl Ship {
         }))
     }
 
+    /// An approving review of pull request `number`: when it is a story
+    /// PR whose ship waits for approvals (`core::ship::on_story_approved`),
+    /// the ship is requested again as its shipper. `None` when `number`
+    /// is no story's PR.
+    pub async fn on_story_approved(
+        &self,
+        repo: &RepoName,
+        number: IssueNumber,
+        reviewer: &str,
+    ) -> Result<Option<Decision>, ShipError> {
+        let Some(story) = self.story_of(repo, number).await? else {
+            return Ok(None);
+        };
+        let Some(l) = self.locate(repo, &story, None).await? else {
+            return Ok(None);
+        };
+        if l.record.pr != Some(number) {
+            return Ok(None);
+        }
+        let by = match ship::on_story_approved(&l.record) {
+            Ok(by) => by,
+            Err(why) => return Ok(Some(Decision::nothing(why))),
+        };
+        let (mut d, _) = self.request(l, by).await?;
+        d.outcome = format!("approved by {reviewer}: shipped again ({})", d.outcome);
+        Ok(Some(d))
+    }
+
     /// The story whose issue or story PR is `number`.
     pub async fn story_of(
         &self,

@@ -27,7 +27,9 @@ use super::perform_runs::ship_event;
 use super::repo::FastForward;
 use crate::store::{EffectRow, NewDelivery, Store};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
-use taskgate_core::ship::{CarId, LandVia, PullLanding, ShipWhat, SHIP_GATE};
+use taskgate_core::ship::{
+    ApprovalFacts, CarId, LandVia, PullLanding, ShipWhat, Violation, SHIP_GATE,
+};
 
 /// What lands: a ship's proof, or a rollback's revert.
 pub(super) struct Landing<'a> {
@@ -73,7 +75,7 @@ pub(super) async fn land(
             message,
             ..
         } => {
-            refused(ctx, l, report_to, *status, message).await?;
+            refused(ctx, l, report_to, (*status, message), pull).await?;
             return Ok(Some(
                 json!({ "landed": false, "status": status, "why": message }).to_string(),
             ));
@@ -278,14 +280,15 @@ async fn refused(
     ctx: &Ctx<'_>,
     l: &Landing<'_>,
     report_to: &str,
-    status: u16,
-    message: &str,
+    (status, message): (u16, &str),
+    pull: Option<&PullLanding>,
 ) -> Result<(), GitHubError> {
     if !l.revert {
         let what = ShipWhat::LandRefused {
             round: l.round,
             status,
             message: message.to_owned(),
+            approvals: approval_facts(ctx, l, message, pull).await,
         };
         return ship_event(ctx, l.repo, l.story, what, "land-refused").await;
     }
@@ -299,6 +302,33 @@ async fn refused(
         why: super::perform_ship::sentence(why),
     };
     ship_event(ctx, l.repo, l.story, what, "land-refused").await
+}
+
+/// What the story PR's reviews are when GitHub refused its merge for
+/// them (the core says from that how many approvals are missing and from
+/// whom); `None` for another refusal, or when they could not be read (the
+/// refusal is then said in GitHub's words).
+async fn approval_facts(
+    ctx: &Ctx<'_>,
+    l: &Landing<'_>,
+    message: &str,
+    pull: Option<&PullLanding>,
+) -> Option<ApprovalFacts> {
+    let p = pull?;
+    let reviews = taskgate_core::ship::violations(message)
+        .iter()
+        .any(|v| matches!(v, Violation::Reviews(_)));
+    if !reviews {
+        return None;
+    }
+    let gh = ctx.repo(l.repo);
+    match gh.approval_facts(p.number, l.branch, p.head.as_str()).await {
+        Ok(facts) => Some(facts),
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the story PR's reviews failed");
+            None
+        }
+    }
 }
 
 /// The executor gave a ship effect up (5xx or no answer past its

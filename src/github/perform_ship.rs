@@ -126,6 +126,7 @@ async fn told_if_refused(
                         round: proof.round,
                         status: *status,
                         message: message.clone(),
+                        approvals: None,
                     }
                 }
                 _ => what(proof.round, &e),

@@ -21,6 +21,7 @@ mod merged_tree;
 mod own;
 mod pulls;
 mod refs;
+mod reviews;
 mod rules;
 mod train;
 

@@ -165,10 +165,7 @@ async fn each_problem_is_said_with_what_to_change_and_the_doctor_exits_1() {
     // Reviews and linear history required; taskgate may bypass neither.
     repo.with_ruleset(
         Ruleset::new("main")
-            .rule(Rule::PullRequest {
-                required_approvals: 1,
-                allowed_merge_methods: vec![],
-            })
+            .rule(Rule::approvals(1))
             .rule(Rule::RequiredLinearHistory),
     );
     // GitHub's latest delivery for the repository did not reach taskgate.

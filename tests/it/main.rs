@@ -50,6 +50,7 @@ mod sandbox;
 mod serve_flags;
 mod setup;
 mod ship;
+mod ship_approvals;
 mod ship_batch_wait;
 mod ship_faults;
 mod ship_landed;

@@ -35,10 +35,7 @@ async fn the_rules_of_a_branch_are_read_with_whether_taskgate_may_bypass_each() 
     let repo = fake.install(7, "acme/widgets");
     let closed = repo.with_ruleset(
         Ruleset::new("main")
-            .rule(Rule::PullRequest {
-                required_approvals: 1,
-                allowed_merge_methods: vec!["squash".into()],
-            })
+            .rule(Rule::approvals(1).methods(&["squash"]))
             .rule(Rule::required_checks(&["taskgate/ship-gate", "ci"])),
     );
     let open = repo.with_ruleset(
@@ -60,7 +57,8 @@ async fn the_rules_of_a_branch_are_read_with_whether_taskgate_may_bypass_each() 
             BranchRule {
                 rule: RuleKind::PullRequest {
                     approvals: 1,
-                    methods: vec![MergeMethod::Squash]
+                    methods: vec![MergeMethod::Squash],
+                    review: Default::default(),
                 },
                 ruleset: Some(closed),
                 bypass: Bypass::Never,
@@ -513,16 +511,15 @@ async fn an_installation_without_the_merge_group_event_is_refused_before_anythin
 
 #[tokio::test]
 async fn a_rule_taskgate_cannot_meet_is_said_once_with_the_rule_the_branch_and_the_setting() {
+    // (A rule asking for approvals is one taskgate waits for instead:
+    // `ship_approvals.rs`.)
     let sh = Shipped::story()
         .config(CONFIG)
         .check(CHECK)
         .shippable()
         .await;
     sh.repo()
-        .with_ruleset(Ruleset::new("reviews").rule(Rule::PullRequest {
-            required_approvals: 1,
-            allowed_merge_methods: vec![],
-        }));
+        .with_ruleset(Ruleset::new("ci").rule(Rule::required_checks(&["ci"])));
     let before = sh.main_head();
     sh.add_ship_label().await;
     sh.refused().await;
@@ -539,15 +536,15 @@ async fn a_rule_taskgate_cannot_meet_is_said_once_with_the_rule_the_branch_and_t
         note.contains("the rules of `main` refused taskgate"),
         "{note}"
     );
-    assert!(note.contains("approving review"), "{note}");
-    assert!(note.contains("bypass list"), "{note}");
+    assert!(note.contains("Required status check \"ci\""), "{note}");
+    assert!(note.contains("required checks of `main`"), "{note}");
     assert!(note.contains("https://docs.github.com/"), "{note}");
     let gate = sh.gate();
     assert_eq!(gate.conclusion.as_deref(), Some("failure"));
     assert!(
         gate.summary
             .unwrap_or_default()
-            .contains("approving review"),
+            .contains("Required status check"),
         "the gate says why"
     );
     sh.s.app.assert_contract_kept();

@@ -50,6 +50,7 @@ fn blocked(repo: &Repo, number: u64, login: &str) -> bool {
         return true;
     };
     let change = Change::MergePull {
+        pull: number,
         head,
         method: "merge",
     };

@@ -294,6 +294,11 @@ pub(crate) fn branch_moved(
     sender: &str,
 ) {
     crate::races::heard(st, at.key, branch, sender);
+    st.repos
+        .get_mut(at.key)
+        .expect("repository exists")
+        .pushers
+        .insert(branch.to_owned(), sender.to_owned());
     let after = st.repos[at.key].branches.get(branch).cloned();
     let forced = forced(st, at, before.as_deref(), after.as_deref());
     if before.is_none() {
@@ -329,6 +334,7 @@ pub(crate) fn branch_moved(
     let Some(after) = after else { return };
     if let Some(before) = &before {
         synchronize(st, at, branch, (before, &after), sender);
+        crate::routes::reviews::dismiss_stale(st, at, (branch, &after), sender);
         crate::merge_queue::on_head_moved(st, at, branch);
         if !forced {
             merge_contained(st, at, branch, before, &after, sender);

@@ -53,6 +53,7 @@ impl RepoHandle {
             }
             let head = r.branches.get(&p.head).cloned().ok_or("Not Found")?;
             let change = Change::MergePull {
+                pull: number,
                 head: &head,
                 method: "merge",
             };

@@ -15,6 +15,7 @@
 //! A repository and what it holds (issues, pulls, commits, ...) are in
 //! `state::repo`, re-exported here.
 
+mod approvals;
 mod repo;
 mod rules;
 

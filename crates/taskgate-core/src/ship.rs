@@ -20,6 +20,7 @@
 //!   once. A shipped story is proven on the current base before anything
 //!   lands (`queue`).
 
+mod approvals;
 mod decide;
 mod deploy;
 mod event;
@@ -43,6 +44,10 @@ mod rules;
 mod train;
 mod train_notes;
 
+pub use approvals::{
+    missing_lines, on_story_approved, owners_of, pattern_matches, ApprovalFacts, ApprovalWait,
+    Missing, ReviewFact, CODEOWNERS_PATHS,
+};
 pub use decide::{
     evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,
     Evaluation, ShipContext, ShipDecision, TaskProof, SHIP_GATE,
@@ -82,7 +87,7 @@ pub use rollback::{
 pub use route::{held_by_freeze, start_proof_serially, start_proof_train_off, train_unfit};
 pub use rules::{
     landing_plan, violations, BranchRule, BranchRules, Bypass, LandVia, LandingPlan, QueueGrouping,
-    QueueMethod, QueueSettings, RuleKind, Unlandable, Violation,
+    QueueMethod, QueueSettings, ReviewFlags, RuleKind, Unlandable, Violation,
 };
 pub use train::{
     build_car_effect, car_branch, car_of, likely_culprit, on_train_event, shown_record, Built, Car,
@@ -266,6 +271,11 @@ pub struct StoryRecord {
     /// moves on.
     #[serde(default)]
     pub land_refused: Option<LandRefusal>,
+    /// The last ship was refused for the story PR's reviews: it ships
+    /// again, as its shipper, when an approving review of this head
+    /// arrives (`approvals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub awaiting: Option<ApprovalWait>,
     /// When the story last landed (unix ms) and how long it had waited
     /// since its ship request: the queue's figures ([`figures`]).
     #[serde(default)]

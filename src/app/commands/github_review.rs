@@ -1,7 +1,8 @@
 //! GitHub's reviews of a task pull request (`pull_request_review`), as
 //! review commands (issue 45): "Approve" is `approve` of the commit the
 //! reviewer saw, "Request changes" is `revise`, a dismissal takes the
-//! approval back.
+//! approval back. An approval of a story PR whose ship waits for one
+//! ships it again (`app::ship`, issue 45 item 4).
 //!
 //! Owns: the reviewer's permission (the same as the command's, and
 //! `allow_self_approval` in the core) and where a review is answered: once,
@@ -39,6 +40,15 @@ impl Processor {
             return Ok(Decision::nothing(
                 "review of a closed pull request: ignored",
             ));
+        }
+        if let GitHubReview::Approved { .. } = review {
+            // A story PR's approval: a ship that waited for it goes on.
+            if let Some(d) = (self.ship)
+                .on_story_approved(&e.repo, e.pr, &e.author.login)
+                .await?
+            {
+                return Ok(d);
+            }
         }
         if !self.task_commands.is_task_pull(&e.repo, e.pr).await? {
             return Ok(Decision::nothing(

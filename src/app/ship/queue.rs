@@ -149,10 +149,12 @@ impl Ship {
                 round,
                 status: _,
                 message,
+                approvals,
             } => {
                 self.read_default_branch(&mut l).await?;
                 let found = ship::violations(&message);
-                ship::on_land_refused(&l.record, round, &found, &message, &l.ctx())
+                let said = (message.as_str(), approvals.as_ref());
+                ship::on_land_refused(&l.record, round, &found, said, &l.ctx())
             }
             ShipWhat::LandedUntested { round, commit } => {
                 self.read_default_branch(&mut l).await?;

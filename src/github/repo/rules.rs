@@ -13,7 +13,8 @@ use super::RepoClient;
 use crate::github::client::GitHubError;
 use taskgate_core::config::MergeMethod;
 use taskgate_core::ship::{
-    BranchRule, BranchRules, Bypass, QueueGrouping, QueueMethod, QueueSettings, RuleKind,
+    BranchRule, BranchRules, Bypass, QueueGrouping, QueueMethod, QueueSettings, ReviewFlags,
+    RuleKind,
 };
 
 /// Pages of rules read at most (100 rules a page).
@@ -154,6 +155,11 @@ fn rule_kind(v: &Value) -> RuleKind {
                     _ => None,
                 })
                 .collect(),
+            review: ReviewFlags {
+                code_owners: params["require_code_owner_review"].as_bool() == Some(true),
+                last_push: params["require_last_push_approval"].as_bool() == Some(true),
+                dismiss_stale: params["dismiss_stale_reviews_on_push"].as_bool() == Some(true),
+            },
         },
         "required_status_checks" => RuleKind::RequiredChecks {
             contexts: params["required_status_checks"]

@@ -323,6 +323,7 @@ fn merge_pull(st: &mut State, req: &Req) -> HResult {
     }
     let method = req.str_field("merge_method").unwrap_or("merge");
     let change = Change::MergePull {
+        pull: number,
         head: &head_sha,
         method,
     };

@@ -13,7 +13,10 @@
 //!   request (422 "Can not approve your own pull request");
 //! - "Request changes" and "Comment" need a body (422);
 //! - only an approval or a change request can be dismissed (422
-//!   otherwise); it becomes `DISMISSED`.
+//!   otherwise); it becomes `DISMISSED`;
+//! - a push dismisses the approvals of older heads where the base's
+//!   `pull_request` rule has `dismiss_stale_reviews_on_push`
+//!   ([`dismiss_stale`]; which ones: `state::approvals`).
 //!
 //! Writes echo `pull_request_review` `submitted` and `dismissed`.
 
@@ -135,6 +138,20 @@ pub(crate) fn dismiss(
     emit::review(st, at, ("dismissed", pull, id), login);
     let _ = message;
     Ok(())
+}
+
+/// `branch` moved to `after` by `sender`'s push: where the base's rules
+/// dismiss stale approvals, the open pull requests' approvals of older
+/// heads become `DISMISSED`, each with a `dismissed` webhook.
+pub(crate) fn dismiss_stale(st: &mut State, at: At, (branch, after): (&str, &str), sender: &str) {
+    let stale = st.repos[at.key].stale_approvals(branch, after);
+    for (pull, id) in stale {
+        let repo = st.repos.get_mut(at.key).expect("repository exists");
+        if let Some(r) = repo.reviews.iter_mut().find(|r| r.id == id) {
+            r.state = "DISMISSED".into();
+        }
+        emit::review(st, at, ("dismissed", pull, id), sender);
+    }
 }
 
 fn review_json(st: &State, req: &Req, id: u64) -> Result<Value, Reply> {

@@ -59,6 +59,9 @@ fn parameters(rule: &Rule) -> Option<Value> {
         Rule::PullRequest {
             required_approvals,
             allowed_merge_methods,
+            code_owners,
+            last_push,
+            dismiss_stale,
         } => {
             let methods = if allowed_merge_methods.is_empty() {
                 vec!["merge".to_owned(), "squash".into(), "rebase".into()]
@@ -67,9 +70,9 @@ fn parameters(rule: &Rule) -> Option<Value> {
             };
             json!({
                 "allowed_merge_methods": methods,
-                "dismiss_stale_reviews_on_push": false,
-                "require_code_owner_review": false,
-                "require_last_push_approval": false,
+                "dismiss_stale_reviews_on_push": dismiss_stale,
+                "require_code_owner_review": code_owners,
+                "require_last_push_approval": last_push,
                 "required_approving_review_count": required_approvals,
                 "required_review_thread_resolution": false,
             })

@@ -279,6 +279,8 @@ pub struct Repo {
     pub auto_merge: std::collections::BTreeMap<u64, String>,
     /// What the owner's plan allows here (`RepoHandle::without_drafts`).
     pub plan: PlanFeatures,
+    /// Each branch's last pusher (`require_last_push_approval`).
+    pub pushers: BTreeMap<String, String>,
 }
 
 /// What a repository's plan on GitHub allows.

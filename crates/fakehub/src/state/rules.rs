@@ -26,10 +26,18 @@ use super::Repo;
 pub enum Rule {
     /// Changes through a pull request only (`pull_request`), with this
     /// many approving reviews and these merge methods allowed (empty:
-    /// every method).
+    /// every method); `code_owners`: an approval from a code owner of
+    /// each changed path (`require_code_owner_review`); `last_push`: the
+    /// last pusher's own approval does not count
+    /// (`require_last_push_approval`); `dismiss_stale`: a push dismisses
+    /// the approvals of older heads (`dismiss_stale_reviews_on_push`).
+    /// The review half is judged in `state::approvals`.
     PullRequest {
         required_approvals: u32,
         allowed_merge_methods: Vec<String>,
+        code_owners: bool,
+        last_push: bool,
+        dismiss_stale: bool,
     },
     /// These checks, by context name, must have passed on the new head
     /// (`required_status_checks`).
@@ -59,10 +67,54 @@ pub enum Rule {
 impl Rule {
     /// A pull request rule with no reviews required and every method.
     pub fn pull_request() -> Rule {
+        Rule::approvals(0)
+    }
+
+    /// A pull request rule requiring `n` approving reviews, every method.
+    pub fn approvals(n: u32) -> Rule {
         Rule::PullRequest {
-            required_approvals: 0,
+            required_approvals: n,
             allowed_merge_methods: vec![],
+            code_owners: false,
+            last_push: false,
+            dismiss_stale: false,
         }
+    }
+
+    /// This pull request rule with only `methods` allowed.
+    pub fn methods(mut self, methods: &[&str]) -> Rule {
+        if let Rule::PullRequest {
+            allowed_merge_methods,
+            ..
+        } = &mut self
+        {
+            *allowed_merge_methods = methods.iter().map(|m| (*m).to_owned()).collect();
+        }
+        self
+    }
+
+    /// This pull request rule also requiring a code owner's approval.
+    pub fn code_owners(mut self) -> Rule {
+        if let Rule::PullRequest { code_owners, .. } = &mut self {
+            *code_owners = true;
+        }
+        self
+    }
+
+    /// This pull request rule not counting the last pusher's approval.
+    pub fn last_push(mut self) -> Rule {
+        if let Rule::PullRequest { last_push, .. } = &mut self {
+            *last_push = true;
+        }
+        self
+    }
+
+    /// This pull request rule dismissing stale approvals on a push.
+    pub fn dismiss_stale(mut self) -> Rule {
+        if let Rule::PullRequest { dismiss_stale, .. } = &mut self {
+            *dismiss_stale = true;
+        }
+        self
     }
 
     /// Required status checks, by context name.
@@ -211,9 +263,13 @@ pub enum Change<'a> {
     Create,
     /// The branch is deleted.
     Delete,
-    /// A pull request whose head is `head` is merged into it by `method`
-    /// (`merge`, `squash`, `rebase`).
-    MergePull { head: &'a str, method: &'a str },
+    /// Pull request `pull`, whose head is `head`, is merged into it by
+    /// `method` (`merge`, `squash`, `rebase`).
+    MergePull {
+        pull: u64,
+        head: &'a str,
+        method: &'a str,
+    },
 }
 
 /// Why the rules refuse a change: the violation lines, and whether a
@@ -279,15 +335,19 @@ impl Repo {
             }
             (
                 Rule::PullRequest {
-                    required_approvals, ..
+                    required_approvals,
+                    code_owners,
+                    last_push,
+                    ..
                 },
-                Change::MergePull { .. },
-            ) if *required_approvals > 0 => {
-                // The fake has no reviews: none is ever approving.
-                let s = if *required_approvals == 1 { "" } else { "s" };
-                vec![format!(
-                    "At least {required_approvals} approving review{s} is required by reviewers with write access."
-                )]
+                Change::MergePull { pull, .. },
+            ) => {
+                let ask = super::approvals::ReviewAsk {
+                    required_approvals: *required_approvals,
+                    code_owners: *code_owners,
+                    last_push: *last_push,
+                };
+                self.reviews_missing(*pull, ask)
             }
             (
                 Rule::MergeQueue | Rule::MergeQueueBy { .. },

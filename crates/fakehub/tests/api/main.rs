@@ -20,6 +20,7 @@ mod merges;
 mod octocrab_client;
 mod push_commits;
 mod read_lag;
+mod review_rules;
 mod rules;
 mod settings;
 mod workflows_permission;

@@ -12,7 +12,7 @@ use crate::*;
 const MAIN_REF: &str = "/repos/acme/widgets/git/refs/heads/main";
 
 /// A commit on `feature` one ahead of `main` (a fast-forward of it).
-fn ahead(repo: &fakehub::RepoHandle) -> String {
+pub(crate) fn ahead(repo: &fakehub::RepoHandle) -> String {
     repo.push_files("feature", &[("f.txt", "f\n")], "Feature", "alice")
 }
 
@@ -21,11 +21,11 @@ async fn move_main(c: &Client, sha: &str, force: bool) -> Resp {
         .await
 }
 
-fn message(r: &Resp) -> &str {
+pub(crate) fn message(r: &Resp) -> &str {
     r.body["message"].as_str().unwrap_or_default()
 }
 
-fn violation(line: &str) -> String {
+pub(crate) fn violation(line: &str) -> String {
     format!("Repository rule violations found\n\n{line}\n\n")
 }
 
@@ -360,10 +360,7 @@ async fn a_creation_rule_refuses_creating_a_matching_branch_and_nothing_else() {
 #[tokio::test]
 async fn reviews_and_a_merge_queue_refuse_a_pull_requests_merge() {
     let (gh, repo, c) = setup().await;
-    let reviews = repo.with_ruleset(Ruleset::new("reviews").rule(Rule::PullRequest {
-        required_approvals: 1,
-        allowed_merge_methods: vec![],
-    }));
+    let reviews = repo.with_ruleset(Ruleset::new("reviews").rule(Rule::approvals(1)));
     ahead(&repo);
     let pr = c
         .post(

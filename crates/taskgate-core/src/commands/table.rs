@@ -156,8 +156,8 @@ pub const SHIP: CommandSpec = spec(
 
 pub const ACCEPT_COMMITS: CommandSpec = spec(
     "accept-commits",
-    "accept-commits <commit>",
-    "accept the story branch's commits up to `<commit>` that no task PR made (recorded)",
+    "accept-commits <full sha>",
+    "accept the story branch's commits up to `<full sha>` (all 40 hex digits) that no task PR made (recorded)",
     Maintain,
     Family::Ship,
     true,

@@ -7,8 +7,8 @@ use super::checks::{could_not, default_branch, finding, repo_url};
 use super::{Facts, Finding, Level, RepoFacts};
 use crate::config::MergeMethod;
 use crate::ship::{
-    landing_plan, BranchRules, Bypass, LandVia, QueueGrouping, QueueMethod, RuleKind, Unlandable,
-    SHIP_GATE,
+    landing_plan, BranchRules, Bypass, LandVia, QueueGrouping, QueueMethod, ReviewFlags, RuleKind,
+    Unlandable, SHIP_GATE,
 };
 
 fn queue_method_name(method: &QueueMethod) -> &str {
@@ -102,17 +102,38 @@ pub(super) fn landing(facts: &Facts, repo: &RepoFacts, out: &mut Vec<Finding>) {
     out.extend(what_can_stop_it(facts, rules, &topic));
 }
 
+/// What a `pull_request` rule asks of a story PR's reviews, in words.
+fn review_rules(approvals: u32, review: ReviewFlags) -> String {
+    let reviews = if approvals == 1 { "review" } else { "reviews" };
+    let mut asks = vec![format!("{approvals} approving {reviews}")];
+    if review.code_owners {
+        asks.push("a code owner's approval for each changed path (`CODEOWNERS`)".into());
+    }
+    if review.last_push {
+        asks.push("the last push approved by someone other than its pusher".into());
+    }
+    if review.dismiss_stale {
+        asks.push("approvals dismissed when the story branch moves".into());
+    }
+    format!(
+        "story pull requests need {}: GitHub refuses taskgate's merge until then, and a ship waits for the approvals",
+        asks.join("; ")
+    )
+}
+
 /// The rules that can still hold a landing up, and the ship gate not
 /// being required.
 fn what_can_stop_it(facts: &Facts, rules: &BranchRules, topic: &str) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in &rules.rules {
-        if let RuleKind::PullRequest { approvals, .. } = r.rule {
-            if approvals > 0 && r.bypass == Bypass::Never {
-                let reviews = if approvals == 1 { "review" } else { "reviews" };
+        if let RuleKind::PullRequest {
+            approvals, review, ..
+        } = r.rule
+        {
+            if (approvals > 0 || review.code_owners) && r.bypass == Bypass::Never {
                 out.push(
-                    finding(Level::Warn, topic, format!("story pull requests need {approvals} approving {reviews}: GitHub refuses taskgate's merge until then"))
-                        .fix("Approve a story pull request before shipping it, or add the App as a bypass actor of the ruleset.")
+                    finding(Level::Warn, topic, review_rules(approvals, review))
+                        .fix("Approve a story pull request on GitHub (before or after shipping it: a ship waits for the approval and lands once it is given), or add the App as a bypass actor of the ruleset.")
                         .link("the ruleset", rules_page(facts, r.ruleset)),
                 );
             }

@@ -409,6 +409,7 @@ fn landing_says_how_taskgate_lands_and_what_can_hold_it_up() {
         RuleKind::PullRequest {
             approvals: 1,
             methods: Vec::new(),
+            review: Default::default(),
         },
         Bypass::Never,
     ));
@@ -422,7 +423,7 @@ fn landing_says_how_taskgate_lands_and_what_can_hold_it_up() {
         landing(rules),
         [
             "Ok taskgate lands each story by merging its story pull request (a squash), the landed tree checked against the tested one, as one linear commit (the branch requires linear history)",
-            "Warn story pull requests need 1 approving review: GitHub refuses taskgate's merge until then",
+            "Warn story pull requests need 1 approving review: GitHub refuses taskgate's merge until then, and a ship waits for the approvals",
             "Note `ci/lint` must pass on a story pull request too: GitHub merges it only then",
         ]
     );
@@ -519,5 +520,31 @@ fn story_branches_say_whether_github_refuses_a_red_task_prs_merge_and_how_to_mak
     assert_eq!(
         story_branches(Err("GitHub answered 502: Bad Gateway".into())),
         ["Note could not read the rules of story branches: GitHub answered 502: Bad Gateway | "]
+    );
+}
+
+#[test]
+fn landing_names_each_review_rule_of_the_branch() {
+    let mut rules = ship_gate_required(Bypass::Never);
+    rules.rules.push(rule(
+        RuleKind::PullRequest {
+            approvals: 2,
+            methods: Vec::new(),
+            review: crate::ship::ReviewFlags {
+                code_owners: true,
+                last_push: true,
+                dismiss_stale: true,
+            },
+        },
+        Bypass::Never,
+    ));
+    let said = landing(rules);
+    let line = said
+        .iter()
+        .find(|l| l.contains("approving"))
+        .expect("the review rules");
+    assert_eq!(
+        line,
+        "Warn story pull requests need 2 approving reviews; a code owner's approval for each changed path (`CODEOWNERS`); the last push approved by someone other than its pusher; approvals dismissed when the story branch moves: GitHub refuses taskgate's merge until then, and a ship waits for the approvals"
     );
 }

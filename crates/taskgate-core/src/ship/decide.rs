@@ -289,6 +289,10 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
             if next.land_refused.as_ref().is_some_and(|f| f.head != head) {
                 next.land_refused = None;
             }
+            if next.awaiting.as_ref().is_some_and(|w| w.head != head) {
+                // A new head needs its own approvals and its own ship.
+                next.awaiting = None;
+            }
             let blockers = gate_blockers(&next, &missing);
             effects.extend(gate(&mut next, &head, &blockers, ctx));
         }
@@ -313,7 +317,7 @@ pub fn evaluate(record: &StoryRecord, ev: &Evaluation, ctx: &ShipContext) -> Shi
 
 /// What keeps the gate red besides a freeze: what is missing, and the
 /// last proof's failure on its base.
-fn gate_blockers(record: &StoryRecord, missing: &[String]) -> Vec<String> {
+pub(super) fn gate_blockers(record: &StoryRecord, missing: &[String]) -> Vec<String> {
     let mut out = missing.to_vec();
     if let Some(failure) = &record.proof_failed {
         out.extend(super::render_queue::proof_failure_lines(failure));

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{BranchRules, Built, CarId, Priority, ShipVia, StoryWorkflow};
+use super::{ApprovalFacts, BranchRules, Built, CarId, Priority, ShipVia, StoryWorkflow};
 use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 
 /// The payload of `InternalEvent::Ship`: something for a story's ship
@@ -58,6 +58,10 @@ pub enum ShipWhat {
         round: u32,
         status: u16,
         message: String,
+        /// What the executor read of the story PR's reviews when GitHub
+        /// refused it for them (`approvals`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        approvals: Option<ApprovalFacts>,
     },
     /// The landing (or the proof's commit) of round `round` failed for
     /// another reason: a 404, or 5xx past the retries.

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::approvals::{await_approvals, only_reviews, ApprovalFacts};
 use super::decide::{comment, gate, label_pr, ShipContext, ShipDecision};
 use super::queue::advance;
 use super::rules::{violations, Unlandable, Violation};
@@ -47,16 +48,22 @@ pub struct LandRefusal {
 }
 
 /// GitHub's rules refused the landing of round `round` (`message`: what
-/// GitHub said, read into violations).
+/// GitHub said, read into violations). Refused for reviews alone, the
+/// story waits for an approval (`approvals::await_approvals`, with what
+/// the shell read of the story PR's reviews in `facts`).
 pub fn on_land_refused(
     record: &StoryRecord,
     round: u32,
     violations: &[Violation],
-    message: &str,
+    (message, facts): (&str, Option<&ApprovalFacts>),
     ctx: &ShipContext,
 ) -> ShipDecision {
     if !landing(record, round) {
         return ShipDecision::unchanged(record, "a refusal of an earlier landing: ignored");
+    }
+    if only_reviews(violations) && record.pr.is_some() {
+        let facts = facts.cloned().unwrap_or_default();
+        return await_approvals(record, violations, &facts, ctx);
     }
     refused_for(record, violations, message, ctx)
 }
@@ -235,6 +242,27 @@ pub(super) fn out_of_queue(
     kind: &str,
     ctx: &ShipContext,
 ) -> ShipDecision {
+    out_of_queue_noting(record, lines, Some(note), kind, ctx)
+}
+
+/// Out of the queue as [`out_of_queue`], saying nothing on the story PR
+/// (the caller says what it needs to, once).
+pub(super) fn out_of_queue_keep(
+    record: &StoryRecord,
+    lines: Vec<String>,
+    kind: &str,
+    ctx: &ShipContext,
+) -> ShipDecision {
+    out_of_queue_noting(record, lines, None, kind, ctx)
+}
+
+fn out_of_queue_noting(
+    record: &StoryRecord,
+    lines: Vec<String>,
+    note: Option<String>,
+    kind: &str,
+    ctx: &ShipContext,
+) -> ShipDecision {
     let mut next = record.clone();
     let round = record.proof.as_ref().map_or(0, |p| p.round);
     next.state = ShipState::Shippable;
@@ -249,8 +277,10 @@ pub(super) fn out_of_queue(
         });
         if let Some(pr) = next.pr {
             effects.extend(label_pr(ctx, pr, &[], &[&ctx.config.ship_label]));
-            let marker = format!("{kind} head={} round={round}", head.short());
-            effects.push(comment(ctx, pr, note, marker));
+            if let Some(note) = note {
+                let marker = format!("{kind} head={} round={round}", head.short());
+                effects.push(comment(ctx, pr, note, marker));
+            }
         }
         let mut blockers = next.missing.clone();
         blockers.extend(lines);
@@ -271,7 +301,7 @@ const APP_EVENTS_DOC: &str = "https://docs.github.com/en/apps/using-github-apps/
 pub(crate) const WORKFLOWS_DOC: &str = "https://docs.github.com/en/apps/maintaining-github-apps/modifying-a-github-app-registration#changing-the-permissions-of-a-github-app";
 
 /// The gate's line for one violation: the rule and the branch.
-fn rule_line(v: &Violation, branch: &str) -> String {
+pub(super) fn rule_line(v: &Violation, branch: &str) -> String {
     let branch = plain_text(branch);
     match v {
         Violation::PullRequestRequired => {

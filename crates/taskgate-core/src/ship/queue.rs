@@ -285,14 +285,21 @@ pub fn on_proof_passed(
     next.state = ShipState::Shipping;
     let round = proof.round;
     // The gate on the tested commit too: a branch protection that
-    // requires `taskgate/ship-gate` finds it on what lands. (Through the
-    // story PR, GitHub judges the PR's head, whose gate is green already.)
-    // The record keeps the mark of the story head's gate, which a
-    // refused landing turns red.
+    // requires `taskgate/ship-gate` finds it on what lands. The record
+    // keeps the mark of the story head's gate, which a refused landing
+    // turned red.
     let mut effects = match proof.landing.via {
         LandVia::FastForward => gate(&mut next.clone(), commit, &[], ctx),
         LandVia::MergeQueue => {
             super::merge_queue::proven_group_gate(&mut next.clone(), proof, commit, ctx)
+        }
+        // Through the story PR GitHub judges the PR's head: its gate is
+        // written again without the last refusal (cleared above), green
+        // unless something else holds the story, so a ship refused for
+        // its reviews lands once they are given.
+        LandVia::PullRequest { .. } if next.head.as_ref() == Some(&proof.head) => {
+            let blockers = super::decide::gate_blockers(&next, &next.missing);
+            gate(&mut next, &proof.head, &blockers, ctx)
         }
         LandVia::PullRequest { .. } => vec![],
     };

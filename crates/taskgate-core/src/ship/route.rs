@@ -145,6 +145,7 @@ mod tests {
         let pr = || RuleKind::PullRequest {
             approvals: 0,
             methods: vec![],
+            review: Default::default(),
         };
         assert_eq!(train_unfit(&with(pr(), Bypass::Always)), None, "bypassed");
         assert_eq!(

@@ -43,10 +43,13 @@ pub enum Bypass {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RuleKind {
     /// Changes through a pull request, with approving reviews and the
-    /// merge methods allowed (empty: any).
+    /// merge methods allowed (empty: any), and what else the reviews must
+    /// be (code owners, the last push's, fresh).
     PullRequest {
         approvals: u32,
         methods: Vec<MergeMethod>,
+        #[serde(default)]
+        review: ReviewFlags,
     },
     /// These checks must pass, by context name.
     RequiredChecks {
@@ -60,6 +63,19 @@ pub enum RuleKind {
     Other {
         name: String,
     },
+}
+
+/// What a `pull_request` rule asks of reviews besides their number
+/// (GitHub's `require_code_owner_review`, `require_last_push_approval`,
+/// `dismiss_stale_reviews_on_push`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewFlags {
+    /// A code owner of each changed path must approve.
+    pub code_owners: bool,
+    /// The last pusher's own approval does not count.
+    pub last_push: bool,
+    /// A push dismisses the approvals of older heads.
+    pub dismiss_stale: bool,
 }
 
 /// A rule and where it comes from.
@@ -398,7 +414,10 @@ fn classify(sentence: &str) -> Violation {
         Violation::PullRequestRequired
     } else if lower.contains("merge queue") {
         Violation::MergeQueue
-    } else if lower.contains("approving review") || lower.contains("review is required") {
+    } else if lower.contains("approving review")
+        || lower.contains("review is required")
+        || lower.contains("code owner review")
+    {
         Violation::Reviews(sentence.to_owned())
     } else if lower.contains("merge commits") {
         Violation::LinearHistory
@@ -459,6 +478,7 @@ mod tests {
         RuleKind::PullRequest {
             approvals: 0,
             methods: vec![],
+            review: ReviewFlags::default(),
         }
     }
 
@@ -511,6 +531,7 @@ mod tests {
                 RuleKind::PullRequest {
                     approvals: 0,
                     methods: vec![MergeMethod::Rebase],
+                    review: ReviewFlags::default(),
                 },
                 Bypass::Never,
             ),

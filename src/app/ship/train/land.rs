@@ -240,7 +240,7 @@ impl Ship {
                 LandingAnswer::BaseMoved => ship::on_car_land_undone(&s.record),
                 LandingAnswer::Refused(message) => {
                     let found = ship::violations(message);
-                    ship::on_land_refused(&s.record, round, &found, message, &s.ctx())
+                    ship::on_land_refused(&s.record, round, &found, (message, None), &s.ctx())
                 }
                 LandingAnswer::Failed(why) => ship::on_land_failed(&s.record, round, why, &s.ctx()),
                 LandingAnswer::RulesChanged(rules) => {

@@ -21,7 +21,7 @@ fn a_refused_landing_is_said_once_on_the_story_pr_with_the_rule_and_the_setting(
     let message =
         "Repository rule violations found\n\nRequired status check \"ci\" is expected.\n\n";
     let found = crate::ship::violations(message);
-    let d = on_land_refused(&record, 1, &found, message, &w.ctx());
+    let d = on_land_refused(&record, 1, &found, (message, None), &w.ctx());
     // The story head's gate, written before, turns red.
     assert_out_of_queue(&d);
     let Effect::LabelIssue { remove, .. } = &d.effects[0] else {
@@ -49,7 +49,7 @@ fn a_refused_landing_is_said_once_on_the_story_pr_with_the_rule_and_the_setting(
         ])
     );
     // The same refusal told twice is said once.
-    let again = on_land_refused(&d.record, 1, &found, message, &w.ctx());
+    let again = on_land_refused(&d.record, 1, &found, (message, None), &w.ctx());
     assert!(again.effects.is_empty(), "{:?}", again.effects);
 }
 
@@ -153,11 +153,105 @@ fn a_workflow_change_without_the_permission_names_the_file_and_the_permission() 
     let record = shipping(&w);
     let message = "refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission";
     let found = crate::ship::violations(message);
-    let d = on_land_refused(&record, 1, &found, message, &w.ctx());
+    let d = on_land_refused(&record, 1, &found, (message, None), &w.ctx());
     let note = comment_on(&d.effects, 9);
     assert!(
         note.contains("the story changes `.github/workflows/ci.yml`, and taskgate's installation lacks the `workflows` permission"),
         "{note}"
     );
     assert!(note.contains("`Workflows: Read and write`"), "{note}");
+}
+
+/// A story proven to land through its story PR (the rules ask for one).
+fn landing_through_pr(w: &World) -> StoryRecord {
+    use crate::ship::decide::tests::{octocat, shippable_with_pr};
+    let queued = on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Label), &w.ctx()).record;
+    let base = crate::ids::CommitSha("c".repeat(40));
+    let rules = BranchRules {
+        branch: "main".into(),
+        rules: vec![BranchRule {
+            rule: RuleKind::PullRequest {
+                approvals: 1,
+                methods: vec![],
+                review: Default::default(),
+            },
+            ruleset: Some(1),
+            bypass: Bypass::Never,
+        }],
+        ..BranchRules::default()
+    };
+    let proving = start_proof(&queued, (&base, &head()), &rules, &w.ctx()).record;
+    let merge = crate::ids::CommitSha("d".repeat(40));
+    let (d, _) =
+        crate::ship::on_proof_commit(&proving, 1, &merge, &[base.clone(), head()], &w.ctx());
+    crate::ship::on_proof_passed(&d.record, &merge, &w.ctx()).record
+}
+
+#[test]
+fn a_landing_refused_for_reviews_waits_for_an_approval_says_once_and_lands_with_the_gate_green() {
+    let w = World::new();
+    let record = landing_through_pr(&w);
+    let message = "Repository rule violations found\n\nAt least 1 approving review is required by reviewers with write access.\n\nWaiting on code owner review from alice.\n\n";
+    let found = crate::ship::violations(message);
+    let facts = ApprovalFacts {
+        reviews: vec![],
+        codeowners: Some("* @global\n/src/ @alice\n".into()),
+        paths: vec!["src/a.rs".into(), "README.md".into()],
+    };
+    let d = on_land_refused(&record, 1, &found, (message, Some(&facts)), &w.ctx());
+    assert_eq!(d.record.state, ShipState::Shippable);
+    let wait = d.record.awaiting.clone().expect("waits for approvals");
+    assert_eq!(wait.shipper.login, "octocat");
+    insta::assert_snapshot!(comment_on(&d.effects, 9));
+    let gate = d.record.gate.clone().expect("the gate");
+    assert!(!gate.green);
+    // An approval ships it again as its shipper; refused again on the
+    // same head, nothing more is said (the gate still says why).
+    let by = crate::ship::on_story_approved(&d.record).expect("ships again");
+    let again = on_ship_request(&d.record, &by, &w.ctx());
+    assert!(again.accepted, "{}", again.outcome);
+    let proving = start_proof(
+        &again.record,
+        (&crate::ids::CommitSha("c".repeat(40)), &head()),
+        &record_rules(),
+        &w.ctx(),
+    )
+    .record;
+    let merge = crate::ids::CommitSha("d".repeat(40));
+    let (p, _) = crate::ship::on_proof_commit(
+        &proving,
+        1,
+        &merge,
+        &[crate::ids::CommitSha("c".repeat(40)), head()],
+        &w.ctx(),
+    );
+    let passed = crate::ship::on_proof_passed(&p.record, &merge, &w.ctx());
+    // The gate on the story PR's head is green again before it lands.
+    assert!(passed.record.gate.as_ref().is_some_and(|g| g.green));
+    assert!(passed
+        .effects
+        .iter()
+        .any(|e| matches!(e, Effect::UpdateCheckRun { update, .. } if update.conclusion == Some(crate::effect::CheckConclusion::Success))));
+    let refused = on_land_refused(&passed.record, 1, &found, (message, Some(&facts)), &w.ctx());
+    assert!(
+        !names(&refused.effects).contains(&"post_comment"),
+        "said once: {:?}",
+        names(&refused.effects)
+    );
+    assert!(refused.record.awaiting.is_some());
+}
+
+fn record_rules() -> BranchRules {
+    BranchRules {
+        branch: "main".into(),
+        classic: true,
+        ..BranchRules::default()
+    }
+}
+
+#[test]
+fn an_approval_of_a_story_not_waiting_or_moved_on_ships_nothing() {
+    let w = World::new();
+    let record = crate::ship::decide::tests::shippable_with_pr(&w);
+    assert!(crate::ship::on_story_approved(&record).is_err());
 }
