@@ -21,6 +21,7 @@ pub mod discover;
 pub mod parse;
 pub mod problem;
 pub mod render;
+pub mod starter;
 pub mod validate;
 pub mod yaml;
 
@@ -396,9 +397,12 @@ impl Serialize for PlanReport {
 /// Parse and validate one plan file: what `taskgate plan validate` runs and
 /// what the engine runs before creating anything.
 pub fn check_plan(file: &str, src: &str, config: &RepoConfig, repo: &dyn RepoFiles) -> PlanReport {
-    let (plan, mut problems) = parse_plan(src);
+    let (plan, mut problems, pointers) = parse::parse_plan_located(src);
     if let Some(plan) = &plan {
         problems.extend(validate_plan(plan, config, repo));
+    }
+    if let Some(pointers) = pointers {
+        pointers.attach(&mut problems);
     }
     problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
     let plan = if problems.iter().any(Problem::is_error) {
@@ -542,7 +546,8 @@ mod tests {
                 "problems": [{
                     "line": 4, "column": 18, "severity": "error", "code": "unknown_dependency",
                     "message": "task `a` depends on unknown task `b`",
-                    "task": "a", "dependency": "b", "suggestion": null
+                    "task": "a", "dependency": "b", "suggestion": null,
+                    "pointer": "/tasks/0/depends_on/0"
                 }]
             })
         );
