@@ -361,6 +361,15 @@ impl Processor {
                         decision
                             .effects
                             .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
+                        // A plan or the config it changes: checked on its head.
+                        if let Some(plans) = self
+                            .syncer
+                            .on_pull_request_plans(installation, &pull)
+                            .await?
+                        {
+                            decision.outcome = format!("{}; {}", decision.outcome, plans.outcome);
+                            decision.effects.extend(plans.effects);
+                        }
                         Ok(decision)
                     }
                 }

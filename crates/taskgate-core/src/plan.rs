@@ -37,7 +37,8 @@ pub use discover::{
 pub use parse::parse_plan;
 pub use problem::{Problem, ProblemKind, Severity};
 pub use render::{
-    parent_state, render_mermaid, render_problems, render_tree, render_validation_report,
+    parent_state, render_check_problems, render_check_report, render_mermaid, render_problems,
+    render_tree, render_validation_report,
 };
 pub use validate::validate_plan;
 
@@ -531,6 +532,20 @@ mod tests {
             serde_json::to_string(&TaskState::InProgress).unwrap(),
             "\"in-progress\""
         );
+    }
+
+    #[test]
+    fn check_runs_name_each_problem_by_its_json_pointer_too() {
+        let src = "story: s\ntasks:\n  - id: a\n    acceptance: { tests: [x] }\n  - id: b\n    depends_on: [a, c]\n    acceptance:\n      tests: [{ cmd: y, timeout_seconds: 0 }]\n    colour: red\n";
+        let report = check_plan("p.yml", src, &RepoConfig::default(), &NoFiles);
+        insta::assert_snapshot!(render_check_report(std::slice::from_ref(&report)));
+        let notes = Problem::annotations("p.yml", &report.problems);
+        assert!(
+            notes[0].message.ends_with("(at /tasks/1/depends_on/1)"),
+            "{notes:?}"
+        );
+        // The command line keeps `file:line:column: error: message`.
+        assert!(!render_validation_report(&[report]).contains("(at "));
     }
 
     #[test]

@@ -87,7 +87,12 @@ impl Problem {
                 p.pos.map(|pos| crate::CheckAnnotation {
                     path: path.to_owned(),
                     line: pos.line as u32,
-                    message: p.message.clone(),
+                    message: match p.pointer.as_deref() {
+                        Some(pointer) if !pointer.is_empty() => {
+                            format!("{} (at {pointer})", p.message)
+                        }
+                        _ => p.message.clone(),
+                    },
                 })
             })
             .collect()
