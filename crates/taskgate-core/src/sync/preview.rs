@@ -257,7 +257,9 @@ fn would_do(tallies: &[(String, Tally)]) -> (String, String) {
         summary = format!("`{CONFIG_PATH}` is valid; no plan changed.\n");
     }
     summary.push_str("\nNothing is created or changed before the merge.");
-    let title = if stories + tasks + links + changed == 0 {
+    let title = if tallies.is_empty() {
+        format!("{CONFIG_PATH} is valid; no plan changed")
+    } else if stories + tasks + links + changed == 0 {
         "The plans are valid; merging changes nothing on GitHub".to_owned()
     } else {
         format!(
@@ -347,6 +349,29 @@ mod tests {
         .collect();
         let (title, summary, _) = preview(PLAN, &issues);
         insta::assert_snapshot!(format!("{title}\n\n{summary}"));
+    }
+
+    #[test]
+    fn a_broken_config_fails_the_check_at_its_place_and_a_fine_one_alone_says_so() {
+        let mut p = PlanPreview {
+            repo: RepoName::parse("o/r").unwrap(),
+            head: CommitSha("c".repeat(40)),
+            number: IssueNumber(7),
+            config: Some("limits:\n  max_debug_attempts: 11\n".into()),
+            plans: vec![],
+        };
+        let shown = |p: &PlanPreview| match decide_plan_preview(p).effects.as_slice() {
+            [Effect::CreateCheckRun { check, .. }] => {
+                format!(
+                    "{:?}: {}\n\n{}",
+                    check.conclusion, check.title, check.summary
+                )
+            }
+            other => panic!("one check run: {other:?}"),
+        };
+        insta::assert_snapshot!(shown(&p));
+        p.config = Some("limits:\n  max_debug_attempts: 5\n".into());
+        insta::assert_snapshot!(shown(&p));
     }
 
     #[test]
