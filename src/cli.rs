@@ -8,6 +8,7 @@ pub mod init;
 pub mod paths;
 pub mod plan;
 pub mod run;
+pub mod schema;
 pub mod setup;
 
 use std::path::{Path, PathBuf};

@@ -71,6 +71,8 @@ enum Command {
     Plan(cli::plan::PlanCommand),
     /// Classify a failed command's log (on stdin): prints its kind and summary.
     Classify(ClassifyArgs),
+    /// Print the JSON Schema of a plan file or of .github/taskgate.yml.
+    Schema(cli::schema::SchemaArgs),
 }
 
 #[derive(Args)]
@@ -520,6 +522,7 @@ async fn run() -> anyhow::Result<()> {
             running.wait().await;
         }
         Command::Classify(args) => classify(args)?,
+        Command::Schema(args) => print!("{}", cli::schema::run(&args)),
         Command::Resync(args) => resync(args).await?,
         Command::Migrate(args) => migrate(args)?,
         Command::Init(args) => print!("{}", cli::init::run(&args)?),

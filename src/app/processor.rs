@@ -361,6 +361,25 @@ impl Processor {
                         decision
                             .effects
                             .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
+                        // A plan or the config it changes: checked on its head.
+                        // A preview GitHub refuses for good costs the pull
+                        // request its preview, never the decision above.
+                        match self.syncer.on_pull_request_plans(installation, &pull).await {
+                            Ok(Some(plans)) => {
+                                decision.outcome =
+                                    format!("{}; {}", decision.outcome, plans.outcome);
+                                decision.effects.extend(plans.effects);
+                            }
+                            Ok(None) => {}
+                            Err(e) => match DecideError::from(e) {
+                                DecideError::Transient(why) => {
+                                    return Err(DecideError::Transient(why))
+                                }
+                                DecideError::Permanent(why) => {
+                                    tracing::warn!(%why, "no plan preview for the pull request");
+                                }
+                            },
+                        }
                         Ok(decision)
                     }
                 }

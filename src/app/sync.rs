@@ -34,6 +34,7 @@ use taskgate_core::webhook::PushEvent;
 use taskgate_core::Decision;
 
 mod first_read;
+mod pull;
 mod pushed;
 mod store;
 

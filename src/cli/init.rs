@@ -191,6 +191,11 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(config, RepoConfig::default());
         assert_eq!(load_config(Some(CONFIG_TEMPLATE)).unwrap(), config);
+        // Editors check it against the published schema.
+        assert_eq!(
+            CONFIG_TEMPLATE.lines().next(),
+            Some(taskgate_core::schema::modeline("config").as_str())
+        );
         // Every top-level key is shown, the unset ones as comments.
         for key in [
             "runner:",

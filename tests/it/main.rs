@@ -37,6 +37,7 @@ mod intake;
 mod lists_lag;
 mod milestones;
 mod ordinary_prs;
+mod plan_preview;
 mod plan_sync;
 mod quarantine;
 mod quarantine_actions;

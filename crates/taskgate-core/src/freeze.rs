@@ -235,8 +235,6 @@ pub fn unfrozen(changes: &[Change]) -> impl Iterator<Item = &RepoName> {
     })
 }
 
-const WINDOW_KEYS: &[&str] = &["days", "from", "to", "reason"];
-
 const DAYS: [(&str, &str, Weekday); 7] = [
     ("mon", "monday", Weekday::Mon),
     ("tue", "tuesday", Weekday::Tue),
@@ -267,7 +265,7 @@ pub(crate) fn read_freeze_windows(n: &Node, p: &mut Vec<Problem>) -> Vec<FreezeW
 
 fn read_window(i: usize, n: &Node, p: &mut Vec<Problem>) -> Option<FreezeWindow> {
     let what = format!("freeze_windows[{i}]");
-    let f = Fields::new(n, &what, WINDOW_KEYS, p)?;
+    let f = Fields::of(n, &what, &crate::schema::config::WINDOW, p)?;
     let before = p.len();
     let days = read_days(&f, &what, p);
     let from = read_time(&f, &what, "from", p);

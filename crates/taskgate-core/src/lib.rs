@@ -38,6 +38,7 @@ pub mod redeliver;
 pub mod refusal;
 pub mod render;
 pub mod report;
+pub mod schema;
 pub mod ship;
 pub mod story;
 pub mod sync;

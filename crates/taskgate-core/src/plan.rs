@@ -21,6 +21,7 @@ pub mod discover;
 pub mod parse;
 pub mod problem;
 pub mod render;
+pub mod starter;
 pub mod validate;
 pub mod yaml;
 
@@ -36,7 +37,8 @@ pub use discover::{
 pub use parse::parse_plan;
 pub use problem::{Problem, ProblemKind, Severity};
 pub use render::{
-    parent_state, render_mermaid, render_problems, render_tree, render_validation_report,
+    parent_state, render_check_problems, render_check_report, render_mermaid, render_problems,
+    render_tree, render_validation_report,
 };
 pub use validate::validate_plan;
 
@@ -396,9 +398,12 @@ impl Serialize for PlanReport {
 /// Parse and validate one plan file: what `taskgate plan validate` runs and
 /// what the engine runs before creating anything.
 pub fn check_plan(file: &str, src: &str, config: &RepoConfig, repo: &dyn RepoFiles) -> PlanReport {
-    let (plan, mut problems) = parse_plan(src);
+    let (plan, mut problems, pointers) = parse::parse_plan_located(src);
     if let Some(plan) = &plan {
         problems.extend(validate_plan(plan, config, repo));
+    }
+    if let Some(pointers) = pointers {
+        pointers.attach(&mut problems);
     }
     problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
     let plan = if problems.iter().any(Problem::is_error) {
@@ -530,6 +535,20 @@ mod tests {
     }
 
     #[test]
+    fn check_runs_name_each_problem_by_its_json_pointer_too() {
+        let src = "story: s\ntasks:\n  - id: a\n    acceptance: { tests: [x] }\n  - id: b\n    depends_on: [a, c]\n    acceptance:\n      tests: [{ cmd: y, timeout_seconds: 0 }]\n    colour: red\n";
+        let report = check_plan("p.yml", src, &RepoConfig::default(), &NoFiles);
+        insta::assert_snapshot!(render_check_report(std::slice::from_ref(&report)));
+        let notes = Problem::annotations("p.yml", &report.problems);
+        assert!(
+            notes[0].message.ends_with("(at /tasks/1/depends_on/1)"),
+            "{notes:?}"
+        );
+        // The command line keeps `file:line:column: error: message`.
+        assert!(!render_validation_report(&[report]).contains("(at "));
+    }
+
+    #[test]
     fn json_report_is_machine_readable() {
         let src =
             "story: s\ntasks:\n  - id: a\n    depends_on: [b]\n    acceptance: { tests: [x] }\n";
@@ -542,7 +561,8 @@ mod tests {
                 "problems": [{
                     "line": 4, "column": 18, "severity": "error", "code": "unknown_dependency",
                     "message": "task `a` depends on unknown task `b`",
-                    "task": "a", "dependency": "b", "suggestion": null
+                    "task": "a", "dependency": "b", "suggestion": null,
+                    "pointer": "/tasks/0/depends_on/0"
                 }]
             })
         );

@@ -16,6 +16,7 @@
 mod decide;
 mod desired;
 mod pace;
+mod preview;
 #[cfg(test)]
 mod test_support;
 
@@ -28,6 +29,7 @@ pub use decide::{
 };
 pub use desired::{reconcile, IssueRecord, RepoView};
 pub use pace::announce_pace;
+pub use preview::{decide_plan_preview, PlanPreview};
 
 use crate::ids::{CommitSha, InstallationId, RepoName, StoryId};
 

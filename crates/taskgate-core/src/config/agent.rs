@@ -110,8 +110,6 @@ pub enum AgentProblem {
     BothKeys,
 }
 
-const FORMS: &[&str] = &["mention", "label", "workflow"];
-
 /// The role's agent from `agent` or `agent_workflow`, every problem with
 /// its place; `None` when it names none or is refused.
 pub(super) fn read_agent(role: &str, rf: &Fields, p: &mut Vec<Problem>) -> Option<AgentRoute> {
@@ -151,10 +149,9 @@ pub(super) fn read_agent(role: &str, rf: &Fields, p: &mut Vec<Problem>) -> Optio
 /// `{ mention: … }`, `{ label: … }` or `{ workflow: … }`: exactly one.
 fn read_form(n: &Node, role: &str, p: &mut Vec<Problem>) -> Option<AgentRoute> {
     let what = format!("role `{role}`'s agent");
-    let f = Fields::new(n, &what, FORMS, p)?;
-    let named: Vec<&str> = FORMS
-        .iter()
-        .copied()
+    let f = Fields::of(n, &what, &crate::schema::config::AGENT, p)?;
+    let named: Vec<&str> = crate::schema::config::AGENT
+        .keys()
         .filter(|k| f.get(k).is_some())
         .collect();
     match named.as_slice() {

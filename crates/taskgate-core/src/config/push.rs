@@ -20,7 +20,7 @@ use super::{load_config, CONFIG_PATH};
 use crate::decide::Decision;
 use crate::event::Change;
 use crate::ids::{CommitSha, RepoName};
-use crate::plan::{render_problems, Problem};
+use crate::plan::{render_check_problems, Problem};
 use crate::sync::PLAN_CHECK;
 use crate::CheckConclusion;
 use crate::{CheckRunSpec, Effect};
@@ -111,7 +111,7 @@ pub fn decide_first_config_read(
 fn config_refused(repo: &RepoName, sha: &CommitSha, problems: &[Problem]) -> Effect {
     let errors = problems.iter().filter(|p| p.is_error()).count();
     let annotations = Problem::annotations(CONFIG_PATH, problems);
-    let report = render_problems(CONFIG_PATH, problems);
+    let report = render_check_problems(CONFIG_PATH, problems);
     Effect::CreateCheckRun {
         repo: repo.clone(),
         check: CheckRunSpec {
@@ -183,7 +183,7 @@ mod tests {
         taskgate read `.github/taskgate.yml` and found problems, so it did not take this config: every story keeps following the last config that loaded (permissions, gates, freeze windows, the runner's network). Fix them and push again.
 
         ```text
-        .github/taskgate.yml:3:11: error: `permissions.ship: owner` is not valid; expected one of: read, triage, write, maintain, admin
+        .github/taskgate.yml:3:11: error: `permissions.ship: owner` is not valid; expected one of: read, triage, write, maintain, admin (at /commands/permissions/ship)
         ```
         ");
         let quiet = decide_config_read(

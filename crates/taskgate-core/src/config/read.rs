@@ -11,43 +11,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::plan::yaml::{self, as_str, Fields, Node, Value};
 use crate::plan::{Problem, ProblemKind};
-
-const TOP_KEYS: &[&str] = &[
-    "runner",
-    "runner_workflow",
-    "runner_network",
-    "roles",
-    "routing",
-    "limits",
-    "review",
-    "allow_self_approval",
-    "auto_fix",
-    "merge_method",
-    "ship_label",
-    "deploy_workflow",
-    "validation_workflow",
-    "commands",
-    "freeze_windows",
-    "rollback_gates",
-    "ship_gates",
-    "ship_batch_max",
-    "ship_parallel",
-    "ship_batch_wait",
-    "ship_bisect",
-    "ship_train",
-    "flaky",
-];
-const FLAKY_KEYS: &[&str] = &["quarantine_after", "quarantine_days", "unrelated_paths"];
-const ROLE_KEYS: &[&str] = &["assignees", "labels", "agent", "agent_workflow"];
-const LIMIT_KEYS: &[&str] = &[
-    "max_debug_attempts",
-    "max_branch_depth",
-    "branch_timeout_seconds",
-    "max_concurrent_branches",
-    "max_concurrent_runs",
-    "max_plan_depth",
-];
-const COMMAND_KEYS: &[&str] = &["prefix", "short_form", "permissions"];
+use crate::schema::config as schema;
 
 /// `None` (no file) → defaults. `Err` lists every error (warnings are dropped).
 pub fn load_config(src: Option<&str>) -> Result<RepoConfig, Vec<Problem>> {
@@ -71,11 +35,11 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
         Ok(None) => return (c, problems),
         Err(p) => return (c, vec![*p]),
     };
-    let Some(f) = Fields::new(&root, "the config", TOP_KEYS, &mut problems) else {
+    let Some(f) = Fields::of(&root, "the config", &schema::CONFIG, &mut problems) else {
         return (c, problems);
     };
     let p = &mut problems;
-    if let Some(r) = f.choice("runner", &["local", "actions"], p) {
+    if let Some(r) = f.choice_of("runner", p) {
         c.runner = if r == "actions" {
             RunnerKind::Actions
         } else {
@@ -95,11 +59,11 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     }
     if let Some(lf) = f
         .get("limits")
-        .and_then(|n| Fields::new(n, "limits", LIMIT_KEYS, p))
+        .and_then(|n| Fields::of(n, "limits", &schema::LIMITS, p))
     {
         read_limits(&lf, &mut c.limits, p);
     }
-    if let Some(r) = f.choice("review", &["auto", "human"], p) {
+    if let Some(r) = f.choice_of("review", p) {
         c.review = if r == "human" {
             ReviewMode::Human
         } else {
@@ -112,7 +76,7 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     if let Some(b) = f.bool("auto_fix", p) {
         c.auto_fix = b;
     }
-    if let Some(m) = f.choice("merge_method", &["merge", "squash", "rebase"], p) {
+    if let Some(m) = f.choice_of("merge_method", p) {
         c.merge_method = match m.as_str() {
             "merge" => MergeMethod::Merge,
             "rebase" => MergeMethod::Rebase,
@@ -124,7 +88,7 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     c.validation_workflow = f.str("validation_workflow", p);
     if let Some(cf) = f
         .get("commands")
-        .and_then(|n| Fields::new(n, "commands", COMMAND_KEYS, p))
+        .and_then(|n| Fields::of(n, "commands", &schema::COMMANDS, p))
     {
         read_commands(&cf, &mut c.commands, p);
     }
@@ -144,27 +108,28 @@ pub fn parse_config(src: &str) -> (RepoConfig, Vec<Problem>) {
     read_train(&f, &mut c, p);
     if let Some(ff) = f
         .get("flaky")
-        .and_then(|n| Fields::new(n, "flaky", FLAKY_KEYS, p))
+        .and_then(|n| Fields::of(n, "flaky", &schema::FLAKY, p))
     {
         read_flaky(&ff, &mut c.flaky, p);
     }
     problems.sort_by_key(|p| p.pos.map(|p| (p.line, p.column)).unwrap_or((usize::MAX, 0)));
+    yaml::Pointers::of(&root).attach(&mut problems);
     (c, problems)
 }
 
 /// The ship train's keys: `ship_batch_max`, `ship_parallel`,
 /// `ship_batch_wait`, `ship_bisect`, `ship_train`.
 fn read_train(f: &Fields, c: &mut RepoConfig, p: &mut Vec<Problem>) {
-    if let Some(v) = f.int("ship_batch_max", 1, 100, p) {
+    if let Some(v) = f.bounded("ship_batch_max", p) {
         c.ship_batch_max = v as u32;
     }
-    if let Some(v) = f.int("ship_parallel", 1, 100, p) {
+    if let Some(v) = f.bounded("ship_parallel", p) {
         c.ship_parallel = v as u32;
     }
-    if let Some(v) = f.int("ship_batch_wait", 0, 3_600, p) {
+    if let Some(v) = f.bounded("ship_batch_wait", p) {
         c.ship_batch_wait = v as u32;
     }
-    if let Some(how) = f.choice("ship_bisect", &["attribution", "halves"], p) {
+    if let Some(how) = f.choice_of("ship_bisect", p) {
         c.ship_bisect = match how.as_str() {
             "halves" => ShipBisect::Halves,
             _ => ShipBisect::Attribution,
@@ -179,7 +144,7 @@ fn read_train(f: &Fields, c: &mut RepoConfig, p: &mut Vec<Problem>) {
 /// with nothing set.
 fn read_roles(n: &Node, roles: &mut BTreeMap<String, Role>, p: &mut Vec<Problem>) {
     for (name, _, node) in map_entries(n, "roles", p) {
-        if let Some(rf) = Fields::new(node, &format!("role `{name}`"), ROLE_KEYS, p) {
+        if let Some(rf) = Fields::of(node, &format!("role `{name}`"), &schema::ROLE, p) {
             let role = Role {
                 assignees: rf
                     .str_list("assignees", p)
@@ -240,33 +205,32 @@ fn read_routing(
 
 /// `limits.*`, each within its range (see the table in the header).
 fn read_limits(lf: &Fields, l: &mut Limits, p: &mut Vec<Problem>) {
-    let int = |key: &str, min: u64, max: u64, p: &mut Vec<Problem>| lf.int(key, min, max, p);
-    if let Some(v) = int("max_debug_attempts", 1, 10, p) {
+    if let Some(v) = lf.bounded("max_debug_attempts", p) {
         l.max_debug_attempts = v as u32
     }
-    if let Some(v) = int("max_branch_depth", 1, 5, p) {
+    if let Some(v) = lf.bounded("max_branch_depth", p) {
         l.max_branch_depth = v as u32
     }
-    if let Some(v) = int("branch_timeout_seconds", 60, 30 * 86_400, p) {
+    if let Some(v) = lf.bounded("branch_timeout_seconds", p) {
         l.branch_timeout_seconds = v
     }
-    if let Some(v) = int("max_concurrent_branches", 1, 50, p) {
+    if let Some(v) = lf.bounded("max_concurrent_branches", p) {
         l.max_concurrent_branches = v as u32
     }
-    if let Some(v) = int("max_concurrent_runs", 1, 64, p) {
+    if let Some(v) = lf.bounded("max_concurrent_runs", p) {
         l.max_concurrent_runs = v as u32
     }
-    if let Some(v) = int("max_plan_depth", 1, 5, p) {
+    if let Some(v) = lf.bounded("max_plan_depth", p) {
         l.max_plan_depth = v as u32
     }
 }
 
 /// `flaky.*`, each within its range (see the table in the header).
 fn read_flaky(ff: &Fields, flaky: &mut FlakyConfig, p: &mut Vec<Problem>) {
-    if let Some(v) = ff.int("quarantine_after", 1, 100, p) {
+    if let Some(v) = ff.bounded("quarantine_after", p) {
         flaky.quarantine_after = v as u32;
     }
-    if let Some(v) = ff.int("quarantine_days", 1, 365, p) {
+    if let Some(v) = ff.bounded("quarantine_days", p) {
         flaky.quarantine_days = v as u32;
     }
     if ff.get("unrelated_paths").is_some() {

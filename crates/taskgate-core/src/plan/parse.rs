@@ -4,56 +4,41 @@
 
 use std::collections::BTreeMap;
 
-use super::yaml::{self, as_str, Fields, Node, Value};
+use super::yaml::{self, as_str, Fields, Node, Pointers, Value};
 use super::{
     Acceptance, Metric, MetricOp, Milestone, Plan, Pos, Problem, ProblemKind, Settings, Spanned,
     Task, TaskId, TestSpec, DEFAULT_GATE,
 };
 use crate::config::{ReviewMode, FAILURE_KINDS};
 use crate::results::{ReportGlobs, TestId};
-
-/// Bounds for test and milestone timeouts: one second to six hours (the
-/// longest a GitHub Actions job may run).
-pub const TIMEOUT_RANGE: (u64, u64) = (1, 6 * 3600);
-
-const PLAN_KEYS: &[&str] = &["story", "settings", "integration", "tasks"];
-const SETTINGS_KEYS: &[&str] = &[
-    "review",
-    "auto_fix",
-    "max_debug_attempts",
-    "max_branch_depth",
-    "branch_timeout_seconds",
-    "max_concurrent_branches",
-    "max_depth",
-];
-const MILESTONE_KEYS: &[&str] = &["id", "after", "cmd", "timeout_seconds"];
-const TASK_KEYS: &[&str] = &[
-    "id",
-    "title",
-    "description",
-    "role",
-    "depends_on",
-    "tasks",
-    "acceptance",
-    "failure_routing",
-    "requires_testing",
-    "max_retries",
-    "review",
-];
-const ACCEPTANCE_KEYS: &[&str] = &["tests", "expected_artifacts", "metrics", "required_tests"];
-const TEST_KEYS: &[&str] = &["cmd", "timeout_seconds", "gate", "reports"];
-const METRIC_KEYS: &[&str] = &["name", "operator", "value"];
+use crate::schema::plan as schema;
 
 /// Parses a plan. The plan is returned whenever its shape could be read, even
 /// with problems, so that validation can report more of them in one go.
+/// Each problem carries its JSON pointer.
 pub fn parse_plan(src: &str) -> (Option<Plan>, Vec<Problem>) {
-    let mut problems = Vec::new();
+    let (plan, mut problems, pointers) = parse_plan_located(src);
+    if let Some(pointers) = pointers {
+        pointers.attach(&mut problems);
+    }
+    (plan, problems)
+}
+
+/// [`parse_plan`], with the document's [`Pointers`] (when it was read as a
+/// tree) for the problems found later (validation).
+pub(crate) fn parse_plan_located(src: &str) -> (Option<Plan>, Vec<Problem>, Option<Pointers>) {
     let root = match yaml::load(src) {
         Ok(Some(root)) => root,
-        Ok(None) => return (None, vec![Problem::new(None, ProblemKind::EmptyPlan)]),
-        Err(p) => return (None, vec![*p]),
+        Ok(None) => return (None, vec![Problem::new(None, ProblemKind::EmptyPlan)], None),
+        Err(p) => return (None, vec![*p], None),
     };
-    let Some(f) = Fields::new(&root, "the plan", PLAN_KEYS, &mut problems) else {
+    let (plan, problems) = read_plan(&root);
+    (plan, problems, Some(Pointers::of(&root)))
+}
+
+fn read_plan(root: &Node) -> (Option<Plan>, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let Some(f) = Fields::of(root, "the plan", &schema::PLAN, &mut problems) else {
         return (None, problems);
     };
     let story = f.str("story", &mut problems).unwrap_or_else(|| {
@@ -105,29 +90,26 @@ fn seq<'n>(node: Option<&'n Node>, field: &str, problems: &mut Vec<Problem>) -> 
 }
 
 fn parse_review(f: &Fields, problems: &mut Vec<Problem>) -> Option<ReviewMode> {
-    f.choice("review", &["auto", "human"], problems)
-        .map(|s| match s.as_str() {
-            "human" => ReviewMode::Human,
-            _ => ReviewMode::Auto,
-        })
+    f.choice_of("review", problems).map(|s| match s.as_str() {
+        "human" => ReviewMode::Human,
+        _ => ReviewMode::Auto,
+    })
 }
 
 fn parse_settings(node: &Node, problems: &mut Vec<Problem>) -> Settings {
-    let Some(f) = Fields::new(node, "settings", SETTINGS_KEYS, problems) else {
+    let Some(f) = Fields::of(node, "settings", &schema::SETTINGS, problems) else {
         return Settings::default();
     };
     Settings {
         review: parse_review(&f, problems),
         auto_fix: f.bool("auto_fix", problems),
-        max_debug_attempts: f
-            .int("max_debug_attempts", 1, 10, problems)
-            .map(|v| v as u32),
-        max_branch_depth: f.int("max_branch_depth", 1, 5, problems).map(|v| v as u32),
-        branch_timeout_seconds: f.int("branch_timeout_seconds", 60, 30 * 86400, problems),
+        max_debug_attempts: f.bounded("max_debug_attempts", problems).map(|v| v as u32),
+        max_branch_depth: f.bounded("max_branch_depth", problems).map(|v| v as u32),
+        branch_timeout_seconds: f.bounded("branch_timeout_seconds", problems),
         max_concurrent_branches: f
-            .int("max_concurrent_branches", 1, 50, problems)
+            .bounded("max_concurrent_branches", problems)
             .map(|v| v as u32),
-        max_depth: f.int("max_depth", 1, 5, problems).map(|v| v as u32),
+        max_depth: f.bounded("max_depth", problems).map(|v| v as u32),
     }
 }
 
@@ -137,11 +119,7 @@ fn parse_id(f: &Fields, context: &str, problems: &mut Vec<Problem>) -> Option<Sp
         return None;
     };
     let id = as_str(node, "id", problems)?;
-    if id.is_empty()
-        || !id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
+    if !crate::schema::is_id(&id) {
         problems.push(Problem::new(
             Some(node.pos),
             ProblemKind::InvalidId { id: id.clone() },
@@ -164,16 +142,16 @@ fn ids(f: &Fields, key: &str, problems: &mut Vec<Problem>) -> Vec<Spanned<TaskId
 }
 
 fn timeout(f: &Fields, problems: &mut Vec<Problem>) -> Option<u64> {
-    f.int(
-        "timeout_seconds",
-        TIMEOUT_RANGE.0,
-        TIMEOUT_RANGE.1,
-        problems,
-    )
+    f.bounded("timeout_seconds", problems)
 }
 
 fn parse_milestone(node: &Node, problems: &mut Vec<Problem>) -> Option<Milestone> {
-    let f = Fields::new(node, "an integration milestone", MILESTONE_KEYS, problems)?;
+    let f = Fields::of(
+        node,
+        "an integration milestone",
+        &schema::MILESTONE,
+        problems,
+    )?;
     let id = parse_id(&f, "an integration milestone", problems)?;
     let context = format!("integration milestone `{}`", id.value);
     let cmd = f.str("cmd", problems);
@@ -212,7 +190,7 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
         Some(id) => format!("task `{id}`"),
         None => "a task".to_string(),
     };
-    let f = Fields::new(node, &context, TASK_KEYS, problems)?;
+    let f = Fields::of(node, &context, &schema::TASK, problems)?;
     let id = parse_id(&f, &context, problems)?;
     let mut failure_routing = BTreeMap::new();
     if let Some(n) = f.get("failure_routing") {
@@ -266,17 +244,17 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
             .unwrap_or_default(),
         failure_routing,
         requires_testing: f.bool("requires_testing", problems).unwrap_or(true),
-        max_retries: f.int("max_retries", 0, 10, problems).map(|v| v as u32),
+        max_retries: f.bounded("max_retries", problems).map(|v| v as u32),
         review: parse_review(&f, problems),
         id,
     })
 }
 
 fn parse_acceptance(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Acceptance {
-    let Some(f) = Fields::new(
+    let Some(f) = Fields::of(
         node,
         &format!("`acceptance` of {context}"),
-        ACCEPTANCE_KEYS,
+        &schema::ACCEPTANCE,
         problems,
     ) else {
         return Acceptance::default();
@@ -372,7 +350,12 @@ fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option
             reports: Vec::new(),
         });
     }
-    let f = Fields::new(node, &format!("a test of {context}"), TEST_KEYS, problems)?;
+    let f = Fields::of(
+        node,
+        &format!("a test of {context}"),
+        &schema::TEST,
+        problems,
+    )?;
     let Some(cmd) = f.str("cmd", problems) else {
         if f.get("cmd").is_none() {
             problems.push(missing(f.pos, "cmd", &format!("a test of {context}")));
@@ -383,11 +366,7 @@ fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option
         None => DEFAULT_GATE.to_string(),
         Some(n) => {
             let g = as_str(n, "gate", problems)?;
-            if g.is_empty()
-                || !g
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-            {
+            if !crate::schema::is_id(&g) {
                 problems.push(Problem::new(Some(n.pos), ProblemKind::InvalidId { id: g }));
                 return None;
             }
@@ -404,15 +383,14 @@ fn parse_test(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option
 
 fn parse_metric(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Option<Metric> {
     let what = format!("a metric of {context}");
-    let f = Fields::new(node, &what, METRIC_KEYS, problems)?;
-    for key in METRIC_KEYS {
+    let f = Fields::of(node, &what, &schema::METRIC, problems)?;
+    for key in schema::METRIC.keys() {
         if f.get(key).is_none() {
             problems.push(missing(f.pos, key, &what));
         }
     }
     let name = f.str("name", problems);
-    let symbols: Vec<&str> = MetricOp::ALL.iter().map(|(s, _)| *s).collect();
-    let operator = f.choice("operator", &symbols, problems).and_then(|s| {
+    let operator = f.choice_of("operator", problems).and_then(|s| {
         MetricOp::ALL
             .iter()
             .find(|(sym, _)| *sym == s)

@@ -23,6 +23,10 @@ pub struct Problem {
     pub message: String,
     #[serde(flatten)]
     pub kind: ProblemKind,
+    /// Where in the document, as a JSON pointer (RFC 6901) over the YAML
+    /// read as JSON: `/tasks/2/depends_on/0`. `None` without a place, or
+    /// when the text could not be read as a tree.
+    pub pointer: Option<String>,
 }
 
 impl Problem {
@@ -33,6 +37,40 @@ impl Problem {
             severity,
             message: kind.to_string(),
             kind,
+            pointer: None,
+        }
+    }
+
+    /// Whether the problem is about a key itself (an unknown key, kind or
+    /// command), so its place names the key rather than a value.
+    pub fn is_about_a_key(&self) -> bool {
+        match &self.kind {
+            ProblemKind::UnknownKey { .. }
+            | ProblemKind::UnknownFailureKind { .. }
+            | ProblemKind::UnknownCommand { .. } => true,
+            ProblemKind::Syntax { .. }
+            | ProblemKind::EmptyPlan
+            | ProblemKind::MissingField { .. }
+            | ProblemKind::WrongType { .. }
+            | ProblemKind::InvalidValue { .. }
+            | ProblemKind::OutOfRange { .. }
+            | ProblemKind::InvalidId { .. }
+            | ProblemKind::DuplicateId { .. }
+            | ProblemKind::UnknownDependency { .. }
+            | ProblemKind::SelfDependency { .. }
+            | ProblemKind::DependencyCycle { .. }
+            | ProblemKind::HierarchyDependency { .. }
+            | ProblemKind::TooDeep { .. }
+            | ProblemKind::TooManyChildren { .. }
+            | ProblemKind::NoTestCommand { .. }
+            | ProblemKind::ParentWithAcceptance { .. }
+            | ProblemKind::UnknownRole { .. }
+            | ProblemKind::BadReportGlob { .. }
+            | ProblemKind::BadPathGlob { .. }
+            | ProblemKind::EmptyRequiredTest
+            | ProblemKind::DuplicateRequiredTest { .. }
+            | ProblemKind::FreezeWindow { .. }
+            | ProblemKind::Agent { .. } => false,
         }
     }
 
@@ -49,7 +87,12 @@ impl Problem {
                 p.pos.map(|pos| crate::CheckAnnotation {
                     path: path.to_owned(),
                     line: pos.line as u32,
-                    message: p.message.clone(),
+                    message: match p.pointer.as_deref() {
+                        Some(pointer) if !pointer.is_empty() => {
+                            format!("{} (at {pointer})", p.message)
+                        }
+                        _ => p.message.clone(),
+                    },
                 })
             })
             .collect()

@@ -11,9 +11,19 @@ use super::{Plan, PlanReport, Problem, Task, TaskId, TaskState, TestSpec};
 /// One line per problem (`file:line:col: error: message`), then a summary
 /// line per file.
 pub fn render_validation_report(reports: &[PlanReport]) -> String {
+    report_text(reports, false)
+}
+
+/// [`render_validation_report`] with each problem's JSON pointer: what a
+/// check run shows, for a person and for an agent fixing the file.
+pub fn render_check_report(reports: &[PlanReport]) -> String {
+    report_text(reports, true)
+}
+
+fn report_text(reports: &[PlanReport], pointers: bool) -> String {
     let mut out = String::new();
     for r in reports {
-        out.push_str(&render_problems(&r.file, &r.problems));
+        out.push_str(&problems_text(&r.file, &r.problems, pointers));
         let warnings = match r.warning_count() {
             0 => String::new(),
             1 => ", 1 warning".into(),
@@ -44,16 +54,30 @@ pub fn render_validation_report(reports: &[PlanReport]) -> String {
 /// `file:line:col: error: message`, one line per problem (no summary):
 /// also for `.github/taskgate.yml` problems.
 pub fn render_problems(file: &str, problems: &[Problem]) -> String {
+    problems_text(file, problems, false)
+}
+
+/// [`render_problems`] with each problem's JSON pointer, as check runs show
+/// them.
+pub fn render_check_problems(file: &str, problems: &[Problem]) -> String {
+    problems_text(file, problems, true)
+}
+
+fn problems_text(file: &str, problems: &[Problem], pointers: bool) -> String {
     let mut out = String::new();
     for p in problems {
         let severity = if p.is_error() { "error" } else { "warning" };
+        let at = match &p.pointer {
+            Some(pointer) if pointers && !pointer.is_empty() => format!(" (at {pointer})"),
+            _ => String::new(),
+        };
         match p.pos {
             Some(pos) => writeln!(
                 out,
-                "{file}:{}:{}: {severity}: {}",
+                "{file}:{}:{}: {severity}: {}{at}",
                 pos.line, pos.column, p.message
             ),
-            None => writeln!(out, "{file}: {severity}: {}", p.message),
+            None => writeln!(out, "{file}: {severity}: {}{at}", p.message),
         }
         .ok();
     }

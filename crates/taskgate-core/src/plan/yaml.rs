@@ -7,6 +7,7 @@
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 
 use super::{Pos, Problem, ProblemKind};
+use crate::schema::Shape;
 
 /// A YAML value with its position.
 #[derive(Debug, Clone, PartialEq)]
@@ -205,6 +206,90 @@ fn convert(y: &MarkedYaml) -> Result<Node, Box<Problem>> {
     Ok(Node { pos, value })
 }
 
+/// Every place of a document as a JSON pointer: values (and mappings, and
+/// lists) by where they start, keys by where they are written. A block
+/// mapping starts where its first key does: a problem about a key
+/// ([`Problem::is_about_a_key`]) takes the key's pointer, any other the
+/// mapping's.
+#[derive(Debug, Clone, Default)]
+pub struct Pointers {
+    values: std::collections::HashMap<Pos, String>,
+    keys: std::collections::HashMap<Pos, String>,
+}
+
+impl Pointers {
+    pub fn of(root: &Node) -> Self {
+        let mut index = Pointers::default();
+        index.walk(root, String::new());
+        index
+    }
+
+    fn walk(&mut self, node: &Node, at: String) {
+        match &node.value {
+            Value::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.walk(item, format!("{at}/{i}"));
+                }
+            }
+            Value::Map(entries) => {
+                for (key, pos, value) in entries {
+                    let here = format!("{at}/{}", escape(key));
+                    self.keys.entry(*pos).or_insert_with(|| here.clone());
+                    self.walk(value, here);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_) => {}
+        }
+        // The outermost node that starts here wins (a mapping over its
+        // first value), so it is inserted after its children.
+        self.values.insert(node.pos, at);
+    }
+
+    /// The pointer of the place `problem` names.
+    pub fn locate(&self, problem: &Problem) -> Option<String> {
+        let pos = problem.pos?;
+        let (first, then) = if problem.is_about_a_key() {
+            (&self.keys, &self.values)
+        } else {
+            (&self.values, &self.keys)
+        };
+        first.get(&pos).or_else(|| then.get(&pos)).cloned()
+    }
+
+    /// Gives each problem without a pointer the one of its place.
+    pub fn attach(&self, problems: &mut [Problem]) {
+        for p in problems.iter_mut().filter(|p| p.pointer.is_none()) {
+            p.pointer = self.locate(p);
+        }
+    }
+}
+
+/// A key as a JSON pointer token: `~` → `~0`, `/` → `~1`.
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+impl Node {
+    /// The value as JSON, for checking a document against its schema.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Null => J::Null,
+            Value::Bool(b) => J::Bool(*b),
+            Value::Int(i) => J::from(*i),
+            Value::Float(x) => J::from(*x),
+            Value::Str(s) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|(k, _, v)| (k.clone(), v.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
 /// The closest candidate, if it is close enough to be a plausible typo.
 pub(crate) fn did_you_mean<'a>(
     word: &str,
@@ -223,6 +308,8 @@ pub(crate) fn did_you_mean<'a>(
 pub(crate) struct Fields<'n> {
     pub pos: Pos,
     entries: &'n [(String, Pos, Node)],
+    /// The table the keys, ranges and choices come from ([`Fields::of`]).
+    shape: Option<&'static Shape>,
 }
 
 impl<'n> Fields<'n> {
@@ -252,10 +339,53 @@ impl<'n> Fields<'n> {
         Some(Fields {
             pos: node.pos,
             entries,
+            shape: None,
         })
     }
 
+    /// A mapping of `shape`: its keys are the shape's, and [`Fields::bounded`]
+    /// and [`Fields::choice_of`] read their limits from it.
+    pub fn of(
+        node: &'n Node,
+        what: &str,
+        shape: &'static Shape,
+        problems: &mut Vec<Problem>,
+    ) -> Option<Self> {
+        let keys: Vec<&str> = shape.keys().collect();
+        let mut f = Fields::new(node, what, &keys, problems)?;
+        f.shape = Some(shape);
+        Some(f)
+    }
+
+    /// The shape's field `key`; a key the table lacks is a reader bug,
+    /// loud in tests.
+    fn declared(&self, key: &str) -> Option<&'static crate::schema::Field> {
+        let field = self.shape.and_then(|s| s.field(key));
+        debug_assert!(field.is_some(), "`{key}` is not in the reader's table");
+        field
+    }
+
+    /// An integer within the range the shape gives `key`.
+    pub fn bounded(&self, key: &str, problems: &mut Vec<Problem>) -> Option<u64> {
+        match self.declared(key)?.kind {
+            crate::schema::Kind::Int(b) => self.int(key, b.min, b.max, problems),
+            _ => None,
+        }
+    }
+
+    /// One of the words the shape gives `key`.
+    pub fn choice_of(&self, key: &str, problems: &mut Vec<Problem>) -> Option<String> {
+        match self.declared(key)?.kind {
+            crate::schema::Kind::Choice(words) => self.choice(key, words, problems),
+            _ => None,
+        }
+    }
+
     pub fn get(&self, key: &str) -> Option<&'n Node> {
+        debug_assert!(
+            self.shape.is_none_or(|s| s.field(key).is_some()),
+            "`{key}` is not in the reader's table"
+        );
         self.entries
             .iter()
             .find(|(k, _, _)| k == key)

@@ -10,7 +10,9 @@ use crate::config::{load_config, CONFIG_PATH};
 use crate::decide::Decision;
 use crate::event::Change;
 use crate::ids::{CommentId, CommitSha, RepoName, StoryId};
-use crate::plan::{check_plan, render_problems, render_validation_report, MemFiles, Plan, Problem};
+use crate::plan::{
+    check_plan, render_check_problems, render_check_report, MemFiles, Plan, Problem,
+};
 use crate::story::Marker;
 use crate::IssueState;
 use crate::{CheckRunSpec, Effect, Reaction};
@@ -56,14 +58,14 @@ pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
     let config = match load_config(plan.config.as_deref()) {
         Ok(config) => config,
         Err(problems) => {
-            let report = render_problems(CONFIG_PATH, &problems);
+            let report = render_check_problems(CONFIG_PATH, &problems);
             return bad_plan(&plan, CONFIG_PATH, &problems, report);
         }
     };
     let files = MemFiles(plan.files.clone());
     let report = check_plan(&plan.source, &plan.plan, &config, &files);
     let Some(parsed) = report.plan.as_ref() else {
-        let text = render_validation_report(std::slice::from_ref(&report));
+        let text = render_check_report(std::slice::from_ref(&report));
         return bad_plan(&plan, &plan.source, &report.problems, text);
     };
     let effects = pass(&plan, parsed, &files, known);
@@ -174,7 +176,7 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
     let config = match load_config(plan.config.as_deref()) {
         Ok(config) => config,
         Err(problems) => {
-            let report = render_problems(CONFIG_PATH, &problems);
+            let report = render_check_problems(CONFIG_PATH, &problems);
             return Decision {
                 outcome: format!("{CONFIG_PATH} has problems; plan not applied"),
                 changes: vec![],
@@ -185,7 +187,7 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
     let files = MemFiles(plan.files.clone());
     let report = check_plan(&plan.source, &plan.plan, &config, &files);
     let Some(parsed) = report.plan.as_ref() else {
-        let text = render_validation_report(std::slice::from_ref(&report));
+        let text = render_check_report(std::slice::from_ref(&report));
         return Decision {
             outcome: format!("plan in {} has problems; nothing changed", plan.source),
             changes: vec![],
