@@ -100,6 +100,7 @@ fn healthy() -> Facts {
         sandbox: SandboxFacts::Works {
             processes_limited: true,
         },
+        low_disk: None,
         host: "this host",
     }
 }
