@@ -522,3 +522,13 @@ fn story_branches_say_whether_github_refuses_a_red_task_prs_merge_and_how_to_mak
         ["Note could not read the rules of story branches: GitHub answered 502: Bad Gateway | "]
     );
 }
+
+#[test]
+fn a_runner_host_below_its_free_space_floor_is_said_with_what_to_do() {
+    let mut facts = healthy();
+    facts.low_disk = Some(crate::host_disk::LowDisk {
+        free_mib: 100,
+        floor_mib: 2048,
+    });
+    insta::assert_snapshot!(problems(&facts).join("\n"), @"Warn Disk: taskgate's runner host has 100 MiB of disk free, below its floor of 2048 MiB (TASKGATE_MIN_FREE_MIB), so no run starts on this host");
+}
