@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use taskgate::runner::sandbox_disk::FreeSpace;
 
-use crate::support::eventually;
 use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
+use crate::support::{eventually, metric};
 
 const HELD: &str = "Queued: taskgate's host is low on disk";
 
@@ -74,4 +74,11 @@ async fn below_the_free_space_floor_runs_are_held_and_each_check_run_says_why() 
         "{runs:#?}"
     );
     assert_eq!(healthz_with_token(&s.app.url).await.1, "ok\n");
+    // Every workspace was removed: none waits for a retry.
+    let text = s.app.metrics().await;
+    assert_eq!(
+        metric(&text, "taskgate_workspaces_unremoved"),
+        0.0,
+        "{text}"
+    );
 }
