@@ -110,6 +110,12 @@ pub struct ServeConfig {
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`; none by default).
     pub runner_network: taskgate_core::network::RunnerNetwork,
+    /// Below this many MiB free under the work directory no run starts
+    /// (`TASKGATE_MIN_FREE_MIB`; 0: no floor).
+    pub min_free_mib: u64,
+    /// Where the free space is read: `None`, the work directory's disk;
+    /// tests set a reading by hand.
+    pub free_space: Option<crate::runner::sandbox_disk::FreeSpace>,
     /// The idle loops' own looks ([`IdlePolls::DEFAULT`]; tests that
     /// prove a wake-up make them long, so only the wake-up can decide).
     pub idle_polls: IdlePolls,
@@ -162,6 +168,10 @@ impl ServeConfig {
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
             runner_network: taskgate_core::network::RunnerNetwork::Never,
+            // A nearly full CI disk must not hold the tests' runs; the
+            // floor's own tests set a reading by hand.
+            min_free_mib: 0,
+            free_space: None,
             idle_polls: IdlePolls::DEFAULT,
         }
     }

@@ -256,6 +256,11 @@ struct ServeArgs {
     #[arg(long, env = "TASKGATE_RUNNER_NETWORK", default_value = "never",
           value_parser = str::parse::<taskgate_core::network::RunnerNetwork>)]
     runner_network: taskgate_core::network::RunnerNetwork,
+    /// Below this many MiB free on the work directory's disk no run
+    /// starts: each queued check run says why (0: no floor).
+    #[arg(long, env = "TASKGATE_MIN_FREE_MIB",
+          default_value_t = taskgate_core::host_disk::DEFAULT_MIN_FREE_MIB)]
+    min_free_mib: u64,
 }
 
 impl ServeArgs {
@@ -302,6 +307,8 @@ impl ServeArgs {
             header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
             clock: taskgate::clock::Clock::system(),
             runner_network: self.runner_network,
+            min_free_mib: self.min_free_mib,
+            free_space: None,
             idle_polls: taskgate::app::IdlePolls::DEFAULT,
         })
     }

@@ -367,6 +367,11 @@ impl Operations {
             "Deliveries verified with WEBHOOK_SECRET_PREVIOUS, the secret being rotated out; once this stops growing, it can be removed",
             previous_secret.clone(),
         );
+        registry.register(
+            "workspaces_unremoved",
+            "Run workspaces taskgate could not remove (task code made them so, or a process still held them); each is tried again every tick of the run queue",
+            crate::runner::sandbox_disk::unremoved_gauge(),
+        );
         let loop_restarts = Family::<Labels, Counter>::default();
         registry.register(
             "loop_restarts",

@@ -32,6 +32,7 @@ struct WebState {
     token: Option<Arc<str>>,
     metrics: Arc<Metrics>,
     loops: Arc<crate::app::loops::supervisor::Loops>,
+    floor: crate::runner::sandbox_disk::DiskFloor,
 }
 
 /// What the routes besides the webhook need from the configuration.
@@ -47,6 +48,8 @@ pub struct WebConfig {
     pub webhook_path: String,
     /// The supervised loops' state, for `/healthz`.
     pub loops: Arc<crate::app::loops::supervisor::Loops>,
+    /// The runner's free-space floor: `/healthz` says when runs are held.
+    pub floor: crate::runner::sandbox_disk::DiskFloor,
 }
 
 /// taskgate's webhook path unless `WEBHOOK_PATH` names another (Probot's
@@ -107,6 +110,7 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
         token: token.clone(),
         metrics: intake.metrics.clone(),
         loops: config.loops,
+        floor: config.floor,
     };
     let webhook = Router::new()
         // The handler reads the body itself, within its limits.
@@ -122,7 +126,9 @@ pub fn router(intake: Arc<IntakeState>, config: WebConfig) -> Router {
 /// 200 `ok` when the store answers and every supervised loop runs, else
 /// 503 `unhealthy`. Why (a loop's panic message, the store's error, which
 /// can name a host or a path) is said only to a caller with the API token;
-/// a load balancer needs the status alone, and the log has the rest.
+/// a load balancer needs the status alone, and the log has the rest. Runs
+/// held by the free-space floor leave the server healthy (webhooks are
+/// still taken), and are said to the token's holder.
 async fn healthz(State(web): State<WebState>, headers: HeaderMap) -> impl IntoResponse {
     let mut why: String = web
         .loops
@@ -135,11 +141,23 @@ async fn healthz(State(web): State<WebState>, headers: HeaderMap) -> impl IntoRe
             why = format!("store unreachable: {e}\n");
         }
     }
-    if why.is_empty() {
-        return (StatusCode::OK, "ok\n".to_owned());
-    }
     let given = headers.get("authorization").and_then(|v| v.to_str().ok());
-    if auth::authorized(web.token.as_deref(), given) {
+    let authorized = auth::authorized(web.token.as_deref(), given);
+    if why.is_empty() {
+        let floor = web.floor.clone();
+        let low = tokio::task::spawn_blocking(move || floor.low())
+            .await
+            .ok()
+            .flatten();
+        return match low {
+            Some(low) if authorized => (
+                StatusCode::OK,
+                format!("ok\nruns are held: {}\n", low.says()),
+            ),
+            Some(_) | None => (StatusCode::OK, "ok\n".to_owned()),
+        };
+    }
+    if authorized {
         return (StatusCode::SERVICE_UNAVAILABLE, why);
     }
     tracing::warn!(why = %why.trim_end(), "unhealthy");

@@ -29,6 +29,8 @@ use taskgate_core::redeliver::REDELIVERY_WINDOW_SECONDS;
 pub struct DoctorSetup {
     pub github: std::sync::Arc<GitHubApp>,
     pub api_url: String,
+    /// The runner's free-space floor on taskgate's host.
+    pub floor: crate::runner::sandbox_disk::DiskFloor,
 }
 
 /// Where the doctor looks, and from where.
@@ -42,6 +44,8 @@ pub struct Doctor<'a> {
     pub isolation: &'a Isolation,
     /// How the report names this host.
     pub host: &'static str,
+    /// The runner's free-space floor on this host.
+    pub floor: &'a crate::runner::sandbox_disk::DiskFloor,
 }
 
 /// What the App manifest shipped with taskgate asks for.
@@ -121,6 +125,13 @@ impl Doctor<'_> {
             repository,
             deliveries: said(self.deliveries(repo_id, inst_id).await),
             sandbox: sandbox(self.isolation).await,
+            low_disk: {
+                let floor = self.floor.clone();
+                tokio::task::spawn_blocking(move || floor.low())
+                    .await
+                    .ok()
+                    .flatten()
+            },
             host: self.host,
         }
     }

@@ -178,6 +178,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         doctor: super::doctor::DoctorSetup {
             github: s.github.clone(),
             api_url: config.github_api_url.clone(),
+            floor: disk_floor(config),
         },
     }
 }
@@ -221,6 +222,7 @@ async fn listen(
             clock: config.clock.clone(),
             webhook_path: config.webhook_path.clone(),
             loops: s.loops.clone(),
+            floor: disk_floor(config),
         },
     );
     let header_read_timeout = config.header_read_timeout;
@@ -305,6 +307,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
         .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url));
     let (tick_every, actions_watch) = (config.tick_every, config.actions_watch);
     let runner_network = config.runner_network.clone();
+    let floor = disk_floor(config);
     let in_hand = run_queue::InHand::default();
     move || {
         let queue = run_queue::RunQueue {
@@ -316,6 +319,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
             git: git.clone(),
             options: crate::runner::RunOptions::default(),
             network: runner_network.clone(),
+            floor: floor.clone(),
             runs_changed: s.runs_changed.clone(),
             recorded: s.recorded.clone(),
             tick_every,
@@ -381,5 +385,16 @@ fn loopback(local: SocketAddr) -> SocketAddr {
             SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, local.port()))
         }
         _ => local,
+    }
+}
+
+/// The free-space floor under the work directory (`TASKGATE_MIN_FREE_MIB`).
+fn disk_floor(config: &ServeConfig) -> crate::runner::sandbox_disk::DiskFloor {
+    let work_dir =
+        std::path::absolute(&config.work_dir).unwrap_or_else(|_| config.work_dir.clone());
+    crate::runner::sandbox_disk::DiskFloor {
+        min_free_mib: config.min_free_mib,
+        free: (config.free_space.clone())
+            .unwrap_or(crate::runner::sandbox_disk::FreeSpace::Disk(work_dir)),
     }
 }

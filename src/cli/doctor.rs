@@ -6,6 +6,7 @@
 use anyhow::{bail, Context};
 use taskgate::app::doctor::Doctor;
 use taskgate::github::{AppCredentials, GitHubApp};
+use taskgate::runner::sandbox_disk::{DiskFloor, FreeSpace};
 use taskgate::runner::Isolation;
 use taskgate_core::doctor::render_terminal;
 use taskgate_core::ids::RepoName;
@@ -27,16 +28,42 @@ pub async fn run(args: DoctorRun) -> anyhow::Result<i32> {
     let creds = AppCredentials::from_pem(args.app_id, &args.private_key_pem)?;
     let github = GitHubApp::new(&args.github_api_url, creds);
     let isolation = Isolation::from_env();
+    let floor = disk_floor()?;
     let doctor = Doctor {
         github: &github,
         api_url: &args.github_api_url,
         now_s: chrono::Utc::now().timestamp(),
         isolation: &isolation,
         host: "this host",
+        floor: &floor,
     };
     let report = doctor.report(&repo).await;
     print!("{}", render_terminal(&report));
     Ok(if report.blocks() { 1 } else { 0 })
+}
+
+/// The runner's free-space floor as `taskgate serve` reads it from the
+/// same environment: `TASKGATE_MIN_FREE_MIB` under `TASKGATE_WORK_DIR`.
+fn disk_floor() -> anyhow::Result<DiskFloor> {
+    let min_free_mib = match std::env::var("TASKGATE_MIN_FREE_MIB") {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .with_context(|| format!("TASKGATE_MIN_FREE_MIB={v} is not a whole number of MiB"))?,
+        Err(_) => taskgate_core::host_disk::DEFAULT_MIN_FREE_MIB,
+    };
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let work_dir = std::env::var_os("TASKGATE_WORK_DIR").unwrap_or_else(|| "taskgate-work".into());
+    let work_dir = super::paths::absolute_in(&cwd, std::path::Path::new(&work_dir));
+    // The folder itself may not exist yet: its nearest existing parent.
+    let dir = work_dir
+        .ancestors()
+        .find(|p| p.exists())
+        .map_or(cwd, std::path::Path::to_owned);
+    Ok(DiskFloor {
+        min_free_mib,
+        free: FreeSpace::Disk(dir),
+    })
 }
 
 /// The repository the `origin` remote of the current directory names.

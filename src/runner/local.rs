@@ -39,8 +39,8 @@ use std::time::{Duration, Instant};
 use super::process::{DEFAULT_GRACE, DEFAULT_MAX_OUTPUT};
 use super::reports::{gate_reports, gate_tests, list_workspace, GateReports};
 use super::sandbox::{
-    borrowed_objects, processes_limited, Isolation, SandboxError, SandboxRun, PROCESSES_WARNING,
-    UNSANDBOXED_WARNING, WORKSPACE,
+    borrowed_objects, processes_limited, Isolation, RunDisk, SandboxError, SandboxRun,
+    PROCESSES_WARNING, UNSANDBOXED_WARNING, WORKSPACE,
 };
 use super::CancelToken;
 use taskgate_core::classify::FailureKind;
@@ -86,6 +86,10 @@ pub struct RunOptions {
     /// The repository's tests quarantined as flaky now (`core::flaky`),
     /// from the store: their failures do not fail a gate.
     pub quarantined: Arc<BTreeSet<TestId>>,
+    /// The disk the workspace is on ([`super::Workspace::disk`]): a
+    /// command that fails on a full capped disk fails as `tooling_error`
+    /// saying so; an uncapped one is said on every gate.
+    pub disk: RunDisk,
 }
 
 impl Default for RunOptions {
@@ -100,6 +104,7 @@ impl Default for RunOptions {
             isolation: Isolation::from_env(),
             network: Network::Offline,
             quarantined: Arc::default(),
+            disk: RunDisk::Host,
         }
     }
 }
@@ -213,10 +218,11 @@ pub async fn run_gate_specs(
     options: RunOptions,
 ) -> RunReport {
     let start = Instant::now();
-    let (sandbox, run_warnings) = match isolate(workdir, &options).await {
+    let (sandbox, mut run_warnings) = match isolate(workdir, &options).await {
         Ok(isolated) => isolated,
         Err(why) => return refused(task, gates, &why.to_string(), &options, start),
     };
+    run_warnings.extend(options.disk.warning());
     let mut ran: Vec<Vec<CommandResult>> = Vec::new();
     let mut reports: Vec<Option<GateReports>> = Vec::new();
     let mut cancelled = false;

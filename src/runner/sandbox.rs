@@ -42,6 +42,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use super::sandbox_cgroup::{processes_limited, PidsCgroup};
+pub use super::sandbox_disk::{RunDisk, DEFAULT_RUN_DISK_MIB};
 use super::sandbox_files::{credential_masks, EtcFiles, Mask};
 
 mod error;
@@ -125,6 +126,15 @@ impl Isolation {
         Isolation::from_vars(|k| std::env::var(k).ok())
     }
 
+    /// The size of a run's own disk, for a sandboxed run; none for one
+    /// that is not (its task code could write anywhere taskgate can).
+    pub fn run_disk_bytes(&self) -> Option<u64> {
+        match self {
+            Isolation::Sandbox(s) => Some(s.limits.run_disk_bytes),
+            Isolation::Unsandboxed | Isolation::Host | Isolation::Refused(_) => None,
+        }
+    }
+
     /// [`Isolation::from_env`] over any source of variables.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Isolation {
         match var("TASKGATE_UNSANDBOXED").as_deref().map(str::trim) {
@@ -150,6 +160,9 @@ pub struct Limits {
     pub file_size_bytes: u64,
     /// RLIMIT_NOFILE.
     pub max_files: u64,
+    /// The size of a run's own disk, its workspace
+    /// (`TASKGATE_RUN_DISK_MIB`, [`super::sandbox_disk`]).
+    pub run_disk_bytes: u64,
 }
 
 impl Limits {
@@ -170,6 +183,7 @@ impl Default for Limits {
             memory_bytes: DEFAULT_MEMORY_MIB << 20,
             file_size_bytes: DEFAULT_FILE_SIZE_MIB << 20,
             max_files: DEFAULT_MAX_FILES,
+            run_disk_bytes: DEFAULT_RUN_DISK_MIB << 20,
         }
     }
 }
@@ -234,6 +248,7 @@ impl Sandbox {
                 1 << 20,
             )?,
             max_files: number("TASKGATE_SANDBOX_MAX_FILES", DEFAULT_MAX_FILES, 1)?,
+            run_disk_bytes: number("TASKGATE_RUN_DISK_MIB", DEFAULT_RUN_DISK_MIB, 1 << 20)?,
         };
         let mut ro_paths = Vec::new();
         for p in var("TASKGATE_SANDBOX_RO_PATHS")

@@ -6,6 +6,12 @@
 //! `.git/objects/info/alternates`, so nothing is copied but the files
 //! themselves. Its HEAD is detached at the commit; submodules and LFS are not
 //! fetched.
+//!
+//! A bot's run asks for a capped disk ([`Workspace::checkout_capped`]): the
+//! directory is then a tmpfs of its own ([`super::sandbox_disk`]), made
+//! before the checkout, so the files checked out count too. Removal makes
+//! every folder writable first (or unmounts the tmpfs); what still cannot
+//! be removed is retried and counted in `/metrics`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +20,7 @@ use git2::build::CheckoutBuilder;
 use git2::Repository;
 
 use super::mirror::{parse_sha, GitError, Mirror};
+use super::sandbox_disk::{self, RunDisk};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -21,6 +28,7 @@ static NEXT: AtomicU64 = AtomicU64::new(0);
 pub struct Workspace {
     dir: PathBuf,
     sha: String,
+    disk: RunDisk,
 }
 
 impl Workspace {
@@ -28,6 +36,27 @@ impl Workspace {
     /// The commit must already be in the mirror (see
     /// [`Mirror::fetch_commit`]); otherwise [`GitError::CommitNotFound`].
     pub fn checkout(mirror: &Mirror, sha: &str, parent: &Path) -> Result<Workspace, GitError> {
+        Workspace::checkout_on(mirror, sha, parent, None)
+    }
+
+    /// [`Workspace::checkout`] on a disk of its own of `cap` bytes, where
+    /// the host lets taskgate mount one (else a plain folder, said by
+    /// [`Workspace::disk`]).
+    pub fn checkout_capped(
+        mirror: &Mirror,
+        sha: &str,
+        parent: &Path,
+        cap: u64,
+    ) -> Result<Workspace, GitError> {
+        Workspace::checkout_on(mirror, sha, parent, Some(cap))
+    }
+
+    fn checkout_on(
+        mirror: &Mirror,
+        sha: &str,
+        parent: &Path,
+        cap: Option<u64>,
+    ) -> Result<Workspace, GitError> {
         let oid = parse_sha(sha)?;
         let source = mirror.repo()?;
         if source.find_commit(oid).is_err() {
@@ -44,10 +73,20 @@ impl Workspace {
                 Err(e) => return Err(GitError::io(format!("creating {}", dir.display()))(e)),
             }
         };
+        let disk = match cap {
+            None => RunDisk::Host,
+            Some(bytes) => match sandbox_disk::mount_capped(&dir, bytes) {
+                Ok(()) => RunDisk::Capped { bytes },
+                Err(e) => RunDisk::Uncapped {
+                    why: format!("mounting a tmpfs of {} MiB failed: {e}", bytes >> 20),
+                },
+            },
+        };
         // From here on, dropping `ws` removes the directory.
         let ws = Workspace {
             dir,
             sha: sha.to_string(),
+            disk,
         };
         Repository::init(&ws.dir)?;
         let objects = mirror
@@ -72,8 +111,9 @@ impl Workspace {
         mirror: Mirror,
         sha: String,
         parent: PathBuf,
+        cap: Option<u64>,
     ) -> Result<Workspace, GitError> {
-        tokio::task::spawn_blocking(move || Workspace::checkout(&mirror, &sha, &parent))
+        tokio::task::spawn_blocking(move || Workspace::checkout_on(&mirror, &sha, &parent, cap))
             .await
             .map_err(|e| GitError::Join(e.to_string()))?
     }
@@ -85,15 +125,17 @@ impl Workspace {
     pub fn sha(&self) -> &str {
         &self.sha
     }
+
+    /// The disk the workspace is on.
+    pub fn disk(&self) -> &RunDisk {
+        &self.disk
+    }
 }
 
 impl Drop for Workspace {
     fn drop(&mut self) {
-        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "could not remove a workspace");
-            }
-        }
+        let mounted = matches!(self.disk, RunDisk::Capped { .. });
+        sandbox_disk::remove_workspace(&self.dir, mounted);
     }
 }
 

@@ -21,6 +21,7 @@ mod dashboard;
 mod dashboard_browser;
 mod demo;
 mod dependent_branches;
+mod disk_floor;
 mod distribution;
 mod doctor;
 mod echoes;

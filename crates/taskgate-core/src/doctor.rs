@@ -57,6 +57,9 @@ pub struct Facts {
     /// GitHub's delivery log, for this repository.
     pub deliveries: Checked<DeliveryFacts>,
     pub sandbox: SandboxFacts,
+    /// The host's disk, when it is below the free-space floor
+    /// (`TASKGATE_MIN_FREE_MIB`): no run starts there.
+    pub low_disk: Option<crate::host_disk::LowDisk>,
     /// Where the sandbox was probed: `this host` or `taskgate's host`.
     pub host: &'static str,
 }
@@ -223,6 +226,7 @@ pub fn diagnose(facts: &Facts, needs: &Needs) -> Report {
     } else {
         checks::sandbox(facts, None, &mut findings);
     }
+    checks::disk(facts, &mut findings);
     checks::deliveries(facts, &mut findings);
     Report {
         repo: facts.repo.clone(),

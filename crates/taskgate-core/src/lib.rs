@@ -30,6 +30,7 @@ mod event;
 pub mod failure;
 pub mod flaky;
 pub mod freeze;
+pub mod host_disk;
 pub mod internal;
 pub mod network;
 pub mod pace;

@@ -19,6 +19,7 @@ impl Processor {
             now_s: self.runs.clock.now_s(),
             isolation: &isolation,
             host: "taskgate's host",
+            floor: &self.doctor.floor,
         };
         Answer::reply(render_markdown(&doctor.report(inv.repo).await))
     }

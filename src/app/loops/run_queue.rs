@@ -124,6 +124,8 @@ pub struct InHand {
     runs: Runs,
     /// Queued attempts already told how many runs are ahead of them.
     told_waiting: Arc<Mutex<std::collections::HashSet<AttemptKey>>>,
+    /// Queued attempts already told that the host's disk holds them.
+    told_held: Arc<Mutex<std::collections::HashSet<AttemptKey>>>,
     /// Held by whoever starts the loop and by the loop running now, never
     /// by the runs themselves.
     owner: Option<Arc<Owner>>,
@@ -136,6 +138,7 @@ impl Default for InHand {
             owner: Some(Arc::new(Owner(runs.clone()))),
             runs,
             told_waiting: Arc::default(),
+            told_held: Arc::default(),
         }
     }
 }
@@ -186,6 +189,8 @@ pub struct RunQueue {
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`); a repository's config only asks.
     pub network: taskgate_core::network::RunnerNetwork,
+    /// Below it no run starts; the queued ones say why (`core::host_disk`).
+    pub floor: crate::runner::sandbox_disk::DiskFloor,
     /// Woken by the processor when attempts were queued or cancelled.
     pub runs_changed: Arc<Notify>,
     /// Wakes the processor when progress was recorded.
@@ -308,6 +313,7 @@ impl RunQueue {
     async fn record(&self, row: &AttemptRow, progress: Progress, abandoned: &AtomicBool) {
         let name = match &progress {
             Progress::Waiting { .. } => "waiting",
+            Progress::Held { .. } => "held",
             Progress::Started { .. } => "started",
             Progress::Finished { .. } => "finished",
             Progress::Skipped { .. } => "skipped",
@@ -463,7 +469,9 @@ impl RunQueue {
                 g
             })
             .collect();
-        let ws = Workspace::checkout_async(mirror.clone(), tested, self.workspaces.clone()).await?;
+        let cap = self.options.isolation.run_disk_bytes();
+        let ws =
+            Workspace::checkout_async(mirror.clone(), tested, self.workspaces.clone(), cap).await?;
         let workspace = ws.path().display().to_string();
         // The repository asks for the network in its config on the default
         // branch (never the commit under test); the operator decides.
@@ -481,6 +489,7 @@ impl RunQueue {
             sha: Some(row.sha.0.clone()),
             network,
             quarantined: std::sync::Arc::new(quarantined.into_iter().collect()),
+            disk: ws.disk().clone(),
             ..self.options.clone()
         };
         let report = run_gate_specs(ws.path(), row.task.clone(), gates, options).await;

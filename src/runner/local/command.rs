@@ -4,7 +4,8 @@
 //! Owns: the fail-then-pass rule (`flaky`, a `test_failure` becomes
 //! `flaky_test`) and the `tooling_error` of a command that could not start
 //! or whose sandbox did not start: a fault of the runner ([`Ran::fault`]),
-//! which ends the run without a verdict on the code.
+//! which ends the run without a verdict on the code. A command that failed
+//! on its run's full capped disk is `tooling_error` saying so.
 //! Must not: decide the gate's verdict (the parent does, through
 //! `decide_verdict`) or run anything outside [`run_command`].
 
@@ -12,7 +13,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::super::process::{run_command, CommandSpec, ProcessOutput};
-use super::super::sandbox::SandboxRun;
+use super::super::sandbox::{RunDisk, SandboxRun};
+use super::super::sandbox_disk;
 use super::{workspace_roots, RunOptions};
 use taskgate_core::classify::{classify, Classification, FailureKind, Outcome};
 use taskgate_core::plan::TestSpec;
@@ -101,8 +103,19 @@ async fn run_once(
             };
         }
     };
-    let classification = (!out.success() && !out.cancelled)
-        .then(|| classified(&out, test, timeout_seconds, workdir, spec.sandbox.is_some()));
+    let classification = (!out.success() && !out.cancelled).then(|| {
+        match &options.disk {
+            // The disk is full: whatever the tool said, that is why.
+            RunDisk::Capped { bytes } if sandbox_disk::is_full(workdir) => Classification {
+                kind: FailureKind::ToolingError,
+                summary: RunDisk::full_message(*bytes),
+                findings: Vec::new(),
+            },
+            RunDisk::Capped { .. } | RunDisk::Uncapped { .. } | RunDisk::Host => {
+                classified(&out, test, timeout_seconds, workdir, spec.sandbox.is_some())
+            }
+        }
+    });
     let ProcessOutput {
         exit_code,
         signal,

@@ -113,7 +113,12 @@ impl LocalRunner {
             .clone()
             .ok_or_else(|| GitError::InvalidSha("(none given)".into()))?;
         mirror.fetch_commit_async(url, token, sha.clone()).await?;
-        let ws = Workspace::checkout_async(mirror.clone(), sha, workspaces).await?;
+        let cap = options.isolation.run_disk_bytes();
+        let ws = Workspace::checkout_async(mirror.clone(), sha, workspaces, cap).await?;
+        let options = RunOptions {
+            disk: ws.disk().clone(),
+            ..options
+        };
         let report = run_gate_specs(ws.path(), task, gates, options).await;
         let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
         Ok(report)

@@ -468,6 +468,7 @@ fn settings_come_from_the_environment_with_defaults() {
         ("TASKGATE_UNSANDBOXED", "0"),
         ("TASKGATE_SANDBOX_MEMORY_MIB", "1024"),
         ("TASKGATE_SANDBOX_MAX_PROCESSES", "64"),
+        ("TASKGATE_RUN_DISK_MIB", "512"),
         (
             "TASKGATE_SANDBOX_RO_PATHS",
             "/root/.cargo/bin:/root/.rustup",
@@ -477,6 +478,7 @@ fn settings_come_from_the_environment_with_defaults() {
     };
     assert_eq!(s.limits.memory_bytes, 1 << 30);
     assert_eq!(s.limits.max_processes, 64);
+    assert_eq!(s.limits.run_disk_bytes, 512 << 20);
     assert_eq!(
         s.ro_paths,
         [Path::new("/root/.cargo/bin"), Path::new("/root/.rustup")]
@@ -484,6 +486,7 @@ fn settings_come_from_the_environment_with_defaults() {
     for (bad, why) in [
         (("TASKGATE_UNSANDBOXED", "yes"), "expected 1"),
         (("TASKGATE_SANDBOX_MAX_FILES", "many"), "whole number"),
+        (("TASKGATE_RUN_DISK_MIB", "0"), "whole number"),
         (
             ("TASKGATE_SANDBOX_RO_PATHS", "relative/dir"),
             "absolute path",

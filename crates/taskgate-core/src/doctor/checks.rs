@@ -490,6 +490,17 @@ pub(super) fn sandbox(facts: &Facts, runner: Option<RunnerKind>, out: &mut Vec<F
     });
 }
 
+/// The runner host's free space against its floor: said only when runs
+/// are held by it.
+pub(super) fn disk(facts: &Facts, out: &mut Vec<Finding>) {
+    if let Some(low) = &facts.low_disk {
+        out.push(
+            finding(Level::Warn, "Disk", format!("{} on {}", low.says(), facts.host))
+                .fix("Free space under taskgate's work directory (TASKGATE_WORK_DIR: mirrors and workspaces), or lower TASKGATE_MIN_FREE_MIB."),
+        );
+    }
+}
+
 /// GitHub's deliveries to taskgate for this repository.
 pub(super) fn deliveries(facts: &Facts, out: &mut Vec<Finding>) {
     let topic = "Webhook deliveries";

@@ -100,6 +100,7 @@ fn healthy() -> Facts {
         sandbox: SandboxFacts::Works {
             processes_limited: true,
         },
+        low_disk: None,
         host: "this host",
     }
 }
@@ -547,4 +548,14 @@ fn landing_names_each_review_rule_of_the_branch() {
         line,
         "Warn story pull requests need 2 approving reviews; a code owner's approval for each changed path (`CODEOWNERS`); the last push approved by someone other than its pusher; approvals dismissed when the story branch moves: GitHub refuses taskgate's merge until then, and a ship waits for the approvals"
     );
+}
+
+#[test]
+fn a_runner_host_below_its_free_space_floor_is_said_with_what_to_do() {
+    let mut facts = healthy();
+    facts.low_disk = Some(crate::host_disk::LowDisk {
+        free_mib: 100,
+        floor_mib: 2048,
+    });
+    insta::assert_snapshot!(problems(&facts).join("\n"), @"Warn Disk: taskgate's runner host has 100 MiB of disk free, below its floor of 2048 MiB (TASKGATE_MIN_FREE_MIB), so no run starts on this host");
 }

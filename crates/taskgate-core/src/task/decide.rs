@@ -69,6 +69,12 @@ pub enum RunProgress {
         attempt: u32,
         ahead: usize,
     },
+    /// Not started although a runner may be free: the runner's host has
+    /// less free disk than its floor (`core::host_disk`).
+    Held {
+        attempt: u32,
+        low: crate::host_disk::LowDisk,
+    },
     Started {
         attempt: u32,
     },
@@ -89,6 +95,7 @@ impl RunProgress {
     pub fn attempt(&self) -> u32 {
         match self {
             RunProgress::Waiting { attempt, .. }
+            | RunProgress::Held { attempt, .. }
             | RunProgress::Started { attempt }
             | RunProgress::Finished { attempt, .. }
             | RunProgress::Skipped { attempt, .. } => *attempt,

@@ -36,6 +36,20 @@ pub fn waiting_output(ahead: usize) -> CheckOutput {
     }
 }
 
+/// A queued run the runner's host holds back: its disk is below the
+/// operator's floor.
+pub fn held_output(low: &crate::host_disk::LowDisk) -> CheckOutput {
+    CheckOutput {
+        title: "Queued: taskgate's host is low on disk".into(),
+        summary: format!(
+            "{}. This run stays queued and starts by itself once space is freed under taskgate's work directory.",
+            low.says()
+        ),
+        text: String::new(),
+        annotations: vec![],
+    }
+}
+
 pub fn superseded_output(attempt: u32, by: &str) -> CheckOutput {
     let why = if by.is_empty() {
         "the task's pull request was merged".to_string()
@@ -182,6 +196,14 @@ mod tests {
         insta::assert_snapshot!(format!("{}\n{}", w.title, w.summary), @r"
         Queued behind 1 run
         All runners are busy: 1 run ahead of this one. It starts by itself when one finishes.
+        ");
+        let h = held_output(&crate::host_disk::LowDisk {
+            free_mib: 100,
+            floor_mib: 2048,
+        });
+        insta::assert_snapshot!(format!("{}\n{}", h.title, h.summary), @r"
+        Queued: taskgate's host is low on disk
+        taskgate's runner host has 100 MiB of disk free, below its floor of 2048 MiB (TASKGATE_MIN_FREE_MIB), so no run starts. This run stays queued and starts by itself once space is freed under taskgate's work directory.
         ");
         let s = superseded_output(3, "abc1234");
         insta::assert_snapshot!(s.summary, @"Attempt 3 was stopped because a newer run at `abc1234` replaced it.");

@@ -3,7 +3,8 @@
 //!
 //! Owns: the order queued attempts are started in ([`fair_order`]), and
 //! taking them up: claiming and starting as many as runners are free,
-//! telling the others how many runs are ahead of them.
+//! telling the others how many runs are ahead of them; none while the
+//! host's disk is below its floor (each queued attempt says so, once).
 //! Must not: run an attempt (`app::loops::run_queue` does), or decide about a
 //! task.
 //!
@@ -32,6 +33,7 @@ use super::{attempt_ref, key, AttemptKey, RunQueue};
 use crate::app::task::Progress;
 use crate::store::AttemptRow;
 use taskgate_core::config::RunnerKind;
+use taskgate_core::host_disk::LowDisk;
 use taskgate_core::ids::{InstallationId, RepoName};
 use taskgate_core::task::{AttemptStatus, RunSubject};
 
@@ -62,6 +64,7 @@ impl RunQueue {
             keep
         });
         self.told_waiting().retain(|k| keys.contains(k));
+        self.told_held().retain(|k| keys.contains(k));
         let (mut running, mut going, mut waiting) = (HashMap::new(), 0, Vec::new());
         {
             let runs = self.in_hand.lock();
@@ -77,6 +80,20 @@ impl RunQueue {
             }
         }
         let mut free = self.runner.capacity().saturating_sub(going);
+        if free > 0 && !waiting.is_empty() {
+            let floor = self.floor.clone();
+            let low = tokio::task::spawn_blocking(move || floor.low())
+                .await
+                .ok()
+                .flatten();
+            if let Some(low) = low {
+                // Nothing starts below the floor: each says why, once.
+                for row in &waiting {
+                    self.tell_held(row, low).await;
+                }
+                return;
+            }
+        }
         if free > 0 {
             self.cars_first(&mut waiting).await;
         }
@@ -104,6 +121,23 @@ impl RunQueue {
 
     fn told_waiting(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<AttemptKey>> {
         (self.in_hand.told_waiting.lock()).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn told_held(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<AttemptKey>> {
+        (self.in_hand.told_held.lock()).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records, once, that a queued attempt is held by the host's low
+    /// disk: its check runs say so.
+    async fn tell_held(&self, row: &AttemptRow, low: LowDisk) {
+        if row.status != AttemptStatus::Queued || !self.told_held().insert(key(row)) {
+            return;
+        }
+        let held = Progress::Held {
+            attempt: row.attempt,
+            low,
+        };
+        self.record(row, held, &AtomicBool::new(false)).await;
     }
 
     /// Records, once, that a queued attempt waits with `ahead` runs

@@ -24,6 +24,8 @@ impl RunQueue {
     /// pass). What they record has an id per period, so a pass run twice in
     /// a period (its turn changing hands) records nothing twice.
     pub(super) async fn periodic_passes(&self) {
+        // This replica's own workspaces: not a pass taken in turns.
+        let _ = tokio::task::spawn_blocking(crate::runner::sandbox_disk::retry_unremoved).await;
         if self.store.our_turn("ticks", self.tick_every).await {
             self.tick().await;
         }

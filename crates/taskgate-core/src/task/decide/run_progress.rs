@@ -1,4 +1,4 @@
-//! A task's run as it goes: waiting, started, finished, skipped
+//! A task's run as it goes: waiting, held, started, finished, skipped
 //! ([`on_run_progress`]): the check runs updated, the verdict concluded,
 //! and a proven task merged in `auto` review.
 //!
@@ -46,6 +46,11 @@ pub fn on_run_progress(
                 false,
             ),
             outcome: format!("attempt {} waits behind {ahead} run(s)", current.number),
+            ..TaskDecision::unchanged(record, "")
+        },
+        RunProgress::Held { low, .. } => TaskDecision {
+            effects: each_gate(CheckStatus::Queued, None, render::held_output(low), false),
+            outcome: format!("attempt {} held: {}", current.number, low.says()),
             ..TaskDecision::unchanged(record, "")
         },
         RunProgress::Started { .. } => {
