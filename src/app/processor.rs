@@ -315,6 +315,7 @@ impl Processor {
             InternalEvent::QuarantineEnded(ended) => {
                 Ok(self.flaky.on_quarantine_ended(ended).await?)
             }
+            InternalEvent::CheckRunKnown(known) => Ok(self.runs.on_check_run_known(known).await?),
         }
     }
 

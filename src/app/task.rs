@@ -36,6 +36,7 @@ use taskgate_core::{Change, Decision};
 pub use taskgate_core::task::{Progress, RunEvent};
 
 mod closed;
+mod links;
 mod locate;
 mod milestones;
 mod proof;
@@ -442,7 +443,9 @@ impl Runs {
         report: &taskgate_core::report::RunReport,
     ) -> Result<TaskDecision, StoreError> {
         let mut inputs = self.loop_inputs(repo, located).await?;
-        inputs.links.check_runs = self.check_run_links(repo, located, &d).await?;
+        if let Some(current) = &d.record.current {
+            inputs.links.check_runs = self.check_run_links(repo, located, current.number).await?;
+        }
         inputs.links.changed_since_green = self.changed_since_green(repo, located, &d).await?;
         Ok(task::follow_verdict(
             d,

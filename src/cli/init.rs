@@ -1,5 +1,6 @@
-//! `taskgate init`: writes the `actions` runner's workflow and a starter
-//! repository config into a checkout. Existing files are left alone unless
+//! `taskgate init`: writes the `actions` runner's workflow, an agent
+//! workflow (a role's `agent: { workflow: … }`, given the evidence through
+//! `env:`) and a starter repository config into a checkout. Existing files are left alone unless
 //! `--force`; then nothing at all is written. The templates live in
 //! `templates/` and are compiled in.
 //!
@@ -20,6 +21,10 @@ pub const WORKFLOW_TEMPLATE: &str = include_str!("../../templates/taskgate-run.y
 /// `OWNER/NAME@vVERSION`.
 const ACTION_PLACEHOLDER: &str = "TASKGATE_ACTION";
 pub const CONFIG_TEMPLATE: &str = include_str!("../../templates/taskgate.yml");
+/// Where the agent workflow goes: a role's `agent: { workflow:
+/// taskgate-agent.yml }` dispatches it with the evidence.
+pub const AGENT_WORKFLOW_PATH: &str = ".github/workflows/taskgate-agent.yml";
+pub const AGENT_WORKFLOW_TEMPLATE: &str = include_str!("../../templates/taskgate-agent.yml");
 
 #[derive(clap::Args, Debug)]
 pub struct InitArgs {
@@ -65,13 +70,14 @@ fn check_repo(repo: &str) -> anyhow::Result<()> {
     }
 }
 
-/// Writes both files; returns what to print.
+/// Writes the files; returns what to print.
 pub fn run(args: &InitArgs) -> anyhow::Result<String> {
     let repo = args.action_repo.as_deref().unwrap_or(default_action_repo());
     check_repo(repo)?;
     let workflow = render_workflow(repo);
     let files = [
         (WORKFLOW_PATH, workflow.as_str()),
+        (AGENT_WORKFLOW_PATH, AGENT_WORKFLOW_TEMPLATE),
         (CONFIG_PATH, CONFIG_TEMPLATE),
     ];
     let existing: Vec<&str> = files
@@ -82,7 +88,7 @@ pub fn run(args: &InitArgs) -> anyhow::Result<String> {
     if !existing.is_empty() && !args.force {
         bail!(
             "{} already exist{}; nothing was written. Pass --force to overwrite.",
-            existing.join(" and "),
+            and_list(&existing),
             if existing.len() == 1 { "s" } else { "" }
         );
     }
@@ -97,11 +103,21 @@ pub fn run(args: &InitArgs) -> anyhow::Result<String> {
         out.push_str(&format!("{verb} {rel}\n"));
     }
     out.push_str(
-        "\nNext: commit both files to the default branch. Tests run on the taskgate \
+        "\nNext: commit these files to the default branch. Tests run on the taskgate \
          server by default;\nset `runner: actions` in .github/taskgate.yml to run them \
-         with the workflow instead.\n",
+         with the workflow instead.\nA role whose agent is `{ workflow: taskgate-agent.yml }` \
+         gets the evidence of each failure there:\nreplace its last step with your coding agent.\n",
     );
     Ok(out)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
 
 fn write(path: &Path, content: &str) -> anyhow::Result<()> {
@@ -138,13 +154,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         insta::assert_snapshot!(init(dir.path(), false).unwrap(), @r"
         wrote .github/workflows/taskgate-run.yml
+        wrote .github/workflows/taskgate-agent.yml
         wrote .github/taskgate.yml
 
-        Next: commit both files to the default branch. Tests run on the taskgate server by default;
+        Next: commit these files to the default branch. Tests run on the taskgate server by default;
         set `runner: actions` in .github/taskgate.yml to run them with the workflow instead.
+        A role whose agent is `{ workflow: taskgate-agent.yml }` gets the evidence of each failure there:
+        replace its last step with your coding agent.
         ");
         let read = |rel: &str| std::fs::read_to_string(dir.path().join(rel)).unwrap();
         assert_eq!(read(WORKFLOW_PATH), workflow());
+        assert_eq!(read(AGENT_WORKFLOW_PATH), AGENT_WORKFLOW_TEMPLATE);
         assert_eq!(read(CONFIG_PATH), CONFIG_TEMPLATE);
     }
 
@@ -171,12 +191,13 @@ mod tests {
         let err = init(dir.path(), false).unwrap_err().to_string();
         assert!(
             err.starts_with(
-                ".github/workflows/taskgate-run.yml and .github/taskgate.yml already exist;"
+                ".github/workflows/taskgate-run.yml, .github/workflows/taskgate-agent.yml and .github/taskgate.yml already exist;"
             ),
             "{err}"
         );
-        insta::assert_snapshot!(init(dir.path(), true).unwrap().lines().take(2).collect::<Vec<_>>().join("\n"), @r"
+        insta::assert_snapshot!(init(dir.path(), true).unwrap().lines().take(3).collect::<Vec<_>>().join("\n"), @r"
         overwrote .github/workflows/taskgate-run.yml
+        overwrote .github/workflows/taskgate-agent.yml
         overwrote .github/taskgate.yml
         ");
         assert_eq!(
@@ -310,5 +331,52 @@ mod tests {
         assert_eq!(upload["if"].as_str(), Some("always()"));
         let default_workflow = RepoConfig::default().runner_workflow;
         assert!(WORKFLOW_PATH.ends_with(&default_workflow));
+    }
+
+    #[test]
+    fn the_agent_workflow_as_written() {
+        insta::assert_snapshot!(AGENT_WORKFLOW_TEMPLATE);
+    }
+
+    /// It declares what taskgate dispatches, and the evidence (output of
+    /// the code under test) reaches its scripts only through `env:`.
+    #[test]
+    fn the_agent_workflow_takes_the_evidence_through_env_only() {
+        use saphyr::LoadableYamlNode;
+        use taskgate_core::failure::AGENT_INPUTS;
+        let doc = saphyr::Yaml::load_from_str(AGENT_WORKFLOW_TEMPLATE).expect("valid YAML");
+        let root = &doc[0];
+        let inputs = &root["on"]["workflow_dispatch"]["inputs"];
+        let names: Vec<&str> = inputs
+            .as_mapping()
+            .expect("inputs")
+            .keys()
+            .filter_map(|k| k.as_str())
+            .collect();
+        assert_eq!(names, AGENT_INPUTS);
+        assert_eq!(inputs["evidence"]["required"].as_bool(), Some(false));
+        let steps = root["jobs"]["agent"]["steps"].as_sequence().unwrap();
+        let mut evidence_in_env = false;
+        for step in steps {
+            if let Some(run) = step.as_mapping_get("run").and_then(|r| r.as_str()) {
+                assert!(!run.contains("${{"), "an expression inside a script: {run}");
+            }
+            let env = step.as_mapping_get("env").and_then(|e| e.as_mapping());
+            evidence_in_env |= env.is_some_and(|env| {
+                env.values()
+                    .any(|v| v.as_str() == Some("${{ inputs.evidence }}"))
+            });
+        }
+        assert!(evidence_in_env, "the evidence reaches a step through env");
+        let (config, problems) =
+            parse_config("roles:\n  coder: { agent: { workflow: taskgate-agent.yml } }\n");
+        assert!(problems.is_empty(), "{problems:?}");
+        assert!(AGENT_WORKFLOW_PATH.ends_with(
+            config.roles["coder"]
+                .agent
+                .as_ref()
+                .and_then(taskgate_core::config::AgentRoute::workflow)
+                .expect("a workflow agent")
+        ));
     }
 }

@@ -421,7 +421,7 @@ impl Executor {
     /// no slot: a slot spent on no write is an hour's budget short by one,
     /// and a story's pace note counts writes, not effects.
     async fn pace(&self, row: &EffectRow) -> Paced {
-        if self.pacing.is_off() || matches!(row.effect, taskgate_core::Effect::Reconcile { .. }) {
+        if self.pacing.is_off() || row.effect.calls_nothing() {
             return Paced::Go;
         }
         match super::perform_branches::started_already(&self.store, &row.effect).await {

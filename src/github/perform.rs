@@ -136,6 +136,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::CreateCheckRun { .. }
         | Effect::OpenCheckRun { .. }
         | Effect::UpdateCheckRun { .. }
+        | Effect::AwaitCheckRun { .. }
         | Effect::CreatePullRequest { .. }
         | Effect::MergePullRequest { .. }
         | Effect::UpdatePullRequest { .. }

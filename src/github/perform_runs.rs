@@ -13,7 +13,7 @@ use super::client::GitHubError;
 use super::perform::{done, post_comment, record, Ctx};
 use crate::store::NewDelivery;
 use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName, StoryId};
-use taskgate_core::internal::InternalEvent;
+use taskgate_core::internal::{CheckRunKnown, InternalEvent};
 use taskgate_core::ship::{ShipWhat, StoryRunRef};
 use taskgate_core::{AttemptRef, CheckUpdate, Effect};
 
@@ -39,6 +39,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         } => open_check_run(ctx, repo, key, name, head_sha, title, summary).await,
         Effect::UpdateCheckRun { repo, key, update } => {
             update_check_run(ctx, repo, key, update).await
+        }
+        Effect::AwaitCheckRun { repo, key, attempt } => {
+            await_check_run(ctx, repo, key, attempt).await
         }
         Effect::CreatePullRequest {
             repo,
@@ -142,6 +145,32 @@ pub(super) async fn open_check_run(
         .await?;
     ctx.store.put_check_run(repo, key, created.id).await?;
     Ok(Some(created.to_result()))
+}
+
+/// Once the check run under `key` has its id, tells its task through the
+/// inbox; until then a transient wait, retried like an update whose
+/// create is still backing off. Calls nothing on GitHub.
+async fn await_check_run(
+    ctx: &Ctx<'_>,
+    repo: &RepoName,
+    key: &str,
+    attempt: &AttemptRef,
+) -> Result<Option<String>, GitHubError> {
+    let id = ctx.store.check_run_id(repo, key).await?.ok_or_else(|| {
+        GitHubError::NotYetVisible(format!("check run `{key}` is not created yet"))
+    })?;
+    let known = InternalEvent::CheckRunKnown(CheckRunKnown {
+        repo: repo.clone(),
+        attempt: attempt.clone(),
+    });
+    ctx.store
+        .record_delivery(NewDelivery::internal(
+            DeliveryId(format!("taskgate-check-run-known-{}", ctx.row.id)),
+            ctx.row.installation,
+            &known,
+        ))
+        .await?;
+    Ok(Some(json!({ "id": id }).to_string()))
 }
 
 pub(super) async fn update_check_run(

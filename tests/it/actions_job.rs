@@ -39,14 +39,17 @@ fn init_writes_the_files_once() {
     assert!(out.status.success());
     insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout), @r"
     wrote .github/workflows/taskgate-run.yml
+    wrote .github/workflows/taskgate-agent.yml
     wrote .github/taskgate.yml
 
-    Next: commit both files to the default branch. Tests run on the taskgate server by default;
+    Next: commit these files to the default branch. Tests run on the taskgate server by default;
     set `runner: actions` in .github/taskgate.yml to run them with the workflow instead.
+    A role whose agent is `{ workflow: taskgate-agent.yml }` gets the evidence of each failure there:
+    replace its last step with your coding agent.
     ");
     let again = taskgate(dir.path(), &["init", "--dir", "."]);
     assert_eq!(again.status.code(), Some(1));
-    insta::assert_snapshot!(String::from_utf8_lossy(&again.stderr), @"Error: .github/workflows/taskgate-run.yml and .github/taskgate.yml already exist; nothing was written. Pass --force to overwrite.");
+    insta::assert_snapshot!(String::from_utf8_lossy(&again.stderr), @"Error: .github/workflows/taskgate-run.yml, .github/workflows/taskgate-agent.yml and .github/taskgate.yml already exist; nothing was written. Pass --force to overwrite.");
     assert!(taskgate(dir.path(), &["init", "--force"]).status.success());
 }
 

@@ -98,10 +98,16 @@ async fn a_red_run_after_a_green_one_links_its_check_run_and_the_diff_and_dispat
     assert!(body.contains("expected 10 rows"), "{body}");
     let dispatch = &dispatched(&s, 1).await[0];
     let evidence = dispatch.inputs["evidence"].as_str().unwrap();
-    assert!(
-        evidence.contains(&format!("reproduce: git checkout {red} && python3")),
-        "{evidence}"
-    );
+    // The failing test with its message, the first error, the command and
+    // the check run: what the todo says, as plain lines.
+    for part in [
+        "expected 10 rows",
+        "First error (log excerpt):\n",
+        &format!("Reproduce from the repository root: git checkout {red} && python3 -m unittest -q test_rows"),
+        &format!("/{REPO}/runs/{}\n", check.id),
+    ] {
+        assert!(evidence.contains(part), "{part:?} in {evidence}");
+    }
 
     // A second red commit: still counted from the last green one, not
     // from the commit tested before it.
@@ -129,4 +135,60 @@ async fn an_agent_workflow_without_an_evidence_input_is_dispatched_without_it() 
     let mut names: Vec<&str> = inputs.keys().map(String::as_str).collect();
     names.sort_unstable();
     assert_eq!(names, ["branch", "role", "task", "todo"]);
+}
+
+/// The race of issue 50 (item 3): the run finished, and its todo was
+/// written, while GitHub's answer to the gate's check-run create was still
+/// on its way, so the todo's body had no id to link. Once the answer is
+/// recorded, the todo's body is written again with the link.
+#[tokio::test]
+async fn a_todo_written_before_its_check_run_was_answered_links_it_once_it_is() {
+    let config = "roles:\n  coder: { labels: [fix-me] }\n";
+    let s = Story::of(&plan()).config(config).start().await;
+    let hold = fakehub::Hold::new();
+    s.app.fake.inject(
+        "POST /repos/{owner}/{repo}/check-runs",
+        fakehub::Fault::HoldAfterApply(hold.clone()),
+    );
+    let red = s.push(&[("test_rows.py", RED)], "red").await;
+    hold.reached().await;
+    eventually(
+        "the todo decided while the create is unanswered",
+        || async {
+            let effects = s.app.store().effects().await.unwrap();
+            effects.iter().any(|e| {
+                matches!(&e.effect, taskgate_core::Effect::CreateIssue { title, .. }
+                if title.starts_with("Debug Make the check pass"))
+            })
+        },
+    )
+    .await;
+    hold.release();
+    // Settled: the create's answer recorded, the wait for it told the
+    // task, and the todo's body written again.
+    let checks = s.completed(&red, 1).await;
+    let body = todo(&s).unwrap().body.unwrap();
+    let link = format!("/{REPO}/runs/{})", checks[0].id);
+    assert!(body.contains(&link), "the todo links the check run: {body}");
+    // From the diagnosis to what happens next: the table above it tells
+    // the time left, which moves with the clock.
+    let start = body.find("### Diagnosis").expect("a diagnosis");
+    let end = body
+        .find("### What happens next")
+        .expect("what happens next");
+    let evidence: Vec<String> = body[start..end]
+        .replace(&red, "<sha>")
+        .replace(&red[..12], "<short>")
+        .replace(&checks[0].id.to_string(), "<id>")
+        .lines()
+        .map(
+            |l| match (l.find("]("), l.find(&format!("/{REPO}/runs/"))) {
+                (Some(open), Some(at)) if open < at => format!("{}](<web>{}", &l[..open], &l[at..]),
+                _ if l.starts_with("Ran 1 test in ") => "Ran 1 test in <time>".to_owned(),
+                _ => l.to_owned(),
+            },
+        )
+        .collect();
+    let evidence = evidence.join("\n");
+    insta::assert_snapshot!(evidence);
 }

@@ -12,7 +12,10 @@
 //! submitted too quickly".
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
 
 use serde_json::json;
 
@@ -57,6 +60,10 @@ pub enum Fault {
     Latency(Duration),
     /// Apply the change, then wait this long before answering.
     LatencyAfterApply(Duration),
+    /// Apply the change, then hold the answer until the test releases
+    /// [`Hold`]: a caller whose answer is still on its way while the rest
+    /// of the world moves on (its webhooks are sent, other calls answered).
+    HoldAfterApply(Hold),
     /// Close the connection without answering (the change is not applied).
     DropConnection,
     /// Apply the change, then answer `status` instead of the real answer:
@@ -73,11 +80,62 @@ pub enum Fault {
     },
 }
 
+/// A gate a test holds a request's answer at ([`Fault::HoldAfterApply`]):
+/// the test waits until a request is held ([`Hold::reached`]), does what
+/// must happen meanwhile, then lets the answer go ([`Hold::release`]).
+/// Clones share the gate.
+#[derive(Clone, Debug)]
+pub struct Hold {
+    held: Arc<watch::Sender<u32>>,
+    released: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Hold {
+    fn default() -> Self {
+        Hold {
+            held: Arc::new(watch::channel(0).0),
+            released: Arc::new(watch::channel(false).0),
+        }
+    }
+}
+
+impl PartialEq for Hold {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.released, &other.released)
+    }
+}
+
+impl Hold {
+    pub fn new() -> Hold {
+        Hold::default()
+    }
+
+    /// Resolves once a request's answer is held here (at once if one was).
+    pub async fn reached(&self) {
+        let mut held = self.held.subscribe();
+        // The sender lives as long as `self`: the wait cannot fail.
+        let _ = held.wait_for(|n| *n > 0).await;
+    }
+
+    /// Lets every answer held here go, and any held later pass at once.
+    pub fn release(&self) {
+        self.released.send_replace(true);
+    }
+
+    /// Holds the caller until [`Hold::release`].
+    pub(crate) async fn wait(&self) {
+        let mut released = self.released.subscribe();
+        self.held.send_modify(|n| *n += 1);
+        let _ = released.wait_for(|r| *r).await;
+    }
+}
+
 /// What the pipeline should do with a consumed fault.
 pub(crate) enum FaultAction {
     Answer(Reply),
     Delay(Duration),
     DelayAfter(Duration),
+    HoldAfter(Hold),
     ReplaceAfter(Reply),
     Drop,
     /// Push first (`Fault::PushFirst`), then handle the request.
@@ -143,6 +201,7 @@ pub(crate) fn take(st: &mut State, route_key: &str) -> Option<FaultAction> {
         )),
         Fault::Latency(d) => FaultAction::Delay(d),
         Fault::LatencyAfterApply(d) => FaultAction::DelayAfter(d),
+        Fault::HoldAfterApply(hold) => FaultAction::HoldAfter(hold),
         Fault::DropConnection => FaultAction::Drop,
         Fault::StatusAfterApply { status } => {
             FaultAction::ReplaceAfter(Reply::error(status, status_message(status)))

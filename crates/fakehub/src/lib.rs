@@ -107,7 +107,7 @@ mod workflows_permission;
 
 pub use agents::{AgentCall, AgentPush, AgentReaction, AgentTrigger, COPILOT};
 pub use echo::{EchoRecord, EchoStats};
-pub use faults::{Fault, SecondaryAnswer, NOT_ACCESSIBLE};
+pub use faults::{Fault, Hold, SecondaryAnswer, NOT_ACCESSIBLE};
 pub use merge_queue::{QueueEntry, QUEUE_BOT};
 pub use repo_handle::RepoHandle;
 pub use state::{

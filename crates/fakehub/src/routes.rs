@@ -256,6 +256,9 @@ pub(crate) async fn serve(
     if let Some(d) = after.delay {
         tokio::time::sleep(d).await;
     }
+    if let Some(hold) = after.hold {
+        hold.wait().await;
+    }
     response
 }
 
@@ -276,6 +279,8 @@ struct Incoming {
 struct AfterFault {
     /// Wait this long before answering.
     delay: Option<std::time::Duration>,
+    /// Wait until the test releases this before answering.
+    hold: Option<faults::Hold>,
     /// Answer this instead of what the handler answered.
     replace: Option<Reply>,
 }
@@ -401,6 +406,7 @@ impl Incoming {
             }
             Some(FaultAction::Delay(d)) => tokio::time::sleep(d).await,
             Some(FaultAction::DelayAfter(d)) => after.delay = Some(d),
+            Some(FaultAction::HoldAfter(hold)) => after.hold = Some(hold),
             Some(FaultAction::ReplaceAfter(reply)) => after.replace = Some(reply),
             Some(FaultAction::PushFirst {
                 branch,

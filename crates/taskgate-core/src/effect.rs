@@ -269,6 +269,16 @@ pub enum Effect {
         key: String,
         update: CheckUpdate,
     },
+    /// Waits (as a transient retry) until the check run opened under `key`
+    /// has its id recorded, then tells the task of `attempt` through the
+    /// inbox (`InternalEvent::CheckRunKnown`): evidence written while the
+    /// check run's create was still waiting on GitHub's answer named no
+    /// link, and the task's branch todo gets it then. Calls nothing.
+    AwaitCheckRun {
+        repo: RepoName,
+        key: String,
+        attempt: AttemptRef,
+    },
     /// A pull request; one that already exists for `head` counts as done.
     CreatePullRequest {
         repo: RepoName,
@@ -453,6 +463,7 @@ impl Effect {
             | Effect::CancelWorkflowRun { repo, .. }
             | Effect::OpenCheckRun { repo, .. }
             | Effect::UpdateCheckRun { repo, .. }
+            | Effect::AwaitCheckRun { repo, .. }
             | Effect::CreatePullRequest { repo, .. }
             | Effect::MergePullRequest { repo, .. }
             | Effect::LabelIssue { repo, .. }
@@ -484,6 +495,16 @@ impl Effect {
                 | Effect::PrepareRevert { .. }
                 | Effect::MergePullRequest { .. }
                 | Effect::DispatchWorkflow { .. }
+                | Effect::AwaitCheckRun { .. }
+        )
+    }
+
+    /// Performing it calls nothing on GitHub (a pass, a wait on the
+    /// store): it takes no write slot.
+    pub fn calls_nothing(&self) -> bool {
+        matches!(
+            self,
+            Effect::Reconcile { .. } | Effect::AwaitCheckRun { .. }
         )
     }
 
@@ -568,6 +589,7 @@ impl Effect {
             Effect::CancelWorkflowRun { .. } => "cancel_workflow_run",
             Effect::OpenCheckRun { .. } => "open_check_run",
             Effect::UpdateCheckRun { .. } => "update_check_run",
+            Effect::AwaitCheckRun { .. } => "await_check_run",
             Effect::CreatePullRequest { .. } => "create_pull_request",
             Effect::MergePullRequest { .. } => "merge_pull_request",
             Effect::LabelIssue { .. } => "label_issue",

@@ -29,6 +29,7 @@
 mod agent;
 mod budget;
 mod evidence;
+mod links;
 mod records;
 mod render;
 mod route;
@@ -48,9 +49,13 @@ use crate::ids::{CommitSha, RepoName};
 use crate::plan::Task;
 use crate::story::{labels, Marker};
 
-pub use agent::{describe_agent, render_agent_mention, render_copilot_unreachable, COPILOT_LOGIN};
+pub use agent::{
+    describe_agent, render_agent_mention, render_copilot_unreachable, AGENT_INPUTS, COPILOT_LOGIN,
+    EVIDENCE_INPUT_BYTES,
+};
 pub use budget::{budget_audit, BudgetAudit};
 pub use evidence::{changed_files_text, failing_tests, log_excerpt, FailingTest, RunLinks};
+pub use links::{missing_check_runs, on_check_runs_known};
 pub use records::{
     Bound, ClosedTodo, Escalation, FailedRun, FailureRecord, GateFailure, LoopContext,
     LoopDecision, LoopOutcome, LoopState, LoopTotals, OpenTodo, Proposal, Resolution,

@@ -33,6 +33,17 @@ pub enum InternalEvent {
     /// A flaky test's quarantine ran out (the run queue's timer): the
     /// repository's "Flaky tests" issue no longer lists it.
     QuarantineEnded(QuarantineEnded),
+    /// A check run of a task's attempt has its id now (the executor, after
+    /// `Effect::AwaitCheckRun`): evidence written before may link it.
+    CheckRunKnown(CheckRunKnown),
+}
+
+/// The payload of a check run known: whose attempt it belongs to. The
+/// processor reads the attempt's check runs from the store.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckRunKnown {
+    pub repo: RepoName,
+    pub attempt: AttemptRef,
 }
 
 /// The payload of a quarantine's end: which one (by test and start).
@@ -80,7 +91,7 @@ pub struct WatchEvent {
 }
 
 /// The inbox's names for internal events; nothing else spells them.
-const NAMES: [(&str, InternalKind); 7] = [
+const NAMES: [(&str, InternalKind); 8] = [
     ("taskgate.reconcile", InternalKind::Reconcile),
     ("taskgate.review", InternalKind::Review),
     ("taskgate.ship", InternalKind::Ship),
@@ -88,6 +99,7 @@ const NAMES: [(&str, InternalKind); 7] = [
     ("taskgate.actions-watch", InternalKind::ActionsWatch),
     ("taskgate.run", InternalKind::Run),
     ("taskgate.quarantine-ended", InternalKind::QuarantineEnded),
+    ("taskgate.check-run-known", InternalKind::CheckRunKnown),
 ];
 
 /// Which internal event a name stands for, known before the payload is read.
@@ -100,6 +112,7 @@ pub enum InternalKind {
     ActionsWatch,
     Run,
     QuarantineEnded,
+    CheckRunKnown,
 }
 
 impl InternalKind {
@@ -136,6 +149,7 @@ impl InternalEvent {
             InternalEvent::ActionsWatch(_) => InternalKind::ActionsWatch,
             InternalEvent::Run(_) => InternalKind::Run,
             InternalEvent::QuarantineEnded(_) => InternalKind::QuarantineEnded,
+            InternalEvent::CheckRunKnown(_) => InternalKind::CheckRunKnown,
         }
     }
 
@@ -154,6 +168,7 @@ impl InternalEvent {
             InternalEvent::ActionsWatch(p) => serde_json::to_vec(p),
             InternalEvent::Run(p) => serde_json::to_vec(p),
             InternalEvent::QuarantineEnded(p) => serde_json::to_vec(p),
+            InternalEvent::CheckRunKnown(p) => serde_json::to_vec(p),
         };
         json.expect("plain data serialises")
     }
@@ -180,6 +195,7 @@ impl InternalEvent {
             InternalKind::ActionsWatch => InternalEvent::ActionsWatch(read(kind, payload)?),
             InternalKind::Run => InternalEvent::Run(read(kind, payload)?),
             InternalKind::QuarantineEnded => InternalEvent::QuarantineEnded(read(kind, payload)?),
+            InternalKind::CheckRunKnown => InternalEvent::CheckRunKnown(read(kind, payload)?),
         })
     }
 }

@@ -296,6 +296,7 @@ pub fn render_effect_purpose(effect: &crate::Effect) -> String {
         }
         E::OpenCheckRun { name, .. } => format!("create the check run `{}`", sanitize(name)),
         E::UpdateCheckRun { .. } => "update a check run".into(),
+        E::AwaitCheckRun { .. } => "link a check run from this issue".into(),
         E::CancelWorkflowRun { .. } => "cancel a workflow run".into(),
         E::EnsureLabel { name, .. } => format!("create the label `{}`", sanitize(name)),
         E::ReactToComment { .. } => "react to a comment".into(),

@@ -45,7 +45,9 @@ pub use decide::{
     Trigger,
 };
 pub use fork::decide_fork_pull;
-pub use loop_hook::{follow_verdict, loop_context, on_lifetime_tick, LoopInputs};
+pub use loop_hook::{
+    follow_verdict, loop_context, on_check_runs_known, on_lifetime_tick, LoopInputs,
+};
 pub use moot::on_moot;
 pub use progress::{Progress, RunEvent};
 pub use render::{check_name, render_fork_summary, render_merge_refused, workflow_refused};

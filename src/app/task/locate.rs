@@ -225,24 +225,21 @@ impl Runs {
         Ok(known.remove(&pair).flatten())
     }
 
-    /// Where GitHub shows the check runs of the attempt `d` finished, by
+    /// Where GitHub shows the check runs of `attempt` recorded so far, by
     /// gate: `<web>/<o>/<r>/runs/<id>`, the check run's `html_url`.
     pub(super) async fn check_run_links(
         &self,
         repo: &RepoName,
         located: &Located,
-        d: &TaskDecision,
+        attempt: u32,
     ) -> Result<BTreeMap<String, String>, StoreError> {
-        let Some(current) = &d.record.current else {
-            return Ok(BTreeMap::new());
-        };
         let attempts = self
             .store
             .recent_attempts(repo, &located.loc.story, RECENT_ATTEMPTS)
             .await?;
         Ok(attempts
             .into_iter()
-            .filter(|a| a.task == located.loc.task.as_str() && a.attempt == current.number)
+            .filter(|a| a.task == located.loc.task.as_str() && a.attempt == attempt)
             .flat_map(|a| a.checks)
             .map(|(gate, id)| (gate, format!("{}/{repo}/runs/{id}", self.web_base)))
             .collect())

@@ -120,7 +120,7 @@ impl Fixture {
                     kind: FailureKind::TestFailure,
                     role: "coder".into(),
                     opened_at: NOW - 720,
-                    agent: "claude".into(),
+                    agent: "mention:@claude".into(),
                 }),
                 history: vec![closed(Resolution::Fixed)],
                 totals: LoopTotals {
@@ -383,6 +383,35 @@ fn a_plan_of_thousands_lists_its_first_tasks_and_counts_every_one() {
 }
 
 #[test]
+fn the_open_todo_cell_names_the_agent_working_on_it() {
+    let f = Fixture::new();
+    let view = dashboard_view(&[f.input()], "https://github.com", NOW);
+    let page = render_dashboard(&view);
+    let cell = page
+        .lines()
+        .find(|l| l.contains("attempt 2/2"))
+        .expect("the open todo's cell");
+    insta::assert_snapshot!("open_todo_cell", cell.trim());
+    for (recorded, named) in [
+        ("copilot", Some("Copilot")),
+        ("label:fix-me", Some("the agent labelled fix-me")),
+        (
+            "workflow:agent-coder.yml",
+            Some("the workflow agent-coder.yml"),
+        ),
+        (taskgate_core::failure::NO_AGENT, None),
+        (taskgate_core::failure::UNRECORDED_AGENT, None),
+    ] {
+        let mut f = Fixture::new();
+        let task = f.tasks.get_mut("data").unwrap();
+        task.failure.open.as_mut().unwrap().agent = recorded.into();
+        let s = story_view(&f.input(), "https://github.com", NOW);
+        let todo = s.tasks[0].todo.clone().expect("an open todo");
+        assert_eq!(todo.agent.as_deref(), named, "{recorded}");
+    }
+}
+
+#[test]
 fn the_open_todo_shows_attempt_n_of_n_from_the_story_settings() {
     let f = Fixture::new();
     let s = story_view(&f.input(), "https://ghe.example.com", NOW);
@@ -390,7 +419,7 @@ fn the_open_todo_shows_attempt_n_of_n_from_the_story_settings() {
     assert_eq!((todo.attempt, todo.max_attempts), (2, 2));
     assert_eq!((todo.depth, todo.max_depth), (1, 2));
     assert_eq!(todo.age, "12 min");
-    assert_eq!(todo.agent.as_deref(), Some("claude"));
+    assert_eq!(todo.agent.as_deref(), Some("@claude"));
     assert_eq!(
         todo.issue.unwrap().url,
         "https://ghe.example.com/acme/strategies/issues/9"

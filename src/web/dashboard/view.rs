@@ -164,8 +164,9 @@ pub struct TodoCell {
     pub issue: Option<Link>,
     pub kind: &'static str,
     pub role: String,
-    /// The agent the role's route named when it opened; `None` for a role
-    /// without one, or a todo older than the record of agents.
+    /// The agent working on it, as the role's route named it when it
+    /// opened (`@claude`, `Copilot`, `the workflow agent.yml`); `None` for
+    /// a role without one, or a todo older than the record of agents.
     pub agent: Option<String>,
     /// Failed runs on it, of the most it may take (`attempt n/N`).
     pub attempt: u32,
@@ -638,7 +639,20 @@ pub fn duration(seconds: i64) -> String {
 
 /// `agent` when it names one ([`taskgate_core::failure::NO_AGENT`] and
 /// [`taskgate_core::failure::UNRECORDED_AGENT`] do not).
+/// The agent working on an open todo, as a person knows it: the handle
+/// mentioned, Copilot, or what starts it (a label, a workflow). `None`
+/// for a role without an agent, or a todo older than the record.
 fn named_agent(agent: &str) -> Option<String> {
+    use taskgate_core::config::AgentRoute;
     use taskgate_core::failure::{NO_AGENT, UNRECORDED_AGENT};
-    (agent != NO_AGENT && agent != UNRECORDED_AGENT).then(|| agent.to_owned())
+    if agent == NO_AGENT || agent == UNRECORDED_AGENT {
+        return None;
+    }
+    Some(match AgentRoute::from_name(agent) {
+        Some(AgentRoute::Mention(handle)) => handle,
+        Some(AgentRoute::Copilot) => "Copilot".to_owned(),
+        Some(AgentRoute::Label(label)) => format!("the agent labelled {label}"),
+        Some(AgentRoute::Workflow(file)) => format!("the workflow {file}"),
+        None => agent.to_owned(),
+    })
 }

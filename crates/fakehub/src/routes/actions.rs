@@ -114,6 +114,9 @@ fn get_workflow(st: &mut State, req: &Req) -> HResult {
     })))
 }
 
+/// The most characters a `workflow_dispatch`'s inputs may hold in all.
+pub const MAX_INPUTS_CHARS: usize = 65_535;
+
 fn dispatch(st: &mut State, req: &Req) -> HResult {
     let (repo, _) = repo_mut(st, req)?;
     let wf = req.param("workflow_id");
@@ -130,6 +133,15 @@ fn dispatch(st: &mut State, req: &Req) -> HResult {
         )));
     }
     let inputs = req.body.get("inputs").cloned().unwrap_or(json!({}));
+    // GitHub documents a cap on a dispatch's inputs ("the maximum payload
+    // for inputs is 65,535 characters"), not the message of its refusal:
+    // the words here are fakehub's.
+    let size = inputs.to_string().chars().count();
+    if size > MAX_INPUTS_CHARS {
+        return Err(Reply::unprocessable(&format!(
+            "inputs are too large: {size} characters, over {MAX_INPUTS_CHARS}"
+        )));
+    }
     if let Some(declared) = repo.workflow_inputs.get(&file) {
         let unexpected: Vec<&String> = inputs
             .as_object()

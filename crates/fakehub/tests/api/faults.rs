@@ -241,3 +241,30 @@ async fn a_push_injected_before_a_merge_moves_the_base_under_it() {
     assert!(repo.file("main", "other.txt").is_some() && repo.file("main", "a.txt").is_some());
     gh.assert_contract_kept();
 }
+
+/// `HoldAfterApply`: the check run exists (listed, its webhook sent)
+/// while its creator still waits for the answer, until the test releases.
+#[tokio::test]
+async fn a_held_answer_comes_once_released_and_the_write_is_applied_meanwhile() {
+    let (gh, repo, c) = setup().await;
+    let sha = repo.branch_sha("main").unwrap();
+    let hold = fakehub::Hold::new();
+    gh.inject(
+        "POST /repos/{owner}/{repo}/check-runs",
+        Fault::HoldAfterApply(hold.clone()),
+    );
+    let create = tokio::spawn(async move {
+        c.post(
+            "/repos/acme/widgets/check-runs",
+            json!({"name": "unit", "head_sha": sha}),
+        )
+        .await
+    });
+    hold.reached().await;
+    assert_eq!(repo.check_runs().len(), 1, "applied before the answer");
+    assert!(!create.is_finished(), "the answer is held");
+    hold.release();
+    let r = create.await.unwrap();
+    assert_eq!(r.status, 201);
+    assert_eq!(r.body["id"], json!(repo.check_runs()[0].id));
+}

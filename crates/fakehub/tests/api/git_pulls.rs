@@ -247,3 +247,22 @@ async fn collaborator_permission_uses_githubs_legacy_field() {
         404
     );
 }
+
+/// GitHub caps a dispatch's inputs at 65,535 characters in all.
+#[tokio::test]
+async fn a_dispatch_with_inputs_over_githubs_cap_is_refused() {
+    let (_gh, repo, c) = setup().await;
+    let url = "/repos/acme/widgets/actions/workflows/agent.yml/dispatches";
+    repo.add_workflow("agent.yml");
+    let big = "x".repeat(65_535);
+    let r = c
+        .post(url, json!({"ref": "main", "inputs": {"evidence": big}}))
+        .await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
+    assert!(repo.dispatches().is_empty());
+    let fits = "x".repeat(16_000);
+    let r = c
+        .post(url, json!({"ref": "main", "inputs": {"evidence": fits}}))
+        .await;
+    assert_eq!(r.status, 204);
+}

@@ -23,17 +23,23 @@
 
 use std::collections::BTreeMap;
 
-use super::evidence::render_evidence_line;
+use super::evidence::render_evidence_input;
 use super::{render, LoopContext, OpenTodo, Step, TodoView};
 use crate::config::AgentRoute;
 use crate::effect::Effect;
 use crate::report::{clip_middle, code_span};
 use crate::story::MAX_BODY_CHARS;
 
-/// The `evidence` input of a dispatch, in characters: GitHub takes up to
-/// 10 inputs and 65,535 characters in all; a short line leaves room for
-/// the workflow's own and still names the tests and the command.
-const EVIDENCE_INPUT_CHARS: usize = 1_000;
+/// The `evidence` input of a dispatch, in bytes (so at most as many
+/// characters): GitHub caps a dispatch's inputs at 65,535 characters in
+/// all; a quarter of that holds the failing tests and the first error of
+/// a few gates and leaves the workflow's other inputs all the room they
+/// need (docs/decisions/agents.md).
+pub const EVIDENCE_INPUT_BYTES: usize = 16_000;
+
+/// The inputs an agent workflow is dispatched with: the workflow `taskgate
+/// init` writes declares these (`evidence` may be refused by an older one).
+pub const AGENT_INPUTS: [&str; 5] = ["task", "todo", "branch", "role", "evidence"];
 
 /// Copilot coding agent's bot account, the login an issue is assigned to.
 pub const COPILOT_LOGIN: &str = "copilot-swe-agent[bot]";
@@ -121,8 +127,8 @@ impl Step<'_, '_> {
             ("role".to_owned(), todo.role.clone()),
         ]);
         if let Some(f) = self.latest_failure() {
-            let line = render_evidence_line(f, EVIDENCE_INPUT_CHARS);
-            inputs.insert("evidence".to_owned(), line);
+            let evidence = render_evidence_input(f, EVIDENCE_INPUT_BYTES);
+            inputs.insert("evidence".to_owned(), evidence);
         }
         self.effects.push(Effect::DispatchWorkflow {
             repo: self.repo(),

@@ -383,33 +383,75 @@ fn fence(s: &str) -> String {
     format!("```text\n{}\n```\n", clean_log(s).trim_end())
 }
 
-/// A one-line summary of the evidence, for a workflow dispatch's
-/// `evidence` input: the first gate, its first failing tests, the command.
-pub(super) fn render_evidence_line(f: &FailureRecord, max: usize) -> String {
-    let mut parts = Vec::new();
-    for g in &f.gates {
-        let mut s = format!("gate {}: {}", g.gate, g.kind);
-        let names: Vec<String> = g
-            .tests
-            .iter()
-            .take(3)
-            .map(|t| match (&t.location, t.name.is_empty()) {
-                (Some(at), false) => format!("{} ({at})", t.name),
-                (Some(at), true) => at.clone(),
-                (None, _) => t.name.clone(),
-            })
-            .collect();
-        if !names.is_empty() {
-            let _ = write!(s, "; failing: {}", names.join(", "));
+/// The evidence for a workflow dispatch's `evidence` input, within `max`
+/// bytes: for each failing gate, its kind and summary, the failing tests
+/// with their places and messages, the log around the first error, the
+/// command that reproduces it and the check run; gates that do not fit
+/// are named. Plain text (tool output without terminal escapes), many
+/// lines: the workflow reads it from an environment variable, never
+/// from an expression inside a script.
+pub(super) fn render_evidence_input(f: &FailureRecord, max: usize) -> String {
+    let mut out = format!(
+        "The acceptance run {} failed at {}.\n",
+        f.attempt,
+        f.sha.as_str()
+    );
+    let mut left_out = Vec::new();
+    for (i, g) in f.gates.iter().enumerate() {
+        let section = gate_input(g, &f.sha);
+        // The first gate always, clipped in its middle if it must be.
+        if i == 0 || (left_out.is_empty() && out.len() + section.len() <= max) {
+            out.push_str(&section);
+        } else {
+            left_out.push(g.gate.as_str());
         }
-        if let Some(c) = g.commands.first() {
-            let _ = write!(s, "; reproduce: {}", reproduce(&f.sha, c));
-        }
-        parts.push(s);
     }
-    let line = plain_text(&parts.join(" | "))
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    clip_middle(&line, max).replace('\n', " ")
+    if !left_out.is_empty() {
+        let _ = write!(
+            out,
+            "\nLeft out to fit the input (the todo and the check runs have them): gates {}.\n",
+            left_out.join(", ")
+        );
+    }
+    clip_middle(&plain_text(&out), max)
+}
+
+/// One gate's part of [`render_evidence_input`].
+fn gate_input(g: &GateFailure, sha: &CommitSha) -> String {
+    let mut out = format!("\n## Gate {}: {}\n\n", g.gate, g.kind);
+    if !g.summary.trim().is_empty() {
+        let _ = writeln!(out, "{}\n", g.summary.trim_end());
+    }
+    if !g.tests.is_empty() {
+        let findings = g.tests.iter().all(|t| t.name.is_empty());
+        let what = if findings {
+            "Findings"
+        } else {
+            "Failing tests"
+        };
+        let _ = writeln!(
+            out,
+            "{what} ({} of {}):",
+            g.tests.len(),
+            g.tests_failed.max(g.tests.len())
+        );
+        for t in &g.tests {
+            let _ = writeln!(out, "- {}", test_lines(t));
+        }
+        out.push('\n');
+    }
+    if let Some(excerpt) = g.excerpt.as_deref().filter(|e| !e.trim().is_empty()) {
+        let _ = writeln!(out, "First error (log excerpt):\n{}\n", excerpt.trim_end());
+    }
+    for c in &g.commands {
+        let _ = writeln!(
+            out,
+            "Reproduce from the repository root: {}",
+            reproduce(sha, c)
+        );
+    }
+    if let Some(url) = &g.check_run {
+        let _ = writeln!(out, "Full log: {url}");
+    }
+    out
 }

@@ -400,16 +400,7 @@ fn a_failure_too_large_for_github_is_clipped_and_says_so() {
         "#);
 }
 
-#[test]
-fn a_dispatched_workflow_gets_the_evidence_in_one_short_input() {
-    let mut f = Fixture::new();
-    f.config.roles.get_mut("coder").unwrap().agent = Some(AgentRoute::Workflow("agent.yml".into()));
-    let g = gate("unit", failed("cargo test", 101, CARGO_ASSERT), None);
-    let d = on_failed_run(
-        &LoopState::default(),
-        &failed_run(1, &"a".repeat(40), &g, 41),
-        &f.ctx(),
-    );
+fn dispatched_evidence(d: &LoopDecision) -> &str {
     let Some(Effect::DispatchWorkflow {
         inputs, git_ref, ..
     }) = d.effects.last()
@@ -418,7 +409,104 @@ fn a_dispatched_workflow_gets_the_evidence_in_one_short_input() {
     };
     assert_eq!(git_ref, BRANCH);
     assert!(inputs.len() <= 10, "GitHub takes at most 10 inputs");
-    let evidence = &inputs["evidence"];
-    assert!(evidence.chars().count() <= 1_000);
-    insta::assert_snapshot!(evidence, @r#"gate unit: test_failure; failing: src/lib.rs:11, src/lib.rs:17; reproduce: git checkout aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa && cargo test"#);
+    let mut names: Vec<&str> = inputs.keys().map(String::as_str).collect();
+    let mut declared = AGENT_INPUTS.to_vec();
+    names.sort_unstable();
+    declared.sort_unstable();
+    assert_eq!(
+        names, declared,
+        "what `taskgate init`'s agent workflow declares"
+    );
+    let all: usize = inputs.iter().map(|(k, v)| k.len() + v.len()).sum();
+    assert!(all < 65_535, "GitHub's cap on a dispatch's inputs");
+    &inputs["evidence"]
+}
+
+fn dispatching() -> Fixture {
+    let mut f = Fixture::new();
+    f.config.roles.get_mut("coder").unwrap().agent = Some(AgentRoute::Workflow("agent.yml".into()));
+    f
+}
+
+#[test]
+fn a_dispatched_workflow_gets_the_failing_tests_and_the_first_error() {
+    let f = dispatching();
+    let g = gate("unit", failed("cargo test", 101, CARGO_ASSERT), None);
+    let d = on_failed_run(
+        &LoopState::default(),
+        &failed_run(1, &"a".repeat(40), &g, 41),
+        &f.ctx(),
+    );
+    let evidence = dispatched_evidence(&d);
+    assert!(evidence.len() <= EVIDENCE_INPUT_BYTES);
+    insta::assert_snapshot!("dispatched_evidence", evidence);
+}
+
+#[test]
+fn a_huge_failure_fits_the_evidence_input_and_names_the_gates_left_out() {
+    let f = dispatching();
+    let g = gate(
+        "unit",
+        failed("pytest -q", 1, &"E   boom\n".repeat(5_000)),
+        Some(junit(JUNIT_XUNIT1)),
+    );
+    let mut run = failed_run(1, &"a".repeat(40), &g, 41);
+    run.gates = (0..10)
+        .map(|i| GateFailure {
+            gate: format!("gate-{i}"),
+            excerpt: Some("E   boom\n".repeat(300)),
+            ..run.gates[0].clone()
+        })
+        .collect();
+    let d = on_failed_run(&LoopState::default(), &run, &f.ctx());
+    let evidence = dispatched_evidence(&d);
+    assert!(evidence.len() <= EVIDENCE_INPUT_BYTES, "{}", evidence.len());
+    assert!(
+        evidence.contains("## Gate gate-0: test_failure"),
+        "{evidence}"
+    );
+    let last = evidence.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with(
+            "Left out to fit the input (the todo and the check runs have them): gates "
+        ) && last.ends_with("gate-9."),
+        "{last}"
+    );
+}
+
+#[test]
+fn a_check_run_known_after_its_todo_was_written_is_linked_from_the_todo() {
+    let f = Fixture::new();
+    let g = gate("unit", failed("cargo test", 101, CARGO_ASSERT), None);
+    // The run ended before the check run's create was answered.
+    let mut run = failed_run(1, &"a".repeat(40), &g, 41);
+    run.gates[0].check_run = None;
+    let opened = on_failed_run(&LoopState::default(), &run, &f.ctx());
+    assert!(
+        one(&opened, "issue")
+            .contains("Full log: the check run of gate `unit` on commit `aaaaaaaaaaaa`."),
+        "{:#?}",
+        opened.effects
+    );
+    assert_eq!(missing_check_runs(&opened.state, 1), ["unit"]);
+    assert!(missing_check_runs(&opened.state, 2).is_empty());
+
+    let links =
+        std::collections::BTreeMap::from([("unit".to_owned(), format!("{REPO_URL}/runs/41"))]);
+    let d = on_check_runs_known(&opened.state, 1, &links, 1_500, &f.ctx());
+    assert_eq!(d.outcome, LoopOutcome::Linked);
+    assert!(
+        one(&d, "issue")
+            .contains("Full log: [the check run of gate `unit`](https://github.com/o/r/runs/41)."),
+        "{:#?}",
+        d.effects
+    );
+    assert!(missing_check_runs(&d.state, 1).is_empty());
+    // Told again (a redelivery), or of another attempt: nothing changes.
+    for attempt in [1, 2] {
+        let again = on_check_runs_known(&d.state, attempt, &links, 1_600, &f.ctx());
+        assert_eq!(again.outcome, LoopOutcome::Nothing);
+        assert!(again.effects.is_empty());
+        assert_eq!(again.state, d.state);
+    }
 }

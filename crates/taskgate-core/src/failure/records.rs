@@ -255,5 +255,8 @@ pub enum LoopOutcome {
     Closed {
         resolution_seconds: i64,
     },
+    /// Check runs unknown when a failure was recorded are linked now (and
+    /// the open todo's body shows them).
+    Linked,
     Nothing,
 }

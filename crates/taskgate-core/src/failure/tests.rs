@@ -210,7 +210,7 @@ fn failing_push_opens_branch_todo_routed_to_coder() {
     );
     assert_eq!(
         serde_json::to_string(inputs).unwrap(),
-        r#"{"branch":"taskgate/task-2-data","evidence":"gate unit: test_failure; reproduce: git checkout 0000000000000000000000000000000000000001 && pytest -q","role":"coder","task":"data","todo":"story=file:s task=data todo=1"}"#
+        r#"{"branch":"taskgate/task-2-data","evidence":"The acceptance run 1 failed at 0000000000000000000000000000000000000001.\n\n## Gate unit: test_failure\n\n1 failed: tests/test_a.py::test_fetch - assert 3 >= 10\n\nReproduce from the repository root: git checkout 0000000000000000000000000000000000000001 && pytest -q\n","role":"coder","task":"data","todo":"story=file:s task=data todo=1"}"#
     );
     assert_eq!(report_to.as_deref(), Some(TODO1));
     let open = d.state.open.as_ref().unwrap();

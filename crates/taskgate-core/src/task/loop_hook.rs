@@ -96,6 +96,9 @@ pub fn follow_verdict(
         .position(|e| matches!(e, crate::Effect::Reconcile { .. }))
         .unwrap_or(d.effects.len());
     d.effects.splice(reconcile..reconcile, effects);
+    if !passed && outcome != LoopOutcome::Nothing {
+        d.effects.extend(await_check_runs(&d.record, &current, ctx));
+    }
     if outcome == LoopOutcome::Proposed {
         // Manual mode: the failing check runs offer to open the proposed todo.
         let buttons = ctx.gates.iter().filter(|g| {
@@ -123,6 +126,63 @@ pub fn follow_verdict(
         d.outcome = format!("{}; failure loop: {outcome:?}", d.outcome);
     }
     d
+}
+
+/// The evidence just recorded for `current` names a gate this attempt
+/// ran without its check run (its create had no answer yet when the run
+/// finished): wait for each such check run, so the todo links it then
+/// ([`on_check_runs_known`]). A gate red from an earlier attempt at the
+/// same commit has no check run in this one, and is not waited for; nor
+/// is a milestone's (its evidence links no check runs yet).
+fn await_check_runs(
+    record: &super::TaskRecord,
+    current: &super::Attempt,
+    ctx: &TaskContext,
+) -> Vec<crate::Effect> {
+    if ctx.task.task().is_none() {
+        return vec![];
+    }
+    failure::missing_check_runs(&record.failure, current.number)
+        .into_iter()
+        .filter(|gate| current.gates.contains(gate))
+        .map(|gate| crate::Effect::AwaitCheckRun {
+            repo: ctx.repo.clone(),
+            key: super::check_key(ctx.story, ctx.task, current.number, &gate),
+            attempt: crate::AttemptRef {
+                story: ctx.story.clone(),
+                task: ctx.task.clone(),
+                attempt: current.number,
+            },
+        })
+        .collect()
+}
+
+/// The check runs of `attempt` have their ids now (`inputs.links`): the
+/// failure recorded for it links them, and its open todo shows them.
+pub fn on_check_runs_known(
+    record: &super::TaskRecord,
+    attempt: u32,
+    ctx: &TaskContext,
+    inputs: &LoopInputs,
+) -> TaskDecision {
+    let lctx = loop_context(ctx, inputs, record.human_involved);
+    let ld = failure::on_check_runs_known(
+        &record.failure,
+        attempt,
+        &inputs.links.check_runs,
+        ctx.now,
+        &lctx,
+    );
+    let mut record = record.clone();
+    record.failure = ld.state;
+    TaskDecision {
+        record,
+        effects: ld.effects,
+        run: None,
+        cancelled: None,
+        verdict: None,
+        outcome: format!("check runs of attempt {attempt} known: {:?}", ld.outcome),
+    }
 }
 
 /// A periodic look at a task's open branch todo: its lifetime bound may

@@ -316,6 +316,22 @@ impl World {
                 {
                     self.reports += 1;
                 }
+                // A check run waited for is one the attempt just ended
+                // opened, and its evidence lacks (these links are unknown).
+                Effect::AwaitCheckRun { key, attempt, .. } => {
+                    let current = d.record.current.as_ref().expect("an attempt ended");
+                    assert_eq!(attempt.attempt, current.number);
+                    assert!(
+                        current
+                            .gates
+                            .iter()
+                            .any(|g| *key == check_key(&STORY, &TASK, current.number, g)),
+                        "{key}"
+                    );
+                    assert!(
+                        !failure::missing_check_runs(&d.record.failure, current.number).is_empty()
+                    );
+                }
                 _ => {}
             }
         }
@@ -413,4 +429,51 @@ proptest! {
         prop_assert_eq!(world.reports, 1);
         let _ = LoopOutcome::Nothing;
     }
+}
+
+/// A red run whose check runs have no ids yet (their creates unanswered)
+/// waits for each; one whose links are known waits for none.
+#[test]
+fn a_red_run_waits_for_the_check_runs_its_evidence_does_not_link() {
+    let mut world = World::new(2, 2, true);
+    world.apply(&Op::Push);
+    world.apply(&Op::Start);
+    let attempt = world.record.current.clone().unwrap();
+    let red = RunProgress::Finished {
+        attempt: attempt.number,
+        report: report(&attempt, Verdict::Red(FailureKind::TestFailure)),
+        workspace: String::new(),
+    };
+    let awaited = |d: &TaskDecision| -> Vec<String> {
+        d.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::AwaitCheckRun { key, .. } => Some(key.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let d = world.progress(&red);
+    let want: Vec<String> = (attempt.gates.iter())
+        .map(|g| check_key(&STORY, &TASK, attempt.number, g))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(awaited(&d), want);
+
+    let mut inputs = world.inputs();
+    inputs.links.check_runs = (attempt.gates.iter())
+        .map(|g| {
+            (
+                g.clone(),
+                format!("https://github.com/o/r/runs/{}", g.len()),
+            )
+        })
+        .collect();
+    let ended = on_run_progress(&world.record, &red, &world.ctx());
+    let RunProgress::Finished { report, .. } = &red else {
+        unreachable!()
+    };
+    let d = follow_verdict(ended, report, &world.ctx(), &inputs);
+    assert!(d.outcome.contains("failure loop: Opened"), "{}", d.outcome);
+    assert_eq!(awaited(&d), Vec::<String>::new());
 }
