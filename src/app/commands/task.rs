@@ -12,7 +12,7 @@ use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use taskgate_core::audit::AuditActor;
 use taskgate_core::commands::Command;
 use taskgate_core::render;
-use taskgate_core::task::{ReviewCommand, Reviewer};
+use taskgate_core::task::{Doer, ReviewCommand, Reviewer};
 use taskgate_core::Decision;
 
 /// The review transition a command asks for; `None` for the others.
@@ -53,8 +53,9 @@ impl Processor {
         let (repo, issue) = (inv.repo, inv.issue());
         let result = match command {
             Command::Retry { gate } => {
+                let by = Doer::of(Some(inv.author), self.context.bot_login.as_deref());
                 self.task_commands
-                    .retry_command(repo, issue, gate.clone())
+                    .retry_command(repo, issue, gate.clone(), by)
                     .await?
             }
             Command::ApproveBranch => {
