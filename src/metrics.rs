@@ -98,7 +98,15 @@ impl EncodeMetric for SumCount {
 /// `SECONDS_BUCKETS` and `+Inf`, `_sum`, `_count`. Durations counted
 /// before buckets were kept are under `+Inf` only.
 #[derive(Debug, Default)]
-struct Buckets(std::sync::Mutex<(f64, u64, Vec<(f64, u64)>)>);
+struct Buckets(std::sync::Mutex<Observed>);
+
+/// What a [`Buckets`] shows: its sum, count and each bucket's own count.
+#[derive(Debug, Default)]
+struct Observed {
+    sum: f64,
+    count: u64,
+    buckets: Vec<(f64, u64)>,
+}
 
 impl Buckets {
     fn set(&self, sum: u64, count: u64, buckets: &taskgate_core::failure::SecondsBuckets) {
@@ -110,7 +118,11 @@ impl Buckets {
             .collect();
         let counted: u64 = le.iter().map(|(_, n)| n).sum();
         le.push((f64::INFINITY, count.saturating_sub(counted)));
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = (sum as f64, count, le);
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Observed {
+            sum: sum as f64,
+            count,
+            buckets: le,
+        };
     }
 }
 
@@ -120,8 +132,8 @@ impl TypedMetric for Buckets {
 
 impl EncodeMetric for Buckets {
     fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
-        let (sum, count, buckets) = &*self.0.lock().unwrap_or_else(|e| e.into_inner());
-        encoder.encode_histogram::<NoLabelSet>(*sum, *count, buckets, None)
+        let o = &*self.0.lock().unwrap_or_else(|e| e.into_inner());
+        encoder.encode_histogram::<NoLabelSet>(o.sum, o.count, &o.buckets, None)
     }
 
     fn metric_type(&self) -> MetricType {

@@ -51,6 +51,13 @@ async fn a_mention_agents_fix_completes_the_task_under_auto_review_with_no_perso
     assert!(!pr.draft, "taskgate marked its own draft ready");
     let bot = format!("{}[bot]", s.app.fake.app_slug());
     assert_eq!(pr.merged_by.as_deref(), Some(bot.as_str()));
+    // GitHub told of the marking as the App's own `ready_for_review`.
+    let ready: Vec<String> = (s.app.fake.hook_deliveries().iter())
+        .filter(|d| d["event"] == "pull_request" && d["action"] == "ready_for_review")
+        .filter_map(|d| s.app.fake.hook_delivery(d["id"].as_u64()?))
+        .map(|d| d["request"]["payload"]["sender"]["login"].to_string())
+        .collect();
+    assert_eq!(ready, [format!("\"{bot}\"")]);
     assert_eq!(todos(&s)[0].state, "closed");
     assert_eq!(
         s.app.fake.repo(REPO).issue(s.task_issue).unwrap().state,
