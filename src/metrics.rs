@@ -62,7 +62,9 @@ struct FixRateGauges {
     opened: Family<Labels, Gauge>,
     closed: Family<Labels, Gauge>,
     attempts: Family<Labels, SumCount>,
-    seconds: Family<Labels, SumCount>,
+    seconds: Family<Labels, Buckets>,
+    waited: Family<Labels, Gauge>,
+    waiting: Family<Labels, Buckets>,
 }
 
 /// A histogram of which only the sum and the count are known (summed from
@@ -91,6 +93,54 @@ impl EncodeMetric for SumCount {
     }
 }
 
+/// A histogram summed from the store at each scrape, with its buckets
+/// (`core::failure::SecondsBuckets`): `_bucket{le=…}` for each bound of
+/// `SECONDS_BUCKETS` and `+Inf`, `_sum`, `_count`. Durations counted
+/// before buckets were kept are under `+Inf` only.
+#[derive(Debug, Default)]
+struct Buckets(std::sync::Mutex<Observed>);
+
+/// What a [`Buckets`] shows: its sum, count and each bucket's own count.
+#[derive(Debug, Default)]
+struct Observed {
+    sum: f64,
+    count: u64,
+    buckets: Vec<(f64, u64)>,
+}
+
+impl Buckets {
+    fn set(&self, sum: u64, count: u64, buckets: &taskgate_core::failure::SecondsBuckets) {
+        // The encoder sums the buckets up itself: each one's own count.
+        let mut le: Vec<(f64, u64)> = buckets
+            .per_bound()
+            .into_iter()
+            .map(|(bound, n)| (bound as f64, n))
+            .collect();
+        let counted: u64 = le.iter().map(|(_, n)| n).sum();
+        le.push((f64::INFINITY, count.saturating_sub(counted)));
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Observed {
+            sum: sum as f64,
+            count,
+            buckets: le,
+        };
+    }
+}
+
+impl TypedMetric for Buckets {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for Buckets {
+    fn encode(&self, mut encoder: MetricEncoder) -> Result<(), std::fmt::Error> {
+        let o = &*self.0.lock().unwrap_or_else(|e| e.into_inner());
+        encoder.encode_histogram::<NoLabelSet>(o.sum, o.count, &o.buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
+}
+
 impl FixRateGauges {
     fn register(registry: &mut Registry) -> FixRateGauges {
         let opened = Family::<Labels, Gauge>::default();
@@ -102,7 +152,7 @@ impl FixRateGauges {
         let closed = Family::<Labels, Gauge>::default();
         registry.register(
             "fix_todos_closed",
-            "Branch todos closed, by agent, failure kind and outcome: fixed_without_human (a green run, no person's command since the task's last green run), fixed_with_human, escalated (a bound was hit, a person called), superseded (attempts spent, a deeper todo took over)",
+            "Branch todos closed, by agent, failure kind and outcome: fixed_without_human (green, and the task completed with no person's action since the todo opened: a review command, a ready for review, a push or retry by a non-agent), fixed_with_human (green, the task completed after such an action), both counted at the task's completion; escalated (a bound was hit, a person called), superseded (attempts spent, a deeper todo took over)",
             closed.clone(),
         );
         let attempts = Family::<Labels, SumCount>::default();
@@ -111,17 +161,31 @@ impl FixRateGauges {
             "Failed runs of each fixed branch todo (each started its agent once), by agent and failure kind: sum and count",
             attempts.clone(),
         );
-        let seconds = Family::<Labels, SumCount>::default();
+        let seconds = Family::<Labels, Buckets>::default();
         registry.register(
             "fix_seconds_to_green",
-            "Lifetime of each fixed branch todo, from its opening to the green run, by agent and failure kind: sum and count",
+            "Lifetime of each branch todo a green run closed, from its opening to the green run, by agent and failure kind",
             seconds.clone(),
+        );
+        let waited = Family::<Labels, Gauge>::default();
+        registry.register(
+            "fix_todos_waited_for_person",
+            "Branch todos whose gates went green with no person's action, whose task then completed only after a person's action (counted in fixed_with_human too), by agent and failure kind",
+            waited.clone(),
+        );
+        let waiting = Family::<Labels, Buckets>::default();
+        registry.register(
+            "fix_seconds_waiting_for_person",
+            "For those todos, the time from the green run to the task's completion, by agent and failure kind",
+            waiting.clone(),
         );
         FixRateGauges {
             opened,
             closed,
             attempts,
             seconds,
+            waited,
+            waiting,
         }
     }
 
@@ -130,6 +194,8 @@ impl FixRateGauges {
         self.closed.clear();
         self.attempts.clear();
         self.seconds.clear();
+        self.waited.clear();
+        self.waiting.clear();
         for ((agent, kind), f) in stats.fix_rates(MAX_AGENTS) {
             let labels: Labels = vec![("agent", agent), ("kind", kind)];
             self.opened.get_or_create(&labels).set(f.opened as i64);
@@ -143,13 +209,20 @@ impl FixRateGauges {
                 with_outcome.push(("outcome", outcome.to_owned()));
                 self.closed.get_or_create(&with_outcome).set(n as i64);
             }
-            let fixed = f.fixed();
             self.attempts
                 .get_or_create(&labels)
-                .set(f.attempts_to_green, fixed);
-            self.seconds
-                .get_or_create(&labels)
-                .set(f.seconds_to_green, fixed);
+                .set(f.attempts_to_green, f.greened);
+            self.seconds.get_or_create(&labels).set(
+                f.seconds_to_green,
+                f.greened,
+                &f.seconds_to_green_buckets,
+            );
+            (self.waited.get_or_create(&labels)).set(f.waited_for_person as i64);
+            self.waiting.get_or_create(&labels).set(
+                f.seconds_waiting_for_person,
+                f.waited_for_person,
+                &f.waiting_buckets,
+            );
         }
     }
 }
@@ -279,7 +352,7 @@ impl WorkGauges {
         let autonomous_fix_rate = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
         registry.register(
             "autonomous_fix_rate",
-            "Share of fixed branch todos no person touched (review below 0.5); -1 before any fix",
+            "Share of fixed branch todos whose task completed with no person's action since the todo opened (review below 0.5); -1 before any task with one completed",
             autonomous_fix_rate.clone(),
         );
         let escalated = Gauge::default();
@@ -531,7 +604,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskgate_core::failure::{FixTotals, LoopStats};
+    use taskgate_core::failure::{FixTotals, LoopStats, SecondsBuckets};
 
     /// The lines of the fix-rate series, sorted (a family's label sets
     /// come out in no set order).
@@ -556,8 +629,15 @@ mod tests {
             fixed_without_human: 1,
             fixed_with_human: 1,
             escalated: 1,
+            greened: 2,
             attempts_to_green: 3,
+            // Green after 2 and 8 minutes; the second then waited 20
+            // minutes for a person.
             seconds_to_green: 600,
+            seconds_to_green_buckets: SecondsBuckets([(300, 1), (900, 1)].into()),
+            waited_for_person: 1,
+            seconds_waiting_for_person: 1_200,
+            waiting_buckets: SecondsBuckets([(1_800, 1)].into()),
             ..FixTotals::default()
         };
         stats.add_fixes("mention:@claude", "test_failure", &fixed);
@@ -576,10 +656,56 @@ mod tests {
         taskgate_fix_attempts_to_green_sum{agent="mention:@claude",kind="test_failure"} 3.0
         taskgate_fix_seconds_to_green_bucket{le="+Inf",agent="label:say \"fix\" \\ now",kind="timeout"} 0
         taskgate_fix_seconds_to_green_bucket{le="+Inf",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="1800.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="1800.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="21600.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="21600.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="259200.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="259200.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="300.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="300.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_to_green_bucket{le="3600.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="3600.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="60.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="60.0",agent="mention:@claude",kind="test_failure"} 0
+        taskgate_fix_seconds_to_green_bucket{le="604800.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="604800.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="7200.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="7200.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="86400.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="86400.0",agent="mention:@claude",kind="test_failure"} 2
+        taskgate_fix_seconds_to_green_bucket{le="900.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_to_green_bucket{le="900.0",agent="mention:@claude",kind="test_failure"} 2
         taskgate_fix_seconds_to_green_count{agent="label:say \"fix\" \\ now",kind="timeout"} 0
         taskgate_fix_seconds_to_green_count{agent="mention:@claude",kind="test_failure"} 2
         taskgate_fix_seconds_to_green_sum{agent="label:say \"fix\" \\ now",kind="timeout"} 0.0
         taskgate_fix_seconds_to_green_sum{agent="mention:@claude",kind="test_failure"} 600.0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="+Inf",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="+Inf",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="1800.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="1800.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="21600.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="21600.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="259200.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="259200.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="300.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="300.0",agent="mention:@claude",kind="test_failure"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="3600.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="3600.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="60.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="60.0",agent="mention:@claude",kind="test_failure"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="604800.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="604800.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="7200.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="7200.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="86400.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="86400.0",agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_bucket{le="900.0",agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_bucket{le="900.0",agent="mention:@claude",kind="test_failure"} 0
+        taskgate_fix_seconds_waiting_for_person_count{agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_seconds_waiting_for_person_count{agent="mention:@claude",kind="test_failure"} 1
+        taskgate_fix_seconds_waiting_for_person_sum{agent="label:say \"fix\" \\ now",kind="timeout"} 0.0
+        taskgate_fix_seconds_waiting_for_person_sum{agent="mention:@claude",kind="test_failure"} 1200.0
         taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="escalated"} 0
         taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="fixed_with_human"} 0
         taskgate_fix_todos_closed{agent="label:say \"fix\" \\ now",kind="timeout",outcome="fixed_without_human"} 0
@@ -590,6 +716,8 @@ mod tests {
         taskgate_fix_todos_closed{agent="mention:@claude",kind="test_failure",outcome="superseded"} 0
         taskgate_fix_todos_opened{agent="label:say \"fix\" \\ now",kind="timeout"} 1
         taskgate_fix_todos_opened{agent="mention:@claude",kind="test_failure"} 3
+        taskgate_fix_todos_waited_for_person{agent="label:say \"fix\" \\ now",kind="timeout"} 0
+        taskgate_fix_todos_waited_for_person{agent="mention:@claude",kind="test_failure"} 1
         "#);
     }
 

@@ -349,9 +349,11 @@ impl Ship {
             }
             // Another PR closed from the story branch, or an action the
             // story PR does not act on.
-            action @ (PullRequestAction::Closed | PullRequestAction::Other(_)) => Ok(Some(
-                Decision::nothing(format!("story PR {action}: nothing to do")),
-            )),
+            action @ (PullRequestAction::Closed
+            | PullRequestAction::ConvertedToDraft
+            | PullRequestAction::Other(_)) => Ok(Some(Decision::nothing(format!(
+                "story PR {action}: nothing to do"
+            )))),
         }
     }
 

@@ -179,6 +179,19 @@ impl Runs {
         taskgate_core::ship::rebased_commits(method, by_taskgate, pr.commits)
     }
 
+    /// Who `actor` is to the fix rate and the task PR's readiness
+    /// (`core::task::ready`): the shell knows the App's bot login.
+    pub(super) fn doer(&self, actor: Option<&taskgate_core::Actor>) -> task::Doer {
+        task::Doer::of(actor, self.bot_login.as_deref())
+    }
+
+    fn pusher(&self, actor: &taskgate_core::Actor) -> task::Pusher {
+        task::Pusher {
+            id: actor.id,
+            by: self.doer(Some(actor)),
+        }
+    }
+
     /// Whether these changes queue or cancel a run: the run queue is woken
     /// once they are stored.
     pub fn affects_runs(changes: &[Change]) -> bool {
@@ -225,23 +238,26 @@ impl Runs {
             number: e.number,
             draft: e.draft,
         };
+        let by = self.doer(e.sender.as_ref());
+        let record = task::note_pull(&located.record, &e.action, pull, by);
         let d = match e.action {
             PullRequestAction::Closed => {
                 return self.on_task_pull_closed(e, &located, &ctx).await;
             }
             PullRequestAction::ReadyForReview => {
-                on_ready_for_review(&located.record, pull, &e.head.sha, &ctx)
+                on_ready_for_review(&record, pull, &e.head.sha, by, &ctx)
             }
+            PullRequestAction::ConvertedToDraft => task::on_converted_to_draft(&record, pull),
             PullRequestAction::Opened
             | PullRequestAction::Synchronize
             | PullRequestAction::Reopened
             | PullRequestAction::Labeled
             | PullRequestAction::Other(_) => on_trigger(
-                &located.record,
+                &record,
                 &Trigger::Head {
                     sha: e.head.sha.clone(),
                     pr: Some(pull),
-                    pusher: e.pusher().map(|s| s.id),
+                    pusher: e.pusher().map(|s| self.pusher(s)),
                     source: HeadSource::Webhook { before: None },
                 },
                 &ctx,
@@ -316,7 +332,7 @@ impl Runs {
         let trigger = Trigger::Head {
             sha: p.after.clone(),
             pr: None,
-            pusher: p.sender.as_ref().map(|s| s.id),
+            pusher: p.sender.as_ref().map(|s| self.pusher(s)),
             source: HeadSource::Webhook {
                 before: Some(p.before.clone()),
             },
@@ -368,6 +384,7 @@ impl Runs {
         let trigger = Trigger::Retry {
             sha: Some(p.head_sha.clone()),
             gate: None,
+            by: self.doer(p.sender.as_ref()),
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
         Ok(self.finish(&repo, &located, d))
@@ -430,6 +447,7 @@ impl Runs {
         let trigger = Trigger::Retry {
             sha: Some(p.head_sha.clone()),
             gate: Some(key.gate),
+            by: self.doer(p.sender.as_ref()),
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
         Ok(self.finish(&repo, &located, d))
@@ -469,7 +487,7 @@ impl Runs {
         let opened = ld.outcome != taskgate_core::failure::LoopOutcome::Nothing;
         let mut record = located.record.clone();
         record.failure = ld.state;
-        record.human_involved = true;
+        record.note_person();
         let d = TaskDecision {
             record,
             effects: ld.effects,

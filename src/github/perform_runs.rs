@@ -59,7 +59,14 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             method,
             title,
             report_to,
-        } => merge_pull_request(ctx, repo, *number, sha, *method, title, report_to).await,
+            ready_first,
+        } => {
+            if *ready_first {
+                // taskgate's own draft: ready first, so a retry does both.
+                mark_pull_request_ready(ctx, repo, *number).await?;
+            }
+            merge_pull_request(ctx, repo, *number, sha, *method, title, report_to).await
+        }
         Effect::DispatchWorkflow {
             repo,
             workflow,

@@ -95,35 +95,64 @@ pub(super) fn counts_of(record: &TaskRecord) -> Counts {
         // A kind has no `/`: the first one ends it.
         let label = format!("{kind}/{agent}");
         for (metric, value) in fix_counts(fix) {
-            put(metric, &label, value as i64);
+            put(&metric, &label, value as i64);
         }
     }
     counts
 }
 
-/// The fix-rate figures' rows, one metric each (label `kind/agent`).
-fn fix_counts(f: &FixTotals) -> [(&'static str, u64); 7] {
-    [
+/// The fix-rate figures' rows, one metric each (label `kind/agent`); a
+/// histogram's buckets one row each (`fix_seconds_le_300`).
+fn fix_counts(f: &FixTotals) -> Vec<(String, u64)> {
+    let mut rows: Vec<(String, u64)> = [
         ("fix_opened", f.opened),
         ("fix_without_human", f.fixed_without_human),
         ("fix_with_human", f.fixed_with_human),
         ("fix_escalated", f.escalated),
         ("fix_superseded", f.superseded),
+        ("fix_greened", f.greened),
         ("fix_attempts", f.attempts_to_green),
         ("fix_seconds", f.seconds_to_green),
+        ("fix_waited", f.waited_for_person),
+        ("fix_waiting", f.seconds_waiting_for_person),
     ]
+    .into_iter()
+    .map(|(m, v)| (m.to_owned(), v))
+    .collect();
+    for (prefix, buckets) in [
+        ("fix_seconds_le_", &f.seconds_to_green_buckets),
+        ("fix_waiting_le_", &f.waiting_buckets),
+    ] {
+        rows.extend(
+            buckets
+                .0
+                .iter()
+                .map(|(le, n)| (format!("{prefix}{le}"), *n)),
+        );
+    }
+    rows
 }
 
 /// The figure `metric` names in `f`, if it is a fix-rate row.
 fn fix_count<'f>(f: &'f mut FixTotals, metric: &str) -> Option<&'f mut u64> {
+    let bucket = |prefix: &str| metric.strip_prefix(prefix)?.parse::<u64>().ok();
+    if let Some(le) = bucket("fix_seconds_le_") {
+        return Some(f.seconds_to_green_buckets.0.entry(le).or_default());
+    }
+    if let Some(le) = bucket("fix_waiting_le_") {
+        return Some(f.waiting_buckets.0.entry(le).or_default());
+    }
     Some(match metric {
         "fix_opened" => &mut f.opened,
         "fix_without_human" => &mut f.fixed_without_human,
         "fix_with_human" => &mut f.fixed_with_human,
         "fix_escalated" => &mut f.escalated,
         "fix_superseded" => &mut f.superseded,
+        "fix_greened" => &mut f.greened,
         "fix_attempts" => &mut f.attempts_to_green,
         "fix_seconds" => &mut f.seconds_to_green,
+        "fix_waited" => &mut f.waited_for_person,
+        "fix_waiting" => &mut f.seconds_waiting_for_person,
         _ => return None,
     })
 }

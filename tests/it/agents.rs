@@ -21,12 +21,12 @@ use crate::support::story::Story;
 use crate::support::REPO;
 
 /// A real failing unittest, and its fix.
-const RED: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        self.assertEqual(0, 10, 'expected 10 rows')\n";
-const GREEN: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        self.assertEqual(10, 10)\n";
+pub(crate) const RED: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        self.assertEqual(0, 10, 'expected 10 rows')\n";
+pub(crate) const GREEN: &str = "import unittest\n\nclass Rows(unittest.TestCase):\n    def test_fetch(self):\n        self.assertEqual(10, 10)\n";
 /// The gate's command: what reproduces the failure.
 const COMMAND: &str = "python3 -m unittest -q test_rows";
 
-fn plan() -> String {
+pub(crate) fn plan() -> String {
     Plan::story("Agent work")
         .settings("max_debug_attempts: 2, max_branch_depth: 1")
         .task(
@@ -45,7 +45,7 @@ async fn story(config: &str) -> Story {
 
 /// An agent `login` started by `trigger` that pushes the fix to the task
 /// branch.
-fn fixing_agent(s: &Story, login: &str, trigger: AgentTrigger) {
+pub(crate) fn fixing_agent(s: &Story, login: &str, trigger: AgentTrigger) {
     let branch = s.branch.clone();
     s.app.fake.add_agent(REPO, login, trigger, move |_| {
         Some(AgentPush::to(&branch, &[("test_rows.py", GREEN)]))
@@ -53,12 +53,12 @@ fn fixing_agent(s: &Story, login: &str, trigger: AgentTrigger) {
 }
 
 /// The task's run fails: its todo opens (and whatever the todo starts).
-async fn red_run(s: &Story) {
+pub(crate) async fn red_run(s: &Story) {
     let sha = s.push(&[("test_rows.py", RED)], "try").await;
     s.completed(&sha, 1).await;
 }
 
-fn todos(s: &Story) -> Vec<fakehub::Issue> {
+pub(crate) fn todos(s: &Story) -> Vec<fakehub::Issue> {
     crate::failure_loop::issues_titled(s, "Debug Make the check pass")
 }
 

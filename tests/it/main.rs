@@ -7,6 +7,7 @@ mod support;
 mod actions_job;
 mod actions_merge;
 mod actions_runs;
+mod agent_ready;
 mod agents;
 mod audit;
 mod big_plan;

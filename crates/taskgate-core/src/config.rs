@@ -147,6 +147,9 @@ pub struct Role {
     /// How work routed to this role reaches an agent (`agent:`, or the
     /// older `agent_workflow: <file>`).
     pub agent: Option<AgentRoute>,
+    /// Whether taskgate marks its own draft ready when the agent's fix is
+    /// green (`agent: { …, ready: never }`; `core::task::ready`).
+    pub ready: AgentReady,
 }
 
 impl Role {
@@ -403,7 +406,7 @@ impl RepoConfig {
 pub mod agent;
 pub mod push;
 mod read;
-pub use agent::{AgentProblem, AgentRoute};
+pub use agent::{AgentProblem, AgentReady, AgentRoute};
 pub use push::{decide_config_read, decide_first_config_read, Problems};
 pub use read::{load_config, parse_config};
 

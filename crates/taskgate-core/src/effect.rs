@@ -298,6 +298,10 @@ pub enum Effect {
         method: crate::config::MergeMethod,
         title: String,
         report_to: String,
+        /// taskgate's own draft: marked ready for review first, in this
+        /// effect, so a retry does both (`core::task::ready`).
+        #[serde(default)]
+        ready_first: bool,
     },
     /// Starts a `workflow_dispatch` workflow (an agent, the Actions runner,
     /// deploy, validation). When GitHub refuses (no such workflow, no

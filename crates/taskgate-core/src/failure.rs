@@ -57,7 +57,7 @@ pub use budget::{budget_audit, BudgetAudit};
 pub use evidence::{changed_files_text, failing_tests, log_excerpt, FailingTest, RunLinks};
 pub use links::{missing_check_runs, on_check_runs_known};
 pub use records::{
-    Bound, ClosedTodo, Escalation, FailedRun, FailureRecord, GateFailure, LoopContext,
+    Bound, ClosedTodo, Escalation, FailedRun, FailureRecord, GateFailure, GreenFix, LoopContext,
     LoopDecision, LoopOutcome, LoopState, LoopTotals, OpenTodo, Proposal, Resolution,
     KEPT_FAILURES, KEPT_HISTORY,
 };
@@ -68,7 +68,8 @@ pub use render::{
 };
 pub use route::route;
 pub use stats::{
-    render_fix_rates, FixTotals, LoopStats, MAX_AGENTS, NO_AGENT, OTHER_AGENTS, UNRECORDED_AGENT,
+    render_fix_rates, FixTotals, LoopStats, SecondsBuckets, MAX_AGENTS, NO_AGENT, OTHER_AGENTS,
+    SECONDS_BUCKETS, UNRECORDED_AGENT,
 };
 
 /// Clip limits for what is stored and shown, in bytes.
@@ -310,8 +311,18 @@ impl<'c, 'a> Step<'c, 'a> {
         });
         let excess = self.s.history.len().saturating_sub(KEPT_HISTORY);
         self.s.history.drain(..excess);
-        let human = self.ctx.human_involved;
-        self.s.totals.count_closed(&todo, resolution, human, now);
+        self.s.totals.count_closed(&todo, resolution, now);
+        if resolution == Resolution::Fixed {
+            self.s.greened.push(GreenFix {
+                kind: todo.kind,
+                agent: todo.agent.clone(),
+                at: now,
+                person: self.ctx.human_involved,
+                person_after: false,
+            });
+            let excess = self.s.greened.len().saturating_sub(KEPT_HISTORY);
+            self.s.greened.drain(..excess);
+        }
         Some(todo)
     }
 
@@ -474,12 +485,35 @@ pub fn on_green_run(
     let body = render_fixed_comment(sha, todo.failed_runs, resolution_seconds);
     step.comment(&todo.marker, body, format!("todo-fixed {}", todo.marker));
     step.close_open(now, Resolution::Fixed);
-    if ctx.human_involved {
-        step.s.fixed_with_human += 1;
-    } else {
-        step.s.fixed_without_human += 1;
-    }
     step.done(LoopOutcome::Closed { resolution_seconds })
+}
+
+/// The task completed at `now`: the todos green runs closed count as
+/// fixed, without a person when none acted from their opening to now
+/// (SPEC §9, issue 50); one that went green with no person and then
+/// waited for one counts that wait too.
+pub fn on_task_completed(state: &LoopState, now: i64) -> LoopState {
+    let mut s = state.clone();
+    for fix in std::mem::take(&mut s.greened) {
+        if fix.person || fix.person_after {
+            s.fixed_with_human += 1;
+        } else {
+            s.fixed_without_human += 1;
+        }
+        s.totals.count_completed(&fix, now);
+    }
+    s
+}
+
+/// A person acted on the task (a review command, a ready for review, a
+/// push or a retry of theirs): the todos already green count their wait
+/// for a person.
+pub fn note_person(state: &LoopState) -> LoopState {
+    let mut s = state.clone();
+    for fix in &mut s.greened {
+        fix.person_after = true;
+    }
+    s
 }
 
 /// `/taskgate approve-branch`: opens the proposed todo (manual mode). The

@@ -118,8 +118,8 @@ pub struct Shape {
     pub name: &'static str,
     pub description: &'static str,
     pub fields: &'static [Field],
-    /// Exactly one of its keys must be present.
-    pub exactly_one: bool,
+    /// Keys of which exactly one must be present (none: no such rule).
+    pub one_of: &'static [&'static str],
     /// Empty (`key:` with no value) reads as a mapping with no key.
     pub nullable: bool,
 }

@@ -30,6 +30,7 @@ mod moot;
 mod progress;
 #[cfg(test)]
 mod props;
+mod ready;
 mod render;
 mod review;
 mod review_text;
@@ -41,8 +42,8 @@ mod test_fixture;
 pub use check::{check_key, parse_check_key, CheckKey};
 pub use decide::{
     on_branch_started, on_dependencies_complete, on_pull_closed, on_ready_for_review,
-    on_run_progress, on_trigger, HeadSource, PullClosed, RunProgress, TaskContext, TaskDecision,
-    Trigger,
+    on_run_progress, on_trigger, HeadSource, PullClosed, Pusher, RunProgress, TaskContext,
+    TaskDecision, Trigger,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{
@@ -50,6 +51,7 @@ pub use loop_hook::{
 };
 pub use moot::on_moot;
 pub use progress::{Progress, RunEvent};
+pub use ready::{note_pull, on_converted_to_draft, Doer, DraftOf};
 pub use render::{check_name, render_fork_summary, render_merge_refused, workflow_refused};
 pub use review::{
     answer_review, api_review_refusal, on_github_review, on_review_command,
@@ -100,10 +102,21 @@ pub struct TaskRecord {
     /// The failure loop: branch todos, bounds, escalation.
     #[serde(default)]
     pub failure: crate::failure::LoopState,
-    /// A person ran a command on this task since its branch todo opened
-    /// (counts against the autonomous fix rate).
+    /// A person acted on this task since its last green run: a command,
+    /// or, while a todo is open or green, a ready for review, a push or a
+    /// retry of theirs (`TaskRecord::note_person`; counts against the
+    /// autonomous fix rate).
     #[serde(default)]
     pub human_involved: bool,
+    /// Whose signal the task PR's draft is (`task::ready`); `None` when
+    /// it is not a draft, or in records older than this field.
+    #[serde(default)]
+    pub draft_of: Option<DraftOf>,
+    /// The head at which taskgate marked its own draft ready, with the
+    /// merge in the same effect: GitHub's `ready_for_review` for it is
+    /// that, not a person's.
+    #[serde(default)]
+    pub marked_ready: Option<CommitSha>,
     /// `/revise` requests since the last approval or resume (SPEC §3: the
     /// third pauses the task).
     #[serde(default)]
@@ -167,6 +180,25 @@ pub struct Approval {
 }
 
 impl TaskRecord {
+    /// A person acted on the task (`human_involved`): a todo already
+    /// green counts the wait for them (`core::failure::note_person`).
+    pub fn note_person(&mut self) {
+        self.human_involved = true;
+        self.failure = crate::failure::note_person(&self.failure);
+    }
+
+    /// A branch todo is open, or green with the task not complete: a
+    /// person's push or retry now counts against the fix rate.
+    pub fn fix_under_way(&self) -> bool {
+        self.failure.open.is_some() || !self.failure.greened.is_empty()
+    }
+
+    /// The task completed at `now`: its green todos count as fixed.
+    pub(crate) fn complete(&mut self, now: i64) {
+        self.state = Some(TaskState::Completed);
+        self.failure = crate::failure::on_task_completed(&self.failure, now);
+    }
+
     /// Someone approved the task at `sha`.
     pub fn approved_at(&self, sha: &CommitSha) -> bool {
         self.approval.as_ref().is_some_and(|a| a.sha == *sha)

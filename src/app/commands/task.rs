@@ -11,7 +11,7 @@ use crate::app::processor::{DecideError, Processor};
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use taskgate_core::audit::AuditActor;
 use taskgate_core::render;
-use taskgate_core::task::{ReviewCommand, Reviewer};
+use taskgate_core::task::{Doer, ReviewCommand, Reviewer};
 use taskgate_core::Decision;
 
 /// What a task command asks of its task, as the dispatcher read it from
@@ -58,7 +58,10 @@ impl Processor {
         let name = command.name();
         let result = match command {
             TaskCommand::Retry { gate } => {
-                self.task_commands.retry_command(repo, issue, gate).await?
+                let by = Doer::of(Some(inv.author), self.context.bot_login.as_deref());
+                self.task_commands
+                    .retry_command(repo, issue, gate, by)
+                    .await?
             }
             TaskCommand::ApproveBranch => {
                 let by = AuditActor::from(inv.author);

@@ -195,6 +195,7 @@ impl Runs {
         let trigger = Trigger::Retry {
             sha: Some(p.head_sha.clone()),
             gate: Some(key.gate.clone()),
+            by: self.doer(p.sender.as_ref()),
         };
         Ok(self.start_pseudo(repo, &at, &trigger))
     }

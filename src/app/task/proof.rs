@@ -131,6 +131,7 @@ impl ShipProofs {
             Trigger::Retry {
                 sha: Some(commit.clone()),
                 gate: None,
+                by: taskgate_core::task::Doer::Taskgate,
             }
         } else {
             Trigger::Head {

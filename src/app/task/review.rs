@@ -215,12 +215,21 @@ impl TaskCommands {
         repo: &RepoName,
         issue: IssueNumber,
         gate: Option<String>,
+        by: taskgate_core::task::Doer,
     ) -> Result<TaskCommand, StoreError> {
         let Some(located) = self.runs.locate_issue_or_pull(repo, issue).await? else {
             return Ok(None);
         };
         let ctx = located.context(repo, self.runs.now());
-        let d = on_trigger(&located.record, &Trigger::Retry { sha: None, gate }, &ctx);
+        let d = on_trigger(
+            &located.record,
+            &Trigger::Retry {
+                sha: None,
+                gate,
+                by,
+            },
+            &ctx,
+        );
         if d.run.is_none() {
             return Ok(Some(Err(Refused {
                 decision: Decision::nothing(format!("task {}: {}", located.loc.task, d.outcome)),

@@ -34,6 +34,9 @@ const SAMPLE: [(&str, &str); 3] = [
         include_str!("../../../fixtures/sample-repo/.taskgate/stories/hello.yml"),
     ),
 ];
+/// coder-agent's bot account: an agent's pushes, as GitHub names them.
+const AGENT: &str = "coder-agent[bot]";
+
 /// What coder-agent writes for each task: the file, a first try that fails
 /// its test (used for the first task only), and the content that passes.
 const WORK: [(&str, &str, &str); 3] = [
@@ -199,7 +202,7 @@ impl Demo {
 
         println!();
         println!(
-            "9. coder-agent pushes the fix ({file} says \"{}\") and marks the PR ready",
+            "9. coder-agent pushes the fix ({file} says \"{}\")",
             task.green.trim()
         );
         let green = self.agent_push(remote, task, task.green, "Fix").await?;
@@ -213,7 +216,13 @@ impl Demo {
         self.settled().await?;
         let todo = self.repo.issue(todo.number).context("the branch todo")?;
         println!("   branch todo #{}: {}", todo.number, todo.state);
-        self.ready_and_merged(task).await
+        // No person acted since the todo opened: taskgate marks the draft
+        // it opened ready, and review mode auto merges it.
+        self.merged(
+            task,
+            "no person acted since the todo opened: taskgate marked the draft it opened ready",
+        )
+        .await
     }
 
     /// Step 10: the other tasks' first pushes pass; their PRs merge.
@@ -246,10 +255,17 @@ impl Demo {
     /// The task's PR marked ready by its author; with review mode auto,
     /// taskgate merges it (it was proven at its head) and the task closes.
     async fn ready_and_merged(&self, task: &Task) -> anyhow::Result<()> {
+        let number = self.task_pull(task)?.number;
+        // GitHub sends `pull_request.ready_for_review`.
+        self.repo.set_draft(number, false, AGENT);
+        self.merged(task, "").await
+    }
+
+    /// Waits for the task's PR to merge and its issue to close; `why`, if
+    /// any, says who marked it ready.
+    async fn merged(&self, task: &Task, why: &str) -> anyhow::Result<()> {
         let pr = self.task_pull(task)?;
         let number = pr.number;
-        // GitHub sends `pull_request.ready_for_review`.
-        self.repo.set_draft(number, false, "coder-agent");
         let repo = &self.repo;
         until("the task PR to be merged", || async move {
             Ok(repo
@@ -258,6 +274,9 @@ impl Demo {
                 .find(|p| p.number == number && p.merged))
         })
         .await?;
+        if !why.is_empty() {
+            println!("   {why}");
+        }
         println!(
             "   review mode auto: PR #{number} merged into {} (it was proven at its head)",
             pr.base
@@ -295,8 +314,7 @@ impl Demo {
         let files = [(task.file, content)];
         let head = self.repo.branch_sha(branch);
         let sha = remote.commit(branch, head.as_deref(), &files, message)?;
-        self.repo
-            .push_commit(branch, &sha, message, &files, "coder-agent");
+        self.repo.push_commit(branch, &sha, message, &files, AGENT);
         Ok(sha)
     }
 

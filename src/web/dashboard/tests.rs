@@ -659,6 +659,7 @@ fn the_fix_rate_is_a_table_by_agent_and_failure_kind() {
         fixed_without_human: alone,
         fixed_with_human: person,
         escalated,
+        greened: alone + person,
         attempts_to_green: attempts,
         seconds_to_green: seconds,
         ..FixTotals::default()

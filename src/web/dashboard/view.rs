@@ -604,8 +604,9 @@ fn fix_rate_rows(stats: &LoopStats) -> Vec<FixRateRow> {
         .into_iter()
         .filter(|(_, f)| f.opened > 0)
         .map(|((agent, kind), f)| {
-            let fixed = f.fixed();
-            let mean = |total: u64| (fixed > 0).then(|| total as f64 / fixed as f64);
+            // Over the todos a green run closed (fixes count at completion).
+            let green = f.greened;
+            let mean = |total: u64| (green > 0).then(|| total as f64 / green as f64);
             FixRateRow {
                 agent,
                 kind,

@@ -141,6 +141,16 @@ impl Story {
         sha
     }
 
+    /// [`Story::push`] as `login` (an agent's bot, or a person).
+    pub async fn push_as(&self, login: &str, files: &[(&str, &str)], message: &str) -> String {
+        let sha = self.origin.commit(&self.branch, files, message);
+        self.app
+            .fake
+            .repo(REPO)
+            .push_commit(&self.branch, &sha, message, files, login);
+        sha
+    }
+
     /// [`Story::push_to`] on top of `branch` as GitHub has it (not on
     /// whatever the test's work tree last held): an agent's commit on its
     /// own branch.

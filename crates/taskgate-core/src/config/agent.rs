@@ -10,12 +10,18 @@
 //!   tester: { agent: { mention: "@claude" } }
 //!   debugger: { agent: { label: fix-me } }
 //!   architect: { agent: { workflow: agent.yml } }
+//!   reviewer: { agent: { mention: "@claude", ready: never } }
 //! ```
+//!
+//! `ready` says who says "done" when the agent's fix turns every gate
+//! green (`core::task::ready`): `auto` (the default) lets taskgate mark
+//! its own draft task PR ready for review, `never` leaves that to a
+//! person.
 //!
 //! `agent_workflow: <file>` (the older key) is read as
 //! `agent: { workflow: <file> }`; a role with both is refused.
 //!
-//! Owns: [`AgentRoute`], the reasons a route is refused
+//! Owns: [`AgentRoute`], [`AgentReady`], the reasons a route is refused
 //! ([`AgentProblem`]) and reading both keys of a role. Must not: decide
 //! what a route does with a todo (`core::failure`), do IO.
 
@@ -83,6 +89,19 @@ impl AgentRoute {
     }
 }
 
+/// Whether taskgate may mark its own draft task PR ready for review when
+/// a branch todo of the role closes because its agent's push turned every
+/// gate green (`roles.<name>.agent.ready`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentReady {
+    /// taskgate marks its own draft ready (and `review: auto` merges it).
+    #[default]
+    Auto,
+    /// The draft stays a draft: a person marks it ready.
+    Never,
+}
+
 /// The longest agent name kept in the fix-rate figures, in bytes.
 pub const AGENT_NAME_BYTES: usize = 80;
 
@@ -111,8 +130,51 @@ pub enum AgentProblem {
 }
 
 /// The role's agent from `agent` or `agent_workflow`, every problem with
-/// its place; `None` when it names none or is refused.
-pub(super) fn read_agent(role: &str, rf: &Fields, p: &mut Vec<Problem>) -> Option<AgentRoute> {
+/// its place (`None` when it names none or is refused), and its `ready`.
+pub(super) fn read_agent(
+    role: &str,
+    rf: &Fields,
+    p: &mut Vec<Problem>,
+) -> (Option<AgentRoute>, AgentReady) {
+    let ready = rf
+        .get("agent")
+        .filter(|n| matches!(n.value, Value::Map(_)))
+        .map_or(AgentReady::Auto, |n| read_ready(n, role, p));
+    (read_route(role, rf, p), ready)
+}
+
+/// `ready: auto | never` in the mapping form; `auto` when not said (its
+/// unknown keys are reported by [`read_form`]).
+fn read_ready(n: &Node, role: &str, p: &mut Vec<Problem>) -> AgentReady {
+    let Value::Map(entries) = &n.value else {
+        return AgentReady::Auto;
+    };
+    let Some((_, _, value)) = entries.iter().find(|(k, _, _)| k == "ready") else {
+        return AgentReady::Auto;
+    };
+    let field = format!("roles.{role}.agent.ready");
+    match yaml::as_str(value, &field, p).as_deref() {
+        Some("never") => AgentReady::Never,
+        Some("auto") | None => AgentReady::Auto,
+        Some(other) => {
+            p.push(Problem::new(
+                Some(value.pos),
+                ProblemKind::InvalidValue {
+                    field,
+                    suggestion: yaml::did_you_mean(
+                        other,
+                        crate::schema::config::AGENT_READY.iter().copied(),
+                    ),
+                    value: other.to_owned(),
+                    expected: "auto, never".into(),
+                },
+            ));
+            AgentReady::Auto
+        }
+    }
+}
+
+fn read_route(role: &str, rf: &Fields, p: &mut Vec<Problem>) -> Option<AgentRoute> {
     let old = rf.get("agent_workflow");
     let new = rf.get("agent");
     if let (Some(_), Some(n)) = (old, new) {
@@ -150,13 +212,18 @@ pub(super) fn read_agent(role: &str, rf: &Fields, p: &mut Vec<Problem>) -> Optio
 fn read_form(n: &Node, role: &str, p: &mut Vec<Problem>) -> Option<AgentRoute> {
     let what = format!("role `{role}`'s agent");
     let f = Fields::of(n, &what, &crate::schema::config::AGENT, p)?;
+    // `ready` rides beside the one way to reach the agent.
     let named: Vec<&str> = crate::schema::config::AGENT
-        .keys()
+        .one_of
+        .iter()
+        .copied()
         .filter(|k| f.get(k).is_some())
         .collect();
     match named.as_slice() {
         // An unknown key was reported already, with its "did you mean".
-        [] if matches!(&n.value, Value::Map(e) if !e.is_empty()) => None,
+        [] if matches!(&n.value, Value::Map(e) if e.iter().any(|(k, _, _)| crate::schema::config::AGENT.field(k).is_none())) => {
+            None
+        }
         [] => {
             p.push(refused(n, role, "agent", AgentProblem::NoForm));
             None

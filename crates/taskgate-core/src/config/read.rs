@@ -145,6 +145,7 @@ fn read_train(f: &Fields, c: &mut RepoConfig, p: &mut Vec<Problem>) {
 fn read_roles(n: &Node, roles: &mut BTreeMap<String, Role>, p: &mut Vec<Problem>) {
     for (name, _, node) in map_entries(n, "roles", p) {
         if let Some(rf) = Fields::of(node, &format!("role `{name}`"), &schema::ROLE, p) {
+            let (agent, ready) = agent::read_agent(name, &rf, p);
             let role = Role {
                 assignees: rf
                     .str_list("assignees", p)
@@ -156,7 +157,8 @@ fn read_roles(n: &Node, roles: &mut BTreeMap<String, Role>, p: &mut Vec<Problem>
                     .into_iter()
                     .map(|(s, _)| s)
                     .collect(),
-                agent: agent::read_agent(name, &rf, p),
+                agent,
+                ready,
             };
             roles.insert(name.clone(), role);
         } else if node.value == Value::Null {

@@ -228,6 +228,32 @@ fn a_bad_agent_is_refused_at_its_place() {
 }
 
 #[test]
+fn a_roles_agent_may_keep_the_draft_for_a_person() {
+    let src = r#"roles:
+  coder: { agent: { mention: "@claude", ready: never } }
+  tester: { agent: { label: fix-me, ready: auto } }
+  debugger: { agent: { workflow: agent.yml } }
+  architect: { agent: copilot }
+"#;
+    let c = load_config(Some(src)).unwrap();
+    let ready = |role: &str| c.roles[role].ready;
+    assert_eq!(ready("coder"), AgentReady::Never);
+    assert_eq!(
+        c.roles["coder"].agent,
+        Some(AgentRoute::Mention("@claude".into()))
+    );
+    assert_eq!(ready("tester"), AgentReady::Auto);
+    assert_eq!(ready("debugger"), AgentReady::Auto, "auto unless said");
+    assert_eq!(ready("architect"), AgentReady::Auto);
+    let bad = "roles:\n  a: { agent: { label: fix-me, ready: nevr } }\n  b: { agent: { ready: never } }\n";
+    insta::assert_snapshot!(problems(bad), @r#"
+    .github/taskgate.yml:2:39: error: `roles.a.agent.ready: nevr` is not valid; expected one of: auto, never (did you mean `never`?)
+    .github/taskgate.yml:3:15: error: `roles.b.agent`: no agent is named; write `copilot`, `{ mention: "@handle" }`, `{ label: <label> }` or `{ workflow: <file>.yml }`
+    "#);
+    assert!(load_config(Some(bad)).is_err());
+}
+
+#[test]
 fn a_refused_agent_changes_nothing_else() {
     let src = "roles:\n  coder: { assignees: [alice], agent: robot }\nreview: human\n";
     let (c, problems) = parse_config(src);

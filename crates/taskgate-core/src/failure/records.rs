@@ -55,9 +55,14 @@ pub struct LoopState {
     /// Manual mode: a todo proposed, waiting for `/taskgate approve-branch`.
     pub proposal: Option<Proposal>,
     pub last_green: Option<CommitSha>,
-    /// Todos closed by a green run with no human command since they opened.
+    /// Fixed todos of completed tasks (counted at completion,
+    /// [`super::on_task_completed`]): no person's action from the todo's
+    /// opening to the task's completion, or some.
     pub fixed_without_human: u32,
     pub fixed_with_human: u32,
+    /// Todos a green run closed whose task has not completed yet: their
+    /// fix counts when it does, oldest first, at most [`KEPT_HISTORY`].
+    pub greened: Vec<GreenFix>,
     /// The newest run attempt handled: older or equal ones are redeliveries.
     pub last_attempt: u32,
     /// Failure episodes started (the round in todo markers); 0 before any.
@@ -80,6 +85,22 @@ pub struct OpenTodo {
     /// The agent its role's route named when it opened (`failure::stats`).
     #[serde(default = "stats::unrecorded_agent")]
     pub agent: String,
+}
+
+/// A todo a green run closed, waiting for its task to complete to count
+/// (`failure::stats`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GreenFix {
+    pub kind: FailureKind,
+    pub agent: String,
+    /// When its gates went green (unix seconds).
+    pub at: i64,
+    /// A person acted while the todo was open.
+    #[serde(default)]
+    pub person: bool,
+    /// A person acted after it went green, before the task completed.
+    #[serde(default)]
+    pub person_after: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,17 +13,22 @@
 //! - **The agent** of a todo is its role's `agent:` route when the todo
 //!   opened ([`crate::config::AgentRoute::name`]), or [`NO_AGENT`]; it is
 //!   kept in the todo, so a later change of config does not move it.
-//! - **A person stepped in** when a person's command touched the task
-//!   since its last green run (`TaskRecord::human_involved`, the rule
-//!   behind `fixed_with_human`).
-//! - **Attempts to green** of a fixed todo are its failed runs: each one
+//! - **Fixed counts at completion** (issue 50): a todo a green run closed
+//!   is *green* then ([`FixTotals::greened`], its attempts and time to
+//!   green counted), and *fixed* when its task completes: without a
+//!   person when no person acted from its opening to the completion (a
+//!   review command, a ready for review, a push or retry of theirs:
+//!   `TaskRecord::note_person`), else with one; and when the person's
+//!   action came only after it went green, the task *waited for a
+//!   person*, counted with the wait.
+//! - **Attempts to green** of a green todo are its failed runs: each one
 //!   started the agent once, and the run after the last one passed.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{LoopState, LoopTotals, OpenTodo, Resolution};
+use super::{GreenFix, LoopState, LoopTotals, OpenTodo, Resolution};
 
 /// The agent of a role without one.
 pub const NO_AGENT: &str = "none";
@@ -40,22 +45,120 @@ pub(super) fn unrecorded_agent() -> String {
     UNRECORDED_AGENT.to_owned()
 }
 
+/// Upper bounds, in seconds, of the buckets of the time-to-green and
+/// waiting-for-a-person histograms (`/metrics`): a minute to a week.
+pub const SECONDS_BUCKETS: [u64; 10] = [
+    60, 300, 900, 1_800, 3_600, 7_200, 21_600, 86_400, 259_200, 604_800,
+];
+
+/// Durations counted by the bucket of [`SECONDS_BUCKETS`] they fell in: by
+/// the bucket's upper bound, those over the bound before it and up to it
+/// (not cumulative, so records add up); a duration over the last bound is
+/// in the count only. Fixes counted before buckets were kept are in none.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SecondsBuckets(pub BTreeMap<u64, u64>);
+
+impl SecondsBuckets {
+    pub fn observe(&mut self, seconds: u64) {
+        if let Some(le) = SECONDS_BUCKETS.iter().find(|le| seconds <= **le) {
+            *self.0.entry(*le).or_default() += 1;
+        }
+    }
+
+    fn add(&mut self, o: &SecondsBuckets) {
+        for (le, n) in &o.0 {
+            *self.0.entry(*le).or_default() += n;
+        }
+    }
+
+    /// For each bound of [`SECONDS_BUCKETS`], the durations over the
+    /// bound before it and up to it (a count kept under a bound no longer
+    /// listed falls in the next listed one).
+    pub fn per_bound(&self) -> Vec<(u64, u64)> {
+        let mut lower = None;
+        SECONDS_BUCKETS
+            .iter()
+            .map(|le| {
+                let range = match lower.replace(*le) {
+                    Some(l) => self.0.range(l + 1..=*le),
+                    None => self.0.range(..=*le),
+                };
+                (*le, range.map(|(_, n)| *n).sum())
+            })
+            .collect()
+    }
+}
+
 /// What the todos of one agent and one failure kind came to, counted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, from = "StoredFixTotals")]
 pub struct FixTotals {
     pub opened: u64,
-    /// Closed by a green run, no person's command since the last green run.
+    /// Green, and the task completed with no person's action from the
+    /// todo's opening to the completion (counted at completion).
     pub fixed_without_human: u64,
-    /// Closed by a green run after a person's command.
+    /// Green, and the task completed after a person's action (a review
+    /// command, a ready for review, a push or retry of theirs) since the
+    /// todo opened (counted at completion).
     pub fixed_with_human: u64,
     /// A bound was hit on it and a person was called.
     pub escalated: u64,
     /// Its attempts ran out and a deeper todo took over.
     pub superseded: u64,
-    /// Over the fixed ones: their failed runs, and their lifetimes.
+    /// Closed by a green run, whether or not its task completed since:
+    /// what the attempts and the seconds to green are summed over.
+    pub greened: u64,
+    /// Over the green ones: their failed runs, and their lifetimes.
     pub attempts_to_green: u64,
     pub seconds_to_green: u64,
+    pub seconds_to_green_buckets: SecondsBuckets,
+    /// Of the fixed with a person: green with no person's action while
+    /// open, then the task waited for a person; and how long, from the
+    /// green run to the completion.
+    pub waited_for_person: u64,
+    pub seconds_waiting_for_person: u64,
+    pub waiting_buckets: SecondsBuckets,
+}
+
+/// [`FixTotals`] as stored: a record written before `greened` was kept
+/// counted its fixes at the green run, so they are its green ones.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct StoredFixTotals {
+    opened: u64,
+    fixed_without_human: u64,
+    fixed_with_human: u64,
+    escalated: u64,
+    superseded: u64,
+    greened: Option<u64>,
+    attempts_to_green: u64,
+    seconds_to_green: u64,
+    seconds_to_green_buckets: SecondsBuckets,
+    waited_for_person: u64,
+    seconds_waiting_for_person: u64,
+    waiting_buckets: SecondsBuckets,
+}
+
+impl From<StoredFixTotals> for FixTotals {
+    fn from(s: StoredFixTotals) -> FixTotals {
+        FixTotals {
+            greened: s
+                .greened
+                .unwrap_or(s.fixed_without_human + s.fixed_with_human),
+            opened: s.opened,
+            fixed_without_human: s.fixed_without_human,
+            fixed_with_human: s.fixed_with_human,
+            escalated: s.escalated,
+            superseded: s.superseded,
+            attempts_to_green: s.attempts_to_green,
+            seconds_to_green: s.seconds_to_green,
+            seconds_to_green_buckets: s.seconds_to_green_buckets,
+            waited_for_person: s.waited_for_person,
+            seconds_waiting_for_person: s.seconds_waiting_for_person,
+            waiting_buckets: s.waiting_buckets,
+        }
+    }
 }
 
 impl FixTotals {
@@ -69,14 +172,20 @@ impl FixTotals {
         self.fixed_with_human += o.fixed_with_human;
         self.escalated += o.escalated;
         self.superseded += o.superseded;
+        self.greened += o.greened;
         self.attempts_to_green += o.attempts_to_green;
         self.seconds_to_green += o.seconds_to_green;
+        self.seconds_to_green_buckets
+            .add(&o.seconds_to_green_buckets);
+        self.waited_for_person += o.waited_for_person;
+        self.seconds_waiting_for_person += o.seconds_waiting_for_person;
+        self.waiting_buckets.add(&o.waiting_buckets);
     }
 }
 
-fn fix_key(todo: &OpenTodo) -> String {
+fn fix_key(kind: crate::classify::FailureKind, agent: &str) -> String {
     // A kind has no `/`: the first one ends it (a label may have more).
-    format!("{}/{}", todo.kind.as_str(), todo.agent)
+    format!("{}/{agent}", kind.as_str())
 }
 
 impl LoopTotals {
@@ -85,33 +194,48 @@ impl LoopTotals {
             .opened
             .entry(format!("{}/{}", todo.kind.as_str(), todo.role))
             .or_default() += 1;
-        self.fixes.entry(fix_key(todo)).or_default().opened += 1;
+        self.fixes
+            .entry(fix_key(todo.kind, &todo.agent))
+            .or_default()
+            .opened += 1;
     }
 
-    /// `todo` closed at `now`; `human`: a person stepped in.
-    pub(super) fn count_closed(
-        &mut self,
-        todo: &OpenTodo,
-        resolution: Resolution,
-        human: bool,
-        now: i64,
-    ) {
+    /// `todo` closed at `now`. A fixed one counts its attempts and time
+    /// to green now, and as fixed when its task completes
+    /// ([`LoopTotals::count_completed`]).
+    pub(super) fn count_closed(&mut self, todo: &OpenTodo, resolution: Resolution, now: i64) {
         let seconds = now.saturating_sub(todo.opened_at).max(0) as u64;
-        let fix = self.fixes.entry(fix_key(todo)).or_default();
+        let fix = self
+            .fixes
+            .entry(fix_key(todo.kind, &todo.agent))
+            .or_default();
         match resolution {
             Resolution::Fixed => {
                 self.fixed += 1;
                 self.fixed_seconds += seconds;
-                if human {
-                    fix.fixed_with_human += 1;
-                } else {
-                    fix.fixed_without_human += 1;
-                }
+                fix.greened += 1;
                 fix.attempts_to_green += u64::from(todo.failed_runs);
                 fix.seconds_to_green += seconds;
+                fix.seconds_to_green_buckets.observe(seconds);
             }
             Resolution::Escalated => fix.escalated += 1,
             Resolution::Superseded => fix.superseded += 1,
+        }
+    }
+
+    /// The task of the green `fix` completed at `now`.
+    pub(super) fn count_completed(&mut self, fix: &GreenFix, now: i64) {
+        let totals = self.fixes.entry(fix_key(fix.kind, &fix.agent)).or_default();
+        if !fix.person && !fix.person_after {
+            totals.fixed_without_human += 1;
+            return;
+        }
+        totals.fixed_with_human += 1;
+        if !fix.person {
+            let wait = now.saturating_sub(fix.at).max(0) as u64;
+            totals.waited_for_person += 1;
+            totals.seconds_waiting_for_person += wait;
+            totals.waiting_buckets.observe(wait);
         }
     }
 }
@@ -226,7 +350,7 @@ pub fn render_fix_rates(rates: &BTreeMap<(String, String), FixTotals>) -> Option
          |---|---|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((agent, kind), f) in rates.iter().filter(|(_, f)| f.opened > 0) {
-        let (attempts, time) = match f.fixed() {
+        let (attempts, time) = match f.greened {
             0 => ("—".to_owned(), "—".to_owned()),
             n => (
                 format!("{:.1}", f.attempts_to_green as f64 / n as f64),

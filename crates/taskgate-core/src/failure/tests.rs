@@ -33,6 +33,7 @@ impl Fixture {
                 assignees: vec!["alice".into()],
                 labels: vec!["agent:coder".into()],
                 agent: Some(AgentRoute::Workflow("agent-coder.yml".into())),
+                ready: crate::config::AgentReady::Auto,
             },
         );
         Fixture {
@@ -437,10 +438,9 @@ fn a_green_run_closes_the_todo_and_records_the_resolution_time() {
     }));
     assert_eq!(d.state.open, None);
     assert_eq!(d.state.last_green, Some(sha.clone()));
-    assert_eq!(
-        (d.state.fixed_without_human, d.state.fixed_with_human),
-        (1, 0)
-    );
+    assert_eq!(d.state.greened.len(), 1, "fixed once the task completes");
+    let done = on_task_completed(&d.state, 20_000);
+    assert_eq!((done.fixed_without_human, done.fixed_with_human), (1, 0));
     // The next failure is a new round: new markers, never the closed issue.
     let next = on_failed_run(
         &d.state,
@@ -467,10 +467,8 @@ fn a_fix_with_a_human_command_counts_as_fixed_with_human() {
     .state;
     f.human_involved = true;
     let d = on_green_run(&s, &CommitSha("a".repeat(40)), 10, &f.ctx());
-    assert_eq!(
-        (d.state.fixed_without_human, d.state.fixed_with_human),
-        (0, 1)
-    );
+    let done = on_task_completed(&d.state, 20);
+    assert_eq!((done.fixed_without_human, done.fixed_with_human), (0, 1));
 }
 
 #[test]

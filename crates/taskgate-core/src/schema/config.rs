@@ -14,6 +14,8 @@ pub const SHIP_BISECT: &[&str] = &["attribution", "halves"];
 pub const PERMISSION_LEVELS: &[&str] = &["read", "triage", "write", "maintain", "admin"];
 /// A role's `agent` written as a word.
 pub const AGENT_WORDS: &[&str] = &["copilot"];
+/// `roles.<name>.agent.ready`.
+pub const AGENT_READY: &[&str] = &["auto", "never"];
 
 /// Test runs at once for one repository.
 pub const CONCURRENT_RUNS: Bound = Bound::new(1, 64);
@@ -88,7 +90,7 @@ const fn text(
 pub static CONFIG: Shape = Shape {
     name: "config",
     description: "taskgate's settings for this repository, read from the default branch. Every key is optional; a key left out takes its default.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         text("runner", Kind::Choice(RUNNERS), "Where acceptance tests run: `local` (the taskgate server's sandbox) or `actions` (a dispatched GitHub Actions workflow). Default `local`.", "\"actions\""),
@@ -121,7 +123,7 @@ pub static CONFIG: Shape = Shape {
 pub static ROLE: Shape = Shape {
     name: "role",
     description: "A role: who is assigned and notified, and which agent its todos reach.",
-    exactly_one: false,
+    one_of: &[],
     nullable: true,
     fields: &[
         text("assignees", STRINGS, "GitHub logins assigned to the role's issues.", "[\"octocat\"]"),
@@ -134,8 +136,8 @@ pub static ROLE: Shape = Shape {
 /// `roles.<name>.agent:` as a mapping.
 pub static AGENT: Shape = Shape {
     name: "agent",
-    description: "Exactly one way to reach the agent.",
-    exactly_one: true,
+    description: "Exactly one way to reach the agent, and whether taskgate may mark its green fix ready.",
+    one_of: &["mention", "label", "workflow"],
     nullable: false,
     fields: &[
         text(
@@ -156,6 +158,12 @@ pub static AGENT: Shape = Shape {
             "Dispatch this workflow of `.github/workflows/`.",
             "\"agent.yml\"",
         ),
+        text(
+            "ready",
+            Kind::Choice(AGENT_READY),
+            "Under `review: auto`, whether taskgate marks the draft task pull request it opened ready once the agent's fix turns every gate green (`auto`, the default), or leaves that to a person (`never`).",
+            "\"never\"",
+        ),
     ],
 };
 
@@ -163,7 +171,7 @@ pub static AGENT: Shape = Shape {
 pub static LIMITS: Shape = Shape {
     name: "limits",
     description: "Bounds on the loop's work; a plan's `settings` may override them per story.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         int(
@@ -209,7 +217,7 @@ pub static LIMITS: Shape = Shape {
 pub static COMMANDS: Shape = Shape {
     name: "commands",
     description: "Comment commands (`/taskgate retry`…).",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         text(
@@ -240,7 +248,7 @@ pub static WINDOW: Shape = Shape {
     name: "freeze_window",
     description:
         "A weekly window, in UTC, when nothing lands; a window across midnight is written as two.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -280,7 +288,7 @@ pub static WINDOW: Shape = Shape {
 pub static FLAKY: Shape = Shape {
     name: "flaky",
     description: "Quarantine of flaky tests.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         int(

@@ -97,9 +97,13 @@ fn shape(s: &Shape) -> Value {
     if !required.is_empty() {
         out["required"] = json!(required);
     }
-    if s.exactly_one {
-        out["minProperties"] = json!(1);
-        out["maxProperties"] = json!(1);
+    if !s.one_of.is_empty() {
+        let each: Vec<Value> = s
+            .one_of
+            .iter()
+            .map(|k| json!({ "required": [k] }))
+            .collect();
+        out["oneOf"] = json!(each);
     }
     out
 }

@@ -51,7 +51,7 @@ const ID_LIST: Kind = Kind::StrList {
 pub static PLAN: Shape = Shape {
     name: "plan",
     description: "A taskgate plan: a story broken into tasks with dependencies and acceptance tests. taskgate creates the story issue, one sub-issue per task and their links when the plan reaches the default branch.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -95,7 +95,7 @@ pub static PLAN: Shape = Shape {
 pub static SETTINGS: Shape = Shape {
     name: "settings",
     description: "Per-story overrides of the repository config; a key left out takes the repository's value.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         REVIEW,
@@ -156,7 +156,7 @@ const TIMEOUT_SECONDS: Field = Field {
 pub static MILESTONE: Shape = Shape {
     name: "milestone",
     description: "An integration milestone: a command run on the story branch once the tasks it is `after` are complete; its check run is `integration-<id>`.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -188,7 +188,7 @@ pub static MILESTONE: Shape = Shape {
 pub static TASK: Shape = Shape {
     name: "task",
     description: "A task: a sub-issue of its story (or of its parent task). A task with `tasks` is a parent: it has no branch and no tests of its own, and is complete when its children are.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -275,7 +275,7 @@ pub static TASK: Shape = Shape {
 pub static ACCEPTANCE: Shape = Shape {
     name: "acceptance",
     description: "The task's acceptance criteria, checked on each push to its branch.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -325,7 +325,7 @@ pub static ACCEPTANCE: Shape = Shape {
 pub static TEST: Shape = Shape {
     name: "test",
     description: "A test command with its gate, timeout and report files.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {
@@ -360,7 +360,7 @@ pub static TEST: Shape = Shape {
 pub static METRIC: Shape = Shape {
     name: "metric",
     description: "A metric the tests report, and the threshold it must meet.",
-    exactly_one: false,
+    one_of: &[],
     nullable: false,
     fields: &[
         Field {

@@ -250,6 +250,7 @@ mod tests {
             opened: 2,
             fixed_without_human: 1,
             superseded: 1,
+            greened: 1,
             attempts_to_green: 2,
             seconds_to_green: 420,
             ..Default::default()

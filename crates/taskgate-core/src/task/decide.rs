@@ -3,6 +3,7 @@
 use super::check::check_key;
 pub use super::heads::HeadSource;
 use super::heads::{late, move_head};
+use super::ready::Doer;
 use super::render;
 use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, RunSubject, TaskRecord};
 use crate::config::{MergeMethod, ReviewMode};
@@ -47,8 +48,9 @@ pub enum Trigger {
         sha: CommitSha,
         pr: Option<PullRef>,
         /// Who pushed it, when a push says (its `sender`): a pusher may
-        /// not approve the task they worked on (`allow_self_approval`).
-        pusher: Option<UserId>,
+        /// not approve the task they worked on (`allow_self_approval`),
+        /// and a person's push during a todo counts against the fix rate.
+        pusher: Option<Pusher>,
         /// A webhook, which may be late (`heads`), or taskgate's own.
         source: HeadSource,
     },
@@ -57,7 +59,17 @@ pub enum Trigger {
     Retry {
         sha: Option<CommitSha>,
         gate: Option<String>,
+        /// Who asked: a person's retry during a todo counts against the
+        /// fix rate.
+        by: Doer,
     },
+}
+
+/// Who pushed a head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pusher {
+    pub id: UserId,
+    pub by: Doer,
 }
 
 /// What the runner reports about an attempt (stored in the inbox as JSON).
@@ -170,7 +182,7 @@ pub const KEPT_PUSHERS: usize = 20;
 /// Something asks for the task to be tested ([`Trigger`]): the attempt it
 /// queues, or why none runs.
 pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> TaskDecision {
-    let noted = note_pusher(record, trigger);
+    let noted = note_doer(record, trigger);
     let record = noted.as_ref().unwrap_or(record);
     if let Some(late) = late(record, trigger) {
         return late;
@@ -195,7 +207,7 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
             }
             (sha.clone(), ctx.gates.to_vec())
         }
-        Trigger::Retry { sha, gate } => {
+        Trigger::Retry { sha, gate, .. } => {
             match retry_target(record, sha.as_ref(), gate.as_deref(), ctx) {
                 Ok((sha, gates)) => {
                     next.head = Some(sha.clone());
@@ -221,21 +233,29 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
 }
 
 /// The record with a push's pusher remembered (the most recent
-/// [`KEPT_PUSHERS`]), when the trigger names one not remembered yet.
-fn note_pusher(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
-    match trigger {
+/// [`KEPT_PUSHERS`]), and a person's push or retry during a todo noted
+/// (`TaskRecord::note_person`); `None` when nothing changes.
+fn note_doer(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
+    let mut r = record.clone();
+    let by = match trigger {
         Trigger::Head {
-            pusher: Some(who), ..
-        } if !record.pushed_by.contains(who) => {
-            let mut r = record.clone();
-            r.pushed_by.push(*who);
-            if r.pushed_by.len() > KEPT_PUSHERS {
-                r.pushed_by.remove(0);
+            pusher: Some(p), ..
+        } => {
+            if !r.pushed_by.contains(&p.id) {
+                r.pushed_by.push(p.id);
+                if r.pushed_by.len() > KEPT_PUSHERS {
+                    r.pushed_by.remove(0);
+                }
             }
-            Some(r)
+            Some(p.by)
         }
-        _ => None,
+        Trigger::Head { pusher: None, .. } => None,
+        Trigger::Retry { by, .. } => Some(*by),
+    };
+    if by == Some(Doer::Person) && r.fix_under_way() {
+        r.note_person();
     }
+    (r != *record).then_some(r)
 }
 
 /// A completed, rejected or paused task is not run.
@@ -528,16 +548,25 @@ pub(super) fn supersede(
 }
 
 /// The task PR left draft. A head already proven merges (auto review);
-/// otherwise it is tested like any new head.
+/// otherwise it is tested like any new head. taskgate's own marking (`by`
+/// taskgate, or at the head it marked ready) asked for its merge with it
+/// (`task::ready`): nothing more.
 pub fn on_ready_for_review(
     record: &TaskRecord,
     pr: PullRef,
     sha: &CommitSha,
+    by: Doer,
     ctx: &TaskContext,
 ) -> TaskDecision {
     let mut next = record.clone();
     next.pr = Some(pr);
     next.pr_requested = false;
+    if by == Doer::Taskgate || record.marked_ready.as_ref() == Some(sha) {
+        return TaskDecision::unchanged(
+            &next,
+            "marked ready for review by taskgate: its merge was asked with it",
+        );
+    }
     if next.head.as_ref() == Some(sha) && proven_at(&next, sha, ctx) {
         let effects: Vec<Effect> = merge_if_ready(&next, ctx).into_iter().collect();
         let outcome = if effects.is_empty() {
@@ -595,7 +624,7 @@ pub fn on_pull_closed(record: &TaskRecord, closed: PullClosed, ctx: &TaskContext
         return super::merged_past::merged_past_review(record, pr, head, by, ctx);
     }
     next.merged_unproven = None;
-    next.state = Some(TaskState::Completed);
+    next.complete(ctx.now);
     let mut effects = vec![];
     // A run still going is moot once the work is merged.
     let head = record.head.clone().unwrap_or(CommitSha(String::new()));
@@ -619,5 +648,24 @@ mod run_progress;
 mod tests;
 
 pub use run_progress::on_run_progress;
+
+/// Merges task PR `number` at `head`; `ready_first` when it is taskgate's
+/// own draft, marked ready for review in the same effect (`task::ready`).
+pub(super) fn merge_pull(
+    number: IssueNumber,
+    head: &CommitSha,
+    ctx: &TaskContext,
+    ready_first: bool,
+) -> Effect {
+    Effect::MergePullRequest {
+        repo: ctx.repo.clone(),
+        number,
+        sha: head.clone(),
+        method: ctx.merge_method,
+        title: format!("{} (#{number})", ctx.title),
+        report_to: ctx.task_marker.to_owned(),
+        ready_first,
+    }
+}
 pub(super) use run_progress::proven_at;
 use run_progress::{merge_if_ready, overridden_at};

@@ -58,6 +58,8 @@ pub fn follow_verdict(
         return d;
     };
     let lctx = loop_context(ctx, inputs, d.record.human_involved);
+    let todo_role = d.record.failure.open.as_ref().map(|t| t.role.clone());
+    let person = d.record.human_involved;
     let LoopDecision {
         state,
         effects,
@@ -84,10 +86,16 @@ pub fn follow_verdict(
         failure::on_failed_run(&d.record.failure, &run, &lctx)
     };
     d.record.failure = state;
+    let mut effects = effects;
     if passed {
         d.record.human_involved = false;
     } else if is_task_blocked(&d.record.failure).is_some() {
         d.record.state = Some(TaskState::Blocked);
+    }
+    if let (LoopOutcome::Closed { .. }, Some(role)) = (outcome, &todo_role) {
+        // The todo's fix is green: taskgate's own draft may be done.
+        let ready = super::ready::ready_when_fixed(&mut d.record, role, person, ctx, inputs.config);
+        effects.extend(ready);
     }
     // Branch-todo effects go before the reconcile pass that relabels.
     let reconcile = d

@@ -19,7 +19,7 @@
 
 use super::decide::{reconcile, TaskContext, TaskDecision};
 use super::render::check_name;
-use super::{TaskRecord, TaskState};
+use super::TaskRecord;
 use crate::config::ReviewMode;
 use crate::effect::Effect;
 use crate::ids::{CommitSha, IssueNumber};
@@ -71,7 +71,7 @@ pub(super) fn complete(next: &mut TaskRecord, sha: &CommitSha, ctx: &TaskContext
     if awaits_review(next, sha, ctx) {
         next.merged_unreviewed = Some(sha.clone());
     } else {
-        next.state = Some(TaskState::Completed);
+        next.complete(ctx.now);
     }
 }
 

@@ -213,6 +213,7 @@ impl World {
                 &Trigger::Retry {
                     sha: None,
                     gate: None,
+                    by: crate::task::Doer::Person,
                 },
                 &self.ctx(),
             ),

@@ -264,7 +264,7 @@ fn approved(
 ) -> TaskRecord {
     let mut next = record.clone();
     next.revisions = 0;
-    next.human_involved = true;
+    next.note_person();
     next.approval = Some(Approval {
         by: by.id,
         login: by.login.to_owned(),
@@ -298,7 +298,7 @@ fn approve_merged(
 ) -> TaskDecision {
     let mut next = approved(record, merged, override_reason, by, ctx);
     next.merged_unreviewed = None;
-    next.state = Some(TaskState::Completed);
+    next.complete(ctx.now);
     TaskDecision {
         record: next,
         effects: vec![reconcile(ctx)],
@@ -311,14 +311,7 @@ fn approve_merged(
 }
 
 fn merge_effect(number: crate::ids::IssueNumber, head: &CommitSha, ctx: &TaskContext) -> Effect {
-    Effect::MergePullRequest {
-        repo: ctx.repo.clone(),
-        number,
-        sha: head.clone(),
-        method: ctx.merge_method,
-        title: format!("{} (#{})", ctx.title, number),
-        report_to: ctx.task_marker.to_owned(),
-    }
+    super::decide::merge_pull(number, head, ctx, false)
 }
 
 fn revise(
@@ -330,7 +323,7 @@ fn revise(
 ) -> TaskDecision {
     let mut next = record.clone();
     next.revisions += 1;
-    next.human_involved = true;
+    next.note_person();
     let issue = record.pr.map(|p| p.number).unwrap_or(ctx.task_issue);
     let mut effects = vec![Effect::PostComment {
         repo: ctx.repo.clone(),
@@ -430,7 +423,7 @@ fn resume(record: &TaskRecord, ctx: &TaskContext) -> Result<TaskDecision, Review
     }
     let mut next = record.clone();
     next.revisions = 0;
-    next.human_involved = true;
+    next.note_person();
     let mut effects = vec![];
     if escalated {
         next.failure = crate::failure::clear_escalation(&record.failure);

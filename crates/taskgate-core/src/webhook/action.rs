@@ -103,6 +103,8 @@ actions! {
         Synchronize = "synchronize",
         Reopened = "reopened",
         ReadyForReview = "ready_for_review",
+        /// "Convert to draft": whoever did it holds the PR (`task::ready`).
+        ConvertedToDraft = "converted_to_draft",
         Closed = "closed",
         /// The `ship` label (and any other).
         Labeled = "labeled",

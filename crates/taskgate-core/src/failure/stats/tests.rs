@@ -5,7 +5,7 @@ use super::*;
 use crate::classify::FailureKind;
 use crate::config::AgentRoute;
 use crate::failure::tests::{run, Fixture};
-use crate::failure::{on_failed_run, on_green_run};
+use crate::failure::{note_person, on_failed_run, on_green_run, on_task_completed};
 use crate::ids::CommitSha;
 
 fn green(state: &LoopState, now: i64, f: &Fixture) -> LoopState {
@@ -25,7 +25,7 @@ fn red(state: &LoopState, attempts: std::ops::RangeInclusive<u32>, f: &Fixture) 
 }
 
 fn fixes(s: &LoopState, key: &str) -> FixTotals {
-    s.totals.fixes.get(key).copied().unwrap_or_default()
+    s.totals.fixes.get(key).cloned().unwrap_or_default()
 }
 
 #[test]
@@ -35,16 +35,20 @@ fn a_fixed_todo_counts_for_the_agent_its_role_named_when_it_opened() {
     // The config changes while the todo is open: the todo keeps its agent.
     f.config.roles.get_mut("coder").unwrap().agent = Some(AgentRoute::Mention("@claude".into()));
     let s = green(&s, 3_500, &f);
-    assert_eq!(
-        fixes(&s, "test_failure/workflow:agent-coder.yml"),
-        FixTotals {
-            opened: 1,
-            fixed_without_human: 1,
-            attempts_to_green: 2,
-            seconds_to_green: 2_500,
-            ..FixTotals::default()
-        }
-    );
+    let mut at_green = FixTotals {
+        opened: 1,
+        greened: 1,
+        attempts_to_green: 2,
+        seconds_to_green: 2_500,
+        seconds_to_green_buckets: SecondsBuckets(BTreeMap::from([(3_600, 1)])),
+        ..FixTotals::default()
+    };
+    assert_eq!(fixes(&s, "test_failure/workflow:agent-coder.yml"), at_green);
+    // Fixed when the task completes, no person having acted.
+    let s = on_task_completed(&s, 4_000);
+    at_green.fixed_without_human = 1;
+    assert_eq!(fixes(&s, "test_failure/workflow:agent-coder.yml"), at_green);
+    assert_eq!(s.fixed_without_human, 1);
     assert_eq!(s.history[0].agent, "workflow:agent-coder.yml");
     // The next todo is the new agent's.
     let s = red(&s, 4..=4, &f);
@@ -56,11 +60,33 @@ fn a_fix_after_a_persons_command_counts_as_fixed_with_a_person() {
     let mut f = Fixture::new();
     let s = red(&LoopState::default(), 1..=1, &f);
     f.human_involved = true;
-    let s = green(&s, 1_060, &f);
+    let s = on_task_completed(&green(&s, 1_060, &f), 1_100);
     let fix = fixes(&s, "test_failure/workflow:agent-coder.yml");
     assert_eq!((fix.fixed_without_human, fix.fixed_with_human), (0, 1));
     assert_eq!((fix.attempts_to_green, fix.seconds_to_green), (1, 60));
+    assert_eq!(fix.waited_for_person, 0, "the person acted before green");
     assert_eq!(s.fixed_with_human, 1, "the same rule as the task's count");
+}
+
+#[test]
+fn a_fix_whose_task_then_waited_for_a_person_counts_the_wait() {
+    let f = Fixture::new();
+    let s = green(&red(&LoopState::default(), 1..=1, &f), 1_060, &f);
+    // The agent's fix is green; a person's action completes the task
+    // twenty minutes later.
+    let s = on_task_completed(&note_person(&s), 2_260);
+    let fix = fixes(&s, "test_failure/workflow:agent-coder.yml");
+    assert_eq!((fix.fixed_without_human, fix.fixed_with_human), (0, 1));
+    assert_eq!(
+        (fix.waited_for_person, fix.seconds_waiting_for_person),
+        (1, 1_200)
+    );
+    assert_eq!(
+        fix.waiting_buckets.per_bound()[..5],
+        [(60, 0), (300, 0), (900, 0), (1_800, 1), (3_600, 0)]
+    );
+    // Nothing is counted twice.
+    assert_eq!(on_task_completed(&s, 9_999), s);
 }
 
 #[test]
@@ -99,8 +125,14 @@ fn a_record_stored_before_agents_were_counted_reads_unchanged() {
     assert!(s.totals.fixes.is_empty());
     assert_eq!(s.totals.opened["timeout/coder"], 2);
     // Fixed now, it counts for the agent nobody recorded.
-    let s = green(&s, 65, &Fixture::new());
+    let s = on_task_completed(&green(&s, 65, &Fixture::new()), 70);
     assert_eq!(fixes(&s, "timeout/unknown").fixed_without_human, 1);
+    // Fixes counted at the green run before `greened` was kept are its
+    // green ones.
+    let old: FixTotals =
+        serde_json::from_str(r#"{"opened":3,"fixed_without_human":1,"fixed_with_human":1}"#)
+            .unwrap();
+    assert_eq!(old.greened, 2);
 }
 
 #[test]
@@ -186,6 +218,7 @@ fn the_fix_rate_table_names_each_agent_and_kind_without_calling_anyone() {
         opened: 3,
         fixed_without_human: 2,
         fixed_with_human: 1,
+        greened: 3,
         attempts_to_green: 4,
         seconds_to_green: 1_800,
         ..FixTotals::default()

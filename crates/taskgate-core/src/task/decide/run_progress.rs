@@ -258,14 +258,6 @@ pub(in crate::task) fn proven_at(record: &TaskRecord, sha: &CommitSha, ctx: &Tas
 /// into the story branch (SPEC §3); `human` review waits for `/approve`.
 pub(super) fn merge_if_ready(record: &TaskRecord, ctx: &TaskContext) -> Option<Effect> {
     let (pr, head) = (record.pr?, record.head.as_ref()?);
-    (ctx.review == ReviewMode::Auto && !pr.draft && proven_at(record, head, ctx)).then(|| {
-        Effect::MergePullRequest {
-            repo: ctx.repo.clone(),
-            number: pr.number,
-            sha: head.clone(),
-            method: ctx.merge_method,
-            title: format!("{} (#{})", ctx.title, pr.number),
-            report_to: ctx.task_marker.to_owned(),
-        }
-    })
+    (ctx.review == ReviewMode::Auto && !pr.draft && proven_at(record, head, ctx))
+        .then(|| super::merge_pull(pr.number, head, ctx, false))
 }

@@ -226,11 +226,11 @@ fn a_draft_pr_is_merged_once_it_is_ready_for_review_without_a_rerun() {
         number: IssueNumber(20),
         draft: false,
     };
-    let ready = on_ready_for_review(&passed.record, pr, &sha('a'), &f.ctx());
+    let ready = on_ready_for_review(&passed.record, pr, &sha('a'), Doer::Person, &f.ctx());
     assert_eq!(names(&ready.effects), ["merge_pull_request"]);
     assert!(ready.run.is_none());
     // Ready for review at an untested head: tested first.
-    let ready = on_ready_for_review(&passed.record, pr, &sha('b'), &f.ctx());
+    let ready = on_ready_for_review(&passed.record, pr, &sha('b'), Doer::Person, &f.ctx());
     assert_eq!(ready.run.unwrap().attempt, 2);
 }
 
@@ -300,6 +300,7 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
         &Trigger::Retry {
             sha: None,
             gate: Some("lint".into()),
+            by: crate::task::Doer::Person,
         },
         &f.ctx(),
     );
@@ -318,6 +319,7 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
         &Trigger::Retry {
             sha: None,
             gate: Some("nope".into()),
+            by: crate::task::Doer::Person,
         },
         &f.ctx(),
     );
@@ -328,6 +330,7 @@ fn retry_runs_one_gate_and_the_task_passes_when_every_gate_passed_at_the_head() 
         &Trigger::Retry {
             sha: None,
             gate: None,
+            by: crate::task::Doer::Person,
         },
         &f.ctx(),
     );
@@ -477,6 +480,7 @@ fn retrying_an_older_commit_does_not_move_the_task_back() {
         &Trigger::Retry {
             sha: Some(sha('a')),
             gate: Some("test".into()),
+            by: crate::task::Doer::Person,
         },
         &f.ctx(),
     );
@@ -516,6 +520,7 @@ fn a_pending_task_is_not_run_and_its_pushed_head_waits_for_its_dependencies() {
         &Trigger::Retry {
             sha: None,
             gate: None,
+            by: crate::task::Doer::Person,
         },
         &f.ctx(),
     );
