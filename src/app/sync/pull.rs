@@ -26,6 +26,7 @@ impl Syncer {
             | PullRequestAction::Synchronize
             | PullRequestAction::Reopened => true,
             PullRequestAction::ReadyForReview
+            | PullRequestAction::ConvertedToDraft
             | PullRequestAction::Closed
             | PullRequestAction::Labeled
             | PullRequestAction::Other(_) => false,
