@@ -146,6 +146,13 @@ impl ApiResponse {
         })
     }
 
+    /// The answer to `call` read into the fields taskgate uses: one
+    /// missing or of the wrong type is an error naming the call.
+    pub fn answer<T: DeserializeOwned>(&self, call: &str) -> Result<T, GitHubError> {
+        serde_json::from_slice(&self.body)
+            .map_err(|e| GitHubError::Unexpected(format!("{call}: {e}")))
+    }
+
     /// The `rel="next"` URL of a paginated answer.
     pub fn next_page(&self) -> Option<String> {
         let link = self.headers.get("link")?.to_str().ok()?;

@@ -207,10 +207,8 @@ async fn merge_story_pr(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(l.repo);
     if ctx.attempt > 1 {
-        let pull = gh.get_pull(p.number).await?;
-        if pull["merged"].as_bool() == Some(true) {
-            let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
-            return Ok(landed(&CommitSha(sha.to_owned())));
+        if let Some(sha) = gh.get_pull(p.number).await?.merged_as(p.number)? {
+            return Ok(landed(&sha));
         }
     }
     let via = taskgate_core::ship::planned_via(Some(p));
@@ -234,7 +232,7 @@ async fn merge_story_pr(
         }
         Err(e) => return Err(e),
     };
-    let sha = CommitSha(merged["sha"].as_str().unwrap_or_default().to_owned());
+    let sha = merged.sha;
     if gh.commit_tree(&sha).await? != gh.commit_tree(commit).await? {
         // The base moved between the look and the merge: what landed was
         // not what was proven. Said on the story; it stays landed.
@@ -258,16 +256,14 @@ async fn enqueue_story_pr(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(l.repo);
     let pull = gh.get_pull(p.number).await?;
-    if pull["merged"].as_bool() == Some(true) {
-        let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
-        return Ok(landed(&CommitSha(sha.to_owned())));
+    if let Some(sha) = pull.merged_as(p.number)? {
+        return Ok(landed(&sha));
     }
     if let Some(told) = rules_changed(ctx, l, LandVia::MergeQueue).await? {
         return Ok(told);
     }
     gate_written(ctx, l, &p.head).await?;
-    let node_id = pull["node_id"].as_str().unwrap_or_default();
-    gh.enqueue(node_id, &p.head).await?;
+    gh.enqueue(&pull.node_id, &p.head).await?;
     Ok(Some(
         json!({ "enqueued": true, "head": p.head }).to_string(),
     ))

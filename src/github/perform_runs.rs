@@ -221,7 +221,9 @@ pub(super) async fn merge_pull_request(
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(repo);
     match gh.merge_pull(number, sha, method, title).await {
-        Ok(answer) => Ok(Some(answer.to_string())),
+        Ok(merged) => Ok(Some(
+            json!({ "sha": merged.sha, "merged": true }).to_string(),
+        )),
         Err(GitHubError::Http {
             status: status @ (405 | 409),
             message,
@@ -230,11 +232,8 @@ pub(super) async fn merge_pull_request(
             // A retry after a lost answer meets the merge it already made
             // (GitHub then says "not mergeable"): that is success.
             if ctx.attempt > 1 {
-                let pull = gh.get_pull(number).await?;
-                if pull["merged"].as_bool() == Some(true) {
-                    return Ok(Some(
-                        json!({ "sha": pull["merge_commit_sha"], "merged": true }).to_string(),
-                    ));
+                if let Some(sha) = gh.get_pull(number).await?.merged_as(number)? {
+                    return Ok(Some(json!({ "sha": sha, "merged": true }).to_string()));
                 }
             }
             merge_refused(ctx, repo, number, report_to, status, &message).await?;
@@ -295,14 +294,11 @@ pub(super) async fn mark_pull_request_ready(
     // The pull request exists (taskgate knows its number from GitHub); a
     // 404 right after it was opened is GitHub's lag.
     let pr = gh.get_pull(number).await.map_err(GitHubError::lagging)?;
-    if pr["draft"] != json!(true) {
+    if !pr.draft {
         // Ready already: a person was quicker, or a retry after success.
         return Ok(None);
     }
-    let id = pr["node_id"].as_str().ok_or_else(|| {
-        GitHubError::Unexpected(format!("/repos/{repo}/pulls/{number} names no node_id"))
-    })?;
-    gh.mark_ready(id).await?;
+    gh.mark_ready(&pr.node_id).await?;
     Ok(None)
 }
 

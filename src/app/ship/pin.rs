@@ -66,10 +66,8 @@ impl Ship {
                 // Merged before taskgate recorded merges (or its webhook
                 // was lost): GitHub says what the merge made.
                 (None, Some(pr)) => {
-                    let pull = gh.get_pull(pr.number).await?;
-                    if pull["merged"].as_bool() == Some(true) {
-                        let sha = pull["merge_commit_sha"].as_str().unwrap_or_default();
-                        merges.insert(CommitSha(sha.to_owned()), 1);
+                    if let Some(sha) = gh.get_pull(pr.number).await?.merged_as(pr.number)? {
+                        merges.insert(sha, 1);
                     }
                 }
                 (None, None) => {}

@@ -2,6 +2,7 @@
 //! draft ready for review and enqueueing in GitHub's merge queue (both
 //! GraphQL's, as REST has no such calls).
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{done_if_exists, Created, RepoClient};
@@ -17,6 +18,37 @@ pub const MARK_READY_MUTATION: &str = "mutation MarkReady($id: ID!) { \
 
 /// GitHub's refusal of a draft where the owner's plan has none.
 const DRAFTS_NOT_SUPPORTED: &str = "Draft pull requests are not supported in this repository";
+
+/// The fields of `GET /pulls/{n}` taskgate reads: a missing one is an
+/// error naming the call, never an empty value.
+#[derive(Debug, Deserialize)]
+pub(crate) struct PullAnswer {
+    pub node_id: String,
+    pub draft: bool,
+    pub merged: bool,
+    /// Set once GitHub made the merge (and, before that, its test merge).
+    pub merge_commit_sha: Option<CommitSha>,
+}
+
+impl PullAnswer {
+    /// The commit the merge made, when the pull request is merged. A
+    /// merged pull request without one is an answer taskgate cannot use.
+    pub fn merged_as(&self, number: IssueNumber) -> Result<Option<CommitSha>, GitHubError> {
+        match (self.merged, &self.merge_commit_sha) {
+            (false, _) => Ok(None),
+            (true, Some(sha)) => Ok(Some(sha.clone())),
+            (true, None) => Err(GitHubError::Unexpected(format!(
+                "GET /pulls/{number}: merged without a merge_commit_sha"
+            ))),
+        }
+    }
+}
+
+/// GitHub's answer to `PUT /pulls/{n}/merge`: the commit it made.
+#[derive(Debug, Deserialize)]
+pub(crate) struct MergeAnswer {
+    pub sha: CommitSha,
+}
 
 /// What [`RepoClient::create_pull_or_normal`] did.
 pub(crate) struct Opened {
@@ -100,10 +132,11 @@ impl RepoClient<'_> {
     }
 
     /// The pull request as GitHub shows it.
-    pub(crate) async fn get_pull(&self, number: IssueNumber) -> Result<Value, GitHubError> {
+    pub(crate) async fn get_pull(&self, number: IssueNumber) -> Result<PullAnswer, GitHubError> {
+        let call = format!("GET /pulls/{number}");
         self.get(&self.path(&format!("pulls/{number}")))
             .await?
-            .json()
+            .answer(&call)
     }
 
     /// `PATCH /pulls/{n}` with the fields to change.
@@ -137,13 +170,13 @@ impl RepoClient<'_> {
         sha: &CommitSha,
         method: MergeMethod,
         title: &str,
-    ) -> Result<Value, GitHubError> {
+    ) -> Result<MergeAnswer, GitHubError> {
         let body = json!({ "sha": sha, "merge_method": method, "commit_title": title });
         match self
             .put(&self.path(&format!("pulls/{number}/merge")), &body)
             .await
         {
-            Ok(answer) => answer.json(),
+            Ok(answer) => answer.answer(&format!("PUT /pulls/{number}/merge")),
             Err(GitHubError::Http {
                 status: 405,
                 message,
@@ -204,6 +237,62 @@ fn graphql_refusal(answer: &Value) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::github::client::ApiResponse;
+
+    fn answer(body: Value) -> ApiResponse {
+        ApiResponse {
+            status: http::StatusCode::OK,
+            headers: http::HeaderMap::new(),
+            body: body.to_string().into(),
+        }
+    }
+
+    #[test]
+    fn a_pull_answer_missing_a_field_taskgate_reads_is_an_error_naming_the_call() {
+        let without_merged = answer(json!({"node_id": "PR_1", "draft": false}));
+        let err = without_merged
+            .answer::<PullAnswer>("GET /pulls/3")
+            .unwrap_err();
+        assert!(matches!(err, GitHubError::Unexpected(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("GET /pulls/3: missing field `merged`"),
+            "{err}"
+        );
+        let merge = answer(json!({"merged": true, "message": "Pull Request successfully merged"}));
+        let err = merge
+            .answer::<MergeAnswer>("PUT /pulls/3/merge")
+            .unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("PUT /pulls/3/merge: missing field `sha`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_merged_pull_request_without_its_merge_commit_is_refused_not_read_as_empty() {
+        let read = |v: Value| serde_json::from_value::<PullAnswer>(v).unwrap();
+        let number = IssueNumber(3);
+        let open = read(
+            json!({"node_id": "PR_1", "draft": true, "merged": false, "merge_commit_sha": null}),
+        );
+        assert_eq!(open.merged_as(number).unwrap(), None);
+        let sha = "a".repeat(40);
+        let merged = read(
+            json!({"node_id": "PR_1", "draft": false, "merged": true, "merge_commit_sha": sha}),
+        );
+        assert_eq!(merged.merged_as(number).unwrap(), Some(CommitSha(sha)));
+        let broken = read(
+            json!({"node_id": "PR_1", "draft": false, "merged": true, "merge_commit_sha": null}),
+        );
+        let err = broken.merged_as(number).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("GET /pulls/3: merged without a merge_commit_sha"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_graphql_refusal_is_read_from_errors_in_a_200_answer() {
