@@ -6,8 +6,12 @@
 //! the token) and `doctor`. Must not: read the disk (the shell passes the
 //! reading in) or decide anything else about a run.
 
-/// The default of `TASKGATE_MIN_FREE_MIB`.
-pub const DEFAULT_MIN_FREE_MIB: u64 = 2048;
+/// The default of `TASKGATE_MIN_FREE_MIB`. A run writes to a tmpfs of its
+/// own (RAM), not to this disk: the floor keeps room for the store's
+/// checkpoints and the mirrors' fetches, which 512 MiB holds, and a
+/// default no higher than that does not hold the runs of a small host
+/// (or a CI machine) that has all the room it needs.
+pub const DEFAULT_MIN_FREE_MIB: u64 = 512;
 
 /// The host has less free space than the operator's floor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
