@@ -282,18 +282,23 @@ mod tests {
         insta::assert_snapshot!(workflow().replace(v, "X.Y.Z"));
     }
 
+    /// The names a workflow's `workflow_dispatch` declares, in order.
+    fn input_names<'a>(inputs: &'a saphyr::Yaml<'a>) -> Vec<&'a str> {
+        inputs
+            .as_mapping()
+            .expect("inputs")
+            .keys()
+            .filter_map(|k| k.as_str())
+            .collect()
+    }
+
     #[test]
     fn the_workflow_matches_what_the_runner_dispatches_and_reads() {
         use saphyr::LoadableYamlNode;
         let doc = saphyr::Yaml::load_from_str(&workflow()).expect("valid YAML");
         let root = &doc[0];
         let inputs = &root["on"]["workflow_dispatch"]["inputs"];
-        let names: Vec<&str> = inputs
-            .as_mapping()
-            .expect("inputs")
-            .keys()
-            .filter_map(|k| k.as_str())
-            .collect();
+        let names = input_names(inputs);
         assert_eq!(names, WORKFLOW_INPUTS);
         assert!(names.len() <= 10, "older GitHub servers accept 10 inputs");
         // The job hands every input to the action, which takes each.
@@ -347,12 +352,7 @@ mod tests {
         let doc = saphyr::Yaml::load_from_str(AGENT_WORKFLOW_TEMPLATE).expect("valid YAML");
         let root = &doc[0];
         let inputs = &root["on"]["workflow_dispatch"]["inputs"];
-        let names: Vec<&str> = inputs
-            .as_mapping()
-            .expect("inputs")
-            .keys()
-            .filter_map(|k| k.as_str())
-            .collect();
+        let names = input_names(inputs);
         assert_eq!(names, AGENT_INPUTS);
         assert_eq!(inputs["evidence"]["required"].as_bool(), Some(false));
         let steps = root["jobs"]["agent"]["steps"].as_sequence().unwrap();
