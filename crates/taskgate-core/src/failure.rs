@@ -164,6 +164,18 @@ impl<'c, 'a> Step<'c, 'a> {
         });
     }
 
+    /// The todo's body written again (its title, labels and state kept).
+    fn set_body(&mut self, marker: &str, body: String) {
+        self.effects.push(Effect::UpdateIssue {
+            repo: self.repo(),
+            marker: marker.to_owned(),
+            title: None,
+            body: Some(body),
+            labels: None,
+            state: None,
+        });
+    }
+
     fn set_state(&mut self, marker: &str, state: IssueState) {
         self.effects.push(Effect::UpdateIssue {
             repo: self.repo(),
@@ -408,14 +420,7 @@ pub fn on_failed_run(state: &LoopState, run: &FailedRun, ctx: &LoopContext) -> L
             let view = step.view(&todo, now);
             let body = render_todo_body(&view);
             let comment = render_attempt_comment(&view);
-            step.effects.push(Effect::UpdateIssue {
-                repo: step.repo(),
-                marker: todo.marker.clone(),
-                title: None,
-                body: Some(body),
-                labels: None,
-                state: None,
-            });
+            step.set_body(&todo.marker, body);
             step.comment(
                 &todo.marker,
                 comment,

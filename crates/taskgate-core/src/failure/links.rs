@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 
 use super::evidence::kept_url;
 use super::{render_todo_body, LoopContext, LoopDecision, LoopOutcome, LoopState, Step};
-use crate::effect::Effect;
 
 /// The gates of the failure recorded for `attempt` whose check run the
 /// evidence does not link yet; empty when no such failure is kept.
@@ -66,14 +65,7 @@ pub fn on_check_runs_known(
     let shown = step.latest_failure().is_some_and(|f| f.attempt == attempt);
     if let Some(todo) = step.s.open.clone().filter(|_| shown) {
         let body = render_todo_body(&step.view(&todo, now));
-        step.effects.push(Effect::UpdateIssue {
-            repo: step.repo(),
-            marker: todo.marker.clone(),
-            title: None,
-            body: Some(body),
-            labels: None,
-            state: None,
-        });
+        step.set_body(&todo.marker, body);
     }
     step.done(LoopOutcome::Linked)
 }
