@@ -63,6 +63,10 @@ pub struct AgentCall {
     pub instructions: Option<String>,
     /// The dispatch's branch (none for an issue trigger).
     pub branch: Option<String>,
+    /// The base branch the assigner chose for Copilot (GitHub's
+    /// assignment dialog, or `agent_assignment.base_branch`); `None`: the
+    /// repository's default branch, as GitHub documents.
+    pub base: Option<String>,
 }
 
 /// A commit an agent pushes: `files` (path, content) on `branch`.
@@ -94,6 +98,18 @@ struct Agent {
     repo: String,
     trigger: AgentTrigger,
     reaction: AgentReaction,
+    works: Works,
+}
+
+/// Where an agent's work lands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Works {
+    /// On the branch its [`AgentPush`] names (the actions that push to the
+    /// branch they are told of).
+    Pushes,
+    /// On a branch of its own with its own pull request, as Copilot's
+    /// coding agent does (`crate::copilot`).
+    OwnPull,
 }
 
 /// The registered agents, every call, and the calls still to answer.
@@ -103,6 +119,9 @@ pub struct Agents {
     calls: Vec<AgentCall>,
     /// (call, agent) by index, oldest first.
     due: Vec<(usize, usize)>,
+    /// The base branch a person chose in the assignment they are making
+    /// (`RepoHandle::assign_copilot`), taken by the assignment's start.
+    pub(crate) chosen_base: Option<String>,
 }
 
 /// A write that may start an agent.
@@ -131,13 +150,39 @@ impl FakeGitHub {
         trigger: AgentTrigger,
         reaction: impl Fn(&AgentCall) -> Option<AgentPush> + Send + Sync + 'static,
     ) {
+        self.register_agent(repo, login, trigger, Arc::new(reaction), Works::Pushes);
+    }
+
+    /// Registers GitHub's Copilot coding agent on `repo` as GitHub runs it:
+    /// assigned an issue, it works on a branch of its own, `copilot/<slug>`
+    /// from the base branch the assigner chose, and opens its own pull
+    /// request linking the issue (`crate::copilot`). `reaction` gives the
+    /// files of its commit; the branch its [`AgentPush`] names is ignored.
+    pub fn add_copilot(
+        &self,
+        repo: &str,
+        reaction: impl Fn(&AgentCall) -> Option<AgentPush> + Send + Sync + 'static,
+    ) {
+        let trigger = AgentTrigger::Assigned;
+        self.register_agent(repo, COPILOT, trigger, Arc::new(reaction), Works::OwnPull);
+    }
+
+    fn register_agent(
+        &self,
+        repo: &str,
+        login: &str,
+        trigger: AgentTrigger,
+        reaction: AgentReaction,
+        works: Works,
+    ) {
         let mut st = self.inner.lock();
         st.user(login);
         st.agents.agents.push(Agent {
             login: login.to_owned(),
             repo: repo.to_lowercase(),
             trigger,
-            reaction: Arc::new(reaction),
+            reaction,
+            works,
         });
     }
 
@@ -151,8 +196,21 @@ impl RepoHandle {
     /// A person with write access assigns issue `number` to `login` (as in
     /// the web page, so Copilot can be assigned): sends `issues` assigned.
     pub fn assign(&self, number: u64, login: &str, by: &str) {
+        self.assign_with_base(number, login, by, None);
+    }
+
+    /// A person assigns issue `number` to Copilot in the web page's dialog,
+    /// picking `base` as the branch Copilot branches off from (GitHub's
+    /// "branch that it will branch off from"; `None`: left at the
+    /// repository's default branch).
+    pub fn assign_copilot(&self, number: u64, by: &str, base: Option<&str>) {
+        self.assign_with_base(number, COPILOT, by, base);
+    }
+
+    fn assign_with_base(&self, number: u64, login: &str, by: &str, base: Option<&str>) {
         self.act(|st, at| {
             st.user(by);
+            st.agents.chosen_base = base.map(str::to_owned);
             let issue = st
                 .repos
                 .get_mut(at.key)
@@ -163,6 +221,7 @@ impl RepoHandle {
                 issue.assignees.push(login.to_owned());
             }
             crate::emit::issue_changed(st, at, number, by, &before);
+            st.agents.chosen_base = None;
         });
     }
 }
@@ -177,6 +236,10 @@ pub(crate) fn drop_copilot(assignees: &mut Vec<String>) {
 /// `at` (none for a dispatch).
 pub(crate) fn heard(st: &mut State, at: At, issue: Option<u64>, what: &Heard) {
     let issue_body = issue.and_then(|n| st.repos[at.key].issues.get(&n)?.body.clone());
+    let base = match what {
+        Heard::Assigned(_) => st.agents.chosen_base.clone(),
+        _ => None,
+    };
     let mut started = Vec::new();
     for (i, a) in st.agents.agents.iter().enumerate() {
         if a.repo != at.key || !fires(a, what) {
@@ -198,6 +261,7 @@ pub(crate) fn heard(st: &mut State, at: At, issue: Option<u64>, what: &Heard) {
                 issue_body: issue_body.clone(),
                 instructions,
                 branch,
+                base: base.clone(),
             },
         ));
     }
@@ -240,12 +304,18 @@ pub(crate) fn react(shared: &Arc<Shared>) {
                 return;
             }
             let (call, agent) = st.agents.due.remove(0);
-            let reaction = st.agents.agents[agent].reaction.clone();
-            (st.agents.calls[call].clone(), reaction)
+            let agent = &st.agents.agents[agent];
+            let (reaction, works) = (agent.reaction.clone(), agent.works);
+            (st.agents.calls[call].clone(), reaction, works)
         };
-        let (call, reaction) = next;
-        if let Some(push) = reaction(&call) {
-            RepoHandle::new(shared.clone(), call.repo.clone()).agent_push(&push, &call.agent);
+        let (call, reaction, works) = next;
+        let Some(push) = reaction(&call) else {
+            continue;
+        };
+        let repo = RepoHandle::new(shared.clone(), call.repo.clone());
+        match works {
+            Works::Pushes => repo.agent_push(&push, &call.agent),
+            Works::OwnPull => crate::copilot::open_own_pull(&repo, &call, &push),
         }
     }
 }
@@ -255,6 +325,13 @@ impl RepoHandle {
     /// author and committer are the bot (`<id>+<login>@users.noreply.github.com`,
     /// as GitHub writes a bot's commits), and it sends `push` as any push.
     fn agent_push(&self, push: &AgentPush, login: &str) {
+        self.agent_commit(push, login, None);
+    }
+
+    /// [`RepoHandle::agent_push`] onto `push.branch`, which starts at the
+    /// commit `from` when it does not exist yet (the default branch's head
+    /// when `from` is `None`).
+    pub(crate) fn agent_commit(&self, push: &AgentPush, login: &str, from: Option<&str>) {
         let id = self.shared().lock().user(login).id;
         let before = self.branch_sha(&push.branch);
         let changes: Vec<(&str, Option<&str>)> = push
@@ -263,6 +340,9 @@ impl RepoHandle {
             .map(|(p, c)| (p.as_str(), Some(c.as_str())))
             .collect();
         self.write(|r, _| {
+            if let (None, Some(from)) = (&before, from) {
+                r.branches.insert(push.branch.clone(), from.to_owned());
+            }
             let sha = r.commit_changes(&push.branch, &changes, &push.message);
             if let Some(c) = r.commits.get_mut(&sha) {
                 let who = GitActor {

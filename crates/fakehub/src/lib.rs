@@ -82,6 +82,7 @@ mod accounts;
 mod agents;
 mod auth;
 mod auto_merge;
+mod copilot;
 mod echo;
 mod emit;
 mod faults;

@@ -103,9 +103,23 @@ impl RepoHandle {
     /// Opens a pull request as `author_login`; returns its number. Sends
     /// `pull_request` opened.
     pub fn create_pull(&self, head: &str, base: &str, title: &str, author_login: &str) -> u64 {
+        self.open_pull((head, base), title, None, author_login, false)
+    }
+
+    /// Opens a pull request `(head, base)` as `author_login`, with `body`,
+    /// as a draft or not; returns its number. Sends `pull_request` opened.
+    pub(crate) fn open_pull(
+        &self,
+        (head, base): (&str, &str),
+        title: &str,
+        body: Option<&str>,
+        author_login: &str,
+        draft: bool,
+    ) -> u64 {
         self.state().user(author_login);
         let number = self.write(|r, ids| {
-            let number = issues::open_issue(r, ids, title, None, author_login, &[]);
+            let body = body.map(str::to_owned);
+            let number = issues::open_issue(r, ids, title, body.clone(), author_login, &[]);
             let issue = r.issues.get_mut(&number).expect("just opened");
             issue.is_pull_request = true;
             let now = r.clock.now();
@@ -115,11 +129,11 @@ impl RepoHandle {
                     id: ids.next(),
                     number,
                     title: title.into(),
-                    body: None,
+                    body,
                     head: head.into(),
                     base: base.into(),
                     state: "open".into(),
-                    draft: false,
+                    draft,
                     merged: false,
                     mergeable: true,
                     merge_commit_sha: None,

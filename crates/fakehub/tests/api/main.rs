@@ -3,6 +3,7 @@
 
 mod agents;
 mod auth;
+mod copilot;
 mod distinct;
 mod echoes;
 mod faults;
