@@ -68,7 +68,7 @@ impl Step<'_, '_> {
                 self.label(todo, vec![label], vec![]);
             }
             AgentRoute::Copilot if first => {
-                let body = render_copilot_unreachable(&todo.role);
+                let body = render_copilot_unreachable(&todo.role, self.ctx.task_branch);
                 let key = format!("agent-unreachable {}", todo.marker);
                 self.comment(&todo.marker, body, key);
             }
@@ -209,16 +209,21 @@ pub(super) fn render_agents_spent(ctx: &LoopContext, roles: &[&str]) -> Option<S
     ))
 }
 
-/// Said once on a todo whose role's agent is Copilot.
-pub fn render_copilot_unreachable(role: &str) -> String {
+/// Said once on a todo whose role's agent is Copilot: with the base
+/// branch to pick, the task branch (`branch`), since Copilot otherwise
+/// works from the default branch.
+pub fn render_copilot_unreachable(role: &str, branch: &str) -> String {
     format!(
         "taskgate could not start Copilot on this todo: GitHub assigns an issue to \
          Copilot only for a user's token, and taskgate writes with its GitHub App's \
          installation token, for which GitHub leaves Copilot out without an error. \
-         Assign this issue to Copilot yourself, or give role `{role}` an agent taskgate \
+         Assign this issue to Copilot yourself with base branch {base} (in the \
+         assignment dialog; Copilot works from the default branch unless told, and \
+         taskgate takes only a pull request into {base}), or give role `{role}` an agent taskgate \
          can start in `.github/taskgate.yml`: `agent: {{ mention: \"@claude\" }}`, \
          `agent: {{ label: fix-me }}` or `agent: {{ workflow: agent.yml }}` \
-         (docs/decisions/agents.md)."
+         (docs/decisions/agents.md).",
+        base = code_span(branch),
     )
 }
 
@@ -348,7 +353,8 @@ mod tests {
     }
 
     #[test]
-    fn copilot_cannot_be_started_with_the_apps_token_and_the_todo_says_so_once() {
+    fn copilot_cannot_be_started_with_the_apps_token_and_the_todo_says_so_once_with_the_base_branch(
+    ) {
         let (opened, again) = two_attempts(AgentRoute::Copilot);
         let [Effect::CommentOnMarker {
             marker,
@@ -363,7 +369,17 @@ mod tests {
             (marker.as_str(), comment_marker.as_str()),
             (TODO, &*format!("agent-unreachable {TODO}"))
         );
-        insta::assert_snapshot!(body, @r#"taskgate could not start Copilot on this todo: GitHub assigns an issue to Copilot only for a user's token, and taskgate writes with its GitHub App's installation token, for which GitHub leaves Copilot out without an error. Assign this issue to Copilot yourself, or give role `coder` an agent taskgate can start in `.github/taskgate.yml`: `agent: { mention: "@claude" }`, `agent: { label: fix-me }` or `agent: { workflow: agent.yml }` (docs/decisions/agents.md)."#);
+        insta::assert_snapshot!(body, @r#"taskgate could not start Copilot on this todo: GitHub assigns an issue to Copilot only for a user's token, and taskgate writes with its GitHub App's installation token, for which GitHub leaves Copilot out without an error. Assign this issue to Copilot yourself with base branch `taskgate/task-2-data` (in the assignment dialog; Copilot works from the default branch unless told, and taskgate takes only a pull request into `taskgate/task-2-data`), or give role `coder` an agent taskgate can start in `.github/taskgate.yml`: `agent: { mention: "@claude" }`, `agent: { label: fix-me }` or `agent: { workflow: agent.yml }` (docs/decisions/agents.md)."#);
+        let todo_body = opened
+            .effects
+            .iter()
+            .find_map(|e| match e {
+                Effect::CreateIssue { body, .. } => Some(body.as_str()),
+                _ => None,
+            })
+            .expect("the todo");
+        let first = todo_body.split("\n\n").next().unwrap();
+        insta::assert_snapshot!(first, @r#"The acceptance run of task **Data loading** failed with **test_failure**; this todo is routed to the **coder** role. Push the fix to `taskgate/task-2-data`: the next green run closes it. To have Copilot fix it, assign this issue to Copilot and choose `taskgate/task-2-data` as the base branch in the assignment dialog: Copilot opens its own pull request into that branch, which taskgate tests with the task's gates (and merges when they pass, under `review: auto`). A pull request into another branch is not taken."#);
         assert!(reaching(&again).is_empty(), "once: {:?}", again.effects);
     }
 

@@ -70,12 +70,13 @@ pub fn render_todo_body(v: &TodoView) -> String {
     let t = v.todo;
     let mut out = format!(
         "The acceptance run of task **{}** failed with **{}**; this todo is routed to the \
-         **{}** role. Push the fix to {}: the next green run closes it.{}\n\n",
+         **{}** role. Push the fix to {}: the next green run closes it.{}{}\n\n",
         title(v.task),
         t.kind,
         inline(&t.role),
         code_span(v.branch),
         accept_note(v.branch, v.prefix),
+        copilot_note(&t.agent, v.branch),
     );
     let left = (t.opened_at + v.timeout_seconds as i64 - v.now).max(0);
     let _ = write!(
@@ -362,6 +363,22 @@ fn accept_note(branch: &str, prefix: &str) -> String {
     format!(
         " A fix pushed there comes from no task PR: before the story ships, a maintainer \
          accepts it by naming the newest commit (`{prefix} accept-commits <sha>`)."
+    )
+}
+
+/// For a todo routed to Copilot: the base branch to pick when assigning
+/// it (Copilot branches off the base picked in GitHub's assignment dialog,
+/// the default branch unless told), and what happens to its pull request.
+fn copilot_note(agent: &str, branch: &str) -> String {
+    if super::AgentRoute::from_name(agent) != Some(super::AgentRoute::Copilot) {
+        return String::new();
+    }
+    format!(
+        " To have Copilot fix it, assign this issue to Copilot and choose {} as the base \
+         branch in the assignment dialog: Copilot opens its own pull request into that \
+         branch, which taskgate tests with the task's gates (and merges when they pass, \
+         under `review: auto`). A pull request into another branch is not taken.",
+        code_span(branch)
     )
 }
 
