@@ -21,6 +21,7 @@
 
 mod check;
 mod decide;
+mod fix_pull;
 mod fork;
 mod heads;
 mod loop_hook;
@@ -44,6 +45,10 @@ pub use decide::{
     on_branch_started, on_dependencies_complete, on_pull_closed, on_ready_for_review,
     on_run_progress, on_trigger, HeadSource, PullClosed, Pusher, RunProgress, TaskContext,
     TaskDecision, Trigger,
+};
+pub use fix_pull::{
+    closing_references, decide_fix_pull, render_left_to_a_person, render_wrong_base, FixPull,
+    FixPullFacts, NotAFix, TodoTask,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{
