@@ -36,6 +36,7 @@ use taskgate_core::{Change, Decision};
 pub use taskgate_core::task::{Progress, RunEvent};
 
 mod closed;
+mod fix_pull;
 mod links;
 mod locate;
 mod milestones;
@@ -231,7 +232,7 @@ impl Runs {
             TaskPull::Head => {}
         }
         let Some(located) = self.locate_branch(repo, &e.head.name).await? else {
-            return Ok(Decision::nothing("not a task pull request"));
+            return self.on_other_pull(e).await;
         };
         let ctx = located.context(repo, self.now());
         let pull = PullRef {
@@ -527,6 +528,9 @@ impl Runs {
     pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
         if event.task.milestone().is_some() {
             return self.milestone_progress(event).await;
+        }
+        if event.task.fix_pull().is_some() {
+            return self.fix_pull_progress(event).await;
         }
         let located = match event.task.task() {
             Some(task) => self.task_location(&event.repo, &event.story, task).await?,

@@ -115,6 +115,8 @@ pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, Translat
         commits: pr.commits,
         label: p.label.as_ref().map(|l| l.name.clone()),
         sender: p.sender.as_ref().map(|u| actor(u, None)),
+        author: Some(actor(&pr.user, None)),
+        closes: taskgate_core::task::closing_references(pr.body.as_deref().unwrap_or_default()),
     })
 }
 

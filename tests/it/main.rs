@@ -17,6 +17,7 @@ mod cluster_pause;
 mod commands_e2e;
 mod config_trust;
 mod config_unsynced;
+mod copilot_pr;
 mod crash;
 mod dashboard;
 mod dashboard_browser;

@@ -15,6 +15,7 @@ store_view! {
     /// The store as `app::task` sees it.
     pub(crate) struct TaskStore {
         async fn issue_record(repo: &RepoName, marker: &str) -> Result<Option<IssueRecord>, StoreError>;
+        async fn issue_records(repo: &RepoName, prefix: &str) -> Result<BTreeMap<String, IssueRecord>, StoreError>;
         async fn story(repo: &RepoName, story: &StoryId) -> Result<Option<StoryPlan>, StoreError>;
         async fn story_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<StoryId>, StoreError>;
         async fn task_by_issue(repo: &RepoName, number: IssueNumber) -> Result<Option<TaskLocation>, StoreError>;

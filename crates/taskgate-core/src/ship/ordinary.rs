@@ -166,6 +166,8 @@ mod tests {
             commits: None,
             label: None,
             sender: None,
+            author: None,
+            closes: vec![],
         }
     }
 

@@ -15,6 +15,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::IssueNumber;
 use crate::plan::TaskId;
 
 /// The stored text of a story's ship proof.
@@ -23,6 +24,9 @@ const SHIP: &str = "@ship";
 const ROLLBACK: &str = "@rollback";
 /// The prefix of a milestone's stored text.
 const MILESTONE: &str = "@integration/";
+/// The prefix of an agent's fix pull request's stored text:
+/// `@fix/<pull>/<task>`.
+const FIX_PULL: &str = "@fix/";
 
 /// A text that names no run subject.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +49,10 @@ pub enum RunSubject {
     ShipProof,
     /// A landed story's revert, before it lands.
     RollbackProof,
+    /// An agent's own pull request `pull` fixing task `task`'s open todo
+    /// (`task::fix_pull`): the task's gates on its head, before it is
+    /// merged into the task branch.
+    FixPull { task: TaskId, pull: IssueNumber },
 }
 
 impl RunSubject {
@@ -54,6 +62,7 @@ impl RunSubject {
             "" => Err(SubjectError::Empty),
             SHIP => Ok(RunSubject::ShipProof),
             ROLLBACK => Ok(RunSubject::RollbackProof),
+            _ if key.starts_with(FIX_PULL) => parse_fix_pull(key),
             _ => match key.strip_prefix(MILESTONE) {
                 Some(id) if !id.is_empty() && !id.starts_with('@') => {
                     Ok(RunSubject::Milestone(TaskId::new(id)))
@@ -83,6 +92,14 @@ impl RunSubject {
         }
     }
 
+    /// The task and the pull request, for an agent's fix pull request.
+    pub fn fix_pull(&self) -> Option<(&TaskId, IssueNumber)> {
+        match self {
+            RunSubject::FixPull { task, pull } => Some((task, *pull)),
+            _ => None,
+        }
+    }
+
     /// The milestone's id, for a milestone.
     pub fn milestone(&self) -> Option<&TaskId> {
         match self {
@@ -99,8 +116,24 @@ impl fmt::Display for RunSubject {
             RunSubject::Milestone(id) => write!(f, "{MILESTONE}{id}"),
             RunSubject::ShipProof => f.write_str(SHIP),
             RunSubject::RollbackProof => f.write_str(ROLLBACK),
+            RunSubject::FixPull { task, pull } => write!(f, "{FIX_PULL}{}/{task}", pull.0),
         }
     }
+}
+
+/// `@fix/<pull>/<task>`: a task id has no `/`, nor starts with `@`.
+fn parse_fix_pull(key: &str) -> Result<RunSubject, SubjectError> {
+    let unknown = || SubjectError::Unknown(key.to_owned());
+    let rest = key.strip_prefix(FIX_PULL).ok_or_else(unknown)?;
+    let (pull, task) = rest.split_once('/').ok_or_else(unknown)?;
+    let pull: u64 = pull.parse().map_err(|_| unknown())?;
+    if task.is_empty() || task.starts_with('@') || task.contains('/') {
+        return Err(unknown());
+    }
+    Ok(RunSubject::FixPull {
+        task: TaskId::new(task),
+        pull: IssueNumber(pull),
+    })
 }
 
 impl From<TaskId> for RunSubject {
@@ -149,12 +182,24 @@ mod tests {
             RunSubject::Milestone(TaskId::new("backtest")),
             RunSubject::ShipProof,
             RunSubject::RollbackProof,
+            RunSubject::FixPull {
+                task: TaskId::new("data"),
+                pull: IssueNumber(12),
+            },
         ];
         let keys: Vec<String> = subjects.iter().map(RunSubject::key).collect();
         assert_eq!(
             keys,
-            ["data", "@integration/backtest", "@ship", "@rollback"]
+            [
+                "data",
+                "@integration/backtest",
+                "@ship",
+                "@rollback",
+                "@fix/12/data"
+            ]
         );
+        assert!(RunSubject::parse("@fix/x/data").is_err());
+        assert!(RunSubject::parse("@fix/12/").is_err());
         for (subject, key) in subjects.iter().zip(&keys) {
             assert_eq!(&RunSubject::parse(key).unwrap(), subject);
         }

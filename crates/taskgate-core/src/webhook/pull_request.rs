@@ -38,6 +38,11 @@ pub struct PullRequestEvent {
     pub label: Option<String>,
     /// Who acted (for `synchronize`, who pushed).
     pub sender: Option<Actor>,
+    /// Who opened it (`pull_request.user`).
+    pub author: Option<Actor>,
+    /// The issues its body closes with a keyword ("Fixes #9"), as GitHub
+    /// reads them (`task::closing_references`).
+    pub closes: Vec<IssueNumber>,
 }
 
 /// What a pull request is to the ship gate.
@@ -141,6 +146,8 @@ mod tests {
             commits: None,
             label: None,
             sender: None,
+            author: None,
+            closes: vec![],
         }
     }
 

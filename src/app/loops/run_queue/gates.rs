@@ -103,7 +103,8 @@ pub(super) fn resolve_gates(
             .iter()
             .find(|m| m.id.value == *id)
             .map(taskgate_core::task::milestone::milestone_task),
-        RunSubject::Task(id) => plan
+        // An agent's fix pull request runs its task's gates.
+        RunSubject::Task(id) | RunSubject::FixPull { task: id, .. } => plan
             .walk()
             .into_iter()
             .find(|r| r.task.id.value == *id)
