@@ -58,8 +58,8 @@ impl Runs {
                 "fix-pull-base",
                 taskgate_core::task::render_wrong_base(todo, &e.base, &want),
             )),
-            FixPull::TestedOnly => Ok(Decision::nothing(
-                "a pull request into a task branch that is not the agent's fix: not run",
+            FixPull::LeftToPeople => Ok(Decision::nothing(
+                "a pull request into a task branch that is not the agent's fix: its merge is tested",
             )),
             FixPull::Fix { merge, .. } => {
                 let located = base.expect("a fix has its base task");
@@ -107,7 +107,7 @@ impl Runs {
                 repo,
                 e.number,
                 "fix-pull-person",
-                taskgate_core::task::render_left_to_a_person(true, &located.branch),
+                taskgate_core::task::render_left_to_a_person(&located.branch),
             ));
         }
         Ok(decision)

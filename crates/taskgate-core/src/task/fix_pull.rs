@@ -66,9 +66,12 @@ pub enum FixPull {
     /// every gate passed at that head; otherwise a person merges it.
     Fix { todo: IssueNumber, merge: bool },
     /// Into a task branch, but not the agent's fix for its open todo (a
-    /// person's, another bot's, or a fix linking no open todo): tested
-    /// with the task's gates, never merged by taskgate.
-    TestedOnly,
+    /// person's, another bot's, or a fix linking no open todo): neither
+    /// run nor merged by taskgate. Whoever merges it pushes the task
+    /// branch, and that push is tested as any push is: its code is proven
+    /// where it lands, and a person's pull request is never merged by an
+    /// automaton on the strength of a run.
+    LeftToPeople,
     /// The todo's agent opened it for the open todo `todo`, but into
     /// another branch: taskgate says once which base to choose, and
     /// neither tests nor merges it.
@@ -118,7 +121,7 @@ pub fn decide_fix_pull(
             todo,
             merge: task.review == ReviewMode::Auto,
         },
-        _ => FixPull::TestedOnly,
+        _ => FixPull::LeftToPeople,
     }
 }
 
@@ -175,18 +178,14 @@ pub fn render_wrong_base(todo: IssueNumber, base: &str, want: &str) -> String {
     )
 }
 
-/// Said once on a fix pull request taskgate tests but leaves for a
-/// person to merge: `review: human`, or not the todo's agent's.
-pub fn render_left_to_a_person(agent_fix: bool, branch: &str) -> String {
-    let why = if agent_fix {
-        "this repository reviews tasks by hand (`review: human`)"
-    } else {
-        "it is not the fix of the task's open todo by the todo's agent"
-    };
+/// Said once on the agent's fix pull request under `review: human`:
+/// taskgate tests it and leaves the merge to a person.
+pub fn render_left_to_a_person(branch: &str) -> String {
     format!(
         "taskgate tests this pull request with the task's gates (its check runs, on each \
-         new head), and does not merge it into {}: {why}. A person merges it once they are \
-         green; the task branch's own run then decides the task.",
+         new head), and does not merge it into {}: this repository reviews tasks by hand \
+         (`review: human`). A person merges it once they are green; the task branch's own \
+         run then closes the todo.",
         code_span(branch),
     )
 }
@@ -247,29 +246,29 @@ mod tests {
     }
 
     #[test]
-    fn a_person_another_bot_or_no_link_is_tested_but_never_merged() {
+    fn a_person_another_bot_or_no_link_is_left_to_people() {
         let copilot = task(&AgentRoute::Copilot, ReviewMode::Auto);
         let by_alice = facts("fix-rows", TASK, "alice", TODO);
         assert_eq!(
             decide_fix_pull(&by_alice, Some(&copilot), None),
-            FixPull::TestedOnly
+            FixPull::LeftToPeople
         );
         let by_bot = facts("fix-rows", TASK, "claude[bot]", TODO);
         assert_eq!(
             decide_fix_pull(&by_bot, Some(&copilot), None),
-            FixPull::TestedOnly
+            FixPull::LeftToPeople
         );
         let unlinked = facts("copilot/x", TASK, COPILOT_LOGIN, &[IssueNumber(4)]);
         assert_eq!(
             decide_fix_pull(&unlinked, Some(&copilot), None),
-            FixPull::TestedOnly
+            FixPull::LeftToPeople
         );
         let claude = AgentRoute::Mention("@claude".into());
         let other_route = task(&claude, ReviewMode::Auto);
         let pr = facts("copilot/x", TASK, COPILOT_LOGIN, TODO);
         assert_eq!(
             decide_fix_pull(&pr, Some(&other_route), None),
-            FixPull::TestedOnly,
+            FixPull::LeftToPeople,
             "Copilot is not this role's agent"
         );
     }
@@ -336,7 +335,6 @@ mod tests {
     #[test]
     fn the_texts_on_a_fix_pull_request() {
         insta::assert_snapshot!(render_wrong_base(IssueNumber(9), "main", TASK), @r#"This pull request fixes branch todo #9, whose task's work is on `taskgate/task-3-rows`, but it merges into `main`: taskgate does not test or merge it. Change its base branch to `taskgate/task-3-rows` (Edit, next to the title), or assign #9 to Copilot again choosing `taskgate/task-3-rows` as the base branch: taskgate then tests it with the task's gates."#);
-        insta::assert_snapshot!(render_left_to_a_person(true, TASK), @r#"taskgate tests this pull request with the task's gates (its check runs, on each new head), and does not merge it into `taskgate/task-3-rows`: this repository reviews tasks by hand (`review: human`). A person merges it once they are green; the task branch's own run then decides the task."#);
-        insta::assert_snapshot!(render_left_to_a_person(false, TASK), @r#"taskgate tests this pull request with the task's gates (its check runs, on each new head), and does not merge it into `taskgate/task-3-rows`: it is not the fix of the task's open todo by the todo's agent. A person merges it once they are green; the task branch's own run then decides the task."#);
+        insta::assert_snapshot!(render_left_to_a_person(TASK), @r#"taskgate tests this pull request with the task's gates (its check runs, on each new head), and does not merge it into `taskgate/task-3-rows`: this repository reviews tasks by hand (`review: human`). A person merges it once they are green; the task branch's own run then closes the todo."#);
     }
 }
