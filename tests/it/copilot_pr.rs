@@ -11,7 +11,7 @@ use fakehub::{AgentPush, COPILOT};
 
 use crate::agents::{plan, red_run, todos, GREEN, RED};
 use crate::support::story::Story;
-use crate::support::{eventually, REPO};
+use crate::support::{eventually, metric, REPO};
 
 /// A story whose coder role is Copilot, whose task's run is red with its
 /// todo open; Copilot answers an assignment with `fix`'s content.
@@ -73,6 +73,9 @@ async fn copilots_pull_request_into_the_task_branch_is_tested_merged_and_the_tas
     );
     assert_eq!(todos(&s)[0].state, "closed");
     assert!(s.pull().merged, "the task PR merged: the task moved on");
+    let m = s.app.metrics().await;
+    let without_person = r#"taskgate_fix_todos_closed{agent="copilot",kind="test_failure",outcome="fixed_without_human"}"#;
+    assert_eq!(metric(&m, without_person), 1.0, "fixed without a person");
     s.app.assert_contract_kept();
 }
 
