@@ -16,7 +16,10 @@ use crate::support::{eventually, metric, REPO};
 /// A story whose coder role is Copilot, whose task's run is red with its
 /// todo open; Copilot answers an assignment with `fix`'s content.
 async fn red_todo_for_copilot(fix: &'static str) -> (Story, fakehub::Issue) {
-    let config = "roles:\n  coder: { agent: copilot }\n";
+    red_todo_with("roles:\n  coder: { agent: copilot }\n", fix).await
+}
+
+async fn red_todo_with(config: &'static str, fix: &'static str) -> (Story, fakehub::Issue) {
     let s = Story::of(&plan()).config(config).backed().start().await;
     s.app.fake.set_permission("alice", "write");
     s.app.fake.add_copilot(REPO, move |_| {
@@ -149,4 +152,36 @@ async fn copilots_pull_request_into_the_default_branch_is_told_the_base_and_not_
     assert!(gates.is_empty(), "the task's gates did not run: {gates:?}");
     assert!(!copilots_pull(&s).merged);
     assert_eq!(todos(&s)[0].state, "open");
+}
+
+#[tokio::test]
+async fn under_human_review_copilots_green_pull_request_is_tested_and_left_to_a_person() {
+    let config = "review: human\nroles:\n  coder: { agent: copilot }\n";
+    let (s, todo) = red_todo_with(config, GREEN).await;
+    let repo = s.app.fake.repo(REPO);
+
+    repo.assign_copilot(todo.number, "alice", Some(&s.branch));
+
+    let pr = copilots_pull(&s);
+    let head = repo.branch_sha(&pr.head).unwrap();
+    let checks = s.completed(&head, 1).await;
+    assert_eq!(checks[0].conclusion.as_deref(), Some("success"));
+    let said = s.app.bot_comments(pr.number);
+    assert_eq!(said.len(), 1, "once: {said:#?}");
+    assert!(said[0].contains("A person merges it"), "{}", said[0]);
+    assert!(!copilots_pull(&s).merged, "a person merges it");
+    assert_eq!(todos(&s)[0].state, "open");
+
+    // alice merges it: the task branch's run closes the todo.
+    repo.merge_pull(pr.number, "alice");
+    eventually("the todo closes", || async {
+        todos(&s)[0].state == "closed"
+    })
+    .await;
+    s.app.settle().await;
+    assert_eq!(
+        s.state(),
+        "state:review",
+        "review: human: a person approves"
+    );
 }
