@@ -61,10 +61,10 @@ impl Runs {
             FixPull::LeftToPeople => Ok(Decision::nothing(
                 "a pull request into a task branch that is not the agent's fix: its merge is tested",
             )),
-            FixPull::Fix { merge, .. } => {
-                let located = base.expect("a fix has its base task");
-                self.run_fix(e, &located, merge).await
-            }
+            FixPull::Fix { merge, .. } => match &base {
+                Some(located) => self.run_fix(e, located, merge).await,
+                None => Ok(Decision::nothing("an agent's fix without its base task")),
+            },
         }
     }
 
