@@ -18,6 +18,7 @@ mod commands_e2e;
 mod config_trust;
 mod config_unsynced;
 mod crash;
+mod cross_repo;
 mod dashboard;
 mod dashboard_browser;
 mod demo;
