@@ -150,7 +150,7 @@ impl Syncer {
                 sha: sha.clone(),
             };
             let known = self.known(&repo, &story).await?;
-            let reach = reach::reach_of(&client, &repo, &plan.plan).await?;
+            let reach = reach::reach_of(&client, &repo, &[&plan.plan]).await?;
             let mut d = decide_plan(plan, &known.as_known(), &reach);
             self.announce_pace(&mut d, &known);
             outcomes.push(d.outcome);
@@ -230,7 +230,7 @@ impl Syncer {
             plan.config.clone(),
             Problems::ReportedWithThePlans,
         );
-        let reach = reach::reach_of(&client, &repo, &plan.plan).await?;
+        let reach = reach::reach_of(&client, &repo, &[&plan.plan]).await?;
         let mut d = decide_comment_plan(plan, &comment, &known.as_known(), &reach);
         self.announce_pace(&mut d, &known);
         d.changes.extend(read.changes);

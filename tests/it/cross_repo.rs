@@ -130,3 +130,24 @@ async fn naming_the_plans_own_repository_is_a_plan_like_any_other() {
     );
     app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn a_pull_request_adding_such_a_plan_is_refused_on_its_head_as_the_sync_would() {
+    let app = TestApp::start().await;
+    other_repositories(&app);
+    let repo = app.fake.repo(REPO);
+    let head = repo.push_files("plan", &[(PLAN_PATH, PLAN)], "Plan checkout", "alice");
+    repo.create_pull("plan", "main", "Plan checkout", "alice");
+    app.settle().await;
+
+    let run = repo
+        .check_runs()
+        .into_iter()
+        .find(|r| r.name == "taskgate/plan" && r.head_sha == head)
+        .expect("taskgate/plan on the pull request's head");
+    assert_eq!(run.conclusion.as_deref(), Some("failure"));
+    insta::assert_snapshot!(run.summary.as_deref().unwrap());
+    assert_eq!(run.annotations.len(), 3);
+    assert!(repo.issues().iter().all(|i| i.is_pull_request));
+    app.assert_contract_kept();
+}

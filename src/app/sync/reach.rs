@@ -29,14 +29,17 @@ struct Listed {
     full_name: String,
 }
 
-/// What the installation reaches of the repositories `plan_text` names
-/// besides `home`: nothing asked when it names none.
+/// What the installation reaches of the repositories the plan texts name
+/// besides `home`: nothing asked when they name none.
 pub(super) async fn reach_of(
     client: &Octocrab,
     home: &RepoName,
-    plan_text: &str,
+    plan_texts: &[&str],
 ) -> Result<Reach, GitHubError> {
-    if named_repos(home, plan_text).is_empty() {
+    if plan_texts
+        .iter()
+        .all(|text| named_repos(home, text).is_empty())
+    {
         return Ok(Reach::default());
     }
     let mut url = "/installation/repositories?per_page=100".to_owned();
