@@ -45,9 +45,10 @@ fn find_mut(st: &mut State, id: u64) -> Option<&mut Issue> {
 }
 
 /// The repository of issue `id` when the caller may see it there (its
-/// installation holds the repository, or the repository is public) and the
-/// read lag has shown it; else GitHub's 404 for an id it cannot find.
-fn visible_home(st: &State, req: &Req, id: u64) -> Result<String, Reply> {
+/// installation holds the repository, or the repository is public); else
+/// GitHub's 404 for an id it cannot find. `lag`: a just-created issue the
+/// injected read lag still hides is not found either.
+fn visible_home(st: &State, req: &Req, id: u64, lag: bool) -> Result<String, Reply> {
     let key = home_of(st, id).ok_or_else(Reply::not_found)?;
     let repo = &st.repos[key];
     let installed = match &req.caller {
@@ -59,7 +60,7 @@ fn visible_home(st: &State, req: &Req, id: u64) -> Result<String, Reply> {
     };
     let shown = repo
         .issue_by_id(id)
-        .is_some_and(|i| !repo.lagging(&format!("issue:{}", i.number)));
+        .is_some_and(|i| !lag || !repo.lagging(&format!("issue:{}", i.number)));
     if (installed || !repo.private) && shown {
         Ok(key.to_owned())
     } else {
@@ -180,7 +181,7 @@ fn add_sub_issue(st: &mut State, req: &Req) -> HResult {
         .get(&number)
         .ok_or_else(Reply::not_found)?;
     let parent_id = parent.id;
-    let sub_key = visible_home(st, req, sub_id)?;
+    let sub_key = visible_home(st, req, sub_id, true)?;
     if owner(&sub_key) != owner(&req.repo_key()) {
         return Err(Reply::unprocessable(SAME_OWNER));
     }
@@ -259,7 +260,7 @@ fn add_blocked_by(st: &mut State, req: &Req) -> HResult {
     let blocker = id_field(req, "issue_id")?;
     let key = req.repo_key();
     repo(st, req)?;
-    visible_home(st, req, blocker)?;
+    visible_home(st, req, blocker, false)?;
     let repo = st.repos.get_mut(&key).ok_or_else(Reply::not_found)?;
     let now = repo.clock.now();
     let issue = repo.issues.get_mut(&number).ok_or_else(Reply::not_found)?;
