@@ -88,6 +88,7 @@ const OPERATIONS = [
   ["get", "/app/hook/deliveries"],
   ["post", "/app/hook/deliveries/{delivery_id}/attempts"],
   ["get", "/repos/{owner}/{repo}/installation"],
+  ["get", "/installation/repositories"],
   ["get", "/repos/{owner}/{repo}"],
   ["get", "/repos/{owner}/{repo}/issues"],
   ["post", "/repos/{owner}/{repo}/issues"],

@@ -36,6 +36,7 @@ use taskgate_core::Decision;
 mod first_read;
 mod pull;
 mod pushed;
+mod reach;
 mod store;
 
 pub use first_read::{added_repositories, FailedReads, RETRY_READ_FIRST_MS, RETRY_READ_MAX_MS};
@@ -149,7 +150,8 @@ impl Syncer {
                 sha: sha.clone(),
             };
             let known = self.known(&repo, &story).await?;
-            let mut d = decide_plan(plan, &known.as_known());
+            let reach = reach::reach_of(&client, &repo, &[&plan.plan]).await?;
+            let mut d = decide_plan(plan, &known.as_known(), &reach);
             self.announce_pace(&mut d, &known);
             outcomes.push(d.outcome);
             decision.changes.extend(d.changes);
@@ -228,7 +230,8 @@ impl Syncer {
             plan.config.clone(),
             Problems::ReportedWithThePlans,
         );
-        let mut d = decide_comment_plan(plan, &comment, &known.as_known());
+        let reach = reach::reach_of(&client, &repo, &[&plan.plan]).await?;
+        let mut d = decide_comment_plan(plan, &comment, &known.as_known(), &reach);
         self.announce_pace(&mut d, &known);
         d.changes.extend(read.changes);
         Ok(d)

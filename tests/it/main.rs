@@ -19,6 +19,7 @@ mod config_trust;
 mod config_unsynced;
 mod copilot_pr;
 mod crash;
+mod cross_repo;
 mod dashboard;
 mod dashboard_browser;
 mod demo;

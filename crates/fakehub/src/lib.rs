@@ -111,6 +111,7 @@ pub use echo::{EchoRecord, EchoStats};
 pub use faults::{Fault, Hold, SecondaryAnswer, NOT_ACCESSIBLE};
 pub use merge_queue::{QueueEntry, QUEUE_BOT};
 pub use repo_handle::RepoHandle;
+pub use routes::sub_issues::SAME_OWNER as SUB_ISSUE_SAME_OWNER;
 pub use state::{
     Artifact, BypassActor, CheckRun, Comment, Commit, Issue, Label, Pull, Reaction, Review, Rule,
     Ruleset, User, WorkflowDispatch, WorkflowRun,

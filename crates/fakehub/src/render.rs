@@ -186,7 +186,7 @@ pub fn issue(st: &State, base: &str, r: &Repo, i: &Issue) -> Value {
     let done = i
         .sub_issues
         .iter()
-        .filter(|id| r.issue_by_id(**id).is_some_and(|s| s.state == "closed"))
+        .filter(|id| st.issue_anywhere(**id).is_some_and(|s| s.state == "closed"))
         .count();
     let total = i.sub_issues.len();
     let mut v = json!({

@@ -262,6 +262,21 @@ impl State {
         st
     }
 
+    /// The key of the repository issue `id` lives in (ids are unique
+    /// across repositories, as GitHub's database ids are).
+    pub fn issue_home(&self, id: u64) -> Option<&str> {
+        self.repos
+            .iter()
+            .find(|(_, r)| r.issue_by_id(id).is_some())
+            .map(|(key, _)| key.as_str())
+    }
+
+    /// Issue `id`, in whichever repository it lives.
+    pub fn issue_anywhere(&self, id: u64) -> Option<&Issue> {
+        self.issue_home(id)
+            .and_then(|key| self.repos[key].issue_by_id(id))
+    }
+
     pub fn next_id(&mut self) -> u64 {
         self.ids.next()
     }

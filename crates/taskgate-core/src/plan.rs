@@ -43,6 +43,7 @@ pub use render::{
 pub use validate::validate_plan;
 
 use crate::config::{RepoConfig, ReviewMode};
+use crate::ids::RepoName;
 use crate::results::TestId;
 
 pub use crate::ids::TaskId;
@@ -112,6 +113,8 @@ pub struct Task {
     pub id: Spanned<TaskId>,
     pub title: String,
     pub description: Option<String>,
+    /// The repository the task lives in (`repo:`); `None`: the plan's own.
+    pub repo: Option<Spanned<RepoName>>,
     pub role: Option<Spanned<String>>,
     pub depends_on: Vec<Spanned<TaskId>>,
     /// Children: non-empty makes this a parent task.

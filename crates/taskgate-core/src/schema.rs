@@ -150,6 +150,30 @@ impl Shape {
     }
 }
 
+/// A repository as GitHub names one, `owner/name`: the owner letters,
+/// digits and single inner `-` (at most 39), the name letters, digits,
+/// `.`, `_` and `-` (at most 100), neither `.` nor `..`.
+pub const REPO_PATTERN: &str =
+    "^[A-Za-z0-9](?:[A-Za-z0-9-]{0,37}[A-Za-z0-9])?/(?!\\.\\.?$)[A-Za-z0-9._-]{1,100}$";
+
+/// Whether `s` is `owner/name` as GitHub allows them ([`REPO_PATTERN`]).
+pub fn is_repo_name(s: &str) -> bool {
+    let Some((owner, name)) = s.split_once('/') else {
+        return false;
+    };
+    let owner_ok = (1..=39).contains(&owner.len())
+        && !owner.starts_with('-')
+        && !owner.ends_with('-')
+        && owner.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    let name_ok = (1..=100).contains(&name.len())
+        && name != "."
+        && name != ".."
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    owner_ok && name_ok
+}
+
 /// Letters, digits, `-` and `_`: task, milestone and gate ids (they become parts of branch names).
 pub const ID_PATTERN: &str = "^[A-Za-z0-9_-]+$";
 

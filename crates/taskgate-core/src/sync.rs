@@ -17,6 +17,7 @@ mod decide;
 mod desired;
 mod pace;
 mod preview;
+pub mod reach;
 #[cfg(test)]
 mod test_support;
 

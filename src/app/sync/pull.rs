@@ -70,6 +70,8 @@ impl Syncer {
             };
             read.push((plan, known));
         }
+        let texts: Vec<&str> = read.iter().map(|(p, _)| p.plan.as_str()).collect();
+        let reach = super::reach::reach_of(&client, &pull.repo, &texts).await?;
         let preview = PlanPreview {
             repo: pull.repo.clone(),
             head: head.clone(),
@@ -79,6 +81,7 @@ impl Syncer {
                 .iter()
                 .map(|(p, k)| (p.clone(), k.as_known()))
                 .collect(),
+            reach,
         };
         Ok(Some(decide_plan_preview(&preview)))
     }

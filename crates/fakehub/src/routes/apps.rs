@@ -1,11 +1,13 @@
 //! App-level routes (JWT): the app, its installations, installation tokens;
-//! plus `GET /repos/{owner}/{repo}` for installations, and the manifest
+//! plus `GET /repos/{owner}/{repo}` and `GET /installation/repositories`
+//! for installations, and the manifest
 //! flow's unauthenticated `POST /app-manifests/{code}/conversions` (its web
 //! form is `routes::manifests`).
 
 use serde_json::{json, Value};
 
-use super::{inst, jwt, AuthKind, HResult, Reply, Req, Route};
+use super::{inst, jwt, paginate, AuthKind, HResult, Reply, Req, Route};
+use crate::auth::Caller;
 use crate::render;
 use crate::state::{random_hex, RegisteredApp, State, User};
 
@@ -27,6 +29,7 @@ pub const ROUTES: &[Route] = &[
         repo_installation,
     ),
     inst("GET", "/repos/{owner}/{repo}", get_repo),
+    inst("GET", "/installation/repositories", installation_repos),
     Route {
         method: "POST",
         template: "/app-manifests/{code}/conversions",
@@ -74,6 +77,34 @@ fn repo_installation(st: &mut State, req: &Req) -> HResult {
         .map(|i| i.id)
         .ok_or_else(Reply::not_found)?;
     Ok(Reply::ok(render::installation(st, &req.base, id)))
+}
+
+/// The repositories the calling installation may touch, paged as GitHub
+/// pages them, in an object (`total_count`, `repository_selection`,
+/// `repositories`) rather than a bare list.
+fn installation_repos(st: &mut State, req: &Req) -> HResult {
+    let Some(Caller::Installation(id)) = req.caller else {
+        return Err(Reply::not_found());
+    };
+    let keys = st
+        .installations
+        .get(&id)
+        .map(|i| i.repos.clone())
+        .unwrap_or_default();
+    let items: Vec<Value> = keys
+        .iter()
+        .filter_map(|key| st.repos.get(key))
+        .map(|r| render::repository(st, &req.base, r))
+        .collect();
+    let total = items.len();
+    let mut reply = paginate(req, items);
+    let page = reply.body.take().unwrap_or_else(|| json!([]));
+    reply.body = Some(json!({
+        "total_count": total,
+        "repository_selection": "selected",
+        "repositories": page,
+    }));
+    Ok(reply)
 }
 
 fn get_repo(st: &mut State, req: &Req) -> HResult {

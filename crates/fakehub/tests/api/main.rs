@@ -13,6 +13,7 @@ mod git_http;
 mod git_pulls;
 mod graphql;
 mod hook_deliveries;
+mod installations;
 mod issues;
 mod limits;
 mod manifests;

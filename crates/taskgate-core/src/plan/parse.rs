@@ -10,6 +10,7 @@ use super::{
     Task, TaskId, TestSpec, DEFAULT_GATE,
 };
 use crate::config::{ReviewMode, FAILURE_KINDS};
+use crate::ids::RepoName;
 use crate::results::{ReportGlobs, TestId};
 use crate::schema::plan as schema;
 
@@ -224,6 +225,7 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
             )),
         }
     }
+    let repo = f.get("repo").and_then(|n| parse_repo(n, problems));
     let role = f.get("role").and_then(|n| {
         as_str(n, "role", problems).map(|r| Spanned {
             value: r,
@@ -235,6 +237,7 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
             .str("title", problems)
             .unwrap_or_else(|| id.value.0.clone()),
         description: f.str("description", problems),
+        repo,
         role,
         depends_on: ids(&f, "depends_on", problems),
         tasks: parse_tasks(f.get("tasks"), problems),
@@ -248,6 +251,24 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
         review: parse_review(&f, problems),
         id,
     })
+}
+
+/// A task's `repo:`, normalised (GitHub's names are case-insensitive).
+fn parse_repo(node: &Node, problems: &mut Vec<Problem>) -> Option<Spanned<RepoName>> {
+    let text = as_str(node, "repo", problems)?;
+    match RepoName::parse(&text) {
+        Ok(value) if crate::schema::is_repo_name(&text) => Some(Spanned {
+            value,
+            pos: node.pos,
+        }),
+        _ => {
+            problems.push(Problem::new(
+                Some(node.pos),
+                ProblemKind::InvalidRepo { repo: text },
+            ));
+            None
+        }
+    }
 }
 
 fn parse_acceptance(node: &Node, context: &str, problems: &mut Vec<Problem>) -> Acceptance {
@@ -555,6 +576,29 @@ mod tests {
         plan.yml:15:11: error: `required_tests` has an empty id; write a test id as the results name it, e.g. `tests/test_x.py::test_y`
         plan.yml:16:11: error: `required_tests` lists `t1` twice (first at line 14)
         plan.yml: 6 errors
+        ");
+    }
+
+    #[test]
+    fn a_tasks_repo_is_read_normalised_and_defaults_to_none() {
+        let src = "story: s\ntasks:\n  - { id: a, repo: Acme/Payments-API, acceptance: { tests: [x] } }\n  - { id: b, acceptance: { tests: [y] } }\n";
+        let (plan, problems) = parse_plan(src);
+        assert!(problems.is_empty(), "{problems:?}");
+        let plan = plan.unwrap();
+        let repo = plan.tasks[0].repo.as_ref().unwrap();
+        assert_eq!(repo.value.as_str(), "acme/payments-api");
+        assert_eq!(repo.pos, Pos::new(3, 20));
+        assert_eq!(plan.tasks[1].repo, None);
+    }
+
+    #[test]
+    fn a_malformed_repo_is_refused_at_its_line() {
+        let src = "story: s\ntasks:\n  - id: a\n    repo: acme\n    acceptance: { tests: [x] }\n  - id: b\n    repo: https://github.com/acme/web\n    acceptance: { tests: [x] }\n  - id: c\n    repo: [acme/web]\n    acceptance: { tests: [x] }\n";
+        insta::assert_snapshot!(report_for(src), @r"
+        plan.yml:4:11: error: `repo: acme` is not a repository: write it `owner/name`, as in `acme/web`
+        plan.yml:7:11: error: `repo: https://github.com/acme/web` is not a repository: write it `owner/name`, as in `acme/web`
+        plan.yml:10:11: error: `repo` should be a string, found a list
+        plan.yml: 3 errors
         ");
     }
 

@@ -55,6 +55,10 @@ impl Problem {
             | ProblemKind::InvalidValue { .. }
             | ProblemKind::OutOfRange { .. }
             | ProblemKind::InvalidId { .. }
+            | ProblemKind::InvalidRepo { .. }
+            | ProblemKind::RepoOfAnotherOwner { .. }
+            | ProblemKind::RepoNotInstalled { .. }
+            | ProblemKind::RepoNotYetSupported { .. }
             | ProblemKind::DuplicateId { .. }
             | ProblemKind::UnknownDependency { .. }
             | ProblemKind::SelfDependency { .. }
@@ -150,6 +154,14 @@ pub enum ProblemKind {
     },
     #[error("`{id}` is not a valid id: use letters, digits, `-` and `_` (it becomes part of branch names)")]
     InvalidId { id: String },
+    #[error("`repo: {repo}` is not a repository: write it `owner/name`, as in `acme/web`")]
+    InvalidRepo { repo: String },
+    #[error("`repo: {repo}` is of another owner: tasks may only name repositories of owner {owner}, the plan's owner")]
+    RepoOfAnotherOwner { repo: String, owner: String },
+    #[error("taskgate cannot reach `{repo}`: install the App on {repo} (or add it to the installation's repositories)")]
+    RepoNotInstalled { repo: String },
+    #[error("tasks in another repository (`{repo}`) are not supported yet: taskgate does not create issues, branches or pull requests there. Leave `repo` out (or name `{home}`) to plan the task here")]
+    RepoNotYetSupported { repo: String, home: String },
     #[error("duplicate id `{id}` (first defined at line {first_line})")]
     DuplicateId { id: TaskId, first_line: usize },
     #[error("task `{task}` depends on unknown task `{dependency}`{}", hint(.suggestion))]

@@ -397,6 +397,20 @@ mod tests {
     }
 
     #[test]
+    fn a_cycle_across_repositories_is_found_as_in_one() {
+        // Ids are unique across the plan, whatever repository a task is in.
+        let src = format!(
+            "story: s\ntasks:\n{}{}",
+            leaf("api", ", repo: acme/api, depends_on: [web]"),
+            leaf("web", ", repo: acme/web, depends_on: [api]")
+        );
+        insta::assert_snapshot!(report_for(&src), @r"
+        plan.yml:3:88: error: dependency cycle: `api` → `web` → `api`
+        plan.yml: 1 error
+        ");
+    }
+
+    #[test]
     fn cycle_through_a_parent_is_found() {
         // data waits for signals, which waits for entry, which waits for data.
         let src = "story: s\ntasks:\n  - { id: data, depends_on: [signals], acceptance: { tests: [x] } }\n  - id: signals\n    tasks:\n      - { id: entry, depends_on: [data], acceptance: { tests: [x] } }\n";

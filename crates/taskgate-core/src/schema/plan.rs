@@ -1,7 +1,7 @@
 //! A plan file's shape (`.taskgate/stories/*.yml`, SPEC §2): what
 //! `plan::parse` reads, key by key, with its limits.
 
-use super::{Bound, Field, Keys, Kind, Shape, ID_PATTERN};
+use super::{Bound, Field, Keys, Kind, Shape, ID_PATTERN, REPO_PATTERN};
 use crate::config::FAILURE_KINDS;
 
 /// Test and milestone timeouts: one second to six hours (the longest a
@@ -210,6 +210,13 @@ pub static TASK: Shape = Shape {
             description: "What to do, in Markdown: the body of the task's issue.",
             example: "\"Implement fetch_and_prepare_data(symbol, start, end)\"",
             kind: Kind::Str,
+            required: false,
+        },
+        Field {
+            key: "repo",
+            description: "The repository (`owner/name`) the task's issue, branch and pull request live in: one the App is installed on, of the plan's owner. The plan's own repository when left out.",
+            example: "\"acme/web\"",
+            kind: Kind::Pattern(REPO_PATTERN),
             required: false,
         },
         Field {

@@ -36,6 +36,7 @@ pub fn proof_task(story_title: &str, subject: &RunSubject) -> Task {
         description: Some(
             "The story merged with the default branch's head, tested before it lands.".into(),
         ),
+        repo: None,
         role: None,
         depends_on: vec![],
         tasks: vec![],

@@ -5,13 +5,14 @@
 use crate::CheckConclusion;
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::reach::{repo_problems, Reach};
 use super::{reconcile, IssueRecord, RepoView, StoryPlan};
 use crate::config::{load_config, CONFIG_PATH};
 use crate::decide::Decision;
 use crate::event::Change;
 use crate::ids::{CommentId, CommitSha, RepoName, StoryId};
 use crate::plan::{
-    check_plan, render_check_problems, render_check_report, MemFiles, Plan, Problem,
+    check_plan, render_check_problems, render_check_report, MemFiles, Plan, PlanReport, Problem,
 };
 use crate::story::Marker;
 use crate::IssueState;
@@ -53,8 +54,10 @@ pub struct Known<'a> {
     pub starts: &'a BTreeMap<crate::plan::TaskId, crate::story::BranchStart>,
 }
 
-/// Decides what a freshly read plan implies.
-pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
+/// Decides what a freshly read plan implies. `reach`: what the
+/// installation reaches of the repositories the plan names
+/// ([`super::reach::named_repos`]).
+pub fn decide_plan(plan: StoryPlan, known: &Known, reach: &Reach) -> Decision {
     let config = match load_config(plan.config.as_deref()) {
         Ok(config) => config,
         Err(problems) => {
@@ -68,6 +71,9 @@ pub fn decide_plan(plan: StoryPlan, known: &Known) -> Decision {
         let text = render_check_report(std::slice::from_ref(&report));
         return bad_plan(&plan, &plan.source, &report.problems, text);
     };
+    if let Some((problems, text)) = unreachable(&plan, parsed, reach) {
+        return bad_plan(&plan, &plan.source, &problems, text);
+    }
     let effects = pass(&plan, parsed, &files, known);
     Decision {
         outcome: format!(
@@ -165,7 +171,12 @@ pub struct CommentPlan {
 /// Decides what a plan posted in a comment implies: problems are answered
 /// in a reply; a valid plan adopts the issue as the story (its original
 /// description is kept in a comment, since the body becomes the story tree).
-pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known) -> Decision {
+pub fn decide_comment_plan(
+    plan: StoryPlan,
+    comment: &CommentPlan,
+    known: &Known,
+    reach: &Reach,
+) -> Decision {
     let issue = comment.issue.number;
     let reply = |body: String, what: &str| Effect::PostComment {
         repo: plan.repo.clone(),
@@ -194,6 +205,16 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
             effects: vec![reply(problem_reply(&plan.source, &text), "plan-problems")],
         };
     };
+    if let Some((_, text)) = unreachable(&plan, parsed, reach) {
+        return Decision {
+            outcome: format!(
+                "plan in {} names repositories taskgate cannot plan in; nothing changed",
+                plan.source
+            ),
+            changes: vec![],
+            effects: vec![reply(problem_reply(&plan.source, &text), "plan-problems")],
+        };
+    }
     let story_key = Marker::Story {
         story: plan.story.clone(),
     }
@@ -239,6 +260,21 @@ pub fn decide_comment_plan(plan: StoryPlan, comment: &CommentPlan, known: &Known
         changes,
         effects,
     }
+}
+
+/// The problems of a valid plan's `repo:` lines, with their report, if it
+/// has any (`reach::repo_problems`): nothing is created for such a plan.
+fn unreachable(plan: &StoryPlan, parsed: &Plan, reach: &Reach) -> Option<(Vec<Problem>, String)> {
+    let problems = repo_problems(&plan.repo, parsed, reach);
+    if problems.is_empty() {
+        return None;
+    }
+    let text = render_check_report(&[PlanReport {
+        file: plan.source.clone(),
+        plan: None,
+        problems: problems.clone(),
+    }]);
+    Some((problems, text))
 }
 
 fn problem_reply(file: &str, report: &str) -> String {

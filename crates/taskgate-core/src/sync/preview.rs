@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::decide::{pass, Known, PLAN_CHECK};
+use super::reach::{repo_problems, Reach};
 use super::{IssueRecord, StoryPlan};
 use crate::config::{load_config, CONFIG_PATH};
 use crate::decide::Decision;
@@ -31,6 +32,9 @@ pub struct PlanPreview<'a> {
     /// Each plan file the pull request adds or changes, read at the head,
     /// with what taskgate knows of its story.
     pub plans: Vec<(StoryPlan, Known<'a>)>,
+    /// What the installation reaches of the repositories the plans name
+    /// besides this one ([`super::reach::named_repos`]).
+    pub reach: Reach,
 }
 
 /// What merging would do to one story.
@@ -85,7 +89,12 @@ pub fn decide_plan_preview(p: &PlanPreview) -> Decision {
     let mut tallies = Vec::new();
     for (plan, known) in &p.plans {
         let files = MemFiles(plan.files.clone());
-        let report = check_plan(&plan.source, &plan.plan, &config, &files);
+        let mut report = check_plan(&plan.source, &plan.plan, &config, &files);
+        if let Some(parsed) = &report.plan {
+            report
+                .problems
+                .extend(repo_problems(&plan.repo, parsed, &p.reach));
+        }
         match &report.plan {
             Some(parsed) if report.is_ok() => {
                 let effects = dry_run(plan, parsed, &files, known);
@@ -309,6 +318,7 @@ mod tests {
             number: IssueNumber(7),
             config: None,
             plans: vec![(story_plan(text), known)],
+            reach: Reach::default(),
         };
         let d = decide_plan_preview(&p);
         assert!(d.changes.is_empty(), "a preview records nothing");
@@ -359,6 +369,7 @@ mod tests {
             number: IssueNumber(7),
             config: Some("limits:\n  max_debug_attempts: 11\n".into()),
             plans: vec![],
+            reach: Reach::default(),
         };
         let shown = |p: &PlanPreview| match decide_plan_preview(p).effects.as_slice() {
             [Effect::CreateCheckRun { check, .. }] => {

@@ -34,6 +34,7 @@ pub fn milestone_task(m: &Milestone) -> Task {
             "Runs on the story branch once {} are complete.",
             after.join(", ")
         )),
+        repo: None,
         role: None,
         depends_on: vec![],
         tasks: vec![],

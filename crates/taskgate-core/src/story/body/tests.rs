@@ -423,6 +423,7 @@ fn leaf(id: String, title: String) -> Task {
         },
         title,
         description: None,
+        repo: None,
         role: None,
         depends_on: Vec::new(),
         tasks: Vec::new(),
