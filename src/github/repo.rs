@@ -128,6 +128,7 @@ struct GitRef {
 
 #[derive(serde::Deserialize)]
 struct GitObject {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     sha: CommitSha,
 }
 
@@ -140,8 +141,9 @@ pub(crate) struct Created {
 }
 
 impl Created {
-    fn read(response: &ApiResponse) -> Result<Created, GitHubError> {
-        response.json()
+    /// GitHub's answer to `call`, which made or changed the object.
+    fn read(response: &ApiResponse, call: &str) -> Result<Created, GitHubError> {
+        response.answer(call)
     }
 
     /// The effect's result to keep.

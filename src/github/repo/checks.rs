@@ -61,7 +61,10 @@ impl RepoClient<'_> {
             "conclusion": check.conclusion,
             "output": { "title": check.title, "summary": check.summary, "annotations": annotations },
         });
-        Created::read(&self.post(&self.path("check-runs"), Some(&body)).await?)
+        Created::read(
+            &self.post(&self.path("check-runs"), Some(&body)).await?,
+            "POST /check-runs",
+        )
     }
 
     /// The id of App `app_id`'s check run named `name` on `head_sha` whose
@@ -125,7 +128,10 @@ impl RepoClient<'_> {
             "external_id": key,
             "output": { "title": title, "summary": summary },
         });
-        Created::read(&self.post(&self.path("check-runs"), Some(&body)).await?)
+        Created::read(
+            &self.post(&self.path("check-runs"), Some(&body)).await?,
+            "POST /check-runs",
+        )
     }
 
     /// Moves check run `id` on: its status, conclusion, output and buttons;

@@ -25,6 +25,7 @@ pub(super) struct Comparison {
 
 #[derive(Debug, Deserialize)]
 pub(super) struct ComparedCommit {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     pub sha: CommitSha,
     pub parents: Vec<ParentRef>,
 }
@@ -32,6 +33,7 @@ pub(super) struct ComparedCommit {
 /// A commit's parent as GitHub lists it.
 #[derive(Debug, Deserialize)]
 pub(super) struct ParentRef {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     pub sha: CommitSha,
 }
 

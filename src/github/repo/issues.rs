@@ -106,13 +106,20 @@ impl RepoClient<'_> {
         body: &str,
     ) -> Result<Created, GitHubError> {
         let body = json!({ "body": fit_github_body(body) });
-        Created::read(&self.post(&self.comments_path(issue), Some(&body)).await?)
+        let call = format!("POST /issues/{issue}/comments");
+        Created::read(
+            &self.post(&self.comments_path(issue), Some(&body)).await?,
+            &call,
+        )
     }
 
     pub(crate) async fn update_comment(&self, id: u64, body: &str) -> Result<Created, GitHubError> {
         let body = json!({ "body": fit_github_body(body) });
         let path = self.path(&format!("issues/comments/{id}"));
-        Created::read(&self.patch(&path, &body).await?)
+        Created::read(
+            &self.patch(&path, &body).await?,
+            &format!("PATCH /issues/comments/{id}"),
+        )
     }
 
     pub(crate) async fn react_to_comment(

@@ -67,6 +67,7 @@ pub fn fresh_branch(name: &str) -> String {
 /// The commit GitHub's merges API made (its 201), as far as it is read.
 #[derive(Debug, Deserialize)]
 struct MergeCommit {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     sha: CommitSha,
     parents: Vec<ShaOf>,
 }
@@ -74,6 +75,7 @@ struct MergeCommit {
 /// `{"sha": …}`: a parent of a commit, or the object a ref points at.
 #[derive(Debug, Deserialize)]
 struct ShaOf {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     sha: CommitSha,
 }
 
