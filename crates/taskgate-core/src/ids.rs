@@ -102,11 +102,19 @@ impl StoryId {
         StoryId(key.into())
     }
 
-    /// A story key as a person or the `actions` runner types it: `file:…`
-    /// or `issue:…` (what follows is checked where it is used).
+    /// A story key as a person or the `actions` runner types it, by the
+    /// plan grammar ([`crate::story::markers::story_key_for_file`],
+    /// [`crate::story::markers::story_key_for_issue`]): `file:NAME`, NAME
+    /// not empty and without whitespace (markers split on it), or
+    /// `issue:N`, N an issue number (digits, no leading zero).
     pub fn parse(key: &str) -> Result<Self, StoryKeyError> {
+        let number =
+            |n: &str| !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
         match key.split_once(':') {
-            Some(("file" | "issue", _)) => Ok(StoryId::new(key)),
+            Some(("file", name)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                Ok(StoryId::new(key))
+            }
+            Some(("issue", n)) if number(n) => Ok(StoryId::new(key)),
             _ => Err(StoryKeyError(key.to_owned())),
         }
     }
@@ -296,6 +304,25 @@ mod tests {
             err.to_string().contains("`HEAD` is not a full commit sha"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn story_keys_follow_the_plan_grammar() {
+        for good in ["file:momentum", "file:team/checks", "issue:20"] {
+            assert_eq!(StoryId::parse(good).unwrap(), good);
+        }
+        for bad in [
+            "",
+            "momentum",
+            "file:",
+            "file:a b",
+            "issue:",
+            "issue:x",
+            "issue:007",
+            "pr:3",
+        ] {
+            assert!(StoryId::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
