@@ -3,7 +3,7 @@
 //! GraphQL's, as REST has no such calls).
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{done_if_exists, Created, RepoClient};
 use crate::github::client::{send, GitHubError};
@@ -255,6 +255,7 @@ fn graphql_refusal(answer: &GraphQlAnswer) -> Option<String> {
 mod tests {
     use super::*;
     use crate::github::client::ApiResponse;
+    use serde_json::Value;
 
     fn answer(body: Value) -> ApiResponse {
         ApiResponse {
