@@ -26,7 +26,7 @@ pub use auth::{app_jwt, AppCredentials, GitHubApp, InstallationToken, MintRetry}
 pub use client::{ApiResponse, Capped, GitHubError};
 pub use executor::{Backoff, Executor, Pacing};
 pub use permissions::Permissions;
-pub use repo::{CarBuild, OwnApp, RepoClient};
+pub use repo::{CarBuild, ListedIssue, ListedLabel, OwnApp, RepoClient};
 
 /// The web host that goes with an API URL, where people read issues and
 /// git fetches: `https://github.com` for `https://api.github.com`,

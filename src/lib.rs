@@ -16,6 +16,8 @@
 
 // No function over 100 lines outside tests (clippy.toml sets the bound).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// An unsafe fn's body is not one unsafe block: each operation in it needs its own.
+#![deny(unsafe_op_in_unsafe_fn)]
 
 pub mod app;
 pub mod clock;

@@ -12,10 +12,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use http::Method;
 use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::sync::SyncError;
-use crate::github::{client::send, GitHubApp, GitHubError, OwnApp};
+use crate::github::{client::send, GitHubApp, GitHubError, ListedIssue, ListedLabel, OwnApp};
 use crate::store::{store_view, Store, StoreError};
 use taskgate_core::ids::{InstallationId, IssueId, IssueNumber, RepoName};
 use taskgate_core::story::{labels, story_branch, task_branch, Marker};
@@ -30,14 +32,18 @@ pub struct Resynced {
     pub labels: usize,
 }
 
-/// Every item of a paginated list.
-async fn list_all(client: &Octocrab, path: &str) -> Result<Vec<Value>, GitHubError> {
+/// Every item of a paginated list, each read as a `T`: one missing a
+/// field taskgate reads is an error naming the call.
+async fn list_all<T: DeserializeOwned>(
+    client: &Octocrab,
+    path: &str,
+) -> Result<Vec<T>, GitHubError> {
     let sep = if path.contains('?') { '&' } else { '?' };
     let mut url = format!("{path}{sep}per_page=100");
     let mut out = Vec::new();
     loop {
         let response = send(client, Method::GET, &url, None).await?;
-        out.extend(response.json::<Vec<Value>>()?);
+        out.extend(response.answer::<Vec<T>>(&format!("GET {path}"))?);
         match response.next_page() {
             Some(next) => url = next,
             None => return Ok(out),
@@ -45,8 +51,15 @@ async fn list_all(client: &Octocrab, path: &str) -> Result<Vec<Value>, GitHubErr
     }
 }
 
-fn ids_of(items: &[Value]) -> Vec<u64> {
-    items.iter().filter_map(|i| i["id"].as_u64()).collect()
+/// An item of a list where only its database id is read (sub-issues,
+/// blocking issues).
+#[derive(Deserialize)]
+struct Listed {
+    id: u64,
+}
+
+fn ids_of(items: &[Listed]) -> Vec<u64> {
+    items.iter().map(|i| i.id).collect()
 }
 
 pub async fn resync(
@@ -100,11 +113,12 @@ pub(crate) async fn rebuild(
     let found = read_issues(&client, own, repo).await?;
     let (parents, mut blockers) = read_links(&client, repo, &found).await?;
     let branches = read_branches(&client, repo, &found).await?;
-    let repo_labels: BTreeSet<String> = list_all(&client, &format!("/repos/{repo}/labels"))
-        .await?
-        .iter()
-        .filter_map(|l| l["name"].as_str().map(str::to_owned))
-        .collect();
+    let repo_labels: BTreeSet<String> =
+        list_all::<ListedLabel>(&client, &format!("/repos/{repo}/labels"))
+            .await?
+            .into_iter()
+            .map(|l| l.name)
+            .collect();
 
     let issues: BTreeMap<String, IssueRecord> = found
         .into_iter()
@@ -135,16 +149,16 @@ async fn read_issues(
 ) -> Result<BTreeMap<String, (Marker, IssueRecord)>, SyncError> {
     let mut found = BTreeMap::new();
     for label in [labels::STORY, labels::TASK] {
-        for issue in list_all(
+        for issue in list_all::<ListedIssue>(
             client,
             &format!("/repos/{repo}/issues?state=all&labels={label}"),
         )
         .await?
         {
-            if !own.made(&issue) {
+            if !own.made(&issue.made_by) {
                 continue;
             }
-            let body = issue["body"].as_str().unwrap_or_default();
+            let body = issue.body.as_deref().unwrap_or_default();
             let Some(marker) = Marker::find_in(body) else {
                 continue;
             };
@@ -155,21 +169,14 @@ async fn read_issues(
 }
 
 /// An issue as GitHub lists it, without its links.
-fn issue_record(issue: &Value, body: &str) -> IssueRecord {
+fn issue_record(issue: &ListedIssue, body: &str) -> IssueRecord {
     IssueRecord {
-        number: IssueNumber(issue["number"].as_u64().unwrap_or_default()),
-        id: IssueId(issue["id"].as_u64().unwrap_or_default()),
-        title: issue["title"].as_str().unwrap_or_default().to_owned(),
+        number: IssueNumber(issue.number),
+        id: IssueId(issue.id),
+        title: issue.title.clone(),
         body: body.to_owned(),
-        labels: issue["labels"]
-            .as_array()
-            .map(|ls| {
-                ls.iter()
-                    .filter_map(|l| l["name"].as_str().map(str::to_owned))
-                    .collect()
-            })
-            .unwrap_or_default(),
-        open: issue["state"] == "open",
+        labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
+        open: issue.state == "open",
         parent: None,
         blocked_by: BTreeSet::new(),
     }

@@ -271,7 +271,7 @@ impl GitHubApp {
     /// `GET /app`: the app's id and slug (its bot is `<slug>[bot]`).
     pub async fn app_info(&self) -> Result<AppInfo, GitHubError> {
         let response = client::send(&self.app_client()?, http::Method::GET, "/app", None).await?;
-        let app: AppInfo = response.json()?;
+        let app: AppInfo = response.answer("GET /app")?;
         let _ = self.slug.set(app.slug.clone());
         Ok(app)
     }

@@ -85,7 +85,7 @@ impl GitHubError {
 
     /// GitHub's validation `errors` of a 422, as [`error_message`] wrote
     /// them after its message; empty for any other answer.
-    pub fn validation_errors(&self) -> Vec<serde_json::Value> {
+    pub fn validation_errors(&self) -> Vec<ValidationError> {
         let GitHubError::Http {
             status: 422,
             message,
@@ -127,6 +127,21 @@ pub fn is_rate_limit(status: u16, headers: &HeaderMap, message: &str) -> bool {
                 || header("x-ratelimit-remaining").map(str::trim) == Some("0")
                 || message.contains("rate limit")
                 || message.contains("abuse detection")))
+}
+
+/// One of GitHub's validation `errors` in a 422 ("Validation Failed").
+/// GitHub documents `resource`, `field` and `code`, and `value` on some
+/// (an `invalid` one names the value refused); each may be left out, and
+/// a `custom` error carries only a `message`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct ValidationError {
+    #[serde(default)]
+    pub field: Option<String>,
+    #[serde(default)]
+    pub code: Option<String>,
+    /// A string for the refused login of `assignees`; any JSON elsewhere.
+    #[serde(default)]
+    pub value: Option<serde_json::Value>,
 }
 
 #[derive(Debug)]
@@ -356,7 +371,10 @@ mod tests {
             message: error_message(br#"{"message":"Validation Failed","errors":[{"value":"ghost","resource":"Issue","field":"assignees","code":"invalid"}]}"#),
             headers: Box::default(),
         };
-        assert_eq!(refused.validation_errors()[0]["value"], "ghost");
+        assert_eq!(
+            refused.validation_errors()[0].value,
+            Some(serde_json::json!("ghost"))
+        );
         assert!(GitHubError::Transport("x".into())
             .validation_errors()
             .is_empty());

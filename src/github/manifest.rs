@@ -52,7 +52,7 @@ pub async fn convert_manifest_code(
     let path = format!("/app-manifests/{code}/conversions");
     client::send(&client, http::Method::POST, &path, None)
         .await?
-        .json()
+        .answer("POST /app-manifests/{code}/conversions")
 }
 
 #[cfg(test)]

@@ -15,9 +15,9 @@ use serde_json::json;
 
 use super::client::GitHubError;
 use super::perform_runs as runs;
-use super::repo::{IssuePatch, RepoClient};
+use super::repo::{Created, IssueMade, IssuePatch, RepoClient};
 use crate::store::{EffectRow, NewDelivery, Store};
-use taskgate_core::ids::{DeliveryId, IssueId, IssueNumber, RepoName, StoryId};
+use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::{InternalEvent, Reconcile};
 use taskgate_core::sync::IssueRecord;
 use taskgate_core::{hidden_marker, Effect, IssueState};
@@ -171,7 +171,11 @@ pub(super) async fn post_comment(
     if ctx.attempt > 1 {
         let since = Some(ctx.row.created_at_ms);
         if let Some(found) = gh.find_comment(&ctx.own, issue, &marker, since).await? {
-            return Ok(Some(found.to_string()));
+            let found = Created {
+                id: found.id,
+                html_url: Some(found.html_url),
+            };
+            return Ok(Some(found.to_result()));
         }
     }
     let created = gh
@@ -193,12 +197,7 @@ pub(super) async fn upsert_comment(
     let hidden = hidden_marker(marker);
     let text = format!("{body}\n\n{hidden}");
     let written = match gh.find_comment(&ctx.own, issue, &hidden, None).await? {
-        Some(found) => {
-            let id = found["id"]
-                .as_u64()
-                .ok_or_else(|| GitHubError::Unexpected("a listed comment without an id".into()))?;
-            gh.update_comment(id, &text).await?
-        }
+        Some(found) => gh.update_comment(found.id, &text).await?,
         None => gh.create_comment(issue, &text).await?,
     };
     Ok(Some(written.to_result()))
@@ -234,7 +233,7 @@ async fn create_issue(
         found = gh.find_issue(&ctx.own, label, &hidden).await?;
     }
     let (created, refused) = match found {
-        Some(issue) => (issue, Vec::new()),
+        Some(issue) => (IssueMade::from(&issue), Vec::new()),
         // The record keeps the whole body, so the sync, comparing it with
         // what it would write, does not rewrite a cut one forever.
         None => {
@@ -242,21 +241,16 @@ async fn create_issue(
                 .await?
         }
     };
-    let number = created["number"]
-        .as_u64()
-        .ok_or_else(|| GitHubError::Unexpected("issue without a number".into()))?;
+    let IssueMade { number, id } = created;
     if !refused.is_empty() {
         // Opened without them: said once, in the issue.
         let note = taskgate_core::render::render_unassignable(&refused, labels);
         let marker = format!("unassignable effect={}", ctx.row.id);
-        post_comment(ctx, repo, IssueNumber(number), &note, &marker).await?;
+        post_comment(ctx, repo, number, &note, &marker).await?;
     }
-    let id = created["id"]
-        .as_u64()
-        .ok_or_else(|| GitHubError::Unexpected("issue without an id".into()))?;
     let record = IssueRecord {
-        number: IssueNumber(number),
-        id: IssueId(id),
+        number,
+        id,
         title: title.to_owned(),
         body,
         labels: labels.iter().cloned().collect(),

@@ -62,7 +62,9 @@ impl Permissions {
         }
         let client = self.github.installation_client(installation).await?;
         let path = format!("/repos/{repo}/collaborators/{login}/permission");
-        let answer: Answer = send(&client, Method::GET, &path, None).await?.json()?;
+        let answer: Answer = send(&client, Method::GET, &path, None)
+            .await?
+            .answer(&format!("GET /collaborators/{login}/permission"))?;
         let level = answer.level()?;
         let mut cache = self.cache.lock().await;
         cache.retain(|_, (at, _)| at.elapsed() < CACHE_TTL);

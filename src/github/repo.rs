@@ -45,13 +45,15 @@ async fn fake_installation() -> (fakehub::FakeGitHub, fakehub::RepoHandle, octoc
 
 use http::Method;
 use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::client::{send, ApiResponse, GitHubError};
 use taskgate_core::ids::{CommitSha, RepoName};
 
-pub(crate) use issues::IssuePatch;
-pub use own::OwnApp;
+pub(crate) use issues::{IssueMade, IssuePatch};
+pub(crate) use own::Marked;
+pub use own::{ListedComment, ListedIssue, ListedLabel, OwnApp};
 pub(crate) use refs::{fresh_branch, FastForward, MergeOutcome, Merged, BUILD_ATTEMPTS};
 pub use train::CarBuild;
 
@@ -98,28 +100,36 @@ impl<'a> RepoClient<'a> {
 
     /// The repository's default branch.
     pub async fn default_branch(&self) -> Result<String, GitHubError> {
+        #[derive(serde::Deserialize)]
+        struct About {
+            default_branch: String,
+        }
         let path = format!("/repos/{}", self.repo);
-        let about: Value = self.get(&path).await?.json()?;
-        about["default_branch"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| GitHubError::Unexpected(format!("{path} names no default branch")))
+        let about: About = self.get(&path).await?.answer(&format!("GET {path}"))?;
+        Ok(about.default_branch)
     }
 
     /// A branch's head, or `None` when the branch does not exist.
     pub async fn branch_head(&self, branch: &str) -> Result<Option<CommitSha>, GitHubError> {
-        match self
-            .get(&self.path(&format!("git/ref/heads/{branch}")))
-            .await
-        {
-            Ok(r) => {
-                let v: Value = r.json()?;
-                Ok(v["object"]["sha"].as_str().map(|s| CommitSha(s.to_owned())))
-            }
+        let path = self.path(&format!("git/ref/heads/{branch}"));
+        match self.get(&path).await {
+            Ok(r) => Ok(Some(r.answer::<GitRef>(&format!("GET {path}"))?.object.sha)),
             Err(GitHubError::Http { status: 404, .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
+}
+
+/// `GET /git/ref/{ref}`: the object a ref points at.
+#[derive(serde::Deserialize)]
+struct GitRef {
+    object: GitObject,
+}
+
+#[derive(serde::Deserialize)]
+struct GitObject {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
+    sha: CommitSha,
 }
 
 /// `{"id":…,"html_url":…}` of a created object, kept as the effect's result.
@@ -131,8 +141,9 @@ pub(crate) struct Created {
 }
 
 impl Created {
-    fn read(response: &ApiResponse) -> Result<Created, GitHubError> {
-        response.json()
+    /// GitHub's answer to `call`, which made or changed the object.
+    fn read(response: &ApiResponse, call: &str) -> Result<Created, GitHubError> {
+        response.answer(call)
     }
 
     /// The effect's result to keep.
@@ -170,13 +181,13 @@ fn done_if_exists(
 
 /// Pages through a list endpoint for an item of the App's own whose body
 /// holds `marker`; `since_ms` narrows a comment list to recent ones.
-async fn find_by_marker(
+async fn find_by_marker<T: Marked + DeserializeOwned>(
     client: &Octocrab,
     own: &OwnApp,
     list_path: &str,
     marker: &str,
     since_ms: Option<i64>,
-) -> Result<Option<Value>, GitHubError> {
+) -> Result<Option<T>, GitHubError> {
     let sep = if list_path.contains('?') { '&' } else { '?' };
     let mut url = format!("{list_path}{sep}per_page=100");
     if let Some(ms) = since_ms {
@@ -186,13 +197,13 @@ async fn find_by_marker(
     }
     for _ in 0..50 {
         let response = send(client, Method::GET, &url, None).await?;
-        let page: Vec<Value> = response.json()?;
+        let page: Vec<T> = response.answer(&format!("GET {list_path}"))?;
         // Only the App's own items: anyone may paste a marker into a
         // comment, another App's bot may write one, and taskgate must not
         // adopt (or edit) theirs.
         if let Some(item) = page
             .into_iter()
-            .find(|i| own.made(i) && i["body"].as_str().is_some_and(|b| b.contains(marker)))
+            .find(|i| own.made(i.made_by()) && i.body().is_some_and(|b| b.contains(marker)))
         {
             return Ok(Some(item));
         }

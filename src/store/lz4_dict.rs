@@ -15,6 +15,14 @@
 //! dictionary's bytes are `'static`; its loaded stream is never written
 //! after loading (liblz4 only reads an attached dictionary stream, so
 //! threads may share it); each thread has its own working stream.
+//!
+//! Owns: the only hand-declared C prototypes in taskgate, and every call
+//! to liblz4. Must not: hand a raw pointer out of this module.
+
+// Every unsafe operation, even inside an unsafe fn, in a block of its own
+// with a `// SAFETY:` comment saying why it holds.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::cell::RefCell;
 use std::os::raw::{c_char, c_int};
@@ -65,10 +73,12 @@ pub(super) struct Dictionary {
     loaded: Stream,
 }
 
+// SAFETY: the stream is liblz4's heap memory, owned by this value alone
+// and tied to no thread: it may be freed on any thread.
+unsafe impl Send for Dictionary {}
 // SAFETY: after `new`, `loaded` is only ever passed to liblz4 as the
 // read-only dictionary of an attach; concurrent readers are what
 // `LZ4_attach_dictionary` is made for.
-unsafe impl Send for Dictionary {}
 unsafe impl Sync for Dictionary {}
 
 impl Dictionary {

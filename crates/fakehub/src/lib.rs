@@ -69,6 +69,8 @@
 #![recursion_limit = "256"]
 // No function over 100 lines outside tests (clippy.toml sets the bound).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// No unsafe code: a fake of an HTTP API needs none.
+#![forbid(unsafe_code)]
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;

@@ -102,11 +102,19 @@ impl StoryId {
         StoryId(key.into())
     }
 
-    /// A story key as a person or the `actions` runner types it: `file:…`
-    /// or `issue:…` (what follows is checked where it is used).
+    /// A story key as a person or the `actions` runner types it, by the
+    /// plan grammar ([`crate::story::markers::story_key_for_file`],
+    /// [`crate::story::markers::story_key_for_issue`]): `file:NAME`, NAME
+    /// not empty and without whitespace (markers split on it), or
+    /// `issue:N`, N an issue number (digits, no leading zero).
     pub fn parse(key: &str) -> Result<Self, StoryKeyError> {
+        let number =
+            |n: &str| !n.is_empty() && !n.starts_with('0') && n.bytes().all(|b| b.is_ascii_digit());
         match key.split_once(':') {
-            Some(("file" | "issue", _)) => Ok(StoryId::new(key)),
+            Some(("file", name)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                Ok(StoryId::new(key))
+            }
+            Some(("issue", n)) if number(n) => Ok(StoryId::new(key)),
             _ => Err(StoryKeyError(key.to_owned())),
         }
     }
@@ -150,7 +158,49 @@ macro_rules! text_conversions {
 text_conversions!(TaskId);
 text_conversions!(StoryId);
 
+/// A text that is no full commit sha.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a full commit sha (40 or 64 lowercase hex digits)")]
+pub struct CommitShaError(pub String);
+
 impl CommitSha {
+    /// A full commit sha as git and GitHub write it: 40 lowercase hex
+    /// digits (SHA-1), or 64 (a repository in git's SHA-256 object format,
+    /// which git supports and GitHub may serve; taskgate compares shas as
+    /// text, so it need not know which). Anything else — a short sha, upper
+    /// case, a branch name, empty — is refused: a sha that is not one
+    /// would be compared, stored and sent back to GitHub as if it were.
+    pub fn parse(text: &str) -> Result<Self, CommitShaError> {
+        let hex = |c: u8| c.is_ascii_digit() || (b'a'..=b'f').contains(&c);
+        match text.len() {
+            40 | 64 if text.bytes().all(hex) => Ok(CommitSha(text.to_owned())),
+            _ => Err(CommitShaError(text.to_owned())),
+        }
+    }
+
+    /// For `#[serde(deserialize_with = …)]` on what GitHub answers: the
+    /// text read through [`CommitSha::parse`].
+    pub fn deserialize_checked<'de, D>(deserializer: D) -> Result<CommitSha, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        let text = String::deserialize(deserializer)?;
+        CommitSha::parse(&text).map_err(serde::de::Error::custom)
+    }
+
+    /// [`CommitSha::deserialize_checked`] for a sha GitHub may send as
+    /// `null`.
+    pub fn deserialize_checked_option<'de, D>(
+        deserializer: D,
+    ) -> Result<Option<CommitSha>, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        Option::<String>::deserialize(deserializer)?
+            .map(|text| CommitSha::parse(&text).map_err(serde::de::Error::custom))
+            .transpose()
+    }
+
     /// The first seven characters, as people write a commit. Never panics,
     /// even on a malformed sha from a payload.
     pub fn short(&self) -> &str {
@@ -212,6 +262,67 @@ mod tests {
             CommitSha("ab\u{e9}\u{e9}\u{e9}\u{e9}".into()).short(),
             "ab\u{e9}\u{e9}\u{e9}\u{e9}"
         );
+    }
+
+    #[test]
+    fn commit_shas_are_40_or_64_lowercase_hex_digits() {
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(CommitSha::parse(sha1).unwrap().as_str(), sha1);
+        assert!(CommitSha::parse(&"f".repeat(64)).is_ok(), "SHA-256");
+        for bad in [
+            "",
+            "abc",
+            "0123456",
+            &sha1.to_uppercase(),
+            &"g".repeat(40),
+            &"a".repeat(41),
+            "main",
+        ] {
+            assert!(CommitSha::parse(bad).is_err(), "{bad}");
+        }
+        insta::assert_snapshot!(
+            CommitSha::parse("abc").unwrap_err(),
+            @"`abc` is not a full commit sha (40 or 64 lowercase hex digits)"
+        );
+        #[derive(Debug, Deserialize)]
+        struct Answer {
+            #[serde(deserialize_with = "CommitSha::deserialize_checked")]
+            sha: CommitSha,
+            #[serde(deserialize_with = "CommitSha::deserialize_checked_option")]
+            merge: Option<CommitSha>,
+        }
+        let read = |v: serde_json::Value| serde_json::from_value::<Answer>(v);
+        let ok = read(serde_json::json!({"sha": sha1, "merge": null})).unwrap();
+        assert_eq!((ok.sha.as_str(), ok.merge), (sha1, None));
+        let err = read(serde_json::json!({"sha": "", "merge": null})).unwrap_err();
+        assert!(
+            err.to_string().contains("`` is not a full commit sha"),
+            "{err}"
+        );
+        let err = read(serde_json::json!({"sha": sha1, "merge": "HEAD"})).unwrap_err();
+        assert!(
+            err.to_string().contains("`HEAD` is not a full commit sha"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn story_keys_follow_the_plan_grammar() {
+        for good in ["file:momentum", "file:team/checks", "issue:20"] {
+            assert_eq!(StoryId::parse(good).unwrap(), good);
+        }
+        for bad in [
+            "",
+            "momentum",
+            "file:",
+            "file:a b",
+            "issue:",
+            "issue:x",
+            "issue:007",
+            "pr:3",
+        ] {
+            assert!(StoryId::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -15,6 +15,11 @@
 
 // No function over 100 lines outside tests (clippy.toml sets the bound).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// No unsafe code: the core is data and decisions.
+#![forbid(unsafe_code)]
+// No clock, environment, files, processes or sleeping (clippy.toml lists
+// them); tests read their fixtures from disk.
+#![cfg_attr(test, allow(clippy::disallowed_methods, clippy::disallowed_types))]
 
 pub mod classify;
 pub mod commands;

@@ -5,8 +5,9 @@
 //! of `refs.rs`: a create that says whether it created, and a comparison's
 //! counts. Must not: decide what to do with them (`core::story::start`).
 
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::compare::Comparison;
 use super::RepoClient;
 use crate::github::client::GitHubError;
 use taskgate_core::ids::CommitSha;
@@ -41,12 +42,10 @@ impl RepoClient<'_> {
     ) -> Result<(u64, u64), GitHubError> {
         // One commit listed is enough: only the counts are read.
         let path = self.path(&format!("compare/{base}...{head}?per_page=1"));
-        let v: Value = self.get(&path).await?.json()?;
-        match (v["ahead_by"].as_u64(), v["behind_by"].as_u64()) {
-            (Some(ahead), Some(behind)) => Ok((ahead, behind)),
-            _ => Err(GitHubError::Unexpected(format!(
-                "{path} names no ahead_by and behind_by"
-            ))),
-        }
+        let v: Comparison = self
+            .get(&path)
+            .await?
+            .answer(&format!("GET /compare/{base}...{head}"))?;
+        Ok((v.ahead_by, v.behind_by))
     }
 }

@@ -3,11 +3,33 @@
 
 use serde_json::{json, Value};
 
-use super::{done_if_exists, done_on, find_by_marker, Created, OwnApp, RepoClient};
-use crate::github::client::GitHubError;
+use serde::Deserialize;
+
+use super::{
+    done_if_exists, done_on, find_by_marker, Created, ListedComment, ListedIssue, OwnApp,
+    RepoClient,
+};
+use crate::github::client::{GitHubError, ValidationError};
 use taskgate_core::ids::{CommentId, IssueId, IssueNumber};
 use taskgate_core::render::fit_github_body;
 use taskgate_core::{IssueState, Reaction};
+
+/// An issue GitHub made or lists: its number and database id, the two
+/// taskgate keeps of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub(crate) struct IssueMade {
+    pub number: IssueNumber,
+    pub id: IssueId,
+}
+
+impl From<&ListedIssue> for IssueMade {
+    fn from(issue: &ListedIssue) -> Self {
+        IssueMade {
+            number: IssueNumber(issue.number),
+            id: IssueId(issue.id),
+        }
+    }
+}
 
 /// The fields of an issue to change; `None` leaves one as it is.
 pub(crate) struct IssuePatch<'p> {
@@ -73,7 +95,7 @@ impl RepoClient<'_> {
         issue: IssueNumber,
         marker: &str,
         since_ms: Option<i64>,
-    ) -> Result<Option<Value>, GitHubError> {
+    ) -> Result<Option<ListedComment>, GitHubError> {
         let list = self.comments_path(issue);
         find_by_marker(self.client, own, &list, marker, since_ms).await
     }
@@ -84,13 +106,20 @@ impl RepoClient<'_> {
         body: &str,
     ) -> Result<Created, GitHubError> {
         let body = json!({ "body": fit_github_body(body) });
-        Created::read(&self.post(&self.comments_path(issue), Some(&body)).await?)
+        let call = format!("POST /issues/{issue}/comments");
+        Created::read(
+            &self.post(&self.comments_path(issue), Some(&body)).await?,
+            &call,
+        )
     }
 
     pub(crate) async fn update_comment(&self, id: u64, body: &str) -> Result<Created, GitHubError> {
         let body = json!({ "body": fit_github_body(body) });
         let path = self.path(&format!("issues/comments/{id}"));
-        Created::read(&self.patch(&path, &body).await?)
+        Created::read(
+            &self.patch(&path, &body).await?,
+            &format!("PATCH /issues/comments/{id}"),
+        )
     }
 
     pub(crate) async fn react_to_comment(
@@ -110,19 +139,19 @@ impl RepoClient<'_> {
         own: &OwnApp,
         label: &str,
         marker: &str,
-    ) -> Result<Option<Value>, GitHubError> {
+    ) -> Result<Option<ListedIssue>, GitHubError> {
         let list = self.path(&format!("issues?state=all&labels={label}"));
         find_by_marker(self.client, own, &list, marker, None).await
     }
 
-    /// Opens an issue; GitHub's answer (with its `number` and `id`).
+    /// Opens an issue; GitHub's answer (its `number` and `id`).
     pub(crate) async fn create_issue(
         &self,
         title: &str,
         body: &str,
         labels: &[String],
         assignees: &[String],
-    ) -> Result<Value, GitHubError> {
+    ) -> Result<IssueMade, GitHubError> {
         let mut payload =
             json!({ "title": title, "body": fit_github_body(body), "labels": labels });
         if !assignees.is_empty() {
@@ -130,7 +159,7 @@ impl RepoClient<'_> {
         }
         self.post(&self.path("issues"), Some(&payload))
             .await?
-            .json()
+            .answer("POST /issues")
     }
 
     /// Opens an issue with `assignees`; where GitHub refuses the whole
@@ -143,20 +172,20 @@ impl RepoClient<'_> {
         body: &str,
         labels: &[String],
         assignees: &[String],
-    ) -> Result<(Value, Vec<String>), GitHubError> {
+    ) -> Result<(IssueMade, Vec<String>), GitHubError> {
         match self.create_issue(title, body, labels, assignees).await {
             Err(e) if !assignees.is_empty() => {
                 let errors = e.validation_errors();
-                let refused: Vec<&Value> = errors
+                let refused: Vec<&ValidationError> = errors
                     .iter()
-                    .filter(|v| v["field"] == "assignees" || v["field"] == "assignee")
+                    .filter(|v| matches!(v.field.as_deref(), Some("assignees" | "assignee")))
                     .collect();
                 if refused.is_empty() {
                     return Err(e);
                 }
                 let mut logins: Vec<String> = refused
                     .iter()
-                    .filter_map(|v| v["value"].as_str().map(str::to_owned))
+                    .filter_map(|v| v.value.as_ref()?.as_str().map(str::to_owned))
                     .collect();
                 if logins.is_empty() {
                     logins = assignees.to_vec();
@@ -250,8 +279,11 @@ impl RepoClient<'_> {
         blocker: IssueId,
     ) -> Result<bool, GitHubError> {
         let path = format!("{}?per_page=100", self.blocked_by_path(issue));
-        let blockers: Vec<Value> = self.get(&path).await?.json()?;
-        Ok(blockers.iter().any(|b| b["id"].as_u64() == Some(blocker.0)))
+        let blockers: Vec<IssueMade> = self
+            .get(&path)
+            .await?
+            .answer(&format!("GET /issues/{issue}/dependencies/blocked_by"))?;
+        Ok(blockers.iter().any(|b| b.id == blocker))
     }
 
     /// Marks `issue` blocked by `blocker` (by database id).

@@ -3,7 +3,7 @@
 //! GraphQL's, as REST has no such calls).
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{done_if_exists, Created, RepoClient};
 use crate::github::client::{send, GitHubError};
@@ -27,6 +27,7 @@ pub(crate) struct PullAnswer {
     pub draft: bool,
     pub merged: bool,
     /// Set once GitHub made the merge (and, before that, its test merge).
+    #[serde(default, deserialize_with = "CommitSha::deserialize_checked_option")]
     pub merge_commit_sha: Option<CommitSha>,
 }
 
@@ -47,6 +48,7 @@ impl PullAnswer {
 /// GitHub's answer to `PUT /pulls/{n}/merge`: the commit it made.
 #[derive(Debug, Deserialize)]
 pub(crate) struct MergeAnswer {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     pub sha: CommitSha,
 }
 
@@ -90,7 +92,7 @@ impl RepoClient<'_> {
         let payload =
             json!({ "title": title, "head": head, "base": base, "body": body, "draft": draft });
         match self.post(&self.path("pulls"), Some(&payload)).await {
-            Ok(response) => Ok(Some(Created::read(&response)?)),
+            Ok(response) => Ok(Some(Created::read(&response, "POST /pulls")?)),
             Err(GitHubError::Http {
                 status: 422,
                 message,
@@ -191,9 +193,10 @@ impl RepoClient<'_> {
     /// Runs [`MARK_READY_MUTATION`] on the pull request with `node_id`.
     pub(crate) async fn mark_ready(&self, node_id: &str) -> Result<(), GitHubError> {
         let request = json!({ "query": MARK_READY_MUTATION, "variables": { "id": node_id } });
-        let answer: Value = send(self.client, http::Method::POST, "/graphql", Some(&request))
-            .await?
-            .json()?;
+        let answer: GraphQlAnswer =
+            send(self.client, http::Method::POST, "/graphql", Some(&request))
+                .await?
+                .answer("POST /graphql markPullRequestReadyForReview")?;
         match graphql_refusal(&answer) {
             Some(why) => Err(GitHubError::Unexpected(format!(
                 "GraphQL refused markPullRequestReadyForReview: {why}"
@@ -210,9 +213,10 @@ impl RepoClient<'_> {
     pub(crate) async fn enqueue(&self, node_id: &str, head: &CommitSha) -> Result<(), GitHubError> {
         let request =
             json!({ "query": ENQUEUE_MUTATION, "variables": { "id": node_id, "head": head } });
-        let answer: Value = send(self.client, http::Method::POST, "/graphql", Some(&request))
-            .await?
-            .json()?;
+        let answer: GraphQlAnswer =
+            send(self.client, http::Method::POST, "/graphql", Some(&request))
+                .await?
+                .answer("POST /graphql enqueuePullRequest")?;
         match graphql_refusal(&answer) {
             Some(why) => Err(GitHubError::Http {
                 status: 422,
@@ -224,13 +228,26 @@ impl RepoClient<'_> {
     }
 }
 
-/// GraphQL answers 200 and reports a refusal in `errors`: their messages.
-fn graphql_refusal(answer: &Value) -> Option<String> {
-    let errors = answer["errors"].as_array().filter(|e| !e.is_empty())?;
-    let messages: Vec<&str> = errors
-        .iter()
-        .filter_map(|e| e["message"].as_str())
-        .collect();
+/// A GraphQL answer, as far as its refusals: GraphQL answers 200 and
+/// reports them in `errors`, which the GraphQL spec leaves out when there
+/// are none and in which every entry has a `message`.
+#[derive(Debug, Deserialize)]
+struct GraphQlAnswer {
+    #[serde(default)]
+    errors: Vec<GraphQlError>,
+}
+
+#[derive(Debug, Deserialize)]
+struct GraphQlError {
+    message: String,
+}
+
+/// The messages of a GraphQL answer's `errors`, when it has any.
+fn graphql_refusal(answer: &GraphQlAnswer) -> Option<String> {
+    if answer.errors.is_empty() {
+        return None;
+    }
+    let messages: Vec<&str> = answer.errors.iter().map(|e| e.message.as_str()).collect();
     Some(messages.join("; "))
 }
 
@@ -238,6 +255,7 @@ fn graphql_refusal(answer: &Value) -> Option<String> {
 mod tests {
     use super::*;
     use crate::github::client::ApiResponse;
+    use serde_json::Value;
 
     fn answer(body: Value) -> ApiResponse {
         ApiResponse {
@@ -271,6 +289,22 @@ mod tests {
     }
 
     #[test]
+    fn a_sha_in_an_answer_that_is_no_sha_is_an_error_naming_the_call() {
+        let merge = answer(
+            json!({"sha": "", "merged": true, "message": "Pull Request successfully merged"}),
+        );
+        let err = merge
+            .answer::<MergeAnswer>("PUT /pulls/3/merge")
+            .unwrap_err();
+        insta::assert_snapshot!(err, @"unexpected answer from GitHub: PUT /pulls/3/merge: `` is not a full commit sha (40 or 64 lowercase hex digits) at line 1 column 69");
+        let pull = answer(
+            json!({"node_id": "PR_1", "draft": false, "merged": true, "merge_commit_sha": "6dcb09b"}),
+        );
+        let err = pull.answer::<PullAnswer>("GET /pulls/3").unwrap_err();
+        insta::assert_snapshot!(err, @"unexpected answer from GitHub: GET /pulls/3: `6dcb09b` is not a full commit sha (40 or 64 lowercase hex digits) at line 1 column 43");
+    }
+
+    #[test]
     fn a_merged_pull_request_without_its_merge_commit_is_refused_not_read_as_empty() {
         let read = |v: Value| serde_json::from_value::<PullAnswer>(v).unwrap();
         let number = IssueNumber(3);
@@ -296,8 +330,10 @@ mod tests {
 
     #[test]
     fn a_graphql_refusal_is_read_from_errors_in_a_200_answer() {
+        let graphql_refusal =
+            |v: Value| graphql_refusal(&serde_json::from_value::<GraphQlAnswer>(v).unwrap());
         let ok = json!({"data": {"markPullRequestReadyForReview": {"pullRequest": {"number": 9, "isDraft": false}}}});
-        assert_eq!(graphql_refusal(&ok), None);
+        assert_eq!(graphql_refusal(ok), None);
         let refused = json!({
             "data": {"markPullRequestReadyForReview": null},
             "errors": [
@@ -306,9 +342,9 @@ mod tests {
             ],
         });
         assert_eq!(
-            graphql_refusal(&refused).as_deref(),
+            graphql_refusal(refused).as_deref(),
             Some("Could not resolve to a node with the global id of 'PR_x'; Resource not accessible by integration")
         );
-        assert_eq!(graphql_refusal(&json!({"data": null, "errors": []})), None);
+        assert_eq!(graphql_refusal(json!({"data": null, "errors": []})), None);
     }
 }

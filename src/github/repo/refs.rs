@@ -13,8 +13,9 @@
 //! [`fresh_branch`], and never adopts what it found.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::compare::Comparison;
 use super::RepoClient;
 use crate::github::client::GitHubError;
 use taskgate_core::ids::CommitSha;
@@ -66,6 +67,7 @@ pub fn fresh_branch(name: &str) -> String {
 /// The commit GitHub's merges API made (its 201), as far as it is read.
 #[derive(Debug, Deserialize)]
 struct MergeCommit {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     sha: CommitSha,
     parents: Vec<ShaOf>,
 }
@@ -73,7 +75,26 @@ struct MergeCommit {
 /// `{"sha": …}`: a parent of a commit, or the object a ref points at.
 #[derive(Debug, Deserialize)]
 struct ShaOf {
+    #[serde(deserialize_with = "CommitSha::deserialize_checked")]
     sha: CommitSha,
+}
+
+/// `GET /commits/{sha}`, as far as its parents.
+#[derive(Debug, Deserialize)]
+struct CommitParents {
+    parents: Vec<ShaOf>,
+}
+
+/// `GET /git/commits/{sha}`: the commit's tree.
+#[derive(Debug, Deserialize)]
+struct GitCommit {
+    tree: TreeRef,
+}
+
+/// A tree's sha (a tree, not a commit: kept as text).
+#[derive(Debug, Deserialize)]
+struct TreeRef {
+    sha: String,
 }
 
 /// A ref as GitHub answers its creation or update.
@@ -128,7 +149,7 @@ impl RepoClient<'_> {
             }
             Err(e) => return Err(e),
         };
-        let RefAnswer { object } = answer.json()?;
+        let RefAnswer { object } = answer.answer(&format!("updating refs/heads/{name}"))?;
         if object.sha != *sha {
             return Err(GitHubError::Unexpected(format!(
                 "GitHub pointed `{name}` at {} when asked for {}",
@@ -194,7 +215,7 @@ impl RepoClient<'_> {
         let body = json!({ "base": base, "head": head, "commit_message": message });
         match self.post(&self.path("merges"), Some(&body)).await {
             Ok(r) if r.status.as_u16() == 204 => Ok(MergeAnswer::NothingToMerge),
-            Ok(r) => Ok(MergeAnswer::Merged(r.json()?)),
+            Ok(r) => Ok(MergeAnswer::Merged(r.answer("POST /merges")?)),
             // A conflict; a 409 of the base's rules is not one, nor one
             // refusing a workflow file to an app without the `workflows`
             // permission (said with its fix where the refusal is read).
@@ -212,29 +233,20 @@ impl RepoClient<'_> {
         &self,
         sha: &CommitSha,
     ) -> Result<Vec<CommitSha>, GitHubError> {
-        let v: Value = self
+        let commit: CommitParents = self
             .get(&self.path(&format!("commits/{sha}")))
             .await?
-            .json()?;
-        Ok(v["parents"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|p| p["sha"].as_str())
-            .map(|s| CommitSha(s.to_owned()))
-            .collect())
+            .answer(&format!("GET /commits/{sha}"))?;
+        Ok(commit.parents.into_iter().map(|p| p.sha).collect())
     }
 
     /// The tree of a commit (GitHub's git data API).
     pub(crate) async fn commit_tree(&self, sha: &CommitSha) -> Result<String, GitHubError> {
-        let v: Value = self
+        let commit: GitCommit = self
             .get(&self.path(&format!("git/commits/{sha}")))
             .await?
-            .json()?;
-        v["tree"]["sha"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| GitHubError::Unexpected(format!("commit {sha} names no tree")))
+            .answer(&format!("GET /git/commits/{sha}"))?;
+        Ok(commit.tree.sha)
     }
 
     /// Makes a commit of `tree` on `parents` (no branch moves).
@@ -245,14 +257,11 @@ impl RepoClient<'_> {
         parents: &[CommitSha],
     ) -> Result<CommitSha, GitHubError> {
         let body = json!({ "message": message, "tree": tree, "parents": parents });
-        let v: Value = self
+        let made: ShaOf = self
             .post(&self.path("git/commits"), Some(&body))
             .await?
-            .json()?;
-        v["sha"]
-            .as_str()
-            .map(|s| CommitSha(s.to_owned()))
-            .ok_or_else(|| GitHubError::Unexpected("the created commit names no sha".into()))
+            .answer("POST /git/commits")?;
+        Ok(made.sha)
     }
 
     /// Whether branch `name` has `sha` in its history, at its tip or
@@ -262,11 +271,11 @@ impl RepoClient<'_> {
         name: &str,
         sha: &CommitSha,
     ) -> Result<bool, GitHubError> {
-        let v: Value = self
+        let v: Comparison = self
             .get(&self.path(&format!("compare/{sha}...{name}")))
             .await?
-            .json()?;
-        Ok(matches!(v["status"].as_str(), Some("identical" | "ahead")))
+            .answer(&format!("GET /compare/{sha}...{name}"))?;
+        Ok(matches!(v.status.as_str(), "identical" | "ahead"))
     }
 
     /// Moves branch `name` to `sha` only if that is a fast-forward.

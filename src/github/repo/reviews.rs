@@ -37,7 +37,10 @@ impl RepoClient<'_> {
         let mut out = Vec::new();
         for page in 1..=MAX_PAGES {
             let path = self.path(&format!("pulls/{number}/reviews?per_page=100&page={page}"));
-            let items: Vec<ListedReview> = self.get(&path).await?.json()?;
+            let items: Vec<ListedReview> = self
+                .get(&path)
+                .await?
+                .answer(&format!("GET /pulls/{number}/reviews"))?;
             let last = items.len() < 100;
             out.extend(items.into_iter().filter_map(|r| {
                 Some(ReviewFact {
