@@ -5,6 +5,7 @@
 use fakehub::payloads;
 use serde_json::{json, Value};
 
+use crate::support::hold::Hold;
 use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
 use crate::support::{eventually, metric, REPO};
@@ -97,17 +98,14 @@ async fn a_failing_push_then_a_fix_then_ready_for_review_merges_the_task() {
 #[tokio::test]
 async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
     let s = Story::of(&plan()).start().await;
-    let marker = s.origin.work.join("still-running");
-    // A nap of its own, to tell this test's `sleep` among the processes.
-    let nap = format!("14.{:06}", fastrand::u32(..1_000_000));
-    let slow = format!("sleep {nap}; touch {}\n", marker.display());
+    // The first attempt waits at a hold nobody releases: only a kill ends
+    // it before its timeout.
+    let hold = Hold::new();
+    let held = format!("{}\n", hold.wait());
     let first = s
-        .push(&[("check.sh", &slow), ("lint.sh", "exit 0\n")], "slow")
+        .push(&[("check.sh", &held), ("lint.sh", "exit 0\n")], "held")
         .await;
-    eventually("the first attempt runs", || async {
-        s.checks(&first).iter().any(|c| c.status == "in_progress") && napping(&nap)
-    })
-    .await;
+    hold.until_held().await;
     let second = s.push(&[("check.sh", "exit 0\n")], "fast").await;
     let runs = s.completed(&first, 2).await;
     assert!(
@@ -119,23 +117,11 @@ async fn a_newer_push_cancels_the_running_attempt_and_kills_its_processes() {
     assert!(runs
         .iter()
         .all(|c| c.conclusion.as_deref() == Some("success")));
-    // The superseded process group was killed, not left to finish.
+    // The superseded process group was killed, not left to wait.
     eventually("the first attempt's processes are gone", || async {
-        !napping(&nap)
+        !hold.is_held()
     })
     .await;
-    assert!(!marker.exists());
-}
-
-/// Whether a `sleep {nap}` process is alive (a killed one not yet reaped
-/// has no command line).
-fn napping(nap: &str) -> bool {
-    let wanted = format!("sleep\0{nap}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .any(|cmdline| cmdline == wanted.as_bytes())
 }
 
 #[tokio::test]
@@ -227,18 +213,12 @@ async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
         .unwrap();
     let other_branch = format!("taskgate/task-{}-other", other.number);
     // The first run holds the only runner until the test lets it go.
-    let release = s.origin.work.join("release");
-    let hold = format!(
-        "while [ ! -f {} ]; do sleep 0.05; done\n",
-        release.display()
-    );
+    let hold = Hold::new();
+    let held = format!("{}\n", hold.wait());
     let first = s
-        .push(&[("check.sh", &hold), ("lint.sh", "exit 0\n")], "held")
+        .push(&[("check.sh", &held), ("lint.sh", "exit 0\n")], "held")
         .await;
-    eventually("the first run holds the only runner", || async {
-        s.checks(&first).iter().any(|c| c.status == "in_progress")
-    })
-    .await;
+    hold.until_held().await;
     let second = s
         .push_to(&other_branch, &[("other.sh", "exit 0\n")], "other")
         .await;
@@ -249,8 +229,9 @@ async fn runs_beyond_the_limit_wait_and_their_check_runs_say_so() {
     })
     .await;
     assert!(s.checks(&second).iter().all(|c| c.status == "queued"));
-    std::fs::write(&release, "").unwrap();
-    s.completed(&first, 2).await;
+    hold.release();
+    let runs = s.completed(&first, 2).await;
+    assert_eq!(conclusion(&runs, "taskgate/test"), "success", "released");
     let runs = s.completed(&second, 1).await;
     assert_eq!(runs[0].conclusion.as_deref(), Some("success"));
 }
@@ -290,6 +271,8 @@ async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
     let s = Story::of(&plan()).start().await;
     let sha = s
         .push(
+            // A command that takes a second: the time measured here is
+            // the command's own, not a wait for anything.
             &[("check.sh", "sleep 1\n"), ("lint.sh", "exit 0\n")],
             "slow",
         )

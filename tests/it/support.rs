@@ -29,6 +29,7 @@ use taskgate::clock::Clock;
 use tempfile::TempDir;
 
 pub mod actions;
+pub mod hold;
 pub mod origin;
 pub mod plan;
 pub mod ship_stream;
@@ -99,6 +100,7 @@ pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
     ServeConfig {
         api_token: Some("api-token".into()),
         clock: Clock::movable(),
+        isolation: hold::isolation(),
         ..ServeConfig::against_fake(fake, SECRET, &dir.path().join("taskgate.db"))
     }
 }
