@@ -12,6 +12,7 @@ use fakehub::Fault;
 use taskgate::store::EffectStatus;
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 
 const MERGES: &str = "POST /repos/{owner}/{repo}/merges";
@@ -25,8 +26,25 @@ const COMPARE: &str = "GET /repos/{owner}/{repo}/compare/{basehead}";
 const CONFIG: &str = "ship_label: ship\nship_train: false\n";
 /// The task's check: passes wherever the story's `check.sh` is.
 const CHECK: &str = "exit 0\n";
-/// The same, slow enough for a test to act while the proof runs.
-const SLOW_CHECK: &str = "sleep 2\nexit 0\n";
+/// The same, held at `hold` in the proof (where the tree holds
+/// `hold-proof`, pushed by [`shipped_held`]), for a test to act while the
+/// proof runs.
+fn held_check(hold: &Hold) -> String {
+    format!("{}exit 0\n", hold.wait_where("hold-proof"))
+}
+
+/// Shippable with [`held_check`], `hold-proof` on the default branch, and
+/// shipped by the label: its proof waits at `hold`.
+async fn shipped_held(hold: &Hold) -> Shipped {
+    let sh = Shipped::story()
+        .config(CONFIG)
+        .check(&held_check(hold))
+        .shippable()
+        .await;
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+    sh.add_ship_label().await;
+    sh
+}
 
 /// The commits the proof's check (`taskgate/ship/check/test`) ran on.
 fn proven_commits(sh: &Shipped) -> Vec<String> {
@@ -121,12 +139,8 @@ async fn a_proving_merge_whose_connection_dropped_is_made_on_the_retry() {
 
 #[tokio::test]
 async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() {
-    let sh = Shipped::story()
-        .config(CONFIG)
-        .check(SLOW_CHECK)
-        .shippable()
-        .await;
-    sh.add_ship_label().await;
+    let hold = Hold::new();
+    let sh = shipped_held(&hold).await;
     let ship_branch = format!("taskgate/ship-{}", sh.story_issue);
     let proven = proof_running_on(&sh, &ship_branch).await;
     // The next ref update is the landing: GitHub moves main, the answer
@@ -134,6 +148,7 @@ async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() 
     sh.s.app
         .fake
         .inject(UPDATE_REF, Fault::StatusAfterApply { status: 502 });
+    hold.release();
     sh.landed().await;
 
     assert_eq!(sh.main_head(), proven, "main is at the proven commit");
@@ -164,12 +179,8 @@ async fn a_landing_whose_answer_was_lost_is_found_landed_and_not_proven_again() 
 
 #[tokio::test]
 async fn a_landing_whose_answer_was_lost_is_landed_though_the_base_moved_on_before_the_retry() {
-    let sh = Shipped::story()
-        .config(CONFIG)
-        .check(SLOW_CHECK)
-        .shippable()
-        .await;
-    sh.add_ship_label().await;
+    let hold = Hold::new();
+    let sh = shipped_held(&hold).await;
     let ship_branch = format!("taskgate/ship-{}", sh.story_issue);
     let proven = proof_running_on(&sh, &ship_branch).await;
     sh.s.app
@@ -183,6 +194,7 @@ async fn a_landing_whose_answer_was_lost_is_landed_though_the_base_moved_on_befo
             retry_after_secs: 1,
         },
     );
+    hold.release();
     eventually("GitHub moved main and the answer was lost", || async {
         main_moves(&sh) == [502]
     })
@@ -287,9 +299,10 @@ async fn a_base_that_moves_while_the_revert_is_proven_is_merged_and_proven_again
         .check(CHECK)
         .landed()
         .await;
-    sh.s.app
-        .push_to_main(&[("smoke.sh", "sleep 2\nexit 0\n")])
-        .await;
+    // The rollback gate waits at a hold while main moves.
+    let hold = Hold::new();
+    let smoke = format!("{}\nexit 0\n", hold.wait());
+    sh.s.app.push_to_main(&[("smoke.sh", smoke.as_str())]).await;
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate rollback")
         .await;
@@ -298,6 +311,7 @@ async fn a_base_that_moves_while_the_revert_is_proven_is_merged_and_proven_again
     // main moves while the rollback gates run on the first revert.
     sh.s.app.push_to_main(&[("NOTES.md", "meanwhile\n")]).await;
     let moved = sh.main_head();
+    hold.release();
     sh.revert_landed().await;
 
     // The first revert's landing was refused (not a fast-forward any

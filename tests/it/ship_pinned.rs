@@ -4,24 +4,26 @@
 //! branch on the strength of the earlier `ship`, and the story PR says so.
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
-
-/// The first story's check, slow enough for the second story to wait
-/// behind its proof while the push arrives.
-const SLOW_CHECK: &str = "sleep 3\nexit 0\n";
 
 #[tokio::test]
 async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
     // The one-story queue (the train's twin: `ship_train::a_story_whose_
     // head_moved_while_it_waits_leaves_the_train_and_does_not_land`).
+    // The first story's check is held in its proof (where `hold-proof`
+    // is) for the second story to wait behind it while the push arrives.
+    let hold = Hold::new();
+    let check = format!("{}exit 0\n", hold.wait_where("hold-proof"));
     let a = Shipped::story()
         .config("ship_label: ship\nship_train: false\n")
-        .check(SLOW_CHECK)
+        .check(&check)
         .shippable()
         .await;
     let (b_issue, b_branch) = a.second_story().await;
     let b_pr = a.pull_of(&b_branch).unwrap().number;
     let shipped_head = a.repo().branch_sha(&b_branch).unwrap();
+    a.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
 
     // A ships first and proves; B is shipped behind it and waits.
     a.add_ship_label().await;
@@ -41,6 +43,7 @@ async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
             "one more thing",
         )
         .await;
+    hold.release();
 
     eventually("A landed", || async {
         a.story_pr().is_some_and(|p| p.merged)

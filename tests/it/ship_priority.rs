@@ -5,6 +5,7 @@
 //! each story's proven merge commit, in the queue's order.
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::origin::git;
 use crate::support::shipped::Shipped;
 
@@ -12,11 +13,13 @@ use crate::support::shipped::Shipped;
 /// needs `maintain` whatever `ship` itself needs.
 const CONFIG: &str = "ship_label: ship\ncommands:\n  permissions:\n    ship: write\n";
 
-/// The first story's check: slow once `hold-proof` is on the default
-/// branch (pushed just before it ships, so its task's own run is quick),
-/// long enough for three more ships to queue behind its proof. The test
-/// checks that they did, so a host too slow for this fails loudly.
-const HELD_CHECK: &str = "if [ -f hold-proof ]; then sleep 12; fi\nexit 0\n";
+/// The first story's check: held at `hold` once `hold-proof` is on the
+/// default branch (pushed just before it ships, so its task's own run is
+/// quick), until the test has queued three more ships behind its proof
+/// and released it.
+fn held_check(hold: &Hold) -> String {
+    format!("if [ -f hold-proof ]; then {}; fi\nexit 0\n", hold.wait())
+}
 
 /// Another one-task story in the repository, its task done and its story
 /// PR open: its story issue and story PR.
@@ -73,9 +76,10 @@ const SERIAL: &str =
 
 #[tokio::test]
 async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(SERIAL)
-        .check(HELD_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
     let (b, _) = another_story(&sh, "bravo").await;
@@ -144,6 +148,7 @@ async fn a_later_high_priority_ship_overtakes_the_normal_stories_waiting() {
         "{told}"
     );
 
+    hold.release();
     for issue in [sh.story_issue, d, b, c] {
         eventually("the story landed", || async {
             let st = sh.state_of(issue).await;

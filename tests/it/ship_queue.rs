@@ -5,14 +5,19 @@
 //! out), and every write taskgate makes comes back as GitHub's webhooks.
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::origin::git;
 use crate::support::shipped::Shipped;
 
 /// The task's check fails on any tree that has `main-broke` in it: a
 /// change to main that breaks the story without touching its files.
 const CHECK: &str = "if [ -f main-broke ]; then echo 'FAILED test_story: main broke the story'; exit 1; fi\nexit 0\n";
-/// The same check, slow enough for the base to move during its proof.
-const SLOW_CHECK: &str = "sleep 2\nif [ -f main-broke ]; then echo 'FAILED test_story: main broke the story'; exit 1; fi\nexit 0\n";
+/// The same check, held at `hold` in the proof (where the tree holds
+/// `hold-proof`, pushed by [`Shipped::hold_proofs`]) until the test has
+/// acted while it runs.
+fn held_check(hold: &Hold) -> String {
+    format!("{}{CHECK}", hold.wait_where("hold-proof"))
+}
 
 /// Shipped with no deploy workflow: a landed story is `deployed` at once.
 /// Through the one-story queue, whose mechanics (the proof on
@@ -27,6 +32,11 @@ impl Shipped {
             .into_iter()
             .find(|c| c.name == name)
             .unwrap_or_else(|| panic!("{name} on {sha}: {:#?}", self.s.checks(sha)))
+    }
+
+    /// From now on the proof's [`held_check`] waits at its hold.
+    async fn hold_proofs(&self) {
+        self.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
     }
 
     /// Waits until the proof's check runs are on the ship branch's tip.
@@ -157,11 +167,13 @@ async fn a_base_that_breaks_the_story_refuses_the_ship_and_nothing_lands() {
 
 #[tokio::test]
 async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
+    sh.hold_proofs().await;
     sh.add_ship_label().await;
     let first = sh.proof_running().await;
     // main moves while the proof runs (its head read at once: the story
@@ -173,6 +185,15 @@ async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
         "octocat",
     );
     sh.s.app.settle().await;
+    // The held first round is stopped, never finished; the second round
+    // passes the hold.
+    eventually("the first round's run is cancelled", || async {
+        sh.s.checks(&first)
+            .iter()
+            .any(|c| c.conclusion.as_deref() == Some("cancelled"))
+    })
+    .await;
+    hold.release();
 
     eventually("the story landed", || async {
         sh.story_pr().unwrap().merged
@@ -220,11 +241,13 @@ async fn a_base_that_moves_during_the_proof_is_proven_again_then_lands() {
 
 #[tokio::test]
 async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
+    sh.hold_proofs().await;
     sh.add_ship_label().await;
     sh.proof_running().await;
     // The default branch is protected against the App's push.
@@ -235,6 +258,7 @@ async fn a_landing_github_refuses_is_reported_and_the_story_is_shippable_again()
             times: 1,
         },
     );
+    hold.release();
     eventually("the story is shippable again", || async {
         sh.state().await == "shippable"
     })
@@ -406,16 +430,20 @@ async fn a_freeze_refuses_ships_shows_on_the_gate_and_an_unfreeze_lifts_it() {
 
 #[tokio::test]
 async fn a_proof_that_passes_during_a_freeze_waits_and_lands_after_the_unfreeze() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
+    sh.hold_proofs().await;
     sh.add_ship_label().await;
     sh.proof_running().await;
     sh.s.app
         .comment(sh.story_issue, "octocat", "/taskgate freeze incident")
         .await;
+    sh.s.app.settle().await;
+    hold.release();
     sh.story_told(
         "the proven story waits",
         "but nothing lands while the repository is frozen",
@@ -545,11 +573,13 @@ async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_end
     let config = format!(
         "ship_train: false\nfreeze_windows:\n  - {{ days: [{day}], from: \"01:10\", to: \"01:20\", reason: \"release train\" }}\n"
     );
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(&config)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
+    sh.hold_proofs().await;
     let minutes = |m: u64| std::time::Duration::from_secs(60 * m);
     let to_one_am = (tomorrow * 86_400 + 3_600 - now_s) as u64;
     sh.s.app
@@ -560,6 +590,7 @@ async fn a_freeze_window_holds_a_proven_story_and_the_queue_moves_on_when_it_end
     sh.proof_running().await;
     // The window opens while the proof runs: it passes, and waits.
     sh.s.app.clock.advance(minutes(10));
+    hold.release();
     sh.story_told(
         "the proven story waits for the window to end",
         "release train",

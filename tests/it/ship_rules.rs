@@ -91,13 +91,22 @@ async fn the_rules_of_a_branch_are_read_with_whether_taskgate_may_bypass_each() 
     assert!(other.rules.is_empty() && !other.classic);
 }
 
-/// The story's one check: slow enough for the test to act while the
-/// proof runs.
-const SLOW_CHECK: &str = "sleep 2\nexit 0\n";
+/// The story's one check, held at `hold` in the proof (where the tree
+/// holds `hold-proof`, pushed by [`hold_proofs`]) until the test has
+/// acted while the proof runs.
+fn held_check(hold: &Hold) -> String {
+    format!("{}exit 0\n", hold.wait_where("hold-proof"))
+}
+
+/// From now on the proof's [`held_check`] waits at its hold.
+async fn hold_proofs(sh: &Shipped) {
+    sh.s.app.push_to_main(&[("hold-proof", "yes\n")]).await;
+}
 const CHECK: &str = "exit 0\n";
 const CONFIG: &str = "ship_label: ship\n";
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 
 impl Shipped {
@@ -148,10 +157,11 @@ async fn other_work(sh: &Shipped) -> String {
 
 #[tokio::test]
 async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_gate_is_written() {
+    let hold = Hold::new();
     // The one-story queue: the gate is written on its proof's commit.
     let sh = Shipped::story()
         .config("ship_label: ship\nship_train: false\n")
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
     let repo = sh.repo();
@@ -163,6 +173,7 @@ async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_
             .bypass(BypassActor::App(sh.s.app.fake.app_id())),
     );
     repo.with_ruleset(Ruleset::new("gate").rule(Rule::required_checks(&["taskgate/ship-gate"])));
+    hold_proofs(&sh).await;
     let base = other_work(&sh).await;
     sh.add_ship_label().await;
     let proof = {
@@ -183,6 +194,7 @@ async fn as_a_bypass_actor_taskgate_fast_forwards_to_the_proven_commit_once_its_
             times: 1,
         },
     );
+    hold.release();
     sh.landed().await;
     assert_eq!(sh.main_head(), proof, "exactly the tested commit landed");
     assert_eq!(sh.commit(&proof).0[0], base);
@@ -290,12 +302,14 @@ impl Shipped {
 
 #[tokio::test]
 async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_lands_that_commit() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
     merge_queue(&sh);
+    hold_proofs(&sh).await;
     let base = other_work(&sh).await;
     let story_head = sh.repo().branch_sha(&sh.story_pr().unwrap().head).unwrap();
     sh.add_ship_label().await;
@@ -304,6 +318,7 @@ async fn through_the_merge_queue_taskgate_proves_the_merge_group_and_github_land
         group.head_sha, story_head,
         "the head shipped is the head enqueued"
     );
+    hold.release();
     sh.landed().await;
     let landed = sh.main_head();
     assert_eq!(landed, group.group_sha, "the merge group's commit landed");
@@ -377,12 +392,14 @@ async fn a_merge_group_that_fails_the_storys_gates_is_dequeued_and_the_failure_s
 
 #[tokio::test]
 async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lands() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_CHECK)
+        .check(&held_check(&hold))
         .shippable()
         .await;
     merge_queue(&sh);
+    hold_proofs(&sh).await;
     let before = sh.main_head();
     sh.add_ship_label().await;
     let group = sh.group_built().await;
@@ -397,6 +414,7 @@ async fn a_story_head_that_moves_after_ship_leaves_the_merge_queue_and_never_lan
         sh.state().await == "building" && !sh.pr_labels().contains(&"ship".to_owned())
     })
     .await;
+    hold.release();
     sh.s.app.settle().await;
     assert_eq!(sh.main_head(), before, "nothing landed");
     assert!(!sh.story_pr().unwrap().merged);

@@ -12,20 +12,22 @@ use taskgate_core::ids::RepoName;
 use taskgate_core::ship::Train;
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 use crate::support::REPO;
 
-/// The story's gate: slow once `hold-proof` is on the default branch
-/// (pushed just before the ship, so the task's own run is quick), long
-/// enough for the test to change the rules while the proof runs. The
-/// test checks that it did, so a host too slow for this fails loudly.
-const HOLD_CHECK: &str = "if [ -f hold-proof ]; then sleep 4; fi\nexit 0\n";
+/// The story's gate: held at `hold` once `hold-proof` is on the default
+/// branch (pushed just before the ship, so the task's own run is quick),
+/// until the test has changed the rules while the proof runs.
+fn held_check(hold: &Hold) -> String {
+    format!("if [ -f hold-proof ]; then {}; fi\nexit 0\n", hold.wait())
+}
 
 /// Shipped by the label, landed through the one-story queue or the train.
-async fn story(config: &str) -> Shipped {
+async fn story(config: &str, hold: &Hold) -> Shipped {
     Shipped::story()
         .config(config)
-        .check(HOLD_CHECK)
+        .check(&held_check(hold))
         .shippable()
         .await
 }
@@ -77,7 +79,8 @@ impl Shipped {
 /// Ships the story, requires linear history while its merge commit is
 /// proven, and checks that what landed is linear and proven.
 async fn linear_history_required_during_the_proof(config: &str) {
-    let sh = story(config).await;
+    let hold = Hold::new();
+    let sh = story(config, &hold).await;
     sh.s.app
         .push_to_main(&[("hold-proof", "yes\n"), ("NOTES.md", "other work\n")])
         .await;
@@ -92,8 +95,9 @@ async fn linear_history_required_during_the_proof(config: &str) {
     require_linear_history(&sh);
     assert!(
         sh.still_proving(&merge_proof),
-        "the rule came while the proof ran (a host too slow for the held proof fails here)"
+        "the rule came while the proof ran"
     );
+    hold.release();
 
     sh.landed().await;
 

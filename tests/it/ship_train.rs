@@ -5,12 +5,14 @@
 //! to the story that caused it, which alone is refused.
 //!
 //! The fake GitHub's commits are real (the runner checks each batch out).
-//! Every story's gate is the same script ([`CHECK`]): slow on the first
-//! batch (so stories queue up behind its proof), and failing, with a
+//! Every story's gate is the same script ([`CHECK`]): held on the first
+//! batch until the test releases it (so stories queue up behind its
+//! proof), and failing, with a
 //! JUnit report naming the test's file, on a tree that has both
 //! `main-moved` and a story's `*/broken` file. Every test
 //! checks that what landed is a tree a proof passed on.
 
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 use crate::support::{eventually, train_landed, REPO};
 use taskgate_core::ids::RepoName;
@@ -20,12 +22,12 @@ use taskgate_core::ship::{car_branch, Train};
 /// proving at a time (so stories queue up behind it).
 const CONFIG: &str = "ship_label: ship\nship_train: true\nship_parallel: 1\n";
 
-/// The gate of every story. Slow on the first story's batch once
-/// `hold-proof` is on the default branch (pushed just before the ships,
-/// so the tasks' own runs are quick): long enough for the other stories
-/// to be shipped behind it. Each test checks that they were, so a host
-/// too slow for this fails loudly.
-const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then sleep 6; fi
+/// The gate of every story, `HOLD` being [`Rig::check`]'s hold. Held on
+/// the first story's batch once `hold-proof` is on the default branch
+/// (pushed just before the ships, so the tasks' own runs are quick) until
+/// the test releases it ([`Rig::release_proofs`]), once the other stories
+/// are shipped behind it.
+const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then HOLD; fi
 for broken in */broken; do
   [ -f "$broken" ] && [ -f main-moved ] || continue
   dir=${broken%/broken}
@@ -39,6 +41,8 @@ exit 0
 /// A test's stories.
 struct Rig {
     sh: Shipped,
+    /// Where [`CHECK`] holds the first story's batch.
+    hold: Hold,
 }
 
 impl Rig {
@@ -50,13 +54,23 @@ impl Rig {
 
     /// [`Rig::start`] with `runners` runs at once.
     async fn start_with(config: &str, runners: usize) -> Rig {
+        let hold = Hold::new();
         let sh = Shipped::story()
             .config(config)
-            .check(CHECK)
+            .check(&Rig::check_of(&hold))
             .runners(runners)
             .shippable()
             .await;
-        Rig { sh }
+        Rig { sh, hold }
+    }
+
+    fn check_of(hold: &Hold) -> String {
+        CHECK.replace("HOLD", &hold.wait())
+    }
+
+    /// [`CHECK`] with this test's hold.
+    fn check(&self) -> String {
+        Rig::check_of(&self.hold)
     }
 
     /// Another story `key`, shippable: its issue and story PR. `broken`:
@@ -67,7 +81,7 @@ impl Rig {
         } else {
             (format!("{key}/lib.txt"), "works\n")
         };
-        self.story_gated(key, CHECK, (&marker, body)).await
+        self.story_gated(key, &self.check(), (&marker, body)).await
     }
 
     /// Another story `key` whose gate (`<key>.sh`) is `gate`, with one
@@ -84,14 +98,20 @@ impl Rig {
         (issue, self.sh.pull_of(&branch).unwrap().number)
     }
 
-    /// From now on the first story's batch proves slowly.
+    /// From now on the first story's batch is held as it proves, until
+    /// [`Rig::release_proofs`].
     async fn hold_proofs(&self, also: &[(&str, &str)]) {
         let mut files = vec![("hold-proof", "yes\n")];
         files.extend_from_slice(also);
         self.sh.s.app.push_to_main(&files).await;
     }
 
-    /// The stories shipped behind the slow first batch wait in the train.
+    /// Lets the held proof go on, and every later one pass the hold.
+    fn release_proofs(&self) {
+        self.hold.release();
+    }
+
+    /// The stories shipped behind the held first batch wait in the train.
     async fn assert_waiting(&self, stories: usize) {
         let train = self.train().await;
         assert_eq!(
@@ -216,6 +236,7 @@ async fn a_batch_of_three_with_one_broken_story_lands_the_two_others_and_refuses
     // `GET /api/stories` shows the first story proving in its batch.
     assert_eq!(sh.state_of(sh.story_issue).await, "proving");
     assert_eq!(sh.state_of(b).await, "queued");
+    t.release_proofs();
     for issue in [sh.story_issue, b, d] {
         t.until(issue, "deployed").await;
     }
@@ -287,6 +308,7 @@ async fn a_batch_runs_every_story_s_gates_so_only_the_second_story_s_red_gate_re
         t.ship(issue, "/taskgate ship").await;
     }
     t.assert_waiting(2).await;
+    t.release_proofs();
     for issue in [sh.story_issue, c] {
         t.until(issue, "deployed").await;
     }
@@ -340,6 +362,7 @@ async fn a_speculative_batch_built_on_a_failing_one_is_rebuilt_on_the_default_br
         Some(&on_alpha),
         train.cars[0].built.as_ref().map(|b| &b.commit)
     );
+    t.release_proofs();
     t.until(a, "shippable").await;
     t.until(b, "deployed").await;
     sh.s.app.settle().await;
@@ -359,9 +382,10 @@ async fn a_speculative_batch_built_on_a_failing_one_is_rebuilt_on_the_default_br
     sh.s.app.assert_contract_kept();
 }
 
-/// A gate slow only on a tree holding alpha's broken change: the run
-/// outlives alpha's failing proof, unless it is stopped.
-const SLOW_ON_ALPHA: &str = "if [ -f alpha/broken ]; then sleep 60; fi\nexit 0\n";
+/// A gate held, by a hold nobody releases, only on a tree holding
+/// alpha's broken change (`HOLD`): the run outlives alpha's failing
+/// proof, unless it is stopped.
+const HELD_ON_ALPHA: &str = "if [ -f alpha/broken ]; then HOLD; fi\nexit 0\n";
 
 #[tokio::test]
 async fn the_proof_of_a_batch_dissolved_by_a_failure_ahead_is_stopped() {
@@ -370,8 +394,10 @@ async fn the_proof_of_a_batch_dissolved_by_a_failure_ahead_is_stopped() {
     let t = Rig::start_with(config, 2).await;
     let sh = &t.sh;
     let (a, _) = t.story("alpha", true).await;
-    let (b, _) = (t.story_gated("bravo", SLOW_ON_ALPHA, ("bravo/lib.txt", "new\n"))).await;
-    // alpha's proof is slow (6 s): bravo's, on top of it, starts meanwhile.
+    let never = Hold::new();
+    let gate = HELD_ON_ALPHA.replace("HOLD", &never.wait());
+    let (b, _) = (t.story_gated("bravo", &gate, ("bravo/lib.txt", "new\n"))).await;
+    // alpha's proof is held: bravo's, on top of it, starts meanwhile.
     t.hold_proofs(&[("main-moved", "yes\n")]).await;
     let base = sh.main_head();
 
@@ -382,18 +408,21 @@ async fn the_proof_of_a_batch_dissolved_by_a_failure_ahead_is_stopped() {
         train.cars.len() == 2 && train.cars.iter().all(|c| c.proving),
         "bravo proves on top of alpha while alpha proves: {train:?}"
     );
+    never.until_held().await;
+    t.release_proofs();
     t.until(a, "shippable").await;
     t.until(b, "deployed").await;
     sh.s.app.settle().await;
 
     t.assert_landed_proven(&base);
     // Every run of bravo's gates on a batch holding alpha was stopped,
-    // not left to sleep, and alpha's failure said so.
+    // not left to wait, and alpha's failure said so.
     let on_alpha: Vec<_> = (sh.repo().check_runs().into_iter())
         .filter(|c| c.name.contains("bravo"))
         .filter(|c| sh.repo().file(&c.head_sha, "alpha/broken").is_some())
         .collect();
     assert!(!on_alpha.is_empty(), "bravo's proof ran on alpha's batch");
+    eventually("its processes are gone", || async { !never.is_held() }).await;
     for check in &on_alpha {
         assert_eq!(check.conclusion.as_deref(), Some("cancelled"), "{check:?}");
     }
@@ -421,6 +450,7 @@ async fn a_high_priority_story_overtakes_the_normal_stories_waiting() {
     t.ship(c, "/taskgate ship").await;
     t.ship(d, "/taskgate ship --priority high").await;
     t.assert_waiting(3).await;
+    t.release_proofs();
     for issue in [sh.story_issue, b, c, d] {
         t.until(issue, "deployed").await;
     }
@@ -466,6 +496,7 @@ async fn a_story_whose_head_moved_while_it_waits_leaves_the_train_and_does_not_l
     sh.s.app.settle().await;
     let train = t.train().await;
     assert!(train.waiting.is_empty(), "{train:?}");
+    t.release_proofs();
     t.until(sh.story_issue, "deployed").await;
     sh.s.app.settle().await;
 
@@ -501,7 +532,7 @@ async fn a_story_whose_workflow_change_github_refuses_is_refused_alone_and_the_o
     fake.grant(crate::support::INSTALLATION, permissions(true));
     let (b, b_pr) = t.story("bravo", false).await;
     let ci = (".github/workflows/ci.yml", "on: push\njobs: {}\n");
-    let (c, c_pr) = t.story_gated("charlie", CHECK, ci).await;
+    let (c, c_pr) = t.story_gated("charlie", &t.check(), ci).await;
     let (d, d_pr) = t.story("delta", false).await;
     fake.grant(crate::support::INSTALLATION, permissions(false));
     t.hold_proofs(&[]).await;
@@ -512,6 +543,7 @@ async fn a_story_whose_workflow_change_github_refuses_is_refused_alone_and_the_o
         t.ship(issue, "/taskgate ship").await;
     }
     t.assert_waiting(3).await;
+    t.release_proofs();
     for issue in [sh.story_issue, b, d] {
         t.until(issue, "deployed").await;
     }

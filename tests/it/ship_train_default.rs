@@ -8,24 +8,27 @@
 use fakehub::{Rule, Ruleset};
 
 use crate::support::eventually;
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 
 const CONFIG: &str = "ship_label: ship\nship_train: true\n";
 
-/// A check that passes at once on the task's commits and takes 6 s where
-/// the tree holds `NOTES.md` (pushed to the default branch before the
-/// ship, so only the batch's proof has it): long enough for the test to
-/// freeze the repository while the proof runs. A file the test would
-/// create cannot hold it: the sandbox does not see the test's files. The
-/// sleep is the task's own workload, so a slow host fails loudly.
-const SLOW_PROOF_CHECK: &str = "if [ -f NOTES.md ]; then sleep 6; fi\nexit 0\n";
+/// A check that passes at once on the task's commits and is held at
+/// `hold` where the tree holds `NOTES.md` (pushed to the default branch
+/// before the ship, so only the batch's proof has it): the proof runs
+/// until the test, having looked at it proving (or frozen the
+/// repository), releases it.
+fn held_proof_check(hold: &Hold) -> String {
+    format!("if [ -f NOTES.md ]; then {}; fi\nexit 0\n", hold.wait())
+}
 
 #[tokio::test]
 async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at_a_time_and_says_why(
 ) {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_PROOF_CHECK)
+        .check(&held_proof_check(&hold))
         .shippable()
         .await;
     sh.repo().with_ruleset(
@@ -48,6 +51,7 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
         .await;
     assert_eq!(status, 200, "{q}");
     insta::assert_snapshot!(q["queue"][0]["ships_serially_because"], @r#""the default branch's rules require each story PR to be merged""#);
+    hold.release();
     sh.landed().await;
     let story_pr = format!("/pulls/{}/merge", sh.story_pr().unwrap().number);
     let merged =
@@ -76,13 +80,14 @@ async fn a_repository_whose_rules_require_the_story_pr_merged_ships_one_story_at
 
 #[tokio::test]
 async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
+    let hold = Hold::new();
     let sh = Shipped::story()
         .config(CONFIG)
-        .check(SLOW_PROOF_CHECK)
+        .check(&held_proof_check(&hold))
         .shippable()
         .await;
     // A tree the task never ran on, so the proof is a run of its own (a
-    // slow one: the check sleeps where `NOTES.md` is).
+    // held one: the check waits where `NOTES.md` is).
     sh.s.app.push_to_main(&[("NOTES.md", "other work\n")]).await;
     sh.add_ship_label().await;
     eventually("the batch's proof runs", || async {
@@ -122,6 +127,8 @@ async fn a_batch_proven_during_a_freeze_waits_and_lands_after_the_unfreeze() {
         .comment(sh.story_issue, "octocat", "/taskgate freeze incident")
         .await;
     sh.s.app.settle().await;
+    // Proven while frozen.
+    hold.release();
     sh.story_told("the proven story waits", "but nothing lands while")
         .await;
     assert!(!sh.story_pr().unwrap().merged, "nothing lands while frozen");

@@ -5,13 +5,14 @@
 //! later one), and nobody is refused for it; a story whose check aside
 //! proved its tree lands on that tree with no new run.
 //!
-//! Every story's gate is [`CHECK`]: slow on the first story's batch (so
-//! the others queue behind it), and failing `tests/test_net.py::
+//! Every story's gate is [`CHECK`]: held on the first story's batch
+//! until the test releases it (so the others queue behind it), and failing `tests/test_net.py::
 //! test_fetch` only on ship batch 2's commit — the batch of the three
 //! stories behind it. The split car built with the same changes has the
 //! same tree on another commit: the same test, passing. Every test checks
 //! that what landed is a tree a proof passed on.
 
+use crate::support::hold::Hold;
 use crate::support::shipped::Shipped;
 use crate::support::{eventually, train_landed, REPO};
 use taskgate_core::ids::RepoName;
@@ -22,9 +23,10 @@ use taskgate_core::ship::Train;
 const CONFIG: &str =
     "ship_label: ship\nship_train: true\nship_parallel: 1\nflaky: { quarantine_after: 1 }\n";
 
-/// The gate of every story (see the module's header). The commit's
-/// message is read with git: the workspace is a real checkout.
-const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then sleep 6; fi
+/// The gate of every story (see the module's header), `HOLD` being the
+/// test's hold ([`Rig::check`]). The commit's message is read with git:
+/// the workspace is a real checkout.
+const CHECK: &str = r#"if [ -f hold-proof ] && [ ! -f bravo.sh ]; then HOLD; fi
 if git log -1 --format=%s | grep -q 'into ship batch 2$'; then
   printf '<testsuite name="net" tests="1" failures="1"><testcase classname="tests.test_net" name="test_fetch" file="tests/test_net.py"><failure message="timed out"/></testcase></testsuite>' > junit.xml
   echo "FAILED tests/test_net.py::test_fetch - timed out"
@@ -36,16 +38,24 @@ exit 0
 /// A test's stories.
 struct Rig {
     sh: Shipped,
+    /// Where [`CHECK`] holds the first story's batch.
+    hold: Hold,
 }
 
 impl Rig {
     async fn start(config: &str) -> Rig {
+        let hold = Hold::new();
         let sh = Shipped::story()
             .config(config)
-            .check(CHECK)
+            .check(&CHECK.replace("HOLD", &hold.wait()))
             .shippable()
             .await;
-        Rig { sh }
+        Rig { sh, hold }
+    }
+
+    /// [`CHECK`] with this test's hold.
+    fn check(&self) -> String {
+        CHECK.replace("HOLD", &self.hold.wait())
     }
 
     /// Another story `key`, shippable: its issue and story PR.
@@ -57,7 +67,11 @@ impl Rig {
     async fn story_with(&self, key: &str, more: &[(&str, &str)]) -> (u64, u64) {
         let gate = format!("{key}.sh");
         let marker = format!("{key}/lib.txt");
-        let mut files = vec![(gate.as_str(), CHECK), (marker.as_str(), "works\n")];
+        let check = self.check();
+        let mut files = vec![
+            (gate.as_str(), check.as_str()),
+            (marker.as_str(), "works\n"),
+        ];
         files.extend_from_slice(more);
         let (title, task) = (format!("Story {key}"), format!("Work {key}"));
         let (issue, branch) = self.sh.story_done_with(key, (&title, &task), &files).await;
@@ -78,8 +92,9 @@ impl Rig {
     }
 
     /// The first story and bravo, charlie and delta, shipped in that
-    /// order once the first story's batch proves slowly: their issues,
-    /// and the default branch's head before.
+    /// order once the first story's batch is held as it proves (until
+    /// [`Rig::release_proof`]): their issues, and the default branch's
+    /// head before.
     async fn four_shipped_behind_a_held_proof(&self) -> (Vec<u64>, String) {
         let mut issues = vec![self.sh.story_issue];
         for key in ["bravo", "charlie", "delta"] {
@@ -91,6 +106,11 @@ impl Rig {
             self.ship(issue).await;
         }
         (issues, base)
+    }
+
+    /// Lets the held proof go on, and every later one pass the hold.
+    fn release_proof(&self) {
+        self.hold.release();
     }
 
     async fn train(&self) -> Train {
@@ -148,6 +168,7 @@ async fn a_test_failing_once_in_a_batch_is_a_flaky_event_and_the_whole_batch_lan
     let train = t.train().await;
     assert_eq!((train.cars.len(), train.waiting.len()), (1, 3), "{train:?}");
     t.assert_shown_proving(sh.story_issue).await;
+    t.release_proof();
     for &issue in &issues {
         t.until_deployed(issue).await;
     }
@@ -231,6 +252,7 @@ async fn a_trains_flaky_event_below_the_threshold_is_kept_and_counts_with_a_late
     let t = Rig::start(CONFIG_TWO).await;
     let sh = &t.sh;
     let (issues, base) = t.four_shipped_behind_a_held_proof().await;
+    t.release_proof();
     for &issue in &issues {
         t.until_deployed(issue).await;
     }
@@ -277,6 +299,9 @@ async fn a_suspect_whose_check_passed_lands_on_that_proven_tree_with_no_new_run(
     for &issue in &issues {
         t.ship(issue).await;
     }
+    let train = t.train().await;
+    assert_eq!((train.cars.len(), train.waiting.len()), (1, 3), "{train:?}");
+    t.release_proof();
     for &issue in &issues {
         t.until_deployed(issue).await;
     }
