@@ -191,10 +191,13 @@ fn replica_env(fake: &FakeGitHub, database: &str, git: &str) -> Vec<(String, Str
 async fn keep_killing(replicas: Arc<Replicas>, stop: Arc<AtomicBool>, every: Duration) -> usize {
     let mut kills = 0;
     while !stop.load(Ordering::SeqCst) {
+        // allowed sleep: the kills are load, paced in real time (a
+        // replica killed mid-work at any moment), not a wait for an event.
         tokio::time::sleep(every).await;
         let i = kills % replicas.ports.len();
         replicas.kill(i);
         kills += 1;
+        // allowed sleep: a replica down for a while is the load.
         tokio::time::sleep(Duration::from_millis(300)).await;
         replicas.start(i);
     }
@@ -232,6 +235,7 @@ async fn quiet(store: &Store, fake: &FakeGitHub, limit: Duration) {
             "not quiet: inbox {inbox:?}, outbox {outbox}, runs {}, echoes {echoes:?}",
             runs.len()
         );
+        // allowed sleep: a bounded poll (`limit`) of the store and the fake.
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -307,6 +311,8 @@ async fn replicas_killed_one_after_another_make_every_object_exactly_once() {
                 "octocat",
             );
         }
+        // allowed sleep: the webhooks' pace, so the kills land among them
+        // (load, not a wait for an event).
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     stop.store(true, Ordering::SeqCst);
@@ -337,6 +343,7 @@ async fn wait_healthy(port: u16, replicas: &Replicas) {
         {
             return;
         }
+        // allowed sleep: a bounded poll (300 or 600 looks).
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!(
@@ -359,6 +366,7 @@ async fn task_branch(fake: &FakeGitHub, replicas: &Replicas) -> (u64, String) {
                 return (issue.number, branch);
             }
         }
+        // allowed sleep: a bounded poll (300 or 600 looks).
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!(

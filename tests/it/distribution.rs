@@ -249,10 +249,12 @@ const FORGER: &str = r#"exec 9>lock
 setsid sh -c '
   flock 9
   touch locked
+  # allowed sleep: polls taskgate's report, which ends it.
   until grep -q "\"gates\"" "$1" 2>/dev/null; do sleep 0.01; done
   cat forged.json > "$1"
   touch forged
 ' forger "$REPORT" &
+# allowed sleep: polls the forger's start.
 until [ -e locked ]; do sleep 0.01; done
 exit 1
 "#;
@@ -291,6 +293,7 @@ fn a_process_task_code_leaves_behind_cannot_rewrite_the_report_before_its_upload
         outlived.set(!free);
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while !free && !tested.join("forged").exists() && std::time::Instant::now() < deadline {
+            // allowed sleep: a bounded poll (30 s) for the forger's end.
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     });

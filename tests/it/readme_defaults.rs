@@ -61,6 +61,7 @@ impl Served {
                 "timed out waiting for {what}\n--- taskgate's log ---\n{}",
                 self.log()
             );
+            // allowed sleep: a bounded poll (two minutes).
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
     }

@@ -115,6 +115,8 @@ impl Cluster {
     /// Pushes the napping gate to the task branch; returns once one
     /// replica runs it and its check run says so, with the run's nap.
     async fn push_and_start(&self) -> (String, u32) {
+        // allowed sleep: a gate the test opens by killing this run's
+        // `sleep` ([`wake`]), one run at a time; never a timed wait.
         let gate = format!("sleep {}; exit 0\n", self.nap);
         let sha = self.story.push(&[("check.sh", &gate)], "napping").await;
         eventually("one replica runs the attempt", || async {
@@ -364,6 +366,8 @@ async fn a_replica_claims_no_more_runs_than_its_runner_can_start() {
         );
     }
     let c = cluster_of(&plan.yaml()).await;
+    // allowed sleep: a gate the test opens by killing this run's
+    // `sleep` ([`wake`]), one run at a time; never a timed wait.
     let gate = format!("sleep {}; exit 0\n", c.nap);
     for (id, title) in FOUR {
         let (_, branch) = c.story.app.task_and_branch(title, id);

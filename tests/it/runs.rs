@@ -271,8 +271,8 @@ async fn a_local_run_counts_its_commands_time_and_the_runners_overhead_apart() {
     let s = Story::of(&plan()).start().await;
     let sha = s
         .push(
-            // A command that takes a second: the time measured here is
-            // the command's own, not a wait for anything.
+            // allowed sleep: a command that takes a second, the time
+            // measured here (the command's own, not a wait for anything).
             &[("check.sh", "sleep 1\n"), ("lint.sh", "exit 0\n")],
             "slow",
         )

@@ -512,6 +512,8 @@ async fn bench_ship_cost() {
             if sh.story_pr().unwrap().merged {
                 break;
             }
+            // allowed sleep: the benchmark's 5 ms poll, finer than
+            // `eventually`'s so it does not blur the time measured.
             tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         let to_merge = started.elapsed().as_millis() as i64;

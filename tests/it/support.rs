@@ -438,6 +438,8 @@ impl TestApp {
     async fn waiting_until(&self) -> Option<i64> {
         let store = self.store();
         let requests = self.fake.request_count();
+        // allowed sleep: a 2 ms look inside the bounded poll of
+        // `advance_until_settled_within`.
         tokio::time::sleep(Duration::from_millis(2)).await;
         let executor_asleep = self
             .clock
@@ -566,6 +568,7 @@ where
         if tokio::time::Instant::now() > deadline {
             panic!("timed out waiting for: {what}");
         }
+        // allowed sleep: the poll of `eventually`, bounded (30 s).
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -188,6 +188,7 @@ async fn wakeup_latency_across_replicas() {
     let p = pair().await;
     let mut took_ms = Vec::with_capacity(n);
     for i in 0..n {
+        // allowed sleep: the measurement's own spacing of deliveries.
         tokio::time::sleep(Duration::from_millis(fastrand::u64(..=20))).await;
         let id = p.comment_to_a(i).await;
         let answered_ms = chrono::Utc::now().timestamp_millis();
