@@ -59,7 +59,7 @@ pub(crate) async fn red_run(s: &Story) {
 }
 
 pub(crate) fn todos(s: &Story) -> Vec<fakehub::Issue> {
-    crate::failure_loop::issues_titled(s, "Debug Make the check pass")
+    crate::agents::failure_loop::issues_titled(s, "Debug Make the check pass")
 }
 
 /// The one todo, once the agent's fix has been tested and it is closed;
@@ -240,7 +240,7 @@ async fn an_agent_that_keeps_failing_spends_its_budget_is_stopped_and_a_person_i
     );
     assert_eq!(tries.load(Ordering::SeqCst), 2);
 
-    let audited = crate::audit::audit(&s.app, "").await;
+    let audited = crate::review::audit::audit(&s.app, "").await;
     insta::assert_snapshot!(audited.join("\n"), @r"
     budget_spent by taskgate on task #2 (check) via loop: every branch todo used its attempts and the task still fails: escalated to a person, no agent is started for this task
     agent_stopped by taskgate on task #2 (check) via loop: branch todo `story=file:checks task=check todo=1` closed (escalated) after 2 attempt(s): the agent started by the label `fix-me` stopped on it (its label and agents' assignees off, no more triggers)
@@ -323,7 +323,7 @@ async fn a_task_pr_an_agent_merges_while_red_completes_nothing_until_its_gate_pa
         .collect();
     assert_eq!(told.len(), 1, "said once, on the merged pull request");
     assert!(told[0].body.contains("add a ruleset on `taskgate/story-*`"));
-    let audited = crate::audit::audit(&s.app, "").await;
+    let audited = crate::review::audit::audit(&s.app, "").await;
     assert!(
         audited.iter().any(|l| l.starts_with(&format!(
             "merged_past_gates by claude[bot] on task #{} (check) via merge",

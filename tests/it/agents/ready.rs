@@ -5,7 +5,7 @@
 //! hold the PR for a person; the fix rate counts each at completion,
 //! and the wait for the person.
 
-use crate::agents::{fixing_agent, plan, red_run, todos, GREEN, RED};
+use crate::agents::end_to_end::{fixing_agent, plan, red_run, todos, GREEN, RED};
 
 use crate::support::story::Story;
 use crate::support::{eventually, metric, REPO};

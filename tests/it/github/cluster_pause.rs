@@ -17,7 +17,7 @@ fn on_the_cluster(c: &mut ServeConfig, database_url: &str, clock: &Clock) {
     c.database_url = database_url.to_owned();
     c.clock = clock.clone();
     // Only a wake-up can reach the other replica while the test waits.
-    c.idle_polls = crate::wakeups::NO_POLLS;
+    c.idle_polls = crate::ops::wakeups::NO_POLLS;
 }
 
 #[tokio::test]

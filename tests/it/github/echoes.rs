@@ -383,7 +383,7 @@ async fn reads_that_lag_writes_are_retried_without_failing_or_duplicating() {
     app.fake.set_read_lag(Duration::from_millis(1_000));
     app.push_to_main(&[(
         ".taskgate/stories/momentum.yml",
-        include_str!("../../fixtures/plans/momentum.yml"),
+        include_str!("../../../fixtures/plans/momentum.yml"),
     )])
     .await;
     let repo = app.fake.repo(REPO);

@@ -10,7 +10,7 @@ use fakehub::Fault;
 use taskgate::github::Pacing;
 use taskgate::store::EffectStatus;
 
-use crate::plan_sync::plan_fixture;
+use crate::plan::sync::plan_fixture;
 use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;
 use crate::support::{eventually, TestApp, REPO};

@@ -12,8 +12,8 @@ use saphyr::{LoadableYamlNode, Yaml};
 use taskgate::runner::actions::{read_report_zip, ArtifactLimits};
 use taskgate_core::ids::CommitSha;
 
-const ACTION: &str = include_str!("../../action.yml");
-const README: &str = include_str!("../../README.md");
+const ACTION: &str = include_str!("../../../action.yml");
+const README: &str = include_str!("../../../README.md");
 const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
 
 fn write(path: &Path, content: &str) {
@@ -425,8 +425,8 @@ fn the_readmes_install_section_names_commands_and_flags_that_exist() {
 /// proxy spreads requests over every replica.
 #[test]
 fn the_compose_example_runs_every_replica_on_one_postgres_behind_the_proxy() {
-    let compose = include_str!("../../deploy/compose.yaml");
-    let nginx = include_str!("../../deploy/nginx.conf");
+    let compose = include_str!("../../../deploy/compose.yaml");
+    let nginx = include_str!("../../../deploy/nginx.conf");
     let docs = Yaml::load_from_str(compose).unwrap();
     let services = &docs[0]["services"];
     // A key of a service, or of the mapping it merges in (`<<: *taskgate`).

@@ -3,7 +3,7 @@
 //! (line, column and JSON pointer), or what merging would create; nothing
 //! is created until it merges (issue 48 item 3).
 
-use crate::plan_sync::plan_fixture;
+use crate::plan::sync::plan_fixture;
 use crate::support::{TestApp, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/momentum.yml";

@@ -68,7 +68,7 @@ async fn an_approve_review_completes_a_task_under_human_review() {
     s.app.settle().await;
     assert!(s.pull().merged, "approved on GitHub: merged");
     assert_eq!(s.state(), "state:completed");
-    let audit = crate::audit::audit(&s.app, "").await;
+    let audit = crate::review::audit::audit(&s.app, "").await;
     assert!(
         audit[0].starts_with("approve by mia on task") && audit[0].contains("via review"),
         "{audit:#?}"
@@ -180,7 +180,7 @@ async fn a_merge_on_github_without_an_approval_does_not_complete_the_task_until_
 
         <!-- taskgate:merged-past-review task=check pr=3 -->
         ");
-    let audit = crate::audit::audit(&s.app, "").await;
+    let audit = crate::review::audit::audit(&s.app, "").await;
     assert!(
         audit[0].starts_with("merged_past_review by agent"),
         "{audit:#?}"

@@ -595,7 +595,7 @@ async fn the_watch_waits_for_a_queued_run_and_fails_a_deleted_one() {
 
 /// The `run-name` of the workflow template `taskgate init` writes.
 fn template_run_name() -> String {
-    let template = include_str!("../../templates/taskgate-run.yml");
+    let template = include_str!("../../../templates/taskgate-run.yml");
     let line = template
         .lines()
         .find_map(|l| l.strip_prefix("run-name:"))

@@ -9,7 +9,7 @@ use crate::support::shipped::Shipped;
 
 #[tokio::test]
 async fn a_push_onto_a_queued_storys_branch_never_reaches_the_default_branch() {
-    // The one-story queue (the train's twin: `ship_train::a_story_whose_
+    // The one-story queue (the train's twin: `ship::train::a_story_whose_
     // head_moved_while_it_waits_leaves_the_train_and_does_not_land`).
     // The first story's check is held in its proof (where `hold-proof`
     // is) for the second story to wait behind it while the push arrives.

@@ -70,7 +70,7 @@ fn last_reply(sh: &Shipped) -> String {
 }
 
 /// [`CONFIG`] through the one-story queue, whose order this test watches
-/// (the train's is `ship_train::a_high_priority_story_overtakes_…`).
+/// (the train's is `ship::train::a_high_priority_story_overtakes_…`).
 const SERIAL: &str =
     "ship_label: ship\nship_train: false\ncommands:\n  permissions:\n    ship: write\n";
 

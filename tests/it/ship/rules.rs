@@ -530,7 +530,7 @@ async fn an_installation_without_the_merge_group_event_is_refused_before_anythin
 #[tokio::test]
 async fn a_rule_taskgate_cannot_meet_is_said_once_with_the_rule_the_branch_and_the_setting() {
     // (A rule asking for approvals is one taskgate waits for instead:
-    // `ship_approvals.rs`.)
+    // `ship/approvals.rs`.)
     let sh = Shipped::story()
         .config(CONFIG)
         .check(CHECK)
