@@ -110,6 +110,10 @@ pub struct ServeConfig {
     /// Which repositories' task code may reach the network
     /// (`TASKGATE_RUNNER_NETWORK`; none by default).
     pub runner_network: taskgate_core::network::RunnerNetwork,
+    /// How the local runner isolates task code: the sandbox and its
+    /// settings, read once from the environment at start
+    /// ([`crate::runner::Isolation::from_env`]); tests add read-only paths.
+    pub isolation: crate::runner::Isolation,
     /// Below this many MiB free under the work directory no run starts
     /// (`TASKGATE_MIN_FREE_MIB`; 0: no floor).
     pub min_free_mib: u64,
@@ -168,6 +172,7 @@ impl ServeConfig {
             clock: crate::clock::Clock::system(),
             lease: crate::store::DEFAULT_LEASE,
             runner_network: taskgate_core::network::RunnerNetwork::Never,
+            isolation: crate::runner::Isolation::from_env(),
             // A nearly full CI disk must not hold the tests' runs; the
             // floor's own tests set a reading by hand.
             min_free_mib: 0,

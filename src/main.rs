@@ -307,6 +307,7 @@ impl ServeArgs {
             header_read_timeout: taskgate::web::HEADER_READ_TIMEOUT,
             clock: taskgate::clock::Clock::system(),
             runner_network: self.runner_network,
+            isolation: taskgate::runner::Isolation::from_env(),
             min_free_mib: self.min_free_mib,
             free_space: None,
             idle_polls: taskgate::app::IdlePolls::DEFAULT,
@@ -513,11 +514,12 @@ async fn run() -> anyhow::Result<()> {
         Command::Demo(args) => cli::demo::run(args).await?,
         Command::Serve(args) => {
             // The sandbox's settings (TASKGATE_SANDBOX_*, TASKGATE_UNSANDBOXED)
-            // are read by each run; a mistake in them stops the start instead.
+            // are read once, at start, for every run; a mistake in them
+            // stops the start instead.
             let key_file = args.app.absolute_key_path()?;
             let config = args.into_config()?;
-            match taskgate::runner::Isolation::from_env() {
-                taskgate::runner::Isolation::Refused(why) => anyhow::bail!(why),
+            match &config.isolation {
+                taskgate::runner::Isolation::Refused(why) => anyhow::bail!(why.clone()),
                 // A read-only path must not show task code taskgate's own
                 // files: refused before anything is opened or written.
                 taskgate::runner::Isolation::Sandbox(sandbox) => {

@@ -307,6 +307,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
         .unwrap_or_else(|| run_queue::GitSource::for_api(&config.github_api_url));
     let (tick_every, actions_watch) = (config.tick_every, config.actions_watch);
     let runner_network = config.runner_network.clone();
+    let isolation = config.isolation.clone();
     let floor = disk_floor(config);
     let in_hand = run_queue::InHand::default();
     move || {
@@ -317,7 +318,10 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
             mirrors: crate::runner::MirrorStore::new(work_dir.join("mirrors")),
             workspaces: work_dir.join("workspaces"),
             git: git.clone(),
-            options: crate::runner::RunOptions::default(),
+            options: crate::runner::RunOptions {
+                isolation: isolation.clone(),
+                ..crate::runner::RunOptions::default()
+            },
             network: runner_network.clone(),
             floor: floor.clone(),
             runs_changed: s.runs_changed.clone(),

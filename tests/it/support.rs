@@ -29,6 +29,7 @@ use taskgate::clock::Clock;
 use tempfile::TempDir;
 
 pub mod actions;
+pub mod hold;
 pub mod origin;
 pub mod plan;
 pub mod ship_stream;
@@ -99,6 +100,7 @@ pub fn config(fake: &FakeGitHub, dir: &TempDir) -> ServeConfig {
     ServeConfig {
         api_token: Some("api-token".into()),
         clock: Clock::movable(),
+        isolation: hold::isolation(),
         ..ServeConfig::against_fake(fake, SECRET, &dir.path().join("taskgate.db"))
     }
 }
@@ -436,6 +438,8 @@ impl TestApp {
     async fn waiting_until(&self) -> Option<i64> {
         let store = self.store();
         let requests = self.fake.request_count();
+        // allowed sleep: a 2 ms look inside the bounded poll of
+        // `advance_until_settled_within`.
         tokio::time::sleep(Duration::from_millis(2)).await;
         let executor_asleep = self
             .clock
@@ -564,6 +568,7 @@ where
         if tokio::time::Instant::now() > deadline {
             panic!("timed out waiting for: {what}");
         }
+        // allowed sleep: the poll of `eventually`, bounded (30 s).
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

@@ -64,6 +64,7 @@ fn a_panicking_test_leaves_no_chromium_process_behind() {
     while (group_alive(pgid) || !processes_naming(&home).is_empty())
         && std::time::Instant::now() < deadline
     {
+        // allowed sleep: a bounded poll (10 s) of the processes' end.
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(

@@ -1,7 +1,7 @@
 //! Owns: the plans tests push to main, built rather than written out:
 //! `Plan::story("Checked work").task(Task::check()).yaml()`.
 //! Must not: validate (taskgate's plan sync does, and its tests give it
-//! hand-written YAML, errors and all, in `plan_sync.rs` and `fixtures/`).
+//! hand-written YAML, errors and all, in `plan/sync.rs` and `fixtures/`).
 //!
 //! The YAML is the block form the suite always wrote by hand, so a built
 //! plan is byte for byte the one it replaces.

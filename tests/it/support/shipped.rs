@@ -72,7 +72,7 @@ impl<'a> ShippedBuilder<'a> {
     /// repository (shipping needs maintain, SPEC §5).
     pub async fn start(self) -> Shipped {
         // A lone story proves at once unless the test is about the ship
-        // train's batching wait (`ship_batch_wait.rs` sets it): the wait
+        // train's batching wait (`ship/batch_wait.rs` sets it): the wait
         // is clock time, which flows in real time here.
         let config = match self.config {
             Some(c) if c.contains("ship_batch_wait") => c.to_owned(),
