@@ -15,6 +15,7 @@ mod perform;
 mod perform_branches;
 mod perform_land;
 mod perform_links;
+mod perform_runner;
 mod perform_runs;
 mod perform_ship;
 pub mod permissions;

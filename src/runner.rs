@@ -42,8 +42,8 @@ pub mod workspace;
 use tokio::sync::watch;
 
 pub use actions::{
-    dispatch_effect, dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact,
-    ArtifactError, ArtifactLimits,
+    dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact, ArtifactError,
+    ArtifactLimits,
 };
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};

@@ -239,7 +239,7 @@ impl Processor {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.decide_and_hand_over(delivery).await {
+            match self.decide_once(delivery).await {
                 Err(DecideError::Transient(why)) if attempt < QUICK_TRIES => {
                     warn!(attempt, error = %why, "reading from GitHub failed; retrying");
                     tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
@@ -249,15 +249,6 @@ impl Processor {
                 Ok(decision) => return Decided::Decision(decision),
             }
         }
-    }
-
-    /// Runs queued for the `actions` runner become workflow dispatches.
-    async fn decide_and_hand_over(
-        &self,
-        delivery: &PendingDelivery,
-    ) -> Result<Decision, DecideError> {
-        let decision = self.decide_once(delivery).await?;
-        Ok(self.actions.hand_over(decision, &delivery.payload).await?)
     }
 
     /// Parses the delivery once into its typed event and routes it: the

@@ -143,6 +143,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::MarkPullRequestReady { .. }
         | Effect::DispatchWorkflow { .. }
         | Effect::CancelWorkflowRun { .. } => runs::perform(ctx).await,
+        Effect::DispatchRun { job, workflow } => {
+            super::perform_runner::dispatch_run(ctx, job, workflow).await
+        }
         Effect::LabelIssue {
             issue, add, remove, ..
         } => done(label_issue(gh, *issue, add, remove).await),
