@@ -48,6 +48,7 @@ use crate::runner::actions::{
     ArtifactLimits,
 };
 use crate::store::{AttemptRow, StoreError};
+use crate::transient::Transient;
 use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
 use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::report::{apply_quarantine, RunReport};
@@ -177,13 +178,11 @@ pub enum ActionsError {
     Payload(String),
 }
 
-impl ActionsError {
-    /// Worth another try: GitHub answered 5xx or a rate limit or did not
-    /// answer, or the store failed.
-    pub fn is_transient(&self) -> bool {
+impl Transient for ActionsError {
+    fn is_transient(&self) -> bool {
         match self {
             ActionsError::GitHub(g) => g.is_transient(),
-            ActionsError::Store(_) => true,
+            ActionsError::Store(s) => s.is_transient(),
             ActionsError::Ship(e) => e.is_transient(),
             ActionsError::Payload(_) => false,
         }

@@ -13,15 +13,16 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::actions_runs::{ActionsError, ActionsRuns};
+use super::actions_runs::ActionsRuns;
 use super::loops::supervisor::{CatchUnwind, Doubling};
-use super::ship::{Ship, ShipError};
-use super::sync::{SyncError, Syncer};
+use super::ship::Ship;
+use super::sync::Syncer;
 use super::task::Runs;
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
 use crate::metrics::Metrics;
 use crate::store::{PendingDelivery, Store};
+use crate::transient::Transient;
 use taskgate_core::ids::{InstallationId, RepoName};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::{Context, Decision};
@@ -690,63 +691,11 @@ pub(super) enum DecideError {
     Permanent(String),
 }
 
-/// A store error is worth another try unless it is a commit the database
-/// would refuse again the same way (a constraint, a panicking job:
-/// [`crate::store::CommitError::is_transient`]).
-impl From<crate::store::StoreError> for DecideError {
-    fn from(e: crate::store::StoreError) -> Self {
-        if store_transient(&e) {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-/// Whether a store error may go away by itself: every one but a commit
-/// the database refused for good.
-fn store_transient(e: &crate::store::StoreError) -> bool {
-    match e {
-        crate::store::StoreError::Commit(c) => c.is_transient(),
-        _ => true,
-    }
-}
-
-/// A payload the core's event cannot be made of: never worth another try.
-impl From<translate::TranslateError> for DecideError {
-    fn from(e: translate::TranslateError) -> Self {
-        DecideError::Permanent(e.to_string())
-    }
-}
-
-impl From<ActionsError> for DecideError {
-    fn from(e: ActionsError) -> Self {
+/// Any error that says whether it is worth another try: one conversion
+/// for the store's, GitHub's, a payload's and each handler's.
+impl<E: Transient> From<E> for DecideError {
+    fn from(e: E) -> Self {
         if e.is_transient() {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-impl From<ShipError> for DecideError {
-    fn from(e: ShipError) -> Self {
-        if e.is_transient() {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-impl From<SyncError> for DecideError {
-    fn from(e: SyncError) -> Self {
-        let transient = match &e {
-            SyncError::GitHub(g) => g.is_transient(),
-            SyncError::Store(s) => store_transient(s),
-            SyncError::Payload(_) => false,
-        };
-        if transient {
             DecideError::Transient(e.to_string())
         } else {
             DecideError::Permanent(e.to_string())
@@ -759,6 +708,9 @@ mod run_progress;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::actions_runs::ActionsError;
+    use crate::app::ship::ShipError;
+    use crate::app::sync::SyncError;
     use crate::github::executor::Backoff;
     use crate::store::{CommitError, StoreError};
 
@@ -781,6 +733,27 @@ mod tests {
             DecideError::from(SyncError::Store(commit(false))),
             DecideError::Transient(_)
         ));
+    }
+
+    #[test]
+    fn every_handlers_store_error_is_judged_as_the_store_judges_it() {
+        let refused = || {
+            StoreError::Commit(CommitError::Database {
+                message: "UNIQUE constraint failed".into(),
+                transient: false,
+            })
+        };
+        let retried = |e: DecideError| matches!(e, DecideError::Transient(_));
+        // A commit refused for good is not tried again for a day, whichever
+        // handler met it.
+        assert!(!retried(ShipError::Store(refused()).into()));
+        assert!(!retried(ActionsError::Store(refused()).into()));
+        assert!(!retried(
+            ActionsError::Ship(ShipError::Store(refused())).into()
+        ));
+        assert!(retried(ShipError::Store(StoreError::WriterGone).into()));
+        assert!(retried(ActionsError::Store(StoreError::WriterGone).into()));
+        assert!(!retried(ShipError::Payload("bad".into()).into()));
     }
 
     #[test]
