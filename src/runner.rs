@@ -32,10 +32,6 @@ pub mod process;
 pub mod proof;
 pub mod reports;
 pub mod sandbox;
-mod sandbox_cgroup;
-pub mod sandbox_disk;
-pub mod sandbox_files;
-pub mod sandbox_net;
 pub mod test_merge;
 pub mod workspace;
 

@@ -12,7 +12,7 @@
 //! What a run tested (its head merged with the story branch, checked
 //! against the dispatch) is `actions_runs/tested.rs`.
 //! Must not: choose the runner, dispatch or cancel a run (the core does,
-//! `core::task::decide`; `github::perform_runner` performs the dispatch),
+//! `core::task::decide`; `github::perform::runner` performs the dispatch),
 //! decide a task's state — progress goes through
 //! [`Runs::on_progress`], the path the local runner's progress takes — or
 //! trust the artifact, which `runner::actions` checks before reading.

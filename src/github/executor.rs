@@ -424,7 +424,7 @@ impl Executor {
         if self.pacing.is_off() || row.effect.calls_nothing() {
             return Paced::Go;
         }
-        match super::perform_branches::started_already(&self.store, &row.effect).await {
+        match super::perform::branches::started_already(&self.store, &row.effect).await {
             Ok(true) => return Paced::Go,
             Ok(false) => {}
             Err(e) => warn!(error = %e, "could not read the task's branch; taking a write slot"),
@@ -514,7 +514,7 @@ impl Executor {
             if failures >= self.backoff.max_attempts {
                 let why = format!("gave up after {failures} failed attempts: {err}");
                 // A ship given up must not hold its repository's queue.
-                super::perform_land::given_up(&self.store, row, &why).await;
+                super::perform::land::given_up(&self.store, row, &why).await;
                 return Outcome::Failed(why);
             }
             let delay = self.backoff.delay(failures);

@@ -9,7 +9,7 @@
 //! stands in when there is none ([`report_for_missing_artifact`]).
 //!
 //! Must not: decide task states, perform effects (the dispatch is an
-//! `Effect::DispatchRun` the core emits and `github::perform_runner` performs), listen for webhooks,
+//! `Effect::DispatchRun` the core emits and `github::perform::runner` performs), listen for webhooks,
 //! or write anything from the artifact to disk.
 //!
 //! Two ideas a reader needs:

@@ -8,7 +8,7 @@
 //! about the tested commit (a warning on the gates, or "not run" for a
 //! conflict). Must not: word those texts (`core::story::start`), read the
 //! artifact (`ActionsRuns::report`), or read the story head a dispatch
-//! names (`github::perform_runner`).
+//! names (`github::perform::runner`).
 
 use super::{
     report_for_missing_artifact, ActionsError, ActionsRuns, Marker, NotAccepted, Progress,

@@ -8,11 +8,11 @@
 //! names the same one). Must not: choose the runner or decide to cancel
 //! (the core does, `core::task::decide`), nor word the dispatch's inputs
 //! (`runner::actions::dispatch_inputs`). A refused dispatch is told and
-//! recorded as any other (`perform_runs`).
+//! recorded as any other (`perform::runs`).
 
-use super::client::GitHubError;
-use super::perform::Ctx;
-use super::perform_runs::{find_dispatched_run, record_dispatch, start_workflow};
+use super::runs::{find_dispatched_run, record_dispatch, start_workflow};
+use super::Ctx;
+use crate::github::client::GitHubError;
 use crate::runner::actions::{attempt_run_id, dispatch_inputs};
 use taskgate_core::ids::CommitSha;
 use taskgate_core::plan::TaskId;

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde_json::json;
 use tracing::info;
 
-use super::client::GitHubError;
-use super::perform::{done, post_comment, record, Ctx};
+use super::{done, post_comment, record, Ctx};
+use crate::github::client::GitHubError;
 use crate::store::NewDelivery;
 use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::{CheckRunKnown, InternalEvent};
