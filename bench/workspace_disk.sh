@@ -5,7 +5,7 @@
 #   plain   mkdir + checkout (git, borrowing the mirror's objects as the
 #           runner's `alternates` do) + rm -rf             (before)
 #   tmpfs   mkdir + mount a tmpfs of 4096 MiB + checkout + umount + rmdir
-#           (now: src/runner/sandbox_disk.rs)
+#           (now: src/runner/sandbox/disk.rs)
 #   copy    the alternative not taken: a checked-out workspace copied into
 #           a fresh tmpfs and back out (cp -a twice), as a design that
 #           copies per command would pay for every command

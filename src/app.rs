@@ -119,7 +119,7 @@ pub struct ServeConfig {
     pub min_free_mib: u64,
     /// Where the free space is read: `None`, the work directory's disk;
     /// tests set a reading by hand.
-    pub free_space: Option<crate::runner::sandbox_disk::FreeSpace>,
+    pub free_space: Option<crate::runner::sandbox::disk::FreeSpace>,
     /// The idle loops' own looks ([`IdlePolls::DEFAULT`]; tests that
     /// prove a wake-up make them long, so only the wake-up can decide).
     pub idle_polls: IdlePolls,

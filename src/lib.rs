@@ -27,4 +27,5 @@ pub mod metrics;
 pub mod runner;
 pub mod setup;
 pub mod store;
+pub mod transient;
 pub mod web;

@@ -443,7 +443,7 @@ impl Operations {
         registry.register(
             "workspaces_unremoved",
             "Run workspaces taskgate could not remove (task code made them so, or a process still held them); each is tried again every tick of the run queue",
-            crate::runner::sandbox_disk::unremoved_gauge(),
+            crate::runner::sandbox::disk::unremoved_gauge(),
         );
         let loop_restarts = Family::<Labels, Counter>::default();
         registry.register(

@@ -32,18 +32,14 @@ pub mod process;
 pub mod proof;
 pub mod reports;
 pub mod sandbox;
-mod sandbox_cgroup;
-pub mod sandbox_disk;
-pub mod sandbox_files;
-pub mod sandbox_net;
 pub mod test_merge;
 pub mod workspace;
 
 use tokio::sync::watch;
 
 pub use actions::{
-    dispatch_effect, dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact,
-    ArtifactError, ArtifactLimits,
+    dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact, ArtifactError,
+    ArtifactLimits,
 };
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};

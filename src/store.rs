@@ -123,6 +123,18 @@ pub enum StoreError {
     NewerSchema { found: usize, known: usize },
 }
 
+/// Every store error may go away by itself but a commit the database
+/// would refuse again the same way (a constraint, a panicking job:
+/// [`CommitError::is_transient`]).
+impl crate::transient::Transient for StoreError {
+    fn is_transient(&self) -> bool {
+        match self {
+            StoreError::Commit(c) => c.is_transient(),
+            _ => true,
+        }
+    }
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
         match e {

@@ -32,7 +32,7 @@ struct WebState {
     token: Option<Arc<str>>,
     metrics: Arc<Metrics>,
     loops: Arc<crate::app::loops::supervisor::Loops>,
-    floor: crate::runner::sandbox_disk::DiskFloor,
+    floor: crate::runner::sandbox::disk::DiskFloor,
 }
 
 /// What the routes besides the webhook need from the configuration.
@@ -49,7 +49,7 @@ pub struct WebConfig {
     /// The supervised loops' state, for `/healthz`.
     pub loops: Arc<crate::app::loops::supervisor::Loops>,
     /// The runner's free-space floor: `/healthz` says when runs are held.
-    pub floor: crate::runner::sandbox_disk::DiskFloor,
+    pub floor: crate::runner::sandbox::disk::DiskFloor,
 }
 
 /// taskgate's webhook path unless `WEBHOOK_PATH` names another (Probot's

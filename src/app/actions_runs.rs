@@ -3,9 +3,7 @@
 //! local run queue, and that workflow run's `workflow_run` webhooks come back
 //! here as runner progress.
 //!
-//! Owns: turning a queued run into a workflow dispatch in the same decision
-//! ([`ActionsRuns::hand_over`]) and a superseded attempt into a cancel of its
-//! run, finding the attempt a workflow run is for,
+//! Owns: finding the attempt a workflow run is for,
 //! and reading its report artifact back (IO in the processor, like plan
 //! reads: a transient GitHub error is retried by the processor), with the
 //! repository's flaky-test quarantine in force now applied to each gate
@@ -13,7 +11,9 @@
 //! the artifact says of it is not believed).
 //! What a run tested (its head merged with the story branch, checked
 //! against the dispatch) is `actions_runs/tested.rs`.
-//! Must not: decide a task's state — progress goes through
+//! Must not: choose the runner, dispatch or cancel a run (the core does,
+//! `core::task::decide`; `github::perform::runner` performs the dispatch),
+//! decide a task's state — progress goes through
 //! [`Runs::on_progress`], the path the local runner's progress takes — or
 //! trust the artifact, which `runner::actions` checks before reading.
 //!
@@ -41,22 +41,22 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::task::{Progress, RunEvent, Runs};
-use crate::github::{client::send, GitHubApp, GitHubError, RepoClient};
+use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::metrics::Metrics;
 use crate::runner::actions::{
-    attempt_of_display_title, attempt_run_id, dispatch_effect, dispatch_inputs, fetch_report,
-    report_for_missing_artifact, ArtifactError, ArtifactLimits,
+    attempt_of_display_title, fetch_report, report_for_missing_artifact, ArtifactError,
+    ArtifactLimits,
 };
 use crate::store::{AttemptRow, StoreError};
+use crate::transient::Transient;
 use taskgate_core::config::{load_config, RepoConfig, RunnerKind};
 use taskgate_core::ids::{RepoName, StoryId};
-use taskgate_core::plan::TaskId;
 use taskgate_core::report::{apply_quarantine, RunReport};
 use taskgate_core::story::Marker;
-use taskgate_core::task::{AttemptStatus, RunJob};
+use taskgate_core::task::AttemptStatus;
 use taskgate_core::webhook::action::WorkflowRunAction;
 use taskgate_core::webhook::{WorkflowRun, WorkflowRunEvent};
-use taskgate_core::{AttemptRef, Change, Decision};
+use taskgate_core::{AttemptRef, Decision};
 
 pub use taskgate_core::internal::WatchEvent;
 
@@ -178,13 +178,11 @@ pub enum ActionsError {
     Payload(String),
 }
 
-impl ActionsError {
-    /// Worth another try: GitHub answered 5xx or a rate limit or did not
-    /// answer, or the store failed.
-    pub fn is_transient(&self) -> bool {
+impl Transient for ActionsError {
+    fn is_transient(&self) -> bool {
         match self {
             ActionsError::GitHub(g) => g.is_transient(),
-            ActionsError::Store(_) => true,
+            ActionsError::Store(s) => s.is_transient(),
             ActionsError::Ship(e) => e.is_transient(),
             ActionsError::Payload(_) => false,
         }
@@ -197,115 +195,6 @@ impl ActionsRuns {
     async fn config(&self, repo: &RepoName, story: &StoryId) -> Result<RepoConfig, StoreError> {
         let plan = self.store.story(repo, story).await?;
         Ok(load_config(plan.as_ref().and_then(|p| p.config.as_deref())).unwrap_or_default())
-    }
-
-    /// Hands the runs `decision` queued in `runner: actions` repositories to
-    /// the runner workflow: each such [`Change::RunQueued`] becomes a
-    /// [`Change::RunDispatched`] and a dispatch on the default branch, read
-    /// from the delivery's `payload` (or asked of GitHub when it has none).
-    /// The workflow run of an Actions attempt the decision cancels is
-    /// cancelled on GitHub too.
-    pub async fn hand_over(
-        &self,
-        mut decision: Decision,
-        payload: &[u8],
-    ) -> Result<Decision, ActionsError> {
-        let mut dispatched = Vec::new();
-        for change in &mut decision.changes {
-            if let Change::AttemptUpdated {
-                repo,
-                story,
-                task,
-                attempt,
-                status: AttemptStatus::Cancelled,
-                ..
-            } = change
-            {
-                let cancel = taskgate_core::Effect::CancelWorkflowRun {
-                    repo: repo.clone(),
-                    attempt: AttemptRef {
-                        story: story.clone(),
-                        task: task.clone(),
-                        attempt: *attempt,
-                    },
-                };
-                let row = self.store.attempt(repo, story, task, *attempt).await?;
-                if row.is_some_and(|r| r.runner == RunnerKind::Actions)
-                    && !decision.effects.contains(&cancel)
-                {
-                    decision.effects.push(cancel);
-                }
-                continue;
-            }
-            let Change::RunQueued(job) = change else {
-                continue;
-            };
-            let config = self.config(&job.repo, &job.story).await?;
-            if config.runner != RunnerKind::Actions {
-                continue;
-            }
-            let branch = self.default_branch(job, payload).await?;
-            let attempt = AttemptRef {
-                story: job.story.clone(),
-                task: job.task.clone(),
-                attempt: job.attempt,
-            };
-            let task_marker = Marker::Task {
-                story: job.story.clone(),
-                task: TaskId::new(job.task.key()),
-            }
-            .key();
-            // The job tests the head merged with the story branch as it
-            // is now, as CI on a pull request does (SPEC §3).
-            job.base = self.story_head(job).await?;
-            // The story names the plan: a repository may hold several.
-            let inputs = dispatch_inputs(
-                &job.story,
-                &job.task,
-                (&job.sha, job.base.as_ref()),
-                &job.gates,
-                &attempt_run_id(&attempt),
-            );
-            dispatched.push(dispatch_effect(
-                &job.repo,
-                &config.runner_workflow,
-                &branch,
-                inputs,
-                Some(task_marker),
-                Some(attempt),
-            ));
-            *change = Change::RunDispatched(job.clone());
-        }
-        if let Some(first) = dispatched.first() {
-            if let taskgate_core::Effect::DispatchWorkflow { workflow, .. } = first {
-                decision.outcome =
-                    format!("{}; dispatched to workflow {workflow}", decision.outcome);
-            }
-            decision.effects.extend(dispatched);
-        }
-        Ok(decision)
-    }
-
-    /// The repository's default branch: the webhook's `repository` says it;
-    /// taskgate's own deliveries (runner progress) do not, so GitHub is asked.
-    async fn default_branch(&self, job: &RunJob, payload: &[u8]) -> Result<String, ActionsError> {
-        let from_payload = serde_json::from_slice::<Value>(payload)
-            .ok()
-            .filter(|v| {
-                v["repository"]["full_name"]
-                    .as_str()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(job.repo.as_str()))
-            })
-            .and_then(|v| {
-                v["repository"]["default_branch"]
-                    .as_str()
-                    .map(str::to_owned)
-            });
-        if let Some(branch) = from_payload {
-            return Ok(branch);
-        }
-        let client = self.github.installation_client(job.installation).await?;
-        Ok(RepoClient::new(&client, &job.repo).default_branch().await?)
     }
 
     /// `workflow_run` `in_progress` → the attempt started; `completed` → its

@@ -30,7 +30,7 @@ pub struct DoctorSetup {
     pub github: std::sync::Arc<GitHubApp>,
     pub api_url: String,
     /// The runner's free-space floor on taskgate's host.
-    pub floor: crate::runner::sandbox_disk::DiskFloor,
+    pub floor: crate::runner::sandbox::disk::DiskFloor,
 }
 
 /// Where the doctor looks, and from where.
@@ -45,7 +45,7 @@ pub struct Doctor<'a> {
     /// How the report names this host.
     pub host: &'static str,
     /// The runner's free-space floor on this host.
-    pub floor: &'a crate::runner::sandbox_disk::DiskFloor,
+    pub floor: &'a crate::runner::sandbox::disk::DiskFloor,
 }
 
 /// What the App manifest shipped with taskgate asks for.

@@ -1,9 +1,11 @@
 //! The processor: recorded deliveries → core decisions → stored effects.
 //!
 //! Owns: the order deliveries are decided in (one at a time, later ones of
-//! an installation behind one put off), parsing each once into the typed
-//! event (`intake::event::Delivered`) and routing it with one exhaustive
-//! match, and storing each decision with its effects in one transaction.
+//! an installation behind one put off, retried until a day has passed),
+//! and storing each decision with its effects in one transaction. Parsing
+//! each delivery once into its typed event and routing it with one
+//! exhaustive match is `processor/route.rs`; where a run's progress goes,
+//! `processor/run_progress.rs`.
 //! Must not: decide. Each route loads state and calls the core; texts,
 //! effects and refusals come from there.
 
@@ -13,17 +15,16 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use super::actions_runs::{ActionsError, ActionsRuns};
+use super::actions_runs::ActionsRuns;
 use super::loops::supervisor::{CatchUnwind, Doubling};
-use super::ship::{Ship, ShipError};
-use super::sync::{SyncError, Syncer};
+use super::ship::Ship;
+use super::sync::Syncer;
 use super::task::Runs;
-use crate::intake::event::{Delivered, DeliveryKind, Webhook};
+use crate::intake::event::DeliveryKind;
 use crate::intake::translate;
 use crate::metrics::Metrics;
 use crate::store::{PendingDelivery, Store};
-use taskgate_core::ids::{InstallationId, RepoName};
-use taskgate_core::internal::InternalEvent;
+use taskgate_core::ids::InstallationId;
 use taskgate_core::{Context, Decision};
 
 pub struct Processor {
@@ -231,238 +232,6 @@ impl Processor {
         }
     }
 
-    /// Decides what a delivery implies. Most events need only the core;
-    /// plan sync, runs and shipping may first read from GitHub: a failure
-    /// there is tried again at once a few times, then reported as
-    /// [`Decided::Retry`] so the delivery is put off, not lost.
-    async fn decide(&self, delivery: &PendingDelivery) -> Decided {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.decide_and_hand_over(delivery).await {
-                Err(DecideError::Transient(why)) if attempt < QUICK_TRIES => {
-                    warn!(attempt, error = %why, "reading from GitHub failed; retrying");
-                    tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
-                }
-                Err(DecideError::Transient(why)) => return Decided::Retry(why),
-                Err(DecideError::Permanent(why)) => return Decided::Failed(why),
-                Ok(decision) => return Decided::Decision(decision),
-            }
-        }
-    }
-
-    /// Runs queued for the `actions` runner become workflow dispatches.
-    async fn decide_and_hand_over(
-        &self,
-        delivery: &PendingDelivery,
-    ) -> Result<Decision, DecideError> {
-        let decision = self.decide_once(delivery).await?;
-        Ok(self.actions.hand_over(decision, &delivery.payload).await?)
-    }
-
-    /// Parses the delivery once into its typed event and routes it: the
-    /// match is exhaustive, so a new event or internal event cannot be
-    /// left out.
-    async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
-        let Some(kind) = DeliveryKind::of(&delivery.event, delivery.action.as_deref()) else {
-            return Err(DecideError::Permanent(format!(
-                "event `{}` is not one taskgate handles",
-                delivery.event
-            )));
-        };
-        if !kind.matters() {
-            return Ok(self.decide_unused(delivery));
-        }
-        let delivered = kind
-            .parse(&delivery.payload)
-            .map_err(|e| DecideError::Permanent(e.to_string()))?;
-        match delivered {
-            Delivered::Internal(event) => self.decide_internal(*event).await,
-            Delivered::GitHub(webhook) => {
-                self.decide_webhook(delivery.installation, *webhook).await
-            }
-        }
-    }
-
-    /// taskgate's own events, each to the part of the shell that owns it.
-    async fn decide_internal(&self, event: InternalEvent) -> Result<Decision, DecideError> {
-        match event {
-            InternalEvent::Reconcile(pass) => {
-                let mut decision = self.syncer.on_reconcile(&pass).await?;
-                // A task branch just started: the work pushed while its
-                // task was pending may be tested now.
-                if let Some(started) = &pass.started {
-                    let run = (self.runs)
-                        .on_branch_started(&pass.repo, &pass.story, started)
-                        .await?;
-                    if let Some(run) = run {
-                        decision.merge(run);
-                    }
-                }
-                // The story's ship gate follows its tasks.
-                let ship = self.ship.on_reconcile(&pass).await?;
-                decision.merge(ship);
-                Ok(decision)
-            }
-            InternalEvent::Review(review) => self.api_review(review).await,
-            InternalEvent::Ship(ship) => {
-                let outcome = self.ship.on_ship_event(ship).await?;
-                Ok(self.with_proof_run(outcome).await?)
-            }
-            InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
-            InternalEvent::ActionsWatch(watch) => Ok(self.actions.on_watch(watch, self).await?),
-            InternalEvent::Run(run) => Ok(self.run_progress(run).await?),
-            InternalEvent::QuarantineEnded(ended) => {
-                Ok(self.flaky.on_quarantine_ended(ended).await?)
-            }
-            InternalEvent::CheckRunKnown(known) => Ok(self.runs.on_check_run_known(known).await?),
-        }
-    }
-
-    /// A ship decision, with the proof runs it asks for started.
-    async fn with_proof_run(
-        &self,
-        outcome: crate::app::ship::ShipOutcome,
-    ) -> Result<Decision, crate::store::StoreError> {
-        let mut decision = outcome.decision;
-        for p in outcome.stopped {
-            let why = "the ship batch it proved was dissolved";
-            let stop = self.proofs.stop_proof(&p.repo, &p.story, &p.commit, why);
-            decision.merge(stop.await?);
-        }
-        for p in outcome.proof_runs {
-            let run = self
-                .proofs
-                .start_ship_proof(&p.repo, (&p.story, &p.task), &p.commit, &p.gates_of)
-                .await?;
-            decision.merge(run);
-        }
-        Ok(decision)
-    }
-
-    /// GitHub's webhooks. Only an installation can act on GitHub: without
-    /// one, the core answers what it can alone.
-    async fn decide_webhook(
-        &self,
-        installation: Option<InstallationId>,
-        webhook: Webhook,
-    ) -> Result<Decision, DecideError> {
-        let Some(installation) = installation else {
-            return self.decide_in_core(&webhook);
-        };
-        match &webhook {
-            Webhook::PullRequest(p) => {
-                let pull = translate::pull_request(p)?;
-                match self.ship.on_pull_request(&pull).await? {
-                    Some(decision) => Ok(decision),
-                    None => {
-                        let mut decision = self.runs.on_pull_request(&pull).await?;
-                        // Not a story's: `taskgate/ship-gate` is neutral on
-                        // it, so a required gate does not block it.
-                        decision
-                            .effects
-                            .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
-                        // A plan or the config it changes: checked on its head.
-                        // A preview GitHub refuses for good costs the pull
-                        // request its preview, never the decision above.
-                        match self.syncer.on_pull_request_plans(installation, &pull).await {
-                            Ok(Some(plans)) => {
-                                decision.outcome =
-                                    format!("{}; {}", decision.outcome, plans.outcome);
-                                decision.effects.extend(plans.effects);
-                            }
-                            Ok(None) => {}
-                            Err(e) => match DecideError::from(e) {
-                                DecideError::Transient(why) => {
-                                    return Err(DecideError::Transient(why))
-                                }
-                                DecideError::Permanent(why) => {
-                                    tracing::warn!(%why, "no plan preview for the pull request");
-                                }
-                            },
-                        }
-                        Ok(decision)
-                    }
-                }
-            }
-            Webhook::CheckSuite(p) => {
-                let suite = translate::check_suite(p)?;
-                Ok(self.runs.on_check_suite(&suite, &self.permissions).await?)
-            }
-            // GitHub's merge queue: taskgate is the CI of merge groups.
-            Webhook::MergeGroup(p) => {
-                let outcome = self.ship.on_merge_group(p).await?;
-                Ok(self.with_proof_run(outcome).await?)
-            }
-            Webhook::CheckRun(p) => {
-                let run = translate::check_run(p)?;
-                Ok(self
-                    .runs
-                    .on_check_run(&run, self.context.app_id, &self.permissions)
-                    .await?)
-            }
-            // A story's deploy or validation run first; any other run may
-            // be the Actions runner's.
-            Webhook::WorkflowRun(p) => {
-                let run = translate::workflow_run(p)?;
-                match self.ship.on_workflow_run(&run).await? {
-                    Some(decision) => Ok(decision),
-                    None => Ok(self.actions.on_workflow_run(&run, self).await?),
-                }
-            }
-            // A task branch's push is a run; any other may change a plan.
-            Webhook::Push(push) => {
-                let push = translate::push(push)?;
-                match self.runs.on_push(&push).await? {
-                    Some(mut decision) => {
-                        // A story that moved after `ship` leaves the queue.
-                        let ship = self.ship.on_story_branch_push(&push).await?;
-                        decision.merge(ship);
-                        Ok(decision)
-                    }
-                    None => {
-                        let mut decision = self.syncer.on_push(installation, &push).await?;
-                        // A story proving on the base this push replaced.
-                        let ship = self.ship.on_default_branch_push(&push).await?;
-                        decision.merge(ship);
-                        Ok(decision)
-                    }
-                }
-            }
-            // Every command of a comment, `plan` included: see `app::commands`.
-            // A repository with no config recorded has it read first.
-            Webhook::IssueComment(comment) => {
-                if let Ok(repo) = RepoName::parse(&comment.repository.full_name) {
-                    (self.syncer)
-                        .read_config_if_unrecorded(installation, &repo)
-                        .await;
-                }
-                self.on_comment(installation, comment).await
-            }
-            // A review on GitHub, as a review command: `app::commands`.
-            Webhook::PullRequestReview(review) => self.on_review(installation, review).await,
-            // The repositories added have their config read (never
-            // failing the delivery: `sync::first_read`).
-            Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
-                let mut decision = self.decide_in_core(&webhook)?;
-                let added = super::sync::added_repositories(&webhook);
-                decision.merge(self.syncer.on_installed(installation, added).await);
-                Ok(decision)
-            }
-            Webhook::Ping(_) | Webhook::Issues(_) => self.decide_in_core(&webhook),
-        }
-    }
-
-    fn decide_in_core(&self, webhook: &Webhook) -> Result<Decision, DecideError> {
-        let event = translate::to_event(webhook)?;
-        Ok(taskgate_core::on_event(&event, &self.context))
-    }
-
-    /// What the core makes of an event nothing acts on yet.
-    fn decide_unused(&self, delivery: &PendingDelivery) -> Decision {
-        taskgate_core::on_unused(&delivery.event, delivery.action.as_deref())
-    }
-
     /// Marks `unchanged` processed in one commit and empties it; returns
     /// whether the store took it.
     async fn complete_unchanged(&self, unchanged: &mut Vec<(PendingDelivery, String)>) -> bool {
@@ -664,133 +433,15 @@ fn settled_outcome(delivery: &PendingDelivery) -> Option<String> {
     }
 }
 
-impl Processor {
-    /// `POST /api/tasks/{id}/accept|reject`, as `/taskgate approve` or
-    /// `/taskgate reject` by the API's token holder.
-    async fn api_review(&self, r: taskgate_core::task::ApiReview) -> Result<Decision, DecideError> {
-        use taskgate_core::task::{ReviewCommand, Reviewer};
-        let command = match r.reject {
-            None => ReviewCommand::Approve {
-                override_reason: None,
-            },
-            Some(reason) => ReviewCommand::Reject { reason },
-        };
-        let by = Reviewer {
-            id: taskgate_core::ids::UserId(0),
-            login: "the HTTP API",
-            written_at: None,
-        };
-        Ok(
-            match self
-                .task_commands
-                .on_review_command(&r.repo, r.issue, &command, by)
-                .await?
-            {
-                Some((decision, _)) => decision,
-                None => Decision::nothing("API review of an unknown task"),
-            },
-        )
-    }
-}
-
-pub(super) enum DecideError {
-    /// Worth another try: GitHub answered 5xx, rate-limited us, or did not answer.
-    Transient(String),
-    Permanent(String),
-}
-
-/// A store error is worth another try unless it is a commit the database
-/// would refuse again the same way (a constraint, a panicking job:
-/// [`crate::store::CommitError::is_transient`]).
-impl From<crate::store::StoreError> for DecideError {
-    fn from(e: crate::store::StoreError) -> Self {
-        if store_transient(&e) {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-/// Whether a store error may go away by itself: every one but a commit
-/// the database refused for good.
-fn store_transient(e: &crate::store::StoreError) -> bool {
-    match e {
-        crate::store::StoreError::Commit(c) => c.is_transient(),
-        _ => true,
-    }
-}
-
-/// A payload the core's event cannot be made of: never worth another try.
-impl From<translate::TranslateError> for DecideError {
-    fn from(e: translate::TranslateError) -> Self {
-        DecideError::Permanent(e.to_string())
-    }
-}
-
-impl From<ActionsError> for DecideError {
-    fn from(e: ActionsError) -> Self {
-        if e.is_transient() {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-impl From<ShipError> for DecideError {
-    fn from(e: ShipError) -> Self {
-        if e.is_transient() {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
-impl From<SyncError> for DecideError {
-    fn from(e: SyncError) -> Self {
-        let transient = match &e {
-            SyncError::GitHub(g) => g.is_transient(),
-            SyncError::Store(s) => store_transient(s),
-            SyncError::Payload(_) => false,
-        };
-        if transient {
-            DecideError::Transient(e.to_string())
-        } else {
-            DecideError::Permanent(e.to_string())
-        }
-    }
-}
-
+mod route;
 mod run_progress;
+
+pub(super) use route::DecideError;
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::github::executor::Backoff;
-    use crate::store::{CommitError, StoreError};
-
-    #[test]
-    fn a_commit_the_database_refuses_for_good_is_not_tried_again() {
-        let commit = |transient| {
-            StoreError::Commit(CommitError::Database {
-                message: "UNIQUE constraint failed".into(),
-                transient,
-            })
-        };
-        let retried = |e: StoreError| matches!(DecideError::from(e), DecideError::Transient(_));
-        assert!(!retried(commit(false)));
-        assert!(!retried(StoreError::Commit(CommitError::Panicked {
-            why: "a bug".into()
-        })));
-        assert!(retried(commit(true)));
-        assert!(retried(StoreError::WriterGone));
-        assert!(!matches!(
-            DecideError::from(SyncError::Store(commit(false))),
-            DecideError::Transient(_)
-        ));
-    }
 
     #[test]
     fn a_delivery_github_failed_is_tried_later_and_given_up_only_after_a_day() {

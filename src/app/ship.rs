@@ -29,6 +29,7 @@ use octocrab::Octocrab;
 
 use crate::github::{GitHubApp, GitHubError, RepoClient};
 use crate::store::StoreError;
+use crate::transient::Transient;
 pub use queue::{ProofRun, ShipOutcome};
 pub use rules_cache::RulesCache;
 pub(crate) use store::ShipStore;
@@ -57,13 +58,11 @@ pub enum ShipError {
     Payload(String),
 }
 
-impl ShipError {
-    /// Worth another try: GitHub answered 5xx or a rate limit or did not
-    /// answer, or the store failed.
-    pub fn is_transient(&self) -> bool {
+impl Transient for ShipError {
+    fn is_transient(&self) -> bool {
         match self {
             ShipError::GitHub(g) => g.is_transient(),
-            ShipError::Store(_) => true,
+            ShipError::Store(s) => s.is_transient(),
             ShipError::Payload(_) => false,
         }
     }

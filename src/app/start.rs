@@ -393,12 +393,12 @@ fn loopback(local: SocketAddr) -> SocketAddr {
 }
 
 /// The free-space floor under the work directory (`TASKGATE_MIN_FREE_MIB`).
-fn disk_floor(config: &ServeConfig) -> crate::runner::sandbox_disk::DiskFloor {
+fn disk_floor(config: &ServeConfig) -> crate::runner::sandbox::disk::DiskFloor {
     let work_dir =
         std::path::absolute(&config.work_dir).unwrap_or_else(|_| config.work_dir.clone());
-    crate::runner::sandbox_disk::DiskFloor {
+    crate::runner::sandbox::disk::DiskFloor {
         min_free_mib: config.min_free_mib,
         free: (config.free_space.clone())
-            .unwrap_or(crate::runner::sandbox_disk::FreeSpace::Disk(work_dir)),
+            .unwrap_or(crate::runner::sandbox::disk::FreeSpace::Disk(work_dir)),
     }
 }

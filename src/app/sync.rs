@@ -19,6 +19,7 @@ use octocrab::Octocrab;
 use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::intake::payload::IssueCommentPayload;
 use crate::store::StoreError;
+use crate::transient::Transient;
 use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
 };
@@ -68,6 +69,16 @@ pub enum SyncError {
     Store(#[from] StoreError),
     #[error("{0}")]
     Payload(String),
+}
+
+impl Transient for SyncError {
+    fn is_transient(&self) -> bool {
+        match self {
+            SyncError::GitHub(g) => g.is_transient(),
+            SyncError::Store(s) => s.is_transient(),
+            SyncError::Payload(_) => false,
+        }
+    }
 }
 
 pub struct Syncer {

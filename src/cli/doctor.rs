@@ -6,7 +6,7 @@
 use anyhow::{bail, Context};
 use taskgate::app::doctor::Doctor;
 use taskgate::github::{AppCredentials, GitHubApp};
-use taskgate::runner::sandbox_disk::{DiskFloor, FreeSpace};
+use taskgate::runner::sandbox::disk::{DiskFloor, FreeSpace};
 use taskgate::runner::Isolation;
 use taskgate_core::doctor::render_terminal;
 use taskgate_core::ids::RepoName;

@@ -55,6 +55,12 @@ impl GitHubError {
     }
 }
 
+impl crate::transient::Transient for GitHubError {
+    fn is_transient(&self) -> bool {
+        GitHubError::is_transient(self)
+    }
+}
+
 impl GitHubError {
     /// Worth another try: GitHub answered 5xx or a rate limit, or did not
     /// answer. A bad configuration, an unreadable 2xx and a 403 that is not

@@ -40,6 +40,7 @@ pub(super) fn looks_up_through_a_list(effect: &Effect) -> bool {
             | Effect::UpsertComment { .. }
             | Effect::OpenCheckRun { .. }
             | Effect::DispatchWorkflow { .. }
+            | Effect::DispatchRun { .. }
     )
 }
 

@@ -8,13 +8,19 @@
 //! marker first (see `executor`), so an object GitHub accepted just before
 //! a crash is found, not made twice.
 
+pub(super) mod branches;
+pub(super) mod land;
+mod links;
+mod runner;
+mod runs;
+mod ship;
+
 use std::collections::{BTreeSet, HashMap};
 
 use octocrab::Octocrab;
 use serde_json::json;
 
 use super::client::GitHubError;
-use super::perform_runs as runs;
 use super::repo::{Created, IssueMade, IssuePatch, RepoClient};
 use crate::store::{EffectRow, NewDelivery, Store};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName, StoryId};
@@ -51,7 +57,7 @@ pub(super) async fn record(
 }
 
 /// Performs the row's effect: issues, comments, labels and links here;
-/// branches, check runs, pull requests and workflows in `perform_runs`.
+/// branches, check runs, pull requests and workflows in `perform::runs`.
 pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
     let effect = &ctx.row.effect;
     let gh = ctx.repo(effect.repo());
@@ -130,8 +136,8 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::LandShipCommit { .. }
         | Effect::PrepareRevert { .. }
         | Effect::AdvanceShipQueue { .. }
-        | Effect::WakeShipQueue { .. } => super::perform_ship::perform(ctx).await,
-        Effect::StartTaskBranch { .. } => super::perform_branches::perform(ctx).await,
+        | Effect::WakeShipQueue { .. } => ship::perform(ctx).await,
+        Effect::StartTaskBranch { .. } => branches::perform(ctx).await,
         Effect::CreateBranch { .. }
         | Effect::CreateCheckRun { .. }
         | Effect::OpenCheckRun { .. }
@@ -143,6 +149,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
         | Effect::MarkPullRequestReady { .. }
         | Effect::DispatchWorkflow { .. }
         | Effect::CancelWorkflowRun { .. } => runs::perform(ctx).await,
+        Effect::DispatchRun { job, workflow } => runner::dispatch_run(ctx, job, workflow).await,
         Effect::LabelIssue {
             issue, add, remove, ..
         } => done(label_issue(gh, *issue, add, remove).await),
@@ -385,8 +392,8 @@ async fn link_sub_issue(
             ..
         }) if message.contains("duplicate sub-issues") => {}
         // Past GitHub's limits: said on the child once, not retried.
-        Err(e) if super::perform_links::is_refused_link(&e) => {
-            super::perform_links::say_link_refused(ctx, repo, &p, &c, &e).await?;
+        Err(e) if links::is_refused_link(&e) => {
+            links::say_link_refused(ctx, repo, &p, &c, &e).await?;
         }
         Err(e) => return Err(e.lagging()),
     }

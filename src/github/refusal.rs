@@ -76,6 +76,11 @@ async fn issue_to_tell(ctx: &Ctx<'_>) -> Option<IssueNumber> {
             report_to: Some(marker),
             ..
         } => by_marker(marker),
+        Effect::DispatchRun { job, .. } => Marker::Task {
+            story: job.story.clone(),
+            task: taskgate_core::plan::TaskId::new(job.task.key()),
+        }
+        .key(),
         // Not made yet: its story's issue is where the plan lives.
         Effect::CreateIssue { marker, .. } => {
             let story = Marker::from_key(marker)?;

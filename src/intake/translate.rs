@@ -37,6 +37,13 @@ pub fn settled_outcome(kind: &WebhookKind) -> Option<String> {
 /// lifecycle, and a comment sent without an installation. Webhooks the
 /// shell routes to its handlers first (runs, ship, sync, commands) are
 /// `Unused` here.
+/// A payload the core's event cannot be made of: never worth another try.
+impl crate::transient::Transient for TranslateError {
+    fn is_transient(&self) -> bool {
+        false
+    }
+}
+
 pub fn to_event(webhook: &Webhook) -> Result<Event, TranslateError> {
     let kind = webhook.kind();
     let unused = || Event::Unused {

@@ -9,7 +9,7 @@
 //! stands in when there is none ([`report_for_missing_artifact`]).
 //!
 //! Must not: decide task states, perform effects (the dispatch is an
-//! [`Effect::DispatchWorkflow`] the executor performs), listen for webhooks,
+//! `Effect::DispatchRun` the core emits and `github::perform::runner` performs), listen for webhooks,
 //! or write anything from the artifact to disk.
 //!
 //! Two ideas a reader needs:
@@ -35,7 +35,7 @@ use taskgate_core::plan::DEFAULT_GATE;
 use taskgate_core::report::{cap_report, GateResult, RunReport, REPORT_VERSION};
 use taskgate_core::story::markers::{decode_value, encode_value};
 use taskgate_core::task::RunSubject;
-use taskgate_core::{AttemptRef, Effect};
+use taskgate_core::AttemptRef;
 
 /// The artifact the workflow uploads.
 pub const REPORT_ARTIFACT: &str = "taskgate-report";
@@ -136,29 +136,6 @@ pub fn dispatch_inputs(
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect()
-}
-
-/// The dispatch of the runner workflow (`runner_workflow` in the repo
-/// config) on the default branch; the workflow checks out `inputs.sha`.
-/// `attempt` is the acceptance attempt it runs, recorded with the run id
-/// GitHub answers.
-pub fn dispatch_effect(
-    repo: &RepoName,
-    workflow: &str,
-    default_branch: &str,
-    inputs: BTreeMap<String, String>,
-    report_to: Option<String>,
-    attempt: Option<AttemptRef>,
-) -> Effect {
-    Effect::DispatchWorkflow {
-        repo: repo.clone(),
-        workflow: workflow.to_string(),
-        git_ref: default_branch.to_string(),
-        inputs,
-        report_to,
-        attempt,
-        story_run: None,
-    }
 }
 
 /// taskgate's id for an attempt, the `run_id` input:

@@ -32,8 +32,8 @@ use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
+use super::sandbox::net::NetworkError;
 use super::sandbox::{PidsCgroup, SandboxRun, STARTED_MARK};
-use super::sandbox_net::NetworkError;
 use super::CancelToken;
 
 /// Output kept per command unless configured: 4 MiB.
@@ -385,9 +385,9 @@ pub enum NetworkStartError {
 async fn attach_network(
     pid: Option<i32>,
     block: &OwnedFd,
-) -> Result<super::sandbox_net::Attached, NetworkStartError> {
+) -> Result<super::sandbox::net::Attached, NetworkStartError> {
     let pid = pid.ok_or(NetworkStartError::NoPid)?;
-    let attached = super::sandbox_net::attach(pid)
+    let attached = super::sandbox::net::attach(pid)
         .await
         .map_err(NetworkStartError::Network)?;
     // SAFETY: write(2) of one byte from a valid buffer to a pipe we own.

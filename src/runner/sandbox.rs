@@ -7,17 +7,17 @@
 //! ([`Sandbox::probe`]). Must not: run commands itself ([`super::process`]
 //! does), or take any setting from the repository under test: even
 //! [`SandboxRun::network`] is the operator's decision on the repository's
-//! request (`core::network`), carried out by [`super::sandbox_net`].
+//! request (`core::network`), carried out by [`net`].
 //!
 //! What a command sees: the system's toolchain read-only (`/usr`, `/bin`,
 //! `/sbin`, `/lib*`, the parts of `/etc` tools read), the operator's extra
 //! read-only paths, the workspace read-write at [`WORKSPACE`], a private
 //! `/tmp` and HOME ([`HOME`]), its own `/proc` and `/dev`; new user, mount,
 //! pid, ipc, uts, cgroup and network namespaces (a run allowed the network
-//! gets a way out of its own, [`super::sandbox_net`]); no capabilities and
+//! gets a way out of its own, [`net`]); no capabilities and
 //! no further user namespaces. Nothing of taskgate's — work directory,
 //! database, key, `.env`, other mirrors — is mounted, nor the host's
-//! accounts or credentials ([`super::sandbox_files`]).
+//! accounts or credentials ([`files`]).
 //!
 //! Two ideas a reader needs:
 //! - bwrap's `--new-session` puts pid 1 of the sandbox and everything under it
@@ -41,11 +41,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use super::sandbox_cgroup::{processes_limited, PidsCgroup};
-pub use super::sandbox_disk::{RunDisk, DEFAULT_RUN_DISK_MIB};
-use super::sandbox_files::{credential_masks, EtcFiles, Mask};
-
+mod cgroup;
+pub mod disk;
 mod error;
+pub mod files;
+pub mod net;
+
+pub use cgroup::{processes_limited, PidsCgroup};
+pub use disk::{RunDisk, DEFAULT_RUN_DISK_MIB};
+use files::{credential_masks, EtcFiles, Mask};
+
 pub use error::{OwnFile, ProbeFailure, SandboxError, SettingError};
 
 /// Where the workspace is mounted inside the sandbox (and the commands' cwd).
@@ -161,7 +166,7 @@ pub struct Limits {
     /// RLIMIT_NOFILE.
     pub max_files: u64,
     /// The size of a run's own disk, its workspace
-    /// (`TASKGATE_RUN_DISK_MIB`, [`super::sandbox_disk`]).
+    /// (`TASKGATE_RUN_DISK_MIB`, [`disk`]).
     pub run_disk_bytes: u64,
 }
 
@@ -214,7 +219,7 @@ impl Default for Sandbox {
 pub struct SandboxRun {
     pub sandbox: Arc<Sandbox>,
     /// The operator allowed the repository's request for the network:
-    /// egress to public addresses only ([`super::sandbox_net`]).
+    /// egress to public addresses only ([`net`]).
     pub network: bool,
     /// Read-only at the same path: the object directories the workspace's
     /// git borrows from its mirror (read before any command ran).
@@ -377,7 +382,7 @@ impl SandboxRun {
             "--unshare-uts",
             "--unshare-cgroup-try",
             // Always: a run allowed the network gets it through this
-            // namespace (super::sandbox_net), never the host's.
+            // namespace (net), never the host's.
             "--unshare-net",
         ]);
         a.flags(&[

@@ -8,7 +8,7 @@
 //! fetched.
 //!
 //! A bot's run asks for a capped disk ([`Workspace::checkout_capped`]): the
-//! directory is then a tmpfs of its own ([`super::sandbox_disk`]), made
+//! directory is then a tmpfs of its own ([`super::sandbox::disk`]), made
 //! before the checkout, so the files checked out count too. Removal makes
 //! every folder writable first (or unmounts the tmpfs); what still cannot
 //! be removed is retried and counted in `/metrics`.
@@ -20,7 +20,7 @@ use git2::build::CheckoutBuilder;
 use git2::Repository;
 
 use super::mirror::{parse_sha, GitError, Mirror};
-use super::sandbox_disk::{self, RunDisk};
+use super::sandbox::disk::{self, RunDisk};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -75,7 +75,7 @@ impl Workspace {
         };
         let disk = match cap {
             None => RunDisk::Host,
-            Some(bytes) => match sandbox_disk::mount_capped(&dir, bytes) {
+            Some(bytes) => match disk::mount_capped(&dir, bytes) {
                 Ok(()) => RunDisk::Capped { bytes },
                 Err(e) => RunDisk::Uncapped {
                     why: format!("mounting a tmpfs of {} MiB failed: {e}", bytes >> 20),
@@ -135,7 +135,7 @@ impl Workspace {
 impl Drop for Workspace {
     fn drop(&mut self) {
         let mounted = matches!(self.disk, RunDisk::Capped { .. });
-        sandbox_disk::remove_workspace(&self.dir, mounted);
+        disk::remove_workspace(&self.dir, mounted);
     }
 }
 

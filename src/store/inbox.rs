@@ -9,7 +9,6 @@ use tracing::warn;
 use super::db::{Db, Dialect};
 use super::wakeups::Mark;
 use super::{outbox, payloads, Store, StoreError};
-use taskgate_core::config::RunnerKind;
 use taskgate_core::ids::{DeliveryId, InstallationId, RepoName};
 use taskgate_core::{Change, Effect};
 
@@ -537,10 +536,7 @@ fn apply_change(db: &Db, change: &Change, now_ms: i64) -> Result<(), StoreError>
             task,
             record,
         } => super::runs::put_task(db, repo, story, task, record)?,
-        Change::RunQueued(job) => super::runs::queue_attempt(db, job, RunnerKind::Local, now_ms)?,
-        Change::RunDispatched(job) => {
-            super::runs::queue_attempt(db, job, RunnerKind::Actions, now_ms)?
-        }
+        Change::RunQueued(job) => super::runs::queue_attempt(db, job, now_ms)?,
         Change::AttemptUpdated {
             repo,
             story,

@@ -4,7 +4,7 @@
 //! Owns: the `repo_no_drafts` table (a row per repository where GitHub
 //! refused a draft: a private repository on GitHub Free).
 //! Must not: decide what a pull request should be; the executor asks
-//! before opening one (`github::perform_runs`).
+//! before opening one (`github::perform::runs`).
 
 use rusqlite::params;
 

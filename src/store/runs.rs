@@ -22,13 +22,8 @@ use taskgate_core::AttemptRef;
 // The inbox and the task counts reach `put_task` through here.
 pub(super) use super::tasks::put_task;
 
-/// Queues `job`'s attempt, stamped as queued at `now_ms`.
-pub(super) fn queue_attempt(
-    db: &Db,
-    job: &RunJob,
-    runner: RunnerKind,
-    now_ms: i64,
-) -> Result<(), StoreError> {
+/// Queues `job`'s attempt for its runner, stamped as queued at `now_ms`.
+pub(super) fn queue_attempt(db: &Db, job: &RunJob, now_ms: i64) -> Result<(), StoreError> {
     // Any replica's run queue may take it up.
     db.wake(Mark::Runs);
     db.execute(
@@ -44,7 +39,7 @@ pub(super) fn queue_attempt(
             job.sha.as_str(),
             serde_json::to_string(&job.gates).expect("serialises"),
             now_ms,
-            runner_name(runner),
+            runner_name(job.runner),
             job.base.as_ref().map(CommitSha::as_str)
         ],
     )?;
@@ -301,6 +296,32 @@ impl Store {
                 "INSERT INTO workflow_runs (repo, run_id, story, task, attempt) VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT(repo, run_id) DO UPDATE SET story = ?3, task = ?4, attempt = ?5",
                 params![repo.as_str(), run_id as i64, a.story.as_str(), Sql(a.task), a.attempt],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Records the story branch head an attempt's run merges its head with
+    /// (the Actions runner's dispatch names it), unless one is recorded.
+    pub async fn put_attempt_base(
+        &self,
+        repo: &RepoName,
+        attempt: &AttemptRef,
+        base: &CommitSha,
+    ) -> Result<(), StoreError> {
+        let (repo, a, base) = (repo.clone(), attempt.clone(), base.clone());
+        self.write_one(move |db| {
+            db.execute(
+                "UPDATE attempts SET base = ?5
+                 WHERE repo = ?1 AND story = ?2 AND task = ?3 AND attempt = ?4 AND base IS NULL",
+                params![
+                    repo.as_str(),
+                    a.story.as_str(),
+                    Sql(a.task),
+                    a.attempt,
+                    base.as_str()
+                ],
             )?;
             Ok(())
         })

@@ -44,7 +44,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::Settings;
 
@@ -72,7 +72,11 @@ pub const FAILURE_KINDS: [&str; 10] = [
 /// Roles that exist even when the config names none.
 pub const DEFAULT_ROLES: [&str; 4] = ["coder", "architect", "tester", "debugger"];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+/// Where an attempt runs (`runner` in the repo config). The core chooses
+/// from it when it queues an attempt (`task::decide`): a runner is one
+/// variant here, the effects it is started and stopped with, and its
+/// performer in the shell; the compiler lists each place that must learn it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunnerKind {
     #[default]

@@ -327,6 +327,16 @@ pub enum Effect {
         #[serde(default)]
         story_run: Option<crate::ship::StoryRunRef>,
     },
+    /// Hands an attempt to the Actions runner (`runner: actions`): the
+    /// runner `workflow` is dispatched on the default branch with the
+    /// attempt's inputs. The performer reads what the run needs said and
+    /// the core does not know: the default branch, and the story branch's
+    /// head the run merges the task's head with (SPEC §3), recorded on the
+    /// attempt the first time, so a retried dispatch names the same one.
+    DispatchRun {
+        job: Box<crate::task::RunJob>,
+        workflow: String,
+    },
     /// Cancels the workflow run dispatched for a superseded Actions-runner
     /// attempt, if GitHub named one; a run already completed is left be.
     CancelWorkflowRun {
@@ -480,6 +490,7 @@ impl Effect {
             | Effect::AdvanceShipQueue { repo }
             | Effect::WakeShipQueue { repo, .. }
             | Effect::Reconcile { repo, .. } => repo,
+            Effect::DispatchRun { job, .. } => &job.repo,
         }
     }
 
@@ -499,6 +510,7 @@ impl Effect {
                 | Effect::PrepareRevert { .. }
                 | Effect::MergePullRequest { .. }
                 | Effect::DispatchWorkflow { .. }
+                | Effect::DispatchRun { .. }
                 | Effect::AwaitCheckRun { .. }
         )
     }
@@ -590,6 +602,7 @@ impl Effect {
             Effect::StartTaskBranch { .. } => "start_task_branch",
             Effect::CreateCheckRun { .. } => "create_check_run",
             Effect::DispatchWorkflow { .. } => "dispatch_workflow",
+            Effect::DispatchRun { .. } => "dispatch_run",
             Effect::CancelWorkflowRun { .. } => "cancel_workflow_run",
             Effect::OpenCheckRun { .. } => "open_check_run",
             Effect::UpdateCheckRun { .. } => "update_check_run",

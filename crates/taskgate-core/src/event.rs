@@ -72,12 +72,10 @@ pub enum Change {
         task: crate::task::RunSubject,
         record: Box<crate::task::TaskRecord>,
     },
-    /// A run to start (stored as a queued attempt).
+    /// A run to start, stored as a queued attempt of the runner the core
+    /// handed it to (`RunJob::runner`): the local runner takes up its own,
+    /// an Actions one is started by the `DispatchRun` in the same decision.
     RunQueued(crate::task::RunJob),
-    /// A run handed to the Actions runner (a workflow dispatched in the
-    /// same decision): stored as a queued attempt the local runner leaves
-    /// alone.
-    RunDispatched(crate::task::RunJob),
     /// An attempt moved on; `report` once it finished.
     AttemptUpdated {
         repo: RepoName,

@@ -5,7 +5,7 @@
 //! default, or a comma-separated allow-list of `owner/repo`), the decision
 //! for one run from the policy and the repository's `runner_network`, and
 //! the sentence each gate's check run carries about it. Must not: read the
-//! environment or set the sandbox up (`runner::sandbox_net` does: its own
+//! environment or set the sandbox up (`runner::sandbox::net` does: its own
 //! network namespace behind slirp4netns, public addresses only).
 
 use std::collections::BTreeSet;

@@ -288,7 +288,7 @@ pub fn render_effect_purpose(effect: &crate::Effect) -> String {
         E::MarkPullRequestReady { number, .. } => {
             format!("mark pull request #{number} ready for review")
         }
-        E::DispatchWorkflow { workflow, .. } => {
+        E::DispatchWorkflow { workflow, .. } | E::DispatchRun { workflow, .. } => {
             format!("start the workflow `{}`", sanitize(workflow))
         }
         E::CreateCheckRun { check, .. } => {

@@ -240,6 +240,11 @@ pub struct Attempt {
     pub queued_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// The runner it was handed to; `None` for an attempt recorded before
+    /// attempts named theirs (it may be an Actions one, so a cancel asks
+    /// for its workflow run, which finds none for a local one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runner: Option<crate::config::RunnerKind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -307,8 +312,11 @@ pub struct RunJob {
     pub sha: CommitSha,
     pub gates: Vec<String>,
     /// The story branch's head the run merges into `sha` first (SPEC §3),
-    /// where the runner needs it said: set by the shell when it hands the
-    /// run to the Actions workflow (the local runner reads the branch).
+    /// where the runner needs it said: the Actions runner's dispatch
+    /// records it when it is performed (the local runner reads the branch).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base: Option<CommitSha>,
+    /// The runner the core handed it to (`TaskContext::runner`).
+    #[serde(default)]
+    pub runner: crate::config::RunnerKind,
 }

@@ -4,18 +4,17 @@
 //! is believed only as far as it matches the dispatch
 //! (`core::story::start::check_tested`).
 //!
-//! Owns: reading the story branch's head for a dispatch, and ending an
-//! attempt from its run's report with what taskgate says about the tested
-//! commit (a warning on the gates, or "not run" for a conflict). Must not:
-//! word those texts (`core::story::start`) or read the artifact
-//! (`ActionsRuns::report`).
+//! Owns: ending an attempt from its run's report with what taskgate says
+//! about the tested commit (a warning on the gates, or "not run" for a
+//! conflict). Must not: word those texts (`core::story::start`), read the
+//! artifact (`ActionsRuns::report`), or read the story head a dispatch
+//! names (`github::perform::runner`).
 
 use super::{
     report_for_missing_artifact, ActionsError, ActionsRuns, Marker, NotAccepted, Progress,
-    RepoClient, RunJob,
 };
 use crate::store::{AttemptRow, StoreError};
-use taskgate_core::ids::{CommitSha, RepoName, StoryId};
+use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::story::start::{
     check_tested, render_conflict_not_run, tested_warning, TestedCheck,
 };
@@ -36,21 +35,6 @@ impl ActionsRuns {
         .key();
         let issue = self.store.issue_record(repo, &key).await?;
         Ok(issue.map(|i| taskgate_core::story::story_branch(i.number.0)))
-    }
-
-    /// The head of a task's story branch as GitHub has it now: what the
-    /// job merges into the task's head before testing.
-    pub(super) async fn story_head(&self, job: &RunJob) -> Result<Option<CommitSha>, ActionsError> {
-        if job.task.task().is_none() {
-            return Ok(None);
-        }
-        let Some(branch) = self.story_branch(&job.repo, &job.story).await? else {
-            return Ok(None);
-        };
-        let client = self.github.installation_client(job.installation).await?;
-        Ok(RepoClient::new(&client, &job.repo)
-            .branch_head(&branch)
-            .await?)
     }
 
     /// How a completed run ends its attempt: with its checked report (or

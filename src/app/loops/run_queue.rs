@@ -190,7 +190,7 @@ pub struct RunQueue {
     /// (`TASKGATE_RUNNER_NETWORK`); a repository's config only asks.
     pub network: taskgate_core::network::RunnerNetwork,
     /// Below it no run starts; the queued ones say why (`core::host_disk`).
-    pub floor: crate::runner::sandbox_disk::DiskFloor,
+    pub floor: crate::runner::sandbox::disk::DiskFloor,
     /// Woken by the processor when attempts were queued or cancelled.
     pub runs_changed: Arc<Notify>,
     /// Wakes the processor when progress was recorded.

@@ -7,7 +7,7 @@
 //!
 //! A copy up to a minute old decides how a proof is made, never whether
 //! it lands: the landing reads the rules again itself
-//! (`github::perform_land`), and when they changed the story is told
+//! (`github::perform::land`), and when they changed the story is told
 //! (`ShipWhat::RulesChanged`), which empties this cache
 //! ([`RulesCache::forget`]) so the proof made next follows them.
 //!

@@ -53,6 +53,8 @@ impl Located {
                 .config
                 .effective_review(&self.settings, self.task.review),
             merge_method: self.config.merge_method,
+            runner: self.config.runner,
+            runner_workflow: &self.config.runner_workflow,
             now,
         }
     }

@@ -103,6 +103,8 @@ impl PseudoTask {
             waiting_for: &[],
             review: taskgate_core::config::ReviewMode::Human,
             merge_method: self.config.merge_method,
+            runner: self.config.runner,
+            runner_workflow: &self.config.runner_workflow,
             now,
         }
     }

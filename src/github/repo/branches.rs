@@ -1,7 +1,7 @@
 //! A ready task's branch (SPEC §3): made where it is missing, and how far
 //! an existing one is from the story branch.
 //!
-//! Owns the two calls `perform_branches` needs beyond the refs and merges
+//! Owns the two calls `perform::branches` needs beyond the refs and merges
 //! of `refs.rs`: a create that says whether it created, and a comparison's
 //! counts. Must not: decide what to do with them (`core::story::start`).
 

@@ -13,8 +13,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::super::process::{run_command, CommandSpec, ProcessOutput};
+use super::super::sandbox::disk;
 use super::super::sandbox::{RunDisk, SandboxRun};
-use super::super::sandbox_disk;
 use super::{workspace_roots, RunOptions};
 use taskgate_core::classify::{classify, Classification, FailureKind, Outcome};
 use taskgate_core::plan::TestSpec;
@@ -106,7 +106,7 @@ async fn run_once(
     let classification = (!out.success() && !out.cancelled).then(|| {
         match &options.disk {
             // The disk is full: whatever the tool said, that is why.
-            RunDisk::Capped { bytes } if sandbox_disk::is_full(workdir) => Classification {
+            RunDisk::Capped { bytes } if disk::is_full(workdir) => Classification {
                 kind: FailureKind::ToolingError,
                 summary: RunDisk::full_message(*bytes),
                 findings: Vec::new(),

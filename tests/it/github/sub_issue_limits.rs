@@ -3,7 +3,7 @@
 //! fake refuses with 422 as GitHub does. A link past them is said once, on
 //! the child issue, and nothing else stops: the issue is made, listed in
 //! its parent's body, and no pass asks GitHub for the link again. Each test
-//! fails without `src/github/perform_links.rs`.
+//! fails without `src/github/perform/links.rs`.
 
 use crate::support::plan::{Plan, Task};
 use crate::support::{TestApp, REPO};

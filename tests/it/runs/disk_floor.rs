@@ -7,7 +7,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use taskgate::runner::sandbox_disk::FreeSpace;
+use taskgate::runner::sandbox::disk::FreeSpace;
 
 use crate::support::plan::{Plan, Task};
 use crate::support::story::Story;

@@ -3,7 +3,7 @@
 //! (`TASKGATE_RUNNER_NETWORK`) decides, and the check run says what became
 //! of the request. (The attacks on the sandbox itself, with and without the
 //! network, are tested against the runner in `src/runner/sandbox/tests.rs`
-//! and `src/runner/sandbox_net/attacks.rs`.)
+//! and `src/runner/sandbox/net/attacks.rs`.)
 
 use taskgate_core::network::RunnerNetwork;
 

@@ -6,7 +6,7 @@ use super::heads::{late, move_head};
 use super::ready::Doer;
 use super::render;
 use super::{Attempt, AttemptStatus, GateVerdict, PullRef, RunJob, RunSubject, TaskRecord};
-use crate::config::{MergeMethod, ReviewMode};
+use crate::config::{MergeMethod, ReviewMode, RunnerKind};
 use crate::effect::{CheckStatus, CheckUpdate, Effect};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName, StoryId, UserId};
 use crate::plan::TaskState;
@@ -35,6 +35,10 @@ pub struct TaskContext<'a> {
     pub waiting_for: &'a [IssueNumber],
     pub review: ReviewMode,
     pub merge_method: MergeMethod,
+    /// Where its attempts run (`runner`), and the workflow the Actions
+    /// runner dispatches (`runner_workflow`), from the repo config.
+    pub runner: RunnerKind,
+    pub runner_workflow: &'a str,
     pub now: i64,
 }
 
@@ -412,25 +416,66 @@ fn queue_attempt(
         queued_at: ctx.now,
         started_at: None,
         finished_at: None,
+        runner: Some(ctx.runner),
     });
     next.state = Some(TaskState::Testing);
     effects.push(reconcile(ctx));
+    let job = RunJob {
+        repo: ctx.repo.clone(),
+        installation: ctx.installation,
+        story: ctx.story.to_owned(),
+        task: ctx.task.to_owned(),
+        attempt: number,
+        sha: sha.clone(),
+        gates,
+        base: None,
+        runner: ctx.runner,
+    };
+    let mut outcome = format!("attempt {number} queued at {}", short(&sha));
+    if let Some(start) = start_run(&job, ctx) {
+        outcome = format!("{outcome}; dispatched to workflow {}", ctx.runner_workflow);
+        effects.push(start);
+    }
     TaskDecision {
         record: next,
         effects,
-        run: Some(RunJob {
-            repo: ctx.repo.clone(),
-            installation: ctx.installation,
-            story: ctx.story.to_owned(),
-            task: ctx.task.to_owned(),
-            attempt: number,
-            sha: sha.clone(),
-            gates,
-            base: None,
-        }),
+        run: Some(job),
         cancelled,
         verdict: None,
-        outcome: format!("attempt {number} queued at {}", short(&sha)),
+        outcome,
+    }
+}
+
+/// The effect that hands `job` to its runner, where the runner is started
+/// by one: the local runner takes its attempts from the store (the queued
+/// attempt is all it needs), the Actions runner from a dispatch.
+fn start_run(job: &RunJob, ctx: &TaskContext) -> Option<Effect> {
+    match job.runner {
+        RunnerKind::Local => None,
+        RunnerKind::Actions => Some(Effect::DispatchRun {
+            job: Box::new(job.clone()),
+            workflow: ctx.runner_workflow.to_owned(),
+        }),
+    }
+}
+
+/// The effect that stops `attempt` on its runner beyond its check runs: the
+/// local runner stops the processes of a cancelled attempt it reads from
+/// the store, an Actions attempt's workflow run is cancelled on GitHub. An
+/// attempt recorded before attempts named their runner may be either: its
+/// cancel finds no workflow run for a local one.
+pub(super) fn stop_run(attempt: &Attempt, ctx: &TaskContext) -> Option<Effect> {
+    let cancel = || Effect::CancelWorkflowRun {
+        repo: ctx.repo.clone(),
+        attempt: crate::AttemptRef {
+            story: ctx.story.to_owned(),
+            task: ctx.task.to_owned(),
+            attempt: attempt.number,
+        },
+    };
+    match attempt.runner {
+        Some(RunnerKind::Local) => None,
+        Some(RunnerKind::Actions) | None => Some(cancel()),
     }
 }
 
@@ -544,6 +589,7 @@ pub(super) fn supersede(
             false,
         ));
     }
+    effects.extend(stop_run(current, ctx));
     Some(current.number)
 }
 
@@ -644,6 +690,8 @@ pub fn on_pull_closed(record: &TaskRecord, closed: PullClosed, ctx: &TaskContext
 }
 
 mod run_progress;
+#[cfg(test)]
+mod runner_tests;
 #[cfg(test)]
 mod tests;
 

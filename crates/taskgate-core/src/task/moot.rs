@@ -6,7 +6,7 @@
 //! Owns: [`on_moot`]. Must not: decide that a run is moot (the ship train
 //! does), or start another run.
 
-use super::decide::{update_check, TaskContext, TaskDecision};
+use super::decide::{stop_run, update_check, TaskContext, TaskDecision};
 use super::{AttemptStatus, TaskRecord};
 use crate::effect::CheckStatus;
 use crate::ids::CommitSha;
@@ -26,7 +26,7 @@ pub fn on_moot(record: &TaskRecord, sha: &CommitSha, why: &str, ctx: &TaskContex
         text: String::new(),
         annotations: vec![],
     };
-    let effects = (current.gates.iter())
+    let mut effects: Vec<_> = (current.gates.iter())
         .map(|gate| {
             let key = super::check_key(ctx.story, ctx.task, current.number, gate);
             let done = Some(CheckConclusion::Cancelled);
@@ -40,6 +40,7 @@ pub fn on_moot(record: &TaskRecord, sha: &CommitSha, why: &str, ctx: &TaskContex
             )
         })
         .collect();
+    effects.extend(stop_run(current, ctx));
     let mut next = record.clone();
     let attempt = next.current.as_mut().expect("the current attempt");
     attempt.status = AttemptStatus::Cancelled;

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::classify::FailureKind;
-use crate::config::{Limits, MergeMethod, RepoConfig, ReviewMode};
+use crate::config::{Limits, MergeMethod, RepoConfig, ReviewMode, RunnerKind};
 use crate::effect::{Effect, IssueState};
 use crate::failure::{self, is_task_blocked, LoopOutcome};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
@@ -167,6 +167,8 @@ impl World {
             waiting_for: &[],
             review: ReviewMode::Auto,
             merge_method: MergeMethod::Squash,
+            runner: RunnerKind::Local,
+            runner_workflow: "taskgate-run.yml",
             now: self.now,
         }
     }

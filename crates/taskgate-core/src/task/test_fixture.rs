@@ -1,7 +1,7 @@
 //! The task the unit tests of `decide` and `review` act on: one leaf task
 //! of a story, its context as the shell would build it.
 
-use crate::config::{MergeMethod, ReviewMode};
+use crate::config::{MergeMethod, ReviewMode, RunnerKind};
 use crate::ids::{CommitSha, InstallationId, IssueNumber, RepoName};
 use crate::task::TaskContext;
 
@@ -25,6 +25,8 @@ pub(super) struct Fixture {
     pub now: i64,
     /// Dependencies not complete yet (empty: the task is ready).
     pub waiting_for: Vec<IssueNumber>,
+    /// The repository's runner (`local` unless a test says).
+    pub runner: RunnerKind,
 }
 
 impl Fixture {
@@ -35,6 +37,7 @@ impl Fixture {
             review,
             now: 1_000,
             waiting_for: vec![],
+            runner: RunnerKind::Local,
         }
     }
 
@@ -53,6 +56,8 @@ impl Fixture {
             waiting_for: &self.waiting_for,
             review: self.review,
             merge_method: MergeMethod::Squash,
+            runner: self.runner,
+            runner_workflow: "taskgate-run.yml",
             now: self.now,
         }
     }

@@ -25,7 +25,7 @@ impl RunQueue {
     /// a period (its turn changing hands) records nothing twice.
     pub(super) async fn periodic_passes(&self) {
         // This replica's own workspaces: not a pass taken in turns.
-        let _ = tokio::task::spawn_blocking(crate::runner::sandbox_disk::retry_unremoved).await;
+        let _ = tokio::task::spawn_blocking(crate::runner::sandbox::disk::retry_unremoved).await;
         if self.store.our_turn("ticks", self.tick_every).await {
             self.tick().await;
         }

@@ -22,6 +22,7 @@ fn attempt(number: u32, c: char, status: AttemptStatus) -> Attempt {
         queued_at: 1,
         started_at: None,
         finished_at: None,
+        runner: Some(crate::config::RunnerKind::Local),
     }
 }
 

@@ -121,7 +121,7 @@ pub fn minimal_accounts(uid: u32, gid: u32) -> (String, String) {
     let passwd = format!(
         "{name}:x:{uid}:{gid}:{name}:{home}:/bin/sh\n\
          nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-        home = super::sandbox::HOME
+        home = super::HOME
     );
     let groups = format!("{group}:x:{gid}:\nnogroup:x:65534:\n");
     (passwd, groups)
@@ -136,7 +136,7 @@ pub fn public_nameservers(resolv_conf: &str) -> Vec<IpAddr> {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("nameserver"))
         .filter_map(|a| a.trim().parse::<IpAddr>().ok())
-        .filter(|a| matches!(a, IpAddr::V4(v4) if super::sandbox_net::is_public(*v4)))
+        .filter(|a| matches!(a, IpAddr::V4(v4) if super::net::is_public(*v4)))
         .collect()
 }
 

@@ -9,8 +9,8 @@
 //! the task branch, the merges API whether or not a pull request is open
 //! yet, and taskgate's merge is pinned to the story head it read.
 
-use super::client::GitHubError;
-use super::perform::{post_comment, record, Ctx};
+use super::{post_comment, record, Ctx};
+use crate::github::client::GitHubError;
 use crate::github::repo::{FastForward, MergeOutcome, RepoClient};
 use crate::store::{NewDelivery, Store, StoreError};
 use taskgate_core::ids::{CommitSha, DeliveryId};
@@ -91,7 +91,10 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
 /// phases queues such starts by the hundred; the executor lets them go
 /// without a write slot (`executor::pace`), or each would spend one
 /// slot of the hour's budget on no write.
-pub(super) async fn started_already(store: &Store, effect: &Effect) -> Result<bool, StoreError> {
+pub(in crate::github) async fn started_already(
+    store: &Store,
+    effect: &Effect,
+) -> Result<bool, StoreError> {
     let Effect::StartTaskBranch {
         repo, story, task, ..
     } = effect

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use serde_json::json;
 use tracing::info;
 
-use super::client::GitHubError;
-use super::perform::{done, post_comment, record, Ctx};
+use super::{done, post_comment, record, Ctx};
+use crate::github::client::GitHubError;
 use crate::store::NewDelivery;
 use taskgate_core::ids::{CommitSha, DeliveryId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::{CheckRunKnown, InternalEvent};
@@ -304,7 +304,7 @@ pub(super) async fn mark_pull_request_ready(
 
 /// Starts `workflow` on `git_ref`: the id of the run, when GitHub says it.
 /// A refused dispatch (404, 422) is told on `report_to`.
-async fn start_workflow(
+pub(super) async fn start_workflow(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     workflow: &str,
@@ -401,7 +401,7 @@ fn render_dispatch_refused(
 /// Records what became of a dispatch: a refusal (404, 422) ends the
 /// attempt and reaches the story's ship gate; a started run is recorded
 /// under its attempt and story. The effect's result names the run.
-async fn record_dispatch(
+pub(super) async fn record_dispatch(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     workflow: &str,
@@ -457,7 +457,7 @@ async fn record_dispatch(
 /// skew) and not yet claimed by any attempt or story: the run an earlier
 /// try started, whose answer was lost. A second deploy or agent run must
 /// not start.
-async fn find_dispatched_run(
+pub(super) async fn find_dispatched_run(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     workflow: &str,

@@ -7,8 +7,8 @@
 //! Must not: retry the link: no wait makes room under the parent, and a
 //! failed effect asked for again by every pass would never end.
 
-use super::client::GitHubError;
-use super::perform::{upsert_comment, Ctx};
+use super::{upsert_comment, Ctx};
+use crate::github::client::GitHubError;
 use taskgate_core::ids::RepoName;
 use taskgate_core::story::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};
 use taskgate_core::sync::IssueRecord;

@@ -1,6 +1,6 @@
 //! Effects of the ship queue → GitHub calls: the proving merge commit made
 //! on `taskgate/ship-<issue>` (squashed onto the base where history must be
-//! linear), a ship train car's commit (`build_car`), the landing (`perform_land`), the revert of a rollback, and the
+//! linear), a ship train car's commit (`build_car`), the landing (`perform::land`), the revert of a rollback, and the
 //! queue's next look recorded through the inbox.
 //! What GitHub answers (the merge commit, a conflict, a base that moved)
 //! goes back to the story as an internal ship event; the core decides.
@@ -10,11 +10,11 @@
 
 use serde_json::json;
 
-use super::client::GitHubError;
-use super::perform::Ctx;
-use super::perform_land::{land, Landing};
-use super::perform_runs::ship_event;
-use super::repo::{fresh_branch, CarBuild, Merged, BUILD_ATTEMPTS};
+use super::land::{land, Landing};
+use super::runs::ship_event;
+use super::Ctx;
+use crate::github::client::GitHubError;
+use crate::github::repo::{fresh_branch, CarBuild, Merged, BUILD_ATTEMPTS};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::ship::{self, CarHead, CarId, RacedBuild, ShipWhat};
 use taskgate_core::Effect;

@@ -21,10 +21,10 @@
 
 use serde_json::json;
 
-use super::client::GitHubError;
-use super::perform::{post_comment, record, Ctx};
-use super::perform_runs::ship_event;
-use super::repo::FastForward;
+use super::runs::ship_event;
+use super::{post_comment, record, Ctx};
+use crate::github::client::GitHubError;
+use crate::github::repo::FastForward;
 use crate::store::{EffectRow, NewDelivery, Store};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::ship::{
@@ -87,7 +87,7 @@ pub(super) async fn land(
     let what = if l.revert {
         ShipWhat::RevertRefused {
             round: l.round,
-            why: super::perform_ship::sentence(why.clone()),
+            why: super::ship::sentence(why.clone()),
         }
     } else {
         ShipWhat::LandFailed {
@@ -295,7 +295,7 @@ async fn refused(
     let why = format!("GitHub answered {status}: {message}");
     let what = ShipWhat::RevertRefused {
         round: l.round,
-        why: super::perform_ship::sentence(why),
+        why: super::ship::sentence(why),
     };
     ship_event(ctx, l.repo, l.story, what, "land-refused").await
 }
@@ -360,7 +360,7 @@ pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
             story,
             ShipWhat::RevertRefused {
                 round: *round,
-                why: super::perform_ship::sentence(format!("GitHub did not answer: {why}")),
+                why: super::ship::sentence(format!("GitHub did not answer: {why}")),
             },
         ),
         Effect::BuildShipCar {
@@ -371,7 +371,7 @@ pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
             };
             let what = ShipWhat::CarFailed {
                 car: *car,
-                why: super::perform_ship::sentence(format!("GitHub did not answer: {why}")),
+                why: super::ship::sentence(format!("GitHub did not answer: {why}")),
                 refused: false,
             };
             (repo, &first.story, what)
