@@ -177,6 +177,12 @@ load_rss() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 load_run() {
   local WORK=$1 PID=$2 URL=$3 CONNS=$4 SECS=$5 THREADS=$6
   T0=$(load_ticks "$PID")
+  # BENCH_PERF=FILE: a CPU profile of the server during the run (perf,
+  # DWARF call graphs: the release build keeps line tables, no frame
+  # pointers), for `perf report -i FILE --no-children`.
+  if [ -n "${BENCH_PERF:-}" ]; then
+    perf record -F 299 --call-graph dwarf,16384 -o "$BENCH_PERF" -p "$PID" -- sleep "$SECS" 2>/dev/null &
+  fi
   FAKE_T0=$([ -n "$FAKE" ] && load_ticks "$FAKE" || echo 0)
   BENCH_PAYLOAD="$WORK/payload.json" BENCH_SECRET="$SECRET" BENCH_EVENT_NAME="${BENCH_EVENT%%.*}" \
     /usr/bin/time -f "%U %S" -o "$WORK/wrk.cpu" \
