@@ -12,6 +12,10 @@
 # BENCH_DB_DIR puts the database elsewhere (e.g. /dev/shm, to see what the
 # server does when fsync costs nothing); BENCH_BIN runs that binary instead
 # of building this checkout (to compare two builds run by run).
+# BENCH_EVENT=issue_comment.created posts a comment instead of
+# issues.opened; BENCH_GITHUB=up serves the API from the fake GitHub
+# (crates/fakehub/examples/serve.rs) instead of leaving it unreachable
+# (bench/load.sh).
 #
 # Needs wrk (Debian package `wrk`; installed if missing) and a release build.
 set -euo pipefail
@@ -25,9 +29,10 @@ BIN=${BENCH_BIN:-target/release/taskgate}
 [ -n "${BENCH_BIN:-}" ] || cargo build --release --locked --quiet
 load_prepare "$WORK"
 
-# An unreachable API: the deliveries need no GitHub calls.
-APP_ID=1 PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
-  GITHUB_API_URL=http://127.0.0.1:9 HOST=127.0.0.1 PORT=$PORT \
+load_github
+echo "event: $BENCH_EVENT, GitHub: ${BENCH_GITHUB:-down} ($GITHUB_API_URL)"
+APP_ID=$APP_ID PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
+  GITHUB_API_URL=$GITHUB_API_URL HOST=127.0.0.1 PORT=$PORT \
   DATABASE_URL="sqlite://$DB_DIR/bench.db" RUST_LOG=error \
   "$BIN" serve &
 SERVER=$!
@@ -40,6 +45,7 @@ load_run "$WORK" $SERVER "http://127.0.0.1:$PORT/webhook" "$CONNS" "$SECS" "$THR
 count() { python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchone()[0])" "$DB_DIR/bench.db" "$1"; }
 for _ in $(seq 600); do [ "$(count "select count(*) from deliveries where status = 'received'")" = 0 ] && break; sleep 0.1; done
 load_report "$WORK" $SERVER "$CONNS" "$SECS"
+load_fake_cpu "$(cat "$WORK/answered")"
 # The server's own view of the same answers (its /metrics histograms), to
 # tell the time spent in taskgate from the time spent queueing in wrk and
 # the kernel on the shared cores, and the store's group commits inside it.

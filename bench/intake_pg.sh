@@ -10,6 +10,7 @@
 #
 #   bash bench/intake_pg.sh [replicas=1] [connections=32] [seconds=20] [threads=2]
 #
+# BENCH_EVENT and BENCH_GITHUB as for bench/intake.sh (bench/load.sh).
 # BENCH_BIN runs that binary instead of building this checkout. Needs wrk,
 # Debian's postgresql (its server programs; no server is used) and a
 # release build.
@@ -22,17 +23,20 @@ load_init 32 3999 "$@"
 BIN=${BENCH_BIN:-target/release/taskgate}
 [ -n "${BENCH_BIN:-}" ] || cargo build --release --locked --quiet
 load_prepare "$WORK"
+load_github
+echo "event: $BENCH_EVENT, GitHub: ${BENCH_GITHUB:-down} ($GITHUB_API_URL)"
 
 source bench/pg.sh
 pg_start
 replicas_start "$REPLICAS"
 
 T0=$(ticks_of "${PIDS[@]}")
+FAKE_T0=$([ -n "$FAKE" ] && load_ticks "$FAKE" || echo 0)
 DB0=$(ticks_of $(pg_pids))
 PER=$((CONNS / REPLICAS))
 WRKS=()
 for i in $(seq 0 $((REPLICAS - 1))); do
-  BENCH_PAYLOAD="$WORK/payload.json" BENCH_SIG="$SIG" \
+  BENCH_PAYLOAD="$WORK/payload.json" BENCH_SECRET="$SECRET" BENCH_EVENT_NAME="${BENCH_EVENT%%.*}" \
     wrk -t"$(( THREADS > PER ? PER : THREADS ))" -c"$PER" -d"${SECS}s" --latency \
     -s "$WORK/post.lua" "http://127.0.0.1:$((PORT + i))/webhook" > "$WORK/wrk-$i.txt" &
   WRKS+=($!)
@@ -71,3 +75,4 @@ print(f"taskgate CPU per delivery (all replicas): {(int(t1) - int(t0)) / hz / ma
 print(f"PostgreSQL CPU per delivery: {(int(db1) - int(db0)) / hz / max(ok, 1) * 1e6:.1f} us")
 print(f"deliveries stored: {stored}, lost: {max(ok - int(stored), 0)}")
 PY
+load_fake_cpu "$STORED"

@@ -7,7 +7,19 @@
 #                              defaults), makes WORK, and on exit stops
 #                              $SERVER and removes WORK and $CLEANUP
 #   load_prepare WORK          writes $WORK/payload.json and $WORK/post.lua,
-#                              sets SIG and SIZE
+#                              sets SIZE; each request gets its own id,
+#                              written in its body too, and is signed
+#                              (a body seen before is a replay to taskgate,
+#                              issue 45); BENCH_EVENT picks the
+#                              delivery: issues.opened (default) or
+#                              issue_comment.created (a comment that is no
+#                              command, the path every command takes)
+#   load_github                sets GITHUB_API_URL and APP_ID for the server:
+#                              BENCH_GITHUB=down (default) an address nothing
+#                              listens on; up, the fake GitHub as a process
+#                              of its own (crates/fakehub/examples/serve.rs,
+#                              the delivery's repository installed), its PID
+#                              in FAKE, its CPU counted by load_fake_cpu
 #   load_run WORK PID URL CONNS SECS THREADS
 #                              runs wrk against URL, leaves its report in
 #                              $WORK/wrk.txt and its CPU in $WORK/wrk.cpu,
@@ -25,28 +37,37 @@ load_init() {
   WORK=$(mktemp -d)
   SERVER=""
   CLEANUP=""
-  trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; rm -rf "$WORK" $CLEANUP' EXIT
+  FAKE=""
+  trap '[ -n "$SERVER" ] && kill $SERVER 2>/dev/null || true; [ -n "$FAKE" ] && kill $FAKE 2>/dev/null || true; rm -rf "$WORK" $CLEANUP' EXIT
 }
 
 load_prepare() {
   local WORK=$1
   command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk; }
   [ -x /usr/bin/time ] || { apt-get update -qq && apt-get install -y -qq time; }
-  # A real `issues.opened` example, installation added and body padded to ~10 KB.
-  python3 - "$WORK/payload.json" <<'PY'
-import json, sys
-p = json.load(open("fixtures/webhooks/issues/opened.1.json"))
+  # A real example of the event, installation added, stamped now and
+  # padded to ~10 KB.
+  BENCH_EVENT=${BENCH_EVENT:-issues.opened}
+  python3 - "$WORK/payload.json" "$BENCH_EVENT" <<'PY'
+import datetime, json, sys
+event = sys.argv[2]
+fixture, thing, at, text = {
+    "issues.opened": ("fixtures/webhooks/issues/opened.1.json", "issue", "updated_at", "body"),
+    "issue_comment.created": ("fixtures/webhooks/issue_comment/created.1.json", "comment", "created_at", "body"),
+}[event]
+p = json.load(open(fixture))
 p["installation"] = {"id": 1, "node_id": "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ=="}
 # Stamped now: taskgate refuses an event older than its delivery log's
-# retention as a possible replay (src/intake/age.rs), and the example's
-# issue was last updated in 2019.
-import datetime
-p["issue"]["updated_at"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+# retention as a possible replay (src/intake/age.rs), and the examples
+# were made in 2019.
+p[thing][at] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 raw = json.dumps(p, separators=(",", ":"))
-p["issue"]["body"] = (p["issue"].get("body") or "") + "x" * max(0, 10240 - len(raw))
+# The marker is replaced by each request's delivery id (post.lua), so no
+# two bodies are alike: taskgate takes a body seen before under another id
+# for a replay (issue 45) and records it as a duplicate.
+p[thing][text] = (p[thing].get(text) or "") + ("BENCHID" * 6)[:36] + "x" * max(0, 10240 - 36 - len(raw))
 open(sys.argv[1], "w").write(json.dumps(p, separators=(",", ":")))
 PY
-  SIG="sha256=$(openssl dgst -sha256 -hmac "$SECRET" -r < "$WORK/payload.json" | cut -d' ' -f1)"
   SIZE=$(stat -c %s "$WORK/payload.json")
 
   cat > "$WORK/post.lua" <<'LUA'
@@ -54,9 +75,26 @@ local ffi = require("ffi")
 ffi.cdef[[
   typedef struct { long tv_sec; long tv_nsec; } bench_timespec;
   int clock_gettime(int clock, bench_timespec *tp);
+  typedef struct evp_md_st EVP_MD;
+  const EVP_MD *EVP_sha256(void);
+  unsigned char *HMAC(const EVP_MD *md, const void *key, int key_len,
+                      const unsigned char *d, size_t n, unsigned char *out, unsigned int *out_len);
 ]]
+local crypto = ffi.load("libcrypto.so.3")
 local f = io.open(os.getenv("BENCH_PAYLOAD"), "rb"); local body = f:read("*a"); f:close()
-local sig = os.getenv("BENCH_SIG")
+local secret = os.getenv("BENCH_SECRET")
+local event = os.getenv("BENCH_EVENT_NAME")
+-- Placeholders of the final lengths: the delivery id in the header and in
+-- the body (bench/load.sh put it there), the signature in its header.
+local MARK = string.rep("BENCHID", 6):sub(1, 36)
+local SIGMARK = string.rep("S", 64)
+local mac, mac_len = ffi.new("unsigned char[32]"), ffi.new("unsigned int[1]")
+local function signature(text)
+  crypto.HMAC(crypto.EVP_sha256(), secret, #secret, text, #text, mac, mac_len)
+  local hex = {}
+  for i = 0, 31 do hex[i + 1] = string.format("%02x", mac[i]) end
+  return table.concat(hex)
+end
 -- Delivery ids as GitHub makes them: version-1 UUIDs of the time the
 -- delivery is sent (100 ns ticks since 1582, from the real clock, so both
 -- wrk threads' ids rise together as GitHub's do), a clock sequence and a
@@ -68,21 +106,23 @@ local next_tid = 0
 function setup(thread) next_tid = next_tid + 1; thread:set("tid", next_tid) end
 local now = ffi.new("bench_timespec")
 local last = 0ULL
-local clock, node, prefix, suffix
+local clock, node, head, before, after
 function init(args)
   math.randomseed(os.time() * 100 + tid)
   clock = 0x8000 + math.random(0, 0x3fff)
   node = string.format("%06x%06x", tid, math.random(0, 0xffffff))
-  -- The request is the same but for its id: cut it once around a marker,
-  -- so each request is two concatenations instead of a fresh wrk.format.
+  -- The request is the same but for its id and signature: cut it once
+  -- around the markers; each request is then a few concatenations and one
+  -- HMAC (libcrypto's).
   local whole = wrk.format("POST", "/webhook", {
     ["Content-Type"] = "application/json",
-    ["X-GitHub-Event"] = "issues",
-    ["X-GitHub-Delivery"] = "@DELIVERY@",
-    ["X-Hub-Signature-256"] = sig,
+    ["X-GitHub-Event"] = event,
+    ["X-GitHub-Delivery"] = MARK,
+    ["X-Hub-Signature-256"] = "sha256=" .. SIGMARK,
   }, body)
-  local at = whole:find("@DELIVERY@", 1, true)
-  prefix, suffix = whole:sub(1, at - 1), whole:sub(at + 10)
+  head = whole:sub(1, #whole - #body)
+  local at = body:find(MARK, 1, true)
+  before, after = body:sub(1, at - 1), body:sub(at + #MARK)
 end
 function request()
   ffi.C.clock_gettime(0, now)
@@ -92,9 +132,37 @@ function request()
   local lo, hi = tonumber(ticks % 4294967296ULL), tonumber(ticks / 4294967296ULL)
   local id = string.format("%08x-%04x-1%03x-%04x-%s",
     lo, hi % 65536, math.floor(hi / 65536) % 4096, clock, node)
-  return prefix .. id .. suffix
+  local b = before .. id .. after
+  local h = head:gsub(MARK, id, 1)
+  return (h:gsub(SIGMARK, signature(b), 1)) .. b
 end
 LUA
+}
+
+load_github() {
+  GITHUB_API_URL=http://127.0.0.1:9
+  APP_ID=1
+  case ${BENCH_GITHUB:-down} in
+    down) return ;;
+    up) ;;
+    *) echo "BENCH_GITHUB is up or down, not $BENCH_GITHUB" >&2; exit 2 ;;
+  esac
+  local bin=${BENCH_FAKEHUB:-target/debug/examples/serve}
+  [ -n "${BENCH_FAKEHUB:-}" ] || cargo build --locked --quiet -p fakehub --example serve
+  local repo
+  repo=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["repository"]["full_name"])' "$WORK/payload.json")
+  "$bin" "$repo" 1 > "$WORK/fake.out" &
+  FAKE=$!
+  for _ in $(seq 100); do [ "$(wc -l < "$WORK/fake.out")" -ge 2 ] && break; sleep 0.1; done
+  GITHUB_API_URL=$(sed -n 1p "$WORK/fake.out")
+  APP_ID=$(sed -n 2p "$WORK/fake.out")
+}
+
+# The fake GitHub's CPU from the start of the run, per delivery, when it runs.
+load_fake_cpu() {
+  [ -n "$FAKE" ] || return 0
+  python3 -c 'import sys; t0, t1, hz, n = map(int, sys.argv[1:]); print(f"fake GitHub CPU per delivery: {(t1 - t0) / hz / max(n, 1) * 1e6:.1f} us")' \
+    "$FAKE_T0" "$(load_ticks "$FAKE")" "$(getconf CLK_TCK)" "$1"
 }
 
 # The server's user+system CPU so far, in clock ticks.
@@ -109,7 +177,14 @@ load_rss() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
 load_run() {
   local WORK=$1 PID=$2 URL=$3 CONNS=$4 SECS=$5 THREADS=$6
   T0=$(load_ticks "$PID")
-  BENCH_PAYLOAD="$WORK/payload.json" BENCH_SIG="$SIG" \
+  # BENCH_PERF=FILE: a CPU profile of the server during the run (perf,
+  # DWARF call graphs: the release build keeps line tables, no frame
+  # pointers), for `perf report -i FILE --no-children`.
+  if [ -n "${BENCH_PERF:-}" ]; then
+    perf record -F 299 --call-graph dwarf,16384 -o "$BENCH_PERF" -p "$PID" -- sleep "$SECS" 2>/dev/null &
+  fi
+  FAKE_T0=$([ -n "$FAKE" ] && load_ticks "$FAKE" || echo 0)
+  BENCH_PAYLOAD="$WORK/payload.json" BENCH_SECRET="$SECRET" BENCH_EVENT_NAME="${BENCH_EVENT%%.*}" \
     /usr/bin/time -f "%U %S" -o "$WORK/wrk.cpu" \
     wrk -t"$THREADS" -c"$CONNS" -d"${SECS}s" --latency -s "$WORK/post.lua" "$URL" | tee "$WORK/wrk.txt"
 }

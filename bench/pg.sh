@@ -39,7 +39,7 @@ CONF
 }
 
 pg_stop_all() {
-  for pid in "${PIDS[@]:-}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]:-}" ${FAKE:-}; do kill "$pid" 2>/dev/null || true; done
   kill -QUIT "$PGPM" 2>/dev/null || true
   sleep 0.5
   rm -rf "$WORK" "$PGDIR"
@@ -50,8 +50,8 @@ pq() { psql -h "$PGDIR" -U taskgate -d "$1" -Atc "$2"; }
 replicas_start() {
   local n=$1 i
   for i in $(seq 0 $((n - 1))); do
-    APP_ID=1 PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
-      GITHUB_API_URL=http://127.0.0.1:9 HOST=127.0.0.1 PORT=$((PORT + i)) \
+    APP_ID=${APP_ID:-1} PRIVATE_KEY_PATH=fixtures/keys/test-app.pem WEBHOOK_SECRET=$SECRET \
+      GITHUB_API_URL=${GITHUB_API_URL:-http://127.0.0.1:9} HOST=127.0.0.1 PORT=$((PORT + i)) \
       DATABASE_URL="$DB_URL" TASKGATE_WORK_DIR="$WORK/work-$i" RUST_LOG=${BENCH_LOG:-error} \
       "$BIN" serve &
     PIDS+=($!)

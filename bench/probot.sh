@@ -7,6 +7,8 @@
 #
 #   bash bench/probot.sh [connections=8] [seconds=20] [threads=2]
 #
+# BENCH_EVENT=issue_comment.created posts a comment (bench/load.sh); Probot
+# makes no GitHub call for either event, so GitHub up or down is the same.
 # Needs node and npm (Probot 14 asks for node 22 but runs on Debian's 20,
 # which is what the issue's figures match); installs Probot from npm into
 # bench/probot/node_modules on first use. NODE picks another node binary.

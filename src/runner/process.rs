@@ -2,7 +2,7 @@
 //! process group, stdin from `/dev/null`, a scrubbed environment, stdout and
 //! stderr merged into one capped capture, and a timeout; in the
 //! [`sandbox`](super::sandbox) when the spec says so (`bwrap … -- sh -c CMD`,
-//! with rlimits set on bwrap before it execs).
+//! with rlimits set on bwrap before it execs, the process count inside).
 //!
 //! The group is the unit: on timeout or cancellation it gets SIGTERM, then
 //! SIGKILL after a grace period; after a normal exit of the leader it gets
@@ -283,7 +283,8 @@ fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
 }
 
 /// `bwrap … -- sh -c CMD`, in a pids cgroup when one can be made, with the
-/// rlimits set on bwrap before it execs.
+/// rlimits set on bwrap before it execs (all but RLIMIT_NPROC, which the
+/// sandbox's script sets inside its own user namespace).
 fn sandboxed_command(
     spec: &CommandSpec,
     sandbox: &SandboxRun,

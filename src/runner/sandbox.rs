@@ -26,14 +26,22 @@
 //!   own monitor outside would die of it and take the sandbox down at once —
 //!   then SIGKILL to both; when pid 1 of a pid namespace dies, the kernel
 //!   kills every process in it, so nothing outlives its command.
-//! - The limits are rlimits set on bwrap before it execs, inherited by all
-//!   inside. RLIMIT_NPROC counts the processes of a user (for a non-root
-//!   taskgate user, its processes on the host count too) and the kernel
-//!   never applies it to root, even inside a user namespace; so where
-//!   taskgate can make a `pids` cgroup (v1, or v2 with the controller
-//!   enabled below taskgate's cgroup: typically as root) every command also
-//!   gets one of its own ([`PidsCgroup`]). Where neither holds, each gate
-//!   says its processes were not limited.
+//! - The limits are rlimits, inherited by all inside. RLIMIT_NPROC is set
+//!   *inside* the sandbox, by the fixed script just before it execs the
+//!   command ([`started_script`]); the others are set on bwrap before it
+//!   execs. Since Linux 5.14 the kernel counts a user's processes per user
+//!   namespace, and the check on fork compares the count in the process's
+//!   own namespace with its own limit, then the count in each parent with
+//!   the limit its namespace was created under. bwrap creates the sandbox's
+//!   namespace under taskgate's own limit, so for a non-root taskgate user
+//!   the count is per run: one installation's fork bomb cannot starve
+//!   another's runs, nor taskgate (verified on 6.x; on older kernels the
+//!   count is the host user's, as a plain rlimit). The kernel never applies
+//!   RLIMIT_NPROC to host root, even inside a user namespace (uid 0 maps to
+//!   root); so where taskgate can make a `pids` cgroup (v1, or v2 with the
+//!   controller enabled below taskgate's cgroup: typically as root) every
+//!   command also gets one of its own ([`PidsCgroup`]). Where neither holds,
+//!   each gate says its processes were not limited.
 
 use std::ffi::OsString;
 use std::os::fd::RawFd;
@@ -60,13 +68,24 @@ pub const HOME: &str = "/home/runner";
 
 /// The first byte every sandboxed command prints, written by a fixed
 /// script inside the sandbox just before it execs the command
-/// ([`STARTED_SCRIPT`]): output that does not begin with it came from
+/// ([`started_script`]): output that does not begin with it came from
 /// bubblewrap failing to set the sandbox up, never from the command, and
 /// task code cannot take back a byte printed before it ran. The runner
 /// strips it from what it keeps.
 pub const STARTED_MARK: u8 = 0x1e;
-/// `sh -c STARTED_SCRIPT sh CMD`: the mark, then CMD as `sh -c` ran it.
-const STARTED_SCRIPT: &str = "printf '\\036'; exec /bin/sh -c \"$1\"";
+
+/// `sh -c SCRIPT sh CMD`: the sandbox's process limit set inside its own
+/// user namespace (bash and busybox name it `ulimit -u`, dash `-p`; both
+/// set the hard limit too, which nothing inside can raise), then the mark,
+/// then CMD as `sh -c` ran it. A shell that can set neither ends there,
+/// before the mark: the runner's fault, and no task code ran.
+fn started_script(max_processes: u64) -> String {
+    format!(
+        "ulimit -u {max_processes} 2>/dev/null || ulimit -p {max_processes} 2>/dev/null || \
+         {{ echo 'taskgate: the sandbox could not limit its processes' >&2; exit 126; }}; \
+         printf '\\036'; exec /bin/sh -c \"$1\""
+    )
+}
 
 /// Said on every gate of a run without the sandbox because the operator
 /// opted out.
@@ -157,7 +176,8 @@ impl Isolation {
 /// The operator's resource limits for every sandboxed command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
-    /// RLIMIT_NPROC.
+    /// RLIMIT_NPROC, set inside the sandbox's own user namespace (per run),
+    /// and `pids.max` of its [`PidsCgroup`] where one is made.
     pub max_processes: u64,
     /// RLIMIT_AS, in bytes.
     pub memory_bytes: u64,
@@ -447,18 +467,21 @@ impl SandboxRun {
                 Mask::File(p) => a.bind("--ro-bind", "/dev/null", p),
             }
         }
-        a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", STARTED_SCRIPT]);
+        let script = started_script(self.sandbox.limits.max_processes);
+        a.flags(&["--chdir", WORKSPACE, "--", "/bin/sh", "-c", &script]);
         a.flags(&["sh", cmd]);
         a.0
     }
 
-    /// The rlimits for a command allowed `cpu` of CPU time: (resource, soft,
-    /// hard). CPU time gets a second more before SIGKILL than SIGXCPU.
-    pub fn rlimits(&self, cpu: Duration) -> [(libc::__rlimit_resource_t, u64, u64); 5] {
+    /// The rlimits set on bwrap for a command allowed `cpu` of CPU time:
+    /// (resource, soft, hard). CPU time gets a second more before SIGKILL
+    /// than SIGXCPU. Not RLIMIT_NPROC: set on bwrap, it would count every
+    /// process of taskgate's user on the host ([`started_script`] sets it
+    /// inside).
+    pub fn rlimits(&self, cpu: Duration) -> [(libc::__rlimit_resource_t, u64, u64); 4] {
         let l = &self.sandbox.limits;
         let cpu = cpu.as_secs() + u64::from(cpu.subsec_nanos() > 0);
         [
-            (libc::RLIMIT_NPROC, l.max_processes, l.max_processes),
             (libc::RLIMIT_AS, l.memory_bytes, l.memory_bytes),
             (libc::RLIMIT_CPU, cpu, cpu + 1),
             (libc::RLIMIT_FSIZE, l.file_size_bytes, l.file_size_bytes),
@@ -526,5 +549,7 @@ impl Args {
     }
 }
 
+#[cfg(test)]
+mod processes_tests;
 #[cfg(test)]
 pub(crate) mod tests;

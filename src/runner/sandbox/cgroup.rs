@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// Whether the process limit holds on this host: RLIMIT_NPROC for a
-/// non-root user, a [`PidsCgroup`] for root.
+/// non-root user (set inside the sandbox's user namespace, so per run),
+/// a [`PidsCgroup`] for root.
 pub fn processes_limited() -> bool {
     // SAFETY: geteuid(2) cannot fail.
     let root = unsafe { libc::geteuid() } == 0;

@@ -533,7 +533,8 @@ fn the_command_line_mounts_only_the_toolchain_and_the_workspace() {
         "--bind /srv/taskgate-work/workspaces/ws /workspace",
         "--ro-bind-try /srv/taskgate-work/mirrors/o/r.git/objects /srv/taskgate-work/mirrors/o/r.git/objects",
         "--ro-bind-try /opt/toolchain /opt/toolchain",
-        r#"--chdir /workspace -- /bin/sh -c printf '\036'; exec /bin/sh -c "$1" sh make test"#,
+        "--chdir /workspace -- /bin/sh -c ulimit -u 512 2>/dev/null || ulimit -p 512 2>/dev/null || ",
+        r#"exit 126; }; printf '\036'; exec /bin/sh -c "$1" sh make test"#,
     ] {
         assert!(line.contains(must), "`{must}` missing in {line}");
     }
