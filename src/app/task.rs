@@ -35,18 +35,22 @@ use taskgate_core::{Change, Decision};
 
 pub use taskgate_core::task::{Progress, RunEvent};
 
+mod clicks;
 mod closed;
 mod fix_pull;
 mod links;
 mod locate;
 mod milestones;
+mod progress;
 mod proof;
 mod pseudo;
 mod review;
 mod started;
 mod store;
 
+use clicks::{refuse_sender, Click};
 use locate::Located;
+use progress::{attach_report, finished_report};
 pub use proof::ShipProofs;
 pub use review::TaskCommands;
 pub(crate) use store::TaskStore;
@@ -342,138 +346,6 @@ impl Runs {
         Ok(Some(self.finish(repo, &located, d)))
     }
 
-    /// A check suite requested (nothing: the push runs) or re-requested
-    /// ("Re-run all checks"): a retry of the task's head, held to what
-    /// `/taskgate retry` is: the sender needs the `retry` permission of the
-    /// repository's config, and only the head taskgate heard pushed to the
-    /// task branch runs (a fork's commit, or any other, is not).
-    pub async fn on_check_suite(
-        &self,
-        p: &CheckSuiteEvent,
-        permissions: &crate::github::Permissions,
-    ) -> Result<Decision, StoreError> {
-        let repo = p.repo.clone();
-        let Some(branch) = p.head_branch.as_deref() else {
-            return Ok(Decision::nothing("check suite without a branch"));
-        };
-        let Some(located) = self.locate_branch(&repo, branch).await? else {
-            return Ok(Decision::nothing("not a task branch"));
-        };
-        if !p.is_retry() {
-            // GitHub asks for a suite on every push, taskgate's own branch
-            // creations and merges included; the push itself (with the
-            // commits it brings) is what starts a run.
-            return Ok(Decision::nothing(format!(
-                "check_suite.{}: runs start from the push",
-                p.action
-            )));
-        }
-        let by = (p.sender.as_ref(), p.installation);
-        let click = Click {
-            repo: &repo,
-            what: "check_suite.rerequested: retry".to_owned(),
-            label: "“Re-run all checks”",
-            command: "retry",
-            config: &located.config,
-            tell: located.answered_on(),
-            at: &p.head_sha,
-        };
-        if let Some(refused) = refuse_sender(by, click, permissions).await {
-            return Ok(refused);
-        }
-        let ctx = located.context(&repo, self.now());
-        let trigger = Trigger::Retry {
-            sha: Some(p.head_sha.clone()),
-            gate: None,
-            by: self.doer(p.sender.as_ref()),
-        };
-        let d = on_trigger(&located.record, &trigger, &ctx);
-        Ok(self.finish(&repo, &located, d))
-    }
-
-    /// "Re-run" on one of taskgate's check runs, or its Retry or Approve
-    /// branch todo button.
-    pub async fn on_check_run(
-        &self,
-        p: &CheckRunEvent,
-        app_id: u64,
-        permissions: &crate::github::Permissions,
-    ) -> Result<Decision, StoreError> {
-        let repo = p.repo.clone();
-        let Some(key) = p.gate_key(app_id) else {
-            return Ok(Decision::nothing("not a taskgate gate check run"));
-        };
-        let Some(command) = p.command() else {
-            return Ok(Decision::nothing(format!(
-                "check_run.{}: nothing to do",
-                p.action
-            )));
-        };
-        if let Some(milestone) = key.task.milestone() {
-            return self
-                .milestone_check_run(&repo, p, &key, milestone.as_str(), command, permissions)
-                .await;
-        }
-        let found = match key.task.task() {
-            Some(task) => self.task_location(&repo, &key.story, task).await?,
-            None => None,
-        };
-        let Some(loc) = found else {
-            return Ok(Decision::nothing("the check run's task is not known"));
-        };
-        let Some(located) = self.locate(&repo, loc).await? else {
-            return Ok(Decision::nothing("the check run's task is not in the plan"));
-        };
-        // A click needs what the command needs (GitHub lets anyone with
-        // write access press a button; the repo config may ask for more).
-        let by = (p.sender.as_ref(), p.installation);
-        let click = Click {
-            repo: &repo,
-            what: format!("check_run.{}: {command}", p.action),
-            label: p.click_label(),
-            command,
-            config: &located.config,
-            tell: located.answered_on(),
-            at: &p.head_sha,
-        };
-        if let Some(refused) = refuse_sender(by, click, permissions).await {
-            return Ok(refused);
-        }
-        if command == "approve-branch" {
-            return self
-                .approve_branch_clicked(&repo, &located, p.sender.as_ref())
-                .await;
-        }
-        let ctx = located.context(&repo, self.now());
-        let trigger = Trigger::Retry {
-            sha: Some(p.head_sha.clone()),
-            gate: Some(key.gate),
-            by: self.doer(p.sender.as_ref()),
-        };
-        let d = on_trigger(&located.record, &trigger, &ctx);
-        Ok(self.finish(&repo, &located, d))
-    }
-
-    async fn follow_verdict(
-        &self,
-        repo: &RepoName,
-        located: &Located,
-        d: TaskDecision,
-        report: &taskgate_core::report::RunReport,
-    ) -> Result<TaskDecision, StoreError> {
-        let mut inputs = self.loop_inputs(repo, located).await?;
-        if let Some(current) = &d.record.current {
-            inputs.links.check_runs = self.check_run_links(repo, located, current.number).await?;
-        }
-        inputs.links.changed_since_green = self.changed_since_green(repo, located, &d).await?;
-        Ok(task::follow_verdict(
-            d,
-            report,
-            &located.context(repo, self.now()),
-            &inputs,
-        ))
-    }
-
     /// Opens the branch todo that manual mode proposed (`/taskgate
     /// approve-branch` or the check run's button); `true` when it did.
     async fn approve_branch(
@@ -502,179 +374,5 @@ impl Runs {
             },
         };
         Ok((into_decision(repo, located, d), opened))
-    }
-
-    /// A periodic look at one task's open branch todo (its lifetime bound).
-    pub async fn on_tick(&self, event: TickEvent) -> Result<Decision, StoreError> {
-        let loc = match event.task.task() {
-            Some(task) => self.task_location(&event.repo, &event.story, task).await?,
-            None => None,
-        };
-        let Some(loc) = loc else {
-            return Ok(Decision::nothing("tick for an unknown task"));
-        };
-        let Some(located) = self.locate(&event.repo, loc).await? else {
-            return Ok(Decision::nothing("tick for a task no longer in the plan"));
-        };
-        let inputs = self.loop_inputs(&event.repo, &located).await?;
-        let ctx = located.context(&event.repo, self.now());
-        let d = task::on_lifetime_tick(&located.record, &ctx, &inputs);
-        Ok(into_decision(&event.repo, &located, d))
-    }
-
-    /// Progress of an attempt from either runner: the local run queue's
-    /// internal run events and the Actions runner's `workflow_run`s
-    /// (`app::actions_runs`) both end here.
-    pub async fn on_progress(&self, event: RunEvent) -> Result<Decision, StoreError> {
-        if event.task.milestone().is_some() {
-            return self.milestone_progress(event).await;
-        }
-        if event.task.fix_pull().is_some() {
-            return self.fix_pull_progress(event).await;
-        }
-        let located = match event.task.task() {
-            Some(task) => self.task_location(&event.repo, &event.story, task).await?,
-            None => None,
-        };
-        let Some(loc) = located else {
-            return Ok(Decision::nothing("run of an unknown task"));
-        };
-        let Some(located) = self.locate(&event.repo, loc).await? else {
-            return Ok(Decision::nothing("run of a task no longer in the plan"));
-        };
-        let ctx = located.context(&event.repo, self.now());
-        let progress = event.progress;
-        let report = finished_report(&progress);
-        let d = on_run_progress(&located.record, &progress, &ctx);
-        let d = match &report {
-            Some(report) if d.verdict.is_some() => {
-                self.follow_verdict(&event.repo, &located, d, report)
-                    .await?
-            }
-            _ => d,
-        };
-        let completed = d.record.state == Some(TaskState::Completed)
-            && located.record.state != Some(TaskState::Completed);
-        let story_head = d.record.merged_as.clone();
-        let mut decision = into_decision(&event.repo, &located, d);
-        if completed {
-            // Its gates passed at a head merged before they had
-            // (`core::task::merged_past`).
-            for more in self
-                .after_completion(&event.repo, &located, story_head.as_ref())
-                .await?
-            {
-                decision.merge(more);
-            }
-        }
-        if let Some(report) = &report {
-            let run = super::flaky::FinishedRun {
-                repo: &event.repo,
-                story: &event.story,
-                task: &event.task,
-                attempt: progress.attempt(),
-                report,
-            };
-            let flaky = self.flaky();
-            let flaky = flaky.quarantine_after_run(&run, &located.config).await?;
-            if !flaky.changes.is_empty() {
-                decision.merge(flaky);
-            }
-        }
-        // The report is kept with the attempt.
-        attach_report(&mut decision, progress.attempt(), report);
-        Ok(decision)
-    }
-}
-
-/// A click on one of taskgate's check runs, as `refuse_sender` judges it.
-pub(super) struct Click<'a> {
-    pub(super) repo: &'a RepoName,
-    /// For the log: the event and the command (`check_run.rerequested: retry`).
-    pub(super) what: String,
-    /// As GitHub labels it, for the reply.
-    pub(super) label: &'a str,
-    pub(super) command: &'a str,
-    pub(super) config: &'a taskgate_core::config::RepoConfig,
-    /// Where the clicker is told of a refusal.
-    pub(super) tell: IssueNumber,
-    pub(super) at: &'a CommitSha,
-}
-
-impl Located {
-    /// Where a click on this task's check runs is answered: its pull
-    /// request, else its issue.
-    pub(super) fn answered_on(&self) -> IssueNumber {
-        self.record.pr.map_or(self.loc.issue, |p| p.number)
-    }
-}
-
-/// Why a click on a check run's button, "Re-run" or "Re-run all checks"
-/// is refused: its sender lacks what the command needs (GitHub lets anyone
-/// with write access press a button; the repo config may ask for more), or
-/// the payload names no sender. The sender is told where the check run's
-/// task or story is, once per click and commit: GitHub shows nothing where
-/// the click was made. `None`: allowed.
-async fn refuse_sender(
-    (sender, installation): (Option<&taskgate_core::Actor>, Option<InstallationId>),
-    click: Click<'_>,
-    permissions: &crate::github::Permissions,
-) -> Option<Decision> {
-    let needs = click.config.required_permission(click.command);
-    let has = match (sender, installation) {
-        (Some(s), Some(i)) => permissions
-            .level(i, click.repo, s.id, &s.login)
-            .await
-            .unwrap_or(None),
-        _ => None,
-    };
-    if has >= Some(needs) {
-        return None;
-    }
-    let mut refused = Decision::nothing(format!(
-        "{} refused: the sender lacks {} permission",
-        click.what,
-        needs.name()
-    ));
-    if let Some(sender) = sender {
-        let syntax = super::commands::syntax_of(click.config);
-        refused.effects.push(taskgate_core::render::click_refused(
-            &taskgate_core::render::ClickRefused {
-                repo: click.repo,
-                issue: click.tell,
-                click: click.label,
-                command: click.command,
-                needs,
-                login: &sender.login,
-                has,
-                syntax: &syntax,
-                at: click.at,
-            },
-        ));
-    }
-    Some(refused)
-}
-
-/// A finished run's report; `None` for any other progress.
-fn finished_report(progress: &RunProgress) -> Option<RunReport> {
-    match progress {
-        RunProgress::Finished { report, .. } => Some(report.clone()),
-        _ => None,
-    }
-}
-
-/// Keeps a finished run's report with its attempt.
-fn attach_report(decision: &mut Decision, attempt: u32, report: Option<RunReport>) {
-    for change in &mut decision.changes {
-        if let Change::AttemptUpdated {
-            attempt: a,
-            report: r,
-            ..
-        } = change
-        {
-            if *a == attempt {
-                *r = report.clone();
-            }
-        }
     }
 }

@@ -37,10 +37,10 @@ mod review {
 
 /// The agents that fix red runs, and the evidence they get.
 mod agents {
+    mod copilot_pr;
     pub mod end_to_end;
     mod evidence;
     pub mod failure_loop;
-    mod copilot_pr;
     mod fix_rate;
     mod ready;
 }
