@@ -128,7 +128,9 @@ pub fn decide_fix_pull(
 /// The issue numbers a pull request body closes, as GitHub reads them:
 /// `#N` after one of its keywords (close, closes, closed, fix, fixes,
 /// fixed, resolve, resolves, resolved; any case, an optional colon), in
-/// order, each once.
+/// order, each once. fakehub reads bodies with its own copy
+/// (`emit::closing_references`) on purpose: the fake models GitHub apart
+/// from the product, so a misreading here is not mirrored by the fake.
 pub fn closing_references(body: &str) -> Vec<IssueNumber> {
     const KEYWORDS: [&str; 9] = [
         "close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
