@@ -21,20 +21,27 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use tokio::io::AsyncReadExt;
 use tokio::net::unix::pipe;
 use tokio::process::{Child, Command};
 use tokio::sync::oneshot;
 
-use super::sandbox::net::NetworkError;
 use super::sandbox::{PidsCgroup, SandboxRun, STARTED_MARK};
 use super::CancelToken;
+
+mod capture;
+mod group;
+mod sandboxed;
+
+use capture::{drain, pipe_pair};
+use group::Group;
+pub use sandboxed::NetworkStartError;
+use sandboxed::{attach_network, sandbox_pid, sandboxed_command};
 
 /// Output kept per command unless configured: 4 MiB.
 pub const DEFAULT_MAX_OUTPUT: usize = 4 << 20;
@@ -282,278 +289,9 @@ fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
     // reaches end-of-file when the last process of the group lets go.
 }
 
-/// `bwrap … -- sh -c CMD`, in a pids cgroup when one can be made, with the
-/// rlimits set on bwrap before it execs (all but RLIMIT_NPROC, which the
-/// sandbox's script sets inside its own user namespace).
-fn sandboxed_command(
-    spec: &CommandSpec,
-    sandbox: &SandboxRun,
-    env: Vec<(OsString, OsString)>,
-) -> io::Result<Prepared> {
-    // Told where the sandbox's pid 1 is, on a pipe only bwrap gets.
-    let (info_read, info_write) = pipe_pair()?;
-    let block = if sandbox.network {
-        let (read, write) = pipe_pair()?;
-        Some((write, read))
-    } else {
-        None
-    };
-    let block_fd = block.as_ref().map(|(_, read)| read.as_raw_fd());
-    let mut cmd = Command::new(&sandbox.sandbox.program);
-    let fd = info_write.as_raw_fd();
-    cmd.args(sandbox.args(&spec.workdir, &spec.cmd, Some(fd), block_fd));
-    let limits = sandbox.rlimits(spec.timeout + spec.grace);
-    let l = &sandbox.sandbox.limits;
-    let cgroup = PidsCgroup::create(l.max_processes, l.memory_bytes);
-    let procs = cgroup.as_ref().map(PidsCgroup::procs);
-    // SAFETY: between fork and exec only async-signal-safe calls
-    // (fcntl, open, write, close, setrlimit) on values computed
-    // before the fork.
-    unsafe {
-        cmd.pre_exec(move || {
-            for fd in std::iter::once(fd).chain(block_fd) {
-                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            if let Some(procs) = &procs {
-                let f = libc::open(procs.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                if f < 0 || libc::write(f, b"0".as_ptr().cast(), 1) != 1 {
-                    return Err(io::Error::last_os_error());
-                }
-                libc::close(f);
-            }
-            for (resource, soft, hard) in limits {
-                let lim = libc::rlimit {
-                    rlim_cur: soft,
-                    rlim_max: hard,
-                };
-                if libc::setrlimit(resource, &lim) != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-    Ok(Prepared {
-        cmd,
-        env: sandbox.env(env),
-        info: Some((info_read, info_write)),
-        cgroup,
-        block,
-    })
-}
-
-/// The sandbox's pid 1 (outside numbering) from bwrap's `--info-fd` JSON,
-/// read up to its closing brace (a sandbox held on `--block-fd` keeps the
-/// pipe open); `None` if bwrap ended before saying (it failed to set up).
-async fn sandbox_pid(info: OwnedFd) -> Option<i32> {
-    let mut reader = pipe::Receiver::from_owned_fd(info).ok()?;
-    let mut text = Vec::new();
-    let read = async {
-        let mut buf = [0u8; 256];
-        while !text.contains(&b'}') {
-            match reader.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => text.extend_from_slice(&buf[..n]),
-            }
-        }
-    };
-    tokio::time::timeout(Duration::from_secs(10), read)
-        .await
-        .ok()?;
-    let json: serde_json::Value = serde_json::from_slice(&text).ok()?;
-    json.get("child-pid")?
-        .as_i64()
-        .and_then(|p| i32::try_from(p).ok())
-        .filter(|p| *p > 1)
-}
-
-/// Why a sandboxed command allowed the network did not start; its Display
-/// is the command's output.
-#[derive(Debug, thiserror::Error)]
-pub enum NetworkStartError {
-    #[error("the sandbox did not start (bwrap gave no pid)")]
-    NoPid,
-    #[error("the sandbox's network could not be set up: {0}")]
-    Network(#[source] NetworkError),
-    #[error("the sandbox's command could not be started: {0}")]
-    Unblock(#[source] io::Error),
-}
-
-/// Attaches the network of the sandbox whose pid 1 is `pid`, then lets its
-/// command start.
-async fn attach_network(
-    pid: Option<i32>,
-    block: &OwnedFd,
-) -> Result<super::sandbox::net::Attached, NetworkStartError> {
-    let pid = pid.ok_or(NetworkStartError::NoPid)?;
-    let attached = super::sandbox::net::attach(pid)
-        .await
-        .map_err(NetworkStartError::Network)?;
-    // SAFETY: write(2) of one byte from a valid buffer to a pipe we own.
-    if unsafe { libc::write(block.as_raw_fd(), b"1".as_ptr().cast(), 1) } != 1 {
-        return Err(NetworkStartError::Unblock(io::Error::last_os_error()));
-    }
-    Ok(attached)
-}
-
-/// The process groups of one command: the leader's (`sh`, or bwrap's
-/// monitor) and, in the sandbox, the sandbox's session. Dropping it while
-/// armed (the run was abandoned mid-way) kills both.
-struct Group {
-    leader: Option<i32>,
-    sandbox: Option<i32>,
-}
-
-impl Group {
-    fn groups(&self) -> impl Iterator<Item = i32> {
-        self.leader.into_iter().chain(self.sandbox)
-    }
-
-    fn signal(&self, sig: libc::c_int) {
-        for pgid in self.groups() {
-            // SAFETY: kill(2) has no memory-safety preconditions.
-            unsafe { libc::kill(-pgid, sig) };
-        }
-    }
-
-    fn alive(&self) -> bool {
-        // SAFETY: as above; signal 0 only checks for existence.
-        self.groups()
-            .any(|pgid| unsafe { libc::kill(-pgid, 0) } == 0)
-    }
-
-    /// SIGTERM to the group, SIGKILL to whatever is left after `grace`. In
-    /// the sandbox SIGTERM goes to the sandbox's group only: bwrap's
-    /// monitor dies of it, and with it at once the whole sandbox.
-    async fn terminate(&self, child: &mut Child, grace: Duration) -> io::Result<ExitStatus> {
-        match self.sandbox {
-            // SAFETY: as above.
-            Some(pgid) => unsafe {
-                libc::kill(-pgid, libc::SIGTERM);
-            },
-            None => self.signal(libc::SIGTERM),
-        }
-        let deadline = tokio::time::Instant::now() + grace;
-        let status = match tokio::time::timeout_at(deadline, child.wait()).await {
-            Ok(status) => Some(status?),
-            Err(_) => None,
-        };
-        // The leader may be gone while children that ignore SIGTERM live on.
-        while self.alive() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        self.signal(libc::SIGKILL);
-        match status {
-            Some(status) => Ok(status),
-            None => child.wait().await,
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        self.signal(libc::SIGKILL);
-    }
-}
-
-/// A pipe whose ends are closed on exec (the child gets dup2'd copies).
-fn pipe_pair() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: `fds` is a valid array of two ints for pipe2 to fill.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 succeeded, so both are fresh descriptors we now own.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-async fn drain(
-    mut reader: pipe::Receiver,
-    max: usize,
-    mut stop: oneshot::Receiver<()>,
-) -> io::Result<Capture> {
-    let mut capture = Capture::new(max);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        tokio::select! {
-            n = reader.read(&mut buf) => match n? {
-                0 => break,
-                n => capture.push(&buf[..n]),
-            },
-            _ = &mut stop => break,
-        }
-    }
-    Ok(capture)
-}
-
-/// The first half of the budget, the last half, and a count of everything.
-#[derive(Debug)]
-struct Capture {
-    head: Vec<u8>,
-    tail: Vec<u8>,
-    head_max: usize,
-    tail_max: usize,
-    total: u64,
-}
-
-impl Capture {
-    fn new(max: usize) -> Self {
-        Capture {
-            head: Vec::new(),
-            tail: Vec::new(),
-            head_max: max / 2,
-            tail_max: max - max / 2,
-            total: 0,
-        }
-    }
-
-    fn push(&mut self, mut chunk: &[u8]) {
-        self.total += chunk.len() as u64;
-        let room = self.head_max - self.head.len();
-        if room > 0 {
-            let take = room.min(chunk.len());
-            self.head.extend_from_slice(&chunk[..take]);
-            chunk = &chunk[take..];
-        }
-        if chunk.len() >= self.tail_max {
-            self.tail.clear();
-            self.tail
-                .extend_from_slice(&chunk[chunk.len() - self.tail_max..]);
-        } else {
-            self.tail.extend_from_slice(chunk);
-            // Compact rarely (at twice the size) to keep pushes amortised O(n).
-            if self.tail.len() >= 2 * self.tail_max {
-                self.keep_last_tail();
-            }
-        }
-    }
-
-    fn keep_last_tail(&mut self) {
-        let excess = self.tail.len().saturating_sub(self.tail_max);
-        self.tail.copy_within(excess.., 0);
-        self.tail.truncate(self.tail_max);
-    }
-
-    fn finish(&self) -> (Vec<u8>, bool) {
-        let tail = &self.tail[self.tail.len().saturating_sub(self.tail_max)..];
-        let kept = (self.head.len() + tail.len()) as u64;
-        let mut out = self.head.clone();
-        let truncated = self.total > kept;
-        if truncated {
-            let cut = self.total - kept;
-            out.extend_from_slice(
-                format!("\n[taskgate: {cut} bytes of output cut here]\n").as_bytes(),
-            );
-        }
-        out.extend_from_slice(tail);
-        (out, truncated)
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::capture::Capture;
     use super::*;
 
     fn spec(cmd: &str, timeout_ms: u64) -> CommandSpec {
