@@ -13,7 +13,7 @@ use std::sync::{Arc, MutexGuard};
 use serde_json::json;
 
 use crate::emit::{self, At};
-use crate::routes::{actions, issues};
+use crate::routes::{actions, issues as issue_routes};
 use crate::state::{
     self, Artifact, CheckRun, Comment, Issue, Label, Pull, Repo, WorkflowDispatch, WorkflowRun,
 };
@@ -26,7 +26,10 @@ pub struct RepoHandle {
     key: String,
 }
 
+mod issues;
 mod limits;
+mod reviews;
+mod rules;
 
 impl RepoHandle {
     pub(crate) fn new(inner: Arc<Shared>, key: String) -> RepoHandle {
@@ -94,7 +97,7 @@ impl RepoHandle {
     pub fn create_issue(&self, title: &str, body: &str, author_login: &str) -> u64 {
         self.state().user(author_login);
         let number = self.write(|r, ids| {
-            issues::open_issue(r, ids, title, Some(body.to_string()), author_login, &[])
+            issue_routes::open_issue(r, ids, title, Some(body.to_string()), author_login, &[])
         });
         self.act(|st, at| emit::issue_opened(st, at, number, author_login));
         number
@@ -119,7 +122,7 @@ impl RepoHandle {
         self.state().user(author_login);
         let number = self.write(|r, ids| {
             let body = body.map(str::to_owned);
-            let number = issues::open_issue(r, ids, title, body.clone(), author_login, &[]);
+            let number = issue_routes::open_issue(r, ids, title, body.clone(), author_login, &[]);
             let issue = r.issues.get_mut(&number).expect("just opened");
             issue.is_pull_request = true;
             let now = r.clock.now();
@@ -181,7 +184,7 @@ impl RepoHandle {
     /// `issue_comment` created.
     pub fn add_comment(&self, number: u64, body: &str, author_login: &str) -> Comment {
         self.state().user(author_login);
-        let c = self.write(|r, ids| issues::add_comment(r, ids, number, body, author_login));
+        let c = self.write(|r, ids| issue_routes::add_comment(r, ids, number, body, author_login));
         self.act(|st, at| emit::comment(st, at, "created", &c, author_login, json!({})));
         c
     }
