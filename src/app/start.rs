@@ -340,7 +340,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
 /// pass: watched (a stop is said on `/healthz`), not restarted.
 fn background_passes(config: &ServeConfig, s: &Shared, local: SocketAddr) -> Vec<JoinHandle<()>> {
     let retention = retention::run(
-        s.store.clone(),
+        retention::RetentionStore::of(s.store.clone()),
         config.retention,
         Duration::from_secs(60 * 60),
     );

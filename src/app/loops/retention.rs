@@ -15,7 +15,16 @@ use std::time::Duration;
 
 use tracing::{info, warn};
 
-use crate::store::Store;
+use crate::store::{store_view, StoreError};
+
+store_view! {
+    /// The store as retention sees it: whose turn it is, and the two prunes.
+    pub struct RetentionStore {
+        async fn our_turn(pass: &str, period: Duration) -> bool;
+        async fn prune_deliveries(cutoff_ms: i64, limit: usize) -> Result<usize, StoreError>;
+        async fn prune_effects(cutoff_ms: i64, limit: usize) -> Result<usize, StoreError>;
+    }
+}
 
 /// How long decided deliveries and ended effects are kept unless set.
 pub const DEFAULT_RETENTION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
@@ -25,7 +34,7 @@ pub const DEFAULT_RETENTION: Duration = Duration::from_secs(30 * 24 * 60 * 60);
 const BATCH: usize = 500;
 
 /// Prunes now and then every `every`, keeping what is younger than `keep`.
-pub async fn run(store: Store, keep: Duration, every: Duration) {
+pub async fn run(store: RetentionStore, keep: Duration, every: Duration) {
     loop {
         let next_ms = store.clock().now_ms() + every.as_millis() as i64;
         // One replica prunes for the cluster.
@@ -41,9 +50,9 @@ pub async fn run(store: Store, keep: Duration, every: Duration) {
 /// Forgets everything decided more than `keep` ago; returns how many
 /// deliveries and effects went.
 pub async fn prune_once(
-    store: &Store,
+    store: &RetentionStore,
     keep: Duration,
-) -> Result<(usize, usize), crate::store::StoreError> {
+) -> Result<(usize, usize), StoreError> {
     let cutoff = store.clock().now_ms() - keep.as_millis() as i64;
     let deliveries = in_batches(|| store.prune_deliveries(cutoff, BATCH)).await?;
     let effects = in_batches(|| store.prune_effects(cutoff, BATCH)).await?;
@@ -58,10 +67,10 @@ pub async fn prune_once(
 
 /// Runs `prune` (one batch of at most [`BATCH`] rows) until a batch comes
 /// back short; returns how many rows went in all.
-async fn in_batches<F, Fut>(mut prune: F) -> Result<usize, crate::store::StoreError>
+async fn in_batches<F, Fut>(mut prune: F) -> Result<usize, StoreError>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<usize, crate::store::StoreError>>,
+    Fut: std::future::Future<Output = Result<usize, StoreError>>,
 {
     let mut total = 0;
     loop {
@@ -99,7 +108,7 @@ mod tests {
         use taskgate_core::ids::DeliveryId;
         let dir = tempfile::tempdir().unwrap();
         let clock = crate::clock::Clock::movable();
-        let store = Store::open(&dir.path().join("t.db"))
+        let store = crate::store::Store::open(&dir.path().join("t.db"))
             .unwrap()
             .with_clock(clock.clone());
         for id in ["a", "b", "c"] {
@@ -116,10 +125,11 @@ mod tests {
             };
             store.record_delivery(settled).await.unwrap();
         }
-        assert_eq!(prune_once(&store, DEFAULT_RETENTION).await.unwrap(), (0, 0));
+        let view = RetentionStore::of(store.clone());
+        assert_eq!(prune_once(&view, DEFAULT_RETENTION).await.unwrap(), (0, 0));
         // With nothing kept back, all but the newest go.
         clock.advance(Duration::from_millis(5));
-        assert_eq!(prune_once(&store, Duration::ZERO).await.unwrap(), (2, 0));
+        assert_eq!(prune_once(&view, Duration::ZERO).await.unwrap(), (2, 0));
         assert_eq!(store.delivery_count().await.unwrap(), 1);
     }
 }

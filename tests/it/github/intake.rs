@@ -516,7 +516,8 @@ async fn a_delivery_replayed_after_its_id_is_forgotten_is_refused_by_its_events_
 
     let retention = taskgate::app::loops::retention::DEFAULT_RETENTION;
     app.advance(retention + std::time::Duration::from_secs(24 * 60 * 60));
-    taskgate::app::loops::retention::prune_once(app.store(), retention)
+    let view = taskgate::app::loops::retention::RetentionStore::of(app.store().clone());
+    taskgate::app::loops::retention::prune_once(&view, retention)
         .await
         .unwrap();
     let (status, text) = app.deliver_as("issue_comment", "captured", &captured).await;
