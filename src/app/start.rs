@@ -362,7 +362,7 @@ fn background_passes(config: &ServeConfig, s: &Shared, local: SocketAddr) -> Vec
     if let Some(every) = config.redeliver_every {
         let pass = redeliver::Redeliver {
             github: s.github.clone(),
-            store: s.store.clone(),
+            store: redeliver::RedeliverStore::of(s.store.clone()),
             every,
             first_after: Duration::from_secs(30).min(every),
             clock: config.clock.clone(),

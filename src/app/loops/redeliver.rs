@@ -22,7 +22,16 @@ use crate::clock::Clock;
 use crate::github::client::send;
 use crate::github::{GitHubApp, GitHubError};
 use crate::intake::event::HANDLED_EVENTS;
-use crate::store::{Store, StoreError};
+use crate::store::{store_view, StoreError};
+
+store_view! {
+    /// The store as the redelivery pass sees it: whose turn it is, and
+    /// which of GitHub's logged deliveries it already holds.
+    pub struct RedeliverStore {
+        async fn our_turn(pass: &str, period: Duration) -> bool;
+        async fn recorded_deliveries(ids: Vec<String>) -> Result<HashSet<String>, StoreError>;
+    }
+}
 use taskgate_core::redeliver::{to_redeliver, HookDelivery, REDELIVERY_WINDOW_SECONDS};
 
 /// Pages of 100 log entries read in one pass at most: a pass after a long
@@ -45,7 +54,7 @@ pub enum RedeliverError {
 
 pub struct Redeliver {
     pub github: Arc<GitHubApp>,
-    pub store: Store,
+    pub store: RedeliverStore,
     /// From the start of one pass to the next; the first runs
     /// `first_after` the start.
     pub every: Duration,
