@@ -263,7 +263,10 @@ impl Runs {
                     sha: e.head.sha.clone(),
                     pr: Some(pull),
                     pusher: e.pusher().map(|s| self.pusher(s)),
-                    source: HeadSource::Webhook { before: None },
+                    source: HeadSource::Webhook {
+                        before: e.before.clone(),
+                        opened: false,
+                    },
                 },
                 &ctx,
             ),
@@ -340,6 +343,7 @@ impl Runs {
             pusher: p.sender.as_ref().map(|s| self.pusher(s)),
             source: HeadSource::Webhook {
                 before: Some(p.before.clone()),
+                opened: false,
             },
         };
         let d = on_trigger(&located.record, &trigger, &ctx);

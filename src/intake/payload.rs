@@ -270,6 +270,10 @@ pub struct PullRequestPayload {
     pub label: Option<Label>,
     #[serde(default)]
     pub sender: Option<User>,
+    /// The head a `synchronize` replaced (GitHub sends `before` and
+    /// `after` with that action only).
+    #[serde(default)]
+    pub before: Option<CommitSha>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

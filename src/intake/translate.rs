@@ -124,6 +124,7 @@ pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, Translat
         sender: p.sender.as_ref().map(|u| actor(u, None)),
         author: Some(actor(&pr.user, None)),
         closes: taskgate_core::task::closing_references(pr.body.as_deref().unwrap_or_default()),
+        before: p.before.clone(),
     })
 }
 

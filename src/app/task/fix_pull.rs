@@ -99,7 +99,12 @@ impl Runs {
             sha: e.head.sha.clone(),
             pr: None,
             pusher: None,
-            source: HeadSource::Webhook { before: None },
+            // The fix's record is this pull request's alone, so an
+            // `opened` after any other event of it is late.
+            source: HeadSource::Webhook {
+                before: e.before.clone(),
+                opened: e.action == A::Opened,
+            },
         };
         let mut decision = self.start_pseudo(repo, &at, &trigger);
         if !merge {

@@ -168,6 +168,7 @@ mod tests {
             sender: None,
             author: None,
             closes: vec![],
+            before: None,
         }
     }
 

@@ -633,7 +633,10 @@ pub fn on_ready_for_review(
             sha: sha.clone(),
             pr: Some(pr),
             pusher: None,
-            source: HeadSource::Webhook { before: None },
+            source: HeadSource::Webhook {
+                before: None,
+                opened: false,
+            },
         },
         ctx,
     )

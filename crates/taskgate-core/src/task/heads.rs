@@ -26,8 +26,15 @@ pub const KEPT_SUPERSEDED: usize = 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HeadSource {
     /// A webhook (a push, a pull request event), which may be late.
-    /// `before`: the head it replaced, when it says (a push's `before`).
-    Webhook { before: Option<CommitSha> },
+    /// `before`: the head it replaced, when it says (a push's `before`,
+    /// a `synchronize`'s). `opened`: a pull request's `opened`, the first
+    /// event of its life, so late once any other head is known; only
+    /// for a record that belongs to one pull request (an agent's fix): a
+    /// task's record outlives its pull requests.
+    Webhook {
+        before: Option<CommitSha>,
+        opened: bool,
+    },
     /// taskgate's own decision: a proof, a milestone, a resume, the
     /// dependencies complete. Never late.
     Taskgate,
@@ -40,14 +47,15 @@ pub(super) fn late(record: &TaskRecord, trigger: &Trigger) -> Option<TaskDecisio
     let Trigger::Head {
         sha,
         pr,
-        source: HeadSource::Webhook { before },
+        source: HeadSource::Webhook { before, opened },
         ..
     } = trigger
     else {
         return None;
     };
     let head = record.head.as_ref()?;
-    if head == sha || before.as_ref() == Some(head) || !record.superseded.contains(sha) {
+    let replaced = record.superseded.contains(sha) || *opened;
+    if head == sha || before.as_ref() == Some(head) || !replaced {
         return None;
     }
     let mut next = record.clone();
@@ -81,9 +89,11 @@ pub(super) fn move_head(next: &mut TaskRecord, sha: &CommitSha, trigger: &Trigge
     }
     let before = match trigger {
         Trigger::Head {
-            source: HeadSource::Webhook {
-                before: Some(before),
-            },
+            source:
+                HeadSource::Webhook {
+                    before: Some(before),
+                    ..
+                },
             ..
         } => Some(before.clone()),
         _ => None,
@@ -119,6 +129,7 @@ mod tests {
             pusher: None,
             source: HeadSource::Webhook {
                 before: before.map(sha),
+                opened: false,
             },
         }
     }
@@ -160,6 +171,32 @@ mod tests {
         let late = on_trigger(&d.record, &webhook('a', Some('x'), None), &f.ctx());
         assert!(late.run.is_none());
         assert_eq!(late.record.head, Some(sha('b')));
+    }
+
+    #[test]
+    fn a_pull_requests_opened_late_behind_its_other_events_is_ignored() {
+        let f = Fixture::new(&["test"], ReviewMode::Auto);
+        // An agent's fix: `ready_for_review` at `b` arrives first, then
+        // the `opened` at `a` it came before; then a duplicate of it.
+        let d = on_trigger(&TaskRecord::default(), &webhook('b', None, None), &f.ctx());
+        let opened = Trigger::Head {
+            sha: sha('a'),
+            pr: None,
+            pusher: None,
+            source: HeadSource::Webhook {
+                before: None,
+                opened: true,
+            },
+        };
+        let late = on_trigger(&d.record, &opened, &f.ctx());
+        assert!(late.run.is_none(), "{}", late.outcome);
+        assert!(late.cancelled.is_none());
+        assert_eq!(late.record.head, Some(sha('b')));
+        // The first event of all is news, as any head is.
+        let first = on_trigger(&TaskRecord::default(), &opened, &f.ctx());
+        assert!(first.run.is_some());
+        let again = on_trigger(&first.record, &opened, &f.ctx());
+        assert_eq!(again.record.head, Some(sha('a')));
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct PullRequestEvent {
     /// The issues its body closes with a keyword ("Fixes #9"), as GitHub
     /// reads them (`task::closing_references`).
     pub closes: Vec<IssueNumber>,
+    /// The head a `synchronize` replaced (its `before`).
+    pub before: Option<CommitSha>,
 }
 
 /// What a pull request is to the ship gate.
@@ -148,6 +150,7 @@ mod tests {
             sender: None,
             author: None,
             closes: vec![],
+            before: None,
         }
     }
 
