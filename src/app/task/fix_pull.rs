@@ -107,6 +107,12 @@ impl Runs {
             },
         };
         let mut decision = self.start_pseudo(repo, &at, &trigger);
+        if let Some(pusher) = e.pusher() {
+            let d = taskgate_core::task::on_fix_pushed(&located.record, &self.pusher(pusher));
+            if d.record != located.record {
+                decision.merge(self.finish(repo, located, d));
+            }
+        }
         if !merge {
             decision.merge(say_once(
                 repo,

@@ -10,6 +10,7 @@
 use fakehub::{AgentPush, COPILOT};
 
 use crate::agents::end_to_end::{plan, red_run, todos, GREEN, RED};
+use crate::agents::ready::person_marks_ready;
 use crate::support::story::Story;
 use crate::support::{eventually, metric, REPO};
 
@@ -114,6 +115,52 @@ async fn copilots_red_pull_request_is_not_merged_until_its_next_push_is_green() 
     assert_eq!(checks[0].conclusion.as_deref(), Some("success"));
     assert!(copilots_pull(&s).merged);
     assert_eq!(todos(&s)[0].state, "closed");
+    s.app.assert_contract_kept();
+}
+
+#[tokio::test]
+async fn a_persons_push_to_copilots_pull_request_makes_the_fix_a_persons() {
+    let (s, todo) = red_todo_for_copilot(RED).await;
+    let repo = s.app.fake.repo(REPO);
+    repo.assign_copilot(todo.number, "alice", Some(&s.branch));
+    let pr = copilots_pull(&s);
+    let red = repo.branch_sha(&pr.head).unwrap();
+    s.completed(&red, 1).await;
+
+    // alice finishes Copilot's work on its branch herself.
+    let green = repo.push_files(
+        &pr.head,
+        &[("test_rows.py", GREEN)],
+        "Fix the count",
+        "alice",
+    );
+    eventually("the todo closes", || async {
+        todos(&s)[0].state == "closed"
+    })
+    .await;
+    s.app.settle().await;
+    assert_eq!(s.checks(&green)[0].conclusion.as_deref(), Some("success"));
+    assert!(
+        copilots_pull(&s).merged,
+        "its proven head is merged all the same"
+    );
+    assert!(s.pull().draft, "a person acted: theirs to say done");
+    assert_eq!(s.state(), "state:review");
+
+    person_marks_ready(&s).await;
+    let m = s.app.metrics().await;
+    let fixed = |outcome: &str| {
+        let agent = r#"agent="copilot",kind="test_failure""#;
+        metric(
+            &m,
+            &format!("taskgate_fix_todos_closed{{{agent},outcome=\"{outcome}\"}}"),
+        )
+    };
+    assert_eq!(
+        (fixed("fixed_without_human"), fixed("fixed_with_human")),
+        (0.0, 1.0),
+        "alice's push made it a person's fix"
+    );
     s.app.assert_contract_kept();
 }
 

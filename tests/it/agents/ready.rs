@@ -91,7 +91,7 @@ async fn claudes_green_fix(s: &Story) {
 
 /// A person marks the held PR ready twenty minutes later; taskgate
 /// merges it and the task completes.
-async fn person_marks_ready(s: &Story) {
+pub(crate) async fn person_marks_ready(s: &Story) {
     s.app.advance(std::time::Duration::from_secs(1_200));
     s.app
         .fake

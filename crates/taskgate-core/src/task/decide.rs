@@ -241,25 +241,32 @@ pub fn on_trigger(record: &TaskRecord, trigger: &Trigger, ctx: &TaskContext) -> 
 /// (`TaskRecord::note_person`); `None` when nothing changes.
 fn note_doer(record: &TaskRecord, trigger: &Trigger) -> Option<TaskRecord> {
     let mut r = record.clone();
-    let by = match trigger {
+    match trigger {
         Trigger::Head {
             pusher: Some(p), ..
-        } => {
-            if !r.pushed_by.contains(&p.id) {
-                r.pushed_by.push(p.id);
-                if r.pushed_by.len() > KEPT_PUSHERS {
-                    r.pushed_by.remove(0);
-                }
-            }
-            Some(p.by)
-        }
-        Trigger::Head { pusher: None, .. } => None,
-        Trigger::Retry { by, .. } => Some(*by),
+        } => note_pusher(&mut r, p),
+        Trigger::Head { pusher: None, .. } => {}
+        Trigger::Retry { by, .. } => note_by(&mut r, *by),
     };
-    if by == Some(Doer::Person) && r.fix_under_way() {
+    (r != *record).then_some(r)
+}
+
+/// `p` pushed work that lands on the task branch: remembered among its
+/// pushers, and noted when a person's push comes during a todo.
+pub(super) fn note_pusher(r: &mut TaskRecord, p: &Pusher) {
+    if !r.pushed_by.contains(&p.id) {
+        r.pushed_by.push(p.id);
+        if r.pushed_by.len() > KEPT_PUSHERS {
+            r.pushed_by.remove(0);
+        }
+    }
+    note_by(r, p.by);
+}
+
+fn note_by(r: &mut TaskRecord, by: Doer) {
+    if by == Doer::Person && r.fix_under_way() {
         r.note_person();
     }
-    (r != *record).then_some(r)
 }
 
 /// A completed, rejected or paused task is not run.

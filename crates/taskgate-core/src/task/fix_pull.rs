@@ -19,6 +19,9 @@ use crate::plan::TaskState;
 use crate::report::code_span;
 use crate::story::BranchName;
 
+use super::decide::{note_pusher, Pusher, TaskDecision};
+use super::TaskRecord;
+
 /// What the shell read of a pull request that may be an agent's fix.
 #[derive(Debug, Clone, Copy)]
 pub struct FixPullFacts<'a> {
@@ -123,6 +126,22 @@ pub fn decide_fix_pull(
         },
         _ => FixPull::LeftToPeople,
     }
+}
+
+/// Someone pushed to the agent's fix pull request for `record`'s task
+/// (its `synchronize`). Merged, that push lands on the task branch under
+/// the merge's name, so it counts as a push to the task now: the pusher
+/// may not approve the task, and a person's push counts against the fix
+/// rate ("fixed without a person" is the agent's work alone).
+pub fn on_fix_pushed(record: &TaskRecord, pusher: &Pusher) -> TaskDecision {
+    let mut next = record.clone();
+    note_pusher(&mut next, pusher);
+    let outcome = if next == *record {
+        "a push to the agent's fix: already counted"
+    } else {
+        "a push to the agent's fix counts as a push to the task"
+    };
+    TaskDecision::unchanged(&next, outcome)
 }
 
 /// The issue numbers a pull request body closes, as GitHub reads them:

@@ -258,3 +258,38 @@ fn who_did_it_is_read_from_the_sender() {
         Doer::Agent
     );
 }
+
+#[test]
+fn a_persons_push_to_the_agents_fix_pull_request_counts_as_a_person() {
+    let mut w = World::red_with_taskgates_draft(AgentReady::Auto);
+    // alice pushes to Copilot's branch; its pull request is merged into
+    // the task branch by taskgate, whose push then turns the task green.
+    let alice = Pusher {
+        id: UserId(9),
+        by: Doer::Person,
+    };
+    w.record = crate::task::on_fix_pushed(&w.record, &alice).record;
+    assert!(
+        w.record.pushed_by.contains(&UserId(9)),
+        "alice may not approve it"
+    );
+    let effects = w.push_and_run('b', Doer::Agent, true);
+    assert!(merges(&effects).is_empty(), "a person acted: {effects:?}");
+    w.pull(PullRequestAction::ReadyForReview, false, Doer::Person);
+    w.merged();
+    assert_eq!(
+        (fix(&w).fixed_without_human, fix(&w).fixed_with_human),
+        (0, 1)
+    );
+
+    // The agent's own push to its fix changes nothing.
+    let mut w = World::red_with_taskgates_draft(AgentReady::Auto);
+    let copilot = Pusher {
+        id: UserId(7),
+        by: Doer::Agent,
+    };
+    let d = crate::task::on_fix_pushed(&w.record, &copilot);
+    assert!(!d.record.human_involved);
+    w.record = d.record;
+    assert!(!merges(&w.push_and_run('b', Doer::Agent, true)).is_empty());
+}
