@@ -350,6 +350,7 @@ impl Ship {
             // story PR does not act on.
             action @ (PullRequestAction::Closed
             | PullRequestAction::ConvertedToDraft
+            | PullRequestAction::Edited
             | PullRequestAction::Other(_)) => Ok(Some(Decision::nothing(format!(
                 "story PR {action}: nothing to do"
             )))),

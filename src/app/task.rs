@@ -257,6 +257,7 @@ impl Runs {
             | PullRequestAction::Synchronize
             | PullRequestAction::Reopened
             | PullRequestAction::Labeled
+            | PullRequestAction::Edited
             | PullRequestAction::Other(_) => on_trigger(
                 &record,
                 &Trigger::Head {

@@ -274,6 +274,17 @@ pub struct PullRequestPayload {
     /// `after` with that action only).
     #[serde(default)]
     pub before: Option<CommitSha>,
+    /// What an `edited` changed.
+    #[serde(default)]
+    pub changes: Option<PullChanges>,
+}
+
+/// `changes` of a `pull_request` edited: only whether the base moved is
+/// read (its old ref and sha are not used).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullChanges {
+    #[serde(default)]
+    pub base: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -125,6 +125,7 @@ pub fn pull_request(p: &PullRequestPayload) -> Result<PullRequestEvent, Translat
         author: Some(actor(&pr.user, None)),
         closes: taskgate_core::task::closing_references(pr.body.as_deref().unwrap_or_default()),
         before: p.before.clone(),
+        base_changed: p.changes.as_ref().is_some_and(|c| c.base.is_some()),
     })
 }
 

@@ -447,6 +447,23 @@ impl RepoHandle {
         });
     }
 
+    /// `login` changes pull request `number`'s base branch (the "Edit"
+    /// button beside its title). Sends `pull_request` edited with
+    /// `changes.base` (the old ref and its sha), as GitHub does.
+    pub fn set_base(&self, number: u64, base: &str, login: &str) {
+        self.state().user(login);
+        self.act(|st, at| {
+            let r = st.repos.get_mut(at.key).expect("repository exists");
+            assert!(r.branches.contains_key(base), "no branch {base}");
+            let Some(p) = r.pulls.get_mut(&number) else {
+                return;
+            };
+            let before = p.clone();
+            p.base = base.to_owned();
+            emit::pull_changed(st, at, number, login, &before);
+        });
+    }
+
     /// `login` presses the merge button: a merge commit on the base, its
     /// tree the 3-way merge of the branches. Sends `pull_request` closed
     /// (merged), the base's `push` and `check_suite` requested for the

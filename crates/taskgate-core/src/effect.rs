@@ -302,6 +302,10 @@ pub enum Effect {
         /// effect, so a retry does both (`core::task::ready`).
         #[serde(default)]
         ready_first: bool,
+        /// An agent's fix merged into this task branch (`task::fix_pull`):
+        /// GitHub's refusal is said on the fix's pull request, in its words.
+        #[serde(default)]
+        fix_into: Option<String>,
     },
     /// Starts a `workflow_dispatch` workflow (an agent, the Actions runner,
     /// deploy, validation). When GitHub refuses (no such workflow, no

@@ -47,8 +47,8 @@ pub use decide::{
     TaskDecision, Trigger,
 };
 pub use fix_pull::{
-    closing_references, decide_fix_pull, on_fix_pushed, render_left_to_a_person, render_wrong_base,
-    FixPull, FixPullFacts, NotAFix, TodoTask,
+    closing_references, decide_fix_pull, on_fix_pushed, render_fix_merge_refused,
+    render_left_to_a_person, render_wrong_base, FixPull, FixPullFacts, NotAFix, TodoTask,
 };
 pub use fork::decide_fork_pull;
 pub use loop_hook::{

@@ -29,6 +29,7 @@ impl Syncer {
             | PullRequestAction::ConvertedToDraft
             | PullRequestAction::Closed
             | PullRequestAction::Labeled
+            | PullRequestAction::Edited
             | PullRequestAction::Other(_) => false,
         };
         if !new_head || pull.default_branch.as_deref() != Some(pull.base.as_str()) {

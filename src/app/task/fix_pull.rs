@@ -78,9 +78,11 @@ impl Runs {
     ) -> Result<Decision, StoreError> {
         use taskgate_core::webhook::action::PullRequestAction as A;
         let repo = &e.repo;
+        // `edited`: a person moved its base to the task branch (the
+        // head it had then is tested once, as any new head).
         if !matches!(
             e.action,
-            A::Opened | A::Synchronize | A::Reopened | A::ReadyForReview
+            A::Opened | A::Synchronize | A::Reopened | A::ReadyForReview | A::Edited
         ) {
             return Ok(Decision::nothing(format!(
                 "agent's fix pull request: {} asks for no run",
@@ -159,6 +161,7 @@ impl Runs {
                 title: format!("{} (agent's fix #{})", located.task.title, pull.0),
                 report_to: located.loc.marker.clone(),
                 ready_first: false,
+                fix_into: Some(located.branch.clone()),
             });
             decision.outcome = format!(
                 "{}; agent's fix #{} merged at its proven head",

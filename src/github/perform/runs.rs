@@ -60,12 +60,21 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             title,
             report_to,
             ready_first,
+            fix_into,
         } => {
             if *ready_first {
                 // taskgate's own draft: ready first, so a retry does both.
                 mark_pull_request_ready(ctx, repo, *number).await?;
             }
-            merge_pull_request(ctx, repo, *number, sha, *method, title, report_to).await
+            let ask = MergeAsk {
+                number: *number,
+                sha,
+                method: *method,
+                title,
+                report_to,
+                fix_into: fix_into.as_deref(),
+            };
+            merge_pull_request(ctx, repo, &ask).await
         }
         Effect::DispatchWorkflow {
             repo,
@@ -207,20 +216,28 @@ pub(super) async fn update_check_run(
     Ok(None)
 }
 
+/// What [`merge_pull_request`] merges, from `Effect::MergePullRequest`.
+pub(super) struct MergeAsk<'a> {
+    pub number: IssueNumber,
+    pub sha: &'a CommitSha,
+    pub method: taskgate_core::config::MergeMethod,
+    pub title: &'a str,
+    pub report_to: &'a str,
+    pub fix_into: Option<&'a str>,
+}
+
 /// Merges a pull request at `sha`. GitHub refusing the merge (405 not
-/// mergeable, 409 the head moved) is told on the `report_to` issue and the
-/// effect fails without retrying: a conflict needs a person or a new push.
+/// mergeable, 409 the head moved) is told on the `report_to` issue (an
+/// agent's fix: on its own pull request) and the effect fails without
+/// retrying: a conflict needs a person or a new push.
 pub(super) async fn merge_pull_request(
     ctx: &Ctx<'_>,
     repo: &RepoName,
-    number: IssueNumber,
-    sha: &CommitSha,
-    method: taskgate_core::config::MergeMethod,
-    title: &str,
-    report_to: &str,
+    ask: &MergeAsk<'_>,
 ) -> Result<Option<String>, GitHubError> {
     let gh = ctx.repo(repo);
-    match gh.merge_pull(number, sha, method, title).await {
+    let number = ask.number;
+    match gh.merge_pull(number, ask.sha, ask.method, ask.title).await {
         Ok(merged) => Ok(Some(
             json!({ "sha": merged.sha, "merged": true }).to_string(),
         )),
@@ -236,7 +253,7 @@ pub(super) async fn merge_pull_request(
                     return Ok(Some(json!({ "sha": sha, "merged": true }).to_string()));
                 }
             }
-            merge_refused(ctx, repo, number, report_to, status, &message).await?;
+            merge_refused(ctx, repo, ask, status, &message).await?;
             Err(GitHubError::Http {
                 status,
                 message,
@@ -252,11 +269,17 @@ pub(super) async fn merge_pull_request(
 async fn merge_refused(
     ctx: &Ctx<'_>,
     repo: &RepoName,
-    number: IssueNumber,
-    report_to: &str,
+    ask: &MergeAsk<'_>,
     status: u16,
     message: &str,
 ) -> Result<(), GitHubError> {
+    let (number, report_to) = (ask.number, ask.report_to);
+    let comment_marker = format!("merge-refused effect={}", ctx.row.id);
+    if let Some(branch) = ask.fix_into {
+        let note = taskgate_core::task::render_fix_merge_refused(branch, status, message);
+        post_comment(ctx, repo, number, &note, &comment_marker).await?;
+        return Ok(());
+    }
     let issue = record(ctx, repo, report_to).await?;
     let hidden = taskgate_core::hidden_marker(report_to);
     let story = match taskgate_core::story::Marker::find_in(&hidden) {
@@ -267,7 +290,6 @@ async fn merge_refused(
         Some(_) => taskgate_core::ship::render_merge_refused(number, status, message),
         None => taskgate_core::task::render_merge_refused(number, status, message),
     };
-    let comment_marker = format!("merge-refused effect={}", ctx.row.id);
     // A task PR's own change GitHub refused (a workflow file): said there.
     let on = match story.is_none() && taskgate_core::task::workflow_refused(message).is_some() {
         true => number,

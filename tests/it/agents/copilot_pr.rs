@@ -165,7 +165,7 @@ async fn a_persons_push_to_copilots_pull_request_makes_the_fix_a_persons() {
 }
 
 #[tokio::test]
-async fn copilots_pull_request_into_the_default_branch_is_told_the_base_and_not_merged() {
+async fn copilots_pull_request_into_the_default_branch_is_told_the_base_and_runs_once_moved() {
     let (s, todo) = red_todo_for_copilot(GREEN).await;
     let repo = s.app.fake.repo(REPO);
 
@@ -197,6 +197,28 @@ async fn copilots_pull_request_into_the_default_branch_is_told_the_base_and_not_
         .filter(|n| *n == gate)
         .collect();
     assert!(gates.is_empty(), "the task's gates did not run: {gates:?}");
+    assert!(!copilots_pull(&s).merged);
+    assert_eq!(todos(&s)[0].state, "open");
+
+    // alice follows the advice: the base change alone starts the run.
+    // Copilot branched off the default branch, so its change conflicts
+    // with the task's: GitHub refuses the merge, and that is said there.
+    repo.set_base(pr.number, &s.branch, "alice");
+    eventually("the refusal is said", || async {
+        s.app.bot_comments(pr.number).len() == 2
+    })
+    .await;
+    s.app.settle().await;
+    let said = s.app.bot_comments(pr.number);
+    assert_eq!(said.len(), 2, "{said:#?}");
+    assert!(
+        said[1].contains(&format!("merging it into `{}` was refused", s.branch)),
+        "{}",
+        said[1]
+    );
+    let gate_run = s.checks(&head).into_iter().find(|c| c.name == gate);
+    let passed = gate_run.and_then(|c| c.conclusion);
+    assert_eq!(passed.as_deref(), Some("success"), "the task's gate ran");
     assert!(!copilots_pull(&s).merged);
     assert_eq!(todos(&s)[0].state, "open");
 }

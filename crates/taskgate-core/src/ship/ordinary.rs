@@ -169,6 +169,7 @@ mod tests {
             author: None,
             closes: vec![],
             before: None,
+            base_changed: false,
         }
     }
 

@@ -723,6 +723,7 @@ pub(super) fn merge_pull(
         title: format!("{} (#{number})", ctx.title),
         report_to: ctx.task_marker.to_owned(),
         ready_first,
+        fix_into: None,
     }
 }
 pub(super) use run_progress::proven_at;

@@ -199,6 +199,24 @@ pub fn render_wrong_base(todo: IssueNumber, base: &str, want: &str) -> String {
     )
 }
 
+/// Said on the agent's fix pull request when GitHub refused to merge it
+/// into the task branch `branch` (a conflict: its base was changed after
+/// it branched off another one; a rule; or its head moved, 409).
+pub fn render_fix_merge_refused(branch: &str, status: u16, message: &str) -> String {
+    let why = match status {
+        409 => "its head moved after the run that proved it; the new head is tested by itself",
+        _ => "GitHub cannot merge it as it is (most often a conflict with the task branch, as when it was branched off another branch)",
+    };
+    format!(
+        "This pull request passed the task's gates, but merging it into {} was refused: {why}. \
+         GitHub said: \"{}\". Resolve the conflict on this branch (or assign the todo to \
+         Copilot again choosing {} as the base branch): its next head is tested and merged.",
+        code_span(branch),
+        crate::report::plain_text(message),
+        code_span(branch),
+    )
+}
+
 /// Said once on the agent's fix pull request under `review: human`:
 /// taskgate tests it and leaves the merge to a person.
 pub fn render_left_to_a_person(branch: &str) -> String {
@@ -356,6 +374,7 @@ mod tests {
     #[test]
     fn the_texts_on_a_fix_pull_request() {
         insta::assert_snapshot!(render_wrong_base(IssueNumber(9), "main", TASK), @r#"This pull request fixes branch todo #9, whose task's work is on `taskgate/task-3-rows`, but it merges into `main`: taskgate does not test or merge it. Change its base branch to `taskgate/task-3-rows` (Edit, next to the title), or assign #9 to Copilot again choosing `taskgate/task-3-rows` as the base branch: taskgate then tests it with the task's gates."#);
+        insta::assert_snapshot!(render_fix_merge_refused(TASK, 405, "Pull Request is not mergeable"), @r#"This pull request passed the task's gates, but merging it into `taskgate/task-3-rows` was refused: GitHub cannot merge it as it is (most often a conflict with the task branch, as when it was branched off another branch). GitHub said: "Pull Request is not mergeable". Resolve the conflict on this branch (or assign the todo to Copilot again choosing `taskgate/task-3-rows` as the base branch): its next head is tested and merged."#);
         insta::assert_snapshot!(render_left_to_a_person(TASK), @r#"taskgate tests this pull request with the task's gates (its check runs, on each new head), and does not merge it into `taskgate/task-3-rows`: this repository reviews tasks by hand (`review: human`). A person merges it once they are green; the task branch's own run then closes the todo."#);
     }
 }

@@ -108,6 +108,9 @@ actions! {
         Closed = "closed",
         /// The `ship` label (and any other).
         Labeled = "labeled",
+        /// Title, body or base changed: only a base change moves
+        /// anything (an agent's fix moved onto its task branch).
+        Edited = "edited",
     }
 }
 

@@ -45,6 +45,8 @@ pub struct PullRequestEvent {
     pub closes: Vec<IssueNumber>,
     /// The head a `synchronize` replaced (its `before`).
     pub before: Option<CommitSha>,
+    /// An `edited` that moved its base (`changes.base`).
+    pub base_changed: bool,
 }
 
 /// What a pull request is to the ship gate.
@@ -94,10 +96,12 @@ impl PullRequestEvent {
 
     /// The runs' part.
     pub fn for_runs(&self) -> TaskPull {
+        let moved_base = self.action == PullRequestAction::Edited && self.base_changed;
         if matches!(
             self.action,
             PullRequestAction::Labeled | PullRequestAction::Other(_)
-        ) {
+        ) || (self.action == PullRequestAction::Edited && !moved_base)
+        {
             return TaskPull::Ignored;
         }
         if !self.from_fork() {
@@ -151,6 +155,7 @@ mod tests {
             author: None,
             closes: vec![],
             before: None,
+            base_changed: false,
         }
     }
 
