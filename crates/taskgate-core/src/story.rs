@@ -35,7 +35,7 @@ pub use branches::{
     BranchName,
 };
 pub use labels::{catalogue, spec, LabelSpec};
-pub use markers::{story_key_for_file, story_key_for_issue, Marker};
+pub use markers::{story_key_for_file, story_key_for_issue, Marker, Placed};
 pub use refs::{issue_ref, referenced_markers, resolve_issue_refs};
 pub use start::{BranchStart, StartHow};
 pub use sub_issues::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};
