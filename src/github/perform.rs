@@ -115,34 +115,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             labels,
             state,
         } => update_issue(ctx, repo, marker, title, body, labels, *state).await,
-        Effect::LinkSubIssue {
-            repo,
-            parent,
-            child,
-            replace_parent,
-            child_repo,
-        } => {
-            let child = (child_repo.as_ref().unwrap_or(repo), child.as_str());
-            link_sub_issue(ctx, repo, parent, child, *replace_parent).await
-        }
-        Effect::AddBlockedBy {
-            repo,
-            marker,
-            blocker,
-            blocker_repo,
-        } => {
-            let blocker = (blocker_repo.as_ref().unwrap_or(repo), blocker.as_str());
-            set_blocked_by(ctx, repo, marker, blocker, true).await
-        }
-        Effect::RemoveBlockedBy {
-            repo,
-            marker,
-            blocker,
-            blocker_repo,
-        } => {
-            let blocker = (blocker_repo.as_ref().unwrap_or(repo), blocker.as_str());
-            set_blocked_by(ctx, repo, marker, blocker, false).await
-        }
+        Effect::LinkSubIssue { .. }
+        | Effect::AddBlockedBy { .. }
+        | Effect::RemoveBlockedBy { .. } => link(ctx).await,
         Effect::PrepareShipCommit { .. }
         | Effect::BuildShipCar { .. }
         | Effect::LandShipCommit { .. }
@@ -375,6 +350,41 @@ async fn unassign_marked(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
         .remove_assignees(issue.number, assignees)
         .await?;
     Ok(None)
+}
+
+/// Performs a sub-issue or blocked-by effect, the linked issue read in its
+/// own repository (`child_repo`, `blocker_repo`; the effect's `repo` when
+/// `None`).
+async fn link(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
+    match &ctx.row.effect {
+        Effect::LinkSubIssue {
+            repo,
+            parent,
+            child,
+            replace_parent,
+            child_repo,
+        } => {
+            let child = (child_repo.as_ref().unwrap_or(repo), child.as_str());
+            link_sub_issue(ctx, repo, parent, child, *replace_parent).await
+        }
+        Effect::AddBlockedBy {
+            repo,
+            marker,
+            blocker,
+            blocker_repo,
+        }
+        | Effect::RemoveBlockedBy {
+            repo,
+            marker,
+            blocker,
+            blocker_repo,
+        } => {
+            let add = matches!(ctx.row.effect, Effect::AddBlockedBy { .. });
+            let blocker = (blocker_repo.as_ref().unwrap_or(repo), blocker.as_str());
+            set_blocked_by(ctx, repo, marker, blocker, add).await
+        }
+        other => unreachable!("`{}` is not a link", other.name()),
+    }
 }
 
 /// Links the child (its repository and marker: another repository of the
