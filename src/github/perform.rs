@@ -418,7 +418,7 @@ async fn link_sub_issue(
         }) if message.contains("duplicate sub-issues") => {}
         // Past GitHub's limits: said on the child once, not retried.
         Err(e) if links::is_refused_link(&e) => {
-            links::say_link_refused(ctx, child_repo, &p, &c, &e).await?;
+            links::say_link_refused(ctx, (child_repo, repo), &p, &c, &e).await?;
         }
         Err(e) => return Err(e.lagging()),
     }
