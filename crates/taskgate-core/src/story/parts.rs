@@ -245,6 +245,47 @@ mod tests {
     }
 
     #[test]
+    fn the_story_issue_shows_its_parts_under_the_progress_line() {
+        let home = repo("acme/payments-api");
+        let plan = parse_plan(PLAN).0.unwrap();
+        let mut views = views(&["api"]);
+        for (id, n) in [("api", 13), ("web", 2), ("docs", 5), ("style", 3)] {
+            let view = views.entry(TaskId::new(id)).or_insert(TaskView {
+                issue: None,
+                state: TaskState::Ready,
+                marker: None,
+                branch: None,
+            });
+            view.issue = Some(n);
+        }
+        let parts = parts_of(&home, &plan, &views, &BTreeMap::new());
+        let section = render_parts(&home, Some(IssueNumber(12)), &parts);
+        let story = "file:checkout".into();
+        let body = crate::story::body::render_story_body_with_parts(
+            &story,
+            &plan,
+            &views,
+            &crate::plan::NoFiles,
+            &section,
+        );
+        // The task list still names each task `#n`: a task elsewhere becomes
+        // `owner/name#n` once the reconciler has part views
+        // (docs/decisions/cross-repo.md, "Next", 2).
+        insta::assert_snapshot!(body);
+        // A story in one repository renders as it always did.
+        assert_eq!(
+            crate::story::body::render_story_body_with_parts(
+                &story,
+                &plan,
+                &views,
+                &crate::plan::NoFiles,
+                ""
+            ),
+            crate::story::render_story_body(&story, &plan, &views, &crate::plan::NoFiles)
+        );
+    }
+
+    #[test]
     fn ship_on_a_story_across_repositories_is_refused_with_what_to_do() {
         let home = repo("acme/payments-api");
         let plan = parse_plan(PLAN).0.unwrap();
