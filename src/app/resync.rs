@@ -5,7 +5,10 @@
 //! sub-issue and blocked-by links, the branches and the labels can all be
 //! read back. Only issues the App made count ([`OwnApp::made`]): a marker is
 //! text anyone can paste, so a person's or another App's issue labelled
-//! story or task is never taken for one of taskgate's. Plans are not: the next push of each plan re-saves it, and
+//! story or task is never taken for one of taskgate's. An issue of a story
+//! planned in another repository (its marker names the home, `home=`,
+//! issue 49) is kept under that marker, apart from this repository's own
+//! stories. Plans are not: the next push of each plan re-saves it, and
 //! since the records now match GitHub, that push changes nothing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +23,7 @@ use super::sync::SyncError;
 use crate::github::{client::send, GitHubApp, GitHubError, ListedIssue, ListedLabel, OwnApp};
 use crate::store::{store_view, Store, StoreError};
 use taskgate_core::ids::{InstallationId, IssueId, IssueNumber, RepoName};
-use taskgate_core::story::{labels, story_branch, task_branch, Marker};
+use taskgate_core::story::{labels, story_branch, task_branch, Marker, Placed};
 use taskgate_core::sync::IssueRecord;
 
 /// What a resync found.
@@ -146,7 +149,7 @@ async fn read_issues(
     client: &Octocrab,
     own: &OwnApp,
     repo: &RepoName,
-) -> Result<BTreeMap<String, (Marker, IssueRecord)>, SyncError> {
+) -> Result<BTreeMap<String, (Placed, IssueRecord)>, SyncError> {
     let mut found = BTreeMap::new();
     for label in [labels::STORY, labels::TASK] {
         for issue in list_all::<ListedIssue>(
@@ -159,10 +162,10 @@ async fn read_issues(
                 continue;
             }
             let body = issue.body.as_deref().unwrap_or_default();
-            let Some(marker) = Marker::find_in(body) else {
+            let Some(placed) = Placed::find_in(body) else {
                 continue;
             };
-            found.insert(marker.key(), (marker, issue_record(&issue, body)));
+            found.insert(placed.key(), (placed, issue_record(&issue, body)));
         }
     }
     Ok(found)
@@ -190,7 +193,7 @@ type Links = (BTreeMap<String, String>, BTreeMap<String, BTreeSet<String>>);
 async fn read_links(
     client: &Octocrab,
     repo: &RepoName,
-    found: &BTreeMap<String, (Marker, IssueRecord)>,
+    found: &BTreeMap<String, (Placed, IssueRecord)>,
 ) -> Result<Links, SyncError> {
     let key_by_id: BTreeMap<u64, String> = found
         .iter()
@@ -209,7 +212,7 @@ async fn read_links(
                 parents.insert(child_key.clone(), key.clone());
             }
         }
-        if matches!(marker, Marker::Task { .. }) {
+        if matches!(marker.marker, Marker::Task { .. }) {
             let path = format!(
                 "/repos/{repo}/issues/{}/dependencies/blocked_by",
                 record.number
@@ -228,11 +231,14 @@ async fn read_links(
 async fn read_branches(
     client: &Octocrab,
     repo: &RepoName,
-    found: &BTreeMap<String, (Marker, IssueRecord)>,
+    found: &BTreeMap<String, (Placed, IssueRecord)>,
 ) -> Result<BTreeSet<String>, SyncError> {
     let mut branches = BTreeSet::new();
-    for (marker, record) in found.values() {
-        let name = match marker {
+    for (placed, record) in found.values() {
+        let name = match &placed.marker {
+            // Another home's story has no issue here, so none of its
+            // marker; its part branch is named after the home's number.
+            Marker::Story { .. } if placed.home.is_some() => continue,
             Marker::Story { .. } => story_branch(record.number.0),
             Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
             // A branch todo's fix lands on its task's branch: none of its own.

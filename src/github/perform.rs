@@ -115,22 +115,9 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
             labels,
             state,
         } => update_issue(ctx, repo, marker, title, body, labels, *state).await,
-        Effect::LinkSubIssue {
-            repo,
-            parent,
-            child,
-            replace_parent,
-        } => link_sub_issue(ctx, repo, parent, child, *replace_parent).await,
-        Effect::AddBlockedBy {
-            repo,
-            marker,
-            blocker,
-        } => set_blocked_by(ctx, repo, marker, blocker, true).await,
-        Effect::RemoveBlockedBy {
-            repo,
-            marker,
-            blocker,
-        } => set_blocked_by(ctx, repo, marker, blocker, false).await,
+        Effect::LinkSubIssue { .. }
+        | Effect::AddBlockedBy { .. }
+        | Effect::RemoveBlockedBy { .. } => link(ctx).await,
         Effect::PrepareShipCommit { .. }
         | Effect::BuildShipCar { .. }
         | Effect::LandShipCommit { .. }
@@ -365,16 +352,54 @@ async fn unassign_marked(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
     Ok(None)
 }
 
+/// Performs a sub-issue or blocked-by effect, the linked issue read in its
+/// own repository (`child_repo`, `blocker_repo`; the effect's `repo` when
+/// `None`).
+async fn link(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError> {
+    match &ctx.row.effect {
+        Effect::LinkSubIssue {
+            repo,
+            parent,
+            child,
+            replace_parent,
+            child_repo,
+        } => {
+            let child = (child_repo.as_ref().unwrap_or(repo), child.as_str());
+            link_sub_issue(ctx, repo, parent, child, *replace_parent).await
+        }
+        Effect::AddBlockedBy {
+            repo,
+            marker,
+            blocker,
+            blocker_repo,
+        }
+        | Effect::RemoveBlockedBy {
+            repo,
+            marker,
+            blocker,
+            blocker_repo,
+        } => {
+            let add = matches!(ctx.row.effect, Effect::AddBlockedBy { .. });
+            let blocker = (blocker_repo.as_ref().unwrap_or(repo), blocker.as_str());
+            set_blocked_by(ctx, repo, marker, blocker, add).await
+        }
+        other => unreachable!("`{}` is not a link", other.name()),
+    }
+}
+
+/// Links the child (its repository and marker: another repository of the
+/// owner for a task of a story spanning repositories) under `parent` in
+/// `repo`: GitHub takes the child by its id, whatever its repository.
 async fn link_sub_issue(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     parent: &str,
-    child: &str,
+    (child_repo, child): (&RepoName, &str),
     replace_parent: bool,
 ) -> Result<Option<String>, GitHubError> {
     let (p, mut c) = (
         record(ctx, repo, parent).await?,
-        record(ctx, repo, child).await?,
+        record(ctx, child_repo, child).await?,
     );
     // Both issues are taskgate's and exist; a child just created may not
     // be visible to the link yet.
@@ -393,27 +418,29 @@ async fn link_sub_issue(
         }) if message.contains("duplicate sub-issues") => {}
         // Past GitHub's limits: said on the child once, not retried.
         Err(e) if links::is_refused_link(&e) => {
-            links::say_link_refused(ctx, repo, &p, &c, &e).await?;
+            links::say_link_refused(ctx, (child_repo, repo), &p, &c, &e).await?;
         }
         Err(e) => return Err(e.lagging()),
     }
     c.parent = Some(parent.to_owned());
-    ctx.store.put_issue_record(repo, child, c).await?;
+    ctx.store.put_issue_record(child_repo, child, c).await?;
     Ok(None)
 }
 
 /// Adds or removes one blocked-by link (issue dependencies API) and records
-/// it. Removing a link GitHub no longer has (404) counts as done.
+/// it. Removing a link GitHub no longer has (404) counts as done. The
+/// blocker may live in another repository (its repository and marker):
+/// GitHub takes it by its id.
 async fn set_blocked_by(
     ctx: &Ctx<'_>,
     repo: &RepoName,
     marker: &str,
-    blocker: &str,
+    (blocker_repo, blocker): (&RepoName, &str),
     add: bool,
 ) -> Result<Option<String>, GitHubError> {
     let (mut r, b) = (
         record(ctx, repo, marker).await?,
-        record(ctx, repo, blocker).await?,
+        record(ctx, blocker_repo, blocker).await?,
     );
     let gh = ctx.repo(repo);
     if add {

@@ -98,6 +98,15 @@ pub(super) fn put_record(
     Ok(())
 }
 
+/// Whether `marker` (which starts with `story_key`) is of that story here:
+/// a field boundary follows (`story=a` is a prefix of `story=ab`), and it
+/// is not another home's issue of a story with the same key (`story=a
+/// home=acme/api task=…`, issue 49: its story is planned elsewhere).
+fn of_story(story_key: &str, marker: &str) -> bool {
+    let rest = &marker[story_key.len()..];
+    rest.is_empty() || (rest.starts_with(' ') && !rest.starts_with(" home="))
+}
+
 impl Store {
     /// Issues whose marker starts with `prefix` (e.g. `story=file:x`).
     pub async fn issue_records(
@@ -134,7 +143,7 @@ impl Store {
         }
         .key();
         let mut issues = self.issue_records(repo, &key).await?;
-        issues.retain(|k, _| k.len() == key.len() || k[key.len()..].starts_with(' '));
+        issues.retain(|k, _| of_story(&key, k));
         Ok(issues)
     }
 
@@ -158,9 +167,7 @@ impl Store {
                 |r| Ok((r.get::<String>(0)?, r.sql::<IssueNumber>(1)?, r.get::<String>(2)?)),
             )?;
             rows.into_iter()
-                .filter(|(marker, _, _)| {
-                    marker.len() == key.len() || marker[key.len()..].starts_with(' ')
-                })
+                .filter(|(marker, _, _)| of_story(&key, marker))
                 .map(|(marker, number, labels)| {
                     let labels = from_json(&labels)?;
                     Ok((marker, IssueLink { number, labels }))

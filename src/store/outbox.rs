@@ -425,8 +425,8 @@ mod tests {
                 let (repo, marker) = (RepoName::parse("o/r").unwrap(), "t2".to_owned());
                 let blocker = blocker.to_owned();
                 match add {
-                    true => Effect::AddBlockedBy { repo, marker, blocker },
-                    false => Effect::RemoveBlockedBy { repo, marker, blocker },
+                    true => Effect::AddBlockedBy { repo, marker, blocker, blocker_repo: None },
+                    false => Effect::RemoveBlockedBy { repo, marker, blocker, blocker_repo: None },
                 }
             };
             let now = store.clock().now_ms();

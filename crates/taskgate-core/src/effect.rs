@@ -210,23 +210,34 @@ pub enum Effect {
         labels: Option<Vec<String>>,
         state: Option<IssueState>,
     },
-    /// Makes `child` a sub-issue of `parent` (both marker keys).
+    /// Makes `child` a sub-issue of `parent` (both marker keys). The
+    /// parent is in `repo`; the child is in `child_repo` when it lives in
+    /// another repository of the owner (a task of a story spanning
+    /// repositories, issue 49), else in `repo` too.
     LinkSubIssue {
         repo: RepoName,
         parent: String,
         child: String,
         replace_parent: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        child_repo: Option<RepoName>,
     },
-    /// `marker`'s issue is blocked by `blocker`'s (issue dependencies).
+    /// `marker`'s issue (in `repo`) is blocked by `blocker`'s (issue
+    /// dependencies), which is in `blocker_repo` when that is another
+    /// repository, else in `repo`.
     AddBlockedBy {
         repo: RepoName,
         marker: String,
         blocker: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocker_repo: Option<RepoName>,
     },
     RemoveBlockedBy {
         repo: RepoName,
         marker: String,
         blocker: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        blocker_repo: Option<RepoName>,
     },
     /// A branch at `sha`; an existing branch is left as it is.
     CreateBranch {
@@ -559,13 +570,24 @@ impl Effect {
                 repo,
                 marker,
                 blocker,
+                blocker_repo,
             }
             | Effect::RemoveBlockedBy {
                 repo,
                 marker,
                 blocker,
-            } => format!("blocked-by {repo} {marker} {blocker}"),
-            Effect::LinkSubIssue { repo, child, .. } => format!("parent {repo} {child}"),
+                blocker_repo,
+            } => match blocker_repo {
+                None => format!("blocked-by {repo} {marker} {blocker}"),
+                Some(there) => format!("blocked-by {repo} {marker} {there} {blocker}"),
+            },
+            // The child's parent: the subject lives with the child.
+            Effect::LinkSubIssue {
+                repo,
+                child,
+                child_repo,
+                ..
+            } => format!("parent {} {child}", child_repo.as_ref().unwrap_or(repo)),
             Effect::EnsureLabel { repo, name, .. } => format!("label {repo} {name}"),
             Effect::CreateBranch { repo, name, .. }
             | Effect::StartTaskBranch { repo, name, .. } => format!("branch {repo} {name}"),

@@ -296,6 +296,7 @@ impl<'c, 'a> Step<'c, 'a> {
             parent: self.ctx.task_marker.to_owned(),
             child: todo.marker.clone(),
             replace_parent: false,
+            child_repo: None,
         });
         self.reach_agent(&todo);
         self.s.totals.count_opened(&todo);

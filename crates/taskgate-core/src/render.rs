@@ -419,6 +419,7 @@ mod tests {
             parent: "story=a".into(),
             child: "story=a task=b".into(),
             replace_parent: false,
+            child_repo: None,
         };
         insta::assert_snapshot!(
             render_refused_by_github(&effect, "Resource not accessible by integration"),

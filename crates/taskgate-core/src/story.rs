@@ -5,7 +5,7 @@
 //! Owns: [`markers`] (`<!-- taskgate:story=… task=… -->`, written and read
 //! back), [`labels`] (every label taskgate uses, with colour and
 //! description), [`branches`] (`taskgate/story-<n>`, `taskgate/task-<n>-<slug>`)
-//! and [`body`] (`render_story_body`, `render_task_body`, with the Mermaid
+//! [`parts`] (a story's repositories, `taskgate/part-<n>-<home>`) and [`body`] (`render_story_body`, `render_task_body`, with the Mermaid
 //! dependency graph drawn by `graph`).
 //!
 //! Must not: do IO, await, read the clock, or import any shell module. Every
@@ -25,6 +25,7 @@ pub mod branches;
 mod graph;
 pub mod labels;
 pub mod markers;
+pub mod parts;
 mod refs;
 pub mod start;
 pub mod sub_issues;
@@ -35,7 +36,8 @@ pub use branches::{
     BranchName,
 };
 pub use labels::{catalogue, spec, LabelSpec};
-pub use markers::{story_key_for_file, story_key_for_issue, Marker};
+pub use markers::{story_key_for_file, story_key_for_issue, Marker, Placed};
+pub use parts::{part_branch, parts_of, render_parts, PartView};
 pub use refs::{issue_ref, referenced_markers, resolve_issue_refs};
 pub use start::{BranchStart, StartHow};
 pub use sub_issues::{render_sub_issue_refused, SUB_ISSUE_REFUSED_MARKER};

@@ -32,12 +32,13 @@ pub(super) fn is_refused_link(err: &GitHubError) -> bool {
         || m.contains("could not resolve"))
 }
 
-/// Says on the child why it is not under its parent. The caller then
+/// Says on the child (in `repo`, which may not be the parent's) why it is
+/// not under its parent. The caller then
 /// records the child with the parent it asked for: the sync compares the
 /// record with the plan, so it does not link it again on every pass.
 pub(super) async fn say_link_refused(
     ctx: &Ctx<'_>,
-    repo: &RepoName,
+    (repo, parent_repo): (&RepoName, &RepoName),
     parent: &IssueRecord,
     child: &IssueRecord,
     err: &GitHubError,
@@ -48,7 +49,8 @@ pub(super) async fn say_link_refused(
     else {
         return Ok(());
     };
-    let note = render_sub_issue_refused(parent.number, *status, message);
+    let elsewhere = (parent_repo != repo).then_some(parent_repo);
+    let note = render_sub_issue_refused((parent.number, elsewhere), *status, message);
     upsert_comment(ctx, repo, child.number, SUB_ISSUE_REFUSED_MARKER, &note).await?;
     Ok(())
 }

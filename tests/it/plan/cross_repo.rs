@@ -151,3 +151,214 @@ async fn a_pull_request_adding_such_a_plan_is_refused_on_its_head_as_the_sync_wo
     assert!(repo.issues().iter().all(|i| i.is_pull_request));
     app.assert_contract_kept();
 }
+
+/// Opens an issue in `repo` as the App, labelled `label`, carrying `key`.
+fn made_by_the_app(app: &TestApp, repo: &str, label: &str, key: &str) -> u64 {
+    let bot = format!("{}[bot]", app.fake.app_slug());
+    let handle = app.fake.repo(repo);
+    let body = format!("Made by taskgate.\n\n{}", taskgate_core::hidden_marker(key));
+    let number = handle.create_issue("Made", &body, &bot);
+    handle.add_labels(number, &[label], &bot);
+    number
+}
+
+#[tokio::test]
+async fn resync_of_a_part_repository_keeps_another_homes_issues_apart_from_its_own_stories() {
+    use taskgate_core::ids::RepoName;
+    use taskgate_core::plan::TaskId;
+    use taskgate_core::story::{labels, Marker, Placed};
+
+    let app = TestApp::start().await;
+    app.fake.install(INSTALLATION, "octo-org/web");
+    let (home, web) = (
+        RepoName::parse(REPO).unwrap(),
+        RepoName::parse("octo-org/web").unwrap(),
+    );
+    // In octo-org/web: a task of hello-world's story `file:checkout`, with
+    // its branch, and web's own story of the same key.
+    let story = || "file:checkout".into();
+    let part = Placed::in_part(
+        Marker::Task {
+            story: story(),
+            task: TaskId::new("web"),
+        },
+        &home,
+    );
+    let own = Marker::Story { story: story() };
+    let n = made_by_the_app(&app, web.as_str(), labels::TASK, &part.key());
+    made_by_the_app(&app, web.as_str(), labels::STORY, &own.key());
+    let branch = format!("taskgate/task-{n}-web");
+    (app.fake.repo(web.as_str())).push_files(&branch, &[("w.txt", "w")], "Work", "alice");
+
+    let creds = taskgate::github::AppCredentials::from_pem(
+        app.fake.app_id(),
+        fakehub::FakeGitHub::private_key_pem(),
+    )
+    .unwrap();
+    let github = taskgate::github::GitHubApp::new(&app.fake.url(), creds);
+    let found = taskgate::app::resync::resync(&github, app.store(), &web)
+        .await
+        .unwrap();
+    assert_eq!((found.issues, found.branches), (2, 1), "{found:?}");
+    let store = app.store();
+    let record = store.issue_record(&web, &part.key()).await.unwrap();
+    assert_eq!(record.map(|r| r.number.0), Some(n), "filed under its home");
+    // Web's own story does not take the other home's task for its own.
+    let mine = store.story_issues(&web, &story()).await.unwrap();
+    assert_eq!(mine.keys().collect::<Vec<_>>(), [&own.key()]);
+}
+
+/// A database of its own, kept alive as long as the test: effects are
+/// queued in it before the server starts, so no processor races the queue.
+struct Database {
+    url: String,
+    _dir: tempfile::TempDir,
+    _postgres: Option<pgtest::PgDatabase<'static>>,
+}
+
+fn database() -> Database {
+    let dir = tempfile::tempdir().unwrap();
+    if crate::support::on_postgres() {
+        let pg = pgtest::fresh_database();
+        return Database {
+            url: pg.url().to_owned(),
+            _dir: dir,
+            _postgres: Some(pg),
+        };
+    }
+    Database {
+        url: format!("sqlite://{}", dir.path().join("taskgate.db").display()),
+        _dir: dir,
+        _postgres: None,
+    }
+}
+
+/// Opens an issue in `repo` as the App, labelled `label`, carrying `key`,
+/// and records it as the executor would have.
+async fn made_and_recorded(
+    fake: &fakehub::FakeGitHub,
+    store: &taskgate::store::Store,
+    (repo, label, key): (&str, &str, &str),
+) -> u64 {
+    use taskgate_core::ids::{IssueId, IssueNumber, RepoName};
+    let bot = format!("{}[bot]", fake.app_slug());
+    let handle = fake.repo(repo);
+    let body = format!("Made by taskgate.\n\n{}", taskgate_core::hidden_marker(key));
+    let number = handle.create_issue("Made", &body, &bot);
+    handle.add_labels(number, &[label], &bot);
+    let issue = handle.issue(number).unwrap();
+    let record = taskgate_core::sync::IssueRecord {
+        number: IssueNumber(number),
+        id: IssueId(issue.id),
+        title: issue.title,
+        body: issue.body.unwrap_or_default(),
+        labels: issue.labels.into_iter().collect(),
+        open: true,
+        parent: None,
+        blocked_by: Default::default(),
+    };
+    let repo = RepoName::parse(repo).unwrap();
+    store.put_issue_record(&repo, key, record).await.unwrap();
+    number
+}
+
+/// Queues `effects` as the decision on one delivery.
+async fn queue_effects(store: &taskgate::store::Store, effects: Vec<taskgate_core::Effect>) {
+    use taskgate::store::{Disposition, NewDelivery, Recorded};
+    use taskgate_core::ids::{DeliveryId, InstallationId};
+    let recorded = store
+        .record_delivery(NewDelivery {
+            body_digest: None,
+            delivery_id: DeliveryId("cross-repo-links".into()),
+            event: "issue_comment".into(),
+            action: Some("created".into()),
+            installation: Some(InstallationId(INSTALLATION)),
+            payload: b"{}".to_vec().into(),
+            disposition: Disposition::Pending,
+        })
+        .await
+        .unwrap();
+    let Recorded::New { seq } = recorded else {
+        panic!("recorded twice")
+    };
+    let installation = Some(InstallationId(INSTALLATION));
+    let queued = store
+        .complete_delivery(
+            seq,
+            "processed",
+            "queued".into(),
+            installation,
+            vec![],
+            effects,
+        )
+        .await
+        .unwrap();
+    assert!(queued > 0);
+}
+
+#[tokio::test]
+async fn a_sub_issue_and_a_blocker_in_another_repository_are_linked_by_their_ids() {
+    use taskgate_core::ids::RepoName;
+    use taskgate_core::plan::TaskId;
+    use taskgate_core::story::{labels, Marker, Placed};
+    use taskgate_core::Effect;
+
+    let fake = fakehub::FakeGitHub::start().await;
+    fake.install(INSTALLATION, REPO);
+    fake.install(INSTALLATION, "octo-org/web");
+    let (home, web) = (
+        RepoName::parse(REPO).unwrap(),
+        RepoName::parse("octo-org/web").unwrap(),
+    );
+    let task = |id: &str| Marker::Task {
+        story: "file:checkout".into(),
+        task: TaskId::new(id),
+    };
+    // The story and its `api` task here; its `web` task in octo-org/web.
+    let story_key = Marker::Story {
+        story: "file:checkout".into(),
+    }
+    .key();
+    let api_key = task("api").key();
+    let web_key = Placed::in_part(task("web"), &home).key();
+    let db = database();
+    let store = taskgate::store::Store::open_url(&db.url).unwrap();
+    let story = made_and_recorded(&fake, &store, (REPO, labels::STORY, &story_key)).await;
+    let api = made_and_recorded(&fake, &store, (REPO, labels::TASK, &api_key)).await;
+    let web_task = (made_and_recorded(&fake, &store, (web.as_str(), labels::TASK, &web_key))).await;
+    let effects = vec![
+        Effect::LinkSubIssue {
+            repo: home.clone(),
+            parent: story_key.clone(),
+            child: web_key.clone(),
+            replace_parent: false,
+            child_repo: Some(web.clone()),
+        },
+        Effect::AddBlockedBy {
+            repo: web.clone(),
+            marker: web_key.clone(),
+            blocker: api_key.clone(),
+            blocker_repo: Some(home.clone()),
+        },
+    ];
+    queue_effects(&store, effects).await;
+    drop(store);
+    let url = db.url.clone();
+    let app = TestApp::with_config(fake, move |c| c.database_url = url).await;
+    app.settle().await;
+
+    app.assert_no_effect_failed().await;
+    let (here, there) = (app.fake.repo(REPO), app.fake.repo(web.as_str()));
+    let linked = there.issue(web_task).unwrap();
+    assert_eq!(linked.parent, Some(here.issue(story).unwrap().id));
+    assert_eq!(linked.blocked_by, vec![here.issue(api).unwrap().id]);
+    // Recorded on the web task, in its repository, by the keys linked.
+    let record = app
+        .store()
+        .issue_record(&web, &web_key)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(record.parent.as_deref(), Some(story_key.as_str()));
+    assert!(record.blocked_by.contains(&api_key), "{record:?}");
+}

@@ -192,7 +192,8 @@ fn failing_push_opens_branch_todo_routed_to_coder() {
             repo: f.repo.clone(),
             parent: TASK_MARKER.into(),
             child: TODO1.into(),
-            replace_parent: false
+            replace_parent: false,
+            child_repo: None,
         }
     );
     let Effect::DispatchWorkflow {

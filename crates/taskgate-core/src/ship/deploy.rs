@@ -317,6 +317,7 @@ fn needs_fix(
             parent: ctx.story_marker.to_owned(),
             child: marker,
             replace_parent: false,
+            child_repo: None,
         });
     }
     ShipDecision {

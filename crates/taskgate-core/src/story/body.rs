@@ -48,6 +48,28 @@ pub fn render_story_body(
     tasks: &BTreeMap<TaskId, TaskView>,
     repo: &dyn RepoFiles,
 ) -> String {
+    story_body(story, plan, tasks, repo, "")
+}
+
+/// [`render_story_body`] of a story whose tasks span repositories (issue
+/// 49): the "Parts" section (`story::parts`) follows the progress line.
+pub fn render_story_body_with_parts(
+    story: &StoryId,
+    plan: &Plan,
+    tasks: &BTreeMap<TaskId, TaskView>,
+    repo: &dyn RepoFiles,
+    parts: &str,
+) -> String {
+    story_body(story, plan, tasks, repo, parts)
+}
+
+fn story_body(
+    story: &StoryId,
+    plan: &Plan,
+    tasks: &BTreeMap<TaskId, TaskView>,
+    repo: &dyn RepoFiles,
+    parts: &str,
+) -> String {
     let v = Views::new(plan, tasks);
     let marker = Marker::Story {
         story: story.clone(),
@@ -58,7 +80,7 @@ pub fn render_story_body(
         .iter()
         .filter(|t| v.state(t) == TaskState::Completed)
         .count();
-    let head = format!("**{done}/{} tasks complete**\n\n", leaves.len());
+    let head = format!("**{done}/{} tasks complete**\n\n{parts}", leaves.len());
     let milestones = milestones_section(plan, &v);
     let compose = |tree: &str, graph: &str| format!("{head}{tree}{milestones}{graph}{marker}\n");
 

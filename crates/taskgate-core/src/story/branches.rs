@@ -25,6 +25,11 @@ pub enum BranchName {
     Task { issue: IssueNumber, slug: String },
     /// `taskgate/revert-<n>`: the revert of story `n`.
     Revert(IssueNumber),
+    /// `taskgate/part-<n>-<home owner>-<home name>`: a part of the story
+    /// whose issue is `n` *in its home* (issue 49, `story::parts`). `home`
+    /// is the name's tail as written; owners and names may hold `-`, so it
+    /// is compared with [`super::parts::part_branch`], never split.
+    Part { story: IssueNumber, home: String },
     /// Any other branch (`main`, a person's branch, a malformed name).
     NotOurs(String),
 }
@@ -44,6 +49,14 @@ impl BranchName {
         if let Some(digits) = rest.strip_prefix("revert-") {
             return number(digits).map(Self::Revert);
         }
+        if let Some(rest) = rest.strip_prefix("part-") {
+            let (digits, home) = rest.split_once('-')?;
+            let story = number(digits)?;
+            return (!home.is_empty()).then(|| Self::Part {
+                story,
+                home: home.to_string(),
+            });
+        }
         let rest = rest.strip_prefix("task-")?;
         let (digits, slug) = match rest.split_once('-') {
             Some((digits, slug)) => (digits, slug),
@@ -56,11 +69,12 @@ impl BranchName {
         })
     }
 
-    /// The issue a story or task branch belongs to.
+    /// The issue a story or task branch belongs to, in its repository (a
+    /// part branch's number is the home's story issue: `None`).
     pub fn issue(&self) -> Option<IssueNumber> {
         match self {
             Self::Story(n) | Self::Task { issue: n, .. } => Some(*n),
-            Self::Revert(_) | Self::NotOurs(_) => None,
+            Self::Revert(_) | Self::Part { .. } | Self::NotOurs(_) => None,
         }
     }
 }
@@ -72,6 +86,7 @@ impl fmt::Display for BranchName {
             Self::Task { issue, slug } if slug.is_empty() => write!(f, "taskgate/task-{issue}"),
             Self::Task { issue, slug } => write!(f, "taskgate/task-{issue}-{slug}"),
             Self::Revert(n) => write!(f, "taskgate/revert-{n}"),
+            Self::Part { story, home } => write!(f, "taskgate/part-{story}-{home}"),
             Self::NotOurs(name) => f.write_str(name),
         }
     }

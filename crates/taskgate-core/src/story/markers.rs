@@ -8,9 +8,16 @@
 //! another `-` is encoded too), so a key can hold any story or task id and
 //! still never contains `--`, `>` or whitespace: it cannot end the HTML
 //! comment early, and it reads back exactly as it was written.
+//!
+//! An issue taskgate writes in a repository other than its story's home (a
+//! task of a story spanning repositories, issue 49) carries a [`Placed`]
+//! marker naming the home: `story=file:checkout home=acme/api task=web`.
+//! [`Marker::find_in`] refuses such a marker (its `home` field is not a
+//! [`Marker`] field), so code that knows only one repository never mistakes
+//! another home's story for one of its own.
 
 use crate::effect::hidden_marker;
-use crate::ids::StoryId;
+use crate::ids::{RepoName, StoryId};
 use crate::plan::TaskId;
 
 /// Where story files live on the default branch (SPEC §2).
@@ -81,7 +88,7 @@ impl Marker {
     /// Reads back a key written by [`Marker::key`] (the store keeps issues
     /// by key); `None` for anything else.
     pub fn from_key(key: &str) -> Option<Marker> {
-        parse_key(key)
+        parse_key(key).and_then(Placed::at_home)
     }
 
     /// The hidden HTML comment: `<!-- taskgate:story=… -->`.
@@ -94,6 +101,84 @@ impl Marker {
     /// unknown or repeated fields, a bad escape or unsafe characters is
     /// refused (skipped), as are taskgate markers of other kinds.
     pub fn find_in(body: &str) -> Option<Marker> {
+        body.match_indices("<!--").find_map(|(i, _)| {
+            let inside = body[i + 4..].trim_start().strip_prefix("taskgate:")?;
+            let end = inside.find("-->")?;
+            parse_key(&inside[..end]).and_then(Placed::at_home)
+        })
+    }
+}
+
+/// A marker as written on an issue in some repository: `home` names the
+/// story's repository when the issue lives elsewhere (issue 49), and is
+/// `None` for the home's own issues, whose keys are exactly
+/// [`Marker::key`]. The `home` field follows `story`, so every key of one
+/// home's story in a part repository starts with [`Placed::story_prefix`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Placed {
+    pub marker: Marker,
+    pub home: Option<RepoName>,
+}
+
+impl Placed {
+    /// A marker of the home's own issue.
+    pub fn home(marker: Marker) -> Self {
+        Placed { marker, home: None }
+    }
+
+    /// A marker of an issue in a part repository of `home`'s story.
+    pub fn in_part(marker: Marker, home: &RepoName) -> Self {
+        Placed {
+            marker,
+            home: Some(home.clone()),
+        }
+    }
+
+    /// The marker, if it is the home's own (no `home` field).
+    fn at_home(self) -> Option<Marker> {
+        match self.home {
+            None => Some(self.marker),
+            Some(_) => None,
+        }
+    }
+
+    /// `story=<story>[ home=<owner/name>][ task=…]`, values escaped.
+    pub fn key(&self) -> String {
+        let key = self.marker.key();
+        let Some(home) = &self.home else {
+            return key;
+        };
+        match key.split_once(' ') {
+            Some((story, rest)) => format!("{story} home={} {rest}", encode(home.as_str())),
+            None => format!("{key} home={}", encode(home.as_str())),
+        }
+    }
+
+    /// The prefix of every key of `story` placed for `home` (`None`: the
+    /// home's own), followed by a space or nothing.
+    pub fn story_prefix(story: &StoryId, home: Option<&RepoName>) -> String {
+        Placed {
+            marker: Marker::Story {
+                story: story.clone(),
+            },
+            home: home.cloned(),
+        }
+        .key()
+    }
+
+    /// Reads back a key written by [`Placed::key`], with or without `home`.
+    pub fn from_key(key: &str) -> Option<Placed> {
+        parse_key(key)
+    }
+
+    /// The hidden HTML comment: `<!-- taskgate:story=… home=… -->`.
+    pub fn render(&self) -> String {
+        hidden_marker(&self.key())
+    }
+
+    /// As [`Marker::find_in`], also reading a marker that names its home:
+    /// what `taskgate resync` of a part repository files under its story.
+    pub fn find_in(body: &str) -> Option<Placed> {
         body.match_indices("<!--").find_map(|(i, _)| {
             let inside = body[i + 4..].trim_start().strip_prefix("taskgate:")?;
             let end = inside.find("-->")?;
@@ -119,8 +204,9 @@ pub fn story_key_for_issue(number: u64) -> StoryId {
     StoryId(format!("issue:{number}"))
 }
 
-fn parse_key(key: &str) -> Option<Marker> {
+fn parse_key(key: &str) -> Option<Placed> {
     let mut story = None;
+    let mut home = None;
     let mut task = None;
     let mut todo = None;
     let mut round = None;
@@ -128,6 +214,7 @@ fn parse_key(key: &str) -> Option<Marker> {
         let (name, value) = field.split_once('=')?;
         let slot = match name {
             "story" => &mut story,
+            "home" => &mut home,
             "task" => &mut task,
             "todo" => &mut todo,
             "round" => &mut round,
@@ -139,7 +226,12 @@ fn parse_key(key: &str) -> Option<Marker> {
         *slot = Some(decode(value)?);
     }
     let story = StoryId(story?);
-    Some(match (task, todo, round) {
+    // A home reads back only as written: a repository name, lower case.
+    let home = match home {
+        None => None,
+        Some(h) => Some(RepoName::parse(&h).ok().filter(|r| r.as_str() == h)?),
+    };
+    let marker = match (task, todo, round) {
         (None, None, None) => Marker::Story { story },
         (Some(task), None, None) => Marker::Task {
             story,
@@ -158,7 +250,8 @@ fn parse_key(key: &str) -> Option<Marker> {
             }
         }
         _ => return None,
-    })
+    };
+    Some(Placed { marker, home })
 }
 
 /// A positive decimal number written canonically (no sign, no leading zero).
@@ -334,6 +427,72 @@ mod tests {
             assert_eq!(m.story(), "file:m");
         }
         assert_ne!(todo(1, 1).key(), task("file:m", "data").key());
+    }
+
+    #[test]
+    fn a_marker_outside_the_home_names_the_home_and_only_placed_reads_it() {
+        let home = RepoName::parse("acme/payments-api").unwrap();
+        let web = Placed::in_part(task("file:checkout", "web"), &home);
+        assert_eq!(
+            web.render(),
+            "<!-- taskgate:story=file:checkout home=acme/payments-api task=web -->"
+        );
+        let story = Placed::in_part(
+            Marker::Story {
+                story: "file:checkout".into(),
+            },
+            &home,
+        );
+        assert_eq!(story.key(), "story=file:checkout home=acme/payments-api");
+        assert_eq!(
+            Placed::story_prefix(&"file:checkout".into(), Some(&home)),
+            story.key()
+        );
+        assert!(web.key().starts_with(&format!("{} ", story.key())));
+        let body = format!("Checkout page\n\n{}\n", web.render());
+        assert_eq!(Placed::find_in(&body), Some(web.clone()));
+        assert_eq!(Placed::from_key(&web.key()), Some(web.clone()));
+        // Code that knows one repository never takes it for its own story.
+        assert_eq!(Marker::find_in(&body), None);
+        assert_eq!(Marker::from_key(&web.key()), None);
+        // The home's own markers are unchanged, and read both ways.
+        let own = Placed::home(task("file:checkout", "api"));
+        assert_eq!(own.key(), "story=file:checkout task=api");
+        assert_eq!(
+            Placed::find_in(&own.render()),
+            Some(Placed::home(task("file:checkout", "api")))
+        );
+        assert_eq!(
+            Placed::story_prefix(&"file:checkout".into(), None),
+            "story=file:checkout"
+        );
+    }
+
+    #[test]
+    fn a_home_reads_back_only_as_written() {
+        for bad in [
+            "<!-- taskgate:story=a home=Acme/API task=b -->",
+            "<!-- taskgate:story=a home=acme task=b -->",
+            "<!-- taskgate:story=a home=a/b/c task=b -->",
+            "<!-- taskgate:story=a home=a/b home=a/c task=b -->",
+            "<!-- taskgate:story=a home= task=b -->",
+        ] {
+            assert_eq!(Placed::find_in(bad), None, "{bad}");
+        }
+        let todo = Placed::in_part(
+            Marker::BranchTodo {
+                story: "file:m".into(),
+                task: TaskId::new("data"),
+                depth: 2,
+                round: 3,
+            },
+            &RepoName::parse("o/r-s.t_u").unwrap(),
+        );
+        assert_eq!(
+            todo.key(),
+            "story=file:m home=o/r-s.t_u task=data todo=2 round=3"
+        );
+        assert_eq!(Placed::find_in(&todo.render()), Some(todo));
     }
 
     /// A small deterministic generator (no proptest in this crate).

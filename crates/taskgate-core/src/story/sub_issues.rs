@@ -7,7 +7,7 @@
 //! Must not: do IO or decide anything else: the hierarchy stays in the
 //! parent's body, and the work goes on.
 
-use crate::ids::IssueNumber;
+use crate::ids::{IssueNumber, RepoName};
 
 /// The marker of the comment that says it, on the child issue.
 pub const SUB_ISSUE_REFUSED_MARKER: &str = "sub-issue-refused";
@@ -17,16 +17,26 @@ pub const MAX_SUB_ISSUES: usize = 100;
 pub const MAX_SUB_ISSUE_LEVELS: usize = 8;
 
 /// Why this issue is not a sub-issue of `parent`: GitHub's refusal, its
-/// limits, and what taskgate does about it.
-pub fn render_sub_issue_refused(parent: IssueNumber, status: u16, message: &str) -> String {
+/// limits, and what taskgate does about it. `elsewhere`: the parent's
+/// repository when it is not the child's (a task of a story planned in
+/// another repository, issue 49), so the reference leads there.
+pub fn render_sub_issue_refused(
+    (parent, elsewhere): (IssueNumber, Option<&RepoName>),
+    status: u16,
+    message: &str,
+) -> String {
+    let parent = match elsewhere {
+        None => format!("#{parent}"),
+        Some(repo) => format!("{repo}#{parent}"),
+    };
     let message = message.trim().replace('\n', " ");
     format!(
-        "GitHub refused to make this issue a sub-issue of #{parent} ({status}: \
+        "GitHub refused to make this issue a sub-issue of {parent} ({status}: \
          “{message}”). GitHub allows at most {MAX_SUB_ISSUES} sub-issues under one issue \
          and {MAX_SUB_ISSUE_LEVELS} levels of nesting.\n\n\
-         Nothing else is held up: #{parent} still lists this issue in its body, and taskgate \
+         Nothing else is held up: {parent} still lists this issue in its body, and taskgate \
          tracks, tests and ships it as before. To see it in GitHub's hierarchy, make room \
-         under #{parent} (or split the plan into smaller parts), then link it there by hand."
+         under {parent} (or split the plan into smaller parts), then link it there by hand."
     )
 }
 
@@ -38,7 +48,7 @@ mod tests {
     fn a_refused_link_names_the_parent_the_limits_and_that_nothing_stops() {
         insta::assert_snapshot!(
             render_sub_issue_refused(
-                IssueNumber(12),
+                (IssueNumber(12), None),
                 422,
                 "Parent issue has reached the maximum number of sub-issues (100)"
             ),
@@ -48,5 +58,16 @@ mod tests {
         Nothing else is held up: #12 still lists this issue in its body, and taskgate tracks, tests and ships it as before. To see it in GitHub's hierarchy, make room under #12 (or split the plan into smaller parts), then link it there by hand.
         "
         );
+    }
+
+    #[test]
+    fn a_parent_in_another_repository_is_named_with_its_repository() {
+        let home = RepoName::parse("acme/payments-api").unwrap();
+        let note = render_sub_issue_refused((IssueNumber(12), Some(&home)), 422, "Too many");
+        insta::assert_snapshot!(note, @r"
+        GitHub refused to make this issue a sub-issue of acme/payments-api#12 (422: “Too many”). GitHub allows at most 100 sub-issues under one issue and 8 levels of nesting.
+
+        Nothing else is held up: acme/payments-api#12 still lists this issue in its body, and taskgate tracks, tests and ships it as before. To see it in GitHub's hierarchy, make room under acme/payments-api#12 (or split the plan into smaller parts), then link it there by hand.
+        ");
     }
 }

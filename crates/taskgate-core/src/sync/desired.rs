@@ -249,6 +249,7 @@ impl<'a> Pass<'a> {
                     parent: parent.clone(),
                     child: d.key.clone(),
                     replace_parent: record.parent.is_some(),
+                    child_repo: None,
                 });
             }
         }
@@ -303,6 +304,7 @@ impl<'a> Pass<'a> {
                 repo: self.view.repo.clone(),
                 marker: d.key.clone(),
                 blocker: add.clone(),
+                blocker_repo: None,
             });
         }
         for remove in record.blocked_by.difference(&blockers) {
@@ -310,6 +312,7 @@ impl<'a> Pass<'a> {
                 repo: self.view.repo.clone(),
                 marker: d.key.clone(),
                 blocker: remove.clone(),
+                blocker_repo: None,
             });
         }
     }

@@ -88,7 +88,10 @@ impl PullRequestEvent {
         let pull = match self.head.branch {
             BranchName::Story(n) => ShipPull::Story(n),
             BranchName::Revert(n) => ShipPull::Revert(n),
-            BranchName::Task { .. } | BranchName::NotOurs(_) => return None,
+            // A part's story PR ships with its story (issue 49 step 6).
+            BranchName::Task { .. } | BranchName::Part { .. } | BranchName::NotOurs(_) => {
+                return None
+            }
         };
         let into_default = self.default_branch.as_ref().is_none_or(|d| *d == self.base);
         (!self.from_fork() && into_default).then_some(pull)
