@@ -298,6 +298,7 @@ async fn bench(args: Args) -> anyhow::Result<()> {
             url: origin.clone(),
             token: None,
             workspaces: workspaces.clone(),
+            deps: Vec::new(),
         };
         let (report, d) = timed_async(runner.run_commit(
             checkout,

@@ -9,7 +9,8 @@
 //! each ([`sandbox`]: bubblewrap, limits, the host check), git ([`mirror`]: one
 //! bare mirror per repository; [`workspace`]: a throwaway checkout of one
 //! exact commit; [`test_merge`]: a task's head merged with its story branch,
-//! as pull-request CI tests it) and the gate loop ([`local`]: re-run once, classify, check
+//! as pull-request CI tests it; [`deps`]: dependencies from other
+//! repositories, read-only at `deps/<id>`) and the gate loop ([`local`]: re-run once, classify, check
 //! artifacts and metrics, bound concurrent runs, cancel).
 //!
 //! Must not: talk to GitHub (except [`actions`], which reads artifacts),
@@ -26,6 +27,7 @@
 //! that forks a server cannot outlive its run.
 
 pub mod actions;
+pub mod deps;
 pub mod local;
 pub mod mirror;
 pub mod process;
@@ -41,6 +43,7 @@ pub use actions::{
     dispatch_inputs, fetch_report, read_report_zip, report_for_missing_artifact, ArtifactError,
     ArtifactLimits,
 };
+pub use deps::{DepError, DepSource};
 pub use local::{plan_gates, run_gate_specs, run_gates, GateSpec, LocalRunner, RunOptions};
 pub use mirror::{GitError, Mirror, MirrorStore};
 pub use process::{run_command, CommandSpec, ProcessOutput};

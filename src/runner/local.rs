@@ -53,7 +53,7 @@ use taskgate_core::report::{
     REPORT_VERSION,
 };
 use taskgate_core::results::{TestCase, TestId};
-use taskgate_core::task::RunSubject;
+use taskgate_core::task::{RunDep, RunSubject};
 
 mod command;
 mod metrics;
@@ -90,6 +90,10 @@ pub struct RunOptions {
     /// command that fails on a full capped disk fails as `tooling_error`
     /// saying so; an uncapped one is said on every gate.
     pub disk: RunDisk,
+    /// Dependencies from other repositories checked out at `deps/<id>`
+    /// ([`super::deps`]): each command gets `TASKGATE_DEP_<ID>_SHA`, and
+    /// the sandbox mounts their folders read-only.
+    pub deps: Vec<RunDep>,
 }
 
 impl Default for RunOptions {
@@ -105,6 +109,7 @@ impl Default for RunOptions {
             network: Network::Offline,
             quarantined: Arc::default(),
             disk: RunDisk::Host,
+            deps: Vec::new(),
         }
     }
 }
@@ -338,14 +343,15 @@ async fn isolate(
                 options.network.allowed(),
                 borrowed_objects(workdir),
             )
-            .map_err(SandboxError::Files)?;
+            .map_err(SandboxError::Files)?
+            .with_read_only(super::deps::dep_dirs(&options.deps));
             Ok((Some(run), warnings))
         }
     }
 }
 
 /// Every gate failed as `tooling_error` before anything ran.
-fn refused(
+pub(super) fn refused(
     task: RunSubject,
     gates: Vec<GateSpec>,
     why: &str,

@@ -82,6 +82,9 @@ pub struct CommandSpec {
     pub max_output_bytes: usize,
     /// Run inside this sandbox; `None` runs on the host as taskgate's user.
     pub sandbox: Option<SandboxRun>,
+    /// Set over the scrubbed environment (the dependencies'
+    /// `TASKGATE_DEP_<ID>_SHA`).
+    pub env: Vec<(String, String)>,
 }
 
 impl CommandSpec {
@@ -93,6 +96,7 @@ impl CommandSpec {
             grace: DEFAULT_GRACE,
             max_output_bytes: DEFAULT_MAX_OUTPUT,
             sandbox: None,
+            env: Vec::new(),
         }
     }
 }
@@ -249,7 +253,8 @@ struct Prepared {
 /// Starts the command in a process group of its own, stdout and stderr
 /// into `write_end`.
 fn spawn(spec: &CommandSpec, write_end: OwnedFd) -> io::Result<Spawned> {
-    let env = scrubbed_env(std::env::vars_os());
+    let mut env = scrubbed_env(std::env::vars_os());
+    env.extend(spec.env.iter().map(|(k, v)| (k.into(), v.into())));
     let Prepared {
         mut cmd,
         env,

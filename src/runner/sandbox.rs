@@ -246,6 +246,9 @@ pub struct SandboxRun {
     pub objects: Vec<PathBuf>,
     /// The run's own `/etc/passwd`, `/etc/group` and `resolv.conf`.
     pub etc: Arc<EtcFiles>,
+    /// Folders of the workspace (relative to it) mounted read-only over
+    /// its writable mount: the dependencies' `deps/<id>`.
+    pub read_only: Vec<PathBuf>,
 }
 
 impl Sandbox {
@@ -380,7 +383,16 @@ impl SandboxRun {
             network,
             objects,
             etc: Arc::new(EtcFiles::new(network)?),
+            read_only: Vec::new(),
         })
+    }
+
+    /// The same run with `paths` of the workspace read-only inside.
+    pub fn with_read_only(self, paths: Vec<PathBuf>) -> SandboxRun {
+        SandboxRun {
+            read_only: paths,
+            ..self
+        }
     }
 
     /// `bwrap`'s arguments for running `cmd` with `workdir` as the workspace.
@@ -448,6 +460,9 @@ impl SandboxRun {
         a.flags(&["--size", &size, "--tmpfs", "/tmp"]);
         a.flags(&["--size", &size, "--tmpfs", HOME]);
         a.bind("--bind", workdir, WORKSPACE);
+        for p in &self.read_only {
+            a.bind("--ro-bind", workdir.join(p), Path::new(WORKSPACE).join(p));
+        }
         // Last: they may lie under /tmp (tests) and must not be hidden by it.
         for p in self.objects.iter().chain(&self.sandbox.ro_paths) {
             a.bind("--ro-bind-try", p, p);

@@ -8,6 +8,7 @@ mod support;
 mod ship {
     mod approvals;
     mod batch_wait;
+    mod cross_repo_deps;
     mod faults;
     mod gate;
     mod landed;

@@ -29,6 +29,7 @@ mod in_train;
 mod landing;
 mod merge_queue;
 mod ordinary;
+pub mod parts;
 mod pin;
 mod vet;
 pub(crate) use landing::WORKFLOWS_DOC;

@@ -21,6 +21,7 @@
 
 mod check;
 mod decide;
+mod deps;
 mod fix_pull;
 mod fork;
 mod heads;
@@ -46,6 +47,7 @@ pub use decide::{
     on_run_progress, on_trigger, HeadSource, PullClosed, Pusher, RunProgress, TaskContext,
     TaskDecision, Trigger,
 };
+pub use deps::{env_name, proven_head, render_actions_unsupported, run_deps, RunDep};
 pub use fix_pull::{
     closing_references, decide_fix_pull, on_fix_pushed, render_fix_merge_refused,
     render_left_to_a_person, render_wrong_base, FixPull, FixPullFacts, NotAFix, TodoTask,
@@ -319,4 +321,8 @@ pub struct RunJob {
     /// The runner the core handed it to (`TaskContext::runner`).
     #[serde(default)]
     pub runner: crate::config::RunnerKind,
+    /// Proven heads of the tasks of other repositories it depends on
+    /// ([`run_deps`]), fetched by the runner before the gates run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deps: Vec<RunDep>,
 }

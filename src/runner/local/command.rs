@@ -46,6 +46,7 @@ pub(super) async fn run_test(
         grace: options.grace,
         max_output_bytes: options.max_output_bytes,
         sandbox: sandbox.cloned(),
+        env: super::super::deps::dep_env(&options.deps),
     };
     let first = run_once(&spec, test, options, workdir).await;
     let rerun = options.rerun_failures

@@ -3,8 +3,9 @@
 //!
 //! Owns: [`LocalRunner`] (at most N runs at once, later ones wait in FIFO
 //! order and are told their place) and [`LocalRunner::run_commit`] (fetch
-//! into the mirror, check out, run the gates, remove the checkout). Must
-//! not: run a command itself; the gate loop does.
+//! the dependencies from other repositories and the commit into their
+//! mirrors, check out, run the gates, remove the checkout). Must not: run
+//! a command itself; the gate loop does.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,9 +13,10 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::super::deps::{check_out_all, fetch_all, DepSource};
 use super::super::mirror::{GitError, Mirror};
 use super::super::workspace::Workspace;
-use super::{run_gate_specs, GateSpec, RunOptions};
+use super::{refused, run_gate_specs, GateSpec, RunOptions};
 use taskgate_core::report::RunReport;
 
 /// Where [`LocalRunner::run_commit`] gets the commit and checks it out.
@@ -26,6 +28,9 @@ pub struct Checkout<'a> {
     pub token: Option<String>,
     /// Where the run's workspace is made (and removed after it).
     pub workspaces: PathBuf,
+    /// Dependencies from other repositories, checked out read-only at
+    /// `deps/<id>` (the job's `RunJob::deps`, with where to fetch them).
+    pub deps: Vec<DepSource>,
 }
 
 /// Bounds how many runs go at once; later ones wait in FIFO order.
@@ -91,8 +96,12 @@ impl LocalRunner {
         }
     }
 
-    /// The whole local run of one task at one commit: wait for a slot, fetch
-    /// the commit into the mirror, check it out, run the gates, clean up.
+    /// The whole local run of one task at one commit: wait for a slot,
+    /// fetch the dependencies' commits (one that cannot be fetched fails
+    /// every gate as `tooling_error` naming its repository and sha, before
+    /// anything else is fetched or made), fetch the commit into the mirror,
+    /// check it out with the dependencies at `deps/<id>`, run the gates,
+    /// clean up.
     pub async fn run_commit(
         &self,
         checkout: Checkout<'_>,
@@ -106,17 +115,27 @@ impl LocalRunner {
             url,
             token,
             workspaces,
+            deps,
         } = checkout;
         let _slot = self.slot(on_queued).await;
         let sha = options
             .sha
             .clone()
             .ok_or_else(|| GitError::InvalidSha("(none given)".into()))?;
+        let start = std::time::Instant::now();
+        if let Err(why) = fetch_all(&deps).await {
+            return Ok(refused(task, gates, &why.to_string(), &options, start));
+        }
         mirror.fetch_commit_async(url, token, sha.clone()).await?;
         let cap = options.isolation.run_disk_bytes();
         let ws = Workspace::checkout_async(mirror.clone(), sha, workspaces, cap).await?;
+        if let Err(why) = check_out_all(&deps, ws.path()).await {
+            let _ = tokio::task::spawn_blocking(move || drop(ws)).await;
+            return Ok(refused(task, gates, &why.to_string(), &options, start));
+        }
         let options = RunOptions {
             disk: ws.disk().clone(),
+            deps: deps.into_iter().map(|d| d.dep).collect(),
             ..options
         };
         let report = run_gate_specs(ws.path(), task, gates, options).await;

@@ -276,6 +276,7 @@ async fn run_commit_tests_the_exact_commit_in_a_fresh_checkout() {
                 url: origin.url(),
                 token: None,
                 workspaces: tmp.path().join("ws"),
+                deps: Vec::new(),
             },
             taskgate_core::task::RunSubject::Task("t".into()),
             gates,

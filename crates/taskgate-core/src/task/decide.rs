@@ -437,6 +437,9 @@ fn queue_attempt(
         gates,
         base: None,
         runner: ctx.runner,
+        // Chosen by `run_deps` once stories span repositories (issue 49
+        // step 6's wiring): a story in one repository has none.
+        deps: Vec::new(),
     };
     let mut outcome = format!("attempt {number} queued at {}", short(&sha));
     if let Some(start) = start_run(&job, ctx) {

@@ -56,6 +56,7 @@ async fn run_capped(cmd: &str, disk_mib: u64, tmp: &Path) -> RunReport {
                 url: origin.url(),
                 token: None,
                 workspaces: tmp.join("ws"),
+                deps: Vec::new(),
             },
             RunSubject::Task("t".into()),
             gate(cmd),
