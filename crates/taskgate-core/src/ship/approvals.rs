@@ -72,10 +72,20 @@ pub struct TeamQuestion {
     pub login: String,
 }
 
-/// A `CODEOWNERS` owner that is a team (`@org/team-slug`): its org and slug.
+/// A `CODEOWNERS` owner that is a team (`@org/team-slug`): its org and
+/// slug, each of the letters, digits, `-` and `_` GitHub allows (so that
+/// one is a URL path segment as it is).
 pub fn team_of(owner: &str) -> Option<(&str, &str)> {
     let (org, slug) = owner.strip_prefix('@')?.split_once('/')?;
-    (!org.is_empty() && !slug.is_empty() && !slug.contains('/')).then_some((org, slug))
+    (github_name(org) && github_name(slug)).then_some((org, slug))
+}
+
+/// Letters, digits, `-` and `_`: a login, org or team slug GitHub allows
+/// (a bot's `name[bot]` is none, and is in no team).
+fn github_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// The memberships to ask GitHub about before [`missing`] can tell whether
@@ -89,7 +99,7 @@ pub fn team_questions(facts: &ApprovalFacts) -> Vec<TeamQuestion> {
     let mut out: Vec<TeamQuestion> = Vec::new();
     for path in &facts.paths {
         for (org, slug) in owners_of(file, path).iter().filter_map(|o| team_of(o)) {
-            for login in &approvers {
+            for login in approvers.iter().filter(|l| github_name(l)) {
                 let q = TeamQuestion {
                     org: org.to_owned(),
                     team_slug: slug.to_owned(),
@@ -522,5 +532,7 @@ mod tests {
         assert_eq!(team_of("@octo-org/core"), Some(("octo-org", "core")));
         assert_eq!(team_of("@alice"), None);
         assert_eq!(team_of("someone@example.com"), None);
+        assert_eq!(team_of("@../teams"), None);
+        assert_eq!(team_of("@org/a/b"), None);
     }
 }
