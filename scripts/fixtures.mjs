@@ -153,6 +153,9 @@ const OPERATIONS = [
   ["delete", "/repos/{owner}/{repo}/issues/{issue_number}/assignees"],
   ["get", "/repos/{owner}/{repo}/actions/workflows/{workflow_id}"],
   ["get", "/orgs/{org}"],
+  // A code-owning team (`@org/team` in CODEOWNERS) is approved by an
+  // active member's review: taskgate asks who is one.
+  ["get", "/orgs/{org}/teams/{team_slug}/memberships/{username}"],
 ];
 
 // Depth at which $ref resolution (only needed when no dereferenced variant

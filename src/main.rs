@@ -2,6 +2,8 @@
 
 // No function over 100 lines outside tests (clippy.toml sets the bound).
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
+// The binary calls no C and dereferences no raw pointer itself.
+#![forbid(unsafe_code)]
 
 mod cli;
 

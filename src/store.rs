@@ -36,7 +36,6 @@ mod effect_claims;
 mod freeze;
 mod inbox;
 mod leases;
-mod lz4_dict;
 mod objects;
 mod outbox;
 mod pacing;

@@ -17,13 +17,13 @@
 //! them); a new one would be a new codec beside the old.
 //!
 //! Blocks are written by liblz4, which hashes the dictionary once for the
-//! life of the process ([`super::lz4_dict`]), and read by `lz4_flex`, in
+//! life of the process (the `lz4dict` crate), and read by `lz4_flex`, in
 //! safe Rust: both speak the same block format.
 
 use std::sync::LazyLock;
 
-use super::lz4_dict::{self, Dictionary};
 use crate::intake::MAX_BODY_BYTES;
+use lz4dict::Dictionary;
 
 /// Stored as it came.
 pub(super) const NONE: &str = "none";
@@ -47,8 +47,8 @@ pub(super) struct Encoded {
 }
 
 pub(super) fn encode(raw: bytes::Bytes) -> Encoded {
-    match lz4_dict::compress_prepend_size(&raw, &LOADED_1) {
-        Some(packed) if packed.len() < raw.len() => Encoded {
+    match lz4dict::compress_prepend_size(&raw, Some(&LOADED_1)) {
+        Ok(packed) if packed.len() < raw.len() => Encoded {
             codec: LZ4_DICT1,
             bytes: packed.into(),
         },

@@ -38,6 +38,15 @@ impl FakeGitHub {
         self.installation(id, |i| i.suspended_at = Some(Utc::now()));
     }
 
+    /// Makes `login` a member of team `team_slug` of organisation `org`,
+    /// in membership `state`: `active`, or `pending` (invited, not yet
+    /// accepted: GitHub does not count a pending member's approval for a
+    /// code-owning team).
+    pub fn add_team_member(&self, org: &str, team_slug: &str, login: &str, state: &str) {
+        let st = self.inner.lock();
+        st.teams.set(org, team_slug, login, state);
+    }
+
     /// Makes `login` an organisation on GitHub `plan` (`free`, `team`,
     /// `enterprise`): call it before installing on its repositories. Its
     /// members are the users added with a permission ([`FakeGitHub::add_user`]).

@@ -101,6 +101,7 @@ mod repo_handle;
 mod routes;
 mod shuffle;
 mod state;
+mod teams;
 mod trees;
 mod webhooks;
 mod workflows_permission;

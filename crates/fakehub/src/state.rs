@@ -207,6 +207,8 @@ pub struct State {
     /// `enterprise`, ...), where a test set one; `GET /orgs/{org}` shows an
     /// organisation's to an installation granted `organization_plan`.
     pub plans: HashMap<String, String>,
+    /// Organisation teams' members; every repository holds a clone.
+    pub teams: crate::teams::Teams,
     /// The coding agents a test registered, and what reached them.
     pub agents: crate::agents::Agents,
     /// The writers' pushes a test armed to land between the App's calls.
@@ -249,6 +251,7 @@ impl State {
             read_lag: Duration::ZERO,
             clock: GitHubClock::default(),
             plans: HashMap::new(),
+            teams: crate::teams::Teams::default(),
         };
         let bot = st.bot_login();
         st.users.insert(
@@ -390,6 +393,7 @@ impl State {
                 default_branch: "main".into(),
                 next_number: 1,
                 clock: self.clock.clone(),
+                teams: self.teams.clone(),
                 ..Repo::default()
             };
             repo.commit_file(

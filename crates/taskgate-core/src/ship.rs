@@ -46,8 +46,8 @@ mod train;
 mod train_notes;
 
 pub use approvals::{
-    missing_lines, on_story_approved, owners_of, pattern_matches, ApprovalFacts, ApprovalWait,
-    Missing, ReviewFact, CODEOWNERS_PATHS,
+    missing_lines, on_story_approved, owners_of, pattern_matches, team_questions, ApprovalFacts,
+    ApprovalWait, Missing, ReviewFact, TeamMember, TeamQuestion, CODEOWNERS_PATHS,
 };
 pub use decide::{
     evaluate, on_merge_refused, on_ship_request, on_story_pr_closed_unmerged, on_story_pr_seen,

@@ -2,7 +2,10 @@
 //! reviews (issue 45 item 4): the pull request's reviews
 //! (`GET /pulls/{n}/reviews`), the default branch's `CODEOWNERS` (the
 //! first of `.github/`, the root, `docs/`, as GitHub reads it) and the
-//! paths the story changes (`GET /compare`).
+//! paths the story changes (`GET /compare`); and, for a team `CODEOWNERS`
+//! names (`@org/team`), whether each approver is an active member of it
+//! (`GET /orgs/{org}/teams/{team_slug}/memberships/{username}`), which
+//! GitHub counts as the team's approval.
 //!
 //! Owns: those reads and their shapes, summed up as
 //! `core::ship::ApprovalFacts`. Must not: count what is missing
@@ -14,7 +17,9 @@ use serde::Deserialize;
 use super::RepoClient;
 use crate::github::client::GitHubError;
 use taskgate_core::ids::IssueNumber;
-use taskgate_core::ship::{ApprovalFacts, ReviewFact, CODEOWNERS_PATHS};
+use taskgate_core::ship::{
+    team_questions, ApprovalFacts, ReviewFact, TeamMember, TeamQuestion, CODEOWNERS_PATHS,
+};
 
 /// Pages of reviews read at most (100 a page).
 const MAX_PAGES: usize = 10;
@@ -28,6 +33,13 @@ struct ListedReview {
 #[derive(Deserialize)]
 struct ListedUser {
     login: String,
+}
+
+/// GitHub's answer to a team membership: `active`, or `pending` until
+/// the invitation is accepted.
+#[derive(Deserialize)]
+struct Membership {
+    state: String,
 }
 
 impl RepoClient<'_> {
@@ -75,10 +87,41 @@ impl RepoClient<'_> {
             Some(_) => self.changed_files(branch, head).await?.unwrap_or_default(),
             None => vec![],
         };
-        Ok(ApprovalFacts {
+        let mut facts = ApprovalFacts {
             reviews,
             codeowners,
             paths,
-        })
+            team_members: vec![],
+        };
+        for q in team_questions(&facts) {
+            if self.active_team_member(&q).await? {
+                facts.team_members.push(TeamMember {
+                    team: format!("{}/{}", q.org, q.team_slug),
+                    login: q.login,
+                });
+            }
+        }
+        Ok(facts)
+    }
+
+    /// Whether GitHub says `q.login` is an active member of the team. Not
+    /// a member (404) or not visible to the App (403: it lacks the
+    /// organisation's `members` permission) is no.
+    async fn active_team_member(&self, q: &TeamQuestion) -> Result<bool, GitHubError> {
+        let path = format!(
+            "/orgs/{}/teams/{}/memberships/{}",
+            q.org, q.team_slug, q.login
+        );
+        let call = "GET /orgs/{org}/teams/{team_slug}/memberships/{username}";
+        match self.get(&path).await {
+            Ok(answer) => Ok(answer.answer::<Membership>(call)?.state == "active"),
+            Err(GitHubError::Http { status: 404, .. }) => Ok(false),
+            Err(GitHubError::Http { status: 403, .. }) => {
+                tracing::warn!(team = %format!("{}/{}", q.org, q.team_slug),
+                    "the App may not read team memberships (organisation permission `members: read`): a team's approval is not counted");
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 }

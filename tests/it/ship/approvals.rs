@@ -211,3 +211,53 @@ async fn an_approval_a_push_made_stale_does_not_count_and_a_fresh_one_lands_the_
     sh.never_reviewed();
     sh.s.app.assert_contract_kept();
 }
+
+#[tokio::test]
+async fn a_code_owning_team_is_approved_by_an_active_member_and_not_by_anyone_else() {
+    let sh = Shipped::story().config(CONFIG).shippable().await;
+    sh.s.app
+        .fake
+        .add_team_member("octo-org", "core", "mona", "active");
+    sh.s.app
+        .push_to_main(&[(".github/CODEOWNERS", "/check.sh @octo-org/core\n")])
+        .await;
+    sh.repo()
+        .with_ruleset(Ruleset::new("owners").rule(Rule::approvals(3).code_owners()));
+    sh.add_ship_label().await;
+    sh.waits_after(1).await;
+    let notes = sh.notes_with(WAITING);
+    assert_eq!(notes.len(), 1, "{notes:#?}");
+    assert!(
+        notes[0].contains("@octo-org/core for `check.sh`"),
+        "{}",
+        notes[0]
+    );
+
+    // Someone outside the team: one approval of three, the team still waits.
+    sh.approve("carol");
+    sh.waits_after(2).await;
+    let summary = sh.gate().summary.unwrap_or_default();
+    assert!(
+        summary.contains("@octo-org/core for `check.sh`"),
+        "{summary}"
+    );
+    assert!(summary.contains("2 more missing"), "{summary}");
+
+    // An active member of the team: its approval is the team's (GitHub
+    // expands teams), so only the count is left.
+    sh.approve("mona");
+    sh.waits_after(3).await;
+    let summary = sh.gate().summary.unwrap_or_default();
+    assert!(!summary.contains("@octo-org/core"), "{summary}");
+    assert!(summary.contains("1 more missing"), "{summary}");
+    let asked =
+        sh.s.app
+            .statuses("GET /orgs/{org}/teams/{team_slug}/memberships/{username}");
+    assert!(asked.contains(&200) && asked.contains(&404), "{asked:?}");
+
+    sh.approve("dave");
+    sh.landed().await;
+    assert_eq!(sh.merge_tries(), [405, 405, 405, 200]);
+    sh.never_reviewed();
+    sh.s.app.assert_contract_kept();
+}

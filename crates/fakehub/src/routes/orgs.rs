@@ -1,7 +1,8 @@
 //! `GET /orgs/{org}`: an organisation. Its GitHub `plan` is shown only to
 //! an installation granted `organization_plan` (GitHub: "To see information
 //! about an organization's GitHub plan, GitHub Apps need the Organization
-//! plan permission"); a login that is not an organisation is 404.
+//! plan permission"); a login that is not an organisation is 404. And a
+//! team membership (`crate::teams`), as code owners' approvals need.
 
 use serde_json::json;
 
@@ -10,7 +11,34 @@ use crate::auth::Caller;
 use crate::render::HTML;
 use crate::state::State;
 
-pub const ROUTES: &[Route] = &[inst("GET", "/orgs/{org}", get_org)];
+pub const ROUTES: &[Route] = &[
+    inst("GET", "/orgs/{org}", get_org),
+    inst(
+        "GET",
+        "/orgs/{org}/teams/{team_slug}/memberships/{username}",
+        get_team_membership,
+    ),
+];
+
+/// `GET /orgs/{org}/teams/{team_slug}/memberships/{username}`: the
+/// membership's `role` and `state` (`active` or `pending`); 404 when
+/// `username` is not in the team (GitHub: "Get team membership for a
+/// user").
+fn get_team_membership(st: &mut State, req: &Req) -> HResult {
+    let (org, slug, login) = (
+        req.param("org"),
+        req.param("team_slug"),
+        req.param("username"),
+    );
+    let state = st
+        .teams
+        .state(org, slug, login)
+        .ok_or_else(Reply::not_found)?;
+    let url = format!("{}/orgs/{org}/teams/{slug}/memberships/{login}", req.base);
+    Ok(Reply::ok(
+        json!({"url": url, "role": "member", "state": state}),
+    ))
+}
 
 fn get_org(st: &mut State, req: &Req) -> HResult {
     let org = st

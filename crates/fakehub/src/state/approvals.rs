@@ -18,7 +18,8 @@
 //! review is their verdict (a comment changes nothing); the file is the
 //! first of `.github/CODEOWNERS`, `CODEOWNERS`, `docs/CODEOWNERS` on the
 //! base branch; its last matching pattern wins, and a pattern with no
-//! owners leaves the path unowned. Every user of the fake has write access.
+//! owners leaves the path unowned; an owner `@org/team` is approved by an
+//! active member of that team (`crate::teams`). Every user of the fake has write access.
 
 use std::collections::BTreeMap;
 
@@ -111,9 +112,13 @@ impl Repo {
         let mut out: Vec<String> = Vec::new();
         for path in changed {
             let owners = owners_of(file, path);
-            let approved = owners
-                .iter()
-                .any(|o| approvers.iter().any(|a| a.eq_ignore_ascii_case(o)));
+            // An owner `org/team` is a team: an active member approves
+            // for it.
+            let approved = owners.iter().any(|o| {
+                approvers.iter().any(|a| {
+                    a.eq_ignore_ascii_case(o) || (o.contains('/') && self.teams.active_member(o, a))
+                })
+            });
             if !approved {
                 for o in owners {
                     if !out.contains(&o) {

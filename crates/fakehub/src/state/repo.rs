@@ -267,6 +267,8 @@ pub struct Repo {
     pub visible_at: HashMap<String, Instant>,
     /// GitHub's clock, the state's own.
     pub clock: GitHubClock,
+    /// The organisations' teams, the state's own (code owners).
+    pub teams: crate::teams::Teams,
     /// The bare repository the commits are real in, when backed
     /// ([`crate::RepoHandle::back_with_git`]).
     pub git: Option<crate::git_backing::GitBacking>,

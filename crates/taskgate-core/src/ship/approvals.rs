@@ -48,6 +48,70 @@ pub struct ApprovalFacts {
     pub codeowners: Option<String>,
     /// The paths the story changes.
     pub paths: Vec<String>,
+    /// Approvers GitHub says are active members of a team `CODEOWNERS`
+    /// names (asked as [`team_questions`] lists): GitHub counts a team
+    /// member's approval as the team's.
+    #[serde(default)]
+    pub team_members: Vec<TeamMember>,
+}
+
+/// An approver who is an active member of a code-owning team.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMember {
+    /// `org/team-slug`, as `CODEOWNERS` names it (without the `@`).
+    pub team: String,
+    pub login: String,
+}
+
+/// Whether `login` is an active member of `team`, to ask GitHub
+/// (`GET /orgs/{org}/teams/{team_slug}/memberships/{username}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamQuestion {
+    pub org: String,
+    pub team_slug: String,
+    pub login: String,
+}
+
+/// A `CODEOWNERS` owner that is a team (`@org/team-slug`): its org and
+/// slug, each of the letters, digits, `-` and `_` GitHub allows (so that
+/// one is a URL path segment as it is).
+pub fn team_of(owner: &str) -> Option<(&str, &str)> {
+    let (org, slug) = owner.strip_prefix('@')?.split_once('/')?;
+    (github_name(org) && github_name(slug)).then_some((org, slug))
+}
+
+/// Letters, digits, `-` and `_`: a login, org or team slug GitHub allows
+/// (a bot's `name[bot]` is none, and is in no team).
+fn github_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// The memberships to ask GitHub about before [`missing`] can tell whether
+/// a code-owning team approved: each team owning a changed path, against
+/// each approver (none when no team owns one, or nobody approved).
+pub fn team_questions(facts: &ApprovalFacts) -> Vec<TeamQuestion> {
+    let Some(file) = &facts.codeowners else {
+        return vec![];
+    };
+    let approvers = approvers(&facts.reviews);
+    let mut out: Vec<TeamQuestion> = Vec::new();
+    for path in &facts.paths {
+        for (org, slug) in owners_of(file, path).iter().filter_map(|o| team_of(o)) {
+            for login in approvers.iter().filter(|l| github_name(l)) {
+                let q = TeamQuestion {
+                    org: org.to_owned(),
+                    team_slug: slug.to_owned(),
+                    login: login.clone(),
+                };
+                if !out.contains(&q) {
+                    out.push(q);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Where GitHub looks for `CODEOWNERS`, in order.
@@ -108,7 +172,7 @@ pub fn missing(violations: &[Violation], facts: &ApprovalFacts) -> Missing {
     }
     let approvers = approvers(&facts.reviews);
     let owners = match (&facts.codeowners, code_owners) {
-        (Some(file), true) => owners_waited(file, &facts.paths, &approvers),
+        (Some(file), true) => owners_waited(file, facts, &approvers),
         _ => vec![],
     };
     Missing {
@@ -152,14 +216,26 @@ fn approvers(reviews: &[ReviewFact]) -> Vec<String> {
         .collect()
 }
 
-fn owners_waited(file: &str, paths: &[String], approvers: &[String]) -> Vec<OwnersWaited> {
+/// Whether `approver`'s approval is owner `owner`'s: the owner itself, or
+/// an active member of the team it is.
+fn approves_for(owner: &str, approver: &str, members: &[TeamMember]) -> bool {
+    let name = owner.trim_start_matches('@');
+    match team_of(owner) {
+        None => approver.eq_ignore_ascii_case(name),
+        Some(_) => members
+            .iter()
+            .any(|m| m.team.eq_ignore_ascii_case(name) && m.login.eq_ignore_ascii_case(approver)),
+    }
+}
+
+fn owners_waited(file: &str, facts: &ApprovalFacts, approvers: &[String]) -> Vec<OwnersWaited> {
     let mut out: Vec<OwnersWaited> = Vec::new();
-    for path in paths {
+    for path in &facts.paths {
         let owners = owners_of(file, path);
         let approved = owners.iter().any(|o| {
             approvers
                 .iter()
-                .any(|a| a.eq_ignore_ascii_case(o.trim_start_matches('@')))
+                .any(|a| approves_for(o, a, &facts.team_members))
         });
         if owners.is_empty() || approved {
             continue;
@@ -381,6 +457,7 @@ mod tests {
             ]),
             codeowners: Some("* @global\n/src/ @alice\n*.md @bob\n".into()),
             paths: vec!["src/a.rs".into(), "src/b.rs".into(), "README.md".into()],
+            team_members: vec![],
         };
         let said = [
             Violation::Reviews(
@@ -406,5 +483,56 @@ mod tests {
                 "`main` requires a code owner's approval: @alice for `src/a.rs`, `src/b.rs`"
             ]
         );
+    }
+
+    #[test]
+    fn a_code_owning_team_is_approved_by_an_active_member_only() {
+        let facts = |members: Vec<TeamMember>| ApprovalFacts {
+            reviews: vec![
+                ReviewFact {
+                    login: "Mona".into(),
+                    state: "APPROVED".into(),
+                },
+                ReviewFact {
+                    login: "eve".into(),
+                    state: "APPROVED".into(),
+                },
+            ],
+            codeowners: Some("* @global\n/src/ @octo-org/Core @alice\n".into()),
+            paths: vec!["src/a.rs".into(), "src/b.rs".into()],
+            team_members: members,
+        };
+        let q = |login: &str| TeamQuestion {
+            org: "octo-org".into(),
+            team_slug: "Core".into(),
+            login: login.into(),
+        };
+        // Each approver asked about once, for the one team owning a path.
+        assert_eq!(team_questions(&facts(vec![])), [q("Mona"), q("eve")]);
+        let said = [Violation::Reviews(
+            "Waiting on code owner review from octo-org/core.".into(),
+        )];
+        // Nobody GitHub called a member: the team still waits.
+        let m = missing(&said, &facts(vec![]));
+        assert_eq!(m.owners.len(), 1, "{m:?}");
+        assert_eq!(m.owners[0].owners, ["@octo-org/Core", "@alice"]);
+        // A member of another team does not count either.
+        let other = TeamMember {
+            team: "octo-org/docs".into(),
+            login: "eve".into(),
+        };
+        assert_eq!(missing(&said, &facts(vec![other])).owners.len(), 1);
+        // An active member's approval is the team's (names compared as
+        // GitHub does, without regard to case).
+        let member = TeamMember {
+            team: "Octo-Org/core".into(),
+            login: "mona".into(),
+        };
+        assert!(missing(&said, &facts(vec![member])).owners.is_empty());
+        assert_eq!(team_of("@octo-org/core"), Some(("octo-org", "core")));
+        assert_eq!(team_of("@alice"), None);
+        assert_eq!(team_of("someone@example.com"), None);
+        assert_eq!(team_of("@../teams"), None);
+        assert_eq!(team_of("@org/a/b"), None);
     }
 }

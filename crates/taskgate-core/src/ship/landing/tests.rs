@@ -197,6 +197,7 @@ fn a_landing_refused_for_reviews_waits_for_an_approval_says_once_and_lands_with_
         reviews: vec![],
         codeowners: Some("* @global\n/src/ @alice\n".into()),
         paths: vec!["src/a.rs".into(), "README.md".into()],
+        team_members: vec![],
     };
     let d = on_land_refused(&record, 1, &found, (message, Some(&facts)), &w.ctx());
     assert_eq!(d.record.state, ShipState::Shippable);
