@@ -277,7 +277,7 @@ fn executor_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFuture
     let idle_poll = config.idle_polls.effects;
     move || {
         let executor = Executor {
-            store: s.store.clone(),
+            store: crate::github::executor::ExecutorStore::of(s.store.clone()),
             github: s.github.clone(),
             metrics: s.metrics.clone(),
             backoff,
@@ -312,7 +312,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
     let in_hand = run_queue::InHand::default();
     move || {
         let queue = run_queue::RunQueue {
-            store: s.store.clone(),
+            store: run_queue::RunQueueStore::of(s.store.clone()),
             github: s.github.clone(),
             runner: runner.clone(),
             mirrors: crate::runner::MirrorStore::new(work_dir.join("mirrors")),
