@@ -32,8 +32,11 @@ mod github_review;
 mod quarantine;
 mod rollback;
 mod ship;
+mod store;
 mod task;
 mod view;
+
+pub(crate) use store::CommandsStore;
 
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use crate::intake::translate;

@@ -138,7 +138,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         web_base: crate::github::web_base(&config.github_api_url),
     };
     Processor {
-        store: s.store.clone(),
+        store: super::processor::ProcessorStore::of(s.store.clone()),
         metrics: s.metrics.clone(),
         context: Context {
             app_id: config.app_id,

@@ -11,8 +11,8 @@
 //! it true: a method the module starts using has to be added to its view,
 //! where a reviewer sees it. Every view also has the store's clock, and its
 //! parsed plans (`store::plans`: pure parses, shared by the process). The
-//! wiring (`app::start`, the processor, the loops) holds the whole store
-//! and makes the views.
+//! wiring (`app::start`) holds the whole store and makes the views; the
+//! processor, the executor and the loops hold views of their own.
 
 /// Declares a view: a cloneable handle around a [`Store`] with exactly the
 /// listed `async` methods, each forwarding to the store's method of the
