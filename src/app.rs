@@ -9,6 +9,7 @@ mod commands;
 mod commit_changes;
 pub mod doctor;
 mod flaky;
+pub mod handled;
 mod inbox_lease;
 pub mod loops;
 mod processor;
@@ -27,6 +28,7 @@ use tokio::task::JoinHandle;
 
 use crate::github::{Backoff, GitHubError, Pacing};
 use crate::store::{Store, StoreError};
+pub use handled::Handled;
 use loops::{run_queue, supervisor};
 pub use processor::Processor;
 pub use start::start;

@@ -32,8 +32,11 @@ mod github_review;
 mod quarantine;
 mod rollback;
 mod ship;
+mod store;
 mod task;
 mod view;
+
+pub(crate) use store::CommandsStore;
 
 use crate::intake::payload::{IssueCommentAction, IssueCommentPayload};
 use crate::intake::translate;
@@ -46,6 +49,7 @@ use taskgate_core::task::ReviewCommand;
 use taskgate_core::{render, Actor, CommentRef, Decision};
 
 use super::processor::{DecideError, Processor};
+use super::Handled;
 use task::TaskCommand;
 
 type Parsed = Result<Command, CommandError>;
@@ -70,12 +74,15 @@ impl Answer {
     fn of(
         name: &str,
         syntax: &Syntax,
-        result: Option<Result<Decision, Refused>>,
+        handled: Handled,
         elsewhere: impl FnOnce() -> Answer,
     ) -> Answer {
-        match result {
-            Some(result) => Answer::of_result(name, syntax, result),
-            None => elsewhere(),
+        match handled {
+            Handled::Decided(decision) => Answer::Done(decision),
+            Handled::Refused(Refused { refusal, decision }) => {
+                Answer::Reply(refusal.render(name, syntax), decision)
+            }
+            Handled::NotMine => elsewhere(),
         }
     }
 

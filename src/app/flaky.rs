@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clock::Clock;
-use crate::store::{NewDelivery, Store, StoreError};
+use crate::store::{NewDelivery, StoreError};
 use taskgate_core::config::load_config;
 use taskgate_core::config::RepoConfig;
 use taskgate_core::flaky::{self, Changes, CommitPair, FlakyEvent, RunResult, TestRun};
@@ -210,7 +210,7 @@ impl Flaky {
 /// Records the end of every quarantine that ran out lately (the run
 /// queue's periodic pass). The delivery id names the quarantine, so each
 /// end is decided once however often it is seen.
-pub(super) async fn record_ended_quarantines(store: &Store, now_s: i64) {
+pub(super) async fn record_ended_quarantines(store: &QuarantineEndsStore, now_s: i64) {
     let ended = match store
         .quarantines_ended_between(now_s - ENDED_LOOKBACK_S, now_s)
         .await
@@ -243,4 +243,4 @@ pub(super) async fn record_ended_quarantines(store: &Store, now_s: i64) {
 
 mod store;
 
-pub(crate) use store::FlakyStore;
+pub(crate) use store::{FlakyStore, QuarantineEndsStore};

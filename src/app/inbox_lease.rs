@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use tracing::warn;
 
-use crate::store::Store;
+use crate::store::{store_view, StoreError};
 use taskgate_core::ids::InstallationId;
 
 #[derive(Default)]
@@ -28,7 +28,11 @@ pub struct InboxLeases {
 
 impl InboxLeases {
     /// Whether this replica may decide `installation`'s deliveries now.
-    pub async fn holds(&self, store: &Store, installation: Option<InstallationId>) -> bool {
+    pub(crate) async fn holds(
+        &self,
+        store: &InboxStore,
+        installation: Option<InstallationId>,
+    ) -> bool {
         if !store.is_shared() {
             return true;
         }
@@ -70,6 +74,19 @@ impl InboxLeases {
     }
 }
 
+store_view! {
+    /// The store as the inbox leases see it.
+    pub(crate) struct InboxStore {
+        async fn take_lease(name: &str, for_ms: i64) -> Result<bool, StoreError>;
+    }
+    facts {
+        /// Whether replicas share the store (leases are needed).
+        fn is_shared() -> bool;
+        /// How long a lease holds unrenewed.
+        fn lease_ms() -> i64;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -84,8 +101,8 @@ mod tests {
     async fn one_replica_at_a_time_decides_an_installation() {
         let held = crate::store::testing::postgres();
         let clock = Clock::movable();
-        let a = held.store.clone().with_clock(clock.clone());
-        let b = held.store.as_replica("b").with_clock(clock.clone());
+        let a = InboxStore::of(held.store.clone().with_clock(clock.clone()));
+        let b = InboxStore::of(held.store.as_replica("b").with_clock(clock.clone()));
         let (on_a, on_b) = (InboxLeases::default(), InboxLeases::default());
         let seven = Some(InstallationId(7));
         assert!(on_a.holds(&a, seven).await);
@@ -100,8 +117,9 @@ mod tests {
     #[tokio::test]
     async fn on_a_sqlite_file_the_one_process_holds_everything() {
         let held = crate::store::testing::sqlite();
-        let other = held.store.as_replica("b");
-        assert!(InboxLeases::default().holds(&held.store, None).await);
+        let (one, other) = (held.store.clone(), held.store.as_replica("b"));
+        let (one, other) = (InboxStore::of(one), InboxStore::of(other));
+        assert!(InboxLeases::default().holds(&one, None).await);
         assert!(InboxLeases::default().holds(&other, None).await);
     }
 }

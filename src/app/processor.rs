@@ -23,12 +23,13 @@ use super::task::Runs;
 use crate::intake::event::DeliveryKind;
 use crate::intake::translate;
 use crate::metrics::Metrics;
-use crate::store::{PendingDelivery, Store};
+use crate::store::PendingDelivery;
 use taskgate_core::ids::InstallationId;
 use taskgate_core::{Context, Decision};
 
 pub struct Processor {
-    pub store: Store,
+    /// What it reads and stores ([`ProcessorStore`]).
+    pub(crate) store: ProcessorStore,
     pub metrics: Arc<Metrics>,
     pub context: Context,
     /// Woken by the intake when a delivery is recorded.
@@ -183,7 +184,11 @@ impl Processor {
             if !self.complete_unchanged(&mut unchanged).await {
                 return (false, decided);
             }
-            if !self.inboxes.holds(&self.store, delivery.installation).await {
+            if !self
+                .inboxes
+                .holds(&self.store.inbox(), delivery.installation)
+                .await
+            {
                 elsewhere.push(delivery.installation);
                 decided -= 1;
                 continue;
@@ -435,6 +440,9 @@ fn settled_outcome(delivery: &PendingDelivery) -> Option<String> {
 
 mod route;
 mod run_progress;
+mod store;
+
+pub(crate) use store::ProcessorStore;
 
 pub(super) use route::DecideError;
 

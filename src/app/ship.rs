@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use octocrab::Octocrab;
 
+use crate::app::Handled;
 use crate::github::{GitHubApp, GitHubError, RepoClient};
 use crate::store::StoreError;
 use crate::transient::Transient;
@@ -298,22 +299,20 @@ impl Ship {
         self.evaluate(l, None).await
     }
 
-    /// A `pull_request` webhook for a story PR; `None` when it is not one.
-    pub async fn on_pull_request(
-        &self,
-        p: &PullRequestEvent,
-    ) -> Result<Option<Decision>, ShipError> {
+    /// A `pull_request` webhook for a story PR; not its own when it is
+    /// not one.
+    pub async fn on_pull_request(&self, p: &PullRequestEvent) -> Result<Handled, ShipError> {
         let issue = match p.for_ship() {
             Some(ShipPull::Revert(issue)) => return self.on_revert_pull_request(p, issue).await,
             Some(ShipPull::Story(issue)) => issue,
-            None => return Ok(None),
+            None => return Ok(Handled::NotMine),
         };
         let (repo, default) = (&p.repo, p.default_branch.as_deref());
         let Some(story) = self.store.story_by_issue(repo, issue).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(mut l) = self.locate(repo, &story, default).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let pr = &p.head;
         let number = p.number;
@@ -332,9 +331,9 @@ impl Ship {
                 let mut effects = moved.effects;
                 effects.append(&mut d.effects);
                 d.effects = effects;
-                Ok(Some(d))
+                Ok(Handled::Decided(d))
             }
-            PullRequestAction::Labeled => self.on_ship_label(l, p).await.map(Some),
+            PullRequestAction::Labeled => self.on_ship_label(l, p).await.map(Handled::Decided),
             PullRequestAction::Closed if ours => {
                 let d = if p.merged {
                     if l.record.pr.is_none() {
@@ -344,14 +343,14 @@ impl Ship {
                 } else {
                     ship::on_story_pr_closed_unmerged(&l.record, &l.ctx())
                 };
-                Ok(Some(l.finish(d)))
+                Ok(Handled::Decided(l.finish(d)))
             }
             // Another PR closed from the story branch, or an action the
             // story PR does not act on.
             action @ (PullRequestAction::Closed
             | PullRequestAction::ConvertedToDraft
             | PullRequestAction::Edited
-            | PullRequestAction::Other(_)) => Ok(Some(Decision::nothing(format!(
+            | PullRequestAction::Other(_)) => Ok(Handled::Decided(Decision::nothing(format!(
                 "story PR {action}: nothing to do"
             )))),
         }
@@ -478,54 +477,54 @@ impl Ship {
 
     /// `/taskgate ship` on a story issue or its PR: the decision that
     /// merges, or the core's typed refusal (the command dispatcher answers
-    /// it). `None` when the issue is not a story's.
+    /// it). Not its own when the issue is not a story's.
     pub async fn on_ship_command(
         &self,
         repo: &RepoName,
         issue_or_pr: IssueNumber,
         by: Shipper,
-    ) -> Result<Option<Result<Decision, Refused>>, ShipError> {
+    ) -> Result<Handled, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(l) = self.locate(repo, &story, None).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
-        Ok(Some(match self.request(l, by).await? {
-            (d, None) => Ok(d),
-            (d, Some(refusal)) => Err(Refused {
+        Ok(match self.request(l, by).await? {
+            (d, None) => Handled::Decided(d),
+            (d, Some(refusal)) => Handled::Refused(Refused {
                 decision: Decision::nothing(d.outcome),
                 refusal: Refusal::Ship(refusal),
             }),
-        }))
+        })
     }
 
     /// An approving review of pull request `number`: when it is a story
     /// PR whose ship waits for approvals (`core::ship::on_story_approved`),
-    /// the ship is requested again as its shipper. `None` when `number`
-    /// is no story's PR.
+    /// the ship is requested again as its shipper. Not its own when
+    /// `number` is no story's PR.
     pub async fn on_story_approved(
         &self,
         repo: &RepoName,
         number: IssueNumber,
         reviewer: &str,
-    ) -> Result<Option<Decision>, ShipError> {
+    ) -> Result<Handled, ShipError> {
         let Some(story) = self.story_of(repo, number).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(l) = self.locate(repo, &story, None).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         if l.record.pr != Some(number) {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         }
         let by = match ship::on_story_approved(&l.record) {
             Ok(by) => by,
-            Err(why) => return Ok(Some(Decision::nothing(why))),
+            Err(why) => return Ok(Handled::Decided(Decision::nothing(why))),
         };
         let (mut d, _) = self.request(l, by).await?;
         d.outcome = format!("approved by {reviewer}: shipped again ({})", d.outcome);
-        Ok(Some(d))
+        Ok(Handled::Decided(d))
     }
 
     /// The story whose issue or story PR is `number`.

@@ -138,7 +138,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
         web_base: crate::github::web_base(&config.github_api_url),
     };
     Processor {
-        store: s.store.clone(),
+        store: super::processor::ProcessorStore::of(s.store.clone()),
         metrics: s.metrics.clone(),
         context: Context {
             app_id: config.app_id,
@@ -277,7 +277,7 @@ fn executor_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFuture
     let idle_poll = config.idle_polls.effects;
     move || {
         let executor = Executor {
-            store: s.store.clone(),
+            store: crate::github::executor::ExecutorStore::of(s.store.clone()),
             github: s.github.clone(),
             metrics: s.metrics.clone(),
             backoff,
@@ -312,7 +312,7 @@ fn run_queue_loop(config: &ServeConfig, s: &Shared) -> impl FnMut() -> LoopFutur
     let in_hand = run_queue::InHand::default();
     move || {
         let queue = run_queue::RunQueue {
-            store: s.store.clone(),
+            store: run_queue::RunQueueStore::of(s.store.clone()),
             github: s.github.clone(),
             runner: runner.clone(),
             mirrors: crate::runner::MirrorStore::new(work_dir.join("mirrors")),

@@ -12,6 +12,7 @@
 //! or locate tasks (`task/locate.rs`) and run pseudo tasks (milestones and
 //! proofs: `task/pseudo.rs`) here.
 
+use crate::app::Handled;
 use std::sync::Arc;
 
 use tokio::sync::Notify;
@@ -309,33 +310,36 @@ impl Runs {
     }
 
     /// A push to a task branch, or to a story branch (its integration
-    /// milestones); the default branch is the plan sync's.
-    pub async fn on_push(&self, p: &PushEvent) -> Result<Option<Decision>, StoreError> {
-        if let Some(decision) = self.on_story_push(p).await? {
-            return Ok(Some(decision));
+    /// milestones); not its own for any other branch (the default branch
+    /// is the plan sync's).
+    pub async fn on_push(&self, p: &PushEvent) -> Result<Handled, StoreError> {
+        if let Some(decision) = self.on_story_push(p).await?.taken() {
+            return Ok(Handled::Decided(decision));
         }
         if p.task_branch().is_none() {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         }
         let repo = &p.repo;
         if p.deleted {
-            return Ok(Some(Decision::nothing("task branch deleted")));
+            return Ok(Handled::Decided(Decision::nothing("task branch deleted")));
         }
         if p.creates_branch_without_commits() {
             // taskgate's own branch creation, echoed: not work.
-            return Ok(Some(Decision::nothing(
+            return Ok(Handled::Decided(Decision::nothing(
                 "task branch created without new commits: nothing to test",
             )));
         }
         if !p.brings_work() {
             // taskgate's fast-forward to the story branch, echoed: the
             // commits are the story branch's, none the task's own.
-            return Ok(Some(Decision::nothing(
+            return Ok(Handled::Decided(Decision::nothing(
                 "task branch moved to commits already on another branch: nothing to test",
             )));
         }
         let Some(located) = self.locate_branch(repo, &p.git_ref).await? else {
-            return Ok(Some(Decision::nothing("not a branch of a known task")));
+            return Ok(Handled::Decided(Decision::nothing(
+                "not a branch of a known task",
+            )));
         };
         let ctx = located.context(repo, self.now());
         let trigger = Trigger::Head {
@@ -348,7 +352,7 @@ impl Runs {
             },
         };
         let d = on_trigger(&located.record, &trigger, &ctx);
-        Ok(Some(self.finish(repo, &located, d)))
+        Ok(Handled::Decided(self.finish(repo, &located, d)))
     }
 
     /// Opens the branch todo that manual mode proposed (`/taskgate

@@ -76,10 +76,13 @@ use super::perform;
 use super::turns::{Rotation, Turn};
 use crate::clock::Clock;
 use crate::metrics::Metrics;
-use crate::store::{Claimed, EffectRow, Settlement, Store, WriteSlot};
+use crate::store::{Claimed, EffectRow, Settlement, WriteSlot};
 use taskgate_core::ids::InstallationId;
 
+mod store;
 mod waits;
+
+pub use store::ExecutorStore;
 
 use waits::is_rate_limited;
 pub use waits::{rate_limit_wait, Backoff, DEFAULT_READ_LAG};
@@ -89,7 +92,8 @@ pub use waits::{rate_limit_wait, Backoff, DEFAULT_READ_LAG};
 pub use taskgate_core::pace::Pacing;
 
 pub struct Executor {
-    pub store: Store,
+    /// What it reads and records ([`ExecutorStore`]).
+    pub store: ExecutorStore,
     pub github: Arc<GitHubApp>,
     pub metrics: Arc<Metrics>,
     pub backoff: Backoff,
@@ -386,7 +390,7 @@ impl Executor {
         if self.pacing.is_off() || row.effect.calls_nothing() {
             return Paced::Go;
         }
-        match super::perform::branches::started_already(&self.store, &row.effect).await {
+        match super::perform::branches::started_already(&self.store.perform(), &row.effect).await {
             Ok(true) => return Paced::Go,
             Ok(false) => {}
             Err(e) => warn!(error = %e, "could not read the task's branch; taking a write slot"),
@@ -476,7 +480,7 @@ impl Executor {
             if failures >= self.backoff.max_attempts {
                 let why = format!("gave up after {failures} failed attempts: {err}");
                 // A ship given up must not hold its repository's queue.
-                super::perform::land::given_up(&self.store, row, &why).await;
+                super::perform::land::given_up(&self.store.perform(), row, &why).await;
                 return Outcome::Failed(why);
             }
             let delay = self.backoff.delay(failures);
@@ -493,10 +497,11 @@ impl Executor {
     async fn tell_refusal(&self, row: &EffectRow, attempt: u32, message: &str) {
         let told = match self.github.installation_client(row.installation).await {
             Ok(client) => {
+                let store = self.store.perform();
                 let ctx = perform::Ctx {
                     client: &client,
                     own: self.github.own_app(),
-                    store: &self.store,
+                    store: &store,
                     row,
                     attempt,
                 };
@@ -534,10 +539,11 @@ impl Executor {
         row: &EffectRow,
         attempt: u32,
     ) -> Result<Option<String>, GitHubError> {
+        let store = self.store.perform();
         let ctx = perform::Ctx {
             client,
             own: self.github.own_app(),
-            store: &self.store,
+            store: &store,
             row,
             attempt,
         };

@@ -26,7 +26,7 @@ use tracing::{info, warn};
 use super::client::GitHubError;
 use super::executor::Backoff;
 use crate::clock::Clock;
-use crate::store::{EffectRow, Store};
+use crate::store::EffectRow;
 use taskgate_core::Effect;
 
 /// Whether a retry of `effect` looks, through a list GitHub may update
@@ -92,7 +92,7 @@ const WAITING_OUT_THE_LAG: &str =
 /// still pending (a retry, a write put off for the budget: the pass reads
 /// what they record, and would create an issue again). True when put off; the wait does not count as a failure.
 pub(super) async fn put_off(
-    store: &Store,
+    store: &super::executor::ExecutorStore,
     clock: &Clock,
     backoff: &Backoff,
     row: &EffectRow,

@@ -14,6 +14,9 @@ mod links;
 mod runner;
 mod runs;
 mod ship;
+mod store;
+
+pub use store::PerformStore;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -22,7 +25,7 @@ use serde_json::json;
 
 use super::client::GitHubError;
 use super::repo::{Created, IssueMade, IssuePatch, RepoClient};
-use crate::store::{EffectRow, NewDelivery, Store};
+use crate::store::{EffectRow, NewDelivery};
 use taskgate_core::ids::{DeliveryId, IssueNumber, RepoName, StoryId};
 use taskgate_core::internal::{InternalEvent, Reconcile};
 use taskgate_core::sync::IssueRecord;
@@ -33,7 +36,7 @@ pub(super) struct Ctx<'a> {
     /// taskgate's own App: check runs, issues and comments of another App
     /// are never its.
     pub own: super::OwnApp,
-    pub store: &'a Store,
+    pub store: &'a PerformStore,
     pub row: &'a EffectRow,
     pub attempt: u32,
 }

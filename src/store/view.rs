@@ -11,12 +11,14 @@
 //! it true: a method the module starts using has to be added to its view,
 //! where a reviewer sees it. Every view also has the store's clock, and its
 //! parsed plans (`store::plans`: pure parses, shared by the process). The
-//! wiring (`app::start`, the processor, the loops) holds the whole store
-//! and makes the views.
+//! wiring (`app::start`) holds the whole store and makes the views; the
+//! processor, the executor and the loops hold views of their own.
 
 /// Declares a view: a cloneable handle around a [`Store`] with exactly the
 /// listed `async` methods, each forwarding to the store's method of the
-/// same name and signature. `hands name: OtherView;` after the methods
+/// same name and signature. `facts { fn name() -> T; }` after them lists
+/// the store's plain (not `async`) answers the module reads, such as
+/// whether replicas share it. `hands name: OtherView;` after the methods
 /// lets the module pass another module's view on (`name()`), for the
 /// shared parts it calls (`app::commit_changes`, `app::resync`): declared
 /// too, where a reader sees it.
@@ -39,6 +41,14 @@ macro_rules! store_view {
                 async fn $method:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty;
             )*
         }
+        $(
+            facts {
+                $(
+                    $(#[$fact_meta:meta])*
+                    fn $fact:ident() -> $fact_ret:ty;
+                )*
+            }
+        )?
         $(
             $(#[$hand_meta:meta])*
             hands $hand:ident: $hand_ty:ty;
@@ -74,6 +84,13 @@ macro_rules! store_view {
                     self.store.$method($($arg),*).await
                 }
             )*
+
+            $($(
+                $(#[$fact_meta])*
+                pub fn $fact(&self) -> $fact_ret {
+                    self.store.$fact()
+                }
+            )*)?
 
             $(
                 $(#[$hand_meta])*

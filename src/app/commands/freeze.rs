@@ -19,7 +19,7 @@ impl Processor {
         inv: &Invocation<'_>,
         command: &Command,
     ) -> Result<Answer, DecideError> {
-        let current = self.store.repo_freeze(inv.repo).await?;
+        let current = self.store.commands().repo_freeze(inv.repo).await?;
         let now = self.store.clock().now_s();
         let by = AuditActor::from(inv.author);
         let result = match command {
@@ -42,7 +42,7 @@ impl Processor {
             Ok(mut decision) => {
                 // The stories' gates show the freeze; an unfreeze lets the
                 // ship queue move on.
-                let stories = self.store.story_records(inv.repo).await?;
+                let stories = self.store.commands().story_records(inv.repo).await?;
                 let unfrozen = taskgate_core::freeze::unfrozen(&decision.changes)
                     .next()
                     .is_some();

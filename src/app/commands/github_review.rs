@@ -19,6 +19,8 @@ use taskgate_core::task::{self, GitHubReview, ReviewRefusal, Reviewer};
 use taskgate_core::webhook::{ReviewEvent, ReviewVerdict};
 use taskgate_core::Decision;
 
+use crate::app::Handled;
+
 impl Processor {
     /// A review submitted or dismissed on a pull request.
     pub(in crate::app) async fn on_review(
@@ -43,10 +45,10 @@ impl Processor {
         }
         if let GitHubReview::Approved { .. } = review {
             // A story PR's approval: a ship that waited for it goes on.
-            if let Some(d) = (self.ship)
+            let approved = (self.ship)
                 .on_story_approved(&e.repo, e.pr, &e.author.login)
-                .await?
-            {
+                .await?;
+            if let Some(d) = approved.taken() {
                 return Ok(d);
             }
         }
@@ -71,9 +73,9 @@ impl Processor {
             .github_review(&e.repo, e.pr, review, by)
             .await?;
         Ok(match decided {
-            None => Decision::nothing("review of a task no longer in the plan"),
-            Some(Ok(decision)) => decision,
-            Some(Err(refused)) => {
+            Handled::NotMine => Decision::nothing("review of a task no longer in the plan"),
+            Handled::Decided(decision) => decision,
+            Handled::Refused(refused) => {
                 match refused.refusal {
                     // Nothing the reviewer needs to hear: logged only.
                     Refusal::Review(

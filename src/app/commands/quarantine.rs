@@ -18,7 +18,7 @@ impl Processor {
         inv: &Invocation<'_>,
         test: &str,
     ) -> Result<Answer, DecideError> {
-        let quarantines = self.store.quarantines(inv.repo).await?;
+        let quarantines = self.store.commands().quarantines(inv.repo).await?;
         let now = self.store.clock().now_s();
         let prefix = format!("/{}", inv.syntax.prefix);
         let by = AuditActor::from(inv.author);

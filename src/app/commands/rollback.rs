@@ -8,8 +8,7 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use taskgate_core::refusal::{Refusal, Refused};
-use taskgate_core::{render, Decision};
+use taskgate_core::render;
 
 impl Processor {
     pub(super) async fn command_rollback(
@@ -18,16 +17,9 @@ impl Processor {
         now: Option<&str>,
     ) -> Result<Answer, DecideError> {
         let actor = (inv.author.id, inv.author.login.as_str());
-        let result = self
-            .ship
+        let result = (self.ship)
             .on_rollback_command(inv.repo, inv.issue(), actor, now)
-            .await?
-            .map(|answer| {
-                answer.map_err(|why| Refused {
-                    decision: Decision::nothing(format!("rollback refused: {why}")),
-                    refusal: Refusal::Rollback(why),
-                })
-            });
+            .await?;
         Ok(Answer::of("rollback", inv.syntax, result, || {
             Answer::reply(render::rollback_elsewhere(inv.syntax))
         }))

@@ -8,10 +8,8 @@
 
 use super::{Answer, Invocation};
 use crate::app::processor::{DecideError, Processor};
-use taskgate_core::refusal::{Refusal, Refused};
 use taskgate_core::render;
 use taskgate_core::ship::{Priority, ShipVia, Shipper};
-use taskgate_core::Decision;
 
 impl Processor {
     pub(super) async fn command_ship(
@@ -42,16 +40,9 @@ impl Processor {
             via: ShipVia::Command,
             priority: Priority::Normal,
         };
-        let result = self
-            .ship
+        let result = (self.ship)
             .on_accept_commits(inv.repo, inv.issue(), by, commit)
-            .await?
-            .map(|answer| {
-                answer.map_err(|why| Refused {
-                    decision: Decision::nothing(format!("accept-commits refused: {why}")),
-                    refusal: Refusal::AcceptCommits(why),
-                })
-            });
+            .await?;
         const NAME: &str = "accept-commits";
         Ok(Answer::of(NAME, inv.syntax, result, || {
             Answer::reply(render::not_on_a_story(NAME, inv.syntax))
@@ -62,6 +53,7 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::Handled;
     use taskgate_core::commands::Syntax;
     use taskgate_core::refusal::{Refusal, Refused};
     use taskgate_core::ship::ShipRefusal;
@@ -78,7 +70,7 @@ mod tests {
         let Answer::Reply(text, d) = Answer::of(
             "ship",
             &Syntax::default(),
-            Some(Err(refused)),
+            Handled::Refused(refused),
             || unreachable!(),
         ) else {
             panic!("a refusal is a reply");

@@ -92,6 +92,7 @@ impl Processor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::app::Handled;
     use taskgate_core::commands::Syntax;
     use taskgate_core::refusal::{Refusal, Refused};
     use taskgate_core::task::ReviewRefusal;
@@ -121,7 +122,7 @@ mod tests {
         let Answer::Reply(text, d) = Answer::of(
             "resume",
             &Syntax::default(),
-            Some(Err(refused)),
+            Handled::Refused(refused),
             || unreachable!(),
         ) else {
             panic!("a refusal is a reply");
@@ -135,7 +136,7 @@ mod tests {
         let answer = Answer::of(
             "pause",
             &Syntax::default(),
-            Some(Ok(Decision::nothing("task t: paused"))),
+            Handled::Decided(Decision::nothing("task t: paused")),
             || unreachable!(),
         );
         assert!(matches!(answer, Answer::Done(_)));

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::store::{store_view, StoreError};
+use crate::store::{store_view, NewDelivery, Recorded, StoreError};
 use taskgate_core::flaky::{CommitPair, FlakyEvent, Quarantine, TestRun};
 use taskgate_core::ids::RepoName;
 use taskgate_core::results::TestId;
@@ -18,5 +18,16 @@ store_view! {
         async fn flaky_events_seen(repo: &RepoName, test: &TestId) -> Result<Vec<FlakyEvent>, StoreError>;
         async fn flaky_history(repo: &RepoName, tests: &[TestId], failing_now: &BTreeSet<TestId>) -> Result<Vec<TestRun>, StoreError>;
         async fn quarantines(repo: &RepoName) -> Result<Vec<Quarantine>, StoreError>;
+    }
+}
+
+store_view! {
+    /// What the run queue's periodic pass reaches of the flaky tracking:
+    /// the quarantines that ran out, and recording each end for the
+    /// processor (`record_ended_quarantines`).
+    pub(crate) struct QuarantineEndsStore {
+        async fn a_story_of(repo: &RepoName) -> Result<Option<StoryPlan>, StoreError>;
+        async fn quarantines_ended_between(from_s: i64, to_s: i64) -> Result<Vec<(RepoName, Quarantine)>, StoreError>;
+        async fn record_delivery(d: NewDelivery) -> Result<Recorded, StoreError>;
     }
 }

@@ -45,14 +45,13 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tracing::{info, info_span, warn, Instrument};
 
-use crate::app::commit_changes::ChangesStore;
 use crate::app::task::{Progress, RunEvent};
 use crate::github::GitHubApp;
 use crate::runner::{
     cancel_pair, run_gate_specs, CancelHandle, GitError, LocalRunner, MirrorStore, RunOptions,
     Workspace,
 };
-use crate::store::{AttemptRow, NewDelivery, Store};
+use crate::store::{AttemptRow, NewDelivery};
 use taskgate_core::ids::{DeliveryId, StoryId};
 use taskgate_core::internal::InternalEvent;
 use taskgate_core::report::{GateResult, RunReport, REPORT_VERSION};
@@ -62,7 +61,10 @@ use taskgate_core::AttemptRef;
 mod fair;
 mod gates;
 mod passes;
+mod store;
 mod tested;
+
+pub(crate) use store::RunQueueStore;
 
 /// Where the runner gets a repository's commits.
 #[derive(Debug, Clone)]
@@ -179,7 +181,8 @@ fn attempt_ref(row: &AttemptRow) -> AttemptRef {
 }
 
 pub struct RunQueue {
-    pub store: Store,
+    /// What it reads and records ([`RunQueueStore`]).
+    pub(crate) store: RunQueueStore,
     pub github: Arc<GitHubApp>,
     pub runner: LocalRunner,
     pub mirrors: MirrorStore,
@@ -498,7 +501,7 @@ impl RunQueue {
         // Before the report is recorded: deciding on it reads them.
         let url = self.git.url(row.repo.as_str());
         crate::app::commit_changes::record_from_mirror(
-            &ChangesStore::of(self.store.clone()),
+            &self.store.changes(),
             row,
             &mirror,
             url,

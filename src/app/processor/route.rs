@@ -13,12 +13,15 @@ use std::time::Duration;
 use tracing::warn;
 
 use super::{Decided, Processor, QUICK_TRIES};
+use crate::app::Handled;
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
 use crate::store::PendingDelivery;
 use crate::transient::Transient;
 use taskgate_core::ids::{InstallationId, RepoName};
 use taskgate_core::internal::InternalEvent;
+use taskgate_core::refusal::Refused;
+use taskgate_core::webhook::PullRequestEvent;
 use taskgate_core::Decision;
 
 impl Processor {
@@ -37,7 +40,13 @@ impl Processor {
                 }
                 Err(DecideError::Transient(why)) => return Decided::Retry(why),
                 Err(DecideError::Permanent(why)) => return Decided::Failed(why),
-                Ok(decision) => return Decided::Decision(decision),
+                Ok(Handled::Decided(decision)) => return Decided::Decision(decision),
+                // The reason is the command's reply; the decision has
+                // what is stored of it (an outcome, an audit entry).
+                Ok(Handled::Refused(Refused { decision, .. })) => {
+                    return Decided::Decision(decision)
+                }
+                Ok(Handled::NotMine) => return Decided::Decision(nothing_took(delivery)),
             }
         }
     }
@@ -45,7 +54,7 @@ impl Processor {
     /// Parses the delivery once into its typed event and routes it: the
     /// match is exhaustive, so a new event or internal event cannot be
     /// left out.
-    async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Decision, DecideError> {
+    async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Handled, DecideError> {
         let Some(kind) = DeliveryKind::of(&delivery.event, delivery.action.as_deref()) else {
             return Err(DecideError::Permanent(format!(
                 "event `{}` is not one taskgate handles",
@@ -53,7 +62,7 @@ impl Processor {
             )));
         };
         if !kind.matters() {
-            return Ok(self.decide_unused(delivery));
+            return Ok(self.decide_unused(delivery).into());
         }
         let delivered = kind
             .parse(&delivery.payload)
@@ -67,7 +76,7 @@ impl Processor {
     }
 
     /// taskgate's own events, each to the part of the shell that owns it.
-    async fn decide_internal(&self, event: InternalEvent) -> Result<Decision, DecideError> {
+    async fn decide_internal(&self, event: InternalEvent) -> Result<Handled, DecideError> {
         match event {
             InternalEvent::Reconcile(pass) => {
                 let mut decision = self.syncer.on_reconcile(&pass).await?;
@@ -77,27 +86,31 @@ impl Processor {
                     let run = (self.runs)
                         .on_branch_started(&pass.repo, &pass.story, started)
                         .await?;
-                    if let Some(run) = run {
+                    if let Some(run) = run.taken() {
                         decision.merge(run);
                     }
                 }
                 // The story's ship gate follows its tasks.
                 let ship = self.ship.on_reconcile(&pass).await?;
                 decision.merge(ship);
-                Ok(decision)
+                Ok(decision.into())
             }
             InternalEvent::Review(review) => self.api_review(review).await,
             InternalEvent::Ship(ship) => {
                 let outcome = self.ship.on_ship_event(ship).await?;
-                Ok(self.with_proof_run(outcome).await?)
+                Ok(self.with_proof_run(outcome).await?.into())
             }
-            InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?),
-            InternalEvent::ActionsWatch(watch) => Ok(self.actions.on_watch(watch, self).await?),
-            InternalEvent::Run(run) => Ok(self.run_progress(run).await?),
+            InternalEvent::Tick(tick) => Ok(self.runs.on_tick(tick).await?.into()),
+            InternalEvent::ActionsWatch(watch) => {
+                Ok(self.actions.on_watch(watch, self).await?.into())
+            }
+            InternalEvent::Run(run) => Ok(self.run_progress(run).await?.into()),
             InternalEvent::QuarantineEnded(ended) => {
-                Ok(self.flaky.on_quarantine_ended(ended).await?)
+                Ok(self.flaky.on_quarantine_ended(ended).await?.into())
             }
-            InternalEvent::CheckRunKnown(known) => Ok(self.runs.on_check_run_known(known).await?),
+            InternalEvent::CheckRunKnown(known) => {
+                Ok(self.runs.on_check_run_known(known).await?.into())
+            }
         }
     }
 
@@ -128,88 +141,63 @@ impl Processor {
         &self,
         installation: Option<InstallationId>,
         webhook: Webhook,
-    ) -> Result<Decision, DecideError> {
+    ) -> Result<Handled, DecideError> {
         let Some(installation) = installation else {
-            return self.decide_in_core(&webhook);
+            return Ok(self.decide_in_core(&webhook)?.into());
         };
         match &webhook {
             Webhook::PullRequest(p) => {
                 let pull = translate::pull_request(p)?;
                 match self.ship.on_pull_request(&pull).await? {
-                    Some(decision) => Ok(decision),
-                    None => {
-                        let mut decision = self.runs.on_pull_request(&pull).await?;
-                        // Not a story's: `taskgate/ship-gate` is neutral on
-                        // it, so a required gate does not block it.
-                        decision
-                            .effects
-                            .extend(self.ship.gate_of_ordinary_pull(&pull).await?);
-                        // A plan or the config it changes: checked on its head.
-                        // A preview GitHub refuses for good costs the pull
-                        // request its preview, never the decision above.
-                        match self.syncer.on_pull_request_plans(installation, &pull).await {
-                            Ok(Some(plans)) => {
-                                decision.outcome =
-                                    format!("{}; {}", decision.outcome, plans.outcome);
-                                decision.effects.extend(plans.effects);
-                            }
-                            Ok(None) => {}
-                            Err(e) => match DecideError::from(e) {
-                                DecideError::Transient(why) => {
-                                    return Err(DecideError::Transient(why))
-                                }
-                                DecideError::Permanent(why) => {
-                                    tracing::warn!(%why, "no plan preview for the pull request");
-                                }
-                            },
-                        }
-                        Ok(decision)
-                    }
+                    Handled::NotMine => self.ordinary_pull(installation, &pull).await,
+                    handled @ (Handled::Decided(_) | Handled::Refused(_)) => Ok(handled),
                 }
             }
             Webhook::CheckSuite(p) => {
                 let suite = translate::check_suite(p)?;
-                Ok(self.runs.on_check_suite(&suite, &self.permissions).await?)
+                Ok((self.runs)
+                    .on_check_suite(&suite, &self.permissions)
+                    .await?
+                    .into())
             }
             // GitHub's merge queue: taskgate is the CI of merge groups.
             Webhook::MergeGroup(p) => {
                 let outcome = self.ship.on_merge_group(p).await?;
-                Ok(self.with_proof_run(outcome).await?)
+                Ok(self.with_proof_run(outcome).await?.into())
             }
             Webhook::CheckRun(p) => {
                 let run = translate::check_run(p)?;
                 Ok(self
                     .runs
                     .on_check_run(&run, self.context.app_id, &self.permissions)
-                    .await?)
+                    .await?
+                    .into())
             }
             // A story's deploy or validation run first; any other run may
             // be the Actions runner's.
             Webhook::WorkflowRun(p) => {
                 let run = translate::workflow_run(p)?;
                 match self.ship.on_workflow_run(&run).await? {
-                    Some(decision) => Ok(decision),
-                    None => Ok(self.actions.on_workflow_run(&run, self).await?),
+                    Handled::NotMine => Ok(self.actions.on_workflow_run(&run, self).await?.into()),
+                    handled @ (Handled::Decided(_) | Handled::Refused(_)) => Ok(handled),
                 }
             }
             // A task branch's push is a run; any other may change a plan.
             Webhook::Push(push) => {
                 let push = translate::push(push)?;
-                match self.runs.on_push(&push).await? {
-                    Some(mut decision) => {
-                        // A story that moved after `ship` leaves the queue.
-                        let ship = self.ship.on_story_branch_push(&push).await?;
-                        decision.merge(ship);
-                        Ok(decision)
-                    }
-                    None => {
+                let mut decision = match self.runs.on_push(&push).await? {
+                    Handled::NotMine => {
                         let mut decision = self.syncer.on_push(installation, &push).await?;
                         // A story proving on the base this push replaced.
-                        let ship = self.ship.on_default_branch_push(&push).await?;
-                        decision.merge(ship);
-                        Ok(decision)
+                        decision.merge(self.ship.on_default_branch_push(&push).await?);
+                        return Ok(decision.into());
                     }
-                }
+                    Handled::Decided(decision) => decision,
+                    Handled::Refused(refused) => refused.decision,
+                };
+                // A story that moved after `ship` leaves the queue.
+                decision.merge(self.ship.on_story_branch_push(&push).await?);
+                Ok(decision.into())
             }
             // Every command of a comment, `plan` included: see `app::commands`.
             // A repository with no config recorded has it read first.
@@ -219,20 +207,59 @@ impl Processor {
                         .read_config_if_unrecorded(installation, &repo)
                         .await;
                 }
-                self.on_comment(installation, comment).await
+                Ok(self.on_comment(installation, comment).await?.into())
             }
             // A review on GitHub, as a review command: `app::commands`.
-            Webhook::PullRequestReview(review) => self.on_review(installation, review).await,
+            Webhook::PullRequestReview(review) => {
+                Ok(self.on_review(installation, review).await?.into())
+            }
             // The repositories added have their config read (never
             // failing the delivery: `sync::first_read`).
             Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
                 let mut decision = self.decide_in_core(&webhook)?;
                 let added = crate::app::sync::added_repositories(&webhook);
                 decision.merge(self.syncer.on_installed(installation, added).await);
-                Ok(decision)
+                Ok(decision.into())
             }
-            Webhook::Ping(_) | Webhook::Issues(_) => self.decide_in_core(&webhook),
+            Webhook::Ping(_) | Webhook::Issues(_) => Ok(self.decide_in_core(&webhook)?.into()),
         }
+    }
+
+    /// A pull request that is no story's: the runs', its neutral ship
+    /// gate, and the preview of a plan or config it changes.
+    async fn ordinary_pull(
+        &self,
+        installation: InstallationId,
+        pull: &PullRequestEvent,
+    ) -> Result<Handled, DecideError> {
+        let mut decision = self.runs.on_pull_request(pull).await?;
+        // Not a story's: `taskgate/ship-gate` is neutral on it, so a
+        // required gate does not block it.
+        decision
+            .effects
+            .extend(self.ship.gate_of_ordinary_pull(pull).await?);
+        // A plan or the config it changes: checked on its head. A preview
+        // GitHub refuses for good costs the pull request its preview,
+        // never the decision above.
+        match self.syncer.on_pull_request_plans(installation, pull).await {
+            Ok(
+                Handled::Decided(plans)
+                | Handled::Refused(Refused {
+                    decision: plans, ..
+                }),
+            ) => {
+                decision.outcome = format!("{}; {}", decision.outcome, plans.outcome);
+                decision.effects.extend(plans.effects);
+            }
+            Ok(Handled::NotMine) => {}
+            Err(e) => match DecideError::from(e) {
+                DecideError::Transient(why) => return Err(DecideError::Transient(why)),
+                DecideError::Permanent(why) => {
+                    tracing::warn!(%why, "no plan preview for the pull request");
+                }
+            },
+        }
+        Ok(decision.into())
     }
 
     fn decide_in_core(&self, webhook: &Webhook) -> Result<Decision, DecideError> {
@@ -249,7 +276,7 @@ impl Processor {
 impl Processor {
     /// `POST /api/tasks/{id}/accept|reject`, as `/taskgate approve` or
     /// `/taskgate reject` by the API's token holder.
-    async fn api_review(&self, r: taskgate_core::task::ApiReview) -> Result<Decision, DecideError> {
+    async fn api_review(&self, r: taskgate_core::task::ApiReview) -> Result<Handled, DecideError> {
         use taskgate_core::task::{ReviewCommand, Reviewer};
         let command = match r.reject {
             None => ReviewCommand::Approve {
@@ -262,17 +289,26 @@ impl Processor {
             login: "the HTTP API",
             written_at: None,
         };
+        // The API's refusal is only recorded: the decision either way.
         Ok(
-            match self
-                .task_commands
+            match (self.task_commands)
                 .on_review_command(&r.repo, r.issue, &command, by)
                 .await?
             {
-                Some((decision, _)) => decision,
-                None => Decision::nothing("API review of an unknown task"),
+                Handled::NotMine => Decision::nothing("API review of an unknown task").into(),
+                handled @ (Handled::Decided(_) | Handled::Refused(_)) => handled,
             },
         )
     }
+}
+
+/// What is stored for a delivery no handler took.
+fn nothing_took(delivery: &PendingDelivery) -> Decision {
+    let kind = match &delivery.action {
+        Some(action) => format!("{}.{action}", delivery.event),
+        None => delivery.event.clone(),
+    };
+    Decision::nothing(format!("{kind}: nothing acts on it"))
 }
 
 pub(in crate::app) enum DecideError {

@@ -79,38 +79,46 @@ impl Ship {
     /// `/taskgate accept-commits <commit>` on a story's issue or PR by
     /// `by`: the story branch checked at its head, then the core's
     /// acceptance (recorded, said, the story evaluated again) or why not.
-    /// `None` when the issue is not a story's.
+    /// Not its own when the issue is not a story's.
     pub async fn on_accept_commits(
         &self,
         repo: &RepoName,
         issue_or_pr: IssueNumber,
         by: Shipper,
         given: &str,
-    ) -> Result<Option<Result<Decision, AcceptRefusal>>, ShipError> {
+    ) -> Result<Handled, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(mut l) = self.locate(repo, &story, None).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let client = self.client(&l).await?;
         let Some(head) = RepoClient::new(&client, repo)
             .branch_head(&l.branch)
             .await?
         else {
-            return Ok(Some(Err(AcceptRefusal::NothingWaiting)));
+            return Ok(accept_refused(AcceptRefusal::NothingWaiting));
         };
         l.record.head = Some(head.clone());
         self.vet(&mut l, &client, &head).await?;
         let (accepted, audit) = match ship::on_accept_commits(&l.record, given, &by, &l.ctx()) {
             Ok(done) => done,
-            Err(why) => return Ok(Some(Err(why))),
+            Err(why) => return Ok(accept_refused(why)),
         };
         l.record = accepted.record;
         let said = accepted.effects;
         let mut decision = self.evaluate(l, Some(head)).await?;
         decision.effects.splice(0..0, said);
         decision.changes.push(audit.change());
-        Ok(Some(Ok(decision)))
+        Ok(Handled::Decided(decision))
     }
+}
+
+/// `accept-commits` refused: the core's reason, nothing changed.
+fn accept_refused(why: AcceptRefusal) -> Handled {
+    Handled::Refused(Refused {
+        decision: Decision::nothing(format!("accept-commits refused: {why}")),
+        refusal: Refusal::AcceptCommits(why),
+    })
 }

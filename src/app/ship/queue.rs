@@ -350,14 +350,14 @@ impl Ship {
         &self,
         p: &taskgate_core::webhook::PullRequestEvent,
         issue: IssueNumber,
-    ) -> Result<Option<Decision>, ShipError> {
+    ) -> Result<Handled, ShipError> {
         use taskgate_core::webhook::action::PullRequestAction;
         let default = p.default_branch.as_deref();
         let Some(story) = self.store.story_by_issue(&p.repo, issue).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(l) = self.locate(&p.repo, &story, default).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let number = p.number;
         let d = match &p.action {
@@ -368,29 +368,29 @@ impl Ship {
                 ship::on_revert_merged(&l.record, number, &l.ctx())
             }
             action => {
-                return Ok(Some(Decision::nothing(format!(
+                return Ok(Handled::Decided(Decision::nothing(format!(
                     "revert PR {action}: nothing to do"
                 ))))
             }
         };
-        Ok(Some(l.finish(d)))
+        Ok(Handled::Decided(l.finish(d)))
     }
 
     /// `/taskgate rollback [--now <reason>]` on a story's issue or PR, by
     /// a maintainer (the dispatcher checked): the decision that starts the
-    /// rollback, or why not. `None` when the issue is not a story's.
+    /// rollback, or why not. Not its own when the issue is not a story's.
     pub async fn on_rollback_command(
         &self,
         repo: &RepoName,
         issue_or_pr: IssueNumber,
         actor: (UserId, &str),
         now: Option<&str>,
-    ) -> Result<Option<Result<Decision, ship::RollbackRefusal>>, ShipError> {
+    ) -> Result<Handled, ShipError> {
         let Some(story) = self.story_of(repo, issue_or_pr).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(mut l) = self.locate(repo, &story, None).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         self.read_default_branch(&mut l).await?;
         let ask = ship::RollbackAsk {
@@ -404,14 +404,17 @@ impl Ship {
             now: now.map(str::to_owned),
         };
         let audit = ship::rollback_audit(&ask, &l.ctx());
-        Ok(Some(match ship::start_rollback(&l.record, ask, &l.ctx()) {
+        Ok(match ship::start_rollback(&l.record, ask, &l.ctx()) {
             Ok(d) => {
                 let mut decision = l.finish(d);
                 decision.changes.extend(audit.map(|e| e.change()));
-                Ok(decision)
+                Handled::Decided(decision)
             }
-            Err(why) => Err(why),
-        }))
+            Err(why) => Handled::Refused(Refused {
+                decision: Decision::nothing(format!("rollback refused: {why}")),
+                refusal: Refusal::Rollback(why),
+            }),
+        })
     }
 
     /// Why nothing may land in `repo` now, if anything stops it.

@@ -9,11 +9,9 @@ use taskgate_core::ids::StoryId;
 
 impl Ship {
     /// A `workflow_run` `completed` of a story's deploy or validation run;
-    /// `None` for any other run (the Actions runner's, or someone else's).
-    pub async fn on_workflow_run(
-        &self,
-        p: &WorkflowRunEvent,
-    ) -> Result<Option<Decision>, ShipError> {
+    /// not its own for any other run (the Actions runner's, or someone
+    /// else's).
+    pub async fn on_workflow_run(&self, p: &WorkflowRunEvent) -> Result<Handled, ShipError> {
         let repo = p.repo.clone();
         let run = &p.run;
         let default = p.default_branch.as_deref();
@@ -22,10 +20,10 @@ impl Ship {
             None => self.waiting_for(&repo, run, default).await?,
         };
         let Some((story, which)) = found else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         if p.action != WorkflowRunAction::Completed {
-            return Ok(Some(Decision::nothing(format!(
+            return Ok(Handled::Decided(Decision::nothing(format!(
                 "story {story}'s {} run {}: {}",
                 which.name(),
                 run.id,
@@ -33,7 +31,7 @@ impl Ship {
             ))));
         }
         let Some(mut l) = self.locate(&repo, &story, default).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         if l.default_branch.is_empty() {
             let client = self.client(&l).await?;
@@ -54,7 +52,7 @@ impl Ship {
                 ship::on_validation_finished(&l.record, run.id, success, &report, &l.ctx())
             }
         };
-        Ok(Some(l.finish(d)))
+        Ok(Handled::Decided(l.finish(d)))
     }
 
     /// Without a recorded run id: the configured deploy (validation)

@@ -4,6 +4,7 @@
 //! `taskgate/plan` check run. Reads only; the check run is the one effect.
 
 use super::{is_plan_file, read_file, SyncError, Syncer};
+use crate::app::Handled;
 use crate::github::RepoClient;
 use taskgate_core::config::CONFIG_PATH;
 use taskgate_core::ids::InstallationId;
@@ -11,16 +12,15 @@ use taskgate_core::story::story_key_for_file;
 use taskgate_core::sync::{decide_plan_preview, PlanPreview, StoryPlan};
 use taskgate_core::webhook::action::PullRequestAction;
 use taskgate_core::webhook::PullRequestEvent;
-use taskgate_core::Decision;
 
 impl Syncer {
-    /// `None` when the pull request touches no plan and no config (or is
+    /// Not its own when the pull request touches no plan and no config (or is
     /// not a new head aimed at the default branch).
     pub async fn on_pull_request_plans(
         &self,
         installation: InstallationId,
         pull: &PullRequestEvent,
-    ) -> Result<Option<Decision>, SyncError> {
+    ) -> Result<Handled, SyncError> {
         let new_head = match &pull.action {
             PullRequestAction::Opened
             | PullRequestAction::Synchronize
@@ -33,14 +33,14 @@ impl Syncer {
             | PullRequestAction::Other(_) => false,
         };
         if !new_head || pull.default_branch.as_deref() != Some(pull.base.as_str()) {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         }
         let client = self.github.installation_client(installation).await?;
         let github = RepoClient::new(&client, &pull.repo);
         let head = &pull.head.sha;
         // A pull request too large to list is left to the default branch's sync.
         let Some(changed) = github.changed_paths(&pull.base, head.as_str()).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let config_changed = changed.iter().any(|(path, _)| path == CONFIG_PATH);
         let plans: Vec<&str> = changed
@@ -49,7 +49,7 @@ impl Syncer {
             .map(|(path, _)| path.as_str())
             .collect();
         if plans.is_empty() && !config_changed {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         }
         let (config, files) = self.repo_files(&client, &pull.repo, head).await?;
         let mut read = Vec::new();
@@ -84,6 +84,6 @@ impl Syncer {
                 .collect(),
             reach,
         };
-        Ok(Some(decide_plan_preview(&preview)))
+        Ok(Handled::Decided(decide_plan_preview(&preview)))
     }
 }

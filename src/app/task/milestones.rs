@@ -12,6 +12,7 @@
 
 use super::pseudo::{PseudoSpec, PseudoTask};
 use super::*;
+use crate::app::Handled;
 use taskgate_core::ids::StoryId;
 use taskgate_core::plan::Plan;
 use taskgate_core::task::milestone::{milestone_gate, milestone_task, ready_milestones};
@@ -116,18 +117,16 @@ impl Runs {
     }
 
     /// A push to a story branch: its ready milestones run at the new head.
-    pub(super) async fn on_story_push(
-        &self,
-        p: &PushEvent,
-    ) -> Result<Option<Decision>, StoreError> {
+    /// Not its own for any other branch.
+    pub(super) async fn on_story_push(&self, p: &PushEvent) -> Result<Handled, StoreError> {
         let Some(IssueNumber(number)) = p.story_branch() else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         if p.deleted {
-            return Ok(Some(Decision::nothing("story branch deleted")));
+            return Ok(Handled::Decided(Decision::nothing("story branch deleted")));
         }
         if p.creates_branch_without_commits() {
-            return Ok(Some(Decision::nothing(
+            return Ok(Handled::Decided(Decision::nothing(
                 "story branch created without new commits",
             )));
         }
@@ -139,7 +138,11 @@ impl Runs {
             Some(_) => story,
             None => match self.store.story_by_issue(repo, IssueNumber(number)).await? {
                 Some(story) => story,
-                None => return Ok(Some(Decision::nothing("not a known story's branch"))),
+                None => {
+                    return Ok(Handled::Decided(Decision::nothing(
+                        "not a known story's branch",
+                    )))
+                }
             },
         };
         let decisions = self
@@ -149,7 +152,7 @@ impl Runs {
         for d in decisions {
             all.merge(d);
         }
-        Ok(Some(all))
+        Ok(Handled::Decided(all))
     }
 
     /// "Re-run" (or the Retry button) on a milestone's check run: the

@@ -17,8 +17,7 @@ use taskgate_core::task::{
 };
 use taskgate_core::Decision;
 
-/// A task command's result: `None` when the issue is not a task's.
-pub type TaskCommand = Option<Result<Decision, Refused>>;
+use crate::app::Handled;
 
 /// The task side of the comment commands and the API's review: the
 /// only task operations `app::commands` and the HTTP API reach.
@@ -81,7 +80,7 @@ impl TaskCommands {
         issue: IssueNumber,
         command: &ReviewCommand,
         by: Reviewer<'_>,
-    ) -> Result<TaskCommand, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let actor = AuditActor::user(by.id, by.login);
         self.review(repo, issue, command, by, (actor, AuditVia::Command))
             .await
@@ -95,9 +94,9 @@ impl TaskCommands {
         command: &ReviewCommand,
         by: Reviewer<'_>,
         audited: (AuditActor<'_>, AuditVia),
-    ) -> Result<TaskCommand, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let Some(located) = self.runs.locate_issue_or_pull(repo, issue).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let ctx = located.context(repo, self.runs.now());
         let role = role_of(&located);
@@ -106,7 +105,7 @@ impl TaskCommands {
         let (actor, via) = audited;
         let (action, reason) = audit::review_action(command, via);
         let audit = (actor, action, reason, via);
-        Ok(Some(self.audited(repo, &located, decided, audit).await?))
+        Ok(self.audited(repo, &located, decided, audit).await?.into())
     }
 
     /// Whether `pr` is a task's pull request.
@@ -115,19 +114,19 @@ impl TaskCommands {
     }
 
     /// A GitHub review of the task pull request `pr` by `by` (permission
-    /// checked by the caller): `None` when `pr` is not a task's.
+    /// checked by the caller): not its own when `pr` is not a task's.
     pub async fn github_review(
         &self,
         repo: &RepoName,
         pr: IssueNumber,
         review: GitHubReview<'_>,
         by: Reviewer<'_>,
-    ) -> Result<TaskCommand, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let Some(loc) = self.runs.store.task_by_pull(repo, pr).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(located) = self.runs.locate(repo, loc).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let ctx = located.context(repo, self.runs.now());
         let role = role_of(&located);
@@ -144,7 +143,7 @@ impl TaskCommands {
             reason,
             AuditVia::Review,
         );
-        Ok(Some(self.audited(repo, &located, decided, audit).await?))
+        Ok(self.audited(repo, &located, decided, audit).await?.into())
     }
 
     /// A review decision as the processor's, audited when it took effect;
@@ -195,18 +194,13 @@ impl TaskCommands {
         issue: IssueNumber,
         command: &ReviewCommand,
         by: Reviewer<'_>,
-    ) -> Result<Option<(Decision, bool)>, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let actor = AuditActor {
             id: None,
             login: by.login,
         };
-        Ok(self
-            .review(repo, issue, command, by, (actor, AuditVia::Api))
-            .await?
-            .map(|r| match r {
-                Ok(d) => (d, true),
-                Err(refused) => (refused.decision, false),
-            }))
+        self.review(repo, issue, command, by, (actor, AuditVia::Api))
+            .await
     }
 
     /// `/taskgate retry [gate]` on a task issue or its pull request.
@@ -216,9 +210,9 @@ impl TaskCommands {
         issue: IssueNumber,
         gate: Option<String>,
         by: taskgate_core::task::Doer,
-    ) -> Result<TaskCommand, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let Some(located) = self.runs.locate_issue_or_pull(repo, issue).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let ctx = located.context(repo, self.runs.now());
         let d = on_trigger(
@@ -231,12 +225,12 @@ impl TaskCommands {
             &ctx,
         );
         if d.run.is_none() {
-            return Ok(Some(Err(Refused {
+            return Ok(Handled::Refused(Refused {
                 decision: Decision::nothing(format!("task {}: {}", located.loc.task, d.outcome)),
                 refusal: Refusal::Retry(d.outcome),
-            })));
+            }));
         }
-        Ok(Some(Ok(self.runs.finish(repo, &located, d))))
+        Ok(Handled::Decided(self.runs.finish(repo, &located, d)))
     }
 
     /// `/taskgate approve-branch`: opens the branch todo manual mode
@@ -246,21 +240,21 @@ impl TaskCommands {
         repo: &RepoName,
         issue: IssueNumber,
         by: AuditActor<'_>,
-    ) -> Result<TaskCommand, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let Some(located) = self.runs.locate_issue_or_pull(repo, issue).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let (d, opened) = (self.runs)
             .approve_branch_audited(repo, &located, by, AuditVia::Command)
             .await?;
-        Ok(Some(if opened {
-            Ok(d)
+        Ok(if opened {
+            Handled::Decided(d)
         } else {
-            Err(Refused {
+            Handled::Refused(Refused {
                 decision: Decision::nothing(d.outcome),
                 refusal: Refusal::NoBranchTodo,
             })
-        }))
+        })
     }
 
     /// `/status` (or `/explain` when `explain`) on a task's issue or pull

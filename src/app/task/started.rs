@@ -8,34 +8,37 @@
 //! sync does, `app::sync`), or decide whether anything runs.
 
 use super::{into_decision, Runs};
+use crate::app::Handled;
 use crate::store::StoreError;
 use taskgate_core::ids::{RepoName, StoryId};
 use taskgate_core::internal::BranchStarted;
 use taskgate_core::task;
-use taskgate_core::Decision;
 
 impl Runs {
-    /// The run a task's branch start calls for, if any. Its record carries
+    /// The run a task's branch start calls for; not its own when there is
+    /// none (the task unknown, waiting, or nothing to test). Its record carries
     /// the start, so the decision stored after the sync's keeps it.
     pub async fn on_branch_started(
         &self,
         repo: &RepoName,
         story: &StoryId,
         started: &BranchStarted,
-    ) -> Result<Option<Decision>, StoreError> {
+    ) -> Result<Handled, StoreError> {
         let Some(loc) = self.task_location(repo, story, &started.task).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         let Some(located) = self.locate(repo, loc).await? else {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         };
         if !located.waiting_for.is_empty() {
-            return Ok(None);
+            return Ok(Handled::NotMine);
         }
         let ctx = located.context(repo, self.now());
         Ok(
-            task::on_branch_started(&located.record, &started.start, &ctx)
-                .map(|d| into_decision(repo, &located, d)),
+            match task::on_branch_started(&located.record, &started.start, &ctx) {
+                Some(d) => Handled::Decided(into_decision(repo, &located, d)),
+                None => Handled::NotMine,
+            },
         )
     }
 }

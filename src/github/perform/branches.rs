@@ -9,10 +9,11 @@
 //! the task branch, the merges API whether or not a pull request is open
 //! yet, and taskgate's merge is pinned to the story head it read.
 
+use super::PerformStore;
 use super::{post_comment, record, Ctx};
 use crate::github::client::GitHubError;
 use crate::github::repo::{FastForward, MergeOutcome, RepoClient};
-use crate::store::{NewDelivery, Store, StoreError};
+use crate::store::{NewDelivery, StoreError};
 use taskgate_core::ids::{CommitSha, DeliveryId};
 use taskgate_core::internal::{BranchStarted, InternalEvent, Reconcile};
 use taskgate_core::story::start::{
@@ -92,7 +93,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
 /// without a write slot (`executor::pace`), or each would spend one
 /// slot of the hour's budget on no write.
 pub(in crate::github) async fn started_already(
-    store: &Store,
+    store: &PerformStore,
     effect: &Effect,
 ) -> Result<bool, StoreError> {
     let Effect::StartTaskBranch {

@@ -22,10 +22,11 @@
 use serde_json::json;
 
 use super::runs::ship_event;
+use super::PerformStore;
 use super::{post_comment, record, Ctx};
 use crate::github::client::GitHubError;
 use crate::github::repo::FastForward;
-use crate::store::{EffectRow, NewDelivery, Store};
+use crate::store::{EffectRow, NewDelivery};
 use taskgate_core::ids::{CommitSha, RepoName, StoryId};
 use taskgate_core::ship::{
     ApprovalFacts, CarId, LandVia, PullLanding, ShipWhat, Violation, SHIP_GATE,
@@ -330,7 +331,7 @@ async fn approval_facts(
 /// The executor gave a ship effect up (5xx or no answer past its
 /// retries): the story is told, so that it leaves the queue and the
 /// repository's queue moves on.
-pub(crate) async fn given_up(store: &Store, row: &EffectRow, why: &str) {
+pub(crate) async fn given_up(store: &PerformStore, row: &EffectRow, why: &str) {
     use taskgate_core::Effect;
     let (repo, story, what) = match &row.effect {
         Effect::PrepareShipCommit {

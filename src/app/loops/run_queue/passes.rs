@@ -41,7 +41,8 @@ impl RunQueue {
     /// slow processor never piles them up.
     async fn tick(&self) {
         self.look_at_ship_queues().await;
-        crate::app::flaky::record_ended_quarantines(&self.store, self.clock.now_s()).await;
+        let ends = self.store.quarantine_ends();
+        crate::app::flaky::record_ended_quarantines(&ends, self.clock.now_s()).await;
         let tasks = match self.store.tasks_with_open_todos().await {
             Ok(tasks) => tasks,
             Err(e) => {
