@@ -500,6 +500,11 @@ impl Metrics {
             writer.jobs_per_commit.clone(),
         );
         self.registry.register(
+            "store_reads",
+            "Reads of the store, each a hop to its reader's thread",
+            writer.reads.clone(),
+        );
+        self.registry.register(
             "store_checkpoint_seconds",
             "Each checkpoint of the store's write-ahead log into the database file (every 100 log pages, after a commit's callers were answered)",
             writer.checkpoint_seconds.clone(),

@@ -213,13 +213,17 @@ impl Processor {
             }
             // Every command of a comment, `plan` included: see `app::commands`.
             // A repository with no config recorded has it read first.
+            // What that learnt of the record is not read again.
             Webhook::IssueComment(comment) => {
-                if let Ok(repo) = RepoName::parse(&comment.repository.full_name) {
-                    (self.syncer)
-                        .read_config_if_unrecorded(installation, &repo)
-                        .await;
-                }
-                self.on_comment(installation, comment).await
+                let seen = match RepoName::parse(&comment.repository.full_name) {
+                    Ok(repo) => {
+                        (self.syncer)
+                            .read_config_if_unrecorded(installation, &repo)
+                            .await
+                    }
+                    Err(_) => crate::app::sync::ConfigSeen::Unread,
+                };
+                self.on_comment(installation, comment, seen).await
             }
             // A review on GitHub, as a review command: `app::commands`.
             Webhook::PullRequestReview(review) => self.on_review(installation, review).await,
