@@ -21,6 +21,7 @@ use super::ship::Ship;
 use super::sync::Syncer;
 use super::task::Runs;
 use crate::intake::event::DeliveryKind;
+use crate::intake::payload::User;
 use crate::intake::translate;
 use crate::metrics::Metrics;
 use crate::store::{PendingDelivery, Store};
@@ -33,6 +34,8 @@ pub struct Processor {
     pub context: Context,
     /// Woken by the intake when a delivery is recorded.
     pub recorded: Arc<Notify>,
+    /// The intake's parses of the deliveries it recorded, while kept.
+    pub kept: Arc<crate::intake::kept::KeptWebhooks>,
     /// Wakes the executor when effects were stored.
     pub effects_stored: Arc<Notify>,
     pub syncer: Syncer,
@@ -94,6 +97,10 @@ const RETRY_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
 /// store: a crash decides them again, which repeats nothing observable.
 #[derive(Default)]
 struct Unchanged(Vec<(PendingDelivery, String)>);
+
+/// Who sent a decided delivery, when its payload's type keeps it (`Some`),
+/// so that its body is not read again to tell taskgate's own echoes.
+type Sender = Option<Option<User>>;
 
 /// How many pending deliveries the processor reads at a time.
 const BATCH: usize = 128;
@@ -280,7 +287,8 @@ impl Processor {
     /// others of its batch; any other write stores `unchanged` first, so
     /// deliveries are stored in the order they were decided.
     async fn process(&self, delivery: PendingDelivery, unchanged: &mut Unchanged) -> Processed {
-        let decided = match self.decide(&delivery).await {
+        let (decided, sender) = self.decide(&delivery).await;
+        let decided = match decided {
             Decided::Decision(decision) => Ok(decision),
             Decided::Failed(why) => Err(why),
             Decided::Retry(why) => {
@@ -295,7 +303,7 @@ impl Processor {
         };
         if let Ok(decision) = &decided {
             if decision.changes.is_empty() && decision.effects.is_empty() {
-                self.count_own_webhook(&delivery, 0);
+                self.count_own_webhook(&delivery, sender, 0);
                 let outcome = decision.outcome.clone();
                 // Only its id, event and times are needed from now on.
                 let delivery = PendingDelivery {
@@ -323,7 +331,7 @@ impl Processor {
                     decision.effects.clear();
                 }
                 let effects = decision.effects.len();
-                self.count_own_webhook(&delivery, effects);
+                self.count_own_webhook(&delivery, sender, effects);
                 let wakes_runs = Runs::affects_runs(&decision.changes);
                 let result = self
                     .store
@@ -372,8 +380,8 @@ impl Processor {
 
     /// Counts a delivery GitHub sent for taskgate's own write, with the
     /// effects its decision asked for.
-    fn count_own_webhook(&self, delivery: &PendingDelivery, effects: usize) {
-        if self.sent_by_own_bot(delivery) {
+    fn count_own_webhook(&self, delivery: &PendingDelivery, sender: Sender, effects: usize) {
+        if self.sent_by_own_bot(delivery, sender.as_ref().map(Option::as_ref)) {
             let kind = match &delivery.action {
                 Some(action) => format!("{}.{action}", delivery.event),
                 None => delivery.event.clone(),
@@ -385,7 +393,9 @@ impl Processor {
     /// Whether GitHub sent this delivery for something taskgate's own bot
     /// did (an echo of its own write). Deliveries settled at intake never
     /// get here; they ask for nothing anyway.
-    fn sent_by_own_bot(&self, delivery: &PendingDelivery) -> bool {
+    /// `sender`: the decided payload's, when its type keeps it (then the
+    /// body is not read again).
+    fn sent_by_own_bot(&self, delivery: &PendingDelivery, sender: Option<Option<&User>>) -> bool {
         #[derive(serde::Deserialize)]
         struct Sender {
             login: String,
@@ -397,6 +407,9 @@ impl Processor {
         let Some(bot) = self.context.bot_login.as_deref() else {
             return false;
         };
+        if let Some(sender) = sender {
+            return sender.is_some_and(|s| s.login == bot);
+        }
         serde_json::from_slice::<Envelope>(&delivery.payload)
             .ok()
             .and_then(|e| e.sender)

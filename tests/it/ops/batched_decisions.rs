@@ -105,3 +105,27 @@ async fn a_comment_reads_its_repositorys_recorded_config_once() {
         "{reads} reads for {COMMENTS} comments"
     );
 }
+
+#[tokio::test]
+async fn a_comment_is_decided_from_the_intakes_parse_not_parsed_again() {
+    let app = TestApp::start().await;
+    let issue = app.fake.repo(REPO).create_issue("Story", "", "octocat");
+    // One at a time, each decided before the next: the processor is
+    // waiting when a comment comes, and it is woken only once the intake
+    // has left its parse (a batch read between the commit and that finds
+    // none, and parses the body: correct, only slower).
+    for n in 0..5 {
+        app.comment(issue, "octocat", &format!("Thanks! ({n})"))
+            .await;
+        eventually("the comment is decided", || async {
+            app.store().inbox_depth().await.unwrap().0 == 0
+        })
+        .await;
+    }
+    let replies = app.replies(issue);
+    assert!(replies.is_empty(), "{replies:?}");
+    // Each body parsed once, at intake: the processor took the parse.
+    let metrics = app.metrics().await;
+    let again = metric(&metrics, "taskgate_webhook_parsed_again_total");
+    assert_eq!(again, 0.0, "comments parsed again by the processor");
+}
