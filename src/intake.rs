@@ -15,6 +15,7 @@ pub mod age;
 mod budget;
 pub mod event;
 mod handler;
+pub mod kept;
 pub mod payload;
 pub mod signature;
 pub mod translate;

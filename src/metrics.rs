@@ -235,6 +235,7 @@ struct Operations {
     run_seconds: Family<Labels, Counter<f64, std::sync::atomic::AtomicU64>>,
     redeliveries: Counter,
     previous_secret: Counter,
+    parsed_again: Counter,
     loop_restarts: Family<Labels, Counter>,
 }
 
@@ -440,6 +441,12 @@ impl Operations {
             "Deliveries verified with WEBHOOK_SECRET_PREVIOUS, the secret being rotated out; once this stops growing, it can be removed",
             previous_secret.clone(),
         );
+        let parsed_again = Counter::default();
+        registry.register(
+            "webhook_parsed_again",
+            "Webhooks the processor parsed from their stored body, the intake's parse not being kept in memory (recorded by another replica, before a restart, or beyond the kept bound)",
+            parsed_again.clone(),
+        );
         registry.register(
             "workspaces_unremoved",
             "Run workspaces taskgate could not remove (task code made them so, or a process still held them); each is tried again every tick of the run queue",
@@ -457,6 +464,7 @@ impl Operations {
             run_seconds,
             redeliveries,
             previous_secret,
+            parsed_again,
             loop_restarts,
         }
     }
@@ -500,6 +508,11 @@ impl Metrics {
             writer.jobs_per_commit.clone(),
         );
         self.registry.register(
+            "store_reads",
+            "Reads of the store, each a hop to its reader's thread",
+            writer.reads.clone(),
+        );
+        self.registry.register(
             "store_checkpoint_seconds",
             "Each checkpoint of the store's write-ahead log into the database file (every 100 log pages, after a commit's callers were answered)",
             writer.checkpoint_seconds.clone(),
@@ -535,6 +548,11 @@ impl Metrics {
     /// A delivery was signed with the secret being rotated out.
     pub fn signed_with_previous_secret(&self) {
         self.ops.previous_secret.inc();
+    }
+
+    /// The processor parsed a webhook from its stored body.
+    pub fn parsed_again(&self) {
+        self.ops.parsed_again.inc();
     }
 
     /// A webhook request was answered `seconds` after its body was read.

@@ -429,6 +429,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
     {
+        self.writer_metrics.reads.inc();
         match &self.reader {
             Reader::Sqlite(conn) => {
                 let conn = conn.clone();

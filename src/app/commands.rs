@@ -49,6 +49,7 @@ use taskgate_core::task::ReviewCommand;
 use taskgate_core::{render, Actor, CommentRef, Decision};
 
 use super::processor::{DecideError, Processor};
+use super::sync::ConfigSeen;
 use super::Handled;
 use task::TaskCommand;
 
@@ -191,8 +192,9 @@ impl Processor {
         &self,
         installation: InstallationId,
         p: &IssueCommentPayload,
+        seen: ConfigSeen,
     ) -> Result<Decision, DecideError> {
-        match self.read_comment(p).await? {
+        match self.read_comment(p, seen).await? {
             Ok(comment) => self.answer(installation, p, comment).await,
             Err(nothing) => Ok(nothing),
         }
@@ -202,6 +204,7 @@ impl Processor {
     async fn read_comment(
         &self,
         p: &IssueCommentPayload,
+        seen: ConfigSeen,
     ) -> Result<Result<Comment, Decision>, DecideError> {
         let nothing = |why: &str| Ok(Err(Decision::nothing(why)));
         let edited = match &p.action {
@@ -231,7 +234,7 @@ impl Processor {
         }
         // The repository's config, wherever the comment is: a task PR, a
         // story PR, a plan issue or a plain issue.
-        let config = self.syncer.repo_config(&repo).await?;
+        let config = self.syncer.repo_config_seen(&repo, seen).await?;
         let syntax = syntax_of(&config);
         let mut parsed = commands::parse_comment(body, &syntax);
         let edit = match (edited, p.changes.as_ref().and_then(|c| c.body.as_ref())) {

@@ -21,6 +21,7 @@ use super::ship::Ship;
 use super::sync::Syncer;
 use super::task::Runs;
 use crate::intake::event::DeliveryKind;
+use crate::intake::payload::User;
 use crate::intake::translate;
 use crate::metrics::Metrics;
 use crate::store::PendingDelivery;
@@ -34,6 +35,8 @@ pub struct Processor {
     pub context: Context,
     /// Woken by the intake when a delivery is recorded.
     pub recorded: Arc<Notify>,
+    /// The intake's parses of the deliveries it recorded, while kept.
+    pub kept: Arc<crate::intake::kept::KeptWebhooks>,
     /// Wakes the executor when effects were stored.
     pub effects_stored: Arc<Notify>,
     pub syncer: Syncer,
@@ -88,6 +91,17 @@ const QUICK_TRIES: u32 = 3;
 /// How long a delivery is tried again before it is given up: GitHub's
 /// longest outages and rate-limit windows are far shorter.
 const RETRY_LIMIT: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// Decided deliveries whose decisions change nothing and ask for nothing,
+/// with their outcomes, waiting to be marked processed in one commit
+/// ([`Processor::complete_unchanged`]). Until then they are pending in the
+/// store: a crash decides them again, which repeats nothing observable.
+#[derive(Default)]
+struct Unchanged(Vec<(PendingDelivery, String)>);
+
+/// Who sent a decided delivery, when its payload's type keeps it (`Some`),
+/// so that its body is not read again to tell taskgate's own echoes.
+type Sender = Option<Option<User>>;
 
 /// How many pending deliveries the processor reads at a time.
 const BATCH: usize = 128;
@@ -164,11 +178,13 @@ impl Processor {
         elsewhere: &mut Vec<Option<InstallationId>>,
     ) -> (bool, usize) {
         let mut decided = 0;
-        // Deliveries nothing acts on (intake settles those now; these were
-        // recorded by an older taskgate) are marked processed together, one
-        // commit for the lot; the others are decided one at a time, each on
-        // the state the one before it left.
-        let mut unchanged = Vec::new();
+        // Deliveries whose decision changes nothing and asks for nothing (a
+        // comment with no command; one intake settled but an older taskgate
+        // recorded) are marked processed together, one commit for the lot,
+        // written before any other write of the batch (`Unchanged`); each
+        // delivery is decided on the state the one before it left, which
+        // such a decision does not move.
+        let mut unchanged = Unchanged::default();
         // Installations with a delivery put off in this batch: their later
         // deliveries wait behind it.
         let mut held = Vec::new();
@@ -178,11 +194,8 @@ impl Processor {
             }
             decided += 1;
             if let Some(outcome) = settled_outcome(&delivery) {
-                unchanged.push((delivery, outcome));
+                unchanged.0.push((delivery, outcome));
                 continue;
-            }
-            if !self.complete_unchanged(&mut unchanged).await {
-                return (false, decided);
             }
             if !self
                 .inboxes
@@ -195,12 +208,16 @@ impl Processor {
             }
             let span = info_span!("delivery", id = %delivery.delivery_id, event = %delivery.event);
             let (installation, seq) = (delivery.installation, delivery.seq);
-            match CatchUnwind::new(self.process(delivery).instrument(span.clone())).await {
+            let process = self.process(delivery, &mut unchanged);
+            match CatchUnwind::new(process.instrument(span.clone())).await {
                 Ok(Processed::Stored) => {}
                 Ok(Processed::PutOff) => held.push(installation),
                 Ok(Processed::NotStored) => return (false, decided),
                 Err(panic) => {
                     let message = super::loops::supervisor::panic_message(&*panic);
+                    // Those before it were decided: stored before the
+                    // restart, not decided again.
+                    self.complete_unchanged(&mut unchanged).await;
                     self.panicked(seq, message).instrument(span).await;
                     // The supervisor restarts the loop and counts it.
                     std::panic::resume_unwind(panic);
@@ -239,7 +256,8 @@ impl Processor {
 
     /// Marks `unchanged` processed in one commit and empties it; returns
     /// whether the store took it.
-    async fn complete_unchanged(&self, unchanged: &mut Vec<(PendingDelivery, String)>) -> bool {
+    async fn complete_unchanged(&self, unchanged: &mut Unchanged) -> bool {
+        let unchanged = &mut unchanged.0;
         if unchanged.is_empty() {
             return true;
         }
@@ -269,16 +287,41 @@ impl Processor {
         stored
     }
 
-    /// Decides a delivery and stores the decision.
-    async fn process(&self, delivery: PendingDelivery) -> Processed {
-        let decided = match self.decide(&delivery).await {
+    /// Decides a delivery and stores the decision: a decision that changes
+    /// nothing and asks for nothing joins `unchanged`, stored with the
+    /// others of its batch; any other write stores `unchanged` first, so
+    /// deliveries are stored in the order they were decided.
+    async fn process(&self, delivery: PendingDelivery, unchanged: &mut Unchanged) -> Processed {
+        let (decided, sender) = self.decide(&delivery).await;
+        let decided = match decided {
             Decided::Decision(decision) => Ok(decision),
             Decided::Failed(why) => Err(why),
-            Decided::Retry(why) => match self.put_off(&delivery, why).await {
-                None => return Processed::PutOff,
-                Some(given_up) => Err(given_up.to_string()),
-            },
+            Decided::Retry(why) => {
+                if !self.complete_unchanged(unchanged).await {
+                    return Processed::NotStored;
+                }
+                match self.put_off(&delivery, why).await {
+                    None => return Processed::PutOff,
+                    Some(given_up) => Err(given_up.to_string()),
+                }
+            }
         };
+        if let Ok(decision) = &decided {
+            if decision.changes.is_empty() && decision.effects.is_empty() {
+                self.count_own_webhook(&delivery, sender, 0);
+                let outcome = decision.outcome.clone();
+                // Only its id, event and times are needed from now on.
+                let delivery = PendingDelivery {
+                    payload: Vec::new(),
+                    ..delivery
+                };
+                unchanged.0.push((delivery, outcome));
+                return Processed::Stored;
+            }
+        }
+        if !self.complete_unchanged(unchanged).await {
+            return Processed::NotStored;
+        }
         let stored = match decided {
             Ok(mut decision) => {
                 if delivery.installation.is_none() && !decision.effects.is_empty() {
@@ -293,13 +336,7 @@ impl Processor {
                     decision.effects.clear();
                 }
                 let effects = decision.effects.len();
-                if self.sent_by_own_bot(&delivery) {
-                    let kind = match &delivery.action {
-                        Some(action) => format!("{}.{action}", delivery.event),
-                        None => delivery.event.clone(),
-                    };
-                    self.metrics.own_webhook(&kind, effects);
-                }
+                self.count_own_webhook(&delivery, sender, effects);
                 let wakes_runs = Runs::affects_runs(&decision.changes);
                 let result = self
                     .store
@@ -346,10 +383,24 @@ impl Processor {
         }
     }
 
+    /// Counts a delivery GitHub sent for taskgate's own write, with the
+    /// effects its decision asked for.
+    fn count_own_webhook(&self, delivery: &PendingDelivery, sender: Sender, effects: usize) {
+        if self.sent_by_own_bot(delivery, sender.as_ref().map(Option::as_ref)) {
+            let kind = match &delivery.action {
+                Some(action) => format!("{}.{action}", delivery.event),
+                None => delivery.event.clone(),
+            };
+            self.metrics.own_webhook(&kind, effects);
+        }
+    }
+
     /// Whether GitHub sent this delivery for something taskgate's own bot
     /// did (an echo of its own write). Deliveries settled at intake never
     /// get here; they ask for nothing anyway.
-    fn sent_by_own_bot(&self, delivery: &PendingDelivery) -> bool {
+    /// `sender`: the decided payload's, when its type keeps it (then the
+    /// body is not read again).
+    fn sent_by_own_bot(&self, delivery: &PendingDelivery, sender: Option<Option<&User>>) -> bool {
         #[derive(serde::Deserialize)]
         struct Sender {
             login: String,
@@ -361,6 +412,9 @@ impl Processor {
         let Some(bot) = self.context.bot_login.as_deref() else {
             return false;
         };
+        if let Some(sender) = sender {
+            return sender.is_some_and(|s| s.login == bot);
+        }
         serde_json::from_slice::<Envelope>(&delivery.payload)
             .ok()
             .and_then(|e| e.sender)

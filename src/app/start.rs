@@ -42,6 +42,8 @@ struct Shared {
     runs_changed: Arc<Notify>,
     /// The installations whose deliveries this replica decides.
     inboxes: Arc<InboxLeases>,
+    /// Deliveries' parses, from the intake to the processor.
+    kept: Arc<crate::intake::kept::KeptWebhooks>,
     loops: Arc<supervisor::Loops>,
 }
 
@@ -95,6 +97,7 @@ fn shared(config: &ServeConfig) -> Result<Shared, StartError> {
         effects_stored: Arc::new(Notify::new()),
         runs_changed: Arc::new(Notify::new()),
         inboxes: Arc::new(InboxLeases::default()),
+        kept: Arc::default(),
         loops: Arc::new(supervisor::Loops::default()),
     };
     // The same wakes, from the other replicas' commits (PostgreSQL).
@@ -146,6 +149,7 @@ fn processor(config: &ServeConfig, s: &Shared, bot_login: Option<String>) -> Pro
             syntax: Syntax::default(),
         },
         recorded: s.recorded.clone(),
+        kept: s.kept.clone(),
         effects_stored: s.effects_stored.clone(),
         retry: config.backoff,
         idle_poll: config.idle_polls.deliveries,
@@ -202,6 +206,7 @@ async fn listen(
         bodies: crate::intake::BodyBudget::new(config.webhook_memory_mib)?,
         clock: config.clock.clone(),
         retention: config.retention,
+        kept: s.kept.clone(),
     });
     let addr = format!("{}:{}", config.host, config.port);
     let listener = TcpListener::bind(&addr)

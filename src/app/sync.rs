@@ -18,7 +18,7 @@ use octocrab::Octocrab;
 
 use crate::github::{client::send, GitHubApp, GitHubError};
 use crate::intake::payload::IssueCommentPayload;
-use crate::store::StoreError;
+use crate::store::{RepoConfigRecord, StoreError};
 use crate::transient::Transient;
 use taskgate_core::config::{
     decide_config_read, decide_first_config_read, load_config, Problems, RepoConfig, CONFIG_PATH,
@@ -79,6 +79,18 @@ impl Transient for SyncError {
             SyncError::Payload(_) => false,
         }
     }
+}
+
+/// What a caller learnt of a repository's recorded config
+/// (`store::repo_config`) before it asks for the config to follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConfigSeen {
+    /// This record, read or recorded just now.
+    Recorded(RepoConfigRecord),
+    /// None is recorded: the fallback applies.
+    NoneRecorded,
+    /// Not known: it is read.
+    Unread,
 }
 
 pub struct Syncer {
@@ -254,7 +266,22 @@ impl Syncer {
     /// the defaults (a repository no push has synced). Reads no GitHub, so
     /// a comment is answered whatever GitHub's state.
     pub async fn repo_config(&self, repo: &RepoName) -> Result<RepoConfig, SyncError> {
-        let text = match self.store.repo_config(repo).await? {
+        self.repo_config_seen(repo, ConfigSeen::Unread).await
+    }
+
+    /// [`Syncer::repo_config`], with what the caller learnt of the record
+    /// already (`read_config_if_unrecorded`): not read a second time.
+    pub async fn repo_config_seen(
+        &self,
+        repo: &RepoName,
+        seen: ConfigSeen,
+    ) -> Result<RepoConfig, SyncError> {
+        let record = match seen {
+            ConfigSeen::Recorded(record) => Some(record),
+            ConfigSeen::NoneRecorded => None,
+            ConfigSeen::Unread => self.store.repo_config(repo).await?,
+        };
+        let text = match record {
             Some(record) => record.config,
             None => self.store.latest_story_config(repo).await?.flatten(),
         };

@@ -189,6 +189,25 @@ impl Webhook {
         }
     }
 
+    /// Who sent it, when its payload's type keeps the sender (`None`:
+    /// it does not; `Some(None)`: the payload named nobody).
+    pub fn sender(&self) -> Option<Option<&User>> {
+        match self {
+            Webhook::IssueComment(p) => Some(p.sender.as_ref()),
+            Webhook::PullRequest(p) => Some(p.sender.as_ref()),
+            Webhook::Push(p) => Some(p.sender.as_ref()),
+            Webhook::CheckRun(p) => Some(p.sender.as_ref()),
+            Webhook::CheckSuite(p) => Some(p.sender.as_ref()),
+            Webhook::PullRequestReview(p) => Some(p.sender.as_ref()),
+            Webhook::Ping(_)
+            | Webhook::Issues(_)
+            | Webhook::Installation(_)
+            | Webhook::InstallationRepositories(_)
+            | Webhook::WorkflowRun(_)
+            | Webhook::MergeGroup(_) => None,
+        }
+    }
+
     /// The installation it was sent for, if any.
     pub fn installation(&self) -> Option<InstallationId> {
         let of = |i: &Option<InstallationRef>| i.as_ref().map(|i| i.id);

@@ -38,6 +38,8 @@ pub struct IntakeState {
     /// How long delivery ids are kept (`TASKGATE_RETENTION_DAYS`): an
     /// event older than this is refused as a possible replay.
     pub retention: Duration,
+    /// Where a pending delivery's parse is left for the processor.
+    pub kept: Arc<super::kept::KeptWebhooks>,
 }
 
 fn reply(status: StatusCode, message: impl Into<String>) -> Response {
@@ -152,7 +154,7 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
             format!("X-GitHub-Delivery must be 1 to {MAX_DELIVERY_ID} characters"),
         );
     }
-    let (kind, installation) = match check_payload(event_name, &body) {
+    let parsed = match check_payload(event_name, &body) {
         Ok(Some(parsed)) => {
             let happened = age::event_time(&parsed.webhook);
             // Read as the store's stamps read it (milliseconds): intake
@@ -161,11 +163,13 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
             if let Err(e) = age::too_old(happened, now_s, state.retention) {
                 return refuse_old(state, event_name, &e);
             }
-            (Some(parsed.kind()), parsed.installation())
+            Some(parsed)
         }
-        Ok(None) => (None, None),
+        Ok(None) => None,
         Err(e) => return refuse_payload(state, event_name, e),
     };
+    let kind = parsed.as_ref().map(event::Parsed::kind);
+    let installation = parsed.as_ref().and_then(event::Parsed::installation);
     let metric_event = kind.as_ref().map_or("other", WebhookKind::event_name);
     let disposition = disposition(kind.as_ref());
     let recorded = state
@@ -180,6 +184,12 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
             disposition: disposition.clone(),
         })
         .await;
+    // The processor decides it from this parse while it is kept.
+    if let (Ok(Recorded::New { seq }), Disposition::Pending, Some(parsed)) =
+        (&recorded, &disposition, parsed)
+    {
+        state.kept.keep(*seq, parsed.webhook);
+    }
     answer_recorded(state, event_name, metric_event, recorded, disposition)
 }
 

@@ -17,6 +17,7 @@
 use std::cell::{Cell, RefCell};
 use std::time::Instant;
 
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::Histogram;
 use rusqlite::Connection;
 use tokio::sync::{mpsc, oneshot};
@@ -46,6 +47,9 @@ pub struct WriterMetrics {
     /// Each checkpoint: log pages copied into the database file, and its
     /// fsync.
     pub checkpoint_seconds: Histogram,
+    /// Reads, each a hop to the reader's thread (the writer's neighbour:
+    /// a delivery's cost is its commits and its reads).
+    pub reads: Counter,
 }
 
 impl WriterMetrics {
@@ -60,6 +64,7 @@ impl WriterMetrics {
             commit_seconds: seconds(),
             jobs_per_commit: Histogram::new([1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 512.0]),
             checkpoint_seconds: seconds(),
+            reads: Counter::default(),
         }
     }
 }

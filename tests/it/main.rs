@@ -101,6 +101,7 @@ mod web {
 
 /// Running taskgate: the binary, replicas, crashes, setup, doctor, distribution.
 mod ops {
+    mod batched_decisions;
     mod chaos;
     mod classify_cli;
     mod crash;

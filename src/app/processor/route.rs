@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use super::{Decided, Processor, QUICK_TRIES};
+use super::{Decided, Processor, Sender, QUICK_TRIES};
 use crate::app::Handled;
 use crate::intake::event::{Delivered, DeliveryKind, Webhook};
 use crate::intake::translate;
@@ -28,50 +28,73 @@ impl Processor {
     /// Decides what a delivery implies. Most events need only the core;
     /// plan sync, runs and shipping may first read from GitHub: a failure
     /// there is tried again at once a few times, then reported as
-    /// [`Decided::Retry`] so the delivery is put off, not lost.
-    pub(super) async fn decide(&self, delivery: &PendingDelivery) -> Decided {
+    /// [`Decided::Retry`] so the delivery is put off, not lost. Also says
+    /// who sent it, when the payload's type keeps it.
+    pub(super) async fn decide(&self, delivery: &PendingDelivery) -> (Decided, Sender) {
+        let delivered = match self.read(delivery) {
+            Ok(Some(delivered)) => delivered,
+            Ok(None) => return (Decided::Decision(self.decide_unused(delivery)), None),
+            Err(why) => return (Decided::Failed(why), None),
+        };
+        let sender = match &delivered {
+            Delivered::GitHub(webhook) => webhook.sender().map(Option::<&_>::cloned),
+            Delivered::Internal(_) => None,
+        };
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.decide_once(delivery).await {
+            let decided = match self.decide_once(delivery, &delivered).await {
                 Err(DecideError::Transient(why)) if attempt < QUICK_TRIES => {
                     warn!(attempt, error = %why, "reading from GitHub failed; retrying");
                     tokio::time::sleep(Duration::from_millis(250 << attempt)).await;
+                    continue;
                 }
-                Err(DecideError::Transient(why)) => return Decided::Retry(why),
-                Err(DecideError::Permanent(why)) => return Decided::Failed(why),
-                Ok(Handled::Decided(decision)) => return Decided::Decision(decision),
+                Err(DecideError::Transient(why)) => Decided::Retry(why),
+                Err(DecideError::Permanent(why)) => Decided::Failed(why),
+                Ok(Handled::Decided(decision)) => Decided::Decision(decision),
                 // The reason is the command's reply; the decision has
                 // what is stored of it (an outcome, an audit entry).
-                Ok(Handled::Refused(Refused { decision, .. })) => {
-                    return Decided::Decision(decision)
-                }
-                Ok(Handled::NotMine) => return Decided::Decision(nothing_took(delivery)),
-            }
+                Ok(Handled::Refused(Refused { decision, .. })) => Decided::Decision(decision),
+                Ok(Handled::NotMine) => Decided::Decision(nothing_took(delivery)),
+            };
+            return (decided, sender);
         }
     }
 
-    /// Parses the delivery once into its typed event and routes it: the
-    /// match is exhaustive, so a new event or internal event cannot be
-    /// left out.
-    async fn decide_once(&self, delivery: &PendingDelivery) -> Result<Handled, DecideError> {
+    /// The delivery's one typed event: the intake's parse while it is kept
+    /// (`intake::kept`), else its stored body's. `None`: an event nothing
+    /// acts on, decided from its names alone.
+    fn read(&self, delivery: &PendingDelivery) -> Result<Option<Delivered>, String> {
         let Some(kind) = DeliveryKind::of(&delivery.event, delivery.action.as_deref()) else {
-            return Err(DecideError::Permanent(format!(
+            return Err(format!(
                 "event `{}` is not one taskgate handles",
                 delivery.event
-            )));
+            ));
         };
         if !kind.matters() {
-            return Ok(self.decide_unused(delivery).into());
+            return Ok(None);
         }
-        let delivered = kind
-            .parse(&delivery.payload)
-            .map_err(|e| DecideError::Permanent(e.to_string()))?;
-        match delivered {
-            Delivered::Internal(event) => self.decide_internal(*event).await,
-            Delivered::GitHub(webhook) => {
-                self.decide_webhook(delivery.installation, *webhook).await
+        if let DeliveryKind::GitHub(_) = kind {
+            if let Some(webhook) = self.kept.take(delivery.seq) {
+                return Ok(Some(Delivered::GitHub(webhook)));
             }
+            self.metrics.parsed_again();
+        }
+        kind.parse(&delivery.payload)
+            .map(Some)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Routes the parsed delivery: the match is exhaustive, so a new event
+    /// or internal event cannot be left out.
+    async fn decide_once(
+        &self,
+        delivery: &PendingDelivery,
+        delivered: &Delivered,
+    ) -> Result<Handled, DecideError> {
+        match delivered {
+            Delivered::Internal(event) => self.decide_internal((**event).clone()).await,
+            Delivered::GitHub(webhook) => self.decide_webhook(delivery.installation, webhook).await,
         }
     }
 
@@ -140,12 +163,12 @@ impl Processor {
     async fn decide_webhook(
         &self,
         installation: Option<InstallationId>,
-        webhook: Webhook,
+        webhook: &Webhook,
     ) -> Result<Handled, DecideError> {
         let Some(installation) = installation else {
-            return Ok(self.decide_in_core(&webhook)?.into());
+            return Ok(self.decide_in_core(webhook)?.into());
         };
-        match &webhook {
+        match webhook {
             Webhook::PullRequest(p) => {
                 let pull = translate::pull_request(p)?;
                 match self.ship.on_pull_request(&pull).await? {
@@ -201,13 +224,17 @@ impl Processor {
             }
             // Every command of a comment, `plan` included: see `app::commands`.
             // A repository with no config recorded has it read first.
+            // What that learnt of the record is not read again.
             Webhook::IssueComment(comment) => {
-                if let Ok(repo) = RepoName::parse(&comment.repository.full_name) {
-                    (self.syncer)
-                        .read_config_if_unrecorded(installation, &repo)
-                        .await;
-                }
-                Ok(self.on_comment(installation, comment).await?.into())
+                let seen = match RepoName::parse(&comment.repository.full_name) {
+                    Ok(repo) => {
+                        (self.syncer)
+                            .read_config_if_unrecorded(installation, &repo)
+                            .await
+                    }
+                    Err(_) => crate::app::sync::ConfigSeen::Unread,
+                };
+                Ok(self.on_comment(installation, comment, seen).await?.into())
             }
             // A review on GitHub, as a review command: `app::commands`.
             Webhook::PullRequestReview(review) => {
@@ -216,12 +243,12 @@ impl Processor {
             // The repositories added have their config read (never
             // failing the delivery: `sync::first_read`).
             Webhook::Installation(_) | Webhook::InstallationRepositories(_) => {
-                let mut decision = self.decide_in_core(&webhook)?;
-                let added = crate::app::sync::added_repositories(&webhook);
+                let mut decision = self.decide_in_core(webhook)?;
+                let added = crate::app::sync::added_repositories(webhook);
                 decision.merge(self.syncer.on_installed(installation, added).await);
                 Ok(decision.into())
             }
-            Webhook::Ping(_) | Webhook::Issues(_) => Ok(self.decide_in_core(&webhook)?.into()),
+            Webhook::Ping(_) | Webhook::Issues(_) => Ok(self.decide_in_core(webhook)?.into()),
         }
     }
 

@@ -30,7 +30,7 @@ use std::time::Duration;
 use octocrab::Octocrab;
 use tracing::{debug, warn};
 
-use super::{read_file, SyncError, Syncer};
+use super::{read_file, ConfigSeen, SyncError, Syncer};
 use crate::github::RepoClient;
 use crate::intake::event::Webhook;
 use crate::intake::payload::RepositoryRef;
@@ -184,23 +184,32 @@ impl Syncer {
     /// comment's commands follow it. A failure is logged and remembered:
     /// the comment then follows the fallback (`Syncer::repo_config`), and so
     /// do the next ones until the repository's wait has passed.
-    pub async fn read_config_if_unrecorded(&self, installation: InstallationId, repo: &RepoName) {
+    /// Returns what it learnt of the record, so that the comment does not
+    /// read it again (`Syncer::repo_config_seen`).
+    pub async fn read_config_if_unrecorded(
+        &self,
+        installation: InstallationId,
+        repo: &RepoName,
+    ) -> ConfigSeen {
         match self.store.repo_config(repo).await {
             Ok(None) => {}
-            Ok(Some(_)) => return,
+            Ok(Some(record)) => return ConfigSeen::Recorded(record),
             Err(e) => {
                 warn!(%repo, error = %e, "reading the recorded config failed");
-                return;
+                return ConfigSeen::Unread;
             }
         }
         let now = self.store.clock().now_ms();
         if let Some(at) = self.failed_reads.waiting(repo, now) {
             debug!(%repo, retry_in_ms = at - now, "the config read of this repository failed lately: this comment follows the fallback");
-            return;
+            return ConfigSeen::NoneRecorded;
         }
         let read = tokio::time::timeout(LAZY_READ_WAIT, self.record_first_read(installation, repo));
         let why = match read.await {
-            Ok(Ok(())) => return self.failed_reads.succeeded(repo),
+            Ok(Ok(seen)) => {
+                self.failed_reads.succeeded(repo);
+                return seen;
+            }
             Ok(Err(e)) => e.to_string(),
             Err(_) => format!(
                 "GitHub did not answer within {} s",
@@ -210,27 +219,37 @@ impl Syncer {
         let now = self.store.clock().now_ms();
         let retry_in_s = (self.failed_reads.failed(repo, now) - now) / 1000;
         warn!(%repo, error = %why, retry_in_s, "reading the config of a repository with none recorded failed: comments follow the fallback until it is read again");
+        ConfigSeen::NoneRecorded
     }
 
+    /// Reads `repo`'s config and records it; returns what is recorded
+    /// now, as far as it knows.
     async fn record_first_read(
         &self,
         installation: InstallationId,
         repo: &RepoName,
-    ) -> Result<(), SyncError> {
+    ) -> Result<ConfigSeen, SyncError> {
         let client = self.github.installation_client(installation).await?;
         let Some(decision) = self.decide_read(&client, repo).await? else {
-            return Ok(());
+            // An empty repository: nothing to record.
+            return Ok(ConfigSeen::NoneRecorded);
         };
         let recorded = decision.changes.into_iter().find_map(|c| match c {
             Change::RepoConfigChanged { sha, config, .. } => Some(RepoConfigRecord { config, sha }),
             _ => None,
         });
-        if let Some(record) = recorded {
-            (self.store)
-                .record_first_config(installation, repo, record, decision.effects)
-                .await?;
-        }
-        Ok(())
+        let Some(record) = recorded else {
+            // A config with problems: the last good one stays the fallback.
+            return Ok(ConfigSeen::NoneRecorded);
+        };
+        let stored = (self.store)
+            .record_first_config(installation, repo, record.clone(), decision.effects)
+            .await?;
+        // Not stored: a push recorded one meanwhile, which is read.
+        Ok(match stored {
+            true => ConfigSeen::Recorded(record),
+            false => ConfigSeen::Unread,
+        })
     }
 
     /// `repo`'s config at its default branch's head, decided: a first
