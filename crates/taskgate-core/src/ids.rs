@@ -15,6 +15,18 @@ macro_rules! int_id {
         #[serde(transparent)]
         pub struct $name(pub u64);
 
+        impl $name {
+            /// Any number is one: GitHub assigns them, taskgate only
+            /// carries them.
+            pub const fn new(id: u64) -> Self {
+                $name(id)
+            }
+
+            pub const fn get(self) -> u64 {
+                self.0
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}", self.0)
@@ -25,13 +37,27 @@ macro_rules! int_id {
 
 macro_rules! str_id {
     ($(#[$doc:meta])* $name:ident) => {
+        str_id!(@serde(transparent) $(#[$doc])* $name);
+    };
+    (@serde($($serde:tt)*) $(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
+        #[serde($($serde)*)]
         pub struct $name(pub String);
 
         impl $name {
             pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// The text, for a caller that keeps it (a row, a payload).
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
                 &self.0
             }
         }
@@ -74,7 +100,10 @@ str_id!(
     DeliveryId
 );
 str_id!(
-    /// A full 40-hex commit sha.
+    @serde(try_from = "String", into = "String")
+    /// A full commit sha (40 or 64 lowercase hex digits), built only by
+    /// [`CommitSha::parse`]: a payload, an answer or a stored row with
+    /// anything else is an error naming where it came from.
     CommitSha
 );
 
@@ -84,12 +113,43 @@ str_id!(
     TaskId
 );
 str_id!(
+    @serde(try_from = "String", into = "String")
     /// A story's identity: its story key, `file:<name>` for a plan file
     /// ([`crate::story::markers::story_key_for_file`]) or `issue:<n>` for a
     /// plan posted on an issue ([`crate::story::markers::story_key_for_issue`]).
-    /// Not the story's title ([`crate::plan::Plan::story`]).
+    /// Not the story's title ([`crate::plan::Plan::story`]). Read from a
+    /// payload or a stored record through [`StoryId::parse`].
     StoryId
 );
+
+/// Reading a checked id: serde's `try_from`, so a bad one in a payload is
+/// an error at its path, and `into` to write it back as the same text.
+macro_rules! checked_text {
+    ($name:ident, $error:ident) => {
+        impl TryFrom<String> for $name {
+            type Error = $error;
+
+            fn try_from(text: String) -> Result<Self, $error> {
+                $name::parse(&text)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+    };
+}
+
+checked_text!(CommitSha, CommitShaError);
+checked_text!(StoryId, StoryKeyError);
+
+impl DeliveryId {
+    pub fn new(id: impl Into<String>) -> Self {
+        DeliveryId(id.into())
+    }
+}
 
 impl TaskId {
     pub fn new(id: impl Into<String>) -> Self {
@@ -135,12 +195,6 @@ macro_rules! text_conversions {
             }
         }
 
-        impl From<String> for $name {
-            fn from(text: String) -> Self {
-                $name(text)
-            }
-        }
-
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
                 self.0 == other
@@ -156,6 +210,12 @@ macro_rules! text_conversions {
 }
 
 text_conversions!(TaskId);
+
+impl From<String> for TaskId {
+    fn from(text: String) -> Self {
+        TaskId(text)
+    }
+}
 text_conversions!(StoryId);
 
 /// A text that is no full commit sha.
@@ -240,6 +300,25 @@ impl fmt::Display for RepoName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// A test's commit sha from a readable label: a full sha is itself, a
+/// label up to 20 bytes is its bytes in hex padded with zeros (so
+/// `sha("main")` and `sha("car-1")` are distinct valid shas), a longer one
+/// its first 12 bytes in hex and a hash of the rest.
+#[cfg(test)]
+pub(crate) fn sha(label: &str) -> CommitSha {
+    if let Ok(sha) = CommitSha::parse(label) {
+        return sha;
+    }
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    if label.len() <= 20 {
+        return CommitSha(format!("{:0<40}", hex(label.as_bytes())));
+    }
+    let fnv = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    CommitSha(format!("{}{fnv:016x}", hex(&label.as_bytes()[..12])))
 }
 
 #[cfg(test)]

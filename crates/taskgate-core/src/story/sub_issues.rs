@@ -38,7 +38,7 @@ mod tests {
     fn a_refused_link_names_the_parent_the_limits_and_that_nothing_stops() {
         insta::assert_snapshot!(
             render_sub_issue_refused(
-                IssueNumber(12),
+                IssueNumber::new(12),
                 422,
                 "Parent issue has reached the maximum number of sub-issues (100)"
             ),
