@@ -64,12 +64,15 @@ impl Row<'_> {
     }
 
     /// Column `index`, read as a core type through [`Sql`] (an id, an
-    /// attempt status).
+    /// attempt status). A value the type refuses is corrupt data naming
+    /// the column.
     pub fn sql<T>(&self, index: usize) -> Result<T, StoreError>
     where
         Sql<T>: FromSql,
     {
-        self.get::<Sql<T>>(index).map(|v| v.0)
+        self.get::<Sql<T>>(index)
+            .map(|v| v.0)
+            .map_err(|e| self.in_column(index, e))
     }
 
     /// A nullable column of a core type.
@@ -77,7 +80,22 @@ impl Row<'_> {
     where
         Sql<T>: FromSql,
     {
-        Ok(self.get::<Option<Sql<T>>>(index)?.map(|v| v.0))
+        let value = self.get::<Option<Sql<T>>>(index);
+        Ok(value.map_err(|e| self.in_column(index, e))?.map(|v| v.0))
+    }
+
+    /// `error`, when it is corrupt data, prefixed with the column it was
+    /// read from: its name where the backend gives it, else its index.
+    fn in_column(&self, index: usize, error: StoreError) -> StoreError {
+        let StoreError::Corrupt(why) = error else {
+            return error;
+        };
+        let name = match self {
+            Row::Sqlite(row) => row.as_ref().column_name(index).ok().map(str::to_owned),
+            Row::Postgres(_) => None,
+        };
+        let column = name.unwrap_or_else(|| format!("{index}"));
+        StoreError::Corrupt(format!("column `{column}`: {why}"))
     }
 }
 
