@@ -75,7 +75,7 @@ pub async fn resync(
     )
     .await?
     .json()?;
-    let installation = InstallationId(
+    let installation = InstallationId::new(
         installation["id"]
             .as_u64()
             .ok_or_else(|| SyncError::Payload("installation without an id".into()))?,
@@ -171,8 +171,8 @@ async fn read_issues(
 /// An issue as GitHub lists it, without its links.
 fn issue_record(issue: &ListedIssue, body: &str) -> IssueRecord {
     IssueRecord {
-        number: IssueNumber(issue.number),
-        id: IssueId(issue.id),
+        number: IssueNumber::new(issue.number),
+        id: IssueId::new(issue.id),
         title: issue.title.clone(),
         body: body.to_owned(),
         labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
@@ -194,7 +194,7 @@ async fn read_links(
 ) -> Result<Links, SyncError> {
     let key_by_id: BTreeMap<u64, String> = found
         .iter()
-        .map(|(k, (_, r))| (r.id.0, k.clone()))
+        .map(|(k, (_, r))| (r.id.get(), k.clone()))
         .collect();
     let mut parents = BTreeMap::new();
     let mut blockers = BTreeMap::new();
@@ -233,8 +233,8 @@ async fn read_branches(
     let mut branches = BTreeSet::new();
     for (marker, record) in found.values() {
         let name = match marker {
-            Marker::Story { .. } => story_branch(record.number.0),
-            Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
+            Marker::Story { .. } => story_branch(record.number.get()),
+            Marker::Task { task, .. } => task_branch(record.number.get(), task.as_str()),
             // A branch todo's fix lands on its task's branch: none of its own.
             Marker::BranchTodo { .. } => continue,
         };

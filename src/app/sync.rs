@@ -209,7 +209,7 @@ impl Syncer {
         self.read_back_if_unknown(&client, &repo, installation)
             .await?;
         let (config, files) = self.repo_files(&client, &repo, &sha).await?;
-        let story = story_key_for_issue(p.issue.number.0);
+        let story = story_key_for_issue(p.issue.number.get());
         let plan = StoryPlan {
             repo: repo.clone(),
             story: story.clone(),
@@ -385,12 +385,10 @@ async fn branch_head(
     )
     .await?
     .json()?;
-    Ok(CommitSha(
-        head["object"]["sha"]
-            .as_str()
-            .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
-            .to_owned(),
-    ))
+    let sha = head["object"]["sha"]
+        .as_str()
+        .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?;
+    CommitSha::parse(sha).map_err(|e| SyncError::Payload(format!("branch {branch}: {e}")))
 }
 
 /// A file's text at `sha`, or `None` when it does not exist there.

@@ -63,7 +63,7 @@ impl Runs {
             task: milestone_task(m),
             gates: vec![milestone_gate(id)],
             // A milestone runs on the story branch.
-            branch: story_branch(story_issue.number.0),
+            branch: story_branch(story_issue.number.get()),
             config: load_config(stored.config.as_deref()).unwrap_or_default(),
         };
         let at = self
@@ -120,7 +120,7 @@ impl Runs {
         &self,
         p: &PushEvent,
     ) -> Result<Option<Decision>, StoreError> {
-        let Some(IssueNumber(number)) = p.story_branch() else {
+        let Some(number) = p.story_branch().map(IssueNumber::get) else {
             return Ok(None);
         };
         if p.deleted {
@@ -137,7 +137,11 @@ impl Runs {
         // found through the story issue's marker.
         let story = match self.store.story(repo, &story).await? {
             Some(_) => story,
-            None => match self.store.story_by_issue(repo, IssueNumber(number)).await? {
+            None => match self
+                .store
+                .story_by_issue(repo, IssueNumber::new(number))
+                .await?
+            {
                 Some(story) => story,
                 None => return Ok(Some(Decision::nothing("not a known story's branch"))),
             },
