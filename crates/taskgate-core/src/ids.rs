@@ -13,7 +13,7 @@ macro_rules! int_id {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(pub u64);
+        pub struct $name(u64);
 
         impl $name {
             /// Any number is one: GitHub assigns them, taskgate only
@@ -43,7 +43,7 @@ macro_rules! str_id {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde($($serde)*)]
-        pub struct $name(pub String);
+        pub struct $name(String);
 
         impl $name {
             pub fn as_str(&self) -> &str {
