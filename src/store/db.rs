@@ -85,17 +85,13 @@ impl Row<'_> {
     }
 
     /// `error`, when it is corrupt data, prefixed with the column it was
-    /// read from: its name where the backend gives it, else its index.
+    /// read from (its index in the statement: PostgreSQL's rows here
+    /// carry no names, and both backends word it the same).
     fn in_column(&self, index: usize, error: StoreError) -> StoreError {
-        let StoreError::Corrupt(why) = error else {
-            return error;
-        };
-        let name = match self {
-            Row::Sqlite(row) => row.as_ref().column_name(index).ok().map(str::to_owned),
-            Row::Postgres(_) => None,
-        };
-        let column = name.unwrap_or_else(|| format!("{index}"));
-        StoreError::Corrupt(format!("column `{column}`: {why}"))
+        match error {
+            StoreError::Corrupt(why) => StoreError::Corrupt(format!("column {index}: {why}")),
+            error => error,
+        }
     }
 }
 

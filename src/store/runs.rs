@@ -465,7 +465,7 @@ mod tests {
                 for (story, task, attempt) in attempts {
                     db.execute(
                         "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-                         VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
+                         VALUES ('o/r', ?1, ?2, ?3, 1, '0123456789abcdef0123456789abcdef01234567', '[]', 'failed', 0, 'local')",
                         params![story, task, attempt],
                     )?;
                 }

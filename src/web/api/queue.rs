@@ -216,8 +216,8 @@ mod tests {
         proving.record.proof = Some(ShipProof {
             round: 1,
             base: crate::testing::sha(&"b".repeat(40)),
-            head: crate::testing::sha(&"h".repeat(40)),
-            commit: Some(crate::testing::sha(&"m".repeat(40))),
+            head: crate::testing::sha(&"e".repeat(40)),
+            commit: Some(crate::testing::sha(&"f".repeat(40))),
             landing: Default::default(),
             ahead: vec![],
         });
@@ -251,7 +251,7 @@ mod tests {
                     "url": "https://github.com/acme/strategies/runs/702"
                   }
                 ],
-                "commit": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm",
+                "commit": "ffffffffffffffffffffffffffffffffffffffff",
                 "round": 1
               },
               "queued_at": "2026-11-18T11:06:40Z",

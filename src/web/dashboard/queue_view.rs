@@ -174,8 +174,8 @@ mod tests {
             Some(ShipProof {
                 round: 2,
                 base: crate::testing::sha(&"b".repeat(40)),
-                head: crate::testing::sha(&"h".repeat(40)),
-                commit: Some(crate::testing::sha(&"m".repeat(40))),
+                head: crate::testing::sha(&"e".repeat(40)),
+                commit: Some(crate::testing::sha(&"f".repeat(40))),
                 landing: Default::default(),
                 ahead: vec![],
             }),
@@ -209,7 +209,7 @@ mod tests {
                 .join("\n")
         };
         insta::assert_snapshot!(rows(&[]), @r"
-        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing fffffff
         2 #3 @alice by label — waiting its turn
         3 #4 @bob by label — waiting its turn
         ");
@@ -219,7 +219,7 @@ mod tests {
             manual: true,
         };
         insta::assert_snapshot!(rows(&[frozen]), @r"
-        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing fffffff
         2 #3 @alice by label — waiting for the freeze to lift
         3 #4 @bob by label — waiting for the freeze to lift
         ");

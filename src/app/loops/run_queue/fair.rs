@@ -231,7 +231,7 @@ pub(super) fn fair_order(
 mod tests {
     use super::*;
     use taskgate_core::config::RunnerKind;
-    use taskgate_core::ids::RepoName;
+    use taskgate_core::ids::{CommitSha, RepoName};
     use taskgate_core::task::AttemptStatus;
 
     fn queued(installation: u64, task: &str, queued_ms: i64) -> AttemptRow {
@@ -297,10 +297,16 @@ mod tests {
         ];
         let cars = ["car-1", "car-2"];
         cars_first(&mut waiting, |row| {
-            cars.iter().position(|c| row.sha.as_str() == *c)
+            cars.iter().position(|c| row.sha == crate::testing::sha(c))
         });
+        let label = |sha: &CommitSha| {
+            ["car-1", "car-2", "serial", "abc"]
+                .into_iter()
+                .find(|l| crate::testing::sha(l) == *sha)
+                .unwrap_or("?")
+        };
         let order: Vec<String> = (waiting.iter())
-            .map(|r| format!("{} {}", r.task, r.sha.as_str()))
+            .map(|r| format!("{} {}", r.task, label(&r.sha)))
             .collect();
         assert_eq!(
             order,
