@@ -386,6 +386,24 @@ mod tests {
     }
 
     #[test]
+    fn checked_ids_are_checked_when_read_and_written_back_as_text() {
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
+        let read: CommitSha = serde_json::from_value(serde_json::json!(sha1)).unwrap();
+        assert_eq!(serde_json::to_value(&read).unwrap(), serde_json::json!(sha1));
+        let err = serde_json::from_value::<CommitSha>(serde_json::json!("main")).unwrap_err();
+        insta::assert_snapshot!(err, @"`main` is not a full commit sha (40 or 64 lowercase hex digits)");
+        let story: StoryId = serde_json::from_value(serde_json::json!("issue:20")).unwrap();
+        assert_eq!(story, "issue:20");
+        let err = serde_json::from_value::<StoryId>(serde_json::json!("momentum")).unwrap_err();
+        insta::assert_snapshot!(err, @"`momentum` is not a story key (`file:NAME` or `issue:N`)");
+        assert_eq!(
+            sha("main-0").as_str(),
+            "6d61696e2d300000000000000000000000000000"
+        );
+        assert_ne!(sha("tree:a+b+c+d+e+f+g+h+i"), sha("tree:a+b+c+d+e+f+g+h+j"));
+    }
+
+    #[test]
     fn story_keys_follow_the_plan_grammar() {
         for good in ["file:momentum", "file:team/checks", "issue:20"] {
             assert_eq!(StoryId::parse(good).unwrap(), good);
