@@ -399,7 +399,7 @@ async fn read_file(
     sha: &CommitSha,
 ) -> Result<Option<String>, GitHubError> {
     crate::github::RepoClient::new(client, repo)
-        .file(path, &sha.to_string())
+        .file(path, sha.as_str())
         .await
 }
 

@@ -389,7 +389,10 @@ mod tests {
     fn checked_ids_are_checked_when_read_and_written_back_as_text() {
         let sha1 = "0123456789abcdef0123456789abcdef01234567";
         let read: CommitSha = serde_json::from_value(serde_json::json!(sha1)).unwrap();
-        assert_eq!(serde_json::to_value(&read).unwrap(), serde_json::json!(sha1));
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::json!(sha1)
+        );
         let err = serde_json::from_value::<CommitSha>(serde_json::json!("main")).unwrap_err();
         insta::assert_snapshot!(err, @"`main` is not a full commit sha (40 or 64 lowercase hex digits)");
         let story: StoryId = serde_json::from_value(serde_json::json!("issue:20")).unwrap();

@@ -115,7 +115,7 @@ async fn bring_up_to_date(
     story_branch: &str,
     story_sha: &CommitSha,
 ) -> Result<(StartHow, Option<String>), GitHubError> {
-    let (ahead, behind) = gh.ahead_behind(&story_sha.as_str(), name).await?;
+    let (ahead, behind) = gh.ahead_behind(story_sha.as_str(), name).await?;
     match catch_up(ahead, behind) {
         CatchUp::UpToDate => return Ok((StartHow::UpToDate, None)),
         CatchUp::FastForward => {

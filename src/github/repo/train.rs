@@ -153,7 +153,7 @@ mod tests {
         for n in 1..=3 {
             let file = format!("story{n}.txt");
             assert_eq!(
-                repo.file(&built.commit.as_str(), &file).as_deref(),
+                repo.file(built.commit.as_str(), &file).as_deref(),
                 Some("x\n")
             );
         }
@@ -167,7 +167,7 @@ mod tests {
         assert_eq!(tip, base);
         assert_eq!(
             built.tree.as_str(),
-            repo.commit(&built.commit.as_str()).unwrap().tree
+            repo.commit(built.commit.as_str()).unwrap().tree
         );
 
         // A fourth story that changes what the second changed conflicts:
@@ -233,7 +233,7 @@ mod tests {
             panic!("{built:?}");
         };
         assert_eq!(repo.races_armed(), 0, "her push came in");
-        assert_eq!(repo.file(&built.commit.as_str(), "mallory.txt"), None);
+        assert_eq!(repo.file(built.commit.as_str(), "mallory.txt"), None);
         // The car is exactly the base and the two heads, merged in order.
         let mut tip = built.commit.clone();
         for (_, head) in heads.iter().rev() {

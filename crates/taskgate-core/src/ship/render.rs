@@ -191,7 +191,7 @@ mod tests {
             state,
             proven: proven
                 .iter()
-                .map(|(g, s)| ((*g).to_owned(), crate::ids::sha(&(*s).to_owned())))
+                .map(|(g, s)| ((*g).to_owned(), crate::ids::sha(s)))
                 .collect(),
             approval: None,
         }

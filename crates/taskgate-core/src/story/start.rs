@@ -223,7 +223,7 @@ pub fn check_tested(
 }
 
 fn short(sha: &CommitSha) -> &str {
-    sha.as_str().get(..7).unwrap_or(&sha.as_str())
+    sha.as_str().get(..7).unwrap_or(sha.as_str())
 }
 
 #[cfg(test)]
