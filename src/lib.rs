@@ -34,5 +34,7 @@ pub mod metrics;
 pub mod runner;
 pub mod setup;
 pub mod store;
+#[cfg(test)]
+pub(crate) mod testing;
 pub mod transient;
 pub mod web;

@@ -37,7 +37,7 @@ store_view! {
 /// recorded yet: from the task's previously tested commit (flaky tests of
 /// kind b) and from its last green one (the branch todo's evidence).
 async fn pairs_to_list(store: &ChangesStore, row: &AttemptRow) -> Vec<CommitPair> {
-    let head = row.sha.0.clone();
+    let head = row.sha.as_str().to_owned();
     let (r, story, task, n) = (&row.repo, &row.story, &row.task, row.attempt);
     let bases = [
         store

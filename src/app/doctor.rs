@@ -94,7 +94,7 @@ impl Doctor<'_> {
         let (repository, repo_id) = match &installation {
             Ok(Some(inst)) => match self
                 .github
-                .installation_client(InstallationId(inst.id))
+                .installation_client(InstallationId::new(inst.id))
                 .await
             {
                 Ok(client) => {

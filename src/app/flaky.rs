@@ -228,7 +228,7 @@ pub(super) async fn record_ended_quarantines(store: &QuarantineEndsStore, now_s:
             since_s: q.since_s,
         };
         let delivery = NewDelivery::internal(
-            DeliveryId(format!(
+            DeliveryId::new(format!(
                 "taskgate-quarantine-ended {repo} {} {}",
                 q.since_s, q.test_id
             )),

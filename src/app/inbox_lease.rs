@@ -104,10 +104,10 @@ mod tests {
         let a = InboxStore::of(held.store.clone().with_clock(clock.clone()));
         let b = InboxStore::of(held.store.as_replica("b").with_clock(clock.clone()));
         let (on_a, on_b) = (InboxLeases::default(), InboxLeases::default());
-        let seven = Some(InstallationId(7));
+        let seven = Some(InstallationId::new(7));
         assert!(on_a.holds(&a, seven).await);
         assert!(!on_b.holds(&b, seven).await);
-        assert!(on_b.holds(&b, Some(InstallationId(8))).await);
+        assert!(on_b.holds(&b, Some(InstallationId::new(8))).await);
         // a goes quiet (it died): b takes the installation over.
         clock.advance(Duration::from_millis(a.lease_ms() as u64 + 1));
         assert!(on_b.holds(&b, seven).await);

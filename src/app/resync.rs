@@ -78,7 +78,7 @@ pub async fn resync(
     )
     .await?
     .json()?;
-    let installation = InstallationId(
+    let installation = InstallationId::new(
         installation["id"]
             .as_u64()
             .ok_or_else(|| SyncError::Payload("installation without an id".into()))?,
@@ -174,8 +174,8 @@ async fn read_issues(
 /// An issue as GitHub lists it, without its links.
 fn issue_record(issue: &ListedIssue, body: &str) -> IssueRecord {
     IssueRecord {
-        number: IssueNumber(issue.number),
-        id: IssueId(issue.id),
+        number: IssueNumber::new(issue.number),
+        id: IssueId::new(issue.id),
         title: issue.title.clone(),
         body: body.to_owned(),
         labels: issue.labels.iter().map(|l| l.name.clone()).collect(),
@@ -197,7 +197,7 @@ async fn read_links(
 ) -> Result<Links, SyncError> {
     let key_by_id: BTreeMap<u64, String> = found
         .iter()
-        .map(|(k, (_, r))| (r.id.0, k.clone()))
+        .map(|(k, (_, r))| (r.id.get(), k.clone()))
         .collect();
     let mut parents = BTreeMap::new();
     let mut blockers = BTreeMap::new();
@@ -239,8 +239,8 @@ async fn read_branches(
             // Another home's story has no issue here, so none of its
             // marker; its part branch is named after the home's number.
             Marker::Story { .. } if placed.home.is_some() => continue,
-            Marker::Story { .. } => story_branch(record.number.0),
-            Marker::Task { task, .. } => task_branch(record.number.0, task.as_str()),
+            Marker::Story { .. } => story_branch(record.number.get()),
+            Marker::Task { task, .. } => task_branch(record.number.get(), task.as_str()),
             // A branch todo's fix lands on its task's branch: none of its own.
             Marker::BranchTodo { .. } => continue,
         };

@@ -184,7 +184,7 @@ impl Ship {
             installation: saved.installation,
             config,
             plan,
-            branch: story_branch(issue.number.0),
+            branch: story_branch(issue.number.get()),
             issue: issue.number,
             marker,
             stored: record.clone(),

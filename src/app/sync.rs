@@ -221,7 +221,7 @@ impl Syncer {
         self.read_back_if_unknown(&client, &repo, installation)
             .await?;
         let (config, files) = self.repo_files(&client, &repo, &sha).await?;
-        let story = story_key_for_issue(p.issue.number.0);
+        let story = story_key_for_issue(p.issue.number.get());
         let plan = StoryPlan {
             repo: repo.clone(),
             story: story.clone(),
@@ -412,12 +412,10 @@ async fn branch_head(
     )
     .await?
     .json()?;
-    Ok(CommitSha(
-        head["object"]["sha"]
-            .as_str()
-            .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?
-            .to_owned(),
-    ))
+    let sha = head["object"]["sha"]
+        .as_str()
+        .ok_or_else(|| SyncError::Payload(format!("branch {branch} has no sha")))?;
+    CommitSha::parse(sha).map_err(|e| SyncError::Payload(format!("branch {branch}: {e}")))
 }
 
 /// A file's text at `sha`, or `None` when it does not exist there.
@@ -428,7 +426,7 @@ async fn read_file(
     sha: &CommitSha,
 ) -> Result<Option<String>, GitHubError> {
     crate::github::RepoClient::new(client, repo)
-        .file(path, &sha.to_string())
+        .file(path, sha.as_str())
         .await
 }
 

@@ -214,7 +214,7 @@ fn not_run_for_conflict(args: &RunArgs, task: &RunSubject, base: &str) -> anyhow
     eprintln!("taskgate run: {why}");
     if let (Some(path), Some(sha)) = (&args.json, args.sha.as_deref().filter(|s| !s.is_empty())) {
         let gates = requested_gates(args);
-        let mut report = report_for_setup_error(task, &CommitSha(sha.to_owned()), &gates, &why);
+        let mut report = report_for_setup_error(task, &CommitSha::parse(sha)?, &gates, &why);
         report.tested = Some(Tested::Conflict {
             base: base.to_owned(),
         });
@@ -246,7 +246,7 @@ fn write_setup_error(args: &RunArgs, error: &anyhow::Error) -> anyhow::Result<()
     }
     let gates = requested_gates(args);
     let why = format!("taskgate run could not run the task: {error:#}");
-    let report = report_for_setup_error(task, &CommitSha(sha.clone()), &gates, &why);
+    let report = report_for_setup_error(task, &CommitSha::parse(sha)?, &gates, &why);
     write_report(path, &report)
 }
 
@@ -320,7 +320,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, &path).unwrap();
         let report = report_for_setup_error(
             &RunSubject::Task("t".into()),
-            &CommitSha("a".repeat(40)),
+            &CommitSha::parse(&"a".repeat(40)).unwrap(),
             &[],
             "why",
         );

@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(wait(GitHubError::NotYetVisible("404".into())), short);
         let label = Effect::LabelIssue {
             repo: taskgate_core::ids::RepoName::parse("o/r").unwrap(),
-            issue: taskgate_core::ids::IssueNumber(1),
+            issue: taskgate_core::ids::IssueNumber::new(1),
             add: vec![],
             remove: vec![],
         };

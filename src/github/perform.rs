@@ -221,7 +221,7 @@ async fn create_issue(
     // waiting for a retry): the issue is that one, never a second.
     if let Some(made) = ctx.store.issue_record(repo, marker).await? {
         return Ok(Some(
-            json!({ "number": made.number.0, "id": made.id.0 }).to_string(),
+            json!({ "number": made.number.get(), "id": made.id.get() }).to_string(),
         ));
     }
     let mut found = None;
@@ -269,7 +269,7 @@ async fn resolve_issue_refs(
     let mut numbers = HashMap::new();
     for key in taskgate_core::story::referenced_markers(body) {
         if let Some(r) = ctx.store.issue_record(repo, &key).await? {
-            numbers.insert(key, r.number.0);
+            numbers.insert(key, r.number.get());
         }
     }
     Ok(taskgate_core::story::resolve_issue_refs(body, |key| {
@@ -485,7 +485,7 @@ async fn enqueue_reconcile(
     });
     ctx.store
         .record_delivery(NewDelivery::internal(
-            DeliveryId(format!("taskgate-reconcile-{}", ctx.row.id)),
+            DeliveryId::new(format!("taskgate-reconcile-{}", ctx.row.id)),
             ctx.row.installation,
             &pass,
         ))

@@ -125,9 +125,9 @@ mod tests {
     fn task_and_story_branches_name_their_issue() {
         assert_eq!(
             branch_issue("taskgate/task-14-entry"),
-            Some(IssueNumber(14))
+            Some(IssueNumber::new(14))
         );
-        assert_eq!(branch_issue("taskgate/story-3"), Some(IssueNumber(3)));
+        assert_eq!(branch_issue("taskgate/story-3"), Some(IssueNumber::new(3)));
         assert_eq!(branch_issue("feature/x"), None);
         assert_eq!(branch_issue("taskgate/task-x-entry"), None);
     }

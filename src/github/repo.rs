@@ -37,7 +37,7 @@ async fn fake_installation() -> (fakehub::FakeGitHub, fakehub::RepoHandle, octoc
     )
     .unwrap();
     let client = crate::github::GitHubApp::new(&gh.url(), creds)
-        .installation_client(taskgate_core::ids::InstallationId(7))
+        .installation_client(taskgate_core::ids::InstallationId::new(7))
         .await
         .unwrap();
     (gh, repo, client)

@@ -66,11 +66,11 @@ mod tests {
     use super::*;
 
     fn order(turn: &[(InstallationId, ())]) -> Vec<u64> {
-        turn.iter().map(|(i, _)| i.0).collect()
+        turn.iter().map(|(i, _)| i.get()).collect()
     }
 
     fn due(ids: &[u64]) -> Vec<(InstallationId, ())> {
-        ids.iter().map(|i| (InstallationId(*i), ())).collect()
+        ids.iter().map(|i| (InstallationId::new(*i), ())).collect()
     }
 
     #[test]
@@ -88,7 +88,7 @@ mod tests {
     #[test]
     fn a_paused_installation_sits_its_turns_out() {
         let mut rotation = Rotation::default();
-        let paused = HashMap::from([(InstallationId(1), 5_000)]);
+        let paused = HashMap::from([(InstallationId::new(1), 5_000)]);
         assert_eq!(order(&rotation.turn(due(&[1, 2]), &paused)), [2]);
         assert_eq!(order(&rotation.turn(due(&[1, 2]), &paused)), [2]);
         assert_eq!(order(&rotation.turn(due(&[1, 2]), &HashMap::new())), [1, 2]);

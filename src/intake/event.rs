@@ -410,7 +410,7 @@ mod tests {
             PayloadError::Unhandled("taskgate.run".into())
         );
         let kind = DeliveryKind::of("taskgate.tick", None).unwrap();
-        let body = br#"{"repo":"o/r","story":"s","task":"t"}"#;
+        let body = br#"{"repo":"o/r","story":"file:s","task":"t"}"#;
         assert!(matches!(kind.parse(body), Ok(Delivered::Internal(_))));
         assert!(matches!(kind.parse(b"{}"), Err(PayloadError::Internal(_))));
     }

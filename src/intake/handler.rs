@@ -176,7 +176,7 @@ async fn answer(state: &IntakeState, headers: &HeaderMap, body: Bytes) -> Respon
         .store
         .record_delivery(NewDelivery {
             body_digest: Some(BodyDigest::of(&body)),
-            delivery_id: DeliveryId(delivery.to_owned()),
+            delivery_id: DeliveryId::new(delivery.to_owned()),
             event: event_name.to_owned(),
             action: kind.as_ref().and_then(|k| k.action()).map(str::to_owned),
             installation,

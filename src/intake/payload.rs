@@ -365,7 +365,7 @@ impl MergeGroup {
     pub fn pull_number(&self) -> Option<IssueNumber> {
         let tail = self.head_ref.rsplit('/').next()?;
         let (number, _) = tail.strip_prefix("pr-")?.split_once('-')?;
-        number.parse().ok().map(IssueNumber)
+        number.parse().ok().map(IssueNumber::new)
     }
 }
 

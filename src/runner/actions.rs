@@ -168,7 +168,7 @@ pub fn attempt_of_display_title(title: &str) -> Option<AttemptRef> {
         return None;
     }
     Some(AttemptRef {
-        story: StoryId(story),
+        story: StoryId::new(story),
         task,
         attempt,
     })

@@ -127,10 +127,10 @@ pub(super) mod tests {
         let recorded = store
             .record_delivery(NewDelivery {
                 body_digest: None,
-                delivery_id: DeliveryId(id),
+                delivery_id: DeliveryId::new(id),
                 event: "issue_comment".into(),
                 action: Some("created".into()),
-                installation: Some(InstallationId(7)),
+                installation: Some(InstallationId::new(7)),
                 payload: bytes::Bytes::from_static(b"{}"),
                 disposition: Disposition::Pending,
             })
@@ -153,9 +153,9 @@ pub(super) mod tests {
         AuditEntry::new(
             &repo(repo_name),
             at_s,
-            AuditActor::user(UserId(7), "alice"),
+            AuditActor::user(UserId::new(7), "alice"),
             action,
-            task_object(IssueNumber(12), "check"),
+            task_object(IssueNumber::new(12), "check"),
             AuditVia::Command,
         )
     }
@@ -182,14 +182,14 @@ pub(super) mod tests {
                 300,
                 AuditActor { id: None, login: "the HTTP API" },
                 AuditAction::ApiReject,
-                task_object(IssueNumber(12), "check"),
+                task_object(IssueNumber::new(12), "check"),
                 AuditVia::Api,
             )
             .because(Some("the plan was wrong"));
             let freeze = AuditEntry::new(
                 &repo("acme/b"),
                 200,
-                AuditActor::user(UserId(u64::MAX >> 1), "bob"),
+                AuditActor::user(UserId::new(u64::MAX >> 1), "bob"),
                 AuditAction::Freeze,
                 REPOSITORY,
                 AuditVia::Command,
@@ -234,14 +234,14 @@ pub(super) mod tests {
         }
 
         async fn a_redelivered_decision_is_audited_once(store: Store) {
-            let id = DeliveryId("once".into());
+            let id = DeliveryId::new("once");
             let recorded = store
                 .record_delivery(NewDelivery {
                     body_digest: None,
                     delivery_id: id,
                     event: "issue_comment".into(),
                     action: Some("created".into()),
-                    installation: Some(InstallationId(7)),
+                    installation: Some(InstallationId::new(7)),
                     payload: bytes::Bytes::from_static(b"{}"),
                     disposition: Disposition::Pending,
                 })

@@ -64,12 +64,15 @@ impl Row<'_> {
     }
 
     /// Column `index`, read as a core type through [`Sql`] (an id, an
-    /// attempt status).
+    /// attempt status). A value the type refuses is corrupt data naming
+    /// the column.
     pub fn sql<T>(&self, index: usize) -> Result<T, StoreError>
     where
         Sql<T>: FromSql,
     {
-        self.get::<Sql<T>>(index).map(|v| v.0)
+        self.get::<Sql<T>>(index)
+            .map(|v| v.0)
+            .map_err(|e| self.in_column(index, e))
     }
 
     /// A nullable column of a core type.
@@ -77,7 +80,18 @@ impl Row<'_> {
     where
         Sql<T>: FromSql,
     {
-        Ok(self.get::<Option<Sql<T>>>(index)?.map(|v| v.0))
+        let value = self.get::<Option<Sql<T>>>(index);
+        Ok(value.map_err(|e| self.in_column(index, e))?.map(|v| v.0))
+    }
+
+    /// `error`, when it is corrupt data, prefixed with the column it was
+    /// read from (its index in the statement: PostgreSQL's rows here
+    /// carry no names, and both backends word it the same).
+    fn in_column(&self, index: usize, error: StoreError) -> StoreError {
+        match error {
+            StoreError::Corrupt(why) => StoreError::Corrupt(format!("column {index}: {why}")),
+            error => error,
+        }
     }
 }
 

@@ -157,7 +157,7 @@ mod tests {
     fn comment(n: u64) -> Effect {
         Effect::PostComment {
             repo: RepoName::parse("o/r").unwrap(),
-            issue: IssueNumber(n),
+            issue: IssueNumber::new(n),
             body: "hello".into(),
             marker: format!("m{n}"),
         }
@@ -168,7 +168,7 @@ mod tests {
         let now = store.clock().now_ms();
         store
             .write(move |db| {
-                super::super::outbox::insert(db, None, InstallationId(1), &[comment(1)], now)
+                super::super::outbox::insert(db, None, InstallationId::new(1), &[comment(1)], now)
             })
             .await
             .unwrap();
@@ -289,9 +289,11 @@ mod tests {
         let b = Store::open_postgres(database.url()).unwrap();
         let effects = (1..=20).map(comment).collect::<Vec<_>>();
         let now = a.clock().now_ms();
-        a.write(move |db| super::super::outbox::insert(db, None, InstallationId(1), &effects, now))
-            .await
-            .unwrap();
+        a.write(move |db| {
+            super::super::outbox::insert(db, None, InstallationId::new(1), &effects, now)
+        })
+        .await
+        .unwrap();
         let ids: Vec<EffectId> = a.effects().await.unwrap().iter().map(|e| e.id).collect();
         let claim_all = |store: Store, ids: Vec<EffectId>| async move {
             let mut won = Vec::new();

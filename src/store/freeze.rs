@@ -95,7 +95,7 @@ mod tests {
         Freeze {
             reason: reason.into(),
             by_login: "alice".into(),
-            by_id: Some(UserId(7)),
+            by_id: Some(UserId::new(7)),
             since_s,
         }
     }

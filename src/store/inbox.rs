@@ -185,7 +185,7 @@ impl Store {
     ) -> Result<Recorded, StoreError> {
         let (status, outcome, processed_at_ms) = d.disposition.stored(now);
         let row = batched::DeliveryRow {
-            delivery_id: d.delivery_id.0,
+            delivery_id: d.delivery_id.into_string(),
             event: d.event,
             action: d.action,
             installation: d.installation,
@@ -237,7 +237,7 @@ impl Store {
             let mut pending = db.query_map(pending_sql(db.dialect()), args, |r| {
                 Ok(PendingDelivery {
                     seq: r.get(0)?,
-                    delivery_id: DeliveryId(r.get(1)?),
+                    delivery_id: DeliveryId::new(r.get::<String>(1)?),
                     event: r.get(2)?,
                     installation: r.sql_opt(3)?,
                     received_at_ms: r.get(4)?,

@@ -328,7 +328,7 @@ impl Store {
                     r.get::<String>(2)?,
                     r.get::<Option<String>>(3)?,
                     r.get::<String>(4)?,
-                    r.get::<String>(5)?,
+                    r.sql::<CommitSha>(5)?,
                 ))
             })?
             .map(|(installation, source, plan, config, files, sha)| {
@@ -340,7 +340,7 @@ impl Store {
                     plan,
                     config,
                     files: from_json(&files)?,
-                    sha: CommitSha(sha),
+                    sha,
                 })
             })
             .transpose()
@@ -380,8 +380,8 @@ mod tests {
 
     fn record(number: u64) -> IssueRecord {
         IssueRecord {
-            number: IssueNumber(number),
-            id: IssueId(number),
+            number: IssueNumber::new(number),
+            id: IssueId::new(number),
             title: String::new(),
             body: String::new(),
             labels: BTreeSet::new(),

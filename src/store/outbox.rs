@@ -389,7 +389,7 @@ mod tests {
     fn comment(n: u64) -> Effect {
         Effect::PostComment {
             repo: RepoName::parse("o/r").unwrap(),
-            issue: IssueNumber(n),
+            issue: IssueNumber::new(n),
             body: "hello".into(),
             marker: format!("m{n}"),
         }
@@ -400,7 +400,7 @@ mod tests {
             let effects = (1..=3).map(comment).collect::<Vec<_>>();
             let now = store.clock().now_ms();
             store
-                .write(move |db| insert(db, None, InstallationId(1), &effects, now))
+                .write(move |db| insert(db, None, InstallationId::new(1), &effects, now))
                 .await
                 .unwrap();
             let rows = store.effects().await.unwrap();
@@ -433,7 +433,7 @@ mod tests {
             let queue = |installation: u64, effects: Vec<Effect>| {
                 let store = store.clone();
                 async move {
-                    let one = InstallationId(installation);
+                    let one = InstallationId::new(installation);
                     store.write(move |db| insert(db, None, one, &effects, now)).await.unwrap()
                 }
             };
@@ -467,7 +467,7 @@ mod tests {
             };
             let effects = vec![wake.clone(), wake];
             let queued = store
-                .write(move |db| insert(db, None, InstallationId(1), &effects, now))
+                .write(move |db| insert(db, None, InstallationId::new(1), &effects, now))
                 .await
                 .unwrap();
             assert_eq!(queued, 1, "the same wake asked twice is one");
@@ -475,14 +475,14 @@ mod tests {
             let due = store.due_by_installation(now, 10).await.unwrap();
             assert!(due.by_installation.is_empty());
             assert_eq!(due.next_due_ms, Some(now + 30_000));
-            store.write(move |db| insert(db, None, InstallationId(1), &[comment(1)], now)).await.unwrap();
+            store.write(move |db| insert(db, None, InstallationId::new(1), &[comment(1)], now)).await.unwrap();
             assert_eq!(store.unfinished_work().await.unwrap(), 1, "other work still counts");
         }
 
         async fn an_unknown_status_word_reads_as_corrupt_data(store: Store) {
             store
                 .write(move |db| {
-                    insert(db, None, InstallationId(1), &[comment(1)], 0)?;
+                    insert(db, None, InstallationId::new(1), &[comment(1)], 0)?;
                     db.execute("UPDATE effects SET status = 'lost'", params![])?;
                     Ok(())
                 })
@@ -499,10 +499,10 @@ mod tests {
             let now = store.clock().now_ms();
             store
                 .write(move |db| {
-                    insert(db, None, InstallationId(2), &[comment(1), comment(2)], now)?;
-                    insert(db, None, InstallationId(1), &[comment(3)], now + 60_000)?;
-                    insert(db, None, InstallationId(2), &[comment(4)], now)?;
-                    insert(db, None, InstallationId(3), &[comment(5)], now)
+                    insert(db, None, InstallationId::new(2), &[comment(1), comment(2)], now)?;
+                    insert(db, None, InstallationId::new(1), &[comment(3)], now + 60_000)?;
+                    insert(db, None, InstallationId::new(2), &[comment(4)], now)?;
+                    insert(db, None, InstallationId::new(3), &[comment(5)], now)
                 })
                 .await
                 .unwrap();
@@ -520,8 +520,8 @@ mod tests {
             assert_eq!(
                 turn,
                 [
-                    (InstallationId(2), vec![ids[1].id, ids[3].id]),
-                    (InstallationId(3), vec![ids[4].id]),
+                    (InstallationId::new(2), vec![ids[1].id, ids[3].id]),
+                    (InstallationId::new(3), vec![ids[4].id]),
                 ]
             );
             assert_eq!(due.next_due_ms, Some(now + 60_000));

@@ -148,7 +148,7 @@ mod tests {
     on_both_backends! {
         async fn replicas_writing_for_one_installation_get_slots_an_interval_apart(store: Store) {
             let (a, b) = (store.clone(), store.as_replica("b"));
-            let (one, other) = (InstallationId(1), InstallationId(2));
+            let (one, other) = (InstallationId::new(1), InstallationId::new(2));
             let now = 1_700_000_000_000;
             let p = A_MINUTE_OF_60;
             // The first write of an installation goes at once; the next,
@@ -167,7 +167,7 @@ mod tests {
 
     on_both_backends! {
         async fn an_hours_budget_spent_puts_the_next_write_an_hour_after_the_first(store: Store) {
-            let one = InstallationId(1);
+            let one = InstallationId::new(1);
             let now = 1_700_000_000_000;
             let p = Pacing { per_minute: 60, per_hour: 3 };
             for k in 0..3 {
@@ -182,7 +182,7 @@ mod tests {
             }
             // Seen without taking it, the slot is the one taking would find.
             assert_eq!(store.next_write_slot_ms(one, asked, p).await.unwrap(), now + HOUR);
-            assert_eq!(store.next_write_slot_ms(InstallationId(2), asked, p).await.unwrap(), asked);
+            assert_eq!(store.next_write_slot_ms(InstallationId::new(2), asked, p).await.unwrap(), asked);
             assert_eq!(store.take_write_slot(one, now + HOUR, p, 5 * SECOND).await.unwrap(), At(now + HOUR));
             assert_eq!(store.next_write_slot_ms(one, now + HOUR, p).await.unwrap(), now + HOUR + SECOND);
             // The second of the first hour's writes leaves the window next.
@@ -210,7 +210,7 @@ mod tests {
             for _ in 0..10 {
                 slots.push(
                     store
-                        .take_write_slot(InstallationId(7), now, p, 2 * HOUR)
+                        .take_write_slot(InstallationId::new(7), now, p, 2 * HOUR)
                         .await
                         .unwrap(),
                 );

@@ -35,7 +35,10 @@ impl Store {
         installation: InstallationId,
         wait_ms: i64,
     ) -> Result<(), StoreError> {
-        let (name, owner) = (format!("{PREFIX}{}", installation.0), self.replica.clone());
+        let (name, owner) = (
+            format!("{PREFIX}{}", installation.get()),
+            self.replica.clone(),
+        );
         let (process_now, moved) = self.lease_clock();
         self.write(move |db| {
             let until = lease_now_ms(db, process_now, moved)? + wait_ms.max(0);
@@ -67,7 +70,7 @@ impl Store {
                 .into_iter()
                 .filter_map(|(name, until)| {
                     let id = name.strip_prefix(PREFIX)?.parse().ok()?;
-                    Some((InstallationId(id), until - now))
+                    Some((InstallationId::new(id), until - now))
                 })
                 .collect())
         })
@@ -83,7 +86,7 @@ mod tests {
     on_both_backends! {
         async fn a_pause_learned_by_one_replica_is_read_by_the_others_and_only_grows(store: Store) {
             let (a, b) = (store.clone(), store.as_replica("b"));
-            let (one, other) = (InstallationId(1), InstallationId(2));
+            let (one, other) = (InstallationId::new(1), InstallationId::new(2));
             assert!(b.installation_pauses().await.unwrap().is_empty());
             a.pause_installation(one, 60_000).await.unwrap();
             // A shorter pause learned later does not cut the first one short.

@@ -141,7 +141,7 @@ impl ParsedPlans {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskgate_core::ids::{CommitSha, InstallationId, RepoName, StoryId};
+    use taskgate_core::ids::{InstallationId, RepoName, StoryId};
 
     const PLAN: &str = "story: S\ntasks:\n  - id: a\n    title: A\n";
 
@@ -149,12 +149,12 @@ mod tests {
         StoryPlan {
             repo: RepoName::parse("o/r").unwrap(),
             story: StoryId::new("file:s"),
-            installation: InstallationId(1),
+            installation: InstallationId::new(1),
             source: ".taskgate/stories/s.yml".into(),
             plan: text.into(),
             config: None,
             files: BTreeMap::new(),
-            sha: CommitSha("a".repeat(40)),
+            sha: crate::testing::sha(&"a".repeat(40)),
         }
     }
 

@@ -111,7 +111,7 @@ impl Store {
                 |r| {
                     Ok(RepoConfigRecord {
                         config: r.get(0)?,
-                        sha: CommitSha(r.get(1)?),
+                        sha: r.sql(1)?,
                     })
                 },
             )
@@ -139,19 +139,19 @@ mod tests {
         Change::StoryPlanned(StoryPlan {
             repo: repo.clone(),
             story: story.clone(),
-            installation: InstallationId(1),
+            installation: InstallationId::new(1),
             source: format!(".taskgate/stories/{story}.yml"),
             plan: "story: s".into(),
             config: config.map(str::to_owned),
             files: BTreeMap::new(),
-            sha: CommitSha("a".repeat(40)),
+            sha: crate::testing::sha(&"a".repeat(40)),
         })
     }
 
     fn config_changed(repo: &RepoName, config: Option<&str>) -> Change {
         Change::RepoConfigChanged {
             repo: repo.clone(),
-            sha: CommitSha("b".repeat(40)),
+            sha: crate::testing::sha(&"b".repeat(40)),
             config: config.map(str::to_owned),
         }
     }
@@ -180,7 +180,7 @@ mod tests {
             apply(&store, vec![config_changed(&a, Some(new))]).await;
             assert_eq!(
                 store.repo_config(&a).await.unwrap(),
-                Some(RepoConfigRecord { config: Some(new.into()), sha: CommitSha("b".repeat(40)) })
+                Some(RepoConfigRecord { config: Some(new.into()), sha: crate::testing::sha(&"b".repeat(40)) })
             );
             assert_eq!(story_config(&store, &a, &StoryId::new("x")).await.as_deref(), Some(new));
             assert_eq!(story_config(&store, &a, &StoryId::new("y")).await.as_deref(), Some(new));
@@ -192,16 +192,36 @@ mod tests {
             assert_eq!(store.repo_config(&a).await.unwrap().unwrap().config, None);
         }
 
+        async fn a_stored_sha_that_is_no_sha_is_corrupt_data_naming_the_column(store: Store) {
+            let a = repo("acme/a");
+            apply(&store, vec![config_changed(&a, Some("review: human\n"))]).await;
+            store
+                .write(move |db| {
+                    db.execute("UPDATE repo_configs SET sha = 'main'", params![])?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            match store.repo_config(&a).await {
+                // Worded the same on both backends.
+                Err(StoreError::Corrupt(why)) => assert_eq!(
+                    why,
+                    "column 1: `main` is not a full commit sha (40 or 64 lowercase hex digits)"
+                ),
+                other => panic!("expected corrupt data, got {other:?}"),
+            }
+        }
+
         async fn a_first_read_is_recorded_only_where_nothing_is(store: Store) {
             let a = repo("acme/a");
-            let first = RepoConfigRecord { config: Some("review: human\n".into()), sha: CommitSha("c".repeat(40)) };
-            let recorded = store.record_first_config(InstallationId(7), &a, first.clone(), vec![]).await.unwrap();
+            let first = RepoConfigRecord { config: Some("review: human\n".into()), sha: crate::testing::sha(&"c".repeat(40)) };
+            let recorded = store.record_first_config(InstallationId::new(7), &a, first.clone(), vec![]).await.unwrap();
             assert!(recorded);
             assert_eq!(store.repo_config(&a).await.unwrap(), Some(first.clone()));
 
             // A push's record is never replaced by a (late) first read.
             apply(&store, vec![config_changed(&a, Some("review: auto\n"))]).await;
-            let late = store.record_first_config(InstallationId(7), &a, first, vec![]).await.unwrap();
+            let late = store.record_first_config(InstallationId::new(7), &a, first, vec![]).await.unwrap();
             assert!(!late);
             assert_eq!(
                 store.repo_config(&a).await.unwrap().and_then(|r| r.config).as_deref(),

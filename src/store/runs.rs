@@ -119,14 +119,13 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
     let gates: String = r.get(6)?;
     let report: Option<String> = r.get(11)?;
     let runner: String = r.get(12)?;
-    let base: Option<String> = r.get(13)?;
     Ok(AttemptRow {
         repo: RepoName::parse(&repo).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         story: r.sql(1)?,
         task: r.sql(2)?,
         attempt: r.get(3)?,
         installation: r.sql(4)?,
-        sha: CommitSha(r.get(5)?),
+        sha: r.sql(5)?,
         gates: serde_json::from_str(&gates).map_err(corrupt)?,
         status: r.sql(7)?,
         queued_ms: r.get(8)?,
@@ -141,7 +140,7 @@ fn read_attempt(r: &Row) -> Result<AttemptRow, StoreError> {
             "actions" => RunnerKind::Actions,
             other => return Err(StoreError::Corrupt(format!("unknown runner `{other}`"))),
         },
-        base: base.map(CommitSha),
+        base: r.sql_opt(13)?,
     })
 }
 
@@ -247,7 +246,7 @@ impl Store {
                     Ok(AttemptSummary {
                         task: r.get(0)?,
                         attempt: r.get(1)?,
-                        sha: CommitSha(r.get(2)?),
+                        sha: r.sql(2)?,
                         status: r.get(3)?,
                         queued_ms: r.get(4)?,
                         started_ms: r.get(5)?,
@@ -466,7 +465,7 @@ mod tests {
                 for (story, task, attempt) in attempts {
                     db.execute(
                         "INSERT INTO attempts (repo, story, task, attempt, installation_id, sha, gates, status, queued_ms, runner)
-                         VALUES ('o/r', ?1, ?2, ?3, 1, 'abc', '[]', 'failed', 0, 'local')",
+                         VALUES ('o/r', ?1, ?2, ?3, 1, '0123456789abcdef0123456789abcdef01234567', '[]', 'failed', 0, 'local')",
                         params![story, task, attempt],
                     )?;
                 }

@@ -57,7 +57,7 @@ impl Store {
             )?;
             Ok(records
                 .into_iter()
-                .map(|(story, record)| (StoryId(story), record))
+                .map(|(story, record)| (StoryId::new(story), record))
                 .collect())
         })
         .await
@@ -282,7 +282,7 @@ mod tests {
             let repo = RepoName::parse("o/r").unwrap();
             let read = store.story_record(&repo, &StoryId::new("file:s")).await.unwrap().unwrap();
             assert_eq!(read.pinned, None);
-            let head = taskgate_core::ids::CommitSha("b".repeat(40));
+            let head = crate::testing::sha(&"b".repeat(40));
             assert_eq!(taskgate_core::ship::pinned_head(&read), Some(&head), "the head as last seen");
         }
     }

@@ -17,7 +17,7 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 use taskgate_core::ids::{
-    CommentId, EffectId, InstallationId, IssueId, IssueNumber, StoryId, TaskId, UserId,
+    CommentId, CommitSha, EffectId, InstallationId, IssueId, IssueNumber, StoryId, TaskId, UserId,
 };
 use taskgate_core::task::{AttemptStatus, RunSubject};
 
@@ -30,13 +30,13 @@ macro_rules! int_id_sql {
     ($($name:ident),*) => {$(
         impl ToSql for Sql<$name> {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
-                Ok(ToSqlOutput::from(self.0 .0 as i64))
+                Ok(ToSqlOutput::from(self.0.get() as i64))
             }
         }
 
         impl FromSql for Sql<$name> {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                i64::column_result(value).map(|v| Sql($name(v as u64)))
+                i64::column_result(value).map(|v| Sql($name::new(v as u64)))
             }
         }
     )*};
@@ -51,10 +51,14 @@ int_id_sql!(
     EffectId
 );
 
-/// Text ids are stored as their text (a story key, a task id), so rows
-/// written before the types existed read unchanged.
+/// Text ids are stored as their text (a story key, a task id, a sha), so
+/// rows written before the types existed read unchanged. A text read back
+/// goes through the id's constructor: one that checks (`CommitSha::parse`,
+/// `StoryId::parse`) makes a bad stored value an error naming the column
+/// (rusqlite's conversion error carries its index), never a value taken
+/// on trust.
 macro_rules! str_id_sql {
-    ($($name:ident),*) => {$(
+    ($($name:ident => $read:expr),*) => {$(
         impl ToSql for Sql<$name> {
             fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
                 Ok(ToSqlOutput::from(self.0.as_str()))
@@ -63,13 +67,18 @@ macro_rules! str_id_sql {
 
         impl FromSql for Sql<$name> {
             fn column_result(value: ValueRef<'_>) -> FromSqlResult<Self> {
-                String::column_result(value).map(|v| Sql($name(v)))
+                let text = String::column_result(value)?;
+                $read(text).map(Sql).map_err(|e| FromSqlError::Other(Box::new(e)))
             }
         }
     )*};
 }
 
-str_id_sql!(StoryId, TaskId);
+str_id_sql!(
+    StoryId => |text: String| StoryId::parse(&text),
+    TaskId => |text: String| Ok::<_, std::convert::Infallible>(TaskId::new(text)),
+    CommitSha => |text: String| CommitSha::parse(&text)
+);
 
 /// Stored as its lower-case word, which the schema's queries compare
 /// against (`status = 'running'`).
@@ -122,7 +131,7 @@ mod tests {
             i64::MAX as u64 + 1,
             u64::MAX,
         ] {
-            let id = Sql(InstallationId(raw));
+            let id = Sql(InstallationId::new(raw));
             let (back, stored): (Sql<InstallationId>, i64) = conn
                 .query_row("SELECT ?1, ?1", [id], |r| Ok((r.get(0)?, r.get(1)?)))
                 .unwrap();
@@ -130,7 +139,7 @@ mod tests {
             assert_eq!(stored, raw as i64);
         }
         let stored: i64 = conn
-            .query_row("SELECT ?1", [Sql(IssueNumber(12))], |r| r.get(0))
+            .query_row("SELECT ?1", [Sql(IssueNumber::new(12))], |r| r.get(0))
             .unwrap();
         assert_eq!(stored, 12);
     }

@@ -249,8 +249,8 @@ mod tests {
 
     fn issue(number: u64, labels: &[&str]) -> IssueRecord {
         IssueRecord {
-            number: IssueNumber(number),
-            id: IssueId(number),
+            number: IssueNumber::new(number),
+            id: IssueId::new(number),
             title: format!("issue {number}"),
             body: "a body the links do not read".into(),
             labels: labels.iter().map(|l| l.to_string()).collect(),

@@ -65,7 +65,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::testing::on_both_backends;
-    use taskgate_core::ids::{CommitSha, StoryId};
+    use taskgate_core::ids::StoryId;
     use taskgate_core::ship::{on_train_event, Entry, Priority, TrainEvent, TrainSettings};
     use taskgate_core::Change;
 
@@ -78,11 +78,11 @@ mod tests {
         let mut train = Train::default();
         for event in [
             TrainEvent::MainMoved {
-                head: CommitSha("a".repeat(40)),
+                head: crate::testing::sha(&"a".repeat(40)),
             },
             TrainEvent::Enqueued(Entry {
                 story: StoryId::new("file:checkout"),
-                head: CommitSha("b".repeat(40)),
+                head: crate::testing::sha(&"b".repeat(40)),
                 priority: Priority::Normal,
                 queued_at_ms: 5,
                 files: ["src/pay.rs".to_string()].into(),

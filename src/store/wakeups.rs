@@ -99,7 +99,7 @@ pub(super) fn notify_sql(marks: &[Mark]) -> String {
     } else {
         installations
             .iter()
-            .map(|i| i.map_or("d-".into(), |i| format!("d{}", i.0)))
+            .map(|i| i.map_or("d-".into(), |i| format!("d{}", i.get())))
             .collect()
     };
     for (mark, word) in [(Mark::Effects, "e"), (Mark::Runs, "r")] {
@@ -138,7 +138,7 @@ impl Heard {
                 "d" => self.any_delivery = true,
                 "d-" => self.installations.push(None),
                 _ => match word.strip_prefix('d').and_then(|n| n.parse().ok()) {
-                    Some(id) => self.installations.push(Some(InstallationId(id))),
+                    Some(id) => self.installations.push(Some(InstallationId::new(id))),
                     None => return everything(self),
                 },
             }
@@ -333,7 +333,7 @@ mod tests {
         let loops = [(); 3].map(|_| Arc::new(Notify::new()));
         let targets = super::WakeTargets {
             deliveries: Arc::downgrade(&loops[0]),
-            decides: Box::new(|i| i == Some(InstallationId(31))),
+            decides: Box::new(|i| i == Some(InstallationId::new(31))),
             effects: Arc::downgrade(&loops[1]),
             runs: Arc::downgrade(&loops[2]),
         };
@@ -359,10 +359,10 @@ mod tests {
     fn delivery(id: &str, disposition: Disposition) -> NewDelivery {
         NewDelivery {
             body_digest: None,
-            delivery_id: DeliveryId(id.to_owned()),
+            delivery_id: DeliveryId::new(id.to_owned()),
             event: "push".into(),
             action: None,
-            installation: Some(InstallationId(7)),
+            installation: Some(InstallationId::new(7)),
             payload: bytes::Bytes::from_static(b"{}"),
             disposition,
         }
@@ -378,9 +378,9 @@ mod tests {
         let url = store.listen.as_ref().unwrap().url.clone();
         let heard = heard_during(&url, async {
             let marks = |db: &crate::store::db::Db| {
-                db.wake(Mark::Delivery(Some(InstallationId(7))));
+                db.wake(Mark::Delivery(Some(InstallationId::new(7))));
                 db.wake(Mark::Effects);
-                db.wake(Mark::Delivery(Some(InstallationId(7))));
+                db.wake(Mark::Delivery(Some(InstallationId::new(7))));
                 Ok::<_, StoreError>(())
             };
             store.write(marks).await.unwrap();
@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_commit_names_its_installations_and_an_unknown_payload_wakes_all() {
-        let (one, two) = (Some(InstallationId(31)), Some(InstallationId(7)));
+        let (one, two) = (Some(InstallationId::new(31)), Some(InstallationId::new(7)));
         assert_eq!(notify_sql(&[]), "");
         let marks = [
             Mark::Delivery(one),
@@ -420,7 +420,7 @@ mod tests {
         ];
         assert_eq!(notify_sql(&marks), "NOTIFY taskgate_wake, 'd- d7 d31 r'; ");
         let many: Vec<Mark> = (0..=MOST_NAMED as u64)
-            .map(|i| Mark::Delivery(Some(InstallationId(i))))
+            .map(|i| Mark::Delivery(Some(InstallationId::new(i))))
             .chain([Mark::Effects])
             .collect();
         assert_eq!(notify_sql(&many), "NOTIFY taskgate_wake, 'd e'; ");

@@ -139,13 +139,13 @@ async fn story_json(
     Ok(json!({
         "repo": row.repo.as_str(),
         "story": row.story,
-        "issue": row.issue.0,
+        "issue": row.issue.get(),
         "title": parsed.as_ref().map(|p| p.story.clone()),
         "state": record.state.name(),
-        "pr": record.pr.map(|n| n.0),
+        "pr": record.pr.map(|n| n.get()),
         "missing": record.missing,
         "shipped_by": record.shipped_by.as_ref().map(|s| json!({
-            "user_id": s.user.map(|u| u.0),
+            "user_id": s.user.map(|u| u.get()),
             "login": s.login,
             "via": s.via.name(),
         })),
@@ -194,7 +194,9 @@ async fn find(state: &ApiState, id: &str, q: &RepoQuery) -> Result<StoryRow, Api
     let rows = state.store.stories().await?;
     let mut found: Vec<StoryRow> = rows
         .into_iter()
-        .filter(|r| r.issue == IssueNumber(number) && repo.as_ref().is_none_or(|n| *n == r.repo))
+        .filter(|r| {
+            r.issue == IssueNumber::new(number) && repo.as_ref().is_none_or(|n| *n == r.repo)
+        })
         .collect();
     match found.len() {
         0 => Err(ApiError::NotFound("no story has this id")),
@@ -283,7 +285,7 @@ async fn ship_story(
         },
     };
     let delivery = NewDelivery::internal(
-        DeliveryId(format!("taskgate-api-ship-{:032x}", fastrand::u128(..))),
+        DeliveryId::new(format!("taskgate-api-ship-{:032x}", fastrand::u128(..))),
         plan.installation,
         &InternalEvent::Ship(event),
     )
@@ -292,7 +294,7 @@ async fn ship_story(
     state.recorded.notify_one();
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "accepted": true, "story": row.story, "issue": row.issue.0 })),
+        Json(json!({ "accepted": true, "story": row.story, "issue": row.issue.get() })),
     )
         .into_response())
 }
@@ -338,7 +340,7 @@ async fn review_task(
     reject: Option<String>,
 ) -> Result<Response, ApiError> {
     use taskgate_core::task::{api_review_refusal, ApiReview, ReviewCommand};
-    let Ok(number) = id.parse::<u64>().map(IssueNumber) else {
+    let Ok(number) = id.parse::<u64>().map(IssueNumber::new) else {
         return Err(ApiError::NotFound(
             "no task has this id (use the task issue number)",
         ));
@@ -401,7 +403,7 @@ async fn review_task(
         reject,
     };
     let delivery = NewDelivery::internal(
-        DeliveryId(format!("taskgate-api-review-{:032x}", fastrand::u128(..))),
+        DeliveryId::new(format!("taskgate-api-review-{:032x}", fastrand::u128(..))),
         installation,
         &InternalEvent::Review(event),
     );
@@ -409,7 +411,7 @@ async fn review_task(
     state.recorded.notify_one();
     Ok((
         StatusCode::ACCEPTED,
-        Json(json!({ "accepted": true, "task": loc.task, "issue": number.0 })),
+        Json(json!({ "accepted": true, "task": loc.task, "issue": number.get() })),
     )
         .into_response())
 }

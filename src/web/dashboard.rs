@@ -270,7 +270,7 @@ async fn load_tests(
     for l in loaded {
         let Some(shown) = stories
             .iter_mut()
-            .find(|s| s.repo == l.row.repo.as_str() && s.issue == l.row.issue.0)
+            .find(|s| s.repo == l.row.repo.as_str() && s.issue == l.row.issue.get())
         else {
             continue;
         };

@@ -58,6 +58,18 @@ struct Story {
     test_file: String,
 }
 
+/// A valid sha from a label: two FNV-1a hashes of it, so distinct labels
+/// (a car's stories joined) get distinct shas.
+fn sha(label: &str) -> CommitSha {
+    let fnv = |seed: u64| {
+        label.bytes().fold(seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        })
+    };
+    let text = format!("{:016x}{:016x}00000000", fnv(0xcbf2_9ce4_8422_2325), fnv(7));
+    CommitSha::parse(&text).expect("40 hex digits")
+}
+
 fn stream(seed: u64) -> Vec<Story> {
     let mut rng = Rng(seed);
     let mut at_ms = 0;
@@ -101,12 +113,12 @@ struct Figures {
 fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
     let by_name: BTreeMap<&str, &Story> = stories.iter().map(|s| (s.name.as_str(), s)).collect();
     let mut train = Train {
-        main: Some(CommitSha("main".into())),
+        main: Some(sha("main")),
         gates: "test".into(),
         ..Train::default()
     };
     let mut trees: BTreeMap<CommitSha, BTreeSet<String>> = BTreeMap::new();
-    trees.insert(CommitSha("main".into()), BTreeSet::new());
+    trees.insert(sha("main"), BTreeSet::new());
     let mut flaky_left: BTreeSet<String> = stories
         .iter()
         .filter(|s| s.flaky)
@@ -137,7 +149,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
             next_arrival += 1;
             queue.push(TrainEvent::Enqueued(Entry {
                 story: StoryId::from(s.name.as_str()),
-                head: CommitSha(format!("head-{}", s.name)),
+                head: sha(&format!("head-{}", s.name)),
                 priority: Priority::Normal,
                 queued_at_ms: s.at_ms,
                 files: [format!("src/{}.rs", s.name), format!("tests/{}.rs", s.name)].into(),
@@ -145,7 +157,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
             }));
         } else {
             let std::cmp::Reverse((_, car, commit)) = running.pop().expect("a proof ends");
-            let tree = &trees[&CommitSha(commit.clone())];
+            let tree = &trees[&CommitSha::parse(&commit).expect("a sha the bench made")];
             let mut failing: Vec<FailingTest> = Vec::new();
             for name in tree {
                 let s = by_name[name.as_str()];
@@ -159,7 +171,7 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
             }
             queue.push(TrainEvent::Proved {
                 car: CarId(car),
-                commit: CommitSha(commit),
+                commit: CommitSha::parse(&commit).expect("a sha the bench made"),
                 failing,
             });
         }
@@ -172,17 +184,21 @@ fn simulate(stories: &[Story], settings: TrainSettings) -> Figures {
                         let mut tree = trees[&base].clone();
                         tree.extend(heads.iter().map(|(s, _)| s.as_str().to_owned()));
                         commits += 1;
-                        let commit = CommitSha(format!("c{commits}"));
+                        let commit = sha(&format!("c{commits}"));
                         let names: Vec<&str> = tree.iter().map(String::as_str).collect();
                         let built = Built {
                             commit: commit.clone(),
-                            tree: CommitSha(names.join("+")),
+                            tree: sha(&names.join("+")),
                         };
                         trees.insert(commit, tree);
                         queue.push(TrainEvent::Built { car, built });
                     }
                     TrainAction::Prove { car, commit, .. } => {
-                        running.push(std::cmp::Reverse((now + PROOF_MS, car.0, commit.0)));
+                        running.push(std::cmp::Reverse((
+                            now + PROOF_MS,
+                            car.0,
+                            commit.into_string(),
+                        )));
                     }
                     TrainAction::Cancel { car } => {
                         let kept: Vec<_> = running.drain().filter(|r| r.0 .1 != car.0).collect();

@@ -328,13 +328,13 @@ mod tests {
         let e = AuditEntry::new(
             &repo(),
             1_795_000_000,
-            AuditActor::user(UserId(7), "alice"),
+            AuditActor::user(UserId::new(7), "alice"),
             AuditAction::Freeze,
             REPOSITORY,
             AuditVia::Command,
         )
         .because(Some("release in progress"));
-        assert_eq!(e.actor_id, Some(UserId(7)));
+        assert_eq!(e.actor_id, Some(UserId::new(7)));
         assert_eq!(e.actor_login, "alice");
         assert_eq!(e.reason.as_deref(), Some("release in progress"));
         assert_eq!(e.clone().change(), Change::Audited(e));
@@ -346,14 +346,14 @@ mod tests {
                 login: API_LOGIN,
             },
             AuditAction::ApiAccept,
-            task_object(IssueNumber(12), "check"),
+            task_object(IssueNumber::new(12), "check"),
             AuditVia::Api,
         )
         .because(None::<String>);
         assert_eq!(none.reason, None);
         assert_eq!(none.object, "task #12 (check)");
         assert_eq!(
-            story_object(IssueNumber(3), &StoryId::new("file:momentum")),
+            story_object(IssueNumber::new(3), &StoryId::new("file:momentum")),
             "story #3 (file:momentum)"
         );
     }

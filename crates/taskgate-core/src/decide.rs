@@ -236,7 +236,7 @@ mod tests {
 
     fn human() -> Actor {
         Actor {
-            id: UserId(1),
+            id: UserId::new(1),
             login: "octocat".into(),
             is_bot: false,
             via_app: None,
@@ -246,9 +246,9 @@ mod tests {
     fn comment(author: Actor, body: &str) -> Event {
         Event::CommentCreated {
             repo: RepoName::parse("o/r").unwrap(),
-            issue: IssueNumber(3),
+            issue: IssueNumber::new(3),
             is_pull_request: false,
-            comment: CommentId(99),
+            comment: CommentId::new(99),
             author,
             body: body.into(),
         }
@@ -262,7 +262,7 @@ mod tests {
             panic!("expected a comment")
         };
         assert_eq!(marker, "reply-to=99");
-        assert_eq!(*issue, IssueNumber(3));
+        assert_eq!(*issue, IssueNumber::new(3));
     }
 
     #[test]

@@ -594,7 +594,7 @@ impl Effect {
             Effect::UpdateIssue { repo, marker, .. } | Effect::LabelMarked { repo, marker, .. } => {
                 format!("issue {repo} {marker}")
             }
-            Effect::LabelIssue { repo, issue, .. } => format!("labels {repo} #{}", issue.0),
+            Effect::LabelIssue { repo, issue, .. } => format!("labels {repo} #{}", issue.get()),
             // The same wake asked by each look of a waiting train is one.
             Effect::WakeShipQueue { repo, .. } => format!("{WAKE_SUBJECT}{repo}"),
             _ => return None,

@@ -13,7 +13,19 @@ macro_rules! int_id {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(pub u64);
+        pub struct $name(u64);
+
+        impl $name {
+            /// Any number is one: GitHub assigns them, taskgate only
+            /// carries them.
+            pub const fn new(id: u64) -> Self {
+                $name(id)
+            }
+
+            pub const fn get(self) -> u64 {
+                self.0
+            }
+        }
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -25,13 +37,27 @@ macro_rules! int_id {
 
 macro_rules! str_id {
     ($(#[$doc:meta])* $name:ident) => {
+        str_id!(@serde(transparent) $(#[$doc])* $name);
+    };
+    (@serde($($serde:tt)*) $(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(transparent)]
-        pub struct $name(pub String);
+        #[serde($($serde)*)]
+        pub struct $name(String);
 
         impl $name {
             pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// The text, for a caller that keeps it (a row, a payload).
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
                 &self.0
             }
         }
@@ -74,7 +100,10 @@ str_id!(
     DeliveryId
 );
 str_id!(
-    /// A full 40-hex commit sha.
+    @serde(try_from = "String", into = "String")
+    /// A full commit sha (40 or 64 lowercase hex digits), built only by
+    /// [`CommitSha::parse`]: a payload, an answer or a stored row with
+    /// anything else is an error naming where it came from.
     CommitSha
 );
 
@@ -84,12 +113,43 @@ str_id!(
     TaskId
 );
 str_id!(
+    @serde(try_from = "String", into = "String")
     /// A story's identity: its story key, `file:<name>` for a plan file
     /// ([`crate::story::markers::story_key_for_file`]) or `issue:<n>` for a
     /// plan posted on an issue ([`crate::story::markers::story_key_for_issue`]).
-    /// Not the story's title ([`crate::plan::Plan::story`]).
+    /// Not the story's title ([`crate::plan::Plan::story`]). Read from a
+    /// payload or a stored record through [`StoryId::parse`].
     StoryId
 );
+
+/// Reading a checked id: serde's `try_from`, so a bad one in a payload is
+/// an error at its path, and `into` to write it back as the same text.
+macro_rules! checked_text {
+    ($name:ident, $error:ident) => {
+        impl TryFrom<String> for $name {
+            type Error = $error;
+
+            fn try_from(text: String) -> Result<Self, $error> {
+                $name::parse(&text)
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(id: $name) -> String {
+                id.0
+            }
+        }
+    };
+}
+
+checked_text!(CommitSha, CommitShaError);
+checked_text!(StoryId, StoryKeyError);
+
+impl DeliveryId {
+    pub fn new(id: impl Into<String>) -> Self {
+        DeliveryId(id.into())
+    }
+}
 
 impl TaskId {
     pub fn new(id: impl Into<String>) -> Self {
@@ -135,12 +195,6 @@ macro_rules! text_conversions {
             }
         }
 
-        impl From<String> for $name {
-            fn from(text: String) -> Self {
-                $name(text)
-            }
-        }
-
         impl PartialEq<str> for $name {
             fn eq(&self, other: &str) -> bool {
                 self.0 == other
@@ -156,6 +210,12 @@ macro_rules! text_conversions {
 }
 
 text_conversions!(TaskId);
+
+impl From<String> for TaskId {
+    fn from(text: String) -> Self {
+        TaskId(text)
+    }
+}
 text_conversions!(StoryId);
 
 /// A text that is no full commit sha.
@@ -242,6 +302,25 @@ impl fmt::Display for RepoName {
     }
 }
 
+/// A test's commit sha from a readable label: a full sha is itself, a
+/// label up to 20 bytes is its bytes in hex padded with zeros (so
+/// `sha("main")` and `sha("car-1")` are distinct valid shas), a longer one
+/// its first 12 bytes in hex and a hash of the rest.
+#[cfg(test)]
+pub(crate) fn sha(label: &str) -> CommitSha {
+    if let Ok(sha) = CommitSha::parse(label) {
+        return sha;
+    }
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    if label.len() <= 20 {
+        return CommitSha(format!("{:0<40}", hex(label.as_bytes())));
+    }
+    let fnv = label.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    CommitSha(format!("{}{fnv:016x}", hex(&label.as_bytes()[..12])))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,6 +383,27 @@ mod tests {
             err.to_string().contains("`HEAD` is not a full commit sha"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn checked_ids_are_checked_when_read_and_written_back_as_text() {
+        let sha1 = "0123456789abcdef0123456789abcdef01234567";
+        let read: CommitSha = serde_json::from_value(serde_json::json!(sha1)).unwrap();
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::json!(sha1)
+        );
+        let err = serde_json::from_value::<CommitSha>(serde_json::json!("main")).unwrap_err();
+        insta::assert_snapshot!(err, @"`main` is not a full commit sha (40 or 64 lowercase hex digits)");
+        let story: StoryId = serde_json::from_value(serde_json::json!("issue:20")).unwrap();
+        assert_eq!(story, "issue:20");
+        let err = serde_json::from_value::<StoryId>(serde_json::json!("momentum")).unwrap_err();
+        insta::assert_snapshot!(err, @"`momentum` is not a story key (`file:NAME` or `issue:N`)");
+        assert_eq!(
+            sha("main-0").as_str(),
+            "6d61696e2d300000000000000000000000000000"
+        );
+        assert_ne!(sha("tree:a+b+c+d+e+f+g+h+i"), sha("tree:a+b+c+d+e+f+g+h+j"));
     }
 
     #[test]

@@ -217,7 +217,7 @@ mod tests {
     fn an_event_round_trips_through_its_name_and_payload() {
         let tick = InternalEvent::Tick(TickEvent {
             repo: RepoName::parse("o/r").unwrap(),
-            story: "s".into(),
+            story: "file:s".into(),
             task: crate::task::RunSubject::Task("t".into()),
         });
         let kind = InternalKind::of(tick.name()).unwrap();
@@ -239,7 +239,7 @@ mod tests {
 
     #[test]
     fn an_older_reconcile_payload_without_a_round_still_reads() {
-        let old = br#"{"repo":"o/r","story":"s","installation":3}"#;
+        let old = br#"{"repo":"o/r","story":"file:s","installation":3}"#;
         let InternalEvent::Reconcile(r) =
             InternalEvent::parse(InternalKind::Reconcile, old).unwrap()
         else {

@@ -106,7 +106,12 @@ pub fn click_refused(c: &ClickRefused<'_>) -> crate::Effect {
             c.click,
             permission_refused(c.command, c.needs, c.login, c.has, c.syntax)
         ),
-        marker: format!("click-refused {} by={} at={}", c.command, c.login, c.at.0),
+        marker: format!(
+            "click-refused {} by={} at={}",
+            c.command,
+            c.login,
+            c.at.as_str()
+        ),
     }
 }
 

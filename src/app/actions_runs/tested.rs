@@ -34,7 +34,7 @@ impl ActionsRuns {
         }
         .key();
         let issue = self.store.issue_record(repo, &key).await?;
-        Ok(issue.map(|i| taskgate_core::story::story_branch(i.number.0)))
+        Ok(issue.map(|i| taskgate_core::story::story_branch(i.number.get())))
     }
 
     /// How a completed run ends its attempt: with its checked report (or

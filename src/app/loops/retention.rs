@@ -114,7 +114,7 @@ mod tests {
         for id in ["a", "b", "c"] {
             let settled = NewDelivery {
                 body_digest: None,
-                delivery_id: DeliveryId(id.into()),
+                delivery_id: DeliveryId::new(id),
                 event: "issues".into(),
                 action: Some("opened".into()),
                 installation: None,

@@ -328,7 +328,7 @@ impl RunQueue {
             progress,
         };
         let delivery = NewDelivery::internal(
-            DeliveryId(format!(
+            DeliveryId::new(format!(
                 "taskgate-run {} {} {} {} {name}",
                 row.repo, row.story, row.task, row.attempt
             )),
@@ -461,7 +461,7 @@ impl RunQueue {
             .fetch_commit_async(
                 self.git.url(row.repo.as_str()),
                 token.clone(),
-                row.sha.0.clone(),
+                row.sha.as_str().to_owned(),
             )
             .await?;
         let (tested, notes) = self.tested_commit(row, &mirror, token.clone()).await?;
@@ -489,7 +489,7 @@ impl RunQueue {
             .map_err(|e| RunError::Setup(format!("store: {e}")))?;
         let options = RunOptions {
             cancel,
-            sha: Some(row.sha.0.clone()),
+            sha: Some(row.sha.as_str().to_owned()),
             network,
             quarantined: std::sync::Arc::new(quarantined.into_iter().collect()),
             disk: ws.disk().clone(),
@@ -533,7 +533,7 @@ fn tooling_failure(row: &AttemptRow, why: &str) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
         task: row.task.clone(),
-        sha: Some(row.sha.0.clone()),
+        sha: Some(row.sha.as_str().to_owned()),
         gates: row
             .gates
             .iter()

@@ -312,7 +312,7 @@ impl Processor {
             Some(reason) => ReviewCommand::Reject { reason },
         };
         let by = Reviewer {
-            id: taskgate_core::ids::UserId(0),
+            id: taskgate_core::ids::UserId::new(0),
             login: "the HTTP API",
             written_at: None,
         };

@@ -235,7 +235,7 @@ impl Ship {
                 continue;
             }
             // Too many to list (`None`): no evidence, halves instead.
-            let files = gh.changed_files(&base.0, &head.0).await?;
+            let files = gh.changed_files(base.as_str(), head.as_str()).await?;
             events.push(TrainEvent::Enqueued(Entry {
                 story: story.clone(),
                 head: head.clone(),

@@ -158,14 +158,15 @@ impl Runs {
                 number: pull,
                 sha,
                 method: located.config.merge_method,
-                title: format!("{} (agent's fix #{})", located.task.title, pull.0),
+                title: format!("{} (agent's fix #{})", located.task.title, pull.get()),
                 report_to: located.loc.marker.clone(),
                 ready_first: false,
                 fix_into: Some(located.branch.clone()),
             });
             decision.outcome = format!(
                 "{}; agent's fix #{} merged at its proven head",
-                decision.outcome, pull.0
+                decision.outcome,
+                pull.get()
             );
         }
         Ok(decision)
@@ -282,9 +283,9 @@ fn say_once(repo: &RepoName, number: IssueNumber, key: &str, body: String) -> De
         effects: vec![Effect::UpsertComment {
             repo: repo.clone(),
             issue: number,
-            marker: format!("{key} {}", number.0),
+            marker: format!("{key} {}", number.get()),
             body,
         }],
-        outcome: format!("said on #{}: {key}", number.0),
+        outcome: format!("said on #{}: {key}", number.get()),
     }
 }

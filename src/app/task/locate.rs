@@ -111,9 +111,9 @@ impl Runs {
         Ok(Some(Located {
             waiting_for,
             settings: parsed.settings.clone(),
-            branch: task_branch(loc.issue.0, loc.task.as_str()),
+            branch: task_branch(loc.issue.get(), loc.task.as_str()),
             subject: RunSubject::Task(loc.task.clone()),
-            story_branch: story_branch(story_issue.number.0),
+            story_branch: story_branch(story_issue.number.get()),
             installation: plan.installation,
             loc,
             task,
@@ -220,8 +220,8 @@ impl Runs {
             return Ok(None);
         };
         let pair = taskgate_core::flaky::CommitPair {
-            base: green.0.clone(),
-            head: current.sha.0.clone(),
+            base: green.as_str().to_owned(),
+            head: current.sha.as_str().to_owned(),
         };
         let mut known = self.store.commit_changes(repo, vec![pair.clone()]).await?;
         Ok(known.remove(&pair).flatten())

@@ -64,7 +64,7 @@ impl Runs {
             task: milestone_task(m),
             gates: vec![milestone_gate(id)],
             // A milestone runs on the story branch.
-            branch: story_branch(story_issue.number.0),
+            branch: story_branch(story_issue.number.get()),
             config: load_config(stored.config.as_deref()).unwrap_or_default(),
         };
         let at = self
@@ -119,7 +119,7 @@ impl Runs {
     /// A push to a story branch: its ready milestones run at the new head.
     /// Not its own for any other branch.
     pub(super) async fn on_story_push(&self, p: &PushEvent) -> Result<Handled, StoreError> {
-        let Some(IssueNumber(number)) = p.story_branch() else {
+        let Some(number) = p.story_branch().map(IssueNumber::get) else {
             return Ok(Handled::NotMine);
         };
         if p.deleted {
@@ -136,7 +136,11 @@ impl Runs {
         // found through the story issue's marker.
         let story = match self.store.story(repo, &story).await? {
             Some(_) => story,
-            None => match self.store.story_by_issue(repo, IssueNumber(number)).await? {
+            None => match self
+                .store
+                .story_by_issue(repo, IssueNumber::new(number))
+                .await?
+            {
                 Some(story) => story,
                 None => {
                     return Ok(Handled::Decided(Decision::nothing(

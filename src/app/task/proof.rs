@@ -248,7 +248,7 @@ mod tests {
     }
 
     fn commit() -> Option<CommitSha> {
-        Some(CommitSha("c0ffee".into()))
+        Some(crate::testing::sha("c0ffee"))
     }
 
     #[test]
@@ -259,7 +259,7 @@ mod tests {
         };
         let verdict = proof_verdict(&repo(), PROOF, &gone, None, commit()).unwrap();
         assert!(!verdict.passed);
-        assert_eq!(verdict.commit, CommitSha("c0ffee".into()));
+        assert_eq!(verdict.commit, crate::testing::sha("c0ffee"));
         insta::assert_snapshot!(verdict.failures.join("\n"), @"the proof could not run: the commit `c0ffee` is gone");
     }
 

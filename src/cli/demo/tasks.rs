@@ -114,7 +114,7 @@ impl Demo {
             })
             .await?;
             let branch = taskgate_core::story::BranchName::Task {
-                issue: taskgate_core::ids::IssueNumber(issue.number),
+                issue: taskgate_core::ids::IssueNumber::new(issue.number),
                 slug: task.id.value.as_str().to_string(),
             }
             .to_string();

@@ -76,7 +76,7 @@ pub(super) async fn perform(ctx: &Ctx<'_>) -> Result<Option<String>, GitHubError
     });
     ctx.store
         .record_delivery(NewDelivery::internal(
-            DeliveryId(format!("taskgate-branch-started-{}", ctx.row.id)),
+            DeliveryId::new(format!("taskgate-branch-started-{}", ctx.row.id)),
             ctx.row.installation,
             &pass,
         ))
@@ -116,7 +116,7 @@ async fn bring_up_to_date(
     story_branch: &str,
     story_sha: &CommitSha,
 ) -> Result<(StartHow, Option<String>), GitHubError> {
-    let (ahead, behind) = gh.ahead_behind(&story_sha.0, name).await?;
+    let (ahead, behind) = gh.ahead_behind(story_sha.as_str(), name).await?;
     match catch_up(ahead, behind) {
         CatchUp::UpToDate => return Ok((StartHow::UpToDate, None)),
         CatchUp::FastForward => {

@@ -385,7 +385,7 @@ pub(crate) async fn given_up(store: &PerformStore, row: &EffectRow, why: &str) {
         what,
     };
     let delivery = NewDelivery::internal(
-        taskgate_core::ids::DeliveryId(format!("taskgate-given-up-{}", row.id)),
+        taskgate_core::ids::DeliveryId::new(format!("taskgate-given-up-{}", row.id)),
         row.installation,
         &taskgate_core::internal::InternalEvent::Ship(event),
     )

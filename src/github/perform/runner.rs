@@ -81,7 +81,7 @@ async fn tested_base(ctx: &Ctx<'_>, job: &RunJob) -> Result<Option<CommitSha>, G
         return Ok(None);
     };
     let head = (ctx.repo(repo))
-        .branch_head(&story_branch(issue.number.0))
+        .branch_head(&story_branch(issue.number.get()))
         .await?;
     if let Some(head) = &head {
         let attempt = AttemptRef {

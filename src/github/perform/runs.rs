@@ -181,7 +181,7 @@ async fn await_check_run(
     });
     ctx.store
         .record_delivery(NewDelivery::internal(
-            DeliveryId(format!("taskgate-check-run-known-{}", ctx.row.id)),
+            DeliveryId::new(format!("taskgate-check-run-known-{}", ctx.row.id)),
             ctx.row.installation,
             &known,
         ))
@@ -527,7 +527,7 @@ async fn dispatch_refused(
     ctx.store
         .record_delivery(
             NewDelivery::internal(
-                DeliveryId(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
+                DeliveryId::new(format!("taskgate-dispatch-refused-{}", ctx.row.id)),
                 ctx.row.installation,
                 &InternalEvent::Run(event),
             )
@@ -554,7 +554,7 @@ pub(super) async fn ship_event(
     ctx.store
         .record_delivery(
             NewDelivery::internal(
-                DeliveryId(format!("taskgate-{name}-{}", ctx.row.id)),
+                DeliveryId::new(format!("taskgate-{name}-{}", ctx.row.id)),
                 ctx.row.installation,
                 &InternalEvent::Ship(event),
             )

@@ -25,8 +25,8 @@ pub(crate) struct IssueMade {
 impl From<&ListedIssue> for IssueMade {
     fn from(issue: &ListedIssue) -> Self {
         IssueMade {
-            number: IssueNumber(issue.number),
-            id: IssueId(issue.id),
+            number: IssueNumber::new(issue.number),
+            id: IssueId::new(issue.id),
         }
     }
 }
@@ -261,7 +261,7 @@ impl RepoClient<'_> {
         replace_parent: bool,
     ) -> Result<(), GitHubError> {
         let path = self.path(&format!("issues/{parent}/sub_issues"));
-        let body = json!({ "sub_issue_id": child.0, "replace_parent": replace_parent });
+        let body = json!({ "sub_issue_id": child.get(), "replace_parent": replace_parent });
         self.post(&path, Some(&body)).await?;
         Ok(())
     }
@@ -292,7 +292,7 @@ impl RepoClient<'_> {
         issue: IssueNumber,
         blocker: IssueId,
     ) -> Result<(), GitHubError> {
-        let body = json!({ "issue_id": blocker.0 });
+        let body = json!({ "issue_id": blocker.get() });
         self.post(&self.blocked_by_path(issue), Some(&body)).await?;
         Ok(())
     }

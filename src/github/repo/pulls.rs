@@ -307,7 +307,7 @@ mod tests {
     #[test]
     fn a_merged_pull_request_without_its_merge_commit_is_refused_not_read_as_empty() {
         let read = |v: Value| serde_json::from_value::<PullAnswer>(v).unwrap();
-        let number = IssueNumber(3);
+        let number = IssueNumber::new(3);
         let open = read(
             json!({"node_id": "PR_1", "draft": true, "merged": false, "merge_commit_sha": null}),
         );
@@ -316,7 +316,10 @@ mod tests {
         let merged = read(
             json!({"node_id": "PR_1", "draft": false, "merged": true, "merge_commit_sha": sha}),
         );
-        assert_eq!(merged.merged_as(number).unwrap(), Some(CommitSha(sha)));
+        assert_eq!(
+            merged.merged_as(number).unwrap(),
+            Some(crate::testing::sha(&sha))
+        );
         let broken = read(
             json!({"node_id": "PR_1", "draft": false, "merged": true, "merge_commit_sha": null}),
         );

@@ -326,14 +326,17 @@ mod tests {
         let (gh, repo, client) = super::super::fake_installation().await;
         let name = RepoName::parse("acme/widgets").unwrap();
         let gh_repo = RepoClient::new(&client, &name);
-        let first = CommitSha(repo.branch_sha("main").unwrap());
-        let second = CommitSha(repo.push_files("main", &[("a", "a\n")], "A", "alice"));
+        let first = crate::testing::sha(&repo.branch_sha("main").unwrap());
+        let second = crate::testing::sha(&repo.push_files("main", &[("a", "a\n")], "A", "alice"));
         // Missing: created.
         gh_repo
             .set_branch("taskgate/ship-1", &second)
             .await
             .unwrap();
-        assert_eq!(repo.branch_sha("taskgate/ship-1"), Some(second.0.clone()));
+        assert_eq!(
+            repo.branch_sha("taskgate/ship-1"),
+            Some(second.as_str().to_owned())
+        );
         // A rule refuses moving it back: the refusal, not a second create.
         repo.with_ruleset(
             Ruleset::new("ship branches")
@@ -351,7 +354,7 @@ mod tests {
         };
         assert!(message.contains("Cannot force-push"), "{message}");
         // An unknown commit is GitHub's 422 too, and no branch is made.
-        let unknown = CommitSha("0".repeat(40));
+        let unknown = crate::testing::sha(&"0".repeat(40));
         assert!(gh_repo
             .set_branch("taskgate/ship-2", &unknown)
             .await
@@ -374,17 +377,31 @@ mod tests {
         let (gh, repo, client) = super::super::fake_installation().await;
         let name = RepoName::parse("acme/widgets").unwrap();
         let gh_repo = RepoClient::new(&client, &name);
-        let base = CommitSha(repo.push_files("main", &[("shared.txt", "base\n")], "B", "alice"));
-        let head =
-            CommitSha(repo.push_files("taskgate/story-1", &[("story.txt", "x\n")], "S", "alice"));
+        let base = crate::testing::sha(&repo.push_files(
+            "main",
+            &[("shared.txt", "base\n")],
+            "B",
+            "alice",
+        ));
+        let head = crate::testing::sha(&repo.push_files(
+            "taskgate/story-1",
+            &[("story.txt", "x\n")],
+            "S",
+            "alice",
+        ));
         let clash = repo.push_files(
             "taskgate/story-2",
             &[("shared.txt", "story\n")],
             "S",
             "alice",
         );
-        let clash = CommitSha(clash);
-        let moved = CommitSha(repo.push_files("main", &[("shared.txt", "moved\n")], "M", "alice"));
+        let clash = crate::testing::sha(&clash);
+        let moved = crate::testing::sha(&repo.push_files(
+            "main",
+            &[("shared.txt", "moved\n")],
+            "M",
+            "alice",
+        ));
         let merge_on = move |branch: &'static str, previous: CommitSha, head: CommitSha| async move {
             gh_repo
                 .merge_onto(branch, &previous, &head, "Merge")
@@ -421,13 +438,13 @@ mod tests {
         assert_eq!(
             raced,
             Merged::Raced {
-                found: Some(CommitSha(theirs))
+                found: Some(crate::testing::sha(&theirs))
             }
         );
         // Her own merge of the head (any tree, the parents taskgate's would
         // have): GitHub has nothing to merge, and that is no proof either.
         gh_repo.set_branch("taskgate/ship-5", &base).await.unwrap();
-        let parents = [base.0.as_str(), head.0.as_str()];
+        let parents = [base.as_str(), head.as_str()];
         repo.push_merge(
             "taskgate/ship-5",
             &parents,
@@ -448,7 +465,7 @@ mod tests {
         assert_eq!(
             raced,
             Merged::Raced {
-                found: Some(CommitSha(theirs))
+                found: Some(crate::testing::sha(&theirs))
             }
         );
         gh.assert_contract_kept();

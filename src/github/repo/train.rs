@@ -94,7 +94,9 @@ impl RepoClient<'_> {
                 }
             }
         }
-        let tree = CommitSha(self.commit_tree(&tip).await?);
+        let tree = self.commit_tree(&tip).await?;
+        let tree = CommitSha::parse(&tree)
+            .map_err(|e| GitHubError::Unexpected(format!("GET /git/commits/{tip}: {e}")))?;
         Ok(Some(CarBuild::Built(Built { commit: tip, tree })))
     }
 }
@@ -123,13 +125,18 @@ mod tests {
         let (gh, repo, client) = super::super::fake_installation().await;
         let name = RepoName::parse("acme/widgets").unwrap();
         let gh_repo = RepoClient::new(&client, &name);
-        let base = CommitSha(repo.push_files("main", &[("shared.txt", "base\n")], "B", "alice"));
+        let base = crate::testing::sha(&repo.push_files(
+            "main",
+            &[("shared.txt", "base\n")],
+            "B",
+            "alice",
+        ));
         let mut heads = Vec::new();
         for n in 1..=3 {
             let branch = format!("taskgate/story-{n}");
             let file = format!("story{n}.txt");
             let head = repo.push_files(&branch, &[(file.as_str(), "x\n")], "S", "alice");
-            heads.push((story(n), CommitSha(head)));
+            heads.push((story(n), crate::testing::sha(&head)));
         }
         let message = |s: &StoryId| format!("Ship {s} in batch 1");
         let built = gh_repo
@@ -141,11 +148,14 @@ mod tests {
         };
         assert_eq!(
             repo.branch_sha("taskgate/ship-batch-1"),
-            Some(built.commit.0.clone())
+            Some(built.commit.as_str().to_owned())
         );
         for n in 1..=3 {
             let file = format!("story{n}.txt");
-            assert_eq!(repo.file(&built.commit.0, &file).as_deref(), Some("x\n"));
+            assert_eq!(
+                repo.file(built.commit.as_str(), &file).as_deref(),
+                Some("x\n")
+            );
         }
         // Each merge's first parent is the one before it, down to the base.
         let mut tip = built.commit.clone();
@@ -155,12 +165,15 @@ mod tests {
             tip = parents[0].clone();
         }
         assert_eq!(tip, base);
-        assert_eq!(built.tree.0, repo.commit(&built.commit.0).unwrap().tree);
+        assert_eq!(
+            built.tree.as_str(),
+            repo.commit(built.commit.as_str()).unwrap().tree
+        );
 
         // A fourth story that changes what the second changed conflicts:
         // it is named, and the car is not built.
         let clash = repo.push_files("taskgate/story-4", &[("story2.txt", "y\n")], "S", "alice");
-        heads.insert(2, (story(4), CommitSha(clash)));
+        heads.insert(2, (story(4), crate::testing::sha(&clash)));
         let refused = gh_repo
             .build_car("taskgate/ship-batch-2", &base, &heads, message)
             .await
@@ -184,12 +197,17 @@ mod tests {
 
     /// Two stories' heads on `acme/widgets`, and the base they merge on.
     fn two_stories(repo: &fakehub::RepoHandle) -> (CommitSha, Vec<(StoryId, CommitSha)>) {
-        let base = CommitSha(repo.push_files("main", &[("shared.txt", "base\n")], "B", "alice"));
+        let base = crate::testing::sha(&repo.push_files(
+            "main",
+            &[("shared.txt", "base\n")],
+            "B",
+            "alice",
+        ));
         let heads = (1..=2)
             .map(|n| {
                 let (branch, file) = (format!("taskgate/story-{n}"), format!("story{n}.txt"));
                 let head = repo.push_files(&branch, &[(file.as_str(), "x\n")], "S", "alice");
-                (story(n), CommitSha(head))
+                (story(n), crate::testing::sha(&head))
             })
             .collect();
         (base, heads)
@@ -215,7 +233,7 @@ mod tests {
             panic!("{built:?}");
         };
         assert_eq!(repo.races_armed(), 0, "her push came in");
-        assert_eq!(repo.file(&built.commit.0, "mallory.txt"), None);
+        assert_eq!(repo.file(built.commit.as_str(), "mallory.txt"), None);
         // The car is exactly the base and the two heads, merged in order.
         let mut tip = built.commit.clone();
         for (_, head) in heads.iter().rev() {
@@ -236,7 +254,10 @@ mod tests {
         assert_eq!(first, "refs/heads/taskgate/ship-batch-1");
         let second = second.strip_prefix("refs/heads/").unwrap();
         assert!(second.starts_with("taskgate/ship-batch-1-"), "{second}");
-        assert_eq!(repo.branch_sha(second), Some(built.commit.0.clone()));
+        assert_eq!(
+            repo.branch_sha(second),
+            Some(built.commit.as_str().to_owned())
+        );
         gh.assert_contract_kept();
     }
 

@@ -21,7 +21,7 @@ fn subject() -> taskgate_core::task::RunSubject {
 const REPO: &str = "acme/widgets";
 
 fn sha() -> CommitSha {
-    CommitSha("0123456789abcdef0123456789abcdef01234567".into())
+    crate::testing::sha("0123456789abcdef0123456789abcdef01234567")
 }
 
 fn report(task: &str, sha: &str) -> RunReport {
@@ -92,7 +92,7 @@ impl Fake {
         let repo = gh.install(7, REPO);
         let creds = AppCredentials::from_pem(gh.app_id(), FakeGitHub::private_key_pem()).unwrap();
         let client = GitHubApp::new(&gh.url(), creds)
-            .installation_client(InstallationId(7))
+            .installation_client(InstallationId::new(7))
             .await
             .unwrap();
         Fake { gh, repo, client }

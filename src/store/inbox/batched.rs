@@ -207,7 +207,7 @@ fn insert_rows(conn: &mut PgConn, rows: &[&DeliveryRow]) -> Result<Vec<Option<i6
     let actions: Vec<Option<&str>> = rows.iter().map(|r| r.action.as_deref()).collect();
     let installations: Vec<Option<i64>> = rows
         .iter()
-        .map(|r| r.installation.map(|i| i.0 as i64))
+        .map(|r| r.installation.map(|i| i.get() as i64))
         .collect();
     let received: Vec<i64> = rows.iter().map(|r| r.received_at_ms).collect();
     let statuses: Vec<&str> = rows.iter().map(|r| r.status).collect();

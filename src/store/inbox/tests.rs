@@ -14,10 +14,10 @@ fn no_payload(_: &str, _: Option<&str>) -> bool {
 fn delivery(id: &str, payload: &[u8]) -> NewDelivery {
     NewDelivery {
         body_digest: None,
-        delivery_id: DeliveryId(id.into()),
+        delivery_id: DeliveryId::new(id),
         event: "issues".into(),
         action: Some("opened".into()),
-        installation: Some(InstallationId(7)),
+        installation: Some(InstallationId::new(7)),
         payload: bytes::Bytes::copy_from_slice(payload),
         disposition: Disposition::Pending,
     }
@@ -55,14 +55,17 @@ async fn record(store: &Store, d: NewDelivery) -> i64 {
 
 fn of(id: &str, installation: Option<u64>) -> NewDelivery {
     NewDelivery {
-        installation: installation.map(InstallationId),
+        installation: installation.map(InstallationId::new),
         ..delivery(id, b"{}")
     }
 }
 
 async fn pending_ids(store: &Store) -> Vec<String> {
     let pending = store.pending_deliveries(10, no_payload).await.unwrap();
-    pending.into_iter().map(|d| d.delivery_id.0).collect()
+    pending
+        .into_iter()
+        .map(|d| d.delivery_id.into_string())
+        .collect()
 }
 
 /// A webhook as intake records it: with its body's digest.
@@ -108,7 +111,7 @@ on_both_backends! {
 
         let without = store.pending_deliveries(10, no_payload).await.unwrap();
         assert!(without.iter().all(|d| d.payload.is_empty()));
-        assert_eq!(without[0].delivery_id, DeliveryId("a".into()));
+        assert_eq!(without[0].delivery_id, DeliveryId::new("a"));
     }
 
     async fn a_settled_delivery_is_stored_processed_with_its_payload_and_never_pending(store: Store) {
@@ -247,7 +250,7 @@ on_both_backends! {
             .await
             .unwrap();
         let pending = store.pending_deliveries(10, no_payload).await.unwrap();
-        let ids: Vec<_> = pending.iter().map(|d| d.delivery_id.0.as_str()).collect();
+        let ids: Vec<_> = pending.iter().map(|d| d.delivery_id.as_str()).collect();
         assert_eq!(ids, ["a", "b", "c", "d"]);
         assert_eq!(pending[0].tries, 2);
     }
@@ -278,7 +281,7 @@ on_both_backends! {
         }
         let pending = store.pending_deliveries(10, no_payload).await.unwrap();
         // a, b, c and e decided; d still waiting.
-        for d in pending.iter().filter(|d| d.delivery_id.0 != "d") {
+        for d in pending.iter().filter(|d| d.delivery_id.as_str() != "d") {
             store
                 .complete_delivery(d.seq, "processed", "done".into(), None, vec![], vec![])
                 .await
@@ -326,7 +329,7 @@ on_both_backends! {
         assert_eq!(store.complete_unchanged(outcomes).await.unwrap(), 0);
         let left = store.pending_deliveries(10, no_payload).await.unwrap();
         assert_eq!(left.len(), 1);
-        assert_eq!(left[0].delivery_id, DeliveryId("c".into()));
+        assert_eq!(left[0].delivery_id, DeliveryId::new("c"));
         let record = store.delivery("a").await.unwrap().unwrap();
         assert_eq!(record.status, "processed");
         assert_eq!(record.outcome.as_deref(), Some("nothing to do"));

@@ -84,7 +84,7 @@ pub fn entry_json(e: &AuditEntry) -> Value {
     json!({
         "repo": e.repo.as_str(),
         "at": rfc3339(e.at_s),
-        "user_id": e.actor_id.map(|u| u.0),
+        "user_id": e.actor_id.map(|u| u.get()),
         "login": e.actor_login,
         "action": e.action.name(),
         "object": e.object,
@@ -166,9 +166,9 @@ mod tests {
         let e = AuditEntry::new(
             &RepoName::parse("acme/strategies").unwrap(),
             1_795_770_000,
-            AuditActor::user(UserId(7), "alice"),
+            AuditActor::user(UserId::new(7), "alice"),
             AuditAction::Override,
-            task_object(IssueNumber(12), "check"),
+            task_object(IssueNumber::new(12), "check"),
             AuditVia::Command,
         )
         .because(Some("the flake is the CI's"));

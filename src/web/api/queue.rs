@@ -137,8 +137,8 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
             let proof = r.proof.as_ref().map(|p| {
                 json!({
                     "round": p.round,
-                    "base": p.base.0,
-                    "commit": p.commit.as_ref().map(|c| c.0.clone()),
+                    "base": p.base.as_str(),
+                    "commit": p.commit.as_ref().map(|c| c.as_str().to_owned()),
                     "check_runs": e.checks.iter().map(|(gate, id)| json!({
                         "gate": gate,
                         "url": format!("{web_base}/{repo}/runs/{id}"),
@@ -147,9 +147,9 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
             });
             let mut row = json!({
                 "position": i + 1,
-                "issue": e.issue.0,
+                "issue": e.issue.get(),
                 "title": e.title,
-                "pr": r.pr.map(|p| p.0),
+                "pr": r.pr.map(|p| p.get()),
                 "state": queue_state(r.state),
                 "priority": priority_name(r.shipped_by.as_ref().map(|b| b.priority).unwrap_or_default()),
                 "shipped_by": r.shipped_by.as_ref().map(|b| b.login.clone()),
@@ -158,7 +158,7 @@ pub fn queue_json(repo: &RepoName, entries: &[QueueEntry], now_ms: i64, web_base
                 "proof": proof,
                 "batch": e.batch.as_ref().map(|(car, issues)| json!({
                     "car": car.0,
-                    "issues": issues.iter().map(|i| i.0).collect::<Vec<_>>(),
+                    "issues": issues.iter().map(|i| i.get()).collect::<Vec<_>>(),
                 })),
             });
             // Asked for the ship train, shipped one at a time: why.
@@ -184,16 +184,15 @@ fn train_off_json(off: Option<&TrainOff>) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use taskgate_core::ids::CommitSha;
     use taskgate_core::ship::{Priority, ShipProof, ShipVia, Shipper};
 
     fn entry(issue: u64, state: ShipState, at: i64, priority: Priority) -> QueueEntry {
         QueueEntry {
-            issue: IssueNumber(issue),
+            issue: IssueNumber::new(issue),
             title: format!("Story {issue}"),
             record: StoryRecord {
                 state,
-                pr: Some(IssueNumber(issue + 1)),
+                pr: Some(IssueNumber::new(issue + 1)),
                 queued_at_ms: Some(at),
                 shipped_by: Some(Shipper {
                     user: None,
@@ -213,12 +212,12 @@ mod tests {
         let repo = RepoName::parse("acme/strategies").unwrap();
         let mut proving = entry(3, ShipState::Proving, 1_795_000_000_000, Priority::Normal);
         // A ship train story: shown proving in its batch.
-        proving.batch = Some((CarId(2), vec![IssueNumber(3), IssueNumber(5)]));
+        proving.batch = Some((CarId(2), vec![IssueNumber::new(3), IssueNumber::new(5)]));
         proving.record.proof = Some(ShipProof {
             round: 1,
-            base: CommitSha("b".repeat(40)),
-            head: CommitSha("h".repeat(40)),
-            commit: Some(CommitSha("m".repeat(40))),
+            base: crate::testing::sha(&"b".repeat(40)),
+            head: crate::testing::sha(&"e".repeat(40)),
+            commit: Some(crate::testing::sha(&"f".repeat(40))),
             landing: Default::default(),
             ahead: vec![],
         });
@@ -252,7 +251,7 @@ mod tests {
                     "url": "https://github.com/acme/strategies/runs/702"
                   }
                 ],
-                "commit": "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm",
+                "commit": "ffffffffffffffffffffffffffffffffffffffff",
                 "round": 1
               },
               "queued_at": "2026-11-18T11:06:40Z",

@@ -122,14 +122,14 @@ mod tests {
         Freeze {
             reason: "release <2.0> in progress".into(),
             by_login: "alice".into(),
-            by_id: Some(UserId(7)),
+            by_id: Some(UserId::new(7)),
             since_s: NOW - 8 * 3_600,
         }
     }
 
     fn entries() -> Vec<AuditEntry> {
         let a = repo("acme/strategies");
-        let alice = AuditActor::user(UserId(7), "alice");
+        let alice = AuditActor::user(UserId::new(7), "alice");
         let api = AuditActor {
             id: None,
             login: API_LOGIN,
@@ -149,7 +149,7 @@ mod tests {
                 NOW - 3_600,
                 api,
                 AuditAction::ApiAccept,
-                task_object(IssueNumber(12), "check"),
+                task_object(IssueNumber::new(12), "check"),
                 AuditVia::Api,
             ),
         ]

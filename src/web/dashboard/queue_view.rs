@@ -54,7 +54,7 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine], now_s: i64) -
             s.record.state == ShipState::Queued,
             std::cmp::Reverse(s.record.shipped_by.as_ref().map(|b| b.priority)),
             s.record.queued_at_ms.unwrap_or(i64::MAX),
-            s.issue.0,
+            s.issue.get(),
         )
     });
     let mut rows: Vec<QueueRow> = Vec::new();
@@ -63,7 +63,7 @@ pub fn queue_rows(shown: &[StoryInput<'_>], frozen: &[FreezeLine], now_s: i64) -
         rows.push(QueueRow {
             repo: s.repo.to_string(),
             position,
-            issue: s.issue.0,
+            issue: s.issue.get(),
             title: s
                 .plan
                 .map_or_else(|| s.story.to_string(), |(p, _)| p.story.clone()),
@@ -148,7 +148,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use taskgate_core::ids::{CommitSha, IssueNumber, RepoName};
+    use taskgate_core::ids::{IssueNumber, RepoName};
     use taskgate_core::ship::{ShipProof, ShipVia, Shipper, StoryRecord};
 
     #[test]
@@ -173,9 +173,9 @@ mod tests {
             "carol",
             Some(ShipProof {
                 round: 2,
-                base: CommitSha("b".repeat(40)),
-                head: CommitSha("h".repeat(40)),
-                commit: Some(CommitSha("m".repeat(40))),
+                base: crate::testing::sha(&"b".repeat(40)),
+                head: crate::testing::sha(&"e".repeat(40)),
+                commit: Some(crate::testing::sha(&"f".repeat(40))),
                 landing: Default::default(),
                 ahead: vec![],
             }),
@@ -192,7 +192,7 @@ mod tests {
             .map(|(issue, record)| StoryInput {
                 repo: &repo,
                 story: &story,
-                issue: IssueNumber(*issue),
+                issue: IssueNumber::new(*issue),
                 record,
                 plan: None,
                 tasks: &tasks,
@@ -209,7 +209,7 @@ mod tests {
                 .join("\n")
         };
         insta::assert_snapshot!(rows(&[]), @r"
-        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing fffffff
         2 #3 @alice by label — waiting its turn
         3 #4 @bob by label — waiting its turn
         ");
@@ -219,7 +219,7 @@ mod tests {
             manual: true,
         };
         insta::assert_snapshot!(rows(&[frozen]), @r"
-        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing mmmmmmm
+        1 #7 @carol by label — proving (round 2) on base bbbbbbb: testing fffffff
         2 #3 @alice by label — waiting for the freeze to lift
         3 #4 @bob by label — waiting for the freeze to lift
         ");

@@ -7,7 +7,7 @@ use taskgate_core::classify::FailureKind;
 use taskgate_core::failure::{
     Bound, ClosedTodo, Escalation, FixTotals, LoopState, LoopTotals, OpenTodo, Resolution,
 };
-use taskgate_core::ids::{CommitSha, IssueNumber, RepoName};
+use taskgate_core::ids::{IssueNumber, RepoName};
 use taskgate_core::plan::{parse_plan, TaskId, TaskState};
 use taskgate_core::ship::{ShipState, StoryRecord};
 use taskgate_core::story::Marker;
@@ -43,7 +43,7 @@ fn repo() -> RepoName {
 
 fn issue(number: u64, labels: &[&str]) -> IssueLink {
     IssueLink {
-        number: IssueNumber(number),
+        number: IssueNumber::new(number),
         labels: labels.iter().map(|l| l.to_string()).collect(),
     }
 }
@@ -51,7 +51,7 @@ fn issue(number: u64, labels: &[&str]) -> IssueLink {
 fn task_key(task: &str) -> String {
     Marker::Task {
         story: STORY.into(),
-        task: TaskId(task.into()),
+        task: TaskId::new(task),
     }
     .key()
 }
@@ -59,7 +59,7 @@ fn task_key(task: &str) -> String {
 fn todo_key(task: &str, depth: u32) -> String {
     Marker::BranchTodo {
         story: STORY.into(),
-        task: TaskId(task.into()),
+        task: TaskId::new(task),
         depth,
         round: 1,
     }
@@ -68,7 +68,7 @@ fn todo_key(task: &str, depth: u32) -> String {
 
 fn verdict(passed: bool, kind: Option<FailureKind>) -> GateVerdict {
     GateVerdict {
-        sha: CommitSha("a".repeat(40)),
+        sha: crate::testing::sha(&"a".repeat(40)),
         attempt: 1,
         passed,
         kind,
@@ -198,7 +198,7 @@ impl Fixture {
         StoryInput {
             repo: Box::leak(Box::new(repo())),
             story: Box::leak(Box::new(taskgate_core::ids::StoryId::new(STORY))),
-            issue: IssueNumber(1),
+            issue: IssueNumber::new(1),
             record: &self.record,
             plan: Some((&self.plan, None)),
             tasks: &self.tasks,
@@ -215,7 +215,7 @@ fn attempt(task: &str, n: u32, status: &str, took_ms: Option<i64>) -> AttemptSum
     AttemptSummary {
         task: task.into(),
         attempt: n,
-        sha: CommitSha(format!("{n}{}", "b".repeat(39))),
+        sha: crate::testing::sha(&format!("{n}{}", "b".repeat(39))),
         status: status.into(),
         queued_ms: started - 50,
         started_ms: Some(started),
@@ -230,12 +230,12 @@ fn the_dashboard_shows_states_progress_runs_gates_and_the_open_todo() {
     let f = Fixture::new();
     let shipped = StoryRecord {
         state: ShipState::ReviewReady,
-        pr: Some(IssueNumber(40)),
+        pr: Some(IssueNumber::new(40)),
         ..StoryRecord::default()
     };
     let empty = BTreeMap::new();
     let second = StoryInput {
-        issue: IssueNumber(30),
+        issue: IssueNumber::new(30),
         story: &taskgate_core::ids::StoryId::new("issue:30"),
         record: &shipped,
         plan: None,
@@ -256,7 +256,7 @@ fn a_repository_filter_counts_only_its_stories_and_offers_every_repository() {
     let empty = BTreeMap::new();
     let elsewhere = StoryInput {
         repo: &other,
-        issue: IssueNumber(7),
+        issue: IssueNumber::new(7),
         story: &taskgate_core::ids::StoryId::new("file:launch"),
         plan: None,
         tasks: &empty,

@@ -348,13 +348,13 @@ pub fn story_view(s: &StoryInput<'_>, web_base: &str, now: i64) -> StoryView {
     };
     StoryView {
         repo: s.repo.as_str().to_owned(),
-        issue: s.issue.0,
-        issue_url: issue_url(s.issue.0),
+        issue: s.issue.get(),
+        issue_url: issue_url(s.issue.get()),
         title,
         state: s.record.state.name(),
         pr: s.record.pr.map(|n| Link {
-            number: n.0,
-            url: format!("{web_base}/{}/pull/{}", s.repo, n.0),
+            number: n.get(),
+            url: format!("{web_base}/{}/pull/{}", s.repo, n.get()),
         }),
         done: counts.done,
         total: counts.leaves,
@@ -400,8 +400,8 @@ fn task_rows(
     now: i64,
 ) -> (Vec<TaskRow>, TaskCounts) {
     let link = |n: IssueNumber| Link {
-        number: n.0,
-        url: format!("{web_base}/{}/issues/{}", s.repo, n.0),
+        number: n.get(),
+        url: format!("{web_base}/{}/issues/{}", s.repo, n.get()),
     };
     let issue_of = |id: &TaskId| {
         let key = Marker::Task {
@@ -493,8 +493,8 @@ impl Row<'_> {
     fn build(self, s: &StoryInput<'_>, web_base: &str, now: i64) -> TaskRow {
         let record = s.tasks.get(self.id);
         let link = |n: IssueNumber| Link {
-            number: n.0,
-            url: format!("{web_base}/{}/issues/{}", s.repo, n.0),
+            number: n.get(),
+            url: format!("{web_base}/{}/issues/{}", s.repo, n.get()),
         };
         TaskRow {
             id: self.id.to_owned(),
@@ -558,8 +558,8 @@ fn leaf_state(recorded: Option<&TaskState>, issue: Option<&IssueLink>) -> TaskSt
 fn attempt_cell(a: &AttemptSummary, web_base: &str, repo: &RepoName) -> AttemptCell {
     AttemptCell {
         number: a.attempt,
-        sha: a.sha.0.chars().take(7).collect(),
-        commit_url: format!("{web_base}/{repo}/commit/{}", a.sha.0),
+        sha: a.sha.as_str().chars().take(7).collect(),
+        commit_url: format!("{web_base}/{repo}/commit/{}", a.sha.as_str()),
         status: a.status.clone(),
         took: match (a.started_ms, a.finished_ms) {
             (Some(start), Some(end)) => Some(render_duration((end - start).max(0) as u64)),

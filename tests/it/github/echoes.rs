@@ -208,7 +208,7 @@ async fn a_pull_request_event_late_behind_a_newer_push_does_not_move_the_task_ba
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(record.head.map(|h| h.0), Some(second));
+    assert_eq!(record.head.map(|h| h.into_string()), Some(second));
 }
 
 #[tokio::test]

@@ -49,7 +49,7 @@ fn comments(repo: &str, issue: u64, range: std::ops::Range<usize>) -> Vec<Effect
     range
         .map(|n| Effect::PostComment {
             repo: RepoName::parse(repo).unwrap(),
-            issue: IssueNumber(issue),
+            issue: IssueNumber::new(issue),
             body: format!("write {n}"),
             marker: format!("fair-{n}"),
         })
@@ -61,10 +61,10 @@ async fn queue(store: &Store, installation: u64, name: &str, effects: Vec<Effect
     let recorded = store
         .record_delivery(NewDelivery {
             body_digest: None,
-            delivery_id: DeliveryId(name.to_owned()),
+            delivery_id: DeliveryId::new(name.to_owned()),
             event: "issue_comment".into(),
             action: Some("created".into()),
-            installation: Some(InstallationId(installation)),
+            installation: Some(InstallationId::new(installation)),
             payload: b"{}".to_vec().into(),
             disposition: Disposition::Pending,
         })
@@ -73,7 +73,7 @@ async fn queue(store: &Store, installation: u64, name: &str, effects: Vec<Effect
     let Recorded::New { seq } = recorded else {
         panic!("{name} recorded twice")
     };
-    let installation = Some(InstallationId(installation));
+    let installation = Some(InstallationId::new(installation));
     let queued = store
         .complete_delivery(
             seq,
@@ -169,7 +169,7 @@ async fn another_installations_write_waits_one_turn_behind_a_backlog_of_thousand
     // outbox taken in id order made it wait for all 2,000.
     assert!(ahead <= 1, "{ahead} of the backlog's writes went first");
     let reply = app.store().effects().await.unwrap().pop().unwrap();
-    assert_eq!(reply.installation, InstallationId(OTHER_INSTALLATION));
+    assert_eq!(reply.installation, InstallationId::new(OTHER_INSTALLATION));
     eventually("its effect is done", || async {
         let effects = app.store().effects().await.unwrap();
         effects.last().unwrap().status == EffectStatus::Done

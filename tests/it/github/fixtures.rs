@@ -116,7 +116,7 @@ fn events_the_processor_skips_are_ones_the_core_ignores() {
 #[tokio::test]
 async fn installation_events_record_and_forget_the_repositories_covered() {
     let app = TestApp::start().await;
-    let installation = taskgate_core::ids::InstallationId(957387);
+    let installation = taskgate_core::ids::InstallationId::new(957387);
     let created = crate::support::fixture("installation/created.1.json");
     assert_eq!(app.deliver("installation", &created).await.0, 202);
     app.settle().await;

@@ -544,3 +544,26 @@ async fn a_documented_example_from_2019_is_refused_as_too_old_and_not_stored() {
     insta::assert_snapshot!(text, @"refused: this event happened at 2019-05-15 15:20:21 UTC, more than 30 days ago; taskgate keeps delivery ids that long (TASKGATE_RETENTION_DAYS), so an older event may be a replay and is not acted on");
     assert_eq!(stored(&app).await, 0);
 }
+
+/// A sha that is no full commit sha (issue 47 item 3) is refused at the
+/// door like any other shape error: 400 naming the field, nothing stored,
+/// and the process keeps serving.
+#[tokio::test]
+async fn a_delivery_with_a_malformed_sha_gets_400_naming_the_field() {
+    let app = TestApp::start().await;
+    let mut payload = fixture("pull_request/synchronize.json");
+    payload["pull_request"]["head"]["sha"] = json!("abc");
+    let body = serde_json::to_vec(&payload).unwrap();
+    let (status, text) = signed(&app, "pull_request", "short-sha", &body).await;
+    assert_eq!(status, 400, "{text}");
+    insta::assert_snapshot!("malformed_sha_reply", text.trim());
+    assert_eq!(stored(&app).await, 0);
+
+    payload["pull_request"]["head"]["sha"] = json!("0123456789abcdef0123456789abcdef01234567");
+    let body = serde_json::to_vec(&payload).unwrap();
+    let (status, text) = signed(&app, "pull_request", "full-sha", &body).await;
+    assert_eq!(
+        status, 202,
+        "the same delivery with a full sha is taken: {text}"
+    );
+}

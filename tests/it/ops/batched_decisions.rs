@@ -33,10 +33,10 @@ async fn decide_comments_left_behind() -> (Decided, String, u64) {
             let payload = fakehub::payloads::issue_comment_created(&repo, issue, &comment);
             (store.record_delivery(NewDelivery {
                 body_digest: None,
-                delivery_id: DeliveryId(format!("comment-{n}")),
+                delivery_id: DeliveryId::new(format!("comment-{n}")),
                 event: "issue_comment".into(),
                 action: Some("created".into()),
-                installation: Some(InstallationId(INSTALLATION)),
+                installation: Some(InstallationId::new(INSTALLATION)),
                 payload: serde_json::to_vec(&payload).unwrap().into(),
                 disposition: Disposition::Pending,
             }))

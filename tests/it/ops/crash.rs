@@ -223,10 +223,10 @@ async fn a_delivery_recorded_before_a_crash_is_processed_after_restart() {
         store
             .record_delivery(NewDelivery {
                 body_digest: None,
-                delivery_id: taskgate_core::ids::DeliveryId("left-behind".into()),
+                delivery_id: taskgate_core::ids::DeliveryId::new("left-behind"),
                 event: "issue_comment".into(),
                 action: Some("created".into()),
-                installation: Some(taskgate_core::ids::InstallationId(INSTALLATION)),
+                installation: Some(taskgate_core::ids::InstallationId::new(INSTALLATION)),
                 payload: serde_json::to_vec(&payload).unwrap().into(),
                 disposition: taskgate::store::Disposition::Pending,
             })

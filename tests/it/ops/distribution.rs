@@ -229,7 +229,7 @@ fn the_actions_script_steps_played_as_the_runner_give_a_report_the_server_accept
     let report = read_report_zip(
         zip,
         &taskgate_core::task::RunSubject::Task("t".into()),
-        &CommitSha(SHA.into()),
+        &CommitSha::parse(SHA).unwrap(),
         ArtifactLimits::default(),
     )
     .expect("the server accepts the report");
@@ -301,7 +301,7 @@ fn a_process_task_code_leaves_behind_cannot_rewrite_the_report_before_its_upload
     let report = read_report_zip(
         &artifacts["taskgate-report"],
         &taskgate_core::task::RunSubject::Task("check".into()),
-        &CommitSha(SHA.into()),
+        &CommitSha::parse(SHA).unwrap(),
         ArtifactLimits::default(),
     )
     .expect("the server accepts the report");

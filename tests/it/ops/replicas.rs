@@ -304,10 +304,10 @@ async fn a_replica_that_dies_mid_run_leaves_the_attempt_to_the_other_once_its_cl
 fn pushed(id: &str, installation: u64) -> taskgate::store::NewDelivery {
     taskgate::store::NewDelivery {
         body_digest: None,
-        delivery_id: taskgate_core::ids::DeliveryId(id.to_owned()),
+        delivery_id: taskgate_core::ids::DeliveryId::new(id.to_owned()),
         event: "push".into(),
         action: None,
-        installation: Some(taskgate_core::ids::InstallationId(installation)),
+        installation: Some(taskgate_core::ids::InstallationId::new(installation)),
         payload: bytes::Bytes::from_static(b"{}"),
         disposition: taskgate::store::Disposition::Pending,
     }

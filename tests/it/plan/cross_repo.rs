@@ -202,7 +202,11 @@ async fn resync_of_a_part_repository_keeps_another_homes_issues_apart_from_its_o
     assert_eq!((found.issues, found.branches), (2, 1), "{found:?}");
     let store = app.store();
     let record = store.issue_record(&web, &part.key()).await.unwrap();
-    assert_eq!(record.map(|r| r.number.0), Some(n), "filed under its home");
+    assert_eq!(
+        record.map(|r| r.number.get()),
+        Some(n),
+        "filed under its home"
+    );
     // Web's own story does not take the other home's task for its own.
     let mine = store.story_issues(&web, &story()).await.unwrap();
     assert_eq!(mine.keys().collect::<Vec<_>>(), [&own.key()]);
@@ -248,8 +252,8 @@ async fn made_and_recorded(
     handle.add_labels(number, &[label], &bot);
     let issue = handle.issue(number).unwrap();
     let record = taskgate_core::sync::IssueRecord {
-        number: IssueNumber(number),
-        id: IssueId(issue.id),
+        number: IssueNumber::new(number),
+        id: IssueId::new(issue.id),
         title: issue.title,
         body: issue.body.unwrap_or_default(),
         labels: issue.labels.into_iter().collect(),
@@ -269,10 +273,10 @@ async fn queue_effects(store: &taskgate::store::Store, effects: Vec<taskgate_cor
     let recorded = store
         .record_delivery(NewDelivery {
             body_digest: None,
-            delivery_id: DeliveryId("cross-repo-links".into()),
+            delivery_id: DeliveryId::new("cross-repo-links"),
             event: "issue_comment".into(),
             action: Some("created".into()),
-            installation: Some(InstallationId(INSTALLATION)),
+            installation: Some(InstallationId::new(INSTALLATION)),
             payload: b"{}".to_vec().into(),
             disposition: Disposition::Pending,
         })
@@ -281,7 +285,7 @@ async fn queue_effects(store: &taskgate::store::Store, effects: Vec<taskgate_cor
     let Recorded::New { seq } = recorded else {
         panic!("recorded twice")
     };
-    let installation = Some(InstallationId(INSTALLATION));
+    let installation = Some(InstallationId::new(INSTALLATION));
     let queued = store
         .complete_delivery(
             seq,

@@ -102,7 +102,7 @@ fn the_job_runs_the_default_branchs_plan_and_its_report_reads_back() {
     let report = read_report_zip(
         &zip,
         &taskgate_core::task::RunSubject::Task("t".into()),
-        &CommitSha(SHA.into()),
+        &CommitSha::parse(SHA).unwrap(),
         ArtifactLimits::default(),
     )
     .unwrap();

@@ -90,7 +90,7 @@ impl Scene {
             &[("app.js", "x")],
         );
         let token = GitHubApp::new(&fake.url(), creds)
-            .installation_token(InstallationId(INSTALLATION))
+            .installation_token(InstallationId::new(INSTALLATION))
             .await
             .unwrap();
         Scene {

@@ -527,7 +527,7 @@ async fn bench_ship_cost() {
         let story =
             sh.s.app
                 .store()
-                .story_by_issue(&repo, taskgate_core::ids::IssueNumber(sh.story_issue))
+                .story_by_issue(&repo, taskgate_core::ids::IssueNumber::new(sh.story_issue))
                 .await
                 .unwrap()
                 .unwrap();

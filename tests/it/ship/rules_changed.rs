@@ -61,7 +61,7 @@ impl Shipped {
         let ship_branch = format!("taskgate/ship-{}", self.story_issue);
         let car = self.train().await.cars.first().and_then(|c| {
             let built = c.built.as_ref().filter(|_| c.proving)?;
-            Some(built.commit.0.clone())
+            Some(built.commit.as_str().to_owned())
         });
         let at = car.or_else(|| self.repo().branch_sha(&ship_branch))?;
         self.still_proving(&at).then_some(at)

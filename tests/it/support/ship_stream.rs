@@ -299,7 +299,7 @@ impl ShipStream {
         let rows = self.app.store().stories().await.unwrap();
         let story = rows
             .into_iter()
-            .find(|r| r.repo == self.repo && r.issue == IssueNumber(issue))
+            .find(|r| r.repo == self.repo && r.issue == IssueNumber::new(issue))
             .expect("the story's row")
             .story;
         let tracked = Tracked {

@@ -124,7 +124,7 @@ async fn a_slow_token_mint_for_one_installation_does_not_hold_up_another() {
     fake.inject(ACCESS_TOKEN, Fault::Latency(Duration::from_secs(20)));
     let slow = tokio::spawn({
         let app = app.clone();
-        async move { app.installation_token(InstallationId(41)).await }
+        async move { app.installation_token(InstallationId::new(41)).await }
     });
     // The slow mint's request has met its latency and is being held.
     eventually("the slow mint reached GitHub", || async {
@@ -132,7 +132,10 @@ async fn a_slow_token_mint_for_one_installation_does_not_hold_up_another() {
     })
     .await;
 
-    let quick = app.installation_token(InstallationId(42)).await.unwrap();
+    let quick = app
+        .installation_token(InstallationId::new(42))
+        .await
+        .unwrap();
     assert!(!quick.is_empty());
     assert!(
         !slow.is_finished(),
@@ -171,14 +174,14 @@ async fn a_token_github_could_not_mint_is_not_asked_for_again_until_its_wait_has
         },
     );
     let first = app
-        .installation_token(InstallationId(41))
+        .installation_token(InstallationId::new(41))
         .await
         .unwrap_err();
     assert!(first.to_string().contains("502"), "{first}");
     // GitHub is back at once, but the wait has not passed.
     for _ in 0..5 {
         let again = app
-            .installation_token(InstallationId(41))
+            .installation_token(InstallationId::new(41))
             .await
             .unwrap_err();
         assert!(again.is_transient(), "{again}");
@@ -186,19 +189,23 @@ async fn a_token_github_could_not_mint_is_not_asked_for_again_until_its_wait_has
     }
     assert_eq!(mints(41), 1, "one mint for six callers");
     // Another installation is not held by it.
-    app.installation_token(InstallationId(42)).await.unwrap();
+    app.installation_token(InstallationId::new(42))
+        .await
+        .unwrap();
 
     // The wait is on the server's clock: a second before it ends, still
     // not asked; at its end, one mint again.
     clock.advance(Duration::from_secs(9));
     let waiting = app
-        .installation_token(InstallationId(41))
+        .installation_token(InstallationId::new(41))
         .await
         .unwrap_err();
     assert!(waiting.to_string().contains("again in 1 s"), "{waiting}");
     assert_eq!(mints(41), 1);
     clock.advance(Duration::from_secs(1));
-    app.installation_token(InstallationId(41)).await.unwrap();
+    app.installation_token(InstallationId::new(41))
+        .await
+        .unwrap();
     assert_eq!(mints(41), 2);
 }
 
@@ -211,8 +218,8 @@ async fn two_callers_for_one_installation_share_one_mint() {
     fake.inject(ACCESS_TOKEN, Fault::Latency(Duration::from_millis(300)));
 
     let (a, b) = tokio::join!(
-        app.installation_token(InstallationId(41)),
-        app.installation_token(InstallationId(41))
+        app.installation_token(InstallationId::new(41)),
+        app.installation_token(InstallationId::new(41))
     );
     assert_eq!(a.unwrap(), b.unwrap());
     let mints = fake

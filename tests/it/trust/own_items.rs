@@ -53,8 +53,12 @@ async fn another_apps_issue_carrying_a_storys_marker_is_not_adopted_on_retry() {
         .await
         .unwrap()
         .expect("story B is recorded");
-    assert_ne!(record.number.0, planted, "the planted issue was adopted");
-    let made = app.fake.repo(REPO).issue(record.number.0).unwrap();
+    assert_ne!(
+        record.number.get(),
+        planted,
+        "the planted issue was adopted"
+    );
+    let made = app.fake.repo(REPO).issue(record.number.get()).unwrap();
     assert_eq!(made.author, "taskgate-test[bot]");
     let planted = app.fake.repo(REPO).issue(planted).unwrap();
     assert_eq!(planted.title, "Planted", "taskgate left it alone");

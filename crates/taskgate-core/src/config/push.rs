@@ -141,7 +141,7 @@ mod tests {
     }
 
     fn sha() -> CommitSha {
-        CommitSha("c0ffee".repeat(6) + "0000")
+        crate::ids::sha(&("c0ffee".repeat(6) + "0000"))
     }
 
     #[test]

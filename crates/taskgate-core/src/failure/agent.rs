@@ -425,7 +425,7 @@ mod tests {
             marker: TODO.into(),
             assignees: who.iter().map(|s| s.to_string()).collect(),
         };
-        let sha = crate::ids::CommitSha("f".repeat(40));
+        let sha = crate::ids::sha(&"f".repeat(40));
         let fixed = closed_by(label(), |s, c| {
             crate::failure::on_green_run(s, &sha, 2_000, c)
         });
@@ -461,7 +461,7 @@ mod tests {
         // The route changes while the todo is open.
         f.config.roles.get_mut("coder").unwrap().agent =
             Some(AgentRoute::Mention("@claude".into()));
-        let sha = crate::ids::CommitSha("f".repeat(40));
+        let sha = crate::ids::sha(&"f".repeat(40));
         let fixed = crate::failure::on_green_run(&opened.state, &sha, 2_000, &f.ctx());
         assert_eq!(
             stopping(&fixed.effects),

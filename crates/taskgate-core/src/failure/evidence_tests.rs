@@ -17,7 +17,7 @@ const JUNIT_XUNIT1: &str = include_str!("../../../../fixtures/reports/pytest/jun
 const JUNIT_XUNIT2: &str = include_str!("../../../../fixtures/reports/pytest/junit-xunit2.xml");
 
 const REPO_URL: &str = "https://github.com/o/r";
-const GREEN: &str = "9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2";
+const GREEN: &str = "9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29";
 
 /// A failed command as the runner reports it: its output classified.
 fn failed(cmd: &str, exit: i32, output: &str) -> CommandResult {
@@ -83,7 +83,7 @@ fn failed_run(attempt: u32, sha: &str, g: &GateResult, check_run: u64) -> Failed
     let (tests, tests_failed) = failing_tests(g, TESTS_KEPT);
     FailedRun {
         attempt,
-        sha: CommitSha(sha.into()),
+        sha: crate::ids::sha(sha),
         gates: vec![GateFailure {
             gate: g.gate.clone(),
             kind: g.kind.unwrap(),
@@ -96,7 +96,7 @@ fn failed_run(attempt: u32, sha: &str, g: &GateResult, check_run: u64) -> Failed
         }],
         changes_since_green: None,
         now: i64::from(attempt) * 1_000,
-        last_green: Some(CommitSha(GREEN.into())),
+        last_green: Some(crate::ids::sha(GREEN)),
         repo_url: Some(REPO_URL.into()),
     }
 }
@@ -211,7 +211,7 @@ fn a_cargo_test_failure_reaches_the_todo_with_its_tests_log_command_diff_and_che
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
 
         ### What happens next
 
@@ -264,7 +264,7 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`aaaaaaaaaaaa`): [`9f2c1e7d4b3a...aaaaaaaaaaaa`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa`.
         ");
     let again = gate(
         "unit",
@@ -325,7 +325,7 @@ fn a_later_attempt_tells_the_agent_what_changed_and_what_still_fails() {
 
         ### Changes since the last green run
 
-        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`bbbbbbbbbbbb`): [`9f2c1e7d4b3a...bbbbbbbbbbbb`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a2...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
+        The commits and the diff from the last green run (`9f2c1e7d4b3a`) to this run (`bbbbbbbbbbbb`): [`9f2c1e7d4b3a...bbbbbbbbbbbb`](https://github.com/o/r/compare/9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb); in a checkout, `git diff 9f2c1e7d4b3a29f2c1e7d4b3a29f2c1e7d4b3a29...bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb`.
         ");
 }
 

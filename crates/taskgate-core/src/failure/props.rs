@@ -132,7 +132,7 @@ proptest! {
                     prop_assert!(again.effects.is_empty());
                     d
                 }
-                Op::Green => on_green_run(&s, &CommitSha("a".repeat(40)), now, &f.ctx()),
+                Op::Green => on_green_run(&s, &crate::ids::sha(&"a".repeat(40)), now, &f.ctx()),
                 Op::Tick(dt) => {
                     now += dt;
                     on_tick(&s, now, &f.ctx())

@@ -74,7 +74,7 @@ impl Fixture {
 pub(super) fn run(attempt: u32, kind: FailureKind, now: i64) -> FailedRun {
     FailedRun {
         attempt,
-        sha: CommitSha(format!("{attempt:040}")),
+        sha: crate::ids::sha(&format!("{attempt:040}")),
         gates: vec![GateFailure {
             gate: "unit".into(),
             kind,
@@ -413,7 +413,7 @@ fn a_green_run_closes_the_todo_and_records_the_resolution_time() {
         &f.ctx(),
     )
     .state;
-    let sha = CommitSha("f".repeat(40));
+    let sha = crate::ids::sha(&"f".repeat(40));
     let d = on_green_run(&s, &sha, 1_000 + 3 * 3_600 + 300, &f.ctx());
     assert_eq!(
         d.outcome,
@@ -467,7 +467,7 @@ fn a_fix_with_a_human_command_counts_as_fixed_with_human() {
     )
     .state;
     f.human_involved = true;
-    let d = on_green_run(&s, &CommitSha("a".repeat(40)), 10, &f.ctx());
+    let d = on_green_run(&s, &crate::ids::sha(&"a".repeat(40)), 10, &f.ctx());
     let done = on_task_completed(&d.state, 20);
     assert_eq!((done.fixed_without_human, done.fixed_with_human), (0, 1));
 }
@@ -554,7 +554,7 @@ fn a_green_run_drops_a_pending_proposal() {
         &f.ctx(),
     )
     .state;
-    let d = on_green_run(&s, &CommitSha("b".repeat(40)), 5, &f.ctx());
+    let d = on_green_run(&s, &crate::ids::sha(&"b".repeat(40)), 5, &f.ctx());
     assert_eq!(
         (&d.state.proposal, d.outcome),
         (&None, LoopOutcome::Nothing)
@@ -599,7 +599,7 @@ fn after_an_escalation_a_green_run_rearms_the_loop_but_keeps_the_block() {
         s = on_failed_run(&s, &run(a, FailureKind::TestFailure, 0), &f.ctx()).state;
     }
     assert!(is_task_blocked(&s).is_some());
-    let s = on_green_run(&s, &CommitSha("c".repeat(40)), 10, &f.ctx()).state;
+    let s = on_green_run(&s, &crate::ids::sha(&"c".repeat(40)), 10, &f.ctx()).state;
     assert!(is_task_blocked(&s).is_some(), "a person clears it");
     let d = on_failed_run(&s, &run(3, FailureKind::TestFailure, 20), &f.ctx());
     assert_eq!(d.outcome, LoopOutcome::Opened { depth: 1 });
@@ -708,7 +708,7 @@ fn the_state_round_trips_through_json() {
 fn a_long_lived_task_keeps_a_bounded_history_and_counts_everything() {
     let f = Fixture::new();
     let mut state = LoopState::default();
-    let sha = CommitSha("c".repeat(40));
+    let sha = crate::ids::sha(&"c".repeat(40));
     for episode in 0..30u32 {
         let now = 1_000 + i64::from(episode) * 100;
         state = on_failed_run(

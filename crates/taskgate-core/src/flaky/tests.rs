@@ -307,7 +307,7 @@ fn an_ended_quarantine_rewrites_the_tracking_issue_unless_quarantined_again() {
 }
 
 fn alice() -> AuditActor<'static> {
-    AuditActor::user(UserId(7), "alice")
+    AuditActor::user(UserId::new(7), "alice")
 }
 
 #[test]

@@ -12,7 +12,7 @@ fn repo() -> RepoName {
 }
 
 fn alice() -> AuditActor<'static> {
-    AuditActor::user(UserId(7), "alice")
+    AuditActor::user(UserId::new(7), "alice")
 }
 
 fn window(days: &[Weekday], from: &str, to: &str, reason: Option<&str>) -> FreezeWindow {
@@ -28,7 +28,7 @@ fn manual(since_s: i64) -> Freeze {
     Freeze {
         reason: "release in progress".into(),
         by_login: "alice".into(),
-        by_id: Some(UserId(7)),
+        by_id: Some(UserId::new(7)),
         since_s,
     }
 }
@@ -147,7 +147,7 @@ fn freezing_records_the_freeze_and_its_audit_entry_together() {
     assert_eq!(entry.action, AuditAction::Freeze);
     assert_eq!(entry.object, "repository");
     assert_eq!(entry.reason.as_deref(), Some("release in progress"));
-    assert_eq!((entry.at_s, entry.actor_id), (FRIDAY, Some(UserId(7))));
+    assert_eq!((entry.at_s, entry.actor_id), (FRIDAY, Some(UserId::new(7))));
     assert!(d.effects.is_empty());
     assert_eq!(d.outcome, "acme/strategies frozen: release in progress");
     assert_eq!(unfrozen(&d.changes).count(), 0);
@@ -156,7 +156,7 @@ fn freezing_records_the_freeze_and_its_audit_entry_together() {
 #[test]
 fn freezing_a_frozen_repository_updates_the_reason_and_keeps_when_it_began() {
     let before = manual(FRIDAY);
-    let bob = AuditActor::user(UserId(8), "bob");
+    let bob = AuditActor::user(UserId::new(8), "bob");
     let d = on_freeze(&repo(), Some(&before), "hotfix first", bob, FRIDAY + HOUR);
     let Change::FreezeChanged {
         freeze: Some(after),

@@ -127,7 +127,7 @@ fn parse_id(f: &Fields, context: &str, problems: &mut Vec<Problem>) -> Option<Sp
         ));
     }
     Some(Spanned {
-        value: TaskId(id),
+        value: TaskId::new(id),
         pos: node.pos,
     })
 }
@@ -136,7 +136,7 @@ fn ids(f: &Fields, key: &str, problems: &mut Vec<Problem>) -> Vec<Spanned<TaskId
     f.str_list(key, problems)
         .into_iter()
         .map(|(s, pos)| Spanned {
-            value: TaskId(s),
+            value: TaskId::new(s),
             pos,
         })
         .collect()
@@ -235,7 +235,7 @@ fn parse_task(node: &Node, problems: &mut Vec<Problem>) -> Option<Task> {
     Some(Task {
         title: f
             .str("title", problems)
-            .unwrap_or_else(|| id.value.0.clone()),
+            .unwrap_or_else(|| id.value.as_str().to_owned()),
         description: f.str("description", problems),
         repo,
         role,

@@ -488,7 +488,7 @@ pub fn on_story_pr_closed_unmerged(record: &StoryRecord, ctx: &ShipContext) -> S
     let mut effects = vec![comment(
         ctx,
         ctx.story_issue,
-        render::closed_unmerged(pr.0),
+        render::closed_unmerged(pr.get()),
         format!("closed-unmerged pr={pr}"),
     )];
     if matches!(

@@ -37,7 +37,7 @@ pub fn on_story_pr_merged(
     ctx: &ShipContext,
 ) -> ShipDecision {
     let mut next = record.clone();
-    let pr = record.pr.map(|p| p.0).unwrap_or_default();
+    let pr = record.pr.map(|p| p.get()).unwrap_or_default();
     match record.state {
         ShipState::Shipping => {}
         ShipState::Building | ShipState::Shippable | ShipState::Queued | ShipState::Proving => {

@@ -153,8 +153,8 @@ mod tests {
             repo: repo(),
             installation: None,
             action: PullRequestAction::parse(action),
-            number: IssueNumber(12),
-            head: BranchRef::new(head, CommitSha("a".repeat(40))),
+            number: IssueNumber::new(12),
+            head: BranchRef::new(head, crate::ids::sha(&"a".repeat(40))),
             base: base.into(),
             repo_id: 1,
             head_repo_id: Some(1),
@@ -210,8 +210,8 @@ mod tests {
 
     #[test]
     fn a_group_of_no_story_is_neutral_and_one_behind_a_story_depends_on_the_grouping() {
-        let group = CommitSha("9".repeat(40));
-        let n = IssueNumber(12);
+        let group = crate::ids::sha(&"9".repeat(40));
+        let n = IssueNumber::new(12);
         let alone =
             gate_of_group_without_story(&repo(), (&group, n), Some(&[]), QueueGrouping::HeadGreen);
         let (conclusion, text) = spec(&alone);
@@ -220,7 +220,7 @@ mod tests {
             Not a story: taskgate does not gate it
             This merge group adds #12, which is not a taskgate story, and holds no story: taskgate does not gate it. `taskgate/ship-gate` is neutral here, which GitHub counts as passing; the repository's own required checks decide.
             ");
-        let story = [IssueNumber(7)];
+        let story = [IssueNumber::new(7)];
         let all_green = gate_of_group_without_story(
             &repo(),
             (&group, n),

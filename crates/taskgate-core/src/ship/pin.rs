@@ -170,7 +170,7 @@ mod tests {
     use crate::ship::{on_ship_request, start_proof, BranchRules, ShipVia};
 
     fn sha(c: char) -> CommitSha {
-        CommitSha(c.to_string().repeat(40))
+        crate::ids::sha(&c.to_string().repeat(40))
     }
 
     fn queued(w: &World) -> StoryRecord {
@@ -190,7 +190,7 @@ mod tests {
         let w = World::new();
         let mut q = queued(&w);
         // A synchronize the shell recorded without asking the core.
-        q.head = Some(sha('x'));
+        q.head = Some(sha('e'));
         let d = start_proof(&q, (&sha('c'), &head()), &BranchRules::default(), &w.ctx());
         assert_eq!(d.record.state, ShipState::Proving);
         assert_eq!(d.record.proof.unwrap().head, head(), "the pinned head");
@@ -201,7 +201,7 @@ mod tests {
         let w = World::new();
         let d = start_proof(
             &queued(&w),
-            (&sha('c'), &sha('x')),
+            (&sha('c'), &sha('e')),
             &BranchRules::default(),
             &w.ctx(),
         );
@@ -217,23 +217,23 @@ mod tests {
     fn a_push_after_ship_takes_a_queued_or_proving_story_out_once() {
         let w = World::new();
         let q = queued(&w);
-        let d = on_story_head_moved(&q, &sha('x'), &w.ctx());
+        let d = on_story_head_moved(&q, &sha('e'), &w.ctx());
         assert_eq!(d.record.state, ShipState::Shippable);
         assert_eq!((&d.record.pinned, &d.record.shipped_by), (&None, &None));
         let [_, crate::Effect::PostComment { issue, body, .. }, _] = d.effects.as_slice() else {
             panic!("{:?}", d.effects)
         };
-        assert_eq!(issue.0, 9, "on the story PR");
-        insta::assert_snapshot!(body, @"**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `bbbbbbb`; its branch is now at `xxxxxxx`. Nothing of it landed, and the `ship` label was removed. Look at what changed since `bbbbbbb` before you ship again.");
+        assert_eq!(issue.get(), 9, "on the story PR");
+        insta::assert_snapshot!(body, @"**Not shipped: the story changed after `ship`: ship again to land it.** It was shipped at `bbbbbbb`; its branch is now at `eeeeeee`. Nothing of it landed, and the `ship` label was removed. Look at what changed since `bbbbbbb` before you ship again.");
         // Said once: the story is no longer queued.
-        let again = on_story_head_moved(&d.record, &sha('y'), &w.ctx());
+        let again = on_story_head_moved(&d.record, &sha('d'), &w.ctx());
         assert!(again.effects.is_empty());
         // The head that was shipped changes nothing.
         let same = on_story_head_moved(&q, &head(), &w.ctx());
         assert_eq!((same.record, same.effects), (q.clone(), vec![]));
         // Proving: out as well.
         let proving = start_proof(&q, (&sha('c'), &head()), &BranchRules::default(), &w.ctx());
-        let d = on_story_head_moved(&proving.record, &sha('x'), &w.ctx());
+        let d = on_story_head_moved(&proving.record, &sha('e'), &w.ctx());
         assert_eq!(d.record.state, ShipState::Shippable);
     }
 
@@ -246,8 +246,8 @@ mod tests {
         let (d, step) = on_proof_commit(
             &proving.record,
             1,
-            &sha('m'),
-            &[sha('c'), sha('x')],
+            &sha('f'),
+            &[sha('c'), sha('e')],
             &w.ctx(),
         );
         assert_eq!(step, ProofStep::None, "nothing runs");
@@ -270,12 +270,12 @@ mod tests {
             landing: Default::default(),
             ahead: vec![],
         };
-        let m = sha('m');
+        let m = sha('f');
         assert_eq!(proof_parents(&proof, &m, &[sha('c'), head()]), Ok(()));
         assert_eq!(proof_parents(&proof, &sha('c'), &[]), Ok(()), "the base");
-        let why = proof_parents(&proof, &m, &[sha('c'), sha('x')]).unwrap_err();
-        insta::assert_snapshot!(why, @"the proof commit `mmmmmmm` has the parents `ccccccc`, `xxxxxxx`, not exactly the base and the shipped head (`ccccccc`, `bbbbbbb`): nothing of it was tested or landed");
-        assert!(proof_parents(&proof, &m, &[sha('c'), head(), sha('x')]).is_err());
+        let why = proof_parents(&proof, &m, &[sha('c'), sha('e')]).unwrap_err();
+        insta::assert_snapshot!(why, @"the proof commit `fffffff` has the parents `ccccccc`, `eeeeeee`, not exactly the base and the shipped head (`ccccccc`, `bbbbbbb`): nothing of it was tested or landed");
+        assert!(proof_parents(&proof, &m, &[sha('c'), head(), sha('e')]).is_err());
         assert!(proof_parents(&proof, &m, &[head(), sha('c')]).is_err());
         let linear = ShipProof {
             landing: crate::ship::LandingPlan {

@@ -119,7 +119,7 @@ pub fn on_ship_label_without_permission(
             body: text,
             marker: format!(
                 "ship-label-refused pr={pr} sender={}",
-                by.map_or(0, |(id, _)| id.0)
+                by.map_or(0, |(id, _)| id.get())
             ),
         },
     ]
@@ -128,13 +128,13 @@ pub fn on_ship_label_without_permission(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::{CommitSha, IssueNumber};
+    use crate::ids::IssueNumber;
 
     fn shippable() -> StoryRecord {
         StoryRecord {
             state: ShipState::Shippable,
-            pr: Some(IssueNumber(9)),
-            head: Some(CommitSha("abc".into())),
+            pr: Some(IssueNumber::new(9)),
+            head: Some(crate::ids::sha("abc")),
             ..StoryRecord::default()
         }
     }

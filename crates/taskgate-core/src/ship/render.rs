@@ -180,19 +180,18 @@ pub fn closed_unmerged(pr: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ids::CommitSha;
 
     fn task(id: &str, state: Option<TaskState>, proven: &[(&str, &str)]) -> TaskProof {
         TaskProof {
             id: id.into(),
             title: format!("Task {id}"),
-            issue: Some(IssueNumber(4)),
+            issue: Some(IssueNumber::new(4)),
             top: id.into(),
             is_parent: false,
             state,
             proven: proven
                 .iter()
-                .map(|(g, s)| ((*g).to_owned(), CommitSha((*s).to_owned())))
+                .map(|(g, s)| ((*g).to_owned(), crate::ids::sha(s)))
                 .collect(),
             approval: None,
         }
@@ -203,12 +202,15 @@ mod tests {
         let mut data = task(
             "data",
             Some(TaskState::Completed),
-            &[("test", "0123456789abcdef"), ("lint", "0123456789abcdef")],
+            &[
+                ("test", "0123456789abcdef0123456789abcdef01234567"),
+                ("lint", "0123456789abcdef0123456789abcdef01234567"),
+            ],
         );
         data.approval = Some(crate::task::Approval {
-            by: crate::ids::UserId(78),
+            by: crate::ids::UserId::new(78),
             login: "mia".into(),
-            sha: CommitSha("0123456789abcdef".into()),
+            sha: crate::ids::sha("0123456789abcdef0123456789abcdef01234567"),
             at: 0,
             review: Some(5),
         });
@@ -218,7 +220,7 @@ mod tests {
             task("entry", Some(TaskState::Testing), &[]),
         ];
         let missing = vec!["task `entry` (Task entry) is `testing`".to_owned()];
-        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &missing, None), @r"
+        insta::assert_snapshot!(render_story_pr_body(IssueNumber::new(2), &tasks, &missing, None), @r"
         Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
 
         ### What was proven
@@ -238,10 +240,10 @@ mod tests {
         let tasks = [task(
             "data",
             Some(TaskState::Completed),
-            &[("test", "0123")],
+            &[("test", "0123456789abcdef0123456789abcdef01234567")],
         )];
         let mut stats = LoopStats::default();
-        let none = render_story_pr_body(IssueNumber(2), &tasks, &[], Some(&stats));
+        let none = render_story_pr_body(IssueNumber::new(2), &tasks, &[], Some(&stats));
         assert!(
             !none.contains("Branch todos"),
             "no todo, no figures: {none}"
@@ -256,12 +258,12 @@ mod tests {
             ..Default::default()
         };
         stats.add_fixes("workflow:agent.yml", "test_failure", &fix);
-        insta::assert_snapshot!(render_story_pr_body(IssueNumber(2), &tasks, &[], Some(&stats)), @r"
+        insta::assert_snapshot!(render_story_pr_body(IssueNumber::new(2), &tasks, &[], Some(&stats)), @r"
             Story #2, opened by taskgate. Add the `ship` label (or comment `/taskgate ship`) to merge and deploy it; nothing ships by itself.
 
             ### What was proven
 
-            - #4 Task data (`data`): `test` passed at `0123`; approved: auto
+            - #4 Task data (`data`): `test` passed at `0123456`; approved: auto
 
             ### Branch todos
 

@@ -371,7 +371,7 @@ mod tests {
     use crate::ship::ShipVia;
 
     fn sha(c: char) -> CommitSha {
-        CommitSha(c.to_string().repeat(40))
+        crate::ids::sha(&c.to_string().repeat(40))
     }
 
     fn by(via: ShipVia, priority: Priority) -> Shipper {
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn the_queue_comment_says_the_priority() {
-        let say = |p| queued(&by(ShipVia::Command, p), IssueNumber(9), "abc1234", 1);
+        let say = |p| queued(&by(ShipVia::Command, p), IssueNumber::new(9), "abc1234", 1);
         insta::assert_snapshot!(say(Priority::High), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority high: it goes ahead of the normal stories waiting. One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
         insta::assert_snapshot!(say(Priority::Hotfix), @"Queued to ship, as octocat asked (by command): #9 at `abc1234`. Priority hotfix: it goes ahead of every story waiting (a proof under way finishes first). One story ships before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
     }
@@ -404,19 +404,19 @@ mod tests {
 
     #[test]
     fn queue_and_proof_texts_name_their_commits() {
-        insta::assert_snapshot!(queued(&by(ShipVia::Label, Priority::Normal), IssueNumber(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
-        insta::assert_snapshot!(queued(&by(ShipVia::Api, Priority::Normal), IssueNumber(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(queued(&by(ShipVia::Label, Priority::Normal), IssueNumber::new(9), "abc1234", 0), @"Queued to ship, as octocat asked (by label): #9 at `abc1234`. It is proven on the current base next. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
+        insta::assert_snapshot!(queued(&by(ShipVia::Api, Priority::Normal), IssueNumber::new(9), "abc1234", 2), @"Queued to ship, as octocat asked (by API): #9 at `abc1234`. 2 stories ship before it. Its gates run on a merge with the default branch's head, and only that tested commit lands.");
         let proof = ShipProof {
             round: 1,
             base: sha('b'),
-            head: sha('h'),
-            commit: Some(sha('m')),
+            head: sha('e'),
+            commit: Some(sha('f')),
             landing: Default::default(),
             ahead: vec![],
         };
-        insta::assert_snapshot!(proving(&proof, IssueNumber(3)), @"Proving (round 1): `taskgate/ship-3` merges the story at `hhhhhhh` with the base at `bbbbbbb`; the story's gates run on `mmmmmmm`.");
+        insta::assert_snapshot!(proving(&proof, IssueNumber::new(3)), @"Proving (round 1): `taskgate/ship-3` merges the story at `eeeeeee` with the base at `bbbbbbb`; the story's gates run on `fffffff`.");
         insta::assert_snapshot!(base_moved(&proof, 3), @"The default branch moved past `bbbbbbb` before the tested commit could land, so nothing landed. Proving again on the new base (round 2 of at most 3).");
-        insta::assert_snapshot!(ship_commit_message("Shipped *work*", IssueNumber(3), Some(IssueNumber(7))), @r"
+        insta::assert_snapshot!(ship_commit_message("Shipped *work*", IssueNumber::new(3), Some(IssueNumber::new(7))), @r"
         Ship story #3: Shipped *work* (#7)
 
         Proven by taskgate: this merge commit passed the story's gates before it landed.
@@ -427,14 +427,14 @@ mod tests {
     fn a_refusal_names_the_gate_the_test_and_the_base() {
         let failure = ProofFailure {
             base: sha('b'),
-            head: sha('h'),
-            commit: Some(sha('m')),
+            head: sha('e'),
+            commit: Some(sha('f')),
             failures: vec!["`ship/check/test` (test_failure): test_fetch: assert 3 == 4".into()],
         };
         insta::assert_snapshot!(proof_refused(&failure, "ship"), @r"
         **Not shipped: the story does not pass on the current base.** Nothing landed and the `ship` label was removed.
 
-        - the story at `hhhhhhh` fails on the merge with base `bbbbbbb` (tested at `mmmmmmm`): `ship/check/test` (test_failure): test_fetch: assert 3 == 4
+        - the story at `eeeeeee` fails on the merge with base `bbbbbbb` (tested at `fffffff`): `ship/check/test` (test_failure): test_fetch: assert 3 == 4
 
         The story's branch todo says what failed; ship again once it is fixed.
         ");
@@ -443,6 +443,6 @@ mod tests {
             failures: vec!["it does not merge cleanly (GitHub: Merge conflict)".into()],
             ..failure
         };
-        insta::assert_snapshot!(proof_failure_lines(&conflict).join("\n"), @"the story at `hhhhhhh` fails with base `bbbbbbb`: it does not merge cleanly (GitHub: Merge conflict)");
+        insta::assert_snapshot!(proof_failure_lines(&conflict).join("\n"), @"the story at `eeeeeee` fails with base `bbbbbbb`: it does not merge cleanly (GitHub: Merge conflict)");
     }
 }

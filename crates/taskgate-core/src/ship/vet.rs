@@ -216,7 +216,7 @@ mod tests {
     use crate::Effect;
 
     fn sha(c: char) -> CommitSha {
-        CommitSha(c.to_string().repeat(40))
+        crate::ids::sha(&c.to_string().repeat(40))
     }
 
     fn merges(of: &[(&CommitSha, u32)]) -> BTreeMap<CommitSha, u32> {
@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn a_commit_no_task_pr_merged_is_named_and_task_commits_behind_a_merge_are_not() {
-        let (m1, m2, x, t1, t2) = (sha('1'), sha('2'), sha('x'), sha('t'), sha('u'));
+        let (m1, m2, x, t1, t2) = (sha('1'), sha('2'), sha('e'), sha('t'), sha('u'));
         // main ← m1 (task 1's squash) ← x (pushed by hand) ← m2 (task 2's
         // merge of t2, itself on t1).
         let commits = vec![
@@ -250,7 +250,7 @@ mod tests {
     fn a_rebase_covers_as_many_commits_as_the_pr_had_and_no_more() {
         // main ← x (pushed by hand) ← r1 ← r2 ← r3 (a three-commit PR
         // rebased by taskgate; r3 is its merge commit) ← y (by hand).
-        let (x, r1, r2, r3, y) = (sha('x'), sha('1'), sha('2'), sha('3'), sha('y'));
+        let (x, r1, r2, r3, y) = (sha('e'), sha('1'), sha('2'), sha('3'), sha('d'));
         let commits = vec![
             (x.clone(), vec![sha('0')]),
             (r1.clone(), vec![x.clone()]),
@@ -324,32 +324,32 @@ mod tests {
     #[test]
     fn a_foreign_commit_makes_the_story_not_shippable_and_ship_is_refused_naming_it() {
         let w = World::new();
-        let d = evaluated(&story_with_foreign(&w, vec![sha('x')]), &w);
+        let d = evaluated(&story_with_foreign(&w, vec![sha('e')]), &w);
         assert_eq!(d.record.state, ShipState::Building, "not shippable");
         let asked = on_ship_request(&d.record, &octocat(ShipVia::Command), &w.ctx());
         let Some(ShipRefusal::NotShippable { missing }) = asked.refused else {
             panic!("{:?}", asked.refused)
         };
-        insta::assert_snapshot!(missing.join("\n"), @"commit `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` on the story branch did not come from a proven task PR: look at it, then `/taskgate accept-commits xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx` accepts it and the commits before it (recorded), or move the story branch back before it");
+        insta::assert_snapshot!(missing.join("\n"), @"commit `eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee` on the story branch did not come from a proven task PR: look at it, then `/taskgate accept-commits eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee` accepts it and the commits before it (recorded), or move the story branch back before it");
     }
 
     #[test]
     fn accepting_a_commit_accepts_those_before_it_and_the_story_ships_again() {
         let w = World::new();
-        let record = story_with_foreign(&w, vec![sha('z'), sha('y'), sha('x')]);
+        let record = story_with_foreign(&w, vec![sha('f'), sha('d'), sha('e')]);
         let by = octocat(ShipVia::Command);
-        let (d, audit) = on_accept_commits(&record, &"Y".repeat(40), &by, &w.ctx()).unwrap();
-        assert_eq!(d.record.accepted, vec![sha('y')]);
-        assert_eq!(d.record.vetted.as_ref().unwrap().foreign, vec![sha('z')]);
+        let (d, audit) = on_accept_commits(&record, &"D".repeat(40), &by, &w.ctx()).unwrap();
+        assert_eq!(d.record.accepted, vec![sha('d')]);
+        assert_eq!(d.record.vetted.as_ref().unwrap().foreign, vec![sha('f')]);
         let [Effect::PostComment { issue, body, .. }] = d.effects.as_slice() else {
             panic!("{:?}", d.effects)
         };
-        assert_eq!(issue.0, 9, "on the story PR");
-        insta::assert_snapshot!(body, @"**octocat accepted 2 commits on `taskgate/story-1` that no task PR made:** `yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy`, `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.");
+        assert_eq!(issue.get(), 9, "on the story PR");
+        insta::assert_snapshot!(body, @"**octocat accepted 2 commits on `taskgate/story-1` that no task PR made:** `dddddddddddddddddddddddddddddddddddddddd`, `eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee`. They count as the story's from now on (recorded in the audit log); a commit pushed after them does not.");
         assert_eq!(audit.action, AuditAction::AcceptCommits);
-        assert_eq!(audit.reason.as_deref(), Some("yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy, xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"));
+        assert_eq!(audit.reason.as_deref(), Some("dddddddddddddddddddddddddddddddddddddddd, eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"));
         assert_eq!(evaluated(&d.record, &w).record.state, ShipState::Building);
-        let (all, _) = on_accept_commits(&d.record, &"z".repeat(40), &by, &w.ctx()).unwrap();
+        let (all, _) = on_accept_commits(&d.record, &"f".repeat(40), &by, &w.ctx()).unwrap();
         assert_eq!(
             evaluated(&all.record, &w).record.state,
             ShipState::Shippable
@@ -360,12 +360,12 @@ mod tests {
     fn a_commit_not_waiting_or_nothing_waiting_is_refused_and_changes_nothing() {
         let w = World::new();
         let by = octocat(ShipVia::Command);
-        let record = story_with_foreign(&w, vec![sha('y'), sha('x')]);
+        let record = story_with_foreign(&w, vec![sha('d'), sha('e')]);
         let why = on_accept_commits(&record, &"a".repeat(40), &by, &w.ctx()).unwrap_err();
-        insta::assert_snapshot!(why.to_string(), @"`aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` is not one of the commits waiting on the story branch (`yyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy`, `xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx`): name one of them");
+        insta::assert_snapshot!(why.to_string(), @"`aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa` is not one of the commits waiting on the story branch (`dddddddddddddddddddddddddddddddddddddddd`, `eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee`): name one of them");
         // A prefix names no commit: one can be made to collide.
         assert!(matches!(
-            on_accept_commits(&record, "yyyyyyy", &by, &w.ctx()),
+            on_accept_commits(&record, "ddddddd", &by, &w.ctx()),
             Err(AcceptRefusal::NotWaiting { .. })
         ));
         let clean = story_with_foreign(&w, vec![]);
@@ -375,7 +375,7 @@ mod tests {
         let mut stale = record.clone();
         stale.head = Some(sha('q'));
         assert_eq!(
-            on_accept_commits(&stale, &"y".repeat(40), &by, &w.ctx()).unwrap_err(),
+            on_accept_commits(&stale, &"d".repeat(40), &by, &w.ctx()).unwrap_err(),
             AcceptRefusal::NothingWaiting
         );
     }
@@ -387,7 +387,7 @@ mod tests {
         // A maintainer read `x…` and names it; the writer force-pushed
         // `w…` in its place before the comment was decided.
         let forced = story_with_foreign(&w, vec![sha('w')]);
-        let why = on_accept_commits(&forced, &"x".repeat(40), &by, &w.ctx()).unwrap_err();
+        let why = on_accept_commits(&forced, &"e".repeat(40), &by, &w.ctx()).unwrap_err();
         assert!(matches!(why, AcceptRefusal::NotWaiting { .. }), "{why}");
     }
 }

@@ -97,12 +97,12 @@ fn number(digits: &str) -> Option<IssueNumber> {
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
-    digits.parse().ok().map(IssueNumber)
+    digits.parse().ok().map(IssueNumber::new)
 }
 
 /// `taskgate/story-12`.
 pub fn story_branch(story_issue: u64) -> String {
-    BranchName::Story(IssueNumber(story_issue)).to_string()
+    BranchName::Story(IssueNumber::new(story_issue)).to_string()
 }
 
 /// The story issue number in a story branch name: `taskgate/story-12` → 12.
@@ -132,7 +132,7 @@ pub fn revert_issue_of_branch(branch: &str) -> Option<IssueNumber> {
 /// `taskgate/task-14-entry-conditions`.
 pub fn task_branch(task_issue: u64, title: &str) -> String {
     BranchName::Task {
-        issue: IssueNumber(task_issue),
+        issue: IssueNumber::new(task_issue),
         slug: slug(title),
     }
     .to_string()
@@ -172,7 +172,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ours() -> impl Strategy<Value = BranchName> {
-        let issue = any::<u64>().prop_map(IssueNumber);
+        let issue = any::<u64>().prop_map(IssueNumber::new);
         prop_oneof![
             issue.clone().prop_map(BranchName::Story),
             issue.clone().prop_map(BranchName::Revert),
@@ -226,22 +226,22 @@ mod tests {
     fn names_that_are_ours() {
         assert_eq!(
             BranchName::parse("taskgate/story-12"),
-            BranchName::Story(IssueNumber(12))
+            BranchName::Story(IssueNumber::new(12))
         );
         assert_eq!(
             BranchName::parse("refs/heads/taskgate/task-14-entry-x"),
             BranchName::Task {
-                issue: IssueNumber(14),
+                issue: IssueNumber::new(14),
                 slug: "entry-x".into()
             }
         );
         assert_eq!(
             task_issue_of_branch("taskgate/task-14"),
-            Some(IssueNumber(14))
+            Some(IssueNumber::new(14))
         );
         assert_eq!(
             revert_issue_of_branch("taskgate/revert-3"),
-            Some(IssueNumber(3))
+            Some(IssueNumber::new(3))
         );
         assert_eq!(story_issue_of_branch("taskgate/task-3-x"), None);
     }

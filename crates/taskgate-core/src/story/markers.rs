@@ -196,12 +196,12 @@ pub fn story_key_for_file(path: &str) -> StoryId {
         .strip_suffix(".yml")
         .or_else(|| name.strip_suffix(".yaml"))
         .unwrap_or(name);
-    StoryId(format!("file:{name}"))
+    StoryId::new(format!("file:{name}"))
 }
 
 /// The story key of a plan posted with `/taskgate plan` on issue `number`.
 pub fn story_key_for_issue(number: u64) -> StoryId {
-    StoryId(format!("issue:{number}"))
+    StoryId::new(format!("issue:{number}"))
 }
 
 fn parse_key(key: &str) -> Option<Placed> {
@@ -225,7 +225,7 @@ fn parse_key(key: &str) -> Option<Placed> {
         }
         *slot = Some(decode(value)?);
     }
-    let story = StoryId(story?);
+    let story = StoryId::new(story?);
     // A home reads back only as written: a repository name, lower case.
     let home = match home {
         None => None,
@@ -235,7 +235,7 @@ fn parse_key(key: &str) -> Option<Placed> {
         (None, None, None) => Marker::Story { story },
         (Some(task), None, None) => Marker::Task {
             story,
-            task: TaskId(task),
+            task: TaskId::new(task),
         },
         (Some(task), Some(depth), round) => {
             let round = match round {
@@ -244,7 +244,7 @@ fn parse_key(key: &str) -> Option<Placed> {
             };
             Marker::BranchTodo {
                 story,
-                task: TaskId(task),
+                task: TaskId::new(task),
                 depth: number(&depth)?,
                 round,
             }
@@ -520,20 +520,20 @@ mod tests {
                     .map(|_| alphabet[rng.next(alphabet.len())])
                     .collect()
             };
-            let story = StoryId(word());
+            let story = StoryId::new(word());
             let marker = if case % 3 == 0 {
                 Marker::Story { story }
             } else if case % 5 == 0 {
                 Marker::BranchTodo {
                     story,
-                    task: TaskId(word()),
+                    task: TaskId::new(word()),
                     depth: rng.next(6) as u32 + 1,
                     round: rng.next(4) as u32 + 1,
                 }
             } else {
                 Marker::Task {
                     story,
-                    task: TaskId(word()),
+                    task: TaskId::new(word()),
                 }
             };
             let key = marker.key();

@@ -86,7 +86,7 @@ pub fn part_branch(story_issue: IssueNumber, home: &RepoName) -> String {
 /// part branch elsewhere.
 pub fn branch_of_part(story_issue: IssueNumber, home: &RepoName, repo: &RepoName) -> String {
     if repo == home {
-        story_branch(story_issue.0)
+        story_branch(story_issue.get())
     } else {
         part_branch(story_issue, home)
     }
@@ -178,13 +178,13 @@ mod tests {
     #[test]
     fn a_part_branch_names_the_story_issue_and_its_home() {
         let home = repo("acme/payments-api");
-        let name = part_branch(IssueNumber(12), &home);
+        let name = part_branch(IssueNumber::new(12), &home);
         assert_eq!(name, "taskgate/part-12-acme-payments-api");
         let parsed = BranchName::parse(&format!("refs/heads/{name}"));
         assert_eq!(
             parsed,
             BranchName::Part {
-                story: IssueNumber(12),
+                story: IssueNumber::new(12),
                 home: "acme-payments-api".into()
             }
         );
@@ -203,11 +203,11 @@ mod tests {
             );
         }
         assert_eq!(
-            branch_of_part(IssueNumber(12), &home, &home),
+            branch_of_part(IssueNumber::new(12), &home, &home),
             "taskgate/story-12"
         );
         assert_eq!(
-            branch_of_part(IssueNumber(12), &home, &repo("acme/web")),
+            branch_of_part(IssueNumber::new(12), &home, &repo("acme/web")),
             name
         );
     }
@@ -218,7 +218,7 @@ mod tests {
         let parts = parts_of(&repo("acme/api"), &plan, &BTreeMap::new(), &BTreeMap::new());
         assert!(parts.is_empty());
         assert_eq!(
-            render_parts(&repo("acme/api"), Some(IssueNumber(1)), &parts),
+            render_parts(&repo("acme/api"), Some(IssueNumber::new(1)), &parts),
             ""
         );
     }
@@ -227,11 +227,11 @@ mod tests {
     fn the_story_body_lists_each_repositorys_part_with_its_branch_pull_and_progress() {
         let home = repo("acme/payments-api");
         let plan = parse_plan(PLAN).0.unwrap();
-        let pulls = BTreeMap::from([(home.clone(), IssueNumber(40))]);
+        let pulls = BTreeMap::from([(home.clone(), IssueNumber::new(40))]);
         let parts = parts_of(&home, &plan, &views(&["api", "style"]), &pulls);
         let names: Vec<&str> = parts.iter().map(|p| p.repo.as_str()).collect();
         assert_eq!(names, ["acme/payments-api", "acme/docs", "acme/web"]);
-        insta::assert_snapshot!(render_parts(&home, Some(IssueNumber(12)), &parts), @r"
+        insta::assert_snapshot!(render_parts(&home, Some(IssueNumber::new(12)), &parts), @r"
         ### Parts
 
         This story's tasks live in several repositories; each has its own story branch and story PR.
@@ -259,7 +259,7 @@ mod tests {
             view.issue = Some(n);
         }
         let parts = parts_of(&home, &plan, &views, &BTreeMap::new());
-        let section = render_parts(&home, Some(IssueNumber(12)), &parts);
+        let section = render_parts(&home, Some(IssueNumber::new(12)), &parts);
         let story = "file:checkout".into();
         let body = crate::story::body::render_story_body_with_parts(
             &story,

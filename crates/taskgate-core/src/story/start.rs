@@ -211,7 +211,7 @@ pub fn check_tested(
     if tested.base() != base.as_str() {
         return Err(TestedMismatch {
             claimed: tested.base().to_owned(),
-            dispatched: base.0.clone(),
+            dispatched: base.as_str().to_owned(),
         });
     }
     let base = base.clone();
@@ -223,7 +223,7 @@ pub fn check_tested(
 }
 
 fn short(sha: &CommitSha) -> &str {
-    sha.0.get(..7).unwrap_or(&sha.0)
+    sha.as_str().get(..7).unwrap_or(sha.as_str())
 }
 
 #[cfg(test)]
@@ -242,12 +242,12 @@ mod tests {
     fn the_branch_line_says_where_the_branch_started_and_what_it_holds() {
         let start = |how| BranchStart {
             story_branch: "taskgate/story-1".into(),
-            story_sha: CommitSha("0123456789abcdef0123456789abcdef01234567".into()),
+            story_sha: crate::ids::sha("0123456789abcdef0123456789abcdef01234567"),
             how,
         };
         let deps = ["#2 Core".to_string()];
         let merged = StartHow::Merged {
-            merge: CommitSha("fedcba9876543210fedcba9876543210fedcba98".into()),
+            merge: crate::ids::sha("fedcba9876543210fedcba9876543210fedcba98"),
         };
         let lines: Vec<String> = [
             (StartHow::Created, &deps[..]),
@@ -272,14 +272,14 @@ mod tests {
 
     #[test]
     fn what_the_gates_say_about_the_commit_they_tested() {
-        let sha = CommitSha("0123456789abcdef0123456789abcdef01234567".into());
+        let sha = crate::ids::sha("0123456789abcdef0123456789abcdef01234567");
         insta::assert_snapshot!(render_tested_merged("taskgate/story-1", &sha), @"tested merged with the story branch `taskgate/story-1` at `0123456`, as CI on a pull request is: the branch lacks some of its commits");
         insta::assert_snapshot!(render_tested_alone("taskgate/story-1", &sha), @"tested the head alone: it conflicts with the story branch `taskgate/story-1` at `0123456`; merge the story branch into it");
     }
 
     #[test]
     fn a_report_may_say_it_tested_less_than_was_dispatched_never_more() {
-        let base = CommitSha("0123456789abcdef0123456789abcdef01234567".into());
+        let base = crate::ids::sha("0123456789abcdef0123456789abcdef01234567");
         let other = "fedcba9876543210fedcba9876543210fedcba98".to_string();
         let said = |b: &str| Tested::Merged {
             base: b.into(),
@@ -292,15 +292,15 @@ mod tests {
             Ok(TestedCheck::NotMerged { base: base.clone() })
         );
         assert_eq!(
-            check(Some(&base), Some(said(&base.0))),
+            check(Some(&base), Some(said(base.as_str()))),
             Ok(TestedCheck::Merged { base: base.clone() })
         );
         let holds = Tested::Holds {
-            base: base.0.clone(),
+            base: base.as_str().to_owned(),
         };
         assert_eq!(check(Some(&base), Some(holds)), Ok(TestedCheck::Holds));
         let conflict = Tested::Conflict {
-            base: base.0.clone(),
+            base: base.as_str().to_owned(),
         };
         assert_eq!(
             check(Some(&base), Some(conflict)),

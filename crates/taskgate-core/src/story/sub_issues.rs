@@ -48,7 +48,7 @@ mod tests {
     fn a_refused_link_names_the_parent_the_limits_and_that_nothing_stops() {
         insta::assert_snapshot!(
             render_sub_issue_refused(
-                (IssueNumber(12), None),
+                (IssueNumber::new(12), None),
                 422,
                 "Parent issue has reached the maximum number of sub-issues (100)"
             ),
@@ -63,7 +63,7 @@ mod tests {
     #[test]
     fn a_parent_in_another_repository_is_named_with_its_repository() {
         let home = RepoName::parse("acme/payments-api").unwrap();
-        let note = render_sub_issue_refused((IssueNumber(12), Some(&home)), 422, "Too many");
+        let note = render_sub_issue_refused((IssueNumber::new(12), Some(&home)), 422, "Too many");
         insta::assert_snapshot!(note, @r"
         GitHub refused to make this issue a sub-issue of acme/payments-api#12 (422: “Too many”). GitHub allows at most 100 sub-issues under one issue and 8 levels of nesting.
 

@@ -450,7 +450,7 @@ mod removed_plan_tests {
             starts: &BTreeMap::new(),
         };
         let repo = RepoName::parse("o/r").unwrap();
-        let sha = CommitSha("ab12cd34".repeat(5));
+        let sha = crate::ids::sha(&"ab12cd34".repeat(5));
         let d = decide_removed_plan(
             &repo,
             &StoryId::new("file:s"),
@@ -470,7 +470,7 @@ mod removed_plan_tests {
         let Effect::PostComment { issue, body, .. } = &d.effects[0] else {
             panic!("{:?}", d.effects);
         };
-        assert_eq!(*issue, IssueNumber(1));
+        assert_eq!(*issue, IssueNumber::new(1));
         insta::assert_snapshot!(body, @"The plan file `.taskgate/stories/s.yml` was removed from the default branch in ab12cd3, so this story is no longer planned: taskgate closes it and its 2 open tasks as not planned. Restoring the file plans the story again and reopens what it still holds.");
 
         // A file taskgate never planned from: nothing to do.

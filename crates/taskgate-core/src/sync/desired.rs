@@ -126,7 +126,7 @@ fn task_views(
         .map(|r| {
             let id = r.task.id.value.clone();
             let key = keys.task(&id);
-            let issue = view.issues.get(&key).map(|i| i.number.0);
+            let issue = view.issues.get(&key).map(|i| i.number.get());
             let state = states[&id];
             let marker = Some(key);
             let branch = match (issue, view.starts.get(&id)) {
@@ -354,7 +354,7 @@ impl<'a> Pass<'a> {
     /// task id, which never changes, not from its title.
     fn create_branches(&self, effects: &mut Vec<Effect>) {
         let issues = self.view.issues;
-        let story = story_branch(issues[&self.keys.story_key].number.0);
+        let story = story_branch(issues[&self.keys.story_key].number.get());
         if !self.view.branches.contains(&story) {
             effects.push(Effect::CreateBranch {
                 repo: self.view.repo.clone(),
@@ -368,7 +368,7 @@ impl<'a> Pass<'a> {
                 continue;
             }
             let marker = self.keys.task(&task.id.value);
-            let name = task_branch(issues[&marker].number.0, task.id.value.as_str());
+            let name = task_branch(issues[&marker].number.get(), task.id.value.as_str());
             if self.starts_branch(task, &name) {
                 effects.push(Effect::StartTaskBranch {
                     repo: self.view.repo.clone(),
@@ -539,7 +539,7 @@ mod tests {
         .into_iter()
         .map(|(k, n)| (k.clone(), record(n, &k)))
         .collect();
-        let sha = CommitSha("0".repeat(40));
+        let sha = crate::ids::sha(&"0".repeat(40));
         let view = RepoView {
             repo: &repo,
             base_sha: &sha,
@@ -574,7 +574,7 @@ mod tests {
             .iter()
             .map(|(id, s)| (TaskId::new(*id), *s))
             .collect();
-        let sha = CommitSha("0".repeat(40));
+        let sha = crate::ids::sha(&"0".repeat(40));
         let view = RepoView {
             repo: &repo,
             base_sha: &sha,

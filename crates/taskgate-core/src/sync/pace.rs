@@ -80,7 +80,7 @@ fn writes_needed(
     // The issues that exist before the pass: known, or adopted by it.
     let mut numbers: BTreeMap<String, u64> = issues
         .iter()
-        .map(|(k, r)| (k.clone(), r.number.0))
+        .map(|(k, r)| (k.clone(), r.number.get()))
         .collect();
     let mut issues = issues.clone();
     let mut labels: BTreeSet<String> = known.labels.clone();
@@ -100,8 +100,8 @@ fn writes_needed(
                 issues.insert(
                     marker.clone(),
                     IssueRecord {
-                        number: IssueNumber(invented),
-                        id: IssueId(invented),
+                        number: IssueNumber::new(invented),
+                        id: IssueId::new(invented),
                         title: title.clone(),
                         body: body.clone(),
                         labels: on.iter().cloned().collect(),
@@ -131,7 +131,7 @@ fn writes_needed(
     for (marker, body) in created {
         if let Some(record) = issues.get_mut(&marker) {
             record.body = resolve_issue_refs(&body, |key| numbers.get(key).copied());
-            numbers.insert(marker, record.number.0);
+            numbers.insert(marker, record.number.get());
         }
     }
     let config = load_config(plan.config.as_deref()).unwrap_or_default();

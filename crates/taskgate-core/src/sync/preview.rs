@@ -161,8 +161,8 @@ fn dry_run(
                 issues.insert(
                     marker.clone(),
                     IssueRecord {
-                        number: IssueNumber(next),
-                        id: IssueId(next),
+                        number: IssueNumber::new(next),
+                        id: IssueId::new(next),
                         title: title.clone(),
                         body: body.clone(),
                         labels: labels.iter().cloned().collect::<BTreeSet<_>>(),
@@ -293,12 +293,12 @@ mod tests {
         StoryPlan {
             repo: RepoName::parse("o/r").unwrap(),
             story: StoryId::from("file:s"),
-            installation: crate::ids::InstallationId(1),
+            installation: crate::ids::InstallationId::new(1),
             source: ".taskgate/stories/s.yml".into(),
             plan: text.into(),
             config: None,
             files: BTreeMap::new(),
-            sha: CommitSha("b".repeat(40)),
+            sha: crate::ids::sha(&"b".repeat(40)),
         }
     }
 
@@ -314,8 +314,8 @@ mod tests {
         };
         let p = PlanPreview {
             repo: RepoName::parse("o/r").unwrap(),
-            head: CommitSha("c".repeat(40)),
-            number: IssueNumber(7),
+            head: crate::ids::sha(&"c".repeat(40)),
+            number: IssueNumber::new(7),
             config: None,
             plans: vec![(story_plan(text), known)],
             reach: Reach::default(),
@@ -365,8 +365,8 @@ mod tests {
     fn a_broken_config_fails_the_check_at_its_place_and_a_fine_one_alone_says_so() {
         let mut p = PlanPreview {
             repo: RepoName::parse("o/r").unwrap(),
-            head: CommitSha("c".repeat(40)),
-            number: IssueNumber(7),
+            head: crate::ids::sha(&"c".repeat(40)),
+            number: IssueNumber::new(7),
             config: Some("limits:\n  max_debug_attempts: 11\n".into()),
             plans: vec![],
             reach: Reach::default(),

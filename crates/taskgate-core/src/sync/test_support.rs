@@ -37,8 +37,8 @@ pub fn todo_key(id: &str) -> String {
 /// Issue `number` carrying marker `key`, as taskgate last wrote it.
 pub fn record(number: u64, key: &str, open: bool) -> IssueRecord {
     IssueRecord {
-        number: IssueNumber(number),
-        id: IssueId(1000 + number),
+        number: IssueNumber::new(number),
+        id: IssueId::new(1000 + number),
         title: String::new(),
         body: Marker::from_key(key).unwrap().render(),
         labels: BTreeSet::new(),

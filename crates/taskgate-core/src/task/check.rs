@@ -43,7 +43,7 @@ pub fn parse_check_key(key: &str) -> Option<CheckKey> {
         return None;
     }
     Some(CheckKey {
-        story: StoryId(story),
+        story: StoryId::new(story),
         task,
         attempt,
         gate,

@@ -402,7 +402,7 @@ fn queue_attempt(
     gates: Vec<String>,
     ctx: &TaskContext,
 ) -> TaskDecision {
-    let cancelled = supersede(record, &sha, ctx, &mut effects);
+    let cancelled = supersede(record, Some(&sha), ctx, &mut effects);
     let number = record.attempts + 1;
     for gate in &gates {
         effects.push(Effect::OpenCheckRun {
@@ -584,7 +584,7 @@ fn test_recorded_head(record: &TaskRecord, ctx: &TaskContext) -> Option<TaskDeci
 /// Completes a queued or running attempt's check runs as cancelled.
 pub(super) fn supersede(
     record: &TaskRecord,
-    by: &CommitSha,
+    by: Option<&CommitSha>,
     ctx: &TaskContext,
     effects: &mut Vec<Effect>,
 ) -> Option<u32> {
@@ -595,7 +595,7 @@ pub(super) fn supersede(
             check_key(ctx.story, ctx.task, current.number, gate),
             CheckStatus::Completed,
             Some(CheckConclusion::Cancelled),
-            Some(render::superseded_output(current.number, short(by))),
+            Some(render::superseded_output(current.number, by.map(short))),
             false,
         ));
     }
@@ -686,8 +686,7 @@ pub fn on_pull_closed(record: &TaskRecord, closed: PullClosed, ctx: &TaskContext
     next.complete(ctx.now);
     let mut effects = vec![];
     // A run still going is moot once the work is merged.
-    let head = record.head.clone().unwrap_or(CommitSha(String::new()));
-    let cancelled = supersede(record, &head, ctx, &mut effects);
+    let cancelled = supersede(record, record.head.as_ref(), ctx, &mut effects);
     if cancelled.is_some() {
         next.current.as_mut().expect("exists").status = AttemptStatus::Cancelled;
     }

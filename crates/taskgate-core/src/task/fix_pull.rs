@@ -177,7 +177,7 @@ pub fn closing_references(body: &str) -> Vec<IssueNumber> {
         let keyword = KEYWORDS
             .iter()
             .any(|k| k.eq_ignore_ascii_case(&lead[start..]));
-        let number = IssueNumber(number);
+        let number = IssueNumber::new(number);
         if keyword && separated && ends_word && !out.contains(&number) {
             out.push(number);
         }
@@ -193,7 +193,7 @@ pub fn render_wrong_base(todo: IssueNumber, base: &str, want: &str) -> String {
          merges into {base}: taskgate does not test or merge it. Change its base branch to \
          {want} (Edit, next to the title), or assign #{todo} to Copilot again choosing {want} \
          as the base branch: taskgate then tests it with the task's gates.",
-        todo = todo.0,
+        todo = todo.get(),
         base = code_span(base),
         want = code_span(want),
     )
@@ -254,13 +254,13 @@ mod tests {
         TodoTask {
             branch: TASK,
             state: Some(TaskState::TestFailed),
-            open_todo: Some(IssueNumber(9)),
+            open_todo: Some(IssueNumber::new(9)),
             agent: Some(agent),
             review,
         }
     }
 
-    const TODO: &[IssueNumber] = &[IssueNumber(9)];
+    const TODO: &[IssueNumber] = &[IssueNumber::new(9)];
 
     #[test]
     fn copilots_pull_request_into_the_task_branch_linking_its_todo_is_its_fix() {
@@ -269,7 +269,7 @@ mod tests {
         assert_eq!(
             decide_fix_pull(&pr, Some(&auto), None),
             FixPull::Fix {
-                todo: IssueNumber(9),
+                todo: IssueNumber::new(9),
                 merge: true
             }
         );
@@ -277,7 +277,7 @@ mod tests {
         assert_eq!(
             decide_fix_pull(&pr, Some(&human), None),
             FixPull::Fix {
-                todo: IssueNumber(9),
+                todo: IssueNumber::new(9),
                 merge: false
             },
             "review: human: a person merges"
@@ -297,7 +297,12 @@ mod tests {
             decide_fix_pull(&by_bot, Some(&copilot), None),
             FixPull::LeftToPeople
         );
-        let unlinked = facts("copilot/x", TASK, COPILOT_LOGIN, &[IssueNumber(4)]);
+        let unlinked = facts(
+            "copilot/x",
+            TASK,
+            COPILOT_LOGIN,
+            &[const { IssueNumber::new(4) }],
+        );
         assert_eq!(
             decide_fix_pull(&unlinked, Some(&copilot), None),
             FixPull::LeftToPeople
@@ -319,7 +324,7 @@ mod tests {
         assert_eq!(
             decide_fix_pull(&pr, None, Some(&copilot)),
             FixPull::WrongBase {
-                todo: IssueNumber(9),
+                todo: IssueNumber::new(9),
                 want: TASK.into()
             }
         );
@@ -365,7 +370,7 @@ mod tests {
     #[test]
     fn closing_references_are_githubs_keywords_before_an_issue_number() {
         let body = "Closes #1, fixes: #2 and RESOLVED #3.\nresolve #2 again";
-        let n = |v: &[u64]| v.iter().map(|n| IssueNumber(*n)).collect::<Vec<_>>();
+        let n = |v: &[u64]| v.iter().map(|n| IssueNumber::new(*n)).collect::<Vec<_>>();
         assert_eq!(closing_references(body), n(&[1, 2, 3]));
         let body = "See #4. Unfixes #5, closes#6, fixes #7abc, closes the #8";
         assert_eq!(closing_references(body), n(&[]));
@@ -373,7 +378,7 @@ mod tests {
 
     #[test]
     fn the_texts_on_a_fix_pull_request() {
-        insta::assert_snapshot!(render_wrong_base(IssueNumber(9), "main", TASK), @r#"This pull request fixes branch todo #9, whose task's work is on `taskgate/task-3-rows`, but it merges into `main`: taskgate does not test or merge it. Change its base branch to `taskgate/task-3-rows` (Edit, next to the title), or assign #9 to Copilot again choosing `taskgate/task-3-rows` as the base branch: taskgate then tests it with the task's gates."#);
+        insta::assert_snapshot!(render_wrong_base(IssueNumber::new(9), "main", TASK), @r#"This pull request fixes branch todo #9, whose task's work is on `taskgate/task-3-rows`, but it merges into `main`: taskgate does not test or merge it. Change its base branch to `taskgate/task-3-rows` (Edit, next to the title), or assign #9 to Copilot again choosing `taskgate/task-3-rows` as the base branch: taskgate then tests it with the task's gates."#);
         insta::assert_snapshot!(render_fix_merge_refused(TASK, 405, "Pull Request is not mergeable"), @r#"This pull request passed the task's gates, but merging it into `taskgate/task-3-rows` was refused: GitHub cannot merge it as it is (most often a conflict with the task branch, as when it was branched off another branch). GitHub said: "Pull Request is not mergeable". Resolve the conflict on this branch (or assign the todo to Copilot again choosing `taskgate/task-3-rows` as the base branch): its next head is tested and merged."#);
         insta::assert_snapshot!(render_left_to_a_person(TASK), @r#"taskgate tests this pull request with the task's gates (its check runs, on each new head), and does not merge it into `taskgate/task-3-rows`: this repository reviews tasks by hand (`review: human`). A person merges it once they are green; the task branch's own run then closes the todo."#);
     }

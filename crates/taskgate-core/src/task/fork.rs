@@ -35,7 +35,7 @@ mod tests {
     #[test]
     fn a_fork_head_gets_one_neutral_check_run_and_other_actions_nothing() {
         let repo = RepoName::parse("o/r").unwrap();
-        let sha = CommitSha("a".repeat(40));
+        let sha = crate::ids::sha(&"a".repeat(40));
         let d = decide_fork_pull(&repo, &sha, true);
         let [Effect::CreateCheckRun { check, .. }] = d.effects.as_slice() else {
             panic!("one check run: {:?}", d.effects)

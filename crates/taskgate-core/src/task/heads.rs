@@ -111,7 +111,7 @@ pub(super) fn move_head(next: &mut TaskRecord, sha: &CommitSha, trigger: &Trigge
 
 /// GitHub's `0000…` (no commit: a push that created the branch).
 fn is_zero(sha: &CommitSha) -> bool {
-    sha.0.bytes().all(|b| b == b'0')
+    sha.as_str().bytes().all(|b| b == b'0')
 }
 
 #[cfg(test)]
@@ -136,7 +136,7 @@ mod tests {
 
     fn pull() -> PullRef {
         PullRef {
-            number: IssueNumber(20),
+            number: IssueNumber::new(20),
             draft: true,
         }
     }
@@ -228,7 +228,9 @@ mod tests {
     #[test]
     fn the_last_twenty_replaced_heads_are_kept() {
         let mut record = TaskRecord::default();
-        let heads: Vec<CommitSha> = (0..30).map(|n| CommitSha(format!("{n:040x}"))).collect();
+        let heads: Vec<CommitSha> = (0..30)
+            .map(|n| crate::ids::sha(&format!("{n:040x}")))
+            .collect();
         for h in &heads {
             move_head(&mut record, h, &webhook('f', None, None), 0);
         }

@@ -78,7 +78,7 @@ fn report(attempt: &Attempt, verdict: Verdict) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
         task: super::RunSubject::Task("t".into()),
-        sha: Some(attempt.sha.0.clone()),
+        sha: Some(attempt.sha.as_str().to_owned()),
         gates: attempt
             .gates
             .iter()
@@ -155,12 +155,12 @@ impl World {
     fn ctx(&self) -> TaskContext<'_> {
         TaskContext {
             repo: &self.repo,
-            installation: InstallationId(1),
+            installation: InstallationId::new(1),
             story: &STORY,
             task: &TASK,
             title: "T",
             task_marker: "story=file:s task=t",
-            task_issue: IssueNumber(2),
+            task_issue: IssueNumber::new(2),
             branch: "taskgate/task-2-t",
             story_branch: "taskgate/story-1",
             gates: &self.gates,
@@ -185,7 +185,7 @@ impl World {
     }
 
     fn sha(&self) -> CommitSha {
-        CommitSha(format!("{:040x}", self.commits))
+        crate::ids::sha(&format!("{:040x}", self.commits))
     }
 
     fn apply(&mut self, op: &Op) {
@@ -276,7 +276,7 @@ impl World {
                     .clone()
                     .expect("a task in review has a head");
                 let merged = super::PullClosed::Merged {
-                    pr: crate::ids::IssueNumber(2),
+                    pr: crate::ids::IssueNumber::new(2),
                     head: &head,
                     by: None,
                 };

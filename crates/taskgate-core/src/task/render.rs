@@ -50,11 +50,12 @@ pub fn held_output(low: &crate::host_disk::LowDisk) -> CheckOutput {
     }
 }
 
-pub fn superseded_output(attempt: u32, by: &str) -> CheckOutput {
-    let why = if by.is_empty() {
-        "the task's pull request was merged".to_string()
-    } else {
-        format!("a newer run at `{by}` replaced it")
+/// `by`: the short sha of the newer run's head; `None` when the task has
+/// no head to name (its pull request was merged).
+pub fn superseded_output(attempt: u32, by: Option<&str>) -> CheckOutput {
+    let why = match by {
+        Some(by) => format!("a newer run at `{by}` replaced it"),
+        None => "the task's pull request was merged".to_string(),
     };
     CheckOutput {
         title: "Cancelled: superseded".into(),
@@ -205,11 +206,11 @@ mod tests {
         Queued: taskgate's host is low on disk
         taskgate's runner host has 100 MiB of disk free, below its floor of 2048 MiB (TASKGATE_MIN_FREE_MIB), so no run starts. This run stays queued and starts by itself once space is freed under taskgate's work directory.
         ");
-        let s = superseded_output(3, "abc1234");
+        let s = superseded_output(3, Some("abc1234"));
         insta::assert_snapshot!(s.summary, @"Attempt 3 was stopped because a newer run at `abc1234` replaced it.");
-        insta::assert_snapshot!(superseded_output(3, "").summary, @"Attempt 3 was stopped because the task's pull request was merged.");
+        insta::assert_snapshot!(superseded_output(3, None).summary, @"Attempt 3 was stopped because the task's pull request was merged.");
         insta::assert_snapshot!(skipped_output("commit 0123 no longer exists").summary, @"Nothing was run: commit 0123 no longer exists. A newer push is tested by itself; press Retry to try again.");
-        insta::assert_snapshot!(task_pull_body(IssueNumber(14)), @r"
+        insta::assert_snapshot!(task_pull_body(IssueNumber::new(14)), @r"
         Work on #14. taskgate tests every push to this branch with the task's acceptance tests and reports them as check runs.
 
         Mark this pull request ready for review when the work is done.

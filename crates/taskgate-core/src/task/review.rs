@@ -398,8 +398,7 @@ fn stop(record: &TaskRecord, ctx: &TaskContext, state: TaskState) -> TaskDecisio
     let mut next = record.clone();
     next.state = Some(state);
     let mut effects = vec![];
-    let head = record.head.clone().unwrap_or(CommitSha(String::new()));
-    let cancelled = supersede(record, &head, ctx, &mut effects);
+    let cancelled = supersede(record, record.head.as_ref(), ctx, &mut effects);
     if cancelled.is_some() {
         if let Some(current) = next.current.as_mut() {
             current.status = AttemptStatus::Cancelled;

@@ -116,7 +116,7 @@ impl fmt::Display for RunSubject {
             RunSubject::Milestone(id) => write!(f, "{MILESTONE}{id}"),
             RunSubject::ShipProof => f.write_str(SHIP),
             RunSubject::RollbackProof => f.write_str(ROLLBACK),
-            RunSubject::FixPull { task, pull } => write!(f, "{FIX_PULL}{}/{task}", pull.0),
+            RunSubject::FixPull { task, pull } => write!(f, "{FIX_PULL}{}/{task}", pull.get()),
         }
     }
 }
@@ -132,7 +132,7 @@ fn parse_fix_pull(key: &str) -> Result<RunSubject, SubjectError> {
     }
     Ok(RunSubject::FixPull {
         task: TaskId::new(task),
-        pull: IssueNumber(pull),
+        pull: IssueNumber::new(pull),
     })
 }
 
@@ -184,7 +184,7 @@ mod tests {
             RunSubject::RollbackProof,
             RunSubject::FixPull {
                 task: TaskId::new("data"),
-                pull: IssueNumber(12),
+                pull: IssueNumber::new(12),
             },
         ];
         let keys: Vec<String> = subjects.iter().map(RunSubject::key).collect();

@@ -14,7 +14,7 @@ static TASK: std::sync::LazyLock<super::RunSubject> =
 
 /// A commit sha made of one repeated hex digit.
 pub(super) fn sha(c: char) -> CommitSha {
-    CommitSha(std::iter::repeat_n(c, 40).collect())
+    crate::ids::sha(&std::iter::repeat_n(c, 40).collect::<String>())
 }
 
 pub(super) struct Fixture {
@@ -44,12 +44,12 @@ impl Fixture {
     pub(super) fn ctx(&self) -> TaskContext<'_> {
         TaskContext {
             repo: &self.repo,
-            installation: InstallationId(1),
+            installation: InstallationId::new(1),
             story: &STORY,
             task: &TASK,
             title: "Data loading",
             task_marker: "story=file:s task=data",
-            task_issue: IssueNumber(14),
+            task_issue: IssueNumber::new(14),
             branch: "taskgate/task-14-data-loading",
             story_branch: "taskgate/story-12",
             gates: &self.gates,

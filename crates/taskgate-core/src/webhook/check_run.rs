@@ -75,7 +75,7 @@ mod tests {
             repo: RepoName::parse("o/r").unwrap(),
             installation: None,
             action: CheckRunAction::parse(action),
-            head_sha: CommitSha("abc".into()),
+            head_sha: crate::ids::sha("abc"),
             app,
             external_id: key.map(str::to_owned),
             button: button.map(str::to_owned),

@@ -41,7 +41,7 @@ mod tests {
             repo: RepoName::parse("o/r").unwrap(),
             installation: None,
             action: CheckSuiteAction::Requested,
-            head_sha: CommitSha("abc".into()),
+            head_sha: crate::ids::sha("abc"),
             head_branch: Some("taskgate/task-1".into()),
             sender: None,
         };

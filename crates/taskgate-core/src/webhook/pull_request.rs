@@ -142,8 +142,8 @@ mod tests {
             repo: RepoName::parse("o/r").unwrap(),
             installation: None,
             action: PullRequestAction::parse(action),
-            number: IssueNumber(7),
-            head: BranchRef::new(head, CommitSha("abc".into())),
+            number: IssueNumber::new(7),
+            head: BranchRef::new(head, crate::ids::sha("abc")),
             base: base.into(),
             repo_id: 1,
             head_repo_id: if from_fork { Some(2) } else { Some(1) },
@@ -165,14 +165,20 @@ mod tests {
     #[test]
     fn a_story_or_revert_branch_of_this_repository_into_the_default_branch_is_the_ship_gates() {
         let story = pull("opened", "taskgate/story-12", "main", false);
-        assert_eq!(story.for_ship(), Some(ShipPull::Story(IssueNumber(12))));
+        assert_eq!(
+            story.for_ship(),
+            Some(ShipPull::Story(IssueNumber::new(12)))
+        );
         let revert = pull("closed", "taskgate/revert-12", "main", false);
-        assert_eq!(revert.for_ship(), Some(ShipPull::Revert(IssueNumber(12))));
+        assert_eq!(
+            revert.for_ship(),
+            Some(ShipPull::Revert(IssueNumber::new(12)))
+        );
         let mut unknown_default = pull("opened", "taskgate/story-12", "dev", false);
         unknown_default.default_branch = None;
         assert_eq!(
             unknown_default.for_ship(),
-            Some(ShipPull::Story(IssueNumber(12)))
+            Some(ShipPull::Story(IssueNumber::new(12)))
         );
     }
 
@@ -227,7 +233,7 @@ mod tests {
     #[test]
     fn only_a_synchronize_names_a_pusher() {
         let pusher = Actor {
-            id: crate::ids::UserId(5),
+            id: crate::ids::UserId::new(5),
             login: "ana".into(),
             is_bot: false,
             via_app: None,

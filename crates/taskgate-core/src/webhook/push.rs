@@ -101,8 +101,8 @@ mod tests {
             repo: RepoName::parse("o/r").unwrap(),
             installation: None,
             git_ref: git_ref.into(),
-            before: CommitSha("a".into()),
-            after: CommitSha("b".into()),
+            before: crate::ids::sha("a"),
+            after: crate::ids::sha("b"),
             default_branch: Some("main".into()),
             commits: vec![],
             deleted: false,
@@ -113,7 +113,7 @@ mod tests {
 
     fn commit(distinct: bool) -> PushedCommit {
         PushedCommit {
-            id: CommitSha("c".into()),
+            id: crate::ids::sha("c"),
             distinct,
             added: vec![],
             modified: vec![],
@@ -124,10 +124,10 @@ mod tests {
     #[test]
     fn a_push_names_the_story_or_task_branch_it_is_to() {
         let story = push("refs/heads/taskgate/story-12");
-        assert_eq!(story.story_branch(), Some(IssueNumber(12)));
+        assert_eq!(story.story_branch(), Some(IssueNumber::new(12)));
         assert_eq!(story.task_branch(), None);
         let task = push("refs/heads/taskgate/task-14-entry");
-        assert_eq!(task.task_branch(), Some(IssueNumber(14)));
+        assert_eq!(task.task_branch(), Some(IssueNumber::new(14)));
         assert_eq!(task.story_branch(), None);
         assert_eq!(push("refs/heads/feature").story_branch(), None);
     }

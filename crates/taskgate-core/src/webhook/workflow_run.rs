@@ -92,7 +92,7 @@ mod tests {
         WorkflowRun {
             id: 1,
             name: None,
-            head_sha: CommitSha("abc".into()),
+            head_sha: crate::ids::sha("abc"),
             head_branch: Some(branch.into()),
             status: None,
             conclusion: None,

@@ -240,8 +240,8 @@ mod tests {
             story: "s".into(),
             task: taskgate_core::task::RunSubject::Task(task.into()),
             attempt: 1,
-            installation: InstallationId(installation),
-            sha: CommitSha("abc".into()),
+            installation: InstallationId::new(installation),
+            sha: crate::testing::sha("abc"),
             gates: vec![],
             status: AttemptStatus::Queued,
             queued_ms,
@@ -270,7 +270,7 @@ mod tests {
         let order = fair_order(rows.clone(), &HashMap::new());
         assert_eq!(names(&order[..3]), ["1:t0", "2:reply", "1:t1"]);
         // With the backlog's runs holding every runner, it goes first.
-        let busy = HashMap::from([(InstallationId(1), 2)]);
+        let busy = HashMap::from([(InstallationId::new(1), 2)]);
         let order = fair_order(rows, &busy);
         assert_eq!(names(&order[..2]), ["2:reply", "1:t0"]);
         // The backlog keeps its own order.
@@ -284,7 +284,7 @@ mod tests {
     fn ship_train_proofs_start_in_the_order_of_their_cars_in_the_places_they_hold() {
         let proof = |commit: &str, queued_ms| AttemptRow {
             task: taskgate_core::task::RunSubject::ShipProof,
-            sha: CommitSha(commit.into()),
+            sha: crate::testing::sha(commit),
             ..queued(1, "", queued_ms)
         };
         // The speculative car 2's run waited first; car 1's retry was
@@ -297,10 +297,16 @@ mod tests {
         ];
         let cars = ["car-1", "car-2"];
         cars_first(&mut waiting, |row| {
-            cars.iter().position(|c| row.sha.0 == *c)
+            cars.iter().position(|c| row.sha == crate::testing::sha(c))
         });
+        let label = |sha: &CommitSha| {
+            ["car-1", "car-2", "serial", "abc"]
+                .into_iter()
+                .find(|l| crate::testing::sha(l) == *sha)
+                .unwrap_or("?")
+        };
         let order: Vec<String> = (waiting.iter())
-            .map(|r| format!("{} {}", r.task, r.sha.0))
+            .map(|r| format!("{} {}", r.task, label(&r.sha)))
             .collect();
         assert_eq!(
             order,

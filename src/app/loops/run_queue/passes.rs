@@ -62,7 +62,7 @@ impl RunQueue {
                 task: task.clone(),
             };
             let delivery = NewDelivery::internal(
-                DeliveryId(format!("taskgate-tick {repo} {story} {task} {period}")),
+                DeliveryId::new(format!("taskgate-tick {repo} {story} {task} {period}")),
                 installation,
                 &InternalEvent::Tick(event),
             );
@@ -107,7 +107,7 @@ impl RunQueue {
                 what: taskgate_core::ship::ShipWhat::Advance,
             };
             let delivery = NewDelivery::internal(
-                DeliveryId(format!("taskgate-ship-queue {repo} {period}")),
+                DeliveryId::new(format!("taskgate-ship-queue {repo} {period}")),
                 plan.installation,
                 &InternalEvent::Ship(event),
             );
@@ -145,7 +145,7 @@ impl RunQueue {
                 },
             };
             let delivery = NewDelivery::internal(
-                DeliveryId(format!(
+                DeliveryId::new(format!(
                     "taskgate-actions-watch {} {} {} {} {period}",
                     row.repo, row.story, row.task, row.attempt
                 )),

@@ -21,7 +21,7 @@ impl RunQueue {
         mirror: &Mirror,
         token: Option<String>,
     ) -> Result<(String, Vec<String>), RunError> {
-        let head = row.sha.0.clone();
+        let head = row.sha.as_str().to_owned();
         if row.task.task().is_none() {
             return Ok((head, Vec::new()));
         }
@@ -34,7 +34,7 @@ impl RunQueue {
         let Some(story_issue) = story_issue else {
             return Ok((head, Vec::new()));
         };
-        let base = taskgate_core::story::story_branch(story_issue.number.0);
+        let base = taskgate_core::story::story_branch(story_issue.number.get());
         let url = self.git.url(row.repo.as_str());
         let merge = mirror
             .test_merge_async(url, token, head.clone(), base.clone())
@@ -42,12 +42,17 @@ impl RunQueue {
         let notes = match &merge {
             TestMerge::Head => Vec::new(),
             TestMerge::Merged { base: sha, .. } => {
-                vec![render_tested_merged(&base, &CommitSha(sha.clone()))]
+                vec![render_tested_merged(&base, &git_sha(sha)?)]
             }
             TestMerge::Conflict { base: sha } => {
-                vec![render_tested_alone(&base, &CommitSha(sha.clone()))]
+                vec![render_tested_alone(&base, &git_sha(sha)?)]
             }
         };
         Ok((merge.commit(&head).to_owned(), notes))
     }
+}
+
+/// A sha git printed, checked like any other.
+fn git_sha(text: &str) -> Result<CommitSha, RunError> {
+    CommitSha::parse(text).map_err(|e| RunError::Setup(format!("git: {e}")))
 }

@@ -55,7 +55,7 @@ impl Ship {
         for case in tests.iter().filter_map(|t| t.case.clone()) {
             seen.entry(case).or_default().push(FlakyEvent {
                 task: task.clone(),
-                sha: commit.0.clone(),
+                sha: commit.as_str().to_owned(),
                 attempt,
                 kind: EventKind::Retry,
             });

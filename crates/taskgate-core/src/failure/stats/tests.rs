@@ -6,10 +6,9 @@ use crate::classify::FailureKind;
 use crate::config::AgentRoute;
 use crate::failure::tests::{run, Fixture};
 use crate::failure::{note_person, on_failed_run, on_green_run, on_task_completed};
-use crate::ids::CommitSha;
 
 fn green(state: &LoopState, now: i64, f: &Fixture) -> LoopState {
-    on_green_run(state, &CommitSha("f".repeat(40)), now, &f.ctx()).state
+    on_green_run(state, &crate::ids::sha(&"f".repeat(40)), now, &f.ctx()).state
 }
 
 /// Failed runs `1..=n`, a thousand seconds apart from `t0`.

@@ -33,7 +33,7 @@ impl World {
             repo: &self.repo,
             story: &STORY,
             story_marker: "story=file:s",
-            story_issue: IssueNumber(1),
+            story_issue: IssueNumber::new(1),
             title: "The story",
             story_branch: "taskgate/story-1",
             default_branch: "main",
@@ -50,22 +50,22 @@ fn leaf(id: &str, state: Option<TaskState>) -> TaskProof {
     TaskProof {
         id: id.into(),
         title: id.to_uppercase(),
-        issue: Some(IssueNumber(2)),
+        issue: Some(IssueNumber::new(2)),
         top: id.into(),
         is_parent: false,
         state,
-        proven: vec![("test".into(), CommitSha("a".repeat(40)))],
+        proven: vec![("test".into(), crate::ids::sha(&"a".repeat(40)))],
         approval: None,
     }
 }
 
 pub(crate) fn head() -> CommitSha {
-    CommitSha("b".repeat(40))
+    crate::ids::sha(&"b".repeat(40))
 }
 
 pub(crate) fn octocat(via: ShipVia) -> Shipper {
     Shipper {
-        user: Some(UserId(5)),
+        user: Some(UserId::new(5)),
         login: "octocat".into(),
         via,
         priority: Default::default(),
@@ -75,7 +75,7 @@ pub(crate) fn octocat(via: ShipVia) -> Shipper {
 /// A shipped story proven on its base and landing (`shipping`).
 pub(crate) fn landing(w: &World) -> StoryRecord {
     let queued = on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Api), &w.ctx()).record;
-    let base = CommitSha("c".repeat(40));
+    let base = crate::ids::sha(&"c".repeat(40));
     let proving = crate::ship::start_proof(
         &queued,
         (&base, &head()),
@@ -83,7 +83,7 @@ pub(crate) fn landing(w: &World) -> StoryRecord {
         &w.ctx(),
     )
     .record;
-    let merge = CommitSha("d".repeat(40));
+    let merge = crate::ids::sha(&"d".repeat(40));
     let (d, _) =
         crate::ship::on_proof_commit(&proving, 1, &merge, &[base.clone(), head()], &w.ctx());
     let d = crate::ship::on_proof_passed(&d.record, &merge, &w.ctx());
@@ -118,7 +118,7 @@ pub(crate) fn shippable_with_pr(w: &World) -> StoryRecord {
         milestones: &[],
         head: Some(head()),
     };
-    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), false);
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber::new(9), &head(), false);
     evaluate(&seen, &ev, &w.ctx()).record
 }
 
@@ -134,7 +134,7 @@ fn a_draft_story_pr_is_marked_ready_once_when_the_story_becomes_shippable() {
         head: Some(head()),
     };
     // A person opened the story PR as a draft while the task was running.
-    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), true);
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber::new(9), &head(), true);
     let d = evaluate(&seen, &ev(&building), &w.ctx());
     assert!(!names(&d.effects).contains(&"mark_pull_request_ready"));
 
@@ -142,15 +142,15 @@ fn a_draft_story_pr_is_marked_ready_once_when_the_story_becomes_shippable() {
     let ready: Vec<_> = d
         .effects
         .iter()
-        .filter(|e| matches!(e, Effect::MarkPullRequestReady { number, .. } if *number == IssueNumber(9)))
+        .filter(|e| matches!(e, Effect::MarkPullRequestReady { number, .. } if *number == IssueNumber::new(9)))
         .collect();
     assert_eq!(ready.len(), 1, "{:?}", d.effects);
     // Asked once: a person who turns it back into a draft is not overruled.
-    let back = on_story_pr_seen(&d.record, IssueNumber(9), &head(), true);
+    let back = on_story_pr_seen(&d.record, IssueNumber::new(9), &head(), true);
     let again = evaluate(&back, &ev(&done), &w.ctx());
     assert!(!names(&again.effects).contains(&"mark_pull_request_ready"));
     // Another PR is asked about afresh.
-    let other = on_story_pr_seen(&again.record, IssueNumber(10), &head(), true);
+    let other = on_story_pr_seen(&again.record, IssueNumber::new(10), &head(), true);
     let d = evaluate(&other, &ev(&done), &w.ctx());
     assert!(names(&d.effects).contains(&"mark_pull_request_ready"));
 }
@@ -190,7 +190,7 @@ fn a_complete_story_opens_its_pr_once_then_labels_it_and_turns_the_gate_green() 
     let again = evaluate(&d.record, &ev, &w.ctx());
     assert!(again.effects.is_empty(), "asked for once");
 
-    let seen = on_story_pr_seen(&d.record, IssueNumber(9), &head(), false);
+    let seen = on_story_pr_seen(&d.record, IssueNumber::new(9), &head(), false);
     let ev = Evaluation {
         head: Some(head()),
         ..ev
@@ -269,7 +269,7 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
         milestones: &[],
         head: Some(head()),
     };
-    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber(9), &head(), false);
+    let seen = on_story_pr_seen(&StoryRecord::default(), IssueNumber::new(9), &head(), false);
     let record = evaluate(&seen, &ev, &w.ctx()).record;
     let d = on_ship_request(&record, &octocat(ShipVia::Label), &w.ctx());
     assert!(!d.accepted);
@@ -278,7 +278,7 @@ fn the_label_on_a_story_not_shippable_is_removed_with_a_reply() {
     };
     assert_eq!(
         (remove.as_slice(), *issue),
-        (&["ship".to_owned()][..], IssueNumber(9))
+        (&["ship".to_owned()][..], IssueNumber::new(9))
     );
     let Effect::PostComment { body, .. } = &d.effects[1] else {
         panic!()

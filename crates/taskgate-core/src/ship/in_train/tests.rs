@@ -4,7 +4,7 @@ use crate::ship::train::FailingTest;
 use crate::ship::{on_ship_request, on_story_pr_merged, ShipVia};
 
 fn sha(c: char) -> CommitSha {
-    CommitSha(c.to_string().repeat(40))
+    crate::ids::sha(&c.to_string().repeat(40))
 }
 
 fn queued(w: &World) -> StoryRecord {
@@ -30,8 +30,8 @@ fn batch() -> Vec<BatchStory> {
     .into_iter()
     .map(|(story, issue, pr)| BatchStory {
         story: StoryId::new(story),
-        issue: IssueNumber(issue),
-        pr: pr.map(IssueNumber),
+        issue: IssueNumber::new(issue),
+        pr: pr.map(IssueNumber::new),
     })
     .collect()
 }

@@ -8,7 +8,7 @@ fn comment_on(effects: &[Effect], number: u64) -> String {
     effects
         .iter()
         .find_map(|e| match e {
-            Effect::PostComment { issue, body, .. } if issue.0 == number => Some(body.clone()),
+            Effect::PostComment { issue, body, .. } if issue.get() == number => Some(body.clone()),
             _ => None,
         })
         .expect("a comment")
@@ -73,7 +73,7 @@ fn a_merge_queue_that_would_not_wait_for_the_gate_refuses_the_ship_before_any_pr
             bypass: Bypass::Never,
         }],
     };
-    let base = CommitSha("c".repeat(40));
+    let base = crate::ids::sha(&"c".repeat(40));
     let d = start_proof(&queued, (&base, &head()), &rules, &w.ctx());
     assert_eq!(d.record.state, ShipState::Shippable);
     assert!(!names(&d.effects).contains(&"prepare_ship_commit"));
@@ -116,7 +116,7 @@ fn a_merge_queue_of_a_method_taskgate_cannot_judge_is_refused_with_the_setting_t
         ..BranchRules::none("main")
     };
     rules.queue.method = crate::ship::QueueMethod::parse("FAST_FORWARD");
-    let base = CommitSha("c".repeat(40));
+    let base = crate::ids::sha(&"c".repeat(40));
     let d = start_proof(&queued, (&base, &head()), &rules, &w.ctx());
     assert_eq!(d.record.state, ShipState::Shippable);
     assert!(
@@ -166,7 +166,7 @@ fn a_workflow_change_without_the_permission_names_the_file_and_the_permission() 
 fn landing_through_pr(w: &World) -> StoryRecord {
     use crate::ship::decide::tests::{octocat, shippable_with_pr};
     let queued = on_ship_request(&shippable_with_pr(w), &octocat(ShipVia::Label), &w.ctx()).record;
-    let base = crate::ids::CommitSha("c".repeat(40));
+    let base = crate::ids::sha(&"c".repeat(40));
     let rules = BranchRules {
         branch: "main".into(),
         rules: vec![BranchRule {
@@ -181,7 +181,7 @@ fn landing_through_pr(w: &World) -> StoryRecord {
         ..BranchRules::default()
     };
     let proving = start_proof(&queued, (&base, &head()), &rules, &w.ctx()).record;
-    let merge = crate::ids::CommitSha("d".repeat(40));
+    let merge = crate::ids::sha(&"d".repeat(40));
     let (d, _) =
         crate::ship::on_proof_commit(&proving, 1, &merge, &[base.clone(), head()], &w.ctx());
     crate::ship::on_proof_passed(&d.record, &merge, &w.ctx()).record
@@ -213,17 +213,17 @@ fn a_landing_refused_for_reviews_waits_for_an_approval_says_once_and_lands_with_
     assert!(again.accepted, "{}", again.outcome);
     let proving = start_proof(
         &again.record,
-        (&crate::ids::CommitSha("c".repeat(40)), &head()),
+        (&crate::ids::sha(&"c".repeat(40)), &head()),
         &record_rules(),
         &w.ctx(),
     )
     .record;
-    let merge = crate::ids::CommitSha("d".repeat(40));
+    let merge = crate::ids::sha(&"d".repeat(40));
     let (p, _) = crate::ship::on_proof_commit(
         &proving,
         1,
         &merge,
-        &[crate::ids::CommitSha("c".repeat(40)), head()],
+        &[crate::ids::sha(&"c".repeat(40)), head()],
         &w.ctx(),
     );
     let passed = crate::ship::on_proof_passed(&p.record, &merge, &w.ctx());

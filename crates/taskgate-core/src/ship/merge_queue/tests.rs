@@ -28,7 +28,7 @@ fn queue_rules() -> BranchRules {
 }
 
 fn sha(c: char) -> CommitSha {
-    CommitSha(c.to_string().repeat(40))
+    crate::ids::sha(&c.to_string().repeat(40))
 }
 
 /// Merge group `group` built on `base` (`c` is the branch's head), its
@@ -187,7 +187,7 @@ fn a_group_of_any_method_whose_tree_is_the_shipped_head_on_its_base_is_proven_an
     // A squash or a rebase: the parents are not [base, head]; the tree is
     // what is judged.
     let squash = MergeGroup {
-        ahead: vec![IssueNumber(12), IssueNumber(14)],
+        ahead: vec![IssueNumber::new(12), IssueNumber::new(14)],
         ..holding(&group, 'd')
     };
     let (d, step) = on_merge_group_checks(&enqueued(&w), &squash, &w.ctx());

@@ -33,7 +33,7 @@ fn parts() -> impl Strategy<Value = PartsState> {
                 })
                 .collect();
             PartsState::new(order, |r| {
-                IssueNumber(10 + REPOS.iter().position(|x| *x == r.as_str()).unwrap() as u64)
+                IssueNumber::new(10 + REPOS.iter().position(|x| *x == r.as_str()).unwrap() as u64)
             })
         })
 }

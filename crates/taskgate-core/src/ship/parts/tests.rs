@@ -93,7 +93,7 @@ fn three() -> PartsState {
         node("acme/web", &["acme/api", "acme/sdk"]),
     ];
     PartsState::new(order, |r| {
-        IssueNumber(match r.as_str() {
+        IssueNumber::new(match r.as_str() {
             "acme/api" => 11,
             "acme/sdk" => 12,
             _ => 13,

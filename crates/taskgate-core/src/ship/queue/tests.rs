@@ -5,7 +5,7 @@ use crate::ship::decide::tests::{
 use crate::ship::{on_ship_request, Priority, ShipRefusal, ShipVia, Shipper};
 
 fn sha(c: char) -> CommitSha {
-    CommitSha(c.to_string().repeat(40))
+    crate::ids::sha(&c.to_string().repeat(40))
 }
 
 fn queued(w: &World) -> StoryRecord {

@@ -3,7 +3,7 @@ use crate::ship::decide::tests::{landing, names, World};
 use crate::ship::on_story_pr_merged;
 
 fn sha(c: char) -> CommitSha {
-    CommitSha(c.to_string().repeat(40))
+    crate::ids::sha(&c.to_string().repeat(40))
 }
 
 /// A story that landed as `dddd…` and was deployed.
@@ -150,12 +150,12 @@ fn the_revert_pr_is_labelled_and_its_merge_rolls_the_story_back() {
     let preparing = start_rollback(&landed(&w), ask(None), &w.ctx())
         .unwrap()
         .record;
-    let seen = on_revert_pr_seen(&preparing, IssueNumber(12), &w.ctx());
+    let seen = on_revert_pr_seen(&preparing, IssueNumber::new(12), &w.ctx());
     assert_eq!(
         names(&seen.effects),
         ["ensure_label", "ensure_label", "label_issue"]
     );
-    let d = on_revert_merged(&seen.record, IssueNumber(12), &w.ctx());
+    let d = on_revert_merged(&seen.record, IssueNumber::new(12), &w.ctx());
     assert_eq!(d.record.state, ShipState::RolledBack);
     assert_eq!(
         d.record.rollback.as_ref().unwrap().state,

@@ -61,10 +61,16 @@ mod tests {
     fn a_car_is_built_on_its_batch_branch_with_a_message_naming_the_batch() {
         let repo = RepoName::parse("acme/widgets").unwrap();
         let heads = [
-            (StoryId::new("file:checkout"), CommitSha("b".repeat(40))),
-            (StoryId::new("file:search"), CommitSha("c".repeat(40))),
+            (
+                StoryId::new("file:checkout"),
+                crate::ids::sha(&"b".repeat(40)),
+            ),
+            (
+                StoryId::new("file:search"),
+                crate::ids::sha(&"c".repeat(40)),
+            ),
         ];
-        let effect = build_car_effect(&repo, CarId(3), &CommitSha("a".repeat(40)), &heads);
+        let effect = build_car_effect(&repo, CarId(3), &crate::ids::sha(&"a".repeat(40)), &heads);
         let Effect::BuildShipCar {
             branch,
             base,
@@ -75,7 +81,7 @@ mod tests {
             panic!("{effect:?}");
         };
         assert_eq!(branch, "taskgate/ship-batch-3");
-        assert_eq!(base, CommitSha("a".repeat(40)));
+        assert_eq!(base, crate::ids::sha(&"a".repeat(40)));
         assert_eq!(
             built.iter().map(|h| &h.head).collect::<Vec<_>>(),
             vec![&heads[0].1, &heads[1].1]

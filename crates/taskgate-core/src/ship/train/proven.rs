@@ -102,7 +102,7 @@ pub(super) fn stored_proven<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Prove
     #[serde(untagged)]
     enum Stored {
         Keyed(ProvenTree),
-        Bare(#[allow(dead_code)] CommitSha),
+        Bare(#[allow(dead_code)] String),
     }
     let stored = Vec::<Stored>::deserialize(d)?;
     Ok(stored
@@ -120,7 +120,7 @@ mod tests {
 
     fn proven(tree: &str, gates_of: &[&str]) -> ProvenTree {
         ProvenTree {
-            tree: CommitSha(tree.into()),
+            tree: crate::ids::sha(tree),
             gates_of: gates_of.iter().map(|s| StoryId::from(*s)).collect(),
         }
     }
@@ -128,11 +128,11 @@ mod tests {
     #[test]
     fn a_tree_covers_a_proof_only_of_gates_that_ran_on_it() {
         let p = proven("t", &["a", "b"]);
-        let t = CommitSha("t".into());
+        let t = crate::ids::sha("t");
         assert!(p.covers(&t, &["a".into()]));
         assert!(p.covers(&t, &["b".into(), "a".into()]));
         assert!(!p.covers(&t, &["a".into(), "c".into()]));
-        assert!(!p.covers(&CommitSha("u".into()), &["a".into()]));
+        assert!(!p.covers(&crate::ids::sha("u"), &["a".into()]));
     }
 
     #[test]
@@ -149,8 +149,10 @@ mod tests {
             #[serde(deserialize_with = "stored_proven")]
             proven: Vec<ProvenTree>,
         }
-        let t: T = serde_json::from_str(r#"{"proven": ["old", {"tree": "t", "gates_of": ["a"]}]}"#)
-            .unwrap();
-        assert_eq!(t.proven, vec![proven("t", &["a"])]);
+        let tree = crate::ids::sha("t");
+        let stored =
+            format!(r#"{{"proven": ["old", {{"tree": "{tree}", "gates_of": ["file:a"]}}]}}"#);
+        let t: T = serde_json::from_str(&stored).unwrap();
+        assert_eq!(t.proven, vec![proven("t", &["file:a"])]);
     }
 }

@@ -61,7 +61,7 @@ mod tests {
     use crate::ship::{Built, CarId, Entry, Priority};
 
     fn sha(c: char) -> CommitSha {
-        CommitSha(c.to_string().repeat(40))
+        crate::ids::sha(&c.to_string().repeat(40))
     }
 
     fn train(built: bool) -> Train {

@@ -74,7 +74,7 @@ fn digests(of: &[(&str, &str)]) -> BTreeMap<StoryId, String> {
 
 fn tree_sha(stories: &BTreeSet<String>) -> CommitSha {
     let names: Vec<&str> = stories.iter().map(String::as_str).collect();
-    CommitSha(format!("tree:{}", names.join("+")))
+    crate::ids::sha(&format!("tree:{}", names.join("+")))
 }
 
 fn failing_test(story: &str) -> FailingTest {
@@ -87,7 +87,7 @@ fn failing_test(story: &str) -> FailingTest {
 
 impl World {
     fn new(batch_max: usize, parallel: usize) -> World {
-        let main = CommitSha("main-0".into());
+        let main = crate::ids::sha("main-0");
         let mut trees = BTreeMap::new();
         trees.insert(main.clone(), BTreeSet::new());
         World {
@@ -127,7 +127,7 @@ impl World {
     /// The train learns the default branch's head and moves.
     fn start(&mut self) {
         self.event(TrainEvent::MainMoved {
-            head: CommitSha("main-0".into()),
+            head: crate::ids::sha("main-0"),
         });
     }
 
@@ -141,7 +141,7 @@ impl World {
         };
         Entry {
             story: StoryId::from(story),
-            head: CommitSha(format!("head-{story}")),
+            head: crate::ids::sha(&format!("head-{story}")),
             priority,
             queued_at_ms: at,
             files,
@@ -188,7 +188,7 @@ impl World {
                 let mut tree = self.trees[&base].clone();
                 tree.extend(heads.iter().map(|(s, _)| s.as_str().to_owned()));
                 self.next_commit += 1;
-                let commit = CommitSha(format!("car-{car}-{}", self.next_commit));
+                let commit = crate::ids::sha(&format!("car-{car}-{}", self.next_commit));
                 self.trees.insert(commit.clone(), tree.clone());
                 let built = Built {
                     commit,
@@ -353,7 +353,7 @@ fn the_default_branch_moving_under_the_train_rebuilds_every_car_on_it() {
         w.ship(s);
     }
     w.start();
-    let moved = CommitSha("someone-else".into());
+    let moved = crate::ids::sha("someone-else");
     w.trees.insert(moved.clone(), ["x".to_owned()].into());
     w.event(TrainEvent::MainMoved { head: moved });
     w.settle();
@@ -381,9 +381,9 @@ fn a_late_proof_of_a_dissolved_car_changes_nothing() {
     w.ship("a");
     w.start();
     let (car, commit, _) = w.running[0].clone();
-    w.trees.insert(CommitSha("main-0b".into()), BTreeSet::new());
+    w.trees.insert(crate::ids::sha("main-0b"), BTreeSet::new());
     w.event(TrainEvent::MainMoved {
-        head: CommitSha("main-0b".into()),
+        head: crate::ids::sha("main-0b"),
     });
     let before = w.train.clone();
     w.event(TrainEvent::Proved {

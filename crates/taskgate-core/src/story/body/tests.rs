@@ -418,7 +418,7 @@ fn a_title_change_changes_only_its_lines() {
 fn leaf(id: String, title: String) -> Task {
     Task {
         id: Spanned {
-            value: TaskId(id),
+            value: TaskId::new(id),
             pos: Pos::default(),
         },
         title,

@@ -57,7 +57,7 @@ fn finished(attempt: u32, c: char, gates: Vec<GateResult>) -> RunProgress {
         report: RunReport {
             version: REPORT_VERSION,
             task: crate::task::RunSubject::Task("data".into()),
-            sha: Some(sha(c).0),
+            sha: Some(sha(c).into_string()),
             gates,
             duration_ms: 10,
             cancelled: false,
@@ -125,7 +125,7 @@ fn the_same_commit_is_not_tested_twice_and_a_known_pr_is_not_recreated() {
     let first = push(&TaskRecord::default(), 'a', &f);
     // GitHub then reports the PR it opened, and a check suite, for the same head.
     let pr = PullRef {
-        number: IssueNumber(20),
+        number: IssueNumber::new(20),
         draft: true,
     };
     let again = pr_event(&first.record, 'a', pr, &f);
@@ -180,7 +180,7 @@ fn a_passing_run_moves_to_review_and_merges_a_ready_pr_in_auto_mode() {
     let f = fixture(&["test"]);
     let mut record = push(&TaskRecord::default(), 'a', &f).record;
     record.pr = Some(PullRef {
-        number: IssueNumber(20),
+        number: IssueNumber::new(20),
         draft: false,
     });
     let d = on_run_progress(
@@ -223,7 +223,7 @@ fn a_draft_pr_is_merged_once_it_is_ready_for_review_without_a_rerun() {
     );
     assert!(!names(&passed.effects).contains(&"merge_pull_request"));
     let pr = PullRef {
-        number: IssueNumber(20),
+        number: IssueNumber::new(20),
         draft: false,
     };
     let ready = on_ready_for_review(&passed.record, pr, &sha('a'), Doer::Person, &f.ctx());
@@ -351,7 +351,7 @@ fn finish(record: &TaskRecord, f: &Fixture, passed: bool) -> TaskDecision {
 
 fn merged_at<'a>(head: &'a CommitSha) -> PullClosed<'a> {
     PullClosed::Merged {
-        pr: IssueNumber(7),
+        pr: IssueNumber::new(7),
         head,
         by: Some("claude[bot]"),
     }
@@ -388,7 +388,7 @@ fn a_pr_merged_before_its_gates_passed_leaves_the_task_unfinished_until_they_pas
     let Some(Effect::PostComment { issue, body, .. }) = d.effects.first() else {
         panic!("the merged PR is told: {:?}", d.effects)
     };
-    assert_eq!(*issue, IssueNumber(7));
+    assert_eq!(*issue, IssueNumber::new(7));
     insta::assert_snapshot!(body, @r"
     **Merged before its gates passed.** @claude[bot] merged this pull request into `taskgate/story-12` at `aaaaaaa`, where:
 
@@ -496,7 +496,7 @@ fn retrying_an_older_commit_does_not_move_the_task_back() {
 #[test]
 fn a_pending_task_is_not_run_and_its_pushed_head_waits_for_its_dependencies() {
     let mut f = fixture(&["unit"]);
-    f.waiting_for = vec![IssueNumber(3), IssueNumber(5)];
+    f.waiting_for = vec![IssueNumber::new(3), IssueNumber::new(5)];
     let d = push(&TaskRecord::default(), 'a', &f);
     assert!(d.run.is_none() && d.verdict.is_none());
     assert_eq!(d.record.state, None, "a pending task's state does not move");
@@ -532,7 +532,7 @@ fn a_pending_task_is_not_run_and_its_pushed_head_waits_for_its_dependencies() {
 fn the_work_pushed_while_pending_is_tested_once_its_branch_is_started() {
     use crate::story::{BranchStart, StartHow};
     let mut f = fixture(&["unit"]);
-    f.waiting_for = vec![IssueNumber(3)];
+    f.waiting_for = vec![IssueNumber::new(3)];
     let waiting = push(&TaskRecord::default(), 'a', &f).record;
     f.waiting_for.clear();
     // The dependency completed: the branch is brought up to date first.
@@ -574,7 +574,7 @@ fn a_ready_pr_opened_by_hand_after_the_head_went_green_is_merged() {
     )
     .record;
     let by_hand = PullRef {
-        number: IssueNumber(21),
+        number: IssueNumber::new(21),
         draft: false,
     };
     let opened = pr_event(&passed, 'a', by_hand, &f);

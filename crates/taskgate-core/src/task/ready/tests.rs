@@ -16,7 +16,7 @@ use crate::task::{
 };
 
 const PR: PullRef = PullRef {
-    number: IssueNumber(20),
+    number: IssueNumber::new(20),
     draft: true,
 };
 
@@ -61,7 +61,10 @@ impl World {
     /// `by` pushes commit `c`; its run finishes green or red; returns the
     /// effects of the run's verdict.
     fn push_and_run(&mut self, c: char, by: Doer, green: bool) -> Vec<Effect> {
-        let pusher = Some(Pusher { id: UserId(7), by });
+        let pusher = Some(Pusher {
+            id: UserId::new(7),
+            by,
+        });
         let trigger = Trigger::Head {
             sha: sha(c),
             pr: self.record.pr,
@@ -115,7 +118,7 @@ fn report(c: char, green: bool) -> RunReport {
     RunReport {
         version: REPORT_VERSION,
         task: crate::task::RunSubject::Task("data".into()),
-        sha: Some(sha(c).0),
+        sha: Some(sha(c).into_string()),
         gates: vec![GateResult {
             gate: "unit".into(),
             passed: green,
@@ -237,7 +240,7 @@ fn human_review_and_a_person_opened_draft_are_not_marked_ready() {
 #[test]
 fn who_did_it_is_read_from_the_sender() {
     let actor = |login: &str, is_bot| crate::Actor {
-        id: UserId(1),
+        id: UserId::new(1),
         login: login.into(),
         is_bot,
         via_app: None,
@@ -265,12 +268,12 @@ fn a_persons_push_to_the_agents_fix_pull_request_counts_as_a_person() {
     // alice pushes to Copilot's branch; its pull request is merged into
     // the task branch by taskgate, whose push then turns the task green.
     let alice = Pusher {
-        id: UserId(9),
+        id: UserId::new(9),
         by: Doer::Person,
     };
     w.record = crate::task::on_fix_pushed(&w.record, &alice).record;
     assert!(
-        w.record.pushed_by.contains(&UserId(9)),
+        w.record.pushed_by.contains(&UserId::new(9)),
         "alice may not approve it"
     );
     let effects = w.push_and_run('b', Doer::Agent, true);
@@ -285,7 +288,7 @@ fn a_persons_push_to_the_agents_fix_pull_request_counts_as_a_person() {
     // The agent's own push to its fix changes nothing.
     let mut w = World::red_with_taskgates_draft(AgentReady::Auto);
     let copilot = Pusher {
-        id: UserId(7),
+        id: UserId::new(7),
         by: Doer::Agent,
     };
     let d = crate::task::on_fix_pushed(&w.record, &copilot);

@@ -35,7 +35,7 @@ fn in_review(passed: bool) -> TaskRecord {
             TaskState::TestFailed
         }),
         pr: Some(PullRef {
-            number: IssueNumber(20),
+            number: IssueNumber::new(20),
             draft: false,
         }),
         head: Some(sha('a')),
@@ -65,7 +65,7 @@ fn in_review(passed: bool) -> TaskRecord {
 }
 
 const BOB: Reviewer = Reviewer {
-    id: UserId(77),
+    id: UserId::new(77),
     login: "bob",
     written_at: None,
 };
@@ -143,7 +143,7 @@ fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded(
     assert_eq!(
         d.record.overrides,
         vec![Override {
-            actor: UserId(77),
+            actor: UserId::new(77),
             reason: "flaky upstream".into(),
             at: 5_000,
             sha: d.record.head.clone(),
@@ -153,7 +153,7 @@ fn approve_needs_a_passing_checker_unless_overridden_and_overrides_are_recorded(
     // Its merge completes the task: a person accepted that head.
     let head = d.record.head.clone().expect("a head");
     let merged = crate::task::PullClosed::Merged {
-        pr: IssueNumber(20),
+        pr: IssueNumber::new(20),
         head: &head,
         by: None,
     };
@@ -178,7 +178,7 @@ fn a_draft_or_missing_pull_request_cannot_be_approved() {
     let f = fixture(ReviewMode::Human);
     let mut draft = in_review(true);
     draft.pr = Some(PullRef {
-        number: IssueNumber(20),
+        number: IssueNumber::new(20),
         draft: true,
     });
     let (d, done) = run(&draft, approve(None), &f);
@@ -207,7 +207,7 @@ fn three_revisions_without_approval_pause_the_task() {
     let Effect::PostComment { body, issue, .. } = &first.effects[0] else {
         panic!()
     };
-    assert_eq!(*issue, IssueNumber(20), "on the task PR");
+    assert_eq!(*issue, IssueNumber::new(20), "on the task PR");
     insta::assert_snapshot!(visible(body), @r"
     ### Revision requested
 
@@ -248,7 +248,7 @@ fn reject_returns_the_task_to_planning_leaving_its_pr_open() {
     let Effect::PostComment { body, issue, .. } = &d.effects[0] else {
         panic!()
     };
-    assert_eq!(*issue, IssueNumber(14));
+    assert_eq!(*issue, IssueNumber::new(14));
     insta::assert_snapshot!(visible(body), @r"
     ### Task rejected
 
@@ -355,7 +355,7 @@ fn the_checker_report_status_and_explain_texts() {
 fn whoever_pushed_the_commits_cannot_approve_unless_the_repository_allows_it() {
     let f = Fixture::new(&["test"], ReviewMode::Human);
     let mut record = in_review(true);
-    record.pushed_by = vec![UserId(5), BOB.id];
+    record.pushed_by = vec![UserId::new(5), BOB.id];
     let (d, done) = run(
         &record,
         ReviewCommand::Approve {

@@ -339,7 +339,7 @@ fn a_test_failing_twice_under_two_gate_lines_is_confirmed_not_flaky() {
     step(
         &mut train,
         TrainEvent::MainMoved {
-            head: CommitSha("main-0".into()),
+            head: crate::ids::sha("main-0"),
         },
     );
     step(
@@ -347,7 +347,7 @@ fn a_test_failing_twice_under_two_gate_lines_is_confirmed_not_flaky() {
         TrainEvent::Enqueued(world.entry("a", Priority::Normal, 0)),
     );
     let car = train.cars[0].id;
-    let (commit, tree) = (CommitSha("car-a".into()), CommitSha("tree:a".into()));
+    let (commit, tree) = (crate::ids::sha("car-a"), crate::ids::sha("tree:a"));
     step(
         &mut train,
         TrainEvent::Built {

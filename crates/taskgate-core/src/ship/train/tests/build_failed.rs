@@ -93,8 +93,8 @@ fn a_story_github_refuses_to_merge_for_what_it_changes_is_refused_alone_and_the_
 fn a_late_build_failure_of_a_car_built_since_changes_nothing() {
     let (mut w, car) = first_build_held();
     let built = Built {
-        commit: CommitSha("car-1".into()),
-        tree: CommitSha("tree-1".into()),
+        commit: crate::ids::sha("car-1"),
+        tree: crate::ids::sha("tree-1"),
     };
     w.event(TrainEvent::Built { car, built });
     let before = w.train.clone();

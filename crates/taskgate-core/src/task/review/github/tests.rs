@@ -13,7 +13,7 @@ fn in_review() -> TaskRecord {
     let mut r = TaskRecord {
         state: Some(TaskState::Review),
         pr: Some(PullRef {
-            number: IssueNumber(20),
+            number: IssueNumber::new(20),
             draft: false,
         }),
         head: Some(sha('a')),
@@ -35,7 +35,7 @@ fn in_review() -> TaskRecord {
 }
 
 const MIA: Reviewer = Reviewer {
-    id: UserId(78),
+    id: UserId::new(78),
     login: "mia",
     written_at: None,
 };

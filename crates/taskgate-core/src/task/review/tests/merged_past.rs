@@ -8,7 +8,7 @@ use crate::task::{on_pull_closed, on_run_progress, PullClosed, RunProgress};
 
 fn merged_at(head: &CommitSha) -> PullClosed<'_> {
     PullClosed::Merged {
-        pr: IssueNumber(20),
+        pr: IssueNumber::new(20),
         head,
         by: Some("claude[bot]"),
     }
@@ -21,7 +21,7 @@ fn passed_at_a() -> RunProgress {
         report: RunReport {
             version: REPORT_VERSION,
             task: crate::task::RunSubject::Task("data".into()),
-            sha: Some(sha('a').0),
+            sha: Some(sha('a').into_string()),
             gates: vec![GateResult {
                 gate: "test".into(),
                 passed: true,
@@ -57,7 +57,7 @@ fn a_merge_under_human_review_without_an_approval_leaves_the_task_unfinished() {
     let Some(Effect::PostComment { issue, body, .. }) = d.effects.first() else {
         panic!("the merged PR is told: {:?}", d.effects)
     };
-    assert_eq!(*issue, IssueNumber(20));
+    assert_eq!(*issue, IssueNumber::new(20));
     insta::assert_snapshot!(body, @r"
         **Merged without an approval.** @claude[bot] merged this pull request into `taskgate/story-12` at `aaaaaaa`. Its gates passed there, but task #14 is under human review (`review: human`) and no one other than its pusher approved `aaaaaaa`.
 
