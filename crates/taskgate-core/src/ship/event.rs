@@ -13,8 +13,20 @@ use crate::ids::{CommitSha, RepoName, StoryId, UserId};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShipEvent {
     pub repo: RepoName,
+    /// The story; `""` for the whole queue of `repo` (`ShipWhat::Advance`
+    /// from the run queue's timer or the executor), so that key is read
+    /// back as it was written while every other is checked.
+    #[serde(deserialize_with = "story_or_whole_queue")]
     pub story: StoryId,
     pub what: ShipWhat,
+}
+
+fn story_or_whole_queue<'de, D: serde::Deserializer<'de>>(d: D) -> Result<StoryId, D::Error> {
+    let key = String::deserialize(d)?;
+    if key.is_empty() {
+        return Ok(StoryId::new(""));
+    }
+    StoryId::parse(&key).map_err(serde::de::Error::custom)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,4 +117,26 @@ pub enum ShipWhat {
     /// The repository's ship queue may move on (a ship ended, a freeze
     /// lifted); `story` is empty.
     Advance,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_whole_queues_empty_key_reads_back_and_any_other_is_checked() {
+        let event = ShipEvent {
+            repo: RepoName::parse("o/r").unwrap(),
+            story: StoryId::new(""),
+            what: ShipWhat::Advance,
+        };
+        let text = serde_json::to_string(&event).unwrap();
+        let back: ShipEvent = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, event);
+        let bad = text.replace(r#""story":"""#, r#""story":"nope""#);
+        assert!(serde_json::from_str::<ShipEvent>(&bad).is_err(), "{bad}");
+        let good = text.replace(r#""story":"""#, r#""story":"issue:7""#);
+        let read: ShipEvent = serde_json::from_str(&good).unwrap();
+        assert_eq!(read.story.as_str(), "issue:7");
+    }
 }
