@@ -29,6 +29,7 @@ pub mod environment;
 pub mod github;
 pub mod hold;
 pub mod origin;
+pub mod outbox;
 pub mod plan;
 pub mod settle;
 pub mod ship_stream;
@@ -40,6 +41,7 @@ pub mod watch;
 pub use app::{free_port, init_logs, metric, TestApp};
 pub use environment::{on_postgres, shuffle};
 pub use github::{check_titles, fixture, fixture_as_documented, CheckedFake};
+pub use outbox::queue_effects;
 pub use watch::eventually;
 
 pub const SECRET: &str = "it's a secret to everybody";

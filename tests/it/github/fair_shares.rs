@@ -9,12 +9,12 @@
 //! the other installation's one.
 
 use fakehub::{FakeGitHub, RecordedRequest};
-use taskgate::store::{Disposition, EffectStatus, NewDelivery, Recorded, Store};
-use taskgate_core::ids::{DeliveryId, InstallationId, IssueNumber, RepoName};
+use taskgate::store::{EffectStatus, Store};
+use taskgate_core::ids::{InstallationId, IssueNumber, RepoName};
 use taskgate_core::pace::Pacing;
 use taskgate_core::Effect;
 
-use crate::support::{eventually, on_postgres, TestApp, INSTALLATION, REPO};
+use crate::support::{eventually, on_postgres, queue_effects, TestApp, INSTALLATION, REPO};
 
 const OTHER_INSTALLATION: u64 = 32;
 const OTHER_REPO: &str = "octo-org/other";
@@ -57,37 +57,6 @@ fn comments(repo: &str, issue: u64, range: std::ops::Range<usize>) -> Vec<Effect
 }
 
 /// Queues `effects` for `installation` as the decision on one delivery.
-async fn queue(store: &Store, installation: u64, name: &str, effects: Vec<Effect>) {
-    let recorded = store
-        .record_delivery(NewDelivery {
-            body_digest: None,
-            delivery_id: DeliveryId::new(name.to_owned()),
-            event: "issue_comment".into(),
-            action: Some("created".into()),
-            installation: Some(InstallationId::new(installation)),
-            payload: b"{}".to_vec().into(),
-            disposition: Disposition::Pending,
-        })
-        .await
-        .unwrap();
-    let Recorded::New { seq } = recorded else {
-        panic!("{name} recorded twice")
-    };
-    let installation = Some(InstallationId::new(installation));
-    let queued = store
-        .complete_delivery(
-            seq,
-            "processed",
-            "queued".into(),
-            installation,
-            vec![],
-            effects,
-        )
-        .await
-        .unwrap();
-    assert!(queued > 0);
-}
-
 /// The backlog in `REPO`'s installation, queued first, then one comment in
 /// the other installation; the server started on it with `pacing`.
 async fn backlog_then_one_other_write(pacing: Pacing) -> (TestApp, Database) {
@@ -100,7 +69,7 @@ async fn backlog_then_one_other_write(pacing: Pacing) -> (TestApp, Database) {
         .create_issue("A question", "", "octocat");
     let db = database();
     let store = Store::open_url(&db.url).unwrap();
-    queue(
+    queue_effects(
         &store,
         INSTALLATION,
         "backlog",
@@ -108,7 +77,7 @@ async fn backlog_then_one_other_write(pacing: Pacing) -> (TestApp, Database) {
     )
     .await;
     let reply = comments(OTHER_REPO, quiet, BACKLOG..BACKLOG + 1);
-    queue(&store, OTHER_INSTALLATION, "reply", reply).await;
+    queue_effects(&store, OTHER_INSTALLATION, "reply", reply).await;
     drop(store);
     let url = db.url.clone();
     let app = TestApp::with_config(fake, move |c| {

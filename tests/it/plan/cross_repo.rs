@@ -5,7 +5,7 @@
 //! as not supported yet; nothing is created anywhere. Naming the plan's own
 //! repository is a plan like any other, and costs no extra read.
 
-use crate::support::{TestApp, INSTALLATION, REPO};
+use crate::support::{queue_effects, TestApp, INSTALLATION, REPO};
 
 const PLAN_PATH: &str = ".taskgate/stories/checkout.yml";
 
@@ -267,39 +267,6 @@ async fn made_and_recorded(
 }
 
 /// Queues `effects` as the decision on one delivery.
-async fn queue_effects(store: &taskgate::store::Store, effects: Vec<taskgate_core::Effect>) {
-    use taskgate::store::{Disposition, NewDelivery, Recorded};
-    use taskgate_core::ids::{DeliveryId, InstallationId};
-    let recorded = store
-        .record_delivery(NewDelivery {
-            body_digest: None,
-            delivery_id: DeliveryId::new("cross-repo-links"),
-            event: "issue_comment".into(),
-            action: Some("created".into()),
-            installation: Some(InstallationId::new(INSTALLATION)),
-            payload: b"{}".to_vec().into(),
-            disposition: Disposition::Pending,
-        })
-        .await
-        .unwrap();
-    let Recorded::New { seq } = recorded else {
-        panic!("recorded twice")
-    };
-    let installation = Some(InstallationId::new(INSTALLATION));
-    let queued = store
-        .complete_delivery(
-            seq,
-            "processed",
-            "queued".into(),
-            installation,
-            vec![],
-            effects,
-        )
-        .await
-        .unwrap();
-    assert!(queued > 0);
-}
-
 #[tokio::test]
 async fn a_sub_issue_and_a_blocker_in_another_repository_are_linked_by_their_ids() {
     use taskgate_core::ids::RepoName;
@@ -345,7 +312,7 @@ async fn a_sub_issue_and_a_blocker_in_another_repository_are_linked_by_their_ids
             blocker_repo: Some(home.clone()),
         },
     ];
-    queue_effects(&store, effects).await;
+    queue_effects(&store, INSTALLATION, "cross-repo-links", effects).await;
     drop(store);
     let url = db.url.clone();
     let app = TestApp::with_config(fake, move |c| c.database_url = url).await;
